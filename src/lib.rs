@@ -1,0 +1,7 @@
+//! flotilla: a terminal fleet console for multi-cluster Kubernetes.
+//!
+//! Data flow: terminal keys / ticks / backend events → `Action` → `update(&mut State, Action)`
+//! → `Effect`s → backend tasks → backend events → …; after draining, render `&State` once.
+
+pub mod engine;
+pub mod model;

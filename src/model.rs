@@ -1,0 +1,442 @@
+//! The dialect-neutral domain model shared by engine, backends, app and views: clusters,
+//! federated resources, placement decisions and the per-cell status vocabulary of design §4.
+//! Plain data only: no I/O, no Kubernetes client types, no terminal types.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Identity of a Kubernetes object: the contract's `{"apiVersion","kind","namespace","name"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceRef {
+    pub api_version: String,
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl ResourceRef {
+    /// `Kind/namespace/name`, or `Kind/name` for cluster-scoped objects: the form
+    /// `--resource` accepts and the console shows.
+    pub fn display_key(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{}/{}/{}", self.kind, ns, self.name),
+            None => format!("{}/{}", self.kind, self.name),
+        }
+    }
+
+    /// The API group, empty for the core group.
+    pub fn group(&self) -> &str {
+        self.api_version
+            .rsplit_once('/')
+            .map(|(group, _)| group)
+            .unwrap_or("")
+    }
+}
+
+impl fmt::Display for ResourceRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.display_key())
+    }
+}
+
+/// A cluster taint as Karmada and Kubernetes spell it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Taint {
+    pub key: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub value: String,
+    pub effect: String,
+}
+
+impl fmt::Display for Taint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.value.is_empty() {
+            write!(f, "{}:{}", self.key, self.effect)
+        } else {
+            write!(f, "{}={}:{}", self.key, self.value, self.effect)
+        }
+    }
+}
+
+/// A member cluster as the fleet inventory declares it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ClusterSpec {
+    pub name: String,
+    /// The kubeconfig context this cluster connects through.
+    pub context: String,
+    pub labels: BTreeMap<String, String>,
+    pub taints: Vec<Taint>,
+    pub provider: Option<String>,
+    pub region: Option<String>,
+    pub zones: Vec<String>,
+}
+
+/// Connection health of one cluster (design §3 `clusters` contract).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Health {
+    Ready,
+    NotReady,
+    Unreachable,
+    Unauthorized,
+    Unknown,
+}
+
+impl Health {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Health::Ready => "Ready",
+            Health::NotReady => "NotReady",
+            Health::Unreachable => "Unreachable",
+            Health::Unauthorized => "Unauthorized",
+            Health::Unknown => "Unknown",
+        }
+    }
+
+    pub fn is_ready(self) -> bool {
+        self == Health::Ready
+    }
+}
+
+impl fmt::Display for Health {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a backend currently knows about a cluster's connection.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClusterStatus {
+    pub health: Health,
+    pub version: Option<String>,
+    pub latency_ms: Option<u64>,
+    pub message: String,
+}
+
+impl Default for ClusterStatus {
+    fn default() -> Self {
+        ClusterStatus {
+            health: Health::Unknown,
+            version: None,
+            latency_ms: None,
+            message: "connecting".into(),
+        }
+    }
+}
+
+/// The federation dialect a federated resource was written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Dialect {
+    Karmada,
+    KubeFed,
+}
+
+impl Dialect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Karmada => "karmada",
+            Dialect::KubeFed => "kubefed",
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Status of one (federated resource, cluster) cell, design §4.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "status", content = "reason")]
+pub enum CellStatus {
+    InSync,
+    Drifted,
+    /// Placed, not yet applied.
+    Pending,
+    /// Was applied, now gone from the cluster.
+    Missing,
+    Failed(String),
+    /// Another field manager owns fields flotilla wants; carries that manager's name.
+    Conflict(String),
+    Unreachable,
+    NotPlaced(String),
+    /// Carries flotilla's ownership marker but is no longer placed.
+    Orphaned,
+}
+
+/// The kinds of [`CellStatus`] without their payloads, in severity order: a roll-up picks the
+/// greatest. `NotPlaced` is no problem at all; `Failed` is the worst.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum StatusKind {
+    NotPlaced,
+    InSync,
+    Pending,
+    Orphaned,
+    Drifted,
+    Unreachable,
+    Missing,
+    Conflict,
+    Failed,
+}
+
+impl StatusKind {
+    pub const ALL: [StatusKind; 9] = [
+        StatusKind::InSync,
+        StatusKind::Drifted,
+        StatusKind::Pending,
+        StatusKind::Missing,
+        StatusKind::Failed,
+        StatusKind::Conflict,
+        StatusKind::Unreachable,
+        StatusKind::NotPlaced,
+        StatusKind::Orphaned,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StatusKind::InSync => "InSync",
+            StatusKind::Drifted => "Drifted",
+            StatusKind::Pending => "Pending",
+            StatusKind::Missing => "Missing",
+            StatusKind::Failed => "Failed",
+            StatusKind::Conflict => "Conflict",
+            StatusKind::Unreachable => "Unreachable",
+            StatusKind::NotPlaced => "NotPlaced",
+            StatusKind::Orphaned => "Orphaned",
+        }
+    }
+
+    /// Parses a status name case-insensitively (`drifted`, `InSync`, `not-placed`).
+    pub fn parse(text: &str) -> Option<StatusKind> {
+        let wanted: String = text
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        StatusKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str().to_ascii_lowercase() == wanted)
+    }
+
+    /// One glyph per status so the matrix reads without colour.
+    pub fn symbol(self, ascii: bool) -> char {
+        match (self, ascii) {
+            (StatusKind::InSync, false) => '✓',
+            (StatusKind::InSync, true) => '=',
+            (StatusKind::Drifted, _) => '~',
+            (StatusKind::Pending, false) => '…',
+            (StatusKind::Pending, true) => '.',
+            (StatusKind::Missing, _) => '?',
+            (StatusKind::Failed, false) => '✗',
+            (StatusKind::Failed, true) => 'X',
+            (StatusKind::Conflict, _) => '!',
+            (StatusKind::Unreachable, false) => '⊘',
+            (StatusKind::Unreachable, true) => '#',
+            (StatusKind::NotPlaced, false) => '·',
+            (StatusKind::NotPlaced, true) => '-',
+            (StatusKind::Orphaned, false) => '°',
+            (StatusKind::Orphaned, true) => 'o',
+        }
+    }
+
+    /// Whether this state asks for an operator's attention.
+    pub fn is_problem(self) -> bool {
+        self > StatusKind::Pending
+    }
+}
+
+impl fmt::Display for StatusKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl CellStatus {
+    pub fn kind(&self) -> StatusKind {
+        match self {
+            CellStatus::InSync => StatusKind::InSync,
+            CellStatus::Drifted => StatusKind::Drifted,
+            CellStatus::Pending => StatusKind::Pending,
+            CellStatus::Missing => StatusKind::Missing,
+            CellStatus::Failed(_) => StatusKind::Failed,
+            CellStatus::Conflict(_) => StatusKind::Conflict,
+            CellStatus::Unreachable => StatusKind::Unreachable,
+            CellStatus::NotPlaced(_) => StatusKind::NotPlaced,
+            CellStatus::Orphaned => StatusKind::Orphaned,
+        }
+    }
+
+    /// The reason or manager a status carries, if any.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            CellStatus::Failed(text) | CellStatus::Conflict(text) | CellStatus::NotPlaced(text) => {
+                Some(text)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for CellStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.detail() {
+            Some(detail) => write!(f, "{}({})", self.kind(), detail),
+            None => f.write_str(self.kind().as_str()),
+        }
+    }
+}
+
+/// The worst status among a set of cells, with the position of the cell that caused it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RollUp<K> {
+    pub worst: StatusKind,
+    /// The first cell (in iteration order) whose status is `worst`; `None` for an empty set.
+    pub cause: Option<K>,
+}
+
+/// Rolls cells up to their worst state, keeping the first cell that holds it so the
+/// roll-up is always traceable. An empty set rolls up to `NotPlaced`.
+pub fn roll_up<K: Copy>(cells: impl IntoIterator<Item = (K, StatusKind)>) -> RollUp<K> {
+    let mut result = RollUp {
+        worst: StatusKind::NotPlaced,
+        cause: None,
+    };
+    for (key, kind) in cells {
+        if result.cause.is_none() || kind > result.worst {
+            result = RollUp {
+                worst: kind,
+                cause: Some(key),
+            };
+        }
+    }
+    result
+}
+
+/// Counts of cells by status, for headers and wall tiles.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatusCounts(BTreeMap<StatusKind, usize>);
+
+impl StatusCounts {
+    pub fn add(&mut self, kind: StatusKind) {
+        *self.0.entry(kind).or_default() += 1;
+    }
+
+    pub fn get(&self, kind: StatusKind) -> usize {
+        self.0.get(&kind).copied().unwrap_or(0)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (StatusKind, usize)> + '_ {
+        self.0.iter().map(|(kind, count)| (*kind, *count))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roll_up_picks_the_worst_and_remembers_its_cell() {
+        let cells = [
+            ("a", StatusKind::InSync),
+            ("b", StatusKind::Drifted),
+            ("c", StatusKind::Failed),
+            ("d", StatusKind::Failed),
+            ("e", StatusKind::Pending),
+        ];
+        let rolled = roll_up(cells);
+        assert_eq!(rolled.worst, StatusKind::Failed);
+        assert_eq!(rolled.cause, Some("c"), "the first failing cell is the cause");
+    }
+
+    #[test]
+    fn not_placed_never_hides_a_real_state() {
+        let rolled = roll_up([(0, StatusKind::NotPlaced), (1, StatusKind::InSync)]);
+        assert_eq!(rolled.worst, StatusKind::InSync);
+        assert_eq!(rolled.cause, Some(1));
+    }
+
+    #[test]
+    fn empty_roll_up_is_not_placed_without_cause() {
+        let rolled = roll_up(std::iter::empty::<(u8, StatusKind)>());
+        assert_eq!(rolled.worst, StatusKind::NotPlaced);
+        assert_eq!(rolled.cause, None);
+    }
+
+    #[test]
+    fn a_resource_with_only_unplaced_cells_keeps_a_traceable_cause() {
+        let rolled = roll_up([(7, StatusKind::NotPlaced), (8, StatusKind::NotPlaced)]);
+        assert_eq!(rolled.worst, StatusKind::NotPlaced);
+        assert_eq!(rolled.cause, Some(7));
+    }
+
+    #[test]
+    fn severity_order_is_the_documented_one() {
+        use StatusKind::*;
+        let order = [
+            NotPlaced,
+            InSync,
+            Pending,
+            Orphaned,
+            Drifted,
+            Unreachable,
+            Missing,
+            Conflict,
+            Failed,
+        ];
+        assert!(order.windows(2).all(|pair| pair[0] < pair[1]));
+        assert!(!Pending.is_problem());
+        assert!(Orphaned.is_problem());
+    }
+
+    #[test]
+    fn every_status_has_a_distinct_symbol_in_both_alphabets() {
+        for ascii in [false, true] {
+            let mut seen = std::collections::HashSet::new();
+            for kind in StatusKind::ALL {
+                assert!(seen.insert(kind.symbol(ascii)), "{kind} repeats a symbol");
+                if ascii {
+                    assert!(kind.symbol(true).is_ascii());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn status_names_parse_loosely() {
+        assert_eq!(StatusKind::parse("drifted"), Some(StatusKind::Drifted));
+        assert_eq!(StatusKind::parse("not-placed"), Some(StatusKind::NotPlaced));
+        assert_eq!(StatusKind::parse("InSync"), Some(StatusKind::InSync));
+        assert_eq!(StatusKind::parse("bogus"), None);
+    }
+
+    #[test]
+    fn cell_status_displays_its_reason() {
+        let status = CellStatus::Conflict("kubectl-edit".into());
+        assert_eq!(status.to_string(), "Conflict(kubectl-edit)");
+        assert_eq!(CellStatus::InSync.to_string(), "InSync");
+    }
+
+    #[test]
+    fn resource_keys_read_like_kubectl() {
+        let namespaced = ResourceRef {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            namespace: Some("shop".into()),
+            name: "web".into(),
+        };
+        assert_eq!(namespaced.display_key(), "Deployment/shop/web");
+        assert_eq!(namespaced.group(), "apps");
+        let core = ResourceRef {
+            api_version: "v1".into(),
+            kind: "Namespace".into(),
+            namespace: None,
+            name: "shop".into(),
+        };
+        assert_eq!(core.display_key(), "Namespace/shop");
+        assert_eq!(core.group(), "");
+    }
+}
