@@ -3,5 +3,16 @@
 //! Data flow: terminal keys / ticks / backend events → `Action` → `update(&mut State, Action)`
 //! → `Effect`s → backend tasks → backend events → …; after draining, render `&State` once.
 
+pub mod app;
+pub mod backend;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod demo_fleet;
 pub mod engine;
+pub mod logging;
 pub mod model;
+pub mod output;
+pub mod source;
+pub mod terminal;
+pub mod views;

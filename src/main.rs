@@ -1,1 +1,119 @@
-fn main() {}
+//! The `flotilla` binary: parse the command line, set up logging, run one command, and turn
+//! the outcome into an exit code. Nothing else lives here.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use tokio::sync::mpsc;
+
+use flotilla::app::{self, Console};
+use flotilla::backend::sim::{self, Scenario, SimCore};
+use flotilla::cli::{Cli, Command, GlobalArgs, exit};
+use flotilla::config::keymap::Keymap;
+use flotilla::config::theme::Theme;
+use flotilla::{commands, logging, source};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // clap prints usage errors with exit 2 and help/version with exit 0.
+        Err(err) => err.exit(),
+    };
+    let command = cli.command.clone().unwrap_or(Command::Console);
+    let _log_guard = match logging::init(cli.global.log_file.as_deref()) {
+        Ok(guard) => Some(guard),
+        Err(warning) => {
+            eprintln!("warning: {warning}; continuing without a log");
+            None
+        }
+    };
+    tracing::info!(command = command.name(), "flotilla starting");
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("error: cannot start the async runtime: {err}");
+            return ExitCode::from(exit::INPUT);
+        }
+    };
+    let code = runtime.block_on(run(cli.global, command));
+    match code {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            tracing::error!("{err:#}");
+            eprintln!("error: {err:#}");
+            ExitCode::from(exit::INPUT)
+        }
+    }
+}
+
+async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
+    if matches!(command, Command::Demo) {
+        global.demo = true;
+    }
+    match command {
+        Command::Console | Command::Demo => console(&global).await,
+        Command::Clusters => {
+            let loaded = match source::load(&global) {
+                Ok(loaded) => loaded,
+                Err(err) => return Ok(input_error(&err)),
+            };
+            commands::clusters::run(&global, &loaded, &mut std::io::stdout().lock())
+        }
+        other => {
+            eprintln!("not implemented yet: {}", other.name());
+            Ok(exit::INPUT)
+        }
+    }
+}
+
+fn input_error(err: &dyn std::fmt::Display) -> u8 {
+    eprintln!("error: {err}");
+    exit::INPUT
+}
+
+async fn console(global: &GlobalArgs) -> anyhow::Result<u8> {
+    if !global.uses_demo() {
+        eprintln!(
+            "not implemented yet: console on live clusters; try `flotilla demo` for the simulated fleet"
+        );
+        return Ok(exit::INPUT);
+    }
+    let loaded = match source::load(global) {
+        Ok(loaded) => loaded,
+        Err(err) => return Ok(input_error(&err)),
+    };
+    let no_colour = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
+    let theme = Theme::load(global.theme.as_deref(), no_colour);
+    let keymap = Keymap::built_in(global.keymap.as_deref().unwrap_or("default"));
+    let mut state = app::state_for_fleet(&loaded.fleet, loaded.label.clone());
+    state.readonly = global.readonly;
+    state.warnings = theme
+        .warnings
+        .iter()
+        .chain(&keymap.warnings)
+        .cloned()
+        .collect();
+    let scenario = if global.demo_scale.is_some() {
+        Scenario::synthetic(&loaded.fleet.clusters, global.demo_seed)
+    } else {
+        Scenario::demo()
+    };
+    let core = SimCore::new(loaded.fleet.clone(), &scenario, global.demo_seed);
+    let (events_tx, events) = mpsc::unbounded_channel();
+    let effects = sim::spawn(core, events_tx);
+    Console {
+        state,
+        theme,
+        keymap,
+        ascii: false,
+        events,
+        effects,
+        fleet: loaded.fleet,
+    }
+    .run()
+    .await?;
+    Ok(exit::OK)
+}

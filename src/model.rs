@@ -322,7 +322,13 @@ pub struct StatusCounts(BTreeMap<StatusKind, usize>);
 
 impl StatusCounts {
     pub fn add(&mut self, kind: StatusKind) {
-        *self.0.entry(kind).or_default() += 1;
+        self.add_n(kind, 1);
+    }
+
+    pub fn add_n(&mut self, kind: StatusKind, count: usize) {
+        if count > 0 {
+            *self.0.entry(kind).or_default() += count;
+        }
     }
 
     pub fn get(&self, kind: StatusKind) -> usize {
@@ -349,7 +355,11 @@ mod tests {
         ];
         let rolled = roll_up(cells);
         assert_eq!(rolled.worst, StatusKind::Failed);
-        assert_eq!(rolled.cause, Some("c"), "the first failing cell is the cause");
+        assert_eq!(
+            rolled.cause,
+            Some("c"),
+            "the first failing cell is the cause"
+        );
     }
 
     #[test]

@@ -1,0 +1,188 @@
+//! The console app: one owner of state. Terminal keys, backend events and signals become
+//! [`Action`]s, `update` applies them and returns effects for the backend, and after draining
+//! whatever is queued the screen is drawn once, at most at a capped frame rate.
+//! It must not draw outside `views` or talk to clusters outside `backend`.
+
+pub mod action;
+pub mod state;
+pub mod update;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossterm::event::{Event, EventStream, KeyEventKind};
+use futures::StreamExt;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::backend::{BackendEvent, Effect};
+use crate::config::keymap::Keymap;
+use crate::config::theme::Theme;
+use crate::engine::Fleet;
+use crate::terminal::TerminalGuard;
+use crate::views::{self, ViewContext};
+pub use action::Action;
+use state::{ClusterRow, ResourceRow, State};
+pub use update::update;
+
+/// Frames are drawn at most this often; bursts of events between them coalesce into one frame.
+const FRAME_INTERVAL: Duration = Duration::from_millis(33);
+
+/// Backend events handled before a frame is drawn, so a flood cannot starve the keyboard.
+const MAX_EVENTS_PER_FRAME: usize = 4096;
+
+/// The initial state for a fleet: its clusters (health unknown until probed) and resources.
+pub fn state_for_fleet(fleet: &Fleet, source: String) -> State {
+    let clusters = fleet
+        .clusters
+        .iter()
+        .map(|spec| ClusterRow {
+            spec: spec.clone(),
+            status: Default::default(),
+        })
+        .collect();
+    let resources = fleet
+        .resources
+        .iter()
+        .enumerate()
+        .map(|(index, resource)| ResourceRow {
+            target: resource.target.clone(),
+            dialect: resource.dialect,
+            placement: fleet.placement_summary(index),
+        })
+        .collect();
+    State::new(source, clusters, resources)
+}
+
+/// Everything the console loop needs.
+pub struct Console {
+    pub state: State,
+    pub theme: Theme,
+    pub keymap: Keymap,
+    pub ascii: bool,
+    pub events: mpsc::UnboundedReceiver<BackendEvent>,
+    pub effects: mpsc::UnboundedSender<Effect>,
+    /// Kept so the fleet outlives the backend tasks that borrow it.
+    pub fleet: Arc<Fleet>,
+}
+
+impl Console {
+    /// Runs until the operator quits or a signal arrives; the terminal is restored on return.
+    pub async fn run(mut self) -> anyhow::Result<()> {
+        let mut guard = TerminalGuard::enter()?;
+        let mut terminal_events = EventStream::new();
+        let mut signals = Signals::new()?;
+        if let Ok(size) = guard.terminal().size() {
+            update(
+                &mut self.state,
+                Action::Resize {
+                    width: size.width,
+                    height: size.height,
+                },
+            );
+        }
+        let mut dirty = true;
+        let mut last_frame: Option<Instant> = None;
+        loop {
+            if self.state.should_quit {
+                break;
+            }
+            let due = last_frame.map_or(Instant::now(), |at| at + FRAME_INTERVAL);
+            if dirty && Instant::now() >= due {
+                let context = ViewContext {
+                    theme: &self.theme,
+                    keymap: &self.keymap,
+                    ascii: self.ascii,
+                };
+                guard
+                    .terminal()
+                    .draw(|frame| views::render(frame, &self.state, &context))?;
+                dirty = false;
+                last_frame = Some(Instant::now());
+            }
+            let frame_timer = async {
+                if dirty {
+                    tokio::time::sleep_until(due).await;
+                } else {
+                    std::future::pending::<()>().await;
+                }
+            };
+            let action = tokio::select! {
+                event = terminal_events.next() => match event {
+                    Some(Ok(event)) => self.action_for(event),
+                    Some(Err(err)) => {
+                        tracing::error!("terminal input failed: {err}");
+                        Some(Action::Terminate)
+                    }
+                    None => Some(Action::Terminate),
+                },
+                event = self.events.recv() => event.map(Action::Backend),
+                signal = signals.next() => {
+                    tracing::info!("received {signal}; quitting");
+                    Some(Action::Terminate)
+                }
+                () = frame_timer => None,
+            };
+            if let Some(action) = action {
+                self.dispatch(action);
+                dirty = true;
+            }
+            // Drain whatever else is queued before drawing once.
+            let mut drained = 0;
+            while drained < MAX_EVENTS_PER_FRAME {
+                let Ok(event) = self.events.try_recv() else {
+                    break;
+                };
+                self.dispatch(Action::Backend(event));
+                drained += 1;
+                dirty = true;
+            }
+        }
+        drop(guard);
+        Ok(())
+    }
+
+    fn dispatch(&mut self, action: Action) {
+        for effect in update(&mut self.state, action) {
+            if self.effects.send(effect).is_err() {
+                tracing::warn!("the backend has stopped; effect dropped");
+            }
+        }
+    }
+
+    fn action_for(&self, event: Event) -> Option<Action> {
+        match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => {
+                self.keymap.command_for(key).map(Action::Command)
+            }
+            Event::Resize(width, height) => Some(Action::Resize { width, height }),
+            _ => None,
+        }
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP as one stream: each ends the console cleanly.
+struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+    hangup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+            hangup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    async fn next(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.interrupt.recv() => "SIGINT",
+            _ = self.terminate.recv() => "SIGTERM",
+            _ = self.hangup.recv() => "SIGHUP",
+        }
+    }
+}

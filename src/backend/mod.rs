@@ -1,0 +1,48 @@
+//! Where fleet state comes from and where changes go. A backend runs as tasks of its own and
+//! talks to the app only through messages: it receives [`Effect`]s and answers with
+//! [`BackendEvent`]s. It must never reach into the app's state, and a slow or dead cluster
+//! must never block another cluster or the UI.
+
+pub mod sim;
+
+use crate::model::{CellStatus, ClusterStatus, StatusKind};
+
+/// A (resource, cluster) cell position in the propagation matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CellRef {
+    pub resource: u32,
+    pub cluster: u32,
+}
+
+/// One cell's new status.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellUpdate {
+    pub cell: CellRef,
+    pub status: CellStatus,
+    /// Human detail for the detail pane (an API error, the drifted path), if any.
+    pub message: Option<String>,
+}
+
+/// Facts a backend reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BackendEvent {
+    /// The whole matrix at once: one status kind per cell, resource-major
+    /// (`resource * clusters + cluster`), plus the cells whose status carries detail.
+    Snapshot {
+        kinds: Vec<StatusKind>,
+        details: Vec<CellUpdate>,
+    },
+    /// A cluster's connection status changed.
+    Cluster { cluster: u32, status: ClusterStatus },
+    /// Some cells changed.
+    Cells(Vec<CellUpdate>),
+    /// A line for the status bar and the log (e.g. "applied 3 objects to prod-eu-west-1").
+    Notice(String),
+}
+
+/// Requests the app makes of a backend.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Propagate the desired objects of these cells.
+    Apply { cells: Vec<CellRef> },
+}

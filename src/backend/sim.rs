@@ -1,0 +1,774 @@
+//! The demo backend: simulated member clusters with health, latency, live objects, drift that
+//! appears over time, a propagation that fails, and applies that really change live state.
+//! Deterministic for a seed. [`SimCore`] is plain data driven by explicit time; [`spawn`] wraps
+//! it in a tokio task. It must not touch real clusters, the terminal or the app's state.
+
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::{BackendEvent, CellRef, CellUpdate, Effect};
+use crate::engine::{Decision, Fleet};
+use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health};
+
+/// How the simulated clusters of the embedded demo fleet behave.
+const DEMO_SCENARIO: &str = include_str!("../../testdata/demo-scenario.yaml");
+
+/// How simulated clusters behave: who is down, what fails, how drift appears.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Scenario {
+    /// Clusters that never answer.
+    #[serde(default)]
+    pub unreachable: Vec<String>,
+    /// Clusters that answer but report not Ready.
+    #[serde(default)]
+    pub not_ready: Vec<String>,
+    /// Kubernetes version per cluster; `default` for the rest.
+    #[serde(default)]
+    pub versions: BTreeMap<String, String>,
+    /// Round-trip latency in milliseconds per region; `default` for the rest.
+    #[serde(default)]
+    pub latency_ms_by_region: BTreeMap<String, u64>,
+    /// Applies that fail, with the API error the cluster answers.
+    #[serde(default)]
+    pub failures: Vec<ScenarioFailure>,
+    /// Resources (KIND/NS/NAME) that are placed but not applied yet when the demo starts.
+    #[serde(default)]
+    pub pending: Vec<String>,
+    /// Drift present when the demo starts.
+    #[serde(default)]
+    pub drift: Vec<ScenarioDrift>,
+    /// Mean seconds between new drift events; 0 turns drift over time off.
+    #[serde(default)]
+    pub drift_every_seconds: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScenarioFailure {
+    pub cluster: String,
+    pub resource: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScenarioDrift {
+    pub cluster: String,
+    pub resource: String,
+    pub path: String,
+    pub live: Value,
+    pub manager: String,
+}
+
+impl Scenario {
+    /// The embedded demo fleet's scenario.
+    pub fn demo() -> Scenario {
+        // The file ships inside the binary and a unit test parses it, so this cannot fail at run time.
+        serde_saphyr::from_str(DEMO_SCENARIO).unwrap_or_default()
+    }
+
+    /// A scenario for a synthetic fleet: about one cluster in 200 unreachable and one in 250 not
+    /// Ready (at least one of each), one failing cell per 100 resources, drift over time.
+    pub fn synthetic(clusters: &[ClusterSpec], seed: u64) -> Scenario {
+        let mut rng = SplitMix64::new(seed ^ 0x5eed);
+        let mut pick = |count: usize| -> Vec<String> {
+            (0..count)
+                .map(|_| clusters[rng.below(clusters.len())].name.clone())
+                .collect()
+        };
+        let unreachable = pick((clusters.len() / 200).max(1));
+        let not_ready = pick((clusters.len() / 250).max(1));
+        Scenario {
+            unreachable,
+            not_ready,
+            drift_every_seconds: 2,
+            ..Scenario::default()
+        }
+    }
+}
+
+/// A tiny deterministic PRNG (SplitMix64): enough for simulation, no crate needed.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..bound` (`0` when `bound` is 0).
+    pub fn below(&mut self, bound: usize) -> usize {
+        if bound == 0 {
+            return 0;
+        }
+        (self.next_u64() % bound as u64) as usize
+    }
+}
+
+/// A field whose live value left the desired one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimDrift {
+    pub path: String,
+    pub desired: Value,
+    pub live: Value,
+    pub manager: String,
+    /// Simulated milliseconds since start when it appeared.
+    pub since_ms: u64,
+}
+
+/// What a simulated cluster holds for one cell.
+#[derive(Debug, Clone, Default)]
+struct SimCell {
+    applied: bool,
+    missing: bool,
+    drift: Option<Box<SimDrift>>,
+}
+
+#[derive(Debug, Clone)]
+struct SimCluster {
+    health: Health,
+    version: String,
+    latency_ms: u64,
+    message: String,
+}
+
+/// The simulated fleet's live state, advanced by explicit time.
+#[derive(Debug)]
+pub struct SimCore {
+    fleet: Arc<Fleet>,
+    clusters: Vec<SimCluster>,
+    /// Placement per cell, resource-major: `Ok` placed, `Err(index)` into `reasons`.
+    placement: Vec<Result<(), u32>>,
+    reasons: Vec<String>,
+    cells: Vec<SimCell>,
+    failures: HashMap<usize, String>,
+    rng: SplitMix64,
+    drift_every_ms: u64,
+    next_drift_ms: u64,
+}
+
+/// Milliseconds a silent cluster is given before it is reported Unreachable.
+pub const CONNECT_TIMEOUT_MS: u64 = 3_000;
+
+impl SimCore {
+    pub fn new(fleet: Arc<Fleet>, scenario: &Scenario, seed: u64) -> SimCore {
+        let mut rng = SplitMix64::new(seed);
+        let cluster_count = fleet.clusters.len();
+        let clusters: Vec<SimCluster> = fleet
+            .clusters
+            .iter()
+            .map(|spec| simulated_cluster(spec, scenario, &mut rng))
+            .collect();
+        let mut reason_ids: HashMap<String, u32> = HashMap::new();
+        let mut reasons = Vec::new();
+        let mut placement = Vec::with_capacity(fleet.resources.len() * cluster_count);
+        for resource in 0..fleet.resources.len() {
+            for cluster in 0..cluster_count {
+                placement.push(match fleet.placement(resource, cluster) {
+                    Ok(_) => Ok(()),
+                    Err(reason) => Err(*reason_ids.entry(reason.clone()).or_insert_with(|| {
+                        reasons.push(reason);
+                        (reasons.len() - 1) as u32
+                    })),
+                });
+            }
+        }
+        let cells = placement
+            .iter()
+            .map(|placed| SimCell {
+                applied: placed.is_ok(),
+                ..SimCell::default()
+            })
+            .collect();
+        let mut core = SimCore {
+            fleet,
+            clusters,
+            placement,
+            reasons,
+            cells,
+            failures: HashMap::new(),
+            rng,
+            drift_every_ms: scenario.drift_every_seconds * 1000,
+            next_drift_ms: 0,
+        };
+        core.next_drift_ms = core.next_drift_delay();
+        core.apply_scenario(scenario);
+        core
+    }
+
+    fn apply_scenario(&mut self, scenario: &Scenario) {
+        for key in &scenario.pending {
+            if let Some(resource) = self.resource_index(key) {
+                for cluster in 0..self.clusters.len() {
+                    let index = self.index(resource, cluster);
+                    self.cells[index].applied = false;
+                }
+            }
+        }
+        for failure in &scenario.failures {
+            if let (Some(resource), Some(cluster)) = (
+                self.resource_index(&failure.resource),
+                self.cluster_index(&failure.cluster),
+            ) {
+                let index = self.index(resource, cluster);
+                self.cells[index].applied = false;
+                self.failures.insert(index, failure.message.clone());
+            }
+        }
+        for drift in &scenario.drift {
+            if let (Some(resource), Some(cluster)) = (
+                self.resource_index(&drift.resource),
+                self.cluster_index(&drift.cluster),
+            ) {
+                let desired = self.desired_value(resource, cluster, &drift.path);
+                let index = self.index(resource, cluster);
+                self.cells[index].drift = Some(Box::new(SimDrift {
+                    path: drift.path.clone(),
+                    desired: desired.unwrap_or(Value::Null),
+                    live: drift.live.clone(),
+                    manager: drift.manager.clone(),
+                    since_ms: 0,
+                }));
+            }
+        }
+    }
+
+    fn next_drift_delay(&mut self) -> u64 {
+        if self.drift_every_ms == 0 {
+            return u64::MAX;
+        }
+        // Uniform in [0.5, 1.5) × the mean interval.
+        self.drift_every_ms / 2 + self.rng.below(self.drift_every_ms as usize) as u64
+    }
+
+    fn index(&self, resource: usize, cluster: usize) -> usize {
+        resource * self.clusters.len() + cluster
+    }
+
+    fn resource_index(&self, key: &str) -> Option<usize> {
+        self.fleet
+            .resources
+            .iter()
+            .position(|resource| resource.target.display_key() == key)
+    }
+
+    fn cluster_index(&self, name: &str) -> Option<usize> {
+        self.fleet
+            .clusters
+            .iter()
+            .position(|cluster| cluster.name == name)
+    }
+
+    fn desired_value(&self, resource: usize, cluster: usize, path: &str) -> Option<Value> {
+        match self.fleet.decide(resource, cluster) {
+            Decision::Placed { object, .. } => object.pointer(path).cloned(),
+            Decision::NotPlaced { .. } => None,
+        }
+    }
+
+    pub fn cluster_count(&self) -> usize {
+        self.clusters.len()
+    }
+
+    /// Round-trip latency of a cluster, in milliseconds.
+    pub fn latency_ms(&self, cluster: usize) -> u64 {
+        self.clusters.get(cluster).map_or(0, |c| c.latency_ms)
+    }
+
+    /// What a probe of the cluster reports once it has answered (or timed out).
+    pub fn cluster_status(&self, cluster: usize) -> ClusterStatus {
+        let Some(sim) = self.clusters.get(cluster) else {
+            return ClusterStatus::default();
+        };
+        let answered = sim.health != Health::Unreachable;
+        ClusterStatus {
+            health: sim.health,
+            version: answered.then(|| sim.version.clone()),
+            latency_ms: answered.then_some(sim.latency_ms),
+            message: sim.message.clone(),
+        }
+    }
+
+    /// How long until the cluster's first probe completes.
+    pub fn probe_delay_ms(&self, cluster: usize) -> u64 {
+        match self.clusters.get(cluster) {
+            Some(sim) if sim.health == Health::Unreachable => CONNECT_TIMEOUT_MS,
+            Some(sim) => sim.latency_ms * 2,
+            None => 0,
+        }
+    }
+
+    /// The status of one cell as the simulated cluster reports it.
+    pub fn status(&self, resource: usize, cluster: usize) -> CellStatus {
+        let index = self.index(resource, cluster);
+        let cell = &self.cells[index];
+        let placed = self.placement[index];
+        if self.clusters[cluster].health == Health::Unreachable && placed.is_ok() {
+            return CellStatus::Unreachable;
+        }
+        match placed {
+            Err(reason) if cell.applied => {
+                let _ = reason;
+                CellStatus::Orphaned
+            }
+            Err(reason) => CellStatus::NotPlaced(self.reasons[reason as usize].clone()),
+            Ok(()) => {
+                if let Some(message) = self.failures.get(&index) {
+                    CellStatus::Failed(message.clone())
+                } else if !cell.applied {
+                    CellStatus::Pending
+                } else if cell.missing {
+                    CellStatus::Missing
+                } else if cell.drift.is_some() {
+                    CellStatus::Drifted
+                } else {
+                    CellStatus::InSync
+                }
+            }
+        }
+    }
+
+    /// Extra words about a cell for the detail pane.
+    pub fn message(&self, resource: usize, cluster: usize) -> Option<String> {
+        let index = self.index(resource, cluster);
+        if let Some(drift) = &self.cells[index].drift {
+            return Some(format!(
+                "{} changed by {}: desired {} live {}",
+                drift.path, drift.manager, drift.desired, drift.live
+            ));
+        }
+        if self.cells[index].missing {
+            return Some("deleted on the cluster outside flotilla".into());
+        }
+        None
+    }
+
+    /// The drifted field of a cell, if any.
+    pub fn drift(&self, resource: usize, cluster: usize) -> Option<&SimDrift> {
+        self.cells[self.index(resource, cluster)].drift.as_deref()
+    }
+
+    /// The whole matrix as a snapshot event.
+    pub fn snapshot(&self) -> BackendEvent {
+        let mut kinds = Vec::with_capacity(self.cells.len());
+        let mut details = Vec::new();
+        for resource in 0..self.fleet.resources.len() {
+            for cluster in 0..self.clusters.len() {
+                let status = self.status(resource, cluster);
+                kinds.push(status.kind());
+                let message = self.message(resource, cluster);
+                if status.detail().is_some() || message.is_some() {
+                    details.push(self.update(resource, cluster));
+                }
+            }
+        }
+        BackendEvent::Snapshot { kinds, details }
+    }
+
+    fn update(&self, resource: usize, cluster: usize) -> CellUpdate {
+        CellUpdate {
+            cell: CellRef {
+                resource: resource as u32,
+                cluster: cluster as u32,
+            },
+            status: self.status(resource, cluster),
+            message: self.message(resource, cluster),
+        }
+    }
+
+    /// Applies the desired objects of `cells` on one cluster: placed cells become InSync,
+    /// unless the cluster is unreachable or the scenario makes the apply fail.
+    pub fn apply(&mut self, cluster: usize, cells: &[CellRef]) -> Vec<CellUpdate> {
+        let reachable = self.clusters[cluster].health != Health::Unreachable;
+        let mut updates = Vec::new();
+        for cell in cells.iter().filter(|cell| cell.cluster as usize == cluster) {
+            let index = self.index(cell.resource as usize, cluster);
+            if !reachable || self.failures.contains_key(&index) {
+                updates.push(self.update(cell.resource as usize, cluster));
+                continue;
+            }
+            let sim = &mut self.cells[index];
+            sim.applied = self.placement[index].is_ok();
+            sim.missing = false;
+            sim.drift = None;
+            updates.push(self.update(cell.resource as usize, cluster));
+        }
+        updates
+    }
+
+    /// Advances simulated time: drift appears on a random in-sync cell of a reachable cluster.
+    pub fn advance(&mut self, now_ms: u64) -> Vec<CellUpdate> {
+        let mut updates = Vec::new();
+        while now_ms >= self.next_drift_ms {
+            let at = self.next_drift_ms;
+            self.next_drift_ms = at.saturating_add(self.next_drift_delay());
+            if let Some(update) = self.drift_one(at) {
+                updates.push(update);
+            }
+        }
+        updates
+    }
+
+    /// Milliseconds of simulated time at which the next drift appears.
+    pub fn next_event_ms(&self) -> u64 {
+        self.next_drift_ms
+    }
+
+    fn drift_one(&mut self, now_ms: u64) -> Option<CellUpdate> {
+        let count = self.cells.len();
+        if count == 0 {
+            return None;
+        }
+        let start = self.rng.below(count);
+        let clusters = self.clusters.len();
+        let candidate = (0..count)
+            .map(|step| (start + step) % count)
+            .find(|&index| {
+                let cluster = index % clusters;
+                self.placement[index].is_ok()
+                    && self.clusters[cluster].health == Health::Ready
+                    && self.cells[index].applied
+                    && self.cells[index].drift.is_none()
+                    && !self.cells[index].missing
+                    && !self.failures.contains_key(&index)
+            })?;
+        let (resource, cluster) = (candidate / clusters, candidate % clusters);
+        if self.rng.below(8) == 0 {
+            self.cells[candidate].missing = true;
+            return Some(self.update(resource, cluster));
+        }
+        let Decision::Placed { object, .. } = self.fleet.decide(resource, cluster) else {
+            return None;
+        };
+        let (path, desired) = pick_leaf(&object, &mut self.rng)?;
+        let (live, manager) = mutate(&desired, &mut self.rng);
+        self.cells[candidate].drift = Some(Box::new(SimDrift {
+            path,
+            desired,
+            live,
+            manager,
+            since_ms: now_ms,
+        }));
+        Some(self.update(resource, cluster))
+    }
+}
+
+fn simulated_cluster(spec: &ClusterSpec, scenario: &Scenario, rng: &mut SplitMix64) -> SimCluster {
+    let region = spec.region.as_deref().unwrap_or("default");
+    let base = scenario
+        .latency_ms_by_region
+        .get(region)
+        .or_else(|| scenario.latency_ms_by_region.get("default"))
+        .copied()
+        .unwrap_or(20 + (region.len() as u64 * 13) % 130);
+    let latency_ms = (base + rng.below(10) as u64).clamp(20, 150);
+    let version = scenario
+        .versions
+        .get(&spec.name)
+        .or_else(|| scenario.versions.get("default"))
+        .cloned()
+        .unwrap_or_else(|| "v1.36.3".into());
+    let (health, message) = if scenario.unreachable.contains(&spec.name) {
+        (
+            Health::Unreachable,
+            format!(
+                "dial tcp {}:6443: i/o timeout after {}s",
+                spec.name,
+                CONNECT_TIMEOUT_MS / 1000
+            ),
+        )
+    } else if scenario.not_ready.contains(&spec.name) {
+        (
+            Health::NotReady,
+            "readyz: [-]etcd failed: etcd cluster is unavailable or misconfigured".into(),
+        )
+    } else {
+        (Health::Ready, String::new())
+    };
+    SimCluster {
+        health,
+        version,
+        latency_ms,
+        message,
+    }
+}
+
+/// Picks a scalar inside `spec` or `data` (the operator's intent), deterministically.
+fn pick_leaf(object: &Value, rng: &mut SplitMix64) -> Option<(String, Value)> {
+    let mut leaves = Vec::new();
+    for root in ["spec", "data"] {
+        if let Some(value) = object.get(root) {
+            collect_leaves(value, &format!("/{root}"), &mut leaves);
+        }
+    }
+    if leaves.is_empty() {
+        return None;
+    }
+    // Replicas are what people change most at 3 a.m.; prefer them when present.
+    if let Some(replicas) = leaves.iter().find(|(path, _)| path == "/spec/replicas")
+        && rng.below(2) == 0
+    {
+        return Some(replicas.clone());
+    }
+    let index = rng.below(leaves.len());
+    Some(leaves.swap_remove(index))
+}
+
+fn collect_leaves(value: &Value, path: &str, out: &mut Vec<(String, Value)>) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map {
+                let escaped = key.replace('~', "~0").replace('/', "~1");
+                collect_leaves(child, &format!("{path}/{escaped}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for (index, child) in items.iter().enumerate() {
+                collect_leaves(child, &format!("{path}/{index}"), out);
+            }
+        }
+        scalar => out.push((path.to_string(), scalar.clone())),
+    }
+}
+
+fn mutate(desired: &Value, rng: &mut SplitMix64) -> (Value, String) {
+    match desired {
+        Value::Number(number) => {
+            let base = number.as_i64().unwrap_or(1);
+            (
+                Value::from(base + 1 + rng.below(3) as i64),
+                "kubectl-scale".into(),
+            )
+        }
+        Value::Bool(flag) => (Value::Bool(!flag), "kubectl-edit".into()),
+        Value::String(text) => (
+            Value::String(format!("{text}-hotfix")),
+            "kubectl-edit".into(),
+        ),
+        other => (other.clone(), "kubectl-edit".into()),
+    }
+}
+
+/// Runs a [`SimCore`] as a tokio task: probes clusters with their latency, sends a snapshot,
+/// applies with per-cluster latency, and lets drift appear over time.
+pub fn spawn(
+    core: SimCore,
+    events: mpsc::UnboundedSender<BackendEvent>,
+) -> mpsc::UnboundedSender<Effect> {
+    let (effects_tx, effects_rx) = mpsc::unbounded_channel();
+    tokio::spawn(run(core, events, effects_rx));
+    effects_tx
+}
+
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Scheduled {
+    Probe { cluster: usize },
+    ApplyDone { cluster: usize, cells: Vec<CellRef> },
+}
+
+async fn run(
+    mut core: SimCore,
+    events: mpsc::UnboundedSender<BackendEvent>,
+    mut effects: mpsc::UnboundedReceiver<Effect>,
+) {
+    let start = tokio::time::Instant::now();
+    let elapsed_ms = || start.elapsed().as_millis() as u64;
+    let mut queue: BinaryHeap<std::cmp::Reverse<(u64, u64, Scheduled)>> = BinaryHeap::new();
+    let mut sequence = 0u64;
+    let mut schedule = |queue: &mut BinaryHeap<_>, at: u64, item: Scheduled| {
+        sequence += 1;
+        queue.push(std::cmp::Reverse((at, sequence, item)));
+    };
+    if events.send(core.snapshot()).is_err() {
+        return;
+    }
+    for cluster in 0..core.cluster_count() {
+        let at = core.probe_delay_ms(cluster);
+        schedule(&mut queue, at, Scheduled::Probe { cluster });
+    }
+    loop {
+        let next_at = queue
+            .peek()
+            .map_or(u64::MAX, |item| item.0.0)
+            .min(core.next_event_ms());
+        let wait = Duration::from_millis(next_at.saturating_sub(elapsed_ms()).min(3_600_000));
+        tokio::select! {
+            effect = effects.recv() => {
+                let Some(Effect::Apply { cells }) = effect else { return };
+                let mut by_cluster: BTreeMap<usize, Vec<CellRef>> = BTreeMap::new();
+                for cell in cells {
+                    by_cluster.entry(cell.cluster as usize).or_default().push(cell);
+                }
+                for (cluster, cells) in by_cluster {
+                    let delay = match core.cluster_status(cluster).health {
+                        Health::Unreachable => CONNECT_TIMEOUT_MS,
+                        _ => core.latency_ms(cluster) * (1 + cells.len() as u64 / 32),
+                    };
+                    schedule(&mut queue, elapsed_ms() + delay, Scheduled::ApplyDone { cluster, cells });
+                }
+            }
+            () = tokio::time::sleep(wait) => {
+                let now = elapsed_ms();
+                while queue.peek().is_some_and(|item| item.0.0 <= now) {
+                    let Some(std::cmp::Reverse((_, _, item))) = queue.pop() else { break };
+                    let event = match item {
+                        Scheduled::Probe { cluster } => BackendEvent::Cluster {
+                            cluster: cluster as u32,
+                            status: core.cluster_status(cluster),
+                        },
+                        Scheduled::ApplyDone { cluster, cells } => BackendEvent::Cells(core.apply(cluster, &cells)),
+                    };
+                    if events.send(event).is_err() {
+                        return;
+                    }
+                }
+                let drifted = core.advance(now);
+                if !drifted.is_empty() && events.send(BackendEvent::Cells(drifted)).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::engine::load_fleet;
+    use crate::model::StatusKind;
+
+    fn demo_core(seed: u64) -> SimCore {
+        let (fleet, errors) = load_fleet(&crate::demo_fleet::demo_files());
+        assert!(errors.is_empty(), "{errors:?}");
+        SimCore::new(Arc::new(fleet), &Scenario::demo(), seed)
+    }
+
+    fn kinds(core: &SimCore) -> Vec<StatusKind> {
+        match core.snapshot() {
+            BackendEvent::Snapshot { kinds, .. } => kinds,
+            other => panic!("expected a snapshot, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_embedded_scenario_parses() {
+        let scenario: Scenario = serde_saphyr::from_str(DEMO_SCENARIO).unwrap();
+        assert!(!scenario.unreachable.is_empty());
+        assert!(!scenario.not_ready.is_empty());
+        assert!(!scenario.failures.is_empty());
+    }
+
+    #[test]
+    fn the_demo_has_unreachable_and_not_ready_clusters() {
+        let core = demo_core(7);
+        let healths: Vec<Health> = (0..core.cluster_count())
+            .map(|c| core.cluster_status(c).health)
+            .collect();
+        assert!(healths.contains(&Health::Unreachable));
+        assert!(healths.contains(&Health::NotReady));
+        assert!(healths.iter().filter(|h| **h == Health::Ready).count() >= 10);
+        for cluster in 0..core.cluster_count() {
+            let status = core.cluster_status(cluster);
+            if let Some(latency) = status.latency_ms {
+                assert!(
+                    (20..=150).contains(&latency),
+                    "latency {latency} out of range"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_fleet_and_drift() {
+        let mut first = demo_core(42);
+        let mut second = demo_core(42);
+        assert_eq!(kinds(&first), kinds(&second));
+        let a = first.advance(600_000);
+        let b = second.advance(600_000);
+        assert!(!a.is_empty(), "ten simulated minutes produce drift");
+        assert_eq!(a, b);
+        let mut other = demo_core(43);
+        assert_ne!(a, other.advance(600_000), "another seed drifts differently");
+    }
+
+    #[test]
+    fn apply_repairs_drift_and_pending_cells() {
+        let mut core = demo_core(7);
+        core.advance(600_000);
+        let before = kinds(&core);
+        let repairable: Vec<CellRef> = before
+            .iter()
+            .enumerate()
+            .filter(|(_, kind)| {
+                matches!(
+                    kind,
+                    StatusKind::Drifted | StatusKind::Missing | StatusKind::Pending
+                )
+            })
+            .map(|(index, _)| CellRef {
+                resource: (index / core.cluster_count()) as u32,
+                cluster: (index % core.cluster_count()) as u32,
+            })
+            .collect();
+        assert!(!repairable.is_empty());
+        for cluster in 0..core.cluster_count() {
+            core.apply(cluster, &repairable);
+        }
+        let after = kinds(&core);
+        for cell in &repairable {
+            let index = cell.resource as usize * core.cluster_count() + cell.cluster as usize;
+            assert_eq!(
+                after[index],
+                StatusKind::InSync,
+                "cell {cell:?} was applied"
+            );
+        }
+    }
+
+    #[test]
+    fn a_scripted_failure_stays_failed_with_the_api_error() {
+        let mut core = demo_core(7);
+        let failure = &Scenario::demo().failures[0];
+        let resource = core.resource_index(&failure.resource).unwrap();
+        let cluster = core.cluster_index(&failure.cluster).unwrap();
+        let cell = CellRef {
+            resource: resource as u32,
+            cluster: cluster as u32,
+        };
+        let updates = core.apply(cluster, &[cell]);
+        assert_eq!(
+            updates[0].status,
+            CellStatus::Failed(failure.message.clone())
+        );
+    }
+
+    #[test]
+    fn unreachable_clusters_show_unreachable_cells() {
+        let core = demo_core(7);
+        let cluster = core
+            .cluster_index(&Scenario::demo().unreachable[0])
+            .unwrap();
+        let placed = (0..core.fleet.resources.len())
+            .filter(|&r| core.placement[core.index(r, cluster)].is_ok())
+            .collect::<Vec<_>>();
+        assert!(!placed.is_empty());
+        for resource in placed {
+            assert_eq!(core.status(resource, cluster), CellStatus::Unreachable);
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! `flotilla clusters`: every inventory cluster with its health, in the contract shape.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use serde::Serialize;
+
+use crate::backend::sim::{Scenario, SimCore};
+use crate::cli::{GlobalArgs, exit};
+use crate::model::{ClusterSpec, ClusterStatus, Health, Taint};
+use crate::output;
+use crate::source::LoadedFleet;
+
+/// One row of `clusters -o json`: `{"name","context","labels","taints","provider","region",
+/// "health","version","latencyMs","message"}`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterItem {
+    pub name: String,
+    pub context: String,
+    pub labels: BTreeMap<String, String>,
+    pub taints: Vec<Taint>,
+    pub provider: Option<String>,
+    pub region: Option<String>,
+    pub health: Health,
+    pub version: Option<String>,
+    pub latency_ms: Option<u64>,
+    pub message: String,
+}
+
+impl ClusterItem {
+    pub fn new(spec: &ClusterSpec, status: ClusterStatus) -> ClusterItem {
+        ClusterItem {
+            name: spec.name.clone(),
+            context: spec.context.clone(),
+            labels: spec.labels.clone(),
+            taints: spec.taints.clone(),
+            provider: spec.provider.clone(),
+            region: spec.region.clone(),
+            health: status.health,
+            version: status.version,
+            latency_ms: status.latency_ms,
+            message: status.message,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct ClusterList {
+    items: Vec<ClusterItem>,
+}
+
+/// Lists the clusters of a simulated fleet.
+pub fn run(global: &GlobalArgs, loaded: &LoadedFleet, out: &mut dyn Write) -> anyhow::Result<u8> {
+    if !loaded.simulated {
+        eprintln!(
+            "not implemented yet: clusters against real contexts (use --demo for the simulated fleet)"
+        );
+        return Ok(exit::INPUT);
+    }
+    let scenario = if global.demo_scale.is_some() {
+        Scenario::synthetic(&loaded.fleet.clusters, global.demo_seed)
+    } else {
+        Scenario::demo()
+    };
+    let core = SimCore::new(loaded.fleet.clone(), &scenario, global.demo_seed);
+    let items: Vec<ClusterItem> = loaded
+        .fleet
+        .clusters
+        .iter()
+        .enumerate()
+        .map(|(index, spec)| ClusterItem::new(spec, core.cluster_status(index)))
+        .collect();
+    let list = ClusterList { items };
+    output::write(out, global.output, &list, |out| table(out, &list.items))?;
+    Ok(exit::OK)
+}
+
+fn table(out: &mut dyn Write, items: &[ClusterItem]) -> std::io::Result<()> {
+    let name_width = items
+        .iter()
+        .map(|item| item.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    writeln!(
+        out,
+        "{:<name_width$}  {:<12} {:<9} {:>7}  {:<9} {:<8} {:<28} MESSAGE",
+        "NAME", "HEALTH", "VERSION", "LATENCY", "REGION", "PROVIDER", "TAINTS"
+    )?;
+    for item in items {
+        let taints: Vec<String> = item.taints.iter().map(ToString::to_string).collect();
+        writeln!(
+            out,
+            "{:<name_width$}  {:<12} {:<9} {:>7}  {:<9} {:<8} {:<28} {}",
+            item.name,
+            item.health.as_str(),
+            item.version.as_deref().unwrap_or("-"),
+            item.latency_ms
+                .map_or_else(|| "-".to_string(), |ms| format!("{ms}ms")),
+            item.region.as_deref().unwrap_or("-"),
+            item.provider.as_deref().unwrap_or("-"),
+            if taints.is_empty() {
+                "-".to_string()
+            } else {
+                taints.join(",")
+            },
+            item.message
+        )?;
+    }
+    Ok(())
+}

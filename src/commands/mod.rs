@@ -1,0 +1,4 @@
+//! The scripting commands of design §3, each a function from parsed arguments to an exit code.
+//! They print results to stdout and problems to stderr; they must not open the console.
+
+pub mod clusters;

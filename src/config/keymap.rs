@@ -1,0 +1,388 @@
+//! Key maps: which keys trigger which named console command. Built-in maps live in
+//! `keymaps/*.yaml` (embedded); the help screen is generated from the map in use. Bad entries
+//! become warnings, never errors. It must not know what a command does, only its name.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde::Deserialize;
+
+/// Every command a key can trigger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Command {
+    Quit,
+    Help,
+    Back,
+    FocusNext,
+    FocusPrev,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+}
+
+impl Command {
+    pub const ALL: [Command; 11] = [
+        Command::Quit,
+        Command::Help,
+        Command::Back,
+        Command::FocusNext,
+        Command::FocusPrev,
+        Command::Up,
+        Command::Down,
+        Command::PageUp,
+        Command::PageDown,
+        Command::Top,
+        Command::Bottom,
+    ];
+
+    /// The name used in key map files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Command::Quit => "quit",
+            Command::Help => "help",
+            Command::Back => "back",
+            Command::FocusNext => "focus-next",
+            Command::FocusPrev => "focus-prev",
+            Command::Up => "up",
+            Command::Down => "down",
+            Command::PageUp => "page-up",
+            Command::PageDown => "page-down",
+            Command::Top => "top",
+            Command::Bottom => "bottom",
+        }
+    }
+
+    /// What the help screen says about it.
+    pub fn description(self) -> &'static str {
+        match self {
+            Command::Quit => "quit flotilla",
+            Command::Help => "show or hide this help",
+            Command::Back => "close the overlay / go back",
+            Command::FocusNext => "next pane",
+            Command::FocusPrev => "previous pane",
+            Command::Up => "move up",
+            Command::Down => "move down",
+            Command::PageUp => "page up",
+            Command::PageDown => "page down",
+            Command::Top => "first row",
+            Command::Bottom => "last row",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Command> {
+        Command::ALL
+            .into_iter()
+            .find(|command| command.name() == name)
+    }
+}
+
+/// A key with its modifiers, as written in key map files (`q`, `ctrl-c`, `shift-tab`, `pagedown`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key {
+    pub code: KeyCodeName,
+    pub ctrl: bool,
+    pub alt: bool,
+}
+
+/// The key codes a map can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KeyCodeName {
+    Char(char),
+    Enter,
+    Esc,
+    Tab,
+    BackTab,
+    Up,
+    Down,
+    Left,
+    Right,
+    PageUp,
+    PageDown,
+    Home,
+    End,
+    Backspace,
+}
+
+impl Key {
+    /// Parses `q`, `G`, `?`, `ctrl-c`, `alt-x`, `tab`, `shift-tab`, `pagedown`, `space`.
+    pub fn parse(text: &str) -> Result<Key, String> {
+        let mut ctrl = false;
+        let mut alt = false;
+        let mut rest = text;
+        loop {
+            if let Some(tail) = rest.strip_prefix("ctrl-") {
+                ctrl = true;
+                rest = tail;
+            } else if let Some(tail) = rest.strip_prefix("alt-") {
+                alt = true;
+                rest = tail;
+            } else {
+                break;
+            }
+        }
+        let code = match rest {
+            "enter" => KeyCodeName::Enter,
+            "esc" => KeyCodeName::Esc,
+            "tab" => KeyCodeName::Tab,
+            "shift-tab" | "backtab" => KeyCodeName::BackTab,
+            "up" => KeyCodeName::Up,
+            "down" => KeyCodeName::Down,
+            "left" => KeyCodeName::Left,
+            "right" => KeyCodeName::Right,
+            "pageup" => KeyCodeName::PageUp,
+            "pagedown" => KeyCodeName::PageDown,
+            "home" => KeyCodeName::Home,
+            "end" => KeyCodeName::End,
+            "backspace" => KeyCodeName::Backspace,
+            "space" => KeyCodeName::Char(' '),
+            single if single.chars().count() == 1 => {
+                KeyCodeName::Char(single.chars().next().unwrap_or(' '))
+            }
+            _ => return Err(format!("unknown key {text:?}")),
+        };
+        Ok(Key { code, ctrl, alt })
+    }
+
+    /// The key a terminal event stands for, if a map could name it.
+    pub fn from_event(event: KeyEvent) -> Option<Key> {
+        let code = match event.code {
+            KeyCode::Char(c) => KeyCodeName::Char(c),
+            KeyCode::Enter => KeyCodeName::Enter,
+            KeyCode::Esc => KeyCodeName::Esc,
+            KeyCode::Tab => KeyCodeName::Tab,
+            KeyCode::BackTab => KeyCodeName::BackTab,
+            KeyCode::Up => KeyCodeName::Up,
+            KeyCode::Down => KeyCodeName::Down,
+            KeyCode::Left => KeyCodeName::Left,
+            KeyCode::Right => KeyCodeName::Right,
+            KeyCode::PageUp => KeyCodeName::PageUp,
+            KeyCode::PageDown => KeyCodeName::PageDown,
+            KeyCode::Home => KeyCodeName::Home,
+            KeyCode::End => KeyCodeName::End,
+            KeyCode::Backspace => KeyCodeName::Backspace,
+            _ => return None,
+        };
+        Some(Key {
+            code,
+            ctrl: event.modifiers.contains(KeyModifiers::CONTROL),
+            alt: event.modifiers.contains(KeyModifiers::ALT),
+        })
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.ctrl {
+            f.write_str("ctrl-")?;
+        }
+        if self.alt {
+            f.write_str("alt-")?;
+        }
+        match self.code {
+            KeyCodeName::Char(' ') => f.write_str("space"),
+            KeyCodeName::Char(c) => write!(f, "{c}"),
+            KeyCodeName::Enter => f.write_str("enter"),
+            KeyCodeName::Esc => f.write_str("esc"),
+            KeyCodeName::Tab => f.write_str("tab"),
+            KeyCodeName::BackTab => f.write_str("shift-tab"),
+            KeyCodeName::Up => f.write_str("↑"),
+            KeyCodeName::Down => f.write_str("↓"),
+            KeyCodeName::Left => f.write_str("←"),
+            KeyCodeName::Right => f.write_str("→"),
+            KeyCodeName::PageUp => f.write_str("pageup"),
+            KeyCodeName::PageDown => f.write_str("pagedown"),
+            KeyCodeName::Home => f.write_str("home"),
+            KeyCodeName::End => f.write_str("end"),
+            KeyCodeName::Backspace => f.write_str("backspace"),
+        }
+    }
+}
+
+/// A loaded key map: keys to commands, plus warnings about entries it could not use.
+#[derive(Debug, Clone, Default)]
+pub struct Keymap {
+    pub name: String,
+    bindings: BTreeMap<Key, Command>,
+    /// Keys per command in the order the file lists them, so hints show the first one.
+    listed: BTreeMap<Command, Vec<Key>>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct KeymapFile {
+    #[serde(default)]
+    global: BTreeMap<String, Vec<String>>,
+}
+
+const BUILT_IN: [(&str, &str); 1] = [("default", include_str!("../../keymaps/default.yaml"))];
+
+impl Keymap {
+    /// A built-in map by name; unknown names fall back to `default` with a warning.
+    pub fn built_in(name: &str) -> Keymap {
+        let text = BUILT_IN
+            .iter()
+            .find(|(candidate, _)| *candidate == name)
+            .map(|(_, text)| *text);
+        match text {
+            Some(text) => Keymap::parse(name, text, &format!("keymaps/{name}.yaml")),
+            None => {
+                let mut map = Keymap::parse("default", BUILT_IN[0].1, "keymaps/default.yaml");
+                map.warnings
+                    .insert(0, format!("no key map named {name:?}; using default"));
+                map
+            }
+        }
+    }
+
+    /// Parses a key map file; whatever cannot be used becomes a warning naming `origin`.
+    pub fn parse(name: &str, text: &str, origin: &str) -> Keymap {
+        let mut map = Keymap {
+            name: name.to_string(),
+            ..Keymap::default()
+        };
+        let file: KeymapFile = match serde_saphyr::from_str(text) {
+            Ok(file) => file,
+            Err(err) => {
+                map.warnings
+                    .push(format!("{origin}: not a key map ({err}); keys unchanged"));
+                return map;
+            }
+        };
+        for (command_name, keys) in file.global {
+            let Some(command) = Command::from_name(&command_name) else {
+                map.warnings.push(format!(
+                    "{origin}: unknown command {command_name:?}; known: {}",
+                    Command::ALL.map(Command::name).join(", ")
+                ));
+                continue;
+            };
+            for key_text in keys {
+                match Key::parse(&key_text) {
+                    Ok(key) => {
+                        map.listed.entry(command).or_default().push(key);
+                        if let Some(previous) = map.bindings.insert(key, command)
+                            && previous != command
+                        {
+                            map.warnings.push(format!(
+                                "{origin}: key {key} is bound to both {} and {}; using {}",
+                                previous.name(),
+                                command.name(),
+                                command.name()
+                            ));
+                        }
+                    }
+                    Err(err) => map
+                        .warnings
+                        .push(format!("{origin}: {command_name}: {err}")),
+                }
+            }
+        }
+        map
+    }
+
+    /// The command a terminal key event triggers, if any.
+    pub fn command_for(&self, event: KeyEvent) -> Option<Command> {
+        let key = Key::from_event(event)?;
+        self.bindings.get(&key).copied()
+    }
+
+    /// The keys bound to a command, for help and hints.
+    pub fn keys_for(&self, command: Command) -> Vec<Key> {
+        self.listed
+            .get(&command)
+            .into_iter()
+            .flatten()
+            .filter(|key| self.bindings.get(key) == Some(&command))
+            .copied()
+            .collect()
+    }
+
+    /// Help lines: (keys, description) for every bound command, in a stable order.
+    pub fn help_entries(&self) -> Vec<(String, &'static str)> {
+        Command::ALL
+            .into_iter()
+            .filter_map(|command| {
+                let keys = self.keys_for(command);
+                (!keys.is_empty()).then(|| {
+                    let names: Vec<String> = keys.iter().map(Key::to_string).collect();
+                    (names.join(" "), command.description())
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_map_binds_quit_help_and_moves_without_warnings() {
+        let map = Keymap::built_in("default");
+        assert!(map.warnings.is_empty(), "{:?}", map.warnings);
+        let quit = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE);
+        assert_eq!(map.command_for(quit), Some(Command::Quit));
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(map.command_for(ctrl_c), Some(Command::Quit));
+        let help = KeyEvent::new(KeyCode::Char('?'), KeyModifiers::SHIFT);
+        assert_eq!(map.command_for(help), Some(Command::Help));
+        let j = KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE);
+        assert_eq!(map.command_for(j), Some(Command::Down));
+        assert_eq!(
+            map.keys_for(Command::Quit)[0].to_string(),
+            "q",
+            "file order is kept"
+        );
+    }
+
+    #[test]
+    fn bad_entries_warn_and_keep_the_rest() {
+        let map = Keymap::parse(
+            "mine",
+            "global:\n  quit: [x, ctrl-]\n  launch-rockets: [r]\n  down: [j]\n  up: [j]\n",
+            "mine.yaml",
+        );
+        assert_eq!(map.warnings.len(), 3, "{:?}", map.warnings);
+        assert!(map.warnings.iter().any(|w| w.contains("launch-rockets")));
+        assert!(map.warnings.iter().any(|w| w.contains("bound to both")));
+        let x = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
+        assert_eq!(map.command_for(x), Some(Command::Quit));
+    }
+
+    #[test]
+    fn unparsable_files_warn_instead_of_failing() {
+        let map = Keymap::parse("broken", "global: [unclosed", "broken.yaml");
+        assert_eq!(map.warnings.len(), 1);
+        assert!(map.warnings[0].starts_with("broken.yaml"));
+    }
+
+    #[test]
+    fn help_is_built_from_the_live_map() {
+        let map = Keymap::parse("mine", "global:\n  quit: [x]\n", "mine.yaml");
+        assert_eq!(map.help_entries(), vec![("x".to_string(), "quit flotilla")]);
+    }
+
+    #[test]
+    fn keys_round_trip_through_their_names() {
+        for text in [
+            "q",
+            "G",
+            "?",
+            "ctrl-c",
+            "tab",
+            "shift-tab",
+            "pagedown",
+            "space",
+            "alt-x",
+        ] {
+            let key = Key::parse(text).unwrap();
+            assert_eq!(Key::parse(&key.to_string()).unwrap(), key, "{text}");
+        }
+        assert!(Key::parse("hyper-q").is_err());
+    }
+}

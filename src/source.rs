@@ -1,0 +1,102 @@
+//! Choosing and loading the fleet a command works on: the embedded demo, a synthetic fleet of
+//! a given size, or a fleet directory on disk. This is the engine's file boundary: it reads
+//! files and hands their text to the engine; it must not interpret them itself.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::cli::GlobalArgs;
+use crate::demo_fleet;
+use crate::engine::{Fleet, FleetError, SourceFile, load_fleet};
+
+/// A loaded fleet and how to name where it came from.
+pub struct LoadedFleet {
+    pub fleet: Arc<Fleet>,
+    /// e.g. "demo (simulated)", "demo-scale 2000×1000", "fleet ./fleet".
+    pub label: String,
+    /// True when the clusters are simulated.
+    pub simulated: bool,
+}
+
+/// Why a fleet could not be loaded; every variant is an input error (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(
+        "cannot read fleet directory {path}: {reason}\n  hint: pass --fleet DIR with your fleet files, or --demo for the simulated fleet"
+    )]
+    Unreadable { path: String, reason: String },
+    #[error("{}", render_fleet_errors(.0))]
+    Invalid(Vec<FleetError>),
+}
+
+fn render_fleet_errors(errors: &[FleetError]) -> String {
+    let mut text = format!("the fleet has {} error(s):", errors.len());
+    for error in errors {
+        text.push_str(&format!("\n  {error}"));
+    }
+    text
+}
+
+/// Loads the fleet the global flags name. Errors in the files are returned whole.
+pub fn load(global: &GlobalArgs) -> Result<LoadedFleet, LoadError> {
+    let (files, label, simulated) = if let Some(scale) = global.demo_scale {
+        (
+            demo_fleet::synthetic_fleet(scale.clusters, scale.resources),
+            format!("demo-scale {}×{}", scale.clusters, scale.resources),
+            true,
+        )
+    } else if global.demo {
+        (
+            demo_fleet::demo_files(),
+            "demo (simulated)".to_string(),
+            true,
+        )
+    } else {
+        let files = read_fleet_dir(&global.fleet)?;
+        (files, format!("fleet {}", global.fleet.display()), false)
+    };
+    let (fleet, errors) = load_fleet(&files);
+    if !errors.is_empty() {
+        return Err(LoadError::Invalid(errors));
+    }
+    Ok(LoadedFleet {
+        fleet: Arc::new(fleet),
+        label,
+        simulated,
+    })
+}
+
+/// Every `*.yaml` / `*.yml` below `dir`, in path order so loading is reproducible.
+pub fn read_fleet_dir(dir: &Path) -> Result<Vec<SourceFile>, LoadError> {
+    let unreadable = |path: &Path, err: std::io::Error| LoadError::Unreadable {
+        path: path.display().to_string(),
+        reason: err.to_string(),
+    };
+    let mut pending = vec![dir.to_path_buf()];
+    let mut paths = Vec::new();
+    while let Some(current) = pending.pop() {
+        let entries = std::fs::read_dir(&current).map_err(|err| unreadable(&current, err))?;
+        for entry in entries {
+            let path = entry.map_err(|err| unreadable(&current, err))?.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if matches!(
+                path.extension().and_then(|ext| ext.to_str()),
+                Some("yaml" | "yml")
+            ) {
+                paths.push(path);
+            }
+        }
+    }
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).map_err(|err| unreadable(&path, err))?;
+            Ok(SourceFile {
+                path: path.display().to_string(),
+                text,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,46 @@
+//! The help overlay, generated from the key map in use so it always matches the bindings.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph};
+
+use super::{ViewContext, pane_block};
+use crate::model::StatusKind;
+
+pub(super) fn render(frame: &mut Frame, area: Rect, context: &ViewContext) {
+    let theme = context.theme;
+    let entries = context.keymap.help_entries();
+    let mut lines: Vec<Line> = entries
+        .iter()
+        .map(|(keys, description)| {
+            Line::from(vec![
+                Span::styled(format!(" {keys:<22}"), theme.title),
+                Span::styled(description.to_string(), theme.text),
+            ])
+        })
+        .collect();
+    lines.push(Line::from(""));
+    lines.push(Line::from(Span::styled(" Cell symbols", theme.title)));
+    for kind in StatusKind::ALL {
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!(" {:<3}", kind.symbol(context.ascii)),
+                theme.status_style(kind),
+            ),
+            Span::styled(kind.as_str().to_string(), theme.text),
+        ]));
+    }
+    let height = (lines.len() as u16 + 2).min(area.height);
+    let width = 56.min(area.width);
+    let popup = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    };
+    frame.render_widget(Clear, popup);
+    let title = format!("Help — key map {}", context.keymap.name);
+    let block = pane_block(&title, true, theme);
+    frame.render_widget(Paragraph::new(lines).block(block), popup);
+}

@@ -1,0 +1,182 @@
+//! Pure drawing: the console screen as a function of `&State`, the theme and the key map.
+//! Views must not change state, talk to backends or see Kubernetes client types.
+
+mod clusters;
+mod detail;
+mod help;
+mod resources;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use crate::app::state::{Pane, State};
+use crate::config::keymap::{Command, Keymap};
+use crate::config::theme::Theme;
+use crate::model::StatusKind;
+
+/// What every view needs besides the state.
+pub struct ViewContext<'a> {
+    pub theme: &'a Theme,
+    pub keymap: &'a Keymap,
+    /// Draw with ASCII symbols only.
+    pub ascii: bool,
+}
+
+/// Draws the whole console.
+pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
+    let area = frame.area();
+    if area.width < 20 || area.height < 6 {
+        let text = Paragraph::new("flotilla: terminal too small").style(context.theme.muted);
+        frame.render_widget(text, area);
+        return;
+    }
+    let [header, body, footer] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    frame.render_widget(header_line(state, context), header);
+    frame.render_widget(footer_line(state, context), footer);
+
+    let longest_name = state
+        .clusters
+        .iter()
+        .map(|row| row.spec.name.chars().count())
+        .max()
+        .unwrap_or(4);
+    let wanted = (clusters::FIXED_COLUMNS + longest_name.clamp(8, 32) + 2) as u16;
+    let clusters_width = wanted.min(body.width / 2).max(24.min(body.width));
+    let [left, right] =
+        Layout::horizontal([Constraint::Length(clusters_width), Constraint::Min(10)]).areas(body);
+    let detail_height = if right.height >= 24 { 10 } else { 0 };
+    let [resources_area, detail_area] =
+        Layout::vertical([Constraint::Min(3), Constraint::Length(detail_height)]).areas(right);
+    clusters::render(frame, left, state, context);
+    resources::render(frame, resources_area, state, context);
+    if detail_height > 0 {
+        detail::render(frame, detail_area, state, context);
+    }
+    if state.show_help {
+        help::render(frame, area, context);
+    }
+}
+
+/// A bordered block whose border shows whether its pane has the keyboard.
+fn pane_block<'a>(title: &'a str, focused: bool, theme: &Theme) -> Block<'a> {
+    let border = if focused {
+        theme.border_focused
+    } else {
+        theme.border
+    };
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(border)
+        .title(Span::styled(format!(" {title} "), theme.title))
+}
+
+fn header_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
+    let theme = context.theme;
+    let mut spans = vec![
+        Span::styled(" flotilla ", theme.title),
+        Span::styled(format!("│ {} ", state.source), theme.header),
+        Span::styled(
+            format!(
+                "│ clusters {}/{} Ready ",
+                state.ready_clusters(),
+                state.clusters.len()
+            ),
+            theme.header,
+        ),
+        Span::styled("│ cells ", theme.header),
+    ];
+    let totals = state.cells.totals();
+    for kind in StatusKind::ALL {
+        let count = totals.get(kind);
+        if count == 0 || kind == StatusKind::NotPlaced {
+            continue;
+        }
+        spans.push(Span::styled(
+            format!("{}{} {} ", kind.symbol(context.ascii), count, kind.as_str()),
+            theme.status_style(kind),
+        ));
+    }
+    if state.readonly {
+        spans.push(Span::styled(" READ-ONLY ", theme.danger));
+    }
+    Paragraph::new(Line::from(spans)).style(theme.header)
+}
+
+fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
+    let theme = context.theme;
+    let hint = |command: Command, label: &str| -> Vec<Span<'static>> {
+        let keys = context.keymap.keys_for(command);
+        match keys.first() {
+            Some(key) => vec![
+                Span::styled(format!(" {key}"), theme.title),
+                Span::styled(format!(" {label} "), theme.muted),
+            ],
+            None => Vec::new(),
+        }
+    };
+    let mut spans = Vec::new();
+    for (command, label) in [
+        (Command::Quit, "quit"),
+        (Command::Help, "help"),
+        (Command::FocusNext, "pane"),
+        (Command::Down, "down"),
+        (Command::Up, "up"),
+    ] {
+        spans.extend(hint(command, label));
+    }
+    if let Some(warning) = state.warnings.first() {
+        spans.push(Span::styled(
+            format!("  ⚠ {warning}"),
+            theme.status_style(StatusKind::Drifted),
+        ));
+    } else if let Some(notice) = &state.notice {
+        spans.push(Span::styled(format!("  {notice}"), theme.text));
+    }
+    Paragraph::new(Line::from(spans))
+}
+
+/// Truncates to `width` characters, marking the cut with an ellipsis.
+fn fit(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// The style for the row under the cursor in the focused pane.
+fn row_style(selected: bool, focused: bool, theme: &Theme) -> Style {
+    if selected && focused {
+        theme.selection
+    } else {
+        Style::default()
+    }
+}
+
+fn focused(state: &State, pane: Pane) -> bool {
+    state.focus == pane
+}
+
+/// The first row to draw so the cursor stays visible in `rows` lines.
+fn scroll_offset(cursor: usize, rows: usize) -> usize {
+    cursor.saturating_sub(rows.saturating_sub(1))
+}
+
+/// The inner area of a bordered block.
+fn inner(area: Rect) -> Rect {
+    Rect {
+        x: area.x.saturating_add(1),
+        y: area.y.saturating_add(1),
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(2),
+    }
+}

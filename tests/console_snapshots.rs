@@ -1,0 +1,93 @@
+//! Snapshot tests of the console screen at the sizes operators use, drawn from a settled demo
+//! fleet (every cluster probed) into ratatui's TestBackend. No terminal, no timing.
+
+use std::sync::Arc;
+
+use flotilla::app::{self, Action, update};
+use flotilla::backend::BackendEvent;
+use flotilla::backend::sim::{Scenario, SimCore};
+use flotilla::config::keymap::{Command, Keymap};
+use flotilla::config::theme::Theme;
+use flotilla::engine::load_fleet;
+use flotilla::views::{self, ViewContext};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+fn settled_demo_state() -> app::state::State {
+    let (fleet, errors) = load_fleet(&flotilla::demo_fleet::demo_files());
+    assert!(errors.is_empty(), "{errors:?}");
+    let fleet = Arc::new(fleet);
+    let core = SimCore::new(fleet.clone(), &Scenario::demo(), 7);
+    let mut state = app::state_for_fleet(&fleet, "demo (simulated)".into());
+    update(&mut state, Action::Backend(core.snapshot()));
+    for cluster in 0..core.cluster_count() {
+        let event = BackendEvent::Cluster {
+            cluster: cluster as u32,
+            status: core.cluster_status(cluster),
+        };
+        update(&mut state, Action::Backend(event));
+    }
+    state
+}
+
+fn draw(state: &app::state::State, width: u16, height: u16) -> Terminal<TestBackend> {
+    let theme = Theme::load(None, false);
+    let keymap = Keymap::built_in("default");
+    let context = ViewContext {
+        theme: &theme,
+        keymap: &keymap,
+        ascii: false,
+    };
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
+    terminal
+        .draw(|frame| views::render(frame, state, &context))
+        .expect("draw");
+    terminal
+}
+
+#[test]
+fn console_at_200x50() {
+    let state = settled_demo_state();
+    insta::assert_snapshot!(draw(&state, 200, 50).backend());
+}
+
+#[test]
+fn console_at_120x40() {
+    let state = settled_demo_state();
+    insta::assert_snapshot!(draw(&state, 120, 40).backend());
+}
+
+#[test]
+fn console_at_80x24() {
+    let state = settled_demo_state();
+    insta::assert_snapshot!(draw(&state, 80, 24).backend());
+}
+
+#[test]
+fn console_at_40x12() {
+    let state = settled_demo_state();
+    insta::assert_snapshot!(draw(&state, 40, 12).backend());
+}
+
+#[test]
+fn help_overlay_at_120x40() {
+    let mut state = settled_demo_state();
+    update(&mut state, Action::Command(Command::Help));
+    insta::assert_snapshot!(draw(&state, 120, 40).backend());
+}
+
+#[test]
+fn tiny_and_odd_sizes_never_panic() {
+    let state = settled_demo_state();
+    for (width, height) in [
+        (1, 1),
+        (5, 3),
+        (19, 5),
+        (20, 6),
+        (25, 7),
+        (300, 2),
+        (2, 200),
+    ] {
+        draw(&state, width, height);
+    }
+}

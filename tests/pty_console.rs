@@ -1,0 +1,108 @@
+//! The real binary in a pseudo-terminal: it opens, shows the fleet, quits on `q` with status 0,
+//! and leaves the terminal as it found it, also when killed by a signal.
+
+mod common;
+
+use common::PtyApp;
+
+const DEMO_CLUSTERS: [&str; 14] = [
+    "prod-eu-west-1",
+    "prod-eu-west-2",
+    "prod-us-east-1",
+    "prod-us-east-2",
+    "prod-ap-south-1",
+    "staging-eu-west-1",
+    "staging-us-east-1",
+    "dev-eu-west-1",
+    "gpu-us-east-1",
+    "edge-store-0001",
+    "edge-store-0002",
+    "edge-store-0003",
+    "batch-ap-south-1",
+    "lab-eu-west-1",
+];
+
+fn clusters_named(screen: &str) -> usize {
+    DEMO_CLUSTERS
+        .iter()
+        .filter(|name| screen.contains(*name))
+        .count()
+}
+
+/// The terminal was put back: alternate screen left, cursor shown, raw mode no longer drawing.
+fn assert_restored(app: &PtyApp) {
+    let raw = String::from_utf8_lossy(&app.raw);
+    let entered = raw
+        .rfind("\x1b[?1049h")
+        .expect("the console used the alternate screen");
+    let left = raw
+        .rfind("\x1b[?1049l")
+        .expect("the alternate screen was left");
+    assert!(
+        left > entered,
+        "the alternate screen was left after it was entered"
+    );
+    assert!(
+        !app.parser.screen().alternate_screen(),
+        "back on the main screen"
+    );
+    assert!(
+        !app.parser.screen().hide_cursor(),
+        "the cursor is visible again"
+    );
+}
+
+#[test]
+fn demo_opens_shows_the_fleet_and_quits_cleanly() {
+    let mut app = PtyApp::spawn(&["demo"], 200, 50, &[]);
+    let screen = app.wait_for("at least 12 cluster names", |s| clusters_named(s) >= 12);
+    assert!(screen.contains("Clusters"), "{screen}");
+    assert!(screen.contains("Federated resources"), "{screen}");
+    // The simulated clusters answer: health arrives live after the first frame.
+    app.wait_for("a Ready cluster and the unreachable one", |s| {
+        s.contains("Ready") && s.contains("Unreachable")
+    });
+    app.send("q");
+    assert_eq!(app.wait_exit(), 0, "q exits with status 0");
+    assert_restored(&app);
+}
+
+#[test]
+fn help_lists_the_live_key_map() {
+    let mut app = PtyApp::spawn(&["demo"], 120, 40, &[]);
+    app.wait_for("the console", |s| s.contains("Clusters"));
+    app.send("?");
+    let screen = app.wait_for("the help overlay", |s| s.contains("Help"));
+    assert!(screen.contains("quit flotilla"), "{screen}");
+    app.send("?");
+    app.wait_for("help closed", |s| !s.contains("quit flotilla"));
+    app.send("q");
+    assert_eq!(app.wait_exit(), 0);
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    let mut app = PtyApp::spawn(&["demo"], 100, 30, &[]);
+    app.wait_for("the console", |s| s.contains("Clusters"));
+    let pid = app.pid().expect("child pid");
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+    assert_eq!(app.wait_exit(), 0, "a signal ends the console cleanly");
+    assert_restored(&app);
+}
+
+#[test]
+fn sigint_restores_the_terminal() {
+    let mut app = PtyApp::spawn(&["demo"], 100, 30, &[]);
+    app.wait_for("the console", |s| s.contains("Clusters"));
+    let pid = app.pid().expect("child pid");
+    std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert_eq!(app.wait_exit(), 0);
+    assert_restored(&app);
+}
