@@ -55,12 +55,19 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
     }
     match command {
         Command::Console | Command::Demo => console(&global).await,
-        Command::Clusters => {
+        Command::Clusters if global.uses_demo() => {
             let loaded = match source::load(&global) {
                 Ok(loaded) => loaded,
                 Err(err) => return Ok(input_error(&err)),
             };
-            commands::clusters::run(&global, &loaded, &mut std::io::stdout().lock())
+            commands::clusters::run_demo(&global, &loaded, &mut std::io::stdout().lock())
+        }
+        Command::Clusters => {
+            let inventory = match source::live_inventory(&global) {
+                Ok(inventory) => inventory,
+                Err(err) => return Ok(input_error(&err)),
+            };
+            commands::clusters::run_live(&global, inventory, &mut std::io::stdout()).await
         }
         other => {
             eprintln!("not implemented yet: {}", other.name());

@@ -5,9 +5,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use kube::config::Kubeconfig;
+
+use crate::backend::kube::kubeconfig::{self, KubeconfigError};
 use crate::cli::GlobalArgs;
 use crate::demo_fleet;
 use crate::engine::{Fleet, FleetError, SourceFile, load_fleet};
+use crate::model::ClusterSpec;
 
 /// A loaded fleet and how to name where it came from.
 pub struct LoadedFleet {
@@ -27,6 +31,12 @@ pub enum LoadError {
     Unreadable { path: String, reason: String },
     #[error("{}", render_fleet_errors(.0))]
     Invalid(Vec<FleetError>),
+    #[error(transparent)]
+    Kubeconfig(#[from] KubeconfigError),
+    #[error(
+        "no clusters: {reason}\n  hint: declare clusters in the fleet directory (Karmada Cluster or KubeFed KubeFedCluster objects), or name kubeconfig contexts with --context GLOB"
+    )]
+    NoClusters { reason: String },
 }
 
 fn render_fleet_errors(errors: &[FleetError]) -> String {
@@ -99,4 +109,64 @@ pub fn read_fleet_dir(dir: &Path) -> Result<Vec<SourceFile>, LoadError> {
             })
         })
         .collect()
+}
+
+/// The clusters of a live fleet and the kubeconfig that reaches them.
+pub struct LiveInventory {
+    pub clusters: Vec<ClusterSpec>,
+    pub kubeconfig: Kubeconfig,
+    /// The fleet directory's contents, when there is one.
+    pub fleet: Option<Arc<Fleet>>,
+}
+
+/// Fleet membership for raw-contexts mode (design §2): the fleet directory's inventory, or,
+/// without one, exactly the contexts `--context` names. Never every context implicitly.
+pub fn live_inventory(global: &GlobalArgs) -> Result<LiveInventory, LoadError> {
+    let fleet = if global.fleet.is_dir() {
+        let files = read_fleet_dir(&global.fleet)?;
+        let (fleet, errors) = load_fleet(&files);
+        if !errors.is_empty() {
+            return Err(LoadError::Invalid(errors));
+        }
+        Some(Arc::new(fleet))
+    } else {
+        None
+    };
+    let kubeconfig = kubeconfig::load(global.kubeconfig.as_deref())?;
+    let mut clusters = fleet
+        .as_ref()
+        .map(|fleet| fleet.clusters.clone())
+        .unwrap_or_default();
+    if clusters.is_empty() {
+        if global.contexts.is_empty() {
+            let reason = match &fleet {
+                Some(_) => format!(
+                    "the fleet directory {} has no cluster inventory",
+                    global.fleet.display()
+                ),
+                None => format!("there is no fleet directory {}", global.fleet.display()),
+            };
+            return Err(LoadError::NoClusters { reason });
+        }
+        clusters = kubeconfig::select_contexts(&kubeconfig, &global.contexts)?
+            .into_iter()
+            .map(|context| ClusterSpec {
+                name: context.clone(),
+                context,
+                ..ClusterSpec::default()
+            })
+            .collect();
+    } else if !global.contexts.is_empty() {
+        clusters.retain(|spec| {
+            global
+                .contexts
+                .iter()
+                .any(|pattern| kubeconfig::glob_match(pattern, &spec.context))
+        });
+    }
+    Ok(LiveInventory {
+        clusters,
+        kubeconfig,
+        fleet,
+    })
 }

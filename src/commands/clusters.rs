@@ -5,11 +5,12 @@ use std::io::Write;
 
 use serde::Serialize;
 
+use crate::backend::kube::{self, kubeconfig::Timeouts};
 use crate::backend::sim::{Scenario, SimCore};
 use crate::cli::{GlobalArgs, exit};
 use crate::model::{ClusterSpec, ClusterStatus, Health, Taint};
 use crate::output;
-use crate::source::LoadedFleet;
+use crate::source::{LiveInventory, LoadedFleet};
 
 /// One row of `clusters -o json`: `{"name","context","labels","taints","provider","region",
 /// "health","version","latencyMs","message"}`.
@@ -50,14 +51,34 @@ struct ClusterList {
     items: Vec<ClusterItem>,
 }
 
+/// Probes every live cluster (bounded, each with its own timeout) and lists them.
+pub async fn run_live(
+    global: &GlobalArgs,
+    inventory: LiveInventory,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    let timeouts = Timeouts::default();
+    let members = kube::connect(&inventory.kubeconfig, inventory.clusters, timeouts).await;
+    let statuses = kube::probe_all(&members, PROBE_CONCURRENCY, timeouts.connect).await;
+    let items: Vec<ClusterItem> = members
+        .iter()
+        .zip(statuses)
+        .map(|(member, status)| ClusterItem::new(&member.spec, status))
+        .collect();
+    let list = ClusterList { items };
+    output::write(out, global.output, &list, |out| table(out, &list.items))?;
+    Ok(exit::OK)
+}
+
+/// Clusters probed at once.
+const PROBE_CONCURRENCY: usize = 64;
+
 /// Lists the clusters of a simulated fleet.
-pub fn run(global: &GlobalArgs, loaded: &LoadedFleet, out: &mut dyn Write) -> anyhow::Result<u8> {
-    if !loaded.simulated {
-        eprintln!(
-            "not implemented yet: clusters against real contexts (use --demo for the simulated fleet)"
-        );
-        return Ok(exit::INPUT);
-    }
+pub fn run_demo(
+    global: &GlobalArgs,
+    loaded: &LoadedFleet,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
     let scenario = if global.demo_scale.is_some() {
         Scenario::synthetic(&loaded.fleet.clusters, global.demo_seed)
     } else {
