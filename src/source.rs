@@ -132,22 +132,22 @@ pub fn live_inventory(global: &GlobalArgs) -> Result<LiveInventory, LoadError> {
     } else {
         None
     };
-    let kubeconfig = kubeconfig::load(global.kubeconfig.as_deref())?;
     let mut clusters = fleet
         .as_ref()
         .map(|fleet| fleet.clusters.clone())
         .unwrap_or_default();
+    if clusters.is_empty() && global.contexts.is_empty() {
+        let reason = match &fleet {
+            Some(_) => format!(
+                "the fleet directory {} has no cluster inventory",
+                global.fleet.display()
+            ),
+            None => format!("there is no fleet directory {}", global.fleet.display()),
+        };
+        return Err(LoadError::NoClusters { reason });
+    }
+    let kubeconfig = kubeconfig::load(global.kubeconfig.as_deref())?;
     if clusters.is_empty() {
-        if global.contexts.is_empty() {
-            let reason = match &fleet {
-                Some(_) => format!(
-                    "the fleet directory {} has no cluster inventory",
-                    global.fleet.display()
-                ),
-                None => format!("there is no fleet directory {}", global.fleet.display()),
-            };
-            return Err(LoadError::NoClusters { reason });
-        }
         clusters = kubeconfig::select_contexts(&kubeconfig, &global.contexts)?
             .into_iter()
             .map(|context| ClusterSpec {

@@ -4,6 +4,8 @@
 //! It must not draw outside `views` or talk to clusters outside `backend`.
 
 pub mod action;
+pub mod filter;
+pub mod palette;
 pub mod state;
 pub mod update;
 
@@ -49,6 +51,7 @@ pub fn state_for_fleet(fleet: &Fleet, source: String) -> State {
             target: resource.target.clone(),
             dialect: resource.dialect,
             placement: fleet.placement_summary(index),
+            labels: None,
         })
         .collect();
     State::new(source, clusters, resources)

@@ -1,8 +1,11 @@
 //! The console's state: plain data owned by the app loop and changed only by `update`.
 //! It must not hold clients, channels or terminal types, so views and tests can borrow it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
+use fuzzy_matcher::skim::SkimMatcherV2;
+
+use super::filter::{Candidate, Filter};
 use crate::backend::CellRef;
 use crate::model::{
     CellStatus, ClusterSpec, ClusterStatus, Dialect, Health, ResourceRef, StatusCounts, StatusKind,
@@ -22,6 +25,18 @@ pub struct ResourceRow {
     pub dialect: Dialect,
     /// Short placement description, e.g. "selector env=prod".
     pub placement: String,
+    /// The template's labels, for `-l` filters.
+    pub labels: Option<BTreeMap<String, String>>,
+}
+
+impl ResourceRow {
+    /// What fuzzy filters match: "Deployment shop/web".
+    pub fn search_text(&self) -> String {
+        match &self.target.namespace {
+            Some(namespace) => format!("{} {namespace}/{}", self.target.kind, self.target.name),
+            None => format!("{} {}", self.target.kind, self.target.name),
+        }
+    }
 }
 
 /// Per-status cell counts for one row or column, kept up to date as cells change.
@@ -219,6 +234,113 @@ impl Pane {
     }
 }
 
+/// What a pane's rows are sorted by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortKey {
+    /// Fleet order: the order of the inventory or the fleet files.
+    #[default]
+    Fleet,
+    Name,
+    /// Worst cell status first.
+    Worst,
+    /// Clusters only: unhealthy first.
+    Health,
+    /// Clusters only: slowest first.
+    Latency,
+    /// Resources only.
+    Kind,
+}
+
+impl SortKey {
+    pub fn name(self) -> &'static str {
+        match self {
+            SortKey::Fleet => "fleet order",
+            SortKey::Name => "name",
+            SortKey::Worst => "worst status",
+            SortKey::Health => "health",
+            SortKey::Latency => "latency",
+            SortKey::Kind => "kind",
+        }
+    }
+
+    /// The keys a pane cycles through.
+    pub fn cycle(pane: Pane) -> &'static [SortKey] {
+        match pane {
+            Pane::Clusters => &[
+                SortKey::Fleet,
+                SortKey::Name,
+                SortKey::Worst,
+                SortKey::Health,
+                SortKey::Latency,
+            ],
+            Pane::Resources => &[SortKey::Fleet, SortKey::Name, SortKey::Worst, SortKey::Kind],
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<SortKey> {
+        [
+            SortKey::Fleet,
+            SortKey::Name,
+            SortKey::Worst,
+            SortKey::Health,
+            SortKey::Latency,
+            SortKey::Kind,
+        ]
+        .into_iter()
+        .find(|key| {
+            key.name().starts_with(&text.to_lowercase())
+                || (text == "fleet" && *key == SortKey::Fleet)
+        })
+    }
+}
+
+/// The rows a pane shows: its filter and sort, and the resulting row order.
+#[derive(Debug, Clone, Default)]
+pub struct PaneView {
+    pub filter: Filter,
+    pub sort: SortKey,
+    /// Indexes into the pane's rows, in display order, after filtering.
+    pub visible: Vec<usize>,
+    /// Position of the cursor within `visible`.
+    pub cursor: usize,
+}
+
+impl PaneView {
+    /// The row under the cursor.
+    pub fn selected(&self) -> Option<usize> {
+        self.visible.get(self.cursor).copied()
+    }
+}
+
+/// What the keyboard is doing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Mode {
+    #[default]
+    Normal,
+    /// Typing a filter for a pane.
+    Filter {
+        pane: Pane,
+        input: String,
+        error: Option<String>,
+    },
+    /// Typing a `:` command.
+    Palette {
+        input: String,
+        /// Index of the highlighted completion.
+        selected: usize,
+        error: Option<String>,
+    },
+    Help,
+}
+
+/// A run of adjacent clusters sharing a grouping label value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterGroup {
+    pub name: String,
+    /// Positions in the clusters pane's `visible` list.
+    pub members: std::ops::Range<usize>,
+}
+
 /// Everything the console shows.
 #[derive(Debug, Clone, Default)]
 pub struct State {
@@ -228,9 +350,21 @@ pub struct State {
     pub resources: Vec<ResourceRow>,
     pub cells: CellGrid,
     pub focus: Pane,
-    pub cluster_cursor: usize,
-    pub resource_cursor: usize,
-    pub show_help: bool,
+    pub cluster_view: PaneView,
+    pub resource_view: PaneView,
+    /// Only resources of this kind (`:kind deploy`).
+    pub kind_filter: Option<String>,
+    /// Only rows with at least one cell in this status (`:status drifted`).
+    pub status_filter: Option<StatusKind>,
+    /// Cluster label the clusters are grouped by (`region`, `provider`, any label).
+    pub group_by: Option<String>,
+    /// Groups of the visible clusters, when grouped.
+    pub groups: Vec<ClusterGroup>,
+    /// Draw the matrix as one heat strip per group instead of one column per cluster.
+    pub collapsed: bool,
+    /// Cluster name globs that mark dangerous clusters (e.g. `prod-*`).
+    pub danger_patterns: Vec<String>,
+    pub mode: Mode,
     pub readonly: bool,
     pub should_quit: bool,
     /// The latest notice for the status line.
@@ -244,13 +378,16 @@ pub struct State {
 impl State {
     pub fn new(source: String, clusters: Vec<ClusterRow>, resources: Vec<ResourceRow>) -> State {
         let cells = CellGrid::new(resources.len(), clusters.len());
-        State {
+        let mut state = State {
             source,
             clusters,
             resources,
             cells,
+            page_rows: 10,
             ..State::default()
-        }
+        };
+        state.refresh_views();
+        state
     }
 
     /// How many clusters are Ready.
@@ -259,6 +396,184 @@ impl State {
             .iter()
             .filter(|row| row.status.health == Health::Ready)
             .count()
+    }
+
+    /// The cluster under the clusters pane's cursor.
+    pub fn selected_cluster(&self) -> Option<usize> {
+        self.cluster_view.selected()
+    }
+
+    /// The resource under the resources pane's cursor.
+    pub fn selected_resource(&self) -> Option<usize> {
+        self.resource_view.selected()
+    }
+
+    pub fn view(&self, pane: Pane) -> &PaneView {
+        match pane {
+            Pane::Clusters => &self.cluster_view,
+            Pane::Resources => &self.resource_view,
+        }
+    }
+
+    pub fn view_mut(&mut self, pane: Pane) -> &mut PaneView {
+        match pane {
+            Pane::Clusters => &mut self.cluster_view,
+            Pane::Resources => &mut self.resource_view,
+        }
+    }
+
+    /// Whether a cluster belongs to the danger class.
+    pub fn is_dangerous(&self, cluster: usize) -> bool {
+        self.clusters.get(cluster).is_some_and(|row| {
+            self.danger_patterns
+                .iter()
+                .any(|pattern| crate::glob::glob_match(pattern, &row.spec.name))
+        })
+    }
+
+    /// Whether the state depends on cell statuses for its row order or filtering, so cell
+    /// changes must recompute the visible rows.
+    pub fn views_follow_cells(&self) -> bool {
+        self.status_filter.is_some()
+            || self.cluster_view.sort == SortKey::Worst
+            || self.resource_view.sort == SortKey::Worst
+    }
+
+    /// Recomputes both panes' visible rows (filter, status filter, sort, grouping), keeping
+    /// each cursor on the same row when it is still visible.
+    pub fn refresh_views(&mut self) {
+        let matcher = SkimMatcherV2::default();
+        let selected_cluster = self.selected_cluster();
+        let selected_resource = self.selected_resource();
+
+        let mut clusters: Vec<usize> = (0..self.clusters.len())
+            .filter(|&index| {
+                let row = &self.clusters[index];
+                let candidate = Candidate {
+                    text: &row.spec.name,
+                    labels: &row.spec.labels,
+                };
+                self.cluster_view.filter.matches(&matcher, &candidate)
+                    && self
+                        .status_filter
+                        .is_none_or(|kind| self.cells.cluster_counts(index).get(kind) > 0)
+            })
+            .collect();
+        sort_clusters(self, &mut clusters);
+        self.groups = match &self.group_by {
+            Some(key) => {
+                let value = |index: usize| group_value(&self.clusters[index].spec, key);
+                clusters.sort_by_cached_key(|cluster| value(*cluster));
+                group_runs(&clusters, value)
+            }
+            None => Vec::new(),
+        };
+        self.cluster_view.visible = clusters;
+
+        let no_labels = std::collections::BTreeMap::new();
+        let mut resources: Vec<usize> = (0..self.resources.len())
+            .filter(|&index| {
+                let row = &self.resources[index];
+                let text = row.search_text();
+                let candidate = Candidate {
+                    text: &text,
+                    labels: row.labels.as_ref().unwrap_or(&no_labels),
+                };
+                self.resource_view.filter.matches(&matcher, &candidate)
+                    && self
+                        .kind_filter
+                        .as_deref()
+                        .is_none_or(|kind| super::palette::kind_matches(&row.target.kind, kind))
+                    && self
+                        .status_filter
+                        .is_none_or(|kind| self.cells.resource_counts(index).get(kind) > 0)
+            })
+            .collect();
+        sort_resources(self, &mut resources);
+        self.resource_view.visible = resources;
+
+        restore_cursor(&mut self.cluster_view, selected_cluster);
+        restore_cursor(&mut self.resource_view, selected_resource);
+    }
+}
+
+fn restore_cursor(view: &mut PaneView, selected: Option<usize>) {
+    if let Some(position) = selected.and_then(|row| view.visible.iter().position(|r| *r == row)) {
+        view.cursor = position;
+    }
+    view.cursor = view.cursor.min(view.visible.len().saturating_sub(1));
+}
+
+/// The value a cluster is grouped under: a label, or provider/region/zone from the inventory.
+pub fn group_value(spec: &ClusterSpec, key: &str) -> String {
+    let value = match key {
+        "provider" => spec
+            .provider
+            .clone()
+            .or_else(|| spec.labels.get(key).cloned()),
+        "region" => spec
+            .region
+            .clone()
+            .or_else(|| spec.labels.get(key).cloned()),
+        "zone" => spec.zones.first().cloned(),
+        _ => spec.labels.get(key).cloned(),
+    };
+    value.unwrap_or_else(|| format!("(no {key})"))
+}
+
+fn group_runs(clusters: &[usize], value: impl Fn(usize) -> String) -> Vec<ClusterGroup> {
+    let mut groups: Vec<ClusterGroup> = Vec::new();
+    for (position, &cluster) in clusters.iter().enumerate() {
+        let name = value(cluster);
+        match groups.last_mut() {
+            Some(group) if group.name == name => group.members.end = position + 1,
+            _ => groups.push(ClusterGroup {
+                name,
+                members: position..position + 1,
+            }),
+        }
+    }
+    groups
+}
+
+fn sort_clusters(state: &State, clusters: &mut [usize]) {
+    let rows = &state.clusters;
+    match state.cluster_view.sort {
+        SortKey::Fleet | SortKey::Kind => {}
+        SortKey::Name => clusters.sort_by(|a, b| rows[*a].spec.name.cmp(&rows[*b].spec.name)),
+        SortKey::Worst => {
+            clusters.sort_by_key(|c| std::cmp::Reverse(state.cells.cluster_counts(*c).worst()))
+        }
+        SortKey::Health => {
+            clusters.sort_by_key(|c| std::cmp::Reverse(health_rank(rows[*c].status.health)))
+        }
+        SortKey::Latency => clusters
+            .sort_by_key(|c| std::cmp::Reverse(rows[*c].status.latency_ms.unwrap_or(u64::MAX))),
+    }
+}
+
+fn health_rank(health: Health) -> u8 {
+    match health {
+        Health::Ready => 0,
+        Health::Unknown => 1,
+        Health::NotReady => 2,
+        Health::Unauthorized => 3,
+        Health::Unreachable => 4,
+    }
+}
+
+fn sort_resources(state: &State, resources: &mut [usize]) {
+    let rows = &state.resources;
+    match state.resource_view.sort {
+        SortKey::Fleet | SortKey::Health | SortKey::Latency => {}
+        SortKey::Name => resources.sort_by(|a, b| rows[*a].target.name.cmp(&rows[*b].target.name)),
+        SortKey::Kind => resources.sort_by(|a, b| {
+            (&rows[*a].target.kind, &rows[*a].target.name)
+                .cmp(&(&rows[*b].target.kind, &rows[*b].target.name))
+        }),
+        SortKey::Worst => {
+            resources.sort_by_key(|r| std::cmp::Reverse(state.cells.resource_counts(*r).worst()))
+        }
     }
 }
 

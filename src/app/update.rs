@@ -1,8 +1,10 @@
 //! `update`: the one place the console's state changes. A plain function of the state and an
 //! action that returns the effects to run; it must not do I/O, sleep or read a clock.
 
-use super::action::Action;
-use super::state::{Pane, State};
+use super::action::{Action, InputKey};
+use super::filter::Filter;
+use super::palette::{self, PaletteCommand};
+use super::state::{CellDetail, Mode, Pane, SortKey, State};
 use crate::backend::{BackendEvent, Effect};
 use crate::config::keymap::Command;
 
@@ -10,6 +12,10 @@ use crate::config::keymap::Command;
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     match action {
         Action::Command(command) => run_command(state, command),
+        Action::Input(key) => {
+            edit(state, key);
+            Vec::new()
+        }
         Action::Backend(event) => {
             apply_backend_event(state, event);
             Vec::new()
@@ -25,16 +31,25 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     }
 }
 
+/// Whether keys currently go to a text input rather than the key map.
+pub fn is_typing(state: &State) -> bool {
+    matches!(state.mode, Mode::Filter { .. } | Mode::Palette { .. })
+}
+
 fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
-    if state.show_help && matches!(command, Command::Help | Command::Back) {
-        state.show_help = false;
+    if state.mode == Mode::Help {
+        match command {
+            Command::Quit => state.should_quit = true,
+            Command::Help | Command::Back => state.mode = Mode::Normal,
+            _ => {}
+        }
         return Vec::new();
     }
     let page = state.page_rows.max(1);
     match command {
         Command::Quit => state.should_quit = true,
-        Command::Help => state.show_help = true,
-        Command::Back => {}
+        Command::Help => state.mode = Mode::Help,
+        Command::Back => clear_focused_filter(state),
         Command::FocusNext | Command::FocusPrev => state.focus = state.focus.next(),
         Command::Up => move_cursor(state, |cursor, _| cursor.saturating_sub(1)),
         Command::Down => move_cursor(state, |cursor, _| cursor + 1),
@@ -42,17 +57,237 @@ fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
         Command::PageDown => move_cursor(state, |cursor, _| cursor + page),
         Command::Top => move_cursor(state, |_, _| 0),
         Command::Bottom => move_cursor(state, |_, len| len),
+        Command::Left => step_cluster(state, false),
+        Command::Right => step_cluster(state, true),
+        Command::Filter => {
+            let pane = state.focus;
+            state.mode = Mode::Filter {
+                pane,
+                input: state.view(pane).filter.text().to_string(),
+                error: None,
+            };
+        }
+        Command::Palette => {
+            state.mode = Mode::Palette {
+                input: String::new(),
+                selected: 0,
+                error: None,
+            };
+        }
+        Command::Sort => {
+            let pane = state.focus;
+            let keys = SortKey::cycle(pane);
+            let current = state.view(pane).sort;
+            let next = keys
+                .iter()
+                .position(|key| *key == current)
+                .map_or(keys[0], |index| keys[(index + 1) % keys.len()]);
+            state.view_mut(pane).sort = next;
+            state.refresh_views();
+            state.notice = Some(format!("sorted by {}", next.name()));
+        }
+        Command::Collapse => {
+            if state.group_by.is_none() {
+                state.group_by = Some("region".into());
+            }
+            state.collapsed = !state.collapsed;
+            state.refresh_views();
+        }
     }
     Vec::new()
 }
 
-/// Moves the focused pane's cursor, clamped to its rows.
+/// Esc in normal mode: clear the focused pane's filter (and the status filter), like k9s.
+fn clear_focused_filter(state: &mut State) {
+    let pane = state.focus;
+    if !state.view(pane).filter.is_empty() || state.status_filter.is_some() {
+        state.view_mut(pane).filter = Filter::default();
+        if pane == Pane::Resources {
+            state.kind_filter = None;
+        }
+        state.status_filter = None;
+        state.refresh_views();
+    }
+}
+
+/// Moves the focused pane's cursor, clamped to its visible rows.
 fn move_cursor(state: &mut State, step: impl Fn(usize, usize) -> usize) {
-    let (cursor, len) = match state.focus {
-        Pane::Clusters => (&mut state.cluster_cursor, state.clusters.len()),
-        Pane::Resources => (&mut state.resource_cursor, state.resources.len()),
+    let view = state.view_mut(state.focus);
+    let len = view.visible.len();
+    view.cursor = step(view.cursor, len).min(len.saturating_sub(1));
+}
+
+/// Moves the selected cluster (the matrix column) without leaving the focused pane.
+fn step_cluster(state: &mut State, forward: bool) {
+    let view = &mut state.cluster_view;
+    let len = view.visible.len();
+    view.cursor = if forward {
+        (view.cursor + 1).min(len.saturating_sub(1))
+    } else {
+        view.cursor.saturating_sub(1)
     };
-    *cursor = step(*cursor, len).min(len.saturating_sub(1));
+}
+
+fn edit(state: &mut State, key: InputKey) {
+    match std::mem::take(&mut state.mode) {
+        Mode::Filter {
+            pane,
+            mut input,
+            error,
+        } => match key {
+            InputKey::Esc => {}
+            InputKey::Enter => match Filter::parse(&input) {
+                Ok(filter) => {
+                    state.view_mut(pane).filter = filter;
+                    state.view_mut(pane).cursor = 0;
+                    state.refresh_views();
+                }
+                Err(error) => {
+                    state.mode = Mode::Filter {
+                        pane,
+                        input,
+                        error: Some(error),
+                    }
+                }
+            },
+            other => {
+                let changed = edit_text(&mut input, other);
+                // Filter as you type, when the text so far parses.
+                if changed && let Ok(filter) = Filter::parse(&input) {
+                    state.view_mut(pane).filter = filter;
+                    state.view_mut(pane).cursor = 0;
+                    state.refresh_views();
+                }
+                state.mode = Mode::Filter {
+                    pane,
+                    input,
+                    error: if changed { None } else { error },
+                };
+            }
+        },
+        Mode::Palette {
+            mut input,
+            mut selected,
+            error,
+        } => match key {
+            InputKey::Esc => {}
+            InputKey::Enter => {
+                let completions = palette::complete(state, &input);
+                let line = if palette::parse(&input).is_err() {
+                    completions
+                        .get(selected)
+                        .map_or(input.clone(), |(line, _)| line.clone())
+                } else {
+                    input.clone()
+                };
+                match palette::parse(&line) {
+                    Ok(command) => run_palette(state, command),
+                    Err(error) => {
+                        state.mode = Mode::Palette {
+                            input,
+                            selected,
+                            error: Some(error),
+                        }
+                    }
+                }
+            }
+            InputKey::Tab => {
+                if let Some((line, _)) = palette::complete(state, &input).get(selected) {
+                    input = line.clone();
+                    selected = 0;
+                }
+                state.mode = Mode::Palette {
+                    input,
+                    selected,
+                    error: None,
+                };
+            }
+            InputKey::Up => {
+                state.mode = Mode::Palette {
+                    input,
+                    selected: selected.saturating_sub(1),
+                    error,
+                }
+            }
+            InputKey::Down => {
+                let count = palette::complete(state, &input).len();
+                state.mode = Mode::Palette {
+                    input,
+                    selected: (selected + 1).min(count.saturating_sub(1)),
+                    error,
+                };
+            }
+            other => {
+                let changed = edit_text(&mut input, other);
+                state.mode = Mode::Palette {
+                    input,
+                    selected: if changed { 0 } else { selected },
+                    error: if changed { None } else { error },
+                };
+            }
+        },
+        other => state.mode = other,
+    }
+}
+
+/// Applies a text-editing key; returns whether the text changed.
+fn edit_text(input: &mut String, key: InputKey) -> bool {
+    match key {
+        InputKey::Char(c) => {
+            input.push(c);
+            true
+        }
+        InputKey::Backspace => input.pop().is_some(),
+        InputKey::ClearLine => {
+            let had = !input.is_empty();
+            input.clear();
+            had
+        }
+        _ => false,
+    }
+}
+
+fn run_palette(state: &mut State, command: PaletteCommand) {
+    let parse_into = |state: &mut State, pane: Pane, text: &str| match Filter::parse(text) {
+        Ok(filter) => {
+            state.view_mut(pane).filter = filter;
+            state.view_mut(pane).cursor = 0;
+            state.focus = pane;
+            true
+        }
+        Err(error) => {
+            state.notice = Some(error);
+            false
+        }
+    };
+    match command {
+        PaletteCommand::Cluster(text) => {
+            parse_into(state, Pane::Clusters, &text);
+        }
+        PaletteCommand::Resource(text) => {
+            parse_into(state, Pane::Resources, &text);
+        }
+        PaletteCommand::Kind(kind) => {
+            state.kind_filter = Some(kind);
+            state.resource_view.cursor = 0;
+            state.focus = Pane::Resources;
+        }
+        PaletteCommand::Status(kind) => state.status_filter = kind,
+        PaletteCommand::Group(label) => {
+            state.collapsed = state.collapsed && label.is_some();
+            state.group_by = label;
+        }
+        PaletteCommand::Sort(key) => state.view_mut(state.focus).sort = key,
+        PaletteCommand::Clear => {
+            state.cluster_view.filter = Filter::default();
+            state.resource_view.filter = Filter::default();
+            state.kind_filter = None;
+            state.status_filter = None;
+        }
+        PaletteCommand::Help => state.mode = Mode::Help,
+        PaletteCommand::Quit => state.should_quit = true,
+    }
+    state.refresh_views();
 }
 
 fn apply_backend_event(state: &mut State, event: BackendEvent) {
@@ -63,25 +298,33 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
                 .map(|update| {
                     (
                         update.cell,
-                        super::state::CellDetail {
+                        CellDetail {
                             status: update.status,
                             message: update.message,
                         },
                     )
                 })
                 .collect();
-            if !state.cells.replace(kinds, details) {
+            if state.cells.replace(kinds, details) {
+                state.refresh_views();
+            } else {
                 tracing::warn!("ignored a snapshot whose size does not match the fleet");
             }
         }
         BackendEvent::Cluster { cluster, status } => {
             if let Some(row) = state.clusters.get_mut(cluster as usize) {
                 row.status = status;
+                if matches!(state.cluster_view.sort, SortKey::Health | SortKey::Latency) {
+                    state.refresh_views();
+                }
             }
         }
         BackendEvent::Cells(updates) => {
             for update in updates {
                 state.cells.set(update.cell, update.status, update.message);
+            }
+            if state.views_follow_cells() {
+                state.refresh_views();
             }
         }
         BackendEvent::Notice(text) => state.notice = Some(text),
@@ -98,10 +341,13 @@ mod tests {
     };
 
     fn state(clusters: usize, resources: usize) -> State {
+        let regions = ["eu-west", "us-east", "ap-south"];
         let clusters = (0..clusters)
             .map(|index| ClusterRow {
                 spec: ClusterSpec {
                     name: format!("c{index}"),
+                    region: Some(regions[index % 3].to_string()),
+                    labels: [("region".to_string(), regions[index % 3].to_string())].into(),
                     ..ClusterSpec::default()
                 },
                 status: ClusterStatus::default(),
@@ -111,43 +357,216 @@ mod tests {
             .map(|index| ResourceRow {
                 target: ResourceRef {
                     api_version: "v1".into(),
-                    kind: "ConfigMap".into(),
+                    kind: if index % 2 == 0 {
+                        "ConfigMap"
+                    } else {
+                        "Deployment"
+                    }
+                    .into(),
                     namespace: Some("ns".into()),
                     name: format!("r{index}"),
                 },
                 dialect: Dialect::Karmada,
                 placement: "all".into(),
+                labels: None,
             })
             .collect();
         State::new("test".into(), clusters, resources)
     }
 
+    fn command(state: &mut State, command: Command) {
+        update(state, Action::Command(command));
+    }
+
+    fn type_text(state: &mut State, text: &str) {
+        for c in text.chars() {
+            update(state, Action::Input(InputKey::Char(c)));
+        }
+    }
+
     #[test]
     fn cursors_move_within_their_pane_and_clamp() {
         let mut state = state(3, 5);
-        update(&mut state, Action::Command(Command::Down));
-        update(&mut state, Action::Command(Command::Down));
-        update(&mut state, Action::Command(Command::Down));
-        assert_eq!(state.cluster_cursor, 2, "clamped to the last cluster");
-        update(&mut state, Action::Command(Command::FocusNext));
-        update(&mut state, Action::Command(Command::Bottom));
-        assert_eq!(state.resource_cursor, 4);
-        assert_eq!(state.cluster_cursor, 2, "the other pane keeps its cursor");
-        update(&mut state, Action::Command(Command::Top));
-        assert_eq!(state.resource_cursor, 0);
-        update(&mut state, Action::Command(Command::Up));
-        assert_eq!(state.resource_cursor, 0);
+        command(&mut state, Command::Down);
+        command(&mut state, Command::Down);
+        command(&mut state, Command::Down);
+        assert_eq!(
+            state.selected_cluster(),
+            Some(2),
+            "clamped to the last cluster"
+        );
+        command(&mut state, Command::FocusNext);
+        command(&mut state, Command::Bottom);
+        assert_eq!(state.selected_resource(), Some(4));
+        assert_eq!(
+            state.selected_cluster(),
+            Some(2),
+            "the other pane keeps its cursor"
+        );
+        command(&mut state, Command::Top);
+        assert_eq!(state.selected_resource(), Some(0));
+        command(&mut state, Command::Up);
+        assert_eq!(state.selected_resource(), Some(0));
+        command(&mut state, Command::Right);
+        assert_eq!(
+            state.selected_cluster(),
+            Some(2),
+            "right stops at the last column"
+        );
+        command(&mut state, Command::Left);
+        assert_eq!(state.selected_cluster(), Some(1));
     }
 
     #[test]
     fn help_opens_and_closes_and_quit_quits() {
         let mut state = state(1, 1);
-        update(&mut state, Action::Command(Command::Help));
-        assert!(state.show_help);
-        update(&mut state, Action::Command(Command::Back));
-        assert!(!state.show_help);
-        update(&mut state, Action::Command(Command::Quit));
+        command(&mut state, Command::Help);
+        assert_eq!(state.mode, Mode::Help);
+        command(&mut state, Command::Down);
+        assert_eq!(state.mode, Mode::Help, "other keys do nothing under help");
+        command(&mut state, Command::Back);
+        assert_eq!(state.mode, Mode::Normal);
+        command(&mut state, Command::Quit);
         assert!(state.should_quit);
+    }
+
+    #[test]
+    fn filtering_narrows_the_focused_pane_as_you_type() {
+        let mut state = state(12, 4);
+        command(&mut state, Command::Filter);
+        assert!(is_typing(&state));
+        type_text(&mut state, "c1");
+        // c1, c10, c11 match "c1".
+        assert_eq!(state.cluster_view.visible, vec![1, 10, 11]);
+        update(&mut state, Action::Input(InputKey::Enter));
+        assert_eq!(state.mode, Mode::Normal);
+        assert_eq!(
+            state.resource_view.visible.len(),
+            4,
+            "the other pane is untouched"
+        );
+        command(&mut state, Command::Back);
+        assert_eq!(
+            state.cluster_view.visible.len(),
+            12,
+            "esc clears the filter"
+        );
+    }
+
+    #[test]
+    fn label_filters_and_negation_work_on_clusters() {
+        let mut state = state(9, 1);
+        command(&mut state, Command::Filter);
+        type_text(&mut state, "-l region=eu-west !c6");
+        update(&mut state, Action::Input(InputKey::Enter));
+        assert_eq!(state.cluster_view.visible, vec![0, 3]);
+    }
+
+    #[test]
+    fn a_bad_filter_shows_an_error_and_keeps_the_text() {
+        let mut state = state(3, 1);
+        command(&mut state, Command::Filter);
+        type_text(&mut state, "-l");
+        update(&mut state, Action::Input(InputKey::Enter));
+        match &state.mode {
+            Mode::Filter { input, error, .. } => {
+                assert_eq!(input, "-l");
+                assert!(error.as_deref().is_some_and(|e| e.contains("-l needs")));
+            }
+            other => panic!("expected the filter to stay open, got {other:?}"),
+        }
+        update(&mut state, Action::Input(InputKey::Esc));
+        assert_eq!(state.mode, Mode::Normal);
+    }
+
+    #[test]
+    fn the_palette_filters_kinds_statuses_and_groups() {
+        let mut state = state(6, 4);
+        command(&mut state, Command::Palette);
+        type_text(&mut state, "kind deploy");
+        update(&mut state, Action::Input(InputKey::Enter));
+        assert_eq!(state.resource_view.visible, vec![1, 3]);
+        assert_eq!(state.focus, Pane::Resources);
+
+        update(
+            &mut state,
+            Action::Backend(BackendEvent::Cells(vec![CellUpdate {
+                cell: CellRef {
+                    resource: 3,
+                    cluster: 4,
+                },
+                status: CellStatus::Drifted,
+                message: None,
+            }])),
+        );
+        command(&mut state, Command::Palette);
+        type_text(&mut state, "status drifted");
+        update(&mut state, Action::Input(InputKey::Enter));
+        assert_eq!(state.resource_view.visible, vec![3]);
+        assert_eq!(state.cluster_view.visible, vec![4]);
+
+        command(&mut state, Command::Palette);
+        type_text(&mut state, "clear");
+        update(&mut state, Action::Input(InputKey::Enter));
+        command(&mut state, Command::Palette);
+        type_text(&mut state, "group region");
+        update(&mut state, Action::Input(InputKey::Enter));
+        let names: Vec<&str> = state.groups.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(names, vec!["ap-south", "eu-west", "us-east"]);
+        assert_eq!(state.groups[0].members, 0..2);
+    }
+
+    #[test]
+    fn palette_completion_fills_the_line() {
+        let mut state = state(3, 1);
+        command(&mut state, Command::Palette);
+        type_text(&mut state, "clu");
+        update(&mut state, Action::Input(InputKey::Tab));
+        match &state.mode {
+            Mode::Palette { input, .. } => assert_eq!(input, "cluster "),
+            other => panic!("{other:?}"),
+        }
+        type_text(&mut state, "c2");
+        update(&mut state, Action::Input(InputKey::Enter));
+        assert_eq!(state.cluster_view.visible, vec![2]);
+    }
+
+    #[test]
+    fn an_unknown_palette_command_is_an_inline_error() {
+        let mut state = state(3, 1);
+        command(&mut state, Command::Palette);
+        type_text(&mut state, "zzzz");
+        update(&mut state, Action::Input(InputKey::Enter));
+        assert!(matches!(&state.mode, Mode::Palette { error: Some(_), .. }));
+    }
+
+    #[test]
+    fn sorting_cycles_and_keeps_the_selected_row() {
+        let mut state = state(3, 1);
+        command(&mut state, Command::Down);
+        update(
+            &mut state,
+            Action::Backend(BackendEvent::Cells(vec![CellUpdate {
+                cell: CellRef {
+                    resource: 0,
+                    cluster: 2,
+                },
+                status: CellStatus::Failed("boom".into()),
+                message: None,
+            }])),
+        );
+        command(&mut state, Command::Sort); // name
+        command(&mut state, Command::Sort); // worst
+        assert_eq!(state.cluster_view.sort, SortKey::Worst);
+        assert_eq!(
+            state.cluster_view.visible[0], 2,
+            "the failing cluster sorts first"
+        );
+        assert_eq!(
+            state.selected_cluster(),
+            Some(1),
+            "the cursor follows its row"
+        );
     }
 
     #[test]

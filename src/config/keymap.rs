@@ -22,10 +22,16 @@ pub enum Command {
     PageDown,
     Top,
     Bottom,
+    Left,
+    Right,
+    Filter,
+    Palette,
+    Sort,
+    Collapse,
 }
 
 impl Command {
-    pub const ALL: [Command; 11] = [
+    pub const ALL: [Command; 17] = [
         Command::Quit,
         Command::Help,
         Command::Back,
@@ -37,6 +43,12 @@ impl Command {
         Command::PageDown,
         Command::Top,
         Command::Bottom,
+        Command::Left,
+        Command::Right,
+        Command::Filter,
+        Command::Palette,
+        Command::Sort,
+        Command::Collapse,
     ];
 
     /// The name used in key map files.
@@ -53,6 +65,12 @@ impl Command {
             Command::PageDown => "page-down",
             Command::Top => "top",
             Command::Bottom => "bottom",
+            Command::Left => "left",
+            Command::Right => "right",
+            Command::Filter => "filter",
+            Command::Palette => "palette",
+            Command::Sort => "sort",
+            Command::Collapse => "collapse",
         }
     }
 
@@ -70,6 +88,12 @@ impl Command {
             Command::PageDown => "page down",
             Command::Top => "first row",
             Command::Bottom => "last row",
+            Command::Left => "previous cluster column",
+            Command::Right => "next cluster column",
+            Command::Filter => "filter the focused pane (fuzzy, !not, glob, -l key=value)",
+            Command::Palette => "command palette (:cluster :kind :status :group :sort …)",
+            Command::Sort => "cycle the focused pane's sort order",
+            Command::Collapse => "matrix: one heat strip per cluster group",
         }
     }
 

@@ -1,4 +1,5 @@
-//! The clusters pane: one row per cluster with health, version, latency, place and worst cell.
+//! The clusters pane: one row per visible cluster with health, version, latency, place and
+//! worst cell; group headings when grouped; danger-class clusters marked.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -14,52 +15,118 @@ pub(super) const FIXED_COLUMNS: usize = 4 + 12 + 9 + 6 + 10 + 14;
 pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &ViewContext) {
     let theme = context.theme;
     let is_focused = focused(state, Pane::Clusters);
-    let title = format!("Clusters ({})", state.clusters.len());
+    let view = &state.cluster_view;
+    let title = if view.visible.len() == state.clusters.len() {
+        format!("Clusters ({}) · {}", state.clusters.len(), view.sort.name())
+    } else {
+        format!(
+            "Clusters ({} of {}) · {}",
+            view.visible.len(),
+            state.clusters.len(),
+            view.sort.name()
+        )
+    };
     frame.render_widget(pane_block(&title, is_focused, theme), area);
     let body = inner(area);
     if body.height == 0 {
         return;
     }
-    let name_width = usize::from(body.width)
-        .saturating_sub(FIXED_COLUMNS)
-        .clamp(8, 32);
-    let mut lines = vec![Line::from(Span::styled(
-        format!(
-            "{:>3} {:<name_width$} {:<11} {:<8} {:>5} {:<9} {}",
-            "#", "NAME", "HEALTH", "VERSION", "LAT", "REGION", "WORST"
-        ),
-        theme.muted,
-    ))];
+    // Narrow panes drop the least important columns rather than cut names.
+    let width = usize::from(body.width);
+    let show_place = width >= 60;
+    let show_version = width >= 48;
+    let worst_words = width >= 60;
+    let fixed = FIXED_COLUMNS
+        - if show_place { 0 } else { 10 + 6 }
+        - if show_version { 0 } else { 9 }
+        - if worst_words { 0 } else { 12 };
+    let name_width = width.saturating_sub(fixed).clamp(6, 32);
+    let mut header = format!("{:>3} {:<name_width$} {:<11} ", "#", "NAME", "HEALTH");
+    if show_version {
+        header.push_str(&format!("{:<8} ", "VERSION"));
+    }
+    if show_place {
+        header.push_str(&format!("{:>5} {:<9} ", "LAT", "REGION"));
+    }
+    header.push_str(if worst_words { "WORST" } else { "W" });
+    let mut lines = vec![Line::from(Span::styled(header, theme.muted))];
     let rows = usize::from(body.height).saturating_sub(1);
-    let offset = scroll_offset(state.cluster_cursor, rows);
-    for (index, row) in state.clusters.iter().enumerate().skip(offset).take(rows) {
-        let selected = index == state.cluster_cursor;
+    if view.visible.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "  no cluster matches the filter (esc clears it)",
+            theme.muted,
+        )));
+    }
+    let offset = scroll_offset(
+        view.cursor,
+        rows.saturating_sub(state.groups.len().min(rows / 3)),
+    );
+    let mut drawn = 0;
+    for (position, &index) in view.visible.iter().enumerate().skip(offset) {
+        if drawn >= rows {
+            break;
+        }
+        if let Some(group) = state
+            .groups
+            .iter()
+            .find(|group| group.members.start == position)
+        {
+            lines.push(Line::from(Span::styled(
+                format!(" ▸ {} ({})", group.name, group.members.len()),
+                theme.title,
+            )));
+            drawn += 1;
+            if drawn >= rows {
+                break;
+            }
+        }
+        let row = &state.clusters[index];
+        let selected = position == view.cursor;
         let base = row_style(selected, is_focused, theme);
         let worst = state.cells.cluster_counts(index).worst();
-        let latency = row
-            .status
-            .latency_ms
-            .map_or_else(|| "-".to_string(), |ms| format!("{ms}ms"));
-        let version = row.status.version.as_deref().unwrap_or("-");
-        let region = row.spec.region.as_deref().unwrap_or("-");
-        lines.push(Line::from(vec![
+        let name_style = if state.is_dangerous(index) {
+            base.patch(theme.danger)
+        } else {
+            base.patch(theme.text)
+        };
+        let mut spans = vec![
             Span::styled(format!("{:>3} ", index + 1), base.patch(theme.muted)),
             Span::styled(
-                format!("{:<name_width$} ", fit(&row.spec.name, name_width)),
-                base.patch(theme.text),
+                format!("{:<name_width$}", fit(&row.spec.name, name_width)),
+                name_style,
             ),
+            Span::styled(" ", base),
             Span::styled(
                 format!("{:<11} ", row.status.health.as_str()),
                 base.patch(theme.health_style(row.status.health)),
             ),
-            Span::styled(format!("{:<8} ", fit(version, 8)), base),
-            Span::styled(format!("{latency:>5} "), base),
-            Span::styled(format!("{:<9} ", fit(region, 9)), base),
-            Span::styled(
-                format!("{} {}", worst.symbol(context.ascii), worst.as_str()),
-                base.patch(theme.status_style(worst)),
-            ),
-        ]));
+        ];
+        if show_version {
+            let version = row.status.version.as_deref().unwrap_or("-");
+            spans.push(Span::styled(format!("{:<8} ", fit(version, 8)), base));
+        }
+        if show_place {
+            let latency = row
+                .status
+                .latency_ms
+                .map_or_else(|| "-".to_string(), |ms| format!("{ms}ms"));
+            let region = row.spec.region.as_deref().unwrap_or("-");
+            spans.push(Span::styled(
+                format!("{latency:>5} {:<9} ", fit(region, 9)),
+                base,
+            ));
+        }
+        let worst_text = if worst_words {
+            format!("{} {}", worst.symbol(context.ascii), worst.as_str())
+        } else {
+            worst.symbol(context.ascii).to_string()
+        };
+        spans.push(Span::styled(
+            worst_text,
+            base.patch(theme.status_style(worst)),
+        ));
+        lines.push(Line::from(spans));
+        drawn += 1;
     }
     frame.render_widget(Paragraph::new(lines), body);
 }

@@ -1,5 +1,5 @@
-//! The detail pane: what the selected cluster or resource is, and the cell behind its worst
-//! state, so every roll-up can be traced to the pair that caused it.
+//! The detail pane: what the selected cluster or resource is, the selected cell, and the cell
+//! behind the worst state, so every roll-up can be traced to the pair that caused it.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -16,9 +16,10 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
     let mut lines = Vec::new();
     match state.focus {
         Pane::Clusters => {
-            let Some(row) = state.clusters.get(state.cluster_cursor) else {
+            let Some(index) = state.selected_cluster() else {
                 return;
             };
+            let row = &state.clusters[index];
             let labels: Vec<String> = row
                 .spec
                 .labels
@@ -26,11 +27,15 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
                 .map(|(key, value)| format!("{key}={value}"))
                 .collect();
             let taints: Vec<String> = row.spec.taints.iter().map(ToString::to_string).collect();
-            lines.push(Line::from(vec![
+            let mut title = vec![
                 label("cluster"),
                 Span::styled(row.spec.name.clone(), theme.title),
                 Span::styled(format!("  context {}", row.spec.context), theme.muted),
-            ]));
+            ];
+            if state.is_dangerous(index) {
+                title.push(Span::styled("  DANGER CLASS", theme.danger));
+            }
+            lines.push(Line::from(title));
             lines.push(Line::from(vec![
                 label("health"),
                 Span::styled(
@@ -64,14 +69,15 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
                     taints.join(" ")
                 }),
             ]));
-            if let Some(resource) = state.cells.cluster_cause(state.cluster_cursor) {
-                lines.push(cause_line(state, context, resource, state.cluster_cursor));
+            if let Some(resource) = state.cells.cluster_cause(index) {
+                lines.push(cell_line(state, context, "worst", resource, index));
             }
         }
         Pane::Resources => {
-            let Some(row) = state.resources.get(state.resource_cursor) else {
+            let Some(index) = state.selected_resource() else {
                 return;
             };
+            let row = &state.resources[index];
             lines.push(Line::from(vec![
                 label("resource"),
                 Span::styled(row.target.display_key(), theme.title),
@@ -84,28 +90,22 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
                 label("placement"),
                 Span::raw(row.placement.clone()),
             ]));
-            if let Some(cluster) = state.cells.resource_cause(state.resource_cursor) {
-                lines.push(cause_line(state, context, state.resource_cursor, cluster));
+            if let Some(cluster) = state.selected_cluster() {
+                lines.push(cell_line(state, context, "selected", index, cluster));
             }
-            if let Some(cluster) = state.clusters.get(state.cluster_cursor) {
-                let status = state
-                    .cells
-                    .status(state.resource_cursor, state.cluster_cursor);
-                lines.push(Line::from(vec![
-                    label("on"),
-                    Span::styled(format!("{}: ", cluster.spec.name), theme.text),
-                    Span::styled(status.to_string(), theme.status_style(status.kind())),
-                ]));
+            if let Some(cluster) = state.cells.resource_cause(index) {
+                lines.push(cell_line(state, context, "worst", index, cluster));
             }
         }
     }
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner(area));
 }
 
-/// "worst: Drifted on prod-eu-west-1 — /spec/replicas changed by kubectl-scale".
-fn cause_line<'a>(
+/// "worst  ~ Drifted  Deployment/shop/web on prod-eu-west-1 — /spec/replicas changed by …".
+fn cell_line<'a>(
     state: &'a State,
     context: &ViewContext,
+    label: &str,
     resource: usize,
     cluster: usize,
 ) -> Line<'a> {
@@ -120,7 +120,7 @@ fn cause_line<'a>(
         .get(resource)
         .map_or_else(String::new, |row| row.target.display_key());
     let mut spans = vec![
-        Span::styled(format!("{:<10}", "worst"), theme.muted),
+        Span::styled(format!("{label:<10}"), theme.muted),
         Span::styled(
             format!("{} {}", status.kind().symbol(context.ascii), status),
             theme.status_style(status.kind()),

@@ -4,6 +4,7 @@
 mod clusters;
 mod detail;
 mod help;
+mod input;
 mod resources;
 
 use ratatui::Frame;
@@ -12,7 +13,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use crate::app::state::{Pane, State};
+use crate::app::state::{Mode, Pane, State};
 use crate::config::keymap::{Command, Keymap};
 use crate::config::theme::Theme;
 use crate::model::StatusKind;
@@ -40,7 +41,11 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
     ])
     .areas(area);
     frame.render_widget(header_line(state, context), header);
-    frame.render_widget(footer_line(state, context), footer);
+    if matches!(state.mode, Mode::Filter { .. } | Mode::Palette { .. }) {
+        input::render_line(frame, footer, state, context);
+    } else {
+        frame.render_widget(footer_line(state, context), footer);
+    }
 
     let longest_name = state
         .clusters
@@ -60,8 +65,11 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
     if detail_height > 0 {
         detail::render(frame, detail_area, state, context);
     }
-    if state.show_help {
+    if state.mode == Mode::Help {
         help::render(frame, area, context);
+    }
+    if matches!(state.mode, Mode::Palette { .. }) {
+        input::render_completions(frame, body, state, context);
     }
 }
 
@@ -104,8 +112,41 @@ fn header_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
             theme.status_style(kind),
         ));
     }
+    let mut filters = Vec::new();
+    for (name, view) in [
+        ("clusters", &state.cluster_view),
+        ("resources", &state.resource_view),
+    ] {
+        if !view.filter.is_empty() {
+            filters.push(format!("{name}: {}", view.filter.text()));
+        }
+    }
+    if let Some(kind) = &state.kind_filter {
+        filters.push(format!("kind: {kind}"));
+    }
+    if let Some(kind) = state.status_filter {
+        filters.push(format!("status: {kind}"));
+    }
+    if let Some(label) = &state.group_by {
+        filters.push(format!("grouped by {label}"));
+    }
+    if !filters.is_empty() {
+        spans.push(Span::styled(
+            format!("│ {} ", filters.join(" · ")),
+            theme.header,
+        ));
+    }
     if state.readonly {
         spans.push(Span::styled(" READ-ONLY ", theme.danger));
+    }
+    if state
+        .selected_cluster()
+        .is_some_and(|cluster| state.is_dangerous(cluster))
+    {
+        spans.push(Span::styled(
+            " ⚠ DANGER CLASS CLUSTER SELECTED ",
+            theme.danger,
+        ));
     }
     Paragraph::new(Line::from(spans)).style(theme.header)
 }
@@ -126,9 +167,11 @@ fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
     for (command, label) in [
         (Command::Quit, "quit"),
         (Command::Help, "help"),
+        (Command::Filter, "filter"),
+        (Command::Palette, "command"),
         (Command::FocusNext, "pane"),
-        (Command::Down, "down"),
-        (Command::Up, "up"),
+        (Command::Sort, "sort"),
+        (Command::Collapse, "heat strips"),
     ] {
         spans.extend(hint(command, label));
     }

@@ -1,5 +1,6 @@
-//! The federated resources pane with the propagation matrix: one row per resource, one
-//! symbol per cluster, so the state of every (resource, cluster) pair reads at a glance.
+//! The federated resources pane with the propagation matrix: one row per resource and one
+//! symbol per cluster — or, collapsed, one heat strip per cluster group — so every
+//! (resource, cluster) pair reads at a glance. Only the columns that fit are computed.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -8,62 +9,105 @@ use ratatui::widgets::Paragraph;
 
 use super::{ViewContext, fit, focused, inner, pane_block, row_style, scroll_offset};
 use crate::app::state::{Pane, State};
+use crate::model::StatusKind;
 
-/// Columns the matrix gives each cluster.
-const CELL_WIDTH: usize = 2;
+/// A matrix column: one cluster, or a whole group drawn as a heat strip.
+enum Column {
+    Cluster { position: usize, cluster: usize },
+    Group { index: usize },
+}
 
 pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &ViewContext) {
     let theme = context.theme;
     let is_focused = focused(state, Pane::Resources);
-    let title = format!("Federated resources ({}) × clusters", state.resources.len());
+    let view = &state.resource_view;
+    let title = if view.visible.len() == state.resources.len() {
+        format!(
+            "Federated resources ({}) × clusters · {}",
+            state.resources.len(),
+            view.sort.name()
+        )
+    } else {
+        format!(
+            "Federated resources ({} of {}) × clusters · {}",
+            view.visible.len(),
+            state.resources.len(),
+            view.sort.name()
+        )
+    };
     frame.render_widget(pane_block(&title, is_focused, theme), area);
     let body = inner(area);
     if body.height < 3 {
         return;
     }
     let width = usize::from(body.width);
-    let name_width = (width / 3).clamp(12, 40);
-    let fixed = 2 + 11 + 1 + name_width + 1 + 8 + 1;
+    let name_width = (width / 3).clamp(10, 40);
+    let show_dialect = width >= 60;
+    let fixed = 2 + 11 + 1 + name_width + 1 + if show_dialect { 9 } else { 0 };
     let matrix_width = width.saturating_sub(fixed);
-    let visible_clusters = (matrix_width / CELL_WIDTH).min(state.clusters.len());
-    // Keep the selected cluster's column on screen.
-    let first_cluster = scroll_offset(state.cluster_cursor, visible_clusters.max(1))
-        .min(state.clusters.len().saturating_sub(visible_clusters));
-    let columns = first_cluster..first_cluster + visible_clusters;
+    let collapsed = state.collapsed && !state.groups.is_empty();
+    let cell_width = if collapsed { 4 } else { 2 };
+    let capacity = matrix_width / cell_width;
+    let columns = visible_columns(state, collapsed, capacity);
 
-    let prefix = " ".repeat(fixed);
-    let digits = |place: usize| -> String {
-        columns
-            .clone()
-            .map(|cluster| {
+    let mut header_top = format!("  {:<11} {:<name_width$} ", "KIND", "NAMESPACE/NAME");
+    if show_dialect {
+        header_top.push_str(&format!("{:<8} ", "DIALECT"));
+    }
+    let mut header_bottom = " ".repeat(fixed);
+    for column in &columns {
+        let (top, bottom) = match column {
+            Column::Cluster { cluster, .. } => {
                 let number = cluster + 1;
-                let digit = (number / place) % 10;
-                let shown = if number >= place || place == 1 {
-                    char::from(b'0' + digit as u8)
+                let tens = if number >= 10 {
+                    char::from(b'0' + ((number / 10) % 10) as u8)
                 } else {
                     ' '
                 };
-                format!("{shown:<CELL_WIDTH$}")
-            })
-            .collect()
+                (
+                    format!("{tens:<cell_width$}"),
+                    format!("{:<cell_width$}", char::from(b'0' + (number % 10) as u8)),
+                )
+            }
+            Column::Group { index } => {
+                let name = &state.groups[*index].name;
+                (
+                    format!("{:<cell_width$}", fit(name, cell_width - 1)),
+                    format!("{:<cell_width$}", state.groups[*index].members.len()),
+                )
+            }
+        };
+        header_top.push_str(&top);
+        header_bottom.push_str(&bottom);
+    }
+    let hidden = if collapsed {
+        state.groups.len().saturating_sub(columns.len())
+    } else {
+        state
+            .cluster_view
+            .visible
+            .len()
+            .saturating_sub(columns.len())
     };
+    if hidden > 0 {
+        header_top.push_str(&format!(" +{hidden}"));
+    }
     let mut lines = vec![
-        Line::from(Span::styled(
-            format!(
-                "  {:<11} {:<name_width$} {:<8} {}",
-                "KIND",
-                "NAMESPACE/NAME",
-                "DIALECT",
-                digits(10)
-            ),
-            theme.muted,
-        )),
-        Line::from(Span::styled(format!("{prefix}{}", digits(1)), theme.muted)),
+        Line::from(Span::styled(header_top, theme.muted)),
+        Line::from(Span::styled(header_bottom, theme.muted)),
     ];
+    if view.visible.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "  no resource matches the filter (esc clears it)",
+            theme.muted,
+        )));
+    }
     let rows = usize::from(body.height).saturating_sub(2);
-    let offset = scroll_offset(state.resource_cursor, rows);
-    for (index, row) in state.resources.iter().enumerate().skip(offset).take(rows) {
-        let selected = index == state.resource_cursor;
+    let offset = scroll_offset(view.cursor, rows);
+    let selected_position = state.cluster_view.cursor;
+    for (position, &index) in view.visible.iter().enumerate().skip(offset).take(rows) {
+        let row = &state.resources[index];
+        let selected = position == view.cursor;
         let base = row_style(selected, is_focused, theme);
         let worst = state.cells.resource_counts(index).worst();
         let name = match &row.target.namespace {
@@ -83,23 +127,68 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
                 format!("{:<name_width$} ", fit(&name, name_width)),
                 base.patch(theme.text),
             ),
-            Span::styled(
+        ];
+        if show_dialect {
+            spans.push(Span::styled(
                 format!("{:<8} ", row.dialect.as_str()),
                 base.patch(theme.muted),
-            ),
-        ];
-        for cluster in columns.clone() {
-            let kind = state.cells.kind(index, cluster);
+            ));
+        }
+        for column in &columns {
+            let (kind, under_cursor) = match column {
+                Column::Cluster { position, cluster } => (
+                    state.cells.kind(index, *cluster),
+                    *position == selected_position,
+                ),
+                Column::Group { index: group } => {
+                    let members = state.groups[*group].members.clone();
+                    let worst = state.cluster_view.visible[members.clone()]
+                        .iter()
+                        .map(|cluster| state.cells.kind(index, *cluster))
+                        .max()
+                        .unwrap_or(StatusKind::NotPlaced);
+                    (worst, members.contains(&selected_position))
+                }
+            };
             let mut style = theme.status_style(kind);
-            if selected && cluster == state.cluster_cursor {
+            if selected && under_cursor {
                 style = style.patch(theme.selection);
             }
-            spans.push(Span::styled(
-                format!("{:<CELL_WIDTH$}", kind.symbol(context.ascii)),
-                style,
-            ));
+            let symbol = kind.symbol(context.ascii);
+            let text = if collapsed {
+                format!("{}{}", symbol.to_string().repeat(cell_width - 1), ' ')
+            } else {
+                format!("{symbol:<cell_width$}")
+            };
+            spans.push(Span::styled(text, style));
         }
         lines.push(Line::from(spans));
     }
     frame.render_widget(Paragraph::new(lines), body);
+}
+
+/// The columns that fit, scrolled so the selected cluster (or its group) stays visible.
+fn visible_columns(state: &State, collapsed: bool, capacity: usize) -> Vec<Column> {
+    if collapsed {
+        let count = state.groups.len();
+        let cursor = state
+            .groups
+            .iter()
+            .position(|group| group.members.contains(&state.cluster_view.cursor))
+            .unwrap_or(0);
+        let take = capacity.min(count);
+        let first = scroll_offset(cursor, take.max(1)).min(count - take);
+        return (first..first + take)
+            .map(|index| Column::Group { index })
+            .collect();
+    }
+    let visible = &state.cluster_view.visible;
+    let take = capacity.min(visible.len());
+    let first = scroll_offset(state.cluster_view.cursor, take.max(1)).min(visible.len() - take);
+    (first..first + take)
+        .map(|position| Column::Cluster {
+            position,
+            cluster: visible[position],
+        })
+        .collect()
 }

@@ -1,0 +1,88 @@
+//! The text inputs: the filter / palette line at the bottom and the palette's completions.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph};
+
+use super::{ViewContext, pane_block};
+use crate::app::palette;
+use crate::app::state::{Mode, Pane, State};
+
+pub(super) fn render_line(frame: &mut Frame, area: Rect, state: &State, context: &ViewContext) {
+    let theme = context.theme;
+    let (prompt, input, error) = match &state.mode {
+        Mode::Filter { pane, input, error } => {
+            let prompt = match pane {
+                Pane::Clusters => "filter clusters /",
+                Pane::Resources => "filter resources /",
+            };
+            (prompt, input.as_str(), error.as_deref())
+        }
+        Mode::Palette { input, error, .. } => (":", input.as_str(), error.as_deref()),
+        _ => return,
+    };
+    let mut spans = vec![
+        Span::styled(format!(" {prompt}"), theme.title),
+        Span::styled(input.to_string(), theme.text),
+        Span::styled("▏", theme.title),
+    ];
+    match error {
+        Some(error) => spans.push(Span::styled(format!("   ✗ {error}"), theme.danger)),
+        None => spans.push(Span::styled("   enter apply · esc cancel", theme.muted)),
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+pub(super) fn render_completions(
+    frame: &mut Frame,
+    area: Rect,
+    state: &State,
+    context: &ViewContext,
+) {
+    let Mode::Palette {
+        input, selected, ..
+    } = &state.mode
+    else {
+        return;
+    };
+    let theme = context.theme;
+    let completions = palette::complete(state, input);
+    if completions.is_empty() || area.height < 4 {
+        return;
+    }
+    let rows = completions
+        .len()
+        .min(usize::from(area.height.saturating_sub(2)).min(12));
+    let first = selected.saturating_sub(rows.saturating_sub(1));
+    let lines: Vec<Line> = completions
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(rows)
+        .map(|(index, (line, description))| {
+            let style = if index == *selected {
+                theme.selection
+            } else {
+                theme.text
+            };
+            Line::from(vec![
+                Span::styled(format!(" :{line:<36}"), style),
+                Span::styled(format!(" {description}"), theme.muted),
+            ])
+        })
+        .collect();
+    let height = rows as u16 + 2;
+    let width = 72.min(area.width);
+    let popup = Rect {
+        x: area.x,
+        y: area.y + area.height - height,
+        width,
+        height,
+    };
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(lines).block(pane_block("tab complete · ↑↓ choose", true, theme)),
+        popup,
+    );
+}
