@@ -11,6 +11,7 @@ use flotilla::backend::sim::{self, Scenario, SimCore};
 use flotilla::cli::{Cli, Command, GlobalArgs, exit};
 use flotilla::config::keymap::Keymap;
 use flotilla::config::theme::Theme;
+use flotilla::config::{self, Settings};
 use flotilla::{commands, logging, source};
 
 fn main() -> ExitCode {
@@ -93,16 +94,28 @@ async fn console(global: &GlobalArgs) -> anyhow::Result<u8> {
         Err(err) => return Ok(input_error(&err)),
     };
     let no_colour = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
-    let theme = Theme::load(global.theme.as_deref(), no_colour);
-    let keymap = Keymap::built_in(global.keymap.as_deref().unwrap_or("default"));
+    let user_dir = config::user_dir();
+    let (settings, settings_warnings) = Settings::load(user_dir.as_deref());
+    let theme_name = global.theme.clone().or(settings.theme.clone());
+    let theme = Theme::load_with_user(theme_name.as_deref(), no_colour, user_dir.as_deref());
+    let keymap_name = global
+        .keymap
+        .clone()
+        .or(settings.keymap.clone())
+        .unwrap_or_else(|| "default".into());
+    let keymap = Keymap::load(&keymap_name, user_dir.as_deref());
     let mut state = app::state_for_fleet(&loaded.fleet, loaded.label.clone());
     state.readonly = global.readonly;
-    state.warnings = theme
-        .warnings
+    state.danger_patterns = settings.danger_patterns();
+    state.warnings = settings_warnings
         .iter()
+        .chain(&theme.warnings)
         .chain(&keymap.warnings)
         .cloned()
         .collect();
+    for warning in &state.warnings {
+        tracing::warn!("{warning}");
+    }
     let scenario = if global.demo_scale.is_some() {
         Scenario::synthetic(&loaded.fleet.clusters, global.demo_seed)
     } else {

@@ -91,3 +91,34 @@ fn tiny_and_odd_sizes_never_panic() {
         draw(&state, width, height);
     }
 }
+
+#[test]
+fn every_shipped_theme_renders_with_its_status_colours() {
+    use flotilla::model::StatusKind;
+    let state = settled_demo_state();
+    for (name, _) in flotilla::config::theme::BUILT_IN {
+        let theme = Theme::load(Some(name), false);
+        let keymap = Keymap::built_in("default");
+        let context = ViewContext {
+            theme: &theme,
+            keymap: &keymap,
+            ascii: false,
+        };
+        let mut terminal = Terminal::new(TestBackend::new(160, 40)).expect("test terminal");
+        terminal
+            .draw(|frame| views::render(frame, &state, &context))
+            .expect("draw");
+        let buffer = terminal.backend().buffer();
+        let failed = StatusKind::Failed.symbol(false).to_string();
+        let cell = buffer
+            .content()
+            .iter()
+            .find(|cell| cell.symbol() == failed)
+            .unwrap_or_else(|| panic!("{name}: no Failed cell on screen"));
+        assert_eq!(
+            Some(cell.fg),
+            theme.status_style(StatusKind::Failed).fg,
+            "{name}: the Failed cell uses the theme's colour"
+        );
+    }
+}

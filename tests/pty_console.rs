@@ -106,3 +106,84 @@ fn sigint_restores_the_terminal() {
     assert_eq!(app.wait_exit(), 0);
     assert_restored(&app);
 }
+
+#[test]
+fn filtering_to_one_cluster_shows_only_it() {
+    let mut app = PtyApp::spawn(&["demo"], 200, 50, &[]);
+    app.wait_for("the console", |s| clusters_named(s) >= 12);
+    app.send("/");
+    app.send("gpu-us");
+    app.send("\r");
+    let screen = app.wait_for("only the gpu cluster", |s| clusters_named(s) == 1);
+    assert!(screen.contains("gpu-us-east-1"), "{screen}");
+    assert!(screen.contains("Clusters (1 of 14)"), "{screen}");
+    app.send("\x1b");
+    app.wait_for("the filter cleared", |s| clusters_named(s) >= 12);
+    app.send("q");
+    assert_eq!(app.wait_exit(), 0);
+}
+
+#[test]
+fn resizing_to_tiny_and_back_never_crashes() {
+    let mut app = PtyApp::spawn(&["demo"], 200, 50, &[]);
+    app.wait_for("the console", |s| clusters_named(s) >= 12);
+    for (cols, rows) in [(40, 12), (10, 3), (80, 24), (40, 12), (200, 50)] {
+        app.resize_to(cols, rows);
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        assert!(app.is_alive(), "flotilla died at {cols}x{rows}");
+    }
+    app.wait_for("the full screen again", |s| clusters_named(s) >= 12);
+    app.send("q");
+    assert_eq!(app.wait_exit(), 0);
+}
+
+/// Every SGR sequence that sets a foreground or background colour.
+fn colour_escapes(raw: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(raw);
+    let mut found = Vec::new();
+    let mut rest = text.as_ref();
+    while let Some(start) = rest.find("\x1b[") {
+        let after = &rest[start + 2..];
+        let end = after
+            .find(|c: char| !(c.is_ascii_digit() || c == ';'))
+            .unwrap_or(after.len());
+        if after[end..].starts_with('m') {
+            let params: Vec<&str> = after[..end].split(';').collect();
+            let sets_colour = params.iter().any(|p| {
+                matches!(
+                    p.parse::<u16>(),
+                    Ok(30..=37 | 38 | 40..=47 | 48 | 90..=97 | 100..=107)
+                )
+            });
+            if sets_colour {
+                found.push(after[..end].to_string());
+            }
+        }
+        rest = &after[end.min(after.len())..];
+    }
+    found
+}
+
+#[test]
+fn no_color_emits_no_colour_escapes() {
+    let mut app = PtyApp::spawn(&["demo"], 160, 40, &[("NO_COLOR", "1")]);
+    app.wait_for("the console", |s| {
+        clusters_named(s) >= 12 && s.contains("Unreachable")
+    });
+    app.send("?");
+    app.wait_for("help", |s| s.contains("quit flotilla"));
+    app.send("q");
+    app.send("q");
+    assert_eq!(app.wait_exit(), 0);
+    let colours = colour_escapes(&app.raw);
+    assert!(
+        colours.is_empty(),
+        "colour escapes under NO_COLOR: {colours:?}"
+    );
+    // The same run with colour does emit them, so the check can fail.
+    let mut coloured = PtyApp::spawn(&["demo"], 160, 40, &[]);
+    coloured.wait_for("the console", |s| clusters_named(s) >= 12);
+    coloured.send("q");
+    coloured.wait_exit();
+    assert!(!colour_escapes(&coloured.raw).is_empty());
+}

@@ -12,7 +12,7 @@ pub mod update;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossterm::event::{Event, EventStream, KeyEventKind};
+use crossterm::event::{Event, EventStream, KeyCode, KeyEventKind, KeyModifiers};
 use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -156,7 +156,15 @@ impl Console {
     fn action_for(&self, event: Event) -> Option<Action> {
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => {
-                self.keymap.command_for(key).map(Action::Command)
+                let ctrl_c =
+                    key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+                if ctrl_c {
+                    Some(Action::Terminate)
+                } else if update::is_typing(&self.state) {
+                    action::InputKey::from_event(key).map(Action::Input)
+                } else {
+                    self.keymap.command_for(key).map(Action::Command)
+                }
             }
             Event::Resize(width, height) => Some(Action::Resize { width, height }),
             _ => None,

@@ -242,9 +242,52 @@ struct KeymapFile {
     global: BTreeMap<String, Vec<String>>,
 }
 
-const BUILT_IN: [(&str, &str); 1] = [("default", include_str!("../../keymaps/default.yaml"))];
+/// The shipped key maps, embedded so the binary needs no files.
+pub const BUILT_IN: [(&str, &str); 3] = [
+    ("default", include_str!("../../keymaps/default.yaml")),
+    ("vim", include_str!("../../keymaps/vim.yaml")),
+    ("k9s", include_str!("../../keymaps/k9s.yaml")),
+];
 
 impl Keymap {
+    /// A map by name with `<user_dir>/keymaps/<name>.yaml` laid over the built-in of the same
+    /// name (or over `default`): each command the user lists gets exactly the user's keys.
+    pub fn load(name: &str, user_dir: Option<&std::path::Path>) -> Keymap {
+        let mut warnings = Vec::new();
+        let user =
+            user_dir.and_then(|dir| super::read_user_file(dir, "keymaps", name, &mut warnings));
+        let known = BUILT_IN.iter().any(|(candidate, _)| *candidate == name);
+        let mut map = if known || user.is_none() {
+            Keymap::built_in(name)
+        } else {
+            let mut map = Keymap::built_in("default");
+            map.name = name.to_string();
+            map
+        };
+        if let Some((path, text)) = user {
+            let overlay = Keymap::parse(name, &text, &path);
+            for (command, keys) in overlay.listed {
+                map.bindings.retain(|_, bound| *bound != command);
+                map.listed.insert(command, Vec::new());
+                for key in keys {
+                    if let Some(previous) = map.bindings.insert(key, command)
+                        && previous != command
+                    {
+                        map.warnings.push(format!(
+                            "{path}: key {key} was bound to {}; now {}",
+                            previous.name(),
+                            command.name()
+                        ));
+                    }
+                    map.listed.entry(command).or_default().push(key);
+                }
+            }
+            map.warnings.extend(overlay.warnings);
+        }
+        map.warnings.splice(0..0, warnings);
+        map
+    }
+
     /// A built-in map by name; unknown names fall back to `default` with a warning.
     pub fn built_in(name: &str) -> Keymap {
         let text = BUILT_IN
@@ -255,8 +298,13 @@ impl Keymap {
             Some(text) => Keymap::parse(name, text, &format!("keymaps/{name}.yaml")),
             None => {
                 let mut map = Keymap::parse("default", BUILT_IN[0].1, "keymaps/default.yaml");
-                map.warnings
-                    .insert(0, format!("no key map named {name:?}; using default"));
+                map.warnings.insert(
+                    0,
+                    format!(
+                        "no key map named {name:?}; using default (shipped: {})",
+                        BUILT_IN.map(|(name, _)| name).join(", ")
+                    ),
+                );
                 map
             }
         }
@@ -362,6 +410,48 @@ mod tests {
             "q",
             "file order is kept"
         );
+    }
+
+    #[test]
+    fn every_shipped_key_map_loads_cleanly_and_can_quit() {
+        for (name, _) in BUILT_IN {
+            let map = Keymap::built_in(name);
+            assert!(map.warnings.is_empty(), "{name}: {:?}", map.warnings);
+            for command in [
+                Command::Quit,
+                Command::Help,
+                Command::Filter,
+                Command::Palette,
+            ] {
+                assert!(
+                    !map.keys_for(command).is_empty(),
+                    "{name} has no key for {command:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn user_files_replace_only_the_commands_they_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("keymaps")).unwrap();
+        std::fs::write(
+            dir.path().join("keymaps/default.yaml"),
+            "global:\n  quit: [x]\n",
+        )
+        .unwrap();
+        let map = Keymap::load("default", Some(dir.path()));
+        assert!(map.warnings.is_empty(), "{:?}", map.warnings);
+        let x = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
+        let q = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE);
+        assert_eq!(map.command_for(x), Some(Command::Quit));
+        assert_eq!(
+            map.command_for(q),
+            None,
+            "the user's keys replace the built-in ones"
+        );
+        let j = KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE);
+        assert_eq!(map.command_for(j), Some(Command::Down), "the rest stays");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! back to the default; it must never fail the program.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
@@ -33,7 +34,16 @@ pub struct Theme {
     pub warnings: Vec<String>,
 }
 
-const BUILT_IN: [(&str, &str); 1] = [("dark", include_str!("../../themes/dark.yaml"))];
+/// The shipped themes, embedded so the binary needs no files.
+pub const BUILT_IN: [(&str, &str); 4] = [
+    ("dark", include_str!("../../themes/dark.yaml")),
+    ("light", include_str!("../../themes/light.yaml")),
+    (
+        "high-contrast",
+        include_str!("../../themes/high-contrast.yaml"),
+    ),
+    ("k9s", include_str!("../../themes/k9s.yaml")),
+];
 
 /// One slot in a theme file: `red`, `"#ff8800"`, or `{fg: red, bg: black, bold: true}`.
 #[derive(Debug, Deserialize)]
@@ -58,16 +68,31 @@ impl Theme {
     /// A built-in theme by name (`dark` when unknown, with a warning); monochrome when
     /// `no_colour` is set.
     pub fn load(name: Option<&str>, no_colour: bool) -> Theme {
+        Theme::load_with_user(name, no_colour, None)
+    }
+
+    /// A theme by name, with `<user_dir>/themes/<name>.yaml` laid over the built-in of the same
+    /// name (or over `dark` for a name only the user has). Unusable entries become warnings.
+    pub fn load_with_user(name: Option<&str>, no_colour: bool, user_dir: Option<&Path>) -> Theme {
         let wanted = name.unwrap_or("dark");
         let mut warnings = Vec::new();
+        let user_text =
+            user_dir.and_then(|dir| super::read_user_file(dir, "themes", wanted, &mut warnings));
         let (name, text) = match BUILT_IN.iter().find(|(candidate, _)| *candidate == wanted) {
             Some((name, text)) => (*name, *text),
+            None if user_text.is_some() => (wanted, BUILT_IN[0].1),
             None => {
-                warnings.push(format!("no theme named {wanted:?}; using dark"));
+                warnings.push(format!(
+                    "no theme named {wanted:?}; using dark (shipped: {})",
+                    BUILT_IN.map(|(name, _)| name).join(", ")
+                ));
                 BUILT_IN[0]
             }
         };
         let mut theme = Theme::parse(name, text, &format!("themes/{name}.yaml"));
+        if let Some((path, text)) = user_text {
+            theme.overlay(&text, &path);
+        }
         theme.warnings.splice(0..0, warnings);
         if no_colour {
             theme = theme.monochrome();
@@ -79,14 +104,22 @@ impl Theme {
     pub fn parse(name: &str, text: &str, origin: &str) -> Theme {
         let mut theme = Theme::monochrome_base(name);
         theme.colour = true;
+        if !theme.overlay(text, origin) {
+            theme.colour = false;
+        }
+        theme
+    }
+
+    /// Lays a theme file's slots over this theme; returns false when the file is unusable.
+    fn overlay(&mut self, text: &str, origin: &str) -> bool {
+        let theme = self;
         let slots: BTreeMap<String, SlotSpec> = match serde_saphyr::from_str(text) {
             Ok(slots) => slots,
             Err(err) => {
                 theme
                     .warnings
-                    .push(format!("{origin}: not a theme ({err}); using monochrome"));
-                theme.colour = false;
-                return theme;
+                    .push(format!("{origin}: not a theme ({err}); ignored"));
+                return false;
             }
         };
         for (slot, spec) in slots {
@@ -101,7 +134,7 @@ impl Theme {
                 Err(err) => theme.warnings.push(format!("{origin}: {slot}: {err}")),
             }
         }
-        theme
+        true
     }
 
     fn set_slot(&mut self, slot: &str, style: Style) -> bool {
@@ -227,14 +260,41 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_dark_theme_loads_cleanly_and_colours_every_status() {
-        let theme = Theme::load(Some("dark"), false);
-        assert!(theme.warnings.is_empty(), "{:?}", theme.warnings);
-        assert!(theme.colour);
-        for kind in StatusKind::ALL {
-            let style = theme.status_style(kind);
-            assert!(style.fg.is_some(), "{kind} has no colour");
+    fn every_shipped_theme_loads_cleanly_and_colours_every_status() {
+        for (name, _) in BUILT_IN {
+            let theme = Theme::load(Some(name), false);
+            assert!(theme.warnings.is_empty(), "{name}: {:?}", theme.warnings);
+            assert!(theme.colour);
+            assert_eq!(theme.name, name);
+            for kind in StatusKind::ALL {
+                let style = theme.status_style(kind);
+                assert!(style.fg.is_some(), "{name}: {kind} has no colour");
+            }
         }
+    }
+
+    #[test]
+    fn user_files_lay_over_the_built_in_theme() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(dir.path().join("themes")).expect("mkdir");
+        std::fs::write(
+            dir.path().join("themes/dark.yaml"),
+            "text: magenta\nbogus: red\n",
+        )
+        .expect("write");
+        let theme = Theme::load_with_user(Some("dark"), false, Some(dir.path()));
+        assert_eq!(theme.text.fg, Some(Color::Magenta), "the user's slot wins");
+        assert_eq!(
+            theme.status_style(StatusKind::InSync).fg,
+            Some(Color::Green),
+            "the rest stays built in"
+        );
+        assert_eq!(theme.warnings.len(), 1, "{:?}", theme.warnings);
+        std::fs::write(dir.path().join("themes/mine.yaml"), "text: cyan\n").expect("write");
+        let mine = Theme::load_with_user(Some("mine"), false, Some(dir.path()));
+        assert_eq!(mine.name, "mine");
+        assert_eq!(mine.text.fg, Some(Color::Cyan));
+        assert!(mine.warnings.is_empty(), "{:?}", mine.warnings);
     }
 
     #[test]

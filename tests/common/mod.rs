@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
+use std::num::NonZeroU16;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -25,6 +26,7 @@ pub struct PtyApp {
     pub parser: vt100::Parser,
     /// Everything the program wrote, for checks on raw escape sequences.
     pub raw: Vec<u8>,
+    master: Box<dyn portable_pty::MasterPty + Send>,
     _state_dir: tempfile::TempDir,
 }
 
@@ -66,8 +68,6 @@ impl PtyApp {
                 }
             }
         });
-        // Keep the master alive as long as the app: it owns the pty.
-        std::mem::forget(pty.master);
         PtyApp {
             child,
             writer,
@@ -78,6 +78,7 @@ impl PtyApp {
                 0,
             ),
             raw: Vec::new(),
+            master: pty.master,
             _state_dir: state_dir,
         }
     }
@@ -127,7 +128,25 @@ impl PtyApp {
         self.writer.flush().expect("flush pty");
     }
 
-    pub fn resize_to(&mut self, _cols: u16, _rows: u16) {}
+    /// Resizes the terminal as a window manager would (the program gets SIGWINCH).
+    pub fn resize_to(&mut self, cols: u16, rows: u16) {
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("resize pty");
+        if let (Some(rows), Some(cols)) = (NonZeroU16::new(rows), NonZeroU16::new(cols)) {
+            self.parser.screen_mut().set_size(rows, cols);
+        }
+    }
+
+    /// Whether the program is still running.
+    pub fn is_alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
 
     /// Waits for the program to exit and returns its exit code.
     pub fn wait_exit(&mut self) -> u32 {
