@@ -45,21 +45,24 @@ pub fn demo_files() -> Vec<SourceFile> {
 pub fn synthetic_fleet(clusters: usize, resources: usize) -> Vec<SourceFile> {
     let regions = ["eu-west", "us-east", "ap-south"];
     let providers = ["aws", "gcp", "onprem"];
-    let mut text = String::new();
+    let mut docs = Vec::new();
     for index in 0..clusters {
         let region = regions[index % 3];
         let provider = providers[(index / 3) % 3];
-        text.push_str(&format!(
-            "---\napiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: store-{index:04}\n  labels:\n    region: {region}\nspec:\n  provider: {provider}\n  region: {region}\n"
+        docs.push(format!(
+            "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: store-{index:04}\n  labels:\n    region: {region}\nspec:\n  provider: {provider}\n  region: {region}\n"
         ));
     }
     for index in 0..resources {
-        text.push_str(&format!(
-            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config-{index:04}\n  namespace: shop\ndata:\n  key: value-{index}\n"
+        docs.push(format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config-{index:04}\n  namespace: shop\ndata:\n  key: value-{index}\n"
         ));
     }
-    vec![SourceFile {
-        path: "synthetic.yaml".into(),
-        text,
-    }]
+    docs.chunks(500)
+        .enumerate()
+        .map(|(index, chunk)| SourceFile {
+            path: format!("synthetic-{index}.yaml"),
+            text: chunk.iter().map(|doc| format!("---\n{doc}")).collect(),
+        })
+        .collect()
 }

@@ -54,8 +54,19 @@ pub fn state_for_fleet(fleet: &Fleet, source: String) -> State {
             labels: None,
         })
         .collect();
-    State::new(source, clusters, resources)
+    let mut state = State::new(source, clusters, resources);
+    // A large fleet does not fit one column per cluster: start with one heat strip per region.
+    if state.clusters.len() > LARGE_FLEET {
+        state.group_by = Some("region".into());
+        state.collapsed = true;
+        state.refresh_views();
+        state.cluster_view.cursor = 0;
+    }
+    state
 }
+
+/// Clusters beyond which the matrix starts collapsed into heat strips.
+const LARGE_FLEET: usize = 200;
 
 /// Everything the console loop needs.
 pub struct Console {

@@ -41,7 +41,8 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
         - if show_version { 0 } else { 9 }
         - if worst_words { 0 } else { 12 };
     let name_width = width.saturating_sub(fixed).clamp(6, 32);
-    let mut header = format!("{:>3} {:<name_width$} {:<11} ", "#", "NAME", "HEALTH");
+    let digits = state.clusters.len().to_string().len().max(3);
+    let mut header = format!("{:>digits$} {:<name_width$} {:<11} ", "#", "NAME", "HEALTH");
     if show_version {
         header.push_str(&format!("{:<8} ", "VERSION"));
     }
@@ -90,7 +91,7 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
             base.patch(theme.text)
         };
         let mut spans = vec![
-            Span::styled(format!("{:>3} ", index + 1), base.patch(theme.muted)),
+            Span::styled(format!("{:>digits$} ", index + 1), base.patch(theme.muted)),
             Span::styled(
                 format!("{:<name_width$}", fit(&row.spec.name, name_width)),
                 name_style,

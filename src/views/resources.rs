@@ -135,6 +135,7 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
             ));
         }
         for column in &columns {
+            let mut strip_counts = None;
             let (kind, under_cursor) = match column {
                 Column::Cluster { position, cluster } => (
                     state.cells.kind(index, *cluster),
@@ -142,11 +143,18 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
                 ),
                 Column::Group { index: group } => {
                     let members = state.groups[*group].members.clone();
-                    let worst = state.cluster_view.visible[members.clone()]
-                        .iter()
-                        .map(|cluster| state.cells.kind(index, *cluster))
-                        .max()
-                        .unwrap_or(StatusKind::NotPlaced);
+                    let mut worst = StatusKind::NotPlaced;
+                    let mut count = 0usize;
+                    for cluster in &state.cluster_view.visible[members.clone()] {
+                        let kind = state.cells.kind(index, *cluster);
+                        if kind > worst {
+                            worst = kind;
+                            count = 1;
+                        } else if kind == worst {
+                            count += 1;
+                        }
+                    }
+                    strip_counts = Some(count);
                     (worst, members.contains(&selected_position))
                 }
             };
@@ -156,7 +164,14 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
             }
             let symbol = kind.symbol(context.ascii);
             let text = if collapsed {
-                format!("{}{}", symbol.to_string().repeat(cell_width - 1), ' ')
+                // The worst state and how many of the group's clusters are in it.
+                let count = strip_counts.unwrap_or(0);
+                let count = if count > 99 {
+                    "++".to_string()
+                } else {
+                    count.to_string()
+                };
+                format!("{symbol}{count:<width$}", width = cell_width - 1)
             } else {
                 format!("{symbol:<cell_width$}")
             };
