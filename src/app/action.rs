@@ -16,6 +16,8 @@ pub enum Action {
     Backend(BackendEvent),
     /// The terminal now has this many columns and rows.
     Resize { width: u16, height: u16 },
+    /// The clock moved: milliseconds since the app started.
+    Tick { now_ms: u64 },
     /// Quit for a reason other than a key (a signal).
     Terminate,
 }

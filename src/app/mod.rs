@@ -41,6 +41,7 @@ pub fn state_for_fleet(fleet: &Fleet, source: String) -> State {
         .map(|spec| ClusterRow {
             spec: spec.clone(),
             status: Default::default(),
+            last_seen_ms: None,
         })
         .collect();
     let resources = fleet

@@ -16,6 +16,8 @@ use crate::model::{
 pub struct ClusterRow {
     pub spec: ClusterSpec,
     pub status: ClusterStatus,
+    /// When the backend last said anything about this cluster (app clock, ms).
+    pub last_seen_ms: Option<u64>,
 }
 
 /// A federated resource as the console shows it.
@@ -82,6 +84,10 @@ pub struct CellGrid {
     details: HashMap<CellRef, CellDetail>,
     per_resource: Vec<KindCounts>,
     per_cluster: Vec<KindCounts>,
+    /// Problem cells and since when (app clock, ms) they have been in their state.
+    problems: BTreeMap<CellRef, u64>,
+    /// The app clock, stamped on problems as they appear.
+    now_ms: u64,
 }
 
 /// The parts of a cell's status that do not fit in its kind.
@@ -101,6 +107,8 @@ impl CellGrid {
             details: HashMap::new(),
             per_resource: vec![KindCounts::default(); resources],
             per_cluster: vec![KindCounts::default(); clusters],
+            problems: BTreeMap::new(),
+            now_ms: 0,
         };
         grid.recount();
         grid
@@ -109,10 +117,51 @@ impl CellGrid {
     fn recount(&mut self) {
         self.per_resource = vec![KindCounts::default(); self.resources];
         self.per_cluster = vec![KindCounts::default(); self.clusters];
+        let old_problems = std::mem::take(&mut self.problems);
         for (index, kind) in self.kinds.iter().enumerate() {
-            self.per_resource[index / self.clusters.max(1)].add(*kind);
-            self.per_cluster[index % self.clusters.max(1)].add(*kind);
+            let (resource, cluster) = (index / self.clusters.max(1), index % self.clusters.max(1));
+            self.per_resource[resource].add(*kind);
+            self.per_cluster[cluster].add(*kind);
+            if kind.is_problem() {
+                let cell = CellRef {
+                    resource: resource as u32,
+                    cluster: cluster as u32,
+                };
+                let since = old_problems.get(&cell).copied().unwrap_or(self.now_ms);
+                self.problems.insert(cell, since);
+            }
         }
+    }
+
+    /// Sets the clock that new problems are stamped with.
+    pub fn set_now(&mut self, now_ms: u64) {
+        self.now_ms = now_ms;
+    }
+
+    /// Problem cells with the time they entered their state, worst first, then oldest first.
+    pub fn worst_problems(&self, limit: usize) -> Vec<(CellRef, StatusKind, u64)> {
+        let mut problems: Vec<(CellRef, StatusKind, u64)> = self
+            .problems
+            .iter()
+            .map(|(cell, since)| {
+                (
+                    *cell,
+                    self.kind(cell.resource as usize, cell.cluster as usize),
+                    *since,
+                )
+            })
+            .collect();
+        let limit = limit.min(problems.len());
+        if limit == 0 {
+            return Vec::new();
+        }
+        let order = |a: &(CellRef, StatusKind, u64), b: &(CellRef, StatusKind, u64)| {
+            b.1.cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0))
+        };
+        problems.select_nth_unstable_by(limit - 1, order);
+        problems.truncate(limit);
+        problems.sort_by(order);
+        problems
     }
 
     /// Replaces every cell; `kinds` is resource-major. A wrong-sized snapshot is ignored.
@@ -140,6 +189,11 @@ impl CellGrid {
         self.per_resource[resource].add(new);
         self.per_cluster[cluster].add(new);
         self.kinds[index] = new;
+        if !new.is_problem() {
+            self.problems.remove(&cell);
+        } else if old != new || !self.problems.contains_key(&cell) {
+            self.problems.insert(cell, self.now_ms);
+        }
         if status.detail().is_some() || message.is_some() {
             self.details.insert(cell, CellDetail { status, message });
         } else {
@@ -373,6 +427,27 @@ pub struct State {
     pub page_rows: usize,
     /// Warnings from configuration, shown once at the bottom.
     pub warnings: Vec<String>,
+    /// The app clock in milliseconds since start, advanced by ticks.
+    pub now_ms: u64,
+    /// The terminal size.
+    pub viewport: (u16, u16),
+    /// Set when this is the read-only wall display.
+    pub wall: Option<Wall>,
+}
+
+/// The wall display's own state.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Wall {
+    /// Page number; the view takes it modulo the page count, so it may wrap freely.
+    pub page: i64,
+    /// Milliseconds between automatic page turns.
+    pub page_every_ms: u64,
+    /// When the page last turned.
+    pub page_turned_ms: u64,
+    /// A cluster with no event for this long is shown as stale.
+    pub stale_after_ms: u64,
+    /// Draw with ASCII only.
+    pub ascii: bool,
 }
 
 impl State {
@@ -388,6 +463,17 @@ impl State {
         };
         state.refresh_views();
         state
+    }
+
+    /// Whether a cluster has been silent for longer than the wall's staleness threshold.
+    pub fn is_stale(&self, cluster: usize) -> bool {
+        let Some(wall) = &self.wall else {
+            return false;
+        };
+        self.clusters.get(cluster).is_some_and(|row| {
+            let seen = row.last_seen_ms.unwrap_or(0);
+            self.now_ms.saturating_sub(seen) > wall.stale_after_ms
+        })
     }
 
     /// How many clusters are Ready.

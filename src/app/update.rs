@@ -20,8 +20,13 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             apply_backend_event(state, event);
             Vec::new()
         }
-        Action::Resize { height, .. } => {
+        Action::Resize { width, height } => {
             state.page_rows = usize::from(height.saturating_sub(8)).max(1);
+            state.viewport = (width, height);
+            Vec::new()
+        }
+        Action::Tick { now_ms } => {
+            tick(state, now_ms);
             Vec::new()
         }
         Action::Terminate => {
@@ -36,7 +41,43 @@ pub fn is_typing(state: &State) -> bool {
     matches!(state.mode, Mode::Filter { .. } | Mode::Palette { .. })
 }
 
+/// Advances the app clock; turns the wall's page when its interval has passed.
+fn tick(state: &mut State, now_ms: u64) {
+    state.now_ms = state.now_ms.max(now_ms);
+    state.cells.set_now(state.now_ms);
+    if let Some(wall) = &mut state.wall
+        && wall.page_every_ms > 0
+        && state.now_ms.saturating_sub(wall.page_turned_ms) >= wall.page_every_ms
+    {
+        wall.page += 1;
+        wall.page_turned_ms = state.now_ms;
+    }
+}
+
+/// The wall display obeys only quit and paging; everything else does nothing.
+fn run_wall_command(state: &mut State, command: Command) {
+    let Some(wall) = &mut state.wall else {
+        return;
+    };
+    match command {
+        Command::Quit => state.should_quit = true,
+        Command::PageDown | Command::Down | Command::Right => {
+            wall.page += 1;
+            wall.page_turned_ms = state.now_ms;
+        }
+        Command::PageUp | Command::Up | Command::Left => {
+            wall.page -= 1;
+            wall.page_turned_ms = state.now_ms;
+        }
+        _ => {}
+    }
+}
+
 fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
+    if state.wall.is_some() {
+        run_wall_command(state, command);
+        return Vec::new();
+    }
     if state.mode == Mode::Help {
         match command {
             Command::Quit => state.should_quit = true,
@@ -314,13 +355,24 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
         BackendEvent::Cluster { cluster, status } => {
             if let Some(row) = state.clusters.get_mut(cluster as usize) {
                 row.status = status;
+                row.last_seen_ms = Some(state.now_ms);
                 if matches!(state.cluster_view.sort, SortKey::Health | SortKey::Latency) {
                     state.refresh_views();
                 }
             }
         }
+        BackendEvent::Heartbeat { clusters } => {
+            for cluster in clusters {
+                if let Some(row) = state.clusters.get_mut(cluster as usize) {
+                    row.last_seen_ms = Some(state.now_ms);
+                }
+            }
+        }
         BackendEvent::Cells(updates) => {
             for update in updates {
+                if let Some(row) = state.clusters.get_mut(update.cell.cluster as usize) {
+                    row.last_seen_ms = Some(state.now_ms);
+                }
                 state.cells.set(update.cell, update.status, update.message);
             }
             if state.views_follow_cells() {
@@ -351,6 +403,7 @@ mod tests {
                     ..ClusterSpec::default()
                 },
                 status: ClusterStatus::default(),
+                last_seen_ms: None,
             })
             .collect();
         let resources = (0..resources)
@@ -567,6 +620,115 @@ mod tests {
             Some(1),
             "the cursor follows its row"
         );
+    }
+
+    #[test]
+    fn the_wall_obeys_only_quit_and_paging() {
+        let mut state = state(4, 4);
+        state.wall = Some(crate::app::state::Wall {
+            page_every_ms: 10_000,
+            stale_after_ms: 60_000,
+            ..Default::default()
+        });
+        for command in [
+            Command::Filter,
+            Command::Palette,
+            Command::Sort,
+            Command::Help,
+            Command::Collapse,
+        ] {
+            command_is_inert(&mut state, command);
+        }
+        command(&mut state, Command::PageDown);
+        assert_eq!(state.wall.as_ref().map(|w| w.page), Some(1));
+        command(&mut state, Command::PageUp);
+        command(&mut state, Command::PageUp);
+        assert_eq!(
+            state.wall.as_ref().map(|w| w.page),
+            Some(-1),
+            "paging wraps in the view"
+        );
+        update(&mut state, Action::Tick { now_ms: 10_000 });
+        assert_eq!(
+            state.wall.as_ref().map(|w| w.page),
+            Some(0),
+            "pages turn by themselves"
+        );
+        command(&mut state, Command::Quit);
+        assert!(state.should_quit);
+    }
+
+    fn command_is_inert(state: &mut State, which: Command) {
+        let before = (
+            state.mode.clone(),
+            state.cluster_view.visible.clone(),
+            state.collapsed,
+        );
+        let effects = update(state, Action::Command(which));
+        assert!(effects.is_empty());
+        assert_eq!(
+            (
+                state.mode.clone(),
+                state.cluster_view.visible.clone(),
+                state.collapsed
+            ),
+            before,
+            "{which:?} changed the wall"
+        );
+    }
+
+    #[test]
+    fn silent_clusters_become_stale_and_heartbeats_refresh_them() {
+        let mut state = state(2, 1);
+        state.wall = Some(crate::app::state::Wall {
+            stale_after_ms: 60_000,
+            ..Default::default()
+        });
+        update(
+            &mut state,
+            Action::Backend(BackendEvent::Heartbeat {
+                clusters: vec![0, 1],
+            }),
+        );
+        update(&mut state, Action::Tick { now_ms: 50_000 });
+        update(
+            &mut state,
+            Action::Backend(BackendEvent::Heartbeat { clusters: vec![1] }),
+        );
+        update(&mut state, Action::Tick { now_ms: 70_000 });
+        assert!(state.is_stale(0), "no event for 70 s");
+        assert!(!state.is_stale(1), "heard from 20 s ago");
+    }
+
+    #[test]
+    fn problems_remember_when_they_started() {
+        let mut state = state(2, 2);
+        update(&mut state, Action::Tick { now_ms: 1_000 });
+        let drift = |state: &mut State, cluster| {
+            update(
+                state,
+                Action::Backend(BackendEvent::Cells(vec![CellUpdate {
+                    cell: CellRef {
+                        resource: 0,
+                        cluster,
+                    },
+                    status: CellStatus::Drifted,
+                    message: None,
+                }])),
+            );
+        };
+        drift(&mut state, 0);
+        update(&mut state, Action::Tick { now_ms: 5_000 });
+        drift(&mut state, 0);
+        drift(&mut state, 1);
+        let problems = state.cells.worst_problems(10);
+        let since: Vec<(u32, u64)> = problems
+            .iter()
+            .map(|(cell, _, since)| (cell.cluster, *since))
+            .collect();
+        // Pending cells from the start are problems-free; drifted ones keep their first time.
+        assert!(since.contains(&(0, 1_000)), "{since:?}");
+        assert!(since.contains(&(1, 5_000)), "{since:?}");
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub enum BackendEvent {
     Cluster { cluster: u32, status: ClusterStatus },
     /// Some cells changed.
     Cells(Vec<CellUpdate>),
+    /// These clusters are alive and their caches current, though nothing changed.
+    Heartbeat { clusters: Vec<u32> },
     /// A line for the status bar and the log (e.g. "applied 3 objects to prod-eu-west-1").
     Notice(String),
 }

@@ -303,6 +303,14 @@ impl SimCore {
         }
     }
 
+    /// Clusters that answer requests (everything but the unreachable ones).
+    pub fn answering_clusters(&self) -> Vec<u32> {
+        (0..self.clusters.len())
+            .filter(|&cluster| self.clusters[cluster].health != Health::Unreachable)
+            .map(|cluster| cluster as u32)
+            .collect()
+    }
+
     /// How long until the cluster's first probe completes.
     pub fn probe_delay_ms(&self, cluster: usize) -> u64 {
         match self.clusters.get(cluster) {
@@ -570,12 +578,22 @@ pub fn spawn(
     events: mpsc::UnboundedSender<BackendEvent>,
 ) -> mpsc::UnboundedSender<Effect> {
     let (effects_tx, effects_rx) = mpsc::unbounded_channel();
-    tokio::spawn(run(core, events, effects_rx));
+    tokio::spawn(run(core, events, Some(effects_rx)));
     effects_tx
 }
 
+/// Runs a [`SimCore`] that can only be watched: there is no channel to send it effects, so
+/// nothing a caller does can change the simulated clusters.
+pub fn spawn_readonly(core: SimCore, events: mpsc::UnboundedSender<BackendEvent>) {
+    tokio::spawn(run(core, events, None));
+}
+
+/// How often every answering cluster reports that it is alive.
+const HEARTBEAT_MS: u64 = 5_000;
+
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Scheduled {
+    Heartbeat,
     Probe { cluster: usize },
     ApplyDone { cluster: usize, cells: Vec<CellRef> },
 }
@@ -583,7 +601,7 @@ enum Scheduled {
 async fn run(
     mut core: SimCore,
     events: mpsc::UnboundedSender<BackendEvent>,
-    mut effects: mpsc::UnboundedReceiver<Effect>,
+    mut effects: Option<mpsc::UnboundedReceiver<Effect>>,
 ) {
     let start = tokio::time::Instant::now();
     let elapsed_ms = || start.elapsed().as_millis() as u64;
@@ -600,14 +618,21 @@ async fn run(
         let at = core.probe_delay_ms(cluster);
         schedule(&mut queue, at, Scheduled::Probe { cluster });
     }
+    schedule(&mut queue, HEARTBEAT_MS, Scheduled::Heartbeat);
     loop {
         let next_at = queue
             .peek()
             .map_or(u64::MAX, |item| item.0.0)
             .min(core.next_event_ms());
         let wait = Duration::from_millis(next_at.saturating_sub(elapsed_ms()).min(3_600_000));
+        let next_effect = async {
+            match effects.as_mut() {
+                Some(receiver) => receiver.recv().await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
-            effect = effects.recv() => {
+            effect = next_effect => {
                 let Some(Effect::Apply { cells }) = effect else { return };
                 let mut by_cluster: BTreeMap<usize, Vec<CellRef>> = BTreeMap::new();
                 for cell in cells {
@@ -626,6 +651,10 @@ async fn run(
                 while queue.peek().is_some_and(|item| item.0.0 <= now) {
                     let Some(std::cmp::Reverse((_, _, item))) = queue.pop() else { break };
                     let event = match item {
+                        Scheduled::Heartbeat => {
+                            schedule(&mut queue, now + HEARTBEAT_MS, Scheduled::Heartbeat);
+                            BackendEvent::Heartbeat { clusters: core.answering_clusters() }
+                        }
                         Scheduled::Probe { cluster } => BackendEvent::Cluster {
                             cluster: cluster as u32,
                             status: core.cluster_status(cluster),
