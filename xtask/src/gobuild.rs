@@ -309,13 +309,14 @@ fn build_one(dir: &Path, c: &Component, hash: &str, go: &str) -> Result<()> {
         .arg("--version")
         .output()
         .with_context(|| format!("running {} --version", partial.display()))?;
-    let printed = String::from_utf8_lossy(&out.stdout).to_string();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let printed = stdout.lines().next().unwrap_or_default().trim().to_string();
     if !printed.contains(&c.expect_version) {
         let _ = fs::remove_file(&partial);
         bail!(
             "the freshly built {} says `{}`, expected `{}`: version stamping failed",
             c.name,
-            printed.trim(),
+            stdout.trim(),
             c.expect_version
         );
     }

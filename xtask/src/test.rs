@@ -118,18 +118,17 @@ fn integration() -> Result<()> {
 
     let kubeconfig = paths::kubeconfig();
     let mut cmd = cargo();
-    cmd.args([
-        "test",
-        "--workspace",
-        "--all-targets",
-        "--",
-        "--ignored",
-        "--test-threads",
-        INTEGRATION_TEST_THREADS,
-    ])
-    .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig);
+    // Threads go through RUST_TEST_THREADS, not `--test-threads`: criterion benches (built by
+    // --all-targets) accept `--ignored` but reject unknown libtest flags.
+    cmd.args(["test", "--workspace", "--all-targets", "--", "--ignored"])
+        .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig)
+        .env("RUST_TEST_THREADS", INTEGRATION_TEST_THREADS);
+    // Tests that stop/start clusters call this binary instead of a nested cargo.
+    if let Ok(me) = std::env::current_exe() {
+        cmd.env("FLOTILLA_XTASK_BIN", me);
+    }
     println!(
-        "--- FLOTILLA_TESTENV_KUBECONFIG={} cargo test --workspace --all-targets -- --ignored --test-threads {INTEGRATION_TEST_THREADS}",
+        "--- FLOTILLA_TESTENV_KUBECONFIG={} RUST_TEST_THREADS={INTEGRATION_TEST_THREADS} cargo test --workspace --all-targets -- --ignored",
         kubeconfig.display()
     );
     let tests = run_checked(cmd, "cargo test --workspace --all-targets -- --ignored");

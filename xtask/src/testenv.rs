@@ -7,6 +7,7 @@
 
 use std::fs;
 use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -324,6 +325,8 @@ fn fresh_start(v: &Versions, bins: &Binaries, members: usize, owner: Owner) -> R
 fn start_etcd(s: &mut State, bins: &Binaries) -> Result<()> {
     let data = paths::etcd_data_dir();
     fs::create_dir_all(&data)?;
+    // etcd warns unless its data directory is private.
+    fs::set_permissions(&data, fs::Permissions::from_mode(0o700))?;
     let client = format!("http://127.0.0.1:{}", s.etcd_client_port);
     let peer = format!("http://127.0.0.1:{}", s.etcd_peer_port);
     let args = vec![
