@@ -255,13 +255,13 @@ fn build_one(dir: &Path, c: &Component, hash: &str, go: &str) -> Result<()> {
     let partial = dir.join(format!(".{}.partial-{}", c.name, std::process::id()));
     let module_dir = paths::go_module_dir(c.module);
 
-    println!(
+    say!(
         "testenv: building {} {} with {go} from the Go module proxy into {}",
         c.name,
         c.version,
         dir.display()
     );
-    println!(
+    say!(
         "testenv:   (cold build takes {}; later runs reuse the cache) log: {}",
         c.estimate,
         paths::display(&log_path)
@@ -288,7 +288,7 @@ fn build_one(dir: &Path, c: &Component, hash: &str, go: &str) -> Result<()> {
         std::thread::sleep(Duration::from_millis(500));
         let secs = started.elapsed().as_secs();
         if secs >= next_report {
-            println!(
+            say!(
                 "testenv:   ... still building {} ({} min)",
                 c.name,
                 secs / 60
@@ -338,7 +338,7 @@ fn build_one(dir: &Path, c: &Component, hash: &str, go: &str) -> Result<()> {
     f.write_all(stamp.as_bytes())?;
     f.sync_all()?;
     fs::rename(&stamp_tmp, stamp_path(dir, c.name))?;
-    println!(
+    say!(
         "testenv: built {} ({}) in {:.0} s",
         c.name,
         printed.trim(),

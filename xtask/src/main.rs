@@ -3,6 +3,15 @@
 //! machine), must never be a dependency of the product, and writes nothing outside the
 //! repository except its binary cache.
 
+/// `println!` that ignores a closed stdout (`cargo xtask testenv up | head` must not abort
+/// half-way through starting the environment).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 mod gobuild;
 mod kubeconfig;
 mod paths;

@@ -46,8 +46,13 @@ pub fn run_dir() -> PathBuf {
     testenv_dir().join("run")
 }
 
+/// Server data (etcd's); wiped on every fresh start and on `down`.
+pub fn data_dir() -> PathBuf {
+    testenv_dir().join("data")
+}
+
 pub fn etcd_data_dir() -> PathBuf {
-    testenv_dir().join("data").join("etcd")
+    data_dir().join("etcd")
 }
 
 /// `${XDG_CACHE_HOME:-~/.cache}/flotilla/testenv/<k8s version>/`: built binaries, never in the

@@ -94,7 +94,7 @@ pub fn stop_all(procs: &[(String, ProcRec)], grace: Duration) -> Result<()> {
     }
     for (name, p) in &alive {
         if is_alive(p) {
-            println!(
+            say!(
                 "testenv: {name} (pid {}) ignored TERM for {grace:?}; sending KILL",
                 p.pid
             );
@@ -210,7 +210,7 @@ impl Lock {
                         );
                     }
                     if !told {
-                        println!(
+                        say!(
                             "testenv: waiting for another testenv command (pid {}) to finish",
                             holder.unwrap_or_default()
                         );

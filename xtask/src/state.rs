@@ -82,24 +82,30 @@ impl State {
         self.clusters.iter_mut().find(|c| c.name == name)
     }
 
-    /// Every recorded process, named, controller-managers first (they depend on the API
-    /// servers, which depend on etcd): the order to stop them in.
-    pub fn all_procs(&self) -> Vec<(String, ProcRec)> {
-        let mut out = Vec::new();
+    /// Every recorded process, named, in the order to stop them: controller-managers (they
+    /// need the API servers), then API servers (their graceful shutdown needs etcd), then etcd.
+    pub fn stop_phases(&self) -> [Vec<(String, ProcRec)>; 3] {
+        let mut kcms = Vec::new();
+        let mut apiservers = Vec::new();
         for c in &self.clusters {
             if let Some(p) = &c.controller_manager {
-                out.push((format!("{} kube-controller-manager", c.name), p.clone()));
+                kcms.push((format!("{} kube-controller-manager", c.name), p.clone()));
             }
-        }
-        for c in &self.clusters {
             if let Some(p) = &c.apiserver {
-                out.push((format!("{} kube-apiserver", c.name), p.clone()));
+                apiservers.push((format!("{} kube-apiserver", c.name), p.clone()));
             }
         }
-        if let Some(p) = &self.etcd {
-            out.push(("etcd".to_string(), p.clone()));
-        }
-        out
+        let etcd = self
+            .etcd
+            .iter()
+            .map(|p| ("etcd".to_string(), p.clone()))
+            .collect();
+        [kcms, apiservers, etcd]
+    }
+
+    /// Every recorded process, named, in stop order.
+    pub fn all_procs(&self) -> Vec<(String, ProcRec)> {
+        self.stop_phases().into_iter().flatten().collect()
     }
 
     pub fn to_json(&self) -> Value {

@@ -25,7 +25,7 @@ fn cargo() -> Command {
 }
 
 fn header(n: usize, total: usize, what: &str) {
-    println!("\n==> [{n}/{total}] {what}");
+    say!("\n==> [{n}/{total}] {what}");
 }
 
 fn run_checked(mut cmd: Command, what: &str) -> Result<()> {
@@ -43,14 +43,14 @@ pub fn run() -> Result<()> {
     let mut timings: Vec<(String, Duration)> = Vec::new();
     let steps = 4;
     let result = run_steps(steps, &mut timings);
-    println!("\n==> summary");
+    say!("\n==> summary");
     for (what, took) in &timings {
-        println!("  {:>7.1} s  {what}", took.as_secs_f64());
+        say!("  {:>7.1} s  {what}", took.as_secs_f64());
     }
-    println!("  {:>7.1} s  total", total_start.elapsed().as_secs_f64());
+    say!("  {:>7.1} s  total", total_start.elapsed().as_secs_f64());
     match &result {
-        Ok(()) => println!("cargo xtask test: all steps passed"),
-        Err(err) => println!("cargo xtask test: FAILED: {err:#}"),
+        Ok(()) => say!("cargo xtask test: all steps passed"),
+        Err(err) => say!("cargo xtask test: FAILED: {err:#}"),
     }
     result
 }
@@ -61,7 +61,7 @@ fn run_steps(steps: usize, timings: &mut Vec<(String, Duration)>) -> Result<()> 
         let t = Instant::now();
         let r = f();
         timings.push((what.to_string(), t.elapsed()));
-        println!(
+        say!(
             "--- [{n}/{steps}] {what}: {} in {:.1} s",
             if r.is_ok() { "ok" } else { "FAILED" },
             t.elapsed().as_secs_f64()
@@ -113,7 +113,7 @@ fn integration() -> Result<()> {
     };
     let t = Instant::now();
     let owner = testenv::up(Members::AtLeast(3), me)?;
-    println!("--- testenv ready in {:.1} s", t.elapsed().as_secs_f64());
+    say!("--- testenv ready in {:.1} s", t.elapsed().as_secs_f64());
     let ours = owner == me;
 
     let kubeconfig = paths::kubeconfig();
@@ -127,17 +127,17 @@ fn integration() -> Result<()> {
     if let Ok(me) = std::env::current_exe() {
         cmd.env("FLOTILLA_XTASK_BIN", me);
     }
-    println!(
+    say!(
         "--- FLOTILLA_TESTENV_KUBECONFIG={} RUST_TEST_THREADS={INTEGRATION_TEST_THREADS} cargo test --workspace --all-targets -- --ignored",
         kubeconfig.display()
     );
     let tests = run_checked(cmd, "cargo test --workspace --all-targets -- --ignored");
 
     let stopped = if ours {
-        println!("--- stopping the test environment this run started");
+        say!("--- stopping the test environment this run started");
         testenv::down()
     } else {
-        println!("--- leaving the test environment running (it was started by `testenv up`)");
+        say!("--- leaving the test environment running (it was started by `testenv up`)");
         Ok(())
     };
     tests?;

@@ -61,6 +61,21 @@ subjects:
   name: USER
 ";
 
+/// Stops everything `s` recorded, phase by phase. With etcd already gone the API servers
+/// cannot shut down gracefully, so they get a short grace only.
+fn stop_env(s: &State) -> Result<()> {
+    let etcd_alive = s.etcd.as_ref().is_some_and(procs::is_alive);
+    let grace = if etcd_alive {
+        STOP_GRACE
+    } else {
+        Duration::from_secs(2)
+    };
+    for phase in s.stop_phases() {
+        procs::stop_all(&phase, grace)?;
+    }
+    Ok(())
+}
+
 fn lock() -> Result<Lock> {
     Lock::acquire(&paths::lock_file(), LOCK_WAIT)
 }
@@ -89,7 +104,7 @@ pub fn build() -> Result<()> {
     let v = Versions::from_wrappers()?;
     let t = Instant::now();
     let bins = gobuild::ensure_built(&v)?;
-    println!(
+    say!(
         "testenv: kube-apiserver, kube-controller-manager {} and etcd {} cached in {} ({:.1} s)",
         v.kubernetes,
         v.etcd,
@@ -135,7 +150,7 @@ pub fn up(members: Members, requester: Owner) -> Result<Owner> {
     let previous = match State::load(&paths::state_file()) {
         Ok(s) => s,
         Err(err) => {
-            println!(
+            say!(
                 "testenv: ignoring an unreadable {} ({err:#}); starting fresh",
                 paths::display(&paths::state_file())
             );
@@ -164,8 +179,8 @@ pub fn up(members: Members, requester: Owner) -> Result<Owner> {
             match reason {
                 None => Some(s),
                 Some(reason) => {
-                    println!("testenv: replacing the previous environment ({reason})");
-                    procs::stop_all(&s.all_procs(), STOP_GRACE)?;
+                    say!("testenv: replacing the previous environment ({reason})");
+                    stop_env(&s)?;
                     None
                 }
             }
@@ -193,7 +208,7 @@ pub fn up(members: Members, requester: Owner) -> Result<Owner> {
                 }
             }
             if restarted == 0 {
-                println!("testenv: reusing the running environment");
+                say!("testenv: reusing the running environment");
             }
             s
         }
@@ -202,7 +217,7 @@ pub fn up(members: Members, requester: Owner) -> Result<Owner> {
             Err(err) => {
                 // Leave nothing half-started behind.
                 if let Ok(Some(s)) = State::load(&paths::state_file()) {
-                    let _ = procs::stop_all(&s.all_procs(), STOP_GRACE);
+                    let _ = stop_env(&s);
                     let _ = fs::remove_file(paths::state_file());
                 }
                 return Err(err);
@@ -216,30 +231,30 @@ pub fn up(members: Members, requester: Owner) -> Result<Owner> {
 fn print_summary(s: &State, took: Duration) {
     let kubeconfig = paths::kubeconfig();
     let rel = paths::display(&kubeconfig);
-    println!(
+    say!(
         "testenv: hub + {} members up (Kubernetes {}, etcd {}) in {:.1} s",
         s.members,
         s.kubernetes,
         s.etcd_version,
         took.as_secs_f64()
     );
-    println!("  kubeconfig  {}", kubeconfig.display());
-    println!(
+    say!("  kubeconfig  {}", kubeconfig.display());
+    say!(
         "  contexts    hub, member-1 … member-{} (admin); <context>-readonly (get/list/watch only)",
         s.members
     );
-    println!("  try         kubectl --kubeconfig {rel} --context member-2 version");
-    println!("              cargo run -- --kubeconfig {rel} --context 'member-?' clusters");
-    println!(
+    say!("  try         kubectl --kubeconfig {rel} --context member-2 version");
+    say!("              cargo run -- --kubeconfig {rel} --context 'member-?' clusters");
+    say!(
         "  tests       FLOTILLA_TESTENV_KUBECONFIG={} cargo test -- --ignored",
         kubeconfig.display()
     );
-    println!("  stop        cargo xtask testenv down");
+    say!("  stop        cargo xtask testenv down");
 }
 
 /// Removes everything a previous environment left in `target/testenv` except build logs.
 fn clean_run_files() -> Result<()> {
-    for dir in [paths::etcd_data_dir(), paths::run_dir(), paths::pki_dir()] {
+    for dir in [paths::data_dir(), paths::run_dir(), paths::pki_dir()] {
         if dir.exists() {
             fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
         }
@@ -498,7 +513,7 @@ fn wait_apiservers_ready(s: &State, starting: &mut Vec<(String, Child)>) -> Resu
             }
             let port = s.cluster(name).map_or(0, |c| c.port);
             if procs::port_open(port) && readyz(name) {
-                println!(
+                say!(
                     "testenv: {name} ready on https://127.0.0.1:{port} ({:.1} s)",
                     t.elapsed().as_secs_f64()
                 );
@@ -584,7 +599,7 @@ fn ensure_cluster_running(s: &mut State, name: &str, bins: &Binaries) -> Result<
                 STOP_GRACE,
             )?;
         }
-        println!("testenv: starting {name} on https://127.0.0.1:{}", c.port);
+        say!("testenv: starting {name} on https://127.0.0.1:{}", c.port);
         let child = start_apiserver(s, name, bins)?;
         wait_apiservers_ready(s, &mut vec![(name.to_string(), child)])?;
     }
@@ -607,17 +622,20 @@ pub fn down() -> Result<()> {
         )
     })?;
     let Some(s) = s else {
-        println!(
+        say!(
             "testenv: nothing is running (no {})",
             paths::display(&paths::state_file())
         );
         return Ok(());
     };
-    let procs_ = s.all_procs();
-    let alive = procs_.iter().filter(|(_, p)| procs::is_alive(p)).count();
-    procs::stop_all(&procs_, STOP_GRACE)?;
+    let alive = s
+        .all_procs()
+        .iter()
+        .filter(|(_, p)| procs::is_alive(p))
+        .count();
+    stop_env(&s)?;
     clean_run_files()?;
-    println!(
+    say!(
         "testenv: stopped {alive} processes; environment removed (logs kept in {})",
         paths::display(&paths::logs_dir())
     );
@@ -627,13 +645,13 @@ pub fn down() -> Result<()> {
 /// `cargo xtask testenv status`: prints the environment; true when everything is up.
 pub fn status() -> Result<bool> {
     let Some(s) = State::load(&paths::state_file())? else {
-        println!("testenv: not running");
+        say!("testenv: not running");
         return Ok(false);
     };
     let mut all_up = true;
     let etcd_up = s.etcd.as_ref().is_some_and(procs::is_alive);
     all_up &= etcd_up;
-    println!(
+    say!(
         "testenv: Kubernetes {}, etcd {}, hub + {} members, owner {}",
         s.kubernetes,
         s.etcd_version,
@@ -643,7 +661,7 @@ pub fn status() -> Result<bool> {
             Owner::Test { pid } => format!("cargo xtask test (pid {pid})"),
         }
     );
-    println!(
+    say!(
         "  {:<12} {:<24} {}",
         "etcd",
         format!("127.0.0.1:{}", s.etcd_client_port),
@@ -652,25 +670,31 @@ pub fn status() -> Result<bool> {
     for c in &s.clusters {
         let api = c.apiserver.as_ref().is_some_and(procs::is_alive);
         let kcm = c.controller_manager.as_ref().is_some_and(procs::is_alive);
+        let ready = api && readyz(&c.name);
         let what = if c.stopped && !api {
             "stopped (testenv stop)".to_string()
-        } else if api && kcm && readyz(&c.name) {
+        } else if ready && kcm {
             "ready".to_string()
         } else {
             format!(
-                "DEGRADED (apiserver {}, controller-manager {})",
-                if api { "running, not ready" } else { "down" },
+                "DEGRADED (kube-apiserver {}, kube-controller-manager {}; \
+                 `cargo xtask testenv up` restarts what is down)",
+                match (api, ready) {
+                    (true, true) => "ready",
+                    (true, false) => "running but not ready",
+                    _ => "down",
+                },
                 if kcm { "running" } else { "down" }
             )
         };
         all_up &= what == "ready";
-        println!(
+        say!(
             "  {:<12} {:<24} {what}",
             c.name,
             format!("https://127.0.0.1:{}", c.port)
         );
     }
-    println!("  kubeconfig   {}", paths::kubeconfig().display());
+    say!("  kubeconfig   {}", paths::kubeconfig().display());
     Ok(all_up)
 }
 
@@ -705,7 +729,7 @@ pub fn stop_cluster(name: &str) -> Result<()> {
     }
     procs::stop_all(&procs_, STOP_GRACE)?;
     s.save(&paths::state_file())?;
-    println!("testenv: {name} stopped (start it again with `cargo xtask testenv start {name}`)");
+    say!("testenv: {name} stopped (start it again with `cargo xtask testenv start {name}`)");
     Ok(())
 }
 
@@ -728,12 +752,12 @@ pub fn start_cluster(name: &str) -> Result<()> {
     let bins = gobuild::ensure_built(&v)?;
     let t = Instant::now();
     if ensure_cluster_running(&mut s, name, &bins)? {
-        println!(
+        say!(
             "testenv: {name} started in {:.1} s",
             t.elapsed().as_secs_f64()
         );
     } else {
-        println!("testenv: {name} is already running");
+        say!("testenv: {name} is already running");
     }
     Ok(())
 }
