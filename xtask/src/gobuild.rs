@@ -122,7 +122,7 @@ fn components(v: &Versions) -> Result<Vec<Component>> {
             ldflags: k8s_ldflags.clone(),
             expect_version: format!("Kubernetes {}", v.kubernetes),
             version: v.kubernetes.clone(),
-            estimate: "10+ minutes",
+            estimate: "10–20 minutes on 2 cores",
         },
         Component {
             name: "kube-controller-manager",
@@ -131,7 +131,7 @@ fn components(v: &Versions) -> Result<Vec<Component>> {
             ldflags: k8s_ldflags,
             expect_version: format!("Kubernetes {}", v.kubernetes),
             version: v.kubernetes.clone(),
-            estimate: "a few minutes after kube-apiserver",
+            estimate: "about 5 more minutes",
         },
     ])
 }
