@@ -50,7 +50,7 @@ pub fn run() -> Result<()> {
     say!("  {:>7.1} s  total", total_start.elapsed().as_secs_f64());
     match &result {
         Ok(()) => say!("cargo xtask test: all steps passed"),
-        Err(err) => say!("cargo xtask test: FAILED: {err:#}"),
+        Err(_) => say!("cargo xtask test: FAILED (the error follows)"),
     }
     result
 }

@@ -143,6 +143,7 @@ impl Members {
 /// down), or start a fresh one. Returns the environment's owner afterwards.
 pub fn up(members: Members, requester: Owner) -> Result<Owner> {
     let _lock = lock()?;
+    check_kubectl()?;
     let v = Versions::from_wrappers()?;
     let bins = gobuild::ensure_built(&v)?;
     let started = Instant::now();
@@ -487,6 +488,24 @@ fn kubectl(context: &str) -> Command {
     cmd
 }
 
+/// Fails clearly when kubectl is missing (readiness polls would otherwise just time out).
+fn check_kubectl() -> Result<()> {
+    let ok = Command::new("kubectl")
+        .args(["version", "--client"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        bail!(
+            "testenv needs kubectl on PATH (it waits for /readyz and creates the read-only \
+             RBAC with it): install a recent kubectl"
+        );
+    }
+    Ok(())
+}
+
 fn readyz(context: &str) -> bool {
     kubectl(context)
         .args(["get", "--raw", "/readyz", "--request-timeout=5s"])
@@ -738,6 +757,7 @@ pub fn start_cluster(name: &str) -> Result<()> {
     let _lock = lock()?;
     let mut s = load_running()?;
     check_cluster(&s, name)?;
+    check_kubectl()?;
     if !s.etcd.as_ref().is_some_and(procs::is_alive) {
         bail!("etcd is not running (stale environment): run `cargo xtask testenv up`");
     }
