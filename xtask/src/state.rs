@@ -46,6 +46,9 @@ pub struct State {
     pub etcd_client_port: u16,
     pub etcd_peer_port: u16,
     pub clusters: Vec<Cluster>,
+    /// Set once a fresh start finished (RBAC applied, controller-managers started); an
+    /// interrupted start leaves it false and the next `up` replaces the environment.
+    pub complete: bool,
 }
 
 fn proc_json(p: Option<&ProcRec>) -> Value {
@@ -132,6 +135,7 @@ impl State {
             "kubernetes": self.kubernetes,
             "etcdVersion": self.etcd_version,
             "members": self.members,
+            "complete": self.complete,
             "owner": owner,
             "etcd": {
                 "clientPort": self.etcd_client_port,
@@ -181,6 +185,7 @@ impl State {
                 .and_then(|m| usize::try_from(m).ok())
                 .context("state: missing `members`")?,
             owner,
+            complete: v.get("complete").and_then(Value::as_bool).unwrap_or(false),
             etcd: etcd.get("process").and_then(proc_from),
             etcd_client_port: port_from(etcd, "clientPort")?,
             etcd_peer_port: port_from(etcd, "peerPort")?,
@@ -239,12 +244,14 @@ mod tests {
                 }),
                 stopped: true,
             }],
+            complete: true,
         };
         let back = State::from_json(&s.to_json()).expect("parse");
         assert_eq!(back.owner, Owner::Test { pid: 42 });
         assert_eq!(back.etcd_peer_port, 1001);
         assert_eq!(back.clusters[0].port, 2000);
         assert!(back.clusters[0].stopped);
+        assert!(back.complete);
         assert!(back.clusters[0].apiserver.is_none());
         assert_eq!(back.all_procs().len(), 2);
     }

@@ -163,6 +163,8 @@ pub fn up(members: Members, requester: Owner) -> Result<Owner> {
         Some(s) => {
             let reason = if !s.etcd.as_ref().is_some_and(procs::is_alive) {
                 Some("stale: its etcd is gone".to_string())
+            } else if !s.complete {
+                Some("its start was interrupted".to_string())
             } else if s.kubernetes != v.kubernetes || s.etcd_version != v.etcd {
                 Some(format!(
                     "it runs Kubernetes {} / etcd {}, the wrappers now pin {} / {}",
@@ -319,6 +321,7 @@ fn fresh_start(v: &Versions, bins: &Binaries, members: usize, owner: Owner) -> R
                 stopped: false,
             })
             .collect(),
+        complete: false,
     };
     s.save(&paths::state_file())?;
 
@@ -335,6 +338,8 @@ fn fresh_start(v: &Versions, bins: &Binaries, members: usize, owner: Owner) -> R
     for name in &names {
         start_controller_manager(&mut s, name, bins)?;
     }
+    s.complete = true;
+    s.save(&paths::state_file())?;
     Ok(s)
 }
 
@@ -621,6 +626,8 @@ fn ensure_cluster_running(s: &mut State, name: &str, bins: &Binaries) -> Result<
         say!("testenv: starting {name} on https://127.0.0.1:{}", c.port);
         let child = start_apiserver(s, name, bins)?;
         wait_apiservers_ready(s, &mut vec![(name.to_string(), child)])?;
+        // Idempotent; covers a fresh start that was interrupted before the RBAC step.
+        apply_rbac(&[name.to_string()])?;
     }
     start_controller_manager(s, name, bins)?;
     if let Some(c) = s.cluster_mut(name) {
