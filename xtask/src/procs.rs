@@ -9,7 +9,8 @@ use std::io::{Read as _, Write as _};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -21,9 +22,15 @@ pub struct ProcRec {
     pub exe: String,
 }
 
+/// Servers this xtask process started. They outlive it (the kernel hands them to init when
+/// it exits), but while it runs they are its children: kept here so it can tell an early
+/// exit and reap the ones it stops itself (`cargo xtask test` starts and stops in one run).
+static CHILDREN: Mutex<Vec<Child>> = Mutex::new(Vec::new());
+
 /// Starts `exe args` in its own process group (so a Ctrl-C aimed at the caller's terminal
 /// does not reach it and `kill -- -pid` reaches all of it), output appended to `log`.
-pub fn spawn(exe: &Path, args: &[String], env: &[(&str, &str)], log: &Path) -> Result<Child> {
+/// Returns its pid.
+pub fn spawn(exe: &Path, args: &[String], env: &[(&str, &str)], log: &Path) -> Result<u32> {
     if let Some(dir) = log.parent() {
         fs::create_dir_all(dir)?;
     }
@@ -47,8 +54,35 @@ pub fn spawn(exe: &Path, args: &[String], env: &[(&str, &str)], log: &Path) -> R
     for (k, v) in env {
         cmd.env(k, v);
     }
-    cmd.spawn()
-        .with_context(|| format!("starting {}", exe.display()))
+    let child = cmd
+        .spawn()
+        .with_context(|| format!("starting {}", exe.display()))?;
+    let pid = child.id();
+    CHILDREN
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(child);
+    Ok(pid)
+}
+
+/// The exit status of a server this process started, once it has exited (`None` while it
+/// runs, or when it is not this process's child).
+pub fn exited(pid: u32) -> Result<Option<ExitStatus>> {
+    let mut children = CHILDREN.lock().unwrap_or_else(PoisonError::into_inner);
+    match children.iter_mut().find(|c| c.id() == pid) {
+        Some(child) => Ok(child.try_wait()?),
+        None => Ok(None),
+    }
+}
+
+/// Reaps exited children of this process so they leave no zombie behind.
+fn reap() {
+    let mut children = CHILDREN.lock().unwrap_or_else(PoisonError::into_inner);
+    children.retain_mut(|c| !matches!(c.try_wait(), Ok(Some(_))));
+}
+
+fn pid_exists(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// True when `rec.pid` is alive, not a zombie, and still runs `rec.exe` (guards against pid
@@ -112,6 +146,16 @@ pub fn stop_all(procs: &[(String, ProcRec)], grace: Duration) -> Result<()> {
         .collect();
     if !left.is_empty() {
         bail!("could not stop: {}", left.join(", "));
+    }
+    // Dead is not gone until reaped: ours are reaped here, orphans by init (within ~1 s);
+    // wait for that so `pgrep` right after `down` shows nothing.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        reap();
+        if !alive.iter().any(|(_, p)| pid_exists(p.pid)) || Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
     Ok(())
 }

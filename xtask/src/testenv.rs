@@ -9,7 +9,7 @@ use std::fs;
 use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -330,8 +330,8 @@ fn fresh_start(v: &Versions, bins: &Binaries, members: usize, owner: Owner) -> R
     // All API servers start in parallel; readiness is awaited together.
     let mut starting = Vec::new();
     for name in &names {
-        let child = start_apiserver(&mut s, name, bins)?;
-        starting.push((name.clone(), child));
+        let pid = start_apiserver(&mut s, name, bins)?;
+        starting.push((name.clone(), pid));
     }
     wait_apiservers_ready(&s, &mut starting)?;
     apply_rbac(&names)?;
@@ -363,16 +363,16 @@ fn start_etcd(s: &mut State, bins: &Binaries) -> Result<()> {
         "--log-level=warn".to_string(),
     ];
     let log = log_path("etcd");
-    let mut child = procs::spawn(&bins.etcd, &args, &[("GOMEMLIMIT", SMALL_MEMLIMIT)], &log)?;
+    let pid = procs::spawn(&bins.etcd, &args, &[("GOMEMLIMIT", SMALL_MEMLIMIT)], &log)?;
     s.etcd = Some(ProcRec {
-        pid: child.id(),
+        pid,
         exe: exe_string(&bins.etcd),
     });
     s.save(&paths::state_file())?;
 
     let deadline = Instant::now() + ETCD_TIMEOUT;
     loop {
-        if let Some(status) = child.try_wait()? {
+        if let Some(status) = procs::exited(pid)? {
             bail!(
                 "etcd exited during startup ({status}); last lines of {}:\n{}",
                 log.display(),
@@ -430,14 +430,14 @@ fn apiserver_args(s: &State, c: &Cluster) -> Vec<String> {
 }
 
 /// Spawns one cluster's kube-apiserver and records it; readiness is the caller's business.
-fn start_apiserver(s: &mut State, name: &str, bins: &Binaries) -> Result<Child> {
+fn start_apiserver(s: &mut State, name: &str, bins: &Binaries) -> Result<u32> {
     let c = s
         .cluster(name)
         .with_context(|| format!("no cluster `{name}`"))?
         .clone();
     fs::create_dir_all(cluster_run_dir(name).join("certs"))?;
     let args = apiserver_args(s, &c);
-    let child = procs::spawn(
+    let pid = procs::spawn(
         &bins.kube_apiserver,
         &args,
         &[("GOMEMLIMIT", APISERVER_MEMLIMIT)],
@@ -445,13 +445,13 @@ fn start_apiserver(s: &mut State, name: &str, bins: &Binaries) -> Result<Child> 
     )?;
     if let Some(c) = s.cluster_mut(name) {
         c.apiserver = Some(ProcRec {
-            pid: child.id(),
+            pid,
             exe: exe_string(&bins.kube_apiserver),
         });
         c.stopped = false;
     }
     s.save(&paths::state_file())?;
-    Ok(child)
+    Ok(pid)
 }
 
 fn start_controller_manager(s: &mut State, name: &str, bins: &Binaries) -> Result<()> {
@@ -467,7 +467,7 @@ fn start_controller_manager(s: &mut State, name: &str, bins: &Binaries) -> Resul
         "--secure-port=0".to_string(),
         "--use-service-account-credentials=false".to_string(),
     ];
-    let child = procs::spawn(
+    let pid = procs::spawn(
         &bins.kube_controller_manager,
         &args,
         &[("GOMEMLIMIT", SMALL_MEMLIMIT)],
@@ -475,7 +475,7 @@ fn start_controller_manager(s: &mut State, name: &str, bins: &Binaries) -> Resul
     )?;
     if let Some(c) = s.cluster_mut(name) {
         c.controller_manager = Some(ProcRec {
-            pid: child.id(),
+            pid,
             exe: exe_string(&bins.kube_controller_manager),
         });
     }
@@ -520,15 +520,15 @@ fn readyz(context: &str) -> bool {
         .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).trim() == "ok")
 }
 
-fn wait_apiservers_ready(s: &State, starting: &mut Vec<(String, Child)>) -> Result<()> {
+fn wait_apiservers_ready(s: &State, starting: &mut Vec<(String, u32)>) -> Result<()> {
     let t = Instant::now();
     let deadline = t + READY_TIMEOUT;
     while !starting.is_empty() {
         let mut i = 0;
         while i < starting.len() {
-            let (name, child) = &mut starting[i];
+            let (name, pid) = &starting[i];
             let log = log_path(&format!("{name}-kube-apiserver"));
-            if let Some(status) = child.try_wait()? {
+            if let Some(status) = procs::exited(*pid)? {
                 bail!(
                     "{name}'s kube-apiserver exited during startup ({status}); last lines of {}:\n{}",
                     log.display(),
@@ -624,8 +624,8 @@ fn ensure_cluster_running(s: &mut State, name: &str, bins: &Binaries) -> Result<
             )?;
         }
         say!("testenv: starting {name} on https://127.0.0.1:{}", c.port);
-        let child = start_apiserver(s, name, bins)?;
-        wait_apiservers_ready(s, &mut vec![(name.to_string(), child)])?;
+        let pid = start_apiserver(s, name, bins)?;
+        wait_apiservers_ready(s, &mut vec![(name.to_string(), pid)])?;
         // Idempotent; covers a fresh start that was interrupted before the RBAC step.
         apply_rbac(&[name.to_string()])?;
     }
