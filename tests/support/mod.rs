@@ -1,0 +1,271 @@
+//! Support for integration tests that run against the real test environment
+//! (`cargo xtask testenv`): finds its kubeconfig, checks once per test binary that the
+//! clusters answer, builds kube-rs clients per context, gives each test a unique namespace on
+//! the clusters (deleted on drop; the environment's controller-managers finish the deletion),
+//! and runs the real kubectl as an independent verifier. It must never start the environment
+//! itself (that is `cargo xtask test`'s job) and must only use the environment's kubeconfig.
+#![allow(dead_code)] // each test binary uses a different part of it
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use kube::Client;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+/// The variable `cargo xtask test` sets to the environment's kubeconfig.
+pub const KUBECONFIG_VAR: &str = "FLOTILLA_TESTENV_KUBECONFIG";
+
+const NOT_SET: &str = "integration tests need the test environment: run `cargo xtask test`, \
+or `cargo xtask testenv up` and set FLOTILLA_TESTENV_KUBECONFIG=target/testenv/kubeconfig";
+
+/// The running test environment as the tests see it.
+pub struct TestEnv {
+    /// Absolute path of `target/testenv/kubeconfig`.
+    pub kubeconfig_path: PathBuf,
+    kubeconfig: Kubeconfig,
+    /// Admin contexts: `hub`, then `member-1` … `member-N`.
+    pub clusters: Vec<String>,
+    /// `member-1` … `member-N`.
+    pub members: Vec<String>,
+}
+
+/// The workspace root (where `target/` and `xtask/` are).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The test environment, checked once per test binary. Panics with instructions when it is
+/// not configured or a cluster does not answer.
+pub fn env() -> &'static TestEnv {
+    static ENV: OnceLock<TestEnv> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let raw = std::env::var_os(KUBECONFIG_VAR)
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| panic!("{NOT_SET}"));
+        let mut path = PathBuf::from(raw);
+        if path.is_relative() {
+            path = repo_root().join(path);
+        }
+        let kubeconfig = Kubeconfig::read_from(&path).unwrap_or_else(|e| {
+            panic!(
+                "cannot read {} ({e}); is the test environment up? {NOT_SET}",
+                path.display()
+            )
+        });
+        let contexts: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
+        let clusters: Vec<String> = contexts
+            .iter()
+            .filter(|c| !c.ends_with("-readonly"))
+            .cloned()
+            .collect();
+        let members: Vec<String> = clusters
+            .iter()
+            .filter(|c| c.starts_with("member-"))
+            .cloned()
+            .collect();
+        assert!(
+            clusters.iter().any(|c| c == "hub") && !members.is_empty(),
+            "{} has no hub/member contexts: {contexts:?}",
+            path.display()
+        );
+        let env = TestEnv {
+            kubeconfig_path: path,
+            kubeconfig,
+            clusters,
+            members,
+        };
+        for cluster in &env.clusters {
+            let out = env.kubectl(cluster, &["get", "--raw", "/readyz"]);
+            assert!(
+                out.status.success(),
+                "cluster {cluster} of the test environment is not ready ({}); \
+                 see `cargo xtask testenv status`",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        env
+    })
+}
+
+impl TestEnv {
+    /// A kube-rs client for one context of the environment's kubeconfig.
+    pub async fn client(&self, context: &str) -> Client {
+        let options = KubeConfigOptions {
+            context: Some(context.to_string()),
+            ..KubeConfigOptions::default()
+        };
+        let config = kube::Config::from_custom_kubeconfig(self.kubeconfig.clone(), &options)
+            .await
+            .unwrap_or_else(|e| panic!("kube config for context {context}: {e}"));
+        Client::try_from(config).unwrap_or_else(|e| panic!("kube client for {context}: {e}"))
+    }
+
+    /// Runs the real kubectl against one context of the environment (an independent client).
+    pub fn kubectl(&self, context: &str, args: &[&str]) -> Output {
+        kubectl_cmd(&self.kubeconfig_path, context)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("running kubectl (is it on PATH?): {e}"))
+    }
+
+    /// Like [`TestEnv::kubectl`] but panics on failure; returns stdout.
+    pub fn kubectl_ok(&self, context: &str, args: &[&str]) -> String {
+        let out = self.kubectl(context, args);
+        assert!(
+            out.status.success(),
+            "kubectl --context {context} {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+}
+
+fn kubectl_cmd(kubeconfig: &Path, context: &str) -> Command {
+    let mut cmd = Command::new("kubectl");
+    cmd.arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--context")
+        .arg(context)
+        .arg("--request-timeout=20s");
+    cmd
+}
+
+/// `kubectl --kubeconfig <testenv> --context <context> <args>`.
+pub fn kubectl(context: &str, args: &[&str]) -> Output {
+    env().kubectl(context, args)
+}
+
+/// Like [`kubectl`] but panics with kubectl's stderr on failure; returns stdout.
+pub fn kubectl_ok(context: &str, args: &[&str]) -> String {
+    env().kubectl_ok(context, args)
+}
+
+/// Runs `cargo xtask testenv <args>` (e.g. `["stop", "member-2"]`). `cargo xtask test`
+/// passes its own binary in `FLOTILLA_XTASK_BIN`, which avoids a nested cargo.
+pub fn testenv_cmd(args: &[&str]) -> Output {
+    let mut cmd = match std::env::var_os("FLOTILLA_XTASK_BIN").filter(|v| !v.is_empty()) {
+        Some(bin) => Command::new(bin),
+        None => {
+            let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+            c.arg("xtask");
+            c
+        }
+    };
+    cmd.arg("testenv")
+        .args(args)
+        .current_dir(repo_root())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("running cargo xtask testenv {}: {e}", args.join(" ")))
+}
+
+/// Like [`testenv_cmd`] but panics with its output on failure.
+pub fn testenv_cmd_ok(args: &[&str]) -> String {
+    let out = testenv_cmd(args);
+    assert!(
+        out.status.success(),
+        "cargo xtask testenv {} failed:\n{}\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+/// A namespace unique to one test, created on some clusters and deleted from them on drop.
+pub struct TestNamespace {
+    pub name: String,
+    clusters: Vec<String>,
+}
+
+impl TestNamespace {
+    /// Creates the namespace on every cluster (hub and members).
+    pub fn new(test: &str) -> Self {
+        Self::on(test, &env().clusters)
+    }
+
+    /// Creates the namespace on the given clusters only.
+    pub fn on(test: &str, clusters: &[String]) -> Self {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let mut slug: String = test
+            .to_ascii_lowercase()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        slug.truncate(40);
+        let name = format!("t-{}-{:x}-{n}", slug.trim_matches('-'), std::process::id());
+        let env = env();
+        let children: Vec<(String, std::process::Child)> = clusters
+            .iter()
+            .map(|cluster| {
+                let child = kubectl_cmd(&env.kubeconfig_path, cluster)
+                    .args(["create", "namespace", &name])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap_or_else(|e| panic!("running kubectl: {e}"));
+                (cluster.clone(), child)
+            })
+            .collect();
+        let ns = Self {
+            name,
+            clusters: clusters.to_vec(),
+        };
+        for (cluster, child) in children {
+            let out = child
+                .wait_with_output()
+                .unwrap_or_else(|e| panic!("waiting for kubectl: {e}"));
+            assert!(
+                out.status.success(),
+                "creating namespace {} on {cluster}: {}",
+                ns.name,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        ns
+    }
+}
+
+impl Drop for TestNamespace {
+    fn drop(&mut self) {
+        // A TestNamespace only exists once env() succeeded, so this does not panic.
+        let env = env();
+        let children: Vec<_> = self
+            .clusters
+            .iter()
+            .filter_map(|cluster| {
+                kubectl_cmd(&env.kubeconfig_path, cluster)
+                    .args([
+                        "delete",
+                        "namespace",
+                        &self.name,
+                        "--wait=false",
+                        "--ignore-not-found",
+                    ])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .ok()
+                    .map(|c| (cluster, c))
+            })
+            .collect();
+        for (cluster, child) in children {
+            if let Ok(out) = child.wait_with_output()
+                && !out.status.success()
+            {
+                eprintln!(
+                    "warning: deleting test namespace {} on {cluster}: {}",
+                    self.name,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,368 @@
+//! Builds kube-apiserver, kube-controller-manager and etcd from the committed Go wrapper
+//! modules (`xtask/go/*`) into the versioned cache, atomically and with a stamp, so an
+//! interrupted build never leaves a binary that looks valid. It must not run anything but
+//! `go`, and must never write into the repository except through `go`'s own go.mod/go.sum
+//! upkeep (`-mod=mod`).
+
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, bail};
+
+use crate::paths;
+
+/// The oldest Go that builds Kubernetes 1.36 (its go.mod says `go 1.26.0`).
+const MIN_GO: (u32, u32) = (1, 26);
+
+pub const GO_MISSING: &str = "the integration tier needs Go ≥ 1.26 to build kube-apiserver and \
+etcd from the module proxy: apt-get install golang or see README";
+
+/// The versions pinned by the wrapper modules' go.mod files (the single source of truth).
+#[derive(Debug, Clone)]
+pub struct Versions {
+    /// e.g. `v1.36.3`
+    pub kubernetes: String,
+    /// e.g. `v3.6.8`
+    pub etcd: String,
+}
+
+impl Versions {
+    pub fn from_wrappers() -> Result<Self> {
+        let kubernetes = require_version(
+            &paths::go_module_dir("kube-apiserver").join("go.mod"),
+            "k8s.io/kubernetes",
+        )?;
+        let etcd = require_version(
+            &paths::go_module_dir("etcd").join("go.mod"),
+            "go.etcd.io/etcd/server/v3",
+        )?;
+        Ok(Self { kubernetes, etcd })
+    }
+
+    /// `36` for `v1.36.3`.
+    fn kubernetes_minor(&self) -> Result<&str> {
+        self.kubernetes
+            .split('.')
+            .nth(1)
+            .filter(|m| !m.is_empty())
+            .with_context(|| format!("cannot read the minor of `{}`", self.kubernetes))
+    }
+}
+
+/// Finds `module vX.Y.Z` in a go.mod `require` line or block.
+fn require_version(go_mod: &Path, module: &str) -> Result<String> {
+    let text =
+        fs::read_to_string(go_mod).with_context(|| format!("reading {}", go_mod.display()))?;
+    for line in text.lines() {
+        let line = line.trim();
+        let line = line.strip_prefix("require ").unwrap_or(line);
+        let mut words = line.split_whitespace();
+        if words.next() == Some(module)
+            && let Some(version) = words.next()
+            && version.starts_with('v')
+        {
+            return Ok(version.to_string());
+        }
+    }
+    bail!("{} does not require {module}", go_mod.display())
+}
+
+/// The cached binaries of one version.
+#[derive(Debug, Clone)]
+pub struct Binaries {
+    pub kube_apiserver: PathBuf,
+    pub kube_controller_manager: PathBuf,
+    pub etcd: PathBuf,
+}
+
+/// One binary to build: where, what, how it is stamped and how `--version` proves it.
+struct Component {
+    name: &'static str,
+    module: &'static str,
+    package: &'static str,
+    ldflags: String,
+    /// What `<binary> --version` must print.
+    expect_version: String,
+    /// Human version for messages and the stamp.
+    version: String,
+    /// A rough cold-build estimate for the progress message.
+    estimate: &'static str,
+}
+
+fn components(v: &Versions) -> Result<Vec<Component>> {
+    let minor = v.kubernetes_minor()?;
+    let mut k8s_ldflags = String::from("-s -w");
+    for pkg in [
+        "k8s.io/component-base/version",
+        "k8s.io/client-go/pkg/version",
+    ] {
+        k8s_ldflags.push_str(&format!(
+            " -X {pkg}.gitVersion={kv} -X {pkg}.gitMajor=1 -X {pkg}.gitMinor={minor} \
+             -X {pkg}.gitTreeState=clean -X {pkg}.buildDate=1970-01-01T00:00:00Z",
+            kv = v.kubernetes
+        ));
+    }
+    Ok(vec![
+        Component {
+            name: "etcd",
+            module: "etcd",
+            package: ".",
+            ldflags: "-s -w".into(),
+            expect_version: format!("etcd Version: {}", v.etcd.trim_start_matches('v')),
+            version: v.etcd.clone(),
+            estimate: "about 2 minutes",
+        },
+        Component {
+            name: "kube-apiserver",
+            module: "kube-apiserver",
+            package: ".",
+            ldflags: k8s_ldflags.clone(),
+            expect_version: format!("Kubernetes {}", v.kubernetes),
+            version: v.kubernetes.clone(),
+            estimate: "10–20 minutes on 2 cores",
+        },
+        Component {
+            name: "kube-controller-manager",
+            module: "kube-apiserver",
+            package: "k8s.io/kubernetes/cmd/kube-controller-manager",
+            ldflags: k8s_ldflags,
+            expect_version: format!("Kubernetes {}", v.kubernetes),
+            version: v.kubernetes.clone(),
+            estimate: "about 5 more minutes",
+        },
+    ])
+}
+
+/// Everything that determines a binary: a change to any of it invalidates the stamp.
+fn inputs_hash(c: &Component) -> Result<String> {
+    let dir = paths::go_module_dir(c.module);
+    let mut hash = Fnv64::new();
+    for part in [c.name, c.package, c.ldflags.as_str(), c.version.as_str()] {
+        hash.write(part.as_bytes());
+        hash.write(&[0]);
+    }
+    for file in ["go.mod", "go.sum", "main.go"] {
+        let path = dir.join(file);
+        let bytes = fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        hash.write(file.as_bytes());
+        hash.write(&bytes);
+        hash.write(&[0]);
+    }
+    Ok(format!("{:016x}", hash.finish()))
+}
+
+/// FNV-1a, 64 bit: a stable content hash for stamps (std's hasher is not stable across
+/// releases).
+struct Fnv64(u64);
+
+impl Fnv64 {
+    fn new() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+fn stamp_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.stamp"))
+}
+
+fn stamp_matches(dir: &Path, c: &Component, hash: &str) -> bool {
+    let Ok(text) = fs::read_to_string(stamp_path(dir, c.name)) else {
+        return false;
+    };
+    let has = |key: &str, value: &str| text.lines().any(|l| l == format!("{key}={value}"));
+    has("version", &c.version) && has("inputs", hash) && dir.join(c.name).is_file()
+}
+
+/// True when every binary of `v` is cached with a matching stamp (no Go needed then).
+pub fn cache_is_complete(v: &Versions) -> Result<bool> {
+    let dir = paths::cache_dir(&v.kubernetes)?;
+    for c in components(v)? {
+        let hash = inputs_hash(&c)?;
+        if !stamp_matches(&dir, &c, &hash) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Checks `go` is on PATH and new enough; returns its version string.
+pub fn check_go() -> Result<String> {
+    let out = Command::new("go")
+        .args(["env", "GOVERSION"])
+        .env("GOTOOLCHAIN", "local")
+        .output();
+    let out = match out {
+        Ok(out) if out.status.success() => out,
+        Ok(out) => bail!(
+            "{GO_MISSING}\n(`go env GOVERSION` failed: {})",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+        Err(err) => bail!("{GO_MISSING}\n(cannot run `go`: {err})"),
+    };
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let mut nums = version
+        .trim_start_matches("go")
+        .split(['.', '-', ' '])
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let found = (nums.next().unwrap_or(0), nums.next().unwrap_or(0));
+    if found < MIN_GO {
+        bail!("{GO_MISSING}\n(found {version})");
+    }
+    Ok(version)
+}
+
+/// Makes sure all binaries are cached, building what is missing or out of date.
+pub fn ensure_built(v: &Versions) -> Result<Binaries> {
+    let dir = paths::cache_dir(&v.kubernetes)?;
+    let comps = components(v)?;
+    let mut go_version = None;
+    for c in &comps {
+        let hash = inputs_hash(c)?;
+        if stamp_matches(&dir, c, &hash) {
+            continue;
+        }
+        let go = match &go_version {
+            Some(go) => go,
+            None => go_version.insert(check_go()?),
+        };
+        build_one(&dir, c, &hash, go)?;
+    }
+    Ok(Binaries {
+        kube_apiserver: dir.join("kube-apiserver"),
+        kube_controller_manager: dir.join("kube-controller-manager"),
+        etcd: dir.join("etcd"),
+    })
+}
+
+fn build_one(dir: &Path, c: &Component, hash: &str, go: &str) -> Result<()> {
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    fs::create_dir_all(paths::logs_dir())?;
+    let log_path = paths::logs_dir().join(format!("build-{}.log", c.name));
+    let log =
+        fs::File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
+    let partial = dir.join(format!(".{}.partial-{}", c.name, std::process::id()));
+    let module_dir = paths::go_module_dir(c.module);
+
+    say!(
+        "testenv: building {} {} with {go} from the Go module proxy into {}",
+        c.name,
+        c.version,
+        dir.display()
+    );
+    say!(
+        "testenv:   (cold build takes {}; later runs reuse the cache) log: {}",
+        c.estimate,
+        paths::display(&log_path)
+    );
+    let started = Instant::now();
+    let mut child = Command::new("go")
+        .args(["build", "-trimpath", "-ldflags", &c.ldflags, "-o"])
+        .arg(&partial)
+        .arg(c.package)
+        .current_dir(&module_dir)
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "-mod=mod -buildvcs=false")
+        .env("CGO_ENABLED", "0")
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .spawn()
+        .with_context(|| format!("starting `go build` in {}", module_dir.display()))?;
+    let mut next_report = 60;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let secs = started.elapsed().as_secs();
+        if secs >= next_report {
+            say!(
+                "testenv:   ... still building {} ({} min)",
+                c.name,
+                secs / 60
+            );
+            next_report += 60;
+        }
+    };
+    if !status.success() {
+        let _ = fs::remove_file(&partial);
+        bail!(
+            "building {} failed ({status}); last lines of {}:\n{}",
+            c.name,
+            log_path.display(),
+            crate::procs::tail(&log_path, 25)
+        );
+    }
+    let out = Command::new(&partial)
+        .arg("--version")
+        .output()
+        .with_context(|| format!("running {} --version", partial.display()))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let printed = stdout.lines().next().unwrap_or_default().trim().to_string();
+    if !printed.contains(&c.expect_version) {
+        let _ = fs::remove_file(&partial);
+        bail!(
+            "the freshly built {} says `{}`, expected `{}`: version stamping failed",
+            c.name,
+            stdout.trim(),
+            c.expect_version
+        );
+    }
+    let target = dir.join(c.name);
+    fs::rename(&partial, &target)
+        .with_context(|| format!("moving the built {} into place", c.name))?;
+    let secs = started.elapsed().as_secs_f64();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let stamp = format!(
+        "component={}\nversion={}\ninputs={hash}\ngo={go}\nbuilt_unix={now}\nbuild_seconds={secs:.0}\nreports={}\n",
+        c.name,
+        c.version,
+        printed.trim()
+    );
+    let stamp_tmp = dir.join(format!(".{}.stamp.partial-{}", c.name, std::process::id()));
+    let mut f = fs::File::create(&stamp_tmp)?;
+    f.write_all(stamp.as_bytes())?;
+    f.sync_all()?;
+    fs::rename(&stamp_tmp, stamp_path(dir, c.name))?;
+    say!(
+        "testenv: built {} ({}) in {:.0} s",
+        c.name,
+        printed.trim(),
+        secs
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_come_from_the_wrapper_modules() {
+        let v = Versions::from_wrappers().expect("wrapper go.mod files");
+        assert!(v.kubernetes.starts_with("v1."), "{v:?}");
+        assert!(v.etcd.starts_with("v3."), "{v:?}");
+        assert!(!v.kubernetes_minor().expect("minor").is_empty());
+    }
+
+    #[test]
+    fn fnv_is_stable() {
+        let mut h = Fnv64::new();
+        h.write(b"a");
+        assert_eq!(h.finish(), 0xaf63_dc4c_8601_ec8c);
+    }
+}

@@ -1,0 +1,258 @@
+//! The test environment's record of what it started (`target/testenv/state.json`): versions,
+//! ports, pids and who owns the run. It only reads and writes that file (atomically); it must
+//! not start or stop anything.
+
+use std::fs;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use crate::procs::ProcRec;
+
+const FORMAT: u64 = 1;
+
+/// Who started the environment: a person (`testenv up`, left running) or `cargo xtask test`
+/// (stopped when that run ends; adopted by the next run if that one died).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    Manual,
+    Test { pid: u32 },
+}
+
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    pub name: String,
+    pub port: u16,
+    pub apiserver: Option<ProcRec>,
+    pub controller_manager: Option<ProcRec>,
+    /// Stopped on purpose with `testenv stop` (an outage), as opposed to crashed.
+    pub stopped: bool,
+}
+
+impl Cluster {
+    pub fn etcd_prefix(&self) -> String {
+        format!("/flotilla-testenv/{}/registry", self.name)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct State {
+    pub kubernetes: String,
+    pub etcd_version: String,
+    pub members: usize,
+    pub owner: Owner,
+    pub etcd: Option<ProcRec>,
+    pub etcd_client_port: u16,
+    pub etcd_peer_port: u16,
+    pub clusters: Vec<Cluster>,
+    /// Set once a fresh start finished (RBAC applied, controller-managers started); an
+    /// interrupted start leaves it false and the next `up` replaces the environment.
+    pub complete: bool,
+}
+
+fn proc_json(p: Option<&ProcRec>) -> Value {
+    p.map_or(Value::Null, |p| json!({"pid": p.pid, "exe": p.exe}))
+}
+
+fn proc_from(v: &Value) -> Option<ProcRec> {
+    Some(ProcRec {
+        pid: u32::try_from(v.get("pid")?.as_u64()?).ok()?,
+        exe: v.get("exe")?.as_str()?.to_string(),
+    })
+}
+
+fn port_from(v: &Value, key: &str) -> Result<u16> {
+    v.get(key)
+        .and_then(Value::as_u64)
+        .and_then(|p| u16::try_from(p).ok())
+        .with_context(|| format!("state: missing or bad `{key}`"))
+}
+
+fn str_from(v: &Value, key: &str) -> Result<String> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .with_context(|| format!("state: missing `{key}`"))
+}
+
+impl State {
+    pub fn cluster(&self, name: &str) -> Option<&Cluster> {
+        self.clusters.iter().find(|c| c.name == name)
+    }
+
+    pub fn cluster_mut(&mut self, name: &str) -> Option<&mut Cluster> {
+        self.clusters.iter_mut().find(|c| c.name == name)
+    }
+
+    /// Every recorded process, named, in the order to stop them: controller-managers (they
+    /// need the API servers), then API servers (their graceful shutdown needs etcd), then etcd.
+    pub fn stop_phases(&self) -> [Vec<(String, ProcRec)>; 3] {
+        let mut kcms = Vec::new();
+        let mut apiservers = Vec::new();
+        for c in &self.clusters {
+            if let Some(p) = &c.controller_manager {
+                kcms.push((format!("{} kube-controller-manager", c.name), p.clone()));
+            }
+            if let Some(p) = &c.apiserver {
+                apiservers.push((format!("{} kube-apiserver", c.name), p.clone()));
+            }
+        }
+        let etcd = self
+            .etcd
+            .iter()
+            .map(|p| ("etcd".to_string(), p.clone()))
+            .collect();
+        [kcms, apiservers, etcd]
+    }
+
+    /// Every recorded process, named, in stop order.
+    pub fn all_procs(&self) -> Vec<(String, ProcRec)> {
+        self.stop_phases().into_iter().flatten().collect()
+    }
+
+    pub fn to_json(&self) -> Value {
+        let owner = match self.owner {
+            Owner::Manual => json!({"kind": "manual"}),
+            Owner::Test { pid } => json!({"kind": "test", "pid": pid}),
+        };
+        let clusters: Vec<Value> = self
+            .clusters
+            .iter()
+            .map(|c| {
+                json!({
+                    "name": c.name,
+                    "port": c.port,
+                    "etcdPrefix": c.etcd_prefix(),
+                    "stopped": c.stopped,
+                    "apiserver": proc_json(c.apiserver.as_ref()),
+                    "controllerManager": proc_json(c.controller_manager.as_ref()),
+                })
+            })
+            .collect();
+        json!({
+            "format": FORMAT,
+            "kubernetes": self.kubernetes,
+            "etcdVersion": self.etcd_version,
+            "members": self.members,
+            "complete": self.complete,
+            "owner": owner,
+            "etcd": {
+                "clientPort": self.etcd_client_port,
+                "peerPort": self.etcd_peer_port,
+                "process": proc_json(self.etcd.as_ref()),
+            },
+            "clusters": clusters,
+        })
+    }
+
+    pub fn from_json(v: &Value) -> Result<Self> {
+        if v.get("format").and_then(Value::as_u64) != Some(FORMAT) {
+            bail!("state: unknown format");
+        }
+        let owner = match v.pointer("/owner/kind").and_then(Value::as_str) {
+            Some("test") => Owner::Test {
+                pid: v
+                    .pointer("/owner/pid")
+                    .and_then(Value::as_u64)
+                    .and_then(|p| u32::try_from(p).ok())
+                    .unwrap_or(0),
+            },
+            _ => Owner::Manual,
+        };
+        let etcd = v.get("etcd").context("state: missing `etcd`")?;
+        let clusters = v
+            .get("clusters")
+            .and_then(Value::as_array)
+            .context("state: missing `clusters`")?
+            .iter()
+            .map(|c| {
+                Ok(Cluster {
+                    name: str_from(c, "name")?,
+                    port: port_from(c, "port")?,
+                    apiserver: c.get("apiserver").and_then(proc_from),
+                    controller_manager: c.get("controllerManager").and_then(proc_from),
+                    stopped: c.get("stopped").and_then(Value::as_bool).unwrap_or(false),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            kubernetes: str_from(v, "kubernetes")?,
+            etcd_version: str_from(v, "etcdVersion")?,
+            members: v
+                .get("members")
+                .and_then(Value::as_u64)
+                .and_then(|m| usize::try_from(m).ok())
+                .context("state: missing `members`")?,
+            owner,
+            complete: v.get("complete").and_then(Value::as_bool).unwrap_or(false),
+            etcd: etcd.get("process").and_then(proc_from),
+            etcd_client_port: port_from(etcd, "clientPort")?,
+            etcd_peer_port: port_from(etcd, "peerPort")?,
+            clusters,
+        })
+    }
+
+    /// Reads the state file; `Ok(None)` when there is none.
+    pub fn load(path: &Path) -> Result<Option<Self>> {
+        let text = match fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        };
+        let v: Value =
+            serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        Self::from_json(&v)
+            .map(Some)
+            .with_context(|| format!("reading {}", path.display()))
+    }
+
+    /// Writes the state file atomically (temp file + rename).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let tmp = path.with_extension(format!("json.tmp-{}", std::process::id()));
+        let text = serde_json::to_string_pretty(&self.to_json())?;
+        fs::write(&tmp, text + "\n").with_context(|| format!("writing {}", tmp.display()))?;
+        fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips() {
+        let s = State {
+            kubernetes: "v1.36.3".into(),
+            etcd_version: "v3.6.8".into(),
+            members: 2,
+            owner: Owner::Test { pid: 42 },
+            etcd: Some(ProcRec {
+                pid: 7,
+                exe: "/c/etcd".into(),
+            }),
+            etcd_client_port: 1000,
+            etcd_peer_port: 1001,
+            clusters: vec![Cluster {
+                name: "member-1".into(),
+                port: 2000,
+                apiserver: None,
+                controller_manager: Some(ProcRec {
+                    pid: 9,
+                    exe: "/c/kcm".into(),
+                }),
+                stopped: true,
+            }],
+            complete: true,
+        };
+        let back = State::from_json(&s.to_json()).expect("parse");
+        assert_eq!(back.owner, Owner::Test { pid: 42 });
+        assert_eq!(back.etcd_peer_port, 1001);
+        assert_eq!(back.clusters[0].port, 2000);
+        assert!(back.clusters[0].stopped);
+        assert!(back.complete);
+        assert!(back.clusters[0].apiserver.is_none());
+        assert_eq!(back.all_procs().len(), 2);
+    }
+}

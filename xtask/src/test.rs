@@ -1,0 +1,145 @@
+//! `cargo xtask test`: the one test command (README and `.ci/run` call it). Runs the format
+//! check, clippy, the workspace tests, then the integration tier against a real test
+//! environment, stopping at the first failure. It must never skip the integration tier, and
+//! must leave nothing running that it started.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use crate::gobuild::{self, Versions};
+use crate::paths;
+use crate::state::Owner;
+use crate::testenv::{self, Members};
+
+/// Integration tests run in parallel within a test binary: they are I/O-bound, each has its
+/// own namespace, and the API servers take the CPU.
+const INTEGRATION_TEST_THREADS: &str = "4";
+
+fn cargo() -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(paths::repo_root());
+    cmd
+}
+
+fn header(n: usize, total: usize, what: &str) {
+    say!("\n==> [{n}/{total}] {what}");
+}
+
+fn run_checked(mut cmd: Command, what: &str) -> Result<()> {
+    let status = cmd
+        .status()
+        .with_context(|| format!("could not run `{what}`"))?;
+    if !status.success() {
+        bail!("`{what}` failed ({status})");
+    }
+    Ok(())
+}
+
+pub fn run() -> Result<()> {
+    let total_start = Instant::now();
+    let mut timings: Vec<(String, Duration)> = Vec::new();
+    let steps = 4;
+    let result = run_steps(steps, &mut timings);
+    say!("\n==> summary");
+    for (what, took) in &timings {
+        say!("  {:>7.1} s  {what}", took.as_secs_f64());
+    }
+    say!("  {:>7.1} s  total", total_start.elapsed().as_secs_f64());
+    match &result {
+        Ok(()) => say!("cargo xtask test: all steps passed"),
+        Err(_) => say!("cargo xtask test: FAILED (the error follows)"),
+    }
+    result
+}
+
+fn run_steps(steps: usize, timings: &mut Vec<(String, Duration)>) -> Result<()> {
+    let mut step = |n: usize, what: &str, f: &mut dyn FnMut() -> Result<()>| -> Result<()> {
+        header(n, steps, what);
+        let t = Instant::now();
+        let r = f();
+        timings.push((what.to_string(), t.elapsed()));
+        say!(
+            "--- [{n}/{steps}] {what}: {} in {:.1} s",
+            if r.is_ok() { "ok" } else { "FAILED" },
+            t.elapsed().as_secs_f64()
+        );
+        r
+    };
+
+    step(1, "cargo fmt --all -- --check", &mut || {
+        let mut cmd = cargo();
+        cmd.args(["fmt", "--all", "--", "--check"]);
+        run_checked(cmd, "cargo fmt --all -- --check")
+    })?;
+    step(
+        2,
+        "cargo clippy --workspace --all-targets -- -D warnings",
+        &mut || {
+            let mut cmd = cargo();
+            cmd.args([
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ]);
+            run_checked(cmd, "cargo clippy --workspace --all-targets -- -D warnings")
+        },
+    )?;
+    step(3, "cargo test --workspace --all-targets", &mut || {
+        let mut cmd = cargo();
+        cmd.args(["test", "--workspace", "--all-targets"]);
+        run_checked(cmd, "cargo test --workspace --all-targets")
+    })?;
+    step(
+        4,
+        "integration tier against a real test environment (cargo xtask testenv)",
+        &mut integration,
+    )
+}
+
+fn integration() -> Result<()> {
+    // Fail fast and clearly when the binaries would need building and Go is missing.
+    let versions = Versions::from_wrappers()?;
+    if !gobuild::cache_is_complete(&versions)? {
+        gobuild::check_go()?;
+    }
+    let me = Owner::Test {
+        pid: std::process::id(),
+    };
+    let t = Instant::now();
+    let owner = testenv::up(Members::AtLeast(3), me)?;
+    say!("--- testenv ready in {:.1} s", t.elapsed().as_secs_f64());
+    let ours = owner == me;
+
+    let kubeconfig = paths::kubeconfig();
+    let mut cmd = cargo();
+    // Threads go through RUST_TEST_THREADS, not `--test-threads`: criterion benches (built by
+    // --all-targets) accept `--ignored` but reject unknown libtest flags.
+    cmd.args(["test", "--workspace", "--all-targets", "--", "--ignored"])
+        .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig)
+        .env("RUST_TEST_THREADS", INTEGRATION_TEST_THREADS);
+    // Tests that stop/start clusters call this binary instead of a nested cargo.
+    if let Ok(me) = std::env::current_exe() {
+        cmd.env("FLOTILLA_XTASK_BIN", me);
+    }
+    say!(
+        "--- FLOTILLA_TESTENV_KUBECONFIG={} RUST_TEST_THREADS={INTEGRATION_TEST_THREADS} cargo test --workspace --all-targets -- --ignored",
+        kubeconfig.display()
+    );
+    let tests = run_checked(cmd, "cargo test --workspace --all-targets -- --ignored");
+
+    let stopped = if ours {
+        say!("--- stopping the test environment this run started");
+        testenv::down()
+    } else {
+        say!("--- leaving the test environment running (it was started by `testenv up`)");
+        Ok(())
+    };
+    tests?;
+    stopped
+}

@@ -1,0 +1,790 @@
+//! `cargo xtask testenv up|down|status|stop|start|build`: a hub and N member clusters, each a
+//! real upstream kube-apiserver (plus a kube-controller-manager running only the namespace and
+//! garbage-collector controllers) on 127.0.0.1, sharing one etcd under separate key prefixes.
+//! It must only bind loopback addresses, only signal processes it recorded, and never write a
+//! kubeconfig other than `target/testenv/kubeconfig` (plus its controller-managers' private
+//! client configs under `target/testenv/run/`).
+
+use std::fs;
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use crate::gobuild::{self, Binaries, Versions};
+use crate::kubeconfig;
+use crate::paths;
+use crate::pki::{self, PkiFiles};
+use crate::procs::{self, Lock, ProcRec};
+use crate::state::{Cluster, Owner, State};
+
+/// How long a testenv command waits for another one (a cold build can take a while).
+const LOCK_WAIT: Duration = Duration::from_secs(30 * 60);
+/// How long an API server gets to become ready (a few seconds warm; more on a busy machine).
+const READY_TIMEOUT: Duration = Duration::from_secs(120);
+const ETCD_TIMEOUT: Duration = Duration::from_secs(30);
+/// TERM grace before KILL.
+const STOP_GRACE: Duration = Duration::from_secs(15);
+
+const APISERVER_MEMLIMIT: &str = "600MiB";
+const SMALL_MEMLIMIT: &str = "300MiB";
+
+/// The read-only role every cluster gets, bound to the read-only user.
+const RBAC_MANIFEST: &str = "\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: flotilla-testenv-readonly
+  labels: {app.kubernetes.io/managed-by: flotilla-testenv}
+rules:
+- apiGroups: [\"*\"]
+  resources: [\"*\"]
+  verbs: [get, list, watch]
+- nonResourceURLs: [\"*\"]
+  verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: flotilla-testenv-readonly
+  labels: {app.kubernetes.io/managed-by: flotilla-testenv}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: flotilla-testenv-readonly
+subjects:
+- apiGroup: rbac.authorization.k8s.io
+  kind: User
+  name: USER
+";
+
+/// Stops everything `s` recorded, phase by phase. With etcd already gone the API servers
+/// cannot shut down gracefully, so they get a short grace only.
+fn stop_env(s: &State) -> Result<()> {
+    let etcd_alive = s.etcd.as_ref().is_some_and(procs::is_alive);
+    let grace = if etcd_alive {
+        STOP_GRACE
+    } else {
+        Duration::from_secs(2)
+    };
+    for phase in s.stop_phases() {
+        procs::stop_all(&phase, grace)?;
+    }
+    Ok(())
+}
+
+fn lock() -> Result<Lock> {
+    Lock::acquire(&paths::lock_file(), LOCK_WAIT)
+}
+
+fn cluster_names(members: usize) -> Vec<String> {
+    std::iter::once("hub".to_string())
+        .chain((1..=members).map(|k| format!("member-{k}")))
+        .collect()
+}
+
+fn log_path(name: &str) -> PathBuf {
+    paths::logs_dir().join(format!("{name}.log"))
+}
+
+fn cluster_run_dir(name: &str) -> PathBuf {
+    paths::run_dir().join(name)
+}
+
+fn exe_string(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// `cargo xtask testenv build`: only make sure the binaries are cached.
+pub fn build() -> Result<()> {
+    let _lock = lock()?;
+    let v = Versions::from_wrappers()?;
+    let t = Instant::now();
+    let bins = gobuild::ensure_built(&v)?;
+    say!(
+        "testenv: kube-apiserver, kube-controller-manager {} and etcd {} cached in {} ({:.1} s)",
+        v.kubernetes,
+        v.etcd,
+        bins.kube_apiserver
+            .parent()
+            .map_or_else(String::new, |d| d.display().to_string()),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// How many members `up` accepts from an environment that is already running.
+#[derive(Debug, Clone, Copy)]
+pub enum Members {
+    /// `testenv up --members N`: restart with N if a different count runs.
+    Exactly(usize),
+    /// `cargo xtask test`: reuse anything with at least N members, else start N.
+    AtLeast(usize),
+}
+
+impl Members {
+    fn count(self) -> usize {
+        match self {
+            Self::Exactly(n) | Self::AtLeast(n) => n,
+        }
+    }
+    fn accepts(self, running: usize) -> bool {
+        match self {
+            Self::Exactly(n) => running == n,
+            Self::AtLeast(n) => running >= n,
+        }
+    }
+}
+
+/// `cargo xtask testenv up`: reuse a running environment (restarting any cluster that is
+/// down), or start a fresh one. Returns the environment's owner afterwards.
+pub fn up(members: Members, requester: Owner) -> Result<Owner> {
+    let _lock = lock()?;
+    check_kubectl()?;
+    let v = Versions::from_wrappers()?;
+    let bins = gobuild::ensure_built(&v)?;
+    let started = Instant::now();
+
+    let previous = match State::load(&paths::state_file()) {
+        Ok(s) => s,
+        Err(err) => {
+            say!(
+                "testenv: ignoring an unreadable {} ({err:#}); starting fresh",
+                paths::display(&paths::state_file())
+            );
+            None
+        }
+    };
+    let reuse = match previous {
+        None => None,
+        Some(s) => {
+            let reason = if !s.etcd.as_ref().is_some_and(procs::is_alive) {
+                Some("stale: its etcd is gone".to_string())
+            } else if !s.complete {
+                Some("its start was interrupted".to_string())
+            } else if s.kubernetes != v.kubernetes || s.etcd_version != v.etcd {
+                Some(format!(
+                    "it runs Kubernetes {} / etcd {}, the wrappers now pin {} / {}",
+                    s.kubernetes, s.etcd_version, v.kubernetes, v.etcd
+                ))
+            } else if !members.accepts(s.members) {
+                Some(format!(
+                    "it has {} members, {} asked for",
+                    s.members,
+                    members.count()
+                ))
+            } else {
+                None
+            };
+            match reason {
+                None => Some(s),
+                Some(reason) => {
+                    say!("testenv: replacing the previous environment ({reason})");
+                    stop_env(&s)?;
+                    None
+                }
+            }
+        }
+    };
+
+    let state = match reuse {
+        Some(mut s) => {
+            s.owner = match (requester, s.owner) {
+                (Owner::Manual, _) => Owner::Manual,
+                // A test run adopts an environment left by a test run that died.
+                (Owner::Test { pid }, Owner::Test { pid: old })
+                    if !Path::new(&format!("/proc/{old}")).exists() =>
+                {
+                    Owner::Test { pid }
+                }
+                (_, owner) => owner,
+            };
+            s.save(&paths::state_file())?;
+            let names: Vec<String> = s.clusters.iter().map(|c| c.name.clone()).collect();
+            let mut restarted = 0;
+            for name in names {
+                if ensure_cluster_running(&mut s, &name, &bins)? {
+                    restarted += 1;
+                }
+            }
+            if restarted == 0 {
+                say!("testenv: reusing the running environment");
+            }
+            s
+        }
+        None => match fresh_start(&v, &bins, members.count(), requester) {
+            Ok(s) => s,
+            Err(err) => {
+                // Leave nothing half-started behind.
+                if let Ok(Some(s)) = State::load(&paths::state_file()) {
+                    let _ = stop_env(&s);
+                    let _ = fs::remove_file(paths::state_file());
+                }
+                return Err(err);
+            }
+        },
+    };
+    print_summary(&state, started.elapsed());
+    Ok(state.owner)
+}
+
+fn print_summary(s: &State, took: Duration) {
+    let kubeconfig = paths::kubeconfig();
+    let rel = paths::display(&kubeconfig);
+    say!(
+        "testenv: hub + {} members up (Kubernetes {}, etcd {}) in {:.1} s",
+        s.members,
+        s.kubernetes,
+        s.etcd_version,
+        took.as_secs_f64()
+    );
+    say!("  kubeconfig  {}", kubeconfig.display());
+    say!(
+        "  contexts    hub, member-1 … member-{} (admin); <context>-readonly (get/list/watch only)",
+        s.members
+    );
+    say!("  try         kubectl --kubeconfig {rel} --context member-2 version");
+    say!("              cargo run -- --kubeconfig {rel} --context 'member-?' clusters");
+    say!(
+        "  tests       FLOTILLA_TESTENV_KUBECONFIG={} cargo test -- --ignored",
+        kubeconfig.display()
+    );
+    say!("  stop        cargo xtask testenv down");
+}
+
+/// Removes everything a previous environment left in `target/testenv` except build logs.
+fn clean_run_files() -> Result<()> {
+    for dir in [paths::data_dir(), paths::run_dir(), paths::pki_dir()] {
+        if dir.exists() {
+            fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+        }
+    }
+    for file in [paths::kubeconfig(), paths::state_file()] {
+        if file.exists() {
+            fs::remove_file(&file).with_context(|| format!("removing {}", file.display()))?;
+        }
+    }
+    if let Ok(entries) = fs::read_dir(paths::logs_dir()) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.ends_with(".log") && !name.starts_with("build-") {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn write_atomically(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+}
+
+fn fresh_start(v: &Versions, bins: &Binaries, members: usize, owner: Owner) -> Result<State> {
+    clean_run_files()?;
+    fs::create_dir_all(paths::logs_dir())?;
+    let names = cluster_names(members);
+    let ports = procs::free_ports(2 + names.len())?;
+    let pki = pki::generate().context("generating the test PKI")?;
+    pki.write(&paths::pki_dir())?;
+
+    let clusters: Vec<(String, u16)> = names.iter().cloned().zip(ports[2..].to_vec()).collect();
+    write_atomically(&paths::kubeconfig(), &kubeconfig::render(&pki, &clusters))?;
+    for (name, port) in &clusters {
+        let dir = cluster_run_dir(name);
+        fs::create_dir_all(&dir)?;
+        write_atomically(
+            &dir.join("controller-manager.kubeconfig"),
+            &kubeconfig::render_controller_manager(&pki, *port),
+        )?;
+    }
+
+    let mut s = State {
+        kubernetes: v.kubernetes.clone(),
+        etcd_version: v.etcd.clone(),
+        members,
+        owner,
+        etcd: None,
+        etcd_client_port: ports[0],
+        etcd_peer_port: ports[1],
+        clusters: clusters
+            .iter()
+            .map(|(name, port)| Cluster {
+                name: name.clone(),
+                port: *port,
+                apiserver: None,
+                controller_manager: None,
+                stopped: false,
+            })
+            .collect(),
+        complete: false,
+    };
+    s.save(&paths::state_file())?;
+
+    start_etcd(&mut s, bins)?;
+
+    // All API servers start in parallel; readiness is awaited together.
+    let mut starting = Vec::new();
+    for name in &names {
+        let pid = start_apiserver(&mut s, name, bins)?;
+        starting.push((name.clone(), pid));
+    }
+    wait_apiservers_ready(&s, &mut starting)?;
+    apply_rbac(&names)?;
+    for name in &names {
+        start_controller_manager(&mut s, name, bins)?;
+    }
+    s.complete = true;
+    s.save(&paths::state_file())?;
+    Ok(s)
+}
+
+fn start_etcd(s: &mut State, bins: &Binaries) -> Result<()> {
+    let data = paths::etcd_data_dir();
+    fs::create_dir_all(&data)?;
+    // etcd warns unless its data directory is private.
+    fs::set_permissions(&data, fs::Permissions::from_mode(0o700))?;
+    let client = format!("http://127.0.0.1:{}", s.etcd_client_port);
+    let peer = format!("http://127.0.0.1:{}", s.etcd_peer_port);
+    let args = vec![
+        "--name=flotilla-testenv".to_string(),
+        format!("--data-dir={}", data.display()),
+        format!("--listen-client-urls={client}"),
+        format!("--advertise-client-urls={client}"),
+        format!("--listen-peer-urls={peer}"),
+        format!("--initial-advertise-peer-urls={peer}"),
+        format!("--initial-cluster=flotilla-testenv={peer}"),
+        "--initial-cluster-state=new".to_string(),
+        "--unsafe-no-fsync".to_string(),
+        "--log-level=warn".to_string(),
+    ];
+    let log = log_path("etcd");
+    let pid = procs::spawn(&bins.etcd, &args, &[("GOMEMLIMIT", SMALL_MEMLIMIT)], &log)?;
+    s.etcd = Some(ProcRec {
+        pid,
+        exe: exe_string(&bins.etcd),
+    });
+    s.save(&paths::state_file())?;
+
+    let deadline = Instant::now() + ETCD_TIMEOUT;
+    loop {
+        if let Some(status) = procs::exited(pid)? {
+            bail!(
+                "etcd exited during startup ({status}); last lines of {}:\n{}",
+                log.display(),
+                procs::tail(&log, 20)
+            );
+        }
+        if let Ok((200, body)) = procs::http_get(s.etcd_client_port, "/health")
+            && body.contains("\"health\":\"true\"")
+        {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            bail!(
+                "etcd did not become healthy within {ETCD_TIMEOUT:?}; see {}",
+                log.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn apiserver_args(s: &State, c: &Cluster) -> Vec<String> {
+    let pki = PkiFiles::new(&paths::pki_dir());
+    let certs = cluster_run_dir(&c.name).join("certs");
+    let port = c.port;
+    vec![
+        format!("--etcd-servers=http://127.0.0.1:{}", s.etcd_client_port),
+        format!("--etcd-prefix={}", c.etcd_prefix()),
+        "--bind-address=127.0.0.1".to_string(),
+        format!("--secure-port={port}"),
+        // A loopback advertise address only passes validation with the endpoint reconciler
+        // off; it also keeps the apiserver independent of a default route.
+        "--advertise-address=127.0.0.1".to_string(),
+        "--endpoint-reconciler-type=none".to_string(),
+        format!("--cert-dir={}", certs.display()),
+        format!("--tls-cert-file={}", pki.apiserver_cert.display()),
+        format!("--tls-private-key-file={}", pki.apiserver_key.display()),
+        format!("--client-ca-file={}", pki.ca_cert.display()),
+        "--authorization-mode=RBAC".to_string(),
+        format!("--service-account-issuer=https://127.0.0.1:{port}"),
+        format!("--service-account-key-file={}", pki.sa_pub.display()),
+        format!(
+            "--service-account-signing-key-file={}",
+            pki.sa_key.display()
+        ),
+        "--service-cluster-ip-range=10.0.0.0/24".to_string(),
+        // No service-account controller runs, so pods must not require a default SA.
+        "--disable-admission-plugins=ServiceAccount".to_string(),
+        "--allow-privileged=true".to_string(),
+        "--profiling=false".to_string(),
+        // Cheaper on a 2-core machine, and no compaction shared across the clusters' prefixes.
+        "--enable-priority-and-fairness=false".to_string(),
+        "--etcd-compaction-interval=0".to_string(),
+    ]
+}
+
+/// Spawns one cluster's kube-apiserver and records it; readiness is the caller's business.
+fn start_apiserver(s: &mut State, name: &str, bins: &Binaries) -> Result<u32> {
+    let c = s
+        .cluster(name)
+        .with_context(|| format!("no cluster `{name}`"))?
+        .clone();
+    fs::create_dir_all(cluster_run_dir(name).join("certs"))?;
+    let args = apiserver_args(s, &c);
+    let pid = procs::spawn(
+        &bins.kube_apiserver,
+        &args,
+        &[("GOMEMLIMIT", APISERVER_MEMLIMIT)],
+        &log_path(&format!("{name}-kube-apiserver")),
+    )?;
+    if let Some(c) = s.cluster_mut(name) {
+        c.apiserver = Some(ProcRec {
+            pid,
+            exe: exe_string(&bins.kube_apiserver),
+        });
+        c.stopped = false;
+    }
+    s.save(&paths::state_file())?;
+    Ok(pid)
+}
+
+fn start_controller_manager(s: &mut State, name: &str, bins: &Binaries) -> Result<()> {
+    let dir = cluster_run_dir(name);
+    let args = vec![
+        format!(
+            "--kubeconfig={}",
+            dir.join("controller-manager.kubeconfig").display()
+        ),
+        // Only what tests need: namespace deletion and ownerReference cascades.
+        "--controllers=namespace-controller,garbage-collector-controller".to_string(),
+        "--leader-elect=false".to_string(),
+        "--secure-port=0".to_string(),
+        "--use-service-account-credentials=false".to_string(),
+    ];
+    let pid = procs::spawn(
+        &bins.kube_controller_manager,
+        &args,
+        &[("GOMEMLIMIT", SMALL_MEMLIMIT)],
+        &log_path(&format!("{name}-kube-controller-manager")),
+    )?;
+    if let Some(c) = s.cluster_mut(name) {
+        c.controller_manager = Some(ProcRec {
+            pid,
+            exe: exe_string(&bins.kube_controller_manager),
+        });
+    }
+    s.save(&paths::state_file())?;
+    Ok(())
+}
+
+/// `kubectl --kubeconfig target/testenv/kubeconfig --context <name> …`
+fn kubectl(context: &str) -> Command {
+    let mut cmd = Command::new("kubectl");
+    cmd.arg("--kubeconfig")
+        .arg(paths::kubeconfig())
+        .arg("--context")
+        .arg(context);
+    cmd
+}
+
+/// Fails clearly when kubectl is missing (readiness polls would otherwise just time out).
+fn check_kubectl() -> Result<()> {
+    let ok = Command::new("kubectl")
+        .args(["version", "--client"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        bail!(
+            "testenv needs kubectl on PATH (it waits for /readyz and creates the read-only \
+             RBAC with it): install a recent kubectl"
+        );
+    }
+    Ok(())
+}
+
+fn readyz(context: &str) -> bool {
+    kubectl(context)
+        .args(["get", "--raw", "/readyz", "--request-timeout=5s"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).trim() == "ok")
+}
+
+fn wait_apiservers_ready(s: &State, starting: &mut Vec<(String, u32)>) -> Result<()> {
+    let t = Instant::now();
+    let deadline = t + READY_TIMEOUT;
+    while !starting.is_empty() {
+        let mut i = 0;
+        while i < starting.len() {
+            let (name, pid) = &starting[i];
+            let log = log_path(&format!("{name}-kube-apiserver"));
+            if let Some(status) = procs::exited(*pid)? {
+                bail!(
+                    "{name}'s kube-apiserver exited during startup ({status}); last lines of {}:\n{}",
+                    log.display(),
+                    procs::tail(&log, 25)
+                );
+            }
+            let port = s.cluster(name).map_or(0, |c| c.port);
+            if procs::port_open(port) && readyz(name) {
+                say!(
+                    "testenv: {name} ready on https://127.0.0.1:{port} ({:.1} s)",
+                    t.elapsed().as_secs_f64()
+                );
+                starting.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        if starting.is_empty() {
+            break;
+        }
+        if Instant::now() >= deadline {
+            let logs: Vec<String> = starting
+                .iter()
+                .map(|(n, _)| {
+                    log_path(&format!("{n}-kube-apiserver"))
+                        .display()
+                        .to_string()
+                })
+                .collect();
+            bail!(
+                "kube-apiserver not ready within {READY_TIMEOUT:?} (GET /readyz); see {}",
+                logs.join(", ")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    Ok(())
+}
+
+/// Binds the read-only user to get/list/watch on every cluster (in parallel).
+fn apply_rbac(names: &[String]) -> Result<()> {
+    let manifest = RBAC_MANIFEST.replace("USER", pki::READONLY_USER);
+    let mut running = Vec::new();
+    for name in names {
+        let mut child = kubectl(name)
+            .args([
+                "apply",
+                "--server-side",
+                "--field-manager=flotilla-testenv",
+                "-f",
+                "-",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("running kubectl (is it on PATH?)")?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(manifest.as_bytes())?;
+        }
+        running.push((name, child));
+    }
+    for (name, child) in running {
+        let out = child.wait_with_output()?;
+        if !out.status.success() {
+            bail!(
+                "creating the read-only RBAC on {name} failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Starts whatever of cluster `name` is not running (API server, then controller-manager).
+/// Returns whether anything was started.
+fn ensure_cluster_running(s: &mut State, name: &str, bins: &Binaries) -> Result<bool> {
+    let c = s
+        .cluster(name)
+        .with_context(|| format!("no cluster `{name}`"))?
+        .clone();
+    let api_alive = c.apiserver.as_ref().is_some_and(procs::is_alive);
+    let kcm_alive = c.controller_manager.as_ref().is_some_and(procs::is_alive);
+    if api_alive && kcm_alive {
+        return Ok(false);
+    }
+    if !api_alive {
+        // A dead API server's controller-manager is restarted with it.
+        if let Some(kcm) = c.controller_manager.clone() {
+            procs::stop_all(
+                &[(format!("{name} kube-controller-manager"), kcm)],
+                STOP_GRACE,
+            )?;
+        }
+        say!("testenv: starting {name} on https://127.0.0.1:{}", c.port);
+        let pid = start_apiserver(s, name, bins)?;
+        wait_apiservers_ready(s, &mut vec![(name.to_string(), pid)])?;
+        // Idempotent; covers a fresh start that was interrupted before the RBAC step.
+        apply_rbac(&[name.to_string()])?;
+    }
+    start_controller_manager(s, name, bins)?;
+    if let Some(c) = s.cluster_mut(name) {
+        c.stopped = false;
+    }
+    s.save(&paths::state_file())?;
+    Ok(true)
+}
+
+/// `cargo xtask testenv down`: stop everything recorded, verify it is gone, and remove the
+/// run files (logs stay for post-mortems).
+pub fn down() -> Result<()> {
+    let _lock = lock()?;
+    let s = State::load(&paths::state_file()).with_context(|| {
+        format!(
+            "cannot tell what is running; stop the processes by hand and remove {}",
+            paths::state_file().display()
+        )
+    })?;
+    let Some(s) = s else {
+        say!(
+            "testenv: nothing is running (no {})",
+            paths::display(&paths::state_file())
+        );
+        return Ok(());
+    };
+    let alive = s
+        .all_procs()
+        .iter()
+        .filter(|(_, p)| procs::is_alive(p))
+        .count();
+    stop_env(&s)?;
+    clean_run_files()?;
+    say!(
+        "testenv: stopped {alive} processes; environment removed (logs kept in {})",
+        paths::display(&paths::logs_dir())
+    );
+    Ok(())
+}
+
+/// `cargo xtask testenv status`: prints the environment; true when everything is up.
+pub fn status() -> Result<bool> {
+    let Some(s) = State::load(&paths::state_file())? else {
+        say!("testenv: not running");
+        return Ok(false);
+    };
+    let mut all_up = true;
+    let etcd_up = s.etcd.as_ref().is_some_and(procs::is_alive);
+    all_up &= etcd_up;
+    say!(
+        "testenv: Kubernetes {}, etcd {}, hub + {} members, owner {}",
+        s.kubernetes,
+        s.etcd_version,
+        s.members,
+        match s.owner {
+            Owner::Manual => "testenv up".to_string(),
+            Owner::Test { pid } => format!("cargo xtask test (pid {pid})"),
+        }
+    );
+    say!(
+        "  {:<12} {:<24} {}",
+        "etcd",
+        format!("127.0.0.1:{}", s.etcd_client_port),
+        if etcd_up { "running" } else { "DOWN" }
+    );
+    for c in &s.clusters {
+        let api = c.apiserver.as_ref().is_some_and(procs::is_alive);
+        let kcm = c.controller_manager.as_ref().is_some_and(procs::is_alive);
+        let ready = api && readyz(&c.name);
+        let what = if c.stopped && !api {
+            "stopped (testenv stop)".to_string()
+        } else if ready && kcm {
+            "ready".to_string()
+        } else {
+            format!(
+                "DEGRADED (kube-apiserver {}, kube-controller-manager {}; \
+                 `cargo xtask testenv up` restarts what is down)",
+                match (api, ready) {
+                    (true, true) => "ready",
+                    (true, false) => "running but not ready",
+                    _ => "down",
+                },
+                if kcm { "running" } else { "down" }
+            )
+        };
+        all_up &= what == "ready";
+        say!(
+            "  {:<12} {:<24} {what}",
+            c.name,
+            format!("https://127.0.0.1:{}", c.port)
+        );
+    }
+    say!("  kubeconfig   {}", paths::kubeconfig().display());
+    Ok(all_up)
+}
+
+fn load_running() -> Result<State> {
+    State::load(&paths::state_file())?
+        .context("the test environment is not running: cargo xtask testenv up")
+}
+
+fn check_cluster(s: &State, name: &str) -> Result<()> {
+    if s.cluster(name).is_none() {
+        let names: Vec<&str> = s.clusters.iter().map(|c| c.name.as_str()).collect();
+        bail!("no cluster `{name}` (clusters: {})", names.join(", "));
+    }
+    Ok(())
+}
+
+/// `cargo xtask testenv stop <cluster>`: an outage of one cluster (its API server and
+/// controller-manager stop; its data stays in etcd; the port is kept for `start`).
+pub fn stop_cluster(name: &str) -> Result<()> {
+    let _lock = lock()?;
+    let mut s = load_running()?;
+    check_cluster(&s, name)?;
+    let mut procs_ = Vec::new();
+    if let Some(c) = s.cluster_mut(name) {
+        if let Some(p) = c.controller_manager.take() {
+            procs_.push((format!("{name} kube-controller-manager"), p));
+        }
+        if let Some(p) = c.apiserver.take() {
+            procs_.push((format!("{name} kube-apiserver"), p));
+        }
+        c.stopped = true;
+    }
+    procs::stop_all(&procs_, STOP_GRACE)?;
+    s.save(&paths::state_file())?;
+    say!("testenv: {name} stopped (start it again with `cargo xtask testenv start {name}`)");
+    Ok(())
+}
+
+/// `cargo xtask testenv start <cluster>`: brings a stopped cluster back on the same port.
+pub fn start_cluster(name: &str) -> Result<()> {
+    let _lock = lock()?;
+    let mut s = load_running()?;
+    check_cluster(&s, name)?;
+    check_kubectl()?;
+    if !s.etcd.as_ref().is_some_and(procs::is_alive) {
+        bail!("etcd is not running (stale environment): run `cargo xtask testenv up`");
+    }
+    let v = Versions::from_wrappers()?;
+    if v.kubernetes != s.kubernetes {
+        bail!(
+            "the environment runs {} but the wrappers pin {}: run `cargo xtask testenv down` and `up`",
+            s.kubernetes,
+            v.kubernetes
+        );
+    }
+    let bins = gobuild::ensure_built(&v)?;
+    let t = Instant::now();
+    if ensure_cluster_running(&mut s, name, &bins)? {
+        say!(
+            "testenv: {name} started in {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
+    } else {
+        say!("testenv: {name} is already running");
+    }
+    Ok(())
+}
