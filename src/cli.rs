@@ -177,6 +177,9 @@ pub struct WatchArgs {
     /// Draw with ASCII only, for terminals without Unicode.
     #[arg(long)]
     pub ascii: bool,
+    /// Seconds without any event after which a cluster is shown as stale.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub stale_after: u64,
 }
 
 /// Which part of the fleet a command acts on.

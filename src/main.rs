@@ -6,9 +6,10 @@ use std::process::ExitCode;
 use clap::Parser;
 use tokio::sync::mpsc;
 
+use flotilla::app::state::Wall;
 use flotilla::app::{self, Console};
 use flotilla::backend::sim::{self, Scenario, SimCore};
-use flotilla::cli::{Cli, Command, GlobalArgs, exit};
+use flotilla::cli::{Cli, Command, GlobalArgs, WatchArgs, exit};
 use flotilla::config::keymap::Keymap;
 use flotilla::config::theme::Theme;
 use flotilla::config::{self, Settings};
@@ -55,7 +56,8 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
         global.demo = true;
     }
     match command {
-        Command::Console | Command::Demo => console(&global).await,
+        Command::Console | Command::Demo => console(&global, None).await,
+        Command::Watch(args) => console(&global, Some(args)).await,
         Command::Clusters if global.uses_demo() => {
             let loaded = match source::load(&global) {
                 Ok(loaded) => loaded,
@@ -82,10 +84,12 @@ fn input_error(err: &dyn std::fmt::Display) -> u8 {
     exit::INPUT
 }
 
-async fn console(global: &GlobalArgs) -> anyhow::Result<u8> {
+/// The console, or with `wall` the read-only wall display on the same state and views.
+async fn console(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result<u8> {
     if !global.uses_demo() {
+        let what = if wall.is_some() { "watch" } else { "console" };
         eprintln!(
-            "not implemented yet: console on live clusters; try `flotilla demo` for the simulated fleet"
+            "not implemented yet: {what} on live clusters; try `flotilla {what} --demo` for the simulated fleet"
         );
         return Ok(exit::INPUT);
     }
@@ -123,12 +127,30 @@ async fn console(global: &GlobalArgs) -> anyhow::Result<u8> {
     };
     let core = SimCore::new(loaded.fleet.clone(), &scenario, global.demo_seed);
     let (events_tx, events) = mpsc::unbounded_channel();
-    let effects = sim::spawn(core, events_tx);
+    let ascii = wall.as_ref().is_some_and(|args| args.ascii);
+    let effects = match &wall {
+        Some(args) => {
+            state.readonly = true;
+            state.wall = Some(Wall {
+                page_every_ms: args.interval.saturating_mul(1000),
+                stale_after_ms: args.stale_after.saturating_mul(1000),
+                ascii: args.ascii,
+                ..Wall::default()
+            });
+            sim::spawn_readonly(core, events_tx);
+            None
+        }
+        None if global.readonly => {
+            sim::spawn_readonly(core, events_tx);
+            None
+        }
+        None => Some(sim::spawn(core, events_tx)),
+    };
     Console {
         state,
         theme,
         keymap,
-        ascii: false,
+        ascii,
         events,
         effects,
         fleet: loaded.fleet,

@@ -187,3 +187,62 @@ fn no_color_emits_no_colour_escapes() {
     coloured.wait_exit();
     assert!(!colour_escapes(&coloured.raw).is_empty());
 }
+
+#[test]
+fn watch_demo_shows_tiles_heatmap_and_problems_and_ignores_other_keys() {
+    let mut app = PtyApp::spawn(&["watch", "--demo"], 200, 50, &[]);
+    let screen = app.wait_for("the wall display with health in", |s| {
+        s.contains("FLOTILLA WATCH")
+            && s.contains("Fleet heatmap")
+            && s.contains("cluster edge-store-0003")
+    });
+    for tile in [
+        "Clusters Ready",
+        "NotReady",
+        "Unreachable",
+        "Cells InSync",
+        "Drifted",
+        "Failed",
+        "Pending",
+    ] {
+        assert!(screen.contains(tile), "tile {tile} missing:\n{screen}");
+    }
+    assert!(screen.contains("Top problems"), "{screen}");
+    assert!(screen.contains("read-only"), "{screen}");
+    // Console keys do nothing here: no filter prompt, no palette, no help.
+    app.send("/:?s");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let after = app.screen_text();
+    assert!(
+        !after.contains("filter clusters") && !after.contains("Help"),
+        "{after}"
+    );
+    app.send("q");
+    assert_eq!(app.wait_exit(), 0);
+    assert_restored(&app);
+}
+
+#[test]
+fn watch_survives_sighup_and_draws_ascii() {
+    let mut app = PtyApp::spawn(&["watch", "--demo", "--ascii"], 120, 40, &[]);
+    app.wait_for("the wall display", |s| s.contains("Fleet heatmap"));
+    let pid = app.pid().expect("child pid");
+    std::process::Command::new("kill")
+        .args(["-HUP", &pid.to_string()])
+        .status()
+        .expect("run kill");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(app.is_alive(), "a wall display outlives SIGHUP");
+    let screen = app.wait_for("drawn in ASCII", |s| s.contains("Fleet heatmap"));
+    let heat: String = screen
+        .lines()
+        .skip_while(|line| !line.contains("Fleet heatmap"))
+        .take_while(|line| !line.contains("Top problems"))
+        .collect();
+    assert!(
+        heat.chars().all(|c| c.is_ascii() || "┌┐└┘─│".contains(c)),
+        "{heat}"
+    );
+    app.send("q");
+    assert_eq!(app.wait_exit(), 0);
+}

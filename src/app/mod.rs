@@ -27,6 +27,9 @@ pub use action::Action;
 use state::{ClusterRow, ResourceRow, State};
 pub use update::update;
 
+/// How often the app clock ticks (ages, staleness, wall paging).
+const TICK_INTERVAL: Duration = Duration::from_secs(1);
+
 /// Frames are drawn at most this often; bursts of events between them coalesce into one frame.
 const FRAME_INTERVAL: Duration = Duration::from_millis(33);
 
@@ -76,7 +79,8 @@ pub struct Console {
     pub keymap: Keymap,
     pub ascii: bool,
     pub events: mpsc::UnboundedReceiver<BackendEvent>,
-    pub effects: mpsc::UnboundedSender<Effect>,
+    /// Where effects go; `None` for a read-only backend, which has no way to receive them.
+    pub effects: Option<mpsc::UnboundedSender<Effect>>,
     /// Kept so the fleet outlives the backend tasks that borrow it.
     pub fleet: Arc<Fleet>,
 }
@@ -98,6 +102,9 @@ impl Console {
         }
         let mut dirty = true;
         let mut last_frame: Option<Instant> = None;
+        let started = Instant::now();
+        let mut clock = tokio::time::interval(TICK_INTERVAL);
+        clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             if self.state.should_quit {
                 break;
@@ -133,14 +140,29 @@ impl Console {
                 },
                 event = self.events.recv() => event.map(Action::Backend),
                 signal = signals.next() => {
-                    tracing::info!("received {signal}; quitting");
-                    Some(Action::Terminate)
+                    if signal == "SIGHUP" && self.state.wall.is_some() {
+                        // A wall display outlives the session that started it.
+                        tracing::info!("received SIGHUP; the wall display keeps running");
+                        None
+                    } else {
+                        tracing::info!("received {signal}; quitting");
+                        Some(Action::Terminate)
+                    }
+                }
+                _ = clock.tick() => {
+                    let now_ms = started.elapsed().as_millis() as u64;
+                    // Only the wall shows time; the console redraws only on change.
+                    if self.state.wall.is_some() {
+                        dirty = true;
+                    }
+                    Some(Action::Tick { now_ms })
                 }
                 () = frame_timer => None,
             };
             if let Some(action) = action {
+                let is_tick = matches!(action, Action::Tick { .. });
                 self.dispatch(action);
-                dirty = true;
+                dirty |= !is_tick;
             }
             // Drain whatever else is queued before drawing once.
             let mut drained = 0;
@@ -159,8 +181,13 @@ impl Console {
 
     fn dispatch(&mut self, action: Action) {
         for effect in update(&mut self.state, action) {
-            if self.effects.send(effect).is_err() {
-                tracing::warn!("the backend has stopped; effect dropped");
+            match &self.effects {
+                Some(effects) => {
+                    if effects.send(effect).is_err() {
+                        tracing::warn!("the backend has stopped; effect dropped");
+                    }
+                }
+                None => tracing::warn!("read-only: effect {effect:?} refused"),
             }
         }
     }

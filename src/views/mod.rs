@@ -6,6 +6,7 @@ mod detail;
 mod help;
 mod input;
 mod resources;
+pub mod watch;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -26,8 +27,12 @@ pub struct ViewContext<'a> {
     pub ascii: bool,
 }
 
-/// Draws the whole console.
+/// Draws the whole console (or the wall display, when the state is one).
 pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
+    if state.wall.is_some() {
+        watch::render(frame, state, context);
+        return;
+    }
     let area = frame.area();
     if area.width < 20 || area.height < 6 {
         let text = Paragraph::new("flotilla: terminal too small").style(context.theme.muted);

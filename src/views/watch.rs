@@ -1,0 +1,391 @@
+//! The wall display: summary tiles, a heatmap with one cell per cluster grouped by region or
+//! provider, and the worst problems with their age — readable from across a room. Pure: it
+//! draws `&State` and never changes it; pages that do not fit are chosen by `wall.page`.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use super::{ViewContext, fit};
+use crate::app::state::{State, group_value};
+use crate::model::{Health, StatusKind};
+
+/// Draws the wall display.
+pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
+    let area = frame.area();
+    let theme = context.theme;
+    if area.width < 20 || area.height < 8 {
+        frame.render_widget(
+            Paragraph::new("flotilla watch: terminal too small").style(theme.muted),
+            area,
+        );
+        return;
+    }
+    let problem_rows = (area.height / 4).clamp(3, 12);
+    let [title, tiles, heat, problems] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(4),
+        Constraint::Min(3),
+        Constraint::Length(problem_rows + 2),
+    ])
+    .areas(area);
+    let pages = heatmap_pages(state, heat);
+    let page = state.wall.as_ref().map_or(0, |wall| {
+        wall.page.rem_euclid(pages.len().max(1) as i64) as usize
+    });
+    render_title(frame, title, state, context, page, pages.len());
+    render_tiles(frame, tiles, state, context);
+    render_heatmap(
+        frame,
+        heat,
+        state,
+        context,
+        pages.get(page).map_or(&[][..], Vec::as_slice),
+    );
+    render_problems(frame, problems, state, context);
+}
+
+fn ascii(context: &ViewContext, state: &State) -> bool {
+    context.ascii || state.wall.as_ref().is_some_and(|wall| wall.ascii)
+}
+
+fn render_title(
+    frame: &mut Frame,
+    area: Rect,
+    state: &State,
+    context: &ViewContext,
+    page: usize,
+    pages: usize,
+) {
+    let theme = context.theme;
+    let seconds = state.now_ms / 1000;
+    let clock = format!(
+        "up {:02}:{:02}:{:02}",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    );
+    let mut spans = vec![
+        Span::styled(" FLOTILLA WATCH ", theme.title),
+        Span::styled(
+            format!("│ {} │ {clock} │ read-only ", state.source),
+            theme.header,
+        ),
+    ];
+    if pages > 1 {
+        spans.push(Span::styled(
+            format!("│ page {}/{} ", page + 1, pages),
+            theme.header,
+        ));
+    }
+    spans.push(Span::styled(
+        "│ q quit · space/pgdn next page ",
+        theme.muted,
+    ));
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.header), area);
+}
+
+fn render_tiles(frame: &mut Frame, area: Rect, state: &State, context: &ViewContext) {
+    let theme = context.theme;
+    let count = |health: Health| {
+        state
+            .clusters
+            .iter()
+            .filter(|row| row.status.health == health)
+            .count()
+    };
+    let stale = (0..state.clusters.len())
+        .filter(|&c| state.is_stale(c))
+        .count();
+    let totals = state.cells.totals();
+    let tiles: Vec<(String, usize, Style)> = vec![
+        (
+            "Clusters Ready".into(),
+            count(Health::Ready),
+            theme.health_ready,
+        ),
+        (
+            "NotReady".into(),
+            count(Health::NotReady),
+            theme.health_not_ready,
+        ),
+        (
+            "Unreachable".into(),
+            count(Health::Unreachable) + count(Health::Unauthorized),
+            theme.health_unreachable,
+        ),
+        ("Stale".into(), stale, theme.health_unknown),
+        (
+            "Cells InSync".into(),
+            totals.get(StatusKind::InSync),
+            theme.status_style(StatusKind::InSync),
+        ),
+        (
+            "Drifted".into(),
+            totals.get(StatusKind::Drifted),
+            theme.status_style(StatusKind::Drifted),
+        ),
+        (
+            "Failed".into(),
+            totals.get(StatusKind::Failed) + totals.get(StatusKind::Conflict),
+            theme.status_style(StatusKind::Failed),
+        ),
+        (
+            "Pending".into(),
+            totals.get(StatusKind::Pending),
+            theme.status_style(StatusKind::Pending),
+        ),
+    ];
+    let constraints = vec![Constraint::Ratio(1, tiles.len() as u32); tiles.len()];
+    let areas = Layout::horizontal(constraints).split(area);
+    for ((label, value, style), tile) in tiles.into_iter().zip(areas.iter()) {
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.border)
+            .title(Span::styled(
+                format!(
+                    " {} ",
+                    fit(&label, usize::from(tile.width.saturating_sub(4)))
+                ),
+                theme.muted,
+            ));
+        let number = Paragraph::new(Line::from(Span::styled(
+            format!(" {value}"),
+            style.add_modifier(ratatui::style::Modifier::BOLD),
+        )))
+        .block(block);
+        frame.render_widget(number, *tile);
+    }
+}
+
+/// The heatmap's groups: (group name, clusters), each group's cells wrapped in rows.
+type Group = (String, Vec<usize>);
+
+/// Splits the cluster groups into pages that fit the heatmap area.
+fn heatmap_pages(state: &State, area: Rect) -> Vec<Vec<Group>> {
+    let key = state.group_by.as_deref().unwrap_or("region");
+    let mut groups: Vec<Group> = Vec::new();
+    let mut order: Vec<usize> = (0..state.clusters.len()).collect();
+    order.sort_by_cached_key(|&cluster| group_value(&state.clusters[cluster].spec, key));
+    for cluster in order {
+        let name = group_value(&state.clusters[cluster].spec, key);
+        match groups.last_mut() {
+            Some((last, members)) if *last == name => members.push(cluster),
+            _ => groups.push((name, vec![cluster])),
+        }
+    }
+    let width = usize::from(area.width.saturating_sub(2)).max(1);
+    let height = usize::from(area.height.saturating_sub(2)).max(1);
+    let mut pages: Vec<Vec<Group>> = vec![Vec::new()];
+    let mut used = 0;
+    for (name, members) in groups {
+        // One heading line, then rows of cells; a group taller than a page is split across pages.
+        let per_row = width.max(1);
+        let mut rest = members.as_slice();
+        while !rest.is_empty() {
+            let free_rows = height.saturating_sub(used);
+            if free_rows < 2 && used > 0 {
+                pages.push(Vec::new());
+                used = 0;
+                continue;
+            }
+            let rows_here = (height.saturating_sub(used).saturating_sub(1)).max(1);
+            let take = (rows_here * per_row).min(rest.len());
+            let (chunk, tail) = rest.split_at(take);
+            used += 1 + chunk.len().div_ceil(per_row);
+            if let Some(page) = pages.last_mut() {
+                page.push((name.clone(), chunk.to_vec()));
+            }
+            rest = tail;
+            if !rest.is_empty() {
+                pages.push(Vec::new());
+                used = 0;
+            }
+        }
+    }
+    pages.retain(|page| !page.is_empty());
+    if pages.is_empty() {
+        pages.push(Vec::new());
+    }
+    pages
+}
+
+/// A cluster's glyph and style: its health when not Ready, stale when silent, else its worst cell.
+fn cluster_glyph(
+    state: &State,
+    cluster: usize,
+    context: &ViewContext,
+    ascii: bool,
+) -> (char, Style) {
+    let theme = context.theme;
+    let row = &state.clusters[cluster];
+    match row.status.health {
+        Health::Unreachable => {
+            return (
+                StatusKind::Unreachable.symbol(ascii),
+                theme.health_unreachable,
+            );
+        }
+        Health::Unauthorized => return (if ascii { 'A' } else { '⚿' }, theme.health_unreachable),
+        Health::NotReady => return (if ascii { 'N' } else { '▲' }, theme.health_not_ready),
+        Health::Unknown => return (if ascii { ':' } else { '◌' }, theme.health_unknown),
+        Health::Ready => {}
+    }
+    if state.is_stale(cluster) {
+        return (if ascii { ':' } else { '◌' }, theme.health_unknown);
+    }
+    let worst = state.cells.cluster_counts(cluster).worst();
+    (worst.symbol(ascii), theme.status_style(worst))
+}
+
+fn render_heatmap(
+    frame: &mut Frame,
+    area: Rect,
+    state: &State,
+    context: &ViewContext,
+    page: &[Group],
+) {
+    let theme = context.theme;
+    let ascii = ascii(context, state);
+    let key = state.group_by.as_deref().unwrap_or("region");
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border)
+        .title(Span::styled(
+            format!(
+                " Fleet heatmap: {} clusters by {key} ",
+                state.clusters.len()
+            ),
+            theme.title,
+        ));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let width = usize::from(inner.width).max(1);
+    let mut lines = Vec::new();
+    for (name, members) in page {
+        let problems = members
+            .iter()
+            .filter(|&&c| {
+                state.clusters[c].status.health != Health::Ready
+                    || state.cells.cluster_counts(c).worst().is_problem()
+            })
+            .count();
+        lines.push(Line::from(vec![
+            Span::styled(format!("{name} "), theme.title),
+            Span::styled(
+                format!("{} clusters, {problems} with problems", members.len()),
+                theme.muted,
+            ),
+        ]));
+        for row in members.chunks(width) {
+            let spans: Vec<Span> = row
+                .iter()
+                .map(|&cluster| {
+                    let (glyph, style) = cluster_glyph(state, cluster, context, ascii);
+                    Span::styled(glyph.to_string(), style)
+                })
+                .collect();
+            lines.push(Line::from(spans));
+        }
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn render_problems(frame: &mut Frame, area: Rect, state: &State, context: &ViewContext) {
+    let theme = context.theme;
+    let ascii = ascii(context, state);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border)
+        .title(Span::styled(" Top problems ", theme.title));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let rows = usize::from(inner.height);
+    let mut lines: Vec<Line> = Vec::new();
+    // Unhealthy clusters first: they explain many cells at once.
+    for (index, row) in state.clusters.iter().enumerate() {
+        if lines.len() >= rows / 2 {
+            break;
+        }
+        if matches!(
+            row.status.health,
+            Health::Unreachable | Health::NotReady | Health::Unauthorized
+        ) {
+            let (glyph, style) = cluster_glyph(state, index, context, ascii);
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!(" {glyph} {:<12}", row.status.health.as_str()),
+                    style,
+                ),
+                Span::styled(format!(" cluster {}", row.spec.name), theme.text),
+                Span::styled(format!("  {}", row.status.message), theme.muted),
+            ]));
+        }
+    }
+    for (cell, kind, since) in state.cells.worst_problems(rows.saturating_sub(lines.len())) {
+        let (resource, cluster) = (cell.resource as usize, cell.cluster as usize);
+        let name = state
+            .resources
+            .get(resource)
+            .map_or_else(String::new, |row| row.target.display_key());
+        let cluster_name = state
+            .clusters
+            .get(cluster)
+            .map_or("?", |row| row.spec.name.as_str());
+        let age = age(state.now_ms.saturating_sub(since));
+        let detail = state
+            .cells
+            .message(resource, cluster)
+            .map(str::to_string)
+            .or_else(|| {
+                state
+                    .cells
+                    .status(resource, cluster)
+                    .detail()
+                    .map(str::to_string)
+            })
+            .unwrap_or_default();
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!(" {} {:<12}", kind.symbol(ascii), kind.as_str()),
+                theme.status_style(kind),
+            ),
+            Span::styled(format!(" {name} on {cluster_name}"), theme.text),
+            Span::styled(format!("  for {age}"), theme.title),
+            Span::styled(format!("  {detail}"), theme.muted),
+        ]));
+    }
+    if lines.is_empty() {
+        lines.push(Line::from(Span::styled(
+            " no problems",
+            theme.status_style(StatusKind::InSync),
+        )));
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// "45s", "3m12s", "2h05m", "3d04h".
+pub fn age(ms: u64) -> String {
+    let seconds = ms / 1000;
+    match seconds {
+        0..=59 => format!("{seconds}s"),
+        60..=3599 => format!("{}m{:02}s", seconds / 60, seconds % 60),
+        3600..=86_399 => format!("{}h{:02}m", seconds / 3600, seconds / 60 % 60),
+        _ => format!("{}d{:02}h", seconds / 86_400, seconds / 3600 % 24),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_at_a_glance() {
+        assert_eq!(age(45_000), "45s");
+        assert_eq!(age(192_000), "3m12s");
+        assert_eq!(age(7_500_000), "2h05m");
+        assert_eq!(age(3 * 86_400_000 + 4 * 3_600_000), "3d04h");
+    }
+}
