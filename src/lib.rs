@@ -3,5 +3,8 @@
 //! Data flow: terminal keys / ticks / backend events → `Action` → `update(&mut State, Action)`
 //! → `Effect`s → backend tasks → backend events → …; after draining, render `&State` once.
 
+pub mod commands;
+pub mod demo_fleet;
 pub mod engine;
+pub mod fleet_dir;
 pub mod model;

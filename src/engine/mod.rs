@@ -2,9 +2,25 @@
 //! resource on inventory clusters, apply overrides, render per-cluster objects and explain why.
 //! It must not do I/O, read a clock, spawn tasks or touch tokio: callers hand it file texts.
 
+pub mod explain;
+pub mod inventory;
+pub mod karmada;
+pub mod kubefed;
+pub mod load;
+pub mod overrides;
+pub mod patch;
+mod plan;
+pub mod render;
+pub mod replicas;
+pub mod selector;
+
 use serde_json::Value;
 
 use crate::model::{ClusterSpec, Dialect, ResourceRef};
+
+pub use explain::Explanation;
+pub use inventory::CONTEXT_ANNOTATION;
+pub use plan::{KUBEFED_MANAGED_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_ANNOTATION};
 
 /// One YAML file handed to the engine: its path (as the user should see it) and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,10 +65,206 @@ pub struct FederatedResource {
 }
 
 /// The loaded fleet: inventory, federated resources and the policies that place and vary them.
+///
+/// `clusters` are sorted by name; `resources` by (Namespaces first, namespace, name, kind).
+/// Placement is computed once, in [`load_fleet`]; [`Fleet::decide`] only builds the object.
 #[derive(Debug, Clone, Default)]
 pub struct Fleet {
     pub clusters: Vec<ClusterSpec>,
     pub resources: Vec<FederatedResource>,
+    plans: Vec<plan::Plan>,
+    propagation: Vec<karmada::PropagationPolicy>,
+    overrides: Vec<karmada::OverridePolicy>,
+    namespaces: Vec<plan::ImpliedNamespace>,
+}
+
+/// Loads every document of `files`, returning the fleet built from what could be read and
+/// every error found (sorted by file and line). Deterministic regardless of file and document
+/// order: documents are sorted by identity before anything is built.
+pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
+    plan::load(files)
+}
+
+impl Fleet {
+    /// Index of the cluster named `name`.
+    pub fn cluster_index(&self, name: &str) -> Option<usize> {
+        self.clusters
+            .binary_search_by(|c| c.name.as_str().cmp(name))
+            .ok()
+    }
+
+    /// Whether `resource` is placed on `cluster` (cheap: no object is built).
+    pub fn is_placed(&self, resource: usize, cluster: usize) -> bool {
+        self.plans.get(resource).is_some_and(|p| p.placed(cluster))
+    }
+
+    /// Why `resource` is not on `cluster`, or `None` when it is placed (cheap).
+    pub fn unplaced_reason(&self, resource: usize, cluster: usize) -> Option<&str> {
+        let plan = self.plans.get(resource)?;
+        match plan.cells.get(cluster) {
+            Some(plan::Cell::NotPlaced(i)) => Some(
+                plan.reasons
+                    .get(*i as usize)
+                    .map(String::as_str)
+                    .unwrap_or("not placed"),
+            ),
+            Some(plan::Cell::Placed { .. }) => None,
+            None => Some("no such cluster"),
+        }
+    }
+
+    /// The exact object `cluster` should have for `resource`, or why it has none.
+    pub fn decide(&self, resource: usize, cluster: usize) -> Decision {
+        let Some(plan) = self.plans.get(resource) else {
+            return Decision::NotPlaced {
+                reason: "no such resource".into(),
+            };
+        };
+        match plan.cells.get(cluster) {
+            None => Decision::NotPlaced {
+                reason: "no such cluster".into(),
+            },
+            Some(plan::Cell::NotPlaced(i)) => Decision::NotPlaced {
+                reason: plan
+                    .reasons
+                    .get(*i as usize)
+                    .cloned()
+                    .unwrap_or_else(|| "not placed".into()),
+            },
+            Some(plan::Cell::Placed { replicas, set }) => {
+                match self.render(plan, *replicas, *set, None) {
+                    Ok(object) => {
+                        let replicas = plan
+                            .replica_path
+                            .and_then(|p| object.pointer(p))
+                            .and_then(Value::as_i64);
+                        Decision::Placed { object, replicas }
+                    }
+                    Err(reason) => Decision::NotPlaced { reason },
+                }
+            }
+        }
+    }
+
+    /// Builds one placed object: base, replicas, overrides, marker.
+    fn render(
+        &self,
+        plan: &plan::Plan,
+        replicas: i32,
+        set: u32,
+        mut trace: Option<&mut Vec<String>>,
+    ) -> Result<Value, String> {
+        let mut obj = plan.base.clone();
+        if replicas >= 0
+            && let Some(path) = plan.replica_path
+        {
+            plan::set_path(&mut obj, path, Value::from(replicas));
+        }
+        match plan.sets.get(set as usize) {
+            None | Some(plan::OverrideSet::None) => return Ok(obj),
+            Some(plan::OverrideSet::Karmada(seq)) => {
+                for &(p, r) in seq {
+                    let Some(policy) = self.overrides.get(p as usize) else {
+                        continue;
+                    };
+                    let Some(rule) = policy.rules.get(r as usize) else {
+                        continue;
+                    };
+                    let mut lines = Vec::new();
+                    let result = rule
+                        .overriders
+                        .apply(&mut obj, trace.as_ref().map(|_| &mut lines));
+                    if let Some(t) = trace.as_deref_mut() {
+                        for line in lines {
+                            t.push(format!("{} rule {r}: {line}", policy.display_name()));
+                        }
+                    }
+                    if let Err(failure) = result {
+                        return Err(format!(
+                            "override failed: {} {}: {}",
+                            policy.display_name(),
+                            failure.field,
+                            failure.message
+                        ));
+                    }
+                }
+            }
+            Some(plan::OverrideSet::KubeFed(o)) => {
+                if let plan::Origin::KubeFed { overrides, rsp } = &plan.origin
+                    && let Some(entry) = overrides.get(*o)
+                {
+                    for op in &entry.ops {
+                        if *rsp && op.item.path == "/spec/replicas" {
+                            if let Some(t) = trace.as_deref_mut() {
+                                t.push(format!(
+                                    "{}: {} skipped (the ReplicaSchedulingPreference owns replicas)",
+                                    op.field, op.item
+                                ));
+                            }
+                            continue;
+                        }
+                        op.item
+                            .apply(&mut obj)
+                            .map_err(|m| format!("ApplyOverridesFailed: {}: {m}", op.field))?;
+                        if let Some(t) = trace.as_deref_mut() {
+                            t.push(format!(
+                                "spec.overrides (cluster {}): {}: {}",
+                                entry.cluster, op.field, op.item
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        plan::mark(&mut obj, &plan.source_key);
+        Ok(obj)
+    }
+
+    /// Replicas `cluster` runs for `resource` after overrides, when the kind has replicas and
+    /// the resource is placed there.
+    pub fn replicas(&self, resource: usize, cluster: usize) -> Option<i64> {
+        match self.decide(resource, cluster) {
+            Decision::Placed { replicas, .. } => replicas,
+            Decision::NotPlaced { .. } => None,
+        }
+    }
+
+    /// Short placement description for tables: `all`, `3 clusters`, `selector env=prod`.
+    pub fn placement_summary(&self, resource: usize) -> String {
+        self.plans
+            .get(resource)
+            .map(|p| p.summary.clone())
+            .unwrap_or_default()
+    }
+
+    /// Namespace objects Karmada would create on `cluster` for the namespaced templates it
+    /// places there, unless a Namespace resource of the fleet renders them already.
+    pub fn implied_namespaces(&self, cluster: usize) -> Vec<Value> {
+        let mut out = Vec::new();
+        for ns in &self.namespaces {
+            if !ns.renderers.is_empty() && ns.renderers.iter().any(|&r| self.is_placed(r, cluster))
+            {
+                continue;
+            }
+            if ns
+                .renderers
+                .iter()
+                .any(|&r| self.plans[r].follows_namespace)
+            {
+                continue;
+            }
+            if ns.members.iter().any(|&m| self.is_placed(m, cluster)) {
+                let mut obj = serde_json::json!({
+                    "apiVersion": "v1",
+                    "kind": "Namespace",
+                    "metadata": {"name": ns.name},
+                });
+                plan::mark(&mut obj, &format!("Namespace/{}", ns.name));
+                out.push(obj);
+            }
+        }
+        out
+    }
 }
 
 /// What the engine decided for one (resource, cluster) pair.

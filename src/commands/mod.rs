@@ -1,0 +1,3 @@
+//! Subcommand logic that is independent of the argument parser.
+
+pub mod render;

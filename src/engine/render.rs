@@ -1,0 +1,318 @@
+//! Output of `flotilla render`: the contract JSON written cluster by cluster to any writer
+//! (objects are built one at a time and dropped), the same structure as YAML, and a
+//! resources × clusters table. It must not place or override; it asks the [`Fleet`].
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{Decision, Fleet};
+use crate::model::ResourceRef;
+
+#[derive(Serialize)]
+struct Item<'a> {
+    cluster: &'a str,
+    object: &'a Value,
+}
+
+#[derive(Serialize)]
+struct Unplaced<'a> {
+    cluster: &'a str,
+    resource: &'a ResourceRef,
+    reason: &'a str,
+}
+
+/// One entry of the render output.
+enum Entry<'a> {
+    Item(&'a str, &'a Value),
+    Unplaced(&'a str, &'a ResourceRef, &'a str),
+}
+
+/// Visits every placed object (cluster by cluster: implied namespaces, then resources in
+/// order) and then every unplaced pair. Objects that fail at render time are reported as
+/// unplaced. Memory stays bounded by one object plus the (rare) render failures.
+fn visit(
+    fleet: &Fleet,
+    clusters: &[usize],
+    mut emit: impl FnMut(Entry<'_>) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut failures: Vec<(usize, usize, String)> = Vec::new();
+    for &c in clusters {
+        let Some(cluster) = fleet.clusters.get(c) else {
+            continue;
+        };
+        for ns in fleet.implied_namespaces(c) {
+            emit(Entry::Item(&cluster.name, &ns))?;
+        }
+        for r in 0..fleet.resources.len() {
+            if !fleet.is_placed(r, c) {
+                continue;
+            }
+            match fleet.decide(r, c) {
+                Decision::Placed { object, .. } => emit(Entry::Item(&cluster.name, &object))?,
+                Decision::NotPlaced { reason } => failures.push((c, r, reason)),
+            }
+        }
+    }
+    for &c in clusters {
+        let Some(cluster) = fleet.clusters.get(c) else {
+            continue;
+        };
+        for (r, res) in fleet.resources.iter().enumerate() {
+            if let Some(reason) = fleet.unplaced_reason(r, c) {
+                emit(Entry::Unplaced(&cluster.name, &res.target, reason))?;
+            } else if let Some((_, _, reason)) =
+                failures.iter().find(|(fc, fr, _)| *fc == c && *fr == r)
+            {
+                emit(Entry::Unplaced(&cluster.name, &res.target, reason))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes the render contract as JSON, one item per line, streaming.
+pub fn write_json(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io::Result<()> {
+    let mut out = io::BufWriter::with_capacity(1 << 16, out);
+    out.write_all(b"{\"items\":[")?;
+    let mut items = 0usize;
+    let mut unplaced = 0usize;
+    visit(fleet, clusters, |entry| match entry {
+        Entry::Item(cluster, object) => {
+            out.write_all(if items == 0 { b"\n" } else { b",\n" })?;
+            items += 1;
+            serde_json::to_writer(&mut out, &Item { cluster, object }).map_err(io::Error::other)
+        }
+        Entry::Unplaced(cluster, resource, reason) => {
+            if unplaced == 0 {
+                out.write_all(if items == 0 {
+                    b"],\"unplaced\":[\n"
+                } else {
+                    b"\n],\"unplaced\":[\n"
+                })?;
+            } else {
+                out.write_all(b",\n")?;
+            }
+            unplaced += 1;
+            serde_json::to_writer(
+                &mut out,
+                &Unplaced {
+                    cluster,
+                    resource,
+                    reason,
+                },
+            )
+            .map_err(io::Error::other)
+        }
+    })?;
+    if unplaced == 0 {
+        out.write_all(if items == 0 {
+            b"],\"unplaced\":[]}\n"
+        } else {
+            b"\n],\"unplaced\":[]}\n"
+        })?;
+    } else {
+        out.write_all(b"\n]}\n")?;
+    }
+    out.flush()
+}
+
+fn yaml_entry<T: Serialize>(value: &T) -> io::Result<String> {
+    serde_saphyr::to_string(&[value]).map_err(io::Error::other)
+}
+
+/// Writes the render contract as YAML (same structure as the JSON), streaming.
+pub fn write_yaml(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io::Result<()> {
+    let mut out = io::BufWriter::with_capacity(1 << 16, out);
+    out.write_all(b"items:")?;
+    let mut items = 0usize;
+    let mut unplaced = 0usize;
+    visit(fleet, clusters, |entry| match entry {
+        Entry::Item(cluster, object) => {
+            if items == 0 {
+                out.write_all(b"\n")?;
+            }
+            items += 1;
+            out.write_all(yaml_entry(&Item { cluster, object })?.as_bytes())
+        }
+        Entry::Unplaced(cluster, resource, reason) => {
+            if unplaced == 0 {
+                out.write_all(if items == 0 {
+                    b" []\nunplaced:\n"
+                } else {
+                    b"unplaced:\n"
+                })?;
+            }
+            unplaced += 1;
+            out.write_all(
+                yaml_entry(&Unplaced {
+                    cluster,
+                    resource,
+                    reason,
+                })?
+                .as_bytes(),
+            )
+        }
+    })?;
+    if unplaced == 0 {
+        out.write_all(if items == 0 {
+            b" []\nunplaced: []\n"
+        } else {
+            b"unplaced: []\n"
+        })?;
+    }
+    out.flush()
+}
+
+/// Above this many clusters the table shows counts instead of one column per cluster.
+pub const MATRIX_MAX_CLUSTERS: usize = 16;
+
+fn pad(text: &str, width: usize) -> String {
+    let len = text.chars().count();
+    if len >= width {
+        text.to_string()
+    } else {
+        format!("{text}{}", " ".repeat(width - len))
+    }
+}
+
+/// Writes a resources × clusters summary: one row per resource with its placement, how many
+/// clusters it reaches and its replicas; one column per cluster when there are few; then the
+/// reasons for unplaced cells, grouped.
+pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io::Result<()> {
+    let mut out = io::BufWriter::new(out);
+    let matrix = clusters.len() <= MATRIX_MAX_CLUSTERS;
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut header = vec![
+        "RESOURCE".to_string(),
+        "DIALECT".into(),
+        "PLACEMENT".into(),
+        "PLACED".into(),
+        "REPLICAS".into(),
+    ];
+    if matrix {
+        header.extend((1..=clusters.len()).map(|i| i.to_string()));
+    }
+    let mut reasons: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (r, res) in fleet.resources.iter().enumerate() {
+        let mut placed = 0;
+        let mut total_replicas: Option<i64> = None;
+        let mut cells = Vec::new();
+        for &c in clusters {
+            let name = fleet.clusters.get(c).map(|x| x.name.as_str()).unwrap_or("");
+            if let Some(reason) = fleet.unplaced_reason(r, c) {
+                reasons
+                    .entry(reason.to_string())
+                    .or_default()
+                    .push(format!("{}@{name}", res.target));
+                cells.push("·".to_string());
+                continue;
+            }
+            match fleet.decide(r, c) {
+                Decision::Placed { replicas, .. } => {
+                    placed += 1;
+                    if let Some(n) = replicas {
+                        *total_replicas.get_or_insert(0) += n;
+                        cells.push(n.to_string());
+                    } else {
+                        cells.push("✓".into());
+                    }
+                }
+                Decision::NotPlaced { reason } => {
+                    reasons
+                        .entry(reason)
+                        .or_default()
+                        .push(format!("{}@{name}", res.target));
+                    cells.push("!".into());
+                }
+            }
+        }
+        let mut row = vec![
+            res.target.display_key(),
+            res.dialect.to_string(),
+            fleet.placement_summary(r),
+            format!("{placed}/{}", clusters.len()),
+            total_replicas
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "-".into()),
+        ];
+        if matrix {
+            row.extend(cells);
+        }
+        rows.push(row);
+    }
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in &rows {
+        for (i, cell) in row.iter().enumerate() {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    // Keep the placement column readable in a terminal.
+    if widths.len() > 2 {
+        widths[2] = widths[2].min(36);
+    }
+    let line = |cells: &[String]| -> String {
+        let parts: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let mut text = c.clone();
+                if i == 2 && text.chars().count() > widths[2] {
+                    text = text.chars().take(widths[2] - 1).collect::<String>() + "…";
+                }
+                pad(&text, widths[i])
+            })
+            .collect();
+        parts.join("  ").trim_end().to_string()
+    };
+    writeln!(out, "{}", line(&header))?;
+    for row in &rows {
+        writeln!(out, "{}", line(row))?;
+    }
+    writeln!(
+        out,
+        "\n{} resources × {} clusters",
+        fleet.resources.len(),
+        clusters.len()
+    )?;
+    if matrix && !clusters.is_empty() {
+        writeln!(
+            out,
+            "clusters (columns; a number is the replicas placed there, ✓ placed, · not placed):"
+        )?;
+        for (i, &c) in clusters.iter().enumerate() {
+            if let Some(cluster) = fleet.clusters.get(c) {
+                let taints: Vec<String> = cluster.taints.iter().map(|t| t.to_string()).collect();
+                writeln!(
+                    out,
+                    "  {:>2}  {}{}",
+                    i + 1,
+                    cluster.name,
+                    if taints.is_empty() {
+                        String::new()
+                    } else {
+                        format!("  (taint {})", taints.join(", "))
+                    }
+                )?;
+            }
+        }
+    }
+    if !reasons.is_empty() {
+        writeln!(out, "not placed, by reason:")?;
+        let mut grouped: Vec<(String, Vec<String>)> = reasons.into_iter().collect();
+        grouped.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+        for (reason, cells) in grouped {
+            let shown: Vec<&str> = cells.iter().take(3).map(String::as_str).collect();
+            let more = if cells.len() > 3 {
+                format!(", … {} more", cells.len() - 3)
+            } else {
+                String::new()
+            };
+            writeln!(out, "  {:>5}  {reason}", cells.len())?;
+            writeln!(out, "         e.g. {}{more}", shown.join(", "))?;
+        }
+    }
+    out.flush()
+}
