@@ -213,7 +213,9 @@ pub fn parse_files(files: &[SourceFile]) -> (Vec<Doc>, Vec<FleetError>) {
 type Parsed = (Value, HashMap<String, usize>, usize);
 
 fn parse_document(file: &str, start: usize, text: &str) -> Result<Option<Parsed>, FleetError> {
-    let parsed: Result<Spanned<Node>, _> = serde_saphyr::from_str(text);
+    // YAML 1.2 booleans only: `name: y` or `value: on` stay strings.
+    let options = serde_saphyr::options! { strict_booleans: true };
+    let parsed: Result<Spanned<Node>, _> = serde_saphyr::from_str_with_options(text, options);
     match parsed {
         Ok(root) => {
             let offset = start.saturating_sub(1);

@@ -194,17 +194,21 @@ pub(crate) fn replica_path(kind: &str) -> Option<&'static str> {
 /// Sets a value at a pointer, creating missing objects on the way.
 pub(crate) fn set_path(obj: &mut Value, pointer: &str, value: Value) {
     let mut current = obj;
-    let tokens: Vec<&str> = pointer.split('/').skip(1).collect();
+    let tokens: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(|t| t.replace("~1", "/").replace("~0", "~"))
+        .collect();
     for (i, token) in tokens.iter().enumerate() {
         let Some(map) = current.as_object_mut() else {
             return;
         };
         if i + 1 == tokens.len() {
-            map.insert(token.to_string(), value);
+            map.insert(token.clone(), value);
             return;
         }
         current = map
-            .entry(token.to_string())
+            .entry(token.clone())
             .or_insert_with(|| Value::Object(Map::new()));
         if current.is_null() {
             *current = Value::Object(Map::new());
