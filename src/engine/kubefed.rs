@@ -414,9 +414,10 @@ impl FederatedObject {
                         "keep one operation per path for a cluster",
                     ));
                 }
+                let path_ptr = format!("{op_ptr}/path");
                 ops.push(Located {
-                    field: pointer_to_field(&op_ptr),
-                    line: doc.line_of(&op_ptr),
+                    field: pointer_to_field(&path_ptr),
+                    line: doc.line_of(&path_ptr),
                     item: op,
                 });
             }

@@ -240,7 +240,7 @@ fn parse_document(file: &str, start: usize, text: &str) -> Result<Option<Parsed>
                 .map(|loc| line_in_file(loc.line(), start.saturating_sub(1), start))
                 .unwrap_or(start);
             let message = error.without_snippet().to_string();
-            let message = message.lines().next().unwrap_or("").trim().to_string();
+            let message = strip_chunk_location(message.lines().next().unwrap_or("").trim());
             Err(FleetError {
                 location: SourceLocation {
                     file: file.to_string(),
@@ -252,6 +252,21 @@ fn parse_document(file: &str, start: usize, text: &str) -> Result<Option<Parsed>
             })
         }
     }
+}
+
+/// Drops serde-saphyr's ` at line N, column M` suffix: those numbers count from the start of
+/// the document, and the error already carries the line in the file.
+fn strip_chunk_location(message: &str) -> String {
+    if let Some(pos) = message.rfind(" at line ") {
+        let rest = &message[pos + " at line ".len()..];
+        let looks_like_location = rest
+            .split(", column ")
+            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()));
+        if looks_like_location {
+            return message[..pos].to_string();
+        }
+    }
+    message.to_string()
 }
 
 fn line_in_file(line_in_chunk: u64, offset: usize, fallback: usize) -> usize {

@@ -1,6 +1,32 @@
 //! The pure propagation engine: load a fleet directory's documents, place every federated
 //! resource on inventory clusters, apply overrides, render per-cluster objects and explain why.
 //! It must not do I/O, read a clock, spawn tasks or touch tokio: callers hand it file texts.
+//!
+//! # Choices where upstream is ambiguous or needs live state (explain says so where it matters)
+//! - Every inventory cluster is treated as joined and Ready; health is shown as status instead.
+//! - Inventory: a name in both dialects is one cluster; labels are united (Karmada wins a
+//!   conflicting key); provider/region/zones/taints come from the Karmada Cluster, falling back
+//!   to the KubeFedCluster's status; context = `flotilla.dev/context` annotation, else the name.
+//! - YAML is read with YAML 1.2 booleans, so `name: y` or `value: on` stay strings.
+//! - Karmada claims are recomputed from the files (no history), so `preemption` has no effect.
+//! - Karmada's scheduler scores are unknown offline: equal scores, ties broken by cluster name;
+//!   spread groups rank by feasible-cluster count, then name. Spread constraints support
+//!   cluster, region, zone (first zone), provider and labels with upstream's region algorithm
+//!   (one cluster per chosen group, more only up to a cluster maxGroups).
+//! - Divided static weights: floor shares, remainder one by one by weight then name (upstream
+//!   breaks equal-weight ties at random). `dynamicWeight` divides equally (no capacity data).
+//!   Clusters that get 0 replicas are not placed. Aggregated puts all replicas on the first
+//!   chosen cluster by name (every cluster assumed large enough).
+//! - Karmada's own bookkeeping labels (permanent ids, applied-overrides annotations) are not
+//!   rendered: they carry hub UIDs. KubeFed's `kubefed.io/managed: "true"` label is rendered.
+//! - Karmada namespaces: a namespace is rendered on the clusters its placed templates reach
+//!   (upstream's namespace sync would create every hub namespace everywhere); a Namespace
+//!   template no ClusterPropagationPolicy selects follows its objects the same way.
+//! - A namespaced template without a namespace lands in `default`, as kubectl would put it.
+//! - The same object (kind/namespace/name) declared twice, in one dialect or across both, is an
+//!   error; the first by (apiVersion, kind, namespace, name, file, line) is kept.
+//! - An override that fails for some clusters (missing path) is an error, and those cells are
+//!   NotPlaced with the reason, as upstream would not deliver them.
 
 pub mod explain;
 pub mod inventory;
@@ -110,6 +136,15 @@ impl Fleet {
             ),
             Some(plan::Cell::Placed { .. }) => None,
             None => Some("no such cluster"),
+        }
+    }
+
+    /// The (replicas, override set) variant of a placed cell: two cells with the same variant
+    /// render the same object, so writers may serialize each variant once.
+    pub(crate) fn variant(&self, resource: usize, cluster: usize) -> Option<(i32, u32)> {
+        match self.plans.get(resource)?.cells.get(cluster)? {
+            plan::Cell::Placed { replicas, set } => Some((*replicas, *set)),
+            plan::Cell::NotPlaced(_) => None,
         }
     }
 

@@ -328,7 +328,7 @@ impl Overriders {
         for i in 0..list(doc, &p)?.len() {
             let ip = format!("{p}/{i}");
             let op = PatchOp::parse(doc, &ip, "operator", "path", false)?;
-            out.plaintext.push(located(doc, &ip, op));
+            out.plaintext.push(located(doc, &format!("{ip}/path"), op));
         }
         Ok(out)
     }

@@ -197,7 +197,13 @@ pub(crate) fn set_path(obj: &mut Value, pointer: &str, value: Value) {
     let tokens: Vec<String> = pointer
         .split('/')
         .skip(1)
-        .map(|t| t.replace("~1", "/").replace("~0", "~"))
+        .map(|t| {
+            if t.contains('~') {
+                t.replace("~1", "/").replace("~0", "~")
+            } else {
+                t.to_string()
+            }
+        })
         .collect();
     for (i, token) in tokens.iter().enumerate() {
         let Some(map) = current.as_object_mut() else {

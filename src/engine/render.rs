@@ -73,19 +73,105 @@ fn visit(
     Ok(())
 }
 
-/// Writes the render contract as JSON, one item per line, streaming.
+/// One rendered variant of a resource: its (replicas, override set) key and its JSON bytes, or
+/// the reason it failed to render.
+type Variant = ((i32, u32), Result<Vec<u8>, String>);
+
+/// Most distinct objects (replicas × override set) cached per resource while writing JSON.
+const VARIANTS_PER_RESOURCE: usize = 64;
+
+/// Writes the render contract as JSON, one item per line, streaming cluster by cluster.
+///
+/// Cells of one resource that share replicas and override set render the same object, so
+/// each such variant is serialized once and its bytes reused; the cache is bounded by
+/// resources × [`VARIANTS_PER_RESOURCE`], never by clusters × resources.
 pub fn write_json(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io::Result<()> {
     let mut out = io::BufWriter::with_capacity(1 << 16, out);
-    out.write_all(b"{\"items\":[")?;
+    let json = |v: &dyn erased::Ser| -> io::Result<Vec<u8>> { v.bytes() };
+    let names: Vec<Vec<u8>> = fleet
+        .clusters
+        .iter()
+        .map(|c| json(&c.name.as_str()))
+        .collect::<io::Result<_>>()?;
+    let mut cache: Vec<Vec<Variant>> = vec![Vec::new(); fleet.resources.len()];
+    let mut failures: Vec<(usize, usize, String)> = Vec::new();
     let mut items = 0usize;
-    let mut unplaced = 0usize;
-    visit(fleet, clusters, |entry| match entry {
-        Entry::Item(cluster, object) => {
-            out.write_all(if items == 0 { b"\n" } else { b",\n" })?;
+    let mut item =
+        |out: &mut io::BufWriter<&mut dyn Write>, c: usize, object: &[u8]| -> io::Result<()> {
+            out.write_all(if items == 0 {
+                b"\n{\"cluster\":"
+            } else {
+                b",\n{\"cluster\":"
+            })?;
             items += 1;
-            serde_json::to_writer(&mut out, &Item { cluster, object }).map_err(io::Error::other)
+            out.write_all(&names[c])?;
+            out.write_all(b",\"object\":")?;
+            out.write_all(object)?;
+            out.write_all(b"}")
+        };
+    out.write_all(b"{\"items\":[")?;
+    for &c in clusters {
+        if c >= fleet.clusters.len() {
+            continue;
         }
-        Entry::Unplaced(cluster, resource, reason) => {
+        for ns in fleet.implied_namespaces(c) {
+            let bytes = json(&ns)?;
+            item(&mut out, c, &bytes)?;
+        }
+        for (r, slot) in cache.iter_mut().enumerate() {
+            let Some(key) = fleet.variant(r, c) else {
+                continue;
+            };
+            let found = slot.iter().position(|(k, _)| *k == key);
+            let rendered = match found {
+                Some(i) => &slot[i].1,
+                None => {
+                    let value = match fleet.decide(r, c) {
+                        Decision::Placed { object, .. } => Ok(json(&object)?),
+                        Decision::NotPlaced { reason } => Err(reason),
+                    };
+                    if slot.len() < VARIANTS_PER_RESOURCE {
+                        slot.push((key, value));
+                        &slot[slot.len() - 1].1
+                    } else {
+                        match value {
+                            Ok(bytes) => {
+                                item(&mut out, c, &bytes)?;
+                                continue;
+                            }
+                            Err(reason) => {
+                                failures.push((c, r, reason));
+                                continue;
+                            }
+                        }
+                    }
+                }
+            };
+            match rendered {
+                Ok(bytes) => item(&mut out, c, bytes)?,
+                Err(reason) => failures.push((c, r, reason.clone())),
+            }
+        }
+    }
+    drop(cache);
+    let refs: Vec<Vec<u8>> = fleet
+        .resources
+        .iter()
+        .map(|r| json(&r.target))
+        .collect::<io::Result<_>>()?;
+    let mut unplaced = 0usize;
+    for &c in clusters {
+        if c >= fleet.clusters.len() {
+            continue;
+        }
+        for (r, resource_json) in refs.iter().enumerate() {
+            let reason = match fleet.unplaced_reason(r, c) {
+                Some(reason) => reason,
+                None => match failures.iter().find(|(fc, fr, _)| *fc == c && *fr == r) {
+                    Some((_, _, reason)) => reason.as_str(),
+                    None => continue,
+                },
+            };
             if unplaced == 0 {
                 out.write_all(if items == 0 {
                     b"],\"unplaced\":[\n"
@@ -96,17 +182,15 @@ pub fn write_json(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io:
                 out.write_all(b",\n")?;
             }
             unplaced += 1;
-            serde_json::to_writer(
-                &mut out,
-                &Unplaced {
-                    cluster,
-                    resource,
-                    reason,
-                },
-            )
-            .map_err(io::Error::other)
+            out.write_all(b"{\"cluster\":")?;
+            out.write_all(&names[c])?;
+            out.write_all(b",\"resource\":")?;
+            out.write_all(resource_json)?;
+            out.write_all(b",\"reason\":")?;
+            serde_json::to_writer(&mut out, reason).map_err(io::Error::other)?;
+            out.write_all(b"}")?;
         }
-    })?;
+    }
     if unplaced == 0 {
         out.write_all(if items == 0 {
             b"],\"unplaced\":[]}\n"
@@ -117,6 +201,21 @@ pub fn write_json(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io:
         out.write_all(b"\n]}\n")?;
     }
     out.flush()
+}
+
+/// Serializes anything to JSON bytes behind one signature (keeps the writer's closure simple).
+mod erased {
+    use std::io;
+
+    pub trait Ser {
+        fn bytes(&self) -> io::Result<Vec<u8>>;
+    }
+
+    impl<T: serde::Serialize + ?Sized> Ser for T {
+        fn bytes(&self) -> io::Result<Vec<u8>> {
+            serde_json::to_vec(self).map_err(io::Error::other)
+        }
+    }
 }
 
 fn yaml_entry<T: Serialize>(value: &T) -> io::Result<String> {
