@@ -543,3 +543,81 @@ impl Rsp {
             .copied()
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::engine::SourceFile;
+    use crate::engine::load::parse_files;
+
+    fn parse(text: &str) -> Result<FederatedObject, FleetError> {
+        let (docs, errors) = parse_files(&[SourceFile {
+            path: "f.yaml".into(),
+            text: text.into(),
+        }]);
+        assert!(errors.is_empty(), "{errors:?}");
+        let clusters = vec![ClusterSpec {
+            name: "a".into(),
+            ..Default::default()
+        }];
+        FederatedObject::parse(&docs[0], &KindMap::builtin(), &clusters)
+    }
+
+    const HEAD: &str = "apiVersion: types.kubefed.io/v1beta1\nkind: FederatedConfigMap\nmetadata: {name: c, namespace: n}\nspec:\n  template: {data: {a: b}}\n";
+
+    #[test]
+    fn the_same_path_twice_for_one_cluster_rejects_the_object() {
+        let err = parse(&format!(
+            "{HEAD}  overrides:\n  - clusterName: a\n    clusterOverrides:\n    - {{path: /data/a, value: x}}\n    - {{op: remove, path: /data/a}}\n"
+        ))
+        .unwrap_err();
+        assert_eq!(err.location.line, 10);
+        assert!(err.message.contains("overridden twice"), "{}", err.message);
+    }
+
+    #[test]
+    fn every_forbidden_path_is_rejected_and_api_version_is_allowed() {
+        for path in FORBIDDEN {
+            let err = parse(&format!(
+                "{HEAD}  overrides:\n  - clusterName: a\n    clusterOverrides:\n    - {{path: {path}, value: x}}\n"
+            ))
+            .unwrap_err();
+            assert!(err.message.contains("forbidden"), "{path}");
+        }
+        assert!(
+            parse(&format!(
+                "{HEAD}  overrides:\n  - clusterName: a\n    clusterOverrides:\n    - {{path: /apiVersion, value: v2}}\n"
+            ))
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn unknown_kinds_and_misnamed_namespaces_are_errors() {
+        let err = parse("apiVersion: types.kubefed.io/v1beta1\nkind: FederatedGizmo\nmetadata: {name: g, namespace: n}\nspec: {template: {}}\n").unwrap_err();
+        assert!(err.hint.contains("FederatedTypeConfig"));
+        let err = parse("apiVersion: types.kubefed.io/v1beta1\nkind: FederatedNamespace\nmetadata: {name: a, namespace: b}\nspec: {}\n").unwrap_err();
+        assert!(err.hint.contains("named after the namespace"));
+    }
+
+    #[test]
+    fn placement_forms() {
+        let cases = [
+            ("  placement: {clusters: []}\n", "none (clusters: [])"),
+            ("  placement: {clusters: [{name: a}, {name: zz}]}\n", "a"),
+            ("  placement: {clusterSelector: {}}\n", "all"),
+            ("  placement: {}\n", "none"),
+            ("", "none"),
+        ];
+        for (placement, summary) in cases {
+            let fed = parse(&format!("{HEAD}{placement}")).unwrap();
+            assert_eq!(fed.placement.summary(), summary, "{placement}");
+        }
+        let fed = parse(&format!(
+            "{HEAD}  placement: {{clusters: [{{name: a}}, {{name: zz}}]}}\n"
+        ))
+        .unwrap();
+        assert_eq!(fed.unknown_clusters, ["zz"]);
+    }
+}

@@ -265,6 +265,25 @@ pub fn write_yaml(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io:
     out.flush()
 }
 
+/// Replicas of a placed variant, or why it failed to render.
+type Outcome = Result<Option<i64>, String>;
+
+/// Counts one unplaced cell under its reason, keeping the first three as examples.
+fn note(
+    reasons: &mut BTreeMap<String, (usize, Vec<String>)>,
+    reason: &str,
+    example: impl FnOnce() -> String,
+) {
+    let entry = match reasons.get_mut(reason) {
+        Some(entry) => entry,
+        None => reasons.entry(reason.to_string()).or_default(),
+    };
+    entry.0 += 1;
+    if entry.1.len() < 3 {
+        entry.1.push(example());
+    }
+}
+
 /// Above this many clusters the table shows counts instead of one column per cluster.
 pub const MATRIX_MAX_CLUSTERS: usize = 16;
 
@@ -294,23 +313,37 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
     if matrix {
         header.extend((1..=clusters.len()).map(|i| i.to_string()));
     }
-    let mut reasons: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // Reason → (cells, a few examples): bounded by the number of distinct reasons.
+    let mut reasons: BTreeMap<String, (usize, Vec<String>)> = BTreeMap::new();
     for (r, res) in fleet.resources.iter().enumerate() {
         let mut placed = 0;
         let mut total_replicas: Option<i64> = None;
         let mut cells = Vec::new();
+        // Replicas depend only on the (replicas, override set) variant: decide once per variant.
+        let mut variants: Vec<((i32, u32), Outcome)> = Vec::new();
         for &c in clusters {
             let name = fleet.clusters.get(c).map(|x| x.name.as_str()).unwrap_or("");
             if let Some(reason) = fleet.unplaced_reason(r, c) {
-                reasons
-                    .entry(reason.to_string())
-                    .or_default()
-                    .push(format!("{}@{name}", res.target));
+                note(&mut reasons, reason, || format!("{}@{name}", res.target));
                 cells.push("·".to_string());
                 continue;
             }
-            match fleet.decide(r, c) {
-                Decision::Placed { replicas, .. } => {
+            let key = fleet.variant(r, c).unwrap_or((-1, 0));
+            let outcome = match variants.iter().find(|(k, _)| *k == key) {
+                Some((_, outcome)) => outcome.clone(),
+                None => {
+                    let outcome = match fleet.decide(r, c) {
+                        Decision::Placed { replicas, .. } => Ok(replicas),
+                        Decision::NotPlaced { reason } => Err(reason),
+                    };
+                    if variants.len() < VARIANTS_PER_RESOURCE {
+                        variants.push((key, outcome.clone()));
+                    }
+                    outcome
+                }
+            };
+            match outcome {
+                Ok(replicas) => {
                     placed += 1;
                     if let Some(n) = replicas {
                         *total_replicas.get_or_insert(0) += n;
@@ -319,11 +352,8 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
                         cells.push("✓".into());
                     }
                 }
-                Decision::NotPlaced { reason } => {
-                    reasons
-                        .entry(reason)
-                        .or_default()
-                        .push(format!("{}@{name}", res.target));
+                Err(reason) => {
+                    note(&mut reasons, &reason, || format!("{}@{name}", res.target));
                     cells.push("!".into());
                 }
             }
@@ -400,16 +430,16 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
     }
     if !reasons.is_empty() {
         writeln!(out, "not placed, by reason:")?;
-        let mut grouped: Vec<(String, Vec<String>)> = reasons.into_iter().collect();
-        grouped.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
-        for (reason, cells) in grouped {
-            let shown: Vec<&str> = cells.iter().take(3).map(String::as_str).collect();
-            let more = if cells.len() > 3 {
-                format!(", … {} more", cells.len() - 3)
+        let mut grouped: Vec<(String, (usize, Vec<String>))> = reasons.into_iter().collect();
+        grouped.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(&b.0)));
+        for (reason, (count, examples)) in grouped {
+            let shown: Vec<&str> = examples.iter().map(String::as_str).collect();
+            let more = if count > examples.len() {
+                format!(", … {} more", count - examples.len())
             } else {
                 String::new()
             };
-            writeln!(out, "  {:>5}  {reason}", cells.len())?;
+            writeln!(out, "  {count:>5}  {reason}")?;
             writeln!(out, "         e.g. {}{more}", shown.join(", "))?;
         }
     }
