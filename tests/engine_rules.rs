@@ -508,3 +508,35 @@ fn karmada_namespaces_follow_their_objects() {
         "Namespace/batch"
     );
 }
+
+#[test]
+fn placement_answers_without_rendering() {
+    let fleet = load_fleet(&flotilla::demo_fleet::demo_files()).0;
+    let checkout = resource(&fleet, "Deployment/shop/checkout");
+    let gpu = fleet.cluster_index("gpu-us-east-1").unwrap();
+    let eu = fleet.cluster_index("prod-eu-west-1").unwrap();
+    assert_eq!(fleet.placement(checkout, eu), Ok(Some(3)));
+    assert_eq!(
+        fleet.placement(checkout, gpu),
+        Err("taint dedicated=gpu:NoSchedule not tolerated".to_string())
+    );
+    // KubeFed without an RSP keeps the template's replicas; overrides apply later.
+    let ledger = resource(&fleet, "Deployment/payments/ledger");
+    assert_eq!(fleet.placement(ledger, eu), Ok(Some(2)));
+    assert_eq!(
+        fleet.replicas(ledger, eu),
+        Some(4),
+        "after the prod-eu-west-1 override"
+    );
+    let cm = resource(&fleet, "ConfigMap/shop/registry-config");
+    assert_eq!(fleet.placement(cm, eu), Ok(None));
+    for r in 0..fleet.resources.len() {
+        for c in 0..fleet.clusters.len() {
+            assert_eq!(fleet.placement(r, c).is_ok(), fleet.is_placed(r, c));
+            assert_eq!(
+                fleet.unplaced_reason(r, c).map(str::to_string),
+                fleet.placement(r, c).err()
+            );
+        }
+    }
+}

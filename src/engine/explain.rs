@@ -10,7 +10,7 @@ use super::selector::untolerated_taint;
 use crate::model::Dialect;
 
 /// Why a resource is (or is not) on a cluster, for people.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Explanation {
     pub placed: bool,
     /// The NotPlaced reason, or a one-line summary of why it is placed.

@@ -139,6 +139,29 @@ impl Fleet {
         }
     }
 
+    /// Whether `resource` is placed on `cluster`, without rendering it: `Ok(replicas)` as
+    /// scheduled (before overrides; `None` for kinds without replicas), or `Err(reason)`.
+    /// [`Fleet::replicas`] gives the value after overrides.
+    pub fn placement(&self, resource: usize, cluster: usize) -> Result<Option<i64>, String> {
+        let plan = self
+            .plans
+            .get(resource)
+            .ok_or_else(|| "no such resource".to_string())?;
+        match plan.cells.get(cluster) {
+            Some(plan::Cell::Placed { replicas, .. }) => Ok(match plan.replica_path {
+                None => None,
+                Some(_) if *replicas >= 0 => Some(i64::from(*replicas)),
+                Some(path) => plan.base.pointer(path).and_then(Value::as_i64),
+            }),
+            Some(plan::Cell::NotPlaced(i)) => Err(plan
+                .reasons
+                .get(*i as usize)
+                .cloned()
+                .unwrap_or_else(|| "not placed".into())),
+            None => Err("no such cluster".into()),
+        }
+    }
+
     /// The (replicas, override set) variant of a placed cell: two cells with the same variant
     /// render the same object, so writers may serialize each variant once.
     pub(crate) fn variant(&self, resource: usize, cluster: usize) -> Option<(i32, u32)> {
