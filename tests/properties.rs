@@ -250,3 +250,59 @@ proptest! {
         prop_assert_eq!(plan.iter().sum::<i64>(), total);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// Whatever an operator types, loading and rendering report errors and never panic.
+    #[test]
+    fn mangled_fleets_never_panic(
+        edits in prop::collection::vec((any::<prop::sample::Index>(), 0..6usize, any::<prop::sample::Index>()), 1..12),
+    ) {
+        let mut files = flotilla::demo_fleet::demo_files();
+        let pieces = [": ", "-", "\n", "  ", "{", "[", "'", "~", "0", "--- ", "\t", "*a", "&a "];
+        for (at, op, which) in edits {
+            let file = &mut files[at.index(5)];
+            let mut text: Vec<char> = file.text.chars().collect();
+            if text.is_empty() {
+                continue;
+            }
+            let i = at.index(text.len());
+            match op {
+                0 => {
+                    text.remove(i);
+                }
+                1 => {
+                    for ch in which.get(&pieces).chars().rev() {
+                        text.insert(i, ch);
+                    }
+                }
+                2 => text.truncate(i),
+                3 => {
+                    let j = which.index(text.len());
+                    text.swap(i, j);
+                }
+                4 => text.insert(i, ' '),
+                _ => {
+                    let j = (i + which.index(40)).min(text.len());
+                    let copy: Vec<char> = text[i..j].to_vec();
+                    for ch in copy.into_iter().rev() {
+                        text.insert(i, ch);
+                    }
+                }
+            }
+            file.text = text.into_iter().collect();
+        }
+        let (fleet, errors) = load_fleet(&files);
+        for e in &errors {
+            prop_assert!(e.location.line >= 1);
+            prop_assert!(!e.hint.is_empty());
+        }
+        let _ = json(&fleet);
+        for r in 0..fleet.resources.len() {
+            for c in 0..fleet.clusters.len() {
+                let _ = fleet.explain(r, c);
+            }
+        }
+    }
+}

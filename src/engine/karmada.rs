@@ -816,7 +816,7 @@ impl Placement {
                     .map(|(&i, &wt)| (clusters[i].name.as_str(), wt))
                     .collect();
                 let split = divide_by_static_weight(total, &names);
-                let sum: i64 = w.iter().sum();
+                let sum: i64 = w.iter().fold(0_i64, |acc, x| acc.saturating_add(*x));
                 weights.resize(clusters.len(), 0);
                 for ((&i, &wt), &r) in chosen.iter().zip(&w).zip(&split) {
                     weights[i] = wt;

@@ -11,7 +11,9 @@
 /// Returns the replicas in the same order as `candidates` (`(name, weight)`).
 pub fn divide_by_static_weight(total: i64, candidates: &[(&str, i64)]) -> Vec<i64> {
     let mut out = vec![0; candidates.len()];
-    let sum: i64 = candidates.iter().map(|(_, w)| (*w).max(0)).sum();
+    let sum: i64 = candidates
+        .iter()
+        .fold(0_i64, |acc, (_, w)| acc.saturating_add((*w).max(0)));
     if sum <= 0 || total <= 0 {
         return out;
     }
@@ -24,7 +26,9 @@ pub fn divide_by_static_weight(total: i64, candidates: &[(&str, i64)]) -> Vec<i6
     });
     let mut remain = total;
     for &i in &order {
-        let share = candidates[i].1.max(0).saturating_mul(total) / sum;
+        // i128 keeps `weight * total` exact for any i64 input.
+        let share =
+            (i128::from(candidates[i].1.max(0)) * i128::from(total) / i128::from(sum)) as i64;
         out[i] = share;
         remain -= share;
     }
@@ -79,7 +83,9 @@ pub fn kubefed_plan(total: i64, clusters: &[(&str, Option<RspPreference>)], key:
     let mut modified = true;
     while modified && remaining > 0 {
         modified = false;
-        let weight_sum: i64 = prefs.iter().map(|(_, _, p)| p.weight.max(0)).sum();
+        let weight_sum: i64 = prefs
+            .iter()
+            .fold(0_i64, |acc, (_, _, p)| acc.saturating_add(p.weight.max(0)));
         let distribute = remaining;
         let mut next = Vec::with_capacity(prefs.len());
         for (i, hash, p) in &prefs {
@@ -87,9 +93,12 @@ pub fn kubefed_plan(total: i64, clusters: &[(&str, Option<RspPreference>)], key:
                 break;
             }
             let start = plan[*i];
-            let extra =
-                ((distribute * p.weight.max(0) + weight_sum - 1) / weight_sum).min(remaining);
-            let mut total_here = start + extra;
+            let extra = (distribute
+                .saturating_mul(p.weight.max(0))
+                .saturating_add(weight_sum - 1)
+                / weight_sum)
+                .min(remaining);
+            let mut total_here = start.saturating_add(extra);
             let mut full = false;
             if let Some(max) = p.max_replicas
                 && total_here > max
