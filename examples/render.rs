@@ -13,6 +13,7 @@ fn main() {
     let mut cluster = None;
     let mut format = OutputFormat::Table;
     let mut keep_going = false;
+    let mut explain: Option<String> = None;
     let mut i = 0;
     while i < args.len() {
         let next = args.get(i + 1).cloned().unwrap_or_default();
@@ -39,12 +40,50 @@ fn main() {
                 i += 1;
             }
             "--keep-going" => keep_going = true,
+            "--explain" => {
+                explain = Some(next);
+                i += 1;
+            }
             other => {
                 eprintln!("unknown argument {other}");
                 std::process::exit(2);
             }
         }
         i += 1;
+    }
+    if let Some(key) = explain {
+        let files = files.clone().unwrap_or_else(|| {
+            flotilla::fleet_dir::read_fleet_dir(
+                fleet.as_deref().unwrap_or(std::path::Path::new("fleet")),
+            )
+            .unwrap_or_default()
+        });
+        let (loaded, _) = flotilla::engine::load_fleet(&files);
+        let Some(r) = loaded
+            .resources
+            .iter()
+            .position(|x| x.target.display_key() == key)
+        else {
+            eprintln!("no resource {key}");
+            std::process::exit(2);
+        };
+        for (c, cl) in loaded.clusters.iter().enumerate() {
+            if cluster.as_deref().is_some_and(|n| n != cl.name) {
+                continue;
+            }
+            let e = loaded.explain(r, c);
+            println!(
+                "{} on {}: {} — {}",
+                key,
+                cl.name,
+                if e.placed { "placed" } else { "not placed" },
+                e.reason
+            );
+            for step in e.steps {
+                println!("    {step}");
+            }
+        }
+        return;
     }
     let input = match (&fleet, files) {
         (_, Some(files)) => FleetInput::Files(files),

@@ -924,11 +924,7 @@ fn kubefed_plan_for(
         fed.source_key.clone(),
     );
     plan.summary = fed.placement.summary();
-    plan.replica_path = if fed.target.kind == "Deployment" || fed.target.kind == "ReplicaSet" {
-        Some("/spec/replicas")
-    } else {
-        None
-    };
+    plan.replica_path = replica_path(&fed.target.kind);
     plan.steps.push(format!(
         "{} places it by spec.placement: {}",
         fed.source_key,
