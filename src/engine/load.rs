@@ -462,6 +462,16 @@ mod tests {
     }
 
     #[test]
+    fn crlf_and_a_byte_order_mark_keep_lines() {
+        let text = "\u{feff}a: 1\r\n---\r\nkind: X\r\nmetadata:\r\n  name: y\r\n";
+        let (docs, errors) = parse_files(&[file(text)]);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[1].line_of("/metadata/name"), 5);
+        assert_eq!(docs[1].name(), "y", "YAML 1.2: `y` is a string");
+    }
+
+    #[test]
     fn sequence_items_and_nested_keys_have_lines() {
         let text = "spec:\n  overrides:\n  - clusterName: a\n    clusterOverrides:\n    - path: /x\n      op: bogus\n";
         let (docs, _) = parse_files(&[file(text)]);
