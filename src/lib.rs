@@ -10,6 +10,7 @@ pub mod commands;
 pub mod config;
 pub mod demo_fleet;
 pub mod engine;
+pub mod fleet_dir;
 pub mod glob;
 pub mod logging;
 pub mod model;

@@ -10,6 +10,7 @@ use flotilla::app::state::Wall;
 use flotilla::app::{self, Console};
 use flotilla::backend::sim::{self, Scenario, SimCore};
 use flotilla::cli::{Cli, Command, GlobalArgs, WatchArgs, exit};
+use flotilla::commands::render::FleetInput;
 use flotilla::config::keymap::Keymap;
 use flotilla::config::theme::Theme;
 use flotilla::config::{self, Settings};
@@ -71,6 +72,27 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
                 Err(err) => return Ok(input_error(&err)),
             };
             commands::clusters::run_live(&global, inventory, &mut std::io::stdout()).await
+        }
+        Command::Render(args) => {
+            let input = if let Some(scale) = global.demo_scale {
+                FleetInput::Files(flotilla::demo_fleet::synthetic_fleet(
+                    scale.clusters,
+                    scale.resources,
+                ))
+            } else if global.demo {
+                FleetInput::Files(flotilla::demo_fleet::demo_files())
+            } else {
+                FleetInput::Dir(&global.fleet)
+            };
+            let code = commands::render::run_render(
+                input,
+                &args.clusters,
+                global.output,
+                args.keep_going,
+                &mut std::io::stdout().lock(),
+                &mut std::io::stderr().lock(),
+            );
+            Ok(u8::try_from(code).unwrap_or(exit::INPUT))
         }
         other => {
             eprintln!("not implemented yet: {}", other.name());

@@ -78,37 +78,10 @@ pub fn load(global: &GlobalArgs) -> Result<LoadedFleet, LoadError> {
 
 /// Every `*.yaml` / `*.yml` below `dir`, in path order so loading is reproducible.
 pub fn read_fleet_dir(dir: &Path) -> Result<Vec<SourceFile>, LoadError> {
-    let unreadable = |path: &Path, err: std::io::Error| LoadError::Unreadable {
-        path: path.display().to_string(),
-        reason: err.to_string(),
-    };
-    let mut pending = vec![dir.to_path_buf()];
-    let mut paths = Vec::new();
-    while let Some(current) = pending.pop() {
-        let entries = std::fs::read_dir(&current).map_err(|err| unreadable(&current, err))?;
-        for entry in entries {
-            let path = entry.map_err(|err| unreadable(&current, err))?.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if matches!(
-                path.extension().and_then(|ext| ext.to_str()),
-                Some("yaml" | "yml")
-            ) {
-                paths.push(path);
-            }
-        }
-    }
-    paths.sort();
-    paths
-        .into_iter()
-        .map(|path| {
-            let text = std::fs::read_to_string(&path).map_err(|err| unreadable(&path, err))?;
-            Ok(SourceFile {
-                path: path.display().to_string(),
-                text,
-            })
-        })
-        .collect()
+    crate::fleet_dir::read_fleet_dir(dir).map_err(|reason| LoadError::Unreadable {
+        path: dir.display().to_string(),
+        reason,
+    })
 }
 
 /// The clusters of a live fleet and the kubeconfig that reaches them.

@@ -2,3 +2,4 @@
 //! They print results to stdout and problems to stderr; they must not open the console.
 
 pub mod clusters;
+pub mod render;

@@ -1,10 +1,52 @@
 //! The pure propagation engine: load a fleet directory's documents, place every federated
 //! resource on inventory clusters, apply overrides, render per-cluster objects and explain why.
 //! It must not do I/O, read a clock, spawn tasks or touch tokio: callers hand it file texts.
+//!
+//! # Choices where upstream is ambiguous or needs live state (explain says so where it matters)
+//! - Every inventory cluster is treated as joined and Ready; health is shown as status instead.
+//! - Inventory: a name in both dialects is one cluster; labels are united (Karmada wins a
+//!   conflicting key); provider/region/zones/taints come from the Karmada Cluster, falling back
+//!   to the KubeFedCluster's status; context = `flotilla.dev/context` annotation, else the name.
+//! - YAML is read with YAML 1.2 booleans, so `name: y` or `value: on` stay strings.
+//! - Karmada claims are recomputed from the files (no history), so `preemption` has no effect.
+//! - Karmada's scheduler scores are unknown offline: equal scores, ties broken by cluster name;
+//!   spread groups rank by feasible-cluster count, then name. Spread constraints support
+//!   cluster, region, zone (first zone), provider and labels with upstream's region algorithm
+//!   (one cluster per chosen group, more only up to a cluster maxGroups).
+//! - Divided static weights: floor shares, remainder one by one by weight then name (upstream
+//!   breaks equal-weight ties at random). `dynamicWeight` divides equally (no capacity data).
+//!   Clusters that get 0 replicas are not placed. Aggregated puts all replicas on the first
+//!   chosen cluster by name (every cluster assumed large enough).
+//! - Karmada's own bookkeeping labels (permanent ids, applied-overrides annotations) are not
+//!   rendered: they carry hub UIDs. KubeFed's `kubefed.io/managed: "true"` label is rendered.
+//! - Karmada namespaces: a namespace is rendered on the clusters its placed templates reach
+//!   (upstream's namespace sync would create every hub namespace everywhere); a Namespace
+//!   template no ClusterPropagationPolicy selects follows its objects the same way.
+//! - A namespaced template without a namespace lands in `default`, as kubectl would put it.
+//! - The same object (kind/namespace/name) declared twice, in one dialect or across both, is an
+//!   error; the first by (apiVersion, kind, namespace, name, file, line) is kept.
+//! - An override that fails for some clusters (missing path) is an error, and those cells are
+//!   NotPlaced with the reason, as upstream would not deliver them.
+
+pub mod explain;
+pub mod inventory;
+pub mod karmada;
+pub mod kubefed;
+pub mod load;
+pub mod overrides;
+pub mod patch;
+mod plan;
+pub mod render;
+pub mod replicas;
+pub mod selector;
 
 use serde_json::Value;
 
 use crate::model::{ClusterSpec, Dialect, ResourceRef};
+
+pub use explain::Explanation;
+pub use inventory::CONTEXT_ANNOTATION;
+pub use plan::{KUBEFED_MANAGED_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_ANNOTATION};
 
 /// One YAML file handed to the engine: its path (as the user should see it) and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,11 +91,238 @@ pub struct FederatedResource {
 }
 
 /// The loaded fleet: inventory, federated resources and the policies that place and vary them.
+///
+/// `clusters` are sorted by name; `resources` by (Namespaces first, namespace, name, kind).
+/// Placement is computed once, in [`load_fleet`]; [`Fleet::decide`] only builds the object.
 #[derive(Debug, Clone, Default)]
 pub struct Fleet {
     pub clusters: Vec<ClusterSpec>,
     pub resources: Vec<FederatedResource>,
-    templates: Vec<Value>,
+    plans: Vec<plan::Plan>,
+    propagation: Vec<karmada::PropagationPolicy>,
+    overrides: Vec<karmada::OverridePolicy>,
+    namespaces: Vec<plan::ImpliedNamespace>,
+}
+
+/// Loads every document of `files`, returning the fleet built from what could be read and
+/// every error found (sorted by file and line). Deterministic regardless of file and document
+/// order: documents are sorted by identity before anything is built.
+pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
+    plan::load(files)
+}
+
+impl Fleet {
+    /// Index of the cluster named `name`.
+    pub fn cluster_index(&self, name: &str) -> Option<usize> {
+        self.clusters
+            .binary_search_by(|c| c.name.as_str().cmp(name))
+            .ok()
+    }
+
+    /// Whether `resource` is placed on `cluster` (cheap: no object is built).
+    pub fn is_placed(&self, resource: usize, cluster: usize) -> bool {
+        self.plans.get(resource).is_some_and(|p| p.placed(cluster))
+    }
+
+    /// Why `resource` is not on `cluster`, or `None` when it is placed (cheap).
+    pub fn unplaced_reason(&self, resource: usize, cluster: usize) -> Option<&str> {
+        let plan = self.plans.get(resource)?;
+        match plan.cells.get(cluster) {
+            Some(plan::Cell::NotPlaced(i)) => Some(
+                plan.reasons
+                    .get(*i as usize)
+                    .map(String::as_str)
+                    .unwrap_or("not placed"),
+            ),
+            Some(plan::Cell::Placed { .. }) => None,
+            None => Some("no such cluster"),
+        }
+    }
+
+    /// Whether `resource` is placed on `cluster`, without rendering it: `Ok(replicas)` as
+    /// scheduled (before overrides; `None` for kinds without replicas), or `Err(reason)`.
+    /// [`Fleet::replicas`] gives the value after overrides.
+    pub fn placement(&self, resource: usize, cluster: usize) -> Result<Option<i64>, String> {
+        let plan = self
+            .plans
+            .get(resource)
+            .ok_or_else(|| "no such resource".to_string())?;
+        match plan.cells.get(cluster) {
+            Some(plan::Cell::Placed { replicas, .. }) => Ok(match plan.replica_path {
+                None => None,
+                Some(_) if *replicas >= 0 => Some(i64::from(*replicas)),
+                Some(path) => plan.base.pointer(path).and_then(Value::as_i64),
+            }),
+            Some(plan::Cell::NotPlaced(i)) => Err(plan
+                .reasons
+                .get(*i as usize)
+                .cloned()
+                .unwrap_or_else(|| "not placed".into())),
+            None => Err("no such cluster".into()),
+        }
+    }
+
+    /// The (replicas, override set) variant of a placed cell: two cells with the same variant
+    /// render the same object, so writers may serialize each variant once.
+    pub(crate) fn variant(&self, resource: usize, cluster: usize) -> Option<(i32, u32)> {
+        match self.plans.get(resource)?.cells.get(cluster)? {
+            plan::Cell::Placed { replicas, set } => Some((*replicas, *set)),
+            plan::Cell::NotPlaced(_) => None,
+        }
+    }
+
+    /// The exact object `cluster` should have for `resource`, or why it has none.
+    pub fn decide(&self, resource: usize, cluster: usize) -> Decision {
+        let Some(plan) = self.plans.get(resource) else {
+            return Decision::NotPlaced {
+                reason: "no such resource".into(),
+            };
+        };
+        match plan.cells.get(cluster) {
+            None => Decision::NotPlaced {
+                reason: "no such cluster".into(),
+            },
+            Some(plan::Cell::NotPlaced(i)) => Decision::NotPlaced {
+                reason: plan
+                    .reasons
+                    .get(*i as usize)
+                    .cloned()
+                    .unwrap_or_else(|| "not placed".into()),
+            },
+            Some(plan::Cell::Placed { replicas, set }) => {
+                match self.render(plan, *replicas, *set, None) {
+                    Ok(object) => {
+                        let replicas = plan
+                            .replica_path
+                            .and_then(|p| object.pointer(p))
+                            .and_then(Value::as_i64);
+                        Decision::Placed { object, replicas }
+                    }
+                    Err(reason) => Decision::NotPlaced { reason },
+                }
+            }
+        }
+    }
+
+    /// Builds one placed object: base, replicas, overrides, marker.
+    fn render(
+        &self,
+        plan: &plan::Plan,
+        replicas: i32,
+        set: u32,
+        mut trace: Option<&mut Vec<String>>,
+    ) -> Result<Value, String> {
+        let mut obj = plan.base.clone();
+        if replicas >= 0
+            && let Some(path) = plan.replica_path
+        {
+            plan::set_path(&mut obj, path, Value::from(replicas));
+        }
+        match plan.sets.get(set as usize) {
+            None | Some(plan::OverrideSet::None) => return Ok(obj),
+            Some(plan::OverrideSet::Karmada(seq)) => {
+                for &(p, r) in seq {
+                    let Some(policy) = self.overrides.get(p as usize) else {
+                        continue;
+                    };
+                    let Some(rule) = policy.rules.get(r as usize) else {
+                        continue;
+                    };
+                    let mut lines = Vec::new();
+                    let result = rule
+                        .overriders
+                        .apply(&mut obj, trace.as_ref().map(|_| &mut lines));
+                    if let Some(t) = trace.as_deref_mut() {
+                        for line in lines {
+                            t.push(format!("{} rule {r}: {line}", policy.display_name()));
+                        }
+                    }
+                    if let Err(failure) = result {
+                        return Err(format!(
+                            "override failed: {} {}: {}",
+                            policy.display_name(),
+                            failure.field,
+                            failure.message
+                        ));
+                    }
+                }
+            }
+            Some(plan::OverrideSet::KubeFed(o)) => {
+                if let plan::Origin::KubeFed { overrides, rsp } = &plan.origin
+                    && let Some(entry) = overrides.get(*o)
+                {
+                    for op in &entry.ops {
+                        if *rsp && op.item.path == "/spec/replicas" {
+                            if let Some(t) = trace.as_deref_mut() {
+                                t.push(format!(
+                                    "{}: {} skipped (the ReplicaSchedulingPreference owns replicas)",
+                                    op.field, op.item
+                                ));
+                            }
+                            continue;
+                        }
+                        op.item
+                            .apply(&mut obj)
+                            .map_err(|m| format!("ApplyOverridesFailed: {}: {m}", op.field))?;
+                        if let Some(t) = trace.as_deref_mut() {
+                            t.push(format!(
+                                "spec.overrides (cluster {}): {}: {}",
+                                entry.cluster, op.field, op.item
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        plan::mark(&mut obj, &plan.source_key);
+        Ok(obj)
+    }
+
+    /// Replicas `cluster` runs for `resource` after overrides, when the kind has replicas and
+    /// the resource is placed there.
+    pub fn replicas(&self, resource: usize, cluster: usize) -> Option<i64> {
+        match self.decide(resource, cluster) {
+            Decision::Placed { replicas, .. } => replicas,
+            Decision::NotPlaced { .. } => None,
+        }
+    }
+
+    /// Short placement description for tables: `all`, `3 clusters`, `selector env=prod`.
+    pub fn placement_summary(&self, resource: usize) -> String {
+        self.plans
+            .get(resource)
+            .map(|p| p.summary.clone())
+            .unwrap_or_default()
+    }
+
+    /// Namespace objects Karmada would create on `cluster` for the namespaced templates it
+    /// places there, unless a Namespace resource of the fleet renders them already.
+    pub fn implied_namespaces(&self, cluster: usize) -> Vec<Value> {
+        let mut out = Vec::new();
+        for ns in &self.namespaces {
+            if !ns.renderers.is_empty() && ns.renderers.iter().any(|&r| self.is_placed(r, cluster))
+            {
+                continue;
+            }
+            if ns
+                .renderers
+                .iter()
+                .any(|&r| self.plans[r].follows_namespace)
+            {
+                continue;
+            }
+            if ns.members.iter().any(|&m| self.is_placed(m, cluster)) {
+                let mut obj = serde_json::json!({
+                    "apiVersion": "v1",
+                    "kind": "Namespace",
+                    "metadata": {"name": ns.name},
+                });
+                plan::mark(&mut obj, &format!("Namespace/{}", ns.name));
+                out.push(obj);
+            }
+        }
+        out
+    }
 }
 
 /// What the engine decided for one (resource, cluster) pair.
@@ -68,117 +337,4 @@ pub enum Decision {
     NotPlaced {
         reason: String,
     },
-}
-
-// ---- Interim stand-in, replaced by the real engine when its branch lands. ----
-
-/// Why a resource is or is not on a cluster, step by step.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Explanation {
-    pub placed: bool,
-    pub reason: String,
-    pub steps: Vec<String>,
-}
-
-/// Loads the fleet documents; returns what loaded and every error found.
-pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
-    let mut fleet = Fleet::default();
-    let mut errors = Vec::new();
-    let mut templates = Vec::new();
-    for file in files {
-        let docs: Vec<Value> = match serde_saphyr::from_multiple(&file.text) {
-            Ok(docs) => docs,
-            Err(err) => {
-                errors.push(FleetError {
-                    location: SourceLocation {
-                        file: file.path.clone(),
-                        line: 1,
-                    },
-                    field: "(document)".into(),
-                    message: err.to_string(),
-                    hint: "fix the YAML syntax".into(),
-                });
-                continue;
-            }
-        };
-        for doc in docs {
-            let kind = doc["kind"].as_str().unwrap_or_default().to_string();
-            let name = doc["metadata"]["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            if kind == "Cluster" {
-                let labels = doc["metadata"]["labels"]
-                    .as_object()
-                    .map(|m| {
-                        m.iter()
-                            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                fleet.clusters.push(ClusterSpec {
-                    context: name.clone(),
-                    name,
-                    labels,
-                    region: doc["spec"]["region"].as_str().map(str::to_string),
-                    provider: doc["spec"]["provider"].as_str().map(str::to_string),
-                    ..ClusterSpec::default()
-                });
-            } else if !kind.is_empty() {
-                fleet.resources.push(FederatedResource {
-                    target: ResourceRef {
-                        api_version: doc["apiVersion"].as_str().unwrap_or_default().into(),
-                        kind,
-                        namespace: doc["metadata"]["namespace"].as_str().map(str::to_string),
-                        name,
-                    },
-                    dialect: Dialect::Karmada,
-                    source: SourceLocation {
-                        file: file.path.clone(),
-                        line: 1,
-                    },
-                });
-                templates.push(doc);
-            }
-        }
-    }
-    fleet.templates = templates;
-    (fleet, errors)
-}
-
-impl Fleet {
-    pub fn decide(&self, resource: usize, cluster: usize) -> Decision {
-        let _ = cluster;
-        match self.templates.get(resource) {
-            Some(object) => Decision::Placed {
-                object: object.clone(),
-                replicas: None,
-            },
-            None => Decision::NotPlaced {
-                reason: "unknown resource".into(),
-            },
-        }
-    }
-
-    pub fn explain(&self, resource: usize, cluster: usize) -> Explanation {
-        let placed = matches!(self.decide(resource, cluster), Decision::Placed { .. });
-        Explanation {
-            placed,
-            reason: "interim engine places everything everywhere".into(),
-            steps: Vec::new(),
-        }
-    }
-
-    /// Whether a resource is placed on a cluster, without rendering it: `Err(reason)` if not.
-    pub fn placement(&self, resource: usize, _cluster: usize) -> Result<Option<i64>, String> {
-        if resource < self.templates.len() {
-            Ok(None)
-        } else {
-            Err("unknown resource".into())
-        }
-    }
-
-    pub fn placement_summary(&self, _resource: usize) -> String {
-        "all".into()
-    }
 }

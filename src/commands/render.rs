@@ -1,0 +1,96 @@
+//! `flotilla render`: load a fleet (directory or the embedded demo), report input errors as
+//! `file:line: field: message; hint`, and write the per-cluster objects as JSON, YAML or a
+//! table. Exit codes: 0 ok, 2 input errors (after rendering the rest with --keep-going).
+
+use std::io::Write;
+use std::path::Path;
+
+pub use crate::cli::OutputFormat;
+use crate::engine::{self, SourceFile, render};
+
+/// Where the fleet comes from.
+#[derive(Debug, Clone)]
+pub enum FleetInput<'a> {
+    /// A fleet directory on disk.
+    Dir(&'a Path),
+    /// Files already in memory (the embedded demo fleet, a synthetic fleet, tests).
+    Files(Vec<SourceFile>),
+}
+
+/// Runs `flotilla render` and returns the exit code.
+pub fn run_render(
+    input: FleetInput<'_>,
+    cluster_names: &[String],
+    format: OutputFormat,
+    keep_going: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let files = match input {
+        FleetInput::Dir(dir) => match crate::fleet_dir::read_fleet_dir(dir) {
+            Ok(files) => files,
+            Err(message) => {
+                let _ = writeln!(err, "error: {message}");
+                return 2;
+            }
+        },
+        FleetInput::Files(files) => files,
+    };
+    let (fleet, errors) = engine::load_fleet(&files);
+    for e in &errors {
+        let _ = writeln!(err, "{e}");
+    }
+    if !errors.is_empty() && !keep_going {
+        let _ = writeln!(
+            err,
+            "{} error(s) in the fleet; nothing rendered (use --keep-going to render the rest)",
+            errors.len()
+        );
+        return 2;
+    }
+    let mut clusters: Vec<usize> = Vec::new();
+    if cluster_names.is_empty() {
+        clusters.extend(0..fleet.clusters.len());
+    }
+    for name in cluster_names {
+        match fleet.cluster_index(name) {
+            Some(c) => clusters.push(c),
+            None => {
+                let known: Vec<&str> = fleet.clusters.iter().map(|c| c.name.as_str()).collect();
+                let _ = writeln!(
+                    err,
+                    "error: --cluster {name}: no such cluster in the inventory; known: {}",
+                    if known.is_empty() {
+                        "(none)".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                );
+                return 2;
+            }
+        }
+    }
+    clusters.sort_unstable();
+    clusters.dedup();
+    let written = match format {
+        OutputFormat::Json => render::write_json(&fleet, &clusters, out),
+        OutputFormat::Yaml => render::write_yaml(&fleet, &clusters, out),
+        OutputFormat::Table => render::write_table(&fleet, &clusters, out),
+    };
+    if let Err(e) = written {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            return if errors.is_empty() { 0 } else { 2 };
+        }
+        let _ = writeln!(err, "error: writing output: {e}");
+        return 1;
+    }
+    if !errors.is_empty() {
+        let _ = writeln!(
+            err,
+            "{} error(s) in the fleet; everything else was rendered (--keep-going)",
+            errors.len()
+        );
+        return 2;
+    }
+    0
+}

@@ -1,0 +1,486 @@
+//! Turns file texts into located documents: splits multi-document YAML on its markers (keeping
+//! line offsets), parses each document into JSON with a line for every field, and classifies
+//! it by apiVersion/kind. It must not read files, place resources or apply overrides.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+use serde_saphyr::Spanned;
+
+use super::{FleetError, SourceFile, SourceLocation};
+
+/// One YAML document of the fleet, parsed, with the line of every field it holds.
+#[derive(Debug, Clone)]
+pub struct Doc {
+    pub file: String,
+    /// Line of the document's first field (1-based, in the file).
+    pub line: usize,
+    pub value: Value,
+    /// JSON pointer (`/spec/placement`) → line in the file.
+    lines: HashMap<String, usize>,
+    /// Position of the document inside its file, for stable ordering.
+    pub index: usize,
+}
+
+impl Doc {
+    /// The line a JSON pointer (or its closest ancestor that has one) sits on.
+    pub fn line_of(&self, pointer: &str) -> usize {
+        let mut current = pointer;
+        loop {
+            if let Some(line) = self.lines.get(current) {
+                return *line;
+            }
+            match current.rfind('/') {
+                Some(pos) => current = &current[..pos],
+                None => return self.line,
+            }
+        }
+    }
+
+    pub fn location(&self, pointer: &str) -> SourceLocation {
+        SourceLocation {
+            file: self.file.clone(),
+            line: self.line_of(pointer),
+        }
+    }
+
+    /// An error about the field at `pointer`, reported as its dotted path.
+    pub fn error(
+        &self,
+        pointer: &str,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> FleetError {
+        FleetError {
+            location: self.location(pointer),
+            field: pointer_to_field(pointer),
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+
+    pub fn api_version(&self) -> &str {
+        self.value
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
+    pub fn kind(&self) -> &str {
+        self.value.get("kind").and_then(Value::as_str).unwrap_or("")
+    }
+
+    pub fn name(&self) -> &str {
+        self.value
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
+    pub fn namespace(&self) -> Option<&str> {
+        self.value
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .filter(|ns| !ns.is_empty())
+    }
+
+    /// The API group of the document's apiVersion (empty for the core group).
+    pub fn group(&self) -> &str {
+        self.api_version()
+            .rsplit_once('/')
+            .map(|(group, _)| group)
+            .unwrap_or("")
+    }
+
+    /// Drops the line map once the document has been checked.
+    pub fn into_value(self) -> Value {
+        self.value
+    }
+}
+
+/// `/spec/overrides/0/clusterName` → `spec.overrides[0].clusterName`.
+pub fn pointer_to_field(pointer: &str) -> String {
+    if pointer.is_empty() {
+        return "(document)".into();
+    }
+    let mut out = String::new();
+    for token in pointer.split('/').skip(1) {
+        let token = token.replace("~1", "/").replace("~0", "~");
+        if !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()) {
+            out.push('[');
+            out.push_str(&token);
+            out.push(']');
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&token);
+        }
+    }
+    out
+}
+
+/// Escapes one JSON pointer token.
+pub fn escape_token(token: &str) -> String {
+    if token.contains('~') || token.contains('/') {
+        token.replace('~', "~0").replace('/', "~1")
+    } else {
+        token.to_string()
+    }
+}
+
+/// Splits a multi-document YAML text on `---` lines (and `...` end markers), returning each
+/// document's text with the 1-based line on which it starts.
+pub fn split_documents(text: &str) -> Vec<(usize, String)> {
+    let mut docs = Vec::new();
+    let mut current = String::new();
+    let mut start = 1;
+    let mut in_doc_has_text = false;
+    for (idx, line) in text.split_inclusive('\n').enumerate() {
+        let lineno = idx + 1;
+        let trimmed = line.trim_end_matches(['\n', '\r']);
+        let is_start = trimmed == "---"
+            || trimmed.starts_with("--- ")
+            || trimmed.starts_with("---\t")
+            || trimmed.starts_with("--- #");
+        let is_end = trimmed == "..." || trimmed.starts_with("... ");
+        if is_start {
+            if in_doc_has_text {
+                docs.push((start, std::mem::take(&mut current)));
+            }
+            current.clear();
+            start = lineno;
+            // Keep the marker line so content after `---` on the same line still parses,
+            // and so line numbers inside the chunk stay aligned with the file.
+            current.push_str(line);
+            in_doc_has_text = !is_blank_yaml(&trimmed[3..]);
+            continue;
+        }
+        if is_end {
+            if in_doc_has_text {
+                docs.push((start, std::mem::take(&mut current)));
+            }
+            current.clear();
+            in_doc_has_text = false;
+            start = lineno + 1;
+            continue;
+        }
+        if current.is_empty() {
+            start = lineno;
+        }
+        if !is_blank_yaml(trimmed) && !trimmed.starts_with('%') {
+            in_doc_has_text = true;
+        }
+        current.push_str(line);
+    }
+    if in_doc_has_text {
+        docs.push((start, current));
+    }
+    docs
+}
+
+fn is_blank_yaml(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty() || t.starts_with('#')
+}
+
+/// Parses every document of every file. Documents that fail to parse become errors; empty
+/// documents are skipped. The result is in (file, position) order.
+pub fn parse_files(files: &[SourceFile]) -> (Vec<Doc>, Vec<FleetError>) {
+    let mut docs = Vec::new();
+    let mut errors = Vec::new();
+    for file in files {
+        for (index, (start, text)) in split_documents(&file.text).into_iter().enumerate() {
+            match parse_document(&file.path, start, &text) {
+                Ok(Some((value, lines, first_line))) => docs.push(Doc {
+                    file: file.path.clone(),
+                    line: first_line,
+                    value,
+                    lines,
+                    index,
+                }),
+                Ok(None) => {}
+                Err(error) => errors.push(error),
+            }
+        }
+    }
+    (docs, errors)
+}
+
+type Parsed = (Value, HashMap<String, usize>, usize);
+
+fn parse_document(file: &str, start: usize, text: &str) -> Result<Option<Parsed>, FleetError> {
+    // YAML 1.2 booleans only: `name: y` or `value: on` stay strings.
+    let options = serde_saphyr::options! { strict_booleans: true };
+    let parsed: Result<Spanned<Node>, _> = serde_saphyr::from_str_with_options(text, options);
+    match parsed {
+        Ok(root) => {
+            let offset = start.saturating_sub(1);
+            let root_line = line_in_file(root.referenced.line(), offset, start);
+            let mut lines = HashMap::new();
+            let value = root.value.into_value(String::new(), offset, &mut lines);
+            if value.is_null() {
+                return Ok(None);
+            }
+            let first_line = lines
+                .values()
+                .copied()
+                .min()
+                .unwrap_or(root_line)
+                .min(root_line.max(start));
+            lines.insert(String::new(), first_line);
+            Ok(Some((value, lines, first_line)))
+        }
+        Err(error) => {
+            let line = error
+                .location()
+                .map(|loc| line_in_file(loc.line(), start.saturating_sub(1), start))
+                .unwrap_or(start);
+            let message = error.without_snippet().to_string();
+            let message = strip_chunk_location(message.lines().next().unwrap_or("").trim());
+            Err(FleetError {
+                location: SourceLocation {
+                    file: file.to_string(),
+                    line,
+                },
+                field: "(yaml)".into(),
+                message: format!("malformed YAML: {message}"),
+                hint: "fix the YAML syntax at this line (indentation, a missing ':' or an unclosed quote or bracket)".into(),
+            })
+        }
+    }
+}
+
+/// Drops serde-saphyr's ` at line N, column M` suffix: those numbers count from the start of
+/// the document, and the error already carries the line in the file.
+fn strip_chunk_location(message: &str) -> String {
+    if let Some(pos) = message.rfind(" at line ") {
+        let rest = &message[pos + " at line ".len()..];
+        let looks_like_location = rest
+            .split(", column ")
+            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()));
+        if looks_like_location {
+            return message[..pos].to_string();
+        }
+    }
+    message.to_string()
+}
+
+fn line_in_file(line_in_chunk: u64, offset: usize, fallback: usize) -> usize {
+    if line_in_chunk == 0 {
+        fallback
+    } else {
+        usize::try_from(line_in_chunk).unwrap_or(0) + offset
+    }
+}
+
+/// A YAML node with the line of each child, deserialized through serde-saphyr's spans.
+#[derive(Debug)]
+enum Node {
+    Null,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<(u64, Node)>),
+    Map(Vec<(String, u64, Node)>),
+}
+
+impl Node {
+    fn into_value(
+        self,
+        pointer: String,
+        offset: usize,
+        lines: &mut HashMap<String, usize>,
+    ) -> Value {
+        match self {
+            Node::Null => Value::Null,
+            Node::Bool(b) => Value::Bool(b),
+            Node::Int(i) => Value::Number(i.into()),
+            Node::UInt(u) => Value::Number(u.into()),
+            Node::Float(f) => Number::from_f64(f)
+                .map(Value::Number)
+                .unwrap_or(Value::Null),
+            Node::Str(s) => Value::String(s),
+            Node::Seq(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (idx, (line, node)) in items.into_iter().enumerate() {
+                    let child = format!("{pointer}/{idx}");
+                    if line > 0 {
+                        lines.insert(child.clone(), line_in_file(line, offset, 0));
+                    }
+                    out.push(node.into_value(child, offset, lines));
+                }
+                Value::Array(out)
+            }
+            Node::Map(entries) => {
+                let mut out = Map::with_capacity(entries.len());
+                for (key, line, node) in entries {
+                    let child = format!("{pointer}/{}", escape_token(&key));
+                    if line > 0 {
+                        lines.insert(child.clone(), line_in_file(line, offset, 0));
+                    }
+                    let value = node.into_value(child, offset, lines);
+                    out.insert(key, value);
+                }
+                Value::Object(out)
+            }
+        }
+    }
+}
+
+/// A mapping key of any scalar type, as text (YAML allows `1: x` and `true: y`).
+struct Key(String);
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a scalar mapping key")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key, E> {
+                Ok(Key(v))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Key, E> {
+                Ok(Key("null".into()))
+            }
+        }
+        deserializer.deserialize_any(KeyVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for Node {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct NodeVisitor;
+        impl<'de> Visitor<'de> for NodeVisitor {
+            type Value = Node;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any YAML value")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Node, E> {
+                Ok(Node::Bool(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Node, E> {
+                Ok(Node::Int(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Node, E> {
+                Ok(Node::UInt(v))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node, E> {
+                Ok(Node::Float(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Node, E> {
+                Ok(Node::Str(v.to_string()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Node, E> {
+                Ok(Node::Str(v))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Node, E> {
+                Ok(Node::Null)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Node, E> {
+                Ok(Node::Null)
+            }
+            fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+                Node::deserialize(d)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<Spanned<Node>>()? {
+                    items.push((item.referenced.line(), item.value));
+                }
+                Ok(Node::Seq(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(key) = map.next_key::<Spanned<Key>>()? {
+                    let value = map.next_value::<Node>()?;
+                    entries.push((key.value.0, key.referenced.line(), value));
+                }
+                Ok(Node::Map(entries))
+            }
+        }
+        deserializer.deserialize_any(NodeVisitor)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> SourceFile {
+        SourceFile {
+            path: "f.yaml".into(),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn splits_documents_and_keeps_lines() {
+        let text = "a: 1\n---\nb: 2\n\n---\n# only a comment\n---\nc:\n  d: 3\n";
+        let (docs, errors) = parse_files(&[file(text)]);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(docs.len(), 3);
+        assert_eq!(docs[0].line, 1);
+        assert_eq!(docs[1].line, 3);
+        assert_eq!(docs[2].line, 8);
+        assert_eq!(docs[2].line_of("/c/d"), 9);
+        assert_eq!(docs[2].value["c"]["d"], 3);
+    }
+
+    #[test]
+    fn malformed_yaml_points_at_its_line_in_the_file() {
+        let text = "a: 1\n---\nkind: X\nmetadata:\n  name: [unclosed\n";
+        let (docs, errors) = parse_files(&[file(text)]);
+        assert_eq!(docs.len(), 1);
+        assert_eq!(errors.len(), 1);
+        let line = errors[0].location.line;
+        assert!((3..=6).contains(&line), "line {line}");
+        assert!(errors[0].message.starts_with("malformed YAML"));
+    }
+
+    #[test]
+    fn crlf_and_a_byte_order_mark_keep_lines() {
+        let text = "\u{feff}a: 1\r\n---\r\nkind: X\r\nmetadata:\r\n  name: y\r\n";
+        let (docs, errors) = parse_files(&[file(text)]);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[1].line_of("/metadata/name"), 5);
+        assert_eq!(docs[1].name(), "y", "YAML 1.2: `y` is a string");
+    }
+
+    #[test]
+    fn sequence_items_and_nested_keys_have_lines() {
+        let text = "spec:\n  overrides:\n  - clusterName: a\n    clusterOverrides:\n    - path: /x\n      op: bogus\n";
+        let (docs, _) = parse_files(&[file(text)]);
+        let doc = &docs[0];
+        assert_eq!(doc.line_of("/spec/overrides/0/clusterName"), 3);
+        assert_eq!(doc.line_of("/spec/overrides/0/clusterOverrides/0/op"), 6);
+        assert_eq!(
+            pointer_to_field("/spec/overrides/0/clusterOverrides/0/op"),
+            "spec.overrides[0].clusterOverrides[0].op"
+        );
+    }
+}

@@ -1,0 +1,1168 @@
+//! Assembles a [`Fleet`] from parsed documents: classifies them, builds the inventory, turns
+//! every template and Federated object into a per-resource plan (placement per cluster,
+//! replicas, the distinct override sequences), validates overrides once per sequence, and
+//! sorts everything by stable keys. It must not do I/O or keep rendered objects.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{Map, Value};
+
+use super::inventory::{self, InventoryKind};
+use super::karmada::{OverridePolicy, Precision, PropagationPolicy, best_match};
+use super::kubefed::{FederatedObject, KindMap, Rsp};
+use super::load::{Doc, escape_token, parse_files};
+use super::overrides::OverrideFailure;
+use super::replicas::kubefed_plan;
+use super::{FederatedResource, Fleet, FleetError, SourceFile, SourceLocation};
+use crate::model::{ClusterSpec, Dialect, ResourceRef};
+
+pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+pub const MANAGED_BY_VALUE: &str = "flotilla";
+pub const SOURCE_ANNOTATION: &str = "flotilla.dev/source";
+pub const KUBEFED_MANAGED_LABEL: &str = "kubefed.io/managed";
+
+/// Placement of one resource on one cluster, compactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cell {
+    /// `replicas` < 0 means the kind has none (or they are left as the template says).
+    Placed {
+        replicas: i32,
+        set: u32,
+    },
+    NotPlaced(u32),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum OverrideSet {
+    None,
+    /// (override policy, rule) pairs in application order.
+    Karmada(Vec<(u32, u32)>),
+    /// Index into the plan's KubeFed overrides.
+    KubeFed(usize),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Origin {
+    Karmada {
+        /// Index into the fleet's propagation policies; `None` when unclaimed.
+        policy: Option<usize>,
+    },
+    KubeFed {
+        overrides: Vec<super::kubefed::ClusterOverride>,
+        /// A ReplicaSchedulingPreference owns `/spec/replicas`.
+        rsp: bool,
+    },
+    /// A resource that could not be read; every cell says why.
+    Invalid,
+}
+
+/// Everything needed to render one resource on any cluster.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    /// The member object before per-cluster replicas and overrides; marker included.
+    pub base: Value,
+    pub cells: Vec<Cell>,
+    pub reasons: Vec<String>,
+    pub sets: Vec<OverrideSet>,
+    pub steps: Vec<String>,
+    pub summary: String,
+    pub replica_path: Option<&'static str>,
+    /// Karmada static weights per cluster when replicas were divided.
+    pub weights: Vec<i64>,
+    pub origin: Origin,
+    pub source_key: String,
+    /// A Karmada Namespace template no policy claims: placed where its objects are.
+    pub follows_namespace: bool,
+}
+
+impl Plan {
+    fn new(base: Value, clusters: usize, origin: Origin, source_key: String) -> Plan {
+        Plan {
+            base,
+            cells: vec![Cell::NotPlaced(0); clusters],
+            reasons: Vec::new(),
+            sets: vec![OverrideSet::None],
+            steps: Vec::new(),
+            summary: String::new(),
+            replica_path: None,
+            weights: Vec::new(),
+            origin,
+            source_key,
+            follows_namespace: false,
+        }
+    }
+
+    fn reason(&mut self, text: String) -> u32 {
+        if let Some(pos) = self.reasons.iter().position(|r| *r == text) {
+            return pos as u32;
+        }
+        self.reasons.push(text);
+        (self.reasons.len() - 1) as u32
+    }
+
+    fn not_placed_everywhere(&mut self, text: String) {
+        let idx = self.reason(text);
+        for cell in &mut self.cells {
+            *cell = Cell::NotPlaced(idx);
+        }
+    }
+
+    pub fn placed(&self, cluster: usize) -> bool {
+        matches!(self.cells.get(cluster), Some(Cell::Placed { .. }))
+    }
+}
+
+/// Kinds that are cluster-scoped in Kubernetes (everything else is namespaced unless a CRD in
+/// the fleet says otherwise).
+const CLUSTER_SCOPED: &[&str] = &[
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "CustomResourceDefinition",
+    "StorageClass",
+    "PriorityClass",
+    "IngressClass",
+    "RuntimeClass",
+    "CSIDriver",
+    "CSINode",
+    "VolumeAttachment",
+    "APIService",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "CertificateSigningRequest",
+    "FlowSchema",
+    "PriorityLevelConfiguration",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Class {
+    KarmadaCluster,
+    KubeFedCluster,
+    TypeConfig,
+    Ignored,
+    Rsp,
+    Propagation,
+    Override,
+    Federated,
+    Template,
+}
+
+fn classify(doc: &Doc, kinds: &KindMap) -> Class {
+    let group = doc.group();
+    let kind = doc.kind();
+    match (group, kind) {
+        ("cluster.karmada.io", "Cluster") => Class::KarmadaCluster,
+        ("core.kubefed.io", "KubeFedCluster") => Class::KubeFedCluster,
+        ("core.kubefed.io", "FederatedTypeConfig") => Class::TypeConfig,
+        ("scheduling.kubefed.io", "ReplicaSchedulingPreference") => Class::Rsp,
+        ("policy.karmada.io", "PropagationPolicy" | "ClusterPropagationPolicy") => {
+            Class::Propagation
+        }
+        ("policy.karmada.io", "OverridePolicy" | "ClusterOverridePolicy") => Class::Override,
+        (
+            "core.kubefed.io"
+            | "scheduling.kubefed.io"
+            | "policy.karmada.io"
+            | "work.karmada.io"
+            | "cluster.karmada.io"
+            | "config.karmada.io"
+            | "apps.karmada.io"
+            | "search.karmada.io"
+            | "autoscaling.karmada.io"
+            | "networking.karmada.io"
+            | "remedy.karmada.io",
+            _,
+        ) => Class::Ignored,
+        _ if kinds.is_federated(group, kind) => Class::Federated,
+        _ => Class::Template,
+    }
+}
+
+/// Which field holds replicas for a kind, as Karmada's default interpreter reads it.
+pub(crate) fn replica_path(kind: &str) -> Option<&'static str> {
+    match kind {
+        "Deployment" | "StatefulSet" | "ReplicaSet" => Some("/spec/replicas"),
+        "Job" => Some("/spec/parallelism"),
+        _ => None,
+    }
+}
+
+/// Sets a value at a pointer, creating missing objects on the way.
+pub(crate) fn set_path(obj: &mut Value, pointer: &str, value: Value) {
+    let mut current = obj;
+    let tokens: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(|t| {
+            if t.contains('~') {
+                t.replace("~1", "/").replace("~0", "~")
+            } else {
+                t.to_string()
+            }
+        })
+        .collect();
+    for (i, token) in tokens.iter().enumerate() {
+        let Some(map) = current.as_object_mut() else {
+            return;
+        };
+        if i + 1 == tokens.len() {
+            map.insert(token.clone(), value);
+            return;
+        }
+        current = map
+            .entry(token.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if current.is_null() {
+            *current = Value::Object(Map::new());
+        }
+    }
+}
+
+/// Adds the ownership marker (design §4).
+pub(crate) fn mark(obj: &mut Value, source: &str) {
+    let Some(root) = obj.as_object_mut() else {
+        return;
+    };
+    let meta = root
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    let Some(meta) = meta.as_object_mut() else {
+        return;
+    };
+    for (key, name, value) in [
+        ("labels", MANAGED_BY_LABEL, MANAGED_BY_VALUE),
+        ("annotations", SOURCE_ANNOTATION, source),
+    ] {
+        let slot = meta.entry(key).or_insert_with(|| Value::Object(Map::new()));
+        if !slot.is_object() {
+            *slot = Value::Object(Map::new());
+        }
+        if let Some(map) = slot.as_object_mut() {
+            map.insert(name.to_string(), Value::String(value.to_string()));
+        }
+    }
+}
+
+/// Removes what the hub's API server owns and never propagates.
+fn prune(obj: &mut Value) {
+    if let Some(root) = obj.as_object_mut() {
+        root.remove("status");
+        if let Some(meta) = root.get_mut("metadata").and_then(Value::as_object_mut) {
+            for key in [
+                "uid",
+                "resourceVersion",
+                "generation",
+                "creationTimestamp",
+                "managedFields",
+                "selfLink",
+                "ownerReferences",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+            ] {
+                meta.remove(key);
+            }
+        }
+    }
+    if obj.get("kind").and_then(Value::as_str) == Some("Service")
+        && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
+        && spec.get("clusterIP").and_then(Value::as_str) != Some("None")
+    {
+        spec.remove("clusterIP");
+        spec.remove("clusterIPs");
+    }
+}
+
+struct Built {
+    resource: FederatedResource,
+    plan: Plan,
+    sort_key: (u8, String, String, String, String, u8),
+}
+
+fn kind_rank(kind: &str) -> u8 {
+    match kind {
+        "Namespace" => 0,
+        "CustomResourceDefinition" => 1,
+        _ => 2,
+    }
+}
+
+fn built(resource: FederatedResource, plan: Plan) -> Built {
+    let t = &resource.target;
+    let sort_key = (
+        kind_rank(&t.kind),
+        t.namespace.clone().unwrap_or_default(),
+        t.name.clone(),
+        t.kind.clone(),
+        t.api_version.clone(),
+        resource.dialect as u8,
+    );
+    Built {
+        resource,
+        plan,
+        sort_key,
+    }
+}
+
+/// Loads what it can and returns every error.
+pub fn load(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
+    let (mut docs, mut errors) = parse_files(files);
+    docs.sort_by(|a, b| {
+        (
+            a.api_version(),
+            a.kind(),
+            a.namespace(),
+            a.name(),
+            &a.file,
+            a.line,
+        )
+            .cmp(&(
+                b.api_version(),
+                b.kind(),
+                b.namespace(),
+                b.name(),
+                &b.file,
+                b.line,
+            ))
+    });
+    let mut good = Vec::with_capacity(docs.len());
+    for doc in docs {
+        if !doc.value.is_object() {
+            errors.push(doc.error(
+                "",
+                "a document must be a mapping (a Kubernetes object)",
+                "remove the document or make it an object with apiVersion, kind and metadata",
+            ));
+        } else if doc.api_version().is_empty() {
+            errors.push(doc.error(
+                "/apiVersion",
+                "the document has no apiVersion",
+                "add `apiVersion:` (e.g. apps/v1)",
+            ));
+        } else if doc.kind().is_empty() {
+            errors.push(doc.error(
+                "/kind",
+                "the document has no kind",
+                "add `kind:` (e.g. Deployment)",
+            ));
+        } else {
+            good.push(doc);
+        }
+    }
+    let docs = good;
+
+    let mut kinds = KindMap::builtin();
+    for doc in docs
+        .iter()
+        .filter(|d| d.group() == "core.kubefed.io" && d.kind() == "FederatedTypeConfig")
+    {
+        if let Err(e) = kinds.add_type_config(doc) {
+            errors.push(e);
+        }
+    }
+    let mut crd_scopes: HashMap<(String, String), bool> = HashMap::new();
+    for doc in docs
+        .iter()
+        .filter(|d| d.kind() == "CustomResourceDefinition")
+    {
+        let group = doc
+            .value
+            .pointer("/spec/group")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let kind = doc
+            .value
+            .pointer("/spec/names/kind")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let namespaced =
+            doc.value.pointer("/spec/scope").and_then(Value::as_str) != Some("Cluster");
+        crd_scopes.insert((group.to_string(), kind.to_string()), namespaced);
+    }
+
+    let classes: Vec<Class> = docs.iter().map(|d| classify(d, &kinds)).collect();
+
+    let mut inventory_entries = Vec::new();
+    for (doc, class) in docs.iter().zip(&classes) {
+        let kind = match class {
+            Class::KarmadaCluster => InventoryKind::Karmada,
+            Class::KubeFedCluster => InventoryKind::KubeFed,
+            _ => continue,
+        };
+        match inventory::parse_cluster(doc, kind) {
+            Ok(spec) => inventory_entries.push((doc, kind, spec)),
+            Err(e) => errors.push(e),
+        }
+    }
+    let clusters = inventory::merge(inventory_entries, &mut errors);
+
+    let mut propagation: Vec<PropagationPolicy> = Vec::new();
+    let mut overrides: Vec<(OverridePolicy, String)> = Vec::new();
+    let mut rsps: Vec<Rsp> = Vec::new();
+    let mut seen_policies: BTreeMap<(String, Option<String>, String), String> = BTreeMap::new();
+    for (doc, class) in docs.iter().zip(&classes) {
+        if !matches!(class, Class::Propagation | Class::Override | Class::Rsp) {
+            continue;
+        }
+        let key = (
+            doc.kind().to_string(),
+            doc.namespace().map(str::to_string),
+            doc.name().to_string(),
+        );
+        if let Some(first) = seen_policies.get(&key) {
+            errors.push(doc.error(
+                "/metadata/name",
+                format!(
+                    "{} {} is declared twice (first at {first})",
+                    doc.kind(),
+                    doc.name()
+                ),
+                "remove or rename one of them",
+            ));
+            continue;
+        }
+        seen_policies.insert(key, doc.location("").to_string());
+        match class {
+            Class::Propagation => match PropagationPolicy::parse(doc) {
+                Ok(p) => propagation.push(p),
+                Err(e) => errors.push(e),
+            },
+            Class::Override => match OverridePolicy::parse(doc, &clusters) {
+                Ok(p) => overrides.push((p, doc.file.clone())),
+                Err(e) => errors.push(e),
+            },
+            _ => match Rsp::parse(doc) {
+                Ok(r) => rsps.push(r),
+                Err(e) => errors.push(e),
+            },
+        }
+    }
+    // Override policies in upstream's order of application groups: cluster-scoped first.
+    overrides.sort_by(|a, b| {
+        (a.0.namespace.is_some(), &a.0.namespace, &a.0.name).cmp(&(
+            b.0.namespace.is_some(),
+            &b.0.namespace,
+            &b.0.name,
+        ))
+    });
+
+    let mut builds: Vec<Built> = Vec::new();
+    let mut targets: BTreeMap<(String, Option<String>, String), String> = BTreeMap::new();
+    let mut claim = |target: &ResourceRef, doc: &Doc, errors: &mut Vec<FleetError>| -> bool {
+        let key = (
+            target.kind.clone(),
+            target.namespace.clone(),
+            target.name.clone(),
+        );
+        if let Some(first) = targets.get(&key) {
+            errors.push(doc.error(
+                "/metadata/name",
+                format!("{target} is already declared at {first}; the same object cannot be propagated twice"),
+                "remove one of the two, or rename it",
+            ));
+            return false;
+        }
+        targets.insert(key, doc.location("").to_string());
+        true
+    };
+
+    let mut fed_docs: Vec<(&Doc, FederatedObject)> = Vec::new();
+    for (doc, class) in docs.iter().zip(&classes) {
+        match class {
+            Class::Federated => match FederatedObject::parse(doc, &kinds, &clusters) {
+                Ok(fed) => {
+                    if claim(&fed.target, doc, &mut errors) {
+                        fed_docs.push((doc, fed));
+                    }
+                }
+                Err(e) => {
+                    errors.push(e.clone());
+                    if let Some(b) =
+                        invalid_resource(doc, Dialect::KubeFed, &e, clusters.len(), &kinds)
+                        && claim(&b.resource.target, doc, &mut Vec::new())
+                    {
+                        builds.push(b);
+                    }
+                }
+            },
+            Class::Template => {
+                if doc.name().is_empty() {
+                    errors.push(doc.error(
+                        "/metadata/name",
+                        "the object has no name",
+                        "add `metadata.name`",
+                    ));
+                    continue;
+                }
+                let namespaced = if CLUSTER_SCOPED.contains(&doc.kind()) {
+                    false
+                } else {
+                    *crd_scopes
+                        .get(&(doc.group().to_string(), doc.kind().to_string()))
+                        .unwrap_or(&true)
+                };
+                let target = ResourceRef {
+                    api_version: doc.api_version().to_string(),
+                    kind: doc.kind().to_string(),
+                    namespace: namespaced.then(|| doc.namespace().unwrap_or("default").to_string()),
+                    name: doc.name().to_string(),
+                };
+                if claim(&target, doc, &mut errors) {
+                    builds.push(karmada_plan(
+                        doc,
+                        target,
+                        &propagation,
+                        &overrides,
+                        &clusters,
+                        &mut errors,
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    // FederatedNamespaces first: namespaced Federated objects intersect with their placement.
+    let mut ns_placement: BTreeMap<String, (Vec<Option<String>>, String)> = BTreeMap::new();
+    for (doc, fed) in fed_docs
+        .iter()
+        .filter(|(_, f)| f.target_type.kind == "Namespace")
+    {
+        let b = kubefed_plan_for(doc, fed, None, &clusters, &rsps, &mut errors);
+        let cells: Vec<Option<String>> = (0..clusters.len())
+            .map(|c| match b.plan.cells[c] {
+                Cell::Placed { .. } => None,
+                Cell::NotPlaced(i) => Some(b.plan.reasons[i as usize].clone()),
+            })
+            .collect();
+        ns_placement.insert(fed.target.name.clone(), (cells, fed.source_key.clone()));
+        builds.push(b);
+    }
+    for (doc, fed) in fed_docs
+        .iter()
+        .filter(|(_, f)| f.target_type.kind != "Namespace")
+    {
+        let ns = if fed.target_type.namespaced {
+            Some(
+                fed.target
+                    .namespace
+                    .as_ref()
+                    .and_then(|n| ns_placement.get(n))
+                    .map(|(cells, key)| (cells.as_slice(), key.as_str())),
+            )
+        } else {
+            None
+        };
+        builds.push(kubefed_plan_for(
+            doc,
+            fed,
+            ns,
+            &clusters,
+            &rsps,
+            &mut errors,
+        ));
+    }
+
+    builds.sort_by(|a, b| a.sort_key.cmp(&b.sort_key));
+    let mut resources = Vec::with_capacity(builds.len());
+    let mut plans = Vec::with_capacity(builds.len());
+    for b in builds {
+        resources.push(b.resource);
+        plans.push(b.plan);
+    }
+
+    let mut fleet = Fleet {
+        clusters,
+        resources,
+        plans,
+        propagation,
+        overrides: overrides.into_iter().map(|(p, _)| p).collect(),
+        namespaces: Vec::new(),
+    };
+    finish_namespaces(&mut fleet);
+    errors.sort_by(|a, b| {
+        (&a.location, &a.field, &a.message).cmp(&(&b.location, &b.field, &b.message))
+    });
+    errors.dedup();
+    (fleet, errors)
+}
+
+/// A resource whose document is broken but identifiable: listed, never placed.
+fn invalid_resource(
+    doc: &Doc,
+    dialect: Dialect,
+    error: &FleetError,
+    clusters: usize,
+    kinds: &KindMap,
+) -> Option<Built> {
+    if doc.name().is_empty() {
+        return None;
+    }
+    let (api_version, kind, namespace) = match dialect {
+        Dialect::KubeFed => {
+            let t = kinds.get(doc.kind())?;
+            (
+                t.api_version.clone(),
+                t.kind.clone(),
+                if t.namespaced {
+                    doc.namespace().map(str::to_string)
+                } else {
+                    None
+                },
+            )
+        }
+        Dialect::Karmada => (
+            doc.api_version().to_string(),
+            doc.kind().to_string(),
+            doc.namespace().map(str::to_string),
+        ),
+    };
+    let target = ResourceRef {
+        api_version,
+        kind,
+        namespace,
+        name: doc.name().to_string(),
+    };
+    let mut plan = Plan::new(Value::Null, clusters, Origin::Invalid, String::new());
+    plan.not_placed_everywhere(format!(
+        "invalid {}: {} ({})",
+        doc.kind(),
+        error.message,
+        error.location
+    ));
+    plan.summary = "invalid".into();
+    Some(built(
+        FederatedResource {
+            target,
+            dialect,
+            source: doc.location(""),
+        },
+        plan,
+    ))
+}
+
+fn karmada_plan(
+    doc: &Doc,
+    target: ResourceRef,
+    policies: &[PropagationPolicy],
+    overrides: &[(OverridePolicy, String)],
+    clusters: &[ClusterSpec],
+    errors: &mut Vec<FleetError>,
+) -> Built {
+    let source_key = target.display_key();
+    let mut base = doc.value.clone();
+    prune(&mut base);
+    if let Some(ns) = &target.namespace {
+        set_path(&mut base, "/metadata/namespace", Value::String(ns.clone()));
+    }
+    let labels = doc
+        .value
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object);
+    let replica_path = replica_path(&target.kind);
+    let template_replicas =
+        replica_path.map(|p| base.pointer(p).and_then(Value::as_i64).unwrap_or(1));
+    mark(&mut base, &source_key);
+    let resource = FederatedResource {
+        target: target.clone(),
+        dialect: Dialect::Karmada,
+        source: doc.location(""),
+    };
+
+    // Which policy claims the template: a PropagationPolicy in its namespace beats any
+    // ClusterPropagationPolicy; then priority, then precision, then name.
+    let mut candidates: Vec<(usize, Precision)> = policies
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| match &p.namespace {
+            Some(ns) => target.namespace.as_deref() == Some(ns.as_str()),
+            None => true,
+        })
+        .filter_map(|(i, p)| best_match(&p.selectors, &target, labels).map(|prec| (i, prec)))
+        .collect();
+    candidates.sort_by(|&(a, pa), &(b, pb)| {
+        let (x, y) = (&policies[a], &policies[b]);
+        (y.namespace.is_some())
+            .cmp(&x.namespace.is_some())
+            .then(y.priority.cmp(&x.priority))
+            .then(pb.cmp(&pa))
+            .then(x.name.cmp(&y.name))
+    });
+    let mut plan = Plan::new(
+        base,
+        clusters.len(),
+        Origin::Karmada {
+            policy: candidates.first().map(|c| c.0),
+        },
+        source_key,
+    );
+    plan.replica_path = replica_path;
+    let Some(&(chosen, precision)) = candidates.first() else {
+        if target.kind == "Namespace" {
+            plan.follows_namespace = true;
+            plan.summary = "follows its objects".into();
+            plan.steps.push("no ClusterPropagationPolicy selects this Namespace; Karmada creates a namespace on the clusters its objects go to, so flotilla renders it exactly there".into());
+        } else {
+            plan.summary = "no policy".into();
+            plan.not_placed_everywhere("no PropagationPolicy selects it".into());
+            plan.steps.push("no PropagationPolicy in its namespace and no ClusterPropagationPolicy has a resourceSelector matching this template".into());
+        }
+        return built(resource, plan);
+    };
+    let policy = &policies[chosen];
+    plan.summary = policy.summary();
+    plan.steps.push(format!(
+        "claimed by {} (priority {}, matched by {precision}){}",
+        policy.display_name(),
+        policy.priority,
+        if candidates.len() > 1 {
+            ""
+        } else {
+            ", the only matching policy"
+        }
+    ));
+    for &(other, prec) in candidates.iter().skip(1) {
+        let o = &policies[other];
+        let why = if policy.namespace.is_some() && o.namespace.is_none() {
+            "a PropagationPolicy in the template's namespace always wins over ClusterPropagationPolicies".to_string()
+        } else if o.priority != policy.priority {
+            format!("lower priority {}", o.priority)
+        } else if prec != precision {
+            format!("less precise match ({prec})")
+        } else {
+            "same priority and precision; names sort after".to_string()
+        };
+        plan.steps.push(format!(
+            "also matched {}: not chosen ({why})",
+            o.display_name()
+        ));
+    }
+    let schedule = policy.placement.schedule(clusters, template_replicas);
+    plan.steps.extend(schedule.steps);
+    plan.weights = schedule.weights;
+
+    // Override sequences: ClusterOverridePolicies, then OverridePolicies of the namespace,
+    // each group by precision then name; rules in list order where their targetCluster matches.
+    let mut applicable: Vec<(usize, Precision)> = overrides
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (p, _))| p.matches(&target, labels).map(|prec| (i, prec)))
+        .collect();
+    applicable.sort_by(|&(a, pa), &(b, pb)| {
+        let (x, y) = (&overrides[a].0, &overrides[b].0);
+        (x.namespace.is_some())
+            .cmp(&y.namespace.is_some())
+            .then(pa.cmp(&pb))
+            .then(x.name.cmp(&y.name))
+    });
+    let rules: Vec<(u32, u32)> = applicable
+        .iter()
+        .flat_map(|&(p, _)| (0..overrides[p].0.rules.len()).map(move |r| (p as u32, r as u32)))
+        .filter(|&(p, r)| {
+            !overrides[p as usize].0.rules[r as usize]
+                .overriders
+                .is_empty()
+        })
+        .collect();
+    if !applicable.is_empty() {
+        let names: Vec<String> = applicable
+            .iter()
+            .map(|&(p, _)| overrides[p].0.display_name())
+            .collect();
+        plan.steps.push(format!(
+            "override policies in application order: {}",
+            names.join(", ")
+        ));
+    }
+    let mut interned: HashMap<Vec<(u32, u32)>, u32> = HashMap::new();
+    for (c, cell) in schedule.cells.into_iter().enumerate() {
+        match cell {
+            Err(reason) => {
+                let idx = plan.reason(reason);
+                plan.cells[c] = Cell::NotPlaced(idx);
+            }
+            Ok(replicas) => {
+                let seq: Vec<(u32, u32)> = rules
+                    .iter()
+                    .copied()
+                    .filter(|&(p, r)| {
+                        overrides[p as usize].0.rules[r as usize]
+                            .clusters
+                            .get(c)
+                            .copied()
+                            .unwrap_or(false)
+                    })
+                    .collect();
+                let set = if seq.is_empty() {
+                    0
+                } else if let Some(&s) = interned.get(&seq) {
+                    s
+                } else {
+                    plan.sets.push(OverrideSet::Karmada(seq.clone()));
+                    let s = (plan.sets.len() - 1) as u32;
+                    interned.insert(seq, s);
+                    s
+                };
+                let replicas = replicas
+                    .map(|r| i32::try_from(r).unwrap_or(i32::MAX))
+                    .unwrap_or(-1);
+                plan.cells[c] = Cell::Placed { replicas, set };
+            }
+        }
+    }
+    validate_sets(
+        &mut plan,
+        &resource,
+        |p, r| {
+            let (policy, file) = &overrides[p as usize];
+            (
+                policy.display_name(),
+                file.clone(),
+                &policy.rules[r as usize].overriders,
+            )
+        },
+        errors,
+    );
+    built(resource, plan)
+}
+
+/// Applies every distinct override sequence once; a failing sequence turns its clusters into
+/// NotPlaced cells and produces one located error.
+fn validate_sets<'a, F>(
+    plan: &mut Plan,
+    resource: &FederatedResource,
+    lookup: F,
+    errors: &mut Vec<FleetError>,
+) where
+    F: Fn(u32, u32) -> (String, String, &'a super::overrides::Overriders),
+{
+    let mut failed: Vec<(u32, String)> = Vec::new();
+    for (s, set) in plan.sets.iter().enumerate().skip(1) {
+        let OverrideSet::Karmada(seq) = set else {
+            continue;
+        };
+        let Some(sample) = plan.cells.iter().find_map(|c| match c {
+            Cell::Placed { replicas, set } if *set as usize == s => Some(*replicas),
+            _ => None,
+        }) else {
+            continue;
+        };
+        let mut obj = plan.base.clone();
+        if let (Some(path), true) = (plan.replica_path, sample >= 0) {
+            set_path(&mut obj, path, Value::from(sample));
+        }
+        for &(p, r) in seq {
+            let (name, file, overriders) = lookup(p, r);
+            if let Err(OverrideFailure {
+                field,
+                line,
+                message,
+            }) = overriders.apply(&mut obj, None)
+            {
+                errors.push(FleetError {
+                    location: SourceLocation { file, line },
+                    field: field.clone(),
+                    message: format!("{name} rule {r} cannot apply to {}: {message}", resource.target),
+                    hint: "fix the path, or narrow resourceSelectors/targetCluster so the rule only reaches objects that have it".into(),
+                });
+                failed.push((
+                    s as u32,
+                    format!("override failed: {name} {field}: {message}"),
+                ));
+                break;
+            }
+        }
+    }
+    for (s, reason) in failed {
+        let idx = plan.reason(reason);
+        for cell in &mut plan.cells {
+            if matches!(cell, Cell::Placed { set, .. } if *set == s) {
+                *cell = Cell::NotPlaced(idx);
+            }
+        }
+    }
+}
+
+fn kubefed_plan_for(
+    doc: &Doc,
+    fed: &FederatedObject,
+    namespace: Option<Option<NamespacePlacement<'_>>>,
+    clusters: &[ClusterSpec],
+    rsps: &[Rsp],
+    errors: &mut Vec<FleetError>,
+) -> Built {
+    let mut base = fed.object.clone();
+    prune(&mut base);
+    set_path(
+        &mut base,
+        &format!("/metadata/labels/{}", escape_token(KUBEFED_MANAGED_LABEL)),
+        Value::String("true".into()),
+    );
+    mark(&mut base, &fed.source_key);
+    let resource = FederatedResource {
+        target: fed.target.clone(),
+        dialect: Dialect::KubeFed,
+        source: doc.location(""),
+    };
+    let rsp = rsps.iter().find(|r| {
+        r.target_kind == fed.federated_kind
+            && Some(r.namespace.as_str()) == fed.target.namespace.as_deref()
+            && r.name == fed.target.name
+    });
+    let mut plan = Plan::new(
+        base,
+        clusters.len(),
+        Origin::KubeFed {
+            overrides: fed.overrides.clone(),
+            rsp: rsp.is_some(),
+        },
+        fed.source_key.clone(),
+    );
+    plan.summary = fed.placement.summary();
+    plan.replica_path = replica_path(&fed.target.kind);
+    plan.steps.push(format!(
+        "{} places it by spec.placement: {}",
+        fed.source_key,
+        fed.placement.summary()
+    ));
+    if !fed.unknown_clusters.is_empty() {
+        plan.steps.push(format!(
+            "spec.placement.clusters names {} not in the inventory; dropped, as KubeFed does",
+            fed.unknown_clusters.join(", ")
+        ));
+    }
+    if fed.dropped_annotations {
+        plan.steps.push(
+            "template annotations are dropped, as KubeFed does (use overrides to set annotations)"
+                .into(),
+        );
+    }
+    if let Some(by) = &fed.target_type.disabled_by {
+        plan.not_placed_everywhere(format!(
+            "propagation of {} is disabled by FederatedTypeConfig {by}",
+            fed.federated_kind
+        ));
+        return built(resource, plan);
+    }
+    if let Some(None) = namespace {
+        let ns = fed.target.namespace.clone().unwrap_or_default();
+        plan.not_placed_everywhere(format!(
+            "NamespaceNotFederated: namespace {ns} has no FederatedNamespace"
+        ));
+        plan.steps.push(format!("KubeFed places a namespaced resource only where the FederatedNamespace of its namespace is placed; {ns} has none"));
+        return built(resource, plan);
+    }
+    // Placement from spec.placement (or the RSP), as (reason when not placed, replicas).
+    let mut cells: Vec<Result<i64, String>> = clusters
+        .iter()
+        .map(|c| match fed.placement.mismatch(c) {
+            Some(reason) => Err(reason),
+            None => Ok(-1),
+        })
+        .collect();
+    let intersect_namespace = |cells: &mut Vec<Result<i64, String>>, steps: &mut Vec<String>| {
+        if let Some(Some((ns_cells, ns_key))) = namespace {
+            for (c, cell) in cells.iter_mut().enumerate() {
+                if cell.is_ok()
+                    && let Some(Some(why)) = ns_cells.get(c)
+                {
+                    *cell = Err(format!(
+                        "its namespace is not placed here ({ns_key}: {why})"
+                    ));
+                }
+            }
+            steps.push(format!("intersected with the placement of {ns_key}"));
+        }
+    };
+    // With an RSP that intersects, KubeFed divides over the namespaced placement; without
+    // one (or when the RSP replaces the placement) the namespace is intersected afterwards.
+    if rsp.is_none_or(|r| r.intersect) {
+        intersect_namespace(&mut cells, &mut plan.steps);
+    }
+    if let Some(rsp) = rsp {
+        let avail: Vec<usize> = if rsp.intersect {
+            (0..clusters.len()).filter(|&c| cells[c].is_ok()).collect()
+        } else {
+            (0..clusters.len()).collect()
+        };
+        let prefs: Vec<(&str, Option<super::replicas::RspPreference>)> = avail
+            .iter()
+            .map(|&c| (clusters[c].name.as_str(), rsp.preference(&clusters[c].name)))
+            .collect();
+        let key = format!("{}/{}", rsp.namespace, rsp.name);
+        let split = kubefed_plan(rsp.total, &prefs, &key);
+        for (&c, r) in avail.iter().zip(split) {
+            cells[c] = Ok(r);
+        }
+        plan.steps.push(format!(
+            "ReplicaSchedulingPreference {key} ({}): {} replicas; {}; clusters without an entry (and no \"*\") get 0 replicas; equal weights are ordered by FNV hash of cluster and key, as upstream",
+            rsp.location,
+            rsp.total,
+            if rsp.intersect {
+                "intersectWithClusterSelector: true, so it divides over the placement"
+            } else {
+                "intersectWithClusterSelector: false, so its result replaces spec.placement.clusters (every inventory cluster is a candidate)"
+            }
+        ));
+        plan.summary = format!(
+            "{} (RSP {} replicas)",
+            if rsp.intersect {
+                plan.summary.clone()
+            } else {
+                "all".into()
+            },
+            rsp.total
+        );
+    }
+    if rsp.is_some_and(|r| !r.intersect) {
+        intersect_namespace(&mut cells, &mut plan.steps);
+    }
+    // Overrides: one set per cluster entry that is placed.
+    let rsp_owns_replicas = rsp.is_some();
+    for (c, cell) in cells.into_iter().enumerate() {
+        match cell {
+            Err(reason) => {
+                let idx = plan.reason(reason);
+                plan.cells[c] = Cell::NotPlaced(idx);
+            }
+            Ok(replicas) => {
+                let set = match fed
+                    .overrides
+                    .iter()
+                    .position(|o| o.cluster == clusters[c].name)
+                {
+                    Some(o) => {
+                        plan.sets.push(OverrideSet::KubeFed(o));
+                        (plan.sets.len() - 1) as u32
+                    }
+                    None => 0,
+                };
+                plan.cells[c] = Cell::Placed {
+                    replicas: i32::try_from(replicas).unwrap_or(i32::MAX),
+                    set,
+                };
+            }
+        }
+    }
+    // Validate each cluster's patches once.
+    let mut failed = Vec::new();
+    for (c, cluster) in clusters.iter().enumerate() {
+        let Cell::Placed { replicas, set } = plan.cells[c] else {
+            continue;
+        };
+        if set == 0 {
+            continue;
+        }
+        let OverrideSet::KubeFed(o) = plan.sets[set as usize] else {
+            continue;
+        };
+        let mut obj = plan.base.clone();
+        if let (Some(path), true) = (plan.replica_path, replicas >= 0) {
+            set_path(&mut obj, path, Value::from(replicas));
+        }
+        for op in &fed.overrides[o].ops {
+            if rsp_owns_replicas && op.item.path == "/spec/replicas" {
+                continue;
+            }
+            if let Err(message) = op.item.apply(&mut obj) {
+                errors.push(FleetError {
+                    location: SourceLocation {
+                        file: doc.file.clone(),
+                        line: op.line,
+                    },
+                    field: op.field.clone(),
+                    message: format!("override for cluster {} cannot apply: {message}", cluster.name),
+                    hint: "fix the path (JSON pointer into the generated object), or use `add` to create a field".into(),
+                });
+                failed.push((c, format!("ApplyOverridesFailed: {}: {message}", op.field)));
+                break;
+            }
+        }
+    }
+    for (c, reason) in failed {
+        let idx = plan.reason(reason);
+        plan.cells[c] = Cell::NotPlaced(idx);
+    }
+    if rsp_owns_replicas
+        && fed
+            .overrides
+            .iter()
+            .any(|o| o.ops.iter().any(|op| op.item.path == "/spec/replicas"))
+    {
+        plan.steps.push("overrides of /spec/replicas are replaced by the ReplicaSchedulingPreference, as upstream".into());
+    }
+    built(resource, plan)
+}
+
+/// The placement of a FederatedNamespace: per cluster, why it is not there (`None` = placed),
+/// and the FederatedNamespace's key.
+type NamespacePlacement<'a> = (&'a [Option<String>], &'a str);
+
+/// Namespaces Karmada would create on member clusters for the namespaced templates it places.
+#[derive(Debug, Clone)]
+pub(crate) struct ImpliedNamespace {
+    pub name: String,
+    pub members: Vec<usize>,
+    /// Resources that render this Namespace themselves (a template or a FederatedNamespace).
+    pub renderers: Vec<usize>,
+}
+
+fn finish_namespaces(fleet: &mut Fleet) {
+    let mut by_ns: BTreeMap<String, ImpliedNamespace> = BTreeMap::new();
+    for (r, res) in fleet.resources.iter().enumerate() {
+        if res.dialect == Dialect::Karmada
+            && let Some(ns) = &res.target.namespace
+            && matches!(fleet.plans[r].origin, Origin::Karmada { .. })
+        {
+            by_ns
+                .entry(ns.clone())
+                .or_insert_with(|| ImpliedNamespace {
+                    name: ns.clone(),
+                    members: Vec::new(),
+                    renderers: Vec::new(),
+                })
+                .members
+                .push(r);
+        }
+    }
+    for (r, res) in fleet.resources.iter().enumerate() {
+        if res.target.kind == "Namespace"
+            && let Some(entry) = by_ns.get_mut(&res.target.name)
+        {
+            entry.renderers.push(r);
+        }
+    }
+    // Namespace templates that follow their objects.
+    for r in 0..fleet.resources.len() {
+        if !fleet.plans[r].follows_namespace {
+            continue;
+        }
+        let name = fleet.resources[r].target.name.clone();
+        let members = by_ns
+            .get(&name)
+            .map(|e| e.members.clone())
+            .unwrap_or_default();
+        let n = fleet.clusters.len();
+        for c in 0..n {
+            let placed = members.iter().any(|&m| fleet.plans[m].placed(c));
+            let plan = &mut fleet.plans[r];
+            plan.cells[c] = if placed {
+                Cell::Placed {
+                    replicas: -1,
+                    set: 0,
+                }
+            } else {
+                let idx = plan.reason(format!(
+                    "no object in namespace {name} is placed here, and no ClusterPropagationPolicy selects the Namespace"
+                ));
+                Cell::NotPlaced(idx)
+            };
+        }
+    }
+    fleet.namespaces = by_ns.into_values().collect();
+}
