@@ -89,6 +89,7 @@ impl Console {
     /// Runs until the operator quits or a signal arrives; the terminal is restored on return.
     pub async fn run(mut self) -> anyhow::Result<()> {
         let mut guard = TerminalGuard::enter()?;
+        self.explain_selection();
         let mut terminal_events = EventStream::new();
         let mut signals = Signals::new()?;
         if let Ok(size) = guard.terminal().size() {
@@ -180,7 +181,9 @@ impl Console {
     }
 
     fn dispatch(&mut self, action: Action) {
-        for effect in update(&mut self.state, action) {
+        let effects = update(&mut self.state, action);
+        self.explain_selection();
+        for effect in effects {
             match &self.effects {
                 Some(effects) => {
                     if effects.send(effect).is_err() {
@@ -189,6 +192,30 @@ impl Console {
                 }
                 None => tracing::warn!("read-only: effect {effect:?} refused"),
             }
+        }
+    }
+
+    /// Keeps the engine's explanation of the selected cell current. The engine is pure and
+    /// fast, so this runs in the loop rather than as a backend effect.
+    fn explain_selection(&mut self) {
+        let Some((resource, cluster)) = self.state.selected_cell() else {
+            self.state.explanation = None;
+            return;
+        };
+        let current = self
+            .state
+            .explanation
+            .as_ref()
+            .is_some_and(|e| e.resource == resource && e.cluster == cluster);
+        if !current {
+            let explanation = self.fleet.explain(resource, cluster);
+            self.state.explanation = Some(state::CellExplanation {
+                resource,
+                cluster,
+                placed: explanation.placed,
+                reason: explanation.reason,
+                steps: explanation.steps,
+            });
         }
     }
 

@@ -433,6 +433,18 @@ pub struct State {
     pub viewport: (u16, u16),
     /// Set when this is the read-only wall display.
     pub wall: Option<Wall>,
+    /// Why the selected resource is or is not on the selected cluster, from the engine.
+    pub explanation: Option<CellExplanation>,
+}
+
+/// The engine's explanation of one cell, as lines for the detail pane.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CellExplanation {
+    pub resource: usize,
+    pub cluster: usize,
+    pub placed: bool,
+    pub reason: String,
+    pub steps: Vec<String>,
 }
 
 /// The wall display's own state.
@@ -482,6 +494,11 @@ impl State {
             .iter()
             .filter(|row| row.status.health == Health::Ready)
             .count()
+    }
+
+    /// The (resource, cluster) cell both cursors point at.
+    pub fn selected_cell(&self) -> Option<(usize, usize)> {
+        Some((self.selected_resource()?, self.selected_cluster()?))
     }
 
     /// The cluster under the clusters pane's cursor.

@@ -96,9 +96,34 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
             if let Some(cluster) = state.cells.resource_cause(index) {
                 lines.push(cell_line(state, context, "worst", index, cluster));
             }
+            if let Some(explanation) = state
+                .explanation
+                .as_ref()
+                .filter(|e| e.resource == index && Some(e.cluster) == state.selected_cluster())
+            {
+                let verdict = if explanation.placed {
+                    "placed"
+                } else {
+                    "not placed"
+                };
+                lines.push(Line::from(vec![
+                    label("explain"),
+                    Span::styled(format!("{verdict}: "), theme.title),
+                    Span::styled(explanation.reason.clone(), theme.text),
+                ]));
+                for step in &explanation.steps {
+                    lines.push(Line::from(vec![
+                        Span::raw(" ".repeat(10)),
+                        Span::styled(format!("· {step}"), theme.muted),
+                    ]));
+                }
+            }
         }
     }
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner(area));
+    frame.render_widget(
+        Paragraph::new(lines).wrap(Wrap { trim: false }),
+        inner(area),
+    );
 }
 
 /// "worst  ~ Drifted  Deployment/shop/web on prod-eu-west-1 — /spec/replicas changed by …".

@@ -62,7 +62,13 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
     let clusters_width = wanted.min(body.width / 2).max(24.min(body.width));
     let [left, right] =
         Layout::horizontal([Constraint::Length(clusters_width), Constraint::Min(10)]).areas(body);
-    let detail_height = if right.height >= 24 { 10 } else { 0 };
+    let detail_height = if right.height >= 40 {
+        16
+    } else if right.height >= 24 {
+        10
+    } else {
+        0
+    };
     let [resources_area, detail_area] =
         Layout::vertical([Constraint::Min(3), Constraint::Length(detail_height)]).areas(right);
     clusters::render(frame, left, state, context);
