@@ -3,7 +3,8 @@
 //! environment, stopping at the first failure. It must never skip the integration tier, and
 //! must leave nothing running that it started.
 
-use std::process::Command;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -38,11 +39,52 @@ fn run_checked(mut cmd: Command, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// Tests counted from libtest's `test result:` lines across steps 3 and 4.
+#[derive(Debug, Default, Clone, Copy)]
+struct Tally {
+    passed: u64,
+    failed: u64,
+}
+
+/// Runs a `cargo test`, echoing its output as it comes and adding its `test result:` lines
+/// to the tally, so the run can close with one line that counts every test executed.
+fn run_counting(mut cmd: Command, what: &str, tally: &mut Tally) -> Result<()> {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("could not run `{what}`"))?;
+    if let Some(stdout) = child.stdout.take() {
+        for line in BufReader::new(stdout).lines() {
+            let line = line.unwrap_or_default();
+            println!("{line}");
+            if let Some(rest) = line.strip_prefix("test result: ") {
+                let count = |word: &str| -> u64 {
+                    rest.split(';')
+                        .find_map(|part| part.trim().strip_suffix(word))
+                        .and_then(|number| number.trim().rsplit(' ').next())
+                        .and_then(|number| number.parse().ok())
+                        .unwrap_or(0)
+                };
+                tally.passed += count(" passed");
+                tally.failed += count(" failed");
+            }
+        }
+    }
+    let status = child
+        .wait()
+        .with_context(|| format!("could not wait for `{what}`"))?;
+    if !status.success() {
+        bail!("`{what}` failed ({status})");
+    }
+    Ok(())
+}
+
 pub fn run() -> Result<()> {
     let total_start = Instant::now();
     let mut timings: Vec<(String, Duration)> = Vec::new();
     let steps = 4;
-    let result = run_steps(steps, &mut timings);
+    let mut tally = Tally::default();
+    let result = run_steps(steps, &mut timings, &mut tally);
     say!("\n==> summary");
     for (what, took) in &timings {
         say!("  {:>7.1} s  {what}", took.as_secs_f64());
@@ -52,10 +94,13 @@ pub fn run() -> Result<()> {
         Ok(()) => say!("cargo xtask test: all steps passed"),
         Err(_) => say!("cargo xtask test: FAILED (the error follows)"),
     }
+    // One closing line counting every test executed in steps 3 and 4 (the integration tests
+    // that step 3 lists as ignored are the ones step 4 runs).
+    say!("tests: {} passed, {} failed", tally.passed, tally.failed);
     result
 }
 
-fn run_steps(steps: usize, timings: &mut Vec<(String, Duration)>) -> Result<()> {
+fn run_steps(steps: usize, timings: &mut Vec<(String, Duration)>, tally: &mut Tally) -> Result<()> {
     let mut step = |n: usize, what: &str, f: &mut dyn FnMut() -> Result<()>| -> Result<()> {
         header(n, steps, what);
         let t = Instant::now();
@@ -93,16 +138,16 @@ fn run_steps(steps: usize, timings: &mut Vec<(String, Duration)>) -> Result<()> 
     step(3, "cargo test --workspace --all-targets", &mut || {
         let mut cmd = cargo();
         cmd.args(["test", "--workspace", "--all-targets"]);
-        run_checked(cmd, "cargo test --workspace --all-targets")
+        run_counting(cmd, "cargo test --workspace --all-targets", tally)
     })?;
     step(
         4,
         "integration tier against a real test environment (cargo xtask testenv)",
-        &mut integration,
+        &mut || integration(tally),
     )
 }
 
-fn integration() -> Result<()> {
+fn integration(tally: &mut Tally) -> Result<()> {
     // Fail fast and clearly when the binaries would need building and Go is missing.
     let versions = Versions::from_wrappers()?;
     if !gobuild::cache_is_complete(&versions)? {
@@ -131,7 +176,11 @@ fn integration() -> Result<()> {
         "--- FLOTILLA_TESTENV_KUBECONFIG={} RUST_TEST_THREADS={INTEGRATION_TEST_THREADS} cargo test --workspace --all-targets -- --ignored",
         kubeconfig.display()
     );
-    let tests = run_checked(cmd, "cargo test --workspace --all-targets -- --ignored");
+    let tests = run_counting(
+        cmd,
+        "cargo test --workspace --all-targets -- --ignored",
+        tally,
+    );
 
     let stopped = if ours {
         say!("--- stopping the test environment this run started");
