@@ -72,8 +72,9 @@ fn help_lists_the_live_key_map() {
     let mut app = PtyApp::spawn(&["demo"], 120, 40, &[]);
     app.wait_for("the console", |s| s.contains("Clusters"));
     app.send("?");
-    let screen = app.wait_for("the help overlay", |s| s.contains("Help"));
-    assert!(screen.contains("quit flotilla"), "{screen}");
+    app.wait_for("the help overlay with the quit key", |s| {
+        s.contains("Help") && s.contains("quit flotilla") && s.contains("filter the focused pane")
+    });
     app.send("?");
     app.wait_for("help closed", |s| !s.contains("quit flotilla"));
     app.send("q");
@@ -243,6 +244,37 @@ fn watch_survives_sighup_and_draws_ascii() {
         heat.chars().all(|c| c.is_ascii() || "┌┐└┘─│".contains(c)),
         "{heat}"
     );
+    app.send("q");
+    assert_eq!(app.wait_exit(), 0);
+}
+
+#[test]
+fn propagating_a_drifted_resource_in_the_demo_repairs_it() {
+    let mut app = PtyApp::spawn(&["demo", "--demo-seed", "7"], 200, 50, &[]);
+    app.wait_for("the drifted demo cell and every cluster probed", |s| {
+        s.contains("~1 Drifted") && s.contains("Unreachable")
+    });
+    app.send("\t/inventory\r");
+    app.wait_for("only shop/inventory", |s| {
+        s.contains("Federated resources (1 of")
+    });
+    app.send("a");
+    // Wait for the whole popup: a frame can arrive in several reads.
+    app.wait_for("the confirmation naming the drifted prod cluster", |s| {
+        s.contains("Propagate?")
+            && s.contains("prod-us-east-2: Drifted")
+            && s.contains("type prod-us-east-2")
+    });
+    app.send("y");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        app.screen_text().contains("~1 Drifted"),
+        "y alone does not write"
+    );
+    app.send("\x7fprod-us-east-2\r");
+    app.wait_for("the drift repaired by the simulated apply", |s| {
+        !s.contains("Drifted")
+    });
     app.send("q");
     assert_eq!(app.wait_exit(), 0);
 }

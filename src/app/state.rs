@@ -385,6 +385,19 @@ pub enum Mode {
         error: Option<String>,
     },
     Help,
+    /// Asking before a write: what would change, and what the operator must type to go ahead.
+    Confirm(PendingApply),
+}
+
+/// A propagation waiting for the operator's confirmation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PendingApply {
+    pub cells: Vec<CellRef>,
+    /// One line per cluster: "prod-eu-west-1: Deployment/shop/web (Drifted)".
+    pub summary: Vec<String>,
+    /// What must be typed to confirm: `y` normally, the cluster's name for a danger-class one.
+    pub confirm_word: String,
+    pub typed: String,
 }
 
 /// A run of adjacent clusters sharing a grouping label value.

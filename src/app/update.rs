@@ -4,18 +4,17 @@
 use super::action::{Action, InputKey};
 use super::filter::Filter;
 use super::palette::{self, PaletteCommand};
-use super::state::{CellDetail, Mode, Pane, SortKey, State};
+use super::state::{CellDetail, Mode, Pane, PendingApply, SortKey, State};
+use crate::backend::CellRef;
 use crate::backend::{BackendEvent, Effect};
 use crate::config::keymap::Command;
+use crate::model::StatusKind;
 
 /// Applies one action to the state and returns what the backend should do.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     match action {
         Action::Command(command) => run_command(state, command),
-        Action::Input(key) => {
-            edit(state, key);
-            Vec::new()
-        }
+        Action::Input(key) => edit(state, key),
         Action::Backend(event) => {
             apply_backend_event(state, event);
             Vec::new()
@@ -38,7 +37,10 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
 
 /// Whether keys currently go to a text input rather than the key map.
 pub fn is_typing(state: &State) -> bool {
-    matches!(state.mode, Mode::Filter { .. } | Mode::Palette { .. })
+    matches!(
+        state.mode,
+        Mode::Filter { .. } | Mode::Palette { .. } | Mode::Confirm(_)
+    )
 }
 
 /// Advances the app clock; turns the wall's page when its interval has passed.
@@ -127,6 +129,7 @@ fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
             state.refresh_views();
             state.notice = Some(format!("sorted by {}", next.name()));
         }
+        Command::Apply => return ask_to_apply(state),
         Command::Collapse => {
             if state.group_by.is_none() {
                 state.group_by = Some("region".into());
@@ -169,8 +172,102 @@ fn step_cluster(state: &mut State, forward: bool) {
     };
 }
 
-fn edit(state: &mut State, key: InputKey) {
+/// Cells of the selected resource that propagation would fix: placed but not in sync.
+fn repairable(kind: StatusKind) -> bool {
+    matches!(
+        kind,
+        StatusKind::Pending | StatusKind::Drifted | StatusKind::Missing | StatusKind::Failed
+    )
+}
+
+/// `a`: propose propagating the selected resource where it is not in sync; writes nothing
+/// until the operator confirms.
+fn ask_to_apply(state: &mut State) -> Vec<Effect> {
+    if state.readonly {
+        state.notice = Some("read-only: propagation is disabled".into());
+        return Vec::new();
+    }
+    let Some(resource) = state.selected_resource() else {
+        state.notice = Some("select a resource to propagate".into());
+        return Vec::new();
+    };
+    let mut cells = Vec::new();
+    let mut summary = Vec::new();
+    let mut danger: Option<String> = None;
+    for &cluster in &state.cluster_view.visible {
+        let kind = state.cells.kind(resource, cluster);
+        if !repairable(kind) {
+            continue;
+        }
+        cells.push(CellRef {
+            resource: resource as u32,
+            cluster: cluster as u32,
+        });
+        let name = &state.clusters[cluster].spec.name;
+        if danger.is_none() && state.is_dangerous(cluster) {
+            danger = Some(name.clone());
+        }
+        summary.push(format!("{name}: {kind}"));
+    }
+    if cells.is_empty() {
+        state.notice = Some(format!(
+            "{} is in sync on every visible cluster; nothing to propagate",
+            state.resources[resource].target.display_key()
+        ));
+        return Vec::new();
+    }
+    summary.insert(
+        0,
+        format!(
+            "propagate {} to {} cluster(s):",
+            state.resources[resource].target.display_key(),
+            cells.len()
+        ),
+    );
+    state.mode = Mode::Confirm(PendingApply {
+        cells,
+        summary,
+        confirm_word: danger.unwrap_or_else(|| "y".into()),
+        typed: String::new(),
+    });
+    Vec::new()
+}
+
+/// Keys while a confirmation is open: the confirm word and enter go ahead; esc or `n` cancel.
+fn confirm(state: &mut State, mut pending: PendingApply, key: InputKey) -> Vec<Effect> {
+    let single_key = pending.confirm_word == "y";
+    match key {
+        InputKey::Esc => state.notice = Some("propagation cancelled; nothing written".into()),
+        InputKey::Char('n') if single_key => {
+            state.notice = Some("propagation cancelled; nothing written".into())
+        }
+        InputKey::Char('y') if single_key => return start_apply(state, pending),
+        InputKey::Enter if !single_key && pending.typed == pending.confirm_word => {
+            return start_apply(state, pending);
+        }
+        other => {
+            if !single_key {
+                edit_text(&mut pending.typed, other);
+            }
+            state.mode = Mode::Confirm(pending);
+        }
+    }
+    Vec::new()
+}
+
+fn start_apply(state: &mut State, pending: PendingApply) -> Vec<Effect> {
+    state.notice = Some(format!(
+        "propagating to {} cluster(s)…",
+        pending.cells.len()
+    ));
+    vec![Effect::Apply {
+        cells: pending.cells,
+    }]
+}
+
+fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
     match std::mem::take(&mut state.mode) {
+        Mode::Confirm(pending) => return confirm(state, pending, key),
         Mode::Filter {
             pane,
             mut input,
@@ -269,6 +366,7 @@ fn edit(state: &mut State, key: InputKey) {
         },
         other => state.mode = other,
     }
+    Vec::new()
 }
 
 /// Applies a text-editing key; returns whether the text changed.
@@ -619,6 +717,78 @@ mod tests {
             state.selected_cluster(),
             Some(1),
             "the cursor follows its row"
+        );
+    }
+
+    fn fail_cell(state: &mut State, resource: u32, cluster: u32, status: CellStatus) {
+        update(
+            state,
+            Action::Backend(BackendEvent::Cells(vec![CellUpdate {
+                cell: CellRef { resource, cluster },
+                status,
+                message: None,
+            }])),
+        );
+    }
+
+    #[test]
+    fn propagation_asks_first_and_cancelling_writes_nothing() {
+        let mut state = state(3, 2);
+        for cluster in 0..3 {
+            fail_cell(&mut state, 0, cluster, CellStatus::InSync);
+        }
+        fail_cell(&mut state, 0, 2, CellStatus::Drifted);
+        command(&mut state, Command::FocusNext);
+        let effects = update(&mut state, Action::Command(Command::Apply));
+        assert!(effects.is_empty(), "nothing is written before confirmation");
+        assert!(matches!(&state.mode, Mode::Confirm(p) if p.cells.len() == 1));
+        let effects = update(&mut state, Action::Input(InputKey::Esc));
+        assert!(effects.is_empty());
+        assert_eq!(state.mode, Mode::Normal);
+
+        update(&mut state, Action::Command(Command::Apply));
+        let effects = update(&mut state, Action::Input(InputKey::Char('y')));
+        assert_eq!(
+            effects,
+            vec![Effect::Apply {
+                cells: vec![CellRef {
+                    resource: 0,
+                    cluster: 2
+                }]
+            }]
+        );
+    }
+
+    #[test]
+    fn danger_class_clusters_need_their_name_typed() {
+        let mut state = state(2, 1);
+        state.danger_patterns = vec!["c1".into()];
+        fail_cell(&mut state, 0, 1, CellStatus::Drifted);
+        command(&mut state, Command::FocusNext);
+        update(&mut state, Action::Command(Command::Apply));
+        assert!(
+            update(&mut state, Action::Input(InputKey::Char('y'))).is_empty(),
+            "y is not enough"
+        );
+        update(&mut state, Action::Input(InputKey::Backspace));
+        type_text(&mut state, "c1");
+        let effects = update(&mut state, Action::Input(InputKey::Enter));
+        assert_eq!(effects.len(), 1);
+    }
+
+    #[test]
+    fn read_only_refuses_to_propagate() {
+        let mut state = state(2, 1);
+        state.readonly = true;
+        fail_cell(&mut state, 0, 1, CellStatus::Drifted);
+        command(&mut state, Command::FocusNext);
+        assert!(update(&mut state, Action::Command(Command::Apply)).is_empty());
+        assert_eq!(state.mode, Mode::Normal);
+        assert!(
+            state
+                .notice
+                .as_deref()
+                .is_some_and(|n| n.contains("read-only"))
         );
     }
 

@@ -28,10 +28,11 @@ pub enum Command {
     Palette,
     Sort,
     Collapse,
+    Apply,
 }
 
 impl Command {
-    pub const ALL: [Command; 17] = [
+    pub const ALL: [Command; 18] = [
         Command::Quit,
         Command::Help,
         Command::Back,
@@ -49,6 +50,7 @@ impl Command {
         Command::Palette,
         Command::Sort,
         Command::Collapse,
+        Command::Apply,
     ];
 
     /// The name used in key map files.
@@ -71,6 +73,7 @@ impl Command {
             Command::Palette => "palette",
             Command::Sort => "sort",
             Command::Collapse => "collapse",
+            Command::Apply => "apply",
         }
     }
 
@@ -94,6 +97,9 @@ impl Command {
             Command::Palette => "command palette (:cluster :kind :status :group :sort …)",
             Command::Sort => "cycle the focused pane's sort order",
             Command::Collapse => "matrix: one heat strip per cluster group",
+            Command::Apply => {
+                "propagate the selected resource where it is not in sync (asks first)"
+            }
         }
     }
 

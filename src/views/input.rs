@@ -86,3 +86,54 @@ pub(super) fn render_completions(
         popup,
     );
 }
+
+/// The confirmation before a write: what would change, and what to type.
+pub(super) fn render_confirm(frame: &mut Frame, area: Rect, state: &State, context: &ViewContext) {
+    let Mode::Confirm(pending) = &state.mode else {
+        return;
+    };
+    let theme = context.theme;
+    let mut lines: Vec<Line> = pending
+        .summary
+        .iter()
+        .take(usize::from(area.height.saturating_sub(6)))
+        .map(|line| Line::from(Span::styled(format!(" {line}"), theme.text)))
+        .collect();
+    lines.push(Line::from(""));
+    if pending.confirm_word == "y" {
+        lines.push(Line::from(Span::styled(
+            " y propagate · n / esc cancel",
+            theme.title,
+        )));
+    } else {
+        lines.push(Line::from(Span::styled(
+            format!(" ⚠ {} is a danger-class cluster", pending.confirm_word),
+            theme.danger,
+        )));
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!(" type {} and enter to propagate: ", pending.confirm_word),
+                theme.title,
+            ),
+            Span::styled(pending.typed.clone(), theme.text),
+            Span::styled("▏", theme.title),
+        ]));
+    }
+    let height = (lines.len() as u16 + 2).min(area.height);
+    let width = 80.min(area.width);
+    let popup = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    };
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(lines).block(pane_block(
+            "Propagate? Nothing is written until you confirm",
+            true,
+            theme,
+        )),
+        popup,
+    );
+}

@@ -82,6 +82,9 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
     if matches!(state.mode, Mode::Palette { .. }) {
         input::render_completions(frame, body, state, context);
     }
+    if matches!(state.mode, Mode::Confirm(_)) {
+        input::render_confirm(frame, area, state, context);
+    }
 }
 
 /// A bordered block whose border shows whether its pane has the keyboard.
@@ -182,6 +185,7 @@ fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
         (Command::Palette, "command"),
         (Command::FocusNext, "pane"),
         (Command::Sort, "sort"),
+        (Command::Apply, "propagate"),
         (Command::Collapse, "heat strips"),
     ] {
         spans.extend(hint(command, label));
