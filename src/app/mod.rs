@@ -215,6 +215,20 @@ impl Console {
                 placed: explanation.placed,
                 reason: explanation.reason,
                 steps: explanation.steps,
+                object_yaml: None,
+            });
+        }
+        let drilled_in = matches!(self.state.mode, state::Mode::Object { .. });
+        if let Some(explanation) = self.state.explanation.as_mut()
+            && drilled_in
+            && explanation.object_yaml.is_none()
+        {
+            explanation.object_yaml = Some(match self.fleet.decide(resource, cluster) {
+                crate::engine::Decision::Placed { object, .. } => serde_saphyr::to_string(&object)
+                    .unwrap_or_else(|err| format!("# cannot show the object as YAML: {err}")),
+                crate::engine::Decision::NotPlaced { reason } => {
+                    format!("# not placed on this cluster: {reason}")
+                }
             });
         }
     }

@@ -387,6 +387,10 @@ pub enum Mode {
     Help,
     /// Asking before a write: what would change, and what the operator must type to go ahead.
     Confirm(PendingApply),
+    /// Drilled into the selected cell: its rendered object, scrolled by `scroll` lines.
+    Object {
+        scroll: usize,
+    },
 }
 
 /// A propagation waiting for the operator's confirmation.
@@ -458,6 +462,8 @@ pub struct CellExplanation {
     pub placed: bool,
     pub reason: String,
     pub steps: Vec<String>,
+    /// The rendered object as YAML, filled in only while drilled into the cell.
+    pub object_yaml: Option<String>,
 }
 
 /// The wall display's own state.

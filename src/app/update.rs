@@ -88,6 +88,34 @@ fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
         }
         return Vec::new();
     }
+    if let Mode::Object { scroll } = state.mode {
+        let page = state.page_rows.max(1);
+        state.mode = match command {
+            Command::Quit => {
+                state.should_quit = true;
+                Mode::Object { scroll }
+            }
+            Command::Back | Command::Select => Mode::Normal,
+            Command::Down => Mode::Object { scroll: scroll + 1 },
+            Command::Up => Mode::Object {
+                scroll: scroll.saturating_sub(1),
+            },
+            Command::PageDown => Mode::Object {
+                scroll: scroll + page,
+            },
+            Command::PageUp => Mode::Object {
+                scroll: scroll.saturating_sub(page),
+            },
+            Command::Top => Mode::Object { scroll: 0 },
+            // Moving to the next or previous cluster shows that cluster's object.
+            Command::Left | Command::Right => {
+                step_cluster(state, command == Command::Right);
+                Mode::Object { scroll }
+            }
+            _ => Mode::Object { scroll },
+        };
+        return Vec::new();
+    }
     let page = state.page_rows.max(1);
     match command {
         Command::Quit => state.should_quit = true,
@@ -130,6 +158,14 @@ fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
             state.notice = Some(format!("sorted by {}", next.name()));
         }
         Command::Apply => return ask_to_apply(state),
+        Command::Select => match state.focus {
+            // Enter on a cluster takes you to its column in the matrix.
+            Pane::Clusters => state.focus = Pane::Resources,
+            Pane::Resources if state.selected_cell().is_some() => {
+                state.mode = Mode::Object { scroll: 0 };
+            }
+            Pane::Resources => {}
+        },
         Command::Collapse => {
             if state.group_by.is_none() {
                 state.group_by = Some("region".into());
@@ -729,6 +765,30 @@ mod tests {
                 message: None,
             }])),
         );
+    }
+
+    #[test]
+    fn enter_drills_into_a_cell_and_esc_comes_back() {
+        let mut state = state(3, 2);
+        command(&mut state, Command::Down);
+        command(&mut state, Command::Select);
+        assert_eq!(
+            state.focus,
+            Pane::Resources,
+            "enter on a cluster goes to its column"
+        );
+        command(&mut state, Command::Select);
+        assert_eq!(state.mode, Mode::Object { scroll: 0 });
+        command(&mut state, Command::Down);
+        command(&mut state, Command::Right);
+        assert_eq!(state.mode, Mode::Object { scroll: 1 });
+        assert_eq!(
+            state.selected_cluster(),
+            Some(2),
+            "right shows the next cluster's object"
+        );
+        command(&mut state, Command::Back);
+        assert_eq!(state.mode, Mode::Normal);
     }
 
     #[test]

@@ -29,10 +29,11 @@ pub enum Command {
     Sort,
     Collapse,
     Apply,
+    Select,
 }
 
 impl Command {
-    pub const ALL: [Command; 18] = [
+    pub const ALL: [Command; 19] = [
         Command::Quit,
         Command::Help,
         Command::Back,
@@ -51,6 +52,7 @@ impl Command {
         Command::Sort,
         Command::Collapse,
         Command::Apply,
+        Command::Select,
     ];
 
     /// The name used in key map files.
@@ -74,6 +76,7 @@ impl Command {
             Command::Sort => "sort",
             Command::Collapse => "collapse",
             Command::Apply => "apply",
+            Command::Select => "select",
         }
     }
 
@@ -100,6 +103,7 @@ impl Command {
             Command::Apply => {
                 "propagate the selected resource where it is not in sync (asks first)"
             }
+            Command::Select => "drill in: a cluster's column, a cell's rendered object",
         }
     }
 

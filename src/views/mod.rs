@@ -72,9 +72,13 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
     let [resources_area, detail_area] =
         Layout::vertical([Constraint::Min(3), Constraint::Length(detail_height)]).areas(right);
     clusters::render(frame, left, state, context);
-    resources::render(frame, resources_area, state, context);
-    if detail_height > 0 {
-        detail::render(frame, detail_area, state, context);
+    if let Mode::Object { scroll } = state.mode {
+        detail::render_object(frame, right, state, context, scroll);
+    } else {
+        resources::render(frame, resources_area, state, context);
+        if detail_height > 0 {
+            detail::render(frame, detail_area, state, context);
+        }
     }
     if state.mode == Mode::Help {
         help::render(frame, area, context);
