@@ -178,11 +178,12 @@ fn heatmap_pages(state: &State, area: Rect) -> Vec<Vec<Group>> {
     }
     let width = usize::from(area.width.saturating_sub(2)).max(1);
     let height = usize::from(area.height.saturating_sub(2)).max(1);
+    let chip = chip_width(state, &groups, width, height);
     let mut pages: Vec<Vec<Group>> = vec![Vec::new()];
     let mut used = 0;
     for (name, members) in groups {
         // One heading line, then rows of cells; a group taller than a page is split across pages.
-        let per_row = width.max(1);
+        let per_row = (width / chip).max(1);
         let mut rest = members.as_slice();
         while !rest.is_empty() {
             let free_rows = height.saturating_sub(used);
@@ -210,6 +211,27 @@ fn heatmap_pages(state: &State, area: Rect) -> Vec<Vec<Group>> {
         pages.push(Vec::new());
     }
     pages
+}
+
+/// Columns per cluster in the heatmap: a glyph and the cluster's name when the whole fleet
+/// fits that way on one page (readable across a room), else a single glyph per cluster.
+fn chip_width(state: &State, groups: &[Group], width: usize, height: usize) -> usize {
+    let longest = state
+        .clusters
+        .iter()
+        .map(|row| row.spec.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let chip = longest + 3;
+    let per_row = width / chip;
+    if per_row == 0 {
+        return 1;
+    }
+    let rows: usize = groups
+        .iter()
+        .map(|(_, members)| 1 + members.len().div_ceil(per_row))
+        .sum();
+    if rows <= height { chip } else { 1 }
 }
 
 /// A cluster's glyph and style: its health when not Ready, stale when silent, else its worst cell.
@@ -263,6 +285,13 @@ fn render_heatmap(
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let width = usize::from(inner.width).max(1);
+    let all_groups: Vec<Group> = page.to_vec();
+    let chip = if page.iter().map(|(_, m)| m.len()).sum::<usize>() == state.clusters.len() {
+        chip_width(state, &all_groups, width, usize::from(inner.height))
+    } else {
+        1
+    };
+    let per_row = (width / chip).max(1);
     let mut lines = Vec::new();
     for (name, members) in page {
         let problems = members
@@ -279,12 +308,17 @@ fn render_heatmap(
                 theme.muted,
             ),
         ]));
-        for row in members.chunks(width) {
+        for row in members.chunks(per_row) {
             let spans: Vec<Span> = row
                 .iter()
                 .map(|&cluster| {
                     let (glyph, style) = cluster_glyph(state, cluster, context, ascii);
-                    Span::styled(glyph.to_string(), style)
+                    if chip == 1 {
+                        Span::styled(glyph.to_string(), style)
+                    } else {
+                        let name = &state.clusters[cluster].spec.name;
+                        Span::styled(format!("{glyph} {name:<width$}", width = chip - 2), style)
+                    }
                 })
                 .collect();
             lines.push(Line::from(spans));
