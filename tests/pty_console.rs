@@ -58,6 +58,20 @@ fn demo_opens_shows_the_fleet_and_quits_cleanly() {
     let screen = app.wait_for("at least 12 cluster names", |s| clusters_named(s) >= 12);
     assert!(screen.contains("Clusters"), "{screen}");
     assert!(screen.contains("Federated resources"), "{screen}");
+    let resources = [
+        "shop/checkout",
+        "shop/inventory",
+        "payments/ledger",
+        "monitoring/node-exporter",
+    ];
+    let shown = resources
+        .iter()
+        .filter(|name| screen.contains(*name))
+        .count();
+    assert!(
+        shown >= 3,
+        "at least 3 federated resources named on the first screen:\n{screen}"
+    );
     // The simulated clusters answer: health arrives live after the first frame.
     app.wait_for("a Ready cluster and the unreachable one", |s| {
         s.contains("Ready") && s.contains("Unreachable")

@@ -107,6 +107,11 @@ impl Command {
         }
     }
 
+    /// Whether the command can write to clusters (disabled and hidden when read-only).
+    pub fn is_mutating(self) -> bool {
+        matches!(self, Command::Apply)
+    }
+
     pub fn from_name(name: &str) -> Option<Command> {
         Command::ALL
             .into_iter()
@@ -383,10 +388,12 @@ impl Keymap {
             .collect()
     }
 
-    /// Help lines: (keys, description) for every bound command, in a stable order.
-    pub fn help_entries(&self) -> Vec<(String, &'static str)> {
+    /// Help lines: (keys, description) for every bound command, in a stable order; without
+    /// the mutating ones when `readonly`.
+    pub fn help_entries(&self, readonly: bool) -> Vec<(String, &'static str)> {
         Command::ALL
             .into_iter()
+            .filter(|command| !(readonly && command.is_mutating()))
             .filter_map(|command| {
                 let keys = self.keys_for(command);
                 (!keys.is_empty()).then(|| {
@@ -488,7 +495,23 @@ mod tests {
     #[test]
     fn help_is_built_from_the_live_map() {
         let map = Keymap::parse("mine", "global:\n  quit: [x]\n", "mine.yaml");
-        assert_eq!(map.help_entries(), vec![("x".to_string(), "quit flotilla")]);
+        assert_eq!(
+            map.help_entries(false),
+            vec![("x".to_string(), "quit flotilla")]
+        );
+        let full = Keymap::built_in("default");
+        assert!(
+            full.help_entries(false)
+                .iter()
+                .any(|(_, d)| d.starts_with("propagate"))
+        );
+        assert!(
+            !full
+                .help_entries(true)
+                .iter()
+                .any(|(_, d)| d.starts_with("propagate")),
+            "read-only help offers no write"
+        );
     }
 
     #[test]

@@ -8,9 +8,9 @@ use ratatui::widgets::{Clear, Paragraph};
 use super::{ViewContext, pane_block};
 use crate::model::StatusKind;
 
-pub(super) fn render(frame: &mut Frame, area: Rect, context: &ViewContext) {
+pub(super) fn render(frame: &mut Frame, area: Rect, context: &ViewContext, readonly: bool) {
     let theme = context.theme;
-    let entries = context.keymap.help_entries();
+    let entries = context.keymap.help_entries(readonly);
     let mut lines: Vec<Line> = entries
         .iter()
         .map(|(keys, description)| {

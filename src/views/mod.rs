@@ -81,7 +81,7 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
         }
     }
     if state.mode == Mode::Help {
-        help::render(frame, area, context);
+        help::render(frame, area, context, state.readonly);
     }
     if matches!(state.mode, Mode::Palette { .. }) {
         input::render_completions(frame, body, state, context);
@@ -182,7 +182,7 @@ fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
         }
     };
     let mut spans = Vec::new();
-    for (command, label) in [
+    let hints = [
         (Command::Quit, "quit"),
         (Command::Help, "help"),
         (Command::Filter, "filter"),
@@ -191,7 +191,12 @@ fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
         (Command::Sort, "sort"),
         (Command::Apply, "propagate"),
         (Command::Collapse, "heat strips"),
-    ] {
+    ];
+    for (command, label) in hints {
+        // A read-only console offers no way to write.
+        if state.readonly && command.is_mutating() {
+            continue;
+        }
         spans.extend(hint(command, label));
     }
     if let Some(warning) = state.warnings.first() {
