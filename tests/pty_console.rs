@@ -232,6 +232,14 @@ fn watch_demo_shows_tiles_heatmap_and_problems_and_ignores_other_keys() {
         !after.contains("filter clusters") && !after.contains("Help"),
         "{after}"
     );
+    for (cols, rows) in [(40, 12), (12, 4), (200, 50)] {
+        app.resize_to(cols, rows);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(app.is_alive(), "watch died at {cols}x{rows}");
+    }
+    app.wait_for("the full wall again", |s| {
+        s.contains("Fleet heatmap") && s.contains("Top problems")
+    });
     app.send("q");
     assert_eq!(app.wait_exit(), 0);
     assert_restored(&app);
