@@ -31,7 +31,8 @@ pub struct FakeCluster {
     pub objects: Mutex<BTreeMap<ResourceRef, Value>>,
     /// Requests received (all kinds).
     pub requests: AtomicU64,
-    revision: AtomicU64,
+    /// Last resourceVersion handed out.
+    pub revision: AtomicU64,
 }
 
 impl FakeCluster {
@@ -187,5 +188,12 @@ impl ClusterApi for std::sync::Arc<FakeCluster> {
     }
     async fn list_managed(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, ApiError> {
         self.as_ref().list_managed(api_version, kind).await
+    }
+}
+
+impl FakeCluster {
+    /// The stored objects (for assertions).
+    pub fn lock_objects_for_test(&self) -> std::sync::MutexGuard<'_, BTreeMap<ResourceRef, Value>> {
+        self.lock_objects()
     }
 }

@@ -99,6 +99,7 @@ fn canonical(value: &Value, field: Option<&str>) -> Value {
             if let Some(name) = field
                 && let Some(keys) = list_keys(name)
                 && items.iter().all(Value::is_object)
+                && unique_keys(name, &items)
             {
                 items.sort_by_cached_key(|item| key_text(&item_key(name, keys, item)));
             }
@@ -241,7 +242,10 @@ fn walk(
             }
         }
         (Value::Array(d), Some(Value::Array(l)))
-            if list_keys(field).is_some() && d.iter().chain(l).all(Value::is_object) =>
+            if list_keys(field).is_some()
+                && d.iter().chain(l).all(Value::is_object)
+                && unique_keys(field, d)
+                && unique_keys(field, l) =>
         {
             let keys = list_keys(field).unwrap_or(&[]);
             for item in d {
@@ -285,6 +289,15 @@ fn walk(
             live: l.cloned(),
         }),
     }
+}
+
+/// Whether every item of a keyed list has its own key (else the list compares as a whole).
+fn unique_keys(field: &str, items: &[Value]) -> bool {
+    let keys = list_keys(field).unwrap_or(&[]);
+    let mut seen = std::collections::BTreeSet::new();
+    items
+        .iter()
+        .all(|item| seen.insert(key_text(&item_key(field, keys, item))))
 }
 
 /// Equality as the API server would store it: numbers by value, lists by normalised content.
@@ -490,5 +503,75 @@ mod tests {
             Segment::Field("image".into()),
         ];
         assert_eq!(owner_of(&live, &image, "flotilla").unwrap().0, "flotilla");
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Arbitrary JSON objects a few levels deep, with keyed lists of containers.
+        fn value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                any::<bool>().prop_map(Value::from),
+                any::<i32>().prop_map(Value::from),
+                "[a-z]{0,6}".prop_map(Value::from),
+            ];
+            leaf.prop_recursive(3, 24, 4, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                    prop::collection::btree_map("[a-z]{1,5}", inner, 0..4)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        fn containers() -> impl Strategy<Value = Vec<Value>> {
+            prop::collection::btree_map("[a-z]{1,4}", "[a-z]{1,4}", 0..5).prop_map(|m| {
+                m.into_iter()
+                    .map(|(name, image)| json!({"name": name, "image": image}))
+                    .collect()
+            })
+        }
+
+        /// The same object with every map's keys in reverse order.
+        fn reversed(value: &Value) -> Value {
+            match value {
+                Value::Object(map) => {
+                    let mut pairs: Vec<(&String, &Value)> = map.iter().collect();
+                    pairs.reverse();
+                    Value::Object(
+                        pairs
+                            .into_iter()
+                            .map(|(k, v)| (k.clone(), reversed(v)))
+                            .collect(),
+                    )
+                }
+                Value::Array(items) => Value::Array(items.iter().map(reversed).collect()),
+                other => other.clone(),
+            }
+        }
+
+        proptest! {
+            #[test]
+            fn an_object_never_differs_from_itself(spec in value(), list in containers()) {
+                let object = json!({"apiVersion": "v1", "kind": "X",
+                    "metadata": {"name": "n"}, "spec": spec, "containers": list});
+                prop_assert_eq!(unified(Some(&object), &object, "x"), "");
+                prop_assert!(drifted_fields(&object, &object).is_empty());
+            }
+
+            #[test]
+            fn key_order_and_keyed_list_order_do_not_matter(spec in value(), list in containers()) {
+                let object = json!({"apiVersion": "v1", "kind": "X",
+                    "metadata": {"name": "n"}, "spec": spec, "containers": list.clone()});
+                let mut other = reversed(&object);
+                let mut shuffled = list;
+                shuffled.reverse();
+                other["containers"] = Value::Array(shuffled);
+                prop_assert!(same(&object, &other));
+                prop_assert_eq!(unified(Some(&other), &object, "x"), "");
+                prop_assert!(drifted_fields(&object, &other).is_empty());
+            }
+        }
     }
 }
