@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::cluster::{ApiError, ApplyMode, ClusterApi, Guard, Limits};
 use crate::engine::diff;
-use crate::model::ResourceRef;
+use crate::model::{CellStatus, ResourceRef};
 
 /// The field manager flotilla applies with.
 pub const FIELD_MANAGER: &str = "flotilla";
@@ -400,6 +400,33 @@ async fn prune_rows<A: ClusterApi>(target: &Target<A>, api: &A, guard: &Guard) -
         }
     }
     rows
+}
+
+impl PlanItem {
+    /// The design §4 status of this (resource, cluster) cell as the plan sees it: create is
+    /// Pending, update Drifted, unchanged InSync, prune Orphaned, a conflict names the other
+    /// manager, an unreachable or unauthorized cluster is Unreachable, other errors Failed.
+    pub fn cell_status(&self) -> CellStatus {
+        match self.action {
+            Action::Create => CellStatus::Pending,
+            Action::Update => CellStatus::Drifted,
+            Action::Unchanged => CellStatus::InSync,
+            Action::Prune => CellStatus::Orphaned,
+            Action::Conflict => CellStatus::Conflict(
+                super::kube::api::conflict_managers(&self.message)
+                    .into_iter()
+                    .next()
+                    .unwrap_or_else(|| "another manager".into()),
+            ),
+            Action::Error
+                if self.message.starts_with("unreachable")
+                    || self.message.starts_with("unauthorized") =>
+            {
+                CellStatus::Unreachable
+            }
+            Action::Error => CellStatus::Failed(self.message.clone()),
+        }
+    }
 }
 
 /// What happened to one object in `apply`.
@@ -891,6 +918,35 @@ mod tests {
         .await;
         assert!(applied.iter().any(|i| i.result == Outcome::Pruned));
         assert_eq!(fake.lock_objects_for_test().len(), 1);
+    }
+
+    #[test]
+    fn plan_rows_map_to_cell_statuses() {
+        let row = |action: Action, message: &str| PlanItem {
+            cluster: "c".into(),
+            resource: resource_of(&config_map("a", "ns", "x")),
+            action,
+            diff: String::new(),
+            message: message.into(),
+        };
+        assert_eq!(row(Action::Create, "").cell_status(), CellStatus::Pending);
+        assert_eq!(row(Action::Unchanged, "").cell_status(), CellStatus::InSync);
+        assert_eq!(
+            row(
+                Action::Conflict,
+                "conflict with kubectl: Apply failed: conflict with \"kubectl\" using v1"
+            )
+            .cell_status(),
+            CellStatus::Conflict("kubectl".into())
+        );
+        assert_eq!(
+            row(Action::Error, "unreachable: connection refused").cell_status(),
+            CellStatus::Unreachable
+        );
+        assert_eq!(
+            row(Action::Error, "kind not served: x/v1 W").cell_status(),
+            CellStatus::Failed("kind not served: x/v1 W".into())
+        );
     }
 
     #[tokio::test(start_paused = true)]
