@@ -488,3 +488,63 @@ fn a_kind_without_its_crd_fails_on_that_member_only() {
         "{items:?}"
     );
 }
+
+#[test]
+#[ignore = "needs testenv: run through cargo xtask test"]
+fn prune_candidates_are_planned_but_never_deleted_without_prune() {
+    let ns = TestNamespace::new("propagate-prune");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config_maps = |names: &[&str]| {
+        let mut text = inventory(&[("east", "member-1", "prod")]);
+        for name in names {
+            text.push_str(&format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: {ns}}}\n\
+                 data: {{color: blue}}\n---\n",
+                ns = ns.name
+            ));
+        }
+        text.push_str(&format!(
+            "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
+             metadata: {{name: all, namespace: {ns}}}\nspec:\n  resourceSelectors: \
+             [{{apiVersion: v1, kind: ConfigMap}}]\n  placement: {{}}\n",
+            ns = ns.name
+        ));
+        text
+    };
+    write_fleet(dir.path(), &config_maps(&["keep", "gone"]));
+    let unconfirmed = flotilla(dir.path(), &["apply"]);
+    assert_eq!(
+        code(&unconfirmed),
+        2,
+        "no terminal and no --yes: {}",
+        text(&unconfirmed)
+    );
+    assert!(
+        text(&unconfirmed).contains("--yes"),
+        "{}",
+        text(&unconfirmed)
+    );
+    let apply = flotilla(dir.path(), &["apply", "--yes"]);
+    assert_eq!(code(&apply), 0, "{}", text(&apply));
+
+    write_fleet(dir.path(), &config_maps(&["keep"]));
+    let plain = flotilla(dir.path(), &["plan", "-o", "json"]);
+    assert_eq!(
+        code(&plain),
+        0,
+        "without --prune nothing changes: {}",
+        text(&plain)
+    );
+    let plan = flotilla(dir.path(), &["plan", "--prune", "-o", "json"]);
+    assert_eq!(code(&plan), 1, "{}", text(&plan));
+    let items = json(&plan)["items"].as_array().cloned().unwrap_or_default();
+    assert!(
+        items.iter().any(|i| i["action"] == "prune"
+            && i["resource"]["name"] == "gone"
+            && i["resource"]["namespace"] == ns.name.as_str()),
+        "{items:?}"
+    );
+    let apply = flotilla(dir.path(), &["apply", "--yes"]);
+    assert_eq!(code(&apply), 0, "{}", text(&apply));
+    kubectl_ok("member-1", &["get", "configmap", "gone", "-n", &ns.name]);
+}
