@@ -33,6 +33,7 @@ fn targets() -> Vec<Target<Arc<FakeCluster>>> {
             })],
             failed: Vec::new(),
             prune_kinds: Vec::new(),
+            prune_namespaces: Default::default(),
         })
         .collect()
 }

@@ -544,7 +544,20 @@ fn prune_candidates_are_planned_but_never_deleted_without_prune() {
             && i["resource"]["namespace"] == ns.name.as_str()),
         "{items:?}"
     );
+    // Only this fleet's namespaces are in scope: other tests' objects are never candidates.
+    assert!(
+        items
+            .iter()
+            .filter(|i| i["action"] == "prune")
+            .all(|i| i["resource"]["namespace"] == ns.name.as_str()),
+        "{items:?}"
+    );
     let apply = flotilla(dir.path(), &["apply", "--yes"]);
     assert_eq!(code(&apply), 0, "{}", text(&apply));
     kubectl_ok("member-1", &["get", "configmap", "gone", "-n", &ns.name]);
+    let pruned = flotilla(dir.path(), &["apply", "--yes", "--prune"]);
+    assert_eq!(code(&pruned), 0, "{}", text(&pruned));
+    let gone = kubectl("member-1", &["get", "configmap", "gone", "-n", &ns.name]);
+    assert!(!gone.status.success(), "gone was pruned");
+    kubectl_ok("member-1", &["get", "configmap", "keep", "-n", &ns.name]);
 }

@@ -29,6 +29,10 @@ pub struct Target<A> {
     /// Kinds (apiVersion, kind) whose flotilla-labelled objects are prune candidates here;
     /// empty when pruning must not be considered (placement had errors, or a scope is set).
     pub prune_kinds: Vec<(String, String)>,
+    /// Namespaces the fleet declares objects in: namespaced prune candidates outside them,
+    /// and Namespaces not among them, are never touched (another fleet or a person may own
+    /// them). Cluster-scoped kinds other than Namespace are not limited.
+    pub prune_namespaces: BTreeSet<String>,
 }
 
 /// Fan-out settings.
@@ -370,7 +374,12 @@ async fn prune_rows<A: ClusterApi>(target: &Target<A>, api: &A, guard: &Guard) -
             Ok(objects) => {
                 for object in objects {
                     let resource = resource_of(&object);
-                    if wanted.contains(&resource) {
+                    let in_scope = match (&resource.namespace, resource.kind.as_str()) {
+                        (Some(ns), _) => target.prune_namespaces.contains(ns),
+                        (None, "Namespace") => target.prune_namespaces.contains(&resource.name),
+                        (None, _) => true,
+                    };
+                    if wanted.contains(&resource) || !in_scope {
                         continue;
                     }
                     let text = diff::to_yaml(&diff::normalize(&object));
@@ -769,6 +778,7 @@ mod tests {
             objects,
             failed: Vec::new(),
             prune_kinds: Vec::new(),
+            prune_namespaces: BTreeSet::new(),
         }
     }
 
@@ -890,6 +900,7 @@ mod tests {
         .await;
         let mut now = target("c", &fake, vec![config_map("a", "shop", "blue")]);
         now.prune_kinds = vec![("v1".into(), "ConfigMap".into())];
+        now.prune_namespaces.insert("shop".into());
         let items = plan(
             std::slice::from_ref(&now),
             PlanMode::DryRun,

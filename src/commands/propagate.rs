@@ -164,6 +164,11 @@ async fn targets(
             prune_kinds = kinds.into_iter().collect();
         }
     }
+    let prune_namespaces: BTreeSet<String> = fleet
+        .resources
+        .iter()
+        .filter_map(|r| r.target.namespace.clone())
+        .collect();
     let members = kube::connect(&inventory.kubeconfig, specs, Timeouts::default()).await;
     let targets = members
         .into_iter()
@@ -177,6 +182,7 @@ async fn targets(
             objects: desired.objects,
             failed: desired.failed,
             prune_kinds: prune_kinds.clone(),
+            prune_namespaces: prune_namespaces.clone(),
         })
         .collect();
     Ok((targets, notes))
