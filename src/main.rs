@@ -94,6 +94,22 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
             );
             Ok(u8::try_from(code).unwrap_or(exit::INPUT))
         }
+        Command::Plan(_) | Command::Apply(_) | Command::Drift(_) if global.uses_demo() => {
+            eprintln!(
+                "not implemented yet: {} on the simulated fleet; use the console (`flotilla demo`)",
+                command.name()
+            );
+            Ok(exit::INPUT)
+        }
+        Command::Plan(args) => {
+            commands::propagate::run_plan(&global, &args, &mut std::io::stdout()).await
+        }
+        Command::Apply(args) => {
+            commands::propagate::run_apply(&global, &args, &mut std::io::stdout()).await
+        }
+        Command::Drift(scope) => {
+            commands::propagate::run_drift(&global, &scope, &mut std::io::stdout()).await
+        }
         other => {
             eprintln!("not implemented yet: {}", other.name());
             Ok(exit::INPUT)

@@ -3,7 +3,10 @@
 //! [`BackendEvent`]s. It must never reach into the app's state, and a slow or dead cluster
 //! must never block another cluster or the UI.
 
+pub mod cluster;
+pub mod fake;
 pub mod kube;
+pub mod propagate;
 pub mod sim;
 
 use crate::model::{CellStatus, ClusterStatus, StatusKind};

@@ -2,4 +2,5 @@
 //! They print results to stdout and problems to stderr; they must not open the console.
 
 pub mod clusters;
+pub mod propagate;
 pub mod render;

@@ -2,6 +2,7 @@
 //! work lands) watch caches and server-side apply. Fan-out is bounded and every cluster has its
 //! own timeout, so a slow or dead cluster never holds up another.
 
+pub mod api;
 pub mod kubeconfig;
 pub mod probe;
 

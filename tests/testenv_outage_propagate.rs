@@ -1,0 +1,143 @@
+//! Plan and apply with one member stopped (`cargo xtask testenv stop`): that member is
+//! reported unreachable (exit 3) within the per-cluster timeout, and every other member still
+//! gets its objects, as kubectl confirms. In its own test binary because it stops a cluster;
+//! it always starts it again.
+
+mod support;
+
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::{TestNamespace, env, kubectl_ok, testenv_cmd, testenv_cmd_ok};
+
+/// Starts the member again even when an assertion fails half-way.
+struct Restart<'a>(&'a str);
+
+impl Drop for Restart<'_> {
+    fn drop(&mut self) {
+        let _ = testenv_cmd(&["start", self.0]);
+    }
+}
+
+fn flotilla(fleet: &std::path::Path, args: &[&str]) -> Output {
+    let state = tempfile::tempdir().expect("temp dir");
+    Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--kubeconfig")
+        .arg(&env().kubeconfig_path)
+        .arg("--fleet")
+        .arg(fleet)
+        .args(args)
+        .env("XDG_STATE_HOME", state.path())
+        .env("XDG_CONFIG_HOME", state.path())
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run flotilla")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// The per-cluster timeout of plan and apply (backend::propagate::Options::default()).
+const CLUSTER_TIMEOUT: Duration = Duration::from_secs(60);
+
+#[test]
+#[ignore = "needs testenv: run through cargo xtask test"]
+fn a_stopped_member_is_unreachable_and_the_others_succeed() {
+    let members = env().members.clone();
+    assert!(members.len() >= 3, "needs 3 members: {members:?}");
+    let down = members[1].clone();
+    let ns = TestNamespace::on("outage-propagate", &members);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut fleet = String::new();
+    for member in &members {
+        fleet.push_str(&format!(
+            "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {{name: {member}}}\n---\n"
+        ));
+    }
+    fleet.push_str(&format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: settings, namespace: {ns}}}\n\
+         data: {{color: blue}}\n---\n\
+         apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
+         metadata: {{name: settings, namespace: {ns}}}\nspec:\n  resourceSelectors: \
+         [{{apiVersion: v1, kind: ConfigMap, name: settings}}]\n  placement: {{}}\n",
+        ns = ns.name
+    ));
+    std::fs::write(dir.path().join("fleet.yaml"), fleet).expect("write fleet");
+
+    let restart = Restart(&down);
+    testenv_cmd_ok(&["stop", &down]);
+
+    let started = Instant::now();
+    let plan = flotilla(dir.path(), &["plan", "-o", "json"]);
+    assert!(
+        started.elapsed() < CLUSTER_TIMEOUT,
+        "plan must not wait beyond the per-cluster timeout"
+    );
+    assert_eq!(plan.status.code(), Some(3), "{}", text(&plan));
+    let items: Value = serde_json::from_slice(&plan.stdout).expect("plan JSON");
+    for item in items["items"].as_array().cloned().unwrap_or_default() {
+        if item["cluster"] == down.as_str() {
+            assert_eq!(item["action"], "error", "{item}");
+            assert!(
+                item["message"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("unreachable"),
+                "{item}"
+            );
+        } else {
+            assert_ne!(item["action"], "error", "{item}");
+        }
+    }
+
+    let apply = flotilla(dir.path(), &["apply", "--yes", "-o", "json"]);
+    assert_eq!(apply.status.code(), Some(3), "{}", text(&apply));
+    let items: Value = serde_json::from_slice(&apply.stdout).expect("apply JSON");
+    for item in items["items"].as_array().cloned().unwrap_or_default() {
+        if item["cluster"] == down.as_str() {
+            // The first failed request stops that cluster; the rest are not attempted.
+            assert!(
+                item["result"] == "error" || item["result"] == "skipped",
+                "{item}"
+            );
+            assert!(
+                item["message"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("unreachable"),
+                "{item}"
+            );
+        } else {
+            assert_eq!(item["result"], "applied", "{item}");
+        }
+    }
+    for member in members.iter().filter(|m| **m != down) {
+        let color = kubectl_ok(
+            member,
+            &[
+                "get",
+                "configmap",
+                "settings",
+                "-n",
+                &ns.name,
+                "-o",
+                "jsonpath={.data.color}",
+            ],
+        );
+        assert_eq!(color, "blue", "{member}");
+    }
+    let clusters = flotilla(dir.path(), &["clusters", "-o", "json"]);
+    let list: Value = serde_json::from_slice(&clusters.stdout).expect("clusters JSON");
+    let health = list["items"]
+        .as_array()
+        .and_then(|items| items.iter().find(|i| i["name"] == down.as_str()).cloned())
+        .unwrap_or_default();
+    assert_eq!(health["health"], "Unreachable", "{health}");
+    drop(restart);
+}
