@@ -3,7 +3,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
 use super::{ViewContext, pane_block};
 use crate::model::StatusKind;
@@ -31,15 +31,7 @@ pub(super) fn render(frame: &mut Frame, area: Rect, context: &ViewContext, reado
             Span::styled(kind.as_str().to_string(), theme.text),
         ]));
     }
-    let height = (lines.len() as u16 + 2).min(area.height);
-    let width = 56.min(area.width);
-    let popup = Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + (area.height - height) / 2,
-        width,
-        height,
-    };
-    frame.render_widget(Clear, popup);
+    let popup = super::popup(frame, area, 56, lines.len());
     let title = format!("Help — key map {}", context.keymap.name);
     let block = pane_block(&title, true, theme);
     frame.render_widget(Paragraph::new(lines).block(block), popup);

@@ -119,15 +119,7 @@ pub(super) fn render_confirm(frame: &mut Frame, area: Rect, state: &State, conte
             Span::styled("▏", theme.title),
         ]));
     }
-    let height = (lines.len() as u16 + 2).min(area.height);
-    let width = 80.min(area.width);
-    let popup = Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + (area.height - height) / 2,
-        width,
-        height,
-    };
-    frame.render_widget(Clear, popup);
+    let popup = super::popup(frame, area, 80, lines.len());
     frame.render_widget(
         Paragraph::new(lines).block(pane_block(
             "Propagate? Nothing is written until you confirm",

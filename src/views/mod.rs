@@ -238,6 +238,21 @@ fn scroll_offset(cursor: usize, rows: usize) -> usize {
     cursor.saturating_sub(rows.saturating_sub(1))
 }
 
+/// A popup of `lines` text lines (plus borders) at most `width` wide, centred in `area`, with
+/// whatever was under it cleared.
+fn popup(frame: &mut Frame, area: Rect, width: u16, lines: usize) -> Rect {
+    let height = (lines as u16).saturating_add(2).min(area.height);
+    let width = width.min(area.width);
+    let rect = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    };
+    frame.render_widget(ratatui::widgets::Clear, rect);
+    rect
+}
+
 /// The inner area of a bordered block.
 fn inner(area: Rect) -> Rect {
     Rect {
