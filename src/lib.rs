@@ -12,6 +12,7 @@ pub mod demo_fleet;
 pub mod engine;
 pub mod fleet_dir;
 pub mod glob;
+pub mod launch;
 pub mod logging;
 pub mod model;
 pub mod output;

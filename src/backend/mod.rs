@@ -6,6 +6,7 @@
 pub mod cluster;
 pub mod fake;
 pub mod kube;
+pub mod live_cells;
 pub mod propagate;
 pub mod sim;
 

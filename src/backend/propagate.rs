@@ -148,7 +148,12 @@ where
     let work = &work;
     let mut out: Vec<Option<Vec<T>>> = Vec::with_capacity(total);
     out.resize_with(total, || None);
-    let mut stream = futures::stream::iter(targets.iter().enumerate())
+    // The futures are collected before they are polled so no closure over borrowed targets
+    // is held across an await: that keeps the fan-out `Send` (rustc cannot prove it through
+    // such a closure), so it can run in a spawned task.
+    let cluster_work: Vec<_> = targets
+        .iter()
+        .enumerate()
         .map(|(index, target)| async move {
             let rows = match &target.api {
                 Err(_) => None,
@@ -158,7 +163,9 @@ where
             };
             (index, rows)
         })
-        .buffer_unordered(options.concurrency.max(1));
+        .collect();
+    let mut stream =
+        futures::stream::iter(cluster_work).buffer_unordered(options.concurrency.max(1));
     let mut done = 0;
     while let Some((index, rows)) = stream.next().await {
         done += 1;
@@ -568,10 +575,13 @@ async fn apply_cluster<A: ClusterApi>(
                 None => pending.push((resource, object)),
             }
         }
-        let results: Vec<(ResourceRef, Result<Value, ApiError>)> = futures::stream::iter(pending)
+        let requests: Vec<_> = pending
+            .into_iter()
             .map(|(resource, object)| async move {
                 (resource, guard.call(|| api.apply(object, mode)).await)
             })
+            .collect();
+        let results: Vec<(ResourceRef, Result<Value, ApiError>)> = futures::stream::iter(requests)
             .buffered(options.limits.in_flight.max(1))
             .collect()
             .await;

@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod kubeconfig;
+pub mod live;
 pub mod probe;
 
 use std::time::Duration;

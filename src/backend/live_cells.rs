@@ -1,0 +1,567 @@
+//! One cluster's column of the matrix, worked out from the fleet's intent and the objects a
+//! watch cache holds: placed, present and matching is InSync; a field of the intent with
+//! another live value is Drifted; placed and absent is Pending, or Missing once it was seen
+//! and then deleted; present with flotilla's marker but no longer placed is Orphaned. Pure:
+//! no I/O and no clock. The live backend feeds it watch events and sends what it returns;
+//! only cells whose status or detail changed are returned, so a quiet cluster costs nothing.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::propagate::{drift_fields, resource_of};
+use super::{CellRef, CellUpdate};
+use crate::engine::{Decision, Fleet};
+use crate::model::{CellStatus, ResourceRef, StatusKind};
+
+/// The rows of a fleet grouped by the kind a watch serves them from.
+#[derive(Debug, Default)]
+pub struct FleetIndex {
+    /// Every (apiVersion, kind) among the fleet's resources, in first-seen order.
+    pub kinds: Vec<(String, String)>,
+    /// Kind index of every row.
+    row_kind: Vec<usize>,
+    /// Row of every resource identity.
+    rows: HashMap<ResourceRef, u32>,
+}
+
+impl FleetIndex {
+    pub fn new(fleet: &Fleet) -> FleetIndex {
+        let mut index = FleetIndex::default();
+        for (row, resource) in fleet.resources.iter().enumerate() {
+            let key = (
+                resource.target.api_version.clone(),
+                resource.target.kind.clone(),
+            );
+            let kind = match index.kinds.iter().position(|known| *known == key) {
+                Some(found) => found,
+                None => {
+                    index.kinds.push(key);
+                    index.kinds.len() - 1
+                }
+            };
+            index.row_kind.push(kind);
+            index.rows.insert(resource.target.clone(), row as u32);
+        }
+        index
+    }
+
+    /// The row an object of the cluster belongs to, if the fleet has it.
+    pub fn row_of(&self, object: &Value) -> Option<u32> {
+        self.rows.get(&resource_of(object)).copied()
+    }
+
+    pub fn kind_of(&self, row: u32) -> usize {
+        self.row_kind.get(row as usize).copied().unwrap_or(usize::MAX)
+    }
+
+    fn rows_of_kind(&self, kind: usize) -> impl Iterator<Item = u32> + '_ {
+        self.row_kind
+            .iter()
+            .enumerate()
+            .filter(move |(_, k)| **k == kind)
+            .map(|(row, _)| row as u32)
+    }
+}
+
+/// Whether the cluster can be talked to, as far as the backend knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    /// Not probed yet.
+    Connecting,
+    /// Answering (Ready or NotReady): cells come from the cache.
+    Answering,
+    /// Unreachable, unauthorized or not connected at all; the reason is shown on every cell.
+    Down(String),
+}
+
+/// A watch event for one kind, already reduced to what the cache needs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WatchChange {
+    /// A (re)list started: objects until `ListDone` replace this kind's cache.
+    ListStarted,
+    Listed(Value),
+    ListDone,
+    Applied(Value),
+    Deleted(Value),
+}
+
+/// One cluster's cells and the cache they come from.
+pub struct ClusterCells {
+    fleet: Arc<Fleet>,
+    index: Arc<FleetIndex>,
+    cluster: u32,
+    reach: Reach,
+    live: HashMap<u32, Value>,
+    /// Rows seen present during this session, so a later absence is Missing, not Pending.
+    seen: HashSet<u32>,
+    /// Kinds whose first list has completed.
+    listed: HashSet<usize>,
+    /// Kinds the cluster does not serve.
+    unserved: HashSet<usize>,
+    /// Objects of a list in progress, per kind.
+    listing: HashMap<usize, HashMap<u32, Value>>,
+    /// Rows with an apply in flight.
+    applying: HashSet<u32>,
+    /// The last apply's failure per row, until the row is applied again or changes live.
+    failures: HashMap<u32, (CellStatus, String)>,
+    /// What was last reported per row: its kind, and the detail when there is one.
+    sent_kind: Vec<StatusKind>,
+    sent_detail: HashMap<u32, (CellStatus, Option<String>)>,
+}
+
+impl ClusterCells {
+    /// A cluster not probed yet; `initial()` gives its column for the first snapshot.
+    pub fn new(fleet: Arc<Fleet>, index: Arc<FleetIndex>, cluster: u32, reach: Reach) -> Self {
+        let rows = fleet.resources.len();
+        let mut cells = ClusterCells {
+            fleet,
+            index,
+            cluster,
+            reach,
+            live: HashMap::new(),
+            seen: HashSet::new(),
+            listed: HashSet::new(),
+            unserved: HashSet::new(),
+            listing: HashMap::new(),
+            applying: HashSet::new(),
+            failures: HashMap::new(),
+            sent_kind: vec![StatusKind::NotPlaced; rows],
+            sent_detail: HashMap::new(),
+        };
+        for row in 0..rows as u32 {
+            let (status, message) = cells.status(row);
+            cells.remember(row, status, message);
+        }
+        cells
+    }
+
+    /// The column as last reported: one kind per row, and the rows with detail.
+    pub fn initial(&self) -> (&[StatusKind], Vec<CellUpdate>) {
+        let details = self
+            .sent_detail
+            .iter()
+            .map(|(row, (status, message))| CellUpdate {
+                cell: self.cell(*row),
+                status: status.clone(),
+                message: message.clone(),
+            })
+            .collect();
+        (&self.sent_kind, details)
+    }
+
+    pub fn cluster(&self) -> u32 {
+        self.cluster
+    }
+
+    pub fn reach(&self) -> &Reach {
+        &self.reach
+    }
+
+    /// The cluster's reachability changed; every row may change.
+    pub fn set_reach(&mut self, reach: Reach) -> Vec<CellUpdate> {
+        if self.reach == reach {
+            return Vec::new();
+        }
+        self.reach = reach;
+        self.changes(0..self.fleet.resources.len() as u32)
+    }
+
+    /// Discovery's verdict: which kinds the cluster serves.
+    pub fn set_served(&mut self, served: &[bool]) -> Vec<CellUpdate> {
+        let unserved: HashSet<usize> = served
+            .iter()
+            .enumerate()
+            .filter(|(_, served)| !**served)
+            .map(|(kind, _)| kind)
+            .collect();
+        if unserved == self.unserved {
+            return Vec::new();
+        }
+        let touched: HashSet<usize> = unserved.symmetric_difference(&self.unserved).copied().collect();
+        self.unserved = unserved;
+        let rows: Vec<u32> = touched
+            .into_iter()
+            .flat_map(|kind| self.index.rows_of_kind(kind).collect::<Vec<_>>())
+            .collect();
+        self.changes(rows)
+    }
+
+    /// A watch of `kind` saw something.
+    pub fn watch(&mut self, kind: usize, change: WatchChange) -> Vec<CellUpdate> {
+        match change {
+            WatchChange::ListStarted => {
+                self.listing.insert(kind, HashMap::new());
+                Vec::new()
+            }
+            WatchChange::Listed(object) => {
+                if let Some(row) = self.index.row_of(&object)
+                    && let Some(listing) = self.listing.get_mut(&kind)
+                {
+                    listing.insert(row, object);
+                }
+                Vec::new()
+            }
+            WatchChange::ListDone => {
+                let listed = self.listing.remove(&kind).unwrap_or_default();
+                let rows: Vec<u32> = self.index.rows_of_kind(kind).collect();
+                for row in &rows {
+                    match listed.get(row) {
+                        Some(object) => self.store(*row, object.clone()),
+                        None => {
+                            self.live.remove(row);
+                        }
+                    }
+                }
+                self.listed.insert(kind);
+                self.changes(rows)
+            }
+            WatchChange::Applied(object) => match self.index.row_of(&object) {
+                Some(row) => {
+                    self.store(row, object);
+                    self.changes([row])
+                }
+                None => Vec::new(),
+            },
+            WatchChange::Deleted(object) => match self.index.row_of(&object) {
+                Some(row) => {
+                    self.live.remove(&row);
+                    self.failures.remove(&row);
+                    self.changes([row])
+                }
+                None => Vec::new(),
+            },
+        }
+    }
+
+    fn store(&mut self, row: u32, object: Value) {
+        if self.live.get(&row) != Some(&object) {
+            self.failures.remove(&row);
+        }
+        self.seen.insert(row);
+        self.live.insert(row, object);
+    }
+
+    /// An apply of these rows started.
+    pub fn apply_started(&mut self, rows: &[u32]) -> Vec<CellUpdate> {
+        for row in rows {
+            self.applying.insert(*row);
+            self.failures.remove(row);
+        }
+        self.changes(rows.iter().copied())
+    }
+
+    /// An apply finished: `Ok` rows were written (the watch brings their new state),
+    /// `Err` rows keep the failure until they are applied again or change on the cluster.
+    pub fn apply_finished(
+        &mut self,
+        results: Vec<(u32, Result<(), (CellStatus, String)>)>,
+    ) -> Vec<CellUpdate> {
+        let mut rows = Vec::with_capacity(results.len());
+        for (row, result) in results {
+            self.applying.remove(&row);
+            if let Err(failure) = result {
+                self.failures.insert(row, failure);
+            }
+            rows.push(row);
+        }
+        self.changes(rows)
+    }
+
+    /// The live object of a row, if the cache has it.
+    pub fn live(&self, row: u32) -> Option<&Value> {
+        self.live.get(&row)
+    }
+
+    /// The rows the fleet places on this cluster.
+    pub fn placed_rows(&self) -> Vec<u32> {
+        (0..self.fleet.resources.len())
+            .filter(|row| self.fleet.is_placed(*row, self.cluster as usize))
+            .map(|row| row as u32)
+            .collect()
+    }
+
+    fn cell(&self, row: u32) -> CellRef {
+        CellRef {
+            resource: row,
+            cluster: self.cluster,
+        }
+    }
+
+    /// Recomputes `rows` and returns those whose status or detail differs from what was sent.
+    fn changes(&mut self, rows: impl IntoIterator<Item = u32>) -> Vec<CellUpdate> {
+        let mut updates = Vec::new();
+        for row in rows {
+            let (status, message) = self.status(row);
+            let kind = status.kind();
+            let has_detail = status.detail().is_some() || message.is_some();
+            let before_kind = self.sent_kind.get(row as usize).copied();
+            let same = before_kind == Some(kind)
+                && match self.sent_detail.get(&row) {
+                    Some((old_status, old_message)) => {
+                        has_detail && *old_status == status && *old_message == message
+                    }
+                    None => !has_detail,
+                };
+            if same {
+                continue;
+            }
+            self.remember(row, status.clone(), message.clone());
+            updates.push(CellUpdate {
+                cell: self.cell(row),
+                status,
+                message,
+            });
+        }
+        updates
+    }
+
+    fn remember(&mut self, row: u32, status: CellStatus, message: Option<String>) {
+        if let Some(slot) = self.sent_kind.get_mut(row as usize) {
+            *slot = status.kind();
+        }
+        if status.detail().is_some() || message.is_some() {
+            self.sent_detail.insert(row, (status, message));
+        } else {
+            self.sent_detail.remove(&row);
+        }
+    }
+
+    /// The status of one row on this cluster, with a line for the detail pane.
+    pub fn status(&self, row: u32) -> (CellStatus, Option<String>) {
+        let resource = row as usize;
+        let cluster = self.cluster as usize;
+        let live = self.live.get(&row);
+        if !self.fleet.is_placed(resource, cluster) {
+            return match (live, &self.reach) {
+                (Some(_), Reach::Answering) => (
+                    CellStatus::Orphaned,
+                    Some("carries flotilla's marker but is no longer placed here".into()),
+                ),
+                _ => (
+                    CellStatus::NotPlaced(
+                        self.fleet
+                            .placement(resource, cluster)
+                            .err()
+                            .unwrap_or_default(),
+                    ),
+                    None,
+                ),
+            };
+        }
+        match &self.reach {
+            Reach::Down(reason) => return (CellStatus::Unreachable, Some(reason.clone())),
+            Reach::Connecting => {
+                return (CellStatus::Pending, Some("connecting to the cluster…".into()));
+            }
+            Reach::Answering => {}
+        }
+        let kind = self.index.kind_of(row);
+        if self.unserved.contains(&kind) {
+            let (api_version, kind) = self
+                .index
+                .kinds
+                .get(kind)
+                .cloned()
+                .unwrap_or_default();
+            return (
+                CellStatus::Failed(format!("kind not served: {api_version} {kind}")),
+                None,
+            );
+        }
+        if let Some((status, message)) = self.failures.get(&row) {
+            return (status.clone(), Some(message.clone()));
+        }
+        if self.applying.contains(&row) {
+            return (CellStatus::Pending, Some("applying…".into()));
+        }
+        let desired = match self.fleet.decide(resource, cluster) {
+            Decision::Placed { object, .. } => object,
+            Decision::NotPlaced { reason } => return (CellStatus::Failed(reason), None),
+        };
+        if !self.listed.contains(&kind) {
+            return (
+                CellStatus::Pending,
+                Some("waiting for the cluster's first list".into()),
+            );
+        }
+        let Some(live) = live else {
+            return if self.seen.contains(&row) {
+                (
+                    CellStatus::Missing,
+                    Some("deleted on the cluster outside flotilla".into()),
+                )
+            } else {
+                (CellStatus::Pending, Some("not applied yet".into()))
+            };
+        };
+        let fields = drift_fields(&desired, live);
+        match fields.first() {
+            None => (CellStatus::InSync, None),
+            Some(first) => {
+                let by = first
+                    .manager
+                    .as_deref()
+                    .map(|manager| format!(" by {manager}"))
+                    .unwrap_or_default();
+                let more = match fields.len() {
+                    1 => String::new(),
+                    n => format!(" (+{} more fields)", n - 1),
+                };
+                (
+                    CellStatus::Drifted,
+                    Some(format!(
+                        "{} changed{by}: desired {} live {}{more}",
+                        first.path, first.desired, first.live
+                    )),
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::engine::{SourceFile, load_fleet};
+
+    const FLEET: &str = r#"
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: a, labels: {tier: web}}
+---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: b}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: colors, namespace: shop}
+data: {color: blue}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: colors, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: colors}]
+  placement:
+    clusterAffinity: {labelSelector: {matchLabels: {tier: web}}}
+"#;
+
+    fn fleet() -> Arc<Fleet> {
+        let (fleet, errors) = load_fleet(&[SourceFile {
+            path: "fleet.yaml".into(),
+            text: FLEET.into(),
+        }]);
+        assert!(errors.is_empty(), "{errors:?}");
+        Arc::new(fleet)
+    }
+
+    fn cells(cluster: &str) -> ClusterCells {
+        let fleet = fleet();
+        let index = Arc::new(FleetIndex::new(&fleet));
+        let cluster = fleet.cluster_index(cluster).unwrap() as u32;
+        ClusterCells::new(fleet, index, cluster, Reach::Connecting)
+    }
+
+    fn desired(cells: &ClusterCells) -> Value {
+        match cells.fleet.decide(0, cells.cluster as usize) {
+            Decision::Placed { object, .. } => object,
+            Decision::NotPlaced { reason } => panic!("{reason}"),
+        }
+    }
+
+    fn kinds(updates: &[CellUpdate]) -> Vec<StatusKind> {
+        updates.iter().map(|u| u.status.kind()).collect()
+    }
+
+    #[test]
+    fn a_listed_object_matching_the_intent_is_in_sync_and_an_edit_makes_it_drift() {
+        let mut cells = cells("a");
+        assert_eq!(cells.status(0).0, CellStatus::Pending);
+        assert!(cells.set_reach(Reach::Answering).is_empty(), "still waiting for a list");
+        let object = desired(&cells);
+        cells.watch(0, WatchChange::ListStarted);
+        cells.watch(0, WatchChange::Listed(object.clone()));
+        assert_eq!(kinds(&cells.watch(0, WatchChange::ListDone)), [StatusKind::InSync]);
+
+        let mut edited = object.clone();
+        edited["data"]["color"] = json!("red");
+        let updates = cells.watch(0, WatchChange::Applied(edited));
+        assert_eq!(kinds(&updates), [StatusKind::Drifted]);
+        let message = updates[0].message.clone().unwrap();
+        assert!(message.contains("/data/color"), "{message}");
+        assert!(message.contains("\"red\""), "{message}");
+        // The same object again changes nothing, so nothing is sent.
+        let mut again = object.clone();
+        again["data"]["color"] = json!("red");
+        assert!(cells.watch(0, WatchChange::Applied(again)).is_empty());
+    }
+
+    #[test]
+    fn absent_is_pending_until_seen_then_missing_and_down_is_unreachable() {
+        let mut cells = cells("a");
+        cells.set_reach(Reach::Answering);
+        cells.watch(0, WatchChange::ListStarted);
+        let updates = cells.watch(0, WatchChange::ListDone);
+        assert_eq!(
+            updates[0].message.as_deref(),
+            Some("not applied yet"),
+            "{updates:?}"
+        );
+        let object = desired(&cells);
+        cells.watch(0, WatchChange::Applied(object.clone()));
+        let gone = cells.watch(0, WatchChange::Deleted(object));
+        assert_eq!(kinds(&gone), [StatusKind::Missing]);
+        let down = cells.set_reach(Reach::Down("connection refused".into()));
+        assert_eq!(kinds(&down), [StatusKind::Unreachable]);
+        assert_eq!(down[0].message.as_deref(), Some("connection refused"));
+    }
+
+    #[test]
+    fn an_unplaced_object_with_the_marker_is_orphaned_and_an_unserved_kind_fails() {
+        let mut other = cells("b");
+        assert!(matches!(other.status(0).0, CellStatus::NotPlaced(_)));
+        other.set_reach(Reach::Answering);
+        let mut object = desired(&cells("a"));
+        object["metadata"]["name"] = json!("colors");
+        let updates = other.watch(0, WatchChange::Applied(object));
+        assert_eq!(kinds(&updates), [StatusKind::Orphaned]);
+
+        let mut placed = cells("a");
+        placed.set_reach(Reach::Answering);
+        let updates = placed.set_served(&[false]);
+        assert_eq!(
+            updates[0].status,
+            CellStatus::Failed("kind not served: v1 ConfigMap".into())
+        );
+    }
+
+    #[test]
+    fn an_apply_failure_sticks_until_the_next_apply_and_a_relist_drops_vanished_objects() {
+        let mut cells = cells("a");
+        cells.set_reach(Reach::Answering);
+        cells.set_served(&[true]);
+        let object = desired(&cells);
+        cells.watch(0, WatchChange::ListStarted);
+        cells.watch(0, WatchChange::Listed(object));
+        cells.watch(0, WatchChange::ListDone);
+        assert_eq!(kinds(&cells.apply_started(&[0])), [StatusKind::Pending]);
+        let failed = cells.apply_finished(vec![(
+            0,
+            Err((CellStatus::Conflict("kubectl".into()), "conflict".into())),
+        )]);
+        assert_eq!(kinds(&failed), [StatusKind::Conflict]);
+        cells.apply_started(&[0]);
+        let ok = cells.apply_finished(vec![(0, Ok(()))]);
+        assert_eq!(kinds(&ok), [StatusKind::InSync]);
+        // A relist without the object means it is gone.
+        cells.watch(0, WatchChange::ListStarted);
+        let relisted = cells.watch(0, WatchChange::ListDone);
+        assert_eq!(kinds(&relisted), [StatusKind::Missing]);
+    }
+}
