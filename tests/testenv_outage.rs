@@ -8,16 +8,7 @@ mod support;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 
-use support::{TestNamespace, env, testenv_cmd, testenv_cmd_ok};
-
-/// Starts the member again even when an assertion fails half-way.
-struct Restart<'a>(&'a str);
-
-impl Drop for Restart<'_> {
-    fn drop(&mut self) {
-        let _ = testenv_cmd(&["start", self.0]);
-    }
-}
+use support::{Restart, TestNamespace, env, testenv_cmd, testenv_cmd_ok};
 
 #[tokio::test]
 #[ignore = "needs testenv: run through cargo xtask test"]

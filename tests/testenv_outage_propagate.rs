@@ -5,43 +5,10 @@
 
 mod support;
 
-use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{TestNamespace, env, kubectl_ok, testenv_cmd, testenv_cmd_ok};
-
-/// Starts the member again even when an assertion fails half-way.
-struct Restart<'a>(&'a str);
-
-impl Drop for Restart<'_> {
-    fn drop(&mut self) {
-        let _ = testenv_cmd(&["start", self.0]);
-    }
-}
-
-fn flotilla(fleet: &std::path::Path, args: &[&str]) -> Output {
-    let state = tempfile::tempdir().expect("temp dir");
-    Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .arg("--kubeconfig")
-        .arg(&env().kubeconfig_path)
-        .arg("--fleet")
-        .arg(fleet)
-        .args(args)
-        .env("XDG_STATE_HOME", state.path())
-        .env("XDG_CONFIG_HOME", state.path())
-        .env_remove("KUBECONFIG")
-        .output()
-        .expect("run flotilla")
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "stdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
+use support::{Restart, TestNamespace, env, flotilla, kubectl_ok, output_text, testenv_cmd_ok};
 
 /// The per-cluster timeout of plan and apply (backend::propagate::Options::default()).
 const CLUSTER_TIMEOUT: Duration = Duration::from_secs(60);
@@ -79,7 +46,7 @@ fn a_stopped_member_is_unreachable_and_the_others_succeed() {
         started.elapsed() < CLUSTER_TIMEOUT,
         "plan must not wait beyond the per-cluster timeout"
     );
-    assert_eq!(plan.status.code(), Some(3), "{}", text(&plan));
+    assert_eq!(plan.status.code(), Some(3), "{}", output_text(&plan));
     let items: Value = serde_json::from_slice(&plan.stdout).expect("plan JSON");
     for item in items["items"].as_array().cloned().unwrap_or_default() {
         if item["cluster"] == down.as_str() {
@@ -97,7 +64,7 @@ fn a_stopped_member_is_unreachable_and_the_others_succeed() {
     }
 
     let apply = flotilla(dir.path(), &["apply", "--yes", "-o", "json"]);
-    assert_eq!(apply.status.code(), Some(3), "{}", text(&apply));
+    assert_eq!(apply.status.code(), Some(3), "{}", output_text(&apply));
     let items: Value = serde_json::from_slice(&apply.stdout).expect("apply JSON");
     for item in items["items"].as_array().cloned().unwrap_or_default() {
         if item["cluster"] == down.as_str() {

@@ -8,55 +8,18 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
-use support::{TestNamespace, env, kubectl, kubectl_ok};
-
-/// Runs the flotilla binary with the environment's kubeconfig and the given fleet.
-fn flotilla(fleet: &Path, args: &[&str]) -> Output {
-    let state = tempfile::tempdir().expect("temp dir");
-    Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .arg("--kubeconfig")
-        .arg(&env().kubeconfig_path)
-        .arg("--fleet")
-        .arg(fleet)
-        .args(args)
-        .env("XDG_STATE_HOME", state.path())
-        .env("XDG_CONFIG_HOME", state.path())
-        .env_remove("KUBECONFIG")
-        .output()
-        .expect("run flotilla")
-}
+use support::{TestNamespace, flotilla, inventory, kubectl, kubectl_ok, output_text};
 
 fn code(output: &Output) -> i32 {
     output.status.code().unwrap_or(-1)
 }
 
-fn text(output: &Output) -> String {
-    format!(
-        "stdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
 fn json(output: &Output) -> Value {
     serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("invalid JSON ({e}): {}", text(output)))
-}
-
-/// Karmada Cluster inventory: (cluster name, context, env label).
-fn inventory(clusters: &[(&str, &str, &str)]) -> String {
-    clusters
-        .iter()
-        .map(|(name, context, env)| {
-            format!(
-                "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: {name}\n  \
-                 labels: {{env: {env}}}\n  annotations: {{flotilla.dev/context: {context}}}\n---\n"
-            )
-        })
-        .collect()
+        .unwrap_or_else(|e| panic!("invalid JSON ({e}): {}", output_text(output)))
 }
 
 fn write_fleet(dir: &Path, text: &str) {
@@ -139,7 +102,12 @@ fn apply_places_overrides_and_repairs_drift() {
     let fleet = dir.path();
 
     let plan = flotilla(fleet, &["plan", "-o", "json"]);
-    assert_eq!(code(&plan), 1, "a first plan has changes: {}", text(&plan));
+    assert_eq!(
+        code(&plan),
+        1,
+        "a first plan has changes: {}",
+        output_text(&plan)
+    );
     let items = json(&plan)["items"].as_array().cloned().unwrap_or_default();
     assert!(
         items.iter().all(|i| i["cluster"] != "lab"),
@@ -153,7 +121,7 @@ fn apply_places_overrides_and_repairs_drift() {
     );
 
     let apply = flotilla(fleet, &["apply", "--yes"]);
-    assert_eq!(code(&apply), 0, "{}", text(&apply));
+    assert_eq!(code(&apply), 0, "{}", output_text(&apply));
 
     // kubectl sees exactly the placed objects, with their replicas and overrides.
     assert_eq!(
@@ -193,16 +161,16 @@ fn apply_places_overrides_and_repairs_drift() {
 
     // No perpetual diff.
     let again = flotilla(fleet, &["plan", "-o", "json"]);
-    assert_eq!(code(&again), 0, "second plan: {}", text(&again));
+    assert_eq!(code(&again), 0, "second plan: {}", output_text(&again));
     assert!(
         json(&again)["items"]
             .as_array()
             .is_some_and(|items| items.iter().all(|i| i["action"] == "unchanged")),
         "{}",
-        text(&again)
+        output_text(&again)
     );
     let clean = flotilla(fleet, &["drift"]);
-    assert_eq!(code(&clean), 0, "{}", text(&clean));
+    assert_eq!(code(&clean), 0, "{}", output_text(&clean));
 
     // Someone scales by hand on member-1: drift names the cluster, the path and kubectl.
     kubectl_ok(
@@ -210,7 +178,7 @@ fn apply_places_overrides_and_repairs_drift() {
         &["scale", "deployment", "web", "-n", &ns.name, "--replicas=7"],
     );
     let drift = flotilla(fleet, &["drift", "-o", "json"]);
-    assert_eq!(code(&drift), 1, "{}", text(&drift));
+    assert_eq!(code(&drift), 1, "{}", output_text(&drift));
     let items = json(&drift)["items"]
         .as_array()
         .cloned()
@@ -227,7 +195,7 @@ fn apply_places_overrides_and_repairs_drift() {
 
     // kubectl now owns the field: plan and apply name the conflict and leave it alone.
     let plan = flotilla(fleet, &["plan", "-o", "json"]);
-    assert_eq!(code(&plan), 1, "{}", text(&plan));
+    assert_eq!(code(&plan), 1, "{}", output_text(&plan));
     let conflict = json(&plan)["items"]
         .as_array()
         .and_then(|items| {
@@ -246,8 +214,12 @@ fn apply_places_overrides_and_repairs_drift() {
         "{conflict}"
     );
     let refused = flotilla(fleet, &["apply", "--yes"]);
-    assert_eq!(code(&refused), 3, "{}", text(&refused));
-    assert!(text(&refused).contains("kubectl"), "{}", text(&refused));
+    assert_eq!(code(&refused), 3, "{}", output_text(&refused));
+    assert!(
+        output_text(&refused).contains("kubectl"),
+        "{}",
+        output_text(&refused)
+    );
     assert_eq!(
         deployment_field("member-1", &ns.name, "{.spec.replicas}"),
         "7"
@@ -255,13 +227,13 @@ fn apply_places_overrides_and_repairs_drift() {
 
     // Forcing takes the field back; drift is gone.
     let forced = flotilla(fleet, &["apply", "--yes", "--force-conflicts"]);
-    assert_eq!(code(&forced), 0, "{}", text(&forced));
+    assert_eq!(code(&forced), 0, "{}", output_text(&forced));
     assert_eq!(
         deployment_field("member-1", &ns.name, "{.spec.replicas}"),
         "3"
     );
     let after = flotilla(fleet, &["drift"]);
-    assert_eq!(code(&after), 0, "{}", text(&after));
+    assert_eq!(code(&after), 0, "{}", output_text(&after));
 }
 
 #[test]
@@ -280,7 +252,7 @@ fn a_field_owned_by_another_manager_is_a_named_conflict() {
     ));
     write_fleet(dir.path(), &fleet_text);
     let apply = flotilla(dir.path(), &["apply", "--yes"]);
-    assert_eq!(code(&apply), 0, "{}", text(&apply));
+    assert_eq!(code(&apply), 0, "{}", output_text(&apply));
     kubectl_ok(
         "member-1",
         &[
@@ -296,7 +268,7 @@ fn a_field_owned_by_another_manager_is_a_named_conflict() {
         ],
     );
     let refused = flotilla(dir.path(), &["apply", "--yes", "-o", "json"]);
-    assert_eq!(code(&refused), 3, "{}", text(&refused));
+    assert_eq!(code(&refused), 3, "{}", output_text(&refused));
     let item = json(&refused)["items"]
         .as_array()
         .and_then(|items| {
@@ -334,7 +306,7 @@ fn a_field_owned_by_another_manager_is_a_named_conflict() {
         "not overwritten without --force-conflicts"
     );
     let forced = flotilla(dir.path(), &["apply", "--yes", "--force-conflicts"]);
-    assert_eq!(code(&forced), 0, "{}", text(&forced));
+    assert_eq!(code(&forced), 0, "{}", output_text(&forced));
     assert_eq!(color(()), "blue");
 }
 
@@ -362,14 +334,14 @@ fn a_readonly_context_is_forbidden_for_that_cluster_only() {
 
     // Plan stays usable through read-only credentials (no dry-run: that is a PATCH).
     let plan = flotilla(dir.path(), &["plan", "-o", "json"]);
-    assert_eq!(code(&plan), 1, "{}", text(&plan));
+    assert_eq!(code(&plan), 1, "{}", output_text(&plan));
     let readonly_plan = flotilla(dir.path(), &["plan", "--readonly", "-o", "json"]);
-    assert_eq!(code(&readonly_plan), 1, "{}", text(&readonly_plan));
+    assert_eq!(code(&readonly_plan), 1, "{}", output_text(&readonly_plan));
     let refused = flotilla(dir.path(), &["apply", "--readonly", "--yes"]);
-    assert_eq!(code(&refused), 2, "{}", text(&refused));
+    assert_eq!(code(&refused), 2, "{}", output_text(&refused));
 
     let apply = flotilla(dir.path(), &["apply", "--yes", "-o", "json"]);
-    assert_eq!(code(&apply), 3, "{}", text(&apply));
+    assert_eq!(code(&apply), 3, "{}", output_text(&apply));
     let items = json(&apply)["items"]
         .as_array()
         .cloned()
@@ -460,7 +432,7 @@ fn a_kind_without_its_crd_fails_on_that_member_only() {
             &["delete", "crd", &format!("widgets.{group}"), "--wait=false"],
         );
     }
-    assert_eq!(code(&apply), 3, "{}", text(&apply));
+    assert_eq!(code(&apply), 3, "{}", output_text(&apply));
     assert_eq!(
         String::from_utf8_lossy(&stored.stdout),
         "3",
@@ -517,15 +489,15 @@ fn prune_candidates_are_planned_but_never_deleted_without_prune() {
         code(&unconfirmed),
         2,
         "no terminal and no --yes: {}",
-        text(&unconfirmed)
+        output_text(&unconfirmed)
     );
     assert!(
-        text(&unconfirmed).contains("--yes"),
+        output_text(&unconfirmed).contains("--yes"),
         "{}",
-        text(&unconfirmed)
+        output_text(&unconfirmed)
     );
     let apply = flotilla(dir.path(), &["apply", "--yes"]);
-    assert_eq!(code(&apply), 0, "{}", text(&apply));
+    assert_eq!(code(&apply), 0, "{}", output_text(&apply));
 
     write_fleet(dir.path(), &config_maps(&["keep"]));
     let plain = flotilla(dir.path(), &["plan", "-o", "json"]);
@@ -533,10 +505,10 @@ fn prune_candidates_are_planned_but_never_deleted_without_prune() {
         code(&plain),
         0,
         "without --prune nothing changes: {}",
-        text(&plain)
+        output_text(&plain)
     );
     let plan = flotilla(dir.path(), &["plan", "--prune", "-o", "json"]);
-    assert_eq!(code(&plan), 1, "{}", text(&plan));
+    assert_eq!(code(&plan), 1, "{}", output_text(&plan));
     let items = json(&plan)["items"].as_array().cloned().unwrap_or_default();
     assert!(
         items.iter().any(|i| i["action"] == "prune"
@@ -553,10 +525,10 @@ fn prune_candidates_are_planned_but_never_deleted_without_prune() {
         "{items:?}"
     );
     let apply = flotilla(dir.path(), &["apply", "--yes"]);
-    assert_eq!(code(&apply), 0, "{}", text(&apply));
+    assert_eq!(code(&apply), 0, "{}", output_text(&apply));
     kubectl_ok("member-1", &["get", "configmap", "gone", "-n", &ns.name]);
     let pruned = flotilla(dir.path(), &["apply", "--yes", "--prune"]);
-    assert_eq!(code(&pruned), 0, "{}", text(&pruned));
+    assert_eq!(code(&pruned), 0, "{}", output_text(&pruned));
     let gone = kubectl("member-1", &["get", "configmap", "gone", "-n", &ns.name]);
     assert!(!gone.status.success(), "gone was pruned");
     kubectl_ok("member-1", &["get", "configmap", "keep", "-n", &ns.name]);

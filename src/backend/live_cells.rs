@@ -53,7 +53,10 @@ impl FleetIndex {
     }
 
     pub fn kind_of(&self, row: u32) -> usize {
-        self.row_kind.get(row as usize).copied().unwrap_or(usize::MAX)
+        self.row_kind
+            .get(row as usize)
+            .copied()
+            .unwrap_or(usize::MAX)
     }
 
     fn rows_of_kind(&self, kind: usize) -> impl Iterator<Item = u32> + '_ {
@@ -86,6 +89,9 @@ pub enum WatchChange {
     Applied(Value),
     Deleted(Value),
 }
+
+/// How one row's apply ended: written, or the status and message of its failure.
+pub type ApplyResult = Result<(), (CellStatus, String)>;
 
 /// One cluster's cells and the cache they come from.
 pub struct ClusterCells {
@@ -179,7 +185,10 @@ impl ClusterCells {
         if unserved == self.unserved {
             return Vec::new();
         }
-        let touched: HashSet<usize> = unserved.symmetric_difference(&self.unserved).copied().collect();
+        let touched: HashSet<usize> = unserved
+            .symmetric_difference(&self.unserved)
+            .copied()
+            .collect();
         self.unserved = unserved;
         let rows: Vec<u32> = touched
             .into_iter()
@@ -254,10 +263,7 @@ impl ClusterCells {
 
     /// An apply finished: `Ok` rows were written (the watch brings their new state),
     /// `Err` rows keep the failure until they are applied again or change on the cluster.
-    pub fn apply_finished(
-        &mut self,
-        results: Vec<(u32, Result<(), (CellStatus, String)>)>,
-    ) -> Vec<CellUpdate> {
+    pub fn apply_finished(&mut self, results: Vec<(u32, ApplyResult)>) -> Vec<CellUpdate> {
         let mut rows = Vec::with_capacity(results.len());
         for (row, result) in results {
             self.applying.remove(&row);
@@ -353,18 +359,16 @@ impl ClusterCells {
         match &self.reach {
             Reach::Down(reason) => return (CellStatus::Unreachable, Some(reason.clone())),
             Reach::Connecting => {
-                return (CellStatus::Pending, Some("connecting to the cluster…".into()));
+                return (
+                    CellStatus::Pending,
+                    Some("connecting to the cluster…".into()),
+                );
             }
             Reach::Answering => {}
         }
         let kind = self.index.kind_of(row);
         if self.unserved.contains(&kind) {
-            let (api_version, kind) = self
-                .index
-                .kinds
-                .get(kind)
-                .cloned()
-                .unwrap_or_default();
+            let (api_version, kind) = self.index.kinds.get(kind).cloned().unwrap_or_default();
             return (
                 CellStatus::Failed(format!("kind not served: {api_version} {kind}")),
                 None,
@@ -483,11 +487,17 @@ spec:
     fn a_listed_object_matching_the_intent_is_in_sync_and_an_edit_makes_it_drift() {
         let mut cells = cells("a");
         assert_eq!(cells.status(0).0, CellStatus::Pending);
-        assert!(cells.set_reach(Reach::Answering).is_empty(), "still waiting for a list");
+        assert!(
+            cells.set_reach(Reach::Answering).is_empty(),
+            "still waiting for a list"
+        );
         let object = desired(&cells);
         cells.watch(0, WatchChange::ListStarted);
         cells.watch(0, WatchChange::Listed(object.clone()));
-        assert_eq!(kinds(&cells.watch(0, WatchChange::ListDone)), [StatusKind::InSync]);
+        assert_eq!(
+            kinds(&cells.watch(0, WatchChange::ListDone)),
+            [StatusKind::InSync]
+        );
 
         let mut edited = object.clone();
         edited["data"]["color"] = json!("red");

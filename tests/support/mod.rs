@@ -269,3 +269,51 @@ impl Drop for TestNamespace {
         }
     }
 }
+
+/// Runs the flotilla binary with the environment's kubeconfig and the given fleet directory,
+/// with its own state and config directories so nothing of the user's leaks in.
+pub fn flotilla(fleet: &Path, args: &[&str]) -> Output {
+    let state = tempfile::tempdir().expect("temp dir");
+    Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--kubeconfig")
+        .arg(&env().kubeconfig_path)
+        .arg("--fleet")
+        .arg(fleet)
+        .args(args)
+        .env("XDG_STATE_HOME", state.path())
+        .env("XDG_CONFIG_HOME", state.path())
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run flotilla")
+}
+
+/// Both streams of a finished command, for assertion messages.
+pub fn output_text(output: &Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Karmada Cluster inventory documents: (cluster name, context, env label).
+pub fn inventory(clusters: &[(&str, &str, &str)]) -> String {
+    clusters
+        .iter()
+        .map(|(name, context, env)| {
+            format!(
+                "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: {name}\n  \
+                 labels: {{env: {env}}}\n  annotations: {{flotilla.dev/context: {context}}}\n---\n"
+            )
+        })
+        .collect()
+}
+
+/// Starts a stopped member again when dropped, even when an assertion fails half-way.
+pub struct Restart<'a>(pub &'a str);
+
+impl Drop for Restart<'_> {
+    fn drop(&mut self) {
+        let _ = testenv_cmd(&["start", self.0]);
+    }
+}

@@ -27,7 +27,7 @@ use tokio::task::JoinHandle;
 use super::kubeconfig::{self, Timeouts};
 use super::probe;
 use crate::backend::kube::api::KubeCluster;
-use crate::backend::live_cells::{ClusterCells, FleetIndex, Reach, WatchChange};
+use crate::backend::live_cells::{ApplyResult, ClusterCells, FleetIndex, Reach, WatchChange};
 use crate::backend::propagate::{self, Options, Outcome, Target, resource_of};
 use crate::backend::{BackendEvent, CellUpdate, Effect};
 use crate::engine::{Decision, Fleet, MANAGED_BY_LABEL, MANAGED_BY_VALUE};
@@ -192,7 +192,10 @@ async fn dispatch(
             Effect::Apply { cells } => {
                 let mut by_cluster: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
                 for cell in cells {
-                    by_cluster.entry(cell.cluster).or_default().push(cell.resource);
+                    by_cluster
+                        .entry(cell.cluster)
+                        .or_default()
+                        .push(cell.resource);
                 }
                 for (cluster, rows) in by_cluster {
                     match clusters.get(cluster as usize) {
@@ -218,7 +221,7 @@ enum Message {
         generation: u64,
         message: String,
     },
-    Applied(Vec<(u32, Result<(), (CellStatus, String)>)>, String),
+    Applied(Vec<(u32, ApplyResult)>, String),
 }
 
 /// One cluster: its client, health, discovery, watches and cells.
@@ -620,7 +623,10 @@ fn to_value(object: DynamicObject, resource: &ApiResource) -> Value {
         Value::Null
     });
     if let Some(map) = value.as_object_mut() {
-        map.insert("apiVersion".into(), Value::String(resource.api_version.clone()));
+        map.insert(
+            "apiVersion".into(),
+            Value::String(resource.api_version.clone()),
+        );
         map.insert("kind".into(), Value::String(resource.kind.clone()));
     }
     value

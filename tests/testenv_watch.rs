@@ -1,0 +1,230 @@
+//! `flotilla watch` on real clusters, driven in a pseudo-terminal as a person would: the wall
+//! fills from the members' watch caches, sends nothing but reads while every key is pressed
+//! (a recording proxy in front of each member sees every request) and changes no
+//! resourceVersion; a stopped member turns Unreachable and comes back when started. The two
+//! tests take turns because the second stops a member the first reads from.
+
+mod common;
+#[path = "support/proxy.rs"]
+mod proxy;
+mod support;
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use common::PtyApp;
+use proxy::RecordingProxy;
+use support::{Restart, TestNamespace, env, flotilla, inventory, kubectl_ok, output_text};
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// The three members as inventory, and a ConfigMap and a Deployment placed on all of them.
+fn wall_fleet(dir: &Path, ns: &str, members: &[String]) {
+    let clusters: Vec<(&str, &str, &str)> = members
+        .iter()
+        .map(|m| (m.as_str(), m.as_str(), "prod"))
+        .collect();
+    let mut text = inventory(&clusters);
+    text.push_str(&format!(
+        r#"apiVersion: v1
+kind: ConfigMap
+metadata: {{name: colors, namespace: {ns}}}
+data: {{color: blue}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: web, namespace: {ns}}}
+spec:
+  replicas: 2
+  selector: {{matchLabels: {{app: web}}}}
+  template:
+    metadata: {{labels: {{app: web}}}}
+    spec:
+      containers: [{{name: web, image: nginx:1.27}}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {{name: everything, namespace: {ns}}}
+spec:
+  resourceSelectors:
+  - {{apiVersion: v1, kind: ConfigMap, name: colors}}
+  - {{apiVersion: apps/v1, kind: Deployment, name: web}}
+  placement:
+    clusterAffinity: {{labelSelector: {{matchLabels: {{env: prod}}}}}}
+"#
+    ));
+    std::fs::write(dir.join("fleet.yaml"), text).expect("write fleet");
+}
+
+/// The number shown in the wall's tile titled `title` (the line under the title).
+fn tile_value(screen: &str, title: &str) -> Option<u64> {
+    let lines: Vec<&str> = screen.lines().collect();
+    let heading = format!("┌ {title} ");
+    let (row, line) = lines
+        .iter()
+        .enumerate()
+        .find(|(_, line)| line.contains(&heading))?;
+    let column = line[..line.find(&heading)?].chars().count();
+    let below: String = lines.get(row + 1)?.chars().skip(column + 1).collect();
+    below.split_whitespace().next()?.parse().ok()
+}
+
+/// `name=resourceVersion` of the test's objects on one member.
+fn resource_versions(member: &str, ns: &str) -> String {
+    kubectl_ok(
+        member,
+        &[
+            "get",
+            "configmap,deployment",
+            "-n",
+            ns,
+            "-o",
+            "jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion} {end}",
+        ],
+    )
+}
+
+/// A kubeconfig whose member contexts point at plain-HTTP recording proxies.
+fn proxy_kubeconfig(dir: &Path, proxies: &[(String, u16)]) -> std::path::PathBuf {
+    let mut text = String::from("apiVersion: v1\nkind: Config\nclusters:\n");
+    for (name, port) in proxies {
+        text.push_str(&format!(
+            "- name: {name}\n  cluster: {{server: \"http://127.0.0.1:{port}\"}}\n"
+        ));
+    }
+    text.push_str("users:\n- name: nobody\n  user: {}\ncontexts:\n");
+    for (name, _) in proxies {
+        text.push_str(&format!(
+            "- name: {name}\n  context: {{cluster: {name}, user: nobody}}\n"
+        ));
+    }
+    let path = dir.join("kubeconfig");
+    std::fs::write(&path, text).expect("write proxy kubeconfig");
+    path
+}
+
+#[test]
+#[ignore = "needs testenv: run through cargo xtask test"]
+fn the_wall_only_reads_however_many_keys_are_pressed() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let members: Vec<String> = env().members.iter().take(3).cloned().collect();
+    assert_eq!(members.len(), 3, "the test environment needs 3 members");
+    let ns = TestNamespace::on("wall-readonly", &members);
+    let dir = tempfile::tempdir().expect("temp dir");
+    wall_fleet(dir.path(), &ns.name, &members);
+    let applied = flotilla(dir.path(), &["apply", "--yes"]);
+    assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+    let before: Vec<String> = members
+        .iter()
+        .map(|m| resource_versions(m, &ns.name))
+        .collect();
+
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let proxies: Vec<(String, RecordingProxy)> = runtime.block_on(async {
+        let mut proxies = Vec::new();
+        for member in &members {
+            let proxy = RecordingProxy::start(env().client(member).await).await;
+            proxies.push((member.clone(), proxy));
+        }
+        proxies
+    });
+    let ports: Vec<(String, u16)> = proxies.iter().map(|(m, p)| (m.clone(), p.port)).collect();
+    let kubeconfig = proxy_kubeconfig(dir.path(), &ports);
+    let kubeconfig = kubeconfig.to_string_lossy().to_string();
+    let fleet = dir.path().to_string_lossy().to_string();
+    let mut wall = PtyApp::spawn(
+        &["--kubeconfig", &kubeconfig, "--fleet", &fleet, "watch"],
+        200,
+        50,
+        &[],
+    );
+    wall.wait_for("3 Ready clusters and 6 InSync cells", |screen| {
+        tile_value(screen, "Clusters Ready") == Some(3)
+            && tile_value(screen, "Cells InSync") == Some(6)
+    });
+    // Everything a person might try on a console, including propagate and its confirmation.
+    for keys in [
+        "a", "y", "\r", "d", "D", "x", ":apply\r", "/web\r", "e", "u", "?", "\t", " ", "j", "k",
+        "\x1b",
+    ] {
+        wall.send(keys);
+    }
+    // Let the keys land and the caches keep watching for a while.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let screen = wall.wait_for("the wall still showing the fleet", |screen| {
+        screen.contains("FLOTILLA WATCH") && tile_value(screen, "Cells InSync") == Some(6)
+    });
+    assert!(screen.contains("read-only"), "{screen}");
+    wall.send("q");
+    assert_eq!(wall.wait_exit(), 0);
+
+    let mut watches = 0;
+    for (member, proxy) in &proxies {
+        let requests = proxy.requests();
+        assert!(!requests.is_empty(), "{member}: the wall sent nothing");
+        for request in &requests {
+            assert_eq!(
+                request.method, "GET",
+                "{member}: the wall sent a mutating request: {request:?}"
+            );
+        }
+        watches += requests
+            .iter()
+            .filter(|r| r.target.contains("watch=true"))
+            .count();
+    }
+    assert!(
+        watches >= 3,
+        "statuses must come from watches; saw {watches}"
+    );
+    let after: Vec<String> = members
+        .iter()
+        .map(|m| resource_versions(m, &ns.name))
+        .collect();
+    assert_eq!(before, after, "resourceVersions changed while the wall ran");
+    drop(proxies);
+}
+
+#[test]
+#[ignore = "needs testenv: run through cargo xtask test"]
+fn a_stopped_member_turns_unreachable_on_the_wall_and_recovers() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let members: Vec<String> = env().members.iter().take(3).cloned().collect();
+    let stopped = members.last().expect("a member").clone();
+    let ns = TestNamespace::on("wall-outage", &members);
+    let dir = tempfile::tempdir().expect("temp dir");
+    wall_fleet(dir.path(), &ns.name, &members);
+    let applied = flotilla(dir.path(), &["apply", "--yes"]);
+    assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+    let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
+    let fleet = dir.path().to_string_lossy().to_string();
+    let mut wall = PtyApp::spawn(
+        &["--kubeconfig", &kubeconfig, "--fleet", &fleet, "watch"],
+        200,
+        50,
+        &[],
+    );
+    wall.wait_for("all members Ready and in sync", |screen| {
+        tile_value(screen, "Clusters Ready") == Some(3)
+            && tile_value(screen, "Cells InSync") == Some(6)
+    });
+
+    let restart = Restart(&stopped);
+    support::testenv_cmd_ok(&["stop", &stopped]);
+    let screen = wall.wait_for("the stopped member Unreachable", |screen| {
+        tile_value(screen, "Unreachable") == Some(1)
+            && tile_value(screen, "Clusters Ready") == Some(2)
+            && screen.contains(&format!("cluster {stopped}"))
+    });
+    assert_eq!(tile_value(&screen, "Cells InSync"), Some(4), "{screen}");
+
+    support::testenv_cmd_ok(&["start", &stopped]);
+    drop(restart);
+    wall.wait_for("the member back and in sync", |screen| {
+        tile_value(screen, "Unreachable") == Some(0)
+            && tile_value(screen, "Clusters Ready") == Some(3)
+            && tile_value(screen, "Cells InSync") == Some(6)
+    });
+    wall.send("q");
+    assert_eq!(wall.wait_exit(), 0);
+}
