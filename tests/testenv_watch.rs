@@ -1,8 +1,10 @@
 //! `flotilla watch` on real clusters, driven in a pseudo-terminal as a person would: the wall
 //! fills from the members' watch caches, sends nothing but reads while every key is pressed
 //! (a recording proxy in front of each member sees every request) and changes no
-//! resourceVersion; a stopped member turns Unreachable and comes back when started. The two
-//! tests take turns because the second stops a member the first reads from.
+//! resourceVersion; a stopped member turns Unreachable and comes back when started. The
+//! console's live backend, driven headless, applies through its effects and sees kubectl's
+//! drift arrive through its watches. The tests take turns because one stops a member the
+//! others read from.
 
 mod common;
 #[path = "support/proxy.rs"]
@@ -11,6 +13,16 @@ mod support;
 
 use std::path::Path;
 use std::sync::Mutex;
+use std::time::Duration;
+
+use clap::Parser;
+use flotilla::app::state::State;
+use flotilla::app::{self, Action};
+use flotilla::backend::kube::live;
+use flotilla::backend::{BackendEvent, CellRef, Effect};
+use flotilla::cli::Cli;
+use flotilla::model::{Health, StatusKind};
+use tokio::sync::mpsc;
 
 use common::PtyApp;
 use proxy::RecordingProxy;
@@ -227,4 +239,126 @@ fn a_stopped_member_turns_unreachable_on_the_wall_and_recovers() {
     });
     wall.send("q");
     assert_eq!(wall.wait_exit(), 0);
+}
+
+/// Feeds backend events into the app state until `done` holds; panics with `what` after 30 s.
+async fn run_until(
+    state: &mut State,
+    events: &mut mpsc::UnboundedReceiver<BackendEvent>,
+    what: &str,
+    done: impl Fn(&State) -> bool,
+) {
+    let deadline = tokio::time::Instant::now() + common::wait_limit();
+    while !done(state) {
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Some(event)) => {
+                app::update(state, Action::Backend(event));
+            }
+            Ok(None) => panic!("the backend stopped before {what}"),
+            Err(_) => panic!("timed out waiting for {what}"),
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs testenv: run through cargo xtask test"]
+fn the_console_backend_applies_and_sees_drift_through_its_watches() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let members: Vec<String> = env().members.iter().take(3).cloned().collect();
+    let ns = TestNamespace::on("console-live", &members);
+    let dir = tempfile::tempdir().expect("temp dir");
+    wall_fleet(dir.path(), &ns.name, &members);
+    let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
+    let fleet_dir = dir.path().to_string_lossy().to_string();
+    let cli = Cli::try_parse_from([
+        "flotilla",
+        "--kubeconfig",
+        &kubeconfig,
+        "--fleet",
+        &fleet_dir,
+    ])
+    .expect("flags");
+    let (live_fleet, _) = flotilla::launch::live_fleet(&cli.global).expect("live fleet");
+    let fleet = live_fleet.fleet.clone();
+    let deployment = fleet
+        .resources
+        .iter()
+        .position(|r| r.target.kind == "Deployment")
+        .expect("the Deployment row");
+    let second = fleet.cluster_index(&members[1]).expect("member-2 column");
+
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let (events_tx, mut events) = mpsc::unbounded_channel();
+        let effects = live::spawn(live_fleet, events_tx);
+        let mut state = app::state_for_fleet(&fleet, "test".into());
+        run_until(
+            &mut state,
+            &mut events,
+            "every member Ready, nothing applied",
+            |s| {
+                s.clusters.iter().all(|c| c.status.health == Health::Ready)
+                    && (0..s.resources.len()).all(|r| {
+                        (0..s.clusters.len()).all(|c| {
+                            s.cells.kind(r, c) == StatusKind::Pending
+                                && s.cells.message(r, c) == Some("not applied yet")
+                        })
+                    })
+            },
+        )
+        .await;
+
+        let cells: Vec<CellRef> = (0..fleet.resources.len())
+            .flat_map(|r| {
+                (0..fleet.clusters.len()).map(move |c| CellRef {
+                    resource: r as u32,
+                    cluster: c as u32,
+                })
+            })
+            .collect();
+        effects
+            .send(Effect::Apply { cells })
+            .expect("send the apply");
+        run_until(&mut state, &mut events, "every cell InSync", |s| {
+            s.cells.totals().get(StatusKind::InSync) == 6
+        })
+        .await;
+        for member in &members {
+            let color = kubectl_ok(
+                member,
+                &[
+                    "get",
+                    "configmap",
+                    "colors",
+                    "-n",
+                    &ns.name,
+                    "-o",
+                    "jsonpath={.data.color}",
+                ],
+            );
+            assert_eq!(color, "blue", "on {member}");
+        }
+
+        kubectl_ok(
+            &members[1],
+            &["scale", "deployment", "web", "-n", &ns.name, "--replicas=5"],
+        );
+        run_until(
+            &mut state,
+            &mut events,
+            "the scaled Deployment Drifted",
+            |s| s.cells.kind(deployment, second) == StatusKind::Drifted,
+        )
+        .await;
+        let message = state
+            .cells
+            .message(deployment, second)
+            .unwrap_or_default()
+            .to_string();
+        assert!(message.contains("/spec/replicas"), "{message}");
+        assert!(message.contains("kubectl"), "{message}");
+        assert!(message.contains("live 5"), "{message}");
+        drop(effects);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    });
 }

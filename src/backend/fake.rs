@@ -131,6 +131,15 @@ impl ClusterApi for FakeCluster {
                 json!([{"manager": FIELD_MANAGER, "operation": "Apply"}]),
             );
         }
+        if resource.kind == "CustomResourceDefinition"
+            && let Some(map) = stored.as_object_mut()
+        {
+            // A real API server establishes a CRD moments after it is created.
+            map.insert(
+                "status".into(),
+                json!({"conditions": [{"type": "Established", "status": "True"}]}),
+            );
+        }
         if !mode.dry_run {
             objects.insert(resource, stored.clone());
             if mode.force {

@@ -487,9 +487,11 @@ spec:
     fn a_listed_object_matching_the_intent_is_in_sync_and_an_edit_makes_it_drift() {
         let mut cells = cells("a");
         assert_eq!(cells.status(0).0, CellStatus::Pending);
-        assert!(
-            cells.set_reach(Reach::Answering).is_empty(),
-            "still waiting for a list"
+        let waiting = cells.set_reach(Reach::Answering);
+        assert_eq!(kinds(&waiting), [StatusKind::Pending]);
+        assert_eq!(
+            waiting[0].message.as_deref(),
+            Some("waiting for the cluster's first list")
         );
         let object = desired(&cells);
         cells.watch(0, WatchChange::ListStarted);

@@ -612,6 +612,14 @@ async fn apply_cluster<A: ClusterApi>(
                 message,
             });
         }
+        if current == 1 && stop.is_none() {
+            let crds: Vec<&ResourceRef> = rows
+                .iter()
+                .filter(|row| phase(&row.resource) == 1 && row.result == Outcome::Applied)
+                .map(|row| &row.resource)
+                .collect();
+            wait_established(api, guard, &crds).await;
+        }
     }
     rows.extend(apply_render_failures(target));
     // Deletion last, and never after a failure on this cluster.
@@ -631,6 +639,37 @@ async fn apply_cluster<A: ClusterApi>(
         });
     }
     rows
+}
+
+/// How long custom resources wait for the CRDs applied just before them to be Established.
+const ESTABLISH_WAIT: Duration = Duration::from_secs(15);
+
+/// Waits until every CRD in `crds` reports `Established`, or [`ESTABLISH_WAIT`] has passed
+/// (then the custom resources are tried anyway and fail with the server's own words).
+async fn wait_established<A: ClusterApi>(api: &A, guard: &Guard, crds: &[&ResourceRef]) {
+    let deadline = tokio::time::Instant::now() + ESTABLISH_WAIT;
+    for crd in crds {
+        loop {
+            let established = match guard.call(|| api.get(crd)).await {
+                Ok(Some(live)) => is_established(&live),
+                Ok(None) | Err(_) => false,
+            };
+            if established || tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+fn is_established(crd: &Value) -> bool {
+    crd.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|conditions| {
+            conditions.iter().any(|condition| {
+                condition["type"] == "Established" && condition["status"] == "True"
+            })
+        })
 }
 
 /// One drifted field of `drift -o json`.

@@ -528,10 +528,10 @@ async fn next_command(commands: &mut Option<mpsc::UnboundedReceiver<Command>>) -
     }
 }
 
-/// Latency is worth a redraw when it moves by more than a fifth (or crosses 10 ms).
+/// Latency is worth a redraw when it moves by more than a fifth, and by more than 5 ms.
 fn latency_moved(before: Option<u64>, now: Option<u64>) -> bool {
     match (before, now) {
-        (Some(before), Some(now)) => before.abs_diff(now) * 5 > before.max(10),
+        (Some(before), Some(now)) => before.abs_diff(now) > (before / 5).max(5),
         (before, now) => before.is_some() != now.is_some(),
     }
 }
