@@ -170,3 +170,13 @@ fn odd_arguments_never_panic() {
         );
     }
 }
+
+#[test]
+fn the_wall_without_clusters_says_how_to_name_them_before_touching_the_terminal() {
+    let output = flotilla(&["watch", "--fleet", "/nonexistent/fleet"]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    assert!(text.contains("no clusters"), "{text}");
+    assert!(text.contains("--context GLOB"), "{text}");
+    assert!(output.stdout.is_empty(), "nothing may be drawn: {:?}", output.stdout);
+}
