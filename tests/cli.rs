@@ -178,5 +178,9 @@ fn the_wall_without_clusters_says_how_to_name_them_before_touching_the_terminal(
     let text = stderr(&output);
     assert!(text.contains("no clusters"), "{text}");
     assert!(text.contains("--context GLOB"), "{text}");
-    assert!(output.stdout.is_empty(), "nothing may be drawn: {:?}", output.stdout);
+    assert!(
+        output.stdout.is_empty(),
+        "nothing may be drawn: {:?}",
+        output.stdout
+    );
 }

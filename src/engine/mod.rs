@@ -29,6 +29,7 @@
 //!   NotPlaced with the reason, as upstream would not deliver them.
 
 pub mod diff;
+pub mod edit;
 pub mod explain;
 pub mod inventory;
 pub mod karmada;

@@ -1,0 +1,790 @@
+//! Editing placements in memory: where a resource's placement is declared, the editable parts
+//! of it (an explicit cluster list and a label selector, in either dialect), the fleet as it
+//! would be with that declaration changed, and what the change does — clusters entering and
+//! leaving, why every other cluster stays out, and how each rendered object differs, grouped
+//! across clusters. Pure: it works on the fleet's source texts and never writes a file.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value, json};
+
+use super::load::split_documents;
+use super::plan::Origin;
+use super::{Decision, Fleet, FleetError, SourceFile, diff, load_fleet};
+use crate::model::{Dialect, ResourceRef};
+
+/// The document that declares where a resource goes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlacementSource {
+    pub file: String,
+    /// Index of the document among its file's documents.
+    pub document: usize,
+    /// The line the document starts on, for messages.
+    pub line: usize,
+    /// The whole document as written.
+    pub object: Value,
+    /// e.g. `PropagationPolicy shop/web` or `FederatedDeployment shop/web`.
+    pub title: String,
+    pub dialect: Dialect,
+}
+
+/// The parts of a placement the editor changes; everything else in the document is kept.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EditablePlacement {
+    /// Clusters named explicitly (Karmada `clusterAffinity.clusterNames`, KubeFed
+    /// `placement.clusters`).
+    pub clusters: BTreeSet<String>,
+    /// The label selector in kubectl's `-l` syntax (`env=prod,tier in (web,api),!legacy`).
+    pub selector: String,
+}
+
+impl Fleet {
+    /// Where `resource`'s placement is declared, or why it cannot be edited here.
+    pub fn placement_source(
+        &self,
+        files: &[SourceFile],
+        resource: usize,
+    ) -> Result<PlacementSource, String> {
+        let federated = self
+            .resources
+            .get(resource)
+            .ok_or_else(|| "no such resource".to_string())?;
+        let plan = self
+            .plans
+            .get(resource)
+            .ok_or_else(|| "no such resource".to_string())?;
+        let (location, title) = match &plan.origin {
+            Origin::Karmada {
+                policy: Some(index),
+            } => {
+                let policy = self
+                    .propagation
+                    .get(*index)
+                    .ok_or_else(|| "the policy is gone".to_string())?;
+                let (file, line) = policy
+                    .location
+                    .rsplit_once(':')
+                    .ok_or_else(|| format!("unknown location {}", policy.location))?;
+                let line = line.parse::<usize>().map_err(|err| err.to_string())?;
+                ((file.to_string(), line), policy.display_name())
+            }
+            Origin::Karmada { policy: None } => {
+                return Err(format!(
+                    "no PropagationPolicy selects {}; add one to the fleet directory to place it",
+                    federated.target
+                ));
+            }
+            Origin::KubeFed { .. } => (
+                (federated.source.file.clone(), federated.source.line),
+                format!(
+                    "Federated{} {}",
+                    federated.target.kind,
+                    target_name(&federated.target)
+                ),
+            ),
+            Origin::Invalid => {
+                return Err(format!(
+                    "{} could not be read; fix its file first",
+                    federated.target
+                ));
+            }
+        };
+        let text = files
+            .iter()
+            .find(|f| f.path == location.0)
+            .map(|f| f.text.as_str())
+            .ok_or_else(|| format!("{} is not among the fleet's files", location.0))?;
+        let chunks = split_documents(text);
+        let document = chunks
+            .iter()
+            .rposition(|(start, _)| *start <= location.1)
+            .ok_or_else(|| format!("no document at {}:{}", location.0, location.1))?;
+        let object = parse_chunk(&chunks[document].1)?;
+        Ok(PlacementSource {
+            file: location.0,
+            document,
+            line: chunks[document].0,
+            object,
+            title,
+            dialect: federated.dialect,
+        })
+    }
+
+    /// Every resource whose placement `source` declares (a policy may select several).
+    pub fn resources_placed_by(
+        &self,
+        files: &[SourceFile],
+        source: &PlacementSource,
+    ) -> Vec<usize> {
+        (0..self.resources.len())
+            .filter(|r| {
+                self.placement_source(files, *r)
+                    .is_ok_and(|s| s.file == source.file && s.document == source.document)
+            })
+            .collect()
+    }
+}
+
+fn target_name(target: &ResourceRef) -> String {
+    match &target.namespace {
+        Some(ns) => format!("{ns}/{}", target.name),
+        None => target.name.clone(),
+    }
+}
+
+fn parse_chunk(text: &str) -> Result<Value, String> {
+    serde_saphyr::from_str::<Value>(text).map_err(|err| format!("cannot read the document: {err}"))
+}
+
+/// Where the editable parts live in a document of each dialect.
+fn pointers(dialect: Dialect) -> (&'static str, &'static str) {
+    match dialect {
+        Dialect::Karmada => (
+            "/spec/placement/clusterAffinity/clusterNames",
+            "/spec/placement/clusterAffinity/labelSelector",
+        ),
+        Dialect::KubeFed => (
+            "/spec/placement/clusters",
+            "/spec/placement/clusterSelector",
+        ),
+    }
+}
+
+impl PlacementSource {
+    /// The editable parts as the document has them now.
+    pub fn editable(&self) -> EditablePlacement {
+        let (names_at, selector_at) = pointers(self.dialect);
+        let clusters = self
+            .object
+            .pointer(names_at)
+            .and_then(Value::as_array)
+            .map(|names| {
+                names
+                    .iter()
+                    .filter_map(|entry| match entry {
+                        Value::String(name) => Some(name.clone()),
+                        Value::Object(map) => {
+                            map.get("name").and_then(Value::as_str).map(str::to_string)
+                        }
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let selector = self
+            .object
+            .pointer(selector_at)
+            .map(selector_text)
+            .unwrap_or_default();
+        EditablePlacement { clusters, selector }
+    }
+
+    /// The document with the editable parts replaced; an invalid selector is an error that
+    /// names what is wrong.
+    pub fn with(&self, edit: &EditablePlacement) -> Result<Value, String> {
+        let (names_at, selector_at) = pointers(self.dialect);
+        let selector = parse_selector(&edit.selector)?;
+        let mut object = self.object.clone();
+        let names: Vec<Value> = edit
+            .clusters
+            .iter()
+            .map(|name| match self.dialect {
+                Dialect::Karmada => Value::String(name.clone()),
+                Dialect::KubeFed => json!({ "name": name }),
+            })
+            .collect();
+        set_or_remove(
+            &mut object,
+            names_at,
+            (!names.is_empty()).then_some(Value::Array(names)),
+        );
+        set_or_remove(&mut object, selector_at, selector);
+        Ok(object)
+    }
+}
+
+/// Sets the value at `pointer` (creating maps on the way), or removes it when `None`, pruning
+/// maps the removal leaves empty below `/spec/placement`.
+fn set_or_remove(object: &mut Value, pointer: &str, value: Option<Value>) {
+    let tokens: Vec<&str> = pointer.trim_start_matches('/').split('/').collect();
+    let Some((last, parents)) = tokens.split_last() else {
+        return;
+    };
+    match value {
+        Some(value) => {
+            let mut at = object;
+            for token in parents {
+                if !at.get(*token).is_some_and(Value::is_object)
+                    && let Some(map) = at.as_object_mut()
+                {
+                    map.insert((*token).to_string(), Value::Object(Map::new()));
+                }
+                let Some(next) = at.get_mut(*token) else {
+                    return;
+                };
+                at = next;
+            }
+            if let Some(map) = at.as_object_mut() {
+                map.insert((*last).to_string(), value);
+            }
+        }
+        None => {
+            let parent = format!("/{}", parents.join("/"));
+            if let Some(map) = object.pointer_mut(&parent).and_then(Value::as_object_mut) {
+                map.remove(*last);
+            }
+            // Drop maps emptied by the removal, down to /spec/placement.
+            for depth in (2..parents.len()).rev() {
+                let path = format!("/{}", parents[..=depth].join("/"));
+                let empty = object
+                    .pointer(&path)
+                    .and_then(Value::as_object)
+                    .is_some_and(Map::is_empty);
+                if empty {
+                    let holder = format!("/{}", parents[..depth].join("/"));
+                    if let Some(map) = object.pointer_mut(&holder).and_then(Value::as_object_mut) {
+                        map.remove(parents[depth]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A label selector object in kubectl's `-l` syntax.
+pub fn selector_text(selector: &Value) -> String {
+    let mut parts = Vec::new();
+    if let Some(labels) = selector.get("matchLabels").and_then(Value::as_object) {
+        for (key, value) in labels {
+            parts.push(format!("{key}={}", value.as_str().unwrap_or_default()));
+        }
+    }
+    if let Some(expressions) = selector.get("matchExpressions").and_then(Value::as_array) {
+        for expression in expressions {
+            let key = expression["key"].as_str().unwrap_or_default();
+            let values: Vec<&str> = expression["values"]
+                .as_array()
+                .map(|v| v.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            parts.push(match expression["operator"].as_str().unwrap_or_default() {
+                "In" => format!("{key} in ({})", values.join(",")),
+                "NotIn" => format!("{key} notin ({})", values.join(",")),
+                "Exists" => key.to_string(),
+                "DoesNotExist" => format!("!{key}"),
+                other => format!("{key} {other}"),
+            });
+        }
+    }
+    parts.join(",")
+}
+
+/// Parses kubectl's `-l` syntax into a label selector object: `k=v`, `k==v`, `k!=v`,
+/// `k in (a,b)`, `k notin (a,b)`, `k` and `!k`, separated by commas. Empty means none.
+pub fn parse_selector(text: &str) -> Result<Option<Value>, String> {
+    let mut labels = Map::new();
+    let mut expressions = Vec::new();
+    for term in split_terms(text)? {
+        let term = term.trim();
+        if term.is_empty() {
+            continue;
+        }
+        let lower = term.to_ascii_lowercase();
+        let set_op = [(" notin ", "NotIn"), (" in ", "In")]
+            .into_iter()
+            .find_map(|(word, op)| lower.find(word).map(|at| (at, word.len(), op)));
+        if let Some((at, len, operator)) = set_op {
+            let key = term[..at].trim();
+            let rest = term[at + len..].trim();
+            let inner = rest
+                .strip_prefix('(')
+                .and_then(|r| r.strip_suffix(')'))
+                .ok_or_else(|| {
+                    format!(
+                        "`{term}`: the values go in parentheses, e.g. `{key} {} (a,b)`",
+                        operator.to_ascii_lowercase()
+                    )
+                })?;
+            let values: Vec<Value> = inner
+                .split(',')
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(|v| check_value(term, v).map(|v| Value::String(v.to_string())))
+                .collect::<Result<_, _>>()?;
+            if values.is_empty() {
+                return Err(format!("`{term}`: name at least one value"));
+            }
+            expressions.push(
+                json!({"key": check_key(term, key)?, "operator": operator, "values": values}),
+            );
+        } else if let Some((key, value)) = term.split_once("!=") {
+            expressions.push(json!({"key": check_key(term, key.trim())?, "operator": "NotIn", "values": [check_value(term, value.trim())?]}));
+        } else if let Some((key, value)) = term.split_once('=') {
+            let value = value.strip_prefix('=').unwrap_or(value);
+            labels.insert(
+                check_key(term, key.trim())?.to_string(),
+                Value::String(check_value(term, value.trim())?.to_string()),
+            );
+        } else if let Some(key) = term.strip_prefix('!') {
+            expressions
+                .push(json!({"key": check_key(term, key.trim())?, "operator": "DoesNotExist"}));
+        } else {
+            expressions.push(json!({"key": check_key(term, term)?, "operator": "Exists"}));
+        }
+    }
+    if labels.is_empty() && expressions.is_empty() {
+        return Ok(None);
+    }
+    let mut selector = Map::new();
+    if !labels.is_empty() {
+        selector.insert("matchLabels".into(), Value::Object(labels));
+    }
+    if !expressions.is_empty() {
+        selector.insert("matchExpressions".into(), Value::Array(expressions));
+    }
+    Ok(Some(Value::Object(selector)))
+}
+
+/// Splits on commas outside parentheses.
+fn split_terms(text: &str) -> Result<Vec<&str>, String> {
+    let mut terms = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (at, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                terms.push(&text[start..at]);
+                start = at + 1;
+            }
+            _ => {}
+        }
+        if depth < 0 {
+            return Err("a `)` without its `(`".into());
+        }
+    }
+    if depth != 0 {
+        return Err("a `(` without its `)`".into());
+    }
+    terms.push(&text[start..]);
+    Ok(terms)
+}
+
+/// A label key: an optional DNS prefix and `/`, then a name of letters, digits, `-`, `_`, `.`.
+fn check_key<'a>(term: &str, key: &'a str) -> Result<&'a str, String> {
+    let name = key.rsplit_once('/').map_or(key, |(_, name)| name);
+    let ok = !name.is_empty()
+        && name.len() <= 63
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
+    if ok {
+        Ok(key)
+    } else {
+        Err(format!(
+            "`{term}`: `{key}` is not a label key (letters, digits, `-`, `_`, `.`, optionally prefixed by a domain and `/`)"
+        ))
+    }
+}
+
+fn check_value<'a>(term: &str, value: &'a str) -> Result<&'a str, String> {
+    let ok = value.len() <= 63
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if ok {
+        Ok(value)
+    } else {
+        Err(format!(
+            "`{term}`: `{value}` is not a label value (at most 63 letters, digits, `-`, `_`, `.`)"
+        ))
+    }
+}
+
+/// The fleet's files with one document replaced by `object` (as YAML). Other documents keep
+/// their text; this is for previews, saving keeps bytes elsewhere.
+pub fn replace_document(
+    files: &[SourceFile],
+    file: &str,
+    document: usize,
+    object: &Value,
+) -> Result<Vec<SourceFile>, String> {
+    let yaml = serde_saphyr::to_string(object).map_err(|err| err.to_string())?;
+    Ok(files
+        .iter()
+        .map(|source| {
+            if source.path != file {
+                return source.clone();
+            }
+            let text = split_documents(&source.text)
+                .into_iter()
+                .enumerate()
+                .map(|(index, (_, chunk))| {
+                    let body = if index == document {
+                        yaml.clone()
+                    } else {
+                        chunk
+                    };
+                    let body = body
+                        .strip_prefix("---\n")
+                        .map(str::to_string)
+                        .unwrap_or(body);
+                    format!(
+                        "---\n{}{}",
+                        body,
+                        if body.ends_with('\n') { "" } else { "\n" }
+                    )
+                })
+                .collect();
+            SourceFile {
+                path: source.path.clone(),
+                text,
+            }
+        })
+        .collect())
+}
+
+/// What happens to one cluster under the edited placement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Membership {
+    Entering,
+    Leaving { reason: String },
+    Staying,
+    Out { reason: String },
+}
+
+/// One cluster's row in the preview.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterChange {
+    pub cluster: String,
+    pub membership: Membership,
+    pub replicas_before: Option<i64>,
+    pub replicas_after: Option<i64>,
+}
+
+/// The same change to one object on several clusters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffGroup {
+    pub resource: ResourceRef,
+    pub clusters: Vec<String>,
+    /// Unified diff of the rendered object, before → after (creation when there was none).
+    pub diff: String,
+}
+
+/// What an edited placement does, computed before anything is written.
+#[derive(Debug, Clone)]
+pub struct PlacementPreview {
+    /// The fleet as it would be; `None` when the edit breaks it (see `errors`).
+    pub fleet: Option<std::sync::Arc<Fleet>>,
+    pub errors: Vec<FleetError>,
+    /// Per cluster, for the resources the edited document places (first of them).
+    pub clusters: Vec<ClusterChange>,
+    pub diffs: Vec<DiffGroup>,
+    /// Objects that would be created, changed, and left behind (never deleted by a preview).
+    pub created: usize,
+    pub updated: usize,
+    pub leaving: usize,
+}
+
+impl PlacementPreview {
+    pub fn entering(&self) -> impl Iterator<Item = &ClusterChange> {
+        self.clusters
+            .iter()
+            .filter(|c| c.membership == Membership::Entering)
+    }
+
+    pub fn leaving(&self) -> impl Iterator<Item = &ClusterChange> {
+        self.clusters
+            .iter()
+            .filter(|c| matches!(c.membership, Membership::Leaving { .. }))
+    }
+}
+
+/// Loads the fleet with `source`'s document replaced by `object` and compares every resource
+/// the document places, on every cluster, with `before`.
+pub fn preview_placement(
+    before: &Fleet,
+    files: &[SourceFile],
+    source: &PlacementSource,
+    object: &Value,
+) -> PlacementPreview {
+    let mut preview = PlacementPreview {
+        fleet: None,
+        errors: Vec::new(),
+        clusters: Vec::new(),
+        diffs: Vec::new(),
+        created: 0,
+        updated: 0,
+        leaving: 0,
+    };
+    let edited = match replace_document(files, &source.file, source.document, object) {
+        Ok(edited) => edited,
+        Err(message) => {
+            preview.errors.push(FleetError {
+                location: super::SourceLocation {
+                    file: source.file.clone(),
+                    line: source.line,
+                },
+                field: "(yaml)".into(),
+                message,
+                hint: "undo the last change".into(),
+            });
+            return preview;
+        }
+    };
+    let (after, errors) = load_fleet(&edited);
+    if !errors.is_empty() {
+        preview.errors = errors;
+        return preview;
+    }
+    let resources = before.resources_placed_by(files, source);
+    let mut groups: BTreeMap<(ResourceRef, String), Vec<String>> = BTreeMap::new();
+    for (index, resource) in resources.iter().enumerate() {
+        let target = &before.resources[*resource].target;
+        let Some(new_index) = after.resources.iter().position(|r| r.target == *target) else {
+            continue;
+        };
+        for (cluster, spec) in before.clusters.iter().enumerate() {
+            let Some(new_cluster) = after.cluster_index(&spec.name) else {
+                continue;
+            };
+            let was = before.is_placed(*resource, cluster);
+            let is = after.is_placed(new_index, new_cluster);
+            if index == 0 {
+                let reason = || {
+                    after
+                        .unplaced_reason(new_index, new_cluster)
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                preview.clusters.push(ClusterChange {
+                    cluster: spec.name.clone(),
+                    membership: match (was, is) {
+                        (false, true) => Membership::Entering,
+                        (true, false) => Membership::Leaving { reason: reason() },
+                        (true, true) => Membership::Staying,
+                        (false, false) => Membership::Out { reason: reason() },
+                    },
+                    replicas_before: was.then(|| before.replicas(*resource, cluster)).flatten(),
+                    replicas_after: is.then(|| after.replicas(new_index, new_cluster)).flatten(),
+                });
+            }
+            let old = match before.decide(*resource, cluster) {
+                Decision::Placed { object, .. } => Some(object),
+                Decision::NotPlaced { .. } => None,
+            };
+            let new = match after.decide(new_index, new_cluster) {
+                Decision::Placed { object, .. } => Some(object),
+                Decision::NotPlaced { .. } => None,
+            };
+            let text = match (&old, &new) {
+                (_, Some(new)) => diff::unified(old.as_ref(), new, &target.display_key()),
+                (Some(_), None) => {
+                    preview.leaving += 1;
+                    continue;
+                }
+                (None, None) => continue,
+            };
+            if text.is_empty() {
+                continue;
+            }
+            if old.is_some() {
+                preview.updated += 1;
+            } else {
+                preview.created += 1;
+            }
+            groups
+                .entry((target.clone(), text))
+                .or_default()
+                .push(spec.name.clone());
+        }
+    }
+    preview.diffs = groups
+        .into_iter()
+        .map(|((resource, diff), clusters)| DiffGroup {
+            resource,
+            clusters,
+            diff,
+        })
+        .collect();
+    preview.fleet = Some(std::sync::Arc::new(after));
+    preview
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const KARMADA: &str = r#"apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: east, labels: {env: prod}}
+---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: west, labels: {env: prod}}
+---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: lab, labels: {env: dev}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: colors, namespace: shop}
+data: {color: blue}
+---
+# the policy
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: colors, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: colors}]
+  placement:
+    clusterAffinity:
+      labelSelector: {matchLabels: {env: prod}}
+"#;
+
+    fn files(text: &str) -> Vec<SourceFile> {
+        vec![SourceFile {
+            path: "fleet.yaml".into(),
+            text: text.into(),
+        }]
+    }
+
+    fn fleet(files: &[SourceFile]) -> Fleet {
+        let (fleet, errors) = load_fleet(files);
+        assert!(errors.is_empty(), "{errors:?}");
+        fleet
+    }
+
+    #[test]
+    fn a_karmada_resource_is_edited_through_its_policy() {
+        let files = files(KARMADA);
+        let fleet = fleet(&files);
+        let source = fleet.placement_source(&files, 0).unwrap();
+        assert_eq!(source.title, "PropagationPolicy shop/colors");
+        assert_eq!(source.document, 4);
+        let editable = source.editable();
+        assert_eq!(editable.selector, "env=prod");
+        assert!(editable.clusters.is_empty());
+    }
+
+    #[test]
+    fn widening_the_selector_previews_the_entering_cluster_and_its_object() {
+        let files = files(KARMADA);
+        let fleet = fleet(&files);
+        let source = fleet.placement_source(&files, 0).unwrap();
+        let edit = EditablePlacement {
+            clusters: BTreeSet::new(),
+            selector: "env in (prod,dev)".into(),
+        };
+        let preview = preview_placement(&fleet, &files, &source, &source.with(&edit).unwrap());
+        assert!(preview.errors.is_empty(), "{:?}", preview.errors);
+        let entering: Vec<&str> = preview.entering().map(|c| c.cluster.as_str()).collect();
+        assert_eq!(entering, ["lab"]);
+        assert_eq!(preview.created, 1);
+        assert_eq!(preview.updated, 0);
+        assert_eq!(preview.diffs.len(), 1);
+        assert_eq!(preview.diffs[0].clusters, ["lab"]);
+        assert!(
+            preview.diffs[0].diff.contains("+  color: blue"),
+            "{}",
+            preview.diffs[0].diff
+        );
+    }
+
+    #[test]
+    fn narrowing_to_one_named_cluster_says_why_the_others_leave() {
+        let files = files(KARMADA);
+        let fleet = fleet(&files);
+        let source = fleet.placement_source(&files, 0).unwrap();
+        let edit = EditablePlacement {
+            clusters: ["east".to_string()].into(),
+            selector: String::new(),
+        };
+        let object = source.with(&edit).unwrap();
+        assert_eq!(
+            object.pointer("/spec/placement/clusterAffinity"),
+            Some(&json!({"clusterNames": ["east"]}))
+        );
+        let preview = preview_placement(&fleet, &files, &source, &object);
+        let leaving: Vec<(&str, &Membership)> = preview
+            .leaving()
+            .map(|c| (c.cluster.as_str(), &c.membership))
+            .collect();
+        assert_eq!(leaving.len(), 1, "{leaving:?}");
+        assert_eq!(leaving[0].0, "west");
+        let Membership::Leaving { reason } = leaving[0].1 else {
+            unreachable!()
+        };
+        assert!(reason.contains("clusterNames"), "{reason}");
+        assert_eq!(preview.leaving, 1);
+        assert!(preview.diffs.is_empty(), "east keeps the same object");
+    }
+
+    #[test]
+    fn a_kubefed_placement_is_edited_in_the_federated_object() {
+        let text = r#"apiVersion: core.kubefed.io/v1beta1
+kind: KubeFedCluster
+metadata: {name: a, namespace: kube-federation-system, labels: {env: prod}}
+---
+apiVersion: core.kubefed.io/v1beta1
+kind: KubeFedCluster
+metadata: {name: b, namespace: kube-federation-system}
+---
+apiVersion: types.kubefed.io/v1beta1
+kind: FederatedNamespace
+metadata: {name: shop, namespace: shop}
+spec:
+  placement: {clusters: [{name: a}, {name: b}]}
+---
+apiVersion: types.kubefed.io/v1beta1
+kind: FederatedConfigMap
+metadata: {name: colors, namespace: shop}
+spec:
+  template: {data: {color: blue}}
+  placement:
+    clusters: [{name: a}]
+"#;
+        let files = files(text);
+        let fleet = fleet(&files);
+        let colors = fleet
+            .resources
+            .iter()
+            .position(|r| r.target.kind == "ConfigMap")
+            .unwrap();
+        let source = fleet.placement_source(&files, colors).unwrap();
+        assert_eq!(source.title, "FederatedConfigMap shop/colors");
+        let mut edit = source.editable();
+        assert_eq!(edit.clusters, ["a".to_string()].into());
+        edit.clusters.insert("b".into());
+        let object = source.with(&edit).unwrap();
+        assert_eq!(
+            object.pointer("/spec/placement/clusters"),
+            Some(&json!([{"name": "a"}, {"name": "b"}]))
+        );
+        let preview = preview_placement(&fleet, &files, &source, &object);
+        let entering: Vec<&str> = preview.entering().map(|c| c.cluster.as_str()).collect();
+        assert_eq!(entering, ["b"], "{preview:?}");
+    }
+
+    #[test]
+    fn selectors_round_trip_and_bad_ones_say_what_is_wrong() {
+        let text = "env=prod,tier in (web,api),!legacy,gpu,zone notin (z1)";
+        let selector = parse_selector(text).unwrap().unwrap();
+        assert_eq!(selector_text(&selector), text);
+        assert_eq!(parse_selector("  ").unwrap(), None);
+        let err = parse_selector("tier in web").unwrap_err();
+        assert!(err.contains("parentheses"), "{err}");
+        let err = parse_selector("env=pr od").unwrap_err();
+        assert!(err.contains("not a label value"), "{err}");
+        let err = parse_selector("tier in (web").unwrap_err();
+        assert!(err.contains("without its `)`"), "{err}");
+        let err = parse_selector("=x").unwrap_err();
+        assert!(err.contains("not a label key"), "{err}");
+    }
+}
