@@ -30,7 +30,7 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
     }
     let readonly = global.readonly || wall.is_some();
     let (events_tx, events) = mpsc::unbounded_channel();
-    let (fleet, label, effects) = if global.uses_demo() {
+    let (fleet, files, label, effects) = if global.uses_demo() {
         let loaded = match source::load(global) {
             Ok(loaded) => loaded,
             Err(err) => return Ok(input_error(&err)),
@@ -42,15 +42,16 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
         };
         let core = SimCore::new(loaded.fleet.clone(), &scenario, global.demo_seed);
         let effects = start_sim(core, events_tx, readonly);
-        (loaded.fleet, loaded.label, effects)
+        (loaded.fleet, loaded.files, loaded.label, effects)
     } else {
         let (live, label) = match live_fleet(global) {
             Ok(found) => found,
             Err(err) => return Ok(input_error(&err)),
         };
         let fleet = live.fleet.clone();
+        let files = live.files.clone();
         let effects = start_live(live, events_tx, readonly);
-        (fleet, label, effects)
+        (fleet, files, label, effects)
     };
     let (mut state, theme, keymap) = dressed_state(global, &fleet, label);
     state.readonly = readonly;
@@ -71,6 +72,7 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
         events,
         effects,
         fleet,
+        files,
     }
     .run()
     .await?;
@@ -138,6 +140,7 @@ pub fn live_fleet(global: &GlobalArgs) -> Result<(LiveFleet, String), source::Lo
     Ok((
         LiveFleet {
             fleet,
+            files: inventory.files,
             kubeconfig: inventory.kubeconfig,
             skip,
             options: LiveOptions::default(),

@@ -20,6 +20,8 @@ pub struct LoadedFleet {
     pub label: String,
     /// True when the clusters are simulated.
     pub simulated: bool,
+    /// The texts the fleet was loaded from (editors need them).
+    pub files: Vec<SourceFile>,
 }
 
 /// Why a fleet could not be loaded; every variant is an input error (exit 2).
@@ -73,6 +75,7 @@ pub fn load(global: &GlobalArgs) -> Result<LoadedFleet, LoadError> {
         fleet: Arc::new(fleet),
         label,
         simulated,
+        files,
     })
 }
 
@@ -90,20 +93,22 @@ pub struct LiveInventory {
     pub kubeconfig: Kubeconfig,
     /// The fleet directory's contents, when there is one.
     pub fleet: Option<Arc<Fleet>>,
+    /// The texts the fleet was loaded from.
+    pub files: Vec<SourceFile>,
 }
 
 /// Fleet membership for raw-contexts mode (design §2): the fleet directory's inventory, or,
 /// without one, exactly the contexts `--context` names. Never every context implicitly.
 pub fn live_inventory(global: &GlobalArgs) -> Result<LiveInventory, LoadError> {
-    let fleet = if global.fleet.is_dir() {
+    let (fleet, files) = if global.fleet.is_dir() {
         let files = read_fleet_dir(&global.fleet)?;
         let (fleet, errors) = load_fleet(&files);
         if !errors.is_empty() {
             return Err(LoadError::Invalid(errors));
         }
-        Some(Arc::new(fleet))
+        (Some(Arc::new(fleet)), files)
     } else {
-        None
+        (None, Vec::new())
     };
     let mut clusters = fleet
         .as_ref()
@@ -141,5 +146,6 @@ pub fn live_inventory(global: &GlobalArgs) -> Result<LiveInventory, LoadError> {
         clusters,
         kubeconfig,
         fleet,
+        files,
     })
 }

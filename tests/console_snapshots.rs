@@ -122,3 +122,28 @@ fn every_shipped_theme_renders_with_its_status_colours() {
         );
     }
 }
+
+#[test]
+fn the_propagate_confirmation_lists_what_would_be_written() {
+    let mut state = settled_demo_state();
+    update(&mut state, Action::Command(Command::FocusNext));
+    let drifted = (0..state.resources.len())
+        .find(|r| {
+            state
+                .cells
+                .resource_counts(*r)
+                .get(flotilla::model::StatusKind::Drifted)
+                > 0
+        })
+        .expect("a resource that is not in sync");
+    state.resource_view.cursor = state
+        .resource_view
+        .visible
+        .iter()
+        .position(|r| *r == drifted)
+        .expect("visible");
+    update(&mut state, Action::Command(Command::Apply));
+    let screen = format!("{:?}", draw(&state, 160, 45).backend());
+    assert!(screen.contains("Propagate?"), "{screen}");
+    assert!(screen.contains("y propagate"), "{screen}");
+}

@@ -4,6 +4,7 @@
 //! It must not draw outside `views` or talk to clusters outside `backend`.
 
 pub mod action;
+pub mod editor;
 pub mod filter;
 pub mod palette;
 pub mod state;
@@ -20,7 +21,7 @@ use tokio::time::Instant;
 use crate::backend::{BackendEvent, Effect};
 use crate::config::keymap::Keymap;
 use crate::config::theme::Theme;
-use crate::engine::Fleet;
+use crate::engine::{Fleet, SourceFile};
 use crate::terminal::TerminalGuard;
 use crate::views::{self, ViewContext};
 pub use action::Action;
@@ -83,6 +84,8 @@ pub struct Console {
     pub effects: Option<mpsc::UnboundedSender<Effect>>,
     /// Kept so the fleet outlives the backend tasks that borrow it.
     pub fleet: Arc<Fleet>,
+    /// The texts the fleet was loaded from, for the editors.
+    pub files: Vec<SourceFile>,
 }
 
 impl Console {
@@ -183,6 +186,7 @@ impl Console {
     fn dispatch(&mut self, action: Action) {
         let effects = update(&mut self.state, action);
         self.explain_selection();
+        editor::refresh(&mut self.state, &self.fleet, &self.files);
         for effect in effects {
             match &self.effects {
                 Some(effects) => {

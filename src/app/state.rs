@@ -391,6 +391,8 @@ pub enum Mode {
     Object {
         scroll: usize,
     },
+    /// Editing the selected resource's placement.
+    Placement(Box<super::editor::PlacementEditor>),
 }
 
 /// A propagation waiting for the operator's confirmation.
@@ -402,6 +404,8 @@ pub struct PendingApply {
     /// What must be typed to confirm: `y` normally, the cluster's name for a danger-class one.
     pub confirm_word: String,
     pub typed: String,
+    /// An edited fleet document saved before the cells are propagated.
+    pub save: Option<crate::backend::FleetSave>,
 }
 
 /// A run of adjacent clusters sharing a grouping label value.

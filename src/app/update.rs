@@ -2,6 +2,7 @@
 //! action that returns the effects to run; it must not do I/O, sleep or read a clock.
 
 use super::action::{Action, InputKey};
+use super::editor;
 use super::filter::Filter;
 use super::palette::{self, PaletteCommand};
 use super::state::{CellDetail, Mode, Pane, PendingApply, SortKey, State};
@@ -39,7 +40,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
 pub fn is_typing(state: &State) -> bool {
     matches!(
         state.mode,
-        Mode::Filter { .. } | Mode::Palette { .. } | Mode::Confirm(_)
+        Mode::Filter { .. } | Mode::Palette { .. } | Mode::Confirm(_) | Mode::Placement(_)
     )
 }
 
@@ -158,6 +159,7 @@ fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
             state.notice = Some(format!("sorted by {}", next.name()));
         }
         Command::Apply => return ask_to_apply(state),
+        Command::EditPlacement => editor::open(state),
         Command::Select => match state.focus {
             // Enter on a cluster takes you to its column in the matrix.
             Pane::Clusters => state.focus = Pane::Resources,
@@ -265,6 +267,7 @@ fn ask_to_apply(state: &mut State) -> Vec<Effect> {
         summary,
         confirm_word: danger.unwrap_or_else(|| "y".into()),
         typed: String::new(),
+        save: None,
     });
     Vec::new()
 }
@@ -296,14 +299,21 @@ fn start_apply(state: &mut State, pending: PendingApply) -> Vec<Effect> {
         "propagating to {} cluster(s)…",
         pending.cells.len()
     ));
-    vec![Effect::Apply {
-        cells: pending.cells,
-    }]
+    match pending.save {
+        Some(save) => vec![Effect::SaveAndApply {
+            save,
+            cells: pending.cells,
+        }],
+        None => vec![Effect::Apply {
+            cells: pending.cells,
+        }],
+    }
 }
 
 fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
     match std::mem::take(&mut state.mode) {
         Mode::Confirm(pending) => return confirm(state, pending, key),
+        Mode::Placement(placement) => return editor::key(state, placement, key),
         Mode::Filter {
             pane,
             mut input,

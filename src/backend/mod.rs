@@ -47,9 +47,26 @@ pub enum BackendEvent {
     Notice(String),
 }
 
+/// A fleet document to write back, replacing the document at `document` in `file`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FleetSave {
+    pub file: String,
+    pub document: usize,
+    pub object: serde_json::Value,
+    /// e.g. `PropagationPolicy shop/web`, for notices and the audit log.
+    pub title: String,
+}
+
 /// Requests the app makes of a backend.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     /// Propagate the desired objects of these cells.
     Apply { cells: Vec<CellRef> },
+    /// Save an edited fleet document, then propagate these cells of the edited fleet. The
+    /// console's loop does the saving (it owns the fleet); backends only see the new fleet
+    /// and the apply.
+    SaveAndApply {
+        save: FleetSave,
+        cells: Vec<CellRef>,
+    },
 }

@@ -29,11 +29,12 @@ pub enum Command {
     Sort,
     Collapse,
     Apply,
+    EditPlacement,
     Select,
 }
 
 impl Command {
-    pub const ALL: [Command; 19] = [
+    pub const ALL: [Command; 20] = [
         Command::Quit,
         Command::Help,
         Command::Back,
@@ -52,6 +53,7 @@ impl Command {
         Command::Sort,
         Command::Collapse,
         Command::Apply,
+        Command::EditPlacement,
         Command::Select,
     ];
 
@@ -76,6 +78,7 @@ impl Command {
             Command::Sort => "sort",
             Command::Collapse => "collapse",
             Command::Apply => "apply",
+            Command::EditPlacement => "edit-placement",
             Command::Select => "select",
         }
     }
@@ -103,13 +106,16 @@ impl Command {
             Command::Apply => {
                 "propagate the selected resource where it is not in sync (asks first)"
             }
+            Command::EditPlacement => {
+                "edit where the selected resource goes, with a preview before anything is written"
+            }
             Command::Select => "drill in: a cluster's column, a cell's rendered object",
         }
     }
 
     /// Whether the command can write to clusters (disabled and hidden when read-only).
     pub fn is_mutating(self) -> bool {
-        matches!(self, Command::Apply)
+        matches!(self, Command::Apply | Command::EditPlacement)
     }
 
     pub fn from_name(name: &str) -> Option<Command> {

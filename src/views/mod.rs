@@ -3,6 +3,7 @@
 
 mod clusters;
 mod detail;
+mod editor;
 mod help;
 mod input;
 mod resources;
@@ -74,6 +75,8 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
     clusters::render(frame, left, state, context);
     if let Mode::Object { scroll } = state.mode {
         detail::render_object(frame, right, state, context, scroll);
+    } else if let Mode::Placement(placement) = &state.mode {
+        editor::render(frame, right, state, placement, context);
     } else {
         resources::render(frame, resources_area, state, context);
         if detail_height > 0 {
@@ -190,6 +193,7 @@ fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
         (Command::FocusNext, "pane"),
         (Command::Sort, "sort"),
         (Command::Apply, "propagate"),
+        (Command::EditPlacement, "edit placement"),
         (Command::Collapse, "heat strips"),
     ];
     for (command, label) in hints {

@@ -68,6 +68,8 @@ const WATCH_TIMEOUT_SECS: u32 = 45;
 /// What the live backend needs: the fleet, how to reach its clusters, and which to connect.
 pub struct LiveFleet {
     pub fleet: Arc<Fleet>,
+    /// The fleet directory's texts, for the console's editors.
+    pub files: Vec<crate::engine::SourceFile>,
     pub kubeconfig: Kubeconfig,
     /// Per fleet cluster: `None` to connect, or why it is not connected.
     pub skip: Vec<Option<String>>,
@@ -205,6 +207,12 @@ async fn dispatch(
                         _ => tracing::warn!(cluster, "apply for a cluster that is not connected"),
                     }
                 }
+            }
+            Effect::SaveAndApply { save, .. } => {
+                tracing::warn!(
+                    "{} reached the backend unsaved; the console saves edits",
+                    save.title
+                )
             }
         }
     }

@@ -1,0 +1,305 @@
+//! The placement editor: where the selected resource goes, edited as an explicit cluster list
+//! and a label selector (either dialect), with a live preview of the clusters entering and
+//! leaving — and why every other cluster stays out — then, on enter, a review of the rendered
+//! diffs grouped across clusters before anything is written. Keys go through [`key`] (pure);
+//! the engine work happens in [`refresh`], outside `update`, because it needs the fleet and its
+//! source files. It must not write a file or talk to a cluster: saving and propagating are an
+//! effect the operator confirms.
+
+use std::collections::BTreeSet;
+
+use super::action::InputKey;
+use super::state::{Mode, PendingApply, State};
+use crate::backend::{CellRef, Effect, FleetSave};
+use crate::engine::edit::{
+    EditablePlacement, PlacementPreview, PlacementSource, parse_selector, preview_placement,
+};
+use crate::engine::{Fleet, SourceFile};
+
+/// Which part of the placement the keys edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Field {
+    #[default]
+    Clusters,
+    Selector,
+}
+
+/// Editing, or reviewing the diffs before confirming.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stage {
+    #[default]
+    Editing,
+    Reviewing {
+        scroll: usize,
+    },
+}
+
+/// The editor's state; lives in [`Mode::Placement`].
+#[derive(Debug, Clone, Default)]
+pub struct PlacementEditor {
+    pub resource: usize,
+    /// Filled in by [`refresh`] from the fleet's files.
+    pub source: Option<PlacementSource>,
+    pub field: Field,
+    /// Row of the cluster list (fleet cluster order).
+    pub cursor: usize,
+    pub edit: EditablePlacement,
+    pub original: EditablePlacement,
+    /// What is wrong with the current input, shown inline; nothing is previewed meanwhile.
+    pub error: Option<String>,
+    pub preview: Option<PlacementPreview>,
+    /// Bumped by every edit; the preview belongs to `previewed`.
+    pub revision: u64,
+    pub previewed: u64,
+    pub stage: Stage,
+}
+
+impl PartialEq for PlacementEditor {
+    fn eq(&self, other: &Self) -> bool {
+        self.resource == other.resource
+            && self.revision == other.revision
+            && self.previewed == other.previewed
+            && self.field == other.field
+            && self.cursor == other.cursor
+            && self.edit == other.edit
+            && self.error == other.error
+            && self.stage == other.stage
+    }
+}
+
+impl Eq for PlacementEditor {}
+
+impl PlacementEditor {
+    pub fn new(resource: usize) -> PlacementEditor {
+        PlacementEditor {
+            resource,
+            revision: 1,
+            ..PlacementEditor::default()
+        }
+    }
+
+    pub fn changed(&self) -> bool {
+        self.edit != self.original
+    }
+
+    /// Whether the preview shown belongs to the current input.
+    pub fn preview_is_current(&self) -> bool {
+        self.previewed == self.revision && self.preview.is_some()
+    }
+}
+
+/// Opens the editor on the selected resource (the engine fills it in on the next refresh).
+pub fn open(state: &mut State) {
+    if state.readonly {
+        state.notice = Some("read-only: placements cannot be edited".into());
+        return;
+    }
+    let Some(resource) = state.resource_view.selected() else {
+        state.notice = Some("select a federated resource to edit its placement".into());
+        return;
+    };
+    state.mode = Mode::Placement(Box::new(PlacementEditor::new(resource)));
+}
+
+/// Loads the placement's source and recomputes a stale preview. Returns whether anything
+/// changed. Cheap when nothing did.
+pub fn refresh(state: &mut State, fleet: &Fleet, files: &[SourceFile]) -> bool {
+    let Mode::Placement(editor) = &mut state.mode else {
+        return false;
+    };
+    if editor.source.is_none() {
+        match fleet.placement_source(files, editor.resource) {
+            Ok(source) => {
+                editor.edit = source.editable();
+                editor.original = editor.edit.clone();
+                editor.source = Some(source);
+            }
+            Err(reason) => {
+                state.mode = Mode::Normal;
+                state.notice = Some(format!("cannot edit this placement: {reason}"));
+                return true;
+            }
+        }
+    }
+    if editor.previewed == editor.revision {
+        return false;
+    }
+    editor.previewed = editor.revision;
+    let Some(source) = &editor.source else {
+        return false;
+    };
+    match source.with(&editor.edit) {
+        Ok(object) => {
+            let preview = preview_placement(fleet, files, source, &object);
+            editor.error = preview.errors.first().map(|e| e.to_string());
+            editor.preview = Some(preview);
+        }
+        Err(error) => {
+            editor.error = Some(error);
+            editor.preview = None;
+        }
+    }
+    true
+}
+
+/// One key in the editor.
+pub fn key(state: &mut State, mut editor: Box<PlacementEditor>, key: InputKey) -> Vec<Effect> {
+    match editor.stage {
+        Stage::Reviewing { scroll } => match key {
+            InputKey::Esc => editor.stage = Stage::Editing,
+            InputKey::Up => {
+                editor.stage = Stage::Reviewing {
+                    scroll: scroll.saturating_sub(1),
+                }
+            }
+            InputKey::Down => editor.stage = Stage::Reviewing { scroll: scroll + 1 },
+            InputKey::Enter | InputKey::Char('y') => return propose(state, editor),
+            _ => {}
+        },
+        Stage::Editing => match key {
+            InputKey::Esc => {
+                state.notice = Some("placement edit cancelled; nothing written".into());
+                return Vec::new();
+            }
+            InputKey::Tab => {
+                editor.field = match editor.field {
+                    Field::Clusters => Field::Selector,
+                    Field::Selector => Field::Clusters,
+                }
+            }
+            InputKey::Enter => {
+                if let Some(error) = &editor.error {
+                    state.notice = Some(format!("fix the placement first: {error}"));
+                } else if !editor.changed() {
+                    state.notice = Some("nothing changed yet".into());
+                } else if !editor.preview_is_current() {
+                    state.notice = Some("the preview is still being computed".into());
+                } else {
+                    editor.stage = Stage::Reviewing { scroll: 0 };
+                }
+            }
+            other => match editor.field {
+                Field::Clusters => cluster_key(state, &mut editor, other),
+                Field::Selector => selector_key(&mut editor, other),
+            },
+        },
+    }
+    state.mode = Mode::Placement(editor);
+    Vec::new()
+}
+
+fn cluster_key(state: &State, editor: &mut PlacementEditor, key: InputKey) {
+    let count = state.clusters.len();
+    match key {
+        InputKey::Up | InputKey::Char('k') => editor.cursor = editor.cursor.saturating_sub(1),
+        InputKey::Down | InputKey::Char('j') => {
+            editor.cursor = (editor.cursor + 1).min(count.saturating_sub(1))
+        }
+        InputKey::Char(' ') => {
+            if let Some(row) = state.clusters.get(editor.cursor) {
+                let name = row.spec.name.clone();
+                if !editor.edit.clusters.remove(&name) {
+                    editor.edit.clusters.insert(name);
+                }
+                editor.revision += 1;
+            }
+        }
+        _ => {}
+    }
+}
+
+fn selector_key(editor: &mut PlacementEditor, key: InputKey) {
+    let text = &mut editor.edit.selector;
+    let changed = match key {
+        InputKey::Char(c) => {
+            text.push(c);
+            true
+        }
+        InputKey::Backspace => text.pop().is_some(),
+        InputKey::ClearLine => {
+            let had = !text.is_empty();
+            text.clear();
+            had
+        }
+        _ => false,
+    };
+    if changed {
+        editor.revision += 1;
+        // Typing errors show at once; the engine's verdict follows with the preview.
+        editor.error = parse_selector(&editor.edit.selector).err();
+    }
+}
+
+/// From the review to the confirmation: the same popup as `a`, carrying the document to save.
+fn propose(state: &mut State, editor: Box<PlacementEditor>) -> Vec<Effect> {
+    let (Some(source), Some(preview)) = (&editor.source, &editor.preview) else {
+        state.mode = Mode::Placement(editor);
+        return Vec::new();
+    };
+    let Ok(object) = source.with(&editor.edit) else {
+        state.mode = Mode::Placement(editor);
+        return Vec::new();
+    };
+    let cells = cells_to_apply(state, preview);
+    let mut summary = vec![format!(
+        "save {} ({}:{})",
+        source.title, source.file, source.line
+    )];
+    for change in preview.entering() {
+        summary.push(format!("+ {} enters", change.cluster));
+    }
+    for change in preview.leaving() {
+        summary.push(format!(
+            "- {} leaves (its objects stay; prune with `flotilla apply --prune`)",
+            change.cluster
+        ));
+    }
+    summary.push(format!(
+        "{} object(s) created, {} updated",
+        preview.created, preview.updated
+    ));
+    // Typing a danger-class cluster's name is required when the edit writes to one.
+    let danger = cells
+        .iter()
+        .map(|cell| cell.cluster as usize)
+        .find(|cluster| state.is_dangerous(*cluster))
+        .and_then(|cluster| state.clusters.get(cluster))
+        .map(|row| row.spec.name.clone());
+    let confirm_word = danger.unwrap_or_else(|| "y".into());
+    state.mode = Mode::Confirm(PendingApply {
+        cells,
+        summary,
+        confirm_word,
+        typed: String::new(),
+        save: Some(FleetSave {
+            file: source.file.clone(),
+            document: source.document,
+            object,
+            title: source.title.clone(),
+        }),
+    });
+    Vec::new()
+}
+
+/// The cells the edit needs written: every object whose rendering changes, on its cluster.
+fn cells_to_apply(state: &State, preview: &PlacementPreview) -> Vec<CellRef> {
+    let mut cells = BTreeSet::new();
+    for group in &preview.diffs {
+        let Some(resource) = state
+            .resources
+            .iter()
+            .position(|r| r.target == group.resource)
+        else {
+            continue;
+        };
+        for name in &group.clusters {
+            if let Some(cluster) = state.clusters.iter().position(|c| &c.spec.name == name) {
+                cells.insert(CellRef {
+                    resource: resource as u32,
+                    cluster: cluster as u32,
+                });
+            }
+        }
+    }
+    cells.into_iter().collect()
+}

@@ -1,0 +1,237 @@
+//! The placement editor driven headless on the demo fleet, as the console loop drives it:
+//! keys through `update`, the engine's preview through `editor::refresh`. It opens on the
+//! selected resource's policy, previews clusters entering and leaving with reasons, shows bad
+//! selectors inline and refuses to go on, and only a confirmed review produces the one effect
+//! that saves the edited document and propagates the changed cells.
+
+use std::sync::Arc;
+
+use flotilla::app::action::InputKey;
+use flotilla::app::editor::{self, Field, Stage};
+use flotilla::app::state::{Mode, State};
+use flotilla::app::{self, Action, update};
+use flotilla::backend::{CellRef, Effect};
+use flotilla::config::keymap::Command;
+use flotilla::engine::edit::Membership;
+use flotilla::engine::{Fleet, SourceFile, load_fleet};
+
+struct Console {
+    state: State,
+    fleet: Arc<Fleet>,
+    files: Vec<SourceFile>,
+}
+
+impl Console {
+    fn demo() -> Console {
+        let files = flotilla::demo_fleet::demo_files();
+        let (fleet, errors) = load_fleet(&files);
+        assert!(errors.is_empty(), "{errors:?}");
+        let fleet = Arc::new(fleet);
+        let state = app::state_for_fleet(&fleet, "demo".into());
+        Console {
+            state,
+            fleet,
+            files,
+        }
+    }
+
+    fn command(&mut self, command: Command) -> Vec<Effect> {
+        let effects = update(&mut self.state, Action::Command(command));
+        editor::refresh(&mut self.state, &self.fleet, &self.files);
+        effects
+    }
+
+    fn key(&mut self, key: InputKey) -> Vec<Effect> {
+        let effects = update(&mut self.state, Action::Input(key));
+        editor::refresh(&mut self.state, &self.fleet, &self.files);
+        effects
+    }
+
+    fn type_text(&mut self, text: &str) {
+        for c in text.chars() {
+            assert!(
+                self.key(InputKey::Char(c)).is_empty(),
+                "typing writes nothing"
+            );
+        }
+    }
+
+    /// Selects the resource with this display key in the resources pane.
+    fn select(&mut self, key: &str) -> usize {
+        self.command(Command::FocusNext);
+        let row = self
+            .state
+            .resources
+            .iter()
+            .position(|r| r.target.display_key() == key)
+            .unwrap_or_else(|| panic!("no resource {key}"));
+        self.state.resource_view.cursor = self
+            .state
+            .resource_view
+            .visible
+            .iter()
+            .position(|r| *r == row)
+            .expect("the resource is visible");
+        row
+    }
+
+    fn editor(&self) -> &editor::PlacementEditor {
+        match &self.state.mode {
+            Mode::Placement(editor) => editor,
+            other => panic!("not in the placement editor: {other:?}"),
+        }
+    }
+
+    fn cluster(&self, name: &str) -> usize {
+        self.fleet.cluster_index(name).expect("a demo cluster")
+    }
+}
+
+#[test]
+fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propagates_it() {
+    let mut console = Console::demo();
+    let cronjob = console.select("CronJob/batch/nightly-report");
+    console.command(Command::EditPlacement);
+    let editor = console.editor();
+    let source = editor.source.as_ref().expect("the policy was found");
+    assert_eq!(source.title, "PropagationPolicy batch/batch-only");
+    assert!(
+        source.file.ends_with("karmada-platform.yaml"),
+        "{}",
+        source.file
+    );
+    assert_eq!(editor.edit.selector, "env=batch");
+
+    console.key(InputKey::Tab);
+    assert_eq!(console.editor().field, Field::Selector);
+    console.key(InputKey::ClearLine);
+    console.type_text("env in (batch,dev)");
+    let editor = console.editor();
+    assert_eq!(editor.error, None);
+    let preview = editor.preview.as_ref().expect("a preview");
+    let entering: Vec<&str> = preview.entering().map(|c| c.cluster.as_str()).collect();
+    assert_eq!(entering, ["dev-eu-west-1"]);
+    let out = preview
+        .clusters
+        .iter()
+        .find(|c| c.cluster == "prod-eu-west-1")
+        .expect("every cluster has a row");
+    let Membership::Out { reason } = &out.membership else {
+        panic!("prod stays out: {out:?}");
+    };
+    assert!(
+        reason.contains("env in (batch,dev)") || reason.contains("labelSelector"),
+        "{reason}"
+    );
+    assert_eq!(preview.created, 1);
+
+    assert!(console.key(InputKey::Enter).is_empty());
+    assert_eq!(console.editor().stage, Stage::Reviewing { scroll: 0 });
+    assert!(
+        console.key(InputKey::Enter).is_empty(),
+        "the review only asks"
+    );
+    let Mode::Confirm(pending) = &console.state.mode else {
+        panic!("expected the confirmation, got {:?}", console.state.mode);
+    };
+    assert!(
+        pending
+            .summary
+            .iter()
+            .any(|line| line.contains("+ dev-eu-west-1 enters"))
+    );
+    let dev = console.cluster("dev-eu-west-1");
+    let effects = console.key(InputKey::Char('y'));
+    let [Effect::SaveAndApply { save, cells }] = effects.as_slice() else {
+        panic!("expected one save-and-apply effect, got {effects:?}");
+    };
+    assert_eq!(save.title, "PropagationPolicy batch/batch-only");
+    assert_eq!(
+        save.object
+            .pointer("/spec/placement/clusterAffinity/labelSelector/matchExpressions/0/values"),
+        Some(&serde_json::json!(["batch", "dev"]))
+    );
+    assert_eq!(
+        cells.as_slice(),
+        [CellRef {
+            resource: cronjob as u32,
+            cluster: dev as u32
+        }]
+    );
+}
+
+#[test]
+fn a_bad_selector_is_shown_inline_and_nothing_goes_further() {
+    let mut console = Console::demo();
+    console.select("CronJob/batch/nightly-report");
+    console.command(Command::EditPlacement);
+    console.key(InputKey::Tab);
+    console.type_text(",tier in web");
+    let error = console.editor().error.clone().expect("an inline error");
+    assert!(error.contains("parentheses"), "{error}");
+    assert!(console.key(InputKey::Enter).is_empty());
+    assert_eq!(
+        console.editor().stage,
+        Stage::Editing,
+        "no review with an error"
+    );
+    let notice = console.state.notice.clone().unwrap_or_default();
+    assert!(notice.contains("fix the placement first"), "{notice}");
+    assert!(console.key(InputKey::Esc).is_empty());
+    assert_eq!(console.state.mode, Mode::Normal);
+}
+
+#[test]
+fn toggling_a_cluster_name_narrows_the_placement_and_says_why_others_leave() {
+    let mut console = Console::demo();
+    console.select("ConfigMap/shop/registry-config");
+    console.command(Command::EditPlacement);
+    assert_eq!(console.editor().field, Field::Clusters);
+    let prod = console.cluster("prod-eu-west-1");
+    for _ in 0..prod {
+        console.key(InputKey::Down);
+    }
+    console.key(InputKey::Char(' '));
+    let editor = console.editor();
+    assert!(editor.edit.clusters.contains("prod-eu-west-1"));
+    let preview = editor.preview.as_ref().expect("a preview");
+    assert!(preview.leaving().count() > 0, "{:?}", preview.clusters);
+    for change in preview.leaving() {
+        let Membership::Leaving { reason } = &change.membership else {
+            unreachable!()
+        };
+        assert!(
+            !reason.is_empty(),
+            "{} leaves without a reason",
+            change.cluster
+        );
+    }
+    assert!(
+        preview
+            .clusters
+            .iter()
+            .any(|c| c.cluster == "prod-eu-west-1" && c.membership == Membership::Staying),
+        "{:?}",
+        preview.clusters
+    );
+    // Cancelling writes nothing.
+    console.key(InputKey::Esc);
+    assert_eq!(console.state.mode, Mode::Normal);
+}
+
+#[test]
+fn a_readonly_console_does_not_open_the_editor() {
+    let mut console = Console::demo();
+    console.state.readonly = true;
+    console.select("CronJob/batch/nightly-report");
+    assert!(console.command(Command::EditPlacement).is_empty());
+    assert_eq!(console.state.mode, Mode::Normal);
+    assert!(
+        console
+            .state
+            .notice
+            .clone()
+            .unwrap_or_default()
+            .contains("read-only")
+    );
+}
