@@ -157,6 +157,21 @@ impl ClusterCells {
         (&self.sent_kind, details)
     }
 
+    pub fn fleet(&self) -> &Arc<Fleet> {
+        &self.fleet
+    }
+
+    pub fn index(&self) -> &Arc<FleetIndex> {
+        &self.index
+    }
+
+    /// The fleet was edited (same resources and clusters): every row may change.
+    pub fn set_fleet(&mut self, fleet: Arc<Fleet>, index: Arc<FleetIndex>) -> Vec<CellUpdate> {
+        self.fleet = fleet;
+        self.index = index;
+        self.changes(0..self.fleet.resources.len() as u32)
+    }
+
     pub fn cluster(&self) -> u32 {
         self.cluster
     }

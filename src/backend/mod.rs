@@ -57,6 +57,16 @@ pub struct FleetSave {
     pub title: String,
 }
 
+/// A fleet handed to a backend; two are equal when they are the same fleet.
+#[derive(Debug, Clone)]
+pub struct SharedFleet(pub std::sync::Arc<crate::engine::Fleet>);
+
+impl PartialEq for SharedFleet {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 /// Requests the app makes of a backend.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
@@ -69,4 +79,6 @@ pub enum Effect {
         save: FleetSave,
         cells: Vec<CellRef>,
     },
+    /// The fleet was edited and saved: work from this one now (same resources and clusters).
+    UseFleet(SharedFleet),
 }

@@ -167,26 +167,12 @@ pub const CONNECT_TIMEOUT_MS: u64 = 3_000;
 impl SimCore {
     pub fn new(fleet: Arc<Fleet>, scenario: &Scenario, seed: u64) -> SimCore {
         let mut rng = SplitMix64::new(seed);
-        let cluster_count = fleet.clusters.len();
         let clusters: Vec<SimCluster> = fleet
             .clusters
             .iter()
             .map(|spec| simulated_cluster(spec, scenario, &mut rng))
             .collect();
-        let mut reason_ids: HashMap<String, u32> = HashMap::new();
-        let mut reasons = Vec::new();
-        let mut placement = Vec::with_capacity(fleet.resources.len() * cluster_count);
-        for resource in 0..fleet.resources.len() {
-            for cluster in 0..cluster_count {
-                placement.push(match fleet.placement(resource, cluster) {
-                    Ok(_) => Ok(()),
-                    Err(reason) => Err(*reason_ids.entry(reason.clone()).or_insert_with(|| {
-                        reasons.push(reason);
-                        (reasons.len() - 1) as u32
-                    })),
-                });
-            }
-        }
+        let (placement, reasons) = placements(&fleet);
         let cells = placement
             .iter()
             .map(|placed| SimCell {
@@ -208,6 +194,27 @@ impl SimCore {
         core.next_drift_ms = core.next_drift_delay();
         core.apply_scenario(scenario);
         core
+    }
+
+    /// The fleet changed (an edited placement): cells newly placed wait to be applied, cells
+    /// no longer placed but applied are orphaned. A fleet of another shape starts afresh.
+    pub fn set_fleet(&mut self, fleet: Arc<Fleet>) {
+        let same_shape = fleet.resources.len() == self.fleet.resources.len()
+            && fleet.clusters.len() == self.clusters.len();
+        let (placement, reasons) = placements(&fleet);
+        if !same_shape {
+            self.cells = placement
+                .iter()
+                .map(|placed| SimCell {
+                    applied: placed.is_ok(),
+                    ..SimCell::default()
+                })
+                .collect();
+            self.failures.clear();
+        }
+        self.placement = placement;
+        self.reasons = reasons;
+        self.fleet = fleet;
     }
 
     fn apply_scenario(&mut self, scenario: &Scenario) {
@@ -571,6 +578,26 @@ fn mutate(desired: &Value, rng: &mut SplitMix64) -> (Value, String) {
     }
 }
 
+/// Placement of every cell, resource-major: `Ok` placed, `Err(index)` into the reasons.
+fn placements(fleet: &Fleet) -> (Vec<Result<(), u32>>, Vec<String>) {
+    let cluster_count = fleet.clusters.len();
+    let mut reason_ids: HashMap<String, u32> = HashMap::new();
+    let mut reasons = Vec::new();
+    let mut placement = Vec::with_capacity(fleet.resources.len() * cluster_count);
+    for resource in 0..fleet.resources.len() {
+        for cluster in 0..cluster_count {
+            placement.push(match fleet.placement(resource, cluster) {
+                Ok(_) => Ok(()),
+                Err(reason) => Err(*reason_ids.entry(reason.clone()).or_insert_with(|| {
+                    reasons.push(reason);
+                    (reasons.len() - 1) as u32
+                })),
+            });
+        }
+    }
+    (placement, reasons)
+}
+
 /// Runs a [`SimCore`] as a tokio task: probes clusters with their latency, sends a snapshot,
 /// applies with per-cluster latency, and lets drift appear over time.
 pub fn spawn(
@@ -633,7 +660,21 @@ async fn run(
         };
         tokio::select! {
             effect = next_effect => {
-                let Some(Effect::Apply { cells }) = effect else { return };
+                let cells = match effect {
+                    None => return,
+                    Some(Effect::Apply { cells }) => cells,
+                    Some(Effect::UseFleet(fleet)) => {
+                        core.set_fleet(fleet.0);
+                        if events.send(core.snapshot()).is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                    Some(Effect::SaveAndApply { save, .. }) => {
+                        tracing::warn!("{} reached the simulator unsaved; the console saves edits", save.title);
+                        continue;
+                    }
+                };
                 let mut by_cluster: BTreeMap<usize, Vec<CellRef>> = BTreeMap::new();
                 for cell in cells {
                     by_cluster.entry(cell.cluster as usize).or_default().push(cell);
@@ -692,6 +733,41 @@ mod tests {
             BackendEvent::Snapshot { kinds, .. } => kinds,
             other => panic!("expected a snapshot, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn an_edited_fleet_leaves_new_cells_pending_until_applied_and_old_ones_orphaned() {
+        let files = crate::demo_fleet::demo_files();
+        let mut core = demo_core(7);
+        let fleet = core.fleet.clone();
+        let cronjob = fleet
+            .resources
+            .iter()
+            .position(|r| r.target.kind == "CronJob")
+            .unwrap();
+        let batch = fleet.cluster_index("batch-ap-south-1").unwrap();
+        let dev = fleet.cluster_index("dev-eu-west-1").unwrap();
+        assert_eq!(core.status(cronjob, batch), CellStatus::InSync);
+        let source = fleet.placement_source(&files, cronjob).unwrap();
+        let edit = crate::engine::edit::EditablePlacement {
+            clusters: Default::default(),
+            selector: "env=dev".into(),
+        };
+        let preview = crate::engine::edit::preview_placement(
+            &fleet,
+            &files,
+            &source,
+            &source.with(&edit).unwrap(),
+        );
+        core.set_fleet(preview.fleet.unwrap());
+        assert_eq!(core.status(cronjob, dev), CellStatus::Pending);
+        assert_eq!(core.status(cronjob, batch), CellStatus::Orphaned);
+        let cell = CellRef {
+            resource: cronjob as u32,
+            cluster: dev as u32,
+        };
+        core.apply(dev, &[cell]);
+        assert_eq!(core.status(cronjob, dev), CellStatus::InSync);
     }
 
     #[test]

@@ -96,11 +96,10 @@ pub fn spawn_readonly(live: LiveFleet, events: mpsc::UnboundedSender<BackendEven
 /// A request to one cluster's task.
 enum Command {
     Apply(Vec<u32>),
+    UseFleet(Arc<Fleet>),
 }
 
 struct Shared {
-    fleet: Arc<Fleet>,
-    index: Arc<FleetIndex>,
     kubeconfig: Kubeconfig,
     events: mpsc::UnboundedSender<BackendEvent>,
     permits: Semaphore,
@@ -128,8 +127,6 @@ fn start(
         .collect();
     let _ = events.send(snapshot(&columns, live.fleet.resources.len()));
     let shared = Arc::new(Shared {
-        fleet: live.fleet.clone(),
-        index,
         kubeconfig: live.kubeconfig,
         events,
         permits: Semaphore::new(live.options.concurrency.max(1)),
@@ -208,6 +205,11 @@ async fn dispatch(
                     }
                 }
             }
+            Effect::UseFleet(fleet) => {
+                for task in clusters.iter().flatten() {
+                    let _ = task.send(Command::UseFleet(fleet.0.clone()));
+                }
+            }
             Effect::SaveAndApply { save, .. } => {
                 tracing::warn!(
                     "{} reached the backend unsaved; the console saves edits",
@@ -267,8 +269,8 @@ impl ClusterTask {
     }
 
     fn name(&self) -> String {
-        self.shared
-            .fleet
+        self.cells
+            .fleet()
             .clusters
             .get(self.index() as usize)
             .map(|spec| spec.name.clone())
@@ -297,7 +299,7 @@ impl ClusterTask {
                     self.probe().await;
                 }
                 Some(message) = self.messages.recv() => self.on_message(message),
-                Some(command) = next_command(&mut commands) => self.on_command(command),
+                Some(command) = next_command(&mut commands) => self.on_command(command).await,
             }
         }
         for watch in self.watches.drain(..) {
@@ -312,8 +314,8 @@ impl ClusterTask {
         };
         if self.client.is_none() {
             let context = self
-                .shared
-                .fleet
+                .cells
+                .fleet()
                 .clusters
                 .get(self.index() as usize)
                 .map(|spec| spec.context.clone())
@@ -388,8 +390,8 @@ impl ClusterTask {
     /// Which of the fleet's kinds the cluster serves; a watch per served kind (restarted when
     /// `restart`, else started only for kinds that became served).
     async fn discover_and_watch(&mut self, client: &Client, restart: bool) {
-        let kinds = &self.shared.index.kinds;
-        let resources = match discover(client, kinds).await {
+        let index = self.cells.index().clone();
+        let resources = match discover(client, &index.kinds).await {
             Ok(resources) => resources,
             Err(message) => {
                 tracing::warn!(cluster = %self.name(), "discovery failed: {message}");
@@ -452,9 +454,18 @@ impl ClusterTask {
         }
     }
 
-    fn on_command(&mut self, command: Command) {
+    async fn on_command(&mut self, command: Command) {
         match command {
             Command::Apply(rows) => self.apply(rows),
+            Command::UseFleet(fleet) => {
+                let index = Arc::new(FleetIndex::new(&fleet));
+                let kinds_changed = index.kinds != self.cells.index().kinds;
+                let updates = self.cells.set_fleet(fleet, index);
+                self.send_cells(updates);
+                if kinds_changed && let Some(client) = self.client.clone() {
+                    self.discover_and_watch(&client, true).await;
+                }
+            }
         }
     }
 
@@ -476,6 +487,7 @@ impl ClusterTask {
         let updates = self.cells.apply_started(&rows);
         self.send_cells(updates);
         let shared = self.shared.clone();
+        let fleet = self.cells.fleet().clone();
         let cluster = self.index();
         let name = self.name();
         let messages = self.messages_tx.clone();
@@ -483,7 +495,8 @@ impl ClusterTask {
             let Ok(_permit) = shared.apply_permits.acquire().await else {
                 return;
             };
-            let (target, row_of) = apply_target(&shared, cluster, &name, client, &rows);
+            let (target, row_of) =
+                apply_target(&fleet, shared.readonly, cluster, &name, client, &rows);
             let items = propagate::apply(
                 std::slice::from_ref(&target),
                 false,
@@ -643,13 +656,13 @@ fn to_value(object: DynamicObject, resource: &ApiResource) -> Value {
 /// The apply target for `rows` on one cluster, with the namespaces they need, and the row of
 /// each object by its display key.
 fn apply_target(
-    shared: &Shared,
+    fleet: &Fleet,
+    readonly: bool,
     cluster: u32,
     name: &str,
     client: Client,
     rows: &[u32],
 ) -> (Target<KubeCluster>, HashMap<String, u32>) {
-    let fleet = &shared.fleet;
     let cluster = cluster as usize;
     let mut objects = Vec::new();
     let mut failed = Vec::new();
@@ -682,7 +695,7 @@ fn apply_target(
     all.extend(objects);
     let target = Target {
         cluster: name.to_string(),
-        api: Ok(KubeCluster::new(client, shared.readonly)),
+        api: Ok(KubeCluster::new(client, readonly)),
         objects: all,
         failed,
         prune_kinds: Vec::new(),
