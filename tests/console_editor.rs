@@ -126,7 +126,18 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
     assert_eq!(preview.created, 1);
 
     assert!(console.key(InputKey::Enter).is_empty());
-    assert_eq!(console.editor().stage, Stage::Reviewing { scroll: 0 });
+    let reviewing = |scroll, side_by_side| Stage::Reviewing {
+        scroll,
+        side_by_side,
+    };
+    assert_eq!(console.editor().stage, reviewing(0, false));
+    // The review starts at the object's header; n jumps to its hunk, s shows both sides.
+    console.key(InputKey::Char('n'));
+    assert_eq!(console.editor().stage, reviewing(1, false));
+    console.key(InputKey::Char('s'));
+    assert_eq!(console.editor().stage, reviewing(1, true));
+    console.key(InputKey::Char('p'));
+    assert_eq!(console.editor().stage, reviewing(0, true));
     assert!(
         console.key(InputKey::Enter).is_empty(),
         "the review only asks"

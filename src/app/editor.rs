@@ -30,8 +30,85 @@ pub enum Stage {
     #[default]
     Editing,
     Reviewing {
+        /// First review row shown.
         scroll: usize,
+        /// Old and new side by side instead of one unified column.
+        side_by_side: bool,
     },
+}
+
+/// One row of the review: what the preview does, then each diff group's hunks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReviewRow {
+    /// A line about the whole change (a cluster leaving, nothing changing).
+    Note(String),
+    /// `Kind/ns/name on a, b: identical`.
+    Group(String),
+    /// `@@ -1,3 +1,4 @@`, where `n`/`p` jump to.
+    Hunk(String),
+    Context(String),
+    Removed(String),
+    Added(String),
+}
+
+/// The review's rows, in order; the view draws them and `n`/`p` jump between their hunks.
+pub fn review_rows(preview: &PlacementPreview) -> Vec<ReviewRow> {
+    let mut rows = Vec::new();
+    for change in preview.leaving() {
+        rows.push(ReviewRow::Note(format!(
+            "{} leaves; its objects stay on it (prune with `flotilla apply --prune`)",
+            change.cluster
+        )));
+    }
+    if preview.diffs.is_empty() {
+        rows.push(ReviewRow::Note("no rendered object changes".into()));
+    }
+    for group in &preview.diffs {
+        let identical = if group.clusters.len() > 1 {
+            ": identical"
+        } else {
+            ""
+        };
+        rows.push(ReviewRow::Group(format!(
+            "{} on {}{identical}",
+            group.resource.display_key(),
+            group.clusters.join(", ")
+        )));
+        for line in group.diff.lines() {
+            if line.starts_with("+++") || line.starts_with("---") {
+                continue;
+            }
+            rows.push(if line.starts_with("@@") {
+                ReviewRow::Hunk(line.to_string())
+            } else if let Some(rest) = line.strip_prefix('+') {
+                ReviewRow::Added(rest.to_string())
+            } else if let Some(rest) = line.strip_prefix('-') {
+                ReviewRow::Removed(rest.to_string())
+            } else {
+                ReviewRow::Context(line.strip_prefix(' ').unwrap_or(line).to_string())
+            });
+        }
+    }
+    rows
+}
+
+/// The row of the next (or previous) hunk or group header from `scroll`.
+fn jump(rows: &[ReviewRow], scroll: usize, forward: bool) -> usize {
+    let is_stop = |row: &ReviewRow| matches!(row, ReviewRow::Hunk(_) | ReviewRow::Group(_));
+    if forward {
+        rows.iter()
+            .enumerate()
+            .skip(scroll + 1)
+            .find(|(_, row)| is_stop(row))
+            .map_or(scroll, |(at, _)| at)
+    } else {
+        rows.iter()
+            .enumerate()
+            .take(scroll)
+            .rev()
+            .find(|(_, row)| is_stop(row))
+            .map_or(0, |(at, _)| at)
+    }
 }
 
 /// The editor's state; lives in [`Mode::Placement`].
@@ -145,17 +222,31 @@ pub fn refresh(state: &mut State, fleet: &Fleet, files: &[SourceFile]) -> bool {
 /// One key in the editor.
 pub fn key(state: &mut State, mut editor: Box<PlacementEditor>, key: InputKey) -> Vec<Effect> {
     match editor.stage {
-        Stage::Reviewing { scroll } => match key {
-            InputKey::Esc => editor.stage = Stage::Editing,
-            InputKey::Up => {
-                editor.stage = Stage::Reviewing {
-                    scroll: scroll.saturating_sub(1),
+        Stage::Reviewing {
+            scroll,
+            side_by_side,
+        } => {
+            let rows = editor.preview.as_ref().map(review_rows).unwrap_or_default();
+            let last = rows.len().saturating_sub(1);
+            let scroll = match key {
+                InputKey::Esc => {
+                    editor.stage = Stage::Editing;
+                    state.mode = Mode::Placement(editor);
+                    return Vec::new();
                 }
-            }
-            InputKey::Down => editor.stage = Stage::Reviewing { scroll: scroll + 1 },
-            InputKey::Enter | InputKey::Char('y') => return propose(state, editor),
-            _ => {}
-        },
+                InputKey::Enter | InputKey::Char('y') => return propose(state, editor),
+                InputKey::Up | InputKey::Char('k') => scroll.saturating_sub(1),
+                InputKey::Down | InputKey::Char('j') => (scroll + 1).min(last),
+                InputKey::Char('n') => jump(&rows, scroll, true),
+                InputKey::Char('p') => jump(&rows, scroll, false),
+                _ => scroll,
+            };
+            let side_by_side = side_by_side ^ (key == InputKey::Char('s'));
+            editor.stage = Stage::Reviewing {
+                scroll,
+                side_by_side,
+            };
+        }
         Stage::Editing => match key {
             InputKey::Esc => {
                 state.notice = Some("placement edit cancelled; nothing written".into());
@@ -175,7 +266,10 @@ pub fn key(state: &mut State, mut editor: Box<PlacementEditor>, key: InputKey) -
                 } else if !editor.preview_is_current() {
                     state.notice = Some("the preview is still being computed".into());
                 } else {
-                    editor.stage = Stage::Reviewing { scroll: 0 };
+                    editor.stage = Stage::Reviewing {
+                        scroll: 0,
+                        side_by_side: false,
+                    };
                 }
             }
             other => match editor.field {

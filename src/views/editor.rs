@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{ViewContext, pane_block};
-use crate::app::editor::{Field, PlacementEditor, Stage};
+use crate::app::editor::{Field, PlacementEditor, ReviewRow, Stage, review_rows};
 use crate::app::state::State;
 use crate::config::theme::Theme;
 use crate::engine::edit::{ClusterChange, Membership};
@@ -37,7 +37,10 @@ pub(super) fn render(
     };
     let lines = match editor.stage {
         Stage::Editing => editing_lines(state, editor, theme, area),
-        Stage::Reviewing { scroll } => review_lines(editor, theme, scroll),
+        Stage::Reviewing {
+            scroll,
+            side_by_side,
+        } => review_lines(editor, theme, scroll, side_by_side, area.width),
     };
     frame.render_widget(
         Paragraph::new(lines).block(pane_block(&title, true, theme)),
@@ -149,58 +152,104 @@ fn change_spans(change: &ClusterChange, theme: &Theme) -> Vec<Span<'static>> {
     vec![Span::styled(text, style)]
 }
 
-fn review_lines<'a>(editor: &'a PlacementEditor, theme: &Theme, scroll: usize) -> Vec<Line<'a>> {
+fn review_lines(
+    editor: &PlacementEditor,
+    theme: &Theme,
+    scroll: usize,
+    side_by_side: bool,
+    width: u16,
+) -> Vec<Line<'static>> {
     let mut lines = vec![
         Line::from(Span::styled(summary(editor), theme.text)),
         Line::from(Span::styled(
-            " enter / y save and propagate (asks to confirm) · ↑↓ scroll · esc back to editing",
+            " enter/y save and propagate (asks first) · n/p next/previous hunk · s side by side · ↑↓ scroll · esc edit",
             theme.muted,
         )),
     ];
-    let mut body: Vec<Line> = Vec::new();
-    if let Some(preview) = &editor.preview {
-        for change in preview.leaving() {
-            body.push(Line::from(Span::styled(
-                format!(
-                    " {} leaves; its objects stay on it (prune with `flotilla apply --prune`)",
-                    change.cluster
+    let rows = editor.preview.as_ref().map(review_rows).unwrap_or_default();
+    let rows = rows.get(scroll.min(rows.len())..).unwrap_or_default();
+    if side_by_side {
+        lines.extend(side_by_side_lines(rows, theme, width));
+    } else {
+        lines.extend(rows.iter().map(|row| unified_line(row, theme)));
+    }
+    lines
+}
+
+fn unified_line(row: &ReviewRow, theme: &Theme) -> Line<'static> {
+    let (text, style) = match row {
+        ReviewRow::Note(text) => (format!(" {text}"), theme.diff_removed),
+        ReviewRow::Group(text) => (format!(" {text}"), theme.title),
+        ReviewRow::Hunk(text) => (format!("   {text}"), theme.muted),
+        ReviewRow::Context(text) => (format!("    {text}"), theme.text),
+        ReviewRow::Removed(text) => (format!("   -{text}"), theme.diff_removed),
+        ReviewRow::Added(text) => (format!("   +{text}"), theme.diff_added),
+    };
+    Line::from(Span::styled(text, style))
+}
+
+/// Old on the left, new on the right: a hunk's removed lines pair with the added lines that
+/// follow them; context shows on both sides.
+fn side_by_side_lines(rows: &[ReviewRow], theme: &Theme, width: u16) -> Vec<Line<'static>> {
+    let half = usize::from(width.saturating_sub(5) / 2).max(8);
+    let cell = |text: &str| -> String {
+        let mut cut: String = text.chars().take(half).collect();
+        let pad = half.saturating_sub(cut.chars().count());
+        cut.push_str(&" ".repeat(pad));
+        cut
+    };
+    let mut lines = Vec::new();
+    let mut removed: Vec<&str> = Vec::new();
+    let mut added: Vec<&str> = Vec::new();
+    let flush = |removed: &mut Vec<&str>, added: &mut Vec<&str>, lines: &mut Vec<Line<'static>>| {
+        for at in 0..removed.len().max(added.len()) {
+            let left = removed.get(at).copied();
+            let right = added.get(at).copied();
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!(" {}", cell(left.unwrap_or(""))),
+                    if left.is_some() {
+                        theme.diff_removed
+                    } else {
+                        theme.muted
+                    },
                 ),
-                theme.diff_removed,
-            )));
+                Span::styled(" │ ", theme.muted),
+                Span::styled(
+                    cell(right.unwrap_or("")),
+                    if right.is_some() {
+                        theme.diff_added
+                    } else {
+                        theme.muted
+                    },
+                ),
+            ]));
         }
-        if preview.diffs.is_empty() {
-            body.push(Line::from(Span::styled(
-                " no rendered object changes",
-                theme.muted,
-            )));
-        }
-        for group in &preview.diffs {
-            let clusters = group.clusters.join(", ");
-            let identical = if group.clusters.len() > 1 {
-                ": identical"
-            } else {
-                ""
-            };
-            body.push(Line::from(Span::styled(
-                format!(" {} on {clusters}{identical}", group.resource.display_key()),
-                theme.title,
-            )));
-            for line in group.diff.lines() {
-                let style = if line.starts_with("+++") || line.starts_with("---") {
-                    theme.muted
-                } else if line.starts_with('+') {
-                    theme.diff_added
-                } else if line.starts_with('-') {
-                    theme.diff_removed
-                } else if line.starts_with("@@") {
-                    theme.muted
-                } else {
-                    theme.text
-                };
-                body.push(Line::from(Span::styled(format!("   {line}"), style)));
+        removed.clear();
+        added.clear();
+    };
+    for row in rows {
+        match row {
+            ReviewRow::Removed(text) => {
+                if !added.is_empty() {
+                    flush(&mut removed, &mut added, &mut lines);
+                }
+                removed.push(text);
+            }
+            ReviewRow::Added(text) => added.push(text),
+            other => {
+                flush(&mut removed, &mut added, &mut lines);
+                match other {
+                    ReviewRow::Context(text) => lines.push(Line::from(vec![
+                        Span::styled(format!(" {}", cell(text)), theme.text),
+                        Span::styled(" │ ", theme.muted),
+                        Span::styled(cell(text), theme.text),
+                    ])),
+                    _ => lines.push(unified_line(other, theme)),
+                }
             }
         }
     }
-    lines.extend(body.into_iter().skip(scroll));
+    flush(&mut removed, &mut added, &mut lines);
     lines
 }
