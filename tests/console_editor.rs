@@ -153,9 +153,17 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
     );
     let dev = console.cluster("dev-eu-west-1");
     let effects = console.key(InputKey::Char('y'));
-    let [Effect::SaveAndApply { save, cells }] = effects.as_slice() else {
+    let [
+        Effect::SaveAndApply {
+            save,
+            cells,
+            delete,
+        },
+    ] = effects.as_slice()
+    else {
         panic!("expected one save-and-apply effect, got {effects:?}");
     };
+    assert!(delete.is_empty(), "an edit deletes nothing");
     assert_eq!(save.title, "PropagationPolicy batch/batch-only");
     assert_eq!(
         save.object
@@ -244,5 +252,68 @@ fn a_readonly_console_does_not_open_the_editor() {
             .clone()
             .unwrap_or_default()
             .contains("read-only")
+    );
+}
+
+#[test]
+fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created() {
+    let mut console = Console::demo();
+    assert!(console.command(Command::Undo).is_empty());
+    assert!(
+        console
+            .state
+            .notice
+            .clone()
+            .unwrap_or_default()
+            .contains("nothing to undo")
+    );
+
+    let cronjob = console.select("CronJob/batch/nightly-report");
+    console.command(Command::EditPlacement);
+    let original = console.editor().source.clone().expect("source").object;
+    console.key(InputKey::Tab);
+    console.key(InputKey::ClearLine);
+    console.type_text("env in (batch,dev)");
+    console.key(InputKey::Enter);
+    console.key(InputKey::Enter);
+    assert_eq!(console.key(InputKey::Char('y')).len(), 1);
+    let dev = console.cluster("dev-eu-west-1");
+    let created = CellRef {
+        resource: cronjob as u32,
+        cluster: dev as u32,
+    };
+
+    assert!(console.command(Command::Undo).is_empty(), "undo asks first");
+    let Mode::Confirm(pending) = &console.state.mode else {
+        panic!("expected the confirmation, got {:?}", console.state.mode);
+    };
+    assert!(
+        pending
+            .summary
+            .iter()
+            .any(|line| line.contains("CronJob/batch/nightly-report on dev-eu-west-1")),
+        "{:?}",
+        pending.summary
+    );
+    let effects = console.key(InputKey::Char('y'));
+    let [
+        Effect::SaveAndApply {
+            save,
+            cells,
+            delete,
+        },
+    ] = effects.as_slice()
+    else {
+        panic!("expected one save-and-apply effect, got {effects:?}");
+    };
+    assert_eq!(save.object, original, "the document goes back as it was");
+    assert!(
+        cells.is_empty(),
+        "nothing the change updated needs re-applying"
+    );
+    assert_eq!(delete.as_slice(), [created]);
+    assert!(
+        console.state.last_change.is_none(),
+        "an undo is not undone again"
     );
 }

@@ -9,10 +9,11 @@
 use std::collections::BTreeSet;
 
 use super::action::InputKey;
-use super::state::{Mode, PendingApply, State};
+use super::state::{LastChange, Mode, PendingApply, State};
 use crate::backend::{CellRef, Effect, FleetSave};
 use crate::engine::edit::{
-    EditablePlacement, PlacementPreview, PlacementSource, parse_selector, preview_placement,
+    DiffGroup, EditablePlacement, PlacementPreview, PlacementSource, parse_selector,
+    preview_placement,
 };
 use crate::engine::{Fleet, SourceFile};
 
@@ -334,7 +335,9 @@ fn propose(state: &mut State, editor: Box<PlacementEditor>) -> Vec<Effect> {
         state.mode = Mode::Placement(editor);
         return Vec::new();
     };
-    let cells = cells_to_apply(state, preview);
+    let cells = cells_to_apply(state, preview, |_| true);
+    let created = cells_to_apply(state, preview, |group| group.created);
+    let reapply = cells_to_apply(state, preview, |group| !group.created);
     let mut summary = vec![format!(
         "save {} ({}:{})",
         source.title, source.file, source.line
@@ -360,7 +363,7 @@ fn propose(state: &mut State, editor: Box<PlacementEditor>) -> Vec<Effect> {
         .and_then(|cluster| state.clusters.get(cluster))
         .map(|row| row.spec.name.clone());
     let confirm_word = danger.unwrap_or_else(|| "y".into());
-    state.mode = Mode::Confirm(PendingApply {
+    state.mode = Mode::Confirm(Box::new(PendingApply {
         cells,
         summary,
         confirm_word,
@@ -371,14 +374,30 @@ fn propose(state: &mut State, editor: Box<PlacementEditor>) -> Vec<Effect> {
             object,
             title: source.title.clone(),
         }),
-    });
+        delete: Vec::new(),
+        undo: Some(LastChange {
+            title: source.title.clone(),
+            previous: FleetSave {
+                file: source.file.clone(),
+                document: source.document,
+                object: source.object.clone(),
+                title: source.title.clone(),
+            },
+            reapply,
+            created,
+        }),
+    }));
     Vec::new()
 }
 
-/// The cells the edit needs written: every object whose rendering changes, on its cluster.
-fn cells_to_apply(state: &State, preview: &PlacementPreview) -> Vec<CellRef> {
+/// The cells of the diff groups `take` selects: each changed object on its cluster.
+fn cells_to_apply(
+    state: &State,
+    preview: &PlacementPreview,
+    take: impl Fn(&DiffGroup) -> bool,
+) -> Vec<CellRef> {
     let mut cells = BTreeSet::new();
-    for group in &preview.diffs {
+    for group in preview.diffs.iter().filter(|group| take(group)) {
         let Some(resource) = state
             .resources
             .iter()
@@ -396,4 +415,67 @@ fn cells_to_apply(state: &State, preview: &PlacementPreview) -> Vec<CellRef> {
         }
     }
     cells.into_iter().collect()
+}
+
+/// Asks to undo the last placement change: the document goes back, the objects it changed are
+/// re-applied as they were, and the objects it created are deleted — each listed first.
+pub fn ask_to_undo(state: &mut State) {
+    if state.readonly {
+        state.notice = Some("read-only: nothing can be undone here".into());
+        return;
+    }
+    let Some(change) = state.last_change.clone() else {
+        state.notice = Some("nothing to undo".into());
+        return;
+    };
+    let name = |cell: &CellRef| {
+        let resource = state
+            .resources
+            .get(cell.resource as usize)
+            .map(|r| r.target.display_key())
+            .unwrap_or_default();
+        let cluster = state
+            .clusters
+            .get(cell.cluster as usize)
+            .map(|c| c.spec.name.clone())
+            .unwrap_or_default();
+        format!("{resource} on {cluster}")
+    };
+    let mut summary = vec![format!(
+        "undo: restore {} in {} as it was",
+        change.title, change.previous.file
+    )];
+    summary.push(format!(
+        "re-apply {} object(s) as they were",
+        change.reapply.len()
+    ));
+    if !change.created.is_empty() {
+        summary.push(format!(
+            "delete {} object(s) the change created:",
+            change.created.len()
+        ));
+        summary.extend(
+            change
+                .created
+                .iter()
+                .map(|cell| format!("  - {}", name(cell))),
+        );
+    }
+    let danger = change
+        .reapply
+        .iter()
+        .chain(&change.created)
+        .map(|cell| cell.cluster as usize)
+        .find(|cluster| state.is_dangerous(*cluster))
+        .and_then(|cluster| state.clusters.get(cluster))
+        .map(|row| row.spec.name.clone());
+    state.mode = Mode::Confirm(Box::new(PendingApply {
+        cells: change.reapply.clone(),
+        summary,
+        confirm_word: danger.unwrap_or_else(|| "y".into()),
+        typed: String::new(),
+        save: Some(change.previous.clone()),
+        delete: change.created.clone(),
+        undo: None,
+    }));
 }

@@ -386,7 +386,7 @@ pub enum Mode {
     },
     Help,
     /// Asking before a write: what would change, and what the operator must type to go ahead.
-    Confirm(PendingApply),
+    Confirm(Box<PendingApply>),
     /// Drilled into the selected cell: its rendered object, scrolled by `scroll` lines.
     Object {
         scroll: usize,
@@ -406,6 +406,22 @@ pub struct PendingApply {
     pub typed: String,
     /// An edited fleet document saved before the cells are propagated.
     pub save: Option<crate::backend::FleetSave>,
+    /// Objects deleted after the apply (an undo of what a change created).
+    pub delete: Vec<CellRef>,
+    /// How to take this change back, remembered once it is confirmed.
+    pub undo: Option<LastChange>,
+}
+
+/// How to undo the last confirmed placement change: put the document back, re-apply the
+/// objects it changed as they were, and delete what it created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastChange {
+    /// e.g. `PropagationPolicy shop/web`.
+    pub title: String,
+    /// The document as it was before the change.
+    pub previous: crate::backend::FleetSave,
+    pub reapply: Vec<CellRef>,
+    pub created: Vec<CellRef>,
 }
 
 /// A run of adjacent clusters sharing a grouping label value.
@@ -456,6 +472,8 @@ pub struct State {
     pub wall: Option<Wall>,
     /// Why the selected resource is or is not on the selected cluster, from the engine.
     pub explanation: Option<CellExplanation>,
+    /// The last confirmed placement change, for undo.
+    pub last_change: Option<LastChange>,
 }
 
 /// The engine's explanation of one cell, as lines for the detail pane.

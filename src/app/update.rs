@@ -160,6 +160,7 @@ fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
         }
         Command::Apply => return ask_to_apply(state),
         Command::EditPlacement => editor::open(state),
+        Command::Undo => editor::ask_to_undo(state),
         Command::Select => match state.focus {
             // Enter on a cluster takes you to its column in the matrix.
             Pane::Clusters => state.focus = Pane::Resources,
@@ -262,18 +263,20 @@ fn ask_to_apply(state: &mut State) -> Vec<Effect> {
             cells.len()
         ),
     );
-    state.mode = Mode::Confirm(PendingApply {
+    state.mode = Mode::Confirm(Box::new(PendingApply {
         cells,
         summary,
         confirm_word: danger.unwrap_or_else(|| "y".into()),
         typed: String::new(),
         save: None,
-    });
+        delete: Vec::new(),
+        undo: None,
+    }));
     Vec::new()
 }
 
 /// Keys while a confirmation is open: the confirm word and enter go ahead; esc or `n` cancel.
-fn confirm(state: &mut State, mut pending: PendingApply, key: InputKey) -> Vec<Effect> {
+fn confirm(state: &mut State, mut pending: Box<PendingApply>, key: InputKey) -> Vec<Effect> {
     let single_key = pending.confirm_word == "y";
     match key {
         InputKey::Esc => state.notice = Some("propagation cancelled; nothing written".into()),
@@ -294,15 +297,20 @@ fn confirm(state: &mut State, mut pending: PendingApply, key: InputKey) -> Vec<E
     Vec::new()
 }
 
-fn start_apply(state: &mut State, pending: PendingApply) -> Vec<Effect> {
+fn start_apply(state: &mut State, pending: Box<PendingApply>) -> Vec<Effect> {
     state.notice = Some(format!(
         "propagating to {} cluster(s)…",
         pending.cells.len()
     ));
+    // A saved change can be undone; saving the undo itself leaves nothing to undo.
+    if pending.save.is_some() {
+        state.last_change = pending.undo;
+    }
     match pending.save {
         Some(save) => vec![Effect::SaveAndApply {
             save,
             cells: pending.cells,
+            delete: pending.delete,
         }],
         None => vec![Effect::Apply {
             cells: pending.cells,

@@ -78,7 +78,12 @@ pub enum Effect {
     SaveAndApply {
         save: FleetSave,
         cells: Vec<CellRef>,
+        /// Objects to delete afterwards (an undo removing what the change created); only
+        /// ever set from a confirmation that listed them.
+        delete: Vec<CellRef>,
     },
+    /// Delete the objects of these cells, confirmed by the operator.
+    Delete { cells: Vec<CellRef> },
     /// The fleet was edited and saved: work from this one now (same resources and clusters).
     UseFleet(SharedFleet),
 }

@@ -425,6 +425,23 @@ impl SimCore {
         updates
     }
 
+    /// Deletes the objects of `cells` on one cluster (an unreachable one keeps them).
+    pub fn delete(&mut self, cluster: usize, cells: &[CellRef]) -> Vec<CellUpdate> {
+        let reachable = self.clusters[cluster].health != Health::Unreachable;
+        let mut updates = Vec::new();
+        for cell in cells.iter().filter(|cell| cell.cluster as usize == cluster) {
+            let index = self.index(cell.resource as usize, cluster);
+            if reachable {
+                let sim = &mut self.cells[index];
+                sim.applied = false;
+                sim.missing = false;
+                sim.drift = None;
+            }
+            updates.push(self.update(cell.resource as usize, cluster));
+        }
+        updates
+    }
+
     /// Advances simulated time: drift appears on a random in-sync cell of a reachable cluster.
     pub fn advance(&mut self, now_ms: u64) -> Vec<CellUpdate> {
         let mut updates = Vec::new();
@@ -623,6 +640,7 @@ enum Scheduled {
     Heartbeat,
     Probe { cluster: usize },
     ApplyDone { cluster: usize, cells: Vec<CellRef> },
+    DeleteDone { cluster: usize, cells: Vec<CellRef> },
 }
 
 async fn run(
@@ -670,6 +688,17 @@ async fn run(
                         }
                         continue;
                     }
+                    Some(Effect::Delete { cells }) => {
+                        let mut by_cluster: BTreeMap<usize, Vec<CellRef>> = BTreeMap::new();
+                        for cell in cells {
+                            by_cluster.entry(cell.cluster as usize).or_default().push(cell);
+                        }
+                        for (cluster, cells) in by_cluster {
+                            let delay = core.latency_ms(cluster);
+                            schedule(&mut queue, elapsed_ms() + delay, Scheduled::DeleteDone { cluster, cells });
+                        }
+                        continue;
+                    }
                     Some(Effect::SaveAndApply { save, .. }) => {
                         tracing::warn!("{} reached the simulator unsaved; the console saves edits", save.title);
                         continue;
@@ -701,6 +730,7 @@ async fn run(
                             status: core.cluster_status(cluster),
                         },
                         Scheduled::ApplyDone { cluster, cells } => BackendEvent::Cells(core.apply(cluster, &cells)),
+                        Scheduled::DeleteDone { cluster, cells } => BackendEvent::Cells(core.delete(cluster, &cells)),
                     };
                     if events.send(event).is_err() {
                         return;

@@ -30,11 +30,12 @@ pub enum Command {
     Collapse,
     Apply,
     EditPlacement,
+    Undo,
     Select,
 }
 
 impl Command {
-    pub const ALL: [Command; 20] = [
+    pub const ALL: [Command; 21] = [
         Command::Quit,
         Command::Help,
         Command::Back,
@@ -54,6 +55,7 @@ impl Command {
         Command::Collapse,
         Command::Apply,
         Command::EditPlacement,
+        Command::Undo,
         Command::Select,
     ];
 
@@ -79,6 +81,7 @@ impl Command {
             Command::Collapse => "collapse",
             Command::Apply => "apply",
             Command::EditPlacement => "edit-placement",
+            Command::Undo => "undo",
             Command::Select => "select",
         }
     }
@@ -109,13 +112,17 @@ impl Command {
             Command::EditPlacement => {
                 "edit where the selected resource goes, with a preview before anything is written"
             }
+            Command::Undo => "undo the last placement change (asks first, lists what it deletes)",
             Command::Select => "drill in: a cluster's column, a cell's rendered object",
         }
     }
 
     /// Whether the command can write to clusters (disabled and hidden when read-only).
     pub fn is_mutating(self) -> bool {
-        matches!(self, Command::Apply | Command::EditPlacement)
+        matches!(
+            self,
+            Command::Apply | Command::EditPlacement | Command::Undo
+        )
     }
 
     pub fn from_name(name: &str) -> Option<Command> {

@@ -473,6 +473,8 @@ pub struct DiffGroup {
     pub clusters: Vec<String>,
     /// Unified diff of the rendered object, before → after (creation when there was none).
     pub diff: String,
+    /// The object does not exist on these clusters yet (by the fleet's intent).
+    pub created: bool,
 }
 
 /// What an edited placement does, computed before anything is written.
@@ -542,7 +544,7 @@ pub fn preview_placement(
         return preview;
     }
     let resources = before.resources_placed_by(files, source);
-    let mut groups: BTreeMap<(ResourceRef, String), Vec<String>> = BTreeMap::new();
+    let mut groups: BTreeMap<(ResourceRef, String, bool), Vec<String>> = BTreeMap::new();
     for (index, resource) in resources.iter().enumerate() {
         let target = &before.resources[*resource].target;
         let Some(new_index) = after.resources.iter().position(|r| r.target == *target) else {
@@ -598,17 +600,18 @@ pub fn preview_placement(
                 preview.created += 1;
             }
             groups
-                .entry((target.clone(), text))
+                .entry((target.clone(), text, old.is_none()))
                 .or_default()
                 .push(spec.name.clone());
         }
     }
     preview.diffs = groups
         .into_iter()
-        .map(|((resource, diff), clusters)| DiffGroup {
+        .map(|((resource, diff, created), clusters)| DiffGroup {
             resource,
             clusters,
             diff,
+            created,
         })
         .collect();
     preview.fleet = Some(std::sync::Arc::new(after));

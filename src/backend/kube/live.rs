@@ -96,6 +96,8 @@ pub fn spawn_readonly(live: LiveFleet, events: mpsc::UnboundedSender<BackendEven
 /// A request to one cluster's task.
 enum Command {
     Apply(Vec<u32>),
+    /// Delete these rows' objects (confirmed by the operator).
+    Delete(Vec<u32>),
     UseFleet(Arc<Fleet>),
 }
 
@@ -202,6 +204,20 @@ async fn dispatch(
                             let _ = task.send(Command::Apply(rows));
                         }
                         _ => tracing::warn!(cluster, "apply for a cluster that is not connected"),
+                    }
+                }
+            }
+            Effect::Delete { cells } => {
+                let mut by_cluster: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+                for cell in cells {
+                    by_cluster
+                        .entry(cell.cluster)
+                        .or_default()
+                        .push(cell.resource);
+                }
+                for (cluster, rows) in by_cluster {
+                    if let Some(Some(task)) = clusters.get(cluster as usize) {
+                        let _ = task.send(Command::Delete(rows));
                     }
                 }
             }
@@ -456,7 +472,8 @@ impl ClusterTask {
 
     async fn on_command(&mut self, command: Command) {
         match command {
-            Command::Apply(rows) => self.apply(rows),
+            Command::Apply(rows) => self.apply(rows, false),
+            Command::Delete(rows) => self.apply(rows, true),
             Command::UseFleet(fleet) => {
                 let index = Arc::new(FleetIndex::new(&fleet));
                 let kinds_changed = index.kinds != self.cells.index().kinds;
@@ -471,7 +488,7 @@ impl ClusterTask {
 
     /// Applies the desired objects of `rows` (and the namespaces they need) in a task of its
     /// own, so the cluster's watch keeps flowing meanwhile.
-    fn apply(&mut self, rows: Vec<u32>) {
+    fn apply(&mut self, rows: Vec<u32>, delete: bool) {
         let Some(client) = self.client.clone() else {
             let failed = rows
                 .iter()
@@ -495,12 +512,17 @@ impl ClusterTask {
             let Ok(_permit) = shared.apply_permits.acquire().await else {
                 return;
             };
-            let (target, row_of) =
-                apply_target(&fleet, shared.readonly, cluster, &name, client, &rows);
+            let (target, row_of, prune) = if delete {
+                delete_target(&fleet, shared.readonly, &name, client, &rows)
+            } else {
+                let (target, row_of) =
+                    apply_target(&fleet, shared.readonly, cluster, &name, client, &rows);
+                (target, row_of, BTreeMap::new())
+            };
             let items = propagate::apply(
                 std::slice::from_ref(&target),
                 false,
-                &BTreeMap::new(),
+                &prune,
                 shared.options.apply,
                 &|_, _| {},
             )
@@ -532,10 +554,11 @@ impl ClusterTask {
                     results.push((row, Ok(())));
                 }
             }
+            let verb = if delete { "deleted" } else { "applied" };
             let notice = if failed == 0 {
-                format!("applied {applied} object(s) to {name}")
+                format!("{verb} {applied} object(s) on {name}")
             } else {
-                format!("applied {applied} object(s) to {name}; {failed} failed")
+                format!("{verb} {applied} object(s) on {name}; {failed} failed")
             };
             let _ = messages.send(Message::Applied(results, notice));
         });
@@ -651,6 +674,41 @@ fn to_value(object: DynamicObject, resource: &ApiResource) -> Value {
         map.insert("kind".into(), Value::String(resource.kind.clone()));
     }
     value
+}
+
+/// A delete target, the row of each object by display key, and apply's prune list.
+type DeleteWork = (
+    Target<KubeCluster>,
+    HashMap<String, u32>,
+    BTreeMap<String, Vec<crate::model::ResourceRef>>,
+);
+
+/// A target that writes nothing and deletes the objects of `rows` (through apply's confirmed
+/// prune list, so deletion keeps apply's guards and ordering).
+fn delete_target(
+    fleet: &Fleet,
+    readonly: bool,
+    name: &str,
+    client: Client,
+    rows: &[u32],
+) -> DeleteWork {
+    let mut row_of = HashMap::new();
+    let mut doomed = Vec::new();
+    for row in rows {
+        if let Some(federated) = fleet.resources.get(*row as usize) {
+            row_of.insert(federated.target.display_key(), *row);
+            doomed.push(federated.target.clone());
+        }
+    }
+    let target = Target {
+        cluster: name.to_string(),
+        api: Ok(KubeCluster::new(client, readonly)),
+        objects: Vec::new(),
+        failed: Vec::new(),
+        prune_kinds: Vec::new(),
+        prune_namespaces: BTreeSet::new(),
+    };
+    (target, row_of, BTreeMap::from([(name.to_string(), doomed)]))
 }
 
 /// The apply target for `rows` on one cluster, with the namespaces they need, and the row of
