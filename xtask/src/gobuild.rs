@@ -315,7 +315,7 @@ fn karmada_components(kv: &str) -> Vec<Component> {
         one(
             "karmada-controller-manager",
             "github.com/karmada-io/karmada/cmd/controller-manager",
-            "20–30 minutes on 2 cores",
+            "15–20 minutes on 2 cores",
         ),
         one(
             "karmada-aggregated-apiserver",

@@ -18,7 +18,7 @@ use crate::kubeconfig;
 use crate::paths;
 use crate::pki::{KarmadaPki, KarmadaPkiFiles, Pki, PkiFiles};
 use crate::procs::{self, ProcRec};
-use crate::state::{Karmada, State};
+use crate::state::{Karmada, Named, State};
 use crate::testenv::{exe_string, kubectl, log_path, write_atomically};
 
 /// How many ports a Karmada plane needs (see `plane`).
@@ -28,7 +28,6 @@ const COMPONENT_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long the members get to turn Ready after they join.
 const JOIN_TIMEOUT: Duration = Duration::from_secs(120);
 const COMPONENT_MEMLIMIT: &str = "400MiB";
-const STOP_GRACE: Duration = Duration::from_secs(10);
 
 /// The hub's context (the karmada-apiserver).
 const HUB: &str = "hub";
@@ -613,18 +612,17 @@ pub fn ensure_running(s: &mut State, bins: &KarmadaBinaries) -> Result<bool> {
     Ok(started)
 }
 
-/// Stops Karmada's components (for `testenv stop hub`); their records are cleared.
-pub fn stop(s: &mut State) -> Result<()> {
+/// Takes Karmada's components out of the state to stop them with the hub (`testenv stop
+/// hub`): the controllers, then the aggregated API server (see `State::stop_phases`).
+pub fn take_for_stop(s: &mut State) -> (Vec<Named>, Vec<Named>) {
     let Some(k) = s.karmada.as_mut() else {
-        return Ok(());
+        return (Vec::new(), Vec::new());
     };
-    let mut recs = Vec::new();
+    let groups = k.stop_groups();
     for part in PARTS {
-        if let Some(p) = part.slot(k).take() {
-            recs.push((part.name().to_string(), p));
-        }
+        *part.slot(k) = None;
     }
-    procs::stop_all(&recs, STOP_GRACE)
+    groups
 }
 
 /// One status line per component.

@@ -12,6 +12,9 @@ use crate::procs::ProcRec;
 
 const FORMAT: u64 = 1;
 
+/// A recorded process with the name messages use for it.
+pub type Named = (String, ProcRec);
+
 /// Who started the environment: a person (`testenv up`, left running) or `cargo xtask test`
 /// (stopped when that run ends; adopted by the next run if that one died).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +73,17 @@ impl Karmada {
             ),
             ("karmada-scheduler".into(), self.scheduler.clone()),
         ]
+    }
+
+    /// The recorded components in two stop groups: the controllers (webhook,
+    /// controller-manager, scheduler), then the aggregated API server.
+    pub fn stop_groups(&self) -> (Vec<Named>, Vec<Named>) {
+        let (aggregated, controllers): (Vec<_>, Vec<_>) = self
+            .procs()
+            .into_iter()
+            .filter_map(|(name, p)| p.map(|p| (name, p)))
+            .partition(|(name, _)| name == "karmada-aggregated-apiserver");
+        (controllers, aggregated)
     }
 
     fn to_json(&self) -> Value {
@@ -161,21 +175,20 @@ impl State {
         self.clusters.iter_mut().find(|c| c.name == name)
     }
 
-    /// Every recorded process, named, in the order to stop them: Karmada's components and the
-    /// controller-managers (they need the API servers), then API servers (their graceful
-    /// shutdown needs etcd), then etcd.
+    /// Every recorded process, named, in the order to stop them: Karmada's controllers and
+    /// the controller-managers (they need the API servers), then Karmada's aggregated API
+    /// server (the hub's garbage collector watches through it, which would hold up its
+    /// graceful shutdown), then API servers (their graceful shutdown needs etcd), then etcd.
     pub fn stop_phases(&self) -> [Vec<(String, ProcRec)>; 4] {
-        let karmada = self
+        let (mut controllers, aggregated) = self
             .karmada
-            .iter()
-            .flat_map(Karmada::procs)
-            .filter_map(|(name, p)| p.map(|p| (name, p)))
-            .collect();
-        let mut kcms = Vec::new();
+            .as_ref()
+            .map(Karmada::stop_groups)
+            .unwrap_or_default();
         let mut apiservers = Vec::new();
         for c in &self.clusters {
             if let Some(p) = &c.controller_manager {
-                kcms.push((format!("{} kube-controller-manager", c.name), p.clone()));
+                controllers.push((format!("{} kube-controller-manager", c.name), p.clone()));
             }
             if let Some(p) = &c.apiserver {
                 apiservers.push((format!("{} kube-apiserver", c.name), p.clone()));
@@ -186,7 +199,7 @@ impl State {
             .iter()
             .map(|p| ("etcd".to_string(), p.clone()))
             .collect();
-        [karmada, kcms, apiservers, etcd]
+        [controllers, aggregated, apiservers, etcd]
     }
 
     /// Every recorded process, named, in stop order.
@@ -383,14 +396,12 @@ mod tests {
         };
         let back = State::from_json(&s.to_json()).expect("parse");
         assert_eq!(back.karmada, Some(k));
-        // Karmada's components stop first.
-        let first: Vec<String> = back.stop_phases()[0]
-            .iter()
-            .map(|(n, _)| n.clone())
-            .collect();
-        assert_eq!(
-            first,
-            ["karmada-aggregated-apiserver", "karmada-controller-manager"]
-        );
+        // Karmada's controllers stop first, its aggregated API server after them.
+        let names = |phase: &[(String, ProcRec)]| -> Vec<String> {
+            phase.iter().map(|(n, _)| n.clone()).collect()
+        };
+        let phases = back.stop_phases();
+        assert_eq!(names(&phases[0]), ["karmada-controller-manager"]);
+        assert_eq!(names(&phases[1]), ["karmada-aggregated-apiserver"]);
     }
 }

@@ -882,10 +882,19 @@ pub fn stop_cluster(name: &str) -> Result<()> {
     let _lock = lock()?;
     let mut s = load_running()?;
     check_cluster(&s, name)?;
-    if name == "hub" {
-        // Karmada's components cannot work without their API server.
-        karmada::stop(&mut s)?;
+    if name == "hub" && s.karmada.is_some() {
+        // Karmada's components cannot work without their API server: they stop with it, in
+        // the order `down` uses.
+        let (mut controllers, aggregated) = karmada::take_for_stop(&mut s);
+        if let Some(p) = s
+            .cluster_mut(name)
+            .and_then(|c| c.controller_manager.take())
+        {
+            controllers.push((format!("{name} kube-controller-manager"), p));
+        }
         s.save(&paths::state_file())?;
+        procs::stop_all(&controllers, STOP_GRACE)?;
+        procs::stop_all(&aggregated, STOP_GRACE)?;
     }
     let mut procs_ = Vec::new();
     if let Some(c) = s.cluster_mut(name) {
