@@ -630,8 +630,13 @@ pub fn status_lines(k: &Karmada) -> Vec<(String, String, bool)> {
     PARTS
         .iter()
         .map(|&part| {
-            let mut k2 = k.clone();
-            let alive = part.slot(&mut k2).as_ref().is_some_and(procs::is_alive);
+            let rec = match part {
+                Part::AggregatedApiserver => &k.aggregated_apiserver,
+                Part::Webhook => &k.webhook,
+                Part::ControllerManager => &k.controller_manager,
+                Part::Scheduler => &k.scheduler,
+            };
+            let alive = rec.as_ref().is_some_and(procs::is_alive);
             let up = alive && part.answers(k);
             let port = match part {
                 Part::AggregatedApiserver => {
