@@ -1,5 +1,6 @@
-//! Builds kube-apiserver, kube-controller-manager and etcd from the committed Go wrapper
-//! modules (`xtask/go/*`) into the versioned cache, atomically and with a stamp, so an
+//! Builds kube-apiserver, kube-controller-manager and etcd (and, for the Karmada hub, the
+//! Karmada components plus a copy of the module's manifests) from the committed Go wrapper
+//! modules (`xtask/go/*`) into versioned caches, atomically and with a stamp, so an
 //! interrupted build never leaves a binary that looks valid. It must not run anything but
 //! `go`, and must never write into the repository except through `go`'s own go.mod/go.sum
 //! upkeep (`-mod=mod`).
@@ -80,12 +81,15 @@ pub struct Binaries {
 
 /// One binary to build: where, what, how it is stamped and how `--version` proves it.
 struct Component {
+    /// The cached binary's file name.
     name: &'static str,
     module: &'static str,
     package: &'static str,
     ldflags: String,
-    /// What `<binary> --version` must print.
+    /// What `<binary> <version_args>` must print (on its first line).
     expect_version: String,
+    /// How the binary prints its version (`--version`, or Karmada's `version` subcommand).
+    version_args: &'static [&'static str],
     /// Human version for messages and the stamp.
     version: String,
     /// A rough cold-build estimate for the progress message.
@@ -112,6 +116,7 @@ fn components(v: &Versions) -> Result<Vec<Component>> {
             package: ".",
             ldflags: "-s -w".into(),
             expect_version: format!("etcd Version: {}", v.etcd.trim_start_matches('v')),
+            version_args: &["--version"],
             version: v.etcd.clone(),
             estimate: "about 2 minutes",
         },
@@ -121,6 +126,7 @@ fn components(v: &Versions) -> Result<Vec<Component>> {
             package: ".",
             ldflags: k8s_ldflags.clone(),
             expect_version: format!("Kubernetes {}", v.kubernetes),
+            version_args: &["--version"],
             version: v.kubernetes.clone(),
             estimate: "10–20 minutes on 2 cores",
         },
@@ -130,6 +136,7 @@ fn components(v: &Versions) -> Result<Vec<Component>> {
             package: "k8s.io/kubernetes/cmd/kube-controller-manager",
             ldflags: k8s_ldflags,
             expect_version: format!("Kubernetes {}", v.kubernetes),
+            version_args: &["--version"],
             version: v.kubernetes.clone(),
             estimate: "about 5 more minutes",
         },
@@ -146,6 +153,10 @@ fn inputs_hash(c: &Component) -> Result<String> {
     }
     for file in ["go.mod", "go.sum", "main.go"] {
         let path = dir.join(file);
+        // A wrapper that only names upstream mains (`tool` lines) has no main.go.
+        if file == "main.go" && !path.exists() {
+            continue;
+        }
         let bytes = fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
         hash.write(file.as_bytes());
         hash.write(&bytes);
@@ -226,24 +237,227 @@ pub fn check_go() -> Result<String> {
 /// Makes sure all binaries are cached, building what is missing or out of date.
 pub fn ensure_built(v: &Versions) -> Result<Binaries> {
     let dir = paths::cache_dir(&v.kubernetes)?;
-    let comps = components(v)?;
+    ensure_components(&dir, &components(v)?)?;
+    Ok(Binaries {
+        kube_apiserver: dir.join("kube-apiserver"),
+        kube_controller_manager: dir.join("kube-controller-manager"),
+        etcd: dir.join("etcd"),
+    })
+}
+
+/// Builds every component of `comps` whose stamp in `dir` does not match its inputs.
+fn ensure_components(dir: &Path, comps: &[Component]) -> Result<()> {
     let mut go_version = None;
-    for c in &comps {
+    for c in comps {
         let hash = inputs_hash(c)?;
-        if stamp_matches(&dir, c, &hash) {
+        if stamp_matches(dir, c, &hash) {
             continue;
         }
         let go = match &go_version {
             Some(go) => go,
             None => go_version.insert(check_go()?),
         };
-        build_one(&dir, c, &hash, go)?;
+        build_one(dir, c, &hash, go)?;
     }
-    Ok(Binaries {
-        kube_apiserver: dir.join("kube-apiserver"),
-        kube_controller_manager: dir.join("kube-controller-manager"),
-        etcd: dir.join("etcd"),
+    Ok(())
+}
+
+/// `GOFLAGS` for every `go` command: ours first, then whatever the caller exported (so
+/// `GOFLAGS=-p=1 cargo xtask testenv build` keeps a core free on a shared machine).
+fn goflags() -> String {
+    let mut flags = String::from("-mod=mod -buildvcs=false");
+    if let Some(extra) = std::env::var_os("GOFLAGS") {
+        let extra = extra.to_string_lossy();
+        if !extra.trim().is_empty() {
+            flags.push(' ');
+            flags.push_str(extra.trim());
+        }
+    }
+    flags
+}
+
+/// The Karmada module; its release is pinned by `xtask/go/karmada/go.mod`.
+pub const KARMADA_MODULE: &str = "github.com/karmada-io/karmada";
+
+/// The pinned Karmada release, e.g. `v1.18.2`.
+pub fn karmada_version() -> Result<String> {
+    require_version(
+        &paths::go_module_dir("karmada").join("go.mod"),
+        KARMADA_MODULE,
+    )
+}
+
+/// The cached Karmada binaries and manifests of one release.
+#[derive(Debug, Clone)]
+pub struct KarmadaBinaries {
+    pub aggregated_apiserver: PathBuf,
+    pub controller_manager: PathBuf,
+    pub scheduler: PathBuf,
+    pub webhook: PathBuf,
+    /// `crds/` (in the order of the module's kustomization), `crd-patches/` and
+    /// `webhook-configuration.yaml`, copied from the same module.
+    pub manifests: PathBuf,
+}
+
+fn karmada_components(kv: &str) -> Vec<Component> {
+    let ldflags = format!("-s -w -X {KARMADA_MODULE}/pkg/version.gitVersion={kv}");
+    let one = |name: &'static str, package: &'static str, estimate: &'static str| Component {
+        name,
+        module: "karmada",
+        package,
+        ldflags: ldflags.clone(),
+        expect_version: format!("GitVersion:\"{kv}\""),
+        version_args: &["version"],
+        version: kv.to_string(),
+        estimate,
+    };
+    vec![
+        one(
+            "karmada-controller-manager",
+            "github.com/karmada-io/karmada/cmd/controller-manager",
+            "15–20 minutes on 2 cores",
+        ),
+        one(
+            "karmada-aggregated-apiserver",
+            "github.com/karmada-io/karmada/cmd/aggregated-apiserver",
+            "a few more minutes",
+        ),
+        one(
+            "karmada-scheduler",
+            "github.com/karmada-io/karmada/cmd/scheduler",
+            "a minute or two",
+        ),
+        one(
+            "karmada-webhook",
+            "github.com/karmada-io/karmada/cmd/webhook",
+            "a minute or two",
+        ),
+    ]
+}
+
+/// Makes sure the Karmada binaries of release `kv` and its manifests are cached in
+/// `~/.cache/flotilla/testenv/karmada-<kv>/`.
+pub fn ensure_karmada_built(kv: &str) -> Result<KarmadaBinaries> {
+    let dir = paths::cache_dir(&format!("karmada-{kv}"))?;
+    ensure_components(&dir, &karmada_components(kv))?;
+    if !manifests_stamp_matches(&dir, kv) {
+        check_go()?;
+        copy_karmada_manifests(&dir, kv)?;
+    }
+    Ok(KarmadaBinaries {
+        aggregated_apiserver: dir.join("karmada-aggregated-apiserver"),
+        controller_manager: dir.join("karmada-controller-manager"),
+        scheduler: dir.join("karmada-scheduler"),
+        webhook: dir.join("karmada-webhook"),
+        manifests: dir.join("manifests"),
     })
+}
+
+fn manifests_stamp_matches(dir: &Path, kv: &str) -> bool {
+    fs::read_to_string(stamp_path(dir, "manifests"))
+        .is_ok_and(|t| t.lines().any(|l| l == format!("version={kv}")))
+        && dir
+            .join("manifests")
+            .join("webhook-configuration.yaml")
+            .is_file()
+}
+
+/// The module's source directory in the module cache (downloading it if needed).
+fn karmada_module_source(kv: &str) -> Result<PathBuf> {
+    let module_dir = paths::go_module_dir("karmada");
+    let out = Command::new("go")
+        .args([
+            "mod",
+            "download",
+            "-json",
+            &format!("{KARMADA_MODULE}@{kv}"),
+        ])
+        .current_dir(&module_dir)
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", goflags())
+        .stdin(Stdio::null())
+        .output()
+        .context("running `go mod download`")?;
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).with_context(|| {
+        format!(
+            "`go mod download -json {KARMADA_MODULE}@{kv}` printed no JSON: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+    })?;
+    if let Some(err) = info.get("Error").and_then(serde_json::Value::as_str) {
+        bail!("downloading {KARMADA_MODULE}@{kv}: {err}");
+    }
+    let dir = info
+        .get("Dir")
+        .and_then(serde_json::Value::as_str)
+        .with_context(|| {
+            format!("`go mod download` gave no directory for {KARMADA_MODULE}@{kv}")
+        })?;
+    Ok(PathBuf::from(dir))
+}
+
+/// Copies what the test environment installs from the Karmada module: the CRDs listed by
+/// `charts/karmada/_crds/kustomization.yaml` (numbered in its order), its two conversion
+/// patches and `artifacts/deploy/webhook-configuration.yaml`.
+fn copy_karmada_manifests(dir: &Path, kv: &str) -> Result<()> {
+    let src = karmada_module_source(kv)?;
+    let crds_src = src.join("charts/karmada/_crds");
+    let kustomization = fs::read_to_string(crds_src.join("kustomization.yaml"))
+        .with_context(|| format!("reading the CRD list of {KARMADA_MODULE}@{kv}"))?;
+    let partial = dir.join(format!(".manifests.partial-{}", std::process::id()));
+    if partial.exists() {
+        fs::remove_dir_all(&partial)?;
+    }
+    fs::create_dir_all(partial.join("crds"))?;
+    fs::create_dir_all(partial.join("crd-patches"))?;
+    let copy = |from: &Path, to: &Path| -> Result<()> {
+        // Read and write (not `fs::copy`): module-cache files are read-only.
+        let text = fs::read(from).with_context(|| format!("reading {}", from.display()))?;
+        fs::write(to, text).with_context(|| format!("writing {}", to.display()))
+    };
+    let (mut crds, mut patches) = (0, 0);
+    for line in kustomization.lines() {
+        let line = line.trim();
+        if let Some(rel) = line.strip_prefix("- bases/") {
+            let file = Path::new(rel)
+                .file_name()
+                .with_context(|| format!("odd CRD entry `{line}`"))?;
+            crds += 1;
+            let to = partial
+                .join("crds")
+                .join(format!("{crds:02}-{}", file.to_string_lossy()));
+            copy(&crds_src.join("bases").join(rel), &to)?;
+        } else if let Some(rel) = line.strip_prefix("- path: patches/") {
+            patches += 1;
+            copy(
+                &crds_src.join("patches").join(rel),
+                &partial.join("crd-patches").join(rel),
+            )?;
+        }
+    }
+    if crds == 0 {
+        bail!(
+            "no CRDs listed in {}",
+            crds_src.join("kustomization.yaml").display()
+        );
+    }
+    copy(
+        &src.join("artifacts/deploy/webhook-configuration.yaml"),
+        &partial.join("webhook-configuration.yaml"),
+    )?;
+    let target = dir.join("manifests");
+    if target.exists() {
+        fs::remove_dir_all(&target)?;
+    }
+    fs::rename(&partial, &target)?;
+    fs::write(
+        stamp_path(dir, "manifests"),
+        format!("component=manifests\nversion={kv}\ncrds={crds}\ncrd_patches={patches}\n"),
+    )?;
+    say!(
+        "testenv: copied {crds} Karmada CRDs, {patches} CRD patches and the webhook configuration from {KARMADA_MODULE}@{kv}"
+    );
+    Ok(())
 }
 
 fn build_one(dir: &Path, c: &Component, hash: &str, go: &str) -> Result<()> {
@@ -273,7 +487,7 @@ fn build_one(dir: &Path, c: &Component, hash: &str, go: &str) -> Result<()> {
         .arg(c.package)
         .current_dir(&module_dir)
         .env("GOTOOLCHAIN", "local")
-        .env("GOFLAGS", "-mod=mod -buildvcs=false")
+        .env("GOFLAGS", goflags())
         .env("CGO_ENABLED", "0")
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
@@ -306,7 +520,7 @@ fn build_one(dir: &Path, c: &Component, hash: &str, go: &str) -> Result<()> {
         );
     }
     let out = Command::new(&partial)
-        .arg("--version")
+        .args(c.version_args)
         .output()
         .with_context(|| format!("running {} --version", partial.display()))?;
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();

@@ -1,6 +1,6 @@
 //! Renders kubeconfig YAML for the test environment: the user-facing one (contexts `hub`,
-//! `member-K` and `<cluster>-readonly`, no current-context) and the controller-manager's
-//! private client config. It only renders text; callers decide where it goes, and it must
+//! `member-K` and `<cluster>-readonly`, no current-context) and the private client configs of
+//! the controller-managers and Karmada's components. It only renders text; callers decide where it goes, and it must
 //! never be pointed at a user's own kubeconfig.
 
 use base64::Engine as _;
@@ -8,7 +8,7 @@ use base64::engine::general_purpose::STANDARD;
 
 use crate::pki::{CertKey, Pki};
 
-fn b64(text: &str) -> String {
+pub fn b64(text: &str) -> String {
     STANDARD.encode(text.as_bytes())
 }
 
@@ -59,13 +59,19 @@ pub fn render(pki: &Pki, clusters: &[(String, u16)]) -> String {
 
 /// The controller-manager's own client config for one cluster (internal to testenv).
 pub fn render_controller_manager(pki: &Pki, port: u16) -> String {
+    render_private(pki, "controller-manager", &pki.controller_manager, port)
+}
+
+/// A private one-context client config (internal to testenv): `ck` as `user_name` on
+/// https://127.0.0.1:`port`, trusting the test CA.
+pub fn render_private(pki: &Pki, user_name: &str, ck: &CertKey, port: u16) -> String {
     let mut out = format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: self\n  cluster:\n    server: https://127.0.0.1:{port}\n    certificate-authority-data: {}\nusers:\n",
         b64(&pki.ca.cert)
     );
-    user(&mut out, "controller-manager", &pki.controller_manager);
+    user(&mut out, user_name, ck);
     out.push_str("contexts:\n");
-    context(&mut out, "self", "self", "controller-manager");
+    context(&mut out, "self", "self", user_name);
     out.push_str("current-context: self\n");
     out
 }

@@ -13,6 +13,7 @@ macro_rules! say {
 }
 
 mod gobuild;
+mod karmada;
 mod kubeconfig;
 mod paths;
 mod pki;
@@ -24,6 +25,7 @@ mod testenv;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
+use testenv::Hub;
 
 const USAGE: &str = "\
 usage: cargo xtask <command>
@@ -31,13 +33,16 @@ usage: cargo xtask <command>
 commands:
   test                         the one test command: fmt check, clippy, unit tests, then the
                                integration tier against a real test environment
-  testenv up [--members N]     start a hub + N member kube-apiservers on 127.0.0.1 (default 3);
-                               builds kube-apiserver/etcd from the Go module proxy when needed
+  testenv up [--members N] [--hub karmada]
+                               start a hub + N member kube-apiservers on 127.0.0.1 (default 3);
+                               builds kube-apiserver/etcd from the Go module proxy when needed;
+                               with --hub karmada the hub is a Karmada control plane (built from
+                               upstream too) and the members are joined to it in Push mode
   testenv down                 stop everything testenv started (by process id)
   testenv status               report the environment (exit 0 when fully up, 1 otherwise)
   testenv stop CLUSTER         stop one cluster (e.g. member-2) to simulate an outage
   testenv start CLUSTER        start a stopped cluster again on the same port
-  testenv build                only build (or verify) the cached binaries
+  testenv build [--hub karmada] only build (or verify) the cached binaries
 ";
 
 fn main() -> ExitCode {
@@ -67,8 +72,12 @@ fn run(args: &[String]) -> Result<ExitCode> {
 fn run_testenv(words: &[&str]) -> Result<ExitCode> {
     match words {
         ["up", rest @ ..] => {
-            let members = parse_members(rest)?;
-            testenv::up(testenv::Members::Exactly(members), state::Owner::Manual)?;
+            let (members, hub) = parse_up(rest)?;
+            testenv::up(
+                testenv::Members::Exactly(members),
+                hub,
+                state::Owner::Manual,
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         ["down"] => testenv::down().map(|()| ExitCode::SUCCESS),
@@ -81,19 +90,43 @@ fn run_testenv(words: &[&str]) -> Result<ExitCode> {
         }),
         ["stop", cluster] => testenv::stop_cluster(cluster).map(|()| ExitCode::SUCCESS),
         ["start", cluster] => testenv::start_cluster(cluster).map(|()| ExitCode::SUCCESS),
-        ["build"] => testenv::build().map(|()| ExitCode::SUCCESS),
+        ["build", rest @ ..] => {
+            let hub = match rest {
+                [] => Hub::Plain,
+                _ => parse_hub(rest)?,
+            };
+            testenv::build(hub).map(|()| ExitCode::SUCCESS)
+        }
         _ => bail!("unknown testenv command `{}`\n\n{USAGE}", words.join(" ")),
     }
 }
 
-/// Parses `[--members N]` (also `--members=N`); the default is 3.
-fn parse_members(words: &[&str]) -> Result<usize> {
-    let value = match words {
-        [] => return Ok(3),
-        ["--members", n] => *n,
-        [one] if one.starts_with("--members=") => &one["--members=".len()..],
-        _ => bail!("usage: cargo xtask testenv up [--members N]"),
-    };
+/// Parses `[--members N] [--hub plain|karmada]` (also `--flag=value`, any order); the
+/// defaults are 3 members and the plain hub.
+fn parse_up(words: &[&str]) -> Result<(usize, Hub)> {
+    const UP_USAGE: &str = "usage: cargo xtask testenv up [--members N] [--hub karmada]";
+    let mut members = None;
+    let mut hub = None;
+    let mut rest = words;
+    while let [first, tail @ ..] = rest {
+        let (flag, value, tail) = match first.split_once('=') {
+            Some((flag, value)) => (flag, value, tail),
+            None => match tail {
+                [value, tail @ ..] => (*first, *value, tail),
+                [] => bail!("{UP_USAGE}"),
+            },
+        };
+        match flag {
+            "--members" if members.is_none() => members = Some(parse_count(value)?),
+            "--hub" if hub.is_none() => hub = Some(parse_hub(&["--hub", value])?),
+            _ => bail!("{UP_USAGE}"),
+        }
+        rest = tail;
+    }
+    Ok((members.unwrap_or(3), hub.unwrap_or(Hub::Plain)))
+}
+
+fn parse_count(value: &str) -> Result<usize> {
     let n: usize = value
         .parse()
         .with_context(|| format!("--members wants a number, got `{value}`"))?;
@@ -103,17 +136,48 @@ fn parse_members(words: &[&str]) -> Result<usize> {
     Ok(n)
 }
 
+/// Parses `--hub plain|karmada` (also `--hub=…`).
+fn parse_hub(words: &[&str]) -> Result<Hub> {
+    let value = match words {
+        ["--hub", v] => *v,
+        [one] if one.starts_with("--hub=") => &one["--hub=".len()..],
+        _ => bail!("expected `--hub karmada`, got `{}`", words.join(" ")),
+    };
+    match value {
+        "karmada" => Ok(Hub::Karmada),
+        "plain" => Ok(Hub::Plain),
+        other => bail!("--hub knows `karmada` (and `plain`, the default), not `{other}`"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_members;
+    use super::{Hub, parse_up};
 
     #[test]
     fn members_default_and_forms() {
-        assert_eq!(parse_members(&[]).expect("default"), 3);
-        assert_eq!(parse_members(&["--members", "5"]).expect("two words"), 5);
-        assert_eq!(parse_members(&["--members=1"]).expect("one word"), 1);
-        assert!(parse_members(&["--members", "0"]).is_err());
-        assert!(parse_members(&["--members", "x"]).is_err());
-        assert!(parse_members(&["--nope"]).is_err());
+        let members = |w: &[&str]| parse_up(w).map(|(n, _)| n);
+        assert_eq!(members(&[]).expect("default"), 3);
+        assert_eq!(members(&["--members", "5"]).expect("two words"), 5);
+        assert_eq!(members(&["--members=1"]).expect("one word"), 1);
+        assert!(members(&["--members", "0"]).is_err());
+        assert!(members(&["--members", "x"]).is_err());
+        assert!(members(&["--nope"]).is_err());
+    }
+
+    #[test]
+    fn hub_default_and_forms() {
+        assert_eq!(parse_up(&[]).expect("default"), (3, Hub::Plain));
+        assert_eq!(
+            parse_up(&["--hub", "karmada", "--members", "2"]).expect("both"),
+            (2, Hub::Karmada)
+        );
+        assert_eq!(
+            parse_up(&["--members=2", "--hub=karmada"]).expect("both, one word each"),
+            (2, Hub::Karmada)
+        );
+        assert!(parse_up(&["--hub", "kubefed"]).is_err());
+        assert!(parse_up(&["--hub"]).is_err());
+        assert!(parse_up(&["--hub", "karmada", "--hub", "plain"]).is_err());
     }
 }

@@ -1,5 +1,5 @@
 //! The test environment's record of what it started (`target/testenv/state.json`): versions,
-//! ports, pids and who owns the run. It only reads and writes that file (atomically); it must
+//! ports, pids, who owns the run and, for a Karmada hub, its components. It only reads and writes that file (atomically); it must
 //! not start or stop anything.
 
 use std::fs;
@@ -11,6 +11,9 @@ use serde_json::{Value, json};
 use crate::procs::ProcRec;
 
 const FORMAT: u64 = 1;
+
+/// A recorded process with the name messages use for it.
+pub type Named = (String, ProcRec);
 
 /// Who started the environment: a person (`testenv up`, left running) or `cargo xtask test`
 /// (stopped when that run ends; adopted by the next run if that one died).
@@ -36,6 +39,90 @@ impl Cluster {
     }
 }
 
+/// The Karmada control plane of a `--hub karmada` environment: its release, the ports its
+/// components listen on (all 127.0.0.1) and their processes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Karmada {
+    pub version: String,
+    pub aggregated_apiserver_port: u16,
+    pub webhook_port: u16,
+    pub webhook_health_port: u16,
+    pub webhook_metrics_port: u16,
+    pub controller_manager_health_port: u16,
+    pub controller_manager_metrics_port: u16,
+    pub scheduler_health_port: u16,
+    pub scheduler_metrics_port: u16,
+    pub aggregated_apiserver: Option<ProcRec>,
+    pub webhook: Option<ProcRec>,
+    pub controller_manager: Option<ProcRec>,
+    pub scheduler: Option<ProcRec>,
+}
+
+impl Karmada {
+    /// The components, named, in start order.
+    pub fn procs(&self) -> Vec<(String, Option<ProcRec>)> {
+        vec![
+            (
+                "karmada-aggregated-apiserver".into(),
+                self.aggregated_apiserver.clone(),
+            ),
+            ("karmada-webhook".into(), self.webhook.clone()),
+            (
+                "karmada-controller-manager".into(),
+                self.controller_manager.clone(),
+            ),
+            ("karmada-scheduler".into(), self.scheduler.clone()),
+        ]
+    }
+
+    /// The recorded components in two stop groups: the controllers (webhook,
+    /// controller-manager, scheduler), then the aggregated API server.
+    pub fn stop_groups(&self) -> (Vec<Named>, Vec<Named>) {
+        let (aggregated, controllers): (Vec<_>, Vec<_>) = self
+            .procs()
+            .into_iter()
+            .filter_map(|(name, p)| p.map(|p| (name, p)))
+            .partition(|(name, _)| name == "karmada-aggregated-apiserver");
+        (controllers, aggregated)
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "version": self.version,
+            "aggregatedApiserverPort": self.aggregated_apiserver_port,
+            "webhookPort": self.webhook_port,
+            "webhookHealthPort": self.webhook_health_port,
+            "webhookMetricsPort": self.webhook_metrics_port,
+            "controllerManagerHealthPort": self.controller_manager_health_port,
+            "controllerManagerMetricsPort": self.controller_manager_metrics_port,
+            "schedulerHealthPort": self.scheduler_health_port,
+            "schedulerMetricsPort": self.scheduler_metrics_port,
+            "aggregatedApiserver": proc_json(self.aggregated_apiserver.as_ref()),
+            "webhook": proc_json(self.webhook.as_ref()),
+            "controllerManager": proc_json(self.controller_manager.as_ref()),
+            "scheduler": proc_json(self.scheduler.as_ref()),
+        })
+    }
+
+    fn from_json(v: &Value) -> Result<Self> {
+        Ok(Self {
+            version: str_from(v, "version")?,
+            aggregated_apiserver_port: port_from(v, "aggregatedApiserverPort")?,
+            webhook_port: port_from(v, "webhookPort")?,
+            webhook_health_port: port_from(v, "webhookHealthPort")?,
+            webhook_metrics_port: port_from(v, "webhookMetricsPort")?,
+            controller_manager_health_port: port_from(v, "controllerManagerHealthPort")?,
+            controller_manager_metrics_port: port_from(v, "controllerManagerMetricsPort")?,
+            scheduler_health_port: port_from(v, "schedulerHealthPort")?,
+            scheduler_metrics_port: port_from(v, "schedulerMetricsPort")?,
+            aggregated_apiserver: v.get("aggregatedApiserver").and_then(proc_from),
+            webhook: v.get("webhook").and_then(proc_from),
+            controller_manager: v.get("controllerManager").and_then(proc_from),
+            scheduler: v.get("scheduler").and_then(proc_from),
+        })
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct State {
     pub kubernetes: String,
@@ -46,6 +133,9 @@ pub struct State {
     pub etcd_client_port: u16,
     pub etcd_peer_port: u16,
     pub clusters: Vec<Cluster>,
+    /// The Karmada control plane when the hub is a Karmada hub (`up --hub karmada`); `None`
+    /// for the plain hub.
+    pub karmada: Option<Karmada>,
     /// Set once a fresh start finished (RBAC applied, controller-managers started); an
     /// interrupted start leaves it false and the next `up` replaces the environment.
     pub complete: bool,
@@ -85,14 +175,20 @@ impl State {
         self.clusters.iter_mut().find(|c| c.name == name)
     }
 
-    /// Every recorded process, named, in the order to stop them: controller-managers (they
-    /// need the API servers), then API servers (their graceful shutdown needs etcd), then etcd.
-    pub fn stop_phases(&self) -> [Vec<(String, ProcRec)>; 3] {
-        let mut kcms = Vec::new();
+    /// Every recorded process, named, in the order to stop them: Karmada's controllers and
+    /// the controller-managers (they need the API servers), then Karmada's aggregated API
+    /// server (the hub's garbage collector watches through it, which would hold up its
+    /// graceful shutdown), then API servers (their graceful shutdown needs etcd), then etcd.
+    pub fn stop_phases(&self) -> [Vec<(String, ProcRec)>; 4] {
+        let (mut controllers, aggregated) = self
+            .karmada
+            .as_ref()
+            .map(Karmada::stop_groups)
+            .unwrap_or_default();
         let mut apiservers = Vec::new();
         for c in &self.clusters {
             if let Some(p) = &c.controller_manager {
-                kcms.push((format!("{} kube-controller-manager", c.name), p.clone()));
+                controllers.push((format!("{} kube-controller-manager", c.name), p.clone()));
             }
             if let Some(p) = &c.apiserver {
                 apiservers.push((format!("{} kube-apiserver", c.name), p.clone()));
@@ -103,7 +199,7 @@ impl State {
             .iter()
             .map(|p| ("etcd".to_string(), p.clone()))
             .collect();
-        [kcms, apiservers, etcd]
+        [controllers, aggregated, apiservers, etcd]
     }
 
     /// Every recorded process, named, in stop order.
@@ -143,6 +239,7 @@ impl State {
                 "process": proc_json(self.etcd.as_ref()),
             },
             "clusters": clusters,
+            "karmada": self.karmada.as_ref().map_or(Value::Null, Karmada::to_json),
         })
     }
 
@@ -190,6 +287,10 @@ impl State {
             etcd_client_port: port_from(etcd, "clientPort")?,
             etcd_peer_port: port_from(etcd, "peerPort")?,
             clusters,
+            karmada: match v.get("karmada") {
+                None | Some(Value::Null) => None,
+                Some(k) => Some(Karmada::from_json(k).context("state: bad `karmada`")?),
+            },
         })
     }
 
@@ -245,6 +346,7 @@ mod tests {
                 stopped: true,
             }],
             complete: true,
+            karmada: None,
         };
         let back = State::from_json(&s.to_json()).expect("parse");
         assert_eq!(back.owner, Owner::Test { pid: 42 });
@@ -254,5 +356,52 @@ mod tests {
         assert!(back.complete);
         assert!(back.clusters[0].apiserver.is_none());
         assert_eq!(back.all_procs().len(), 2);
+        assert!(back.karmada.is_none());
+    }
+
+    #[test]
+    fn round_trips_a_karmada_hub() {
+        let k = Karmada {
+            version: "v1.18.2".into(),
+            aggregated_apiserver_port: 3000,
+            webhook_port: 3001,
+            webhook_health_port: 3002,
+            webhook_metrics_port: 3005,
+            controller_manager_health_port: 3003,
+            controller_manager_metrics_port: 3006,
+            scheduler_health_port: 3004,
+            scheduler_metrics_port: 3007,
+            aggregated_apiserver: Some(ProcRec {
+                pid: 11,
+                exe: "/c/aa".into(),
+            }),
+            webhook: None,
+            controller_manager: Some(ProcRec {
+                pid: 12,
+                exe: "/c/cm".into(),
+            }),
+            scheduler: None,
+        };
+        let s = State {
+            kubernetes: "v1.36.3".into(),
+            etcd_version: "v3.6.8".into(),
+            members: 1,
+            owner: Owner::Manual,
+            etcd: None,
+            etcd_client_port: 1000,
+            etcd_peer_port: 1001,
+            clusters: vec![],
+            complete: false,
+            karmada: Some(k.clone()),
+        };
+        let back = State::from_json(&s.to_json()).expect("parse");
+        assert_eq!(back.karmada, Some(k));
+        // Karmada's controllers stop first, its aggregated API server after them.
+        let names = |phase: &[(String, ProcRec)]| -> Vec<String> {
+            phase.iter().map(|(n, _)| n.clone()).collect()
+        };
+        let phases = back.stop_phases();
+        assert_eq!(names(&phases[0]), ["karmada-controller-manager"]);
+        assert_eq!(names(&phases[1]), ["karmada-aggregated-apiserver"]);
     }
 }

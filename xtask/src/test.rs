@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail};
 use crate::gobuild::{self, Versions};
 use crate::paths;
 use crate::state::Owner;
-use crate::testenv::{self, Members};
+use crate::testenv::{self, Hub, Members};
 
 /// Integration tests run in parallel within a test binary: they are I/O-bound, each has its
 /// own namespace, and the API servers take the CPU.
@@ -157,7 +157,7 @@ fn integration(tally: &mut Tally) -> Result<()> {
         pid: std::process::id(),
     };
     let t = Instant::now();
-    let owner = testenv::up(Members::AtLeast(3), me)?;
+    let owner = testenv::up(Members::AtLeast(3), Hub::Plain, me)?;
     say!("--- testenv ready in {:.1} s", t.elapsed().as_secs_f64());
     let ours = owner == me;
 

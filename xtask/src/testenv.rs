@@ -1,6 +1,7 @@
 //! `cargo xtask testenv up|down|status|stop|start|build`: a hub and N member clusters, each a
 //! real upstream kube-apiserver (plus a kube-controller-manager running only the namespace and
-//! garbage-collector controllers) on 127.0.0.1, sharing one etcd under separate key prefixes.
+//! garbage-collector controllers) on 127.0.0.1, sharing one etcd under separate key prefixes;
+//! with `--hub karmada` the hub is a Karmada control plane (see `karmada.rs`).
 //! It must only bind loopback addresses, only signal processes it recorded, and never write a
 //! kubeconfig other than `target/testenv/kubeconfig` (plus its controller-managers' private
 //! client configs under `target/testenv/run/`).
@@ -14,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::gobuild::{self, Binaries, Versions};
+use crate::gobuild::{self, Binaries, KarmadaBinaries, Versions};
+use crate::karmada;
 use crate::kubeconfig;
 use crate::paths;
 use crate::pki::{self, PkiFiles};
@@ -86,20 +88,20 @@ fn cluster_names(members: usize) -> Vec<String> {
         .collect()
 }
 
-fn log_path(name: &str) -> PathBuf {
+pub(crate) fn log_path(name: &str) -> PathBuf {
     paths::logs_dir().join(format!("{name}.log"))
 }
 
-fn cluster_run_dir(name: &str) -> PathBuf {
+pub(crate) fn cluster_run_dir(name: &str) -> PathBuf {
     paths::run_dir().join(name)
 }
 
-fn exe_string(path: &Path) -> String {
+pub(crate) fn exe_string(path: &Path) -> String {
     path.display().to_string()
 }
 
-/// `cargo xtask testenv build`: only make sure the binaries are cached.
-pub fn build() -> Result<()> {
+/// `cargo xtask testenv build [--hub karmada]`: only make sure the binaries are cached.
+pub fn build(hub: Hub) -> Result<()> {
     let _lock = lock()?;
     let v = Versions::from_wrappers()?;
     let t = Instant::now();
@@ -113,7 +115,45 @@ pub fn build() -> Result<()> {
             .map_or_else(String::new, |d| d.display().to_string()),
         t.elapsed().as_secs_f64()
     );
+    if hub == Hub::Karmada {
+        let t = Instant::now();
+        let kv = gobuild::karmada_version()?;
+        let kbins = gobuild::ensure_karmada_built(&kv)?;
+        say!(
+            "testenv: Karmada {kv} components and manifests cached in {} ({:.1} s)",
+            kbins
+                .controller_manager
+                .parent()
+                .map_or_else(String::new, |d| d.display().to_string()),
+            t.elapsed().as_secs_f64()
+        );
+    }
     Ok(())
+}
+
+/// What the hub cluster is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hub {
+    /// A plain kube-apiserver (the default).
+    Plain,
+    /// A Karmada control plane (`--hub karmada`).
+    Karmada,
+}
+
+impl Hub {
+    fn of(s: &State) -> Self {
+        if s.karmada.is_some() {
+            Self::Karmada
+        } else {
+            Self::Plain
+        }
+    }
+    fn describe(self) -> &'static str {
+        match self {
+            Self::Plain => "a plain hub",
+            Self::Karmada => "a Karmada hub",
+        }
+    }
 }
 
 /// How many members `up` accepts from an environment that is already running.
@@ -141,11 +181,19 @@ impl Members {
 
 /// `cargo xtask testenv up`: reuse a running environment (restarting any cluster that is
 /// down), or start a fresh one. Returns the environment's owner afterwards.
-pub fn up(members: Members, requester: Owner) -> Result<Owner> {
+pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
     let _lock = lock()?;
     check_kubectl()?;
     let v = Versions::from_wrappers()?;
     let bins = gobuild::ensure_built(&v)?;
+    let karmada_bins = match hub {
+        Hub::Plain => None,
+        Hub::Karmada => {
+            let kv = gobuild::karmada_version()?;
+            let kbins = gobuild::ensure_karmada_built(&kv)?;
+            Some((kv, kbins))
+        }
+    };
     let started = Instant::now();
 
     let previous = match State::load(&paths::state_file()) {
@@ -169,6 +217,19 @@ pub fn up(members: Members, requester: Owner) -> Result<Owner> {
                 Some(format!(
                     "it runs Kubernetes {} / etcd {}, the wrappers now pin {} / {}",
                     s.kubernetes, s.etcd_version, v.kubernetes, v.etcd
+                ))
+            } else if Hub::of(&s) != hub {
+                Some(format!(
+                    "it has {}, {} asked for",
+                    Hub::of(&s).describe(),
+                    hub.describe()
+                ))
+            } else if let (Some(k), Some((kv, _))) = (&s.karmada, &karmada_bins)
+                && &k.version != kv
+            {
+                Some(format!(
+                    "it runs Karmada {}, the wrapper now pins {kv}",
+                    k.version
                 ))
             } else if !members.accepts(s.members) {
                 Some(format!(
@@ -210,12 +271,17 @@ pub fn up(members: Members, requester: Owner) -> Result<Owner> {
                     restarted += 1;
                 }
             }
+            if let Some((_, kbins)) = &karmada_bins
+                && karmada::ensure_running(&mut s, kbins)?
+            {
+                restarted += 1;
+            }
             if restarted == 0 {
                 say!("testenv: reusing the running environment");
             }
             s
         }
-        None => match fresh_start(&v, &bins, members.count(), requester) {
+        None => match fresh_start(&v, &bins, karmada_bins.as_ref(), members.count(), requester) {
             Ok(s) => s,
             Err(err) => {
                 // Leave nothing half-started behind.
@@ -234,8 +300,12 @@ pub fn up(members: Members, requester: Owner) -> Result<Owner> {
 fn print_summary(s: &State, took: Duration) {
     let kubeconfig = paths::kubeconfig();
     let rel = paths::display(&kubeconfig);
+    let hub = s.karmada.as_ref().map_or_else(
+        || "hub".to_string(),
+        |k| format!("Karmada {} hub", k.version),
+    );
     say!(
-        "testenv: hub + {} members up (Kubernetes {}, etcd {}) in {:.1} s",
+        "testenv: {hub} + {} members up (Kubernetes {}, etcd {}) in {:.1} s",
         s.members,
         s.kubernetes,
         s.etcd_version,
@@ -247,6 +317,9 @@ fn print_summary(s: &State, took: Duration) {
         s.members
     );
     say!("  try         kubectl --kubeconfig {rel} --context member-2 version");
+    if s.karmada.is_some() {
+        say!("              kubectl --kubeconfig {rel} --context hub get clusters");
+    }
     say!("              cargo run -- --kubeconfig {rel} --context 'member-?' clusters");
     say!(
         "  tests       FLOTILLA_TESTENV_KUBECONFIG={} cargo test -- --ignored",
@@ -278,21 +351,45 @@ fn clean_run_files() -> Result<()> {
     Ok(())
 }
 
-fn write_atomically(path: &Path, text: &str) -> Result<()> {
+pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<()> {
     let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
     fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
     fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
 }
 
-fn fresh_start(v: &Versions, bins: &Binaries, members: usize, owner: Owner) -> Result<State> {
+fn fresh_start(
+    v: &Versions,
+    bins: &Binaries,
+    karmada_bins: Option<&(String, KarmadaBinaries)>,
+    members: usize,
+    owner: Owner,
+) -> Result<State> {
     clean_run_files()?;
     fs::create_dir_all(paths::logs_dir())?;
     let names = cluster_names(members);
-    let ports = procs::free_ports(2 + names.len())?;
+    let extra = if karmada_bins.is_some() {
+        karmada::PORTS
+    } else {
+        0
+    };
+    // One call, so no two servers are handed the same port.
+    let ports = procs::free_ports(2 + names.len() + extra)?;
     let pki = pki::generate().context("generating the test PKI")?;
     pki.write(&paths::pki_dir())?;
+    let karmada_pki = match karmada_bins {
+        Some(_) => Some(pki.karmada().context("generating Karmada's certificates")?),
+        None => None,
+    };
+    let cluster_ports = &ports[2..2 + names.len()];
 
-    let clusters: Vec<(String, u16)> = names.iter().cloned().zip(ports[2..].to_vec()).collect();
+    let clusters: Vec<(String, u16)> = names
+        .iter()
+        .cloned()
+        .zip(cluster_ports.iter().copied())
+        .collect();
+    if let Some(kpki) = &karmada_pki {
+        karmada::write_files(&pki, kpki, cluster_ports[0])?;
+    }
     write_atomically(&paths::kubeconfig(), &kubeconfig::render(&pki, &clusters))?;
     for (name, port) in &clusters {
         let dir = cluster_run_dir(name);
@@ -322,6 +419,10 @@ fn fresh_start(v: &Versions, bins: &Binaries, members: usize, owner: Owner) -> R
             })
             .collect(),
         complete: false,
+        karmada: match karmada_bins {
+            Some((kv, _)) => Some(karmada::plane(kv, &ports[2 + names.len()..])?),
+            None => None,
+        },
     };
     s.save(&paths::state_file())?;
 
@@ -335,8 +436,16 @@ fn fresh_start(v: &Versions, bins: &Binaries, members: usize, owner: Owner) -> R
     }
     wait_apiservers_ready(&s, &mut starting)?;
     apply_rbac(&names)?;
+    if let (Some((_, kbins)), Some(_)) = (karmada_bins, &karmada_pki) {
+        // Before the controller-managers: the hub's garbage collector then discovers the
+        // aggregated cluster API from its start.
+        karmada::install_and_start(&mut s, kbins, &pki)?;
+    }
     for name in &names {
         start_controller_manager(&mut s, name, bins)?;
+    }
+    if let Some(kpki) = &karmada_pki {
+        karmada::join_members(&s, &pki, kpki)?;
     }
     s.complete = true;
     s.save(&paths::state_file())?;
@@ -398,7 +507,7 @@ fn apiserver_args(s: &State, c: &Cluster) -> Vec<String> {
     let pki = PkiFiles::new(&paths::pki_dir());
     let certs = cluster_run_dir(&c.name).join("certs");
     let port = c.port;
-    vec![
+    let mut args = vec![
         format!("--etcd-servers=http://127.0.0.1:{}", s.etcd_client_port),
         format!("--etcd-prefix={}", c.etcd_prefix()),
         "--bind-address=127.0.0.1".to_string(),
@@ -420,13 +529,25 @@ fn apiserver_args(s: &State, c: &Cluster) -> Vec<String> {
         ),
         "--service-cluster-ip-range=10.0.0.0/24".to_string(),
         // No service-account controller runs, so pods must not require a default SA.
-        "--disable-admission-plugins=ServiceAccount".to_string(),
+        if s.karmada.is_some() && c.name == "hub" {
+            karmada::HUB_DISABLED_ADMISSION.to_string()
+        } else {
+            "--disable-admission-plugins=ServiceAccount".to_string()
+        },
         "--allow-privileged=true".to_string(),
         "--profiling=false".to_string(),
         // Cheaper on a 2-core machine, and no compaction shared across the clusters' prefixes.
         "--enable-priority-and-fairness=false".to_string(),
         "--etcd-compaction-interval=0".to_string(),
-    ]
+    ];
+    if s.karmada.is_some() {
+        if c.name == "hub" {
+            args.extend(karmada::hub_apiserver_args());
+        } else {
+            args.extend(karmada::member_apiserver_args());
+        }
+    }
+    args
 }
 
 /// Spawns one cluster's kube-apiserver and records it; readiness is the caller's business.
@@ -484,7 +605,7 @@ fn start_controller_manager(s: &mut State, name: &str, bins: &Binaries) -> Resul
 }
 
 /// `kubectl --kubeconfig target/testenv/kubeconfig --context <name> …`
-fn kubectl(context: &str) -> Command {
+pub(crate) fn kubectl(context: &str) -> Command {
     let mut cmd = Command::new("kubectl");
     cmd.arg("--kubeconfig")
         .arg(paths::kubeconfig())
@@ -677,8 +798,12 @@ pub fn status() -> Result<bool> {
     let mut all_up = true;
     let etcd_up = s.etcd.as_ref().is_some_and(procs::is_alive);
     all_up &= etcd_up;
+    let hub = s.karmada.as_ref().map_or_else(
+        || "hub".to_string(),
+        |k| format!("Karmada {} hub", k.version),
+    );
     say!(
-        "testenv: Kubernetes {}, etcd {}, hub + {} members, owner {}",
+        "testenv: Kubernetes {}, etcd {}, {hub} + {} members, owner {}",
         s.kubernetes,
         s.etcd_version,
         s.members,
@@ -720,6 +845,20 @@ pub fn status() -> Result<bool> {
             format!("https://127.0.0.1:{}", c.port)
         );
     }
+    if let Some(k) = &s.karmada {
+        let hub_stopped = s.cluster("hub").is_some_and(|c| c.stopped);
+        for (name, addr, up) in karmada::status_lines(k) {
+            let what = if up {
+                "running"
+            } else if hub_stopped {
+                "stopped with the hub"
+            } else {
+                all_up = false;
+                "DOWN (`cargo xtask testenv up --hub karmada` restarts it)"
+            };
+            say!("  {name:<28} {addr:<32} {what}");
+        }
+    }
     say!("  kubeconfig   {}", paths::kubeconfig().display());
     Ok(all_up)
 }
@@ -743,6 +882,20 @@ pub fn stop_cluster(name: &str) -> Result<()> {
     let _lock = lock()?;
     let mut s = load_running()?;
     check_cluster(&s, name)?;
+    if name == "hub" && s.karmada.is_some() {
+        // Karmada's components cannot work without their API server: they stop with it, in
+        // the order `down` uses.
+        let (mut controllers, aggregated) = karmada::take_for_stop(&mut s);
+        if let Some(p) = s
+            .cluster_mut(name)
+            .and_then(|c| c.controller_manager.take())
+        {
+            controllers.push((format!("{name} kube-controller-manager"), p));
+        }
+        s.save(&paths::state_file())?;
+        procs::stop_all(&controllers, STOP_GRACE)?;
+        procs::stop_all(&aggregated, STOP_GRACE)?;
+    }
     let mut procs_ = Vec::new();
     if let Some(c) = s.cluster_mut(name) {
         if let Some(p) = c.controller_manager.take() {
@@ -777,8 +930,16 @@ pub fn start_cluster(name: &str) -> Result<()> {
         );
     }
     let bins = gobuild::ensure_built(&v)?;
+    let karmada_bins = match &s.karmada {
+        Some(k) if name == "hub" => Some(gobuild::ensure_karmada_built(&k.version)?),
+        _ => None,
+    };
     let t = Instant::now();
-    if ensure_cluster_running(&mut s, name, &bins)? {
+    let mut started = ensure_cluster_running(&mut s, name, &bins)?;
+    if let Some(kbins) = &karmada_bins {
+        started |= karmada::ensure_running(&mut s, kbins)?;
+    }
+    if started {
         say!(
             "testenv: {name} started in {:.1} s",
             t.elapsed().as_secs_f64()
