@@ -3,8 +3,9 @@
 //! OverridePolicy reaches exactly the placed member with the overridden image, the hub shows
 //! the ResourceBinding and Works with Karmada's conditions, Divided scheduling spreads
 //! replicas over the fake Nodes' capacity, and a member stopped with `testenv stop` turns
-//! not Ready. They are opt-in (`--ignored`) and not part of `cargo xtask test`; they only
-//! touch their own namespaces, and the outage test restarts the member it stops.
+//! not Ready. `cargo xtask test` runs them in their own step against `testenv up --hub
+//! karmada` (their names start with `hub_karmada_`, which the plain-hub step skips); they
+//! only touch their own namespaces, and the outage test restarts the member it stops.
 
 mod support;
 
@@ -157,8 +158,8 @@ fn works_for(member: &str, ns: &str, name: &str) -> Vec<Value> {
 }
 
 #[test]
-#[ignore = "needs the karmada testenv"]
-fn policy_and_override_reach_exactly_the_placed_member() {
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_policy_and_override_reach_exactly_the_placed_member() {
     let _serial = serial();
     karmada_hub();
     // Created on the hub only: Karmada propagates the namespace to the members itself.
@@ -235,8 +236,8 @@ fn policy_and_override_reach_exactly_the_placed_member() {
 }
 
 #[test]
-#[ignore = "needs the karmada testenv"]
-fn divided_replicas_follow_the_fake_nodes_capacity() {
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_divided_replicas_follow_the_fake_nodes_capacity() {
     let _serial = serial();
     karmada_hub();
     let ns = TestNamespace::on("karmada-divided", &["hub".to_string()]);
@@ -284,8 +285,8 @@ fn divided_replicas_follow_the_fake_nodes_capacity() {
 }
 
 #[test]
-#[ignore = "needs the karmada testenv"]
-fn a_stopped_member_turns_not_ready() {
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_a_stopped_member_turns_not_ready() {
     let _serial = serial();
     karmada_hub();
     let ready = |member: &str| {

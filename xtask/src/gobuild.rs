@@ -335,6 +335,19 @@ fn karmada_components(kv: &str) -> Vec<Component> {
     ]
 }
 
+/// True when the pinned Karmada release's binaries and manifests are cached (no Go needed).
+pub fn karmada_cache_is_complete() -> Result<bool> {
+    let kv = karmada_version()?;
+    let dir = paths::cache_dir(&format!("karmada-{kv}"))?;
+    for c in karmada_components(&kv) {
+        let hash = inputs_hash(&c)?;
+        if !stamp_matches(&dir, &c, &hash) {
+            return Ok(false);
+        }
+    }
+    Ok(manifests_stamp_matches(&dir, &kv))
+}
+
 /// Makes sure the Karmada binaries of release `kv` and its manifests are cached in
 /// `~/.cache/flotilla/testenv/karmada-<kv>/`.
 pub fn ensure_karmada_built(kv: &str) -> Result<KarmadaBinaries> {

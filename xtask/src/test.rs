@@ -82,7 +82,7 @@ fn run_counting(mut cmd: Command, what: &str, tally: &mut Tally) -> Result<()> {
 pub fn run() -> Result<()> {
     let total_start = Instant::now();
     let mut timings: Vec<(String, Duration)> = Vec::new();
-    let steps = 4;
+    let steps = 5;
     let mut tally = Tally::default();
     let result = run_steps(steps, &mut timings, &mut tally);
     say!("\n==> summary");
@@ -94,8 +94,8 @@ pub fn run() -> Result<()> {
         Ok(()) => say!("cargo xtask test: all steps passed"),
         Err(_) => say!("cargo xtask test: FAILED (the error follows)"),
     }
-    // One closing line counting every test executed in steps 3 and 4 (the integration tests
-    // that step 3 lists as ignored are the ones step 4 runs).
+    // One closing line counting every test executed in steps 3 to 5 (the integration tests
+    // that step 3 lists as ignored are the ones steps 4 and 5 run).
     say!("tests: {} passed, {} failed", tally.passed, tally.failed);
     result
 }
@@ -144,7 +144,53 @@ fn run_steps(steps: usize, timings: &mut Vec<(String, Duration)>, tally: &mut Ta
         4,
         "integration tier against a real test environment (cargo xtask testenv)",
         &mut || integration(tally),
+    )?;
+    step(
+        5,
+        "Karmada hub tier against a real Karmada control plane (testenv up --hub karmada)",
+        &mut || karmada_tier(tally),
     )
+}
+
+/// Tests named `hub_karmada_*` need the Karmada hub; the plain-hub step skips them.
+const KARMADA_TESTS: &str = "hub_karmada_";
+
+fn karmada_tier(tally: &mut Tally) -> Result<()> {
+    let versions = Versions::from_wrappers()?;
+    if !gobuild::cache_is_complete(&versions)? || !gobuild::karmada_cache_is_complete()? {
+        gobuild::check_go()?;
+    }
+    let me = Owner::Test {
+        pid: std::process::id(),
+    };
+    let t = Instant::now();
+    let owner = testenv::up(Members::AtLeast(2), Hub::Karmada, me)?;
+    say!(
+        "--- Karmada testenv ready in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let ours = owner == me;
+    let kubeconfig = paths::kubeconfig();
+    let mut cmd = cargo();
+    cmd.args(["test", "--test", "testenv_karmada", "--", "--ignored"])
+        .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig);
+    if let Ok(me) = std::env::current_exe() {
+        cmd.env("FLOTILLA_XTASK_BIN", me);
+    }
+    say!(
+        "--- FLOTILLA_TESTENV_KUBECONFIG={} cargo test --test testenv_karmada -- --ignored",
+        kubeconfig.display()
+    );
+    let tests = run_counting(cmd, "cargo test --test testenv_karmada -- --ignored", tally);
+    let stopped = if ours {
+        say!("--- stopping the Karmada test environment this run started");
+        testenv::down()
+    } else {
+        say!("--- leaving the test environment running (it was started by `testenv up`)");
+        Ok(())
+    };
+    tests?;
+    stopped
 }
 
 fn integration(tally: &mut Tally) -> Result<()> {
@@ -165,20 +211,28 @@ fn integration(tally: &mut Tally) -> Result<()> {
     let mut cmd = cargo();
     // Threads go through RUST_TEST_THREADS, not `--test-threads`: criterion benches (built by
     // --all-targets) accept `--ignored` but reject unknown libtest flags.
-    cmd.args(["test", "--workspace", "--all-targets", "--", "--ignored"])
-        .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig)
-        .env("RUST_TEST_THREADS", INTEGRATION_TEST_THREADS);
+    cmd.args([
+        "test",
+        "--workspace",
+        "--tests",
+        "--",
+        "--ignored",
+        "--skip",
+        KARMADA_TESTS,
+    ])
+    .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig)
+    .env("RUST_TEST_THREADS", INTEGRATION_TEST_THREADS);
     // Tests that stop/start clusters call this binary instead of a nested cargo.
     if let Ok(me) = std::env::current_exe() {
         cmd.env("FLOTILLA_XTASK_BIN", me);
     }
     say!(
-        "--- FLOTILLA_TESTENV_KUBECONFIG={} RUST_TEST_THREADS={INTEGRATION_TEST_THREADS} cargo test --workspace --all-targets -- --ignored",
+        "--- FLOTILLA_TESTENV_KUBECONFIG={} RUST_TEST_THREADS={INTEGRATION_TEST_THREADS} cargo test --workspace --tests -- --ignored --skip {KARMADA_TESTS}",
         kubeconfig.display()
     );
     let tests = run_counting(
         cmd,
-        "cargo test --workspace --all-targets -- --ignored",
+        "cargo test --workspace --tests -- --ignored (plain hub)",
         tally,
     );
 
