@@ -11,6 +11,7 @@ pub mod config;
 pub mod demo_fleet;
 pub mod engine;
 pub mod fleet_dir;
+pub mod fleet_edit;
 pub mod glob;
 pub mod logging;
 pub mod model;

@@ -40,6 +40,7 @@ mod plan;
 pub mod render;
 pub mod replicas;
 pub mod selector;
+pub mod yaml_edit;
 
 use serde_json::Value;
 
