@@ -30,6 +30,7 @@
 
 pub mod diff;
 pub mod explain;
+pub mod ignore;
 pub mod inventory;
 pub mod karmada;
 pub mod kubefed;
@@ -104,6 +105,8 @@ pub struct Fleet {
     propagation: Vec<karmada::PropagationPolicy>,
     overrides: Vec<karmada::OverridePolicy>,
     namespaces: Vec<plan::ImpliedNamespace>,
+    /// Drift ignore rules (`flotilla.dev/v1alpha1 DriftIgnore`), in (namespace, name) order.
+    pub ignores: Vec<ignore::IgnoreRule>,
 }
 
 /// Loads every document of `files`, returning the fleet built from what could be read and
