@@ -4,6 +4,7 @@
 //! → `Effect`s → backend tasks → backend events → …; after draining, render `&State` once.
 
 pub mod app;
+pub mod audit;
 pub mod backend;
 pub mod cli;
 pub mod commands;

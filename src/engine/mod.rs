@@ -28,6 +28,7 @@
 //! - An override that fails for some clusters (missing path) is an error, and those cells are
 //!   NotPlaced with the reason, as upstream would not deliver them.
 
+pub mod adopt;
 pub mod diff;
 pub mod explain;
 pub mod ignore;
