@@ -333,7 +333,7 @@ fn input_error(message: &str) -> u8 {
 }
 
 /// Asks a yes/no question on the terminal.
-fn confirm(question: &str) -> bool {
+pub(crate) fn confirm(question: &str) -> bool {
     eprint!("{question} [y/N] ");
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
