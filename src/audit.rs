@@ -144,6 +144,20 @@ pub fn record_or_warn(entry: &Entry) {
     }
 }
 
+/// Every entry of the audit log that parses, oldest first (empty when there is no log).
+pub fn read_entries() -> Vec<serde_json::Value> {
+    let Some(path) = path() else {
+        return Vec::new();
+    };
+    std::fs::read_to_string(path)
+        .map(|text| {
+            text.lines()
+                .filter_map(|line| serde_json::from_str(line).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Appends one line to the log at `path` (created with mode 0600 on Unix).
 pub fn append(path: &Path, entry: &Entry) -> Result<(), String> {
     if let Some(dir) = path.parent() {

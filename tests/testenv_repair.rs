@@ -221,6 +221,27 @@ fn revert_one_member_adopt_the_other_and_drift_is_gone() {
     assert_eq!(replicas("member-1", ns), "2");
     assert_eq!(replicas("member-2", ns), "6");
 
+    // The same change again after a revert: drift names the owner fight and its manager.
+    kubectl_ok(
+        "member-1",
+        &["scale", "deployment", "web", "-n", ns, "--replicas=5"],
+    );
+    let fight = flotilla(&s.fleet, s.state.path(), &["drift", "--cluster", "east"]);
+    assert_eq!(code(&fight), 1, "{}", text(&fight));
+    let stderr = String::from_utf8_lossy(&fight.stderr);
+    assert!(
+        stderr.contains("/spec/replicas: reverted 1 time(s) before and changed again by kubectl: an owner fight?"),
+        "{}",
+        text(&fight)
+    );
+    let revert = flotilla(
+        &s.fleet,
+        s.state.path(),
+        &["repair", "--revert", "--cluster", "east", "--yes"],
+    );
+    assert_eq!(code(&revert), 0, "{}", text(&revert));
+    assert_eq!(replicas("member-1", ns), "2");
+
     // Adopt west: the live value stays and the fleet carries it as an override.
     let before = std::fs::read_to_string(&s.file).expect("read fleet");
     let adopt = flotilla(
@@ -298,7 +319,13 @@ fn revert_one_member_adopt_the_other_and_drift_is_gone() {
         .collect();
     assert_eq!(
         actions,
-        ["apply", "repair-revert", "repair-adopt", "repair-adopt"],
+        [
+            "apply",
+            "repair-revert",
+            "repair-revert",
+            "repair-adopt",
+            "repair-adopt"
+        ],
         "{entries:?}"
     );
     let revert_entry = &entries[1];
@@ -306,7 +333,7 @@ fn revert_one_member_adopt_the_other_and_drift_is_gone() {
     assert_eq!(revert_entry["clusters"], serde_json::json!(["east"]));
     assert_eq!(revert_entry["results"][0]["result"], "ok");
     assert!(
-        entries[2]["files"][0]
+        entries[3]["files"][0]
             .as_str()
             .is_some_and(|f| f.ends_with("fleet.yaml")),
         "{entries:?}"

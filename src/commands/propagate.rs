@@ -484,6 +484,9 @@ pub async fn run_drift(
     };
     let (items, errors) =
         propagate::drift_with(&targets, Options::default(), &ignores, &progress("drift")).await;
+    for note in super::repair::owner_fights(&items, &audit::read_entries()) {
+        eprintln!("note: {note}");
+    }
     report_drift(global, &items, &errors, out)
 }
 
