@@ -412,11 +412,13 @@ pub async fn run_apply(
         &progress("apply"),
     )
     .await;
-    let pruned = prune.values().any(|list| !list.is_empty());
-    audit::record_or_warn(&audit::Entry::from_apply(
-        if pruned { "apply+prune" } else { "apply" },
-        &items,
-    ));
+    if !items.is_empty() {
+        let pruned = prune.values().any(|list| !list.is_empty());
+        audit::record_or_warn(&audit::Entry::from_apply(
+            if pruned { "apply+prune" } else { "apply" },
+            &items,
+        ));
+    }
     output::write(out, global.output, &Items { items: &items }, |out| {
         apply_table(out, &items)
     })?;

@@ -593,8 +593,47 @@ mod tests {
             }
         }
 
+        /// Block YAML of `value` with a comment line in front of some lines and at the end of
+        /// others (`picks` chooses which), and how many comments it holds.
+        fn commented(value: &Value, picks: &[(bool, bool)]) -> (String, usize) {
+            let yaml = to_block_yaml(value).unwrap();
+            let mut out = String::new();
+            let mut count = 0;
+            for (i, line) in yaml.lines().enumerate() {
+                let (before, after) = picks.get(i % picks.len()).copied().unwrap_or_default();
+                let indent: String = line.chars().take_while(|c| *c == ' ').collect();
+                if before {
+                    out.push_str(&format!("{indent}# note {i}\n"));
+                    count += 1;
+                }
+                out.push_str(line);
+                if after && !line.trim_end().ends_with(['|', '>', '-']) {
+                    out.push_str(&format!("  # end {i}"));
+                    count += 1;
+                }
+                out.push('\n');
+            }
+            (out, count)
+        }
+
         proptest! {
             #![proptest_config(ProptestConfig::with_cases(64))]
+            #[test]
+            fn rewriting_a_document_with_the_same_value_keeps_every_comment(
+                value in object(),
+                picks in prop::collection::vec(any::<(bool, bool)>(), 1..40),
+            ) {
+                let (doc, count) = commented(&value, &picks);
+                let text = format!("a: 1\n---\n{doc}");
+                let (parsed, errors) = parse_files(&[SourceFile { path: "f".into(), text: text.clone() }]);
+                prop_assume!(errors.is_empty() && parsed.len() == 2);
+                prop_assume!(values_match(&parsed[1].value, &value));
+                let edited = replace_document("f.yaml", &text, 1, &value).unwrap();
+                prop_assert!(edited.warnings.is_empty(), "{:?}\n{}", edited.warnings, text);
+                let kept = edited.text.matches("# note ").count() + edited.text.matches("# end ").count();
+                prop_assert_eq!(kept, count, "{}\n=>\n{}", text, edited.text);
+            }
+
             #[test]
             fn replacing_one_document_leaves_the_others_byte_identical(
                 values in prop::collection::vec((object(), any::<u8>()), 1..5),
