@@ -80,6 +80,19 @@ pub fn replace_document(
         ));
     };
     let chunk = &text[range.clone()];
+    // Only scalar values changed: edit them where they stand, keeping every other byte.
+    if let Some(new_chunk) = in_place(file, chunk, value)
+        && round_trips(file, &new_chunk, value)
+    {
+        let mut out = String::with_capacity(text.len());
+        out.push_str(&text[..range.start]);
+        out.push_str(&new_chunk);
+        out.push_str(&text[range.end..]);
+        return Ok(Edited {
+            text: out,
+            warnings: Vec::new(),
+        });
+    }
     let newline = if chunk.contains("\r\n") { "\r\n" } else { "\n" };
     let fresh = to_block_yaml(value).map_err(|e| refuse(file, e))?;
     let (new_chunk, warnings) = match rewrite_chunk(file, chunk, &fresh, newline) {
@@ -171,6 +184,112 @@ fn values_match(a: &Value, b: &Value) -> bool {
         }
         _ => a == b,
     }
+}
+
+/// The scalar leaves where `new` differs from `old`, when that is the only difference (same
+/// keys in the same order, same list lengths); `None` for any structural change.
+fn scalar_changes<'a>(
+    old: &Value,
+    new: &'a Value,
+    pointer: String,
+    out: &mut Vec<(String, &'a Value)>,
+) -> bool {
+    match (old, new) {
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.keys().eq(b.keys())
+                && b.iter().all(|(k, v)| {
+                    scalar_changes(
+                        &a[k.as_str()],
+                        v,
+                        format!("{pointer}/{}", super::load::escape_token(k)),
+                        out,
+                    )
+                })
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .enumerate()
+                    .all(|(i, (x, y))| scalar_changes(x, y, format!("{pointer}/{i}"), out))
+        }
+        (Value::Object(_) | Value::Array(_), _) | (_, Value::Object(_) | Value::Array(_)) => false,
+        (a, b) => {
+            if !values_match(a, b) || a != b {
+                out.push((pointer, b));
+            }
+            true
+        }
+    }
+}
+
+/// The chunk with only its changed scalars rewritten in place, when every change is a plain
+/// `key: value` or `- value` on a line of its own; `None` otherwise.
+fn in_place(file: &str, chunk: &str, value: &Value) -> Option<String> {
+    let old = parse(file, chunk).into_iter().next()?;
+    let mut changes = Vec::new();
+    if !scalar_changes(&old.value, value, String::new(), &mut changes) {
+        return None;
+    }
+    let mut lines: Vec<String> = chunk.split_inclusive('\n').map(str::to_string).collect();
+    let mut touched = std::collections::BTreeSet::new();
+    for (pointer, scalar) in changes {
+        let line_no = old.exact_line(&pointer)?;
+        // Every field on the line must be this one or its ancestors (no flow mappings).
+        if !old
+            .pointers_on_line(line_no)
+            .iter()
+            .all(|p| pointer.starts_with(p))
+            || !touched.insert(line_no)
+        {
+            return None;
+        }
+        let line = lines.get(line_no.checked_sub(1)?)?.clone();
+        let body = line.trim_end_matches(['\n', '\r']);
+        let ending = &line[body.len()..];
+        let code = split_inline_comment(body)
+            .map(|(code, _)| code)
+            .unwrap_or(body);
+        let code = code.trim_end();
+        let mut start = body.len() - body.trim_start().len();
+        while body[start..].starts_with("- ") {
+            start += 2;
+            start += body[start..].len() - body[start..].trim_start().len();
+        }
+        let is_index = pointer
+            .rsplit('/')
+            .next()
+            .is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()));
+        let value_start = if is_index && old.value.pointer(pointer.rsplit_once('/')?.0)?.is_array()
+        {
+            start
+        } else {
+            let rest = &code[start.min(code.len())..];
+            let colon = rest.find(": ").or_else(|| rest.find(":\t"))?;
+            let after = start + colon + 1;
+            after + (code[after..].len() - code[after..].trim_start().len())
+        };
+        if value_start >= code.len() {
+            return None;
+        }
+        let old_text = &code[value_start..];
+        if old_text.starts_with(['|', '>', '&', '*', '!', '{', '[']) {
+            return None;
+        }
+        let rendered = to_block_yaml(scalar).ok()?;
+        let rendered = rendered.trim_end();
+        if rendered.contains('\n') {
+            return None;
+        }
+        let new_line = format!(
+            "{}{rendered}{}{ending}",
+            &body[..value_start],
+            &body[code.len()..]
+        );
+        lines[line_no - 1] = new_line;
+    }
+    Some(lines.concat())
 }
 
 /// How each line of a document chunk reads.
@@ -474,7 +593,10 @@ mod tests {
 
     #[test]
     fn other_documents_stay_byte_identical_and_comments_follow_their_fields() {
-        let edited = replace_document("f.yaml", FILE, 1, &web(5)).unwrap();
+        // A new field is a structural change: the document is written afresh.
+        let mut value = web(5);
+        value["spec"]["minReadySeconds"] = json!(5);
+        let edited = replace_document("f.yaml", FILE, 1, &value).unwrap();
         let before = docs(FILE);
         let after = docs(&edited.text);
         assert_eq!(before.len(), after.len());
@@ -522,10 +644,49 @@ mod tests {
     }
 
     #[test]
+    fn a_changed_scalar_is_edited_where_it_stands() {
+        let mut value = web(3);
+        value["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.28");
+        value["spec"]["replicas"] = json!(7);
+        let edited = replace_document("f.yaml", FILE, 1, &value).unwrap();
+        let expected = FILE.replace("  replicas: 3\n", "  replicas: 7\n").replace(
+            "image: nginx:1.27   # pinned",
+            "image: nginx:1.28   # pinned",
+        );
+        assert_eq!(edited.text, expected);
+        // A value that must be quoted to stay a string is quoted.
+        let text = "kind: X\ndata: {a: b}\nv: '1.27' # keep\n";
+        let edited = replace_document(
+            "f.yaml",
+            text,
+            0,
+            &json!({"kind": "X", "data": {"a": "b"}, "v": "1.28"}),
+        )
+        .unwrap();
+        assert_eq!(edited.text, "kind: X\ndata: {a: b}\nv: \"1.28\" # keep\n");
+        // Inside a flow mapping it falls back to rewriting (the value still lands).
+        let edited = replace_document(
+            "f.yaml",
+            text,
+            0,
+            &json!({"kind": "X", "data": {"a": "c"}, "v": "1.27"}),
+        )
+        .unwrap();
+        assert!(edited.text.contains("a: c"), "{}", edited.text);
+        assert!(edited.text.contains("# keep"), "{}", edited.text);
+    }
+
+    #[test]
     fn crlf_files_stay_crlf_and_a_missing_document_is_refused() {
         let text = "a: 1\r\n---\r\nkind: X # k\r\nb: 2\r\n";
         let edited = replace_document("f.yaml", text, 1, &json!({"kind": "X", "b": 3})).unwrap();
-        assert_eq!(edited.text, "a: 1\r\n---\r\nkind: X  # k\r\nb: 3\r\n");
+        assert_eq!(edited.text, "a: 1\r\n---\r\nkind: X # k\r\nb: 3\r\n");
+        let edited =
+            replace_document("f.yaml", text, 1, &json!({"kind": "X", "b": 3, "c": 1})).unwrap();
+        assert_eq!(
+            edited.text,
+            "a: 1\r\n---\r\nkind: X  # k\r\nb: 3\r\nc: 1\r\n"
+        );
         assert!(replace_document("f.yaml", text, 2, &json!({})).is_err());
     }
 
