@@ -195,7 +195,9 @@ pub async fn run_repair(
 
     let result = match way {
         Way::Revert => {
-            items = revert(prepared.targets, &prepared.ignores, &found, options).await;
+            let (rows, entry) = revert(prepared.targets, &prepared.ignores, &found, options).await;
+            audit::record_or_warn(&entry);
+            items = rows;
             Ok(())
         }
         Way::Adopt => adopt_found(
@@ -346,12 +348,13 @@ fn item(f: &Found, way: Way, result: &str, message: String) -> RepairItem {
 
 /// Re-applies the desired objects with force, but with every drifted field that was *not*
 /// chosen set to its live value, so only the chosen fields change (and change owner).
+/// Returns the rows and the audit entry for the caller to record.
 async fn revert<A: ClusterApi>(
     targets: Vec<Target<A>>,
     ignores: &Ignores,
     found: &[Found],
     options: Options,
-) -> Vec<RepairItem> {
+) -> (Vec<RepairItem>, Entry) {
     let chosen: BTreeSet<(&str, &ResourceRef, &str)> = found
         .iter()
         .map(|f| (f.cluster.as_str(), &f.resource, f.pointer.as_str()))
@@ -433,8 +436,7 @@ async fn revert<A: ClusterApi>(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    audit::record_or_warn(&entry);
-    rows
+    (rows, entry)
 }
 
 /// Removes the field or list item at `pointer`, if there is one.
@@ -608,7 +610,7 @@ fn write_ignore(
         Some(p) => vec![p.text.clone()],
         None => found
             .iter()
-            .map(stable)
+            .map(|f| ignore::stable_pointer(&f.segments))
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect(),
@@ -668,32 +670,6 @@ fn write_ignore(
     }));
     files.extend(written);
     Ok(())
-}
-
-/// The drift pointer with keyed list items named by key, for rules that survive reordering.
-fn stable(f: &Found) -> String {
-    let mut out = String::new();
-    for segment in &f.segments {
-        out.push('/');
-        match segment {
-            Segment::Field(name) => out.push_str(&crate::engine::load::escape_token(name)),
-            Segment::Keyed { key, index } => {
-                let pairs: Vec<String> = key
-                    .iter()
-                    .filter_map(|(k, v)| {
-                        crate::engine::selector::scalar_text(v)
-                            .map(|t| format!("{k}={}", crate::engine::load::escape_token(&t)))
-                    })
-                    .collect();
-                if pairs.is_empty() {
-                    out.push_str(&index.to_string());
-                } else {
-                    out.push_str(&pairs.join(","));
-                }
-            }
-        }
-    }
-    out
 }
 
 /// Drifted fields that `repair --revert` already took back before (as the audit log says) and
@@ -826,31 +802,62 @@ mod tests {
         );
     }
 
-    #[test]
-    fn stable_paths_name_keyed_items() {
-        let f = Found {
-            cluster: "c".into(),
-            resource: ResourceRef {
-                api_version: "apps/v1".into(),
-                kind: "Deployment".into(),
-                namespace: None,
-                name: "web".into(),
-            },
-            segments: vec![
-                Segment::Field("spec".into()),
-                Segment::Field("containers".into()),
-                Segment::Keyed {
-                    key: [("name".to_string(), json!("web"))].into_iter().collect(),
-                    index: 3,
-                },
-                Segment::Field("image".into()),
-            ],
-            pointer: "/spec/containers/3/image".into(),
-            desired: json!("a"),
-            live: Some(json!("b")),
-            manager: None,
+    #[tokio::test]
+    async fn revert_takes_back_only_the_chosen_field() {
+        use crate::backend::cluster::ApplyMode;
+        use crate::backend::fake::FakeCluster;
+        use std::sync::Arc;
+        let desired = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "namespace": "shop"},
+            "data": {"color": "blue", "size": "s"}});
+        let fake = Arc::new(FakeCluster::default());
+        let mut live = desired.clone();
+        live["data"] = json!({"color": "red", "size": "xl"});
+        fake.apply(&live, ApplyMode::default()).await.unwrap();
+        let resource = resource_of(&desired);
+        let stored = fake.get(&resource).await.unwrap().unwrap();
+        let fields = diff::drifted_fields(&desired, &stored);
+        assert_eq!(fields.len(), 2);
+        let color = fields
+            .iter()
+            .find(|f| f.pointer() == "/data/color")
+            .unwrap();
+        let found = vec![Found {
+            cluster: "east".into(),
+            resource: resource.clone(),
+            segments: color.path.clone(),
+            pointer: color.pointer(),
+            desired: color.desired.clone(),
+            live: color.live.clone(),
+            manager: Some("kubectl".into()),
+        }];
+        let target = Target {
+            cluster: "east".into(),
+            api: Ok(fake.clone()),
+            objects: vec![desired],
+            failed: Vec::new(),
+            prune_kinds: Vec::new(),
+            prune_namespaces: BTreeSet::new(),
         };
-        assert_eq!(stable(&f), "/spec/containers/name=web/image");
-        assert!(PathPattern::parse(&stable(&f)).unwrap().covers(&f.segments));
+        let (rows, entry) = revert(
+            vec![target],
+            &Ignores::default(),
+            &found,
+            Options::default(),
+        )
+        .await;
+        assert_eq!(entry.action, "repair-revert");
+        assert_eq!(entry.paths, ["/data/color"]);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].result, "done", "{rows:?}");
+        let after = fake.get(&resource).await.unwrap().unwrap();
+        assert_eq!(
+            after["data"]["color"], "blue",
+            "the chosen field is reverted"
+        );
+        assert_eq!(
+            after["data"]["size"], "xl",
+            "the other drifted field keeps its live value"
+        );
     }
 }

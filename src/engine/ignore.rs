@@ -409,43 +409,28 @@ pub fn is_ignored(rules: &[&IgnoreRule], live: &Value, path: &[Segment], ourselv
     rules.iter().any(|r| r.covers_field(path, owner.as_deref()))
 }
 
-/// `pointer` (as `drift` reports it, indices into the live object's lists) with every keyed
-/// list item named by its key instead (`/…/containers/1/image` → `/…/containers/name=web/image`),
-/// so a rule written from it survives reordering.
-pub fn stable_pointer(live: &Value, pointer: &str) -> String {
-    let Ok(pattern) = PathPattern::parse(pointer) else {
-        return pointer.to_string();
-    };
-    let mut node = Some(live);
-    let mut field = String::new();
+/// A drift path as a pointer with every keyed list item named by its key instead of its
+/// index (`/…/containers/name=web/image`), so a rule written from it survives reordering.
+pub fn stable_pointer(path: &[Segment]) -> String {
     let mut out = String::new();
-    for token in &pattern.tokens {
-        let mut written = super::load::escape_token(token);
-        let next = match node {
-            Some(Value::Array(items)) => {
-                let item = token.parse::<usize>().ok().and_then(|i| items.get(i));
-                if let (Some(keys), Some(Value::Object(map))) = (list_keys(&field), item) {
-                    let pairs: Vec<String> = keys
-                        .iter()
-                        .filter_map(|k| {
-                            map.get(*k)
-                                .and_then(scalar_text)
-                                .map(|v| format!("{k}={}", super::load::escape_token(&v)))
-                        })
-                        .collect();
-                    if !pairs.is_empty() {
-                        written = pairs.join(",");
-                    }
-                }
-                item
-            }
-            Some(Value::Object(map)) => map.get(token),
-            _ => None,
-        };
+    for segment in path {
         out.push('/');
-        out.push_str(&written);
-        field = token.clone();
-        node = next;
+        match segment {
+            Segment::Field(name) => out.push_str(&super::load::escape_token(name)),
+            Segment::Keyed { key, index } => {
+                let pairs: Vec<String> = key
+                    .iter()
+                    .filter_map(|(k, v)| {
+                        scalar_text(v).map(|t| format!("{k}={}", super::load::escape_token(&t)))
+                    })
+                    .collect();
+                if pairs.is_empty() {
+                    out.push_str(&index.to_string());
+                } else {
+                    out.push_str(&pairs.join(","));
+                }
+            }
+        }
     }
     out
 }
@@ -744,9 +729,15 @@ mod tests {
         replicas["spec"]["replicas"] = json!(5);
         let drift = diff::drifted_fields(&desired, &replicas);
         assert!(drift.iter().all(|f| !rule.covers_field(&f.path, None)));
+        let drift = diff::drifted_fields(&desired, &live);
         assert_eq!(
-            stable_pointer(&live, "/spec/template/spec/containers/1/image"),
+            stable_pointer(&drift[0].path),
             "/spec/template/spec/containers/name=web/image"
+        );
+        assert!(
+            PathPattern::parse(&stable_pointer(&drift[0].path))
+                .unwrap()
+                .covers(&drift[0].path)
         );
     }
 

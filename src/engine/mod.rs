@@ -27,6 +27,8 @@
 //!   error; the first by (apiVersion, kind, namespace, name, file, line) is kept.
 //! - An override that fails for some clusters (missing path) is an error, and those cells are
 //!   NotPlaced with the reason, as upstream would not deliver them.
+//! - `flotilla.dev/v1alpha1 DriftIgnore` documents are flotilla's own: read as ignore rules
+//!   ([`ignore`]), never propagated; any other `flotilla.dev` kind is an error.
 
 pub mod adopt;
 pub mod diff;
