@@ -428,3 +428,104 @@ fn an_ignored_image_stops_reporting_and_apply_does_not_revert_it() {
         "no credentials in the audit log"
     );
 }
+
+#[test]
+#[ignore = "needs testenv: run through cargo xtask test"]
+fn adopting_in_the_kubefed_dialect_adds_a_cluster_override() {
+    let ns = TestNamespace::new("repair-kubefed");
+    let ns = ns.name.as_str();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fleet = dir.path().join("fleet");
+    std::fs::create_dir(&fleet).expect("fleet dir");
+    let file = fleet.join("federated.yaml");
+    let original = format!(
+        r#"apiVersion: core.kubefed.io/v1beta1
+kind: KubeFedCluster
+metadata: {{name: member-1, namespace: kube-federation-system}}
+spec: {{apiEndpoint: "https://member-1", secretRef: {{name: member-1}}}}
+---
+apiVersion: core.kubefed.io/v1beta1
+kind: KubeFedCluster
+metadata: {{name: member-2, namespace: kube-federation-system}}
+spec: {{apiEndpoint: "https://member-2", secretRef: {{name: member-2}}}}
+---
+apiVersion: types.kubefed.io/v1beta1
+kind: FederatedNamespace
+metadata: {{name: {ns}, namespace: {ns}}}
+spec:
+  placement: {{clusterSelector: {{}}}}
+---
+# web, everywhere
+apiVersion: types.kubefed.io/v1beta1
+kind: FederatedDeployment
+metadata: {{name: web, namespace: {ns}}}
+spec:
+  template:
+    spec:
+      replicas: 2 # the default size
+      selector: {{matchLabels: {{app: web}}}}
+      template:
+        metadata: {{labels: {{app: web}}}}
+        spec:
+          containers:
+          - {{name: web, image: "nginx:1.27"}}
+  # every member
+  placement: {{clusterSelector: {{}}}}
+"#
+    );
+    std::fs::write(&file, &original).expect("write fleet");
+    let state = tempfile::tempdir().expect("state dir");
+    let apply = flotilla(&fleet, state.path(), &["apply", "--yes"]);
+    assert_eq!(code(&apply), 0, "{}", text(&apply));
+    kubectl_ok(
+        "member-2",
+        &["scale", "deployment", "web", "-n", ns, "--replicas=4"],
+    );
+
+    let adopt = flotilla(
+        &fleet,
+        state.path(),
+        &[
+            "repair",
+            "--adopt",
+            "--cluster",
+            "member-2",
+            "--yes",
+            "-o",
+            "json",
+        ],
+    );
+    assert_eq!(code(&adopt), 0, "{}", text(&adopt));
+    assert_eq!(
+        json(&adopt)["warnings"],
+        serde_json::json!([]),
+        "{}",
+        text(&adopt)
+    );
+    assert_eq!(replicas("member-2", ns), "4");
+    assert_eq!(replicas("member-1", ns), "2");
+    let after = std::fs::read_to_string(&file).expect("read fleet");
+    let (old_docs, new_docs) = (documents(&original), documents(&after));
+    assert_eq!(old_docs.len(), new_docs.len(), "{after}");
+    assert_eq!(
+        old_docs[..3],
+        new_docs[..3],
+        "other documents stay byte-identical"
+    );
+    let federated = &new_docs[3];
+    for kept in [
+        "# web, everywhere",
+        "replicas: 2  # the default size",
+        "  # every member",
+    ] {
+        assert!(federated.contains(kept), "{kept:?} kept in:\n{federated}");
+    }
+    assert!(
+        federated.contains("clusterName: member-2") && federated.contains("path: /spec/replicas"),
+        "{federated}"
+    );
+    let drift = flotilla(&fleet, state.path(), &["drift"]);
+    assert_eq!(code(&drift), 0, "{}", text(&drift));
+    let plan = flotilla(&fleet, state.path(), &["plan"]);
+    assert_eq!(code(&plan), 0, "{}", text(&plan));
+}
