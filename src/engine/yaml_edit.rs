@@ -754,6 +754,26 @@ mod tests {
             }
         }
 
+        fn collect_leaves(value: &Value, pointer: String, out: &mut Vec<String>) {
+            match value {
+                Value::Object(map) => {
+                    for (k, v) in map {
+                        collect_leaves(
+                            v,
+                            format!("{pointer}/{}", crate::engine::load::escape_token(k)),
+                            out,
+                        );
+                    }
+                }
+                Value::Array(items) => {
+                    for (i, v) in items.iter().enumerate() {
+                        collect_leaves(v, format!("{pointer}/{i}"), out);
+                    }
+                }
+                _ => out.push(pointer),
+            }
+        }
+
         /// Block YAML of `value` with a comment line in front of some lines and at the end of
         /// others (`picks` chooses which), and how many comments it holds.
         fn commented(value: &Value, picks: &[(bool, bool)]) -> (String, usize) {
@@ -779,6 +799,36 @@ mod tests {
 
         proptest! {
             #![proptest_config(ProptestConfig::with_cases(64))]
+            #[test]
+            fn changing_scalars_keeps_every_comment_and_every_other_line(
+                value in object(),
+                picks in prop::collection::vec(any::<(bool, bool)>(), 1..40),
+                pick in any::<prop::sample::Index>(),
+                new_leaf in scalar(),
+            ) {
+                let (doc, count) = commented(&value, &picks);
+                let text = format!("a: 1\n---\n{doc}");
+                let (parsed, errors) = parse_files(&[SourceFile { path: "f".into(), text: text.clone() }]);
+                prop_assume!(errors.is_empty() && parsed.len() == 2);
+                prop_assume!(values_match(&parsed[1].value, &value));
+                let mut leaves = Vec::new();
+                collect_leaves(&value, String::new(), &mut leaves);
+                prop_assume!(!leaves.is_empty());
+                let target = &leaves[pick.index(leaves.len())];
+                let mut new = value.clone();
+                *new.pointer_mut(target).unwrap() = new_leaf;
+                let edited = replace_document("f.yaml", &text, 1, &new).unwrap();
+                prop_assert!(edited.warnings.is_empty(), "{:?}", edited.warnings);
+                let kept = edited.text.matches("# note ").count() + edited.text.matches("# end ").count();
+                prop_assert_eq!(kept, count, "{}\n=>\n{}", text, edited.text);
+                // At most the changed line differs.
+                let before: Vec<&str> = text.lines().collect();
+                let after: Vec<&str> = edited.text.lines().collect();
+                prop_assert_eq!(before.len(), after.len(), "{}\n=>\n{}", text, edited.text);
+                let changed = before.iter().zip(&after).filter(|(a, b)| a != b).count();
+                prop_assert!(changed <= 1, "{}\n=>\n{}", text, edited.text);
+            }
+
             #[test]
             fn rewriting_a_document_with_the_same_value_keeps_every_comment(
                 value in object(),
