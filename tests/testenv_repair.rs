@@ -5,6 +5,7 @@
 //! `apply` leaves it alone while the same change elsewhere still counts; the audit log has an
 //! entry for every write. Each test works in its own namespace.
 
+mod common;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -528,4 +529,47 @@ spec:
     assert_eq!(code(&drift), 0, "{}", text(&drift));
     let plan = flotilla(&fleet, state.path(), &["plan"]);
     assert_eq!(code(&plan), 0, "{}", text(&plan));
+}
+
+#[test]
+#[ignore = "needs testenv: run through cargo xtask test"]
+fn on_a_terminal_repair_asks_first_and_no_changes_nothing() {
+    let s = setup("repair-confirm");
+    let ns = s.ns.name.as_str();
+    kubectl_ok(
+        "member-1",
+        &["scale", "deployment", "web", "-n", ns, "--replicas=5"],
+    );
+    let kubeconfig = env().kubeconfig_path.display().to_string();
+    let fleet = s.fleet.display().to_string();
+    let args = [
+        "--kubeconfig",
+        kubeconfig.as_str(),
+        "--fleet",
+        fleet.as_str(),
+        "repair",
+        "--revert",
+        "--cluster",
+        "east",
+    ];
+    let prompt = "Revert 1 field(s) on 1 cluster(s)? [y/N]";
+    let mut app = common::PtyApp::spawn(&args, 160, 40, &[]);
+    let screen = app.wait_for("the confirmation", |screen| screen.contains(prompt));
+    assert!(
+        screen.contains("/spec/replicas") && screen.contains("live 5 -> desired 2"),
+        "the preview names the field and both values: {screen}"
+    );
+    app.send("n\r");
+    assert_eq!(app.wait_exit(), 2, "{}", app.screen_text());
+    assert_eq!(
+        replicas("member-1", ns),
+        "5",
+        "answering no changes nothing"
+    );
+
+    let mut app = common::PtyApp::spawn(&args, 160, 40, &[]);
+    app.wait_for("the confirmation", |screen| screen.contains(prompt));
+    app.send("y\r");
+    assert_eq!(app.wait_exit(), 0, "{}", app.screen_text());
+    assert_eq!(replicas("member-1", ns), "2");
 }
