@@ -21,7 +21,8 @@
 //! A path ignores the field and everything below it. On a list, a token may be an index
 //! (into the live list, as `drift` reports it), `*` (any item), or `key=value[,key=value]`
 //! selecting a keyed item (containers by name, ports by containerPort…), which stays right
-//! when the order of the list changes.
+//! when the order of the list changes. A path into an unkeyed list (`args`) covers the whole
+//! list, which the server and drift treat as one value.
 //!
 //! What apply does with an ignored field (server-side apply semantics): a field that another
 //! manager owns is left out of the intent, so flotilla stops claiming it and never takes it
@@ -109,14 +110,28 @@ impl PathPattern {
         })
     }
 
-    /// Whether this pattern covers `path` (the field itself or an ancestor of it).
+    /// Whether this pattern covers `path`: the field itself or an ancestor of it — or a list
+    /// the pattern points into, since drift (like server-side apply) treats an unkeyed list
+    /// as one value, and apply then leaves the whole list alone.
     pub fn covers(&self, path: &[Segment]) -> bool {
-        self.tokens.len() <= path.len()
+        let prefix_matches = self
+            .tokens
+            .iter()
+            .zip(path)
+            .all(|(token, segment)| token_matches(token, segment));
+        if self.tokens.len() <= path.len() {
+            return prefix_matches;
+        }
+        // Only into an unkeyed list: drift at a keyed list means an item is missing, which a
+        // path to one item must not hide.
+        let unkeyed =
+            matches!(path.last(), Some(Segment::Field(name)) if list_keys(name).is_none());
+        prefix_matches
+            && unkeyed
             && self
                 .tokens
-                .iter()
-                .zip(path)
-                .all(|(token, segment)| token_matches(token, segment))
+                .get(path.len())
+                .is_some_and(|next| next == "*" || next.bytes().all(|b| b.is_ascii_digit()))
     }
 }
 
@@ -769,6 +784,54 @@ mod tests {
             "{}",
             errors[0]
         );
+    }
+
+    #[test]
+    fn a_path_into_an_unkeyed_list_covers_the_list_for_drift_and_apply() {
+        let text = RULE.replace(
+            "/spec/template/spec/containers/name=web/image",
+            "/spec/template/spec/containers/name=web/args/1",
+        );
+        let rule = IgnoreRule::parse(&doc(&text), &clusters()).unwrap();
+        let mut desired = web("nginx:1", json!([]));
+        desired["spec"]["template"]["spec"]["containers"][1]["args"] = json!(["-a", "-b"]);
+        let mut live = desired.clone();
+        live["spec"]["template"]["spec"]["containers"][1]["args"] = json!(["-a", "-c"]);
+        live["metadata"]["managedFields"] = json!([{"manager": "kubectl-edit", "operation": "Update",
+            "fieldsV1": {"f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"web\"}": {"f:args": {}}}}}}}}]);
+        let drift = diff::drifted_fields(&desired, &live);
+        assert_eq!(drift.len(), 1);
+        assert_eq!(drift[0].pointer(), "/spec/template/spec/containers/1/args");
+        assert!(is_ignored(&[&rule], &live, &drift[0].path, "flotilla"));
+        let adjusted = adjust_intent(&desired, Some(&live), &[&rule], "flotilla");
+        assert!(
+            adjusted["spec"]["template"]["spec"]["containers"][1]
+                .get("args")
+                .is_none()
+        );
+        // A path elsewhere does not reach into the list.
+        let other = RULE.replace(
+            "/spec/template/spec/containers/name=web/image",
+            "/spec/template/spec/containers/name=web/env/0",
+        );
+        let other = IgnoreRule::parse(&doc(&other), &clusters()).unwrap();
+        assert!(!is_ignored(&[&other], &live, &drift[0].path, "flotilla"));
+        // A missing keyed item is drift of the whole list, which a rule for another item of
+        // that list does not hide.
+        let mut gone = desired.clone();
+        gone["spec"]["template"]["spec"]["containers"]
+            .as_array_mut()
+            .unwrap()
+            .remove(0);
+        let drift = diff::drifted_fields(&desired, &gone);
+        assert_eq!(drift[0].pointer(), "/spec/template/spec/containers");
+        let image_rule = IgnoreRule::parse(&doc(RULE), &clusters()).unwrap();
+        assert!(!is_ignored(
+            &[&image_rule],
+            &gone,
+            &drift[0].path,
+            "flotilla"
+        ));
     }
 
     #[test]
