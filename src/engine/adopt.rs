@@ -319,8 +319,20 @@ fn adopt_karmada(
         .filter(|d| d.kind() == policy_kind && d.namespace() == resource.namespace.as_deref())
         .map(Doc::name)
         .collect();
-    let base = format!("flotilla-adopt-{}", resource.kind.to_ascii_lowercase());
-    let base = format!("{base}-{}", resource.name);
+    let base = format!(
+        "flotilla-adopt-{}-{}",
+        resource.kind.to_ascii_lowercase(),
+        resource.name
+    );
+    // Later policies (by name) override earlier ones: sort after every existing policy so the
+    // adopted value is the one that lands.
+    let base = match taken.iter().max() {
+        Some(last) if *last > base.as_str() => {
+            let z = last.chars().take_while(|c| *c == 'z').count() + 1;
+            format!("{}-{base}", "z".repeat(z))
+        }
+        _ => base,
+    };
     let mut name = base.clone();
     let mut n = 1;
     while taken.contains(&name.as_str()) {
@@ -525,12 +537,30 @@ mod tests {
     }
 
     #[test]
-    fn an_override_that_would_not_take_effect_is_refused() {
-        // A user policy named after flotilla's sorts later and sets replicas again.
+    fn a_new_policy_sorts_after_a_user_policy_that_sets_the_same_field() {
+        // A user policy whose name sorts after flotilla-… sets replicas for west too.
         let later = format!(
             "{KARMADA}---\napiVersion: policy.karmada.io/v1alpha1\nkind: OverridePolicy\nmetadata: {{name: zz-pin, namespace: shop}}\nspec:\n  resourceSelectors: [{{apiVersion: apps/v1, kind: Deployment, name: web}}]\n  overrideRules:\n  - targetCluster: {{clusterNames: [west]}}\n    overriders: {{plaintext: [{{path: /spec/replicas, operator: replace, value: 1}}]}}\n"
         );
         let files = files(&later);
+        let (fleet, errors) = load_fleet(&files);
+        assert!(errors.is_empty(), "{errors:?}");
+        let mut work = Workspace::new(files, "x.yaml".into());
+        adopt(&mut work, &fleet, &web(), "west", &replicas(7)).unwrap();
+        verify(&work, &[(web(), "west".into(), replicas(7))]).unwrap();
+        let text = &work.changes()[0].new;
+        assert!(
+            text.contains("name: zzz-flotilla-adopt-deployment-web"),
+            "{text}"
+        );
+        assert_eq!(rendered(&work.files, "west")["spec"]["replicas"], 7);
+    }
+
+    #[test]
+    fn an_override_that_would_not_take_effect_is_refused() {
+        // A ReplicaSchedulingPreference owns replicas: a KubeFed override of them is skipped.
+        let fed = "apiVersion: types.kubefed.io/v1beta1\nkind: FederatedNamespace\nmetadata: {name: shop, namespace: shop}\nspec:\n  placement: {clusters: [{name: east}, {name: west}]}\n---\napiVersion: types.kubefed.io/v1beta1\nkind: FederatedDeployment\nmetadata: {name: web, namespace: shop}\nspec:\n  template:\n    spec:\n      replicas: 2\n      template: {spec: {containers: [{name: web, image: nginx:1}]}}\n  placement: {clusters: [{name: east}, {name: west}]}\n---\napiVersion: scheduling.kubefed.io/v1alpha1\nkind: ReplicaSchedulingPreference\nmetadata: {name: web, namespace: shop}\nspec:\n  targetKind: FederatedDeployment\n  totalReplicas: 4\n  clusters: {east: {weight: 1}, west: {weight: 1}}\n";
+        let files = files(fed);
         let (fleet, errors) = load_fleet(&files);
         assert!(errors.is_empty(), "{errors:?}");
         let mut work = Workspace::new(files, "x.yaml".into());
