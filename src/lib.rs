@@ -4,6 +4,7 @@
 //! → `Effect`s → backend tasks → backend events → …; after draining, render `&State` once.
 
 pub mod app;
+pub mod audit;
 pub mod backend;
 pub mod cli;
 pub mod commands;
@@ -11,6 +12,7 @@ pub mod config;
 pub mod demo_fleet;
 pub mod engine;
 pub mod fleet_dir;
+pub mod fleet_edit;
 pub mod glob;
 pub mod launch;
 pub mod logging;

@@ -87,7 +87,9 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
             );
             Ok(u8::try_from(code).unwrap_or(exit::INPUT))
         }
-        Command::Plan(_) | Command::Apply(_) | Command::Drift(_) if global.uses_demo() => {
+        Command::Plan(_) | Command::Apply(_) | Command::Drift(_) | Command::Repair(_)
+            if global.uses_demo() =>
+        {
             eprintln!(
                 "not implemented yet: {} on the simulated fleet; use the console (`flotilla demo`)",
                 command.name()
@@ -103,9 +105,8 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
         Command::Drift(scope) => {
             commands::propagate::run_drift(&global, &scope, &mut std::io::stdout()).await
         }
-        other => {
-            eprintln!("not implemented yet: {}", other.name());
-            Ok(exit::INPUT)
+        Command::Repair(args) => {
+            commands::repair::run_repair(&global, &args, &mut std::io::stdout()).await
         }
     }
 }

@@ -184,3 +184,56 @@ fn the_wall_without_clusters_says_how_to_name_them_before_touching_the_terminal(
         output.stdout
     );
 }
+
+#[test]
+fn repair_refuses_bad_input_and_never_mutates_without_yes_or_a_terminal() {
+    let fleet = tempfile::tempdir().expect("temp dir");
+    let dir = fleet.path().to_str().expect("utf-8 path");
+    // `output()` gives the child no terminal: without --yes nothing may change.
+    let output = flotilla(&["repair", "--revert", "--fleet", dir, "--cluster", "a"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("no terminal to ask on") && stderr(&output).contains("--yes"),
+        "{}",
+        stderr(&output)
+    );
+    let output = flotilla(&["repair", "--ignore", "--path", "spec/replicas", "--yes"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("--path \"spec/replicas\" is not a JSON pointer"),
+        "{}",
+        stderr(&output)
+    );
+    let output = flotilla(&["repair", "--adopt", "--resource", "web", "--yes"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("expected KIND/NAMESPACE/NAME"),
+        "{}",
+        stderr(&output)
+    );
+    let output = flotilla(&["repair", "--revert", "--readonly", "--yes"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("--readonly"),
+        "{}",
+        stderr(&output)
+    );
+    let output = flotilla(&[
+        "repair",
+        "--ignore",
+        "--yes",
+        "--fleet",
+        "/nonexistent/fleet",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("/nonexistent/fleet"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        std::fs::read_dir(fleet.path()).expect("list").count(),
+        0,
+        "nothing was written to the fleet directory"
+    );
+}

@@ -78,6 +78,14 @@ const CASES: &[(&str, &str, usize, &str, &str, &str)] = &[
         "overriding /metadata/name is forbidden",
         "create another federated object",
     ),
+    (
+        "bad-drift-ignore",
+        "ignore.yaml",
+        10,
+        "spec.paths[1]",
+        "\"data/b\" is not a JSON pointer",
+        "write a JSON pointer",
+    ),
 ];
 
 #[test]

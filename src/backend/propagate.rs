@@ -13,7 +13,8 @@ use serde_json::Value;
 
 use super::cluster::{ApiError, ApplyMode, ClusterApi, Guard, Limits};
 use crate::engine::diff;
-use crate::model::{CellStatus, ResourceRef};
+use crate::engine::ignore::{self, IgnoreRule};
+use crate::model::{CellStatus, ClusterSpec, ResourceRef};
 
 /// The field manager flotilla applies with.
 pub const FIELD_MANAGER: &str = "flotilla";
@@ -33,6 +34,44 @@ pub struct Target<A> {
     /// and Namespaces not among them, are never touched (another fleet or a person may own
     /// them). Cluster-scoped kinds other than Namespace are not limited.
     pub prune_namespaces: BTreeSet<String>,
+}
+
+/// The fleet's drift ignore rules, per cluster (only the rules whose cluster part matches).
+/// Plan, apply and drift honour them: an ignored field is not drift, not an update, and is
+/// taken out of the applied intent as [`crate::engine::ignore`] describes.
+#[derive(Debug, Clone, Default)]
+pub struct Ignores {
+    by_cluster: BTreeMap<String, Vec<IgnoreRule>>,
+}
+
+impl Ignores {
+    pub fn new(rules: &[IgnoreRule], clusters: &[ClusterSpec]) -> Ignores {
+        let by_cluster = clusters
+            .iter()
+            .map(|cluster| {
+                let rules: Vec<IgnoreRule> = rules
+                    .iter()
+                    .filter(|r| r.covers_cluster(cluster))
+                    .cloned()
+                    .collect();
+                (cluster.name.clone(), rules)
+            })
+            .filter(|(_, rules)| !rules.is_empty())
+            .collect();
+        Ignores { by_cluster }
+    }
+
+    /// The rules about one object on one cluster.
+    pub fn for_object(&self, cluster: &str, resource: &ResourceRef) -> Vec<&IgnoreRule> {
+        self.by_cluster
+            .get(cluster)
+            .map(|rules| ignore::rules_for(rules, resource).collect())
+            .unwrap_or_default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_cluster.is_empty()
+    }
 }
 
 /// Fan-out settings.
@@ -195,8 +234,19 @@ pub async fn plan<A: ClusterApi>(
     options: Options,
     on_done: &(dyn Fn(usize, usize) + Sync),
 ) -> Vec<PlanItem> {
+    plan_with(targets, mode, options, &Ignores::default(), on_done).await
+}
+
+/// [`plan`] honouring drift ignore rules.
+pub async fn plan_with<A: ClusterApi>(
+    targets: &[Target<A>],
+    mode: PlanMode,
+    options: Options,
+    ignores: &Ignores,
+    on_done: &(dyn Fn(usize, usize) + Sync),
+) -> Vec<PlanItem> {
     let per_cluster = fan_out(targets, options, on_done, |target, api| {
-        plan_cluster(target, api, mode, options)
+        plan_cluster(target, api, mode, options, ignores)
     })
     .await;
     let mut items = Vec::new();
@@ -244,14 +294,16 @@ async fn plan_cluster<A: ClusterApi>(
     api: &A,
     mode: PlanMode,
     options: Options,
+    ignores: &Ignores,
 ) -> Vec<PlanItem> {
     let guard = Guard::new(options.limits);
     let guard = &guard;
     let mut rows: Vec<(usize, PlanItem)> = futures::stream::iter(target.objects.iter().enumerate())
         .map(|(index, object)| async move {
+            let rules = ignores.for_object(&target.cluster, &resource_of(object));
             (
                 index,
-                plan_object(&target.cluster, api, guard, object, mode).await,
+                plan_object(&target.cluster, api, guard, object, mode, &rules).await,
             )
         })
         .buffer_unordered(options.limits.in_flight.max(1))
@@ -293,6 +345,7 @@ async fn plan_object<A: ClusterApi>(
     guard: &Guard,
     object: &Value,
     mode: PlanMode,
+    rules: &[&IgnoreRule],
 ) -> PlanItem {
     let resource = resource_of(object);
     let label = resource.display_key();
@@ -307,15 +360,23 @@ async fn plan_object<A: ClusterApi>(
         dry_run: true,
         force: false,
     };
-    let (live, predicted) = match mode {
-        PlanMode::DryRun => {
-            let (live, predicted) = futures::join!(
-                guard.call(|| api.get(&resource)),
-                guard.call(|| api.apply(object, dry_run))
-            );
-            (live, Some(predicted))
-        }
-        PlanMode::ReadOnly => (guard.call(|| api.get(&resource)).await, None),
+    // With ignore rules the intent depends on live: read it first, then dry-run the intent
+    // without the ignored fields.
+    let adjusted;
+    let (object, live, predicted) = if !rules.is_empty() {
+        let live = guard.call(|| api.get(&resource)).await;
+        adjusted = match &live {
+            Ok(live) => ignore::adjust_intent(object, live.as_ref(), rules, FIELD_MANAGER),
+            Err(_) => object.clone(),
+        };
+        let predicted = match (mode, &live) {
+            (PlanMode::DryRun, Ok(_)) => Some(guard.call(|| api.apply(&adjusted, dry_run)).await),
+            _ => None,
+        };
+        (&adjusted, live, predicted)
+    } else {
+        let (live, predicted) = plan_requests(api, guard, object, &resource, mode, dry_run).await;
+        (object, live, predicted)
     };
     let live = match live {
         Ok(live) => live,
@@ -369,6 +430,30 @@ async fn plan_object<A: ClusterApi>(
                 String::new(),
             ),
         },
+    }
+}
+
+/// The live object and (in dry-run mode) the predicted one, requested together.
+async fn plan_requests<A: ClusterApi>(
+    api: &A,
+    guard: &Guard,
+    object: &Value,
+    resource: &ResourceRef,
+    mode: PlanMode,
+    dry_run: ApplyMode,
+) -> (
+    Result<Option<Value>, ApiError>,
+    Option<Result<Value, ApiError>>,
+) {
+    match mode {
+        PlanMode::DryRun => {
+            let (live, predicted) = futures::join!(
+                guard.call(|| api.get(resource)),
+                guard.call(|| api.apply(object, dry_run))
+            );
+            (live, Some(predicted))
+        }
+        PlanMode::ReadOnly => (guard.call(|| api.get(resource)).await, None),
     }
 }
 
@@ -491,6 +576,19 @@ pub async fn apply<A: ClusterApi>(
     options: Options,
     on_done: &(dyn Fn(usize, usize) + Sync),
 ) -> Vec<ApplyItem> {
+    apply_with(targets, force, prune, options, &Ignores::default(), on_done).await
+}
+
+/// [`apply`] honouring drift ignore rules: objects that have some are read first, and their
+/// ignored fields are taken out of the intent ([`ignore::adjust_intent`]).
+pub async fn apply_with<A: ClusterApi>(
+    targets: &[Target<A>],
+    force: bool,
+    prune: &BTreeMap<String, Vec<ResourceRef>>,
+    options: Options,
+    ignores: &Ignores,
+    on_done: &(dyn Fn(usize, usize) + Sync),
+) -> Vec<ApplyItem> {
     let per_cluster = fan_out(targets, options, on_done, |target, api| {
         apply_cluster(
             target,
@@ -498,6 +596,7 @@ pub async fn apply<A: ClusterApi>(
             force,
             prune.get(&target.cluster).map(Vec::as_slice).unwrap_or(&[]),
             options,
+            ignores,
         )
     })
     .await;
@@ -539,6 +638,7 @@ async fn apply_cluster<A: ClusterApi>(
     force: bool,
     prune: &[ResourceRef],
     options: Options,
+    ignores: &Ignores,
 ) -> Vec<ApplyItem> {
     let guard = Guard::new(options.limits);
     let guard = &guard;
@@ -578,7 +678,15 @@ async fn apply_cluster<A: ClusterApi>(
         let requests: Vec<_> = pending
             .into_iter()
             .map(|(resource, object)| async move {
-                (resource, guard.call(|| api.apply(object, mode)).await)
+                let rules = ignores.for_object(&target.cluster, &resource);
+                if rules.is_empty() {
+                    return (resource, guard.call(|| api.apply(object, mode)).await);
+                }
+                let adjusted = match guard.call(|| api.get(&resource)).await {
+                    Ok(live) => ignore::adjust_intent(object, live.as_ref(), &rules, FIELD_MANAGER),
+                    Err(err) => return (resource, Err(err)),
+                };
+                (resource, guard.call(|| api.apply(&adjusted, mode)).await)
             })
             .collect();
         let results: Vec<(ResourceRef, Result<Value, ApiError>)> = futures::stream::iter(requests)
@@ -707,8 +815,18 @@ pub async fn drift<A: ClusterApi>(
     options: Options,
     on_done: &(dyn Fn(usize, usize) + Sync),
 ) -> (Vec<DriftItem>, Vec<DriftError>) {
+    drift_with(targets, options, &Ignores::default(), on_done).await
+}
+
+/// [`drift`] without the fields ignore rules cover.
+pub async fn drift_with<A: ClusterApi>(
+    targets: &[Target<A>],
+    options: Options,
+    ignores: &Ignores,
+    on_done: &(dyn Fn(usize, usize) + Sync),
+) -> (Vec<DriftItem>, Vec<DriftError>) {
     let per_cluster = fan_out(targets, options, on_done, |target, api| {
-        drift_cluster(target, api, options)
+        drift_cluster(target, api, options, ignores)
     })
     .await;
     let mut items = Vec::new();
@@ -745,6 +863,7 @@ async fn drift_cluster<A: ClusterApi>(
     target: &Target<A>,
     api: &A,
     options: Options,
+    ignores: &Ignores,
 ) -> Vec<DriftRow> {
     let guard = Guard::new(options.limits);
     let guard = &guard;
@@ -759,7 +878,8 @@ async fn drift_cluster<A: ClusterApi>(
                 }),
                 Ok(None) => Ok(None),
                 Ok(Some(live)) => {
-                    let fields = drift_fields(object, &live);
+                    let rules = ignores.for_object(&target.cluster, &resource);
+                    let fields = drift_fields_ignoring(object, &live, &rules);
                     Ok((!fields.is_empty()).then(|| DriftItem {
                         cluster: target.cluster.clone(),
                         resource,
@@ -776,8 +896,18 @@ async fn drift_cluster<A: ClusterApi>(
 
 /// The drifted fields of one object with the manager that owns each live value.
 pub fn drift_fields(desired: &Value, live: &Value) -> Vec<DriftField> {
+    drift_fields_ignoring(desired, live, &[])
+}
+
+/// [`drift_fields`] without the fields `rules` ignore.
+pub fn drift_fields_ignoring(
+    desired: &Value,
+    live: &Value,
+    rules: &[&IgnoreRule],
+) -> Vec<DriftField> {
     diff::drifted_fields(desired, live)
         .into_iter()
+        .filter(|field| !ignore::is_ignored(rules, live, &field.path, FIELD_MANAGER))
         .map(|field| {
             let owner = diff::owner_of(live, &field.path, FIELD_MANAGER);
             DriftField {
@@ -1043,5 +1173,55 @@ mod tests {
         let slow_item = items.iter().find(|i| i.cluster == "slow").unwrap();
         assert!(slow_item.message.contains("unreachable"), "{slow_item:?}");
         assert_eq!(slow.requests.load(Ordering::Relaxed), 1);
+    }
+
+    #[tokio::test]
+    async fn ignored_fields_are_not_drift_not_updates_and_not_reverted() {
+        let fake = Arc::new(FakeCluster::new(Duration::ZERO));
+        let desired = config_map("a", "shop", "blue");
+        let targets = vec![target("east", &fake, vec![desired.clone()])];
+        let options = Options::default();
+        let applied = apply(&targets, false, &BTreeMap::new(), options, &quiet).await;
+        assert!(applied.iter().all(|i| i.result == Outcome::Applied));
+        // Someone changes the colour on the cluster.
+        let resource = resource_of(&desired);
+        *fake
+            .lock_objects_for_test()
+            .get_mut(&resource)
+            .unwrap()
+            .pointer_mut("/data/color")
+            .unwrap() = json!("red");
+        let (drifted, _) = drift(&targets, options, &quiet).await;
+        assert_eq!(drifted.len(), 1, "without a rule the change is drift");
+
+        let rule_text = "apiVersion: flotilla.dev/v1alpha1\nkind: DriftIgnore\nmetadata: {name: colour}\nspec:\n  resources: [{kind: ConfigMap, namespace: shop, name: a}]\n  paths: [/data/color]\n";
+        let (docs, _) = crate::engine::load::parse_files(&[crate::engine::SourceFile {
+            path: "i.yaml".into(),
+            text: rule_text.into(),
+        }]);
+        let rule = IgnoreRule::parse(&docs[0], &[]).unwrap();
+        let east = ClusterSpec {
+            name: "east".into(),
+            ..ClusterSpec::default()
+        };
+        let ignores = Ignores::new(&[rule], &[east]);
+        let (drifted, errors) = drift_with(&targets, options, &ignores, &quiet).await;
+        assert!(drifted.is_empty() && errors.is_empty(), "{drifted:?}");
+        let planned = plan_with(&targets, PlanMode::DryRun, options, &ignores, &quiet).await;
+        assert_eq!(planned[0].action, Action::Unchanged, "{planned:?}");
+        let planned = plan(&targets, PlanMode::DryRun, options, &quiet).await;
+        assert_eq!(
+            planned[0].action,
+            Action::Update,
+            "without the rule: {planned:?}"
+        );
+        let applied =
+            apply_with(&targets, false, &BTreeMap::new(), options, &ignores, &quiet).await;
+        assert!(applied.iter().all(|i| i.result == Outcome::Applied));
+        let objects = fake.lock_objects_for_test();
+        assert_eq!(
+            objects[&resource]["data"]["color"], "red",
+            "apply must not revert it"
+        );
     }
 }

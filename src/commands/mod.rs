@@ -4,3 +4,4 @@
 pub mod clusters;
 pub mod propagate;
 pub mod render;
+pub mod repair;

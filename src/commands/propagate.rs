@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -13,20 +14,19 @@ use crate::backend::cluster::{ApiError, ClusterApi};
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::{self, kubeconfig::Timeouts};
 use crate::backend::propagate::{
-    self, Action, ApplyItem, DriftError, DriftItem, Options, Outcome, PlanItem, PlanMode, Target,
-    resource_of,
+    self, Action, ApplyItem, DriftError, DriftItem, Ignores, Options, Outcome, PlanItem, PlanMode,
+    Target, resource_of,
 };
 use crate::cli::{ApplyArgs, GlobalArgs, PlanArgs, ScopeArgs, exit};
 use crate::engine::{Decision, Fleet};
 use crate::model::ResourceRef;
-use crate::output;
-use crate::source;
+use crate::{audit, output, source};
 
 /// An input error: printed with `error:` and exit 2.
 pub struct InputError(pub String);
 
 /// Parses `--resource KIND/NS/NAME` or `KIND/NAME`.
-fn resource_filter(text: &str) -> Result<(String, Option<String>, String), InputError> {
+pub fn resource_filter(text: &str) -> Result<(String, Option<String>, String), InputError> {
     let parts: Vec<&str> = text.split('/').collect();
     match parts.as_slice() {
         [kind, name] if !kind.is_empty() && !name.is_empty() => {
@@ -41,7 +41,7 @@ fn resource_filter(text: &str) -> Result<(String, Option<String>, String), Input
     }
 }
 
-fn matches_filter(resource: &ResourceRef, filter: &(String, Option<String>, String)) -> bool {
+pub fn matches_filter(resource: &ResourceRef, filter: &(String, Option<String>, String)) -> bool {
     resource.kind.eq_ignore_ascii_case(&filter.0)
         && resource.name == filter.2
         && (filter.1.is_none() || resource.namespace == filter.1)
@@ -92,12 +92,31 @@ fn desired_for(
     }
 }
 
+/// What a command works on: one target per selected cluster, notes for stderr, the fleet's
+/// ignore rules per cluster, and the loaded fleet.
+pub struct Prepared {
+    pub targets: Vec<Target<KubeCluster>>,
+    pub notes: Vec<String>,
+    pub ignores: Ignores,
+    pub fleet: Arc<Fleet>,
+}
+
 /// Loads the fleet and inventory, connects, and builds one target per selected cluster.
 async fn targets(
     global: &GlobalArgs,
     scope: &ScopeArgs,
     prune: bool,
-) -> Result<(Vec<Target<KubeCluster>>, Vec<String>), InputError> {
+) -> Result<(Vec<Target<KubeCluster>>, Vec<String>, Ignores), InputError> {
+    let prepared = prepare(global, scope, prune).await?;
+    Ok((prepared.targets, prepared.notes, prepared.ignores))
+}
+
+/// [`targets`] with the fleet it was built from.
+pub async fn prepare(
+    global: &GlobalArgs,
+    scope: &ScopeArgs,
+    prune: bool,
+) -> Result<Prepared, InputError> {
     let inventory = source::live_inventory(global).map_err(|e| InputError(e.to_string()))?;
     let Some(fleet) = inventory.fleet.clone() else {
         return Err(InputError(format!(
@@ -169,6 +188,7 @@ async fn targets(
         .iter()
         .filter_map(|r| r.target.namespace.clone())
         .collect();
+    let ignores = Ignores::new(&fleet.ignores, &specs);
     let members = kube::connect(&inventory.kubeconfig, specs, Timeouts::default()).await;
     let targets = members
         .into_iter()
@@ -185,7 +205,12 @@ async fn targets(
             prune_namespaces: prune_namespaces.clone(),
         })
         .collect();
-    Ok((targets, notes))
+    Ok(Prepared {
+        targets,
+        notes,
+        ignores,
+        fleet,
+    })
 }
 
 /// Progress on stderr when it is a terminal: "plan: 3/10 clusters".
@@ -224,7 +249,7 @@ pub async fn run_plan(
     args: &PlanArgs,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    let (targets, notes) = match targets(global, &args.scope, args.prune).await {
+    let (targets, notes, ignores) = match targets(global, &args.scope, args.prune).await {
         Ok(found) => found,
         Err(InputError(message)) => return Ok(input_error(&message)),
     };
@@ -236,7 +261,14 @@ pub async fn run_plan(
     } else {
         PlanMode::DryRun
     };
-    let items = propagate::plan(&targets, mode, Options::default(), &progress("plan")).await;
+    let items = propagate::plan_with(
+        &targets,
+        mode,
+        Options::default(),
+        &ignores,
+        &progress("plan"),
+    )
+    .await;
     output::write(out, global.output, &Items { items: &items }, |out| {
         plan_table(out, &items)
     })?;
@@ -301,7 +333,7 @@ fn input_error(message: &str) -> u8 {
 }
 
 /// Asks a yes/no question on the terminal.
-fn confirm(question: &str) -> bool {
+pub(crate) fn confirm(question: &str) -> bool {
     eprint!("{question} [y/N] ");
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
@@ -328,7 +360,7 @@ pub async fn run_apply(
             "apply needs confirmation and there is no terminal to ask on\n  hint: pass --yes to apply without asking",
         ));
     }
-    let (targets, notes) = match targets(global, &args.scope, args.prune).await {
+    let (targets, notes, ignores) = match targets(global, &args.scope, args.prune).await {
         Ok(found) => found,
         Err(InputError(message)) => return Ok(input_error(&message)),
     };
@@ -343,7 +375,14 @@ pub async fn run_apply(
     let pruning = args.prune && targets.iter().any(|t| !t.prune_kinds.is_empty());
     if !args.yes || pruning {
         // Show what will happen (and find the prune candidates) before asking.
-        let items = propagate::plan(&targets, PlanMode::DryRun, options, &progress("plan")).await;
+        let items = propagate::plan_with(
+            &targets,
+            PlanMode::DryRun,
+            options,
+            &ignores,
+            &progress("plan"),
+        )
+        .await;
         for item in items.iter().filter(|i| i.action == Action::Prune) {
             prune
                 .entry(item.cluster.clone())
@@ -364,14 +403,22 @@ pub async fn run_apply(
             }
         }
     }
-    let items = propagate::apply(
+    let items = propagate::apply_with(
         &targets,
         args.force_conflicts,
         &prune,
         options,
+        &ignores,
         &progress("apply"),
     )
     .await;
+    if !items.is_empty() {
+        let pruned = prune.values().any(|list| !list.is_empty());
+        audit::record_or_warn(&audit::Entry::from_apply(
+            if pruned { "apply+prune" } else { "apply" },
+            &items,
+        ));
+    }
     output::write(out, global.output, &Items { items: &items }, |out| {
         apply_table(out, &items)
     })?;
@@ -433,11 +480,15 @@ pub async fn run_drift(
     scope: &ScopeArgs,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    let (targets, _) = match targets(global, scope, false).await {
+    let (targets, _, ignores) = match targets(global, scope, false).await {
         Ok(found) => found,
         Err(InputError(message)) => return Ok(input_error(&message)),
     };
-    let (items, errors) = propagate::drift(&targets, Options::default(), &progress("drift")).await;
+    let (items, errors) =
+        propagate::drift_with(&targets, Options::default(), &ignores, &progress("drift")).await;
+    for note in super::repair::owner_fights(&items, &audit::read_entries()) {
+        eprintln!("note: {note}");
+    }
     report_drift(global, &items, &errors, out)
 }
 

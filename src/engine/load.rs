@@ -40,6 +40,24 @@ impl Doc {
         }
     }
 
+    /// The line of exactly this pointer, when the parser recorded one (map keys and sequence
+    /// items have lines; the document root has its first line).
+    pub fn exact_line(&self, pointer: &str) -> Option<usize> {
+        self.lines.get(pointer).copied()
+    }
+
+    /// Every pointer recorded on `line`, shortest first.
+    pub fn pointers_on_line(&self, line: usize) -> Vec<&str> {
+        let mut found: Vec<&str> = self
+            .lines
+            .iter()
+            .filter(|(pointer, l)| **l == line && !pointer.is_empty())
+            .map(|(pointer, _)| pointer.as_str())
+            .collect();
+        found.sort_by_key(|p| (p.len(), *p));
+        found
+    }
+
     pub fn location(&self, pointer: &str) -> SourceLocation {
         SourceLocation {
             file: self.file.clone(),
@@ -135,12 +153,26 @@ pub fn escape_token(token: &str) -> String {
 /// Splits a multi-document YAML text on `---` lines (and `...` end markers), returning each
 /// document's text with the 1-based line on which it starts.
 pub fn split_documents(text: &str) -> Vec<(usize, String)> {
+    document_spans(text)
+        .into_iter()
+        .map(|(line, range)| (line, text[range].to_string()))
+        .collect()
+}
+
+/// The byte range of every document of a multi-document YAML text (the `---` line included,
+/// `...` end markers and documents holding only comments excluded) with the 1-based line on
+/// which it starts. The n-th span is the document [`Doc::index`] n refers to; bytes outside
+/// the spans belong to no document.
+pub fn document_spans(text: &str) -> Vec<(usize, std::ops::Range<usize>)> {
     let mut docs = Vec::new();
-    let mut current = String::new();
+    let mut begin: Option<usize> = None;
     let mut start = 1;
     let mut in_doc_has_text = false;
+    let mut offset = 0;
     for (idx, line) in text.split_inclusive('\n').enumerate() {
         let lineno = idx + 1;
+        let here = offset;
+        offset += line.len();
         let trimmed = line.trim_end_matches(['\n', '\r']);
         let is_start = trimmed == "---"
             || trimmed.starts_with("--- ")
@@ -148,36 +180,35 @@ pub fn split_documents(text: &str) -> Vec<(usize, String)> {
             || trimmed.starts_with("--- #");
         let is_end = trimmed == "..." || trimmed.starts_with("... ");
         if is_start {
-            if in_doc_has_text {
-                docs.push((start, std::mem::take(&mut current)));
+            if in_doc_has_text && let Some(b) = begin {
+                docs.push((start, b..here));
             }
-            current.clear();
-            start = lineno;
             // Keep the marker line so content after `---` on the same line still parses,
             // and so line numbers inside the chunk stay aligned with the file.
-            current.push_str(line);
+            begin = Some(here);
+            start = lineno;
             in_doc_has_text = !is_blank_yaml(&trimmed[3..]);
             continue;
         }
         if is_end {
-            if in_doc_has_text {
-                docs.push((start, std::mem::take(&mut current)));
+            if in_doc_has_text && let Some(b) = begin {
+                docs.push((start, b..here));
             }
-            current.clear();
+            begin = None;
             in_doc_has_text = false;
             start = lineno + 1;
             continue;
         }
-        if current.is_empty() {
+        if begin.is_none() {
+            begin = Some(here);
             start = lineno;
         }
         if !is_blank_yaml(trimmed) && !trimmed.starts_with('%') {
             in_doc_has_text = true;
         }
-        current.push_str(line);
     }
-    if in_doc_has_text {
-        docs.push((start, current));
+    if in_doc_has_text && let Some(b) = begin {
+        docs.push((start, b..offset));
     }
     docs
 }

@@ -27,10 +27,14 @@
 //!   error; the first by (apiVersion, kind, namespace, name, file, line) is kept.
 //! - An override that fails for some clusters (missing path) is an error, and those cells are
 //!   NotPlaced with the reason, as upstream would not deliver them.
+//! - `flotilla.dev/v1alpha1 DriftIgnore` documents are flotilla's own: read as ignore rules
+//!   ([`ignore`]), never propagated; any other `flotilla.dev` kind is an error.
 
+pub mod adopt;
 pub mod diff;
 pub mod edit;
 pub mod explain;
+pub mod ignore;
 pub mod inventory;
 pub mod karmada;
 pub mod kubefed;
@@ -41,6 +45,7 @@ mod plan;
 pub mod render;
 pub mod replicas;
 pub mod selector;
+pub mod yaml_edit;
 
 use serde_json::Value;
 
@@ -104,6 +109,8 @@ pub struct Fleet {
     propagation: Vec<karmada::PropagationPolicy>,
     overrides: Vec<karmada::OverridePolicy>,
     namespaces: Vec<plan::ImpliedNamespace>,
+    /// Drift ignore rules (`flotilla.dev/v1alpha1 DriftIgnore`), in (namespace, name) order.
+    pub ignores: Vec<ignore::IgnoreRule>,
 }
 
 /// Loads every document of `files`, returning the fleet built from what could be read and

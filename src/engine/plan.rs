@@ -144,6 +144,8 @@ enum Class {
     KubeFedCluster,
     TypeConfig,
     Ignored,
+    DriftIgnore,
+    UnknownFlotilla,
     Rsp,
     Propagation,
     Override,
@@ -159,6 +161,8 @@ fn classify(doc: &Doc, kinds: &KindMap) -> Class {
         ("core.kubefed.io", "KubeFedCluster") => Class::KubeFedCluster,
         ("core.kubefed.io", "FederatedTypeConfig") => Class::TypeConfig,
         ("scheduling.kubefed.io", "ReplicaSchedulingPreference") => Class::Rsp,
+        ("flotilla.dev", super::ignore::KIND) => Class::DriftIgnore,
+        ("flotilla.dev", _) => Class::UnknownFlotilla,
         ("policy.karmada.io", "PropagationPolicy" | "ClusterPropagationPolicy") => {
             Class::Propagation
         }
@@ -402,6 +406,25 @@ pub fn load(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
     }
     let clusters = inventory::merge(inventory_entries, &mut errors);
 
+    let mut ignores = Vec::new();
+    for (doc, class) in docs.iter().zip(&classes) {
+        match class {
+            Class::DriftIgnore => match super::ignore::IgnoreRule::parse(doc, &clusters) {
+                Ok(rule) => ignores.push(rule),
+                Err(e) => errors.push(e),
+            },
+            Class::UnknownFlotilla => errors.push(doc.error(
+                "/kind",
+                format!("flotilla.dev has no kind {}", doc.kind()),
+                format!(
+                    "flotilla.dev/v1alpha1 knows only {}; fix the kind or remove the document",
+                    super::ignore::KIND
+                ),
+            )),
+            _ => {}
+        }
+    }
+
     let mut propagation: Vec<PropagationPolicy> = Vec::new();
     let mut overrides: Vec<(OverridePolicy, String)> = Vec::new();
     let mut rsps: Vec<Rsp> = Vec::new();
@@ -583,6 +606,7 @@ pub fn load(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
         propagation,
         overrides: overrides.into_iter().map(|(p, _)| p).collect(),
         namespaces: Vec::new(),
+        ignores,
     };
     finish_namespaces(&mut fleet);
     errors.sort_by(|a, b| {

@@ -1,0 +1,276 @@
+//! The audit log: one JSON line per write flotilla makes, to clusters (apply, prune, repair
+//! revert) or to the fleet directory (repair adopt and ignore), appended to
+//! `$XDG_STATE_HOME/flotilla/audit.log` (else `~/.local/state/flotilla/audit.log`): when
+//! (RFC 3339, UTC), who (`$USER`), what, on which clusters and objects, and the result per
+//! cluster. It must never record a credential: entries carry names and outcomes only, and
+//! messages are scrubbed of bearer tokens and `token=` values before they are written.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::backend::propagate::{ApplyItem, Outcome};
+
+/// The result of one audited write on one cluster.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClusterResult {
+    pub cluster: String,
+    /// `ok`, `partial` or `failed`.
+    pub result: String,
+    /// Objects written (applied, pruned, saved).
+    pub done: usize,
+    pub failed: usize,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// One line of the audit log.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Entry {
+    pub time: String,
+    pub user: String,
+    /// `apply`, `prune`, `repair-revert`, `repair-adopt`, `repair-ignore`, …
+    pub action: String,
+    pub clusters: Vec<String>,
+    /// `Kind/namespace/name` of every object concerned.
+    pub objects: Vec<String>,
+    /// JSON pointers, for repairs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    /// Fleet files written, for adopt and ignore.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    pub results: Vec<ClusterResult>,
+}
+
+impl Entry {
+    /// An entry stamped with the current time and user.
+    pub fn new(action: &str) -> Entry {
+        Entry {
+            time: now(),
+            user: user(),
+            action: action.to_string(),
+            clusters: Vec::new(),
+            objects: Vec::new(),
+            paths: Vec::new(),
+            files: Vec::new(),
+            results: Vec::new(),
+        }
+    }
+
+    /// Clusters, objects and per-cluster results from apply rows.
+    pub fn from_apply(action: &str, items: &[ApplyItem]) -> Entry {
+        let mut entry = Entry::new(action);
+        let mut per: BTreeMap<&str, (usize, usize, String)> = BTreeMap::new();
+        let mut objects = std::collections::BTreeSet::new();
+        for item in items {
+            objects.insert(item.resource.display_key());
+            let slot = per.entry(&item.cluster).or_default();
+            if matches!(item.result, Outcome::Applied | Outcome::Pruned) {
+                slot.0 += 1;
+            } else {
+                slot.1 += 1;
+                if slot.2.is_empty() {
+                    slot.2 = format!("{}: {}", item.resource.display_key(), item.message);
+                }
+            }
+        }
+        entry.clusters = per.keys().map(|c| c.to_string()).collect();
+        entry.objects = objects.into_iter().collect();
+        entry.results = per
+            .into_iter()
+            .map(|(cluster, (done, failed, message))| ClusterResult {
+                cluster: cluster.to_string(),
+                result: outcome(done, failed).into(),
+                done,
+                failed,
+                message: scrub(&message),
+            })
+            .collect();
+        entry
+    }
+}
+
+/// `ok` when nothing failed, `failed` when nothing was done, else `partial`.
+pub fn outcome(done: usize, failed: usize) -> &'static str {
+    match (done, failed) {
+        (_, 0) => "ok",
+        (0, _) => "failed",
+        _ => "partial",
+    }
+}
+
+fn now() -> String {
+    k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+fn user() -> String {
+    ["USER", "LOGNAME"]
+        .iter()
+        .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// `$XDG_STATE_HOME/flotilla/audit.log`, else `~/.local/state/flotilla/audit.log`.
+pub fn path() -> Option<PathBuf> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|home| PathBuf::from(home).join(".local/state"))
+        })?;
+    Some(state.join("flotilla").join("audit.log"))
+}
+
+/// Appends `entry` to the audit log; the error says why it could not be written.
+pub fn record(entry: &Entry) -> Result<PathBuf, String> {
+    let path = path().ok_or("no $XDG_STATE_HOME or $HOME to keep the audit log in")?;
+    append(&path, entry)?;
+    Ok(path)
+}
+
+/// Records `entry`, and on failure warns on stderr (the write it describes already happened).
+pub fn record_or_warn(entry: &Entry) {
+    if let Err(err) = record(entry) {
+        eprintln!("warning: audit log not written: {err}");
+        tracing::warn!("audit log not written: {err}");
+    }
+}
+
+/// Every entry of the audit log that parses, oldest first (empty when there is no log).
+pub fn read_entries() -> Vec<serde_json::Value> {
+    let Some(path) = path() else {
+        return Vec::new();
+    };
+    std::fs::read_to_string(path)
+        .map(|text| {
+            text.lines()
+                .filter_map(|line| serde_json::from_str(line).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Appends one line to the log at `path` (created with mode 0600 on Unix).
+pub fn append(path: &Path, entry: &Entry) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let mut line = serde_json::to_string(entry).map_err(|e| e.to_string())?;
+    line.push('\n');
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options
+        .open(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    // One write per line: appends of a line do not interleave with another process's.
+    file.write_all(line.as_bytes())
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Removes anything that looks like a credential from a message: `Bearer <token>`,
+/// `token=<value>`, `"token":"<value>"`, `password=<value>`.
+pub fn scrub(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    let markers = ["Bearer ", "bearer ", "token=", "password=", "\"token\":\""];
+    while let Some((pos, marker)) = markers
+        .iter()
+        .filter_map(|m| rest.find(m).map(|p| (p, *m)))
+        .min_by_key(|(p, _)| *p)
+    {
+        out.push_str(&rest[..pos + marker.len()]);
+        out.push_str("[redacted]");
+        let after = &rest[pos + marker.len()..];
+        let end = after
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '&' | ',' | ';' | ')'))
+            .unwrap_or(after.len());
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::model::ResourceRef;
+
+    fn item(cluster: &str, result: Outcome, message: &str) -> ApplyItem {
+        ApplyItem {
+            cluster: cluster.into(),
+            resource: ResourceRef {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                namespace: Some("shop".into()),
+                name: "a".into(),
+            },
+            result,
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn entries_are_json_lines_with_results_per_cluster_and_no_tokens() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state/flotilla/audit.log");
+        let items = [
+            item("east", Outcome::Applied, ""),
+            item(
+                "west",
+                Outcome::Error,
+                "unauthorized: Authorization: Bearer abc.def.ghi rejected",
+            ),
+        ];
+        let entry = Entry::from_apply("apply", &items);
+        append(&path, &entry).unwrap();
+        append(&path, &Entry::new("repair-ignore")).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        let first = &lines[0];
+        assert_eq!(first["action"], "apply");
+        assert_eq!(first["clusters"], serde_json::json!(["east", "west"]));
+        assert_eq!(first["objects"], serde_json::json!(["ConfigMap/shop/a"]));
+        assert_eq!(first["results"][0]["result"], "ok");
+        assert_eq!(first["results"][1]["result"], "failed");
+        assert!(!text.contains("abc.def.ghi"), "{text}");
+        assert!(text.contains("Bearer [redacted]"), "{text}");
+        let time = first["time"].as_str().unwrap();
+        assert!(
+            time.len() == 20 && time.ends_with('Z') && time.as_bytes()[10] == b'T',
+            "{time}"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn scrub_hides_every_token_shape() {
+        assert_eq!(
+            scrub("a token=xyz&b=1 and \"token\":\"s3cr3t\" ok"),
+            "a token=[redacted]&b=1 and \"token\":\"[redacted]\" ok"
+        );
+        assert_eq!(scrub("nothing here"), "nothing here");
+    }
+}

@@ -1,0 +1,863 @@
+//! `flotilla repair`: resolve drift in one of three ways, scoped by cluster, resource and path.
+//! `--revert` re-applies the desired value, forcing ownership of exactly the chosen fields
+//! back from whoever changed them; `--adopt` turns the live value into an override for that
+//! cluster, saved in the fleet directory in the resource's dialect; `--ignore` saves a
+//! DriftIgnore rule. It shows what it will do and asks first (never mutates without `--yes`
+//! when there is no terminal), writes an audit-log entry for every write, and must not touch
+//! anything outside the drift it found (or, for `--ignore --path`, the scope it was given).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::audit::{self, ClusterResult, Entry};
+use crate::backend::cluster::ClusterApi;
+use crate::backend::propagate::{
+    self, FIELD_MANAGER, Ignores, Options, Outcome, Target, resource_of,
+};
+use crate::cli::{GlobalArgs, RepairArgs, exit};
+use crate::engine::adopt::{self, Field, Workspace};
+use crate::engine::diff::{self, Segment};
+use crate::engine::ignore::{self, IgnoreRule, PathPattern};
+use crate::engine::{Fleet, SourceFile, load_fleet};
+use crate::fleet_edit;
+use crate::model::ResourceRef;
+use crate::output;
+
+use super::propagate::{InputError, matches_filter, prepare, resource_filter};
+
+/// File new ignore rules go to, inside the fleet directory.
+pub const IGNORE_FILE: &str = "flotilla-ignore.yaml";
+
+/// How the drift is resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Way {
+    Revert,
+    Adopt,
+    Ignore,
+}
+
+impl Way {
+    fn verb(self) -> &'static str {
+        match self {
+            Way::Revert => "revert",
+            Way::Adopt => "adopt",
+            Way::Ignore => "ignore",
+        }
+    }
+}
+
+/// One row of `repair -o json`: a field and what happened to it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RepairItem {
+    pub cluster: String,
+    pub resource: ResourceRef,
+    pub path: String,
+    pub action: Way,
+    pub desired: Value,
+    pub live: Value,
+    pub manager: Option<String>,
+    /// `done` or `failed`.
+    pub result: String,
+    pub message: String,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    items: &'a [RepairItem],
+    /// Fleet files written (adopt, ignore).
+    files: &'a [String],
+    warnings: &'a [String],
+}
+
+/// One drifted field with what repair needs: its path segments and the live object.
+struct Found {
+    cluster: String,
+    resource: ResourceRef,
+    segments: Vec<Segment>,
+    pointer: String,
+    desired: Value,
+    live: Option<Value>,
+    manager: Option<String>,
+}
+
+fn input_error(message: &str) -> u8 {
+    eprintln!("error: {message}");
+    exit::INPUT
+}
+
+/// `flotilla repair`.
+pub async fn run_repair(
+    global: &GlobalArgs,
+    args: &RepairArgs,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    let way = match (args.revert, args.adopt, args.ignore) {
+        (true, false, false) => Way::Revert,
+        (false, true, false) => Way::Adopt,
+        (false, false, true) => Way::Ignore,
+        _ => {
+            return Ok(input_error(
+                "choose exactly one of --revert, --adopt, --ignore",
+            ));
+        }
+    };
+    let path = match args.path.as_deref().map(PathPattern::parse).transpose() {
+        Ok(path) => path,
+        Err(message) => return Ok(input_error(&format!("--path {message}"))),
+    };
+    for text in &args.scope.resources {
+        if let Err(InputError(message)) = resource_filter(text) {
+            return Ok(input_error(&message));
+        }
+    }
+    if way == Way::Revert && global.readonly {
+        return Ok(input_error(
+            "repair --revert sends writes and --readonly forbids them\n  hint: `flotilla drift --readonly` shows the drift",
+        ));
+    }
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    if !args.yes && !interactive {
+        return Ok(input_error(
+            "repair needs confirmation and there is no terminal to ask on; nothing was changed\n  hint: pass --yes to repair without asking",
+        ));
+    }
+    let prepared = match prepare(global, &args.scope, false).await {
+        Ok(prepared) => prepared,
+        Err(InputError(message)) => return Ok(input_error(&message)),
+    };
+    let options = Options::default();
+    let (drifted, errors) =
+        propagate::drift_with(&prepared.targets, options, &prepared.ignores, &|_, _| {}).await;
+    for error in &errors {
+        eprintln!(
+            "error: {}: {}: {}",
+            error.cluster,
+            error.resource.display_key(),
+            error.message
+        );
+    }
+    let found = details(
+        &prepared.targets,
+        &prepared.ignores,
+        &drifted,
+        path.as_ref(),
+    )
+    .await;
+    let failed_clusters = !errors.is_empty();
+
+    let mut items: Vec<RepairItem> = Vec::new();
+    let mut files: Vec<String> = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
+    let nothing = found.is_empty();
+    // `--ignore --path` may be written ahead of any drift for an explicit scope.
+    let ignore_ahead =
+        way == Way::Ignore && nothing && path.is_some() && !args.scope.resources.is_empty();
+    if nothing && !ignore_ahead {
+        eprintln!("nothing to repair: no drift matches the scope");
+        write_report(global, out, &items, &files, &warnings)?;
+        return Ok(if failed_clusters {
+            exit::PARTIAL
+        } else {
+            exit::OK
+        });
+    }
+
+    if !args.yes {
+        preview(way, &found, ignore_ahead, args);
+        let question = format!(
+            "{} {} field(s) on {} cluster(s)?",
+            capitalised(way.verb()),
+            found.len(),
+            found
+                .iter()
+                .map(|f| &f.cluster)
+                .collect::<BTreeSet<_>>()
+                .len()
+        );
+        let question = if ignore_ahead {
+            format!(
+                "Write an ignore rule for {}?",
+                args.path.as_deref().unwrap_or("")
+            )
+        } else {
+            question
+        };
+        if !super::propagate::confirm(&question) {
+            eprintln!("nothing changed");
+            return Ok(exit::INPUT);
+        }
+    }
+
+    let result = match way {
+        Way::Revert => {
+            let (rows, entry) = revert(prepared.targets, &prepared.ignores, &found, options).await;
+            audit::record_or_warn(&entry);
+            items = rows;
+            Ok(())
+        }
+        Way::Adopt => adopt_found(
+            global,
+            &prepared.fleet,
+            &found,
+            &mut items,
+            &mut files,
+            &mut warnings,
+        ),
+        Way::Ignore => write_ignore(
+            global,
+            &prepared.fleet,
+            args,
+            path.as_ref(),
+            &found,
+            &mut items,
+            &mut files,
+        ),
+    };
+    if let Err(message) = result {
+        return Ok(input_error(&message));
+    }
+    for warning in &warnings {
+        eprintln!("warning: {warning}");
+    }
+    write_report(global, out, &items, &files, &warnings)?;
+    let some_failed = items.iter().any(|i| i.result != "done");
+    Ok(if some_failed || failed_clusters {
+        exit::PARTIAL
+    } else {
+        exit::OK
+    })
+}
+
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// Re-reads each drifted object and lists its drifted fields (after ignore rules) that the
+/// path selects, with segments and the live object.
+async fn details<A: ClusterApi>(
+    targets: &[Target<A>],
+    ignores: &Ignores,
+    drifted: &[propagate::DriftItem],
+    path: Option<&PathPattern>,
+) -> Vec<Found> {
+    let mut found = Vec::new();
+    for item in drifted {
+        let Some(target) = targets.iter().find(|t| t.cluster == item.cluster) else {
+            continue;
+        };
+        let Ok(api) = &target.api else {
+            continue;
+        };
+        let Some(desired) = target
+            .objects
+            .iter()
+            .find(|o| resource_of(o) == item.resource)
+        else {
+            continue;
+        };
+        let Ok(Some(live)) = api.get(&item.resource).await else {
+            continue;
+        };
+        let rules = ignores.for_object(&item.cluster, &item.resource);
+        for field in diff::drifted_fields(desired, &live) {
+            if ignore::is_ignored(&rules, &live, &field.path, FIELD_MANAGER) {
+                continue;
+            }
+            if path.is_some_and(|p| !p.covers(&field.path)) {
+                continue;
+            }
+            let manager = diff::owner_of(&live, &field.path, FIELD_MANAGER).map(|(m, _)| m);
+            found.push(Found {
+                cluster: item.cluster.clone(),
+                resource: item.resource.clone(),
+                pointer: field.pointer(),
+                segments: field.path,
+                desired: field.desired,
+                live: field.live.clone(),
+                manager,
+            });
+        }
+    }
+    found
+}
+
+fn preview(way: Way, found: &[Found], ignore_ahead: bool, args: &RepairArgs) {
+    let mut err = std::io::stderr().lock();
+    if ignore_ahead {
+        let _ = writeln!(
+            err,
+            "ignore {} on {} for {} (no drift there yet)",
+            args.path.as_deref().unwrap_or(""),
+            if args.scope.clusters.is_empty() {
+                "every cluster".to_string()
+            } else {
+                args.scope.clusters.join(", ")
+            },
+            args.scope.resources.join(", ")
+        );
+        return;
+    }
+    for f in found {
+        let live = f
+            .live
+            .as_ref()
+            .map(Value::to_string)
+            .unwrap_or_else(|| "(absent)".into());
+        let what = match way {
+            Way::Revert => format!("live {live} -> desired {}", f.desired),
+            Way::Adopt => format!(
+                "keep live {live} as an override (desired was {})",
+                f.desired
+            ),
+            Way::Ignore => format!("stop reporting (live {live}, desired {})", f.desired),
+        };
+        let _ = writeln!(
+            err,
+            "{} {}  {}  {}  {what}  (changed by {})",
+            way.verb(),
+            f.cluster,
+            f.resource.display_key(),
+            f.pointer,
+            f.manager.as_deref().unwrap_or("(unknown)")
+        );
+    }
+}
+
+fn item(f: &Found, way: Way, result: &str, message: String) -> RepairItem {
+    RepairItem {
+        cluster: f.cluster.clone(),
+        resource: f.resource.clone(),
+        path: f.pointer.clone(),
+        action: way,
+        desired: f.desired.clone(),
+        live: f.live.clone().unwrap_or(Value::Null),
+        manager: f.manager.clone(),
+        result: result.into(),
+        message,
+    }
+}
+
+/// Re-applies the desired objects with force, but with every drifted field that was *not*
+/// chosen set to its live value, so only the chosen fields change (and change owner).
+/// Returns the rows and the audit entry for the caller to record.
+async fn revert<A: ClusterApi>(
+    targets: Vec<Target<A>>,
+    ignores: &Ignores,
+    found: &[Found],
+    options: Options,
+) -> (Vec<RepairItem>, Entry) {
+    let chosen: BTreeSet<(&str, &ResourceRef, &str)> = found
+        .iter()
+        .map(|f| (f.cluster.as_str(), &f.resource, f.pointer.as_str()))
+        .collect();
+    let mut work: Vec<Target<A>> = Vec::new();
+    for target in targets {
+        let objects: Vec<Value> = target
+            .objects
+            .iter()
+            .filter(|o| {
+                let r = resource_of(o);
+                found
+                    .iter()
+                    .any(|f| f.cluster == target.cluster && f.resource == r)
+            })
+            .cloned()
+            .collect();
+        if objects.is_empty() {
+            continue;
+        }
+        let mut adjusted = Vec::new();
+        for object in objects {
+            let resource = resource_of(&object);
+            let live = match &target.api {
+                Ok(api) => api.get(&resource).await.ok().flatten(),
+                Err(_) => None,
+            };
+            let mut intent = object.clone();
+            if let Some(live) = &live {
+                for field in diff::drifted_fields(&object, live) {
+                    let pointer = field.pointer();
+                    if chosen.contains(&(target.cluster.as_str(), &resource, pointer.as_str())) {
+                        continue;
+                    }
+                    let Some(at) = adopt::desired_pointer(&object, &field.path) else {
+                        continue;
+                    };
+                    match &field.live {
+                        Some(value) => {
+                            if let Some(slot) = intent.pointer_mut(&at) {
+                                *slot = value.clone();
+                            }
+                        }
+                        // Absent on the cluster and not chosen: do not put it back.
+                        None => remove_pointer(&mut intent, &at),
+                    }
+                }
+            }
+            adjusted.push(intent);
+        }
+        work.push(Target {
+            objects: adjusted,
+            failed: Vec::new(),
+            prune_kinds: Vec::new(),
+            ..target
+        });
+    }
+    let results =
+        propagate::apply_with(&work, true, &BTreeMap::new(), options, ignores, &|_, _| {}).await;
+    let rows: Vec<RepairItem> = found
+        .iter()
+        .map(|f| {
+            match results
+                .iter()
+                .find(|r| r.cluster == f.cluster && r.resource == f.resource)
+            {
+                Some(r) if r.result == Outcome::Applied => {
+                    item(f, Way::Revert, "done", String::new())
+                }
+                Some(r) => item(f, Way::Revert, "failed", r.message.clone()),
+                None => item(f, Way::Revert, "failed", "not applied".into()),
+            }
+        })
+        .collect();
+    let mut entry = Entry::from_apply("repair-revert", &results);
+    entry.paths = found
+        .iter()
+        .map(|f| f.pointer.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    (rows, entry)
+}
+
+/// Removes the field or list item at `pointer`, if there is one.
+fn remove_pointer(object: &mut Value, pointer: &str) {
+    let Some((parent, last)) = pointer.rsplit_once('/') else {
+        return;
+    };
+    let last = last.replace("~1", "/").replace("~0", "~");
+    match object.pointer_mut(parent) {
+        Some(Value::Object(map)) => {
+            map.remove(&last);
+        }
+        Some(Value::Array(items)) => {
+            if let Ok(i) = last.parse::<usize>()
+                && i < items.len()
+            {
+                items.remove(i);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn fleet_files(global: &GlobalArgs) -> Result<Vec<SourceFile>, String> {
+    crate::fleet_dir::read_fleet_dir(&global.fleet)
+}
+
+/// Writes changed files (backup + atomic rename each) and returns their paths.
+fn save(changes: &[adopt::FileChange], warnings: &mut Vec<String>) -> Result<Vec<String>, String> {
+    let mut written = Vec::new();
+    for change in changes {
+        let saved =
+            fleet_edit::write_text(Path::new(&change.path), change.old.as_deref(), &change.new)
+                .map_err(|e| format!("saving {}: {e}", change.path))?;
+        warnings.extend(
+            change
+                .warnings
+                .iter()
+                .map(|w| format!("{}: {w}", change.path)),
+        );
+        written.push(saved.path.display().to_string());
+    }
+    Ok(written)
+}
+
+fn file_entry(action: &str, found: &[Found], files: &[String], ok: bool, message: &str) -> Entry {
+    let mut entry = Entry::new(action);
+    let clusters: BTreeSet<&str> = found.iter().map(|f| f.cluster.as_str()).collect();
+    entry.clusters = clusters.iter().map(|c| c.to_string()).collect();
+    entry.objects = found
+        .iter()
+        .map(|f| f.resource.display_key())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    entry.paths = found
+        .iter()
+        .map(|f| f.pointer.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    entry.files = files.to_vec();
+    entry.results = clusters
+        .iter()
+        .map(|c| {
+            let n = found.iter().filter(|f| f.cluster == *c).count();
+            ClusterResult {
+                cluster: c.to_string(),
+                result: if ok { "ok" } else { "failed" }.into(),
+                done: if ok { n } else { 0 },
+                failed: if ok { 0 } else { n },
+                message: message.to_string(),
+            }
+        })
+        .collect();
+    entry
+}
+
+fn adopt_found(
+    global: &GlobalArgs,
+    fleet: &Fleet,
+    found: &[Found],
+    items: &mut Vec<RepairItem>,
+    files: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
+    let sources = fleet_files(global)?;
+    let fallback = global
+        .fleet
+        .join("flotilla-overrides.yaml")
+        .display()
+        .to_string();
+    let mut work = Workspace::new(sources, fallback);
+    let mut groups: BTreeMap<(String, ResourceRef), Vec<&Found>> = BTreeMap::new();
+    for f in found {
+        groups
+            .entry((f.cluster.clone(), f.resource.clone()))
+            .or_default()
+            .push(f);
+    }
+    let mut adopted = Vec::new();
+    for ((cluster, resource), fields) in &groups {
+        let Some(r) = fleet.resources.iter().position(|x| &x.target == resource) else {
+            continue;
+        };
+        let Some(c) = fleet.cluster_index(cluster) else {
+            continue;
+        };
+        let desired = match fleet.decide(r, c) {
+            crate::engine::Decision::Placed { object, .. } => object,
+            crate::engine::Decision::NotPlaced { reason } => return Err(reason),
+        };
+        let mut wanted = Vec::new();
+        for f in fields {
+            let pointer = adopt::desired_pointer(&desired, &f.segments).ok_or_else(|| {
+                format!(
+                    "{} {}: the field is not in the rendered object",
+                    resource.display_key(),
+                    f.pointer
+                )
+            })?;
+            wanted.push(Field {
+                pointer,
+                value: f.live.clone(),
+            });
+        }
+        adopt::adopt(&mut work, fleet, resource, cluster, &wanted)?;
+        adopted.push((resource.clone(), cluster.clone(), wanted));
+    }
+    if let Err(message) = adopt::verify(&work, &adopted) {
+        audit::record_or_warn(&file_entry("repair-adopt", found, &[], false, &message));
+        return Err(format!("nothing saved: {message}"));
+    }
+    let written = save(&work.changes(), warnings)?;
+    audit::record_or_warn(&file_entry("repair-adopt", found, &written, true, ""));
+    items.extend(found.iter().map(|f| {
+        item(
+            f,
+            Way::Adopt,
+            "done",
+            format!("override saved in {}", written.join(", ")),
+        )
+    }));
+    files.extend(written);
+    Ok(())
+}
+
+fn write_ignore(
+    global: &GlobalArgs,
+    fleet: &Fleet,
+    args: &RepairArgs,
+    path: Option<&PathPattern>,
+    found: &[Found],
+    items: &mut Vec<RepairItem>,
+    files: &mut Vec<String>,
+) -> Result<(), String> {
+    let mut resources: BTreeSet<ResourceRef> = found.iter().map(|f| f.resource.clone()).collect();
+    if found.is_empty() {
+        for text in &args.scope.resources {
+            let filter = resource_filter(text).map_err(|InputError(m)| m)?;
+            resources.extend(
+                fleet
+                    .resources
+                    .iter()
+                    .filter(|r| matches_filter(&r.target, &filter))
+                    .map(|r| r.target.clone()),
+            );
+        }
+    }
+    let paths: Vec<String> = match path {
+        Some(p) => vec![p.text.clone()],
+        None => found
+            .iter()
+            .map(|f| ignore::stable_pointer(&f.segments))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+    };
+    let resources: Vec<ResourceRef> = resources.into_iter().collect();
+    let first = resources.first().ok_or("no resource to ignore")?;
+    let taken: BTreeSet<&str> = fleet.ignores.iter().map(|r| r.name.as_str()).collect();
+    let base = format!("ignore-{}-{}", first.kind.to_ascii_lowercase(), first.name);
+    let mut name = base.clone();
+    let mut n = 1;
+    while taken.contains(name.as_str()) {
+        n += 1;
+        name = format!("{base}-{n}");
+    }
+    let document = IgnoreRule::document(&name, &args.scope.clusters, &resources, &paths);
+    let file: PathBuf = global.fleet.join(IGNORE_FILE);
+    // Check the rule loads before writing it.
+    let mut sources = fleet_files(global)?;
+    let key = file.display().to_string();
+    let old = sources
+        .iter()
+        .find(|s| s.path == key)
+        .map(|s| s.text.clone());
+    let text =
+        crate::engine::yaml_edit::append_document(&key, old.as_deref().unwrap_or(""), &document)
+            .map_err(|e| e.to_string())?;
+    match sources.iter_mut().find(|s| s.path == key) {
+        Some(source) => source.text = text.clone(),
+        None => sources.push(SourceFile {
+            path: key.clone(),
+            text: text.clone(),
+        }),
+    }
+    let (_, errors) = load_fleet(&sources);
+    if let Some(error) = errors.first() {
+        return Err(format!(
+            "nothing saved: the new ignore rule would not load: {error}"
+        ));
+    }
+    let saved = fleet_edit::write_text(&file, old.as_deref(), &text)
+        .map_err(|e| format!("saving {key}: {e}"))?;
+    let written = vec![saved.path.display().to_string()];
+    let mut entry = file_entry("repair-ignore", found, &written, true, "");
+    if found.is_empty() {
+        entry.clusters = args.scope.clusters.clone();
+        entry.objects = resources.iter().map(ResourceRef::display_key).collect();
+        entry.paths = paths.clone();
+    }
+    audit::record_or_warn(&entry);
+    items.extend(found.iter().map(|f| {
+        item(
+            f,
+            Way::Ignore,
+            "done",
+            format!("rule {name} saved in {key}"),
+        )
+    }));
+    files.extend(written);
+    Ok(())
+}
+
+/// Drifted fields that `repair --revert` already took back before (as the audit log says) and
+/// that the same kind of change hit again: likely an owner fight with another manager (an
+/// autoscaler, a controller). One note per field, suggesting an ignore rule.
+pub fn owner_fights(items: &[propagate::DriftItem], entries: &[Value]) -> Vec<String> {
+    let has = |entry: &Value, key: &str, wanted: &str| {
+        entry[key]
+            .as_array()
+            .is_some_and(|list| list.iter().any(|v| v.as_str() == Some(wanted)))
+    };
+    let mut notes = Vec::new();
+    for item in items {
+        let object = item.resource.display_key();
+        for field in &item.fields {
+            let reverts = entries
+                .iter()
+                .filter(|e| e["action"] == "repair-revert")
+                .filter(|e| {
+                    has(e, "clusters", &item.cluster)
+                        && has(e, "objects", &object)
+                        && has(e, "paths", &field.path)
+                })
+                .count();
+            if reverts > 0 {
+                notes.push(format!(
+                    "{} {object} {}: reverted {reverts} time(s) before and changed again by {}: an owner fight?                      `flotilla repair --ignore --cluster {} --resource {object} --path {}` stops reporting it",
+                    item.cluster,
+                    field.path,
+                    field.manager.as_deref().unwrap_or("another manager"),
+                    item.cluster,
+                    field.path
+                ));
+            }
+        }
+    }
+    notes
+}
+
+fn write_report(
+    global: &GlobalArgs,
+    out: &mut dyn Write,
+    items: &[RepairItem],
+    files: &[String],
+    warnings: &[String],
+) -> anyhow::Result<()> {
+    output::write(
+        out,
+        global.output,
+        &Report {
+            items,
+            files,
+            warnings,
+        },
+        |out| {
+            for i in items {
+                write!(
+                    out,
+                    "{:<6} {} {}  {}  {}  {}",
+                    i.result,
+                    i.action.verb(),
+                    i.cluster,
+                    i.resource.display_key(),
+                    i.path,
+                    match i.action {
+                        Way::Revert => format!("-> {}", i.desired),
+                        Way::Adopt => format!("keeps {}", i.live),
+                        Way::Ignore => "ignored".to_string(),
+                    }
+                )?;
+                if !i.message.is_empty() {
+                    write!(out, "  ({})", i.message)?;
+                }
+                writeln!(out)?;
+            }
+            for file in files {
+                writeln!(out, "saved {file}")?;
+            }
+            let done = items.iter().filter(|i| i.result == "done").count();
+            writeln!(out, "Repair: {done} done, {} failed.", items.len() - done)
+        },
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_field_reverted_before_and_changed_again_is_an_owner_fight() {
+        let item = propagate::DriftItem {
+            cluster: "east".into(),
+            resource: ResourceRef {
+                api_version: "apps/v1".into(),
+                kind: "Deployment".into(),
+                namespace: Some("shop".into()),
+                name: "web".into(),
+            },
+            fields: vec![propagate::DriftField {
+                path: "/spec/replicas".into(),
+                desired: json!(2),
+                live: json!(5),
+                manager: Some("hpa-controller".into()),
+                time: None,
+            }],
+        };
+        let revert = json!({"action": "repair-revert", "clusters": ["east"],
+            "objects": ["Deployment/shop/web"], "paths": ["/spec/replicas"]});
+        let elsewhere = json!({"action": "repair-revert", "clusters": ["west"],
+            "objects": ["Deployment/shop/web"], "paths": ["/spec/replicas"]});
+        assert!(
+            owner_fights(
+                std::slice::from_ref(&item),
+                std::slice::from_ref(&elsewhere)
+            )
+            .is_empty()
+        );
+        let notes = owner_fights(&[item], &[revert.clone(), revert, elsewhere]);
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].contains("reverted 2 time(s)") && notes[0].contains("hpa-controller"),
+            "{notes:?}"
+        );
+        assert!(
+            notes[0].contains("repair --ignore --cluster east"),
+            "{notes:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn revert_takes_back_only_the_chosen_field() {
+        use crate::backend::cluster::ApplyMode;
+        use crate::backend::fake::FakeCluster;
+        use std::sync::Arc;
+        let desired = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "namespace": "shop"},
+            "data": {"color": "blue", "size": "s"}});
+        let fake = Arc::new(FakeCluster::default());
+        let mut live = desired.clone();
+        live["data"] = json!({"color": "red", "size": "xl"});
+        fake.apply(&live, ApplyMode::default()).await.unwrap();
+        let resource = resource_of(&desired);
+        let stored = fake.get(&resource).await.unwrap().unwrap();
+        let fields = diff::drifted_fields(&desired, &stored);
+        assert_eq!(fields.len(), 2);
+        let color = fields
+            .iter()
+            .find(|f| f.pointer() == "/data/color")
+            .unwrap();
+        let found = vec![Found {
+            cluster: "east".into(),
+            resource: resource.clone(),
+            segments: color.path.clone(),
+            pointer: color.pointer(),
+            desired: color.desired.clone(),
+            live: color.live.clone(),
+            manager: Some("kubectl".into()),
+        }];
+        let target = Target {
+            cluster: "east".into(),
+            api: Ok(fake.clone()),
+            objects: vec![desired],
+            failed: Vec::new(),
+            prune_kinds: Vec::new(),
+            prune_namespaces: BTreeSet::new(),
+        };
+        let (rows, entry) = revert(
+            vec![target],
+            &Ignores::default(),
+            &found,
+            Options::default(),
+        )
+        .await;
+        assert_eq!(entry.action, "repair-revert");
+        assert_eq!(entry.paths, ["/data/color"]);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].result, "done", "{rows:?}");
+        let after = fake.get(&resource).await.unwrap().unwrap();
+        assert_eq!(
+            after["data"]["color"], "blue",
+            "the chosen field is reverted"
+        );
+        assert_eq!(
+            after["data"]["size"], "xl",
+            "the other drifted field keeps its live value"
+        );
+    }
+}
