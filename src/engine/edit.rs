@@ -405,47 +405,28 @@ fn check_value<'a>(term: &str, value: &'a str) -> Result<&'a str, String> {
     }
 }
 
-/// The fleet's files with one document replaced by `object` (as YAML). Other documents keep
-/// their text; this is for previews, saving keeps bytes elsewhere.
+/// The fleet's files with one document replaced by `object`, the way saving will write it
+/// (every other byte kept), so the preview loads exactly what would be saved.
 pub fn replace_document(
     files: &[SourceFile],
     file: &str,
     document: usize,
     object: &Value,
 ) -> Result<Vec<SourceFile>, String> {
-    let yaml = serde_saphyr::to_string(object).map_err(|err| err.to_string())?;
-    Ok(files
+    files
         .iter()
         .map(|source| {
             if source.path != file {
-                return source.clone();
+                return Ok(source.clone());
             }
-            let text = split_documents(&source.text)
-                .into_iter()
-                .enumerate()
-                .map(|(index, (_, chunk))| {
-                    let body = if index == document {
-                        yaml.clone()
-                    } else {
-                        chunk
-                    };
-                    let body = body
-                        .strip_prefix("---\n")
-                        .map(str::to_string)
-                        .unwrap_or(body);
-                    format!(
-                        "---\n{}{}",
-                        body,
-                        if body.ends_with('\n') { "" } else { "\n" }
-                    )
-                })
-                .collect();
-            SourceFile {
+            let edited = super::yaml_edit::replace_document(file, &source.text, document, object)
+                .map_err(|err| err.to_string())?;
+            Ok(SourceFile {
                 path: source.path.clone(),
-                text,
-            }
+                text: edited.text,
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// What happens to one cluster under the edited placement.
