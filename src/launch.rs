@@ -30,6 +30,7 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
     }
     let readonly = global.readonly || wall.is_some();
     let (events_tx, events) = mpsc::unbounded_channel();
+    let persist = !global.uses_demo();
     let (fleet, files, label, effects) = if global.uses_demo() {
         let loaded = match source::load(global) {
             Ok(loaded) => loaded,
@@ -73,6 +74,7 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
         effects,
         fleet,
         files,
+        persist,
     }
     .run()
     .await?;

@@ -301,3 +301,55 @@ fn propagating_a_drifted_resource_in_the_demo_repairs_it() {
     app.send("q");
     assert_eq!(app.wait_exit(), 0);
 }
+
+/// The cells of the `nightly-report` row, after its dialect column.
+fn nightly_report_cells(screen: &str) -> String {
+    screen
+        .lines()
+        .find(|line| line.contains("batch/nightly-report"))
+        .and_then(|line| line.split("karmada").nth(1))
+        .map(|cells| cells.trim_start().chars().take(3).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn editing_a_placement_previews_propagates_and_the_matrix_follows() {
+    let mut app = PtyApp::spawn(&["demo"], 160, 45, &[]);
+    app.wait_for("the fleet", |screen| clusters_named(screen) == 14);
+    app.send("\t");
+    app.send("/nightly\r");
+    let screen = app.wait_for("the CronJob row alone, placed on batch only", |screen| {
+        nightly_report_cells(screen) == "✓ ·" && !screen.contains("shop/checkout")
+    });
+    assert!(screen.contains("edit placement"), "{screen}");
+    app.send("e");
+    app.wait_for("the placement editor", |screen| {
+        screen.contains("PropagationPolicy batch/batch-only") && screen.contains("env=batch")
+    });
+    app.send("\t");
+    app.send("\x15"); // ctrl-u clears the selector
+    app.send("env in (batch,dev)");
+    app.wait_for("dev entering in the preview", |screen| {
+        screen.contains("1 entering") && screen.contains("+ enters")
+    });
+    app.send("\r");
+    app.wait_for("the review of the new object", |screen| {
+        screen.contains("CronJob/batch/nightly-report on dev-eu-west-1")
+            && screen.contains("+kind: CronJob")
+    });
+    app.send("\r");
+    app.wait_for("the confirmation", |screen| {
+        screen.contains("+ dev-eu-west-1 enters") && screen.contains("y propagate")
+    });
+    app.send("y");
+    let screen = app.wait_for("both cells in sync after the propagation", |screen| {
+        nightly_report_cells(screen) == "✓ ✓"
+    });
+    assert!(
+        screen.contains("saved PropagationPolicy batch/batch-only"),
+        "{screen}"
+    );
+    app.send("q");
+    assert_eq!(app.wait_exit(), 0);
+    assert_restored(&app);
+}

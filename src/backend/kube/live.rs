@@ -519,14 +519,20 @@ impl ClusterTask {
                     apply_target(&fleet, shared.readonly, cluster, &name, client, &rows);
                 (target, row_of, BTreeMap::new())
             };
-            let items = propagate::apply(
+            let ignores = propagate::Ignores::new(&fleet.ignores, &fleet.clusters);
+            let items = propagate::apply_with(
                 std::slice::from_ref(&target),
                 false,
                 &prune,
                 shared.options.apply,
+                &ignores,
                 &|_, _| {},
             )
             .await;
+            if !items.is_empty() {
+                let action = if delete { "undo-delete" } else { "apply" };
+                crate::audit::record_or_warn(&crate::audit::Entry::from_apply(action, &items));
+            }
             let mut results = Vec::new();
             let mut applied = 0;
             let mut failed = 0;
