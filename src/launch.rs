@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::app::state::{State, Wall};
-use crate::app::{self, Console};
+use crate::app::{self, Console, Session};
 use crate::backend::BackendEvent;
 use crate::backend::Effect;
 use crate::backend::kube::live::{self, LiveFleet, LiveOptions};
@@ -66,15 +66,17 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
         });
     }
     Console {
-        state,
+        session: Session {
+            state,
+            effects,
+            fleet,
+            files,
+            persist,
+        },
         theme,
         keymap,
         ascii,
         events,
-        effects,
-        fleet,
-        files,
-        persist,
     }
     .run()
     .await?;

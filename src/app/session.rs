@@ -1,0 +1,197 @@
+//! One console session without a terminal: the state, the fleet and its files, and the
+//! channel to the backend. It applies actions (`update`, then the engine work the state asks
+//! for, then the effects), and saves confirmed fleet edits before handing the backend the new
+//! fleet. The terminal loop and headless tests drive it the same way. It must not draw.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::action::Action;
+use super::editor;
+use super::state::{self, State};
+use super::update::update;
+use crate::backend::{CellRef, Effect, FleetSave, SharedFleet};
+use crate::engine::{Fleet, SourceFile, load_fleet, yaml_edit};
+use crate::{audit, fleet_edit};
+
+pub struct Session {
+    pub state: State,
+    /// Where effects go; `None` for a read-only backend, which has no way to receive them.
+    pub effects: Option<mpsc::UnboundedSender<Effect>>,
+    /// The fleet as last loaded or saved.
+    pub fleet: Arc<Fleet>,
+    /// The texts the fleet was loaded from, for the editors.
+    pub files: Vec<SourceFile>,
+    /// Whether edits are written to the fleet directory; the demo's files live in memory.
+    pub persist: bool,
+}
+
+impl Session {
+    /// Applies one action: `update`, then the engine work it calls for, then its effects.
+    pub fn dispatch(&mut self, action: Action) {
+        let effects = update(&mut self.state, action);
+        self.explain_selection();
+        editor::refresh(&mut self.state, &self.fleet, &self.files);
+        for effect in effects {
+            let effect = match effect {
+                Effect::SaveAndApply {
+                    save,
+                    cells,
+                    delete,
+                } => {
+                    self.save_and_apply(save, cells, delete);
+                    continue;
+                }
+                other => other,
+            };
+            match &self.effects {
+                Some(effects) => {
+                    if effects.send(effect).is_err() {
+                        tracing::warn!("the backend has stopped; effect dropped");
+                    }
+                }
+                None => tracing::warn!("read-only: effect {effect:?} refused"),
+            }
+        }
+    }
+
+    /// Saves an edited fleet document (to disk, or in memory for the demo), reloads the fleet,
+    /// hands it to the backend and propagates the cells. Nothing reaches a cluster when the
+    /// save fails.
+    fn save_and_apply(&mut self, save: FleetSave, cells: Vec<CellRef>, delete: Vec<CellRef>) {
+        let Some(index) = self.files.iter().position(|file| file.path == save.file) else {
+            self.refuse(format!("{} is not one of the fleet's files", save.file));
+            return;
+        };
+        let saved = if self.persist {
+            let path = std::path::Path::new(&save.file);
+            fleet_edit::replace_document(path, save.document, &save.object)
+                .map_err(|err| err.to_string())
+                .and_then(|saved| {
+                    let text = std::fs::read_to_string(path)
+                        .map_err(|err| format!("{}: {err}", save.file))?;
+                    let backup = saved
+                        .backup
+                        .map(|backup| format!(" (previous version in {})", backup.display()))
+                        .unwrap_or_default();
+                    Ok((text, saved.warnings, backup))
+                })
+        } else {
+            yaml_edit::replace_document(
+                &save.file,
+                &self.files[index].text,
+                save.document,
+                &save.object,
+            )
+            .map(|edited| {
+                (
+                    edited.text,
+                    edited.warnings,
+                    " (in memory: the demo)".into(),
+                )
+            })
+            .map_err(|err| err.to_string())
+        };
+        let (text, warnings, backup) = match saved {
+            Ok(saved) => saved,
+            Err(error) => {
+                self.refuse(format!("not saved: {error}"));
+                return;
+            }
+        };
+        self.files[index].text = text;
+        let (fleet, errors) = load_fleet(&self.files);
+        if let Some(error) = errors.first() {
+            self.refuse(format!("saved, but the fleet no longer loads: {error}"));
+            return;
+        }
+        let fleet = Arc::new(fleet);
+        self.fleet = fleet.clone();
+        for (row, resource) in self.state.resources.iter_mut().enumerate() {
+            resource.placement = fleet.placement_summary(row);
+        }
+        self.state.explanation = None;
+        self.explain_selection();
+        if self.persist {
+            let mut entry = audit::Entry::new("save-placement");
+            entry.objects = vec![save.title.clone()];
+            entry.files = vec![save.file.clone()];
+            audit::record_or_warn(&entry);
+        }
+        let mut notice = format!("saved {} to {}{backup}", save.title, save.file);
+        if !cells.is_empty() || !delete.is_empty() {
+            notice.push_str(&format!(
+                "; propagating {} object(s){}",
+                cells.len(),
+                if delete.is_empty() {
+                    String::new()
+                } else {
+                    format!(", deleting {}", delete.len())
+                }
+            ));
+        }
+        if let Some(warning) = warnings.first() {
+            notice.push_str(&format!(" — {warning}"));
+        }
+        self.state.notice = Some(notice);
+        let mut follow = vec![Effect::UseFleet(SharedFleet(fleet))];
+        if !cells.is_empty() {
+            follow.push(Effect::Apply { cells });
+        }
+        if !delete.is_empty() {
+            follow.push(Effect::Delete { cells: delete });
+        }
+        for effect in follow {
+            match &self.effects {
+                Some(effects) if effects.send(effect).is_ok() => {}
+                _ => tracing::warn!("the backend cannot take the saved fleet's effects"),
+            }
+        }
+    }
+
+    /// A save that did not happen: say so, and forget the undo it would have offered.
+    fn refuse(&mut self, message: String) {
+        tracing::warn!("{message}");
+        self.state.notice = Some(format!("{message}; nothing was written"));
+        self.state.last_change = None;
+    }
+
+    /// Keeps the engine's explanation of the selected cell current. The engine is pure and
+    /// fast, so this runs in the loop rather than as a backend effect.
+    pub fn explain_selection(&mut self) {
+        let Some((resource, cluster)) = self.state.selected_cell() else {
+            self.state.explanation = None;
+            return;
+        };
+        let current = self
+            .state
+            .explanation
+            .as_ref()
+            .is_some_and(|e| e.resource == resource && e.cluster == cluster);
+        if !current {
+            let explanation = self.fleet.explain(resource, cluster);
+            self.state.explanation = Some(state::CellExplanation {
+                resource,
+                cluster,
+                placed: explanation.placed,
+                reason: explanation.reason,
+                steps: explanation.steps,
+                object_yaml: None,
+            });
+        }
+        let drilled_in = matches!(self.state.mode, state::Mode::Object { .. });
+        if let Some(explanation) = self.state.explanation.as_mut()
+            && drilled_in
+            && explanation.object_yaml.is_none()
+        {
+            explanation.object_yaml = Some(match self.fleet.decide(resource, cluster) {
+                crate::engine::Decision::Placed { object, .. } => serde_saphyr::to_string(&object)
+                    .unwrap_or_else(|err| format!("# cannot show the object as YAML: {err}")),
+                crate::engine::Decision::NotPlaced { reason } => {
+                    format!("# not placed on this cluster: {reason}")
+                }
+            });
+        }
+    }
+}
