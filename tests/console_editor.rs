@@ -317,3 +317,49 @@ fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created(
         "an undo is not undone again"
     );
 }
+
+#[test]
+fn divided_weights_typed_in_the_editor_show_each_clusters_replicas() {
+    let mut console = Console::demo();
+    console.select("Deployment/shop/checkout");
+    console.command(Command::EditPlacement);
+    let editor = console.editor();
+    assert!(
+        editor
+            .edit
+            .replicas
+            .starts_with("divided (weights by label or field selector"),
+        "{}",
+        editor.edit.replicas
+    );
+    // Untouched, the policy's selector-based weights are kept exactly.
+    let source = editor.source.clone().expect("source");
+    assert_eq!(source.with(&editor.edit), Ok(source.object.clone()));
+    for _ in 0..3 {
+        console.key(InputKey::Tab);
+    }
+    assert_eq!(console.editor().field, Field::Replicas);
+    console.key(InputKey::ClearLine);
+    console.type_text("divided prod-eu-west-1=3,prod-us-east-1=1");
+    let editor = console.editor();
+    assert_eq!(editor.error, None);
+    let preview = editor.preview.as_ref().expect("a preview");
+    let replicas = |name: &str| {
+        preview
+            .clusters
+            .iter()
+            .find(|c| c.cluster == name)
+            .and_then(|c| c.replicas_after)
+    };
+    assert_eq!(replicas("prod-eu-west-1"), Some(9));
+    assert_eq!(replicas("prod-us-east-1"), Some(3));
+    assert!(
+        preview.leaving().count() > 0,
+        "prod clusters without a weight leave: {:?}",
+        preview.clusters
+    );
+    console.key(InputKey::ClearLine);
+    console.type_text("divided prod-eu-west-1=0");
+    let error = console.editor().error.clone().expect("an inline error");
+    assert!(error.contains("above 0"), "{error}");
+}

@@ -12,8 +12,8 @@ use super::action::InputKey;
 use super::state::{LastChange, Mode, PendingApply, State};
 use crate::backend::{CellRef, Effect, FleetSave};
 use crate::engine::edit::{
-    DiffGroup, EditablePlacement, PlacementPreview, PlacementSource, parse_selector,
-    preview_placement,
+    DiffGroup, EditablePlacement, PlacementPreview, PlacementSource, parse_replicas,
+    parse_selector, parse_tolerations, preview_placement,
 };
 use crate::engine::{Fleet, SourceFile};
 
@@ -23,6 +23,23 @@ pub enum Field {
     #[default]
     Clusters,
     Selector,
+    /// Karmada only.
+    Tolerations,
+    /// Karmada only.
+    Replicas,
+}
+
+impl Field {
+    /// The next field tab moves to; KubeFed placements have only clusters and a selector.
+    fn next(self, dialect: Option<crate::model::Dialect>) -> Field {
+        let karmada = dialect == Some(crate::model::Dialect::Karmada);
+        match self {
+            Field::Clusters => Field::Selector,
+            Field::Selector if karmada => Field::Tolerations,
+            Field::Tolerations => Field::Replicas,
+            Field::Selector | Field::Replicas => Field::Clusters,
+        }
+    }
 }
 
 /// Editing, or reviewing the diffs before confirming.
@@ -254,10 +271,8 @@ pub fn key(state: &mut State, mut editor: Box<PlacementEditor>, key: InputKey) -
                 return Vec::new();
             }
             InputKey::Tab => {
-                editor.field = match editor.field {
-                    Field::Clusters => Field::Selector,
-                    Field::Selector => Field::Clusters,
-                }
+                let dialect = editor.source.as_ref().map(|source| source.dialect);
+                editor.field = editor.field.next(dialect);
             }
             InputKey::Enter => {
                 if let Some(error) = &editor.error {
@@ -275,7 +290,9 @@ pub fn key(state: &mut State, mut editor: Box<PlacementEditor>, key: InputKey) -
             }
             other => match editor.field {
                 Field::Clusters => cluster_key(state, &mut editor, other),
-                Field::Selector => selector_key(&mut editor, other),
+                Field::Selector | Field::Tolerations | Field::Replicas => {
+                    text_key(&mut editor, other)
+                }
             },
         },
     }
@@ -303,8 +320,13 @@ fn cluster_key(state: &State, editor: &mut PlacementEditor, key: InputKey) {
     }
 }
 
-fn selector_key(editor: &mut PlacementEditor, key: InputKey) {
-    let text = &mut editor.edit.selector;
+/// Typing into the focused text field.
+fn text_key(editor: &mut PlacementEditor, key: InputKey) {
+    let text = match editor.field {
+        Field::Tolerations => &mut editor.edit.tolerations,
+        Field::Replicas => &mut editor.edit.replicas,
+        Field::Selector | Field::Clusters => &mut editor.edit.selector,
+    };
     let changed = match key {
         InputKey::Char(c) => {
             text.push(c);
@@ -321,7 +343,11 @@ fn selector_key(editor: &mut PlacementEditor, key: InputKey) {
     if changed {
         editor.revision += 1;
         // Typing errors show at once; the engine's verdict follows with the preview.
-        editor.error = parse_selector(&editor.edit.selector).err();
+        editor.error = match editor.field {
+            Field::Tolerations => parse_tolerations(&editor.edit.tolerations).err(),
+            Field::Replicas => parse_replicas(&editor.edit.replicas).err(),
+            Field::Selector | Field::Clusters => parse_selector(&editor.edit.selector).err(),
+        };
     }
 }
 

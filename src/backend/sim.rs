@@ -782,6 +782,7 @@ mod tests {
         let edit = crate::engine::edit::EditablePlacement {
             clusters: Default::default(),
             selector: "env=dev".into(),
+            ..Default::default()
         };
         let preview = crate::engine::edit::preview_placement(
             &fleet,

@@ -36,6 +36,12 @@ pub struct EditablePlacement {
     pub clusters: BTreeSet<String>,
     /// The label selector in kubectl's `-l` syntax (`env=prod,tier in (web,api),!legacy`).
     pub selector: String,
+    /// Karmada cluster tolerations: `key=value:Effect`, `key:Effect` (Exists), `key=value`
+    /// (any effect), `*` (tolerate everything), separated by commas.
+    pub tolerations: String,
+    /// Karmada replica scheduling: empty (none), `duplicated`, `divided` (equal weights),
+    /// `divided a=3,b=1` (static weights per cluster name), or `aggregated`.
+    pub replicas: String,
 }
 
 impl Fleet {
@@ -176,30 +182,245 @@ impl PlacementSource {
             .pointer(selector_at)
             .map(selector_text)
             .unwrap_or_default();
-        EditablePlacement { clusters, selector }
+        let (tolerations, replicas) = match self.dialect {
+            Dialect::Karmada => (
+                self.object
+                    .pointer(TOLERATIONS)
+                    .map(tolerations_text)
+                    .unwrap_or_default(),
+                self.object
+                    .pointer(REPLICAS)
+                    .map(replicas_text)
+                    .unwrap_or_default(),
+            ),
+            Dialect::KubeFed => (String::new(), String::new()),
+        };
+        EditablePlacement {
+            clusters,
+            selector,
+            tolerations,
+            replicas,
+        }
     }
 
     /// The document with the editable parts replaced; an invalid selector is an error that
     /// names what is wrong.
     pub fn with(&self, edit: &EditablePlacement) -> Result<Value, String> {
         let (names_at, selector_at) = pointers(self.dialect);
-        let selector = parse_selector(&edit.selector)?;
+        // A part the operator did not touch stays exactly as written, even where the editor's
+        // text form cannot say everything the document does.
+        let original = self.editable();
         let mut object = self.object.clone();
-        let names: Vec<Value> = edit
-            .clusters
-            .iter()
-            .map(|name| match self.dialect {
-                Dialect::Karmada => Value::String(name.clone()),
-                Dialect::KubeFed => json!({ "name": name }),
-            })
-            .collect();
-        set_or_remove(
-            &mut object,
-            names_at,
-            (!names.is_empty()).then_some(Value::Array(names)),
-        );
-        set_or_remove(&mut object, selector_at, selector);
+        if edit.clusters != original.clusters {
+            let names: Vec<Value> = edit
+                .clusters
+                .iter()
+                .map(|name| match self.dialect {
+                    Dialect::Karmada => Value::String(name.clone()),
+                    Dialect::KubeFed => json!({ "name": name }),
+                })
+                .collect();
+            set_or_remove(
+                &mut object,
+                names_at,
+                (!names.is_empty()).then_some(Value::Array(names)),
+            );
+        }
+        if edit.selector != original.selector {
+            set_or_remove(&mut object, selector_at, parse_selector(&edit.selector)?);
+        }
+        match self.dialect {
+            Dialect::Karmada => {
+                if edit.tolerations != original.tolerations {
+                    set_or_remove(
+                        &mut object,
+                        TOLERATIONS,
+                        parse_tolerations(&edit.tolerations)?,
+                    );
+                }
+                if edit.replicas != original.replicas {
+                    set_or_remove(&mut object, REPLICAS, parse_replicas(&edit.replicas)?);
+                }
+            }
+            Dialect::KubeFed => {
+                if !edit.tolerations.trim().is_empty() || !edit.replicas.trim().is_empty() {
+                    return Err(
+                        "KubeFed placements have no tolerations or replica scheduling \
+                                (replicas are divided by a ReplicaSchedulingPreference)"
+                            .into(),
+                    );
+                }
+            }
+        }
         Ok(object)
+    }
+}
+
+const TOLERATIONS: &str = "/spec/placement/clusterTolerations";
+const REPLICAS: &str = "/spec/placement/replicaScheduling";
+
+/// Karmada cluster tolerations as the editor shows them.
+pub fn tolerations_text(tolerations: &Value) -> String {
+    let Some(items) = tolerations.as_array() else {
+        return String::new();
+    };
+    items
+        .iter()
+        .map(|t| {
+            let text = |field: &str| t.get(field).and_then(Value::as_str).unwrap_or_default();
+            let (key, value, effect) = (text("key"), text("value"), text("effect"));
+            let base = match (key, text("operator")) {
+                ("", _) => "*".to_string(),
+                (key, "Exists") => key.to_string(),
+                (key, _) => format!("{key}={value}"),
+            };
+            if effect.is_empty() {
+                base
+            } else {
+                format!("{base}:{effect}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Parses the editor's toleration syntax into Karmada `clusterTolerations`.
+pub fn parse_tolerations(text: &str) -> Result<Option<Value>, String> {
+    let mut items = Vec::new();
+    for term in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let (base, effect) = match term.rsplit_once(':') {
+            Some((base, effect)) => (base.trim(), Some(effect.trim())),
+            None => (term, None),
+        };
+        if let Some(effect) = effect
+            && !["NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect)
+        {
+            return Err(format!(
+                "`{term}`: `{effect}` is not a taint effect (NoSchedule, PreferNoSchedule or NoExecute)"
+            ));
+        }
+        let mut toleration = serde_json::Map::new();
+        match base.split_once('=') {
+            _ if base == "*" => {
+                toleration.insert("operator".into(), json!("Exists"));
+            }
+            Some((key, value)) => {
+                toleration.insert("key".into(), json!(check_key(term, key.trim())?));
+                toleration.insert("operator".into(), json!("Equal"));
+                toleration.insert("value".into(), json!(check_value(term, value.trim())?));
+            }
+            None => {
+                toleration.insert("key".into(), json!(check_key(term, base)?));
+                toleration.insert("operator".into(), json!("Exists"));
+            }
+        }
+        if let Some(effect) = effect {
+            toleration.insert("effect".into(), json!(effect));
+        }
+        items.push(Value::Object(toleration));
+    }
+    Ok((!items.is_empty()).then_some(Value::Array(items)))
+}
+
+/// Karmada replica scheduling as the editor shows it.
+pub fn replicas_text(scheduling: &Value) -> String {
+    let kind = scheduling
+        .get("replicaSchedulingType")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if kind != "Divided" {
+        return kind.to_ascii_lowercase();
+    }
+    if scheduling
+        .get("replicaDivisionPreference")
+        .and_then(Value::as_str)
+        == Some("Aggregated")
+    {
+        return "aggregated".into();
+    }
+    let list = scheduling
+        .pointer("/weightPreference/staticWeightList")
+        .and_then(Value::as_array);
+    let by_name_only = list.is_none_or(|list| {
+        list.iter().all(|entry| {
+            entry
+                .get("targetCluster")
+                .and_then(Value::as_object)
+                .is_some_and(|target| target.keys().all(|key| key == "clusterNames"))
+        })
+    });
+    if !by_name_only {
+        return "divided (weights by label or field selector: keep, or replace with name=weight)"
+            .into();
+    }
+    let weights: Vec<String> = list
+        .map(|list| {
+            list.iter()
+                .flat_map(|entry| {
+                    let weight = entry.get("weight").and_then(Value::as_i64).unwrap_or(1);
+                    entry
+                        .pointer("/targetCluster/clusterNames")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .map(move |name| format!("{name}={weight}"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if weights.is_empty() {
+        "divided".into()
+    } else {
+        format!("divided {}", weights.join(","))
+    }
+}
+
+/// Parses the editor's replica syntax into Karmada `replicaScheduling`.
+pub fn parse_replicas(text: &str) -> Result<Option<Value>, String> {
+    let text = text.trim();
+    let (word, rest) = text.split_once(' ').unwrap_or((text, ""));
+    match word.to_ascii_lowercase().as_str() {
+        "" => Ok(None),
+        "duplicated" if rest.trim().is_empty() => {
+            Ok(Some(json!({"replicaSchedulingType": "Duplicated"})))
+        }
+        "aggregated" if rest.trim().is_empty() => Ok(Some(json!({
+            "replicaSchedulingType": "Divided",
+            "replicaDivisionPreference": "Aggregated",
+        }))),
+        "divided" => {
+            let mut list = Vec::new();
+            for term in rest.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+                let (name, weight) = term.split_once('=').ok_or_else(|| {
+                    format!("`{term}`: write a weight per cluster as `name=weight`")
+                })?;
+                let weight: i64 =
+                    weight
+                        .trim()
+                        .parse()
+                        .ok()
+                        .filter(|w| *w > 0)
+                        .ok_or_else(|| {
+                            format!("`{term}`: the weight must be a whole number above 0")
+                        })?;
+                list.push(json!({
+                    "targetCluster": {"clusterNames": [name.trim()]},
+                    "weight": weight,
+                }));
+            }
+            let mut scheduling = json!({
+                "replicaSchedulingType": "Divided",
+                "replicaDivisionPreference": "Weighted",
+            });
+            if !list.is_empty() {
+                scheduling["weightPreference"] = json!({"staticWeightList": list});
+            }
+            Ok(Some(scheduling))
+        }
+        _ => Err(format!(
+            "`{text}`: write `duplicated`, `divided`, `divided a=3,b=1` or `aggregated`"
+        )),
     }
 }
 
@@ -665,6 +886,7 @@ spec:
         let edit = EditablePlacement {
             clusters: BTreeSet::new(),
             selector: "env in (prod,dev)".into(),
+            ..Default::default()
         };
         let preview = preview_placement(&fleet, &files, &source, &source.with(&edit).unwrap());
         assert!(preview.errors.is_empty(), "{:?}", preview.errors);
@@ -689,6 +911,7 @@ spec:
         let edit = EditablePlacement {
             clusters: ["east".to_string()].into(),
             selector: String::new(),
+            ..Default::default()
         };
         let object = source.with(&edit).unwrap();
         assert_eq!(
@@ -754,6 +977,41 @@ spec:
         let preview = preview_placement(&fleet, &files, &source, &object);
         let entering: Vec<&str> = preview.entering().map(|c| c.cluster.as_str()).collect();
         assert_eq!(entering, ["b"], "{preview:?}");
+    }
+
+    #[test]
+    fn divided_weights_and_tolerations_reach_the_policy_and_the_preview() {
+        let files = files(KARMADA);
+        let fleet = fleet(&files);
+        let source = fleet.placement_source(&files, 0).unwrap();
+        let mut edit = source.editable();
+        assert_eq!(edit.tolerations, "");
+        assert_eq!(edit.replicas, "");
+        edit.replicas = "divided east=3,west=1".into();
+        edit.tolerations = "dedicated=gpu:NoSchedule,*".into();
+        let object = source.with(&edit).unwrap();
+        assert_eq!(
+            object.pointer("/spec/placement/replicaScheduling/weightPreference/staticWeightList/0"),
+            Some(&json!({"targetCluster": {"clusterNames": ["east"]}, "weight": 3}))
+        );
+        assert_eq!(
+            object.pointer("/spec/placement/clusterTolerations"),
+            Some(&json!([
+                {"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
+                {"operator": "Exists"}
+            ]))
+        );
+        let reread = PlacementSource {
+            object: object.clone(),
+            ..source.clone()
+        }
+        .editable();
+        assert_eq!(reread.replicas, "divided east=3,west=1");
+        assert_eq!(reread.tolerations, "dedicated=gpu:NoSchedule,*");
+        let err = parse_replicas("divided east=0").unwrap_err();
+        assert!(err.contains("above 0"), "{err}");
+        let err = parse_tolerations("gpu:Sometimes").unwrap_err();
+        assert!(err.contains("taint effect"), "{err}");
     }
 
     #[test]

@@ -61,18 +61,34 @@ fn editing_lines<'a>(
             theme.muted
         }
     };
-    let mut lines = vec![Line::from(vec![
-        Span::styled(" selector ", focus(Field::Selector)),
-        Span::styled(editor.edit.selector.clone(), theme.text),
-        Span::styled(
-            if editor.field == Field::Selector {
-                "▏"
-            } else {
-                ""
-            },
-            theme.title,
-        ),
-    ])];
+    let text_line = |label: &'static str, field: Field, text: &str| {
+        Line::from(vec![
+            Span::styled(label, focus(field)),
+            Span::styled(text.to_string(), theme.text),
+            Span::styled(if editor.field == field { "▏" } else { "" }, theme.title),
+        ])
+    };
+    let mut lines = vec![text_line(
+        " selector    ",
+        Field::Selector,
+        &editor.edit.selector,
+    )];
+    let karmada = editor
+        .source
+        .as_ref()
+        .is_some_and(|source| source.dialect == crate::model::Dialect::Karmada);
+    if karmada {
+        lines.push(text_line(
+            " tolerations ",
+            Field::Tolerations,
+            &editor.edit.tolerations,
+        ));
+        lines.push(text_line(
+            " replicas    ",
+            Field::Replicas,
+            &editor.edit.replicas,
+        ));
+    }
     match &editor.error {
         Some(error) => lines.push(Line::from(Span::styled(
             format!(" ✗ {error}"),
@@ -91,7 +107,7 @@ fn editing_lines<'a>(
         " clusters (space toggles an explicit name; names and selector must both match)",
         focus(Field::Clusters),
     )));
-    let rows = usize::from(area.height.saturating_sub(7)).max(1);
+    let rows = usize::from(area.height.saturating_sub(9)).max(1);
     let first = editor.cursor.saturating_sub(rows.saturating_sub(1));
     let changes = editor.preview.as_ref().map(|p| p.clusters.as_slice());
     for (index, row) in state.clusters.iter().enumerate().skip(first).take(rows) {
@@ -116,7 +132,8 @@ fn editing_lines<'a>(
         lines.push(Line::from(spans));
     }
     lines.push(Line::from(Span::styled(
-        " tab selector/clusters · space toggle · enter review the diffs · esc cancel",
+        " tab next field · space toggle a cluster · enter review the diffs · esc cancel   \
+         tolerations: key=value:Effect, key:Effect, *   replicas: duplicated | divided a=3,b=1 | aggregated",
         theme.muted,
     )));
     lines
