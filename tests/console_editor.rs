@@ -363,3 +363,75 @@ fn divided_weights_typed_in_the_editor_show_each_clusters_replicas() {
     let error = console.editor().error.clone().expect("an inline error");
     assert!(error.contains("above 0"), "{error}");
 }
+
+#[test]
+fn propagating_in_waves_sends_the_canary_first_and_the_rest_once_it_is_in_sync() {
+    use flotilla::backend::{BackendEvent, CellUpdate};
+    use flotilla::model::CellStatus;
+
+    let mut console = Console::demo();
+    let service = console.select("Service/shop/checkout");
+    // Every placed cell of the Service waits to be applied.
+    let placed: Vec<usize> = (0..console.fleet.clusters.len())
+        .filter(|c| console.fleet.is_placed(service, *c))
+        .collect();
+    assert!(placed.len() > 2, "{placed:?}");
+    let pending: Vec<CellUpdate> = placed
+        .iter()
+        .map(|c| CellUpdate {
+            cell: CellRef {
+                resource: service as u32,
+                cluster: *c as u32,
+            },
+            status: CellStatus::Pending,
+            message: None,
+        })
+        .collect();
+    update(
+        &mut console.state,
+        Action::Backend(BackendEvent::Cells(pending)),
+    );
+    console.command(Command::Apply);
+    let Mode::Confirm(pending) = &console.state.mode else {
+        panic!("expected the confirmation, got {:?}", console.state.mode);
+    };
+    let all = pending.cells.clone();
+    let canary_cluster = all.iter().map(|cell| cell.cluster).min().expect("cells");
+    assert!(
+        all.iter().any(|cell| cell.cluster != canary_cluster),
+        "{all:?}"
+    );
+    console.key(InputKey::Tab);
+    let effects = console.key(InputKey::Char('y'));
+    let [Effect::Apply { cells: canary }] = effects.as_slice() else {
+        panic!("expected the canary's apply, got {effects:?}");
+    };
+    assert!(
+        canary.iter().all(|cell| cell.cluster == canary_cluster),
+        "{canary:?}"
+    );
+    let synced: Vec<CellUpdate> = canary
+        .iter()
+        .map(|cell| CellUpdate {
+            cell: *cell,
+            status: CellStatus::InSync,
+            message: None,
+        })
+        .collect();
+    let next = update(
+        &mut console.state,
+        Action::Backend(BackendEvent::Cells(synced)),
+    );
+    let [Effect::Apply { cells: rest }] = next.as_slice() else {
+        panic!("expected the second wave once the canary is in sync, got {next:?}");
+    };
+    assert_eq!(rest.len() + canary.len(), all.len());
+    assert!(rest.iter().all(|cell| cell.cluster != canary_cluster));
+    // Esc drops nothing already sent; with the last wave in flight there is nothing left.
+    let rollout = console
+        .state
+        .rollout
+        .clone()
+        .expect("still following wave 2");
+    assert_eq!(rollout.current, 1);
+}

@@ -342,12 +342,12 @@ fn editing_a_placement_previews_propagates_and_the_matrix_follows() {
         screen.contains("+ dev-eu-west-1 enters") && screen.contains("y propagate")
     });
     app.send("y");
-    let screen = app.wait_for("both cells in sync after the propagation", |screen| {
-        nightly_report_cells(screen) == "✓ ✓"
-    });
-    assert!(
-        screen.contains("saved PropagationPolicy batch/batch-only"),
-        "{screen}"
+    app.wait_for(
+        "both cells in sync and the propagation reported",
+        |screen| {
+            nightly_report_cells(screen) == "✓ ✓"
+                && screen.contains("propagation finished: 1 of 1 in sync, 0 failed")
+        },
     );
     app.send("q");
     assert_eq!(app.wait_exit(), 0);

@@ -412,6 +412,7 @@ fn propose(state: &mut State, editor: Box<PlacementEditor>) -> Vec<Effect> {
             reapply,
             created,
         }),
+        waves: false,
     }));
     Vec::new()
 }
@@ -503,5 +504,6 @@ pub fn ask_to_undo(state: &mut State) {
         save: Some(change.previous.clone()),
         delete: change.created.clone(),
         undo: None,
+        waves: false,
     }));
 }

@@ -7,6 +7,7 @@ pub mod action;
 pub mod editor;
 pub mod filter;
 pub mod palette;
+pub mod rollout;
 pub mod session;
 pub mod state;
 pub mod update;

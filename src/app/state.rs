@@ -410,6 +410,8 @@ pub struct PendingApply {
     pub delete: Vec<CellRef>,
     /// How to take this change back, remembered once it is confirmed.
     pub undo: Option<LastChange>,
+    /// A canary cluster first, the rest once it is in sync (tab toggles).
+    pub waves: bool,
 }
 
 /// How to undo the last confirmed placement change: put the document back, re-apply the
@@ -474,6 +476,8 @@ pub struct State {
     pub explanation: Option<CellExplanation>,
     /// The last confirmed placement change, for undo.
     pub last_change: Option<LastChange>,
+    /// The propagation in progress, if any.
+    pub rollout: Option<super::rollout::Rollout>,
 }
 
 /// The engine's explanation of one cell, as lines for the detail pane.

@@ -5,6 +5,7 @@ use super::action::{Action, InputKey};
 use super::editor;
 use super::filter::Filter;
 use super::palette::{self, PaletteCommand};
+use super::rollout;
 use super::state::{CellDetail, Mode, Pane, PendingApply, SortKey, State};
 use crate::backend::CellRef;
 use crate::backend::{BackendEvent, Effect};
@@ -17,8 +18,11 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         Action::Command(command) => run_command(state, command),
         Action::Input(key) => edit(state, key),
         Action::Backend(event) => {
+            if let BackendEvent::Cells(updates) = &event {
+                rollout::observe(state, updates);
+            }
             apply_backend_event(state, event);
-            Vec::new()
+            rollout::advance(state)
         }
         Action::Resize { width, height } => {
             state.page_rows = usize::from(height.saturating_sub(8)).max(1);
@@ -48,6 +52,7 @@ pub fn is_typing(state: &State) -> bool {
 fn tick(state: &mut State, now_ms: u64) {
     state.now_ms = state.now_ms.max(now_ms);
     state.cells.set_now(state.now_ms);
+    rollout::tick(state);
     if let Some(wall) = &mut state.wall
         && wall.page_every_ms > 0
         && state.now_ms.saturating_sub(wall.page_turned_ms) >= wall.page_every_ms
@@ -121,7 +126,11 @@ fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
     match command {
         Command::Quit => state.should_quit = true,
         Command::Help => state.mode = Mode::Help,
-        Command::Back => clear_focused_filter(state),
+        Command::Back => {
+            if !rollout::cancel(state) {
+                clear_focused_filter(state);
+            }
+        }
         Command::FocusNext | Command::FocusPrev => state.focus = state.focus.next(),
         Command::Up => move_cursor(state, |cursor, _| cursor.saturating_sub(1)),
         Command::Down => move_cursor(state, |cursor, _| cursor + 1),
@@ -271,6 +280,7 @@ fn ask_to_apply(state: &mut State) -> Vec<Effect> {
         save: None,
         delete: Vec::new(),
         undo: None,
+        waves: false,
     }));
     Vec::new()
 }
@@ -284,6 +294,10 @@ fn confirm(state: &mut State, mut pending: Box<PendingApply>, key: InputKey) -> 
             state.notice = Some("propagation cancelled; nothing written".into())
         }
         InputKey::Char('y') if single_key => return start_apply(state, pending),
+        InputKey::Tab => {
+            pending.waves = !pending.waves;
+            state.mode = Mode::Confirm(pending);
+        }
         InputKey::Enter if !single_key && pending.typed == pending.confirm_word => {
             return start_apply(state, pending);
         }
@@ -306,15 +320,18 @@ fn start_apply(state: &mut State, pending: Box<PendingApply>) -> Vec<Effect> {
     if pending.save.is_some() {
         state.last_change = pending.undo;
     }
+    let waves = rollout::waves(&pending.cells, pending.waves);
+    let first = waves.first().cloned().unwrap_or_default();
+    if !pending.cells.is_empty() {
+        rollout::start(state, waves);
+    }
     match pending.save {
         Some(save) => vec![Effect::SaveAndApply {
             save,
-            cells: pending.cells,
+            cells: first,
             delete: pending.delete,
         }],
-        None => vec![Effect::Apply {
-            cells: pending.cells,
-        }],
+        None => vec![Effect::Apply { cells: first }],
     }
 }
 

@@ -99,6 +99,26 @@ pub(super) fn render_confirm(frame: &mut Frame, area: Rect, state: &State, conte
         .take(usize::from(area.height.saturating_sub(6)))
         .map(|line| Line::from(Span::styled(format!(" {line}"), theme.text)))
         .collect();
+    let clusters: std::collections::BTreeSet<u32> =
+        pending.cells.iter().map(|cell| cell.cluster).collect();
+    if clusters.len() > 1 {
+        let canary = clusters
+            .first()
+            .and_then(|c| state.clusters.get(*c as usize))
+            .map(|row| row.spec.name.as_str())
+            .unwrap_or_default();
+        lines.push(Line::from(Span::styled(
+            if pending.waves {
+                format!(" waves: {canary} first, the rest once it is in sync (tab: all at once)")
+            } else {
+                format!(
+                    " all {} clusters at once (tab: {canary} first as a canary)",
+                    clusters.len()
+                )
+            },
+            theme.text,
+        )));
+    }
     lines.push(Line::from(""));
     if pending.confirm_word == "y" {
         lines.push(Line::from(Span::styled(

@@ -185,6 +185,23 @@ fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
         }
     };
     let mut spans = Vec::new();
+    if let Some(rollout) = &state.rollout {
+        // While propagating, the footer is the progress line.
+        spans.push(Span::styled(
+            format!(
+                " propagating wave {}/{}: {} of {} in sync, {} failed, {} waiting ",
+                rollout.current + 1,
+                rollout.waves.len(),
+                rollout.synced,
+                rollout.total(),
+                rollout.failed.len(),
+                rollout.waiting.len()
+            ),
+            theme.title,
+        ));
+        spans.extend(hint(Command::Back, "cancel later waves"));
+        return Paragraph::new(Line::from(spans));
+    }
     let hints = [
         (Command::Quit, "quit"),
         (Command::Help, "help"),
