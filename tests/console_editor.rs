@@ -335,7 +335,7 @@ fn divided_weights_typed_in_the_editor_show_each_clusters_replicas() {
     // Untouched, the policy's selector-based weights are kept exactly.
     let source = editor.source.clone().expect("source");
     assert_eq!(source.with(&editor.edit), Ok(source.object.clone()));
-    for _ in 0..3 {
+    for _ in 0..4 {
         console.key(InputKey::Tab);
     }
     assert_eq!(console.editor().field, Field::Replicas);

@@ -12,8 +12,8 @@ use super::action::InputKey;
 use super::state::{LastChange, Mode, PendingApply, State};
 use crate::backend::{CellRef, Effect, FleetSave};
 use crate::engine::edit::{
-    DiffGroup, EditablePlacement, PlacementPreview, PlacementSource, parse_replicas,
-    parse_selector, parse_tolerations, preview_placement,
+    DiffGroup, EditablePlacement, PlacementPreview, PlacementSource, parse_field_selector,
+    parse_replicas, parse_selector, parse_tolerations, preview_placement,
 };
 use crate::engine::{Fleet, SourceFile};
 
@@ -23,6 +23,8 @@ pub enum Field {
     #[default]
     Clusters,
     Selector,
+    /// Karmada only.
+    Fields,
     /// Karmada only.
     Tolerations,
     /// Karmada only.
@@ -35,7 +37,8 @@ impl Field {
         let karmada = dialect == Some(crate::model::Dialect::Karmada);
         match self {
             Field::Clusters => Field::Selector,
-            Field::Selector if karmada => Field::Tolerations,
+            Field::Selector if karmada => Field::Fields,
+            Field::Fields => Field::Tolerations,
             Field::Tolerations => Field::Replicas,
             Field::Selector | Field::Replicas => Field::Clusters,
         }
@@ -290,7 +293,7 @@ pub fn key(state: &mut State, mut editor: Box<PlacementEditor>, key: InputKey) -
             }
             other => match editor.field {
                 Field::Clusters => cluster_key(state, &mut editor, other),
-                Field::Selector | Field::Tolerations | Field::Replicas => {
+                Field::Selector | Field::Fields | Field::Tolerations | Field::Replicas => {
                     text_key(&mut editor, other)
                 }
             },
@@ -323,6 +326,7 @@ fn cluster_key(state: &State, editor: &mut PlacementEditor, key: InputKey) {
 /// Typing into the focused text field.
 fn text_key(editor: &mut PlacementEditor, key: InputKey) {
     let text = match editor.field {
+        Field::Fields => &mut editor.edit.fields,
         Field::Tolerations => &mut editor.edit.tolerations,
         Field::Replicas => &mut editor.edit.replicas,
         Field::Selector | Field::Clusters => &mut editor.edit.selector,
@@ -344,6 +348,7 @@ fn text_key(editor: &mut PlacementEditor, key: InputKey) {
         editor.revision += 1;
         // Typing errors show at once; the engine's verdict follows with the preview.
         editor.error = match editor.field {
+            Field::Fields => parse_field_selector(&editor.edit.fields).err(),
             Field::Tolerations => parse_tolerations(&editor.edit.tolerations).err(),
             Field::Replicas => parse_replicas(&editor.edit.replicas).err(),
             Field::Selector | Field::Clusters => parse_selector(&editor.edit.selector).err(),

@@ -36,6 +36,9 @@ pub struct EditablePlacement {
     pub clusters: BTreeSet<String>,
     /// The label selector in kubectl's `-l` syntax (`env=prod,tier in (web,api),!legacy`).
     pub selector: String,
+    /// Karmada field selector over `provider`, `region` and `zone`, in the same syntax
+    /// (`region in (eu-west,us-east),provider!=gcp`).
+    pub fields: String,
     /// Karmada cluster tolerations: `key=value:Effect`, `key:Effect` (Exists), `key=value`
     /// (any effect), `*` (tolerate everything), separated by commas.
     pub tolerations: String,
@@ -182,6 +185,14 @@ impl PlacementSource {
             .pointer(selector_at)
             .map(selector_text)
             .unwrap_or_default();
+        let fields = match self.dialect {
+            Dialect::Karmada => self
+                .object
+                .pointer(FIELDS)
+                .map(selector_text)
+                .unwrap_or_default(),
+            Dialect::KubeFed => String::new(),
+        };
         let (tolerations, replicas) = match self.dialect {
             Dialect::Karmada => (
                 self.object
@@ -198,6 +209,7 @@ impl PlacementSource {
         EditablePlacement {
             clusters,
             selector,
+            fields,
             tolerations,
             replicas,
         }
@@ -231,6 +243,9 @@ impl PlacementSource {
         }
         match self.dialect {
             Dialect::Karmada => {
+                if edit.fields != original.fields {
+                    set_or_remove(&mut object, FIELDS, parse_field_selector(&edit.fields)?);
+                }
                 if edit.tolerations != original.tolerations {
                     set_or_remove(
                         &mut object,
@@ -243,12 +258,14 @@ impl PlacementSource {
                 }
             }
             Dialect::KubeFed => {
-                if !edit.tolerations.trim().is_empty() || !edit.replicas.trim().is_empty() {
-                    return Err(
-                        "KubeFed placements have no tolerations or replica scheduling \
-                                (replicas are divided by a ReplicaSchedulingPreference)"
-                            .into(),
-                    );
+                if !edit.tolerations.trim().is_empty()
+                    || !edit.replicas.trim().is_empty()
+                    || !edit.fields.trim().is_empty()
+                {
+                    return Err("KubeFed placements have no field selector, tolerations or \
+                                replica scheduling (replicas are divided by a \
+                                ReplicaSchedulingPreference)"
+                        .into());
                 }
             }
         }
@@ -257,6 +274,40 @@ impl PlacementSource {
 }
 
 const TOLERATIONS: &str = "/spec/placement/clusterTolerations";
+const FIELDS: &str = "/spec/placement/clusterAffinity/fieldSelector";
+
+/// Parses a Karmada field selector: the `-l` syntax over `provider`, `region` and `zone`,
+/// as match expressions only (`k=v` is `k In (v)`), which is all Karmada's field selector has.
+pub fn parse_field_selector(text: &str) -> Result<Option<Value>, String> {
+    let Some(selector) = parse_selector(text)? else {
+        return Ok(None);
+    };
+    let mut expressions: Vec<Value> = selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(key, value)| json!({"key": key, "operator": "In", "values": [value]}))
+        .collect();
+    if let Some(more) = selector.get("matchExpressions").and_then(Value::as_array) {
+        expressions.extend(more.iter().cloned());
+    }
+    for expression in &expressions {
+        let key = expression["key"].as_str().unwrap_or_default();
+        if !["provider", "region", "zone"].contains(&key) {
+            return Err(format!(
+                "`{key}`: a field selector matches only provider, region or zone"
+            ));
+        }
+        let operator = expression["operator"].as_str().unwrap_or_default();
+        if !["In", "NotIn"].contains(&operator) {
+            return Err(format!(
+                "`{key}`: a field selector takes only =, !=, in and notin"
+            ));
+        }
+    }
+    Ok(Some(json!({ "matchExpressions": expressions })))
+}
 const REPLICAS: &str = "/spec/placement/replicaScheduling";
 
 /// Karmada cluster tolerations as the editor shows them.
@@ -1008,6 +1059,18 @@ spec:
         .editable();
         assert_eq!(reread.replicas, "divided east=3,west=1");
         assert_eq!(reread.tolerations, "dedicated=gpu:NoSchedule,*");
+        let fields = parse_field_selector("region in (eu,us),provider=aws")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            fields,
+            json!({"matchExpressions": [
+                {"key": "provider", "operator": "In", "values": ["aws"]},
+                {"key": "region", "operator": "In", "values": ["eu", "us"]},
+            ]})
+        );
+        let err = parse_field_selector("env=prod").unwrap_err();
+        assert!(err.contains("provider, region or zone"), "{err}");
         let err = parse_replicas("divided east=0").unwrap_err();
         assert!(err.contains("above 0"), "{err}");
         let err = parse_tolerations("gpu:Sometimes").unwrap_err();

@@ -79,6 +79,11 @@ fn editing_lines<'a>(
         .is_some_and(|source| source.dialect == crate::model::Dialect::Karmada);
     if karmada {
         lines.push(text_line(
+            " fields      ",
+            Field::Fields,
+            &editor.edit.fields,
+        ));
+        lines.push(text_line(
             " tolerations ",
             Field::Tolerations,
             &editor.edit.tolerations,
@@ -107,7 +112,7 @@ fn editing_lines<'a>(
         " clusters (space toggles an explicit name; names and selector must both match)",
         focus(Field::Clusters),
     )));
-    let rows = usize::from(area.height.saturating_sub(9)).max(1);
+    let rows = usize::from(area.height.saturating_sub(10)).max(1);
     let first = editor.cursor.saturating_sub(rows.saturating_sub(1));
     let changes = editor.preview.as_ref().map(|p| p.clusters.as_slice());
     for (index, row) in state.clusters.iter().enumerate().skip(first).take(rows) {
