@@ -125,7 +125,25 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
     );
     assert_eq!(preview.created, 1);
 
-    assert!(console.key(InputKey::Enter).is_empty());
+    // Reviewing asks the clusters for a server-side dry run of exactly the changed cells.
+    let asked = console.key(InputKey::Enter);
+    let dev = console.cluster("dev-eu-west-1");
+    let [
+        Effect::DryRun {
+            cells, revision, ..
+        },
+    ] = asked.as_slice()
+    else {
+        panic!("expected a dry-run request, got {asked:?}");
+    };
+    assert_eq!(
+        cells.as_slice(),
+        [CellRef {
+            resource: cronjob as u32,
+            cluster: dev as u32
+        }]
+    );
+    let revision = *revision;
     let reviewing = |scroll, side_by_side| Stage::Reviewing {
         scroll,
         side_by_side,
@@ -138,6 +156,34 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
     assert_eq!(console.editor().stage, reviewing(1, true));
     console.key(InputKey::Char('p'));
     assert_eq!(console.editor().stage, reviewing(0, true));
+    // The server's answer replaces the offline diff.
+    let answer = flotilla::backend::propagate::PlanItem {
+        cluster: "dev-eu-west-1".into(),
+        resource: console.state.resources[cronjob].target.clone(),
+        action: flotilla::backend::propagate::Action::Create,
+        diff: "+kind: CronJob\n".into(),
+        message: String::new(),
+    };
+    update(
+        &mut console.state,
+        Action::Backend(flotilla::backend::BackendEvent::DryRun {
+            revision,
+            items: vec![answer],
+        }),
+    );
+    let rows = editor::review_rows(console.editor());
+    assert!(
+        rows.contains(&editor::ReviewRow::Note(
+            "server-side dry run: 1 of 1 cluster(s) answered".into()
+        )),
+        "{rows:?}"
+    );
+    assert!(
+        rows.iter()
+            .any(|row| matches!(row, editor::ReviewRow::Group(title)
+            if title.ends_with("on dev-eu-west-1 · create"))),
+        "{rows:?}"
+    );
     assert!(
         console.key(InputKey::Enter).is_empty(),
         "the review only asks"
@@ -151,7 +197,6 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
             .iter()
             .any(|line| line.contains("+ dev-eu-west-1 enters"))
     );
-    let dev = console.cluster("dev-eu-west-1");
     let effects = console.key(InputKey::Char('y'));
     let [
         Effect::SaveAndApply {

@@ -1,6 +1,7 @@
 //! Editing a placement in the console against the real test environment, the way an operator
 //! does it: the real binary in a pseudo-terminal, keys in, screens out. Widening a label
-//! selector brings member-3 in; the preview shows it entering, the review shows the object,
+//! selector brings member-3 in; the preview shows it entering, the review shows member-3's
+//! server-side dry run of the object,
 //! confirming saves the fleet file (only the policy's document changes) and propagates —
 //! kubectl finds the object on member-3 — and the audit log records both writes. Undo puts
 //! the document back and, after listing it, deletes the object it created.
@@ -135,8 +136,12 @@ fn widening_a_selector_in_the_console_saves_one_document_propagates_and_undoes()
                 .any(|line| line.contains("member-3") && line.contains("+ enters"))
     });
     console.send("\r");
-    console.wait_for("the review of the object for member-3", |screen| {
-        screen.contains(&format!("ConfigMap/{}/settings on member-3", ns.name))
+    console.wait_for("member-3's server-side dry run of the object", |screen| {
+        screen.contains("server-side dry run: 1 of 1 cluster(s) answered")
+            && screen.contains(&format!(
+                "ConfigMap/{}/settings on member-3 · create",
+                ns.name
+            ))
             && screen.contains("+  mode: fast")
     });
     console.send("\r");

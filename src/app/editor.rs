@@ -10,7 +10,8 @@ use std::collections::BTreeSet;
 
 use super::action::InputKey;
 use super::state::{LastChange, Mode, PendingApply, State};
-use crate::backend::{CellRef, Effect, FleetSave};
+use crate::backend::propagate::PlanItem;
+use crate::backend::{CellRef, Effect, FleetSave, SharedFleet};
 use crate::engine::edit::{
     DiffGroup, EditablePlacement, PlacementPreview, PlacementSource, parse_field_selector,
     parse_replicas, parse_selector, parse_tolerations, preview_placement,
@@ -73,7 +74,11 @@ pub enum ReviewRow {
 }
 
 /// The review's rows, in order; the view draws them and `n`/`p` jump between their hunks.
-pub fn review_rows(preview: &PlacementPreview) -> Vec<ReviewRow> {
+/// The clusters' server-side dry run replaces the offline render diff as answers arrive.
+pub fn review_rows(editor: &PlacementEditor) -> Vec<ReviewRow> {
+    let Some(preview) = &editor.preview else {
+        return Vec::new();
+    };
     let mut rows = Vec::new();
     for change in preview.leaving() {
         rows.push(ReviewRow::Note(format!(
@@ -83,34 +88,85 @@ pub fn review_rows(preview: &PlacementPreview) -> Vec<ReviewRow> {
     }
     if preview.diffs.is_empty() {
         rows.push(ReviewRow::Note("no rendered object changes".into()));
+        return rows;
     }
-    for group in &preview.diffs {
-        let identical = if group.clusters.len() > 1 {
-            ": identical"
-        } else {
-            ""
-        };
-        rows.push(ReviewRow::Group(format!(
-            "{} on {}{identical}",
-            group.resource.display_key(),
-            group.clusters.join(", ")
-        )));
-        for line in group.diff.lines() {
-            if line.starts_with("+++") || line.starts_with("---") {
-                continue;
-            }
-            rows.push(if line.starts_with("@@") {
-                ReviewRow::Hunk(line.to_string())
-            } else if let Some(rest) = line.strip_prefix('+') {
-                ReviewRow::Added(rest.to_string())
-            } else if let Some(rest) = line.strip_prefix('-') {
-                ReviewRow::Removed(rest.to_string())
-            } else {
-                ReviewRow::Context(line.strip_prefix(' ').unwrap_or(line).to_string())
-            });
+    if editor.dry_run.is_empty() {
+        rows.push(ReviewRow::Note(
+            "offline render diff; each cluster's server-side dry run replaces it as it answers"
+                .into(),
+        ));
+        for group in &preview.diffs {
+            rows.push(ReviewRow::Group(group_title(
+                &group.resource.display_key(),
+                &group.clusters,
+                None,
+            )));
+            push_diff(&mut rows, &group.diff);
         }
+        return rows;
+    }
+    let answered: BTreeSet<&str> = editor
+        .dry_run
+        .iter()
+        .map(|item| item.cluster.as_str())
+        .collect();
+    rows.push(ReviewRow::Note(format!(
+        "server-side dry run: {} of {} cluster(s) answered",
+        answered.len(),
+        editor.dry_run_clusters
+    )));
+    let mut groups: std::collections::BTreeMap<(String, &str, &str, &str), Vec<String>> =
+        std::collections::BTreeMap::new();
+    for item in &editor.dry_run {
+        groups
+            .entry((
+                item.resource.display_key(),
+                item.action.as_str(),
+                item.diff.as_str(),
+                item.message.as_str(),
+            ))
+            .or_default()
+            .push(item.cluster.clone());
+    }
+    for ((resource, action, diff, message), clusters) in groups {
+        rows.push(ReviewRow::Group(group_title(
+            &resource,
+            &clusters,
+            Some(action),
+        )));
+        if !message.is_empty() {
+            rows.push(ReviewRow::Note(message.to_string()));
+        }
+        push_diff(&mut rows, diff);
     }
     rows
+}
+
+fn group_title(resource: &str, clusters: &[String], action: Option<&str>) -> String {
+    let identical = if clusters.len() > 1 {
+        ": identical"
+    } else {
+        ""
+    };
+    let action = action.map(|a| format!(" · {a}")).unwrap_or_default();
+    format!("{resource} on {}{identical}{action}", clusters.join(", "))
+}
+
+fn push_diff(rows: &mut Vec<ReviewRow>, diff: &str) {
+    for line in diff.lines() {
+        if line.starts_with("+++") || line.starts_with("---") {
+            continue;
+        }
+        rows.push(if line.starts_with("@@") {
+            ReviewRow::Hunk(line.to_string())
+        } else if let Some(rest) = line.strip_prefix('+') {
+            ReviewRow::Added(rest.to_string())
+        } else if let Some(rest) = line.strip_prefix('-') {
+            ReviewRow::Removed(rest.to_string())
+        } else {
+            ReviewRow::Context(line.strip_prefix(' ').unwrap_or(line).to_string())
+        });
+    }
 }
 
 /// The row of the next (or previous) hunk or group header from `scroll`.
@@ -150,6 +206,10 @@ pub struct PlacementEditor {
     pub revision: u64,
     pub previewed: u64,
     pub stage: Stage,
+    /// The clusters' server-side dry run of the edit under review, as answers arrive.
+    pub dry_run: Vec<PlanItem>,
+    /// How many clusters were asked.
+    pub dry_run_clusters: usize,
 }
 
 impl PartialEq for PlacementEditor {
@@ -247,7 +307,7 @@ pub fn key(state: &mut State, mut editor: Box<PlacementEditor>, key: InputKey) -
             scroll,
             side_by_side,
         } => {
-            let rows = editor.preview.as_ref().map(review_rows).unwrap_or_default();
+            let rows = review_rows(&editor);
             let last = rows.len().saturating_sub(1);
             let scroll = match key {
                 InputKey::Esc => {
@@ -289,6 +349,9 @@ pub fn key(state: &mut State, mut editor: Box<PlacementEditor>, key: InputKey) -
                         scroll: 0,
                         side_by_side: false,
                     };
+                    let effects = ask_for_dry_run(state, &mut editor);
+                    state.mode = Mode::Placement(editor);
+                    return effects;
                 }
             }
             other => match editor.field {
@@ -353,6 +416,42 @@ fn text_key(editor: &mut PlacementEditor, key: InputKey) {
             Field::Replicas => parse_replicas(&editor.edit.replicas).err(),
             Field::Selector | Field::Clusters => parse_selector(&editor.edit.selector).err(),
         };
+    }
+}
+
+/// Asks the backend to dry-run the edited objects on their clusters (live clusters answer;
+/// simulated ones do not, and the offline diff stays).
+fn ask_for_dry_run(state: &State, editor: &mut PlacementEditor) -> Vec<Effect> {
+    editor.dry_run.clear();
+    let Some(preview) = &editor.preview else {
+        return Vec::new();
+    };
+    let Some(fleet) = preview.fleet.clone() else {
+        return Vec::new();
+    };
+    let cells = cells_to_apply(state, preview, |_| true);
+    editor.dry_run_clusters = cells
+        .iter()
+        .map(|cell| cell.cluster)
+        .collect::<BTreeSet<_>>()
+        .len();
+    if cells.is_empty() {
+        return Vec::new();
+    }
+    vec![Effect::DryRun {
+        fleet: SharedFleet(fleet),
+        cells,
+        revision: editor.revision,
+    }]
+}
+
+/// A dry-run answer from one cluster, kept when it belongs to the edit under review.
+pub fn dry_run_answered(state: &mut State, revision: u64, items: Vec<PlanItem>) {
+    if let Mode::Placement(editor) = &mut state.mode
+        && editor.revision == revision
+        && matches!(editor.stage, Stage::Reviewing { .. })
+    {
+        editor.dry_run.extend(items);
     }
 }
 

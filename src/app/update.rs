@@ -537,6 +537,9 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
                 }
             }
         }
+        BackendEvent::DryRun { revision, items } => {
+            editor::dry_run_answered(state, revision, items);
+        }
         BackendEvent::Cells(updates) => {
             for update in updates {
                 if let Some(row) = state.clusters.get_mut(update.cell.cluster as usize) {

@@ -45,6 +45,12 @@ pub enum BackendEvent {
     Heartbeat { clusters: Vec<u32> },
     /// A line for the status bar and the log (e.g. "applied 3 objects to prod-eu-west-1").
     Notice(String),
+    /// What one cluster's API server answered to a dry run of an edit (`revision` is the
+    /// editor's, so a stale answer is dropped).
+    DryRun {
+        revision: u64,
+        items: Vec<propagate::PlanItem>,
+    },
 }
 
 /// A fleet document to write back, replacing the document at `document` in `file`.
@@ -86,4 +92,11 @@ pub enum Effect {
     Delete { cells: Vec<CellRef> },
     /// The fleet was edited and saved: work from this one now (same resources and clusters).
     UseFleet(SharedFleet),
+    /// Server-side dry run of these cells as an edited (not yet saved) fleet renders them;
+    /// answered with [`BackendEvent::DryRun`]. Writes nothing.
+    DryRun {
+        fleet: SharedFleet,
+        cells: Vec<CellRef>,
+        revision: u64,
+    },
 }

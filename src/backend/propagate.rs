@@ -298,7 +298,11 @@ async fn plan_cluster<A: ClusterApi>(
 ) -> Vec<PlanItem> {
     let guard = Guard::new(options.limits);
     let guard = &guard;
-    let mut rows: Vec<(usize, PlanItem)> = futures::stream::iter(target.objects.iter().enumerate())
+    // Collected before polling so the plan stays `Send` (see `fan_out`).
+    let requests: Vec<_> = target
+        .objects
+        .iter()
+        .enumerate()
         .map(|(index, object)| async move {
             let rules = ignores.for_object(&target.cluster, &resource_of(object));
             (
@@ -306,6 +310,8 @@ async fn plan_cluster<A: ClusterApi>(
                 plan_object(&target.cluster, api, guard, object, mode, &rules).await,
             )
         })
+        .collect();
+    let mut rows: Vec<(usize, PlanItem)> = futures::stream::iter(requests)
         .buffer_unordered(options.limits.in_flight.max(1))
         .collect()
         .await;

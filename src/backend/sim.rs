@@ -699,6 +699,9 @@ async fn run(
                         }
                         continue;
                     }
+                    // Simulated clusters have no API server: the editor shows its offline
+                    // render diff for them.
+                    Some(Effect::DryRun { .. }) => continue,
                     Some(Effect::SaveAndApply { save, .. }) => {
                         tracing::warn!("{} reached the simulator unsaved; the console saves edits", save.title);
                         continue;

@@ -188,7 +188,7 @@ fn review_lines(
             theme.muted,
         )),
     ];
-    let rows = editor.preview.as_ref().map(review_rows).unwrap_or_default();
+    let rows = review_rows(editor);
     let rows = rows.get(scroll.min(rows.len())..).unwrap_or_default();
     if side_by_side {
         lines.extend(side_by_side_lines(rows, theme, width));

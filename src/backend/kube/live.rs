@@ -98,6 +98,12 @@ enum Command {
     Apply(Vec<u32>),
     /// Delete these rows' objects (confirmed by the operator).
     Delete(Vec<u32>),
+    /// Dry-run these rows as an edited fleet renders them.
+    DryRun {
+        fleet: Arc<Fleet>,
+        rows: Vec<u32>,
+        revision: u64,
+    },
     UseFleet(Arc<Fleet>),
 }
 
@@ -218,6 +224,28 @@ async fn dispatch(
                 for (cluster, rows) in by_cluster {
                     if let Some(Some(task)) = clusters.get(cluster as usize) {
                         let _ = task.send(Command::Delete(rows));
+                    }
+                }
+            }
+            Effect::DryRun {
+                fleet,
+                cells,
+                revision,
+            } => {
+                let mut by_cluster: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+                for cell in cells {
+                    by_cluster
+                        .entry(cell.cluster)
+                        .or_default()
+                        .push(cell.resource);
+                }
+                for (cluster, rows) in by_cluster {
+                    if let Some(Some(task)) = clusters.get(cluster as usize) {
+                        let _ = task.send(Command::DryRun {
+                            fleet: fleet.0.clone(),
+                            rows,
+                            revision,
+                        });
                     }
                 }
             }
@@ -474,6 +502,11 @@ impl ClusterTask {
         match command {
             Command::Apply(rows) => self.apply(rows, false),
             Command::Delete(rows) => self.apply(rows, true),
+            Command::DryRun {
+                fleet,
+                rows,
+                revision,
+            } => self.dry_run(fleet, rows, revision),
             Command::UseFleet(fleet) => {
                 let index = Arc::new(FleetIndex::new(&fleet));
                 let kinds_changed = index.kinds != self.cells.index().kinds;
@@ -484,6 +517,34 @@ impl ClusterTask {
                 }
             }
         }
+    }
+
+    /// Asks the API server what the edited fleet's objects of `rows` would change, in a task
+    /// of its own; the answer goes straight to the app.
+    fn dry_run(&mut self, fleet: Arc<Fleet>, rows: Vec<u32>, revision: u64) {
+        let Some(client) = self.client.clone() else {
+            return;
+        };
+        let shared = self.shared.clone();
+        let cluster = self.index();
+        let name = self.name();
+        tokio::spawn(async move {
+            let Ok(_permit) = shared.apply_permits.acquire().await else {
+                return;
+            };
+            // Dry runs are PATCH requests with dryRun=All: never sent by a read-only backend.
+            let (target, _) = apply_target(&fleet, shared.readonly, cluster, &name, client, &rows);
+            let ignores = propagate::Ignores::new(&fleet.ignores, &fleet.clusters);
+            let items = propagate::plan_with(
+                std::slice::from_ref(&target),
+                propagate::PlanMode::DryRun,
+                shared.options.apply,
+                &ignores,
+                &|_, _| {},
+            )
+            .await;
+            let _ = shared.events.send(BackendEvent::DryRun { revision, items });
+        });
     }
 
     /// Applies the desired objects of `rows` (and the namespaces they need) in a task of its
