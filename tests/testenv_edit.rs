@@ -1,10 +1,10 @@
 //! Editing a placement in the console against the real test environment, the way an operator
 //! does it: the real binary in a pseudo-terminal, keys in, screens out. Widening a label
 //! selector brings member-3 in; the preview shows it entering, the review shows member-3's
-//! server-side dry run of the object,
-//! confirming saves the fleet file (only the policy's document changes) and propagates —
-//! kubectl finds the object on member-3 — and the audit log records both writes. Undo puts
-//! the document back and, after listing it, deletes the object it created.
+//! server-side dry run of the object, confirming saves the fleet file (only the policy's
+//! document changes) and propagates — kubectl finds the object on member-3 — and the audit
+//! log records both writes. Undo puts the document back and, after listing it, deletes the
+//! object it created.
 
 mod common;
 mod support;
