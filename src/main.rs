@@ -59,6 +59,10 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
             };
             commands::clusters::run_demo(&global, &loaded, &mut std::io::stdout().lock())
         }
+        Command::Clusters if global.hub.is_some() => {
+            let hub = global.hub.clone().unwrap_or_default();
+            commands::clusters::run_hub(&global, &hub, &mut std::io::stdout()).await
+        }
         Command::Clusters => {
             let inventory = match source::live_inventory(&global) {
                 Ok(inventory) => inventory,

@@ -305,10 +305,76 @@ fn hub_karmada_a_stopped_member_turns_not_ready() {
         "member-2 reported not Ready {:.1} s after `testenv stop`",
         t.elapsed().as_secs_f64()
     );
+    // flotilla shows what the hub reports, with Karmada's reason.
+    let listed = flotilla_clusters();
+    let member = listed
+        .iter()
+        .find(|item| item["name"] == "member-2")
+        .expect("member-2 listed");
+    assert_eq!(member["health"], "Unreachable", "{member}");
+    assert!(
+        member["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("ClusterNotReachable")),
+        "{member}"
+    );
     testenv_cmd_ok(&["start", "member-2"]);
     eventually(
         "member-2 to be Ready again",
         Duration::from_secs(120),
         || (ready("member-2").as_deref() == Some("True")).then_some(()),
+    );
+}
+
+/// `flotilla --hub hub clusters -o json`, as items.
+fn flotilla_clusters() -> Vec<Value> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--kubeconfig")
+        .arg(&env().kubeconfig_path)
+        .args(["--hub", "hub", "clusters", "-o", "json"])
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run flotilla");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let value: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    value["items"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_clusters_lists_the_members_as_the_hub_reports_them() {
+    let _serial = serial();
+    karmada_hub();
+    let listed = flotilla_clusters();
+    let names: Vec<&str> = listed.iter().filter_map(|i| i["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        env().members.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    for item in &listed {
+        assert_eq!(item["health"], "Ready", "{item}");
+        assert_eq!(item["version"], "v1.36.3", "{item}");
+        assert_eq!(
+            item["context"], item["name"],
+            "members keep their contexts: {item}"
+        );
+    }
+    let plain = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--kubeconfig")
+        .arg(&env().kubeconfig_path)
+        .args(["--hub", "member-1", "clusters"])
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run flotilla");
+    assert_eq!(plain.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&plain.stderr).contains("is not a federation hub"),
+        "{}",
+        String::from_utf8_lossy(&plain.stderr)
     );
 }

@@ -5,6 +5,7 @@
 
 pub mod cluster;
 pub mod fake;
+pub mod hub;
 pub mod kube;
 pub mod live_cells;
 pub mod propagate;

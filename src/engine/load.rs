@@ -26,6 +26,18 @@ pub struct Doc {
 }
 
 impl Doc {
+    /// A document that did not come from a file (an object read from a hub): `file` names its
+    /// origin in messages, and every field reports line 1.
+    pub fn from_value(file: &str, value: Value) -> Doc {
+        Doc {
+            file: file.to_string(),
+            line: 1,
+            value,
+            lines: HashMap::new(),
+            index: 0,
+        }
+    }
+
     /// The line a JSON pointer (or its closest ancestor that has one) sits on.
     pub fn line_of(&self, pointer: &str) -> usize {
         let mut current = pointer;
