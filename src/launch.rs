@@ -11,25 +11,37 @@ use crate::app::state::{State, Wall};
 use crate::app::{self, Console, Session};
 use crate::backend::BackendEvent;
 use crate::backend::Effect;
+use crate::backend::hub::{self, HubKind};
+use crate::backend::kube::kubeconfig;
 use crate::backend::kube::live::{self, LiveFleet, LiveOptions};
 use crate::backend::sim::{self, Scenario, SimCore};
 use crate::cli::{GlobalArgs, WatchArgs, exit};
 use crate::config::keymap::Keymap;
 use crate::config::theme::Theme;
 use crate::config::{self, Settings};
-use crate::engine::Fleet;
+use crate::engine::{FederatedResource, Fleet, SourceLocation};
+use crate::model::Dialect;
 use crate::source;
 
 /// Runs the console (or, with `wall`, the read-only wall display) until the operator quits.
 pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result<u8> {
-    if global.hub.is_some() {
-        eprintln!(
-            "not implemented yet: hub mode (--hub); connect to the member contexts with --context or a fleet directory"
-        );
-        return Ok(exit::INPUT);
-    }
     let readonly = global.readonly || wall.is_some();
     let (events_tx, events) = mpsc::unbounded_channel();
+    if let Some(hub) = &global.hub {
+        let (fleet, label) = match start_hub(global, hub, events_tx).await {
+            Ok(started) => started,
+            Err(code) => return Ok(code),
+        };
+        // Hub mode shows what the hub's controllers do; editing its policies comes later.
+        let session = |state| Session {
+            state,
+            effects: None,
+            fleet: fleet.clone(),
+            files: Vec::new(),
+            persist: false,
+        };
+        return show(global, wall, &fleet, label, true, events, session).await;
+    }
     let persist = !global.uses_demo();
     let (fleet, files, label, effects) = if global.uses_demo() {
         let loaded = match source::load(global) {
@@ -54,7 +66,27 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
         let effects = start_live(live, events_tx, readonly);
         (fleet, files, label, effects)
     };
-    let (mut state, theme, keymap) = dressed_state(global, &fleet, label);
+    let session = |state| Session {
+        state,
+        effects,
+        fleet: fleet.clone(),
+        files,
+        persist,
+    };
+    show(global, wall, &fleet, label, readonly, events, session).await
+}
+
+/// Dresses the state (settings, theme, key map, wall) and runs the console loop on it.
+async fn show(
+    global: &GlobalArgs,
+    wall: Option<WatchArgs>,
+    fleet: &Fleet,
+    label: String,
+    readonly: bool,
+    events: mpsc::UnboundedReceiver<BackendEvent>,
+    session: impl FnOnce(State) -> Session,
+) -> anyhow::Result<u8> {
+    let (mut state, theme, keymap) = dressed_state(global, fleet, label);
     state.readonly = readonly;
     let ascii = wall.as_ref().is_some_and(|args| args.ascii);
     if let Some(args) = &wall {
@@ -66,13 +98,7 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
         });
     }
     Console {
-        session: Session {
-            state,
-            effects,
-            fleet,
-            files,
-            persist,
-        },
+        session: session(state),
         theme,
         keymap,
         ascii,
@@ -81,6 +107,62 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
     .run()
     .await?;
     Ok(exit::OK)
+}
+
+/// Connects to a hub, reads it once, and starts its read-only backend. The fleet's clusters
+/// are the hub's members and its resources the templates Karmada has bound.
+async fn start_hub(
+    global: &GlobalArgs,
+    hub: &str,
+    events: mpsc::UnboundedSender<BackendEvent>,
+) -> Result<(Arc<Fleet>, String), u8> {
+    let kubeconfig =
+        kubeconfig::load(global.kubeconfig.as_deref()).map_err(|err| input_error(&err))?;
+    let client = kubeconfig::client_for(&kubeconfig, hub, LiveOptions::default().timeouts)
+        .await
+        .map_err(|reason| input_error(&format!("--hub {hub}: {reason}")))?;
+    match hub::detect(&client).await {
+        Ok(Some(HubKind::Karmada)) => {}
+        Ok(Some(other)) => {
+            eprintln!(
+                "not implemented yet: {} hubs (--hub {hub}); Karmada hubs are supported",
+                other.as_str()
+            );
+            return Err(exit::INPUT);
+        }
+        Ok(None) => {
+            return Err(input_error(&format!(
+                "--hub {hub} is not a federation hub: it serves none of the Karmada, Open Cluster Management or KubeFed APIs"
+            )));
+        }
+        Err(reason) => {
+            eprintln!("error: --hub {hub}: cannot reach the hub: {reason}");
+            return Err(exit::PARTIAL);
+        }
+    }
+    let view = match hub::karmada::read(&client, &kubeconfig).await {
+        Ok(view) => view,
+        Err(reason) => {
+            eprintln!("error: --hub {hub}: {reason}");
+            return Err(exit::PARTIAL);
+        }
+    };
+    let mut fleet = Fleet::default();
+    fleet.clusters = view.clusters.iter().map(|(spec, _)| spec.clone()).collect();
+    fleet.resources = view
+        .bindings
+        .iter()
+        .map(|binding| FederatedResource {
+            target: binding.target.clone(),
+            dialect: Dialect::Karmada,
+            source: SourceLocation {
+                file: format!("hub {hub}: ResourceBinding {}", binding.name),
+                line: 1,
+            },
+        })
+        .collect();
+    hub::poll::spawn_readonly(client, kubeconfig, view, events);
+    Ok((Arc::new(fleet), format!("hub {hub} · Karmada")))
 }
 
 fn input_error(err: &dyn std::fmt::Display) -> u8 {

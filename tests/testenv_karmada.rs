@@ -378,3 +378,65 @@ fn hub_karmada_clusters_lists_the_members_as_the_hub_reports_them() {
         String::from_utf8_lossy(&plain.stderr)
     );
 }
+
+#[test]
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_the_console_model_shows_the_bindings_clusters_and_each_works_state() {
+    use flotilla::backend::hub::karmada;
+    use flotilla::model::CellStatus;
+
+    let _serial = serial();
+    karmada_hub();
+    let ns = TestNamespace::on("hub-model", &["hub".to_string()]);
+    apply(
+        "hub",
+        &format!(
+            r#"apiVersion: v1
+kind: ConfigMap
+metadata: {{name: colors, namespace: {ns}}}
+data: {{color: blue}}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {{name: colors, namespace: {ns}}}
+spec:
+  resourceSelectors: [{{apiVersion: v1, kind: ConfigMap, name: colors}}]
+  placement:
+    clusterAffinity: {{clusterNames: [member-1]}}
+"#,
+            ns = ns.name
+        ),
+    );
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let kubeconfig =
+        kube::config::Kubeconfig::read_from(&env().kubeconfig_path).expect("kubeconfig");
+    let client = runtime.block_on(env().client("hub"));
+    let key = format!("ConfigMap/{}/colors", ns.name);
+    let (view, row) = eventually(
+        "the binding's Work to be Applied on member-1",
+        Duration::from_secs(60),
+        || {
+            let view = runtime
+                .block_on(karmada::read(&client, &kubeconfig))
+                .expect("read the hub");
+            let row = view
+                .bindings
+                .iter()
+                .position(|b| b.target.display_key() == key)?;
+            (view.cell(row, 0).0 == CellStatus::InSync).then_some((view, row))
+        },
+    );
+    let names: Vec<&str> = view.clusters.iter().map(|(s, _)| s.name.as_str()).collect();
+    assert_eq!(names[..2], ["member-1", "member-2"]);
+    assert_eq!(
+        view.bindings[row].clusters,
+        [("member-1".to_string(), None)]
+    );
+    let (status, message) = view.cell(row, 0);
+    assert_eq!(status, CellStatus::InSync);
+    assert_eq!(message.as_deref(), Some("Work Applied"));
+    let CellStatus::NotPlaced(reason) = view.cell(row, 1).0 else {
+        panic!("member-2 is not scheduled");
+    };
+    assert!(reason.contains("did not schedule"), "{reason}");
+}

@@ -164,6 +164,11 @@ impl Session {
             self.state.explanation = None;
             return;
         };
+        // A hub's scheduler placed it: the cell's own detail says why, not this engine.
+        if !self.fleet.plans(resource) {
+            self.state.explanation = None;
+            return;
+        }
         let current = self
             .state
             .explanation

@@ -128,6 +128,12 @@ impl Fleet {
             .ok()
     }
 
+    /// Whether this engine placed `resource` (false for a resource read from a hub, whose
+    /// scheduler decides instead).
+    pub fn plans(&self, resource: usize) -> bool {
+        self.plans.get(resource).is_some()
+    }
+
     /// Whether `resource` is placed on `cluster` (cheap: no object is built).
     pub fn is_placed(&self, resource: usize, cluster: usize) -> bool {
         self.plans.get(resource).is_some_and(|p| p.placed(cluster))

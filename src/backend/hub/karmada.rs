@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::backend::kube::probe::short_error;
 use crate::engine::inventory::{InventoryKind, parse_cluster};
 use crate::engine::load::Doc;
-use crate::model::{ClusterSpec, ClusterStatus, Health};
+use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef};
 
 fn cluster_resource() -> ApiResource {
     ApiResource {
@@ -121,5 +121,315 @@ mod tests {
              "message": "cluster is not reachable"}]}});
         assert_eq!(status_of(&gone).health, Health::Unreachable);
         assert_eq!(status_of(&json!({})).health, Health::Unknown);
+    }
+}
+
+/// A ResourceBinding (or ClusterResourceBinding): the template it binds and where Karmada
+/// scheduled it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Binding {
+    /// `namespace/name` of the binding, for messages.
+    pub name: String,
+    pub target: ResourceRef,
+    /// `resourcebinding.karmada.io/permanent-id`, which its Works carry.
+    pub id: String,
+    /// Scheduled clusters with their replicas, when divided.
+    pub clusters: Vec<(String, Option<i64>)>,
+    /// The Scheduled condition's status and message, when it is not True.
+    pub unscheduled: Option<String>,
+}
+
+/// What a Work says about its manifests on one cluster.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct WorkState {
+    /// The Applied condition: `None` when Karmada has not reported it yet.
+    pub applied: Option<bool>,
+    pub reason: String,
+    pub message: String,
+}
+
+/// Everything the console shows of a Karmada hub at one moment.
+#[derive(Debug, Clone, Default)]
+pub struct HubView {
+    pub clusters: Vec<(ClusterSpec, ClusterStatus)>,
+    pub bindings: Vec<Binding>,
+    /// By (binding id, cluster name).
+    pub works: std::collections::HashMap<(String, String), WorkState>,
+}
+
+fn text(value: &Value, pointer: &str) -> String {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn condition<'a>(value: &'a Value, kind: &str) -> Option<&'a Value> {
+    value
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|conditions| conditions.iter().find(|c| c["type"] == kind))
+}
+
+/// A binding object as the console needs it.
+pub fn binding_of(value: &Value) -> Binding {
+    let namespace = text(value, "/metadata/namespace");
+    let name = text(value, "/metadata/name");
+    let resource = value.pointer("/spec/resource").cloned().unwrap_or_default();
+    let target = ResourceRef {
+        api_version: text(&resource, "/apiVersion"),
+        kind: text(&resource, "/kind"),
+        namespace: Some(text(&resource, "/namespace")).filter(|ns| !ns.is_empty()),
+        name: text(&resource, "/name"),
+    };
+    let clusters = value
+        .pointer("/spec/clusters")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .map(|c| (text(c, "/name"), c.get("replicas").and_then(Value::as_i64)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let unscheduled = condition(value, "Scheduled")
+        .filter(|c| c["status"] != "True")
+        .map(|c| format!("{}: {}", text(c, "/reason"), text(c, "/message")));
+    Binding {
+        name: if namespace.is_empty() {
+            name
+        } else {
+            format!("{namespace}/{name}")
+        },
+        target,
+        id: text(
+            value,
+            "/metadata/labels/resourcebinding.karmada.io~1permanent-id",
+        ),
+        clusters,
+        unscheduled,
+    }
+}
+
+/// A Work object: (binding id, cluster, state); `None` when it belongs to no binding.
+pub fn work_of(value: &Value) -> Option<(String, String, WorkState)> {
+    let id = text(
+        value,
+        "/metadata/labels/resourcebinding.karmada.io~1permanent-id",
+    );
+    let cluster = text(value, "/metadata/namespace")
+        .strip_prefix("karmada-es-")?
+        .to_string();
+    if id.is_empty() {
+        return None;
+    }
+    let applied = condition(value, "Applied");
+    Some((
+        id,
+        cluster,
+        WorkState {
+            applied: applied.map(|c| c["status"] == "True"),
+            reason: applied.map(|c| text(c, "/reason")).unwrap_or_default(),
+            message: applied.map(|c| text(c, "/message")).unwrap_or_default(),
+        },
+    ))
+}
+
+impl HubView {
+    /// One cell of the matrix: binding `row` on cluster `column`, as design §4 names it, with
+    /// Karmada's own words as the detail.
+    pub fn cell(&self, row: usize, column: usize) -> (CellStatus, Option<String>) {
+        let (Some(binding), Some((spec, status))) =
+            (self.bindings.get(row), self.clusters.get(column))
+        else {
+            return (CellStatus::NotPlaced("unknown".into()), None);
+        };
+        let Some((_, replicas)) = binding.clusters.iter().find(|(name, _)| *name == spec.name)
+        else {
+            let reason = match &binding.unscheduled {
+                Some(why) => format!("ResourceBinding {} not scheduled: {why}", binding.name),
+                None => format!(
+                    "Karmada did not schedule ResourceBinding {} to {}",
+                    binding.name, spec.name
+                ),
+            };
+            return (CellStatus::NotPlaced(reason), None);
+        };
+        if matches!(status.health, Health::Unreachable) {
+            return (CellStatus::Unreachable, Some(status.message.clone()));
+        }
+        let replicas = replicas
+            .map(|r| format!(" ({r} replicas)"))
+            .unwrap_or_default();
+        match self.works.get(&(binding.id.clone(), spec.name.clone())) {
+            None => (
+                CellStatus::Pending,
+                Some(format!(
+                    "scheduled{replicas}; no Work for {} yet",
+                    spec.name
+                )),
+            ),
+            Some(work) => match work.applied {
+                Some(true) => (CellStatus::InSync, Some(format!("Work Applied{replicas}"))),
+                Some(false) => (
+                    CellStatus::Failed(format!("{}: {}", work.reason, work.message)),
+                    None,
+                ),
+                None => (
+                    CellStatus::Pending,
+                    Some(format!("Work not applied yet{replicas}")),
+                ),
+            },
+        }
+    }
+}
+
+fn binding_resources() -> [ApiResource; 3] {
+    let resource = |version: &str, kind: &str, plural: &str| ApiResource {
+        group: "work.karmada.io".into(),
+        version: version.into(),
+        api_version: format!("work.karmada.io/{version}"),
+        kind: kind.into(),
+        plural: plural.into(),
+    };
+    [
+        resource("v1alpha2", "ResourceBinding", "resourcebindings"),
+        resource(
+            "v1alpha2",
+            "ClusterResourceBinding",
+            "clusterresourcebindings",
+        ),
+        resource("v1alpha1", "Work", "works"),
+    ]
+}
+
+async fn list_values(client: &Client, resource: &ApiResource) -> Result<Vec<Value>, String> {
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), resource);
+    let list = api.list(&ListParams::default()).await.map_err(|err| {
+        format!(
+            "listing {} on the hub: {}",
+            resource.kind,
+            short_error(&err)
+        )
+    })?;
+    Ok(list
+        .items
+        .into_iter()
+        .filter_map(|object| serde_json::to_value(object).ok())
+        .collect())
+}
+
+/// Reads the hub: clusters, bindings (sorted by their template) and Works.
+pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, String> {
+    let [bindings, cluster_bindings, works] = binding_resources();
+    let clusters = clusters(client, kubeconfig).await?;
+    let mut all: Vec<Binding> = list_values(client, &bindings)
+        .await?
+        .iter()
+        .chain(list_values(client, &cluster_bindings).await?.iter())
+        .map(binding_of)
+        .collect();
+    all.sort_by(|a, b| {
+        (
+            a.target.namespace.as_deref(),
+            &a.target.name,
+            &a.target.kind,
+        )
+            .cmp(&(
+                b.target.namespace.as_deref(),
+                &b.target.name,
+                &b.target.kind,
+            ))
+    });
+    let works = list_values(client, &works)
+        .await?
+        .iter()
+        .filter_map(work_of)
+        .map(|(id, cluster, state)| ((id, cluster), state))
+        .collect();
+    Ok(HubView {
+        clusters,
+        bindings: all,
+        works,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod view_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn view() -> HubView {
+        let binding = binding_of(&json!({
+            "metadata": {"name": "web-deployment", "namespace": "shop",
+                "labels": {"resourcebinding.karmada.io/permanent-id": "b1"}},
+            "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment",
+                "namespace": "shop", "name": "web"},
+                "clusters": [{"name": "a", "replicas": 2}, {"name": "b", "replicas": 1}]},
+        }));
+        let work = |cluster: &str, status: &str, reason: &str| {
+            work_of(&json!({
+                "metadata": {"namespace": format!("karmada-es-{cluster}"),
+                    "labels": {"resourcebinding.karmada.io/permanent-id": "b1"}},
+                "status": {"conditions": [{"type": "Applied", "status": status,
+                    "reason": reason, "message": "admission webhook denied"}]},
+            }))
+            .unwrap()
+        };
+        let ready = |name: &str| {
+            (
+                ClusterSpec {
+                    name: name.into(),
+                    ..ClusterSpec::default()
+                },
+                ClusterStatus {
+                    health: Health::Ready,
+                    ..ClusterStatus::default()
+                },
+            )
+        };
+        let works = [
+            work("a", "True", "AppliedSuccessful"),
+            work("b", "False", "AppliedFailed"),
+        ]
+        .into_iter()
+        .map(|(id, cluster, state)| ((id, cluster), state))
+        .collect();
+        HubView {
+            clusters: vec![ready("a"), ready("b"), ready("c")],
+            bindings: vec![binding],
+            works,
+        }
+    }
+
+    #[test]
+    fn cells_follow_the_binding_and_each_works_applied_condition() {
+        let view = view();
+        assert_eq!(view.bindings[0].target.display_key(), "Deployment/shop/web");
+        let (status, message) = view.cell(0, 0);
+        assert_eq!(status, CellStatus::InSync);
+        assert_eq!(message.as_deref(), Some("Work Applied (2 replicas)"));
+        assert_eq!(
+            view.cell(0, 1).0,
+            CellStatus::Failed("AppliedFailed: admission webhook denied".into())
+        );
+        let CellStatus::NotPlaced(reason) = view.cell(0, 2).0 else {
+            panic!("c is not scheduled");
+        };
+        assert!(
+            reason.contains("did not schedule ResourceBinding shop/web-deployment"),
+            "{reason}"
+        );
+    }
+
+    #[test]
+    fn an_unreachable_member_makes_its_scheduled_cells_unreachable() {
+        let mut view = view();
+        view.clusters[0].1.health = Health::Unreachable;
+        assert_eq!(view.cell(0, 0).0, CellStatus::Unreachable);
+        view.works.clear();
+        assert_eq!(view.cell(0, 1).0, CellStatus::Pending);
     }
 }

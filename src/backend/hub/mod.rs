@@ -3,6 +3,7 @@
 //! here only read; they must not write to the hub or decide placement themselves.
 
 pub mod karmada;
+pub mod poll;
 
 use kube::Client;
 

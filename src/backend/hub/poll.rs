@@ -1,0 +1,185 @@
+//! The console's backend on a Karmada hub: reads the hub (clusters, bindings, Works) every few
+//! seconds and reports what changed — cluster health as Karmada reports it, and one cell per
+//! (binding, cluster) from the binding's schedule and the Work's Applied condition. The rows
+//! are the bindings that existed at start. It only reads: there is no effect channel, so no
+//! code path can write to the hub.
+
+use std::time::Duration;
+
+use kube::Client;
+use kube::config::Kubeconfig;
+use tokio::sync::mpsc;
+
+use super::karmada::{HubView, read};
+use crate::backend::{BackendEvent, CellRef, CellUpdate};
+use crate::model::{ClusterStatus, Health, StatusKind};
+
+/// Time between reads of the hub.
+pub const POLL_EVERY: Duration = Duration::from_secs(5);
+
+/// The first matrix of a hub view.
+pub fn snapshot(view: &HubView) -> BackendEvent {
+    let clusters = view.clusters.len();
+    let mut kinds = vec![StatusKind::NotPlaced; view.bindings.len() * clusters];
+    let mut details = Vec::new();
+    for row in 0..view.bindings.len() {
+        for column in 0..clusters {
+            let (status, message) = view.cell(row, column);
+            kinds[row * clusters + column] = status.kind();
+            if status.detail().is_some() || message.is_some() {
+                details.push(CellUpdate {
+                    cell: CellRef {
+                        resource: row as u32,
+                        cluster: column as u32,
+                    },
+                    status,
+                    message,
+                });
+            }
+        }
+    }
+    BackendEvent::Snapshot { kinds, details }
+}
+
+/// Starts polling; `first` is the view the console's rows and columns were built from.
+pub fn spawn_readonly(
+    client: Client,
+    kubeconfig: Kubeconfig,
+    first: HubView,
+    events: mpsc::UnboundedSender<BackendEvent>,
+) {
+    tokio::spawn(run(client, kubeconfig, first, events));
+}
+
+async fn run(
+    client: Client,
+    kubeconfig: Kubeconfig,
+    first: HubView,
+    events: mpsc::UnboundedSender<BackendEvent>,
+) {
+    let mut shown = first;
+    let _ = events.send(snapshot(&shown));
+    for (index, (_, status)) in shown.clusters.iter().enumerate() {
+        let _ = events.send(BackendEvent::Cluster {
+            cluster: index as u32,
+            status: status.clone(),
+        });
+    }
+    let mut ticker = tokio::time::interval(POLL_EVERY);
+    ticker.tick().await;
+    loop {
+        ticker.tick().await;
+        if events.is_closed() {
+            return;
+        }
+        let next = match read(&client, &kubeconfig).await {
+            Ok(view) => aligned(&shown, view),
+            Err(reason) => unreachable_hub(&shown, &reason),
+        };
+        for event in changes(&shown, &next) {
+            if events.send(event).is_err() {
+                return;
+            }
+        }
+        shown = next;
+    }
+}
+
+/// `view` in the rows and columns of `shown` (bindings and clusters that appeared since start
+/// are left out; ones that went away report as not scheduled).
+fn aligned(shown: &HubView, view: HubView) -> HubView {
+    let clusters = shown
+        .clusters
+        .iter()
+        .map(|(spec, _)| {
+            view.clusters
+                .iter()
+                .find(|(other, _)| other.name == spec.name)
+                .cloned()
+                .unwrap_or_else(|| {
+                    (
+                        spec.clone(),
+                        ClusterStatus {
+                            health: Health::Unknown,
+                            message: "no longer a member of the hub".into(),
+                            ..ClusterStatus::default()
+                        },
+                    )
+                })
+        })
+        .collect();
+    let bindings = shown
+        .bindings
+        .iter()
+        .map(|binding| {
+            view.bindings
+                .iter()
+                .find(|other| other.target == binding.target)
+                .cloned()
+                .unwrap_or_else(|| super::karmada::Binding {
+                    clusters: Vec::new(),
+                    unscheduled: Some("the binding is gone from the hub".into()),
+                    ..binding.clone()
+                })
+        })
+        .collect();
+    HubView {
+        clusters,
+        bindings,
+        works: view.works,
+    }
+}
+
+/// The hub did not answer: every cluster's health is unknown, with the reason.
+fn unreachable_hub(shown: &HubView, reason: &str) -> HubView {
+    let mut view = shown.clone();
+    for (_, status) in &mut view.clusters {
+        *status = ClusterStatus {
+            health: Health::Unknown,
+            message: format!("the hub did not answer: {reason}"),
+            ..ClusterStatus::default()
+        };
+    }
+    view
+}
+
+/// What differs between two views of the same shape, as backend events (a heartbeat for the
+/// clusters whose health was read even when nothing changed).
+pub fn changes(before: &HubView, after: &HubView) -> Vec<BackendEvent> {
+    let mut events = Vec::new();
+    let mut alive = Vec::new();
+    for (index, ((_, old), (_, new))) in before.clusters.iter().zip(&after.clusters).enumerate() {
+        if old != new {
+            events.push(BackendEvent::Cluster {
+                cluster: index as u32,
+                status: new.clone(),
+            });
+        } else if new.health != Health::Unknown {
+            alive.push(index as u32);
+        }
+    }
+    let mut cells = Vec::new();
+    for row in 0..after.bindings.len() {
+        for column in 0..after.clusters.len() {
+            let old = before.cell(row, column);
+            let new = after.cell(row, column);
+            if old != new {
+                cells.push(CellUpdate {
+                    cell: CellRef {
+                        resource: row as u32,
+                        cluster: column as u32,
+                    },
+                    status: new.0,
+                    message: new.1,
+                });
+            }
+        }
+    }
+    if !cells.is_empty() {
+        events.push(BackendEvent::Cells(cells));
+    }
+    if !alive.is_empty() {
+        events.push(BackendEvent::Heartbeat { clusters: alive });
+    }
+    events
+}
