@@ -62,6 +62,20 @@ pub fn replace_document(path: &Path, index: usize, value: &Value) -> Result<Save
     })
 }
 
+/// Replaces document `index`, or appends `value` when `index` is the file's document count
+/// (a document an editor created); see [`yaml_edit::replace_or_append`].
+pub fn replace_or_append_document(
+    path: &Path,
+    index: usize,
+    value: &Value,
+) -> Result<Saved, SaveError> {
+    let old = std::fs::read_to_string(path).map_err(|e| io(path, e))?;
+    if index == crate::engine::load::document_spans(&old).len() {
+        return append_document(path, value);
+    }
+    replace_document(path, index, value)
+}
+
 /// Appends `value` as a new document to the file at `path`, creating the file (and its
 /// directory) when it does not exist.
 pub fn append_document(path: &Path, value: &Value) -> Result<Saved, SaveError> {
