@@ -81,9 +81,8 @@ fn summary(editor: &OverrideEditor) -> String {
     match (&editor.dirty, &editor.preview) {
         (None, _) => " no change yet".into(),
         (Some(_), None) => " computing the preview…".into(),
-        (Some(d), Some(preview)) => format!(
-            " {}: {} object(s) change on {}",
-            editor.docs.get(*d).map(|d| d.title.as_str()).unwrap_or(""),
+        (Some(_), Some(preview)) => format!(
+            " {} object(s) change on {}",
             preview.updated,
             if preview.clusters.is_empty() {
                 "no cluster".into()
