@@ -196,6 +196,25 @@ mod tests {
     }
 
     #[test]
+    fn replace_or_append_appends_at_the_document_count_and_replaces_below_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fleet.yaml");
+        std::fs::write(&path, "kind: A # keep\n").unwrap();
+        let saved = replace_or_append_document(&path, 1, &json!({"kind": "B"})).unwrap();
+        assert!(saved.backup.is_some());
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "kind: A # keep\n---\nkind: B\n"
+        );
+        replace_or_append_document(&path, 1, &json!({"kind": "C"})).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "kind: A # keep\n---\nkind: C\n"
+        );
+        assert!(replace_or_append_document(&path, 3, &json!({})).is_err());
+    }
+
+    #[test]
     fn append_creates_missing_files_and_refuses_a_broken_index() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/new.yaml");

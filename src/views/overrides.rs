@@ -57,15 +57,20 @@ pub(super) fn render(
             lines.extend(rows.iter().map(|row| review_line(row, theme)));
         }
         Stage::List => {
-            lines.extend(rule_lines(editor, cluster, theme));
+            let rows = usize::from(area.height.saturating_sub(5)).max(1);
+            lines.extend(visible(rule_lines(editor, cluster, theme), rows));
             lines.push(Line::from(Span::styled(
                 " a patch · i image · r replicas · l label · n annotation · v env · e edit · d delete · K/J move · enter review · esc cancel",
                 theme.muted,
             )));
         }
         Stage::Form(form) => {
-            lines.extend(rule_lines(editor, cluster, theme));
-            lines.extend(form_lines(form, theme));
+            let form = form_lines(form, theme);
+            let rows = usize::from(area.height.saturating_sub(3))
+                .saturating_sub(form.len())
+                .max(1);
+            lines.extend(visible(rule_lines(editor, cluster, theme), rows));
+            lines.extend(form);
         }
     }
     frame.render_widget(
@@ -93,8 +98,20 @@ fn summary(editor: &OverrideEditor) -> String {
     }
 }
 
-fn rule_lines(editor: &OverrideEditor, cluster: &str, theme: &Theme) -> Vec<Line<'static>> {
+/// At most `rows` of the rule lines, scrolled so the cursor's line shows.
+fn visible((lines, cursor): (Vec<Line<'static>>, usize), rows: usize) -> Vec<Line<'static>> {
+    let first = cursor.saturating_sub(rows.saturating_sub(2));
+    lines.into_iter().skip(first).take(rows).collect()
+}
+
+/// The documents and their rules, and the line the cursor is on.
+fn rule_lines(
+    editor: &OverrideEditor,
+    cluster: &str,
+    theme: &Theme,
+) -> (Vec<Line<'static>>, usize) {
     let mut lines = Vec::new();
+    let mut cursor_line = 0;
     for (d, doc) in editor.docs.iter().enumerate() {
         let mut header = if doc.created {
             format!(" {} (new: created in {} on save)", doc.title, doc.file)
@@ -116,6 +133,9 @@ fn rule_lines(editor: &OverrideEditor, cluster: &str, theme: &Theme) -> Vec<Line
             lines.push(Line::from(Span::styled("    (no rules)", theme.muted)));
         }
         for (at, rule) in rows {
+            if at == editor.cursor {
+                cursor_line = lines.len();
+            }
             let cursor = at == editor.cursor && editor.stage == Stage::List;
             let here = if rule.clusters.iter().any(|c| c == cluster) {
                 "✓"
@@ -137,7 +157,7 @@ fn rule_lines(editor: &OverrideEditor, cluster: &str, theme: &Theme) -> Vec<Line
             }
         }
     }
-    lines
+    (lines, cursor_line)
 }
 
 fn form_lines(form: &Form, theme: &Theme) -> Vec<Line<'static>> {
