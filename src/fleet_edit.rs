@@ -62,6 +62,20 @@ pub fn replace_document(path: &Path, index: usize, value: &Value) -> Result<Save
     })
 }
 
+/// Replaces document `index`, or appends `value` when `index` is the file's document count
+/// (a document an editor created); see [`yaml_edit::replace_or_append`].
+pub fn replace_or_append_document(
+    path: &Path,
+    index: usize,
+    value: &Value,
+) -> Result<Saved, SaveError> {
+    let old = std::fs::read_to_string(path).map_err(|e| io(path, e))?;
+    if index == crate::engine::load::document_spans(&old).len() {
+        return append_document(path, value);
+    }
+    replace_document(path, index, value)
+}
+
 /// Appends `value` as a new document to the file at `path`, creating the file (and its
 /// directory) when it does not exist.
 pub fn append_document(path: &Path, value: &Value) -> Result<Saved, SaveError> {
@@ -179,6 +193,25 @@ mod tests {
         assert_eq!(std::fs::read_to_string(saved.backup.unwrap()).unwrap(), old);
         // Only the file and its backup: no temporary file is left behind.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn replace_or_append_appends_at_the_document_count_and_replaces_below_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fleet.yaml");
+        std::fs::write(&path, "kind: A # keep\n").unwrap();
+        let saved = replace_or_append_document(&path, 1, &json!({"kind": "B"})).unwrap();
+        assert!(saved.backup.is_some());
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "kind: A # keep\n---\nkind: B\n"
+        );
+        replace_or_append_document(&path, 1, &json!({"kind": "C"})).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "kind: A # keep\n---\nkind: C\n"
+        );
+        assert!(replace_or_append_document(&path, 3, &json!({})).is_err());
     }
 
     #[test]

@@ -6,6 +6,7 @@
 pub mod action;
 pub mod editor;
 pub mod filter;
+pub mod overrides;
 pub mod palette;
 pub mod rollout;
 pub mod session;

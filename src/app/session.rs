@@ -33,6 +33,7 @@ impl Session {
         let effects = update(&mut self.state, action);
         self.explain_selection();
         editor::refresh(&mut self.state, &self.fleet, &self.files);
+        super::overrides::refresh(&mut self.state, &self.fleet, &self.files);
         for effect in effects {
             let effect = match effect {
                 Effect::SaveAndApply {
@@ -66,7 +67,7 @@ impl Session {
         };
         let saved = if self.persist {
             let path = std::path::Path::new(&save.file);
-            fleet_edit::replace_document(path, save.document, &save.object)
+            fleet_edit::replace_or_append_document(path, save.document, &save.object)
                 .map_err(|err| err.to_string())
                 .and_then(|saved| {
                     let text = std::fs::read_to_string(path)
@@ -78,7 +79,7 @@ impl Session {
                     Ok((text, saved.warnings, backup))
                 })
         } else {
-            yaml_edit::replace_document(
+            yaml_edit::replace_or_append(
                 &save.file,
                 &self.files[index].text,
                 save.document,

@@ -393,6 +393,8 @@ pub enum Mode {
     },
     /// Editing the selected resource's placement.
     Placement(Box<super::editor::PlacementEditor>),
+    /// Editing the override rules of the selected resource × cluster cell.
+    Overrides(Box<super::overrides::OverrideEditor>),
 }
 
 /// A propagation waiting for the operator's confirmation.

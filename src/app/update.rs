@@ -44,7 +44,11 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
 pub fn is_typing(state: &State) -> bool {
     matches!(
         state.mode,
-        Mode::Filter { .. } | Mode::Palette { .. } | Mode::Confirm(_) | Mode::Placement(_)
+        Mode::Filter { .. }
+            | Mode::Palette { .. }
+            | Mode::Confirm(_)
+            | Mode::Placement(_)
+            | Mode::Overrides(_)
     )
 }
 
@@ -169,6 +173,7 @@ fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
         }
         Command::Apply => return ask_to_apply(state),
         Command::EditPlacement => editor::open(state),
+        Command::EditOverrides => super::overrides::open(state),
         Command::Undo => editor::ask_to_undo(state),
         Command::Select => match state.focus {
             // Enter on a cluster takes you to its column in the matrix.
@@ -339,6 +344,7 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
     match std::mem::take(&mut state.mode) {
         Mode::Confirm(pending) => return confirm(state, pending, key),
         Mode::Placement(placement) => return editor::key(state, placement, key),
+        Mode::Overrides(overrides) => return super::overrides::key(state, overrides, key),
         Mode::Filter {
             pane,
             mut input,

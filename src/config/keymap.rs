@@ -30,12 +30,13 @@ pub enum Command {
     Collapse,
     Apply,
     EditPlacement,
+    EditOverrides,
     Undo,
     Select,
 }
 
 impl Command {
-    pub const ALL: [Command; 21] = [
+    pub const ALL: [Command; 22] = [
         Command::Quit,
         Command::Help,
         Command::Back,
@@ -55,6 +56,7 @@ impl Command {
         Command::Collapse,
         Command::Apply,
         Command::EditPlacement,
+        Command::EditOverrides,
         Command::Undo,
         Command::Select,
     ];
@@ -81,6 +83,7 @@ impl Command {
             Command::Collapse => "collapse",
             Command::Apply => "apply",
             Command::EditPlacement => "edit-placement",
+            Command::EditOverrides => "edit-overrides",
             Command::Undo => "undo",
             Command::Select => "select",
         }
@@ -112,6 +115,9 @@ impl Command {
             Command::EditPlacement => {
                 "edit where the selected resource goes, with a preview before anything is written"
             }
+            Command::EditOverrides => {
+                "edit the selected cell's per-cluster overrides, with a preview before anything is written"
+            }
             Command::Undo => "undo the last placement change (asks first, lists what it deletes)",
             Command::Select => "drill in: a cluster's column, a cell's rendered object",
         }
@@ -121,7 +127,7 @@ impl Command {
     pub fn is_mutating(self) -> bool {
         matches!(
             self,
-            Command::Apply | Command::EditPlacement | Command::Undo
+            Command::Apply | Command::EditPlacement | Command::EditOverrides | Command::Undo
         )
     }
 

@@ -263,21 +263,8 @@ fn adopt_karmada(
     cluster: &str,
     fields: &[Field],
 ) -> Result<(), String> {
-    let policy_kind = if resource.namespace.is_some() {
-        "OverridePolicy"
-    } else {
-        "ClusterOverridePolicy"
-    };
     let docs = work.docs();
-    let selector = selector_for(resource);
-    let existing = docs.iter().find(|d| {
-        d.group() == "policy.karmada.io"
-            && d.kind() == policy_kind
-            && d.namespace() == resource.namespace.as_deref()
-            && is_flotilla_owned(d)
-            && d.value.pointer("/spec/resourceSelectors") == Some(&json!([selector.clone()]))
-    });
-    if let Some(doc) = existing {
+    if let Some(doc) = owned_policy(&docs, resource) {
         let mut value = doc.value.clone();
         let rules = value
             .pointer_mut("/spec/overrideRules")
@@ -314,6 +301,50 @@ fn adopt_karmada(
         }
         return work.replace(doc, &value);
     }
+    let policy = new_policy(
+        &docs,
+        resource,
+        vec![json!({
+            "targetCluster": {"clusterNames": [cluster]},
+            "overriders": {"plaintext": plaintext(fields)},
+        })],
+    );
+    let file = if template_file.is_empty() {
+        work.fallback_file.clone()
+    } else {
+        template_file.to_string()
+    };
+    work.append(&file, &policy)
+}
+
+/// The override policy kind for a resource: namespaced resources get an OverridePolicy in
+/// their namespace, cluster-scoped ones a ClusterOverridePolicy.
+pub(crate) fn policy_kind(resource: &ResourceRef) -> &'static str {
+    if resource.namespace.is_some() {
+        "OverridePolicy"
+    } else {
+        "ClusterOverridePolicy"
+    }
+}
+
+/// flotilla's own override policy for exactly `resource` (labelled as flotilla's, selecting
+/// only it): where new per-cluster rules go.
+pub(crate) fn owned_policy<'a>(docs: &'a [Doc], resource: &ResourceRef) -> Option<&'a Doc> {
+    let kind = policy_kind(resource);
+    let selector = selector_for(resource);
+    docs.iter().find(|d| {
+        d.group() == "policy.karmada.io"
+            && d.kind() == kind
+            && d.namespace() == resource.namespace.as_deref()
+            && is_flotilla_owned(d)
+            && d.value.pointer("/spec/resourceSelectors") == Some(&json!([selector.clone()]))
+    })
+}
+
+/// A new flotilla-owned override policy for `resource` holding `rules`, named to sort after
+/// every existing policy of its kind and namespace so its rules are the ones that land.
+pub(crate) fn new_policy(docs: &[Doc], resource: &ResourceRef, rules: Vec<Value>) -> Value {
+    let policy_kind = policy_kind(resource);
     let taken: Vec<&str> = docs
         .iter()
         .filter(|d| d.kind() == policy_kind && d.namespace() == resource.namespace.as_deref())
@@ -348,24 +379,15 @@ fn adopt_karmada(
         "labels".into(),
         json!({ MANAGED_BY_LABEL: MANAGED_BY_VALUE }),
     );
-    let policy = json!({
+    json!({
         "apiVersion": "policy.karmada.io/v1alpha1",
         "kind": policy_kind,
         "metadata": metadata,
         "spec": {
-            "resourceSelectors": [selector],
-            "overrideRules": [{
-                "targetCluster": {"clusterNames": [cluster]},
-                "overriders": {"plaintext": plaintext(fields)},
-            }],
+            "resourceSelectors": [selector_for(resource)],
+            "overrideRules": rules,
         },
-    });
-    let file = if template_file.is_empty() {
-        work.fallback_file.clone()
-    } else {
-        template_file.to_string()
-    };
-    work.append(&file, &policy)
+    })
 }
 
 /// Loads the edited fleet and checks that every adopted field now renders as the live value

@@ -39,6 +39,7 @@ pub mod inventory;
 pub mod karmada;
 pub mod kubefed;
 pub mod load;
+pub mod override_edit;
 pub mod overrides;
 pub mod patch;
 mod plan;

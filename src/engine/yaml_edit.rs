@@ -134,6 +134,23 @@ pub fn replace_document(
     })
 }
 
+/// Replaces document `index` of `text`, or appends `value` as a new document when `index` is
+/// the number of documents the text has (how an editor saves a document it created).
+pub fn replace_or_append(
+    file: &str,
+    text: &str,
+    index: usize,
+    value: &Value,
+) -> Result<Edited, EditError> {
+    if index == document_spans(text).len() {
+        return append_document(file, text, value).map(|text| Edited {
+            text,
+            warnings: Vec::new(),
+        });
+    }
+    replace_document(file, text, index, value)
+}
+
 /// `text` with `value` appended as a new document (or as the only one of an empty text).
 pub fn append_document(file: &str, text: &str, value: &Value) -> Result<String, EditError> {
     let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };

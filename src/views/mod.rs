@@ -6,6 +6,7 @@ mod detail;
 mod editor;
 mod help;
 mod input;
+mod overrides;
 mod resources;
 pub mod watch;
 
@@ -77,6 +78,8 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
         detail::render_object(frame, right, state, context, scroll);
     } else if let Mode::Placement(placement) = &state.mode {
         editor::render(frame, right, state, placement, context);
+    } else if let Mode::Overrides(editor) = &state.mode {
+        overrides::render(frame, right, state, editor, context);
     } else {
         resources::render(frame, resources_area, state, context);
         if detail_height > 0 {
@@ -211,6 +214,7 @@ fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
         (Command::Sort, "sort"),
         (Command::Apply, "propagate"),
         (Command::EditPlacement, "edit placement"),
+        (Command::EditOverrides, "overrides"),
         (Command::Collapse, "heat strips"),
     ];
     for (command, label) in hints {

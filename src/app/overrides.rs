@@ -1,0 +1,746 @@
+//! The override editor: the per-cluster override rules that vary the selected resource (every
+//! Karmada override policy selecting it, or the KubeFed object's `spec.overrides`), added,
+//! edited, moved and deleted through small forms — a JSON patch with path completion from the
+//! selected cell's rendered object, or a shortcut for an image component, replicas, a label,
+//! an annotation or a container env var — with a live preview of the clusters whose objects
+//! change, then a review of the diffs before the same confirmation the placement editor uses.
+//! Keys go through [`key`] (pure); engine work happens in [`refresh`], outside `update`. It must
+//! not write a file or talk to a cluster: saving and propagating are a confirmed effect.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::action::InputKey;
+use super::editor::ReviewRow;
+use super::state::{LastChange, Mode, PendingApply, State};
+use crate::backend::{CellRef, Effect, FleetSave};
+use crate::engine::edit::DiffGroup;
+use crate::engine::override_edit::{
+    Item, OverrideDoc, OverridePreview, RuleEdit, RuleView, apply_edit, check_patch, complete_path,
+    image_paths, override_docs, parse_target, preview_overrides, target_text,
+};
+use crate::engine::overrides::ImageComponent;
+use crate::engine::patch::OpKind;
+use crate::engine::{Decision, Fleet, SourceFile};
+use crate::model::ClusterSpec;
+
+/// What a form writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FormKind {
+    /// A JSON patch (also what the replicas and env shortcuts prefill).
+    #[default]
+    Patch,
+    Image,
+    Label,
+    Annotation,
+}
+
+/// The form's input with the cursor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FormField {
+    Target,
+    /// The patch operation, or the image component (space cycles it).
+    Op,
+    Path,
+    #[default]
+    Value,
+}
+
+/// One rule being written: new (`editing: None`) or replacing rule `(doc, index)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Form {
+    pub kind: FormKind,
+    pub editing: Option<(usize, usize)>,
+    pub target: String,
+    pub op: OpKind,
+    pub component: ImageComponent,
+    pub path: String,
+    pub value: String,
+    pub field: FormField,
+    /// What is wrong with the form, shown inline; nothing is applied meanwhile.
+    pub error: Option<String>,
+    /// Path completions tab cycles through, and the one shown.
+    pub completions: Vec<String>,
+    pub completion: usize,
+}
+
+impl Form {
+    fn new(kind: FormKind, target: String) -> Form {
+        Form {
+            kind,
+            editing: None,
+            target,
+            op: OpKind::Replace,
+            component: ImageComponent::Tag,
+            path: String::new(),
+            value: String::new(),
+            field: FormField::Value,
+            error: None,
+            completions: Vec::new(),
+            completion: 0,
+        }
+    }
+
+    /// The inputs the form shows, in order.
+    pub fn fields(&self) -> &'static [FormField] {
+        match self.kind {
+            FormKind::Patch => &[
+                FormField::Target,
+                FormField::Op,
+                FormField::Path,
+                FormField::Value,
+            ],
+            FormKind::Image => &[FormField::Target, FormField::Op, FormField::Value],
+            FormKind::Label | FormKind::Annotation => &[FormField::Target, FormField::Value],
+        }
+    }
+}
+
+/// Listing rules, writing one, or reviewing the diffs before confirming.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Stage {
+    #[default]
+    List,
+    Form(Box<Form>),
+    Reviewing {
+        scroll: usize,
+    },
+}
+
+/// The editor's state; lives in [`Mode::Overrides`](super::state::Mode).
+#[derive(Debug, Clone, Default)]
+pub struct OverrideEditor {
+    pub resource: usize,
+    /// The cell whose rendered object paths and values are checked against.
+    pub cluster: usize,
+    /// Filled in by [`refresh`]: the documents holding rules, and each one as edited.
+    pub docs: Vec<OverrideDoc>,
+    pub objects: Vec<Value>,
+    /// The selected cell's rendered object before any edit.
+    pub rendered: Value,
+    pub loaded: bool,
+    /// Every rule row: (document, rule), recomputed by [`refresh`].
+    pub rows: Vec<(usize, RuleView)>,
+    pub cursor: usize,
+    /// The one document this edit changes (one document per save).
+    pub dirty: Option<usize>,
+    /// Why the edit cannot be saved (from the preview), shown inline.
+    pub error: Option<String>,
+    pub preview: Option<OverridePreview>,
+    pub revision: u64,
+    pub previewed: u64,
+    pub stage: Stage,
+}
+
+impl PartialEq for OverrideEditor {
+    fn eq(&self, other: &Self) -> bool {
+        self.resource == other.resource
+            && self.cluster == other.cluster
+            && self.revision == other.revision
+            && self.previewed == other.previewed
+            && self.cursor == other.cursor
+            && self.dirty == other.dirty
+            && self.error == other.error
+            && self.stage == other.stage
+            && self.loaded == other.loaded
+    }
+}
+
+impl Eq for OverrideEditor {}
+
+impl OverrideEditor {
+    pub fn new(resource: usize, cluster: usize) -> OverrideEditor {
+        OverrideEditor {
+            resource,
+            cluster,
+            revision: 1,
+            ..OverrideEditor::default()
+        }
+    }
+
+    /// Whether the preview shown belongs to the current rules.
+    pub fn preview_is_current(&self) -> bool {
+        self.previewed == self.revision && (self.preview.is_some() || self.dirty.is_none())
+    }
+
+    /// The document new rules go to.
+    fn owned(&self) -> Option<usize> {
+        self.docs.iter().position(|d| d.owned)
+    }
+}
+
+/// Opens the editor on the selected cell (the engine fills it in on the next refresh).
+pub fn open(state: &mut State) {
+    if state.readonly {
+        state.notice = Some("read-only: overrides cannot be edited".into());
+        return;
+    }
+    let Some((resource, cluster)) = state.selected_cell() else {
+        state.notice = Some("select a resource × cluster cell to edit its overrides".into());
+        return;
+    };
+    state.mode = Mode::Overrides(Box::new(OverrideEditor::new(resource, cluster)));
+}
+
+fn specs(state: &State) -> Vec<ClusterSpec> {
+    state.clusters.iter().map(|row| row.spec.clone()).collect()
+}
+
+/// Loads the documents and the rendered object, and recomputes a stale preview. Returns
+/// whether anything changed; cheap when nothing did.
+pub fn refresh(state: &mut State, fleet: &Fleet, files: &[SourceFile]) -> bool {
+    let clusters = specs(state);
+    let Mode::Overrides(editor) = &mut state.mode else {
+        return false;
+    };
+    if !editor.loaded {
+        let placed = |cluster: usize| match fleet.decide(editor.resource, cluster) {
+            Decision::Placed { object, .. } => Some(object),
+            Decision::NotPlaced { .. } => None,
+        };
+        let rendered = placed(editor.cluster).or_else(|| {
+            (0..fleet.clusters.len()).find_map(|c| {
+                let object = placed(c)?;
+                editor.cluster = c;
+                Some(object)
+            })
+        });
+        let docs = override_docs(fleet, files, editor.resource);
+        match (rendered, docs) {
+            (Some(rendered), Ok(docs)) => {
+                editor.objects = docs.iter().map(|d| d.object.clone()).collect();
+                editor.docs = docs;
+                editor.rendered = rendered;
+                editor.loaded = true;
+            }
+            (None, _) => {
+                state.mode = Mode::Normal;
+                state.notice =
+                    Some("cannot edit overrides: the resource is not placed on any cluster".into());
+                return true;
+            }
+            (_, Err(reason)) => {
+                state.mode = Mode::Normal;
+                state.notice = Some(format!("cannot edit overrides: {reason}"));
+                return true;
+            }
+        }
+    }
+    if editor.previewed == editor.revision {
+        return false;
+    }
+    editor.previewed = editor.revision;
+    editor.rows = editor
+        .docs
+        .iter()
+        .zip(&editor.objects)
+        .enumerate()
+        .flat_map(|(d, (doc, object))| {
+            doc.rules(object, &clusters)
+                .into_iter()
+                .map(move |rule| (d, rule))
+        })
+        .collect();
+    editor.cursor = editor.cursor.min(editor.rows.len().saturating_sub(1));
+    match editor.dirty {
+        Some(d) => {
+            let preview = preview_overrides(fleet, files, &editor.docs[d], &editor.objects[d]);
+            editor.error = preview.errors.first().cloned();
+            editor.preview = Some(preview);
+        }
+        None => {
+            editor.error = None;
+            editor.preview = None;
+        }
+    }
+    true
+}
+
+/// One key in the editor.
+pub fn key(state: &mut State, mut editor: Box<OverrideEditor>, key: InputKey) -> Vec<Effect> {
+    match std::mem::take(&mut editor.stage) {
+        Stage::Reviewing { scroll } => {
+            let rows = editor
+                .preview
+                .as_ref()
+                .map(|p| diff_rows(&p.diffs))
+                .unwrap_or_default();
+            let last = rows.len().saturating_sub(1);
+            let is_stop = |row: &ReviewRow| matches!(row, ReviewRow::Hunk(_) | ReviewRow::Group(_));
+            let scroll = match key {
+                InputKey::Esc => {
+                    state.mode = Mode::Overrides(editor);
+                    return Vec::new();
+                }
+                InputKey::Enter | InputKey::Char('y') => return propose(state, editor),
+                InputKey::Up | InputKey::Char('k') => scroll.saturating_sub(1),
+                InputKey::Down | InputKey::Char('j') => (scroll + 1).min(last),
+                InputKey::Char('n') => rows
+                    .iter()
+                    .enumerate()
+                    .skip(scroll + 1)
+                    .find(|(_, r)| is_stop(r))
+                    .map_or(scroll, |(at, _)| at),
+                InputKey::Char('p') => rows
+                    .iter()
+                    .enumerate()
+                    .take(scroll)
+                    .rev()
+                    .find(|(_, r)| is_stop(r))
+                    .map_or(0, |(at, _)| at),
+                _ => scroll,
+            };
+            editor.stage = Stage::Reviewing { scroll };
+        }
+        Stage::Form(form) => form_key(state, &mut editor, form, key),
+        Stage::List => {
+            if list_key(state, &mut editor, key) {
+                return Vec::new();
+            }
+        }
+    }
+    state.mode = Mode::Overrides(editor);
+    Vec::new()
+}
+
+/// Returns true when the editor closed.
+fn list_key(state: &mut State, editor: &mut OverrideEditor, key: InputKey) -> bool {
+    let cluster_name = state
+        .clusters
+        .get(editor.cluster)
+        .map(|c| c.spec.name.clone())
+        .unwrap_or_default();
+    let form = |kind: FormKind| Form::new(kind, cluster_name.clone());
+    match key {
+        InputKey::Esc => {
+            state.notice = Some("override edit cancelled; nothing written".into());
+            state.mode = Mode::Normal;
+            return true;
+        }
+        InputKey::Up | InputKey::Char('k') => editor.cursor = editor.cursor.saturating_sub(1),
+        InputKey::Down | InputKey::Char('j') => {
+            editor.cursor = (editor.cursor + 1).min(editor.rows.len().saturating_sub(1))
+        }
+        InputKey::Char('a') => {
+            let mut form = form(FormKind::Patch);
+            form.field = FormField::Path;
+            editor.stage = Stage::Form(Box::new(form));
+        }
+        InputKey::Char('i') => {
+            let mut form = form(FormKind::Image);
+            form.path = image_paths(&editor.rendered)
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            if form.path.is_empty() {
+                state.notice = Some("this object has no container image".into());
+                return false;
+            }
+            editor.stage = Stage::Form(Box::new(form));
+        }
+        InputKey::Char('r') => {
+            let Some(current) = editor.rendered.pointer("/spec/replicas") else {
+                state.notice = Some("this object has no /spec/replicas".into());
+                return false;
+            };
+            let mut form = form(FormKind::Patch);
+            form.path = "/spec/replicas".into();
+            form.value = current.to_string();
+            editor.stage = Stage::Form(Box::new(form));
+        }
+        InputKey::Char('l') => editor.stage = Stage::Form(Box::new(form(FormKind::Label))),
+        InputKey::Char('n') => editor.stage = Stage::Form(Box::new(form(FormKind::Annotation))),
+        InputKey::Char('v') => {
+            let Some(image) = image_paths(&editor.rendered).into_iter().next() else {
+                state.notice = Some("this object has no container".into());
+                return false;
+            };
+            let container = image.trim_end_matches("/image").to_string();
+            let mut form = form(FormKind::Patch);
+            form.op = OpKind::Add;
+            if editor
+                .rendered
+                .pointer(&format!("{container}/env"))
+                .is_some_and(Value::is_array)
+            {
+                form.path = format!("{container}/env/-");
+                form.value = "{name: NAME, value: \"VALUE\"}".into();
+            } else {
+                form.path = format!("{container}/env");
+                form.value = "[{name: NAME, value: \"VALUE\"}]".into();
+            }
+            editor.stage = Stage::Form(Box::new(form));
+        }
+        InputKey::Char('e') => {
+            let Some((doc, rule)) = editor.rows.get(editor.cursor) else {
+                return false;
+            };
+            let Some((target, item)) = &rule.form else {
+                state.notice = Some(
+                    "this rule has several overriders or one without a form; move or delete it here, edit it in its file"
+                        .into(),
+                );
+                return false;
+            };
+            let mut form = form(FormKind::Patch);
+            form.editing = Some((*doc, rule.index));
+            form.target = target_text(target);
+            match item {
+                Item::Patch { op, path, value } => {
+                    form.op = *op;
+                    form.path = path.clone();
+                    form.value = value.as_ref().map(Value::to_string).unwrap_or_default();
+                }
+                Item::Image {
+                    component, value, ..
+                } => {
+                    form.kind = FormKind::Image;
+                    form.component = *component;
+                    form.value = value.clone();
+                    form.path = image_paths(&editor.rendered)
+                        .into_iter()
+                        .next()
+                        .unwrap_or_default();
+                }
+                Item::Label { key, value } | Item::Annotation { key, value } => {
+                    form.kind = if matches!(item, Item::Label { .. }) {
+                        FormKind::Label
+                    } else {
+                        FormKind::Annotation
+                    };
+                    form.value = format!("{key}={value}");
+                }
+            }
+            editor.stage = Stage::Form(Box::new(form));
+        }
+        InputKey::Char('d') => {
+            if let Some((doc, rule)) = editor.rows.get(editor.cursor) {
+                let (doc, index) = (*doc, rule.index);
+                if let Err(error) = change(editor, doc, &RuleEdit::Delete(index)) {
+                    state.notice = Some(error);
+                }
+            }
+        }
+        InputKey::Char(c @ ('K' | 'J')) => {
+            if let Some((doc, rule)) = editor.rows.get(editor.cursor) {
+                let (doc, index) = (*doc, rule.index);
+                let up = c == 'K';
+                match change(editor, doc, &RuleEdit::Move(index, up)) {
+                    Ok(()) => {
+                        // Follow the moved rule (Karmada rules are adjacent; KubeFed moves
+                        // within one cluster, found again on refresh).
+                        editor.cursor = if up {
+                            editor.cursor.saturating_sub(1)
+                        } else {
+                            editor.cursor + 1
+                        };
+                    }
+                    Err(error) => state.notice = Some(error),
+                }
+            }
+        }
+        InputKey::Enter => {
+            if let Some(error) = &editor.error {
+                state.notice = Some(format!("fix the overrides first: {error}"));
+            } else if editor.dirty.is_none() {
+                state.notice = Some("nothing changed yet".into());
+            } else if !editor.preview_is_current() {
+                state.notice = Some("the preview is still being computed".into());
+            } else {
+                editor.stage = Stage::Reviewing { scroll: 0 };
+            }
+        }
+        _ => {}
+    }
+    false
+}
+
+/// Makes one edit to document `doc`, refusing a second document while one is changed.
+fn change(editor: &mut OverrideEditor, doc: usize, edit: &RuleEdit) -> Result<(), String> {
+    if let Some(dirty) = editor.dirty
+        && dirty != doc
+    {
+        return Err(format!(
+            "one policy per save: review and save the change to {} first, or esc to drop it",
+            editor.docs[dirty].title
+        ));
+    }
+    let document = editor.docs.get(doc).ok_or("no such document")?;
+    let object = apply_edit(document, &editor.objects[doc], edit, &editor.rendered)?;
+    editor.dirty = (object != document.object).then_some(doc);
+    editor.objects[doc] = object;
+    editor.revision += 1;
+    Ok(())
+}
+
+fn form_key(state: &mut State, editor: &mut OverrideEditor, mut form: Box<Form>, key: InputKey) {
+    let fields = form.fields();
+    let at = fields.iter().position(|f| *f == form.field).unwrap_or(0);
+    match key {
+        InputKey::Esc => return,
+        InputKey::Up => form.field = fields[at.saturating_sub(1)],
+        InputKey::Down => form.field = fields[(at + 1).min(fields.len() - 1)],
+        InputKey::Tab if form.field == FormField::Path => {
+            if form.completions.is_empty() {
+                form.completions = complete_path(&editor.rendered, &form.path);
+                form.completion = 0;
+            } else {
+                form.completion = (form.completion + 1) % form.completions.len();
+            }
+            match form.completions.get(form.completion) {
+                Some(path) => form.path = path.clone(),
+                None => {
+                    form.error = Some(format!("nothing in the object completes {}", form.path));
+                    editor.stage = Stage::Form(form);
+                    return;
+                }
+            }
+        }
+        InputKey::Tab => form.field = fields[(at + 1) % fields.len()],
+        InputKey::Enter => match build(state, editor, &form) {
+            Ok((doc, edit)) => match change(editor, doc, &edit) {
+                Ok(()) => {
+                    editor.cursor = row_after(editor, doc, &edit);
+                    return;
+                }
+                Err(error) => form.error = Some(error),
+            },
+            Err(error) => form.error = Some(error),
+        },
+        InputKey::Char(' ') if form.field == FormField::Op => {
+            if form.kind == FormKind::Image {
+                form.component = match form.component {
+                    ImageComponent::Tag => ImageComponent::Registry,
+                    ImageComponent::Registry => ImageComponent::Repository,
+                    ImageComponent::Repository => ImageComponent::Tag,
+                };
+            } else {
+                form.op = match form.op {
+                    OpKind::Replace => OpKind::Add,
+                    OpKind::Add => OpKind::Remove,
+                    OpKind::Remove => OpKind::Replace,
+                };
+            }
+        }
+        InputKey::Char(_) | InputKey::Backspace | InputKey::ClearLine => {
+            let text = match form.field {
+                FormField::Target => &mut form.target,
+                FormField::Path => &mut form.path,
+                FormField::Value => &mut form.value,
+                FormField::Op => {
+                    editor.stage = Stage::Form(form);
+                    return;
+                }
+            };
+            match key {
+                InputKey::Char(c) => text.push(c),
+                InputKey::Backspace => {
+                    text.pop();
+                }
+                _ => text.clear(),
+            }
+            form.completions.clear();
+            form.error = None;
+        }
+    }
+    // Check as the operator types, so a bad path or value shows at once.
+    if !matches!(key, InputKey::Enter) {
+        form.error = None;
+        if form.kind == FormKind::Patch && !form.path.is_empty() {
+            form.error = check_patch(&editor.rendered, form.op, &form.path, &form.value)
+                .err()
+                .filter(|_| !form.value.is_empty() || form.op == OpKind::Remove);
+        }
+    }
+    editor.stage = Stage::Form(form);
+}
+
+/// The row the cursor goes to after an edit: the new rule (last of its document) or the one
+/// edited.
+fn row_after(editor: &OverrideEditor, doc: usize, edit: &RuleEdit) -> usize {
+    let clusters: Vec<ClusterSpec> = Vec::new();
+    let before: usize = editor.docs[..doc]
+        .iter()
+        .zip(&editor.objects)
+        .map(|(d, o)| d.rules(o, &clusters).len())
+        .sum();
+    match edit {
+        RuleEdit::Replace(index, ..) => before + index,
+        _ => {
+            let count = editor.docs[doc]
+                .rules(&editor.objects[doc], &clusters)
+                .len();
+            before + count.saturating_sub(1)
+        }
+    }
+}
+
+/// The form as an edit of one document, or what is wrong with it.
+fn build(state: &State, editor: &OverrideEditor, form: &Form) -> Result<(usize, RuleEdit), String> {
+    let doc = match form.editing {
+        Some((doc, _)) => doc,
+        None => editor.owned().ok_or("no document can take a new rule")?,
+    };
+    let dialect = editor.docs.get(doc).ok_or("no such document")?.dialect;
+    let target = parse_target(&form.target, dialect, &specs(state))?;
+    let item = match form.kind {
+        FormKind::Patch => Item::Patch {
+            op: form.op,
+            path: form.path.clone(),
+            value: check_patch(&editor.rendered, form.op, &form.path, &form.value)?,
+        },
+        FormKind::Image => {
+            let value = form.value.trim();
+            if value.is_empty() || value.contains(char::is_whitespace) {
+                return Err("type the new image component (no spaces)".into());
+            }
+            Item::Image {
+                component: form.component,
+                value: value.to_string(),
+                path: form.path.clone(),
+            }
+        }
+        FormKind::Label | FormKind::Annotation => {
+            let (key, value) = form.value.split_once('=').ok_or("write key=value")?;
+            let (key, value) = (key.trim().to_string(), value.trim().to_string());
+            let key_ok = !key.is_empty()
+                && key
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
+            if !key_ok {
+                return Err(format!(
+                    "`{key}` is not a key (letters, digits, -, _, ., /)"
+                ));
+            }
+            if form.kind == FormKind::Label
+                && (value.len() > 63
+                    || !value
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)))
+            {
+                return Err(format!(
+                    "`{value}` is not a label value (at most 63 letters, digits, -, _, .)"
+                ));
+            }
+            if form.kind == FormKind::Label {
+                Item::Label { key, value }
+            } else {
+                Item::Annotation { key, value }
+            }
+        }
+    };
+    let edit = match form.editing {
+        Some((_, index)) => RuleEdit::Replace(index, target, item),
+        None => RuleEdit::Add(target, item),
+    };
+    Ok((doc, edit))
+}
+
+/// The review's rows: each diff group's header, then its hunks.
+pub fn diff_rows(diffs: &[DiffGroup]) -> Vec<ReviewRow> {
+    let mut rows = Vec::new();
+    if diffs.is_empty() {
+        rows.push(ReviewRow::Note("no rendered object changes".into()));
+    }
+    for group in diffs {
+        let identical = if group.clusters.len() > 1 {
+            ": identical"
+        } else {
+            ""
+        };
+        rows.push(ReviewRow::Group(format!(
+            "{} on {}{identical}",
+            group.resource.display_key(),
+            group.clusters.join(", ")
+        )));
+        for line in group.diff.lines() {
+            if line.starts_with("+++") || line.starts_with("---") {
+                continue;
+            }
+            rows.push(if line.starts_with("@@") {
+                ReviewRow::Hunk(line.to_string())
+            } else if let Some(rest) = line.strip_prefix('+') {
+                ReviewRow::Added(rest.to_string())
+            } else if let Some(rest) = line.strip_prefix('-') {
+                ReviewRow::Removed(rest.to_string())
+            } else {
+                ReviewRow::Context(line.strip_prefix(' ').unwrap_or(line).to_string())
+            });
+        }
+    }
+    rows
+}
+
+/// From the review to the confirmation: the same popup as `a`, carrying the document to save.
+fn propose(state: &mut State, editor: Box<OverrideEditor>) -> Vec<Effect> {
+    let (Some(d), Some(preview)) = (editor.dirty, &editor.preview) else {
+        state.mode = Mode::Overrides(editor);
+        return Vec::new();
+    };
+    let doc = &editor.docs[d];
+    let mut cells = BTreeSet::new();
+    for group in &preview.diffs {
+        let Some(resource) = state
+            .resources
+            .iter()
+            .position(|r| r.target == group.resource)
+        else {
+            continue;
+        };
+        for name in &group.clusters {
+            if let Some(cluster) = state.clusters.iter().position(|c| &c.spec.name == name) {
+                cells.insert(CellRef {
+                    resource: resource as u32,
+                    cluster: cluster as u32,
+                });
+            }
+        }
+    }
+    let cells: Vec<CellRef> = cells.into_iter().collect();
+    let verb = if doc.created { "create" } else { "save" };
+    let mut summary = vec![if doc.created {
+        format!("{verb} {} (appended to {})", doc.title, doc.file)
+    } else {
+        format!("{verb} {} ({}:{})", doc.title, doc.file, doc.line)
+    }];
+    summary.push(format!(
+        "{} object(s) change on {}",
+        preview.updated,
+        if preview.clusters.is_empty() {
+            "no cluster".into()
+        } else {
+            preview.clusters.join(", ")
+        }
+    ));
+    let danger = cells
+        .iter()
+        .map(|cell| cell.cluster as usize)
+        .find(|cluster| state.is_dangerous(*cluster))
+        .and_then(|cluster| state.clusters.get(cluster))
+        .map(|row| row.spec.name.clone());
+    let save = |object: &Value| FleetSave {
+        file: doc.file.clone(),
+        document: doc.document,
+        object: object.clone(),
+        title: doc.title.clone(),
+    };
+    state.mode = Mode::Confirm(Box::new(PendingApply {
+        cells: cells.clone(),
+        summary,
+        confirm_word: danger.unwrap_or_else(|| "y".into()),
+        typed: String::new(),
+        save: Some(save(&editor.objects[d])),
+        delete: Vec::new(),
+        // Undo puts the document back as it was (a created policy stays, with no rules) and
+        // re-applies the objects as they were.
+        undo: Some(LastChange {
+            title: doc.title.clone(),
+            previous: save(&doc.object),
+            reapply: cells,
+            created: Vec::new(),
+        }),
+        waves: false,
+    }));
+    Vec::new()
+}

@@ -1,0 +1,236 @@
+//! The override editor in the right-hand area: every document holding rules for the selected
+//! resource with its rules (target, overriders, whether it reaches the selected cluster), the
+//! form being written with its inline error and path completions, the clusters whose objects
+//! change; in review, the rendered diffs grouped across clusters. It must not change state.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{ViewContext, pane_block};
+use crate::app::editor::ReviewRow;
+use crate::app::overrides::{Form, FormField, FormKind, OverrideEditor, Stage, diff_rows};
+use crate::app::state::State;
+use crate::config::theme::Theme;
+use crate::engine::override_edit::component_name;
+
+pub(super) fn render(
+    frame: &mut Frame,
+    area: Rect,
+    state: &State,
+    editor: &OverrideEditor,
+    context: &ViewContext,
+) {
+    let theme = context.theme;
+    let resource = state
+        .resources
+        .get(editor.resource)
+        .map(|r| r.target.display_key())
+        .unwrap_or_default();
+    let cluster = state
+        .clusters
+        .get(editor.cluster)
+        .map(|c| c.spec.name.as_str())
+        .unwrap_or_default();
+    let title = format!("Overrides of {resource} · checked against {cluster}");
+    let mut lines = vec![Line::from(Span::styled(
+        summary(editor),
+        if editor.error.is_some() {
+            theme.danger
+        } else {
+            theme.text
+        },
+    ))];
+    match &editor.stage {
+        Stage::Reviewing { scroll } => {
+            lines.push(Line::from(Span::styled(
+                " enter/y save and propagate (asks first) · n/p next/previous hunk · ↑↓ scroll · esc back",
+                theme.muted,
+            )));
+            let rows = editor
+                .preview
+                .as_ref()
+                .map(|p| diff_rows(&p.diffs))
+                .unwrap_or_default();
+            let rows = rows.get((*scroll).min(rows.len())..).unwrap_or_default();
+            lines.extend(rows.iter().map(|row| review_line(row, theme)));
+        }
+        Stage::List => {
+            let rows = usize::from(area.height.saturating_sub(5)).max(1);
+            lines.extend(visible(rule_lines(editor, cluster, theme), rows));
+            lines.push(Line::from(Span::styled(
+                " a patch · i image · r replicas · l label · n annotation · v env · e edit · d delete · K/J move · enter review · esc cancel",
+                theme.muted,
+            )));
+        }
+        Stage::Form(form) => {
+            let form = form_lines(form, theme);
+            let rows = usize::from(area.height.saturating_sub(3))
+                .saturating_sub(form.len())
+                .max(1);
+            lines.extend(visible(rule_lines(editor, cluster, theme), rows));
+            lines.extend(form);
+        }
+    }
+    frame.render_widget(
+        Paragraph::new(lines).block(pane_block(&title, true, theme)),
+        area,
+    );
+}
+
+fn summary(editor: &OverrideEditor) -> String {
+    if let Some(error) = &editor.error {
+        return format!(" ✗ {error}");
+    }
+    match (&editor.dirty, &editor.preview) {
+        (None, _) => " no change yet".into(),
+        (Some(_), None) => " computing the preview…".into(),
+        (Some(_), Some(preview)) => format!(
+            " {} object(s) change on {}",
+            preview.updated,
+            if preview.clusters.is_empty() {
+                "no cluster".into()
+            } else {
+                preview.clusters.join(", ")
+            }
+        ),
+    }
+}
+
+/// At most `rows` of the rule lines, scrolled so the cursor's line shows.
+fn visible((lines, cursor): (Vec<Line<'static>>, usize), rows: usize) -> Vec<Line<'static>> {
+    let first = cursor.saturating_sub(rows.saturating_sub(2));
+    lines.into_iter().skip(first).take(rows).collect()
+}
+
+/// The documents and their rules, and the line the cursor is on.
+fn rule_lines(
+    editor: &OverrideEditor,
+    cluster: &str,
+    theme: &Theme,
+) -> (Vec<Line<'static>>, usize) {
+    let mut lines = Vec::new();
+    let mut cursor_line = 0;
+    for (d, doc) in editor.docs.iter().enumerate() {
+        let mut header = if doc.created {
+            format!(" {} (new: created in {} on save)", doc.title, doc.file)
+        } else {
+            format!(" {} ({}:{})", doc.title, doc.file, doc.line)
+        };
+        if editor.dirty == Some(d) {
+            header.push_str(" · edited");
+        }
+        lines.push(Line::from(Span::styled(header, theme.title)));
+        let rows: Vec<(usize, &crate::engine::override_edit::RuleView)> = editor
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, (doc, _))| *doc == d)
+            .map(|(at, (_, rule))| (at, rule))
+            .collect();
+        if rows.is_empty() {
+            lines.push(Line::from(Span::styled("    (no rules)", theme.muted)));
+        }
+        for (at, rule) in rows {
+            if at == editor.cursor {
+                cursor_line = lines.len();
+            }
+            let cursor = at == editor.cursor && editor.stage == Stage::List;
+            let here = if rule.clusters.iter().any(|c| c == cluster) {
+                "✓"
+            } else {
+                " "
+            };
+            lines.push(Line::from(vec![
+                Span::styled(if cursor { " ▶" } else { "  " }, theme.title),
+                Span::styled(
+                    format!("{here} #{} {}", rule.index, rule.target),
+                    if cursor { theme.selection } else { theme.text },
+                ),
+            ]));
+            for item in &rule.items {
+                lines.push(Line::from(Span::styled(
+                    format!("       {item}"),
+                    theme.muted,
+                )));
+            }
+        }
+    }
+    (lines, cursor_line)
+}
+
+fn form_lines(form: &Form, theme: &Theme) -> Vec<Line<'static>> {
+    let kind = match form.kind {
+        FormKind::Patch => "JSON patch",
+        FormKind::Image => "image",
+        FormKind::Label => "label (key=value)",
+        FormKind::Annotation => "annotation (key=value)",
+    };
+    let mut lines = vec![Line::from(Span::styled(
+        format!(
+            " {} {kind} rule",
+            if form.editing.is_some() {
+                "edit"
+            } else {
+                "new"
+            }
+        ),
+        theme.title,
+    ))];
+    for field in form.fields() {
+        let (label, text) = match field {
+            FormField::Target => ("clusters", form.target.clone()),
+            FormField::Op if form.kind == FormKind::Image => (
+                "component",
+                format!("{} (space cycles)", component_name(form.component)),
+            ),
+            FormField::Op => ("op", format!("{} (space cycles)", form.op.as_str())),
+            FormField::Path => ("path", form.path.clone()),
+            FormField::Value => ("value", form.value.clone()),
+        };
+        let focused = *field == form.field;
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!(" {label:>9} "),
+                if focused { theme.title } else { theme.muted },
+            ),
+            Span::styled(text, theme.text),
+            Span::styled(if focused { "▏" } else { "" }, theme.title),
+        ]));
+    }
+    if form.completions.len() > 1 {
+        lines.push(Line::from(Span::styled(
+            format!(
+                " tab: {}/{} of {}",
+                form.completion + 1,
+                form.completions.len(),
+                form.completions.join(" ")
+            ),
+            theme.muted,
+        )));
+    }
+    if let Some(error) = &form.error {
+        lines.push(Line::from(Span::styled(
+            format!(" ✗ {error}"),
+            theme.danger,
+        )));
+    }
+    lines.push(Line::from(Span::styled(
+        " ↑↓ field · tab complete the path · enter apply to the preview · esc drop the form",
+        theme.muted,
+    )));
+    lines
+}
+
+fn review_line(row: &ReviewRow, theme: &Theme) -> Line<'static> {
+    let (text, style) = match row {
+        ReviewRow::Note(text) => (format!(" {text}"), theme.muted),
+        ReviewRow::Group(text) => (format!(" {text}"), theme.title),
+        ReviewRow::Hunk(text) => (format!("   {text}"), theme.muted),
+        ReviewRow::Context(text) => (format!("    {text}"), theme.text),
+        ReviewRow::Removed(text) => (format!("   -{text}"), theme.diff_removed),
+        ReviewRow::Added(text) => (format!("   +{text}"), theme.diff_added),
+    };
+    Line::from(Span::styled(text, style))
+}

@@ -1,0 +1,513 @@
+//! The override editor driven headless on the demo fleet, as the console loop drives it: keys
+//! through `update`, the engine's work through `overrides::refresh`. It lists the rules that
+//! vary the selected cell's resource, previews exactly the clusters whose objects change,
+//! shows a bad path or a mistyped value inline and refuses to go on, and only a confirmed
+//! review produces the one effect that saves the edited document and propagates.
+
+use std::sync::Arc;
+
+use flotilla::app::action::InputKey;
+use flotilla::app::overrides::{self, FormField, OverrideEditor, Stage};
+use flotilla::app::state::{Mode, State};
+use flotilla::app::{self, Action, update};
+use flotilla::backend::{CellRef, Effect};
+use flotilla::config::keymap::Command;
+use flotilla::engine::{Fleet, SourceFile, load_fleet};
+use serde_json::json;
+
+struct Console {
+    state: State,
+    fleet: Arc<Fleet>,
+    files: Vec<SourceFile>,
+}
+
+impl Console {
+    fn demo() -> Console {
+        let files = flotilla::demo_fleet::demo_files();
+        let (fleet, errors) = load_fleet(&files);
+        assert!(errors.is_empty(), "{errors:?}");
+        let fleet = Arc::new(fleet);
+        let state = app::state_for_fleet(&fleet, "demo".into());
+        Console {
+            state,
+            fleet,
+            files,
+        }
+    }
+
+    fn command(&mut self, command: Command) -> Vec<Effect> {
+        let effects = update(&mut self.state, Action::Command(command));
+        overrides::refresh(&mut self.state, &self.fleet, &self.files);
+        effects
+    }
+
+    fn key(&mut self, key: InputKey) -> Vec<Effect> {
+        let effects = update(&mut self.state, Action::Input(key));
+        overrides::refresh(&mut self.state, &self.fleet, &self.files);
+        effects
+    }
+
+    fn type_text(&mut self, text: &str) {
+        for c in text.chars() {
+            assert!(
+                self.key(InputKey::Char(c)).is_empty(),
+                "typing writes nothing"
+            );
+        }
+    }
+
+    /// Selects the cell of the resource with this display key on this cluster, and opens the
+    /// override editor on it.
+    fn open(&mut self, key: &str, cluster: &str) -> (usize, usize) {
+        let c = self.fleet.cluster_index(cluster).expect("a demo cluster");
+        self.state.cluster_view.cursor = self
+            .state
+            .cluster_view
+            .visible
+            .iter()
+            .position(|r| *r == c)
+            .expect("the cluster is visible");
+        self.command(Command::FocusNext);
+        let row = self
+            .state
+            .resources
+            .iter()
+            .position(|r| r.target.display_key() == key)
+            .unwrap_or_else(|| panic!("no resource {key}"));
+        self.state.resource_view.cursor = self
+            .state
+            .resource_view
+            .visible
+            .iter()
+            .position(|r| *r == row)
+            .expect("the resource is visible");
+        assert_eq!(self.state.selected_cell(), Some((row, c)));
+        self.command(Command::EditOverrides);
+        assert!(
+            matches!(self.state.mode, Mode::Overrides(_)),
+            "the editor opened: {:?} / {:?}",
+            self.state.mode,
+            self.state.notice
+        );
+        (row, c)
+    }
+
+    fn editor(&self) -> &OverrideEditor {
+        match &self.state.mode {
+            Mode::Overrides(editor) => editor,
+            other => panic!("not in the override editor: {other:?}"),
+        }
+    }
+
+    fn form_error(&self) -> Option<String> {
+        match &self.editor().stage {
+            Stage::Form(form) => form.error.clone(),
+            other => panic!("no form open: {other:?}"),
+        }
+    }
+
+    fn changed_clusters(&self) -> Vec<String> {
+        self.editor()
+            .preview
+            .as_ref()
+            .map(|p| p.clusters.clone())
+            .unwrap_or_default()
+    }
+}
+
+#[test]
+fn an_image_tag_override_for_one_cluster_previews_that_cluster_and_saves_the_rule() {
+    let mut console = Console::demo();
+    let (checkout, eu1) = console.open("Deployment/shop/checkout", "prod-eu-west-1");
+    let editor = console.editor();
+    let titles: Vec<&str> = editor.docs.iter().map(|d| d.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "OverridePolicy shop/regional-registry",
+            "OverridePolicy shop/z-flotilla-adopt-deployment-checkout"
+        ],
+        "every policy selecting the resource, then flotilla's own (to be created, named to apply last)"
+    );
+    assert!(editor.docs[1].created);
+    assert_eq!(editor.rows.len(), 3, "regional-registry's three rules");
+    assert!(editor.preview.is_none());
+
+    console.key(InputKey::Char('i'));
+    let Stage::Form(form) = &console.editor().stage else {
+        panic!("the image form opens");
+    };
+    assert_eq!(form.target, "prod-eu-west-1", "the selected cell's cluster");
+    assert_eq!(form.field, FormField::Value);
+    console.type_text("2.5.0");
+    assert!(console.key(InputKey::Enter).is_empty());
+    let editor = console.editor();
+    assert_eq!(editor.stage, Stage::List);
+    assert_eq!(editor.dirty, Some(1));
+    assert_eq!(editor.error, None);
+    assert_eq!(console.changed_clusters(), ["prod-eu-west-1"]);
+    let preview = editor.preview.as_ref().expect("a preview");
+    assert_eq!(preview.updated, 1);
+    assert_eq!(preview.diffs.len(), 1);
+    let diff = &preview.diffs[0].diff;
+    assert!(
+        diff.contains("-        image: eu.registry.example.com/shop/checkout:2.4.1")
+            && diff.contains("+        image: eu.registry.example.com/shop/checkout:2.5.0"),
+        "{diff}"
+    );
+
+    assert!(console.key(InputKey::Enter).is_empty());
+    assert_eq!(console.editor().stage, Stage::Reviewing { scroll: 0 });
+    assert!(
+        console.key(InputKey::Enter).is_empty(),
+        "the review only asks"
+    );
+    let Mode::Confirm(pending) = &console.state.mode else {
+        panic!("expected the confirmation, got {:?}", console.state.mode);
+    };
+    assert!(
+        pending.summary[0]
+            .starts_with("create OverridePolicy shop/z-flotilla-adopt-deployment-checkout"),
+        "{:?}",
+        pending.summary
+    );
+    let effects = console.key(InputKey::Char('y'));
+    let [
+        Effect::SaveAndApply {
+            save,
+            cells,
+            delete,
+        },
+    ] = effects.as_slice()
+    else {
+        panic!("expected one save-and-apply effect, got {effects:?}");
+    };
+    assert!(delete.is_empty());
+    assert!(save.file.ends_with("karmada-shop.yaml"), "{}", save.file);
+    assert_eq!(
+        save.object.pointer("/spec/overrideRules"),
+        Some(&json!([{
+            "targetCluster": {"clusterNames": ["prod-eu-west-1"]},
+            "overriders": {"imageOverrider": [
+                {"component": "Tag", "operator": "replace", "value": "2.5.0"}
+            ]},
+        }]))
+    );
+    assert_eq!(
+        save.object
+            .pointer("/metadata/labels/app.kubernetes.io~1managed-by"),
+        Some(&json!("flotilla"))
+    );
+    assert_eq!(
+        cells.as_slice(),
+        [CellRef {
+            resource: checkout as u32,
+            cluster: eu1 as u32
+        }]
+    );
+    let undo = console
+        .state
+        .last_change
+        .as_ref()
+        .expect("the change can be undone");
+    assert_eq!(
+        undo.previous.object.pointer("/spec/overrideRules"),
+        Some(&json!([])),
+        "undo leaves the created policy without rules"
+    );
+}
+
+#[test]
+fn a_bad_path_or_a_mistyped_value_is_shown_inline_and_nothing_proceeds() {
+    let mut console = Console::demo();
+    console.open("Deployment/shop/checkout", "prod-eu-west-1");
+    console.key(InputKey::Char('a'));
+    console.type_text("/spec/replica");
+    console.key(InputKey::Down);
+    console.type_text("3");
+    let error = console.form_error().expect("an inline error");
+    assert!(error.contains("does not exist"), "{error}");
+    assert!(console.key(InputKey::Enter).is_empty());
+    assert!(
+        matches!(console.editor().stage, Stage::Form(_)),
+        "still in the form"
+    );
+    assert_eq!(console.editor().dirty, None, "nothing applied");
+
+    // Fix the path: a string where a number lives is refused too.
+    console.key(InputKey::Up);
+    console.type_text("s");
+    console.key(InputKey::Down);
+    console.key(InputKey::ClearLine);
+    console.type_text("\"three\"");
+    let error = console.form_error().expect("a type error");
+    assert!(
+        error.contains("a number") && error.contains("a string"),
+        "{error}"
+    );
+    console.key(InputKey::Enter);
+    assert_eq!(console.editor().dirty, None);
+    // Unparsable YAML is named as such.
+    console.key(InputKey::ClearLine);
+    console.type_text("[1, ");
+    let error = console.form_error().expect("a parse error");
+    assert!(error.contains("not YAML/JSON"), "{error}");
+
+    console.key(InputKey::Esc);
+    assert_eq!(console.editor().stage, Stage::List);
+    assert!(console.key(InputKey::Enter).is_empty());
+    assert_eq!(console.editor().stage, Stage::List, "nothing to review");
+    assert!(console.key(InputKey::Esc).is_empty());
+    assert_eq!(console.state.mode, Mode::Normal);
+}
+
+#[test]
+fn tab_cycles_path_completions_from_the_rendered_object() {
+    let mut console = Console::demo();
+    console.open("Deployment/shop/checkout", "prod-eu-west-1");
+    console.key(InputKey::Char('a'));
+    console.type_text("/spec/re");
+    console.key(InputKey::Tab);
+    let path = |console: &Console| match &console.editor().stage {
+        Stage::Form(form) => (form.path.clone(), form.completions.clone()),
+        _ => panic!("no form"),
+    };
+    let (first, completions) = path(&console);
+    assert_eq!(completions, ["/spec/replicas"]);
+    assert_eq!(first, "/spec/replicas");
+    console.type_text("/");
+    console.key(InputKey::ClearLine);
+    console.type_text("/spec/template/spec/containers/0/");
+    console.key(InputKey::Tab);
+    let (first, completions) = path(&console);
+    assert!(completions.len() > 2, "{completions:?}");
+    assert_eq!(first, completions[0]);
+    console.key(InputKey::Tab);
+    assert_eq!(path(&console).0, completions[1], "tab cycles");
+}
+
+#[test]
+fn reordering_and_deleting_rules_change_the_preview() {
+    let mut console = Console::demo();
+    console.open("Deployment/shop/checkout", "prod-eu-west-1");
+    // Two replica rules for the same cluster in flotilla's policy: the later one wins.
+    for (value, expected) in [("5", "5"), ("7", "7")] {
+        console.key(InputKey::Char('r'));
+        console.key(InputKey::ClearLine);
+        console.type_text(value);
+        console.key(InputKey::Enter);
+        assert_eq!(console.editor().stage, Stage::List);
+        let diff = &console.editor().preview.as_ref().expect("a preview").diffs[0].diff;
+        assert!(diff.contains(&format!("+  replicas: {expected}")), "{diff}");
+    }
+    assert_eq!(console.changed_clusters(), ["prod-eu-west-1"]);
+    assert_eq!(console.editor().cursor, 4, "the cursor is on the new rule");
+    // Move the last rule (7) up: 5 now applies last.
+    console.key(InputKey::Char('K'));
+    assert_eq!(console.editor().cursor, 3);
+    let diff = &console.editor().preview.as_ref().expect("a preview").diffs[0].diff;
+    assert!(diff.contains("+  replicas: 5"), "{diff}");
+    // Delete the rule now last (5): 7 remains.
+    console.key(InputKey::Down);
+    console.key(InputKey::Char('d'));
+    let diff = &console.editor().preview.as_ref().expect("a preview").diffs[0].diff;
+    assert!(diff.contains("+  replicas: 7"), "{diff}");
+    // Delete the other one (the cursor stays on flotilla's last rule): nothing changes any more.
+    assert_eq!(console.editor().cursor, 3);
+    console.key(InputKey::Char('d'));
+    assert_eq!(console.editor().dirty, None);
+    assert!(console.editor().preview.is_none());
+    // Deleting a rule of the regional policy (it selects every Deployment) takes eu-west's
+    // registry back on both eu prod clusters, and on the eu-west edge store inventory runs on.
+    for _ in 0..3 {
+        console.key(InputKey::Up);
+    }
+    assert_eq!(console.editor().cursor, 0);
+    console.key(InputKey::Char('d'));
+    assert_eq!(console.editor().dirty, Some(0));
+    assert_eq!(
+        console.changed_clusters(),
+        ["edge-store-0001", "prod-eu-west-1", "prod-eu-west-2"]
+    );
+    let preview = console.editor().preview.as_ref().expect("a preview");
+    let checkout_group = preview
+        .diffs
+        .iter()
+        .find(|g| g.resource.name == "checkout")
+        .expect("checkout changes");
+    assert_eq!(
+        checkout_group.clusters,
+        ["prod-eu-west-1", "prod-eu-west-2"]
+    );
+    // One policy per save: adding a rule to flotilla's policy now is refused.
+    console.key(InputKey::Char('r'));
+    console.key(InputKey::Enter);
+    let error = console.form_error().expect("refused");
+    assert!(error.contains("one policy per save"), "{error}");
+}
+
+#[test]
+fn a_kubefed_resource_edits_its_spec_overrides() {
+    let mut console = Console::demo();
+    console.open("Deployment/payments/ledger", "prod-eu-west-2");
+    let editor = console.editor();
+    assert_eq!(editor.docs.len(), 1);
+    assert_eq!(editor.docs[0].title, "FederatedDeployment payments/ledger");
+    assert_eq!(editor.rows.len(), 3, "three operations over two clusters");
+    // Selectors are not a KubeFed thing: the form says so.
+    console.key(InputKey::Char('i'));
+    console.key(InputKey::Up);
+    console.key(InputKey::Up);
+    console.key(InputKey::ClearLine);
+    console.type_text("env=prod");
+    console.key(InputKey::Down);
+    console.key(InputKey::Down);
+    console.type_text("7.3.0");
+    console.key(InputKey::Enter);
+    let error = console.form_error().expect("refused");
+    assert!(error.contains("KubeFed"), "{error}");
+    console.key(InputKey::Up);
+    console.key(InputKey::Up);
+    console.key(InputKey::ClearLine);
+    console.type_text("prod-eu-west-2");
+    console.key(InputKey::Enter);
+    assert_eq!(console.editor().stage, Stage::List);
+    assert_eq!(console.changed_clusters(), ["prod-eu-west-2"]);
+    console.key(InputKey::Enter);
+    console.key(InputKey::Enter);
+    let effects = console.key(InputKey::Char('y'));
+    let [Effect::SaveAndApply { save, .. }] = effects.as_slice() else {
+        panic!("expected one save-and-apply effect, got {effects:?}");
+    };
+    assert_eq!(save.title, "FederatedDeployment payments/ledger");
+    let overrides = save.object.pointer("/spec/overrides").expect("overrides");
+    assert_eq!(
+        overrides[2],
+        json!({"clusterName": "prod-eu-west-2", "clusterOverrides": [{
+            "op": "replace",
+            "path": "/spec/template/spec/containers/0/image",
+            "value": "registry.example.com/payments/ledger:7.3.0",
+        }]})
+    );
+    assert_eq!(overrides[0]["clusterName"], "prod-eu-west-1", "others kept");
+}
+
+#[test]
+fn read_only_refuses_to_open() {
+    let mut console = Console::demo();
+    console.state.readonly = true;
+    console.command(Command::FocusNext);
+    update(&mut console.state, Action::Command(Command::EditOverrides));
+    assert_eq!(console.state.mode, Mode::Normal);
+}
+
+#[test]
+fn the_session_saves_the_new_policy_and_renders_it_then_undo_takes_it_back() {
+    let files = flotilla::demo_fleet::demo_files();
+    let (fleet, errors) = load_fleet(&files);
+    assert!(errors.is_empty(), "{errors:?}");
+    let fleet = Arc::new(fleet);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut session = flotilla::app::session::Session {
+        state: app::state_for_fleet(&fleet, "demo".into()),
+        effects: Some(tx),
+        fleet,
+        files,
+        persist: false,
+    };
+    let eu1 = session
+        .fleet
+        .cluster_index("prod-eu-west-1")
+        .expect("a cluster");
+    session.state.cluster_view.cursor = session
+        .state
+        .cluster_view
+        .visible
+        .iter()
+        .position(|r| *r == eu1)
+        .expect("visible");
+    session.dispatch(Action::Command(Command::FocusNext));
+    let row = session
+        .state
+        .resources
+        .iter()
+        .position(|r| r.target.display_key() == "Deployment/shop/checkout")
+        .expect("checkout");
+    session.state.resource_view.cursor = session
+        .state
+        .resource_view
+        .visible
+        .iter()
+        .position(|r| *r == row)
+        .expect("visible");
+    session.dispatch(Action::Command(Command::EditOverrides));
+    for key in [InputKey::Char('i')]
+        .into_iter()
+        .chain("2.5.0".chars().map(InputKey::Char))
+        .chain([
+            InputKey::Enter,
+            InputKey::Enter,
+            InputKey::Enter,
+            InputKey::Char('y'),
+        ])
+    {
+        session.dispatch(Action::Input(key));
+    }
+    let notice = session.state.notice.clone().unwrap_or_default();
+    assert!(
+        notice.contains("saved OverridePolicy shop/z-flotilla-adopt-deployment-checkout"),
+        "{notice}"
+    );
+    let shop = session
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("karmada-shop.yaml"))
+        .expect("the shop file");
+    assert!(
+        shop.text
+            .ends_with("    overriders:\n      imageOverrider:\n      - component: Tag\n        operator: replace\n        value: \"2.5.0\"\n"),
+        "appended at the end:\n{}",
+        shop.text
+    );
+    let image = |session: &flotilla::app::session::Session, cluster: &str| {
+        let c = session.fleet.cluster_index(cluster).expect("a cluster");
+        let r = session
+            .fleet
+            .resources
+            .iter()
+            .position(|r| r.target.name == "checkout" && r.target.kind == "Deployment")
+            .expect("checkout");
+        match session.fleet.decide(r, c) {
+            flotilla::engine::Decision::Placed { object, .. } => object
+                .pointer("/spec/template/spec/containers/0/image")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(
+        image(&session, "prod-eu-west-1"),
+        "eu.registry.example.com/shop/checkout:2.5.0"
+    );
+    assert_eq!(
+        image(&session, "prod-eu-west-2"),
+        "eu.registry.example.com/shop/checkout:2.4.1"
+    );
+    let mut sent = Vec::new();
+    while let Ok(effect) = rx.try_recv() {
+        sent.push(effect);
+    }
+    assert!(
+        matches!(sent.as_slice(), [Effect::UseFleet(_), Effect::Apply { cells }] if cells.len() == 1),
+        "{sent:?}"
+    );
+
+    // Undo: the policy stays, with no rules; the image is back.
+    session.dispatch(Action::Command(Command::Undo));
+    session.dispatch(Action::Input(InputKey::Char('y')));
+    assert_eq!(
+        image(&session, "prod-eu-west-1"),
+        "eu.registry.example.com/shop/checkout:2.4.1"
+    );
+}
