@@ -40,7 +40,11 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
 pub fn is_typing(state: &State) -> bool {
     matches!(
         state.mode,
-        Mode::Filter { .. } | Mode::Palette { .. } | Mode::Confirm(_) | Mode::Placement(_)
+        Mode::Filter { .. }
+            | Mode::Palette { .. }
+            | Mode::Confirm(_)
+            | Mode::Placement(_)
+            | Mode::Drift(_)
     )
 }
 
@@ -161,6 +165,7 @@ fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
         Command::Apply => return ask_to_apply(state),
         Command::EditPlacement => editor::open(state),
         Command::Undo => editor::ask_to_undo(state),
+        Command::Drift => super::drift::open(state),
         Command::Select => match state.focus {
             // Enter on a cluster takes you to its column in the matrix.
             Pane::Clusters => state.focus = Pane::Resources,
@@ -322,6 +327,7 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
     match std::mem::take(&mut state.mode) {
         Mode::Confirm(pending) => return confirm(state, pending, key),
         Mode::Placement(placement) => return editor::key(state, placement, key),
+        Mode::Drift(view) => return super::drift::key(state, view, key),
         Mode::Filter {
             pane,
             mut input,
@@ -424,7 +430,7 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
 }
 
 /// Applies a text-editing key; returns whether the text changed.
-fn edit_text(input: &mut String, key: InputKey) -> bool {
+pub(super) fn edit_text(input: &mut String, key: InputKey) -> bool {
     match key {
         InputKey::Char(c) => {
             input.push(c);
@@ -479,6 +485,7 @@ fn run_palette(state: &mut State, command: PaletteCommand) {
         }
         PaletteCommand::Help => state.mode = Mode::Help,
         PaletteCommand::Quit => state.should_quit = true,
+        PaletteCommand::Drift => super::drift::open(state),
     }
     state.refresh_views();
 }
@@ -500,6 +507,7 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
                 .collect();
             if state.cells.replace(kinds, details) {
                 state.refresh_views();
+                super::drift::forget_settled(state);
             } else {
                 tracing::warn!("ignored a snapshot whose size does not match the fleet");
             }
@@ -530,8 +538,10 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
             if state.views_follow_cells() {
                 state.refresh_views();
             }
+            super::drift::forget_settled(state);
         }
         BackendEvent::Notice(text) => state.notice = Some(text),
+        BackendEvent::Drift { cell, fields } => super::drift::record(state, cell, fields),
     }
 }
 

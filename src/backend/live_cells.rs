@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::propagate::{drift_fields, resource_of};
+use super::propagate::{DriftField, drift_fields_ignoring, resource_of};
 use super::{CellRef, CellUpdate};
 use crate::engine::{Decision, Fleet};
 use crate::model::{CellStatus, ResourceRef, StatusKind};
@@ -349,6 +349,49 @@ impl ClusterCells {
         }
     }
 
+    /// The drifted fields of a row, field by field, after the fleet's ignore rules; empty when
+    /// the row is not placed, not live or in sync.
+    pub fn drift_detail(&self, row: u32) -> Vec<DriftField> {
+        let (resource, cluster) = (row as usize, self.cluster as usize);
+        let Some(live) = self.live.get(&row) else {
+            return Vec::new();
+        };
+        match self.fleet.decide(resource, cluster) {
+            Decision::Placed { object, .. } => self.drift_of(&object, row, live),
+            Decision::NotPlaced { .. } => Vec::new(),
+        }
+    }
+
+    fn drift_of(&self, desired: &Value, row: u32, live: &Value) -> Vec<DriftField> {
+        let cluster = self.fleet.clusters.get(self.cluster as usize);
+        let resource = self.fleet.resources.get(row as usize);
+        let rules: Vec<&crate::engine::ignore::IgnoreRule> = match (cluster, resource) {
+            (Some(cluster), Some(resource)) => self
+                .fleet
+                .ignores
+                .iter()
+                .filter(|rule| {
+                    rule.covers_cluster(cluster) && rule.covers_resource(&resource.target)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        drift_fields_ignoring(desired, live, &rules)
+    }
+
+    /// Drift events for the drifted cells among `updates`, field by field. (The console
+    /// forgets the drift of a cell whose update says it is no longer Drifted.)
+    pub fn drift_events(&self, updates: &[CellUpdate]) -> Vec<super::BackendEvent> {
+        updates
+            .iter()
+            .filter(|update| update.status.kind() == StatusKind::Drifted)
+            .map(|update| super::BackendEvent::Drift {
+                cell: update.cell,
+                fields: self.drift_detail(update.cell.resource),
+            })
+            .collect()
+    }
+
     /// The status of one row on this cluster, with a line for the detail pane.
     pub fn status(&self, row: u32) -> (CellStatus, Option<String>) {
         let resource = row as usize;
@@ -415,7 +458,7 @@ impl ClusterCells {
                 (CellStatus::Pending, Some("not applied yet".into()))
             };
         };
-        let fields = drift_fields(&desired, live);
+        let fields = self.drift_of(&desired, row, live);
         match fields.first() {
             None => (CellStatus::InSync, None),
             Some(first) => {

@@ -32,10 +32,11 @@ pub enum Command {
     EditPlacement,
     Undo,
     Select,
+    Drift,
 }
 
 impl Command {
-    pub const ALL: [Command; 21] = [
+    pub const ALL: [Command; 22] = [
         Command::Quit,
         Command::Help,
         Command::Back,
@@ -57,6 +58,7 @@ impl Command {
         Command::EditPlacement,
         Command::Undo,
         Command::Select,
+        Command::Drift,
     ];
 
     /// The name used in key map files.
@@ -83,6 +85,7 @@ impl Command {
             Command::EditPlacement => "edit-placement",
             Command::Undo => "undo",
             Command::Select => "select",
+            Command::Drift => "drift",
         }
     }
 
@@ -114,6 +117,9 @@ impl Command {
             }
             Command::Undo => "undo the last placement change (asks first, lists what it deletes)",
             Command::Select => "drill in: a cluster's column, a cell's rendered object",
+            Command::Drift => {
+                "drift view: every drifted field, grouped; r revert · a adopt · i ignore · space mark (asks first)"
+            }
         }
     }
 

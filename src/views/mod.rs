@@ -3,6 +3,7 @@
 
 mod clusters;
 mod detail;
+mod drift;
 mod editor;
 mod help;
 mod input;
@@ -77,6 +78,8 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
         detail::render_object(frame, right, state, context, scroll);
     } else if let Mode::Placement(placement) = &state.mode {
         editor::render(frame, right, state, placement, context);
+    } else if let Mode::Drift(view) = &state.mode {
+        drift::render(frame, right, state, view, context);
     } else {
         resources::render(frame, resources_area, state, context);
         if detail_height > 0 {
@@ -91,6 +94,9 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
     }
     if matches!(state.mode, Mode::Confirm(_)) {
         input::render_confirm(frame, area, state, context);
+    }
+    if let Mode::Drift(view) = &state.mode {
+        drift::render_confirm(frame, area, view, context);
     }
 }
 
@@ -194,6 +200,7 @@ fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
         (Command::Sort, "sort"),
         (Command::Apply, "propagate"),
         (Command::EditPlacement, "edit placement"),
+        (Command::Drift, "drift"),
         (Command::Collapse, "heat strips"),
     ];
     for (command, label) in hints {

@@ -24,6 +24,8 @@ use serde_json::Value;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
+mod console_revert;
+
 use super::kubeconfig::{self, Timeouts};
 use super::probe;
 use crate::backend::kube::api::KubeCluster;
@@ -99,6 +101,8 @@ enum Command {
     /// Delete these rows' objects (confirmed by the operator).
     Delete(Vec<u32>),
     UseFleet(Arc<Fleet>),
+    /// Take back these drifted fields (row, JSON pointer) with a forced apply.
+    Revert(Vec<(u32, String)>),
 }
 
 struct Shared {
@@ -232,6 +236,13 @@ async fn dispatch(
                     save.title
                 )
             }
+            Effect::Revert { fields } => console_revert::dispatch(fields, &clusters),
+            Effect::WriteFleet(write) => {
+                tracing::warn!(
+                    "{} reached the backend unsaved; the console saves edits",
+                    write.title
+                )
+            }
         }
     }
 }
@@ -295,7 +306,11 @@ impl ClusterTask {
 
     fn send_cells(&self, updates: Vec<CellUpdate>) {
         if !updates.is_empty() {
+            let drift = self.cells.drift_events(&updates);
             let _ = self.shared.events.send(BackendEvent::Cells(updates));
+            for event in drift {
+                let _ = self.shared.events.send(event);
+            }
         }
     }
 
@@ -474,6 +489,7 @@ impl ClusterTask {
         match command {
             Command::Apply(rows) => self.apply(rows, false),
             Command::Delete(rows) => self.apply(rows, true),
+            Command::Revert(fields) => self.revert(fields),
             Command::UseFleet(fleet) => {
                 let index = Arc::new(FleetIndex::new(&fleet));
                 let kinds_changed = index.kinds != self.cells.index().kinds;
