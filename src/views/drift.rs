@@ -114,27 +114,31 @@ pub(super) fn render(
                     .iter()
                     .all(|m| view.marked.contains(&(m.cell, group.path.clone())));
                 let mark = if all_marked { "[x]" } else { "[ ]" };
-                let whom = if group.members.len() == 1 {
-                    let m = &group.members[0];
+                if let [m] = group.members.as_slice() {
                     let cluster = state
                         .clusters
                         .get(m.cell.cluster as usize)
                         .map(|c| c.spec.name.as_str())
                         .unwrap_or("?");
                     format!(
-                        "on {cluster} by {} changed {} · drifted {}{}",
+                        "{mark} {cluster}  {resource}  {}  desired {}  live {}  by {} changed {} · drifted {}{}",
+                        group.path,
+                        group.desired,
+                        group.live,
                         m.manager.as_deref().unwrap_or("?"),
                         m.changed.as_deref().unwrap_or("?"),
                         age(state, m.since_ms),
                         fight_note(m.fight.as_deref())
                     )
                 } else {
-                    format!("on {} clusters (grouped)", group.members.len())
-                };
-                format!(
-                    "{mark} {resource}  {}  desired {}  live {}  {whom}",
-                    group.path, group.desired, group.live
-                )
+                    format!(
+                        "{mark} {} clusters  {resource}  {}  desired {}  live {}  (grouped)",
+                        group.members.len(),
+                        group.path,
+                        group.desired,
+                        group.live
+                    )
+                }
             }
             Row::Member(g, m) => {
                 let group = &groups[g];
