@@ -542,6 +542,50 @@ spec:
     }
 
     #[test]
+    fn drift_is_reported_field_by_field_and_an_ignore_rule_settles_it() {
+        let mut cells = cells("a");
+        cells.set_reach(Reach::Answering);
+        let object = desired(&cells);
+        cells.watch(0, WatchChange::ListStarted);
+        cells.watch(0, WatchChange::ListDone);
+        let mut edited = object.clone();
+        edited["data"]["color"] = json!("red");
+        let updates = cells.watch(0, WatchChange::Applied(edited));
+        let events = cells.drift_events(&updates);
+        let [super::super::BackendEvent::Drift { cell, fields }] = events.as_slice() else {
+            panic!("one drift event: {events:?}");
+        };
+        assert_eq!(*cell, updates[0].cell);
+        assert_eq!(fields.len(), 1);
+        assert_eq!(fields[0].path, "/data/color");
+        assert_eq!(
+            (&fields[0].desired, &fields[0].live),
+            (&json!("blue"), &json!("red"))
+        );
+
+        let ignoring = format!(
+            "{FLEET}---\napiVersion: {}\nkind: {}\nmetadata: {{name: colors}}\nspec:\n  resources: [{{kind: ConfigMap, namespace: shop, name: colors}}]\n  paths: [/data/color]\n",
+            crate::engine::ignore::API_VERSION,
+            crate::engine::ignore::KIND
+        );
+        let (fleet, errors) = load_fleet(&[SourceFile {
+            path: "fleet.yaml".into(),
+            text: ignoring,
+        }]);
+        assert!(errors.is_empty(), "{errors:?}");
+        let fleet = Arc::new(fleet);
+        let index = Arc::new(FleetIndex::new(&fleet));
+        let updates = cells.set_fleet(fleet, index);
+        assert_eq!(
+            kinds(&updates),
+            [StatusKind::InSync],
+            "ignored drift is not drift"
+        );
+        assert!(cells.drift_events(&updates).is_empty());
+        assert!(cells.drift_detail(0).is_empty());
+    }
+
+    #[test]
     fn a_listed_object_matching_the_intent_is_in_sync_and_an_edit_makes_it_drift() {
         let mut cells = cells("a");
         assert_eq!(cells.status(0).0, CellStatus::Pending);
