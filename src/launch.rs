@@ -56,6 +56,10 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
     };
     let (mut state, theme, keymap) = dressed_state(global, &fleet, label);
     state.readonly = readonly;
+    if persist && wall.is_none() {
+        // Reverts of earlier sessions, for owner-fight notes in the drift view.
+        app::drift::remember_reverts(&mut state, &crate::audit::read_entries());
+    }
     let ascii = wall.as_ref().is_some_and(|args| args.ascii);
     if let Some(args) = &wall {
         state.wall = Some(Wall {

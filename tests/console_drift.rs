@@ -523,3 +523,43 @@ fn read_only_consoles_may_look_but_every_repair_key_is_refused() {
     assert_eq!(demo.view().stage, Stage::Browsing);
     assert!(demo.sent().is_empty());
 }
+
+#[test]
+fn a_revert_the_audit_log_remembers_makes_new_drift_of_that_field_an_owner_fight() {
+    let mut demo = Demo::new(Scenario::demo());
+    let cell = demo.cell(INVENTORY, "prod-us-east-2");
+    let entries = vec![serde_json::json!({
+        "action": "repair-revert",
+        "clusters": ["prod-us-east-2"],
+        "objects": [INVENTORY],
+        "paths": ["/spec/replicas"],
+    })];
+    drift::remember_reverts(&mut demo.session.state, &entries);
+    // Nothing is flagged until the field is reported drifted again.
+    assert_eq!(drift::groups(&demo.session.state)[0].members[0].fight, None);
+    demo.session.dispatch(Action::Backend(BackendEvent::Drift {
+        cell,
+        fields: vec![DriftField {
+            path: "/spec/replicas".into(),
+            desired: Value::from(3),
+            live: Value::from(9),
+            manager: Some("hpa-controller".into()),
+            time: None,
+        }],
+    }));
+    let groups = drift::groups(&demo.session.state);
+    assert_eq!(
+        groups[0].members[0].fight.as_deref(),
+        Some("hpa-controller")
+    );
+    // Another path of the same object is not a fight.
+    assert!(
+        !demo
+            .session
+            .state
+            .drift
+            .fights
+            .keys()
+            .any(|(c, path)| *c == cell && path != "/spec/replicas")
+    );
+}

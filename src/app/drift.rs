@@ -26,7 +26,8 @@ pub type FieldKey = (CellRef, String);
 pub struct DriftBook {
     /// The drifted fields of every drifted cell.
     pub fields: BTreeMap<CellRef, Vec<DriftField>>,
-    /// Fields the console took back, with the manager that had changed them.
+    /// Fields taken back before, with the manager that had changed them (empty when only the
+    /// audit log knows of the revert, not who had changed the field).
     pub reverted: BTreeMap<FieldKey, String>,
     /// Owner fights: fields changed again by the manager they were taken back from.
     pub fights: BTreeMap<FieldKey, String>,
@@ -68,10 +69,11 @@ pub fn record(state: &mut State, cell: CellRef, fields: Vec<DriftField>) {
     let book = &mut state.drift;
     for field in &fields {
         let key = (cell, field.path.clone());
-        let again = book
-            .reverted
-            .get(&key)
-            .is_some_and(|before| field.manager.as_deref() == Some(before.as_str()));
+        let again = book.reverted.get(&key).is_some_and(|before| {
+            field.manager.as_deref().is_some_and(|manager| {
+                manager != FIELD_MANAGER && (before.is_empty() || manager == before)
+            })
+        });
         if again && let Some(manager) = &field.manager {
             book.fights.insert(key, manager.clone());
         }
@@ -80,6 +82,57 @@ pub fn record(state: &mut State, cell: CellRef, fields: Vec<DriftField>) {
         book.fields.remove(&cell);
     } else {
         book.fields.insert(cell, fields);
+    }
+}
+
+/// Remembers the reverts the audit log records (`repair --revert`, the console's revert), so a
+/// field drifted again is flagged as an owner fight in a later session too. An entry names
+/// clusters, objects and paths; every combination that is a cell of this fleet counts.
+pub fn remember_reverts(state: &mut State, entries: &[Value]) {
+    let strings = |entry: &Value, key: &str| -> Vec<String> {
+        entry[key]
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|item| item.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    for entry in entries {
+        if !matches!(
+            entry["action"].as_str(),
+            Some("repair-revert" | "console-revert")
+        ) {
+            continue;
+        }
+        let paths = strings(entry, "paths");
+        for cluster in strings(entry, "clusters") {
+            let Some(c) = state.clusters.iter().position(|r| r.spec.name == cluster) else {
+                continue;
+            };
+            for object in strings(entry, "objects") {
+                let Some(r) = state
+                    .resources
+                    .iter()
+                    .position(|row| row.target.display_key() == object)
+                else {
+                    continue;
+                };
+                let cell = CellRef {
+                    resource: r as u32,
+                    cluster: c as u32,
+                };
+                for path in &paths {
+                    state
+                        .drift
+                        .reverted
+                        .entry((cell, path.clone()))
+                        .or_default();
+                }
+            }
+        }
     }
 }
 
