@@ -3,7 +3,8 @@
 //! same value; the view shows one group of two; reverting one member and adopting the other
 //! leaves kubectl seeing the desired value on the first and the kept value on the second,
 //! the fleet carrying an override for the second, the audit log an entry for each, and
-//! `flotilla drift` clean.
+//! `flotilla drift` clean. An image ignored from the view stops counting at once, `apply`
+//! leaves it, and removing the rule in the view brings the drift back.
 
 mod common;
 mod support;
@@ -150,4 +151,91 @@ fn two_members_drift_alike_revert_one_adopt_the_other_in_the_drift_view() {
     let log = std::fs::read_to_string(state.path().join("flotilla/audit.log")).unwrap_or_default();
     assert!(log.contains("\"console-revert\""), "{log}");
     assert!(log.contains("\"console-adopt\""), "{log}");
+}
+
+fn image(context: &str, ns: &str) -> String {
+    kubectl_ok(
+        context,
+        &[
+            "get",
+            "deployment",
+            "web",
+            "-n",
+            ns,
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image}",
+        ],
+    )
+}
+
+#[test]
+#[ignore = "needs testenv: run through cargo xtask test"]
+fn an_image_ignored_in_the_drift_view_stops_counting_and_apply_leaves_it() {
+    let members: Vec<String> = env().members.iter().take(2).cloned().collect();
+    let ns = TestNamespace::on("driftignore", &members);
+    let ns = ns.name.as_str();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let state = tempfile::tempdir().expect("state dir");
+    std::fs::write(dir.path().join("fleet.yaml"), fleet_text(ns)).expect("write the fleet");
+    let applied = flotilla(dir.path(), &["apply", "--yes"]);
+    assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+    kubectl_ok(
+        "member-1",
+        &["set", "image", "deployment/web", "web=nginx:1.28", "-n", ns],
+    );
+
+    let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
+    let fleet = dir.path().to_string_lossy().to_string();
+    let state_dir = state.path().to_string_lossy().to_string();
+    let mut console = PtyApp::spawn(
+        &["--kubeconfig", &kubeconfig, "--fleet", &fleet, "console"],
+        200,
+        50,
+        &[("XDG_STATE_HOME", &state_dir)],
+    );
+    console.wait_for("member-1 drifted", |s| s.contains("~1 Drifted"));
+    console.send("D");
+    console.wait_for("the image drift", |s| {
+        s.contains("Drift · 1 field(s)") && s.contains("live \"nginx:1.28\"")
+    });
+    console.send("i");
+    console.wait_for("the ignore confirmation", |s| {
+        s.contains("Ignore? Nothing is written")
+            && s.contains("kind: DriftIgnore")
+            && s.contains("/spec/template/spec/containers/0/image")
+    });
+    console.send("y");
+    console.wait_for("the drift ignored and the rule listed", |s| {
+        s.contains("Drift · 0 field(s)")
+            && !s.contains("Drifted")
+            && s.contains("Ignore rules (1)")
+            && s.contains("ignore-deployment-web")
+    });
+    let apply = flotilla(dir.path(), &["apply", "--yes"]);
+    assert_eq!(apply.status.code(), Some(0), "{}", output_text(&apply));
+    assert_eq!(
+        image("member-1", ns),
+        "nginx:1.28",
+        "apply leaves an ignored field"
+    );
+    let drift = flotilla(dir.path(), &["drift"]);
+    assert_eq!(drift.status.code(), Some(0), "{}", output_text(&drift));
+
+    // Remove the rule again: the drift counts once more.
+    console.send("\t");
+    console.send("d");
+    console.wait_for("the removal confirmation", |s| {
+        s.contains("Remove rule? Nothing is written") && s.contains("- kind: DriftIgnore")
+    });
+    console.send("y");
+    console.wait_for("the drift back", |s| {
+        s.contains("Drift · 1 field(s)") && s.contains("Ignore rules (0)")
+    });
+    console.send("\x1b");
+    console.wait_for("the matrix again", |s| s.contains("Federated resources"));
+    console.send("q");
+    assert_eq!(console.wait_exit(), 0);
+    let log = std::fs::read_to_string(state.path().join("flotilla/audit.log")).unwrap_or_default();
+    assert!(log.contains("\"console-ignore\""), "{log}");
+    assert!(log.contains("\"console-remove-ignore\""), "{log}");
 }
