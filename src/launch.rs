@@ -88,6 +88,10 @@ async fn show(
 ) -> anyhow::Result<u8> {
     let (mut state, theme, keymap) = dressed_state(global, fleet, label);
     state.readonly = readonly;
+    if !global.uses_demo() && global.hub.is_none() && wall.is_none() {
+        // Reverts of earlier sessions, for owner-fight notes in the drift view.
+        app::drift::remember_reverts(&mut state, &crate::audit::read_entries());
+    }
     let ascii = wall.as_ref().is_some_and(|args| args.ascii);
     if let Some(args) = &wall {
         state.wall = Some(Wall {

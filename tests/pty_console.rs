@@ -406,3 +406,56 @@ fn an_image_tag_override_previews_one_cluster_saves_and_the_cell_renders_it() {
     assert_eq!(app.wait_exit(), 0);
     assert_restored(&app);
 }
+
+#[test]
+fn the_drift_view_adopts_one_drift_reverts_another_and_the_matrix_follows() {
+    // Seed 42: besides the scenario's replicas drift, the simulated fleet drifts
+    // Deployment/shop/inventory's container on edge-store-0001 about 15 s in.
+    let mut app = PtyApp::spawn(&["demo", "--demo-seed", "42"], 200, 50, &[]);
+    app.wait_for("the drifted demo cell and every cluster probed", |s| {
+        s.contains("~1 Drifted") && s.contains("Unreachable")
+    });
+    app.send("D");
+    app.wait_for("the drift view with the scenario's field", |s| {
+        s.contains("Drift · 1 field(s)")
+            && s.contains("Deployment/shop/inventory  /spec/replicas")
+            && s.contains("live 9")
+            && s.contains("by kubectl-scale")
+    });
+    app.send("a");
+    app.wait_for("the adopt confirmation listing the override", |s| {
+        s.contains("Adopt? Nothing is written")
+            && s.contains("kind: OverridePolicy")
+            && s.contains("type prod-us-east-2")
+    });
+    app.send("y");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        app.screen_text().contains("~1 Drifted"),
+        "y alone does not write to a danger-class cluster"
+    );
+    app.send("\x7fprod-us-east-2\r");
+    app.wait_for("the adopted value saved and the cell in sync", |s| {
+        s.contains("adopted 1 field(s): saved") && !s.contains("Drifted")
+    });
+    app.wait_for("the simulated drift on edge-store-0001", |s| {
+        s.contains("Drift · 1 field(s)")
+            && s.contains(
+                "edge-store-0001  Deployment/shop/inventory  /spec/template/spec/containers/0",
+            )
+    });
+    app.send("r");
+    app.wait_for("the revert confirmation", |s| {
+        s.contains("Revert? Nothing is written") && s.contains("y revert")
+    });
+    app.send("y");
+    app.wait_for("the drift reverted by the simulated apply", |s| {
+        s.contains("Drift · 0 field(s)") && !s.contains("Drifted")
+    });
+    app.send("\x1b");
+    let screen = app.wait_for("the matrix again", |s| s.contains("Federated resources"));
+    assert!(!screen.contains("Drifted"), "{screen}");
+    app.send("q");
+    assert_eq!(app.wait_exit(), 0);
+    assert_restored(&app);
+}

@@ -4,6 +4,7 @@
 //! It must not draw outside `views` or talk to clusters outside `backend`.
 
 pub mod action;
+pub mod drift;
 pub mod editor;
 pub mod filter;
 pub mod overrides;

@@ -28,10 +28,12 @@ pub enum PaletteCommand {
     Clear,
     Help,
     Quit,
+    /// Open the drift view.
+    Drift,
 }
 
 /// The palette's verbs with what they take, for completion and help.
-pub const VERBS: [(&str, &str); 9] = [
+pub const VERBS: [(&str, &str); 10] = [
     (
         "cluster",
         "filter clusters: name, glob (eu-*) or -l key=value",
@@ -52,6 +54,10 @@ pub const VERBS: [(&str, &str); 9] = [
     ),
     ("clear", "clear every filter"),
     ("help", "show the key map"),
+    (
+        "drift",
+        "every drifted field, grouped, with revert / adopt / ignore",
+    ),
     ("quit", "quit flotilla"),
 ];
 
@@ -85,6 +91,7 @@ pub fn parse(line: &str) -> Result<PaletteCommand, String> {
             .ok_or_else(|| needs("name, worst, health, latency, kind or fleet")),
         "clear" => Ok(PaletteCommand::Clear),
         "help" => Ok(PaletteCommand::Help),
+        "drift" => Ok(PaletteCommand::Drift),
         _ => Ok(PaletteCommand::Quit),
     }
 }

@@ -11,7 +11,7 @@ use super::action::Action;
 use super::editor;
 use super::state::{self, State};
 use super::update::update;
-use crate::backend::{CellRef, Effect, FleetSave, SharedFleet};
+use crate::backend::{CellRef, Effect, FleetSave, FleetWrite, SharedFleet};
 use crate::engine::{Fleet, SourceFile, load_fleet, yaml_edit};
 use crate::{audit, fleet_edit};
 
@@ -34,6 +34,7 @@ impl Session {
         self.explain_selection();
         editor::refresh(&mut self.state, &self.fleet, &self.files);
         super::overrides::refresh(&mut self.state, &self.fleet, &self.files);
+        super::drift::refresh(&mut self.state, &self.fleet, &self.files);
         for effect in effects {
             let effect = match effect {
                 Effect::SaveAndApply {
@@ -42,6 +43,11 @@ impl Session {
                     delete,
                 } => {
                     self.save_and_apply(save, cells, delete);
+                    continue;
+                }
+                Effect::WriteFleet(write) => {
+                    self.write_fleet(write);
+                    super::drift::refresh(&mut self.state, &self.fleet, &self.files);
                     continue;
                 }
                 other => other,
@@ -142,6 +148,93 @@ impl Session {
         }
         if !delete.is_empty() {
             follow.push(Effect::Delete { cells: delete });
+        }
+        for effect in follow {
+            match &self.effects {
+                Some(effects) if effects.send(effect).is_ok() => {}
+                _ => tracing::warn!("the backend cannot take the saved fleet's effects"),
+            }
+        }
+    }
+
+    /// Writes whole fleet files (to disk, or in memory for the demo), reloads the fleet, hands
+    /// it to the backend and propagates the cells. Refused when a file changed since the
+    /// change was prepared; nothing reaches a cluster when a write fails.
+    fn write_fleet(&mut self, write: FleetWrite) {
+        for file in &write.files {
+            let current = self.files.iter().find(|f| f.path == file.path);
+            let unchanged = match (current, &file.old) {
+                (Some(current), Some(old)) => current.text == *old,
+                (None, None) => true,
+                _ => false,
+            };
+            if !unchanged {
+                self.refuse(format!(
+                    "{} changed since the change was prepared",
+                    file.path
+                ));
+                return;
+            }
+        }
+        let mut written = Vec::new();
+        for file in &write.files {
+            if self.persist {
+                let path = std::path::Path::new(&file.path);
+                if let Err(error) = fleet_edit::write_text(path, file.old.as_deref(), &file.new) {
+                    tracing::warn!("not saved: {error}");
+                    self.state.notice = Some(if written.is_empty() {
+                        format!("not saved: {error}; nothing was written")
+                    } else {
+                        format!(
+                            "not saved: {error}; already written: {}; nothing was propagated",
+                            written.join(", ")
+                        )
+                    });
+                    return;
+                }
+            }
+            match self.files.iter().position(|f| f.path == file.path) {
+                Some(index) => self.files[index].text = file.new.clone(),
+                None => self.files.push(SourceFile {
+                    path: file.path.clone(),
+                    text: file.new.clone(),
+                }),
+            }
+            written.push(file.path.clone());
+        }
+        let (fleet, errors) = load_fleet(&self.files);
+        if let Some(error) = errors.first() {
+            self.refuse(format!("saved, but the fleet no longer loads: {error}"));
+            return;
+        }
+        let fleet = Arc::new(fleet);
+        self.fleet = fleet.clone();
+        for (row, resource) in self.state.resources.iter_mut().enumerate() {
+            resource.placement = fleet.placement_summary(row);
+        }
+        self.state.explanation = None;
+        self.explain_selection();
+        if self.persist {
+            let mut entry = audit::Entry::new(&write.action);
+            entry.clusters = write.clusters.clone();
+            entry.objects = write.objects.clone();
+            entry.paths = write.paths.clone();
+            entry.files = written.clone();
+            audit::record_or_warn(&entry);
+        }
+        let place = if self.persist {
+            ""
+        } else {
+            " (in memory: the demo)"
+        };
+        let mut notice = format!("{}: saved {}{place}", write.title, written.join(", "));
+        if !write.apply.is_empty() {
+            notice.push_str(&format!("; propagating {} object(s)", write.apply.len()));
+        }
+        self.state.notice = Some(notice);
+        let mut follow = vec![Effect::UseFleet(SharedFleet(fleet))];
+        if !write.apply.is_empty() {
+            follow.push(Effect::Apply { cells: write.apply });
         }
         for effect in follow {
             match &self.effects {

@@ -164,6 +164,11 @@ impl CellGrid {
         problems
     }
 
+    /// Since when (app clock, ms) a problem cell has been in its state.
+    pub fn problem_since(&self, cell: CellRef) -> Option<u64> {
+        self.problems.get(&cell).copied()
+    }
+
     /// Replaces every cell; `kinds` is resource-major. A wrong-sized snapshot is ignored.
     pub fn replace(&mut self, kinds: Vec<StatusKind>, details: Vec<(CellRef, CellDetail)>) -> bool {
         if kinds.len() != self.resources * self.clusters {
@@ -395,6 +400,8 @@ pub enum Mode {
     Placement(Box<super::editor::PlacementEditor>),
     /// Editing the override rules of the selected resource × cluster cell.
     Overrides(Box<super::overrides::OverrideEditor>),
+    /// The drift view: every drifted field, and its repair.
+    Drift(Box<super::drift::DriftView>),
 }
 
 /// A propagation waiting for the operator's confirmation.
@@ -480,6 +487,8 @@ pub struct State {
     pub last_change: Option<LastChange>,
     /// The propagation in progress, if any.
     pub rollout: Option<super::rollout::Rollout>,
+    /// The drift the backend reported, field by field.
+    pub drift: super::drift::DriftBook,
 }
 
 /// The engine's explanation of one cell, as lines for the detail pane.

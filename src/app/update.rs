@@ -49,6 +49,7 @@ pub fn is_typing(state: &State) -> bool {
             | Mode::Confirm(_)
             | Mode::Placement(_)
             | Mode::Overrides(_)
+            | Mode::Drift(_)
     )
 }
 
@@ -175,6 +176,7 @@ fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
         Command::EditPlacement => editor::open(state),
         Command::EditOverrides => super::overrides::open(state),
         Command::Undo => editor::ask_to_undo(state),
+        Command::Drift => super::drift::open(state),
         Command::Select => match state.focus {
             // Enter on a cluster takes you to its column in the matrix.
             Pane::Clusters => state.focus = Pane::Resources,
@@ -345,6 +347,7 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
         Mode::Confirm(pending) => return confirm(state, pending, key),
         Mode::Placement(placement) => return editor::key(state, placement, key),
         Mode::Overrides(overrides) => return super::overrides::key(state, overrides, key),
+        Mode::Drift(view) => return super::drift::key(state, view, key),
         Mode::Filter {
             pane,
             mut input,
@@ -447,7 +450,7 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
 }
 
 /// Applies a text-editing key; returns whether the text changed.
-fn edit_text(input: &mut String, key: InputKey) -> bool {
+pub(super) fn edit_text(input: &mut String, key: InputKey) -> bool {
     match key {
         InputKey::Char(c) => {
             input.push(c);
@@ -502,6 +505,7 @@ fn run_palette(state: &mut State, command: PaletteCommand) {
         }
         PaletteCommand::Help => state.mode = Mode::Help,
         PaletteCommand::Quit => state.should_quit = true,
+        PaletteCommand::Drift => super::drift::open(state),
     }
     state.refresh_views();
 }
@@ -523,6 +527,7 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
                 .collect();
             if state.cells.replace(kinds, details) {
                 state.refresh_views();
+                super::drift::forget_settled(state);
             } else {
                 tracing::warn!("ignored a snapshot whose size does not match the fleet");
             }
@@ -556,8 +561,10 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
             if state.views_follow_cells() {
                 state.refresh_views();
             }
+            super::drift::forget_settled(state);
         }
         BackendEvent::Notice(text) => state.notice = Some(text),
+        BackendEvent::Drift { cell, fields } => super::drift::record(state, cell, fields),
     }
 }
 

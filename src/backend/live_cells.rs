@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::propagate::{drift_fields, resource_of};
+use super::propagate::{DriftField, drift_fields_ignoring, resource_of};
 use super::{CellRef, CellUpdate};
 use crate::engine::{Decision, Fleet};
 use crate::model::{CellStatus, ResourceRef, StatusKind};
@@ -349,6 +349,49 @@ impl ClusterCells {
         }
     }
 
+    /// The drifted fields of a row, field by field, after the fleet's ignore rules; empty when
+    /// the row is not placed, not live or in sync.
+    pub fn drift_detail(&self, row: u32) -> Vec<DriftField> {
+        let (resource, cluster) = (row as usize, self.cluster as usize);
+        let Some(live) = self.live.get(&row) else {
+            return Vec::new();
+        };
+        match self.fleet.decide(resource, cluster) {
+            Decision::Placed { object, .. } => self.drift_of(&object, row, live),
+            Decision::NotPlaced { .. } => Vec::new(),
+        }
+    }
+
+    fn drift_of(&self, desired: &Value, row: u32, live: &Value) -> Vec<DriftField> {
+        let cluster = self.fleet.clusters.get(self.cluster as usize);
+        let resource = self.fleet.resources.get(row as usize);
+        let rules: Vec<&crate::engine::ignore::IgnoreRule> = match (cluster, resource) {
+            (Some(cluster), Some(resource)) => self
+                .fleet
+                .ignores
+                .iter()
+                .filter(|rule| {
+                    rule.covers_cluster(cluster) && rule.covers_resource(&resource.target)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        drift_fields_ignoring(desired, live, &rules)
+    }
+
+    /// Drift events for the drifted cells among `updates`, field by field. (The console
+    /// forgets the drift of a cell whose update says it is no longer Drifted.)
+    pub fn drift_events(&self, updates: &[CellUpdate]) -> Vec<super::BackendEvent> {
+        updates
+            .iter()
+            .filter(|update| update.status.kind() == StatusKind::Drifted)
+            .map(|update| super::BackendEvent::Drift {
+                cell: update.cell,
+                fields: self.drift_detail(update.cell.resource),
+            })
+            .collect()
+    }
+
     /// The status of one row on this cluster, with a line for the detail pane.
     pub fn status(&self, row: u32) -> (CellStatus, Option<String>) {
         let resource = row as usize;
@@ -415,7 +458,7 @@ impl ClusterCells {
                 (CellStatus::Pending, Some("not applied yet".into()))
             };
         };
-        let fields = drift_fields(&desired, live);
+        let fields = self.drift_of(&desired, row, live);
         match fields.first() {
             None => (CellStatus::InSync, None),
             Some(first) => {
@@ -496,6 +539,50 @@ spec:
 
     fn kinds(updates: &[CellUpdate]) -> Vec<StatusKind> {
         updates.iter().map(|u| u.status.kind()).collect()
+    }
+
+    #[test]
+    fn drift_is_reported_field_by_field_and_an_ignore_rule_settles_it() {
+        let mut cells = cells("a");
+        cells.set_reach(Reach::Answering);
+        let object = desired(&cells);
+        cells.watch(0, WatchChange::ListStarted);
+        cells.watch(0, WatchChange::ListDone);
+        let mut edited = object.clone();
+        edited["data"]["color"] = json!("red");
+        let updates = cells.watch(0, WatchChange::Applied(edited));
+        let events = cells.drift_events(&updates);
+        let [super::super::BackendEvent::Drift { cell, fields }] = events.as_slice() else {
+            panic!("one drift event: {events:?}");
+        };
+        assert_eq!(*cell, updates[0].cell);
+        assert_eq!(fields.len(), 1);
+        assert_eq!(fields[0].path, "/data/color");
+        assert_eq!(
+            (&fields[0].desired, &fields[0].live),
+            (&json!("blue"), &json!("red"))
+        );
+
+        let ignoring = format!(
+            "{FLEET}---\napiVersion: {}\nkind: {}\nmetadata: {{name: colors}}\nspec:\n  resources: [{{kind: ConfigMap, namespace: shop, name: colors}}]\n  paths: [/data/color]\n",
+            crate::engine::ignore::API_VERSION,
+            crate::engine::ignore::KIND
+        );
+        let (fleet, errors) = load_fleet(&[SourceFile {
+            path: "fleet.yaml".into(),
+            text: ignoring,
+        }]);
+        assert!(errors.is_empty(), "{errors:?}");
+        let fleet = Arc::new(fleet);
+        let index = Arc::new(FleetIndex::new(&fleet));
+        let updates = cells.set_fleet(fleet, index);
+        assert_eq!(
+            kinds(&updates),
+            [StatusKind::InSync],
+            "ignored drift is not drift"
+        );
+        assert!(cells.drift_events(&updates).is_empty());
+        assert!(cells.drift_detail(0).is_empty());
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod hub;
 pub mod kube;
 pub mod live_cells;
 pub mod propagate;
+pub mod revert;
 pub mod sim;
 
 use crate::model::{CellStatus, ClusterStatus, StatusKind};
@@ -52,6 +53,49 @@ pub enum BackendEvent {
         revision: u64,
         items: Vec<propagate::PlanItem>,
     },
+    /// The drifted fields of one cell, field by field (empty: no drift any more). Sent with
+    /// the cell's update whenever its drift may have changed.
+    Drift {
+        cell: CellRef,
+        fields: Vec<DriftField>,
+    },
+}
+
+pub use propagate::DriftField;
+
+/// One drifted field to take back: re-applied with the desired value, forcing ownership.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RevertField {
+    pub cell: CellRef,
+    /// JSON pointer of the field, as the drift reported it.
+    pub path: String,
+}
+
+/// Whole fleet files to write (their previous text, to refuse when the file changed on disk
+/// meanwhile, and the new one), then cells to propagate: what adopting drift, adding an
+/// ignore rule or removing one saves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FleetWrite {
+    /// e.g. `adopt /spec/replicas of Deployment/shop/inventory on prod-us-east-2`.
+    pub title: String,
+    /// The audit log's action, e.g. `console-adopt`.
+    pub action: String,
+    pub files: Vec<FileText>,
+    /// Cells propagated once the files are saved and the fleet reloads.
+    pub apply: Vec<CellRef>,
+    /// For the audit log: clusters, objects and paths concerned.
+    pub clusters: Vec<String>,
+    pub objects: Vec<String>,
+    pub paths: Vec<String>,
+}
+
+/// One file's new text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileText {
+    pub path: String,
+    /// The text before; `None` for a new file.
+    pub old: Option<String>,
+    pub new: String,
 }
 
 /// A fleet document to write back, replacing the document at `document` in `file`.
@@ -100,4 +144,10 @@ pub enum Effect {
         cells: Vec<CellRef>,
         revision: u64,
     },
+    /// Take back exactly these drifted fields (re-apply the desired values with force),
+    /// confirmed by the operator. Other drifted fields of the same objects keep their values.
+    Revert { fields: Vec<RevertField> },
+    /// Save these fleet files, then propagate; the console's loop does the saving, like
+    /// [`Effect::SaveAndApply`]. Backends never see it.
+    WriteFleet(FleetWrite),
 }

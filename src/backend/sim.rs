@@ -348,7 +348,7 @@ impl SimCore {
                     CellStatus::Pending
                 } else if cell.missing {
                     CellStatus::Missing
-                } else if cell.drift.is_some() {
+                } else if self.drift(resource, cluster).is_some() {
                     CellStatus::Drifted
                 } else {
                     CellStatus::InSync
@@ -360,7 +360,7 @@ impl SimCore {
     /// Extra words about a cell for the detail pane.
     pub fn message(&self, resource: usize, cluster: usize) -> Option<String> {
         let index = self.index(resource, cluster);
-        if let Some(drift) = &self.cells[index].drift {
+        if let Some(drift) = self.drift(resource, cluster) {
             return Some(format!(
                 "{} changed by {}: desired {} live {}",
                 drift.path, drift.manager, drift.desired, drift.live
@@ -372,9 +372,72 @@ impl SimCore {
         None
     }
 
-    /// The drifted field of a cell, if any.
+    /// The drifted field of a cell, if any (a field the fleet's ignore rules cover is not
+    /// drift).
     pub fn drift(&self, resource: usize, cluster: usize) -> Option<&SimDrift> {
-        self.cells[self.index(resource, cluster)].drift.as_deref()
+        let drift = self.cells[self.index(resource, cluster)].drift.as_deref()?;
+        (!self.ignored(resource, cluster, drift)).then_some(drift)
+    }
+
+    fn ignored(&self, resource: usize, cluster: usize, drift: &SimDrift) -> bool {
+        let (Some(target), Some(spec)) = (
+            self.fleet.resources.get(resource),
+            self.fleet.clusters.get(cluster),
+        ) else {
+            return false;
+        };
+        let path = pointer_segments(&drift.path);
+        self.fleet.ignores.iter().any(|rule| {
+            rule.covers_cluster(spec)
+                && rule.covers_resource(&target.target)
+                && rule.covers_field(&path, Some(&drift.manager))
+        })
+    }
+
+    /// The drift of a cell as the console's drift view reads it, field by field.
+    pub fn drift_fields(&self, resource: usize, cluster: usize) -> Vec<super::DriftField> {
+        self.drift(resource, cluster)
+            .map(|drift| super::DriftField {
+                path: drift.path.clone(),
+                desired: drift.desired.clone(),
+                live: drift.live.clone(),
+                manager: Some(drift.manager.clone()),
+                time: Some(format!("{}s into the demo", drift.since_ms / 1000)),
+            })
+            .into_iter()
+            .collect()
+    }
+
+    /// Drift events for the drifted cells among `updates`.
+    pub fn drift_events(&self, updates: &[CellUpdate]) -> Vec<BackendEvent> {
+        updates
+            .iter()
+            .filter(|update| update.status == CellStatus::Drifted)
+            .map(|update| BackendEvent::Drift {
+                cell: update.cell,
+                fields: self
+                    .drift_fields(update.cell.resource as usize, update.cell.cluster as usize),
+            })
+            .collect()
+    }
+
+    /// Drift events for every drifted cell, to follow a snapshot.
+    pub fn all_drift_events(&self) -> Vec<BackendEvent> {
+        let mut events = Vec::new();
+        for resource in 0..self.fleet.resources.len() {
+            for cluster in 0..self.clusters.len() {
+                if self.status(resource, cluster) == CellStatus::Drifted {
+                    events.push(BackendEvent::Drift {
+                        cell: CellRef {
+                            resource: resource as u32,
+                            cluster: cluster as u32,
+                        },
+                        fields: self.drift_fields(resource, cluster),
+                    });
+                }
+            }
+        }
+        events
     }
 
     /// The whole matrix as a snapshot event.
@@ -539,6 +602,28 @@ fn simulated_cluster(spec: &ClusterSpec, scenario: &Scenario, rng: &mut SplitMix
     }
 }
 
+/// The segments of a JSON pointer, every token a field name.
+fn pointer_segments(pointer: &str) -> Vec<crate::engine::diff::Segment> {
+    pointer
+        .split('/')
+        .skip(1)
+        .map(|token| {
+            crate::engine::diff::Segment::Field(token.replace("~1", "/").replace("~0", "~"))
+        })
+        .collect()
+}
+
+/// Sends an event and, after cell updates or a snapshot, the drift detail of the drifted
+/// cells. False when the app has gone.
+fn send(core: &SimCore, events: &mpsc::UnboundedSender<BackendEvent>, event: BackendEvent) -> bool {
+    let drift = match &event {
+        BackendEvent::Cells(updates) => core.drift_events(updates),
+        BackendEvent::Snapshot { .. } => core.all_drift_events(),
+        _ => Vec::new(),
+    };
+    events.send(event).is_ok() && drift.into_iter().all(|event| events.send(event).is_ok())
+}
+
 /// Picks a scalar inside `spec` or `data` (the operator's intent), deterministically.
 fn pick_leaf(object: &Value, rng: &mut SplitMix64) -> Option<(String, Value)> {
     let mut leaves = Vec::new();
@@ -656,7 +741,7 @@ async fn run(
         sequence += 1;
         queue.push(std::cmp::Reverse((at, sequence, item)));
     };
-    if events.send(core.snapshot()).is_err() {
+    if !send(&core, &events, core.snapshot()) {
         return;
     }
     for cluster in 0..core.cluster_count() {
@@ -683,7 +768,7 @@ async fn run(
                     Some(Effect::Apply { cells }) => cells,
                     Some(Effect::UseFleet(fleet)) => {
                         core.set_fleet(fleet.0);
-                        if events.send(core.snapshot()).is_err() {
+                        if !send(&core, &events, core.snapshot()) {
                             return;
                         }
                         continue;
@@ -705,6 +790,17 @@ async fn run(
                     Some(Effect::SaveAndApply { save, .. }) => {
                         tracing::warn!("{} reached the simulator unsaved; the console saves edits", save.title);
                         continue;
+                    }
+                    Some(Effect::WriteFleet(write)) => {
+                        tracing::warn!("{} reached the simulator unsaved; the console saves edits", write.title);
+                        continue;
+                    }
+                    // A simulated cell drifts in one field at most: reverting it is applying it.
+                    Some(Effect::Revert { fields }) => {
+                        let mut cells: Vec<CellRef> = fields.into_iter().map(|field| field.cell).collect();
+                        cells.sort();
+                        cells.dedup();
+                        cells
                     }
                 };
                 let mut by_cluster: BTreeMap<usize, Vec<CellRef>> = BTreeMap::new();
@@ -735,12 +831,12 @@ async fn run(
                         Scheduled::ApplyDone { cluster, cells } => BackendEvent::Cells(core.apply(cluster, &cells)),
                         Scheduled::DeleteDone { cluster, cells } => BackendEvent::Cells(core.delete(cluster, &cells)),
                     };
-                    if events.send(event).is_err() {
+                    if !send(&core, &events, event) {
                         return;
                     }
                 }
                 let drifted = core.advance(now);
-                if !drifted.is_empty() && events.send(BackendEvent::Cells(drifted)).is_err() {
+                if !drifted.is_empty() && !send(&core, &events, BackendEvent::Cells(drifted)) {
                     return;
                 }
             }

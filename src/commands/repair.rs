@@ -355,65 +355,11 @@ async fn revert<A: ClusterApi>(
     found: &[Found],
     options: Options,
 ) -> (Vec<RepairItem>, Entry) {
-    let chosen: BTreeSet<(&str, &ResourceRef, &str)> = found
+    let chosen: BTreeSet<crate::backend::revert::Chosen> = found
         .iter()
-        .map(|f| (f.cluster.as_str(), &f.resource, f.pointer.as_str()))
+        .map(|f| (f.cluster.clone(), f.resource.clone(), f.pointer.clone()))
         .collect();
-    let mut work: Vec<Target<A>> = Vec::new();
-    for target in targets {
-        let objects: Vec<Value> = target
-            .objects
-            .iter()
-            .filter(|o| {
-                let r = resource_of(o);
-                found
-                    .iter()
-                    .any(|f| f.cluster == target.cluster && f.resource == r)
-            })
-            .cloned()
-            .collect();
-        if objects.is_empty() {
-            continue;
-        }
-        let mut adjusted = Vec::new();
-        for object in objects {
-            let resource = resource_of(&object);
-            let live = match &target.api {
-                Ok(api) => api.get(&resource).await.ok().flatten(),
-                Err(_) => None,
-            };
-            let mut intent = object.clone();
-            if let Some(live) = &live {
-                for field in diff::drifted_fields(&object, live) {
-                    let pointer = field.pointer();
-                    if chosen.contains(&(target.cluster.as_str(), &resource, pointer.as_str())) {
-                        continue;
-                    }
-                    let Some(at) = adopt::desired_pointer(&object, &field.path) else {
-                        continue;
-                    };
-                    match &field.live {
-                        Some(value) => {
-                            if let Some(slot) = intent.pointer_mut(&at) {
-                                *slot = value.clone();
-                            }
-                        }
-                        // Absent on the cluster and not chosen: do not put it back.
-                        None => remove_pointer(&mut intent, &at),
-                    }
-                }
-            }
-            adjusted.push(intent);
-        }
-        work.push(Target {
-            objects: adjusted,
-            failed: Vec::new(),
-            prune_kinds: Vec::new(),
-            ..target
-        });
-    }
-    let results =
-        propagate::apply_with(&work, true, &BTreeMap::new(), options, ignores, &|_, _| {}).await;
+    let results = crate::backend::revert::revert_fields(targets, &chosen, ignores, options).await;
     let rows: Vec<RepairItem> = found
         .iter()
         .map(|f| {
@@ -437,27 +383,6 @@ async fn revert<A: ClusterApi>(
         .into_iter()
         .collect();
     (rows, entry)
-}
-
-/// Removes the field or list item at `pointer`, if there is one.
-fn remove_pointer(object: &mut Value, pointer: &str) {
-    let Some((parent, last)) = pointer.rsplit_once('/') else {
-        return;
-    };
-    let last = last.replace("~1", "/").replace("~0", "~");
-    match object.pointer_mut(parent) {
-        Some(Value::Object(map)) => {
-            map.remove(&last);
-        }
-        Some(Value::Array(items)) => {
-            if let Ok(i) = last.parse::<usize>()
-                && i < items.len()
-            {
-                items.remove(i);
-            }
-        }
-        _ => {}
-    }
 }
 
 fn fleet_files(global: &GlobalArgs) -> Result<Vec<SourceFile>, String> {

@@ -33,10 +33,11 @@ pub enum Command {
     EditOverrides,
     Undo,
     Select,
+    Drift,
 }
 
 impl Command {
-    pub const ALL: [Command; 22] = [
+    pub const ALL: [Command; 23] = [
         Command::Quit,
         Command::Help,
         Command::Back,
@@ -59,6 +60,7 @@ impl Command {
         Command::EditOverrides,
         Command::Undo,
         Command::Select,
+        Command::Drift,
     ];
 
     /// The name used in key map files.
@@ -86,6 +88,7 @@ impl Command {
             Command::EditOverrides => "edit-overrides",
             Command::Undo => "undo",
             Command::Select => "select",
+            Command::Drift => "drift",
         }
     }
 
@@ -120,6 +123,9 @@ impl Command {
             }
             Command::Undo => "undo the last placement change (asks first, lists what it deletes)",
             Command::Select => "drill in: a cluster's column, a cell's rendered object",
+            Command::Drift => {
+                "drift view: every drifted field, grouped; r revert · a adopt · i ignore · space mark (asks first)"
+            }
         }
     }
 

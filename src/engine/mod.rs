@@ -32,6 +32,7 @@
 
 pub mod adopt;
 pub mod diff;
+pub mod drift_repair;
 pub mod edit;
 pub mod explain;
 pub mod ignore;

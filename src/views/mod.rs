@@ -3,6 +3,7 @@
 
 mod clusters;
 mod detail;
+mod drift;
 mod editor;
 mod help;
 mod input;
@@ -80,6 +81,8 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
         editor::render(frame, right, state, placement, context);
     } else if let Mode::Overrides(editor) = &state.mode {
         overrides::render(frame, right, state, editor, context);
+    } else if let Mode::Drift(view) = &state.mode {
+        drift::render(frame, right, state, view, context);
     } else {
         resources::render(frame, resources_area, state, context);
         if detail_height > 0 {
@@ -94,6 +97,9 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
     }
     if matches!(state.mode, Mode::Confirm(_)) {
         input::render_confirm(frame, area, state, context);
+    }
+    if let Mode::Drift(view) = &state.mode {
+        drift::render_confirm(frame, area, view, context);
     }
 }
 
@@ -215,6 +221,7 @@ fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
         (Command::Apply, "propagate"),
         (Command::EditPlacement, "edit placement"),
         (Command::EditOverrides, "overrides"),
+        (Command::Drift, "drift"),
         (Command::Collapse, "heat strips"),
     ];
     for (command, label) in hints {

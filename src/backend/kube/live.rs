@@ -24,6 +24,8 @@ use serde_json::Value;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
+mod console_revert;
+
 use super::kubeconfig::{self, Timeouts};
 use super::probe;
 use crate::backend::kube::api::KubeCluster;
@@ -105,6 +107,8 @@ enum Command {
         revision: u64,
     },
     UseFleet(Arc<Fleet>),
+    /// Take back these drifted fields (row, JSON pointer) with a forced apply.
+    Revert(Vec<(u32, String)>),
 }
 
 struct Shared {
@@ -260,6 +264,13 @@ async fn dispatch(
                     save.title
                 )
             }
+            Effect::Revert { fields } => console_revert::dispatch(fields, &clusters),
+            Effect::WriteFleet(write) => {
+                tracing::warn!(
+                    "{} reached the backend unsaved; the console saves edits",
+                    write.title
+                )
+            }
         }
     }
 }
@@ -323,7 +334,11 @@ impl ClusterTask {
 
     fn send_cells(&self, updates: Vec<CellUpdate>) {
         if !updates.is_empty() {
+            let drift = self.cells.drift_events(&updates);
             let _ = self.shared.events.send(BackendEvent::Cells(updates));
+            for event in drift {
+                let _ = self.shared.events.send(event);
+            }
         }
     }
 
@@ -507,6 +522,7 @@ impl ClusterTask {
                 rows,
                 revision,
             } => self.dry_run(fleet, rows, revision),
+            Command::Revert(fields) => self.revert(fields),
             Command::UseFleet(fleet) => {
                 let index = Arc::new(FleetIndex::new(&fleet));
                 let kinds_changed = index.kinds != self.cells.index().kinds;
