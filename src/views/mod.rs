@@ -231,13 +231,20 @@ fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
         }
         spans.extend(hint(command, label));
     }
-    if let Some(warning) = state.warnings.first() {
-        spans.push(Span::styled(
-            format!("  ⚠ {warning}"),
+    // What just happened matters more than the key hints: it goes first, the hints after it.
+    let lead = if let Some(warning) = state.warnings.first() {
+        Some(Span::styled(
+            format!(" ⚠ {warning} "),
             theme.status_style(StatusKind::Drifted),
-        ));
-    } else if let Some(notice) = &state.notice {
-        spans.push(Span::styled(format!("  {notice}"), theme.text));
+        ))
+    } else {
+        state
+            .notice
+            .as_ref()
+            .map(|notice| Span::styled(format!(" {notice} │"), theme.text))
+    };
+    if let Some(lead) = lead {
+        spans.insert(0, lead);
     }
     Paragraph::new(Line::from(spans))
 }
