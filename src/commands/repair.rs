@@ -621,7 +621,7 @@ pub fn owner_fights(items: &[propagate::DriftItem], entries: &[Value]) -> Vec<St
                 .count();
             if reverts > 0 {
                 notes.push(format!(
-                    "{} {object} {}: reverted {reverts} time(s) before and changed again by {}: an owner fight?                      `flotilla repair --ignore --cluster {} --resource {object} --path {}` stops reporting it",
+                    "{} {object} {}: reverted {reverts} time(s) before and changed again by {}: an owner fight? `flotilla repair --ignore --cluster {} --resource {object} --path {}` stops reporting it",
                     item.cluster,
                     field.path,
                     field.manager.as_deref().unwrap_or("another manager"),
