@@ -156,8 +156,55 @@ fn an_image_tag_override_for_one_cluster_previews_that_cluster_and_saves_the_rul
         "{diff}"
     );
 
-    assert!(console.key(InputKey::Enter).is_empty());
-    assert_eq!(console.editor().stage, Stage::Reviewing { scroll: 0 });
+    // Reviewing asks the cluster for a server-side dry run of the changed object.
+    let asked = console.key(InputKey::Enter);
+    let [
+        Effect::DryRun {
+            cells, revision, ..
+        },
+    ] = asked.as_slice()
+    else {
+        panic!("expected a dry-run request, got {asked:?}");
+    };
+    assert_eq!(cells.len(), 1, "{cells:?}");
+    let revision = *revision;
+    assert_eq!(
+        console.editor().stage,
+        Stage::Reviewing {
+            scroll: 0,
+            side_by_side: false
+        }
+    );
+    console.key(InputKey::Char('s'));
+    assert_eq!(
+        console.editor().stage,
+        Stage::Reviewing {
+            scroll: 0,
+            side_by_side: true
+        }
+    );
+    let answer = flotilla::backend::propagate::PlanItem {
+        cluster: "prod-eu-west-1".into(),
+        resource: preview_resource(&console),
+        action: flotilla::backend::propagate::Action::Update,
+        diff: "-image: old\n+image: new\n".into(),
+        message: String::new(),
+    };
+    flotilla::app::update(
+        &mut console.state,
+        flotilla::app::Action::Backend(flotilla::backend::BackendEvent::DryRun {
+            revision,
+            items: vec![answer],
+        }),
+    );
+    let rows = flotilla::app::overrides::review_rows(console.editor());
+    assert!(
+        rows.iter().any(
+            |row| matches!(row, flotilla::app::editor::ReviewRow::Note(n)
+            if n == "server-side dry run: 1 of 1 cluster(s) answered")
+        ),
+        "{rows:?}"
+    );
     assert!(
         console.key(InputKey::Enter).is_empty(),
         "the review only asks"
@@ -499,7 +546,10 @@ fn the_session_saves_the_new_policy_and_renders_it_then_undo_takes_it_back() {
         sent.push(effect);
     }
     assert!(
-        matches!(sent.as_slice(), [Effect::UseFleet(_), Effect::Apply { cells }] if cells.len() == 1),
+        matches!(
+            sent.as_slice(),
+            [Effect::DryRun { .. }, Effect::UseFleet(_), Effect::Apply { cells }] if cells.len() == 1
+        ),
         "{sent:?}"
     );
 
@@ -510,4 +560,11 @@ fn the_session_saves_the_new_policy_and_renders_it_then_undo_takes_it_back() {
         image(&session, "prod-eu-west-1"),
         "eu.registry.example.com/shop/checkout:2.4.1"
     );
+}
+
+/// The resource the override editor is on.
+fn preview_resource(console: &Console) -> flotilla::model::ResourceRef {
+    console.state.resources[console.editor().resource]
+        .target
+        .clone()
 }

@@ -86,16 +86,29 @@ pub fn review_rows(editor: &PlacementEditor) -> Vec<ReviewRow> {
             change.cluster
         )));
     }
-    if preview.diffs.is_empty() {
+    rows.extend(diff_review_rows(
+        &preview.diffs,
+        &editor.dry_run,
+        editor.dry_run_clusters,
+    ));
+    rows
+}
+
+/// The rows of an edit's diffs: the offline render diff until the clusters' dry run answers,
+/// then the servers' own diffs, each grouped across clusters by identical content. Shared by
+/// the placement and override editors.
+pub fn diff_review_rows(diffs: &[DiffGroup], dry_run: &[PlanItem], asked: usize) -> Vec<ReviewRow> {
+    let mut rows = Vec::new();
+    if diffs.is_empty() {
         rows.push(ReviewRow::Note("no rendered object changes".into()));
         return rows;
     }
-    if editor.dry_run.is_empty() {
+    if dry_run.is_empty() {
         rows.push(ReviewRow::Note(
             "offline render diff; each cluster's server-side dry run replaces it as it answers"
                 .into(),
         ));
-        for group in &preview.diffs {
+        for group in diffs {
             rows.push(ReviewRow::Group(group_title(
                 &group.resource.display_key(),
                 &group.clusters,
@@ -105,19 +118,14 @@ pub fn review_rows(editor: &PlacementEditor) -> Vec<ReviewRow> {
         }
         return rows;
     }
-    let answered: BTreeSet<&str> = editor
-        .dry_run
-        .iter()
-        .map(|item| item.cluster.as_str())
-        .collect();
+    let answered: BTreeSet<&str> = dry_run.iter().map(|item| item.cluster.as_str()).collect();
     rows.push(ReviewRow::Note(format!(
-        "server-side dry run: {} of {} cluster(s) answered",
+        "server-side dry run: {} of {asked} cluster(s) answered",
         answered.len(),
-        editor.dry_run_clusters
     )));
     let mut groups: std::collections::BTreeMap<(String, &str, &str, &str), Vec<String>> =
         std::collections::BTreeMap::new();
-    for item in &editor.dry_run {
+    for item in dry_run {
         groups
             .entry((
                 item.resource.display_key(),
@@ -170,7 +178,7 @@ fn push_diff(rows: &mut Vec<ReviewRow>, diff: &str) {
 }
 
 /// The row of the next (or previous) hunk or group header from `scroll`.
-fn jump(rows: &[ReviewRow], scroll: usize, forward: bool) -> usize {
+pub fn jump(rows: &[ReviewRow], scroll: usize, forward: bool) -> usize {
     let is_stop = |row: &ReviewRow| matches!(row, ReviewRow::Hunk(_) | ReviewRow::Group(_));
     if forward {
         rows.iter()
@@ -447,11 +455,14 @@ fn ask_for_dry_run(state: &State, editor: &mut PlacementEditor) -> Vec<Effect> {
 
 /// A dry-run answer from one cluster, kept when it belongs to the edit under review.
 pub fn dry_run_answered(state: &mut State, revision: u64, items: Vec<PlanItem>) {
-    if let Mode::Placement(editor) = &mut state.mode
-        && editor.revision == revision
-        && matches!(editor.stage, Stage::Reviewing { .. })
-    {
-        editor.dry_run.extend(items);
+    match &mut state.mode {
+        Mode::Placement(editor)
+            if editor.revision == revision && matches!(editor.stage, Stage::Reviewing { .. }) =>
+        {
+            editor.dry_run.extend(items);
+        }
+        Mode::Overrides(editor) => super::overrides::dry_run_answered(editor, revision, items),
+        _ => {}
     }
 }
 
@@ -527,8 +538,17 @@ fn cells_to_apply(
     preview: &PlacementPreview,
     take: impl Fn(&DiffGroup) -> bool,
 ) -> Vec<CellRef> {
+    cells_of(state, &preview.diffs, take)
+}
+
+/// The cells of the diff groups `take` selects, in the console's rows and columns.
+pub fn cells_of(
+    state: &State,
+    diffs: &[DiffGroup],
+    take: impl Fn(&DiffGroup) -> bool,
+) -> Vec<CellRef> {
     let mut cells = BTreeSet::new();
-    for group in preview.diffs.iter().filter(|group| take(group)) {
+    for group in diffs.iter().filter(|group| take(group)) {
         let Some(resource) = state
             .resources
             .iter()

@@ -14,8 +14,8 @@ use serde_json::Value;
 use super::action::InputKey;
 use super::editor::ReviewRow;
 use super::state::{LastChange, Mode, PendingApply, State};
-use crate::backend::{CellRef, Effect, FleetSave};
-use crate::engine::edit::DiffGroup;
+use crate::backend::propagate::PlanItem;
+use crate::backend::{CellRef, Effect, FleetSave, SharedFleet};
 use crate::engine::override_edit::{
     Item, OverrideDoc, OverridePreview, RuleEdit, RuleView, apply_edit, check_patch, complete_path,
     image_paths, override_docs, parse_target, preview_overrides, target_text,
@@ -105,6 +105,8 @@ pub enum Stage {
     Form(Box<Form>),
     Reviewing {
         scroll: usize,
+        /// Old and new side by side instead of one unified column.
+        side_by_side: bool,
     },
 }
 
@@ -128,6 +130,10 @@ pub struct OverrideEditor {
     /// Why the edit cannot be saved (from the preview), shown inline.
     pub error: Option<String>,
     pub preview: Option<OverridePreview>,
+    /// The clusters' server-side dry run of the edit under review, as answers arrive.
+    pub dry_run: Vec<PlanItem>,
+    /// How many clusters were asked.
+    pub dry_run_clusters: usize,
     pub revision: u64,
     pub previewed: u64,
     pub stage: Stage,
@@ -260,14 +266,12 @@ pub fn refresh(state: &mut State, fleet: &Fleet, files: &[SourceFile]) -> bool {
 /// One key in the editor.
 pub fn key(state: &mut State, mut editor: Box<OverrideEditor>, key: InputKey) -> Vec<Effect> {
     match std::mem::take(&mut editor.stage) {
-        Stage::Reviewing { scroll } => {
-            let rows = editor
-                .preview
-                .as_ref()
-                .map(|p| diff_rows(&p.diffs))
-                .unwrap_or_default();
+        Stage::Reviewing {
+            scroll,
+            side_by_side,
+        } => {
+            let rows = review_rows(&editor);
             let last = rows.len().saturating_sub(1);
-            let is_stop = |row: &ReviewRow| matches!(row, ReviewRow::Hunk(_) | ReviewRow::Group(_));
             let scroll = match key {
                 InputKey::Esc => {
                     state.mode = Mode::Overrides(editor);
@@ -276,27 +280,25 @@ pub fn key(state: &mut State, mut editor: Box<OverrideEditor>, key: InputKey) ->
                 InputKey::Enter | InputKey::Char('y') => return propose(state, editor),
                 InputKey::Up | InputKey::Char('k') => scroll.saturating_sub(1),
                 InputKey::Down | InputKey::Char('j') => (scroll + 1).min(last),
-                InputKey::Char('n') => rows
-                    .iter()
-                    .enumerate()
-                    .skip(scroll + 1)
-                    .find(|(_, r)| is_stop(r))
-                    .map_or(scroll, |(at, _)| at),
-                InputKey::Char('p') => rows
-                    .iter()
-                    .enumerate()
-                    .take(scroll)
-                    .rev()
-                    .find(|(_, r)| is_stop(r))
-                    .map_or(0, |(at, _)| at),
+                InputKey::Char('n') => super::editor::jump(&rows, scroll, true),
+                InputKey::Char('p') => super::editor::jump(&rows, scroll, false),
                 _ => scroll,
             };
-            editor.stage = Stage::Reviewing { scroll };
+            let side_by_side = side_by_side ^ (key == InputKey::Char('s'));
+            editor.stage = Stage::Reviewing {
+                scroll,
+                side_by_side,
+            };
         }
         Stage::Form(form) => form_key(state, &mut editor, form, key),
         Stage::List => {
             if list_key(state, &mut editor, key) {
                 return Vec::new();
+            }
+            if matches!(editor.stage, Stage::Reviewing { .. }) {
+                let effects = ask_for_dry_run(state, &mut editor);
+                state.mode = Mode::Overrides(editor);
+                return effects;
             }
         }
     }
@@ -448,7 +450,10 @@ fn list_key(state: &mut State, editor: &mut OverrideEditor, key: InputKey) -> bo
             } else if !editor.preview_is_current() {
                 state.notice = Some("the preview is still being computed".into());
             } else {
-                editor.stage = Stage::Reviewing { scroll: 0 };
+                editor.stage = Stage::Reviewing {
+                    scroll: 0,
+                    side_by_side: false,
+                };
             }
         }
         _ => {}
@@ -637,39 +642,47 @@ fn build(state: &State, editor: &OverrideEditor, form: &Form) -> Result<(usize, 
     Ok((doc, edit))
 }
 
-/// The review's rows: each diff group's header, then its hunks.
-pub fn diff_rows(diffs: &[DiffGroup]) -> Vec<ReviewRow> {
-    let mut rows = Vec::new();
-    if diffs.is_empty() {
-        rows.push(ReviewRow::Note("no rendered object changes".into()));
+/// The review's rows: the offline diff, replaced by the clusters' dry run as it answers.
+pub fn review_rows(editor: &OverrideEditor) -> Vec<ReviewRow> {
+    editor
+        .preview
+        .as_ref()
+        .map(|p| {
+            super::editor::diff_review_rows(&p.diffs, &editor.dry_run, editor.dry_run_clusters)
+        })
+        .unwrap_or_default()
+}
+
+/// Asks the backend to dry-run the edited objects on their clusters.
+fn ask_for_dry_run(state: &State, editor: &mut OverrideEditor) -> Vec<Effect> {
+    editor.dry_run.clear();
+    let Some(preview) = &editor.preview else {
+        return Vec::new();
+    };
+    let Some(fleet) = preview.fleet.clone() else {
+        return Vec::new();
+    };
+    let cells = super::editor::cells_of(state, &preview.diffs, |_| true);
+    editor.dry_run_clusters = cells
+        .iter()
+        .map(|cell| cell.cluster)
+        .collect::<BTreeSet<_>>()
+        .len();
+    if cells.is_empty() {
+        return Vec::new();
     }
-    for group in diffs {
-        let identical = if group.clusters.len() > 1 {
-            ": identical"
-        } else {
-            ""
-        };
-        rows.push(ReviewRow::Group(format!(
-            "{} on {}{identical}",
-            group.resource.display_key(),
-            group.clusters.join(", ")
-        )));
-        for line in group.diff.lines() {
-            if line.starts_with("+++") || line.starts_with("---") {
-                continue;
-            }
-            rows.push(if line.starts_with("@@") {
-                ReviewRow::Hunk(line.to_string())
-            } else if let Some(rest) = line.strip_prefix('+') {
-                ReviewRow::Added(rest.to_string())
-            } else if let Some(rest) = line.strip_prefix('-') {
-                ReviewRow::Removed(rest.to_string())
-            } else {
-                ReviewRow::Context(line.strip_prefix(' ').unwrap_or(line).to_string())
-            });
-        }
+    vec![Effect::DryRun {
+        fleet: SharedFleet(fleet),
+        cells,
+        revision: editor.revision,
+    }]
+}
+
+/// A dry-run answer, kept when it belongs to the edit under review.
+pub fn dry_run_answered(editor: &mut OverrideEditor, revision: u64, items: Vec<PlanItem>) {
+    if editor.revision == revision && matches!(editor.stage, Stage::Reviewing { .. }) {
+        editor.dry_run.extend(items);
     }
-    rows
 }
 
 /// From the review to the confirmation: the same popup as `a`, carrying the document to save.

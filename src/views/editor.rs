@@ -188,14 +188,30 @@ fn review_lines(
             theme.muted,
         )),
     ];
-    let rows = review_rows(editor);
+    lines.extend(diff_lines(
+        &review_rows(editor),
+        theme,
+        scroll,
+        side_by_side,
+        width,
+    ));
+    lines
+}
+
+/// Review rows from `scroll` on, unified or side by side; shared with the override editor.
+pub(super) fn diff_lines(
+    rows: &[ReviewRow],
+    theme: &Theme,
+    scroll: usize,
+    side_by_side: bool,
+    width: u16,
+) -> Vec<Line<'static>> {
     let rows = rows.get(scroll.min(rows.len())..).unwrap_or_default();
     if side_by_side {
-        lines.extend(side_by_side_lines(rows, theme, width));
+        side_by_side_lines(rows, theme, width)
     } else {
-        lines.extend(rows.iter().map(|row| unified_line(row, theme)));
+        rows.iter().map(|row| unified_line(row, theme)).collect()
     }
-    lines
 }
 
 fn unified_line(row: &ReviewRow, theme: &Theme) -> Line<'static> {

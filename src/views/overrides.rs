@@ -9,8 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{ViewContext, pane_block};
-use crate::app::editor::ReviewRow;
-use crate::app::overrides::{Form, FormField, FormKind, OverrideEditor, Stage, diff_rows};
+use crate::app::overrides::{Form, FormField, FormKind, OverrideEditor, Stage, review_rows};
 use crate::app::state::State;
 use crate::config::theme::Theme;
 use crate::engine::override_edit::component_name;
@@ -43,18 +42,22 @@ pub(super) fn render(
         },
     ))];
     match &editor.stage {
-        Stage::Reviewing { scroll } => {
+        Stage::Reviewing {
+            scroll,
+            side_by_side,
+        } => {
             lines.push(Line::from(Span::styled(
-                " enter/y save and propagate (asks first) · n/p next/previous hunk · ↑↓ scroll · esc back",
+                " enter/y save and propagate (asks first) · n/p next/previous hunk · s side by side · ↑↓ scroll · esc back",
                 theme.muted,
             )));
-            let rows = editor
-                .preview
-                .as_ref()
-                .map(|p| diff_rows(&p.diffs))
-                .unwrap_or_default();
-            let rows = rows.get((*scroll).min(rows.len())..).unwrap_or_default();
-            lines.extend(rows.iter().map(|row| review_line(row, theme)));
+            let rows = review_rows(editor);
+            lines.extend(super::editor::diff_lines(
+                &rows,
+                theme,
+                *scroll,
+                *side_by_side,
+                area.width,
+            ));
         }
         Stage::List => {
             let rows = usize::from(area.height.saturating_sub(5)).max(1);
@@ -221,16 +224,4 @@ fn form_lines(form: &Form, theme: &Theme) -> Vec<Line<'static>> {
         theme.muted,
     )));
     lines
-}
-
-fn review_line(row: &ReviewRow, theme: &Theme) -> Line<'static> {
-    let (text, style) = match row {
-        ReviewRow::Note(text) => (format!(" {text}"), theme.muted),
-        ReviewRow::Group(text) => (format!(" {text}"), theme.title),
-        ReviewRow::Hunk(text) => (format!("   {text}"), theme.muted),
-        ReviewRow::Context(text) => (format!("    {text}"), theme.text),
-        ReviewRow::Removed(text) => (format!("   -{text}"), theme.diff_removed),
-        ReviewRow::Added(text) => (format!("   +{text}"), theme.diff_added),
-    };
-    Line::from(Span::styled(text, style))
 }
