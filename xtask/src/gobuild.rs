@@ -1,5 +1,5 @@
-//! Builds kube-apiserver, kube-controller-manager and etcd (and, for the Karmada hub, the
-//! Karmada components plus a copy of the module's manifests) from the committed Go wrapper
+//! Builds kube-apiserver, kube-controller-manager and etcd (and, for the Karmada and OCM hubs,
+//! their components plus a copy of their module's manifests) from the committed Go wrapper
 //! modules (`xtask/go/*`) into versioned caches, atomically and with a stamp, so an
 //! interrupted build never leaves a binary that looks valid. It must not run anything but
 //! `go`, and must never write into the repository except through `go`'s own go.mod/go.sum
@@ -571,6 +571,173 @@ fn build_one(dir: &Path, c: &Component, hash: &str, go: &str) -> Result<()> {
         printed.trim(),
         secs
     );
+    Ok(())
+}
+
+/// The Open Cluster Management module; its release is pinned by `xtask/go/ocm/go.mod`.
+pub const OCM_MODULE: &str = "open-cluster-management.io/ocm";
+
+/// The pinned OCM release, e.g. `v1.2.1`.
+pub fn ocm_version() -> Result<String> {
+    require_version(&paths::go_module_dir("ocm").join("go.mod"), OCM_MODULE)
+}
+
+/// The cached OCM binaries and manifests of one release.
+#[derive(Debug, Clone)]
+pub struct OcmBinaries {
+    /// `registration controller` (hub): accepts clusters, their RBAC, the default sets.
+    pub registration: PathBuf,
+    /// `placement controller` (hub): PlacementDecisions.
+    pub placement: PathBuf,
+    /// `registration-operator agent`: the klusterlet (registration and work agents in one).
+    pub agent: PathBuf,
+    /// `hub-crds/` and `member-crds/`, copied from the same module.
+    pub manifests: PathBuf,
+}
+
+fn ocm_components(ov: &str) -> Vec<Component> {
+    let ldflags = format!("-s -w -X {OCM_MODULE}/pkg/version.versionFromGit={ov}");
+    let one = |name: &'static str, package: &'static str, estimate: &'static str| Component {
+        name,
+        module: "ocm",
+        package,
+        ldflags: ldflags.clone(),
+        // cobra's `--version`: `<command> version <version>`.
+        expect_version: format!("version {ov}"),
+        version_args: &["--version"],
+        version: ov.to_string(),
+        estimate,
+    };
+    vec![
+        one(
+            "ocm-registration-operator",
+            "open-cluster-management.io/ocm/cmd/registration-operator",
+            "10–15 minutes on 2 cores",
+        ),
+        one(
+            "ocm-registration",
+            "open-cluster-management.io/ocm/cmd/registration",
+            "a minute or two",
+        ),
+        one(
+            "ocm-placement",
+            "open-cluster-management.io/ocm/cmd/placement",
+            "a minute or two",
+        ),
+    ]
+}
+
+/// True when the pinned OCM release's binaries and manifests are cached (no Go needed).
+pub fn ocm_cache_is_complete() -> Result<bool> {
+    let ov = ocm_version()?;
+    let dir = paths::cache_dir(&format!("ocm-{ov}"))?;
+    for c in ocm_components(&ov) {
+        let hash = inputs_hash(&c)?;
+        if !stamp_matches(&dir, &c, &hash) {
+            return Ok(false);
+        }
+    }
+    Ok(ocm_manifests_stamp_matches(&dir, &ov))
+}
+
+/// Makes sure the OCM binaries of release `ov` and its CRDs are cached in
+/// `~/.cache/flotilla/testenv/ocm-<ov>/`.
+pub fn ensure_ocm_built(ov: &str) -> Result<OcmBinaries> {
+    let dir = paths::cache_dir(&format!("ocm-{ov}"))?;
+    ensure_components(&dir, &ocm_components(ov))?;
+    if !ocm_manifests_stamp_matches(&dir, ov) {
+        check_go()?;
+        copy_ocm_manifests(&dir, ov)?;
+    }
+    Ok(OcmBinaries {
+        registration: dir.join("ocm-registration"),
+        placement: dir.join("ocm-placement"),
+        agent: dir.join("ocm-registration-operator"),
+        manifests: dir.join("manifests"),
+    })
+}
+
+fn ocm_manifests_stamp_matches(dir: &Path, ov: &str) -> bool {
+    fs::read_to_string(stamp_path(dir, "manifests"))
+        .is_ok_and(|t| t.lines().any(|l| l == format!("version={ov}")))
+        && dir.join("manifests").join("hub-crds").is_dir()
+        && dir.join("manifests").join("member-crds").is_dir()
+}
+
+/// The source directory of `module@version` in the module cache, downloaded through the
+/// wrapper module `wrapper` (so its go.sum vouches for it).
+fn module_source(wrapper: &str, module: &str, version: &str) -> Result<PathBuf> {
+    let out = Command::new("go")
+        .args(["mod", "download", "-json", &format!("{module}@{version}")])
+        .current_dir(paths::go_module_dir(wrapper))
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", goflags())
+        .stdin(Stdio::null())
+        .output()
+        .context("running `go mod download`")?;
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).with_context(|| {
+        format!(
+            "`go mod download -json {module}@{version}` printed no JSON: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+    })?;
+    if let Some(err) = info.get("Error").and_then(serde_json::Value::as_str) {
+        bail!("downloading {module}@{version}: {err}");
+    }
+    let dir = info
+        .get("Dir")
+        .and_then(serde_json::Value::as_str)
+        .with_context(|| format!("`go mod download` gave no directory for {module}@{version}"))?;
+    Ok(PathBuf::from(dir))
+}
+
+/// Copies the CRDs the test environment installs from the OCM module: the hub's
+/// (`manifests/cluster-manager/hub/crds/`) and the managed clusters'
+/// (`manifests/klusterlet/managed/*crd.yaml`).
+fn copy_ocm_manifests(dir: &Path, ov: &str) -> Result<()> {
+    let src = module_source("ocm", OCM_MODULE, ov)?;
+    let partial = dir.join(format!(".manifests.partial-{}", std::process::id()));
+    if partial.exists() {
+        fs::remove_dir_all(&partial)?;
+    }
+    let mut counts = Vec::new();
+    for (from, to) in [
+        ("manifests/cluster-manager/hub/crds", "hub-crds"),
+        ("manifests/klusterlet/managed", "member-crds"),
+    ] {
+        let from = src.join(from);
+        let to = partial.join(to);
+        fs::create_dir_all(&to)?;
+        let mut n = 0;
+        for entry in fs::read_dir(&from).with_context(|| format!("reading {}", from.display()))? {
+            let path = entry?.path();
+            let name = path.file_name().map(|n| n.to_string_lossy().to_string());
+            let Some(name) = name.filter(|n| n.ends_with("crd.yaml")) else {
+                continue;
+            };
+            // Read and write (not `fs::copy`): module-cache files are read-only.
+            let text = fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            fs::write(to.join(&name), text)?;
+            n += 1;
+        }
+        if n == 0 {
+            bail!("no CRDs in {} of {OCM_MODULE}@{ov}", from.display());
+        }
+        counts.push(n);
+    }
+    let [hub, member] = counts[..] else {
+        bail!("expected two CRD directories");
+    };
+    let target = dir.join("manifests");
+    if target.exists() {
+        fs::remove_dir_all(&target)?;
+    }
+    fs::rename(&partial, &target)?;
+    fs::write(
+        stamp_path(dir, "manifests"),
+        format!("component=manifests\nversion={ov}\nhub_crds={hub}\nmember_crds={member}\n"),
+    )?;
+    say!("testenv: copied {hub} hub CRDs and {member} managed-cluster CRDs from {OCM_MODULE}@{ov}");
     Ok(())
 }
 

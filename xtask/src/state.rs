@@ -123,6 +123,90 @@ impl Karmada {
     }
 }
 
+/// One klusterlet agent of an OCM hub: the member it runs for (its ManagedCluster has the
+/// same name), its health port and its process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OcmAgent {
+    pub cluster: String,
+    pub port: u16,
+    pub process: Option<ProcRec>,
+}
+
+/// The Open Cluster Management plane of a `--hub ocm` environment: its release, the hub
+/// controllers' ports and processes, and one agent per member (all 127.0.0.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ocm {
+    pub version: String,
+    pub registration_port: u16,
+    pub placement_port: u16,
+    pub registration: Option<ProcRec>,
+    pub placement: Option<ProcRec>,
+    pub agents: Vec<OcmAgent>,
+}
+
+impl Ocm {
+    /// The recorded processes, named: the agents, then the hub controllers.
+    pub fn named(&self) -> Vec<Named> {
+        let mut out: Vec<Named> = self
+            .agents
+            .iter()
+            .filter_map(|a| {
+                let p = a.process.clone()?;
+                Some((format!("{} ocm-agent", a.cluster), p))
+            })
+            .collect();
+        for (name, p) in [
+            ("ocm-registration-controller", &self.registration),
+            ("ocm-placement-controller", &self.placement),
+        ] {
+            if let Some(p) = p {
+                out.push((name.to_string(), p.clone()));
+            }
+        }
+        out
+    }
+
+    fn to_json(&self) -> Value {
+        let agents: Vec<Value> = self
+            .agents
+            .iter()
+            .map(|a| json!({"cluster": a.cluster, "port": a.port, "process": proc_json(a.process.as_ref())}))
+            .collect();
+        json!({
+            "version": self.version,
+            "registrationPort": self.registration_port,
+            "placementPort": self.placement_port,
+            "registration": proc_json(self.registration.as_ref()),
+            "placement": proc_json(self.placement.as_ref()),
+            "agents": agents,
+        })
+    }
+
+    fn from_json(v: &Value) -> Result<Self> {
+        let agents = v
+            .get("agents")
+            .and_then(Value::as_array)
+            .context("state: missing `agents`")?
+            .iter()
+            .map(|a| {
+                Ok(OcmAgent {
+                    cluster: str_from(a, "cluster")?,
+                    port: port_from(a, "port")?,
+                    process: a.get("process").and_then(proc_from),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            version: str_from(v, "version")?,
+            registration_port: port_from(v, "registrationPort")?,
+            placement_port: port_from(v, "placementPort")?,
+            registration: v.get("registration").and_then(proc_from),
+            placement: v.get("placement").and_then(proc_from),
+            agents,
+        })
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct State {
     pub kubernetes: String,
@@ -136,6 +220,8 @@ pub struct State {
     /// The Karmada control plane when the hub is a Karmada hub (`up --hub karmada`); `None`
     /// for the plain hub.
     pub karmada: Option<Karmada>,
+    /// The OCM plane when the hub is an Open Cluster Management hub (`up --hub ocm`).
+    pub ocm: Option<Ocm>,
     /// Set once a fresh start finished (RBAC applied, controller-managers started); an
     /// interrupted start leaves it false and the next `up` replaces the environment.
     pub complete: bool,
@@ -185,6 +271,9 @@ impl State {
             .as_ref()
             .map(Karmada::stop_groups)
             .unwrap_or_default();
+        if let Some(o) = &self.ocm {
+            controllers.extend(o.named());
+        }
         let mut apiservers = Vec::new();
         for c in &self.clusters {
             if let Some(p) = &c.controller_manager {
@@ -240,6 +329,7 @@ impl State {
             },
             "clusters": clusters,
             "karmada": self.karmada.as_ref().map_or(Value::Null, Karmada::to_json),
+            "ocm": self.ocm.as_ref().map_or(Value::Null, Ocm::to_json),
         })
     }
 
@@ -290,6 +380,10 @@ impl State {
             karmada: match v.get("karmada") {
                 None | Some(Value::Null) => None,
                 Some(k) => Some(Karmada::from_json(k).context("state: bad `karmada`")?),
+            },
+            ocm: match v.get("ocm") {
+                None | Some(Value::Null) => None,
+                Some(o) => Some(Ocm::from_json(o).context("state: bad `ocm`")?),
             },
         })
     }
@@ -347,6 +441,7 @@ mod tests {
             }],
             complete: true,
             karmada: None,
+            ocm: None,
         };
         let back = State::from_json(&s.to_json()).expect("parse");
         assert_eq!(back.owner, Owner::Test { pid: 42 });
@@ -393,6 +488,7 @@ mod tests {
             clusters: vec![],
             complete: false,
             karmada: Some(k.clone()),
+            ocm: None,
         };
         let back = State::from_json(&s.to_json()).expect("parse");
         assert_eq!(back.karmada, Some(k));
@@ -403,5 +499,47 @@ mod tests {
         let phases = back.stop_phases();
         assert_eq!(names(&phases[0]), ["karmada-controller-manager"]);
         assert_eq!(names(&phases[1]), ["karmada-aggregated-apiserver"]);
+    }
+
+    #[test]
+    fn round_trips_an_ocm_hub_and_stops_its_processes_before_the_api_servers() {
+        let rec = |pid| {
+            Some(ProcRec {
+                pid,
+                exe: "/c/ocm".into(),
+            })
+        };
+        let o = Ocm {
+            version: "v1.2.1".into(),
+            registration_port: 3000,
+            placement_port: 3001,
+            registration: rec(21),
+            placement: None,
+            agents: vec![OcmAgent {
+                cluster: "member-1".into(),
+                port: 3002,
+                process: rec(22),
+            }],
+        };
+        let s = State {
+            kubernetes: "v1.36.3".into(),
+            etcd_version: "v3.6.8".into(),
+            members: 1,
+            owner: Owner::Manual,
+            etcd: None,
+            etcd_client_port: 1000,
+            etcd_peer_port: 1001,
+            clusters: vec![],
+            complete: true,
+            karmada: None,
+            ocm: Some(o.clone()),
+        };
+        let back = State::from_json(&s.to_json()).expect("parse");
+        assert_eq!(back.ocm, Some(o));
+        let first: Vec<String> = back.stop_phases()[0]
+            .iter()
+            .map(|(n, _)| n.clone())
+            .collect();
+        assert_eq!(first, ["member-1 ocm-agent", "ocm-registration-controller"]);
     }
 }

@@ -1,7 +1,8 @@
 //! `cargo xtask testenv up|down|status|stop|start|build`: a hub and N member clusters, each a
 //! real upstream kube-apiserver (plus a kube-controller-manager running only the namespace and
 //! garbage-collector controllers) on 127.0.0.1, sharing one etcd under separate key prefixes;
-//! with `--hub karmada` the hub is a Karmada control plane (see `karmada.rs`).
+//! with `--hub karmada` the hub is a Karmada control plane (see `karmada.rs`), with `--hub ocm`
+//! an Open Cluster Management hub with one klusterlet agent per member (see `ocm.rs`).
 //! It must only bind loopback addresses, only signal processes it recorded, and never write a
 //! kubeconfig other than `target/testenv/kubeconfig` (plus its controller-managers' private
 //! client configs under `target/testenv/run/`).
@@ -15,9 +16,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::gobuild::{self, Binaries, KarmadaBinaries, Versions};
+use crate::gobuild::{self, Binaries, KarmadaBinaries, OcmBinaries, Versions};
 use crate::karmada;
 use crate::kubeconfig;
+use crate::ocm;
 use crate::paths;
 use crate::pki::{self, PkiFiles};
 use crate::procs::{self, Lock, ProcRec};
@@ -128,6 +130,19 @@ pub fn build(hub: Hub) -> Result<()> {
             t.elapsed().as_secs_f64()
         );
     }
+    if hub == Hub::Ocm {
+        let t = Instant::now();
+        let ov = gobuild::ocm_version()?;
+        let obins = gobuild::ensure_ocm_built(&ov)?;
+        say!(
+            "testenv: OCM {ov} components and CRDs cached in {} ({:.1} s)",
+            obins
+                .agent
+                .parent()
+                .map_or_else(String::new, |d| d.display().to_string()),
+            t.elapsed().as_secs_f64()
+        );
+    }
     Ok(())
 }
 
@@ -138,12 +153,16 @@ pub enum Hub {
     Plain,
     /// A Karmada control plane (`--hub karmada`).
     Karmada,
+    /// An Open Cluster Management hub (`--hub ocm`).
+    Ocm,
 }
 
 impl Hub {
     fn of(s: &State) -> Self {
         if s.karmada.is_some() {
             Self::Karmada
+        } else if s.ocm.is_some() {
+            Self::Ocm
         } else {
             Self::Plain
         }
@@ -152,6 +171,7 @@ impl Hub {
         match self {
             Self::Plain => "a plain hub",
             Self::Karmada => "a Karmada hub",
+            Self::Ocm => "an Open Cluster Management hub",
         }
     }
 }
@@ -187,12 +207,20 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
     let v = Versions::from_wrappers()?;
     let bins = gobuild::ensure_built(&v)?;
     let karmada_bins = match hub {
-        Hub::Plain => None,
         Hub::Karmada => {
             let kv = gobuild::karmada_version()?;
             let kbins = gobuild::ensure_karmada_built(&kv)?;
             Some((kv, kbins))
         }
+        _ => None,
+    };
+    let ocm_bins = match hub {
+        Hub::Ocm => {
+            let ov = gobuild::ocm_version()?;
+            let obins = gobuild::ensure_ocm_built(&ov)?;
+            Some((ov, obins))
+        }
+        _ => None,
     };
     let started = Instant::now();
 
@@ -230,6 +258,13 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
                 Some(format!(
                     "it runs Karmada {}, the wrapper now pins {kv}",
                     k.version
+                ))
+            } else if let (Some(o), Some((ov, _))) = (&s.ocm, &ocm_bins)
+                && &o.version != ov
+            {
+                Some(format!(
+                    "it runs OCM {}, the wrapper now pins {ov}",
+                    o.version
                 ))
             } else if !members.accepts(s.members) {
                 Some(format!(
@@ -276,12 +311,24 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
             {
                 restarted += 1;
             }
+            if let Some((_, obins)) = &ocm_bins
+                && ocm::ensure_running(&mut s, obins)?
+            {
+                restarted += 1;
+            }
             if restarted == 0 {
                 say!("testenv: reusing the running environment");
             }
             s
         }
-        None => match fresh_start(&v, &bins, karmada_bins.as_ref(), members.count(), requester) {
+        None => match fresh_start(
+            &v,
+            &bins,
+            karmada_bins.as_ref(),
+            ocm_bins.as_ref(),
+            members.count(),
+            requester,
+        ) {
             Ok(s) => s,
             Err(err) => {
                 // Leave nothing half-started behind.
@@ -297,13 +344,21 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
     Ok(state.owner)
 }
 
+/// `hub`, `Karmada v1.18.2 hub`, `OCM v1.2.1 hub`.
+fn hub_label(s: &State) -> String {
+    if let Some(k) = &s.karmada {
+        format!("Karmada {} hub", k.version)
+    } else if let Some(o) = &s.ocm {
+        format!("OCM {} hub", o.version)
+    } else {
+        "hub".to_string()
+    }
+}
+
 fn print_summary(s: &State, took: Duration) {
     let kubeconfig = paths::kubeconfig();
     let rel = paths::display(&kubeconfig);
-    let hub = s.karmada.as_ref().map_or_else(
-        || "hub".to_string(),
-        |k| format!("Karmada {} hub", k.version),
-    );
+    let hub = hub_label(s);
     say!(
         "testenv: {hub} + {} members up (Kubernetes {}, etcd {}) in {:.1} s",
         s.members,
@@ -319,6 +374,13 @@ fn print_summary(s: &State, took: Duration) {
     say!("  try         kubectl --kubeconfig {rel} --context member-2 version");
     if s.karmada.is_some() {
         say!("              kubectl --kubeconfig {rel} --context hub get clusters");
+    }
+    if s.ocm.is_some() {
+        say!("              kubectl --kubeconfig {rel} --context hub get managedclusters");
+        say!(
+            "              (Placements: namespace {} has the `global` ManagedClusterSet bound)",
+            ocm::PLACEMENT_NAMESPACE
+        );
     }
     say!("              cargo run -- --kubeconfig {rel} --context 'member-?' clusters");
     say!(
@@ -361,6 +423,7 @@ fn fresh_start(
     v: &Versions,
     bins: &Binaries,
     karmada_bins: Option<&(String, KarmadaBinaries)>,
+    ocm_bins: Option<&(String, OcmBinaries)>,
     members: usize,
     owner: Owner,
 ) -> Result<State> {
@@ -369,6 +432,8 @@ fn fresh_start(
     let names = cluster_names(members);
     let extra = if karmada_bins.is_some() {
         karmada::PORTS
+    } else if ocm_bins.is_some() {
+        ocm::ports(members)
     } else {
         0
     };
@@ -389,6 +454,9 @@ fn fresh_start(
         .collect();
     if let Some(kpki) = &karmada_pki {
         karmada::write_files(&pki, kpki, cluster_ports[0])?;
+    }
+    if ocm_bins.is_some() {
+        ocm::write_files(&pki, &clusters)?;
     }
     write_atomically(&paths::kubeconfig(), &kubeconfig::render(&pki, &clusters))?;
     for (name, port) in &clusters {
@@ -423,6 +491,10 @@ fn fresh_start(
             Some((kv, _)) => Some(karmada::plane(kv, &ports[2 + names.len()..])?),
             None => None,
         },
+        ocm: match ocm_bins {
+            Some((ov, _)) => Some(ocm::plane(ov, &ports[2 + names.len()..], &names[1..])?),
+            None => None,
+        },
     };
     s.save(&paths::state_file())?;
 
@@ -441,11 +513,17 @@ fn fresh_start(
         // aggregated cluster API from its start.
         karmada::install_and_start(&mut s, kbins, &pki)?;
     }
+    if let Some((_, obins)) = ocm_bins {
+        ocm::install_and_start(&mut s, obins)?;
+    }
     for name in &names {
         start_controller_manager(&mut s, name, bins)?;
     }
     if let Some(kpki) = &karmada_pki {
         karmada::join_members(&s, &pki, kpki)?;
+    }
+    if let Some((_, obins)) = ocm_bins {
+        ocm::join_members(&mut s, obins)?;
     }
     s.complete = true;
     s.save(&paths::state_file())?;
@@ -577,7 +655,7 @@ fn start_apiserver(s: &mut State, name: &str, bins: &Binaries) -> Result<u32> {
 
 fn start_controller_manager(s: &mut State, name: &str, bins: &Binaries) -> Result<()> {
     let dir = cluster_run_dir(name);
-    let args = vec![
+    let mut args = vec![
         format!(
             "--kubeconfig={}",
             dir.join("controller-manager.kubeconfig").display()
@@ -588,6 +666,9 @@ fn start_controller_manager(s: &mut State, name: &str, bins: &Binaries) -> Resul
         "--secure-port=0".to_string(),
         "--use-service-account-credentials=false".to_string(),
     ];
+    if s.ocm.is_some() && name == "hub" {
+        ocm::extend_hub_controller_manager(&mut args);
+    }
     let pid = procs::spawn(
         &bins.kube_controller_manager,
         &args,
@@ -798,10 +879,7 @@ pub fn status() -> Result<bool> {
     let mut all_up = true;
     let etcd_up = s.etcd.as_ref().is_some_and(procs::is_alive);
     all_up &= etcd_up;
-    let hub = s.karmada.as_ref().map_or_else(
-        || "hub".to_string(),
-        |k| format!("Karmada {} hub", k.version),
-    );
+    let hub = hub_label(&s);
     say!(
         "testenv: Kubernetes {}, etcd {}, {hub} + {} members, owner {}",
         s.kubernetes,
@@ -859,6 +937,19 @@ pub fn status() -> Result<bool> {
             say!("  {name:<28} {addr:<32} {what}");
         }
     }
+    if let Some(o) = &s.ocm {
+        for (name, addr, up, cluster) in ocm::status_lines(o) {
+            let what = if up {
+                "running".to_string()
+            } else if s.cluster(&cluster).is_some_and(|c| c.stopped) {
+                format!("stopped with {cluster}")
+            } else {
+                all_up = false;
+                "DOWN (`cargo xtask testenv up --hub ocm` restarts it)".to_string()
+            };
+            say!("  {name:<28} {addr:<32} {what}");
+        }
+    }
     say!("  kubeconfig   {}", paths::kubeconfig().display());
     Ok(all_up)
 }
@@ -895,6 +986,12 @@ pub fn stop_cluster(name: &str) -> Result<()> {
         s.save(&paths::state_file())?;
         procs::stop_all(&controllers, STOP_GRACE)?;
         procs::stop_all(&aggregated, STOP_GRACE)?;
+    }
+    // OCM's processes of this cluster (the hub controllers, or the member's agent) go first.
+    let ocm_procs = ocm::take_for_stop(&mut s, name);
+    if !ocm_procs.is_empty() {
+        s.save(&paths::state_file())?;
+        procs::stop_all(&ocm_procs, STOP_GRACE)?;
     }
     let mut procs_ = Vec::new();
     if let Some(c) = s.cluster_mut(name) {
@@ -934,10 +1031,17 @@ pub fn start_cluster(name: &str) -> Result<()> {
         Some(k) if name == "hub" => Some(gobuild::ensure_karmada_built(&k.version)?),
         _ => None,
     };
+    let ocm_bins = match &s.ocm {
+        Some(o) => Some(gobuild::ensure_ocm_built(&o.version)?),
+        None => None,
+    };
     let t = Instant::now();
     let mut started = ensure_cluster_running(&mut s, name, &bins)?;
     if let Some(kbins) = &karmada_bins {
         started |= karmada::ensure_running(&mut s, kbins)?;
+    }
+    if let Some(obins) = &ocm_bins {
+        started |= ocm::ensure_running(&mut s, obins)?;
     }
     if started {
         say!(
