@@ -612,7 +612,7 @@ fn ocm_components(ov: &str) -> Vec<Component> {
         one(
             "ocm-registration-operator",
             "open-cluster-management.io/ocm/cmd/registration-operator",
-            "10–15 minutes on 2 cores",
+            "15–25 minutes on 2 cores",
         ),
         one(
             "ocm-registration",
@@ -657,10 +657,14 @@ pub fn ensure_ocm_built(ov: &str) -> Result<OcmBinaries> {
     })
 }
 
+/// How the OCM manifests are prepared (in the stamp: a change re-copies them).
+const OCM_MANIFESTS_FORMAT: &str = "format=crds-without-conversion-webhook";
+
 fn ocm_manifests_stamp_matches(dir: &Path, ov: &str) -> bool {
-    fs::read_to_string(stamp_path(dir, "manifests"))
-        .is_ok_and(|t| t.lines().any(|l| l == format!("version={ov}")))
-        && dir.join("manifests").join("hub-crds").is_dir()
+    fs::read_to_string(stamp_path(dir, "manifests")).is_ok_and(|t| {
+        t.lines().any(|l| l == format!("version={ov}"))
+            && t.lines().any(|l| l == OCM_MANIFESTS_FORMAT)
+    }) && dir.join("manifests").join("hub-crds").is_dir()
         && dir.join("manifests").join("member-crds").is_dir()
 }
 
@@ -691,6 +695,31 @@ fn module_source(wrapper: &str, module: &str, version: &str) -> Result<PathBuf> 
     Ok(PathBuf::from(dir))
 }
 
+/// A CRD without its `spec.conversion` block. OCM's add-on CRDs are templates the
+/// cluster-manager operator fills in with its add-on webhook (`{{ .AddonAPIServiceCABundle }}`);
+/// no add-on manager runs here, so they get the default conversion (`None`) instead. Text
+/// without such a block is returned unchanged.
+fn without_conversion_webhook(crd: &str) -> String {
+    let mut out = String::with_capacity(crd.len());
+    let mut skipping = false;
+    for line in crd.lines() {
+        if line == "  conversion:" {
+            skipping = true;
+            continue;
+        }
+        if skipping {
+            let indent = line.len() - line.trim_start().len();
+            if indent > 2 {
+                continue;
+            }
+            skipping = false;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 /// Copies the CRDs the test environment installs from the OCM module: the hub's
 /// (`manifests/cluster-manager/hub/crds/`) and the managed clusters'
 /// (`manifests/klusterlet/managed/*crd.yaml`).
@@ -715,8 +744,15 @@ fn copy_ocm_manifests(dir: &Path, ov: &str) -> Result<()> {
             let Some(name) = name.filter(|n| n.ends_with("crd.yaml")) else {
                 continue;
             };
-            // Read and write (not `fs::copy`): module-cache files are read-only.
-            let text = fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            let text =
+                fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+            let text = without_conversion_webhook(&text);
+            if text.contains("{{") {
+                bail!(
+                    "{} is a template beyond its conversion webhook: upstream changed shape",
+                    path.display()
+                );
+            }
             fs::write(to.join(&name), text)?;
             n += 1;
         }
@@ -735,7 +771,9 @@ fn copy_ocm_manifests(dir: &Path, ov: &str) -> Result<()> {
     fs::rename(&partial, &target)?;
     fs::write(
         stamp_path(dir, "manifests"),
-        format!("component=manifests\nversion={ov}\nhub_crds={hub}\nmember_crds={member}\n"),
+        format!(
+            "component=manifests\nversion={ov}\n{OCM_MANIFESTS_FORMAT}\nhub_crds={hub}\nmember_crds={member}\n"
+        ),
     )?;
     say!("testenv: copied {hub} hub CRDs and {member} managed-cluster CRDs from {OCM_MODULE}@{ov}");
     Ok(())
@@ -751,6 +789,16 @@ mod tests {
         assert!(v.kubernetes.starts_with("v1."), "{v:?}");
         assert!(v.etcd.starts_with("v3."), "{v:?}");
         assert!(!v.kubernetes_minor().expect("minor").is_empty());
+    }
+
+    #[test]
+    fn a_crds_conversion_webhook_template_is_dropped() {
+        let crd = "spec:\n  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig:\n        caBundle: {{ .AddonAPIServiceCABundle }}\n      conversionReviewVersions:\n      - v1\n  group: addon.open-cluster-management.io\n  versions:\n  - name: v1alpha1\n";
+        assert_eq!(
+            without_conversion_webhook(crd),
+            "spec:\n  group: addon.open-cluster-management.io\n  versions:\n  - name: v1alpha1\n"
+        );
+        assert_eq!(without_conversion_webhook("a: b\n"), "a: b\n");
     }
 
     #[test]
