@@ -3,6 +3,7 @@
 //! here only read; they must not write to the hub or decide placement themselves.
 
 pub mod karmada;
+pub mod ocm;
 pub mod poll;
 
 use std::collections::BTreeMap;
@@ -146,6 +147,9 @@ impl Hub {
     pub async fn clusters(&self) -> Result<Vec<(ClusterSpec, ClusterStatus)>, HubError> {
         let clusters = match self.kind {
             HubKind::Karmada => karmada::clusters(&self.client, &self.kubeconfig).await,
+            HubKind::OpenClusterManagement => {
+                ocm::clusters(&self.client, &self.kubeconfig).await
+            }
             other => return Err(self.not_yet(other)),
         };
         clusters.map_err(|reason| self.failed(reason))
@@ -155,6 +159,7 @@ impl Hub {
     pub async fn read(&self) -> Result<HubView, HubError> {
         let view = match self.kind {
             HubKind::Karmada => karmada::read(&self.client, &self.kubeconfig).await,
+            HubKind::OpenClusterManagement => ocm::read(&self.client, &self.kubeconfig).await,
             other => return Err(self.not_yet(other)),
         };
         view.map_err(|reason| self.failed(reason))

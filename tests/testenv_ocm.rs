@@ -1,0 +1,473 @@
+//! Checks against the Open Cluster Management test environment (`cargo xtask testenv up
+//! --hub ocm`): a ManifestWork applied to the hub with kubectl reaches its member and only
+//! that one (kubectl on the members confirms); flotilla's hub reader shows each manifest's
+//! state per cluster with OCM's reason text; a Placement with a ManagedClusterSetBinding gets
+//! a PlacementDecision the reader shows; a member stopped with `testenv stop` turns not ready
+//! in `flotilla --hub hub clusters` as OCM reports it. `cargo xtask test` runs them in their
+//! own step (their names start with `hub_ocm_`, which the plain-hub step skips). They only
+//! touch objects named after themselves, delete them afterwards, and the outage test
+//! restarts the member it stops.
+
+mod support;
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use support::{Restart, TestNamespace, env, kubectl, kubectl_ok, testenv_cmd_ok};
+
+/// The tests share the members, and one of them stops member-2: run them one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Generous: OCM declares a cluster's lease stopped after five lease periods (the test
+/// environment's lease is 10 s), and a busy 2-core machine is slow.
+const OUTAGE_LIMIT: Duration = Duration::from_secs(240);
+const APPLY_LIMIT: Duration = Duration::from_secs(90);
+
+/// Panics with instructions unless the hub runs OCM with every member Available.
+fn ocm_hub() {
+    let out = kubectl("hub", &["get", "managedclusters", "-o", "json"]);
+    assert!(
+        out.status.success(),
+        "these tests need the OCM test environment: `cargo xtask testenv up --hub ocm \
+         --members 2` and FLOTILLA_TESTENV_KUBECONFIG=target/testenv/kubeconfig ({})",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    let list: Value = serde_json::from_slice(&out.stdout).expect("kubectl printed JSON");
+    for member in &env().members {
+        eventually(
+            &format!("ManagedCluster {member} to be Available"),
+            OUTAGE_LIMIT,
+            || {
+                let cluster = json("hub", &["get", "managedcluster", member]);
+                (condition(&cluster, "ManagedClusterConditionAvailable") == Some("True"))
+                    .then_some(())
+            },
+        );
+    }
+    assert!(list["items"].as_array().is_some_and(|i| !i.is_empty()));
+}
+
+fn json(context: &str, args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend(["-o", "json"]);
+    let text = kubectl_ok(context, &all);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("kubectl printed no JSON ({e}): {text}"))
+}
+
+/// The status of condition `kind` in `obj.status.conditions`.
+fn condition<'a>(obj: &'a Value, kind: &str) -> Option<&'a str> {
+    obj.pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))?
+        .get("status")?
+        .as_str()
+}
+
+/// Polls `check` every 500 ms until it returns `Some`, or panics after `limit`.
+fn eventually<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Option<T>) -> T {
+    let t = Instant::now();
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        assert!(
+            t.elapsed() < limit,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+fn apply(context: &str, yaml: &str) {
+    let mut child = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&env().kubeconfig_path)
+        .args(["--context", context, "apply", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("running kubectl");
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().expect("kubectl stdin");
+        stdin
+            .write_all(yaml.as_bytes())
+            .expect("writing to kubectl");
+    }
+    let out = child.wait_with_output().expect("waiting for kubectl");
+    assert!(
+        out.status.success(),
+        "kubectl apply on {context} failed: {}\n{yaml}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+}
+
+/// A name unique to this test run (lower case, DNS-safe).
+fn unique(test: &str) -> String {
+    format!("t-{test}-{:x}", std::process::id())
+}
+
+/// Deletes a hub or member object when dropped (`kubectl delete KIND NAME [-n NS]`), so a
+/// failed assertion leaves nothing behind.
+struct Cleanup {
+    context: String,
+    args: Vec<String>,
+}
+
+impl Cleanup {
+    fn new(context: &str, args: &[&str]) -> Self {
+        Self {
+            context: context.to_string(),
+            args: args.iter().map(|a| (*a).to_string()).collect(),
+        }
+    }
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let mut args: Vec<&str> = vec!["delete"];
+        args.extend(self.args.iter().map(String::as_str));
+        args.extend(["--ignore-not-found", "--wait=false"]);
+        let _ = kubectl(&self.context, &args);
+    }
+}
+
+/// A ManifestWork in hub namespace `cluster` carrying a Namespace and a ConfigMap in it (and
+/// `extra` manifests, YAML list items indented by four spaces).
+fn manifest_work(cluster: &str, name: &str, ns: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: work.open-cluster-management.io/v1\nkind: ManifestWork\n\
+         metadata: {{name: {name}, namespace: {cluster}}}\nspec:\n  workload:\n    manifests:\n    \
+         - apiVersion: v1\n      kind: Namespace\n      metadata: {{name: {ns}}}\n    \
+         - apiVersion: v1\n      kind: ConfigMap\n      metadata: {{name: colors, namespace: {ns}}}\n      \
+         data: {{color: blue}}\n{extra}"
+    )
+}
+
+fn member_has(member: &str, args: &[&str]) -> bool {
+    kubectl(member, args).status.success()
+}
+
+#[test]
+#[ignore = "needs the OCM testenv: run through cargo xtask test"]
+fn hub_ocm_a_manifestwork_reaches_its_member_and_only_that_one() {
+    let _serial = serial();
+    ocm_hub();
+    let name = unique("reach");
+    let _work = Cleanup::new("hub", &["manifestwork", &name, "-n", "member-1"]);
+    let deployment = format!(
+        "    - apiVersion: apps/v1\n      kind: Deployment\n      metadata: {{name: web, namespace: {name}}}\n      \
+         spec:\n        replicas: 2\n        selector: {{matchLabels: {{app: web}}}}\n        \
+         template:\n          metadata: {{labels: {{app: web}}}}\n          \
+         spec: {{containers: [{{name: web, image: nginx:1.27}}]}}\n"
+    );
+    apply("hub", &manifest_work("member-1", &name, &name, &deployment));
+
+    let image = eventually(
+        "the ManifestWork's Deployment on member-1",
+        APPLY_LIMIT,
+        || {
+            let out = kubectl(
+                "member-1",
+                &[
+                    "get",
+                    "deployment",
+                    "web",
+                    "-n",
+                    &name,
+                    "-o",
+                    "jsonpath={.spec.template.spec.containers[0].image}",
+                ],
+            );
+            out.status
+                .success()
+                .then(|| String::from_utf8_lossy(&out.stdout).to_string())
+        },
+    );
+    assert_eq!(image, "nginx:1.27");
+    assert!(member_has(
+        "member-1",
+        &["get", "configmap", "colors", "-n", &name]
+    ));
+    // OCM records what it applied on the member.
+    let applied = kubectl_ok("member-1", &["get", "appliedmanifestworks", "-o", "name"]);
+    assert!(
+        applied.lines().any(|l| l.ends_with(&format!("-{name}"))),
+        "{applied}"
+    );
+    let work = eventually(
+        "the ManifestWork to report Applied and Available",
+        APPLY_LIMIT,
+        || {
+            let work = json("hub", &["get", "manifestwork", &name, "-n", "member-1"]);
+            (condition(&work, "Applied") == Some("True")
+                && condition(&work, "Available") == Some("True"))
+            .then_some(work)
+        },
+    );
+    assert_eq!(
+        work.pointer("/status/resourceStatus/manifests")
+            .and_then(Value::as_array)
+            .map(Vec::len),
+        Some(3),
+        "a status per manifest"
+    );
+    for member in &env().members[1..] {
+        assert!(
+            !member_has(member, &["get", "namespace", &name]),
+            "{member} must not get member-1's ManifestWork"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs the OCM testenv: run through cargo xtask test"]
+fn hub_ocm_the_console_model_shows_each_manifests_state_with_ocms_reasons() {
+    use flotilla::backend::hub;
+    use flotilla::model::CellStatus;
+
+    let _serial = serial();
+    ocm_hub();
+    let name = unique("model");
+    let _work = Cleanup::new("hub", &["manifestwork", &name, "-n", "member-1"]);
+    // A ConfigMap in a namespace the member does not have: the agent cannot apply it.
+    let broken = format!(
+        "    - apiVersion: v1\n      kind: ConfigMap\n      \
+         metadata: {{name: orphan, namespace: {name}-absent}}\n      data: {{a: b}}\n"
+    );
+    apply("hub", &manifest_work("member-1", &name, &name, &broken));
+
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let hub = runtime
+        .block_on(hub::connect(
+            Some(&env().kubeconfig_path),
+            "hub",
+            Default::default(),
+        ))
+        .expect("connect to the hub");
+    assert_eq!(hub.kind, hub::HubKind::OpenClusterManagement);
+    assert!(hub.label().contains("Open Cluster Management"));
+
+    let good = format!("ConfigMap/{name}/colors");
+    let bad = format!("ConfigMap/{name}-absent/orphan");
+    let view = eventually(
+        "the agent to report both ConfigMaps",
+        APPLY_LIMIT,
+        || {
+            let view = runtime.block_on(hub.read()).expect("read the hub");
+            let settled = |key: &str| {
+                let row = view.rows.iter().position(|r| r.target.display_key() == key)?;
+                (view.cell(row, 0).0 != CellStatus::Pending).then_some(())
+            };
+            settled(&good)?;
+            settled(&bad)?;
+            Some(view)
+        },
+    );
+    let names: Vec<&str> = view.clusters.iter().map(|(s, _)| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        env().members.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    let row = |key: &str| {
+        view.rows
+            .iter()
+            .position(|r| r.target.display_key() == key)
+            .unwrap_or_else(|| panic!("no row {key}"))
+    };
+    let (status, message) = view.cell(row(&good), 0);
+    assert_eq!(status, CellStatus::InSync, "{message:?}");
+    assert_eq!(
+        message.as_deref(),
+        Some(format!("ManifestWork {name}: Applied, Available").as_str())
+    );
+    assert_eq!(view.rows[row(&good)].source, format!("ManifestWork {name}"));
+
+    let CellStatus::Failed(reason) = view.cell(row(&bad), 0).0 else {
+        panic!(
+            "the ConfigMap in a missing namespace must fail: {:?}",
+            view.cell(row(&bad), 0)
+        );
+    };
+    assert!(
+        reason.starts_with("AppliedManifestFailed: ") && reason.contains("not found"),
+        "OCM's own reason text: {reason}"
+    );
+    let CellStatus::NotPlaced(why) = view.cell(row(&good), 1).0 else {
+        panic!("member-2 has no ManifestWork for it");
+    };
+    assert!(why.contains("no ManifestWork"), "{why}");
+}
+
+#[test]
+#[ignore = "needs the OCM testenv: run through cargo xtask test"]
+fn hub_ocm_a_placement_decision_shows_in_the_reader() {
+    use flotilla::backend::hub::{self, ocm};
+
+    let _serial = serial();
+    ocm_hub();
+    let ns = TestNamespace::on("ocm-placement", &["hub".to_string()]);
+    let ns = ns.name.as_str();
+    // A claim only member-2 reports: the Placement must pick member-2 alone.
+    let claim = format!("{}.flotilla.dev", unique("claim"));
+    let _claim = Cleanup::new("member-2", &["clusterclaim", &claim]);
+    apply(
+        "member-2",
+        &format!(
+            "apiVersion: cluster.open-cluster-management.io/v1alpha1\nkind: ClusterClaim\n\
+             metadata: {{name: {claim}}}\nspec: {{value: picked}}\n"
+        ),
+    );
+    apply(
+        "hub",
+        &format!(
+            "apiVersion: cluster.open-cluster-management.io/v1beta2\nkind: ManagedClusterSetBinding\n\
+             metadata: {{name: global, namespace: {ns}}}\nspec: {{clusterSet: global}}\n---\n\
+             apiVersion: cluster.open-cluster-management.io/v1beta1\nkind: Placement\n\
+             metadata: {{name: web, namespace: {ns}}}\nspec:\n  clusterSets: [global]\n  \
+             predicates:\n  - requiredClusterSelector:\n      claimSelector:\n        \
+             matchExpressions: [{{key: {claim}, operator: In, values: [picked]}}]\n"
+        ),
+    );
+
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let hub = runtime
+        .block_on(hub::connect(
+            Some(&env().kubeconfig_path),
+            "hub",
+            Default::default(),
+        ))
+        .expect("connect to the hub");
+    let state = eventually(
+        "a PlacementDecision choosing member-2",
+        APPLY_LIMIT,
+        || {
+            let state = runtime
+                .block_on(ocm::placement_state(&hub.client))
+                .expect("read placements");
+            let placement = state
+                .placements
+                .iter()
+                .find(|p| p.namespace == ns && p.name == "web")?;
+            (!placement.decisions.is_empty()).then_some(state.clone())
+        },
+    );
+    let placement = state
+        .placements
+        .iter()
+        .find(|p| p.namespace == ns && p.name == "web")
+        .expect("the Placement");
+    assert_eq!(placement.clusters(), ["member-2"]);
+    assert_eq!(placement.decisions[0].source, format!("{ns}/web-decision-1"));
+    let (satisfied, said) = placement.satisfied.clone().expect("PlacementSatisfied");
+    assert!(satisfied, "{said}");
+    assert!(said.starts_with("AllDecisionsScheduled"), "{said}");
+    let binding = state
+        .bindings
+        .iter()
+        .find(|b| b.namespace == ns)
+        .expect("the binding");
+    assert_eq!(binding.cluster_set, "global");
+    assert!(state.sets.iter().any(|s| s.name == "global"));
+
+    // The claim also reaches flotilla's cluster list, as a label of member-2.
+    let listed = flotilla_clusters();
+    let member = listed
+        .iter()
+        .find(|i| i["name"] == "member-2")
+        .expect("member-2 listed");
+    assert_eq!(member["labels"][&claim], "picked", "{member}");
+}
+
+/// `flotilla --hub hub clusters -o json`, as items.
+fn flotilla_clusters() -> Vec<Value> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--kubeconfig")
+        .arg(&env().kubeconfig_path)
+        .args(["--hub", "hub", "clusters", "-o", "json"])
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run flotilla");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let value: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    value["items"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+#[ignore = "needs the OCM testenv: run through cargo xtask test"]
+fn hub_ocm_clusters_lists_the_managed_clusters_as_ocm_reports_them() {
+    let _serial = serial();
+    ocm_hub();
+    let listed = flotilla_clusters();
+    let names: Vec<&str> = listed.iter().filter_map(|i| i["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        env().members.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    for item in &listed {
+        assert_eq!(item["health"], "Ready", "{item}");
+        assert_eq!(item["version"], "v1.36.3", "{item}");
+        assert_eq!(item["context"], item["name"], "{item}");
+        assert!(
+            item["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("ManagedClusterAvailable")),
+            "{item}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs the OCM testenv: run through cargo xtask test"]
+fn hub_ocm_a_stopped_member_turns_not_ready_as_ocm_reports_it() {
+    let _serial = serial();
+    ocm_hub();
+    let health = |member: &str| {
+        flotilla_clusters()
+            .into_iter()
+            .find(|i| i["name"] == member)
+            .unwrap_or_else(|| panic!("{member} listed"))
+    };
+    assert_eq!(health("member-2")["health"], "Ready");
+    let restart = Restart("member-2");
+    testenv_cmd_ok(&["stop", "member-2"]);
+    let t = Instant::now();
+    let down = eventually(
+        "OCM to report member-2 not available",
+        OUTAGE_LIMIT,
+        || Some(health("member-2")).filter(|m| m["health"] != "Ready"),
+    );
+    eprintln!(
+        "member-2 reported {} {:.1} s after `testenv stop`",
+        down["health"],
+        t.elapsed().as_secs_f64()
+    );
+    // The agent went down with its cluster: the hub stops hearing its lease.
+    assert_eq!(down["health"], "Unreachable", "{down}");
+    assert!(
+        down["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("ManagedClusterLeaseUpdateStopped")),
+        "{down}"
+    );
+    assert_eq!(health("member-1")["health"], "Ready", "only member-2 is out");
+
+    testenv_cmd_ok(&["start", "member-2"]);
+    drop(restart);
+    eventually("member-2 to be Ready again", OUTAGE_LIMIT, || {
+        (health("member-2")["health"] == "Ready").then_some(())
+    });
+}
