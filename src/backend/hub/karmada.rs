@@ -9,7 +9,7 @@ use kube::config::Kubeconfig;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 
-use super::{HubKind, HubRow, HubView, sort_rows};
+use super::{HubKind, HubRender, HubRow, HubView, RenderedObject, sort_rows};
 use crate::backend::kube::probe::short_error;
 use crate::engine::inventory::{InventoryKind, parse_cluster};
 use crate::engine::load::Doc;
@@ -354,6 +354,40 @@ pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, S
         kind: HubKind::Karmada,
         clusters,
         rows,
+    })
+}
+
+/// The objects Karmada wrote into the Works, cluster by cluster (clusters in name order,
+/// objects in template order), and the bindings' unplaced clusters.
+pub async fn rendered(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubRender, String> {
+    let clusters = clusters(client, kubeconfig).await?;
+    let (bindings, works) = bindings_and_works(client).await?;
+    let mut rows: Vec<HubRow> = bindings.iter().map(|b| row_of(b, &works)).collect();
+    sort_rows(&mut rows);
+    let mut items = Vec::new();
+    for (spec, _) in &clusters {
+        for row in &rows {
+            let Some(binding) = bindings.iter().find(|b| b.target == row.target) else {
+                continue;
+            };
+            let manifests = works
+                .iter()
+                .filter(|w| w.binding_id == binding.id && w.cluster == spec.name)
+                .flat_map(|w| w.manifests.iter());
+            items.extend(manifests.map(|object| RenderedObject {
+                cluster: spec.name.clone(),
+                object: object.clone(),
+            }));
+        }
+    }
+    let view = HubView {
+        kind: HubKind::Karmada,
+        clusters,
+        rows,
+    };
+    Ok(HubRender {
+        items,
+        unplaced: view.unplaced(),
     })
 }
 
