@@ -925,3 +925,235 @@ fn hub_karmada_oracle_taints_and_tolerations_schedule_alike() {
         "the taint keeps `shy` off member-2 and `bold` tolerates it"
     );
 }
+
+// ----- Editing on the hub, driven headless ---------------------------------------------------
+
+/// Leaves of a Deployment's spec on a member (what a user would call its settings).
+fn member_spec(member: &str, ns: &str, name: &str) -> Leaves {
+    let live = json(member, &["get", "deployment", name, "-n", ns]);
+    leaves_of(&live["spec"])
+}
+
+#[test]
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_previewed() {
+    use flotilla::app::action::InputKey;
+    use flotilla::app::session::{Session, Store};
+    use flotilla::app::state::Mode;
+    use flotilla::app::{self, Action};
+    use flotilla::backend::propagate::Action as PlanAction;
+    use flotilla::config::keymap::Command;
+    use flotilla::model::CellStatus;
+
+    let _serial = serial();
+    karmada_hub();
+    let ns = TestNamespace::on("karmada-hub-edit", &["hub".to_string()]);
+    let ns = ns.name.as_str();
+    let both = "  placement:\n    clusterAffinity: {clusterNames: [member-1, member-2]}\n";
+    let policies = [
+        policy("PropagationPolicy", ns, "web", "{apiVersion: apps/v1, kind: Deployment, name: web}", both),
+        policy(
+            "OverridePolicy",
+            ns,
+            "web-tag",
+            "{apiVersion: apps/v1, kind: Deployment, name: web}",
+            "  overrideRules:\n  - targetCluster: {clusterNames: [member-1]}\n    overriders:\n      \
+             imageOverrider: [{component: Tag, operator: replace, value: \"1.27\"}]\n",
+        ),
+    ]
+    .join("\n---\n");
+    apply("hub", &policies);
+    apply("hub", &deployment(ns, "web", 2));
+    eventually(
+        "the override on member-1 and the template on member-2",
+        Duration::from_secs(90),
+        || {
+            (member_image("member-1", ns, "web").as_deref() == Some("nginx:1.27")
+                && member_image("member-2", ns, "web").as_deref() == Some("nginx:1.25"))
+            .then_some(())
+        },
+    );
+    let before_1 = member_spec("member-1", ns, "web");
+    let before_2 = member_spec("member-2", ns, "web");
+
+    // The console's session on the hub, without a terminal.
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let started = runtime
+        .block_on(flotilla::launch::start_hub(
+            Some(&env().kubeconfig_path),
+            "hub",
+            false,
+            events_tx,
+        ))
+        .expect("start the hub session");
+    assert!(started.effects.is_some(), "editable: {:?}", started.notice);
+    assert_eq!(started.label, "hub hub · Karmada");
+    let mut session = Session {
+        state: app::state_for_fleet(&started.fleet, started.label.clone()),
+        effects: started.effects,
+        fleet: started.fleet,
+        files: started.files,
+        store: Store::Hub,
+    };
+    let mut pump = |session: &mut Session, limit: Duration, done: &dyn Fn(&Session) -> bool| {
+        let deadline = Instant::now() + limit;
+        while !done(session) {
+            assert!(
+                Instant::now() < deadline,
+                "timed out; notice: {:?}",
+                session.state.notice
+            );
+            match runtime.block_on(async {
+                tokio::time::timeout(Duration::from_millis(500), events.recv()).await
+            }) {
+                Ok(Some(event)) => session.dispatch(Action::Backend(event)),
+                Ok(None) => panic!("the hub backend stopped"),
+                Err(_) => {}
+            }
+        }
+    };
+    let key = format!("Deployment/{ns}/web");
+    let row = session
+        .state
+        .resources
+        .iter()
+        .position(|r| r.target.display_key() == key)
+        .expect("the template is a row of the hub's fleet");
+    let member_1 = session.fleet.cluster_index("member-1").expect("member-1");
+    session.state.resource_view.cursor = session
+        .state
+        .resource_view
+        .visible
+        .iter()
+        .position(|r| *r == row)
+        .expect("visible");
+    session.dispatch(Action::Command(Command::FocusNext));
+    assert_eq!(session.state.selected_cell().map(|(r, _)| r), Some(row));
+
+    // o, e on the policy's image rule, 1.27 → 1.28, then review.
+    session.dispatch(Action::Command(Command::EditOverrides));
+    let Mode::Overrides(editor) = &session.state.mode else {
+        panic!("the override editor opens: {:?}", session.state.notice);
+    };
+    assert_eq!(editor.docs[0].title, format!("OverridePolicy {ns}/web-tag"));
+    for key in [InputKey::Char('e'), InputKey::ClearLine]
+        .into_iter()
+        .chain("1.28".chars().map(InputKey::Char))
+        .chain([InputKey::Enter, InputKey::Enter])
+    {
+        session.dispatch(Action::Input(key));
+    }
+    // The preview: the engine's render of the edited policy against the Works, per cluster.
+    pump(
+        &mut session,
+        Duration::from_secs(30),
+        &|s| match &s.state.mode {
+            Mode::Overrides(editor) => !editor.dry_run.is_empty(),
+            _ => false,
+        },
+    );
+    let Mode::Overrides(editor) = &session.state.mode else {
+        unreachable!()
+    };
+    let [item] = editor.dry_run.as_slice() else {
+        panic!("one cell changes, on member-1: {:?}", editor.dry_run);
+    };
+    assert_eq!(
+        (item.cluster.as_str(), item.action),
+        ("member-1", PlanAction::Update)
+    );
+    let changed: Vec<&str> = item
+        .diff
+        .lines()
+        .filter(|l| {
+            (l.starts_with('-') || l.starts_with('+'))
+                && !l.starts_with("---")
+                && !l.starts_with("+++")
+        })
+        .collect();
+    assert_eq!(
+        changed,
+        ["-      - image: nginx:1.27", "+      - image: nginx:1.28"],
+        "the preview predicts exactly the image change:\n{}",
+        item.diff
+    );
+
+    // Confirm: the policy goes to the hub; Karmada re-renders the Work and the member follows.
+    session.dispatch(Action::Input(InputKey::Enter));
+    assert!(
+        matches!(session.state.mode, Mode::Confirm(_)),
+        "{:?}",
+        session.state.mode
+    );
+    session.dispatch(Action::Input(InputKey::Char('y')));
+    pump(&mut session, Duration::from_secs(90), &|s| {
+        s.state.rollout.is_none()
+            && s.state.cells.status(row, member_1) == CellStatus::InSync
+            && s.state
+                .notice
+                .as_deref()
+                .is_some_and(|n| !n.starts_with("writing"))
+    });
+    let stored = json(
+        "hub",
+        &[
+            "get",
+            "overridepolicy",
+            "web-tag",
+            "-n",
+            ns,
+            "--show-managed-fields",
+        ],
+    );
+    assert_eq!(
+        stored.pointer("/spec/overrideRules/0/overriders/imageOverrider/0/value"),
+        Some(&Value::from("1.28"))
+    );
+    let managers: Vec<&str> = stored["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["manager"].as_str())
+        .collect();
+    let title = format!("OverridePolicy {ns}/web-tag");
+    assert!(
+        flotilla::audit::read_entries()
+            .iter()
+            .any(|e| e["action"] == "hub-apply" && e["objects"][0] == title.as_str()),
+        "the audit log records the hub write"
+    );
+    assert!(
+        managers.contains(&"flotilla"),
+        "server-side apply as flotilla: {managers:?}"
+    );
+    let after_1 = eventually("member-1 to run 1.28", Duration::from_secs(60), || {
+        let spec = member_spec("member-1", ns, "web");
+        (spec != before_1).then_some(spec)
+    });
+    let moved: Vec<(String, Option<&Value>, Option<&Value>)> = after_1
+        .keys()
+        .chain(before_1.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .filter(|p| after_1.get(*p) != before_1.get(*p))
+        .map(|p| (p.clone(), before_1.get(p), after_1.get(p)))
+        .collect();
+    assert_eq!(
+        moved,
+        [(
+            "/template/spec/containers/0/image".to_string(),
+            Some(&Value::from("nginx:1.27")),
+            Some(&Value::from("nginx:1.28"))
+        )],
+        "member-1 changed exactly as previewed"
+    );
+    assert_eq!(
+        member_spec("member-2", ns, "web"),
+        before_2,
+        "member-2 untouched"
+    );
+    let Mode::Normal = session.state.mode else {
+        panic!("back to the matrix: {:?}", session.state.mode);
+    };
+}

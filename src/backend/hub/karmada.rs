@@ -15,7 +15,7 @@ use crate::engine::inventory::{InventoryKind, parse_cluster};
 use crate::engine::load::Doc;
 use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef};
 
-fn cluster_resource() -> ApiResource {
+pub(super) fn cluster_resource() -> ApiResource {
     ApiResource {
         group: "cluster.karmada.io".into(),
         version: "v1alpha1".into(),
@@ -242,6 +242,13 @@ pub fn work_of(value: &Value) -> Option<Work> {
     })
 }
 
+/// Whether a Work's manifest is the binding's template.
+fn is_target(manifest: &Value, target: &ResourceRef) -> bool {
+    text(manifest, "/kind") == target.kind
+        && text(manifest, "/metadata/name") == target.name
+        && text(manifest, "/metadata/namespace") == target.namespace.clone().unwrap_or_default()
+}
+
 /// The console's row for a binding: a cell for every cluster Karmada scheduled it to, from
 /// that cluster's Work.
 pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
@@ -284,11 +291,20 @@ pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
             binding.name
         ),
     };
+    let objects = works
+        .iter()
+        .filter(|w| w.binding_id == binding.id)
+        .filter_map(|w| {
+            let object = w.manifests.iter().find(|m| is_target(m, &binding.target))?;
+            Some((w.cluster.clone(), object.clone()))
+        })
+        .collect();
     HubRow {
         target: binding.target.clone(),
         source: format!("ResourceBinding {}", binding.name),
         cells,
         not_placed,
+        objects,
     }
 }
 
@@ -311,7 +327,10 @@ fn binding_resources() -> [ApiResource; 3] {
     ]
 }
 
-async fn list_values(client: &Client, resource: &ApiResource) -> Result<Vec<Value>, String> {
+pub(super) async fn list_values(
+    client: &Client,
+    resource: &ApiResource,
+) -> Result<Vec<Value>, String> {
     let api: Api<DynamicObject> = Api::all_with(client.clone(), resource);
     let list = api.list(&ListParams::default()).await.map_err(|err| {
         format!(

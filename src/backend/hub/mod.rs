@@ -3,6 +3,7 @@
 //! here only read; they must not write to the hub or decide placement themselves.
 
 pub mod karmada;
+pub mod karmada_source;
 pub mod poll;
 
 use std::collections::BTreeMap;
@@ -204,6 +205,34 @@ pub struct HubRow {
     pub cells: BTreeMap<String, (CellStatus, Option<String>)>,
     /// Why a cluster without a cell is not placed, in the hub's terms.
     pub not_placed: String,
+    /// By cluster name: the object as the hub rendered it for that cluster (Karmada's Work
+    /// manifest), where the hub keeps one.
+    pub objects: BTreeMap<String, serde_json::Value>,
+}
+
+/// An object the hub rendered, without the labels and annotations the hub and flotilla add
+/// for themselves, so it compares with the engine's render of the same intent.
+pub fn delivered_form(object: &serde_json::Value) -> serde_json::Value {
+    let mut out = object.clone();
+    if let Some(meta) = out
+        .get_mut("metadata")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        for map in ["labels", "annotations"] {
+            if let Some(entries) = meta.get_mut(map).and_then(serde_json::Value::as_object_mut) {
+                entries.retain(|key, value| {
+                    !(key.contains("karmada.io")
+                        || key.starts_with("flotilla.dev/")
+                        || (key == crate::engine::MANAGED_BY_LABEL
+                            && value == crate::engine::MANAGED_BY_VALUE))
+                });
+                if entries.is_empty() {
+                    meta.remove(map);
+                }
+            }
+        }
+    }
+    crate::engine::diff::normalize(&out)
 }
 
 impl HubView {
