@@ -70,6 +70,10 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
             };
             commands::clusters::run_live(&global, inventory, &mut std::io::stdout()).await
         }
+        Command::Render(args) if global.hub.is_some() => {
+            let hub = global.hub.clone().unwrap_or_default();
+            commands::render::run_hub(&global, &hub, &args.clusters, &mut std::io::stdout()).await
+        }
         Command::Render(args) => {
             let input = if let Some(scale) = global.demo_scale {
                 FleetInput::Files(flotilla::demo_fleet::synthetic_fleet(

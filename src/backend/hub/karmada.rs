@@ -9,13 +9,13 @@ use kube::config::Kubeconfig;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 
-use super::{HubKind, HubRow, HubView, sort_rows};
+use super::{HubKind, HubRender, HubRow, HubView, RenderedObject, sort_rows};
 use crate::backend::kube::probe::short_error;
 use crate::engine::inventory::{InventoryKind, parse_cluster};
 use crate::engine::load::Doc;
 use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef};
 
-fn cluster_resource() -> ApiResource {
+pub(super) fn cluster_resource() -> ApiResource {
     ApiResource {
         group: "cluster.karmada.io".into(),
         version: "v1alpha1".into(),
@@ -242,6 +242,13 @@ pub fn work_of(value: &Value) -> Option<Work> {
     })
 }
 
+/// Whether a Work's manifest is the binding's template.
+fn is_target(manifest: &Value, target: &ResourceRef) -> bool {
+    text(manifest, "/kind") == target.kind
+        && text(manifest, "/metadata/name") == target.name
+        && text(manifest, "/metadata/namespace") == target.namespace.clone().unwrap_or_default()
+}
+
 /// The console's row for a binding: a cell for every cluster Karmada scheduled it to, from
 /// that cluster's Work.
 pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
@@ -284,11 +291,20 @@ pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
             binding.name
         ),
     };
+    let objects = works
+        .iter()
+        .filter(|w| w.binding_id == binding.id)
+        .filter_map(|w| {
+            let object = w.manifests.iter().find(|m| is_target(m, &binding.target))?;
+            Some((w.cluster.clone(), object.clone()))
+        })
+        .collect();
     HubRow {
         target: binding.target.clone(),
         source: format!("ResourceBinding {}", binding.name),
         cells,
         not_placed,
+        objects,
     }
 }
 
@@ -311,7 +327,10 @@ fn binding_resources() -> [ApiResource; 3] {
     ]
 }
 
-async fn list_values(client: &Client, resource: &ApiResource) -> Result<Vec<Value>, String> {
+pub(super) async fn list_values(
+    client: &Client,
+    resource: &ApiResource,
+) -> Result<Vec<Value>, String> {
     let api: Api<DynamicObject> = Api::all_with(client.clone(), resource);
     let list = api.list(&ListParams::default()).await.map_err(|err| {
         format!(
@@ -354,6 +373,40 @@ pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, S
         kind: HubKind::Karmada,
         clusters,
         rows,
+    })
+}
+
+/// The objects Karmada wrote into the Works, cluster by cluster (clusters in name order,
+/// objects in template order), and the bindings' unplaced clusters.
+pub async fn rendered(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubRender, String> {
+    let clusters = clusters(client, kubeconfig).await?;
+    let (bindings, works) = bindings_and_works(client).await?;
+    let mut rows: Vec<HubRow> = bindings.iter().map(|b| row_of(b, &works)).collect();
+    sort_rows(&mut rows);
+    let mut items = Vec::new();
+    for (spec, _) in &clusters {
+        for row in &rows {
+            let Some(binding) = bindings.iter().find(|b| b.target == row.target) else {
+                continue;
+            };
+            let manifests = works
+                .iter()
+                .filter(|w| w.binding_id == binding.id && w.cluster == spec.name)
+                .flat_map(|w| w.manifests.iter());
+            items.extend(manifests.map(|object| RenderedObject {
+                cluster: spec.name.clone(),
+                object: object.clone(),
+            }));
+        }
+    }
+    let view = HubView {
+        kind: HubKind::Karmada,
+        clusters,
+        rows,
+    };
+    Ok(HubRender {
+        items,
+        unplaced: view.unplaced(),
     })
 }
 

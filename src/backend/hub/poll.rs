@@ -1,15 +1,29 @@
 //! The console's backend on a hub: reads the hub every few seconds and reports what changed —
 //! cluster health as the hub reports it, and one cell per (row, cluster) as the hub's reader
-//! words it. The rows are the ones that existed at start. It only reads: there is no effect channel, so no
+//! words it. The rows are the ones that existed at start. With an effect channel it also writes
+//! confirmed policy edits to the hub, answers the editors' previews with the engine's render
+//! against the hub's rendered objects, and follows each edit until the hub has rendered
+//! exactly what the engine predicted. Read-only, it has no effect channel, so no code path can
+//! write to the hub. It only reads: there is no effect channel, so no
 //! code path can write to the hub.
 
-use std::time::Duration;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
+use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::{Hub, HubRow, HubView};
-use crate::backend::{BackendEvent, CellRef, CellUpdate};
-use crate::model::{ClusterStatus, Health, StatusKind};
+use super::{Hub, HubRow, HubView, delivered_form};
+use crate::backend::cluster::{ApplyMode, ClusterApi};
+use crate::backend::kube::api::KubeCluster;
+use crate::backend::propagate::{Action, PlanItem, resource_of};
+use crate::backend::{BackendEvent, CellRef, CellUpdate, Effect};
+use crate::engine::{Decision, Fleet, diff};
+use crate::model::{CellStatus, ClusterStatus, Health, StatusKind};
+
+/// How long an edit may take to show in the hub's rendered objects before flotilla says the
+/// hub rendered something else than its preview.
+pub const FOLLOW_FOR: Duration = Duration::from_secs(120);
 
 /// Time between reads of the hub.
 pub const POLL_EVERY: Duration = Duration::from_secs(5);
@@ -38,12 +52,43 @@ pub fn snapshot(view: &HubView) -> BackendEvent {
     BackendEvent::Snapshot { kinds, details }
 }
 
-/// Starts polling; `first` is the view the console's rows and columns were built from.
+/// Starts reading the hub without any way to write to it; `first` is the view the console's
+/// rows and columns were built from.
 pub fn spawn_readonly(hub: Hub, first: HubView, events: mpsc::UnboundedSender<BackendEvent>) {
-    tokio::spawn(run(hub, first, events));
+    tokio::spawn(run(hub, first, events, None));
 }
 
-async fn run(hub: Hub, first: HubView, events: mpsc::UnboundedSender<BackendEvent>) {
+/// Starts reading the hub and taking the console's effects.
+pub fn spawn(
+    hub: Hub,
+    first: HubView,
+    events: mpsc::UnboundedSender<BackendEvent>,
+) -> mpsc::UnboundedSender<Effect> {
+    let (effects, receiver) = mpsc::unbounded_channel();
+    tokio::spawn(run(hub, first, events, Some(receiver)));
+    effects
+}
+
+/// An edit written to the hub, awaited in one cell: the engine's object in delivered form.
+struct Expectation {
+    object: Value,
+    title: String,
+    since: Instant,
+}
+
+async fn next_effect(effects: &mut Option<mpsc::UnboundedReceiver<Effect>>) -> Option<Effect> {
+    match effects {
+        Some(receiver) => receiver.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn run(
+    hub: Hub,
+    first: HubView,
+    events: mpsc::UnboundedSender<BackendEvent>,
+    mut effects: Option<mpsc::UnboundedReceiver<Effect>>,
+) {
     let mut shown = first;
     let _ = events.send(snapshot(&shown));
     for (index, (_, status)) in shown.clusters.iter().enumerate() {
@@ -52,17 +97,31 @@ async fn run(hub: Hub, first: HubView, events: mpsc::UnboundedSender<BackendEven
             status: status.clone(),
         });
     }
+    let mut expected: HashMap<CellRef, Expectation> = HashMap::new();
     let mut ticker = tokio::time::interval(POLL_EVERY);
     ticker.tick().await;
     loop {
-        ticker.tick().await;
+        tokio::select! {
+            _ = ticker.tick() => {}
+            effect = next_effect(&mut effects) => match effect {
+                Some(effect) => {
+                    if !handle(&hub, &mut shown, effect, &mut expected, &events).await {
+                        continue;
+                    }
+                }
+                None => return,
+            },
+        }
         if events.is_closed() {
             return;
         }
-        let next = match hub.read().await {
+        let mut next = match hub.read().await {
             Ok(view) => aligned(&shown, view),
             Err(err) => unreachable_hub(&shown, &err.message),
         };
+        for notice in follow(&mut next, &mut expected) {
+            let _ = events.send(BackendEvent::Notice(notice));
+        }
         for event in changes(&shown, &next) {
             if events.send(event).is_err() {
                 return;
@@ -70,6 +129,219 @@ async fn run(hub: Hub, first: HubView, events: mpsc::UnboundedSender<BackendEven
         }
         shown = next;
     }
+}
+
+/// Carries out one effect; `true` when the hub should be read again at once.
+async fn handle(
+    hub: &Hub,
+    shown: &mut HubView,
+    effect: Effect,
+    expected: &mut HashMap<CellRef, Expectation>,
+    events: &mpsc::UnboundedSender<BackendEvent>,
+) -> bool {
+    let notice = |text: String| {
+        let _ = events.send(BackendEvent::Notice(text));
+    };
+    match effect {
+        Effect::HubApply {
+            object,
+            title,
+            expect,
+        } => {
+            let api = KubeCluster::new(hub.client.clone(), false);
+            let mode = ApplyMode {
+                dry_run: false,
+                force: true,
+            };
+            match api.apply(&object, mode).await {
+                Ok(_) => {
+                    notice(format!(
+                        "wrote {title} to hub {} (server-side apply as flotilla); following {} cell(s) until {} renders them",
+                        hub.context,
+                        expect.len(),
+                        hub.kind.as_str()
+                    ));
+                    let since = Instant::now();
+                    let waiting = format!("waiting for the hub to render {title}");
+                    let mut pending = Vec::new();
+                    for (cell, object) in expect {
+                        let column = shown.clusters.get(cell.cluster as usize);
+                        if let (Some(row), Some((spec, _))) =
+                            (shown.rows.get_mut(cell.resource as usize), column)
+                        {
+                            let status = (CellStatus::Pending, Some(waiting.clone()));
+                            row.cells.insert(spec.name.clone(), status);
+                            pending.push(CellUpdate {
+                                cell,
+                                status: CellStatus::Pending,
+                                message: Some(waiting.clone()),
+                            });
+                        }
+                        expected.insert(
+                            cell,
+                            Expectation {
+                                object: delivered_form(&object),
+                                title: title.clone(),
+                                since,
+                            },
+                        );
+                    }
+                    // The console sees each cell leave its old state, then arrive.
+                    let _ = events.send(BackendEvent::Cells(pending));
+                    true
+                }
+                Err(err) => {
+                    notice(format!("hub {} refused {title}: {err}", hub.context));
+                    false
+                }
+            }
+        }
+        Effect::DryRun {
+            fleet,
+            cells,
+            revision,
+        } => {
+            let view = match hub.read().await {
+                Ok(view) => view,
+                Err(err) => {
+                    notice(format!("preview: {err}"));
+                    return false;
+                }
+            };
+            let items = preview_items(&fleet.0, &cells, &view);
+            let _ = events.send(BackendEvent::DryRun { revision, items });
+            false
+        }
+        Effect::UseFleet(_) => false,
+        other => {
+            notice(format!(
+                "on a {} hub the hub propagates: edit its policies (e, o) instead ({} not sent)",
+                hub.kind.as_str(),
+                effect_name(&other)
+            ));
+            false
+        }
+    }
+}
+
+fn effect_name(effect: &Effect) -> &'static str {
+    match effect {
+        Effect::Apply { .. } | Effect::SaveAndApply { .. } => "apply",
+        Effect::Delete { .. } => "delete",
+        Effect::Revert { .. } => "revert",
+        Effect::WriteFleet(_) => "write",
+        _ => "request",
+    }
+}
+
+/// The engine's render of the edited fleet for each cell against what the hub rendered for
+/// that cell now: the preview of an edit on a hub.
+pub fn preview_items(fleet: &Fleet, cells: &[CellRef], view: &HubView) -> Vec<PlanItem> {
+    let mut items = Vec::new();
+    for cell in cells {
+        let (r, c) = (cell.resource as usize, cell.cluster as usize);
+        let (Some(resource), Some(cluster)) = (fleet.resources.get(r), fleet.clusters.get(c))
+        else {
+            continue;
+        };
+        let Decision::Placed { object, .. } = fleet.decide(r, c) else {
+            continue;
+        };
+        let current = view
+            .row_of(&resource.target)
+            .and_then(|row| view.rows[row].objects.get(&cluster.name));
+        let desired = delivered_form(&object);
+        let live = current.map(delivered_form);
+        let label = resource.target.display_key();
+        let diff = diff::unified(live.as_ref(), &desired, &label);
+        let (action, message) = match &live {
+            None => (
+                Action::Create,
+                format!(
+                    "{} has rendered nothing for {} yet",
+                    view.kind.as_str(),
+                    cluster.name
+                ),
+            ),
+            Some(_) if diff.is_empty() => (Action::Unchanged, String::new()),
+            Some(_) => (
+                Action::Update,
+                format!(
+                    "against the object {} rendered for {}",
+                    view.kind.as_str(),
+                    cluster.name
+                ),
+            ),
+        };
+        items.push(PlanItem {
+            cluster: cluster.name.clone(),
+            resource: resource_of(&object),
+            action,
+            diff,
+            message,
+        });
+    }
+    items
+}
+
+/// Holds each awaited cell at Pending until the hub's rendered object equals the engine's;
+/// drops what arrived, and what did not within [`FOLLOW_FOR`] (with a notice).
+fn follow(view: &mut HubView, expected: &mut HashMap<CellRef, Expectation>) -> Vec<String> {
+    let mut notices = Vec::new();
+    expected.retain(|cell, expectation| {
+        let (r, c) = (cell.resource as usize, cell.cluster as usize);
+        let Some(cluster) = view.clusters.get(c).map(|(spec, _)| spec.name.clone()) else {
+            return false;
+        };
+        let Some(row) = view.rows.get_mut(r) else {
+            return false;
+        };
+        let rendered = row.objects.get(&cluster).map(delivered_form);
+        if rendered.as_ref() == Some(&expectation.object) {
+            let settled = matches!(row.cells.get(&cluster), Some((CellStatus::InSync, _)));
+            return !settled;
+        }
+        if expectation.since.elapsed() > FOLLOW_FOR {
+            notices.push(format!(
+                "{} on {cluster}: the hub's rendered object still differs from the preview of {} after {} s",
+                row.target.display_key(),
+                expectation.title,
+                FOLLOW_FOR.as_secs()
+            ));
+            return false;
+        }
+        row.cells.insert(
+            cluster,
+            (
+                CellStatus::Pending,
+                Some(format!("waiting for the hub to render {}", expectation.title)),
+            ),
+        );
+        true
+    });
+    notices
+}
+
+/// `view` with one row per target, in that order (a target the hub delivers nowhere gets an
+/// empty row saying so).
+pub fn in_rows_of(targets: &[crate::model::ResourceRef], view: HubView) -> HubView {
+    let rows = targets
+        .iter()
+        .map(|target| {
+            view.rows
+                .iter()
+                .find(|row| row.target == *target)
+                .cloned()
+                .unwrap_or_else(|| HubRow {
+                    target: target.clone(),
+                    source: format!("{} template", view.kind.as_str()),
+                    cells: Default::default(),
+                    not_placed: "no binding on the hub: no propagation policy claims it".into(),
+                    objects: Default::default(),
+                })
+        })
+        .collect();
+    HubView { rows, ..view }
 }
 
 /// `view` in the rows and columns of `shown` (rows and clusters that appeared since start are
@@ -105,6 +377,7 @@ fn aligned(shown: &HubView, view: HubView) -> HubView {
                 .cloned()
                 .unwrap_or_else(|| HubRow {
                     cells: Default::default(),
+                    objects: Default::default(),
                     not_placed: format!("{} is gone from the hub", row.source),
                     ..row.clone()
                 })
