@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::app::session::Store;
-use crate::app::state::{State, Wall};
+use crate::app::state::{CannotEdit, State, Wall};
 use crate::app::{self, Console, Session};
 use crate::backend::BackendEvent;
 use crate::backend::Effect;
@@ -42,10 +42,12 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
             label,
             effects,
             notice,
+            cannot_edit,
         } = started;
         let readonly = effects.is_none();
         let session = |mut state: State| {
             state.notice = notice;
+            state.cannot_edit = cannot_edit;
             Session {
                 state,
                 effects,
@@ -139,6 +141,8 @@ pub struct HubStart {
     pub label: String,
     pub effects: Option<mpsc::UnboundedSender<Effect>>,
     pub notice: Option<String>,
+    /// Edits this kind of hub has no API for, with the reason.
+    pub cannot_edit: CannotEdit,
 }
 
 /// Connects to a hub, reads it once, and starts its backend. On a Karmada hub the fleet is
@@ -155,6 +159,10 @@ pub async fn start_hub(
     let view = hub.read().await?;
     let label = hub.label();
     let mut notice = None;
+    let cannot_edit = CannotEdit {
+        overrides: hub.kind.no_overrides().map(str::to_string),
+        placements: hub.kind.no_placement_edits().map(str::to_string),
+    };
     if hub.kind == HubKind::Karmada {
         match karmada_fleet(&hub).await {
             Ok((fleet, files)) => {
@@ -172,6 +180,7 @@ pub async fn start_hub(
                     label,
                     effects,
                     notice,
+                    cannot_edit,
                 });
             }
             Err(reason) => {
@@ -204,6 +213,7 @@ pub async fn start_hub(
         label,
         effects: None,
         notice,
+        cannot_edit,
     })
 }
 

@@ -258,20 +258,19 @@ fn hub_ocm_the_console_model_shows_each_manifests_state_with_ocms_reasons() {
 
     let good = format!("ConfigMap/{name}/colors");
     let bad = format!("ConfigMap/{name}-absent/orphan");
-    let view = eventually(
-        "the agent to report both ConfigMaps",
-        APPLY_LIMIT,
-        || {
-            let view = runtime.block_on(hub.read()).expect("read the hub");
-            let settled = |key: &str| {
-                let row = view.rows.iter().position(|r| r.target.display_key() == key)?;
-                (view.cell(row, 0).0 != CellStatus::Pending).then_some(())
-            };
-            settled(&good)?;
-            settled(&bad)?;
-            Some(view)
-        },
-    );
+    let view = eventually("the agent to report both ConfigMaps", APPLY_LIMIT, || {
+        let view = runtime.block_on(hub.read()).expect("read the hub");
+        let settled = |key: &str| {
+            let row = view
+                .rows
+                .iter()
+                .position(|r| r.target.display_key() == key)?;
+            (view.cell(row, 0).0 != CellStatus::Pending).then_some(())
+        };
+        settled(&good)?;
+        settled(&bad)?;
+        Some(view)
+    });
     let names: Vec<&str> = view.clusters.iter().map(|(s, _)| s.name.as_str()).collect();
     assert_eq!(
         names,
@@ -346,27 +345,26 @@ fn hub_ocm_a_placement_decision_shows_in_the_reader() {
             Default::default(),
         ))
         .expect("connect to the hub");
-    let state = eventually(
-        "a PlacementDecision choosing member-2",
-        APPLY_LIMIT,
-        || {
-            let state = runtime
-                .block_on(ocm::placement_state(&hub.client))
-                .expect("read placements");
-            let placement = state
-                .placements
-                .iter()
-                .find(|p| p.namespace == ns && p.name == "web")?;
-            (!placement.decisions.is_empty()).then_some(state.clone())
-        },
-    );
+    let state = eventually("a PlacementDecision choosing member-2", APPLY_LIMIT, || {
+        let state = runtime
+            .block_on(ocm::placement_state(&hub.client))
+            .expect("read placements");
+        let placement = state
+            .placements
+            .iter()
+            .find(|p| p.namespace == ns && p.name == "web")?;
+        (!placement.decisions.is_empty()).then_some(state.clone())
+    });
     let placement = state
         .placements
         .iter()
         .find(|p| p.namespace == ns && p.name == "web")
         .expect("the Placement");
     assert_eq!(placement.clusters(), ["member-2"]);
-    assert_eq!(placement.decisions[0].source, format!("{ns}/web-decision-1"));
+    assert_eq!(
+        placement.decisions[0].source,
+        format!("{ns}/web-decision-1")
+    );
     let (satisfied, said) = placement.satisfied.clone().expect("PlacementSatisfied");
     assert!(satisfied, "{said}");
     assert!(said.starts_with("AllDecisionsScheduled"), "{said}");
@@ -445,11 +443,9 @@ fn hub_ocm_a_stopped_member_turns_not_ready_as_ocm_reports_it() {
     let restart = Restart("member-2");
     testenv_cmd_ok(&["stop", "member-2"]);
     let t = Instant::now();
-    let down = eventually(
-        "OCM to report member-2 not available",
-        OUTAGE_LIMIT,
-        || Some(health("member-2")).filter(|m| m["health"] != "Ready"),
-    );
+    let down = eventually("OCM to report member-2 not available", OUTAGE_LIMIT, || {
+        Some(health("member-2")).filter(|m| m["health"] != "Ready")
+    });
     eprintln!(
         "member-2 reported {} {:.1} s after `testenv stop`",
         down["health"],
@@ -463,11 +459,139 @@ fn hub_ocm_a_stopped_member_turns_not_ready_as_ocm_reports_it() {
             .is_some_and(|m| m.contains("ManagedClusterLeaseUpdateStopped")),
         "{down}"
     );
-    assert_eq!(health("member-1")["health"], "Ready", "only member-2 is out");
+    assert_eq!(
+        health("member-1")["health"],
+        "Ready",
+        "only member-2 is out"
+    );
 
     testenv_cmd_ok(&["start", "member-2"]);
     drop(restart);
     eventually("member-2 to be Ready again", OUTAGE_LIMIT, || {
         (health("member-2")["health"] == "Ready").then_some(())
     });
+}
+
+#[test]
+#[ignore = "needs the OCM testenv: run through cargo xtask test"]
+fn hub_ocm_the_console_shows_manifestworks_read_only_and_says_why_it_cannot_edit() {
+    use flotilla::app::session::{Session, Store};
+    use flotilla::app::{self, Action};
+    use flotilla::config::keymap::Command;
+    use flotilla::model::CellStatus;
+
+    let _serial = serial();
+    ocm_hub();
+    let name = unique("console");
+    let _work = Cleanup::new("hub", &["manifestwork", &name, "-n", "member-2"]);
+    apply("hub", &manifest_work("member-2", &name, &name, ""));
+    eventually("the ConfigMap on member-2", APPLY_LIMIT, || {
+        member_has("member-2", &["get", "configmap", "colors", "-n", &name]).then_some(())
+    });
+
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let started = runtime
+        .block_on(flotilla::launch::start_hub(
+            Some(&env().kubeconfig_path),
+            "hub",
+            false,
+            events_tx,
+        ))
+        .expect("start the hub session");
+    assert_eq!(started.label, "hub hub · Open Cluster Management");
+    assert!(started.effects.is_none(), "an OCM hub is shown read-only");
+    let mut state = app::state_for_fleet(&started.fleet, started.label.clone());
+    state.readonly = true;
+    state.cannot_edit = started.cannot_edit.clone();
+    let mut session = Session {
+        state,
+        effects: started.effects,
+        fleet: started.fleet,
+        files: started.files,
+        store: Store::Hub,
+    };
+    let key = format!("ConfigMap/{name}/colors");
+    let row = session
+        .state
+        .resources
+        .iter()
+        .position(|r| r.target.display_key() == key)
+        .expect("the ManifestWork's ConfigMap is a row");
+    let member_2 = session.fleet.cluster_index("member-2").expect("member-2");
+    let deadline = Instant::now() + APPLY_LIMIT;
+    while session.state.cells.kind(row, member_2) != flotilla::model::StatusKind::InSync {
+        assert!(
+            Instant::now() < deadline,
+            "the console never showed the ConfigMap InSync on member-2"
+        );
+        if let Ok(Some(event)) = runtime.block_on(async {
+            tokio::time::timeout(Duration::from_millis(500), events.recv()).await
+        }) {
+            session.dispatch(Action::Backend(event));
+        }
+    }
+    let member_1 = session.fleet.cluster_index("member-1").expect("member-1");
+    assert!(
+        matches!(
+            session.state.cells.status(row, member_1),
+            CellStatus::NotPlaced(_)
+        ),
+        "{:?}",
+        session.state.cells.status(row, member_1)
+    );
+    assert_eq!(
+        session.state.cells.message(row, member_2),
+        Some(format!("ManifestWork {name}: Applied, Available").as_str())
+    );
+
+    session.state.resource_view.cursor = session
+        .state
+        .resource_view
+        .visible
+        .iter()
+        .position(|r| *r == row)
+        .expect("visible");
+    session.dispatch(Action::Command(Command::FocusNext));
+    session.dispatch(Action::Command(Command::EditOverrides));
+    let notice = session.state.notice.clone().unwrap_or_default();
+    assert!(
+        notice.starts_with("Open Cluster Management has no override API"),
+        "{notice}"
+    );
+    session.dispatch(Action::Command(Command::EditPlacement));
+    let notice = session.state.notice.clone().unwrap_or_default();
+    assert!(
+        notice.contains("placed by the namespace it is in"),
+        "{notice}"
+    );
+
+    // `render --hub` prints what the ManifestWorks carry, for their cluster only.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--kubeconfig")
+        .arg(&env().kubeconfig_path)
+        .args(["--hub", "hub", "render", "-o", "json"])
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run flotilla");
+    assert_eq!(out.status.code(), Some(0));
+    let rendered: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let ours: Vec<(&str, &str)> = rendered["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|i| {
+            i.pointer("/object/metadata/name").and_then(Value::as_str) == Some(&name)
+                || i.pointer("/object/metadata/namespace")
+                    .and_then(Value::as_str)
+                    == Some(&name)
+        })
+        .map(|i| {
+            (
+                i["cluster"].as_str().unwrap_or_default(),
+                i["object"]["kind"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(ours, [("member-2", "Namespace"), ("member-2", "ConfigMap")]);
 }

@@ -256,6 +256,10 @@ impl PlacementEditor {
 
 /// Opens the editor on the selected resource (the engine fills it in on the next refresh).
 pub fn open(state: &mut State) {
+    if let Some(why) = &state.cannot_edit.placements {
+        state.notice = Some(why.clone());
+        return;
+    }
     if state.readonly {
         state.notice = Some("read-only: placements cannot be edited".into());
         return;

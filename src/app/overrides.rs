@@ -178,6 +178,10 @@ impl OverrideEditor {
 
 /// Opens the editor on the selected cell (the engine fills it in on the next refresh).
 pub fn open(state: &mut State) {
+    if let Some(why) = &state.cannot_edit.overrides {
+        state.notice = Some(why.clone());
+        return;
+    }
     if state.readonly {
         state.notice = Some("read-only: overrides cannot be edited".into());
         return;

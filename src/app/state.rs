@@ -468,6 +468,9 @@ pub struct State {
     pub danger_patterns: Vec<String>,
     pub mode: Mode,
     pub readonly: bool,
+    /// Why the source cannot take edits of this kind at all (a hub without the API), said
+    /// instead of the generic read-only notice.
+    pub cannot_edit: CannotEdit,
     pub should_quit: bool,
     /// The latest notice for the status line.
     pub notice: Option<String>,
@@ -516,6 +519,13 @@ pub struct Wall {
     pub stale_after_ms: u64,
     /// Draw with ASCII only.
     pub ascii: bool,
+}
+
+/// Edits a source does not support, each with the reason the console gives.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CannotEdit {
+    pub overrides: Option<String>,
+    pub placements: Option<String>,
 }
 
 impl State {

@@ -37,6 +37,26 @@ impl HubKind {
         }
     }
 
+    /// Why the console cannot edit overrides on this kind of hub, if it cannot.
+    pub fn no_overrides(self) -> Option<&'static str> {
+        match self {
+            HubKind::OpenClusterManagement => Some(
+                "Open Cluster Management has no override API: a ManifestWork is already per cluster (edit it in the cluster's namespace on the hub)",
+            ),
+            HubKind::Karmada | HubKind::KubeFed => None,
+        }
+    }
+
+    /// Why the console cannot edit placements on this kind of hub, if it cannot.
+    pub fn no_placement_edits(self) -> Option<&'static str> {
+        match self {
+            HubKind::OpenClusterManagement => Some(
+                "Open Cluster Management: a ManifestWork is placed by the namespace it is in, so it has no placement to edit; Placements are not editable here yet (use kubectl)",
+            ),
+            HubKind::Karmada | HubKind::KubeFed => None,
+        }
+    }
+
     /// The API group whose presence identifies the hub.
     fn marker(self) -> &'static str {
         match self {
@@ -149,9 +169,7 @@ impl Hub {
     pub async fn clusters(&self) -> Result<Vec<(ClusterSpec, ClusterStatus)>, HubError> {
         let clusters = match self.kind {
             HubKind::Karmada => karmada::clusters(&self.client, &self.kubeconfig).await,
-            HubKind::OpenClusterManagement => {
-                ocm::clusters(&self.client, &self.kubeconfig).await
-            }
+            HubKind::OpenClusterManagement => ocm::clusters(&self.client, &self.kubeconfig).await,
             other => return Err(self.not_yet(other)),
         };
         clusters.map_err(|reason| self.failed(reason))
@@ -172,6 +190,7 @@ impl Hub {
     pub async fn rendered(&self) -> Result<HubRender, HubError> {
         let rendered = match self.kind {
             HubKind::Karmada => karmada::rendered(&self.client, &self.kubeconfig).await,
+            HubKind::OpenClusterManagement => ocm::rendered(&self.client, &self.kubeconfig).await,
             other => return Err(self.not_yet(other)),
         };
         rendered.map_err(|reason| self.failed(reason))

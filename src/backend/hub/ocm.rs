@@ -15,7 +15,7 @@ use kube::config::Kubeconfig;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 
-use super::{HubKind, HubRow, HubView, sort_rows};
+use super::{HubKind, HubRender, HubRow, HubView, RenderedObject, sort_rows};
 use crate::backend::kube::probe::short_error;
 use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef, Taint};
 
@@ -421,13 +421,22 @@ pub struct ManifestState {
     pub feedback: Vec<String>,
 }
 
+/// One manifest of a ManifestWork: the object, what it is, and what the agent reported for
+/// it (nothing yet: `None`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    pub target: ResourceRef,
+    pub object: Value,
+    pub state: Option<ManifestState>,
+}
+
 /// One ManifestWork: the cluster it is for (its namespace), its manifests and their status.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ManifestWork {
     pub cluster: String,
     pub name: String,
-    /// Every manifest, in order, with what the agent reported for it (if anything).
-    pub manifests: Vec<(ResourceRef, Option<ManifestState>)>,
+    /// Every manifest, in order, with what the agent reported for it.
+    pub manifests: Vec<Manifest>,
     /// Work-level conditions by type: (status, `Reason: message`).
     pub conditions: BTreeMap<String, (String, String)>,
     /// Whether the agent has seen the current spec: the work's Applied condition's
@@ -453,8 +462,14 @@ fn feedback_value(value: &Value) -> String {
     let shown = match text(&field, "/type").as_str() {
         "Integer" => field.get("integer").map(Value::to_string),
         "Boolean" => field.get("boolean").map(Value::to_string),
-        "String" => field.get("string").and_then(Value::as_str).map(str::to_string),
-        "JsonRaw" => field.get("jsonRaw").and_then(Value::as_str).map(str::to_string),
+        "String" => field
+            .get("string")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        "JsonRaw" => field
+            .get("jsonRaw")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         _ => None,
     };
     format!(
@@ -475,13 +490,15 @@ fn manifest_ref(manifest: &Value) -> ResourceRef {
 
 /// The API group of an `apiVersion` (`""` for the core group).
 fn group_of(api_version: &str) -> &str {
-    api_version
-        .rsplit_once('/')
-        .map_or("", |(group, _)| group)
+    api_version.rsplit_once('/').map_or("", |(group, _)| group)
 }
 
 /// The reported status of manifest `ordinal`/`target`: by ordinal, else by identity.
-fn status_for<'a>(statuses: &'a [Value], ordinal: usize, target: &ResourceRef) -> Option<&'a Value> {
+fn status_for<'a>(
+    statuses: &'a [Value],
+    ordinal: usize,
+    target: &ResourceRef,
+) -> Option<&'a Value> {
     statuses
         .iter()
         .find(|s| {
@@ -523,12 +540,18 @@ pub fn manifest_work_of(value: &Value) -> ManifestWork {
                             .map(|values| values.iter().map(feedback_value).collect())
                             .unwrap_or_default(),
                     });
-                    (target, state)
+                    Manifest {
+                        target,
+                        object: manifest.clone(),
+                        state,
+                    }
                 })
                 .collect()
         })
         .unwrap_or_default();
-    let generation = value.pointer("/metadata/generation").and_then(Value::as_i64);
+    let generation = value
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64);
     let observed = condition(value, "Applied")
         .and_then(|c| c.get("observedGeneration"))
         .and_then(Value::as_i64);
@@ -568,7 +591,9 @@ pub fn manifest_cell(
     if !work.current {
         return (
             CellStatus::Pending,
-            Some(format!("{on}: the agent has not applied its latest spec yet")),
+            Some(format!(
+                "{on}: the agent has not applied its latest spec yet"
+            )),
         );
     }
     let Some(state) = state else {
@@ -613,10 +638,7 @@ pub fn manifest_cell(
             CellStatus::Pending,
             Some(format!("{on}: Applied; availability not reported yet")),
         ),
-        _ => (
-            CellStatus::Pending,
-            Some(format!("{on}: not applied yet")),
-        ),
+        _ => (CellStatus::Pending, Some(format!("{on}: not applied yet"))),
     }
 }
 
@@ -629,7 +651,12 @@ pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]
     let mut sources: Vec<Vec<String>> = Vec::new();
     for work in works {
         let cluster = clusters.iter().find(|(spec, _)| spec.name == work.cluster);
-        for (target, state) in &work.manifests {
+        for Manifest {
+            target,
+            object,
+            state,
+        } in &work.manifests
+        {
             let index = match rows.iter().position(|row| row.target == *target) {
                 Some(index) => index,
                 None => {
@@ -641,6 +668,7 @@ pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]
                             "no ManifestWork in this cluster's namespace carries {}",
                             target.display_key()
                         ),
+                        objects: BTreeMap::new(),
                     });
                     sources.push(Vec::new());
                     rows.len() - 1
@@ -659,12 +687,13 @@ pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]
                 }
                 _ => manifest_cell(work, state.as_ref()),
             };
-            let cells = &mut rows[index].cells;
-            match cells.get(&work.cluster) {
+            let row = &mut rows[index];
+            match row.cells.get(&work.cluster) {
                 // Two ManifestWorks deliver the same object to one cluster: the worse wins.
                 Some((existing, _)) if existing.kind() >= cell.0.kind() => {}
                 _ => {
-                    cells.insert(work.cluster.clone(), cell);
+                    row.cells.insert(work.cluster.clone(), cell);
+                    row.objects.insert(work.cluster.clone(), object.clone());
                 }
             }
         }
@@ -705,6 +734,31 @@ pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, S
         clusters,
         rows,
     })
+}
+
+/// The objects the ManifestWorks carry, cluster by cluster (clusters in name order, objects
+/// in row order): a ManifestWork already is OCM's per-cluster rendering. Every other
+/// (object, cluster) pair is unplaced, with the reason.
+pub async fn rendered(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubRender, String> {
+    Ok(render_of(&read(client, kubeconfig).await?))
+}
+
+pub fn render_of(view: &HubView) -> HubRender {
+    let mut items = Vec::new();
+    for (spec, _) in &view.clusters {
+        for row in &view.rows {
+            if let Some(object) = row.objects.get(&spec.name) {
+                items.push(RenderedObject {
+                    cluster: spec.name.clone(),
+                    object: object.clone(),
+                });
+            }
+        }
+    }
+    HubRender {
+        items,
+        unplaced: view.unplaced(),
+    }
 }
 
 #[cfg(test)]
@@ -813,7 +867,11 @@ mod tests {
         unaccepted["status"] = json!({});
         let status = status_of(&unaccepted);
         assert_eq!(status.health, Health::Unauthorized);
-        assert!(status.message.contains("hubAcceptsClient"), "{}", status.message);
+        assert!(
+            status.message.contains("hubAcceptsClient"),
+            "{}",
+            status.message
+        );
 
         let mut joining = managed_cluster("new", json!({}));
         joining["status"] = json!({});
@@ -918,7 +976,27 @@ mod tests {
                     .into()
             )
         );
-        assert_eq!(view.cell(1, 1).0, CellStatus::InSync, "the ConfigMap applied");
+        assert_eq!(
+            view.cell(1, 1).0,
+            CellStatus::InSync,
+            "the ConfigMap applied"
+        );
+        let render = render_of(&view);
+        let placed: Vec<(String, String)> = render
+            .items
+            .iter()
+            .map(|i| (i.cluster.clone(), text(&i.object, "/kind")))
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                ("member-1".to_string(), "Deployment".to_string()),
+                ("member-1".to_string(), "ConfigMap".to_string()),
+                ("member-2".to_string(), "Deployment".to_string()),
+                ("member-2".to_string(), "ConfigMap".to_string()),
+            ]
+        );
+        assert_eq!(render.unplaced.len(), 2, "member-3 gets neither");
         let CellStatus::NotPlaced(reason) = view.cell(0, 2).0 else {
             panic!("member-3 has no ManifestWork");
         };
@@ -930,7 +1008,7 @@ mod tests {
         let mut fresh = manifest_work("member-1", applied_ok());
         fresh["status"] = json!({});
         let work = manifest_work_of(&fresh);
-        let (status, message) = manifest_cell(&work, work.manifests[0].1.as_ref());
+        let (status, message) = manifest_cell(&work, work.manifests[0].state.as_ref());
         assert_eq!(status, CellStatus::Pending);
         assert!(message.unwrap_or_default().contains("no status"));
 
@@ -938,7 +1016,7 @@ mod tests {
         edited["metadata"]["generation"] = json!(2);
         let work = manifest_work_of(&edited);
         assert_eq!(
-            manifest_cell(&work, work.manifests[0].1.as_ref()).0,
+            manifest_cell(&work, work.manifests[0].state.as_ref()).0,
             CellStatus::Pending
         );
     }
@@ -949,11 +1027,13 @@ mod tests {
         degraded["status"]["resourceStatus"]["manifests"][0]["conditions"]
             .as_array_mut()
             .unwrap()
-            .push(json!({"type": "Degraded", "status": "True", "reason": "ConditionRuleEvaluated",
-                         "message": "replicas unavailable"}));
+            .push(
+                json!({"type": "Degraded", "status": "True", "reason": "ConditionRuleEvaluated",
+                         "message": "replicas unavailable"}),
+            );
         let work = manifest_work_of(&degraded);
         assert_eq!(
-            manifest_cell(&work, work.manifests[0].1.as_ref()).0,
+            manifest_cell(&work, work.manifests[0].state.as_ref()).0,
             CellStatus::Failed("Degraded: ConditionRuleEvaluated: replicas unavailable".into())
         );
 
@@ -962,7 +1042,7 @@ mod tests {
             "type": "Available", "status": "False", "reason": "ResourceNotAvailable",
             "message": "Resource is not available"});
         let work = manifest_work_of(&gone);
-        let (status, message) = manifest_cell(&work, work.manifests[1].1.as_ref());
+        let (status, message) = manifest_cell(&work, work.manifests[1].state.as_ref());
         assert_eq!(status, CellStatus::Missing);
         assert!(
             message
