@@ -39,7 +39,7 @@ fn run_checked(mut cmd: Command, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// Tests counted from libtest's `test result:` lines across steps 3 and 4.
+/// Tests counted from libtest's `test result:` lines across steps 3 to 6.
 #[derive(Debug, Default, Clone, Copy)]
 struct Tally {
     passed: u64,
@@ -82,7 +82,7 @@ fn run_counting(mut cmd: Command, what: &str, tally: &mut Tally) -> Result<()> {
 pub fn run() -> Result<()> {
     let total_start = Instant::now();
     let mut timings: Vec<(String, Duration)> = Vec::new();
-    let steps = 5;
+    let steps = 6;
     let mut tally = Tally::default();
     let result = run_steps(steps, &mut timings, &mut tally);
     say!("\n==> summary");
@@ -94,8 +94,8 @@ pub fn run() -> Result<()> {
         Ok(()) => say!("cargo xtask test: all steps passed"),
         Err(_) => say!("cargo xtask test: FAILED (the error follows)"),
     }
-    // One closing line counting every test executed in steps 3 to 5 (the integration tests
-    // that step 3 lists as ignored are the ones steps 4 and 5 run).
+    // One closing line counting every test executed in steps 3 to 6 (the integration tests
+    // that step 3 lists as ignored are the ones steps 4 to 6 run).
     say!("tests: {} passed, {} failed", tally.passed, tally.failed);
     result
 }
@@ -149,11 +149,56 @@ fn run_steps(steps: usize, timings: &mut Vec<(String, Duration)>, tally: &mut Ta
         5,
         "Karmada hub tier against a real Karmada control plane (testenv up --hub karmada)",
         &mut || karmada_tier(tally),
+    )?;
+    step(
+        6,
+        "OCM hub tier against a real Open Cluster Management hub (testenv up --hub ocm)",
+        &mut || ocm_tier(tally),
     )
 }
 
 /// Tests named `hub_karmada_*` need the Karmada hub; the plain-hub step skips them.
 const KARMADA_TESTS: &str = "hub_karmada_";
+/// Tests named `hub_ocm_*` need the OCM hub; the plain-hub step skips them.
+const OCM_TESTS: &str = "hub_ocm_";
+
+fn ocm_tier(tally: &mut Tally) -> Result<()> {
+    let versions = Versions::from_wrappers()?;
+    if !gobuild::cache_is_complete(&versions)? || !gobuild::ocm_cache_is_complete()? {
+        gobuild::check_go()?;
+    }
+    let me = Owner::Test {
+        pid: std::process::id(),
+    };
+    let t = Instant::now();
+    let owner = testenv::up(Members::AtLeast(2), Hub::Ocm, me)?;
+    say!(
+        "--- OCM testenv ready in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let ours = owner == me;
+    let kubeconfig = paths::kubeconfig();
+    let mut cmd = cargo();
+    cmd.args(["test", "--test", "testenv_ocm", "--", "--ignored"])
+        .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig);
+    if let Ok(me) = std::env::current_exe() {
+        cmd.env("FLOTILLA_XTASK_BIN", me);
+    }
+    say!(
+        "--- FLOTILLA_TESTENV_KUBECONFIG={} cargo test --test testenv_ocm -- --ignored",
+        kubeconfig.display()
+    );
+    let tests = run_counting(cmd, "cargo test --test testenv_ocm -- --ignored", tally);
+    let stopped = if ours {
+        say!("--- stopping the OCM test environment this run started");
+        testenv::down()
+    } else {
+        say!("--- leaving the test environment running (it was started by `testenv up`)");
+        Ok(())
+    };
+    tests?;
+    stopped
+}
 
 fn karmada_tier(tally: &mut Tally) -> Result<()> {
     let versions = Versions::from_wrappers()?;
@@ -221,6 +266,8 @@ fn integration(tally: &mut Tally) -> Result<()> {
         "--ignored",
         "--skip",
         KARMADA_TESTS,
+        "--skip",
+        OCM_TESTS,
     ])
     .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig)
     .env("RUST_TEST_THREADS", INTEGRATION_TEST_THREADS);
@@ -229,7 +276,7 @@ fn integration(tally: &mut Tally) -> Result<()> {
         cmd.env("FLOTILLA_XTASK_BIN", me);
     }
     say!(
-        "--- FLOTILLA_TESTENV_KUBECONFIG={} RUST_TEST_THREADS={INTEGRATION_TEST_THREADS} cargo test --workspace --tests -- --ignored --skip {KARMADA_TESTS}",
+        "--- FLOTILLA_TESTENV_KUBECONFIG={} RUST_TEST_THREADS={INTEGRATION_TEST_THREADS} cargo test --workspace --tests -- --ignored --skip {KARMADA_TESTS} --skip {OCM_TESTS}",
         kubeconfig.display()
     );
     let tests = run_counting(
