@@ -40,6 +40,7 @@ pub mod inventory;
 pub mod karmada;
 pub mod kubefed;
 pub mod load;
+pub mod ocm;
 pub mod override_edit;
 pub mod overrides;
 pub mod patch;

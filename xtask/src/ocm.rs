@@ -457,9 +457,9 @@ fn pending_csrs(csrs: &[Value], members: &[String]) -> Vec<String> {
                 .is_some_and(|c| members.iter().any(|m| m == c))
         })
         .filter(|csr| {
-            !csr.pointer("/status/conditions")
+            csr.pointer("/status/conditions")
                 .and_then(Value::as_array)
-                .is_some_and(|cs| !cs.is_empty())
+                .is_none_or(Vec::is_empty)
         })
         .filter_map(|csr| csr.pointer("/metadata/name").and_then(Value::as_str))
         .map(str::to_string)
