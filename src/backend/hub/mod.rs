@@ -172,6 +172,39 @@ impl Hub {
         rendered.map_err(|reason| self.failed(reason))
     }
 
+    /// A client for a member: through its own kubeconfig context when the kubeconfig has one
+    /// (`context`, else the member's name), otherwise through the hub's proxy to the member
+    /// (Karmada's `clusters/NAME/proxy`) with the hub's credentials.
+    pub async fn member_client(
+        &self,
+        member: &ClusterSpec,
+        timeouts: Timeouts,
+    ) -> Result<Client, String> {
+        let context = if member.context.is_empty() {
+            &member.name
+        } else {
+            &member.context
+        };
+        if self.kubeconfig.contexts.iter().any(|c| c.name == *context) {
+            return kubeconfig::client_for(&self.kubeconfig, context, timeouts).await;
+        }
+        match self.kind {
+            HubKind::Karmada => {
+                let path = format!(
+                    "/apis/cluster.karmada.io/v1alpha1/clusters/{}/proxy",
+                    member.name
+                );
+                kubeconfig::proxied_client_for(&self.kubeconfig, &self.context, &path, timeouts)
+                    .await
+            }
+            other => Err(format!(
+                "no kubeconfig context for {} and {} hubs offer no proxy to their members",
+                member.name,
+                other.as_str()
+            )),
+        }
+    }
+
     fn not_yet(&self, kind: HubKind) -> HubError {
         HubError::input(format!(
             "not implemented yet: {} hubs (--hub {})",

@@ -208,7 +208,7 @@ async fn handle(
                     return false;
                 }
             };
-            let items = preview_items(&fleet.0, &cells, &view);
+            let items = preview_items(&fleet.0, &cells, &view, Compare::Whole);
             let _ = events.send(BackendEvent::DryRun { revision, items });
             false
         }
@@ -234,9 +234,24 @@ fn effect_name(effect: &Effect) -> &'static str {
     }
 }
 
-/// The engine's render of the edited fleet for each cell against what the hub rendered for
-/// that cell now: the preview of an edit on a hub.
-pub fn preview_items(fleet: &Fleet, cells: &[CellRef], view: &HubView) -> Vec<PlanItem> {
+/// How [`preview_items`] compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compare {
+    /// Whole objects: the fleet was read from the hub, server defaults included.
+    Whole,
+    /// Only the fields the fleet sets: a local fleet directory, whose templates lack the
+    /// defaults the hub's API server filled in.
+    FieldsSet,
+}
+
+/// The engine's render of the (edited) fleet for each cell against what the hub rendered for
+/// that cell now: the preview of an edit on a hub, and `plan --hub`.
+pub fn preview_items(
+    fleet: &Fleet,
+    cells: &[CellRef],
+    view: &HubView,
+    compare: Compare,
+) -> Vec<PlanItem> {
     let mut items = Vec::new();
     for cell in cells {
         let (r, c) = (cell.resource as usize, cell.cluster as usize);
@@ -251,7 +266,10 @@ pub fn preview_items(fleet: &Fleet, cells: &[CellRef], view: &HubView) -> Vec<Pl
             .row_of(&resource.target)
             .and_then(|row| view.rows[row].objects.get(&cluster.name));
         let desired = delivered_form(&object);
-        let live = current.map(delivered_form);
+        let live = current.map(delivered_form).map(|live| match compare {
+            Compare::Whole => live,
+            Compare::FieldsSet => diff::project(&live, &desired),
+        });
         let label = resource.target.display_key();
         let diff = diff::unified(live.as_ref(), &desired, &label);
         let (action, message) = match &live {
