@@ -346,6 +346,14 @@ pub(super) async fn list_values(
         .collect())
 }
 
+/// What the console watches on a Karmada hub: Clusters, bindings, Works and the policies.
+pub fn watched_kinds() -> Vec<ApiResource> {
+    let mut kinds = vec![cluster_resource()];
+    kinds.extend(binding_resources());
+    kinds.extend(super::karmada_source::policy_resources());
+    kinds
+}
+
 /// The hub's bindings and Works as they are now.
 pub async fn bindings_and_works(client: &Client) -> Result<(Vec<Binding>, Vec<Work>), String> {
     let [bindings, cluster_bindings, works] = binding_resources();

@@ -172,6 +172,15 @@ impl Hub {
         rendered.map_err(|reason| self.failed(reason))
     }
 
+    /// The hub kinds whose changes change the view: watched, so the console reads the hub
+    /// again when one changes rather than on a timer.
+    pub fn watched_kinds(&self) -> Vec<kube::discovery::ApiResource> {
+        match self.kind {
+            HubKind::Karmada => karmada::watched_kinds(),
+            _ => Vec::new(),
+        }
+    }
+
     /// A client for a member: through its own kubeconfig context when the kubeconfig has one
     /// (`context`, else the member's name), otherwise through the hub's proxy to the member
     /// (Karmada's `clusters/NAME/proxy`) with the hub's credentials.
