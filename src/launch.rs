@@ -42,10 +42,12 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
             label,
             effects,
             notice,
+            kind: hub_kind,
         } = started;
         let readonly = effects.is_none();
         let session = |mut state: State| {
             state.notice = notice;
+            state.hub = Some(hub_kind);
             Session {
                 state,
                 effects,
@@ -139,6 +141,8 @@ pub struct HubStart {
     pub label: String,
     pub effects: Option<mpsc::UnboundedSender<Effect>>,
     pub notice: Option<String>,
+    /// The hub's kind, as the header names it.
+    pub kind: String,
 }
 
 /// Connects to a hub, reads it once, and starts its backend. On a Karmada hub the fleet is
@@ -154,6 +158,7 @@ pub async fn start_hub(
     let hub = hub::connect(kubeconfig, context, LiveOptions::default().timeouts).await?;
     let view = hub.read().await?;
     let label = hub.label();
+    let kind = hub.kind.as_str().to_string();
     let mut notice = None;
     if hub.kind == HubKind::Karmada {
         match karmada_fleet(&hub).await {
@@ -172,6 +177,7 @@ pub async fn start_hub(
                     label,
                     effects,
                     notice,
+                    kind: HubKind::Karmada.as_str().into(),
                 });
             }
             Err(reason) => {
@@ -204,6 +210,7 @@ pub async fn start_hub(
         label,
         effects: None,
         notice,
+        kind,
     })
 }
 

@@ -989,8 +989,10 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         .expect("start the hub session");
     assert!(started.effects.is_some(), "editable: {:?}", started.notice);
     assert_eq!(started.label, "hub hub · Karmada");
+    let mut state = app::state_for_fleet(&started.fleet, started.label.clone());
+    state.hub = Some(started.kind.clone());
     let mut session = Session {
-        state: app::state_for_fleet(&started.fleet, started.label.clone()),
+        state,
         effects: started.effects,
         fleet: started.fleet,
         files: started.files,
@@ -1156,6 +1158,48 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
     let Mode::Normal = session.state.mode else {
         panic!("back to the matrix: {:?}", session.state.mode);
     };
+
+    // `a` on a hub asks Karmada to reschedule the binding; its scheduler takes it up.
+    session.dispatch(Action::Command(Command::Apply));
+    let Mode::Confirm(pending) = &session.state.mode else {
+        panic!("a asks first: {:?}", session.state.mode);
+    };
+    assert!(
+        pending.summary[0].starts_with("reschedule Deployment/"),
+        "{:?}",
+        pending.summary
+    );
+    session.dispatch(Action::Input(InputKey::Char('y')));
+    pump(&mut session, Duration::from_secs(30), &|s| {
+        s.state
+            .notice
+            .as_deref()
+            .is_some_and(|n| n.starts_with("asked Karmada to reschedule ResourceBinding"))
+    });
+    let binding = json(
+        "hub",
+        &["get", "resourcebinding", "web-deployment", "-n", ns],
+    );
+    let triggered = binding
+        .pointer("/spec/rescheduleTriggeredAt")
+        .and_then(Value::as_str)
+        .expect("rescheduleTriggeredAt set")
+        .to_string();
+    eventually(
+        "Karmada to reschedule after the trigger",
+        Duration::from_secs(60),
+        || {
+            let binding = json(
+                "hub",
+                &["get", "resourcebinding", "web-deployment", "-n", ns],
+            );
+            let last = binding
+                .pointer("/status/lastScheduledTime")
+                .and_then(Value::as_str)?
+                .to_string();
+            (last >= triggered).then_some(())
+        },
+    );
 }
 
 // ----- plan and drift with --hub ------------------------------------------------------------

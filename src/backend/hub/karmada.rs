@@ -299,9 +299,25 @@ pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
             Some((w.cluster.clone(), object.clone()))
         })
         .collect();
+    let (namespace, name) = match binding.name.split_once('/') {
+        Some((namespace, name)) => (Some(namespace.to_string()), name.to_string()),
+        None => (None, binding.name.clone()),
+    };
+    let carrier = ResourceRef {
+        api_version: "work.karmada.io/v1alpha2".into(),
+        kind: if namespace.is_some() {
+            "ResourceBinding"
+        } else {
+            "ClusterResourceBinding"
+        }
+        .into(),
+        namespace,
+        name,
+    };
     HubRow {
         target: binding.target.clone(),
         source: format!("ResourceBinding {}", binding.name),
+        carrier: Some(carrier),
         cells,
         not_placed,
         objects,
@@ -344,6 +360,29 @@ pub(super) async fn list_values(
         .into_iter()
         .filter_map(|object| serde_json::to_value(object).ok())
         .collect())
+}
+
+/// Asks Karmada's scheduler to place a binding afresh: sets its `rescheduleTriggeredAt` to
+/// now (later than its `lastScheduledTime`, which is what triggers a full reschedule).
+/// Returns the time set.
+pub async fn reschedule(client: &Client, binding: &ResourceRef) -> Result<String, String> {
+    let [namespaced, cluster_scoped, _] = binding_resources();
+    let api: Api<DynamicObject> = match &binding.namespace {
+        Some(namespace) => Api::namespaced_with(client.clone(), namespace, &namespaced),
+        None => Api::all_with(client.clone(), &cluster_scoped),
+    };
+    let at = k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let patch = serde_json::json!({"spec": {"rescheduleTriggeredAt": at}});
+    api.patch(
+        &binding.name,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(&patch),
+    )
+    .await
+    .map_err(|err| short_error(&err))?;
+    Ok(at)
 }
 
 /// What the console watches on a Karmada hub: Clusters, bindings, Works and the policies.

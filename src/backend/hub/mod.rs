@@ -243,6 +243,8 @@ pub struct HubRow {
     pub target: ResourceRef,
     /// The hub object that carries it, for messages: `ResourceBinding shop/web-deployment`.
     pub source: String,
+    /// That hub object, when the hub has one per row (actions such as reschedule act on it).
+    pub carrier: Option<ResourceRef>,
     /// By cluster name; a cluster without a cell is not placed.
     pub cells: BTreeMap<String, (CellStatus, Option<String>)>,
     /// Why a cluster without a cell is not placed, in the hub's terms.

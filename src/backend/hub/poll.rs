@@ -271,6 +271,33 @@ async fn handle(
             false
         }
         Effect::UseFleet(_) => false,
+        Effect::Apply { cells } if hub.kind == super::HubKind::Karmada => {
+            let rows: std::collections::BTreeSet<usize> =
+                cells.iter().map(|cell| cell.resource as usize).collect();
+            for row in rows.into_iter().filter_map(|row| shown.rows.get(row)) {
+                notice(match &row.carrier {
+                    Some(binding) => match super::karmada::reschedule(&hub.client, binding).await {
+                        Ok(at) => format!(
+                            "asked Karmada to reschedule {} {} (rescheduleTriggeredAt {at})",
+                            binding.kind,
+                            binding
+                                .display_key()
+                                .trim_start_matches(&format!("{}/", binding.kind))
+                        ),
+                        Err(err) => format!(
+                            "hub {} refused to reschedule {}: {err}",
+                            hub.context, row.source
+                        ),
+                    },
+                    None => format!(
+                        "{}: no binding on the hub to reschedule ({})",
+                        row.target.display_key(),
+                        row.not_placed
+                    ),
+                });
+            }
+            true
+        }
         other => {
             notice(format!(
                 "on a {} hub the hub propagates: edit its policies (e, o) instead ({} not sent)",
@@ -411,6 +438,7 @@ pub fn in_rows_of(targets: &[crate::model::ResourceRef], view: HubView) -> HubVi
                 .unwrap_or_else(|| HubRow {
                     target: target.clone(),
                     source: format!("{} template", view.kind.as_str()),
+                    carrier: None,
                     cells: Default::default(),
                     not_placed: "no binding on the hub: no propagation policy claims it".into(),
                     objects: Default::default(),
