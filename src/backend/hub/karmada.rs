@@ -138,6 +138,9 @@ pub struct Binding {
     pub clusters: Vec<(String, Option<i64>)>,
     /// The Scheduled condition's status and message, when it is not True.
     pub unscheduled: Option<String>,
+    /// Karmada's aggregated health of the object on each cluster (`Healthy`, `Unhealthy`,
+    /// `Unknown`), from the binding's status.
+    pub health: Vec<(String, String)>,
 }
 
 /// What a Work says about its manifests on one cluster.
@@ -196,7 +199,18 @@ pub fn binding_of(value: &Value) -> Binding {
     let unscheduled = condition(value, "Scheduled")
         .filter(|c| c["status"] != "True")
         .map(|c| format!("{}: {}", text(c, "/reason"), text(c, "/message")));
+    let health = value
+        .pointer("/status/aggregatedStatus")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .map(|s| (text(s, "/clusterName"), text(s, "/health")))
+                .filter(|(cluster, health)| !cluster.is_empty() && !health.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
     Binding {
+        health,
         name: if namespace.is_empty() {
             name
         } else {
@@ -256,9 +270,12 @@ pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
         .clusters
         .iter()
         .map(|(cluster, replicas)| {
-            let replicas = replicas
+            let mut replicas = replicas
                 .map(|r| format!(" ({r} replicas)"))
                 .unwrap_or_default();
+            if let Some((_, health)) = binding.health.iter().find(|(c, _)| c == cluster) {
+                replicas.push_str(&format!("; {health} on the member"));
+            }
             let work = works
                 .iter()
                 .find(|w| w.binding_id == binding.id && w.cluster == *cluster);
@@ -471,6 +488,8 @@ mod view_tests {
             "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment",
                 "namespace": "shop", "name": "web"},
                 "clusters": [{"name": "a", "replicas": 2}, {"name": "b", "replicas": 1}]},
+            "status": {"aggregatedStatus": [{"clusterName": "a", "applied": true,
+                "health": "Unhealthy"}]},
         }))
     }
 
@@ -514,7 +533,11 @@ mod view_tests {
         assert_eq!(view.rows[0].target.display_key(), "Deployment/shop/web");
         let (status, message) = view.cell(0, 0);
         assert_eq!(status, CellStatus::InSync);
-        assert_eq!(message.as_deref(), Some("Work Applied (2 replicas)"));
+        assert_eq!(
+            message.as_deref(),
+            Some("Work Applied (2 replicas); Unhealthy on the member"),
+            "the schedule's replicas and Karmada's aggregated health"
+        );
         assert_eq!(
             view.cell(0, 1).0,
             CellStatus::Failed("AppliedFailed: admission webhook denied".into())
@@ -543,7 +566,7 @@ mod view_tests {
         assert_eq!(row.cells["a"].0, CellStatus::Pending);
         assert_eq!(
             row.cells["a"].1.as_deref(),
-            Some("scheduled (2 replicas); no Work for a yet")
+            Some("scheduled (2 replicas); Unhealthy on the member; no Work for a yet")
         );
     }
 }
