@@ -91,8 +91,46 @@ pub fn status_of(cluster: &Value) -> ClusterStatus {
             .and_then(Value::as_str)
             .map(str::to_string),
         latency_ms: None,
-        message: format!("{described} ({sync_mode} mode, via the Karmada hub)"),
+        message: format!(
+            "{described} ({sync_mode} mode, via the Karmada hub{})",
+            summary_of(cluster)
+        ),
     }
+}
+
+/// What Karmada's Cluster status says of the member's size and APIs: nodes ready, allocatable
+/// resources and how many API group versions it serves (empty when Karmada reported none).
+fn summary_of(cluster: &Value) -> String {
+    let mut parts = Vec::new();
+    if let (Some(ready), Some(total)) = (
+        cluster
+            .pointer("/status/nodeSummary/readyNum")
+            .and_then(Value::as_i64),
+        cluster
+            .pointer("/status/nodeSummary/totalNum")
+            .and_then(Value::as_i64),
+    ) {
+        parts.push(format!("{ready}/{total} nodes ready"));
+    }
+    if let Some(allocatable) = cluster
+        .pointer("/status/resourceSummary/allocatable")
+        .and_then(Value::as_object)
+    {
+        let amounts: Vec<String> = ["cpu", "memory", "pods"]
+            .into_iter()
+            .filter_map(|name| Some(format!("{name} {}", allocatable.get(name)?.as_str()?)))
+            .collect();
+        if !amounts.is_empty() {
+            parts.push(format!("allocatable {}", amounts.join(", ")));
+        }
+    }
+    if let Some(apis) = cluster
+        .pointer("/status/apiEnablements")
+        .and_then(Value::as_array)
+    {
+        parts.push(format!("{} API group versions", apis.len()));
+    }
+    parts.iter().map(|part| format!("; {part}")).collect()
 }
 
 #[cfg(test)]
@@ -105,17 +143,22 @@ mod tests {
     fn health_comes_from_karmadas_ready_condition() {
         let ready = json!({
             "spec": {"syncMode": "Push"},
-            "status": {"kubernetesVersion": "v1.36.3", "conditions": [
+            "status": {"kubernetesVersion": "v1.36.3",
+                "nodeSummary": {"readyNum": 2, "totalNum": 3},
+                "resourceSummary": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "220"}},
+                "apiEnablements": [{"groupVersion": "v1"}, {"groupVersion": "apps/v1"}],
+                "conditions": [
                 {"type": "Ready", "status": "True", "reason": "ClusterReady",
                  "message": "cluster is healthy and ready to accept workloads"}]}
         });
         let status = status_of(&ready);
         assert_eq!(status.health, Health::Ready);
         assert_eq!(status.version.as_deref(), Some("v1.36.3"));
-        assert!(
-            status.message.contains("cluster is healthy"),
-            "{}",
-            status.message
+        assert_eq!(
+            status.message,
+            "ClusterReady: cluster is healthy and ready to accept workloads (Push mode, via the \
+             Karmada hub; 2/3 nodes ready; allocatable cpu 16, memory 64Gi, pods 220; 2 API group \
+             versions)"
         );
         let gone = json!({"status": {"conditions": [
             {"type": "Ready", "status": "False", "reason": "ClusterNotReachable",
