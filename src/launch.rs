@@ -43,11 +43,13 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
             effects,
             notice,
             cannot_edit,
+            kind: hub_kind,
         } = started;
         let readonly = effects.is_none();
         let session = |mut state: State| {
             state.notice = notice;
             state.cannot_edit = cannot_edit;
+            state.hub = Some(hub_kind);
             Session {
                 state,
                 effects,
@@ -143,6 +145,8 @@ pub struct HubStart {
     pub notice: Option<String>,
     /// Edits this kind of hub has no API for, with the reason.
     pub cannot_edit: CannotEdit,
+    /// The hub's kind, as the header names it.
+    pub kind: String,
 }
 
 /// Connects to a hub, reads it once, and starts its backend. On a Karmada hub the fleet is
@@ -158,6 +162,7 @@ pub async fn start_hub(
     let hub = hub::connect(kubeconfig, context, LiveOptions::default().timeouts).await?;
     let view = hub.read().await?;
     let label = hub.label();
+    let kind = hub.kind.as_str().to_string();
     let mut notice = None;
     let cannot_edit = CannotEdit {
         overrides: hub.kind.no_overrides().map(str::to_string),
@@ -181,6 +186,7 @@ pub async fn start_hub(
                     effects,
                     notice,
                     cannot_edit,
+                    kind: HubKind::Karmada.as_str().into(),
                 });
             }
             Err(reason) => {
@@ -214,6 +220,7 @@ pub async fn start_hub(
         effects: None,
         notice,
         cannot_edit,
+        kind,
     })
 }
 

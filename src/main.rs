@@ -104,6 +104,21 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
             );
             Ok(exit::INPUT)
         }
+        Command::Apply(_) | Command::Repair(_) if global.hub.is_some() => {
+            eprintln!(
+                "error: {} --hub: on a hub its controllers propagate; change what the hub holds instead (the console's editors write policies to it, or kubectl apply them)",
+                command.name()
+            );
+            Ok(exit::INPUT)
+        }
+        Command::Plan(args) if global.hub.is_some() => {
+            let hub = global.hub.clone().unwrap_or_default();
+            commands::hub::run_plan(&global, &args, &hub, &mut std::io::stdout()).await
+        }
+        Command::Drift(scope) if global.hub.is_some() => {
+            let hub = global.hub.clone().unwrap_or_default();
+            commands::hub::run_drift(&global, &scope, &hub, &mut std::io::stdout()).await
+        }
         Command::Plan(args) => {
             commands::propagate::run_plan(&global, &args, &mut std::io::stdout()).await
         }

@@ -471,6 +471,9 @@ pub struct State {
     /// Why the source cannot take edits of this kind at all (a hub without the API), said
     /// instead of the generic read-only notice.
     pub cannot_edit: CannotEdit,
+    /// The kind of federation hub the console is attached to (`Karmada` …), if any: its
+    /// controllers propagate, so `a` asks the hub to reschedule instead of applying.
+    pub hub: Option<String>,
     pub should_quit: bool,
     /// The latest notice for the status line.
     pub notice: Option<String>,

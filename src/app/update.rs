@@ -246,6 +246,9 @@ fn ask_to_apply(state: &mut State) -> Vec<Effect> {
         state.notice = Some("select a resource to propagate".into());
         return Vec::new();
     };
+    if let Some(hub) = state.hub.clone() {
+        return ask_to_reschedule(state, resource, &hub);
+    }
     let mut cells = Vec::new();
     let mut summary = Vec::new();
     let mut danger: Option<String> = None;
@@ -293,6 +296,32 @@ fn ask_to_apply(state: &mut State) -> Vec<Effect> {
 }
 
 /// Keys while a confirmation is open: the confirm word and enter go ahead; esc or `n` cancel.
+/// On a hub, `a` asks the hub's scheduler to place the resource afresh (its controllers do
+/// the propagating); the backend sets the binding's reschedule trigger.
+fn ask_to_reschedule(state: &mut State, resource: usize, hub: &str) -> Vec<Effect> {
+    let cells: Vec<CellRef> = (0..state.clusters.len())
+        .map(|cluster| CellRef {
+            resource: resource as u32,
+            cluster: cluster as u32,
+        })
+        .collect();
+    let key = state.resources[resource].target.display_key();
+    state.mode = Mode::Confirm(Box::new(PendingApply {
+        cells,
+        summary: vec![
+            format!("reschedule {key} on the {hub} hub:"),
+            "sets rescheduleTriggeredAt on its binding; the scheduler places it afresh, so clusters may change".into(),
+        ],
+        confirm_word: "y".into(),
+        typed: String::new(),
+        save: None,
+        delete: Vec::new(),
+        undo: None,
+        waves: false,
+    }));
+    Vec::new()
+}
+
 fn confirm(state: &mut State, mut pending: Box<PendingApply>, key: InputKey) -> Vec<Effect> {
     let single_key = pending.confirm_word == "y";
     match key {
@@ -319,6 +348,12 @@ fn confirm(state: &mut State, mut pending: Box<PendingApply>, key: InputKey) -> 
 }
 
 fn start_apply(state: &mut State, pending: Box<PendingApply>) -> Vec<Effect> {
+    if state.hub.is_some() && pending.save.is_none() {
+        state.notice = Some("asking the hub to reschedule…".into());
+        return vec![Effect::Apply {
+            cells: pending.cells,
+        }];
+    }
     state.notice = Some(format!(
         "propagating to {} cluster(s)…",
         pending.cells.len()

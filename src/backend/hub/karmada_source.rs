@@ -117,7 +117,7 @@ fn yaml(value: &Value) -> Result<String, String> {
     serde_saphyr::to_string(value).map_err(|err| format!("cannot write YAML: {err}"))
 }
 
-fn policy_resources() -> Vec<kube::discovery::ApiResource> {
+pub(super) fn policy_resources() -> Vec<kube::discovery::ApiResource> {
     [
         ("PropagationPolicy", "propagationpolicies"),
         ("ClusterPropagationPolicy", "clusterpropagationpolicies"),

@@ -196,6 +196,49 @@ impl Hub {
         rendered.map_err(|reason| self.failed(reason))
     }
 
+    /// The hub kinds whose changes change the view: watched, so the console reads the hub
+    /// again when one changes rather than on a timer.
+    pub fn watched_kinds(&self) -> Vec<kube::discovery::ApiResource> {
+        match self.kind {
+            HubKind::Karmada => karmada::watched_kinds(),
+            HubKind::OpenClusterManagement => ocm::watched_kinds(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// A client for a member: through its own kubeconfig context when the kubeconfig has one
+    /// (`context`, else the member's name), otherwise through the hub's proxy to the member
+    /// (Karmada's `clusters/NAME/proxy`) with the hub's credentials.
+    pub async fn member_client(
+        &self,
+        member: &ClusterSpec,
+        timeouts: Timeouts,
+    ) -> Result<Client, String> {
+        let context = if member.context.is_empty() {
+            &member.name
+        } else {
+            &member.context
+        };
+        if self.kubeconfig.contexts.iter().any(|c| c.name == *context) {
+            return kubeconfig::client_for(&self.kubeconfig, context, timeouts).await;
+        }
+        match self.kind {
+            HubKind::Karmada => {
+                let path = format!(
+                    "/apis/cluster.karmada.io/v1alpha1/clusters/{}/proxy",
+                    member.name
+                );
+                kubeconfig::proxied_client_for(&self.kubeconfig, &self.context, &path, timeouts)
+                    .await
+            }
+            other => Err(format!(
+                "no kubeconfig context for {} and {} hubs offer no proxy to their members",
+                member.name,
+                other.as_str()
+            )),
+        }
+    }
+
     fn not_yet(&self, kind: HubKind) -> HubError {
         HubError::input(format!(
             "not implemented yet: {} hubs (--hub {})",
@@ -225,6 +268,8 @@ pub struct HubRow {
     pub target: ResourceRef,
     /// The hub object that carries it, for messages: `ResourceBinding shop/web-deployment`.
     pub source: String,
+    /// That hub object, when the hub has one per row (actions such as reschedule act on it).
+    pub carrier: Option<ResourceRef>,
     /// By cluster name; a cluster without a cell is not placed.
     pub cells: BTreeMap<String, (CellStatus, Option<String>)>,
     /// Why a cluster without a cell is not placed, in the hub's terms.

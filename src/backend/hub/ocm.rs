@@ -649,6 +649,8 @@ pub fn manifest_cell(
 pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]) -> Vec<HubRow> {
     let mut rows: Vec<HubRow> = Vec::new();
     let mut sources: Vec<Vec<String>> = Vec::new();
+    // The ManifestWorks carrying each row, `(cluster, name)`.
+    let mut carriers: Vec<Vec<(String, String)>> = Vec::new();
     for work in works {
         let cluster = clusters.iter().find(|(spec, _)| spec.name == work.cluster);
         for Manifest {
@@ -663,6 +665,7 @@ pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]
                     rows.push(HubRow {
                         target: target.clone(),
                         source: String::new(),
+                        carrier: None,
                         cells: BTreeMap::new(),
                         not_placed: format!(
                             "no ManifestWork in this cluster's namespace carries {}",
@@ -671,6 +674,7 @@ pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]
                         objects: BTreeMap::new(),
                     });
                     sources.push(Vec::new());
+                    carriers.push(Vec::new());
                     rows.len() - 1
                 }
             };
@@ -680,6 +684,10 @@ pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]
             };
             if !sources[index].contains(&label) {
                 sources[index].push(label);
+            }
+            let carrier = (work.cluster.clone(), work.name.clone());
+            if !carriers[index].contains(&carrier) {
+                carriers[index].push(carrier);
             }
             let cell = match cluster {
                 Some((_, status)) if status.health != Health::Ready => {
@@ -698,7 +706,16 @@ pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]
             }
         }
     }
-    for (row, mut names) in rows.iter_mut().zip(sources) {
+    for ((row, mut names), works) in rows.iter_mut().zip(sources).zip(carriers) {
+        // Only a row one ManifestWork carries has a hub object to act on.
+        if let [(cluster, name)] = works.as_slice() {
+            row.carrier = Some(ResourceRef {
+                api_version: format!("{WORK_GROUP}/v1"),
+                kind: "ManifestWork".into(),
+                namespace: Some(cluster.clone()),
+                name: name.clone(),
+            });
+        }
         names.sort();
         row.source = format!(
             "{} {}",
@@ -712,6 +729,15 @@ pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]
     }
     sort_rows(&mut rows);
     rows
+}
+
+/// What the console watches on an OCM hub: ManagedClusters (health) and ManifestWorks (rows
+/// and their status).
+pub fn watched_kinds() -> Vec<ApiResource> {
+    vec![
+        resource(CLUSTER_GROUP, "v1", "ManagedCluster", "managedclusters"),
+        resource(WORK_GROUP, "v1", "ManifestWork", "manifestworks"),
+    ]
 }
 
 /// Every ManifestWork on the hub.
@@ -962,6 +988,7 @@ mod tests {
         let keys: Vec<String> = view.rows.iter().map(|r| r.target.display_key()).collect();
         assert_eq!(keys, ["Deployment/shop/web", "ConfigMap/shop/web-config"]);
         assert_eq!(view.rows[0].source, "ManifestWork web");
+        assert_eq!(view.rows[0].carrier, None, "two ManifestWorks carry it");
 
         let (status, message) = view.cell(0, 0);
         assert_eq!(status, CellStatus::InSync);
@@ -1064,6 +1091,10 @@ mod tests {
             ),
         ));
         let rows = rows_of(&works, &[down]);
+        assert_eq!(
+            rows[0].carrier.as_ref().map(ResourceRef::display_key),
+            Some("ManifestWork/member-1/web".to_string())
+        );
         let (status, message) = rows[0].cells["member-1"].clone();
         assert_eq!(status, CellStatus::Unreachable);
         assert!(

@@ -1,6 +1,7 @@
-//! The console's backend on a hub: reads the hub every few seconds and reports what changed —
-//! cluster health as the hub reports it, and one cell per (row, cluster) as the hub's reader
-//! words it. The rows are the ones that existed at start. With an effect channel it also writes
+//! The console's backend on a hub: reads the hub whenever a watched hub object changes (and on
+//! a slow timer besides; every few seconds for hubs without watched kinds) and reports what
+//! changed — cluster health as the hub reports it, and one cell per (row, cluster) as the
+//! hub's reader words it. The rows are the ones that existed at start. With an effect channel it also writes
 //! confirmed policy edits to the hub, answers the editors' previews with the engine's render
 //! against the hub's rendered objects, and follows each edit until the hub has rendered
 //! exactly what the engine predicted. Read-only, it has no effect channel, so no code path can
@@ -25,8 +26,59 @@ use crate::model::{CellStatus, ClusterStatus, Health, StatusKind};
 /// hub rendered something else than its preview.
 pub const FOLLOW_FOR: Duration = Duration::from_secs(120);
 
-/// Time between reads of the hub.
+/// Time between reads of a hub whose changes are not watched.
 pub const POLL_EVERY: Duration = Duration::from_secs(5);
+
+/// Time between reads of a watched hub when nothing changed (health the hub recomputes, such
+/// as a member's Ready condition, still arrives through the Cluster watch).
+pub const REREAD_EVERY: Duration = Duration::from_secs(30);
+
+/// How long to gather a burst of changes into one read.
+const SETTLE: Duration = Duration::from_millis(200);
+
+/// Starts one watch per kind; each change (or watch restart) sends a nudge.
+fn watch_changes(hub: &Hub) -> Option<mpsc::UnboundedReceiver<()>> {
+    use futures::StreamExt;
+    use kube::api::{Api, DynamicObject};
+    use kube::runtime::{WatchStreamExt, watcher};
+
+    let kinds = hub.watched_kinds();
+    if kinds.is_empty() {
+        return None;
+    }
+    let (nudge, nudges) = mpsc::unbounded_channel();
+    for kind in kinds {
+        let api: Api<DynamicObject> = Api::all_with(hub.client.clone(), &kind);
+        let nudge = nudge.clone();
+        tokio::spawn(async move {
+            let config = watcher::Config::default().timeout(45);
+            let mut stream = watcher::watcher(api, config).default_backoff().boxed();
+            while let Some(event) = stream.next().await {
+                let changed = !matches!(
+                    event,
+                    Ok(watcher::Event::Init | watcher::Event::InitApply(_))
+                );
+                if changed && nudge.send(()).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    Some(nudges)
+}
+
+async fn next_nudge(nudges: &mut Option<mpsc::UnboundedReceiver<()>>) {
+    match nudges {
+        Some(receiver) => {
+            if receiver.recv().await.is_none() {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(SETTLE).await;
+            while receiver.try_recv().is_ok() {}
+        }
+        None => std::future::pending().await,
+    }
+}
 
 /// The first matrix of a hub view.
 pub fn snapshot(view: &HubView) -> BackendEvent {
@@ -98,11 +150,17 @@ async fn run(
         });
     }
     let mut expected: HashMap<CellRef, Expectation> = HashMap::new();
-    let mut ticker = tokio::time::interval(POLL_EVERY);
+    let mut nudges = watch_changes(&hub);
+    let mut ticker = tokio::time::interval(if nudges.is_some() {
+        REREAD_EVERY
+    } else {
+        POLL_EVERY
+    });
     ticker.tick().await;
     loop {
         tokio::select! {
             _ = ticker.tick() => {}
+            _ = next_nudge(&mut nudges) => {}
             effect = next_effect(&mut effects) => match effect {
                 Some(effect) => {
                     if !handle(&hub, &mut shown, effect, &mut expected, &events).await {
@@ -208,11 +266,38 @@ async fn handle(
                     return false;
                 }
             };
-            let items = preview_items(&fleet.0, &cells, &view);
+            let items = preview_items(&fleet.0, &cells, &view, Compare::Whole);
             let _ = events.send(BackendEvent::DryRun { revision, items });
             false
         }
         Effect::UseFleet(_) => false,
+        Effect::Apply { cells } if hub.kind == super::HubKind::Karmada => {
+            let rows: std::collections::BTreeSet<usize> =
+                cells.iter().map(|cell| cell.resource as usize).collect();
+            for row in rows.into_iter().filter_map(|row| shown.rows.get(row)) {
+                notice(match &row.carrier {
+                    Some(binding) => match super::karmada::reschedule(&hub.client, binding).await {
+                        Ok(at) => format!(
+                            "asked Karmada to reschedule {} {} (rescheduleTriggeredAt {at})",
+                            binding.kind,
+                            binding
+                                .display_key()
+                                .trim_start_matches(&format!("{}/", binding.kind))
+                        ),
+                        Err(err) => format!(
+                            "hub {} refused to reschedule {}: {err}",
+                            hub.context, row.source
+                        ),
+                    },
+                    None => format!(
+                        "{}: no binding on the hub to reschedule ({})",
+                        row.target.display_key(),
+                        row.not_placed
+                    ),
+                });
+            }
+            true
+        }
         other => {
             notice(format!(
                 "on a {} hub the hub propagates: edit its policies (e, o) instead ({} not sent)",
@@ -234,9 +319,24 @@ fn effect_name(effect: &Effect) -> &'static str {
     }
 }
 
-/// The engine's render of the edited fleet for each cell against what the hub rendered for
-/// that cell now: the preview of an edit on a hub.
-pub fn preview_items(fleet: &Fleet, cells: &[CellRef], view: &HubView) -> Vec<PlanItem> {
+/// How [`preview_items`] compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compare {
+    /// Whole objects: the fleet was read from the hub, server defaults included.
+    Whole,
+    /// Only the fields the fleet sets: a local fleet directory, whose templates lack the
+    /// defaults the hub's API server filled in.
+    FieldsSet,
+}
+
+/// The engine's render of the (edited) fleet for each cell against what the hub rendered for
+/// that cell now: the preview of an edit on a hub, and `plan --hub`.
+pub fn preview_items(
+    fleet: &Fleet,
+    cells: &[CellRef],
+    view: &HubView,
+    compare: Compare,
+) -> Vec<PlanItem> {
     let mut items = Vec::new();
     for cell in cells {
         let (r, c) = (cell.resource as usize, cell.cluster as usize);
@@ -251,7 +351,10 @@ pub fn preview_items(fleet: &Fleet, cells: &[CellRef], view: &HubView) -> Vec<Pl
             .row_of(&resource.target)
             .and_then(|row| view.rows[row].objects.get(&cluster.name));
         let desired = delivered_form(&object);
-        let live = current.map(delivered_form);
+        let live = current.map(delivered_form).map(|live| match compare {
+            Compare::Whole => live,
+            Compare::FieldsSet => diff::project(&live, &desired),
+        });
         let label = resource.target.display_key();
         let diff = diff::unified(live.as_ref(), &desired, &label);
         let (action, message) = match &live {
@@ -335,6 +438,7 @@ pub fn in_rows_of(targets: &[crate::model::ResourceRef], view: HubView) -> HubVi
                 .unwrap_or_else(|| HubRow {
                     target: target.clone(),
                     source: format!("{} template", view.kind.as_str()),
+                    carrier: None,
                     cells: Default::default(),
                     not_placed: "no binding on the hub: no propagation policy claims it".into(),
                     objects: Default::default(),
