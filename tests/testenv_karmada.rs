@@ -1070,6 +1070,12 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         (item.cluster.as_str(), item.action),
         ("member-1", PlanAction::Update)
     );
+    assert!(
+        item.message
+            .contains("the member's live object matches the Work"),
+        "the preview checks member-1's live state too: {}",
+        item.message
+    );
     let changed: Vec<&str> = item
         .diff
         .lines()

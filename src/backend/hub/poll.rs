@@ -266,7 +266,8 @@ async fn handle(
                     return false;
                 }
             };
-            let items = preview_items(&fleet.0, &cells, &view, Compare::Whole);
+            let mut items = preview_items(&fleet.0, &cells, &view, Compare::Whole);
+            note_member_state(hub, &view, &mut items).await;
             let _ = events.send(BackendEvent::DryRun { revision, items });
             false
         }
@@ -385,6 +386,57 @@ pub fn preview_items(
         });
     }
     items
+}
+
+/// Adds to each preview item what the member's live object says against the hub's rendered
+/// one: a preview of the Work is only as good as the member's agreement with it.
+async fn note_member_state(hub: &Hub, view: &HubView, items: &mut [PlanItem]) {
+    use crate::backend::kube::kubeconfig::Timeouts;
+
+    let mut clients: HashMap<String, Result<KubeCluster, String>> = HashMap::new();
+    for item in items.iter_mut() {
+        let Some(rendered) = view
+            .row_of(&item.resource)
+            .and_then(|row| view.rows[row].objects.get(&item.cluster))
+        else {
+            continue;
+        };
+        if !clients.contains_key(&item.cluster) {
+            let client = match view.clusters.iter().find(|(s, _)| s.name == item.cluster) {
+                Some((spec, _)) => hub
+                    .member_client(spec, Timeouts::default())
+                    .await
+                    .map(|client| KubeCluster::new(client, true)),
+                None => Err("not a member of the hub".into()),
+            };
+            clients.insert(item.cluster.clone(), client);
+        }
+        let note = match &clients[&item.cluster] {
+            Err(reason) => format!("member live state unavailable: {reason}"),
+            Ok(api) => match api.get(&item.resource).await {
+                Ok(None) => "the member does not have it yet".to_string(),
+                Ok(Some(live)) => {
+                    let drifted = diff::drifted_fields(rendered, &live);
+                    if drifted.is_empty() {
+                        "the member's live object matches the Work".to_string()
+                    } else {
+                        let paths: Vec<String> =
+                            drifted.iter().take(3).map(|d| d.pointer()).collect();
+                        format!(
+                            "the member's live object differs from the Work at {}",
+                            paths.join(", ")
+                        )
+                    }
+                }
+                Err(err) => format!("member live state unavailable: {err}"),
+            },
+        };
+        item.message = if item.message.is_empty() {
+            note
+        } else {
+            format!("{}; {note}", item.message)
+        };
+    }
 }
 
 /// Holds each awaited cell at Pending until the hub's rendered object equals the engine's;
