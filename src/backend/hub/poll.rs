@@ -150,6 +150,7 @@ async fn run(
         });
     }
     let mut expected: HashMap<CellRef, Expectation> = HashMap::new();
+    let mut announced = std::collections::BTreeSet::new();
     let mut nudges = watch_changes(&hub);
     let mut ticker = tokio::time::interval(if nudges.is_some() {
         REREAD_EVERY
@@ -174,7 +175,14 @@ async fn run(
             return;
         }
         let mut next = match hub.read().await {
-            Ok(view) => aligned(&shown, view),
+            Ok(view) => {
+                for target in newcomers(&shown, &view, &mut announced) {
+                    let _ = events.send(BackendEvent::Notice(format!(
+                        "new on the hub since the console started: {target} (reopen the console to show it)"
+                    )));
+                }
+                aligned(&shown, view)
+            }
             Err(err) => unreachable_hub(&shown, &err.message),
         };
         for notice in follow(&mut next, &mut expected) {
@@ -477,6 +485,20 @@ fn follow(view: &mut HubView, expected: &mut HashMap<CellRef, Expectation>) -> V
     notices
 }
 
+/// Rows of `view` the console does not show, not yet announced.
+fn newcomers(
+    shown: &HubView,
+    view: &HubView,
+    announced: &mut std::collections::BTreeSet<String>,
+) -> Vec<String> {
+    view.rows
+        .iter()
+        .filter(|row| shown.row_of(&row.target).is_none())
+        .map(|row| row.target.display_key())
+        .filter(|key| announced.insert(key.clone()))
+        .collect()
+}
+
 /// `view` with one row per target, in that order (a target the hub delivers nowhere gets an
 /// empty row saying so).
 pub fn in_rows_of(targets: &[crate::model::ResourceRef], view: HubView) -> HubView {
@@ -598,4 +620,125 @@ pub fn changes(before: &HubView, after: &HubView) -> Vec<BackendEvent> {
         events.push(BackendEvent::Heartbeat { clusters: alive });
     }
     events
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::model::{ClusterSpec, ResourceRef};
+
+    fn target(name: &str) -> ResourceRef {
+        ResourceRef {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("shop".into()),
+            name: name.into(),
+        }
+    }
+
+    fn view(rows: &[(&str, Option<Value>)]) -> HubView {
+        let member = ClusterSpec {
+            name: "m1".into(),
+            ..ClusterSpec::default()
+        };
+        HubView {
+            kind: super::super::HubKind::Karmada,
+            clusters: vec![(member, ClusterStatus::default())],
+            rows: rows
+                .iter()
+                .map(|(name, object)| HubRow {
+                    target: target(name),
+                    source: format!("ResourceBinding shop/{name}"),
+                    carrier: None,
+                    cells: [(
+                        "m1".to_string(),
+                        (CellStatus::InSync, Some("Work Applied".into())),
+                    )]
+                    .into(),
+                    not_placed: String::new(),
+                    objects: object
+                        .iter()
+                        .map(|o| ("m1".to_string(), o.clone()))
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+
+    fn config_map(color: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "web", "namespace": "shop",
+                "labels": {"karmada.io/managed": "true"}},
+            "data": {"color": color}})
+    }
+
+    #[test]
+    fn an_edit_holds_its_cell_pending_until_the_hub_rendered_exactly_the_preview() {
+        let cell = CellRef {
+            resource: 0,
+            cluster: 0,
+        };
+        let mut expected = HashMap::from([(
+            cell,
+            Expectation {
+                object: delivered_form(&config_map("blue")),
+                title: "OverridePolicy shop/web".into(),
+                since: Instant::now(),
+            },
+        )]);
+        let mut old = view(&[("web", Some(config_map("red")))]);
+        assert!(follow(&mut old, &mut expected).is_empty());
+        assert_eq!(old.cell(0, 0).0, CellStatus::Pending, "still the old Work");
+        assert_eq!(expected.len(), 1);
+
+        let mut new = view(&[("web", Some(config_map("blue")))]);
+        follow(&mut new, &mut expected);
+        assert_eq!(new.cell(0, 0).0, CellStatus::InSync);
+        assert!(expected.is_empty(), "arrived: no longer followed");
+    }
+
+    #[test]
+    fn an_edit_the_hub_renders_otherwise_is_reported_after_the_follow_period() {
+        let cell = CellRef {
+            resource: 0,
+            cluster: 0,
+        };
+        let mut expected = HashMap::from([(
+            cell,
+            Expectation {
+                object: delivered_form(&config_map("blue")),
+                title: "OverridePolicy shop/web".into(),
+                since: Instant::now() - FOLLOW_FOR - Duration::from_secs(1),
+            },
+        )]);
+        let mut other = view(&[("web", Some(config_map("green")))]);
+        let notices = follow(&mut other, &mut expected);
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(
+            notices[0].contains("still differs from the preview"),
+            "{}",
+            notices[0]
+        );
+        assert!(expected.is_empty());
+    }
+
+    #[test]
+    fn bindings_that_appear_later_are_announced_once() {
+        let shown = view(&[("web", None)]);
+        let later = view(&[("web", None), ("api", None)]);
+        let mut announced = std::collections::BTreeSet::new();
+        assert_eq!(
+            newcomers(&shown, &later, &mut announced),
+            ["ConfigMap/shop/api"]
+        );
+        assert!(newcomers(&shown, &later, &mut announced).is_empty());
+        let aligned = aligned(&shown, later);
+        assert_eq!(
+            aligned.rows.len(),
+            1,
+            "the console's rows stay as they were"
+        );
+    }
 }
