@@ -5,7 +5,10 @@
 //! replicas over the fake Nodes' capacity, a member stopped with `testenv stop` turns not
 //! Ready, and the oracle: flotilla's offline `render` of the same files equals, field for
 //! field, the manifests Karmada writes into its Works (Duplicated and Divided, overriders,
-//! policy priority, taints and tolerations), as does `--hub hub render`. `cargo xtask test` runs them in their own step against `testenv up --hub
+//! policy priority, taints and tolerations), as does `--hub hub render`; an override edited
+//! through the console's session on the hub reaches the member exactly as previewed, and `a`
+//! reschedules; `plan --hub` and `drift --hub` compare with what Karmada rendered, reading
+//! members through their contexts or Karmada's cluster proxy. `cargo xtask test` runs them in their own step against `testenv up --hub
 //! karmada` (their names start with `hub_karmada_`, which the plain-hub step skips); they
 //! only touch their own namespaces, and the outage test restarts the member it stops.
 
@@ -1069,6 +1072,12 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
     assert_eq!(
         (item.cluster.as_str(), item.action),
         ("member-1", PlanAction::Update)
+    );
+    assert!(
+        item.message
+            .contains("the member's live object matches the Work"),
+        "the preview checks member-1's live state too: {}",
+        item.message
     );
     let changed: Vec<&str> = item
         .diff

@@ -310,7 +310,8 @@ fn ask_to_reschedule(state: &mut State, resource: usize, hub: &str) -> Vec<Effec
         cells,
         summary: vec![
             format!("reschedule {key} on the {hub} hub:"),
-            "sets rescheduleTriggeredAt on its binding; the scheduler places it afresh, so clusters may change".into(),
+            "sets rescheduleTriggeredAt on its binding;".into(),
+            "the scheduler places it afresh, and its clusters may change".into(),
         ],
         confirm_word: "y".into(),
         typed: String::new(),
@@ -331,7 +332,8 @@ fn confirm(state: &mut State, mut pending: Box<PendingApply>, key: InputKey) -> 
         }
         InputKey::Char('y') if single_key => return start_apply(state, pending),
         InputKey::Tab => {
-            pending.waves = !pending.waves;
+            // A hub's controllers roll a change out themselves: no waves there.
+            pending.waves = !pending.waves && state.hub.is_none();
             state.mode = Mode::Confirm(pending);
         }
         InputKey::Enter if !single_key && pending.typed == pending.confirm_word => {

@@ -150,6 +150,7 @@ async fn run(
         });
     }
     let mut expected: HashMap<CellRef, Expectation> = HashMap::new();
+    let mut announced = std::collections::BTreeSet::new();
     let mut nudges = watch_changes(&hub);
     let mut ticker = tokio::time::interval(if nudges.is_some() {
         REREAD_EVERY
@@ -174,7 +175,14 @@ async fn run(
             return;
         }
         let mut next = match hub.read().await {
-            Ok(view) => aligned(&shown, view),
+            Ok(view) => {
+                for target in newcomers(&shown, &view, &mut announced) {
+                    let _ = events.send(BackendEvent::Notice(format!(
+                        "new on the hub since the console started: {target} (reopen the console to show it)"
+                    )));
+                }
+                aligned(&shown, view)
+            }
             Err(err) => unreachable_hub(&shown, &err.message),
         };
         for notice in follow(&mut next, &mut expected) {
@@ -266,7 +274,8 @@ async fn handle(
                     return false;
                 }
             };
-            let items = preview_items(&fleet.0, &cells, &view, Compare::Whole);
+            let mut items = preview_items(&fleet.0, &cells, &view, Compare::Whole);
+            note_member_state(hub, &view, &mut items).await;
             let _ = events.send(BackendEvent::DryRun { revision, items });
             false
         }
@@ -387,6 +396,57 @@ pub fn preview_items(
     items
 }
 
+/// Adds to each preview item what the member's live object says against the hub's rendered
+/// one: a preview of the Work is only as good as the member's agreement with it.
+async fn note_member_state(hub: &Hub, view: &HubView, items: &mut [PlanItem]) {
+    use crate::backend::kube::kubeconfig::Timeouts;
+
+    let mut clients: HashMap<String, Result<KubeCluster, String>> = HashMap::new();
+    for item in items.iter_mut() {
+        let Some(rendered) = view
+            .row_of(&item.resource)
+            .and_then(|row| view.rows[row].objects.get(&item.cluster))
+        else {
+            continue;
+        };
+        if !clients.contains_key(&item.cluster) {
+            let client = match view.clusters.iter().find(|(s, _)| s.name == item.cluster) {
+                Some((spec, _)) => hub
+                    .member_client(spec, Timeouts::default())
+                    .await
+                    .map(|client| KubeCluster::new(client, true)),
+                None => Err("not a member of the hub".into()),
+            };
+            clients.insert(item.cluster.clone(), client);
+        }
+        let note = match &clients[&item.cluster] {
+            Err(reason) => format!("member live state unavailable: {reason}"),
+            Ok(api) => match api.get(&item.resource).await {
+                Ok(None) => "the member does not have it yet".to_string(),
+                Ok(Some(live)) => {
+                    let drifted = diff::drifted_fields(rendered, &live);
+                    if drifted.is_empty() {
+                        "the member's live object matches the Work".to_string()
+                    } else {
+                        let paths: Vec<String> =
+                            drifted.iter().take(3).map(|d| d.pointer()).collect();
+                        format!(
+                            "the member's live object differs from the Work at {}",
+                            paths.join(", ")
+                        )
+                    }
+                }
+                Err(err) => format!("member live state unavailable: {err}"),
+            },
+        };
+        item.message = if item.message.is_empty() {
+            note
+        } else {
+            format!("{}; {note}", item.message)
+        };
+    }
+}
+
 /// Holds each awaited cell at Pending until the hub's rendered object equals the engine's;
 /// drops what arrived, and what did not within [`FOLLOW_FOR`] (with a notice).
 fn follow(view: &mut HubView, expected: &mut HashMap<CellRef, Expectation>) -> Vec<String> {
@@ -423,6 +483,20 @@ fn follow(view: &mut HubView, expected: &mut HashMap<CellRef, Expectation>) -> V
         true
     });
     notices
+}
+
+/// Rows of `view` the console does not show, not yet announced.
+fn newcomers(
+    shown: &HubView,
+    view: &HubView,
+    announced: &mut std::collections::BTreeSet<String>,
+) -> Vec<String> {
+    view.rows
+        .iter()
+        .filter(|row| shown.row_of(&row.target).is_none())
+        .map(|row| row.target.display_key())
+        .filter(|key| announced.insert(key.clone()))
+        .collect()
 }
 
 /// `view` with one row per target, in that order (a target the hub delivers nowhere gets an
@@ -546,4 +620,125 @@ pub fn changes(before: &HubView, after: &HubView) -> Vec<BackendEvent> {
         events.push(BackendEvent::Heartbeat { clusters: alive });
     }
     events
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::model::{ClusterSpec, ResourceRef};
+
+    fn target(name: &str) -> ResourceRef {
+        ResourceRef {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("shop".into()),
+            name: name.into(),
+        }
+    }
+
+    fn view(rows: &[(&str, Option<Value>)]) -> HubView {
+        let member = ClusterSpec {
+            name: "m1".into(),
+            ..ClusterSpec::default()
+        };
+        HubView {
+            kind: super::super::HubKind::Karmada,
+            clusters: vec![(member, ClusterStatus::default())],
+            rows: rows
+                .iter()
+                .map(|(name, object)| HubRow {
+                    target: target(name),
+                    source: format!("ResourceBinding shop/{name}"),
+                    carrier: None,
+                    cells: [(
+                        "m1".to_string(),
+                        (CellStatus::InSync, Some("Work Applied".into())),
+                    )]
+                    .into(),
+                    not_placed: String::new(),
+                    objects: object
+                        .iter()
+                        .map(|o| ("m1".to_string(), o.clone()))
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+
+    fn config_map(color: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "web", "namespace": "shop",
+                "labels": {"karmada.io/managed": "true"}},
+            "data": {"color": color}})
+    }
+
+    #[test]
+    fn an_edit_holds_its_cell_pending_until_the_hub_rendered_exactly_the_preview() {
+        let cell = CellRef {
+            resource: 0,
+            cluster: 0,
+        };
+        let mut expected = HashMap::from([(
+            cell,
+            Expectation {
+                object: delivered_form(&config_map("blue")),
+                title: "OverridePolicy shop/web".into(),
+                since: Instant::now(),
+            },
+        )]);
+        let mut old = view(&[("web", Some(config_map("red")))]);
+        assert!(follow(&mut old, &mut expected).is_empty());
+        assert_eq!(old.cell(0, 0).0, CellStatus::Pending, "still the old Work");
+        assert_eq!(expected.len(), 1);
+
+        let mut new = view(&[("web", Some(config_map("blue")))]);
+        follow(&mut new, &mut expected);
+        assert_eq!(new.cell(0, 0).0, CellStatus::InSync);
+        assert!(expected.is_empty(), "arrived: no longer followed");
+    }
+
+    #[test]
+    fn an_edit_the_hub_renders_otherwise_is_reported_after_the_follow_period() {
+        let cell = CellRef {
+            resource: 0,
+            cluster: 0,
+        };
+        let mut expected = HashMap::from([(
+            cell,
+            Expectation {
+                object: delivered_form(&config_map("blue")),
+                title: "OverridePolicy shop/web".into(),
+                since: Instant::now() - FOLLOW_FOR - Duration::from_secs(1),
+            },
+        )]);
+        let mut other = view(&[("web", Some(config_map("green")))]);
+        let notices = follow(&mut other, &mut expected);
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(
+            notices[0].contains("still differs from the preview"),
+            "{}",
+            notices[0]
+        );
+        assert!(expected.is_empty());
+    }
+
+    #[test]
+    fn bindings_that_appear_later_are_announced_once() {
+        let shown = view(&[("web", None)]);
+        let later = view(&[("web", None), ("api", None)]);
+        let mut announced = std::collections::BTreeSet::new();
+        assert_eq!(
+            newcomers(&shown, &later, &mut announced),
+            ["ConfigMap/shop/api"]
+        );
+        assert!(newcomers(&shown, &later, &mut announced).is_empty());
+        let aligned = aligned(&shown, later);
+        assert_eq!(
+            aligned.rows.len(),
+            1,
+            "the console's rows stay as they were"
+        );
+    }
 }
