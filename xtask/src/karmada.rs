@@ -303,7 +303,7 @@ fn start_part(s: &mut State, part: Part, bins: &KarmadaBinaries) -> Result<()> {
 }
 
 /// Runs `kubectl --context <context> <args>` with `input` on stdin; its stdout on success.
-fn kubectl_run(context: &str, args: &[&str], input: Option<&str>) -> Result<String> {
+pub(crate) fn kubectl_run(context: &str, args: &[&str], input: Option<&str>) -> Result<String> {
     let mut child = kubectl(context)
         .args(args)
         .stdin(if input.is_some() {
@@ -330,7 +330,7 @@ fn kubectl_run(context: &str, args: &[&str], input: Option<&str>) -> Result<Stri
 }
 
 /// Server-side apply of `yaml` on `context` (field manager `flotilla-testenv`).
-fn apply(context: &str, yaml: &str) -> Result<()> {
+pub(crate) fn apply(context: &str, yaml: &str) -> Result<()> {
     kubectl_run(
         context,
         &[
@@ -681,6 +681,7 @@ mod tests {
             clusters: vec![],
             complete: false,
             karmada: Some(k.clone()),
+            kubefed: None,
         };
         for part in PARTS {
             for arg in part.args(&s, &k) {

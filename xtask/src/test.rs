@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::gobuild::{self, Versions};
+use crate::kubefed;
 use crate::paths;
 use crate::state::Owner;
 use crate::testenv::{self, Hub, Members};
@@ -82,7 +83,7 @@ fn run_counting(mut cmd: Command, what: &str, tally: &mut Tally) -> Result<()> {
 pub fn run() -> Result<()> {
     let total_start = Instant::now();
     let mut timings: Vec<(String, Duration)> = Vec::new();
-    let steps = 5;
+    let steps = 6;
     let mut tally = Tally::default();
     let result = run_steps(steps, &mut timings, &mut tally);
     say!("\n==> summary");
@@ -94,8 +95,8 @@ pub fn run() -> Result<()> {
         Ok(()) => say!("cargo xtask test: all steps passed"),
         Err(_) => say!("cargo xtask test: FAILED (the error follows)"),
     }
-    // One closing line counting every test executed in steps 3 to 5 (the integration tests
-    // that step 3 lists as ignored are the ones steps 4 and 5 run).
+    // One closing line counting every test executed in steps 3 to 6 (the integration tests
+    // that step 3 lists as ignored are the ones steps 4 to 6 run).
     say!("tests: {} passed, {} failed", tally.passed, tally.failed);
     result
 }
@@ -149,11 +150,56 @@ fn run_steps(steps: usize, timings: &mut Vec<(String, Duration)>, tally: &mut Ta
         5,
         "Karmada hub tier against a real Karmada control plane (testenv up --hub karmada)",
         &mut || karmada_tier(tally),
+    )?;
+    step(
+        6,
+        "KubeFed hub tier against a real KubeFed controller (testenv up --hub kubefed)",
+        &mut || kubefed_tier(tally),
     )
 }
 
 /// Tests named `hub_karmada_*` need the Karmada hub; the plain-hub step skips them.
 const KARMADA_TESTS: &str = "hub_karmada_";
+/// Tests named `hub_kubefed_*` need the KubeFed hub; the plain-hub step skips them.
+const KUBEFED_TESTS: &str = "hub_kubefed_";
+
+fn kubefed_tier(tally: &mut Tally) -> Result<()> {
+    let versions = Versions::from_wrappers()?;
+    if !gobuild::cache_is_complete(&versions)? || !kubefed::cache_is_complete()? {
+        gobuild::check_go()?;
+    }
+    let me = Owner::Test {
+        pid: std::process::id(),
+    };
+    let t = Instant::now();
+    let owner = testenv::up(Members::AtLeast(2), Hub::KubeFed, me)?;
+    say!(
+        "--- KubeFed testenv ready in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let ours = owner == me;
+    let kubeconfig = paths::kubeconfig();
+    let mut cmd = cargo();
+    cmd.args(["test", "--test", "testenv_kubefed", "--", "--ignored"])
+        .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig);
+    if let Ok(me) = std::env::current_exe() {
+        cmd.env("FLOTILLA_XTASK_BIN", me);
+    }
+    say!(
+        "--- FLOTILLA_TESTENV_KUBECONFIG={} cargo test --test testenv_kubefed -- --ignored",
+        kubeconfig.display()
+    );
+    let tests = run_counting(cmd, "cargo test --test testenv_kubefed -- --ignored", tally);
+    let stopped = if ours {
+        say!("--- stopping the KubeFed test environment this run started");
+        testenv::down()
+    } else {
+        say!("--- leaving the test environment running (it was started by `testenv up`)");
+        Ok(())
+    };
+    tests?;
+    stopped
+}
 
 fn karmada_tier(tally: &mut Tally) -> Result<()> {
     let versions = Versions::from_wrappers()?;
@@ -219,6 +265,8 @@ fn integration(tally: &mut Tally) -> Result<()> {
         "--ignored",
         "--skip",
         KARMADA_TESTS,
+        "--skip",
+        KUBEFED_TESTS,
     ])
     .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig)
     .env("RUST_TEST_THREADS", INTEGRATION_TEST_THREADS);
@@ -227,7 +275,7 @@ fn integration(tally: &mut Tally) -> Result<()> {
         cmd.env("FLOTILLA_XTASK_BIN", me);
     }
     say!(
-        "--- FLOTILLA_TESTENV_KUBECONFIG={} RUST_TEST_THREADS={INTEGRATION_TEST_THREADS} cargo test --workspace --tests -- --ignored --skip {KARMADA_TESTS}",
+        "--- FLOTILLA_TESTENV_KUBECONFIG={} RUST_TEST_THREADS={INTEGRATION_TEST_THREADS} cargo test --workspace --tests -- --ignored --skip {KARMADA_TESTS} --skip {KUBEFED_TESTS}",
         kubeconfig.display()
     );
     let tests = run_counting(

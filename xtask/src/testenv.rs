@@ -1,7 +1,8 @@
 //! `cargo xtask testenv up|down|status|stop|start|build`: a hub and N member clusters, each a
 //! real upstream kube-apiserver (plus a kube-controller-manager running only the namespace and
 //! garbage-collector controllers) on 127.0.0.1, sharing one etcd under separate key prefixes;
-//! with `--hub karmada` the hub is a Karmada control plane (see `karmada.rs`).
+//! with `--hub karmada` the hub is a Karmada control plane (see `karmada.rs`), with
+//! `--hub kubefed` a plain hub running KubeFed (see `kubefed.rs`).
 //! It must only bind loopback addresses, only signal processes it recorded, and never write a
 //! kubeconfig other than `target/testenv/kubeconfig` (plus its controller-managers' private
 //! client configs under `target/testenv/run/`).
@@ -18,6 +19,7 @@ use anyhow::{Context, Result, bail};
 use crate::gobuild::{self, Binaries, KarmadaBinaries, Versions};
 use crate::karmada;
 use crate::kubeconfig;
+use crate::kubefed;
 use crate::paths;
 use crate::pki::{self, PkiFiles};
 use crate::procs::{self, Lock, ProcRec};
@@ -100,7 +102,7 @@ pub(crate) fn exe_string(path: &Path) -> String {
     path.display().to_string()
 }
 
-/// `cargo xtask testenv build [--hub karmada]`: only make sure the binaries are cached.
+/// `cargo xtask testenv build [--hub karmada|kubefed]`: only make sure the binaries are cached.
 pub fn build(hub: Hub) -> Result<()> {
     let _lock = lock()?;
     let v = Versions::from_wrappers()?;
@@ -128,6 +130,19 @@ pub fn build(hub: Hub) -> Result<()> {
             t.elapsed().as_secs_f64()
         );
     }
+    if hub == Hub::KubeFed {
+        let t = Instant::now();
+        let kv = kubefed::version()?;
+        let kbins = kubefed::ensure_built(&kv)?;
+        say!(
+            "testenv: KubeFed {kv} controller-manager and manifests cached in {} ({:.1} s)",
+            kbins
+                .controller_manager
+                .parent()
+                .map_or_else(String::new, |d| d.display().to_string()),
+            t.elapsed().as_secs_f64()
+        );
+    }
     Ok(())
 }
 
@@ -138,12 +153,16 @@ pub enum Hub {
     Plain,
     /// A Karmada control plane (`--hub karmada`).
     Karmada,
+    /// A plain kube-apiserver running KubeFed's controller-manager (`--hub kubefed`).
+    KubeFed,
 }
 
 impl Hub {
     fn of(s: &State) -> Self {
         if s.karmada.is_some() {
             Self::Karmada
+        } else if s.kubefed.is_some() {
+            Self::KubeFed
         } else {
             Self::Plain
         }
@@ -152,6 +171,7 @@ impl Hub {
         match self {
             Self::Plain => "a plain hub",
             Self::Karmada => "a Karmada hub",
+            Self::KubeFed => "a KubeFed hub",
         }
     }
 }
@@ -187,12 +207,20 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
     let v = Versions::from_wrappers()?;
     let bins = gobuild::ensure_built(&v)?;
     let karmada_bins = match hub {
-        Hub::Plain => None,
         Hub::Karmada => {
             let kv = gobuild::karmada_version()?;
             let kbins = gobuild::ensure_karmada_built(&kv)?;
             Some((kv, kbins))
         }
+        _ => None,
+    };
+    let kubefed_bins = match hub {
+        Hub::KubeFed => {
+            let kv = kubefed::version()?;
+            let kbins = kubefed::ensure_built(&kv)?;
+            Some((kv, kbins))
+        }
+        _ => None,
     };
     let started = Instant::now();
 
@@ -229,6 +257,13 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
             {
                 Some(format!(
                     "it runs Karmada {}, the wrapper now pins {kv}",
+                    k.version
+                ))
+            } else if let (Some(k), Some((kv, _))) = (&s.kubefed, &kubefed_bins)
+                && &k.version != kv
+            {
+                Some(format!(
+                    "it runs KubeFed {}, the wrapper now pins {kv}",
                     k.version
                 ))
             } else if !members.accepts(s.members) {
@@ -276,12 +311,26 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
             {
                 restarted += 1;
             }
+            if let Some((_, kbins)) = &kubefed_bins
+                && kubefed::ensure_running(&mut s, kbins)?
+            {
+                restarted += 1;
+            }
             if restarted == 0 {
                 say!("testenv: reusing the running environment");
             }
             s
         }
-        None => match fresh_start(&v, &bins, karmada_bins.as_ref(), members.count(), requester) {
+        None => match fresh_start(
+            &v,
+            &bins,
+            HubBins {
+                karmada: karmada_bins.as_ref(),
+                kubefed: kubefed_bins.as_ref(),
+            },
+            members.count(),
+            requester,
+        ) {
             Ok(s) => s,
             Err(err) => {
                 // Leave nothing half-started behind.
@@ -297,13 +346,19 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
     Ok(state.owner)
 }
 
+/// How messages name the hub: `hub`, `Karmada v1.18.2 hub`, `KubeFed v0.10.0 hub`.
+fn hub_label(s: &State) -> String {
+    match (&s.karmada, &s.kubefed) {
+        (Some(k), _) => format!("Karmada {} hub", k.version),
+        (None, Some(k)) => format!("KubeFed {} hub", k.version),
+        (None, None) => "hub".to_string(),
+    }
+}
+
 fn print_summary(s: &State, took: Duration) {
     let kubeconfig = paths::kubeconfig();
     let rel = paths::display(&kubeconfig);
-    let hub = s.karmada.as_ref().map_or_else(
-        || "hub".to_string(),
-        |k| format!("Karmada {} hub", k.version),
-    );
+    let hub = hub_label(s);
     say!(
         "testenv: {hub} + {} members up (Kubernetes {}, etcd {}) in {:.1} s",
         s.members,
@@ -319,6 +374,12 @@ fn print_summary(s: &State, took: Duration) {
     say!("  try         kubectl --kubeconfig {rel} --context member-2 version");
     if s.karmada.is_some() {
         say!("              kubectl --kubeconfig {rel} --context hub get clusters");
+    }
+    if s.kubefed.is_some() {
+        say!(
+            "              kubectl --kubeconfig {rel} --context hub -n {} get kubefedclusters",
+            kubefed::NAMESPACE
+        );
     }
     say!("              cargo run -- --kubeconfig {rel} --context 'member-?' clusters");
     say!(
@@ -357,18 +418,28 @@ pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<()> {
     fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
 }
 
+/// The hub's extra binaries of a fresh start (at most one is set), with their releases.
+#[derive(Clone, Copy)]
+struct HubBins<'a> {
+    karmada: Option<&'a (String, KarmadaBinaries)>,
+    kubefed: Option<&'a (String, kubefed::Binaries)>,
+}
+
 fn fresh_start(
     v: &Versions,
     bins: &Binaries,
-    karmada_bins: Option<&(String, KarmadaBinaries)>,
+    hub_bins: HubBins<'_>,
     members: usize,
     owner: Owner,
 ) -> Result<State> {
+    let karmada_bins = hub_bins.karmada;
     clean_run_files()?;
     fs::create_dir_all(paths::logs_dir())?;
     let names = cluster_names(members);
     let extra = if karmada_bins.is_some() {
         karmada::PORTS
+    } else if hub_bins.kubefed.is_some() {
+        kubefed::PORTS
     } else {
         0
     };
@@ -390,6 +461,10 @@ fn fresh_start(
     if let Some(kpki) = &karmada_pki {
         karmada::write_files(&pki, kpki, cluster_ports[0])?;
     }
+    let kubefed_token = match hub_bins.kubefed {
+        Some(_) => Some(kubefed::write_files(&pki, cluster_ports[0])?),
+        None => None,
+    };
     write_atomically(&paths::kubeconfig(), &kubeconfig::render(&pki, &clusters))?;
     for (name, port) in &clusters {
         let dir = cluster_run_dir(name);
@@ -423,6 +498,10 @@ fn fresh_start(
             Some((kv, _)) => Some(karmada::plane(kv, &ports[2 + names.len()..])?),
             None => None,
         },
+        kubefed: match hub_bins.kubefed {
+            Some((kv, _)) => Some(kubefed::plane(kv, &ports[2 + names.len()..])?),
+            None => None,
+        },
     };
     s.save(&paths::state_file())?;
 
@@ -446,6 +525,10 @@ fn fresh_start(
     }
     if let Some(kpki) = &karmada_pki {
         karmada::join_members(&s, &pki, kpki)?;
+    }
+    if let (Some((_, kbins)), Some(token)) = (hub_bins.kubefed, &kubefed_token) {
+        kubefed::install_and_start(&mut s, kbins)?;
+        kubefed::join_members(&s, &pki, token)?;
     }
     s.complete = true;
     s.save(&paths::state_file())?;
@@ -546,6 +629,9 @@ fn apiserver_args(s: &State, c: &Cluster) -> Vec<String> {
         } else {
             args.extend(karmada::member_apiserver_args());
         }
+    }
+    if s.kubefed.is_some() && c.name != "hub" {
+        args.extend(kubefed::member_apiserver_args());
     }
     args
 }
@@ -798,10 +884,7 @@ pub fn status() -> Result<bool> {
     let mut all_up = true;
     let etcd_up = s.etcd.as_ref().is_some_and(procs::is_alive);
     all_up &= etcd_up;
-    let hub = s.karmada.as_ref().map_or_else(
-        || "hub".to_string(),
-        |k| format!("Karmada {} hub", k.version),
-    );
+    let hub = hub_label(&s);
     say!(
         "testenv: Kubernetes {}, etcd {}, {hub} + {} members, owner {}",
         s.kubernetes,
@@ -859,6 +942,19 @@ pub fn status() -> Result<bool> {
             say!("  {name:<28} {addr:<32} {what}");
         }
     }
+    if let Some(k) = &s.kubefed {
+        let hub_stopped = s.cluster("hub").is_some_and(|c| c.stopped);
+        let (name, addr, up) = kubefed::status_line(k);
+        let what = if up {
+            "running"
+        } else if hub_stopped {
+            "stopped with the hub"
+        } else {
+            all_up = false;
+            "DOWN (`cargo xtask testenv up --hub kubefed` restarts it)"
+        };
+        say!("  {name:<28} {addr:<32} {what}");
+    }
     say!("  kubeconfig   {}", paths::kubeconfig().display());
     Ok(all_up)
 }
@@ -895,6 +991,12 @@ pub fn stop_cluster(name: &str) -> Result<()> {
         s.save(&paths::state_file())?;
         procs::stop_all(&controllers, STOP_GRACE)?;
         procs::stop_all(&aggregated, STOP_GRACE)?;
+    }
+    if name == "hub" && s.kubefed.is_some() {
+        // KubeFed's controller cannot work without its API server: it stops with it.
+        let controller = kubefed::take_for_stop(&mut s);
+        s.save(&paths::state_file())?;
+        procs::stop_all(&controller, STOP_GRACE)?;
     }
     let mut procs_ = Vec::new();
     if let Some(c) = s.cluster_mut(name) {
@@ -934,10 +1036,17 @@ pub fn start_cluster(name: &str) -> Result<()> {
         Some(k) if name == "hub" => Some(gobuild::ensure_karmada_built(&k.version)?),
         _ => None,
     };
+    let kubefed_bins = match &s.kubefed {
+        Some(k) if name == "hub" => Some(kubefed::ensure_built(&k.version)?),
+        _ => None,
+    };
     let t = Instant::now();
     let mut started = ensure_cluster_running(&mut s, name, &bins)?;
     if let Some(kbins) = &karmada_bins {
         started |= karmada::ensure_running(&mut s, kbins)?;
+    }
+    if let Some(kbins) = &kubefed_bins {
+        started |= kubefed::ensure_running(&mut s, kbins)?;
     }
     if started {
         say!(
