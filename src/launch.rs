@@ -12,7 +12,6 @@ use crate::app::{self, Console, Session};
 use crate::backend::BackendEvent;
 use crate::backend::Effect;
 use crate::backend::hub::{self, HubKind};
-use crate::backend::kube::kubeconfig;
 use crate::backend::kube::live::{self, LiveFleet, LiveOptions};
 use crate::backend::sim::{self, Scenario, SimCore};
 use crate::cli::{GlobalArgs, WatchArgs, exit};
@@ -114,59 +113,45 @@ async fn show(
 }
 
 /// Connects to a hub, reads it once, and starts its read-only backend. The fleet's clusters
-/// are the hub's members and its resources the templates Karmada has bound.
+/// are the hub's members and its resources the objects the hub delivers to them.
 async fn start_hub(
     global: &GlobalArgs,
-    hub: &str,
+    context: &str,
     events: mpsc::UnboundedSender<BackendEvent>,
 ) -> Result<(Arc<Fleet>, String), u8> {
-    let kubeconfig =
-        kubeconfig::load(global.kubeconfig.as_deref()).map_err(|err| input_error(&err))?;
-    let client = kubeconfig::client_for(&kubeconfig, hub, LiveOptions::default().timeouts)
-        .await
-        .map_err(|reason| input_error(&format!("--hub {hub}: {reason}")))?;
-    match hub::detect(&client).await {
-        Ok(Some(HubKind::Karmada)) => {}
-        Ok(Some(other)) => {
-            eprintln!(
-                "not implemented yet: {} hubs (--hub {hub}); Karmada hubs are supported",
-                other.as_str()
-            );
-            return Err(exit::INPUT);
-        }
-        Ok(None) => {
-            return Err(input_error(&format!(
-                "--hub {hub} is not a federation hub: it serves none of the Karmada, Open Cluster Management or KubeFed APIs"
-            )));
-        }
-        Err(reason) => {
-            eprintln!("error: --hub {hub}: cannot reach the hub: {reason}");
-            return Err(exit::PARTIAL);
-        }
-    }
-    let view = match hub::karmada::read(&client, &kubeconfig).await {
-        Ok(view) => view,
-        Err(reason) => {
-            eprintln!("error: --hub {hub}: {reason}");
-            return Err(exit::PARTIAL);
-        }
+    let failed = |err: hub::HubError| {
+        eprintln!("error: {err}");
+        err.code
+    };
+    let hub = hub::connect(
+        global.kubeconfig.as_deref(),
+        context,
+        LiveOptions::default().timeouts,
+    )
+    .await
+    .map_err(failed)?;
+    let view = hub.read().await.map_err(failed)?;
+    let dialect = match hub.kind {
+        HubKind::KubeFed => Dialect::KubeFed,
+        HubKind::Karmada | HubKind::OpenClusterManagement => Dialect::Karmada,
     };
     let mut fleet = Fleet::default();
     fleet.clusters = view.clusters.iter().map(|(spec, _)| spec.clone()).collect();
     fleet.resources = view
-        .bindings
+        .rows
         .iter()
-        .map(|binding| FederatedResource {
-            target: binding.target.clone(),
-            dialect: Dialect::Karmada,
+        .map(|row| FederatedResource {
+            target: row.target.clone(),
+            dialect,
             source: SourceLocation {
-                file: format!("hub {hub}: ResourceBinding {}", binding.name),
+                file: format!("hub {context}: {}", row.source),
                 line: 1,
             },
         })
         .collect();
-    hub::poll::spawn_readonly(client, kubeconfig, view, events);
-    Ok((Arc::new(fleet), format!("hub {hub} · Karmada")))
+    let label = hub.label();
+    hub::poll::spawn_readonly(hub, view, events);
+    Ok((Arc::new(fleet), label))
 }
 
 fn input_error(err: &dyn std::fmt::Display) -> u8 {

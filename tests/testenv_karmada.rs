@@ -382,7 +382,7 @@ fn hub_karmada_clusters_lists_the_members_as_the_hub_reports_them() {
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_the_console_model_shows_the_bindings_clusters_and_each_works_state() {
-    use flotilla::backend::hub::karmada;
+    use flotilla::backend::hub;
     use flotilla::model::CellStatus;
 
     let _serial = serial();
@@ -408,29 +408,37 @@ spec:
         ),
     );
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let kubeconfig =
-        kube::config::Kubeconfig::read_from(&env().kubeconfig_path).expect("kubeconfig");
-    let client = runtime.block_on(env().client("hub"));
+    let hub = runtime
+        .block_on(hub::connect(
+            Some(&env().kubeconfig_path),
+            "hub",
+            Default::default(),
+        ))
+        .expect("connect to the hub");
+    assert_eq!(hub.kind, hub::HubKind::Karmada);
     let key = format!("ConfigMap/{}/colors", ns.name);
     let (view, row) = eventually(
         "the binding's Work to be Applied on member-1",
         Duration::from_secs(60),
         || {
-            let view = runtime
-                .block_on(karmada::read(&client, &kubeconfig))
-                .expect("read the hub");
+            let view = runtime.block_on(hub.read()).expect("read the hub");
             let row = view
-                .bindings
+                .rows
                 .iter()
-                .position(|b| b.target.display_key() == key)?;
+                .position(|r| r.target.display_key() == key)?;
             (view.cell(row, 0).0 == CellStatus::InSync).then_some((view, row))
         },
     );
     let names: Vec<&str> = view.clusters.iter().map(|(s, _)| s.name.as_str()).collect();
     assert_eq!(names[..2], ["member-1", "member-2"]);
     assert_eq!(
-        view.bindings[row].clusters,
-        [("member-1".to_string(), None)]
+        view.rows[row].cells.keys().collect::<Vec<_>>(),
+        ["member-1"],
+        "the binding's clusters"
+    );
+    assert_eq!(
+        view.rows[row].source,
+        format!("ResourceBinding {}/colors-configmap", ns.name)
     );
     let (status, message) = view.cell(row, 0);
     assert_eq!(status, CellStatus::InSync);

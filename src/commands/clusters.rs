@@ -5,7 +5,6 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::backend::hub::HubKind;
 use crate::backend::kube::{self, kubeconfig::Timeouts};
 use crate::backend::sim::{Scenario, SimCore};
 use crate::cli::{GlobalArgs, exit};
@@ -73,50 +72,18 @@ pub async fn run_live(
 
 /// Lists a federation hub's member clusters with the health the hub reports for them.
 pub async fn run_hub(global: &GlobalArgs, hub: &str, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let kubeconfig = match kube::kubeconfig::load(global.kubeconfig.as_deref()) {
-        Ok(kubeconfig) => kubeconfig,
+    let listed =
+        match crate::backend::hub::connect(global.kubeconfig.as_deref(), hub, Timeouts::default())
+            .await
+        {
+            Ok(hub) => hub.clusters().await,
+            Err(err) => Err(err),
+        };
+    let clusters = match listed {
+        Ok(clusters) => clusters,
         Err(err) => {
             eprintln!("error: {err}");
-            return Ok(exit::INPUT);
-        }
-    };
-    let client = match kube::kubeconfig::client_for(&kubeconfig, hub, Timeouts::default()).await {
-        Ok(client) => client,
-        Err(reason) => {
-            eprintln!("error: --hub {hub}: {reason}");
-            return Ok(exit::INPUT);
-        }
-    };
-    let kind = match crate::backend::hub::detect(&client).await {
-        Ok(kind) => kind,
-        Err(reason) => {
-            eprintln!("error: --hub {hub}: cannot reach the hub: {reason}");
-            return Ok(exit::PARTIAL);
-        }
-    };
-    let clusters = match kind {
-        Some(HubKind::Karmada) => {
-            crate::backend::hub::karmada::clusters(&client, &kubeconfig).await
-        }
-        Some(other) => {
-            eprintln!(
-                "not implemented yet: {} hubs (--hub {hub}); Karmada hubs are supported",
-                other.as_str()
-            );
-            return Ok(exit::INPUT);
-        }
-        None => {
-            eprintln!(
-                "error: --hub {hub} is not a federation hub: it serves none of the Karmada, Open Cluster Management or KubeFed APIs\n  hint: name the hub's context, or use --context GLOB for member clusters"
-            );
-            return Ok(exit::INPUT);
-        }
-    };
-    let clusters = match clusters {
-        Ok(clusters) => clusters,
-        Err(reason) => {
-            eprintln!("error: --hub {hub}: {reason}");
-            return Ok(exit::PARTIAL);
+            return Ok(err.code);
         }
     };
     let items: Vec<ClusterItem> = clusters

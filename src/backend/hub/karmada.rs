@@ -9,6 +9,7 @@ use kube::config::Kubeconfig;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 
+use super::{HubKind, HubRow, HubView, sort_rows};
 use crate::backend::kube::probe::short_error;
 use crate::engine::inventory::{InventoryKind, parse_cluster};
 use crate::engine::load::Doc;
@@ -148,13 +149,14 @@ pub struct WorkState {
     pub message: String,
 }
 
-/// Everything the console shows of a Karmada hub at one moment.
-#[derive(Debug, Clone, Default)]
-pub struct HubView {
-    pub clusters: Vec<(ClusterSpec, ClusterStatus)>,
-    pub bindings: Vec<Binding>,
-    /// By (binding id, cluster name).
-    pub works: std::collections::HashMap<(String, String), WorkState>,
+/// A Work: the binding it belongs to, its cluster, its state and the manifests Karmada wrote
+/// into it (the per-cluster objects after overrides).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Work {
+    pub binding_id: String,
+    pub cluster: String,
+    pub state: WorkState,
+    pub manifests: Vec<Value>,
 }
 
 fn text(value: &Value, pointer: &str) -> String {
@@ -171,7 +173,6 @@ fn condition<'a>(value: &'a Value, kind: &str) -> Option<&'a Value> {
         .and_then(Value::as_array)
         .and_then(|conditions| conditions.iter().find(|c| c["type"] == kind))
 }
-
 /// A binding object as the console needs it.
 pub fn binding_of(value: &Value) -> Binding {
     let namespace = text(value, "/metadata/namespace");
@@ -211,76 +212,83 @@ pub fn binding_of(value: &Value) -> Binding {
     }
 }
 
-/// A Work object: (binding id, cluster, state); `None` when it belongs to no binding.
-pub fn work_of(value: &Value) -> Option<(String, String, WorkState)> {
-    let id = text(
+/// A Work object; `None` when it belongs to no binding or to no member namespace.
+pub fn work_of(value: &Value) -> Option<Work> {
+    let binding_id = text(
         value,
         "/metadata/labels/resourcebinding.karmada.io~1permanent-id",
     );
     let cluster = text(value, "/metadata/namespace")
         .strip_prefix("karmada-es-")?
         .to_string();
-    if id.is_empty() {
+    if binding_id.is_empty() {
         return None;
     }
     let applied = condition(value, "Applied");
-    Some((
-        id,
+    let manifests = value
+        .pointer("/spec/workload/manifests")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    Some(Work {
+        binding_id,
         cluster,
-        WorkState {
+        state: WorkState {
             applied: applied.map(|c| c["status"] == "True"),
             reason: applied.map(|c| text(c, "/reason")).unwrap_or_default(),
             message: applied.map(|c| text(c, "/message")).unwrap_or_default(),
         },
-    ))
+        manifests,
+    })
 }
 
-impl HubView {
-    /// One cell of the matrix: binding `row` on cluster `column`, as design §4 names it, with
-    /// Karmada's own words as the detail.
-    pub fn cell(&self, row: usize, column: usize) -> (CellStatus, Option<String>) {
-        let (Some(binding), Some((spec, status))) =
-            (self.bindings.get(row), self.clusters.get(column))
-        else {
-            return (CellStatus::NotPlaced("unknown".into()), None);
-        };
-        let Some((_, replicas)) = binding.clusters.iter().find(|(name, _)| *name == spec.name)
-        else {
-            let reason = match &binding.unscheduled {
-                Some(why) => format!("ResourceBinding {} not scheduled: {why}", binding.name),
-                None => format!(
-                    "Karmada did not schedule ResourceBinding {} to {}",
-                    binding.name, spec.name
-                ),
-            };
-            return (CellStatus::NotPlaced(reason), None);
-        };
-        if matches!(status.health, Health::Unreachable) {
-            return (CellStatus::Unreachable, Some(status.message.clone()));
-        }
-        let replicas = replicas
-            .map(|r| format!(" ({r} replicas)"))
-            .unwrap_or_default();
-        match self.works.get(&(binding.id.clone(), spec.name.clone())) {
-            None => (
-                CellStatus::Pending,
-                Some(format!(
-                    "scheduled{replicas}; no Work for {} yet",
-                    spec.name
-                )),
-            ),
-            Some(work) => match work.applied {
-                Some(true) => (CellStatus::InSync, Some(format!("Work Applied{replicas}"))),
-                Some(false) => (
-                    CellStatus::Failed(format!("{}: {}", work.reason, work.message)),
-                    None,
-                ),
+/// The console's row for a binding: a cell for every cluster Karmada scheduled it to, from
+/// that cluster's Work.
+pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
+    let cells = binding
+        .clusters
+        .iter()
+        .map(|(cluster, replicas)| {
+            let replicas = replicas
+                .map(|r| format!(" ({r} replicas)"))
+                .unwrap_or_default();
+            let work = works
+                .iter()
+                .find(|w| w.binding_id == binding.id && w.cluster == *cluster);
+            let cell = match work.map(|w| &w.state) {
                 None => (
+                    CellStatus::Pending,
+                    Some(format!("scheduled{replicas}; no Work for {cluster} yet")),
+                ),
+                Some(WorkState {
+                    applied: Some(true),
+                    ..
+                }) => (CellStatus::InSync, Some(format!("Work Applied{replicas}"))),
+                Some(WorkState {
+                    applied: Some(false),
+                    reason,
+                    message,
+                }) => (CellStatus::Failed(format!("{reason}: {message}")), None),
+                Some(WorkState { applied: None, .. }) => (
                     CellStatus::Pending,
                     Some(format!("Work not applied yet{replicas}")),
                 ),
-            },
-        }
+            };
+            (cluster.clone(), cell)
+        })
+        .collect();
+    let not_placed = match &binding.unscheduled {
+        Some(why) => format!("ResourceBinding {} not scheduled: {why}", binding.name),
+        None => format!(
+            "Karmada did not schedule ResourceBinding {} to this cluster",
+            binding.name
+        ),
+    };
+    HubRow {
+        target: binding.target.clone(),
+        source: format!("ResourceBinding {}", binding.name),
+        cells,
+        not_placed,
     }
 }
 
@@ -319,38 +327,33 @@ async fn list_values(client: &Client, resource: &ApiResource) -> Result<Vec<Valu
         .collect())
 }
 
-/// Reads the hub: clusters, bindings (sorted by their template) and Works.
-pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, String> {
+/// The hub's bindings and Works as they are now.
+pub async fn bindings_and_works(client: &Client) -> Result<(Vec<Binding>, Vec<Work>), String> {
     let [bindings, cluster_bindings, works] = binding_resources();
-    let clusters = clusters(client, kubeconfig).await?;
-    let mut all: Vec<Binding> = list_values(client, &bindings)
+    let bindings = list_values(client, &bindings)
         .await?
         .iter()
         .chain(list_values(client, &cluster_bindings).await?.iter())
         .map(binding_of)
         .collect();
-    all.sort_by(|a, b| {
-        (
-            a.target.namespace.as_deref(),
-            &a.target.name,
-            &a.target.kind,
-        )
-            .cmp(&(
-                b.target.namespace.as_deref(),
-                &b.target.name,
-                &b.target.kind,
-            ))
-    });
     let works = list_values(client, &works)
         .await?
         .iter()
         .filter_map(work_of)
-        .map(|(id, cluster, state)| ((id, cluster), state))
         .collect();
+    Ok((bindings, works))
+}
+
+/// Reads the hub: clusters, and one row per binding (sorted by their template) with its Works.
+pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, String> {
+    let clusters = clusters(client, kubeconfig).await?;
+    let (bindings, works) = bindings_and_works(client).await?;
+    let mut rows: Vec<HubRow> = bindings.iter().map(|b| row_of(b, &works)).collect();
+    sort_rows(&mut rows);
     Ok(HubView {
+        kind: HubKind::Karmada,
         clusters,
-        bindings: all,
-        works,
+        rows,
     })
 }
 
@@ -361,14 +364,18 @@ mod view_tests {
 
     use super::*;
 
-    fn view() -> HubView {
-        let binding = binding_of(&json!({
+    fn view_binding() -> Binding {
+        binding_of(&json!({
             "metadata": {"name": "web-deployment", "namespace": "shop",
                 "labels": {"resourcebinding.karmada.io/permanent-id": "b1"}},
             "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment",
                 "namespace": "shop", "name": "web"},
                 "clusters": [{"name": "a", "replicas": 2}, {"name": "b", "replicas": 1}]},
-        }));
+        }))
+    }
+
+    fn view() -> HubView {
+        let binding = view_binding();
         let work = |cluster: &str, status: &str, reason: &str| {
             work_of(&json!({
                 "metadata": {"namespace": format!("karmada-es-{cluster}"),
@@ -393,21 +400,18 @@ mod view_tests {
         let works = [
             work("a", "True", "AppliedSuccessful"),
             work("b", "False", "AppliedFailed"),
-        ]
-        .into_iter()
-        .map(|(id, cluster, state)| ((id, cluster), state))
-        .collect();
+        ];
         HubView {
+            kind: HubKind::Karmada,
             clusters: vec![ready("a"), ready("b"), ready("c")],
-            bindings: vec![binding],
-            works,
+            rows: vec![row_of(&binding, &works)],
         }
     }
 
     #[test]
     fn cells_follow_the_binding_and_each_works_applied_condition() {
         let view = view();
-        assert_eq!(view.bindings[0].target.display_key(), "Deployment/shop/web");
+        assert_eq!(view.rows[0].target.display_key(), "Deployment/shop/web");
         let (status, message) = view.cell(0, 0);
         assert_eq!(status, CellStatus::InSync);
         assert_eq!(message.as_deref(), Some("Work Applied (2 replicas)"));
@@ -419,7 +423,7 @@ mod view_tests {
             panic!("c is not scheduled");
         };
         assert!(
-            reason.contains("did not schedule ResourceBinding shop/web-deployment"),
+            reason.contains("did not schedule ResourceBinding shop/web-deployment to this cluster"),
             "{reason}"
         );
     }
@@ -429,7 +433,17 @@ mod view_tests {
         let mut view = view();
         view.clusters[0].1.health = Health::Unreachable;
         assert_eq!(view.cell(0, 0).0, CellStatus::Unreachable);
-        view.works.clear();
-        assert_eq!(view.cell(0, 1).0, CellStatus::Pending);
+        assert!(matches!(view.cell(0, 2).0, CellStatus::NotPlaced(_)));
+    }
+
+    #[test]
+    fn a_scheduled_cluster_without_its_work_is_pending() {
+        let binding = &view_binding();
+        let row = row_of(binding, &[]);
+        assert_eq!(row.cells["a"].0, CellStatus::Pending);
+        assert_eq!(
+            row.cells["a"].1.as_deref(),
+            Some("scheduled (2 replicas); no Work for a yet")
+        );
     }
 }

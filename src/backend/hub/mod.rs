@@ -5,9 +5,17 @@
 pub mod karmada;
 pub mod poll;
 
-use kube::Client;
+use std::collections::BTreeMap;
+use std::path::Path;
 
+use kube::Client;
+use kube::config::Kubeconfig;
+
+use super::kube::kubeconfig;
+use super::kube::kubeconfig::Timeouts;
 use super::kube::probe::short_error;
+use crate::cli::exit;
+use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef};
 
 /// The federation control planes flotilla knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +65,171 @@ pub fn kind_of(groups: &[&str]) -> Option<HubKind> {
     ]
     .into_iter()
     .find(|kind| groups.contains(&kind.marker()))
+}
+
+/// A connected hub: the context it was named by, what kind of control plane it is, and a
+/// client for it.
+pub struct Hub {
+    pub context: String,
+    pub kind: HubKind,
+    pub client: Client,
+    pub kubeconfig: Kubeconfig,
+}
+
+/// Why a hub could not be used, with the exit code the command should end with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HubError {
+    pub code: u8,
+    pub message: String,
+}
+
+impl HubError {
+    fn input(message: String) -> Self {
+        Self {
+            code: exit::INPUT,
+            message,
+        }
+    }
+    fn unreachable(message: String) -> Self {
+        Self {
+            code: exit::PARTIAL,
+            message,
+        }
+    }
+}
+
+impl std::fmt::Display for HubError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Connects to the hub behind kubeconfig context `context` and tells which kind it is.
+pub async fn connect(
+    kubeconfig_path: Option<&Path>,
+    context: &str,
+    timeouts: Timeouts,
+) -> Result<Hub, HubError> {
+    let kubeconfig =
+        kubeconfig::load(kubeconfig_path).map_err(|err| HubError::input(err.to_string()))?;
+    let client = kubeconfig::client_for(&kubeconfig, context, timeouts)
+        .await
+        .map_err(|reason| HubError::input(format!("--hub {context}: {reason}")))?;
+    let kind = match detect(&client).await {
+        Ok(Some(kind)) => kind,
+        Ok(None) => {
+            return Err(HubError::input(format!(
+                "--hub {context} is not a federation hub: it serves none of the Karmada, Open Cluster Management or KubeFed APIs\n  hint: name the hub's context, or use --context GLOB for member clusters"
+            )));
+        }
+        Err(reason) => {
+            return Err(HubError::unreachable(format!(
+                "--hub {context}: cannot reach the hub: {reason}"
+            )));
+        }
+    };
+    Ok(Hub {
+        context: context.to_string(),
+        kind,
+        client,
+        kubeconfig,
+    })
+}
+
+impl Hub {
+    /// The header's words for this hub: `hub CONTEXT · KIND`.
+    pub fn label(&self) -> String {
+        format!("hub {} · {}", self.context, self.kind.as_str())
+    }
+
+    /// The hub's member clusters in name order, with the health the hub reports for them.
+    pub async fn clusters(&self) -> Result<Vec<(ClusterSpec, ClusterStatus)>, HubError> {
+        let clusters = match self.kind {
+            HubKind::Karmada => karmada::clusters(&self.client, &self.kubeconfig).await,
+            other => return Err(self.not_yet(other)),
+        };
+        clusters.map_err(|reason| self.failed(reason))
+    }
+
+    /// Everything the console shows of the hub at this moment.
+    pub async fn read(&self) -> Result<HubView, HubError> {
+        let view = match self.kind {
+            HubKind::Karmada => karmada::read(&self.client, &self.kubeconfig).await,
+            other => return Err(self.not_yet(other)),
+        };
+        view.map_err(|reason| self.failed(reason))
+    }
+
+    fn not_yet(&self, kind: HubKind) -> HubError {
+        HubError::input(format!(
+            "not implemented yet: {} hubs (--hub {})",
+            kind.as_str(),
+            self.context
+        ))
+    }
+
+    fn failed(&self, reason: String) -> HubError {
+        HubError::unreachable(format!("--hub {}: {reason}", self.context))
+    }
+}
+
+/// Everything the console shows of a hub at one moment: its members and one row per object
+/// the hub delivers to them, each cell in the hub's own words.
+#[derive(Debug, Clone)]
+pub struct HubView {
+    pub kind: HubKind,
+    pub clusters: Vec<(ClusterSpec, ClusterStatus)>,
+    pub rows: Vec<HubRow>,
+}
+
+/// One object the hub delivers, and what the hub says of it on each member.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HubRow {
+    /// The object as members see it (the Deployment, not the hub object that wraps it).
+    pub target: ResourceRef,
+    /// The hub object that carries it, for messages: `ResourceBinding shop/web-deployment`.
+    pub source: String,
+    /// By cluster name; a cluster without a cell is not placed.
+    pub cells: BTreeMap<String, (CellStatus, Option<String>)>,
+    /// Why a cluster without a cell is not placed, in the hub's terms.
+    pub not_placed: String,
+}
+
+impl HubView {
+    /// One cell of the matrix: row `row` on cluster `column`, as design §4 names it. A placed
+    /// cell on a member the hub cannot reach is Unreachable whatever the hub last recorded.
+    pub fn cell(&self, row: usize, column: usize) -> (CellStatus, Option<String>) {
+        let (Some(row), Some((spec, status))) = (self.rows.get(row), self.clusters.get(column))
+        else {
+            return (CellStatus::NotPlaced("unknown".into()), None);
+        };
+        match row.cells.get(&spec.name) {
+            None => (CellStatus::NotPlaced(row.not_placed.clone()), None),
+            Some(_) if status.health == Health::Unreachable => {
+                (CellStatus::Unreachable, Some(status.message.clone()))
+            }
+            Some(cell) => cell.clone(),
+        }
+    }
+
+    /// The row showing `target`, if the hub delivers it.
+    pub fn row_of(&self, target: &ResourceRef) -> Option<usize> {
+        self.rows.iter().position(|row| row.target == *target)
+    }
+}
+
+/// Rows in a stable order: by namespace, name, then kind of the object they show.
+pub fn sort_rows(rows: &mut [HubRow]) {
+    rows.sort_by(|a, b| {
+        let key = |row: &HubRow| {
+            (
+                row.target.namespace.clone(),
+                row.target.name.clone(),
+                row.target.kind.clone(),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
 }
 
 #[cfg(test)]

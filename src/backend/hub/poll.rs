@@ -1,16 +1,13 @@
-//! The console's backend on a Karmada hub: reads the hub (clusters, bindings, Works) every few
-//! seconds and reports what changed — cluster health as Karmada reports it, and one cell per
-//! (binding, cluster) from the binding's schedule and the Work's Applied condition. The rows
-//! are the bindings that existed at start. It only reads: there is no effect channel, so no
+//! The console's backend on a hub: reads the hub every few seconds and reports what changed —
+//! cluster health as the hub reports it, and one cell per (row, cluster) as the hub's reader
+//! words it. The rows are the ones that existed at start. It only reads: there is no effect channel, so no
 //! code path can write to the hub.
 
 use std::time::Duration;
 
-use kube::Client;
-use kube::config::Kubeconfig;
 use tokio::sync::mpsc;
 
-use super::karmada::{HubView, read};
+use super::{Hub, HubRow, HubView};
 use crate::backend::{BackendEvent, CellRef, CellUpdate};
 use crate::model::{ClusterStatus, Health, StatusKind};
 
@@ -20,9 +17,9 @@ pub const POLL_EVERY: Duration = Duration::from_secs(5);
 /// The first matrix of a hub view.
 pub fn snapshot(view: &HubView) -> BackendEvent {
     let clusters = view.clusters.len();
-    let mut kinds = vec![StatusKind::NotPlaced; view.bindings.len() * clusters];
+    let mut kinds = vec![StatusKind::NotPlaced; view.rows.len() * clusters];
     let mut details = Vec::new();
-    for row in 0..view.bindings.len() {
+    for row in 0..view.rows.len() {
         for column in 0..clusters {
             let (status, message) = view.cell(row, column);
             kinds[row * clusters + column] = status.kind();
@@ -42,21 +39,11 @@ pub fn snapshot(view: &HubView) -> BackendEvent {
 }
 
 /// Starts polling; `first` is the view the console's rows and columns were built from.
-pub fn spawn_readonly(
-    client: Client,
-    kubeconfig: Kubeconfig,
-    first: HubView,
-    events: mpsc::UnboundedSender<BackendEvent>,
-) {
-    tokio::spawn(run(client, kubeconfig, first, events));
+pub fn spawn_readonly(hub: Hub, first: HubView, events: mpsc::UnboundedSender<BackendEvent>) {
+    tokio::spawn(run(hub, first, events));
 }
 
-async fn run(
-    client: Client,
-    kubeconfig: Kubeconfig,
-    first: HubView,
-    events: mpsc::UnboundedSender<BackendEvent>,
-) {
+async fn run(hub: Hub, first: HubView, events: mpsc::UnboundedSender<BackendEvent>) {
     let mut shown = first;
     let _ = events.send(snapshot(&shown));
     for (index, (_, status)) in shown.clusters.iter().enumerate() {
@@ -72,9 +59,9 @@ async fn run(
         if events.is_closed() {
             return;
         }
-        let next = match read(&client, &kubeconfig).await {
+        let next = match hub.read().await {
             Ok(view) => aligned(&shown, view),
-            Err(reason) => unreachable_hub(&shown, &reason),
+            Err(err) => unreachable_hub(&shown, &err.message),
         };
         for event in changes(&shown, &next) {
             if events.send(event).is_err() {
@@ -85,8 +72,8 @@ async fn run(
     }
 }
 
-/// `view` in the rows and columns of `shown` (bindings and clusters that appeared since start
-/// are left out; ones that went away report as not scheduled).
+/// `view` in the rows and columns of `shown` (rows and clusters that appeared since start are
+/// left out; rows that went away report as not placed).
 fn aligned(shown: &HubView, view: HubView) -> HubView {
     let clusters = shown
         .clusters
@@ -108,25 +95,25 @@ fn aligned(shown: &HubView, view: HubView) -> HubView {
                 })
         })
         .collect();
-    let bindings = shown
-        .bindings
+    let rows = shown
+        .rows
         .iter()
-        .map(|binding| {
-            view.bindings
+        .map(|row| {
+            view.rows
                 .iter()
-                .find(|other| other.target == binding.target)
+                .find(|other| other.target == row.target)
                 .cloned()
-                .unwrap_or_else(|| super::karmada::Binding {
-                    clusters: Vec::new(),
-                    unscheduled: Some("the binding is gone from the hub".into()),
-                    ..binding.clone()
+                .unwrap_or_else(|| HubRow {
+                    cells: Default::default(),
+                    not_placed: format!("{} is gone from the hub", row.source),
+                    ..row.clone()
                 })
         })
         .collect();
     HubView {
+        kind: view.kind,
         clusters,
-        bindings,
-        works: view.works,
+        rows,
     }
 }
 
@@ -159,7 +146,7 @@ pub fn changes(before: &HubView, after: &HubView) -> Vec<BackendEvent> {
         }
     }
     let mut cells = Vec::new();
-    for row in 0..after.bindings.len() {
+    for row in 0..after.rows.len() {
         for column in 0..after.clusters.len() {
             let old = before.cell(row, column);
             let new = after.cell(row, column);
