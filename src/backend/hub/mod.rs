@@ -3,6 +3,7 @@
 //! here only read; they must not write to the hub or decide placement themselves.
 
 pub mod karmada;
+pub mod kubefed;
 pub mod poll;
 
 use std::collections::BTreeMap;
@@ -146,6 +147,7 @@ impl Hub {
     pub async fn clusters(&self) -> Result<Vec<(ClusterSpec, ClusterStatus)>, HubError> {
         let clusters = match self.kind {
             HubKind::Karmada => karmada::clusters(&self.client, &self.kubeconfig).await,
+            HubKind::KubeFed => kubefed::clusters(&self.client, &self.kubeconfig).await,
             other => return Err(self.not_yet(other)),
         };
         clusters.map_err(|reason| self.failed(reason))
@@ -155,6 +157,7 @@ impl Hub {
     pub async fn read(&self) -> Result<HubView, HubError> {
         let view = match self.kind {
             HubKind::Karmada => karmada::read(&self.client, &self.kubeconfig).await,
+            HubKind::KubeFed => kubefed::read(&self.client, &self.kubeconfig).await,
             other => return Err(self.not_yet(other)),
         };
         view.map_err(|reason| self.failed(reason))
@@ -197,7 +200,8 @@ pub struct HubRow {
 
 impl HubView {
     /// One cell of the matrix: row `row` on cluster `column`, as design §4 names it. A placed
-    /// cell on a member the hub cannot reach is Unreachable whatever the hub last recorded.
+    /// cell on a member the hub cannot reach is Unreachable whatever the hub last recorded; a
+    /// cell the reader marked NotPlaced (with a reason for that cluster) stays not placed.
     pub fn cell(&self, row: usize, column: usize) -> (CellStatus, Option<String>) {
         let (Some(row), Some((spec, status))) = (self.rows.get(row), self.clusters.get(column))
         else {
@@ -205,6 +209,7 @@ impl HubView {
         };
         match row.cells.get(&spec.name) {
             None => (CellStatus::NotPlaced(row.not_placed.clone()), None),
+            Some(cell @ (CellStatus::NotPlaced(_), _)) => cell.clone(),
             Some(_) if status.health == Health::Unreachable => {
                 (CellStatus::Unreachable, Some(status.message.clone()))
             }
