@@ -70,6 +70,28 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
             };
             commands::clusters::run_live(&global, inventory, &mut std::io::stdout()).await
         }
+        Command::Render(_)
+        | Command::Plan(_)
+        | Command::Apply(_)
+        | Command::Drift(_)
+        | Command::Repair(_)
+            if global.hub.is_some() =>
+        {
+            // With a hub, the hub's controllers propagate: these commands work on a fleet
+            // directory with the built-in engine, which a hub replaces.
+            let hub = global.hub.clone().unwrap_or_default();
+            eprintln!(
+                "error: `{}` does not work with --hub: on a hub, the hub's controllers propagate, so there is no flotilla plan to {}\n  hint: `flotilla --hub {hub} clusters`, `console` or `watch` show what the hub does; drop --hub to use `{}` on a fleet directory and raw contexts",
+                command.name(),
+                match command {
+                    Command::Render(_) => "render",
+                    Command::Drift(_) | Command::Repair(_) => "compare against",
+                    _ => "apply",
+                },
+                command.name()
+            );
+            Ok(exit::INPUT)
+        }
         Command::Render(args) => {
             let input = if let Some(scale) = global.demo_scale {
                 FleetInput::Files(flotilla::demo_fleet::synthetic_fleet(
