@@ -141,7 +141,7 @@ pub enum Command {
     Watch(WatchArgs),
     /// List clusters with their health.
     Clusters,
-    /// Per-cluster desired objects, computed offline (never contacts a cluster).
+    /// Per-cluster desired objects, computed offline (never contacts a cluster); with --hub, the objects the hub itself rendered.
     Render(RenderArgs),
     /// Per-cluster diff of desired against live (exit 0 none, 1 changes, 2 input error, 3 some clusters failed).
     Plan(PlanArgs),

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
+use crate::app::session::Store;
 use crate::app::state::{State, Wall};
 use crate::app::{self, Console, Session};
 use crate::backend::BackendEvent;
@@ -18,7 +19,7 @@ use crate::cli::{GlobalArgs, WatchArgs, exit};
 use crate::config::keymap::Keymap;
 use crate::config::theme::Theme;
 use crate::config::{self, Settings};
-use crate::engine::{FederatedResource, Fleet, SourceLocation};
+use crate::engine::{FederatedResource, Fleet, SourceFile, SourceLocation};
 use crate::model::Dialect;
 use crate::source;
 
@@ -27,21 +28,41 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
     let readonly = global.readonly || wall.is_some();
     let (events_tx, events) = mpsc::unbounded_channel();
     if let Some(hub) = &global.hub {
-        let (fleet, label) = match start_hub(global, hub, events_tx).await {
+        let started = match start_hub(global.kubeconfig.as_deref(), hub, readonly, events_tx).await
+        {
             Ok(started) => started,
-            Err(code) => return Ok(code),
+            Err(err) => {
+                eprintln!("error: {err}");
+                return Ok(err.code);
+            }
         };
-        // Hub mode shows what the hub's controllers do; editing its policies comes later.
-        let session = |state| Session {
-            state,
-            effects: None,
-            fleet: fleet.clone(),
-            files: Vec::new(),
-            persist: false,
+        let HubStart {
+            fleet,
+            files,
+            label,
+            effects,
+            notice,
+            kind: hub_kind,
+        } = started;
+        let readonly = effects.is_none();
+        let session = |mut state: State| {
+            state.notice = notice;
+            state.hub = Some(hub_kind);
+            Session {
+                state,
+                effects,
+                fleet: fleet.clone(),
+                files,
+                store: Store::Hub,
+            }
         };
-        return show(global, wall, &fleet, label, true, events, session).await;
+        return show(global, wall, &fleet, label, readonly, events, session).await;
     }
-    let persist = !global.uses_demo();
+    let store = if global.uses_demo() {
+        Store::Memory
+    } else {
+        Store::Directory
+    };
     let (fleet, files, label, effects) = if global.uses_demo() {
         let loaded = match source::load(global) {
             Ok(loaded) => loaded,
@@ -70,7 +91,7 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
         effects,
         fleet: fleet.clone(),
         files,
-        persist,
+        store,
     };
     show(global, wall, &fleet, label, readonly, events, session).await
 }
@@ -112,25 +133,63 @@ async fn show(
     Ok(exit::OK)
 }
 
-/// Connects to a hub, reads it once, and starts its read-only backend. The fleet's clusters
-/// are the hub's members and its resources the objects the hub delivers to them.
-async fn start_hub(
-    global: &GlobalArgs,
+/// A hub session's beginnings: the fleet the console shows, the texts its editors edit, the
+/// header label, the backend's effect channel (`None` when read-only) and a first notice.
+pub struct HubStart {
+    pub fleet: Arc<Fleet>,
+    pub files: Vec<SourceFile>,
+    pub label: String,
+    pub effects: Option<mpsc::UnboundedSender<Effect>>,
+    pub notice: Option<String>,
+    /// The hub's kind, as the header names it.
+    pub kind: String,
+}
+
+/// Connects to a hub, reads it once, and starts its backend. On a Karmada hub the fleet is
+/// the hub's own (its Clusters, the templates its bindings name and every policy), so the
+/// editors work on it and confirmed edits go back to the hub; other hubs, or a Karmada fleet
+/// the engine cannot load, are shown read-only: rows are the objects the hub delivers.
+pub async fn start_hub(
+    kubeconfig: Option<&std::path::Path>,
     context: &str,
+    readonly: bool,
     events: mpsc::UnboundedSender<BackendEvent>,
-) -> Result<(Arc<Fleet>, String), u8> {
-    let failed = |err: hub::HubError| {
-        eprintln!("error: {err}");
-        err.code
-    };
-    let hub = hub::connect(
-        global.kubeconfig.as_deref(),
-        context,
-        LiveOptions::default().timeouts,
-    )
-    .await
-    .map_err(failed)?;
-    let view = hub.read().await.map_err(failed)?;
+) -> Result<HubStart, hub::HubError> {
+    let hub = hub::connect(kubeconfig, context, LiveOptions::default().timeouts).await?;
+    let view = hub.read().await?;
+    let label = hub.label();
+    let kind = hub.kind.as_str().to_string();
+    let mut notice = None;
+    if hub.kind == HubKind::Karmada {
+        match karmada_fleet(&hub).await {
+            Ok((fleet, files)) => {
+                let targets: Vec<_> = fleet.resources.iter().map(|r| r.target.clone()).collect();
+                let view = hub::poll::in_rows_of(&targets, view);
+                let effects = if readonly {
+                    hub::poll::spawn_readonly(hub, view, events);
+                    None
+                } else {
+                    Some(hub::poll::spawn(hub, view, events))
+                };
+                return Ok(HubStart {
+                    fleet: Arc::new(fleet),
+                    files,
+                    label,
+                    effects,
+                    notice,
+                    kind: HubKind::Karmada.as_str().into(),
+                });
+            }
+            Err(reason) => {
+                notice = Some(format!("read-only: {reason}"));
+            }
+        }
+    }
+    if hub.kind == HubKind::KubeFed {
+        notice = Some(
+            "read-only: editing a KubeFed hub's Federated objects is not implemented yet".into(),
+        );
+    }
     let dialect = match hub.kind {
         HubKind::KubeFed => Dialect::KubeFed,
         HubKind::Karmada | HubKind::OpenClusterManagement => Dialect::Karmada,
@@ -149,9 +208,35 @@ async fn start_hub(
             },
         })
         .collect();
-    let label = hub.label();
     hub::poll::spawn_readonly(hub, view, events);
-    Ok((Arc::new(fleet), label))
+    Ok(HubStart {
+        fleet: Arc::new(fleet),
+        files: Vec::new(),
+        label,
+        effects: None,
+        notice,
+        kind,
+    })
+}
+
+/// The fleet a Karmada hub holds, loaded by the engine like a fleet directory.
+async fn karmada_fleet(hub: &hub::Hub) -> Result<(Fleet, Vec<SourceFile>), String> {
+    let (bindings, _) = hub::karmada::bindings_and_works(&hub.client).await?;
+    let contexts = hub
+        .kubeconfig
+        .contexts
+        .iter()
+        .map(|c| c.name.clone())
+        .collect();
+    let files =
+        hub::karmada_source::fleet_files(&hub.client, &hub.context, &contexts, &bindings).await?;
+    let (fleet, errors) = crate::engine::load_fleet(&files);
+    match errors.first() {
+        Some(error) => Err(format!(
+            "the hub's policies do not load in flotilla's engine, so they cannot be edited here: {error}"
+        )),
+        None => Ok((fleet, files)),
+    }
 }
 
 fn input_error(err: &dyn std::fmt::Display) -> u8 {

@@ -70,27 +70,9 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
             };
             commands::clusters::run_live(&global, inventory, &mut std::io::stdout()).await
         }
-        Command::Render(_)
-        | Command::Plan(_)
-        | Command::Apply(_)
-        | Command::Drift(_)
-        | Command::Repair(_)
-            if global.hub.is_some() =>
-        {
-            // With a hub, the hub's controllers propagate: these commands work on a fleet
-            // directory with the built-in engine, which a hub replaces.
+        Command::Render(args) if global.hub.is_some() => {
             let hub = global.hub.clone().unwrap_or_default();
-            eprintln!(
-                "error: `{}` does not work with --hub: on a hub, the hub's controllers propagate, so there is no flotilla plan to {}\n  hint: `flotilla --hub {hub} clusters`, `console` or `watch` show what the hub does; drop --hub to use `{}` on a fleet directory and raw contexts",
-                command.name(),
-                match command {
-                    Command::Render(_) => "render",
-                    Command::Drift(_) | Command::Repair(_) => "compare against",
-                    _ => "apply",
-                },
-                command.name()
-            );
-            Ok(exit::INPUT)
+            commands::render::run_hub(&global, &hub, &args.clusters, &mut std::io::stdout()).await
         }
         Command::Render(args) => {
             let input = if let Some(scale) = global.demo_scale {
@@ -121,6 +103,21 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
                 command.name()
             );
             Ok(exit::INPUT)
+        }
+        Command::Apply(_) | Command::Repair(_) if global.hub.is_some() => {
+            eprintln!(
+                "error: {} --hub: on a hub its controllers propagate; change what the hub holds instead (the console's editors write policies to it, or kubectl apply them)",
+                command.name()
+            );
+            Ok(exit::INPUT)
+        }
+        Command::Plan(args) if global.hub.is_some() => {
+            let hub = global.hub.clone().unwrap_or_default();
+            commands::hub::run_plan(&global, &args, &hub, &mut std::io::stdout()).await
+        }
+        Command::Drift(scope) if global.hub.is_some() => {
+            let hub = global.hub.clone().unwrap_or_default();
+            commands::hub::run_drift(&global, &scope, &hub, &mut std::io::stdout()).await
         }
         Command::Plan(args) => {
             commands::propagate::run_plan(&global, &args, &mut std::io::stdout()).await

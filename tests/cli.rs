@@ -122,21 +122,6 @@ fn unimplemented_commands_say_so_with_exit_2() {
 }
 
 #[test]
-fn engine_commands_refuse_a_hub_and_say_what_to_use() {
-    // Refused before any connection: the context need not exist.
-    for command in ["render", "plan", "apply", "drift"] {
-        let output = flotilla(&["--hub", "no-such-context", command]);
-        assert_eq!(output.status.code(), Some(2), "{command}");
-        let text = stderr(&output);
-        assert!(
-            text.contains(&format!("`{command}` does not work with --hub"))
-                && text.contains("flotilla --hub no-such-context clusters"),
-            "{command}: {text}"
-        );
-    }
-}
-
-#[test]
 fn a_missing_fleet_directory_is_an_input_error() {
     let output = flotilla(&["clusters", "--fleet", "/nonexistent/fleet"]);
     assert_eq!(output.status.code(), Some(2));

@@ -42,7 +42,7 @@ impl Demo {
                 effects: Some(tx),
                 fleet,
                 files,
-                persist: false,
+                store: flotilla::app::session::Store::Memory,
             },
             effects,
             core,

@@ -460,7 +460,7 @@ fn the_session_saves_the_new_policy_and_renders_it_then_undo_takes_it_back() {
         effects: Some(tx),
         fleet,
         files,
-        persist: false,
+        store: flotilla::app::session::Store::Memory,
     };
     let eu1 = session
         .fleet

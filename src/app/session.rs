@@ -23,8 +23,20 @@ pub struct Session {
     pub fleet: Arc<Fleet>,
     /// The texts the fleet was loaded from, for the editors.
     pub files: Vec<SourceFile>,
-    /// Whether edits are written to the fleet directory; the demo's files live in memory.
-    pub persist: bool,
+    /// Where confirmed edits go.
+    pub store: Store,
+}
+
+/// Where a session's fleet lives, and so where a confirmed edit is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    /// A fleet directory: files are rewritten (with a backup) and the audit log records it.
+    Directory,
+    /// In memory only (the demo).
+    Memory,
+    /// A federation hub: the edited policy is written to the hub by the backend, whose
+    /// controllers propagate it; the texts are kept in memory and the audit log records it.
+    Hub,
 }
 
 impl Session {
@@ -71,7 +83,7 @@ impl Session {
             self.refuse(format!("{} is not one of the fleet's files", save.file));
             return;
         };
-        let saved = if self.persist {
+        let saved = if self.store == Store::Directory {
             let path = std::path::Path::new(&save.file);
             fleet_edit::replace_or_append_document(path, save.document, &save.object)
                 .map_err(|err| err.to_string())
@@ -92,11 +104,11 @@ impl Session {
                 &save.object,
             )
             .map(|edited| {
-                (
-                    edited.text,
-                    edited.warnings,
-                    " (in memory: the demo)".into(),
-                )
+                let place = match self.store {
+                    Store::Hub => String::new(),
+                    _ => " (in memory: the demo)".into(),
+                };
+                (edited.text, edited.warnings, place)
             })
             .map_err(|err| err.to_string())
         };
@@ -120,11 +132,19 @@ impl Session {
         }
         self.state.explanation = None;
         self.explain_selection();
-        if self.persist {
-            let mut entry = audit::Entry::new("save-placement");
+        if self.store != Store::Memory {
+            let action = match self.store {
+                Store::Hub => "hub-apply",
+                _ => "save-placement",
+            };
+            let mut entry = audit::Entry::new(action);
             entry.objects = vec![save.title.clone()];
             entry.files = vec![save.file.clone()];
             audit::record_or_warn(&entry);
+        }
+        if self.store == Store::Hub {
+            self.write_to_hub(save, &cells, &fleet);
+            return;
         }
         let mut notice = format!("saved {} to {}{backup}", save.title, save.file);
         if !cells.is_empty() || !delete.is_empty() {
@@ -157,6 +177,34 @@ impl Session {
         }
     }
 
+    /// Hands a saved policy to the hub's backend, with the engine's render of every cell it
+    /// changes, so the backend can follow the hub until it rendered exactly that.
+    fn write_to_hub(&mut self, save: FleetSave, cells: &[CellRef], fleet: &Fleet) {
+        let expect: Vec<(CellRef, serde_json::Value)> = cells
+            .iter()
+            .filter_map(
+                |cell| match fleet.decide(cell.resource as usize, cell.cluster as usize) {
+                    crate::engine::Decision::Placed { object, .. } => Some((*cell, object)),
+                    crate::engine::Decision::NotPlaced { .. } => None,
+                },
+            )
+            .collect();
+        self.state.notice = Some(format!(
+            "writing {} to the hub; {} cell(s) will follow",
+            save.title,
+            expect.len()
+        ));
+        let effect = Effect::HubApply {
+            object: save.object,
+            title: save.title,
+            expect,
+        };
+        match &self.effects {
+            Some(effects) if effects.send(effect).is_ok() => {}
+            _ => self.refuse("read-only: the hub was not written".into()),
+        }
+    }
+
     /// Writes whole fleet files (to disk, or in memory for the demo), reloads the fleet, hands
     /// it to the backend and propagates the cells. Refused when a file changed since the
     /// change was prepared; nothing reaches a cluster when a write fails.
@@ -178,7 +226,7 @@ impl Session {
         }
         let mut written = Vec::new();
         for file in &write.files {
-            if self.persist {
+            if self.store == Store::Directory {
                 let path = std::path::Path::new(&file.path);
                 if let Err(error) = fleet_edit::write_text(path, file.old.as_deref(), &file.new) {
                     tracing::warn!("not saved: {error}");
@@ -214,7 +262,7 @@ impl Session {
         }
         self.state.explanation = None;
         self.explain_selection();
-        if self.persist {
+        if self.store == Store::Directory {
             let mut entry = audit::Entry::new(&write.action);
             entry.clusters = write.clusters.clone();
             entry.objects = write.objects.clone();
@@ -222,7 +270,7 @@ impl Session {
             entry.files = written.clone();
             audit::record_or_warn(&entry);
         }
-        let place = if self.persist {
+        let place = if self.store == Store::Directory {
             ""
         } else {
             " (in memory: the demo)"

@@ -468,6 +468,9 @@ pub struct State {
     pub danger_patterns: Vec<String>,
     pub mode: Mode,
     pub readonly: bool,
+    /// The kind of federation hub the console is attached to (`Karmada` …), if any: its
+    /// controllers propagate, so `a` asks the hub to reschedule instead of applying.
+    pub hub: Option<String>,
     pub should_quit: bool,
     /// The latest notice for the status line.
     pub notice: Option<String>,

@@ -246,6 +246,9 @@ fn ask_to_apply(state: &mut State) -> Vec<Effect> {
         state.notice = Some("select a resource to propagate".into());
         return Vec::new();
     };
+    if let Some(hub) = state.hub.clone() {
+        return ask_to_reschedule(state, resource, &hub);
+    }
     let mut cells = Vec::new();
     let mut summary = Vec::new();
     let mut danger: Option<String> = None;
@@ -293,6 +296,33 @@ fn ask_to_apply(state: &mut State) -> Vec<Effect> {
 }
 
 /// Keys while a confirmation is open: the confirm word and enter go ahead; esc or `n` cancel.
+/// On a hub, `a` asks the hub's scheduler to place the resource afresh (its controllers do
+/// the propagating); the backend sets the binding's reschedule trigger.
+fn ask_to_reschedule(state: &mut State, resource: usize, hub: &str) -> Vec<Effect> {
+    let cells: Vec<CellRef> = (0..state.clusters.len())
+        .map(|cluster| CellRef {
+            resource: resource as u32,
+            cluster: cluster as u32,
+        })
+        .collect();
+    let key = state.resources[resource].target.display_key();
+    state.mode = Mode::Confirm(Box::new(PendingApply {
+        cells,
+        summary: vec![
+            format!("reschedule {key} on the {hub} hub:"),
+            "sets rescheduleTriggeredAt on its binding;".into(),
+            "the scheduler places it afresh, and its clusters may change".into(),
+        ],
+        confirm_word: "y".into(),
+        typed: String::new(),
+        save: None,
+        delete: Vec::new(),
+        undo: None,
+        waves: false,
+    }));
+    Vec::new()
+}
+
 fn confirm(state: &mut State, mut pending: Box<PendingApply>, key: InputKey) -> Vec<Effect> {
     let single_key = pending.confirm_word == "y";
     match key {
@@ -302,7 +332,8 @@ fn confirm(state: &mut State, mut pending: Box<PendingApply>, key: InputKey) -> 
         }
         InputKey::Char('y') if single_key => return start_apply(state, pending),
         InputKey::Tab => {
-            pending.waves = !pending.waves;
+            // A hub's controllers roll a change out themselves: no waves there.
+            pending.waves = !pending.waves && state.hub.is_none();
             state.mode = Mode::Confirm(pending);
         }
         InputKey::Enter if !single_key && pending.typed == pending.confirm_word => {
@@ -319,6 +350,12 @@ fn confirm(state: &mut State, mut pending: Box<PendingApply>, key: InputKey) -> 
 }
 
 fn start_apply(state: &mut State, pending: Box<PendingApply>) -> Vec<Effect> {
+    if state.hub.is_some() && pending.save.is_none() {
+        state.notice = Some("asking the hub to reschedule…".into());
+        return vec![Effect::Apply {
+            cells: pending.cells,
+        }];
+    }
     state.notice = Some(format!(
         "propagating to {} cluster(s)…",
         pending.cells.len()

@@ -144,6 +144,15 @@ pub enum Effect {
         cells: Vec<CellRef>,
         revision: u64,
     },
+    /// Hub mode: write this policy to the hub (server-side apply, field manager `flotilla`,
+    /// taking over fields others set — the operator confirmed it), then follow the hub until
+    /// its rendered object for each cell in `expect` equals the engine's (`expect` holds the
+    /// engine's render of the edited fleet).
+    HubApply {
+        object: serde_json::Value,
+        title: String,
+        expect: Vec<(CellRef, serde_json::Value)>,
+    },
     /// Take back exactly these drifted fields (re-apply the desired values with force),
     /// confirmed by the operator. Other drifted fields of the same objects keep their values.
     Revert { fields: Vec<RevertField> },

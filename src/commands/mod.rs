@@ -2,6 +2,7 @@
 //! They print results to stdout and problems to stderr; they must not open the console.
 
 pub mod clusters;
+pub mod hub;
 pub mod propagate;
 pub mod render;
 pub mod repair;

@@ -214,7 +214,7 @@ pub async fn prepare(
 }
 
 /// Progress on stderr when it is a terminal: "plan: 3/10 clusters".
-fn progress(verb: &'static str) -> impl Fn(usize, usize) + Sync {
+pub(crate) fn progress(verb: &'static str) -> impl Fn(usize, usize) + Sync {
     let tty = std::io::stderr().is_terminal();
     move |done, total| {
         if tty {
@@ -228,8 +228,8 @@ fn progress(verb: &'static str) -> impl Fn(usize, usize) + Sync {
 }
 
 #[derive(Serialize)]
-struct Items<'a, T> {
-    items: &'a [T],
+pub(crate) struct Items<'a, T> {
+    pub(crate) items: &'a [T],
 }
 
 /// Exit code of a plan: 3 when a cluster or object failed, 1 with changes, else 0.

@@ -94,3 +94,51 @@ pub fn run_render(
     }
     0
 }
+
+/// `flotilla --hub CONTEXT render`: the per-cluster objects the hub itself rendered (Karmada's
+/// Works), in the same shapes as the offline render. Exit 0, 2 for a bad context or a hub
+/// that keeps no per-cluster objects, 3 when the hub cannot be read.
+pub async fn run_hub(
+    global: &crate::cli::GlobalArgs,
+    context: &str,
+    cluster_names: &[String],
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    use crate::backend::hub;
+    let rendered =
+        match hub::connect(global.kubeconfig.as_deref(), context, Default::default()).await {
+            Ok(hub) => hub.rendered().await,
+            Err(err) => Err(err),
+        };
+    let mut rendered = match rendered {
+        Ok(rendered) => rendered,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Ok(err.code);
+        }
+    };
+    if !cluster_names.is_empty() {
+        rendered
+            .items
+            .retain(|item| cluster_names.contains(&item.cluster));
+        rendered
+            .unplaced
+            .retain(|item| cluster_names.contains(&item.cluster));
+    }
+    crate::output::write(out, global.output, &rendered, |out| {
+        writeln!(out, "CLUSTER\tKIND\tNAMESPACE\tNAME")?;
+        for item in &rendered.items {
+            let field = |pointer: &str| item.object.pointer(pointer).and_then(|v| v.as_str());
+            writeln!(
+                out,
+                "{}\t{}\t{}\t{}",
+                item.cluster,
+                field("/kind").unwrap_or("?"),
+                field("/metadata/namespace").unwrap_or("-"),
+                field("/metadata/name").unwrap_or("?"),
+            )?;
+        }
+        Ok(())
+    })?;
+    Ok(crate::cli::exit::OK)
+}

@@ -113,7 +113,7 @@ impl Command {
             Command::Sort => "cycle the focused pane's sort order",
             Command::Collapse => "matrix: one heat strip per cluster group",
             Command::Apply => {
-                "propagate the selected resource where it is not in sync (asks first)"
+                "propagate the selected resource where it is not in sync (asks first); on a Karmada hub, reschedule it"
             }
             Command::EditPlacement => {
                 "edit where the selected resource goes, with a preview before anything is written"

@@ -881,10 +881,11 @@ impl OverridePolicy {
             .value
             .pointer("/spec/overrideRules")
             .is_some_and(|v| !v.is_null());
+        // Karmada's webhook defaults the deprecated `overriders` to `{}`: empty means unset.
         let has_old = doc
             .value
             .pointer("/spec/overriders")
-            .is_some_and(|v| !v.is_null());
+            .is_some_and(|v| !(v.is_null() || v.as_object().is_some_and(|o| o.is_empty())));
         if has_rules && has_old {
             return Err(doc.error(
                 "/spec/overriders",

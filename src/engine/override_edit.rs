@@ -620,7 +620,7 @@ pub fn apply_edit(
         Dialect::Karmada => {
             if object
                 .pointer("/spec/overriders")
-                .is_some_and(|v| !v.is_null())
+                .is_some_and(|v| !(v.is_null() || v.as_object().is_some_and(|o| o.is_empty())))
             {
                 return Err(format!(
                     "{} uses the deprecated targetCluster/overriders form; edit it in its file",

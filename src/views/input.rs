@@ -101,7 +101,22 @@ pub(super) fn render_confirm(frame: &mut Frame, area: Rect, state: &State, conte
         .collect();
     let clusters: std::collections::BTreeSet<u32> =
         pending.cells.iter().map(|cell| cell.cluster).collect();
-    if clusters.len() > 1 {
+    // On a hub its controllers roll the change out: there are no waves to choose.
+    let (verb, title) = match (&state.hub, &pending.save) {
+        (Some(_), None) => (
+            "reschedule",
+            "Reschedule? Nothing is written until you confirm",
+        ),
+        (Some(_), Some(_)) => (
+            "write to the hub",
+            "Write to the hub? Nothing is written until you confirm",
+        ),
+        (None, _) => (
+            "propagate",
+            "Propagate? Nothing is written until you confirm",
+        ),
+    };
+    if clusters.len() > 1 && state.hub.is_none() {
         let canary = clusters
             .first()
             .and_then(|c| state.clusters.get(*c as usize))
@@ -122,7 +137,7 @@ pub(super) fn render_confirm(frame: &mut Frame, area: Rect, state: &State, conte
     lines.push(Line::from(""));
     if pending.confirm_word == "y" {
         lines.push(Line::from(Span::styled(
-            " y propagate · n / esc cancel",
+            format!(" y {verb} · n / esc cancel"),
             theme.title,
         )));
     } else {
@@ -132,7 +147,7 @@ pub(super) fn render_confirm(frame: &mut Frame, area: Rect, state: &State, conte
         )));
         lines.push(Line::from(vec![
             Span::styled(
-                format!(" type {} and enter to propagate: ", pending.confirm_word),
+                format!(" type {} and enter to {verb}: ", pending.confirm_word),
                 theme.title,
             ),
             Span::styled(pending.typed.clone(), theme.text),
@@ -141,11 +156,7 @@ pub(super) fn render_confirm(frame: &mut Frame, area: Rect, state: &State, conte
     }
     let popup = super::popup(frame, area, 80, lines.len());
     frame.render_widget(
-        Paragraph::new(lines).block(pane_block(
-            "Propagate? Nothing is written until you confirm",
-            true,
-            theme,
-        )),
+        Paragraph::new(lines).block(pane_block(title, true, theme)),
         popup,
     );
 }

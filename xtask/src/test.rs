@@ -218,8 +218,10 @@ fn karmada_tier(tally: &mut Tally) -> Result<()> {
     let ours = owner == me;
     let kubeconfig = paths::kubeconfig();
     let mut cmd = cargo();
+    // Hub edits driven in-process write the audit log: keep it out of the user's state.
     cmd.args(["test", "--test", "testenv_karmada", "--", "--ignored"])
-        .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig);
+        .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig)
+        .env("XDG_STATE_HOME", paths::testenv_dir().join("state"));
     if let Ok(me) = std::env::current_exe() {
         cmd.env("FLOTILLA_XTASK_BIN", me);
     }

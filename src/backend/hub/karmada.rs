@@ -9,13 +9,13 @@ use kube::config::Kubeconfig;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 
-use super::{HubKind, HubRow, HubView, sort_rows};
+use super::{HubKind, HubRender, HubRow, HubView, RenderedObject, sort_rows};
 use crate::backend::kube::probe::short_error;
 use crate::engine::inventory::{InventoryKind, parse_cluster};
 use crate::engine::load::Doc;
 use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef};
 
-fn cluster_resource() -> ApiResource {
+pub(super) fn cluster_resource() -> ApiResource {
     ApiResource {
         group: "cluster.karmada.io".into(),
         version: "v1alpha1".into(),
@@ -91,8 +91,46 @@ pub fn status_of(cluster: &Value) -> ClusterStatus {
             .and_then(Value::as_str)
             .map(str::to_string),
         latency_ms: None,
-        message: format!("{described} ({sync_mode} mode, via the Karmada hub)"),
+        message: format!(
+            "{described} ({sync_mode} mode, via the Karmada hub{})",
+            summary_of(cluster)
+        ),
     }
+}
+
+/// What Karmada's Cluster status says of the member's size and APIs: nodes ready, allocatable
+/// resources and how many API group versions it serves (empty when Karmada reported none).
+fn summary_of(cluster: &Value) -> String {
+    let mut parts = Vec::new();
+    if let (Some(ready), Some(total)) = (
+        cluster
+            .pointer("/status/nodeSummary/readyNum")
+            .and_then(Value::as_i64),
+        cluster
+            .pointer("/status/nodeSummary/totalNum")
+            .and_then(Value::as_i64),
+    ) {
+        parts.push(format!("{ready}/{total} nodes ready"));
+    }
+    if let Some(allocatable) = cluster
+        .pointer("/status/resourceSummary/allocatable")
+        .and_then(Value::as_object)
+    {
+        let amounts: Vec<String> = ["cpu", "memory", "pods"]
+            .into_iter()
+            .filter_map(|name| Some(format!("{name} {}", allocatable.get(name)?.as_str()?)))
+            .collect();
+        if !amounts.is_empty() {
+            parts.push(format!("allocatable {}", amounts.join(", ")));
+        }
+    }
+    if let Some(apis) = cluster
+        .pointer("/status/apiEnablements")
+        .and_then(Value::as_array)
+    {
+        parts.push(format!("{} API group versions", apis.len()));
+    }
+    parts.iter().map(|part| format!("; {part}")).collect()
 }
 
 #[cfg(test)]
@@ -105,17 +143,22 @@ mod tests {
     fn health_comes_from_karmadas_ready_condition() {
         let ready = json!({
             "spec": {"syncMode": "Push"},
-            "status": {"kubernetesVersion": "v1.36.3", "conditions": [
+            "status": {"kubernetesVersion": "v1.36.3",
+                "nodeSummary": {"readyNum": 2, "totalNum": 3},
+                "resourceSummary": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "220"}},
+                "apiEnablements": [{"groupVersion": "v1"}, {"groupVersion": "apps/v1"}],
+                "conditions": [
                 {"type": "Ready", "status": "True", "reason": "ClusterReady",
                  "message": "cluster is healthy and ready to accept workloads"}]}
         });
         let status = status_of(&ready);
         assert_eq!(status.health, Health::Ready);
         assert_eq!(status.version.as_deref(), Some("v1.36.3"));
-        assert!(
-            status.message.contains("cluster is healthy"),
-            "{}",
-            status.message
+        assert_eq!(
+            status.message,
+            "ClusterReady: cluster is healthy and ready to accept workloads (Push mode, via the \
+             Karmada hub; 2/3 nodes ready; allocatable cpu 16, memory 64Gi, pods 220; 2 API group \
+             versions)"
         );
         let gone = json!({"status": {"conditions": [
             {"type": "Ready", "status": "False", "reason": "ClusterNotReachable",
@@ -138,6 +181,9 @@ pub struct Binding {
     pub clusters: Vec<(String, Option<i64>)>,
     /// The Scheduled condition's status and message, when it is not True.
     pub unscheduled: Option<String>,
+    /// Karmada's aggregated health of the object on each cluster (`Healthy`, `Unhealthy`,
+    /// `Unknown`), from the binding's status.
+    pub health: Vec<(String, String)>,
 }
 
 /// What a Work says about its manifests on one cluster.
@@ -196,7 +242,18 @@ pub fn binding_of(value: &Value) -> Binding {
     let unscheduled = condition(value, "Scheduled")
         .filter(|c| c["status"] != "True")
         .map(|c| format!("{}: {}", text(c, "/reason"), text(c, "/message")));
+    let health = value
+        .pointer("/status/aggregatedStatus")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .map(|s| (text(s, "/clusterName"), text(s, "/health")))
+                .filter(|(cluster, health)| !cluster.is_empty() && !health.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
     Binding {
+        health,
         name: if namespace.is_empty() {
             name
         } else {
@@ -242,6 +299,13 @@ pub fn work_of(value: &Value) -> Option<Work> {
     })
 }
 
+/// Whether a Work's manifest is the binding's template.
+fn is_target(manifest: &Value, target: &ResourceRef) -> bool {
+    text(manifest, "/kind") == target.kind
+        && text(manifest, "/metadata/name") == target.name
+        && text(manifest, "/metadata/namespace") == target.namespace.clone().unwrap_or_default()
+}
+
 /// The console's row for a binding: a cell for every cluster Karmada scheduled it to, from
 /// that cluster's Work.
 pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
@@ -249,9 +313,12 @@ pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
         .clusters
         .iter()
         .map(|(cluster, replicas)| {
-            let replicas = replicas
+            let mut replicas = replicas
                 .map(|r| format!(" ({r} replicas)"))
                 .unwrap_or_default();
+            if let Some((_, health)) = binding.health.iter().find(|(c, _)| c == cluster) {
+                replicas.push_str(&format!("; {health} on the member"));
+            }
             let work = works
                 .iter()
                 .find(|w| w.binding_id == binding.id && w.cluster == *cluster);
@@ -284,11 +351,36 @@ pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
             binding.name
         ),
     };
+    let objects = works
+        .iter()
+        .filter(|w| w.binding_id == binding.id)
+        .filter_map(|w| {
+            let object = w.manifests.iter().find(|m| is_target(m, &binding.target))?;
+            Some((w.cluster.clone(), object.clone()))
+        })
+        .collect();
+    let (namespace, name) = match binding.name.split_once('/') {
+        Some((namespace, name)) => (Some(namespace.to_string()), name.to_string()),
+        None => (None, binding.name.clone()),
+    };
+    let carrier = ResourceRef {
+        api_version: "work.karmada.io/v1alpha2".into(),
+        kind: if namespace.is_some() {
+            "ResourceBinding"
+        } else {
+            "ClusterResourceBinding"
+        }
+        .into(),
+        namespace,
+        name,
+    };
     HubRow {
         target: binding.target.clone(),
         source: format!("ResourceBinding {}", binding.name),
+        carrier: Some(carrier),
         cells,
         not_placed,
+        objects,
     }
 }
 
@@ -311,7 +403,10 @@ fn binding_resources() -> [ApiResource; 3] {
     ]
 }
 
-async fn list_values(client: &Client, resource: &ApiResource) -> Result<Vec<Value>, String> {
+pub(super) async fn list_values(
+    client: &Client,
+    resource: &ApiResource,
+) -> Result<Vec<Value>, String> {
     let api: Api<DynamicObject> = Api::all_with(client.clone(), resource);
     let list = api.list(&ListParams::default()).await.map_err(|err| {
         format!(
@@ -325,6 +420,37 @@ async fn list_values(client: &Client, resource: &ApiResource) -> Result<Vec<Valu
         .into_iter()
         .filter_map(|object| serde_json::to_value(object).ok())
         .collect())
+}
+
+/// Asks Karmada's scheduler to place a binding afresh: sets its `rescheduleTriggeredAt` to
+/// now (later than its `lastScheduledTime`, which is what triggers a full reschedule).
+/// Returns the time set.
+pub async fn reschedule(client: &Client, binding: &ResourceRef) -> Result<String, String> {
+    let [namespaced, cluster_scoped, _] = binding_resources();
+    let api: Api<DynamicObject> = match &binding.namespace {
+        Some(namespace) => Api::namespaced_with(client.clone(), namespace, &namespaced),
+        None => Api::all_with(client.clone(), &cluster_scoped),
+    };
+    let at = k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let patch = serde_json::json!({"spec": {"rescheduleTriggeredAt": at}});
+    api.patch(
+        &binding.name,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(&patch),
+    )
+    .await
+    .map_err(|err| short_error(&err))?;
+    Ok(at)
+}
+
+/// What the console watches on a Karmada hub: Clusters, bindings, Works and the policies.
+pub fn watched_kinds() -> Vec<ApiResource> {
+    let mut kinds = vec![cluster_resource()];
+    kinds.extend(binding_resources());
+    kinds.extend(super::karmada_source::policy_resources());
+    kinds
 }
 
 /// The hub's bindings and Works as they are now.
@@ -357,6 +483,40 @@ pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, S
     })
 }
 
+/// The objects Karmada wrote into the Works, cluster by cluster (clusters in name order,
+/// objects in template order), and the bindings' unplaced clusters.
+pub async fn rendered(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubRender, String> {
+    let clusters = clusters(client, kubeconfig).await?;
+    let (bindings, works) = bindings_and_works(client).await?;
+    let mut rows: Vec<HubRow> = bindings.iter().map(|b| row_of(b, &works)).collect();
+    sort_rows(&mut rows);
+    let mut items = Vec::new();
+    for (spec, _) in &clusters {
+        for row in &rows {
+            let Some(binding) = bindings.iter().find(|b| b.target == row.target) else {
+                continue;
+            };
+            let manifests = works
+                .iter()
+                .filter(|w| w.binding_id == binding.id && w.cluster == spec.name)
+                .flat_map(|w| w.manifests.iter());
+            items.extend(manifests.map(|object| RenderedObject {
+                cluster: spec.name.clone(),
+                object: object.clone(),
+            }));
+        }
+    }
+    let view = HubView {
+        kind: HubKind::Karmada,
+        clusters,
+        rows,
+    };
+    Ok(HubRender {
+        items,
+        unplaced: view.unplaced(),
+    })
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod view_tests {
@@ -371,6 +531,8 @@ mod view_tests {
             "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment",
                 "namespace": "shop", "name": "web"},
                 "clusters": [{"name": "a", "replicas": 2}, {"name": "b", "replicas": 1}]},
+            "status": {"aggregatedStatus": [{"clusterName": "a", "applied": true,
+                "health": "Unhealthy"}]},
         }))
     }
 
@@ -414,7 +576,11 @@ mod view_tests {
         assert_eq!(view.rows[0].target.display_key(), "Deployment/shop/web");
         let (status, message) = view.cell(0, 0);
         assert_eq!(status, CellStatus::InSync);
-        assert_eq!(message.as_deref(), Some("Work Applied (2 replicas)"));
+        assert_eq!(
+            message.as_deref(),
+            Some("Work Applied (2 replicas); Unhealthy on the member"),
+            "the schedule's replicas and Karmada's aggregated health"
+        );
         assert_eq!(
             view.cell(0, 1).0,
             CellStatus::Failed("AppliedFailed: admission webhook denied".into())
@@ -443,7 +609,7 @@ mod view_tests {
         assert_eq!(row.cells["a"].0, CellStatus::Pending);
         assert_eq!(
             row.cells["a"].1.as_deref(),
-            Some("scheduled (2 replicas); no Work for a yet")
+            Some("scheduled (2 replicas); Unhealthy on the member; no Work for a yet")
         );
     }
 }

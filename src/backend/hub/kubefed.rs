@@ -322,8 +322,16 @@ pub fn row_of(object: &Value, ty: &FederatedType, ctx: &Context<'_>) -> HubRow {
     HubRow {
         target,
         source,
+        carrier: Some(ResourceRef {
+            api_version: ty.resource.api_version.clone(),
+            kind,
+            namespace: Some(text(object, "/metadata/namespace")).filter(|ns| !ns.is_empty()),
+            name: text(object, "/metadata/name"),
+        }),
         cells,
         not_placed,
+        // KubeFed renders each member's object in memory and keeps no copy on the hub.
+        objects: BTreeMap::new(),
     }
 }
 

@@ -3,6 +3,7 @@
 //! here only read; they must not write to the hub or decide placement themselves.
 
 pub mod karmada;
+pub mod karmada_source;
 pub mod kubefed;
 pub mod poll;
 
@@ -11,6 +12,7 @@ use std::path::Path;
 
 use kube::Client;
 use kube::config::Kubeconfig;
+use serde::Serialize;
 
 use super::kube::kubeconfig;
 use super::kube::kubeconfig::Timeouts;
@@ -163,6 +165,64 @@ impl Hub {
         view.map_err(|reason| self.failed(reason))
     }
 
+    /// The per-cluster objects the hub has rendered for its members (after overrides), and
+    /// why the rest are not placed. Hubs that keep no per-cluster objects say so.
+    pub async fn rendered(&self) -> Result<HubRender, HubError> {
+        let rendered = match self.kind {
+            HubKind::Karmada => karmada::rendered(&self.client, &self.kubeconfig).await,
+            HubKind::KubeFed => {
+                return Err(HubError::input(format!(
+                    "--hub {}: KubeFed keeps no per-cluster objects on the hub (its controller renders them in memory)\n  hint: `flotilla render --fleet DIR` on the same Federated files gives them offline (checked against KubeFed v0.10.0)",
+                    self.context
+                )));
+            }
+            other => return Err(self.not_yet(other)),
+        };
+        rendered.map_err(|reason| self.failed(reason))
+    }
+
+    /// The hub kinds whose changes change the view: watched, so the console reads the hub
+    /// again when one changes rather than on a timer.
+    pub fn watched_kinds(&self) -> Vec<kube::discovery::ApiResource> {
+        match self.kind {
+            HubKind::Karmada => karmada::watched_kinds(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// A client for a member: through its own kubeconfig context when the kubeconfig has one
+    /// (`context`, else the member's name), otherwise through the hub's proxy to the member
+    /// (Karmada's `clusters/NAME/proxy`) with the hub's credentials.
+    pub async fn member_client(
+        &self,
+        member: &ClusterSpec,
+        timeouts: Timeouts,
+    ) -> Result<Client, String> {
+        let context = if member.context.is_empty() {
+            &member.name
+        } else {
+            &member.context
+        };
+        if self.kubeconfig.contexts.iter().any(|c| c.name == *context) {
+            return kubeconfig::client_for(&self.kubeconfig, context, timeouts).await;
+        }
+        match self.kind {
+            HubKind::Karmada => {
+                let path = format!(
+                    "/apis/cluster.karmada.io/v1alpha1/clusters/{}/proxy",
+                    member.name
+                );
+                kubeconfig::proxied_client_for(&self.kubeconfig, &self.context, &path, timeouts)
+                    .await
+            }
+            other => Err(format!(
+                "no kubeconfig context for {} and {} hubs offer no proxy to their members",
+                member.name,
+                other.as_str()
+            )),
+        }
+    }
+
     fn not_yet(&self, kind: HubKind) -> HubError {
         HubError::input(format!(
             "not implemented yet: {} hubs (--hub {})",
@@ -192,10 +252,40 @@ pub struct HubRow {
     pub target: ResourceRef,
     /// The hub object that carries it, for messages: `ResourceBinding shop/web-deployment`.
     pub source: String,
+    /// That hub object, when the hub has one per row (actions such as reschedule act on it).
+    pub carrier: Option<ResourceRef>,
     /// By cluster name; a cluster without a cell is not placed.
     pub cells: BTreeMap<String, (CellStatus, Option<String>)>,
     /// Why a cluster without a cell is not placed, in the hub's terms.
     pub not_placed: String,
+    /// By cluster name: the object as the hub rendered it for that cluster (Karmada's Work
+    /// manifest), where the hub keeps one.
+    pub objects: BTreeMap<String, serde_json::Value>,
+}
+
+/// An object the hub rendered, without the labels and annotations the hub and flotilla add
+/// for themselves, so it compares with the engine's render of the same intent.
+pub fn delivered_form(object: &serde_json::Value) -> serde_json::Value {
+    let mut out = object.clone();
+    if let Some(meta) = out
+        .get_mut("metadata")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        for map in ["labels", "annotations"] {
+            if let Some(entries) = meta.get_mut(map).and_then(serde_json::Value::as_object_mut) {
+                entries.retain(|key, value| {
+                    !(key.contains("karmada.io")
+                        || key.starts_with("flotilla.dev/")
+                        || (key == crate::engine::MANAGED_BY_LABEL
+                            && value == crate::engine::MANAGED_BY_VALUE))
+                });
+                if entries.is_empty() {
+                    meta.remove(map);
+                }
+            }
+        }
+    }
+    crate::engine::diff::normalize(&out)
 }
 
 impl HubView {
@@ -220,6 +310,47 @@ impl HubView {
     /// The row showing `target`, if the hub delivers it.
     pub fn row_of(&self, target: &ResourceRef) -> Option<usize> {
         self.rows.iter().position(|row| row.target == *target)
+    }
+}
+
+/// The per-cluster objects a hub stores, in `flotilla render`'s JSON shape (design §3).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HubRender {
+    pub items: Vec<RenderedObject>,
+    pub unplaced: Vec<Unplaced>,
+}
+
+/// One object as the hub will write it to `cluster`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RenderedObject {
+    pub cluster: String,
+    pub object: serde_json::Value,
+}
+
+/// A (cluster, object) pair the hub does not place, and the hub's reason.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unplaced {
+    pub cluster: String,
+    pub resource: ResourceRef,
+    pub reason: String,
+}
+
+impl HubView {
+    /// Every (cluster, row) pair without a cell, with the row's reason.
+    pub fn unplaced(&self) -> Vec<Unplaced> {
+        let mut unplaced = Vec::new();
+        for (spec, _) in &self.clusters {
+            for row in &self.rows {
+                if !row.cells.contains_key(&spec.name) {
+                    unplaced.push(Unplaced {
+                        cluster: spec.name.clone(),
+                        resource: row.target.clone(),
+                        reason: row.not_placed.clone(),
+                    });
+                }
+            }
+        }
+        unplaced
     }
 }
 

@@ -1,18 +1,84 @@
-//! The console's backend on a hub: reads the hub every few seconds and reports what changed —
-//! cluster health as the hub reports it, and one cell per (row, cluster) as the hub's reader
-//! words it. The rows are the ones that existed at start. It only reads: there is no effect channel, so no
+//! The console's backend on a hub: reads the hub whenever a watched hub object changes (and on
+//! a slow timer besides; every few seconds for hubs without watched kinds) and reports what
+//! changed — cluster health as the hub reports it, and one cell per (row, cluster) as the
+//! hub's reader words it. The rows are the ones that existed at start. With an effect channel it also writes
+//! confirmed policy edits to the hub, answers the editors' previews with the engine's render
+//! against the hub's rendered objects, and follows each edit until the hub has rendered
+//! exactly what the engine predicted. Read-only, it has no effect channel, so no code path can
+//! write to the hub. It only reads: there is no effect channel, so no
 //! code path can write to the hub.
 
-use std::time::Duration;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
+use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::{Hub, HubRow, HubView};
-use crate::backend::{BackendEvent, CellRef, CellUpdate};
-use crate::model::{ClusterStatus, Health, StatusKind};
+use super::{Hub, HubRow, HubView, delivered_form};
+use crate::backend::cluster::{ApplyMode, ClusterApi};
+use crate::backend::kube::api::KubeCluster;
+use crate::backend::propagate::{Action, PlanItem, resource_of};
+use crate::backend::{BackendEvent, CellRef, CellUpdate, Effect};
+use crate::engine::{Decision, Fleet, diff};
+use crate::model::{CellStatus, ClusterStatus, Health, StatusKind};
 
-/// Time between reads of the hub.
+/// How long an edit may take to show in the hub's rendered objects before flotilla says the
+/// hub rendered something else than its preview.
+pub const FOLLOW_FOR: Duration = Duration::from_secs(120);
+
+/// Time between reads of a hub whose changes are not watched.
 pub const POLL_EVERY: Duration = Duration::from_secs(5);
+
+/// Time between reads of a watched hub when nothing changed (health the hub recomputes, such
+/// as a member's Ready condition, still arrives through the Cluster watch).
+pub const REREAD_EVERY: Duration = Duration::from_secs(30);
+
+/// How long to gather a burst of changes into one read.
+const SETTLE: Duration = Duration::from_millis(200);
+
+/// Starts one watch per kind; each change (or watch restart) sends a nudge.
+fn watch_changes(hub: &Hub) -> Option<mpsc::UnboundedReceiver<()>> {
+    use futures::StreamExt;
+    use kube::api::{Api, DynamicObject};
+    use kube::runtime::{WatchStreamExt, watcher};
+
+    let kinds = hub.watched_kinds();
+    if kinds.is_empty() {
+        return None;
+    }
+    let (nudge, nudges) = mpsc::unbounded_channel();
+    for kind in kinds {
+        let api: Api<DynamicObject> = Api::all_with(hub.client.clone(), &kind);
+        let nudge = nudge.clone();
+        tokio::spawn(async move {
+            let config = watcher::Config::default().timeout(45);
+            let mut stream = watcher::watcher(api, config).default_backoff().boxed();
+            while let Some(event) = stream.next().await {
+                let changed = !matches!(
+                    event,
+                    Ok(watcher::Event::Init | watcher::Event::InitApply(_))
+                );
+                if changed && nudge.send(()).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    Some(nudges)
+}
+
+async fn next_nudge(nudges: &mut Option<mpsc::UnboundedReceiver<()>>) {
+    match nudges {
+        Some(receiver) => {
+            if receiver.recv().await.is_none() {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(SETTLE).await;
+            while receiver.try_recv().is_ok() {}
+        }
+        None => std::future::pending().await,
+    }
+}
 
 /// The first matrix of a hub view.
 pub fn snapshot(view: &HubView) -> BackendEvent {
@@ -38,12 +104,43 @@ pub fn snapshot(view: &HubView) -> BackendEvent {
     BackendEvent::Snapshot { kinds, details }
 }
 
-/// Starts polling; `first` is the view the console's rows and columns were built from.
+/// Starts reading the hub without any way to write to it; `first` is the view the console's
+/// rows and columns were built from.
 pub fn spawn_readonly(hub: Hub, first: HubView, events: mpsc::UnboundedSender<BackendEvent>) {
-    tokio::spawn(run(hub, first, events));
+    tokio::spawn(run(hub, first, events, None));
 }
 
-async fn run(hub: Hub, first: HubView, events: mpsc::UnboundedSender<BackendEvent>) {
+/// Starts reading the hub and taking the console's effects.
+pub fn spawn(
+    hub: Hub,
+    first: HubView,
+    events: mpsc::UnboundedSender<BackendEvent>,
+) -> mpsc::UnboundedSender<Effect> {
+    let (effects, receiver) = mpsc::unbounded_channel();
+    tokio::spawn(run(hub, first, events, Some(receiver)));
+    effects
+}
+
+/// An edit written to the hub, awaited in one cell: the engine's object in delivered form.
+struct Expectation {
+    object: Value,
+    title: String,
+    since: Instant,
+}
+
+async fn next_effect(effects: &mut Option<mpsc::UnboundedReceiver<Effect>>) -> Option<Effect> {
+    match effects {
+        Some(receiver) => receiver.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn run(
+    hub: Hub,
+    first: HubView,
+    events: mpsc::UnboundedSender<BackendEvent>,
+    mut effects: Option<mpsc::UnboundedReceiver<Effect>>,
+) {
     let mut shown = first;
     let _ = events.send(snapshot(&shown));
     for (index, (_, status)) in shown.clusters.iter().enumerate() {
@@ -52,17 +149,45 @@ async fn run(hub: Hub, first: HubView, events: mpsc::UnboundedSender<BackendEven
             status: status.clone(),
         });
     }
-    let mut ticker = tokio::time::interval(POLL_EVERY);
+    let mut expected: HashMap<CellRef, Expectation> = HashMap::new();
+    let mut announced = std::collections::BTreeSet::new();
+    let mut nudges = watch_changes(&hub);
+    let mut ticker = tokio::time::interval(if nudges.is_some() {
+        REREAD_EVERY
+    } else {
+        POLL_EVERY
+    });
     ticker.tick().await;
     loop {
-        ticker.tick().await;
+        tokio::select! {
+            _ = ticker.tick() => {}
+            _ = next_nudge(&mut nudges) => {}
+            effect = next_effect(&mut effects) => match effect {
+                Some(effect) => {
+                    if !handle(&hub, &mut shown, effect, &mut expected, &events).await {
+                        continue;
+                    }
+                }
+                None => return,
+            },
+        }
         if events.is_closed() {
             return;
         }
-        let next = match hub.read().await {
-            Ok(view) => aligned(&shown, view),
+        let mut next = match hub.read().await {
+            Ok(view) => {
+                for target in newcomers(&shown, &view, &mut announced) {
+                    let _ = events.send(BackendEvent::Notice(format!(
+                        "new on the hub since the console started: {target} (reopen the console to show it)"
+                    )));
+                }
+                aligned(&shown, view)
+            }
             Err(err) => unreachable_hub(&shown, &err.message),
         };
+        for notice in follow(&mut next, &mut expected) {
+            let _ = events.send(BackendEvent::Notice(notice));
+        }
         for event in changes(&shown, &next) {
             if events.send(event).is_err() {
                 return;
@@ -70,6 +195,331 @@ async fn run(hub: Hub, first: HubView, events: mpsc::UnboundedSender<BackendEven
         }
         shown = next;
     }
+}
+
+/// Carries out one effect; `true` when the hub should be read again at once.
+async fn handle(
+    hub: &Hub,
+    shown: &mut HubView,
+    effect: Effect,
+    expected: &mut HashMap<CellRef, Expectation>,
+    events: &mpsc::UnboundedSender<BackendEvent>,
+) -> bool {
+    let notice = |text: String| {
+        let _ = events.send(BackendEvent::Notice(text));
+    };
+    match effect {
+        Effect::HubApply {
+            object,
+            title,
+            expect,
+        } => {
+            let api = KubeCluster::new(hub.client.clone(), false);
+            let mode = ApplyMode {
+                dry_run: false,
+                force: true,
+            };
+            match api.apply(&object, mode).await {
+                Ok(_) => {
+                    notice(format!(
+                        "wrote {title} to hub {} (server-side apply as flotilla); following {} cell(s) until {} renders them",
+                        hub.context,
+                        expect.len(),
+                        hub.kind.as_str()
+                    ));
+                    let since = Instant::now();
+                    let waiting = format!("waiting for the hub to render {title}");
+                    let mut pending = Vec::new();
+                    for (cell, object) in expect {
+                        let column = shown.clusters.get(cell.cluster as usize);
+                        if let (Some(row), Some((spec, _))) =
+                            (shown.rows.get_mut(cell.resource as usize), column)
+                        {
+                            let status = (CellStatus::Pending, Some(waiting.clone()));
+                            row.cells.insert(spec.name.clone(), status);
+                            pending.push(CellUpdate {
+                                cell,
+                                status: CellStatus::Pending,
+                                message: Some(waiting.clone()),
+                            });
+                        }
+                        expected.insert(
+                            cell,
+                            Expectation {
+                                object: delivered_form(&object),
+                                title: title.clone(),
+                                since,
+                            },
+                        );
+                    }
+                    // The console sees each cell leave its old state, then arrive.
+                    let _ = events.send(BackendEvent::Cells(pending));
+                    true
+                }
+                Err(err) => {
+                    notice(format!("hub {} refused {title}: {err}", hub.context));
+                    false
+                }
+            }
+        }
+        Effect::DryRun {
+            fleet,
+            cells,
+            revision,
+        } => {
+            let view = match hub.read().await {
+                Ok(view) => view,
+                Err(err) => {
+                    notice(format!("preview: {err}"));
+                    return false;
+                }
+            };
+            let mut items = preview_items(&fleet.0, &cells, &view, Compare::Whole);
+            note_member_state(hub, &view, &mut items).await;
+            let _ = events.send(BackendEvent::DryRun { revision, items });
+            false
+        }
+        Effect::UseFleet(_) => false,
+        Effect::Apply { cells } if hub.kind == super::HubKind::Karmada => {
+            let rows: std::collections::BTreeSet<usize> =
+                cells.iter().map(|cell| cell.resource as usize).collect();
+            for row in rows.into_iter().filter_map(|row| shown.rows.get(row)) {
+                notice(match &row.carrier {
+                    Some(binding) => match super::karmada::reschedule(&hub.client, binding).await {
+                        Ok(at) => format!(
+                            "asked Karmada to reschedule {} {} (rescheduleTriggeredAt {at})",
+                            binding.kind,
+                            binding
+                                .display_key()
+                                .trim_start_matches(&format!("{}/", binding.kind))
+                        ),
+                        Err(err) => format!(
+                            "hub {} refused to reschedule {}: {err}",
+                            hub.context, row.source
+                        ),
+                    },
+                    None => format!(
+                        "{}: no binding on the hub to reschedule ({})",
+                        row.target.display_key(),
+                        row.not_placed
+                    ),
+                });
+            }
+            true
+        }
+        other => {
+            notice(format!(
+                "on a {} hub the hub propagates: edit its policies (e, o) instead ({} not sent)",
+                hub.kind.as_str(),
+                effect_name(&other)
+            ));
+            false
+        }
+    }
+}
+
+fn effect_name(effect: &Effect) -> &'static str {
+    match effect {
+        Effect::Apply { .. } | Effect::SaveAndApply { .. } => "apply",
+        Effect::Delete { .. } => "delete",
+        Effect::Revert { .. } => "revert",
+        Effect::WriteFleet(_) => "write",
+        _ => "request",
+    }
+}
+
+/// How [`preview_items`] compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compare {
+    /// Whole objects: the fleet was read from the hub, server defaults included.
+    Whole,
+    /// Only the fields the fleet sets: a local fleet directory, whose templates lack the
+    /// defaults the hub's API server filled in.
+    FieldsSet,
+}
+
+/// The engine's render of the (edited) fleet for each cell against what the hub rendered for
+/// that cell now: the preview of an edit on a hub, and `plan --hub`.
+pub fn preview_items(
+    fleet: &Fleet,
+    cells: &[CellRef],
+    view: &HubView,
+    compare: Compare,
+) -> Vec<PlanItem> {
+    let mut items = Vec::new();
+    for cell in cells {
+        let (r, c) = (cell.resource as usize, cell.cluster as usize);
+        let (Some(resource), Some(cluster)) = (fleet.resources.get(r), fleet.clusters.get(c))
+        else {
+            continue;
+        };
+        let Decision::Placed { object, .. } = fleet.decide(r, c) else {
+            continue;
+        };
+        let current = view
+            .row_of(&resource.target)
+            .and_then(|row| view.rows[row].objects.get(&cluster.name));
+        let desired = delivered_form(&object);
+        let live = current.map(delivered_form).map(|live| match compare {
+            Compare::Whole => live,
+            Compare::FieldsSet => diff::project(&live, &desired),
+        });
+        let label = resource.target.display_key();
+        let diff = diff::unified(live.as_ref(), &desired, &label);
+        let (action, message) = match &live {
+            None => (
+                Action::Create,
+                format!(
+                    "{} has rendered nothing for {} yet",
+                    view.kind.as_str(),
+                    cluster.name
+                ),
+            ),
+            Some(_) if diff.is_empty() => (Action::Unchanged, String::new()),
+            Some(_) => (
+                Action::Update,
+                format!(
+                    "against the object {} rendered for {}",
+                    view.kind.as_str(),
+                    cluster.name
+                ),
+            ),
+        };
+        items.push(PlanItem {
+            cluster: cluster.name.clone(),
+            resource: resource_of(&object),
+            action,
+            diff,
+            message,
+        });
+    }
+    items
+}
+
+/// Adds to each preview item what the member's live object says against the hub's rendered
+/// one: a preview of the Work is only as good as the member's agreement with it.
+async fn note_member_state(hub: &Hub, view: &HubView, items: &mut [PlanItem]) {
+    use crate::backend::kube::kubeconfig::Timeouts;
+
+    let mut clients: HashMap<String, Result<KubeCluster, String>> = HashMap::new();
+    for item in items.iter_mut() {
+        let Some(rendered) = view
+            .row_of(&item.resource)
+            .and_then(|row| view.rows[row].objects.get(&item.cluster))
+        else {
+            continue;
+        };
+        if !clients.contains_key(&item.cluster) {
+            let client = match view.clusters.iter().find(|(s, _)| s.name == item.cluster) {
+                Some((spec, _)) => hub
+                    .member_client(spec, Timeouts::default())
+                    .await
+                    .map(|client| KubeCluster::new(client, true)),
+                None => Err("not a member of the hub".into()),
+            };
+            clients.insert(item.cluster.clone(), client);
+        }
+        let note = match &clients[&item.cluster] {
+            Err(reason) => format!("member live state unavailable: {reason}"),
+            Ok(api) => match api.get(&item.resource).await {
+                Ok(None) => "the member does not have it yet".to_string(),
+                Ok(Some(live)) => {
+                    let drifted = diff::drifted_fields(rendered, &live);
+                    if drifted.is_empty() {
+                        "the member's live object matches the Work".to_string()
+                    } else {
+                        let paths: Vec<String> =
+                            drifted.iter().take(3).map(|d| d.pointer()).collect();
+                        format!(
+                            "the member's live object differs from the Work at {}",
+                            paths.join(", ")
+                        )
+                    }
+                }
+                Err(err) => format!("member live state unavailable: {err}"),
+            },
+        };
+        item.message = if item.message.is_empty() {
+            note
+        } else {
+            format!("{}; {note}", item.message)
+        };
+    }
+}
+
+/// Holds each awaited cell at Pending until the hub's rendered object equals the engine's;
+/// drops what arrived, and what did not within [`FOLLOW_FOR`] (with a notice).
+fn follow(view: &mut HubView, expected: &mut HashMap<CellRef, Expectation>) -> Vec<String> {
+    let mut notices = Vec::new();
+    expected.retain(|cell, expectation| {
+        let (r, c) = (cell.resource as usize, cell.cluster as usize);
+        let Some(cluster) = view.clusters.get(c).map(|(spec, _)| spec.name.clone()) else {
+            return false;
+        };
+        let Some(row) = view.rows.get_mut(r) else {
+            return false;
+        };
+        let rendered = row.objects.get(&cluster).map(delivered_form);
+        if rendered.as_ref() == Some(&expectation.object) {
+            let settled = matches!(row.cells.get(&cluster), Some((CellStatus::InSync, _)));
+            return !settled;
+        }
+        if expectation.since.elapsed() > FOLLOW_FOR {
+            notices.push(format!(
+                "{} on {cluster}: the hub's rendered object still differs from the preview of {} after {} s",
+                row.target.display_key(),
+                expectation.title,
+                FOLLOW_FOR.as_secs()
+            ));
+            return false;
+        }
+        row.cells.insert(
+            cluster,
+            (
+                CellStatus::Pending,
+                Some(format!("waiting for the hub to render {}", expectation.title)),
+            ),
+        );
+        true
+    });
+    notices
+}
+
+/// Rows of `view` the console does not show, not yet announced.
+fn newcomers(
+    shown: &HubView,
+    view: &HubView,
+    announced: &mut std::collections::BTreeSet<String>,
+) -> Vec<String> {
+    view.rows
+        .iter()
+        .filter(|row| shown.row_of(&row.target).is_none())
+        .map(|row| row.target.display_key())
+        .filter(|key| announced.insert(key.clone()))
+        .collect()
+}
+
+/// `view` with one row per target, in that order (a target the hub delivers nowhere gets an
+/// empty row saying so).
+pub fn in_rows_of(targets: &[crate::model::ResourceRef], view: HubView) -> HubView {
+    let rows = targets
+        .iter()
+        .map(|target| {
+            view.rows
+                .iter()
+                .find(|row| row.target == *target)
+                .cloned()
+                .unwrap_or_else(|| HubRow {
+                    target: target.clone(),
+                    source: format!("{} template", view.kind.as_str()),
+                    carrier: None,
+                    cells: Default::default(),
+                    not_placed: "no binding on the hub: no propagation policy claims it".into(),
+                    objects: Default::default(),
+                })
+        })
+        .collect();
+    HubView { rows, ..view }
 }
 
 /// `view` in the rows and columns of `shown` (rows and clusters that appeared since start are
@@ -105,6 +555,7 @@ fn aligned(shown: &HubView, view: HubView) -> HubView {
                 .cloned()
                 .unwrap_or_else(|| HubRow {
                     cells: Default::default(),
+                    objects: Default::default(),
                     not_placed: format!("{} is gone from the hub", row.source),
                     ..row.clone()
                 })
@@ -169,4 +620,125 @@ pub fn changes(before: &HubView, after: &HubView) -> Vec<BackendEvent> {
         events.push(BackendEvent::Heartbeat { clusters: alive });
     }
     events
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::model::{ClusterSpec, ResourceRef};
+
+    fn target(name: &str) -> ResourceRef {
+        ResourceRef {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("shop".into()),
+            name: name.into(),
+        }
+    }
+
+    fn view(rows: &[(&str, Option<Value>)]) -> HubView {
+        let member = ClusterSpec {
+            name: "m1".into(),
+            ..ClusterSpec::default()
+        };
+        HubView {
+            kind: super::super::HubKind::Karmada,
+            clusters: vec![(member, ClusterStatus::default())],
+            rows: rows
+                .iter()
+                .map(|(name, object)| HubRow {
+                    target: target(name),
+                    source: format!("ResourceBinding shop/{name}"),
+                    carrier: None,
+                    cells: [(
+                        "m1".to_string(),
+                        (CellStatus::InSync, Some("Work Applied".into())),
+                    )]
+                    .into(),
+                    not_placed: String::new(),
+                    objects: object
+                        .iter()
+                        .map(|o| ("m1".to_string(), o.clone()))
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+
+    fn config_map(color: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "web", "namespace": "shop",
+                "labels": {"karmada.io/managed": "true"}},
+            "data": {"color": color}})
+    }
+
+    #[test]
+    fn an_edit_holds_its_cell_pending_until_the_hub_rendered_exactly_the_preview() {
+        let cell = CellRef {
+            resource: 0,
+            cluster: 0,
+        };
+        let mut expected = HashMap::from([(
+            cell,
+            Expectation {
+                object: delivered_form(&config_map("blue")),
+                title: "OverridePolicy shop/web".into(),
+                since: Instant::now(),
+            },
+        )]);
+        let mut old = view(&[("web", Some(config_map("red")))]);
+        assert!(follow(&mut old, &mut expected).is_empty());
+        assert_eq!(old.cell(0, 0).0, CellStatus::Pending, "still the old Work");
+        assert_eq!(expected.len(), 1);
+
+        let mut new = view(&[("web", Some(config_map("blue")))]);
+        follow(&mut new, &mut expected);
+        assert_eq!(new.cell(0, 0).0, CellStatus::InSync);
+        assert!(expected.is_empty(), "arrived: no longer followed");
+    }
+
+    #[test]
+    fn an_edit_the_hub_renders_otherwise_is_reported_after_the_follow_period() {
+        let cell = CellRef {
+            resource: 0,
+            cluster: 0,
+        };
+        let mut expected = HashMap::from([(
+            cell,
+            Expectation {
+                object: delivered_form(&config_map("blue")),
+                title: "OverridePolicy shop/web".into(),
+                since: Instant::now() - FOLLOW_FOR - Duration::from_secs(1),
+            },
+        )]);
+        let mut other = view(&[("web", Some(config_map("green")))]);
+        let notices = follow(&mut other, &mut expected);
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(
+            notices[0].contains("still differs from the preview"),
+            "{}",
+            notices[0]
+        );
+        assert!(expected.is_empty());
+    }
+
+    #[test]
+    fn bindings_that_appear_later_are_announced_once() {
+        let shown = view(&[("web", None)]);
+        let later = view(&[("web", None), ("api", None)]);
+        let mut announced = std::collections::BTreeSet::new();
+        assert_eq!(
+            newcomers(&shown, &later, &mut announced),
+            ["ConfigMap/shop/api"]
+        );
+        assert!(newcomers(&shown, &later, &mut announced).is_empty());
+        let aligned = aligned(&shown, later);
+        assert_eq!(
+            aligned.rows.len(),
+            1,
+            "the console's rows stay as they were"
+        );
+    }
 }

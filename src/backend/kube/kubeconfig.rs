@@ -95,6 +95,31 @@ pub async fn client_for(
     context: &str,
     timeouts: Timeouts,
 ) -> Result<Client, String> {
+    let config = config_for(kubeconfig, context).await?;
+    client_from(config, context, timeouts)
+}
+
+/// A client for a cluster reached through another's API server at `path` (a hub's proxy to
+/// its member, e.g. `/apis/cluster.karmada.io/v1alpha1/clusters/NAME/proxy`), with the
+/// credentials of `context`.
+pub async fn proxied_client_for(
+    kubeconfig: &Kubeconfig,
+    context: &str,
+    path: &str,
+    timeouts: Timeouts,
+) -> Result<Client, String> {
+    let mut config = config_for(kubeconfig, context).await?;
+    let url = format!(
+        "{}{path}",
+        config.cluster_url.to_string().trim_end_matches('/')
+    );
+    config.cluster_url = url
+        .parse()
+        .map_err(|err| format!("cannot reach {path} through {context:?}: {err}"))?;
+    client_from(config, context, timeouts)
+}
+
+async fn config_for(kubeconfig: &Kubeconfig, context: &str) -> Result<Config, String> {
     if !kubeconfig
         .contexts
         .iter()
@@ -108,9 +133,12 @@ pub async fn client_for(
         context: Some(context.to_string()),
         ..KubeConfigOptions::default()
     };
-    let mut config = Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
+    Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
         .await
-        .map_err(|err| format!("kubeconfig context {context:?}: {err}"))?;
+        .map_err(|err| format!("kubeconfig context {context:?}: {err}"))
+}
+
+fn client_from(mut config: Config, context: &str, timeouts: Timeouts) -> Result<Client, String> {
     config.connect_timeout = Some(timeouts.connect);
     config.read_timeout = Some(timeouts.read);
     config.reset_reader_on_write = true;

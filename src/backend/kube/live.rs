@@ -271,6 +271,9 @@ async fn dispatch(
                     write.title
                 )
             }
+            Effect::HubApply { title, .. } => {
+                tracing::warn!("{title} is a hub write; these clusters have no hub")
+            }
         }
     }
 }

@@ -1,0 +1,205 @@
+//! `plan` and `drift` with `--hub`. The hub propagates, so `plan` compares the engine's render
+//! of the local fleet directory with what the hub rendered for each member now (what applying
+//! those files to the hub would change; only the fields the files set are compared, as the
+//! hub's API server defaults the rest), and `drift` compares each member's live objects with
+//! what the hub rendered for it. Both only read; neither writes to the hub or a member.
+
+use std::io::Write;
+
+use super::propagate::{Items, plan_exit, plan_table, progress, report_drift};
+use crate::backend::CellRef;
+use crate::backend::cluster::ApiError;
+use crate::backend::hub::poll::{Compare, preview_items};
+use crate::backend::hub::{self, Hub, HubError, HubView};
+use crate::backend::kube::api::KubeCluster;
+use crate::backend::kube::kubeconfig::Timeouts;
+use crate::backend::propagate::{self, Action, Ignores, Options, PlanItem, Target, resource_of};
+use crate::cli::{GlobalArgs, PlanArgs, ScopeArgs, exit};
+use crate::engine::{Fleet, load_fleet};
+use crate::model::ResourceRef;
+use crate::output;
+
+/// Whether `resource` on `cluster` is in the command's scope.
+fn in_scope(scope: &ScopeArgs, cluster: &str, resource: &ResourceRef) -> bool {
+    let filters: Vec<_> = scope
+        .resources
+        .iter()
+        .filter_map(|text| super::propagate::resource_filter(text).ok())
+        .collect();
+    (scope.clusters.is_empty() || scope.clusters.iter().any(|c| c == cluster))
+        && (filters.is_empty()
+            || filters
+                .iter()
+                .any(|f| super::propagate::matches_filter(resource, f)))
+}
+
+async fn read_hub(global: &GlobalArgs, context: &str) -> Result<(Hub, HubView), HubError> {
+    let hub = hub::connect(global.kubeconfig.as_deref(), context, Timeouts::default()).await?;
+    let view = hub.read().await?;
+    Ok((hub, view))
+}
+
+fn failed(err: HubError) -> u8 {
+    eprintln!("error: {err}");
+    err.code
+}
+
+/// `flotilla --hub CONTEXT plan`: the local fleet's render against the hub's rendered objects.
+pub async fn run_plan(
+    global: &GlobalArgs,
+    args: &PlanArgs,
+    context: &str,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    for text in &args.scope.resources {
+        if let Err(err) = super::propagate::resource_filter(text) {
+            eprintln!("error: {}", err.0);
+            return Ok(exit::INPUT);
+        }
+    }
+    let files = match crate::fleet_dir::read_fleet_dir(&global.fleet) {
+        Ok(files) => files,
+        Err(message) => {
+            eprintln!(
+                "error: {message}\n  hint: plan --hub compares a fleet directory (--fleet DIR) with what the hub rendered"
+            );
+            return Ok(exit::INPUT);
+        }
+    };
+    let (fleet, errors) = load_fleet(&files);
+    if !errors.is_empty() {
+        for error in &errors {
+            eprintln!("{error}");
+        }
+        eprintln!("{} error(s) in the fleet; nothing planned", errors.len());
+        return Ok(exit::INPUT);
+    }
+    let (hub, view) = match read_hub(global, context).await {
+        Ok(read) => read,
+        Err(err) => return Ok(failed(err)),
+    };
+    if hub.kind != hub::HubKind::Karmada {
+        eprintln!(
+            "error: plan --hub needs the objects the hub renders per member; {} hubs do not keep them (use plan on member contexts)",
+            hub.kind.as_str()
+        );
+        return Ok(exit::INPUT);
+    }
+    for spec in &fleet.clusters {
+        if !view
+            .clusters
+            .iter()
+            .any(|(member, _)| member.name == spec.name)
+        {
+            eprintln!(
+                "note: {} is in the fleet's inventory but not a member of hub {context}",
+                spec.name
+            );
+        }
+    }
+    let items = plan_items(&fleet, &view, &args.scope);
+    output::write(out, global.output, &Items { items: &items }, |out| {
+        plan_table(out, &items)
+    })?;
+    Ok(plan_exit(&items))
+}
+
+/// Every placed cell of the fleet against the hub's rendered object, and every object the hub
+/// rendered for a fleet resource on a cluster the fleet no longer places it on (the hub will
+/// remove it).
+pub fn plan_items(fleet: &Fleet, view: &HubView, scope: &ScopeArgs) -> Vec<PlanItem> {
+    let mut cells = Vec::new();
+    for (r, resource) in fleet.resources.iter().enumerate() {
+        for (c, cluster) in fleet.clusters.iter().enumerate() {
+            if fleet.is_placed(r, c) && in_scope(scope, &cluster.name, &resource.target) {
+                cells.push(CellRef {
+                    resource: r as u32,
+                    cluster: c as u32,
+                });
+            }
+        }
+    }
+    let mut items = preview_items(fleet, &cells, view, Compare::FieldsSet);
+    for (r, resource) in fleet.resources.iter().enumerate() {
+        let Some(row) = view.row_of(&resource.target) else {
+            continue;
+        };
+        for (cluster, object) in &view.rows[row].objects {
+            let placed = fleet
+                .cluster_index(cluster)
+                .is_some_and(|c| fleet.is_placed(r, c));
+            if !placed && in_scope(scope, cluster, &resource.target) {
+                items.push(PlanItem {
+                    cluster: cluster.clone(),
+                    resource: resource_of(object),
+                    action: Action::Prune,
+                    diff: String::new(),
+                    message: format!(
+                        "{} removes it: the fleet no longer places it here",
+                        view.kind.as_str()
+                    ),
+                });
+            }
+        }
+    }
+    items.sort_by(|a, b| {
+        (&a.cluster, a.resource.display_key()).cmp(&(&b.cluster, b.resource.display_key()))
+    });
+    items
+}
+
+/// `flotilla --hub CONTEXT drift`: each member's live objects against what the hub rendered.
+pub async fn run_drift(
+    global: &GlobalArgs,
+    scope: &ScopeArgs,
+    context: &str,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    let (hub, view) = match read_hub(global, context).await {
+        Ok(read) => read,
+        Err(err) => return Ok(failed(err)),
+    };
+    if view.rows.iter().all(|row| row.objects.is_empty()) && !view.rows.is_empty() {
+        eprintln!(
+            "error: drift --hub needs the objects the hub renders per member; {} hubs do not keep them",
+            hub.kind.as_str()
+        );
+        return Ok(exit::INPUT);
+    }
+    let mut targets = Vec::new();
+    for (spec, _) in &view.clusters {
+        if !scope.clusters.is_empty() && !scope.clusters.contains(&spec.name) {
+            continue;
+        }
+        let objects: Vec<serde_json::Value> = view
+            .rows
+            .iter()
+            .filter(|row| in_scope(scope, &spec.name, &row.target))
+            .filter_map(|row| row.objects.get(&spec.name).cloned())
+            .collect();
+        if objects.is_empty() {
+            continue;
+        }
+        let api = hub
+            .member_client(spec, Timeouts::default())
+            .await
+            .map(|client| KubeCluster::new(client, true))
+            .map_err(ApiError::Other);
+        targets.push(Target {
+            cluster: spec.name.clone(),
+            api,
+            objects,
+            failed: Vec::new(),
+            prune_kinds: Vec::new(),
+            prune_namespaces: Default::default(),
+        });
+    }
+    let (items, errors) = propagate::drift_with(
+        &targets,
+        Options::default(),
+        &Ignores::default(),
+        &progress("drift"),
+    )
+    .await;
+    report_drift(global, &items, &errors, out)
+}
