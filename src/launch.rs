@@ -194,6 +194,11 @@ pub async fn start_hub(
             }
         }
     }
+    if hub.kind == HubKind::KubeFed {
+        notice = Some(
+            "read-only: editing a KubeFed hub's Federated objects is not implemented yet".into(),
+        );
+    }
     let dialect = match hub.kind {
         HubKind::KubeFed => Dialect::KubeFed,
         HubKind::Karmada | HubKind::OpenClusterManagement => Dialect::Karmada,

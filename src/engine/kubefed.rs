@@ -441,6 +441,55 @@ impl FederatedObject {
     }
 }
 
+/// Applies one override operation the way KubeFed v0.10.0 does. KubeFed applies overrides
+/// with evanphx/json-patch v4.12, which differs from RFC 6902 in one place: `replace` of a
+/// key missing from an existing object sets the key (RFC 6902 says the target must exist).
+/// Everything else (a missing parent, an index past the end, `remove` of a missing key)
+/// fails in both.
+pub fn apply_override(op: &PatchOp, obj: &mut Value) -> Result<(), String> {
+    if op.kind == super::patch::OpKind::Replace
+        && let Some((parent, last)) = op.path.rsplit_once('/')
+        && let Some(Value::Object(map)) = obj.pointer_mut(parent)
+    {
+        let key = last.replace("~1", "/").replace("~0", "~");
+        if !map.contains_key(&key) {
+            map.insert(key, op.value.clone().unwrap_or(Value::Null));
+            return Ok(());
+        }
+    }
+    op.apply(obj)
+}
+
+/// What KubeFed does to every object after that cluster's overrides: it sets
+/// `kubefed.io/managed: "true"`, creating the labels map if needed and overwriting a value an
+/// override put there.
+pub fn add_managed_label(obj: &mut Value) {
+    let Some(root) = obj.as_object_mut() else {
+        return;
+    };
+    let meta = root
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    let Some(meta) = meta.as_object_mut() else {
+        return;
+    };
+    let labels = meta
+        .entry("labels")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !labels.is_object() {
+        *labels = Value::Object(Map::new());
+    }
+    if let Some(labels) = labels.as_object_mut() {
+        labels.insert(
+            super::KUBEFED_MANAGED_LABEL.into(),
+            Value::String("true".into()),
+        );
+    }
+}
+
 /// A ReplicaSchedulingPreference.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rsp {
@@ -599,6 +648,143 @@ mod tests {
         assert!(err.hint.contains("FederatedTypeConfig"));
         let err = parse("apiVersion: types.kubefed.io/v1beta1\nkind: FederatedNamespace\nmetadata: {name: a, namespace: b}\nspec: {}\n").unwrap_err();
         assert!(err.hint.contains("named after the namespace"));
+    }
+
+    fn op(kind: super::super::patch::OpKind, path: &str, value: Option<Value>) -> PatchOp {
+        PatchOp::new(kind, path, value).unwrap()
+    }
+
+    #[test]
+    fn replace_of_a_missing_key_sets_it_as_kubefeds_json_patch_does() {
+        use super::super::patch::OpKind;
+        use serde_json::json;
+        let mut obj = json!({"data": {"a": "1"}, "spec": {"list": [1]}});
+        // Seen on a real KubeFed v0.10.0: the member got data.missing.
+        apply_override(
+            &op(OpKind::Replace, "/data/missing", Some(json!("x"))),
+            &mut obj,
+        )
+        .unwrap();
+        assert_eq!(obj["data"], json!({"a": "1", "missing": "x"}));
+        apply_override(
+            &op(OpKind::Replace, "/data/a~1b", Some(json!("y"))),
+            &mut obj,
+        )
+        .unwrap();
+        assert_eq!(obj["data"]["a/b"], "y");
+        // Still failures, as in KubeFed: a missing parent, an index past the end, removing
+        // a missing key.
+        let before = obj.clone();
+        for (kind, path) in [
+            (OpKind::Replace, "/nope/deeper"),
+            (OpKind::Replace, "/spec/list/1"),
+            (OpKind::Remove, "/data/none"),
+            (OpKind::Add, "/metadata/labels/tier"),
+        ] {
+            let value = (kind != OpKind::Remove).then(|| json!(1));
+            let err = apply_override(&op(kind, path, value), &mut obj).unwrap_err();
+            assert!(err.contains(path), "{err}");
+        }
+        assert_eq!(obj, before);
+    }
+
+    /// What the real KubeFed v0.10.0 wrote for these (tests/testenv_kubefed.rs checks it
+    /// against the controller): its label comes after the overrides.
+    #[test]
+    fn overrides_see_the_template_without_kubefeds_label_or_flotillas_marker() {
+        use crate::engine::{Decision, load_fleet};
+        let fleet_text = "\
+apiVersion: core.kubefed.io/v1beta1
+kind: KubeFedCluster
+metadata: {name: a, namespace: kube-federation-system}
+spec: {apiEndpoint: \"https://a\", secretRef: {name: a}}
+---
+apiVersion: core.kubefed.io/v1beta1
+kind: KubeFedCluster
+metadata: {name: b, namespace: kube-federation-system}
+spec: {apiEndpoint: \"https://b\", secretRef: {name: b}}
+---
+apiVersion: types.kubefed.io/v1beta1
+kind: FederatedNamespace
+metadata: {name: n, namespace: n}
+spec:
+  placement: {clusterSelector: {}}
+  overrides:
+  - clusterName: b
+    clusterOverrides: [{op: add, path: /metadata/labels, value: {zone: b}}]
+---
+apiVersion: types.kubefed.io/v1beta1
+kind: FederatedConfigMap
+metadata: {name: c, namespace: n}
+spec:
+  template: {data: {a: '1'}}
+  placement: {clusterSelector: {}}
+  overrides:
+  - clusterName: a
+    clusterOverrides: [{op: add, path: /metadata/labels/tier, value: gold}]
+  - clusterName: b
+    clusterOverrides:
+    - {path: /data/missing, value: x}
+    - {op: add, path: /metadata/labels, value: {kubefed.io/managed: 'false'}}
+";
+        let (fleet, errors) = load_fleet(&[SourceFile {
+            path: "f.yaml".into(),
+            text: fleet_text.into(),
+        }]);
+        // The add into labels the template does not have fails, as in KubeFed.
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0]
+                .message
+                .contains("cannot add /metadata/labels/tier"),
+            "{}",
+            errors[0].message
+        );
+        let resource = |kind: &str| {
+            fleet
+                .resources
+                .iter()
+                .position(|r| r.target.kind == kind)
+                .unwrap()
+        };
+        let (a, b) = (
+            fleet.cluster_index("a").unwrap(),
+            fleet.cluster_index("b").unwrap(),
+        );
+        let Decision::NotPlaced { reason } = fleet.decide(resource("ConfigMap"), a) else {
+            panic!("the override cannot apply on a");
+        };
+        assert!(reason.starts_with("ApplyOverridesFailed: "), "{reason}");
+        let Decision::Placed { object, .. } = fleet.decide(resource("ConfigMap"), b) else {
+            panic!("c is placed on b");
+        };
+        assert_eq!(object["data"]["missing"], "x");
+        assert_eq!(object["metadata"]["labels"]["kubefed.io/managed"], "true");
+        let Decision::Placed { object, .. } = fleet.decide(resource("Namespace"), b) else {
+            panic!("n is placed on b");
+        };
+        let labels = &object["metadata"]["labels"];
+        assert_eq!(labels["zone"], "b");
+        assert_eq!(labels["kubefed.io/managed"], "true");
+        assert_eq!(labels["app.kubernetes.io/managed-by"], "flotilla");
+    }
+
+    #[test]
+    fn the_managed_label_is_set_last_and_wins() {
+        use serde_json::json;
+        let mut bare = json!({"kind": "ConfigMap", "metadata": {"name": "c"}});
+        add_managed_label(&mut bare);
+        assert_eq!(
+            bare["metadata"]["labels"],
+            json!({"kubefed.io/managed": "true"})
+        );
+        let mut overridden =
+            json!({"metadata": {"labels": {"kubefed.io/managed": "false", "x": "y"}}});
+        add_managed_label(&mut overridden);
+        assert_eq!(
+            overridden["metadata"]["labels"],
+            json!({"kubefed.io/managed": "true", "x": "y"})
+        );
     }
 
     #[test]

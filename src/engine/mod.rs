@@ -236,8 +236,11 @@ impl Fleet {
         {
             plan::set_path(&mut obj, path, Value::from(replicas));
         }
+        let kubefed = matches!(plan.origin, plan::Origin::KubeFed { .. });
         match plan.sets.get(set as usize) {
-            None | Some(plan::OverrideSet::None) => return Ok(obj),
+            // A Karmada base is marked already; a KubeFed one gets its label and mark below.
+            None | Some(plan::OverrideSet::None) if !kubefed => return Ok(obj),
+            None | Some(plan::OverrideSet::None) => {}
             Some(plan::OverrideSet::Karmada(seq)) => {
                 for &(p, r) in seq {
                     let Some(policy) = self.overrides.get(p as usize) else {
@@ -279,8 +282,7 @@ impl Fleet {
                             }
                             continue;
                         }
-                        op.item
-                            .apply(&mut obj)
+                        kubefed::apply_override(&op.item, &mut obj)
                             .map_err(|m| format!("ApplyOverridesFailed: {}: {m}", op.field))?;
                         if let Some(t) = trace.as_deref_mut() {
                             t.push(format!(
@@ -291,6 +293,9 @@ impl Fleet {
                     }
                 }
             }
+        }
+        if kubefed {
+            kubefed::add_managed_label(&mut obj);
         }
         plan::mark(&mut obj, &plan.source_key);
         Ok(obj)

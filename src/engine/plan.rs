@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::inventory::{self, InventoryKind};
 use super::karmada::{OverridePolicy, Precision, PropagationPolicy, best_match};
 use super::kubefed::{FederatedObject, KindMap, Rsp};
-use super::load::{Doc, escape_token, parse_files};
+use super::load::{Doc, parse_files};
 use super::overrides::OverrideFailure;
 use super::replicas::kubefed_plan;
 use super::{FederatedResource, Fleet, FleetError, SourceFile, SourceLocation};
@@ -920,14 +920,11 @@ fn kubefed_plan_for(
     rsps: &[Rsp],
     errors: &mut Vec<FleetError>,
 ) -> Built {
+    // The template as KubeFed generates it, before overrides: KubeFed's managed label and
+    // flotilla's marker are added after them (`Fleet::render`), as KubeFed adds its label
+    // after the overrides (an override sees neither, and cannot remove the label).
     let mut base = fed.object.clone();
     prune(&mut base);
-    set_path(
-        &mut base,
-        &format!("/metadata/labels/{}", escape_token(KUBEFED_MANAGED_LABEL)),
-        Value::String("true".into()),
-    );
-    mark(&mut base, &fed.source_key);
     let resource = FederatedResource {
         target: fed.target.clone(),
         dialect: Dialect::KubeFed,
@@ -1093,7 +1090,7 @@ fn kubefed_plan_for(
             if rsp_owns_replicas && op.item.path == "/spec/replicas" {
                 continue;
             }
-            if let Err(message) = op.item.apply(&mut obj) {
+            if let Err(message) = super::kubefed::apply_override(&op.item, &mut obj) {
                 errors.push(FleetError {
                     location: SourceLocation {
                         file: doc.file.clone(),
@@ -1101,7 +1098,11 @@ fn kubefed_plan_for(
                     },
                     field: op.field.clone(),
                     message: format!("override for cluster {} cannot apply: {message}", cluster.name),
-                    hint: "fix the path (JSON pointer into the generated object), or use `add` to create a field".into(),
+                    hint: if op.item.kind == super::patch::OpKind::Add {
+                        "add the parent first (e.g. `{op: add, path: /metadata/labels, value: {k: v}}`): KubeFed patches the template before it adds its own label".into()
+                    } else {
+                        "fix the path (JSON pointer into the generated object), or use `add` to create a field".into()
+                    },
                 });
                 failed.push((c, format!("ApplyOverridesFailed: {}: {message}", op.field)));
                 break;

@@ -54,7 +54,7 @@ impl Versions {
 }
 
 /// Finds `module vX.Y.Z` in a go.mod `require` line or block.
-fn require_version(go_mod: &Path, module: &str) -> Result<String> {
+pub(crate) fn require_version(go_mod: &Path, module: &str) -> Result<String> {
     let text =
         fs::read_to_string(go_mod).with_context(|| format!("reading {}", go_mod.display()))?;
     for line in text.lines() {
@@ -80,20 +80,20 @@ pub struct Binaries {
 }
 
 /// One binary to build: where, what, how it is stamped and how `--version` proves it.
-struct Component {
+pub(crate) struct Component {
     /// The cached binary's file name.
-    name: &'static str,
-    module: &'static str,
-    package: &'static str,
-    ldflags: String,
+    pub(crate) name: &'static str,
+    pub(crate) module: &'static str,
+    pub(crate) package: &'static str,
+    pub(crate) ldflags: String,
     /// What `<binary> <version_args>` must print (on its first line).
-    expect_version: String,
+    pub(crate) expect_version: String,
     /// How the binary prints its version (`--version`, or Karmada's `version` subcommand).
-    version_args: &'static [&'static str],
+    pub(crate) version_args: &'static [&'static str],
     /// Human version for messages and the stamp.
-    version: String,
+    pub(crate) version: String,
     /// A rough cold-build estimate for the progress message.
-    estimate: &'static str,
+    pub(crate) estimate: &'static str,
 }
 
 fn components(v: &Versions) -> Result<Vec<Component>> {
@@ -144,7 +144,7 @@ fn components(v: &Versions) -> Result<Vec<Component>> {
 }
 
 /// Everything that determines a binary: a change to any of it invalidates the stamp.
-fn inputs_hash(c: &Component) -> Result<String> {
+pub(crate) fn inputs_hash(c: &Component) -> Result<String> {
     let dir = paths::go_module_dir(c.module);
     let mut hash = Fnv64::new();
     for part in [c.name, c.package, c.ldflags.as_str(), c.version.as_str()] {
@@ -184,11 +184,11 @@ impl Fnv64 {
     }
 }
 
-fn stamp_path(dir: &Path, name: &str) -> PathBuf {
+pub(crate) fn stamp_path(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{name}.stamp"))
 }
 
-fn stamp_matches(dir: &Path, c: &Component, hash: &str) -> bool {
+pub(crate) fn stamp_matches(dir: &Path, c: &Component, hash: &str) -> bool {
     let Ok(text) = fs::read_to_string(stamp_path(dir, c.name)) else {
         return false;
     };
@@ -246,7 +246,7 @@ pub fn ensure_built(v: &Versions) -> Result<Binaries> {
 }
 
 /// Builds every component of `comps` whose stamp in `dir` does not match its inputs.
-fn ensure_components(dir: &Path, comps: &[Component]) -> Result<()> {
+pub(crate) fn ensure_components(dir: &Path, comps: &[Component]) -> Result<()> {
     let mut go_version = None;
     for c in comps {
         let hash = inputs_hash(c)?;
@@ -264,7 +264,7 @@ fn ensure_components(dir: &Path, comps: &[Component]) -> Result<()> {
 
 /// `GOFLAGS` for every `go` command: ours first, then whatever the caller exported (so
 /// `GOFLAGS=-p=1 cargo xtask testenv build` keeps a core free on a shared machine).
-fn goflags() -> String {
+pub(crate) fn goflags() -> String {
     let mut flags = String::from("-mod=mod -buildvcs=false");
     if let Some(extra) = std::env::var_os("GOFLAGS") {
         let extra = extra.to_string_lossy();

@@ -682,6 +682,7 @@ mod tests {
             complete: false,
             karmada: Some(k.clone()),
             ocm: None,
+            kubefed: None,
         };
         for part in PARTS {
             for arg in part.args(&s, &k) {

@@ -15,6 +15,7 @@ macro_rules! say {
 mod gobuild;
 mod karmada;
 mod kubeconfig;
+mod kubefed;
 mod ocm;
 mod paths;
 mod pki;
@@ -34,18 +35,20 @@ usage: cargo xtask <command>
 commands:
   test                         the one test command: fmt check, clippy, unit tests, then the
                                integration tier against a real test environment
-  testenv up [--members N] [--hub karmada|ocm]
+  testenv up [--members N] [--hub karmada|ocm|kubefed]
                                start a hub + N member kube-apiservers on 127.0.0.1 (default 3);
                                builds kube-apiserver/etcd from the Go module proxy when needed;
                                with --hub karmada the hub is a Karmada control plane (built from
                                upstream too) and the members are joined to it in Push mode;
                                with --hub ocm the hub runs Open Cluster Management and every
-                               member a klusterlet agent, registered under its context name
+                               member a klusterlet agent, registered under its context name;
+                               with --hub kubefed the hub runs KubeFed v0.10.0's controller-manager
+                               and the members are joined as KubeFedClusters
   testenv down                 stop everything testenv started (by process id)
   testenv status               report the environment (exit 0 when fully up, 1 otherwise)
   testenv stop CLUSTER         stop one cluster (e.g. member-2) to simulate an outage
   testenv start CLUSTER        start a stopped cluster again on the same port
-  testenv build [--hub karmada|ocm]
+  testenv build [--hub karmada|ocm|kubefed]
                                only build (or verify) the cached binaries
 ";
 
@@ -108,7 +111,8 @@ fn run_testenv(words: &[&str]) -> Result<ExitCode> {
 /// Parses `[--members N] [--hub plain|karmada]` (also `--flag=value`, any order); the
 /// defaults are 3 members and the plain hub.
 fn parse_up(words: &[&str]) -> Result<(usize, Hub)> {
-    const UP_USAGE: &str = "usage: cargo xtask testenv up [--members N] [--hub karmada|ocm]";
+    const UP_USAGE: &str =
+        "usage: cargo xtask testenv up [--members N] [--hub karmada|ocm|kubefed]";
     let mut members = None;
     let mut hub = None;
     let mut rest = words;
@@ -140,18 +144,26 @@ fn parse_count(value: &str) -> Result<usize> {
     Ok(n)
 }
 
-/// Parses `--hub plain|karmada|ocm` (also `--hub=…`).
+/// Parses `--hub plain|karmada|ocm|kubefed` (also `--hub=…`).
 fn parse_hub(words: &[&str]) -> Result<Hub> {
     let value = match words {
         ["--hub", v] => *v,
         [one] if one.starts_with("--hub=") => &one["--hub=".len()..],
-        _ => bail!("expected `--hub karmada|ocm`, got `{}`", words.join(" ")),
+        _ => bail!(
+            "expected `--hub karmada|ocm|kubefed`, got `{}`",
+            words.join(" ")
+        ),
     };
     match value {
         "karmada" => Ok(Hub::Karmada),
         "ocm" => Ok(Hub::Ocm),
+        "kubefed" => Ok(Hub::KubeFed),
         "plain" => Ok(Hub::Plain),
-        other => bail!("--hub knows `karmada`, `ocm` (and `plain`, the default), not `{other}`"),
+        other => {
+            bail!(
+                "--hub knows `karmada`, `ocm`, `kubefed` (and `plain`, the default), not `{other}`"
+            )
+        }
     }
 }
 
@@ -182,7 +194,11 @@ mod tests {
             (2, Hub::Karmada)
         );
         assert_eq!(parse_up(&["--hub=ocm"]).expect("ocm"), (3, Hub::Ocm));
-        assert!(parse_up(&["--hub", "kubefed"]).is_err());
+        assert_eq!(
+            parse_up(&["--hub", "kubefed", "--members", "2"]).expect("kubefed"),
+            (2, Hub::KubeFed)
+        );
+        assert!(parse_up(&["--hub", "kubefeed"]).is_err());
         assert!(parse_up(&["--hub"]).is_err());
         assert!(parse_up(&["--hub", "karmada", "--hub", "plain"]).is_err());
     }

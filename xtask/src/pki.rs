@@ -200,7 +200,7 @@ pub fn generate() -> Result<Pki> {
 }
 
 /// 32 hex digits from the kernel's random source.
-fn random_token() -> Result<String> {
+pub(crate) fn random_token() -> Result<String> {
     use std::io::Read as _;
     let mut bytes = [0u8; 16];
     fs::File::open("/dev/urandom")

@@ -1,5 +1,5 @@
 //! The test environment's record of what it started (`target/testenv/state.json`): versions,
-//! ports, pids, who owns the run and, for a Karmada hub, its components. It only reads and writes that file (atomically); it must
+//! ports, pids, who owns the run and, for a Karmada or KubeFed hub, its components. It only reads and writes that file (atomically); it must
 //! not start or stop anything.
 
 use std::fs;
@@ -207,6 +207,36 @@ impl Ocm {
     }
 }
 
+/// The KubeFed control plane of a `--hub kubefed` environment: its release, the ports of its
+/// controller-manager (all 127.0.0.1) and its process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KubeFed {
+    pub version: String,
+    pub health_port: u16,
+    pub metrics_port: u16,
+    pub controller_manager: Option<ProcRec>,
+}
+
+impl KubeFed {
+    fn to_json(&self) -> Value {
+        json!({
+            "version": self.version,
+            "healthPort": self.health_port,
+            "metricsPort": self.metrics_port,
+            "controllerManager": proc_json(self.controller_manager.as_ref()),
+        })
+    }
+
+    fn from_json(v: &Value) -> Result<Self> {
+        Ok(Self {
+            version: str_from(v, "version")?,
+            health_port: port_from(v, "healthPort")?,
+            metrics_port: port_from(v, "metricsPort")?,
+            controller_manager: v.get("controllerManager").and_then(proc_from),
+        })
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct State {
     pub kubernetes: String,
@@ -222,6 +252,8 @@ pub struct State {
     pub karmada: Option<Karmada>,
     /// The OCM plane when the hub is an Open Cluster Management hub (`up --hub ocm`).
     pub ocm: Option<Ocm>,
+    /// The KubeFed control plane when the hub is a KubeFed hub (`up --hub kubefed`).
+    pub kubefed: Option<KubeFed>,
     /// Set once a fresh start finished (RBAC applied, controller-managers started); an
     /// interrupted start leaves it false and the next `up` replaces the environment.
     pub complete: bool,
@@ -273,6 +305,13 @@ impl State {
             .unwrap_or_default();
         if let Some(o) = &self.ocm {
             controllers.extend(o.named());
+        }
+        if let Some(p) = self
+            .kubefed
+            .as_ref()
+            .and_then(|k| k.controller_manager.clone())
+        {
+            controllers.push(("kubefed-controller-manager".to_string(), p));
         }
         let mut apiservers = Vec::new();
         for c in &self.clusters {
@@ -330,6 +369,7 @@ impl State {
             "clusters": clusters,
             "karmada": self.karmada.as_ref().map_or(Value::Null, Karmada::to_json),
             "ocm": self.ocm.as_ref().map_or(Value::Null, Ocm::to_json),
+            "kubefed": self.kubefed.as_ref().map_or(Value::Null, KubeFed::to_json),
         })
     }
 
@@ -384,6 +424,10 @@ impl State {
             ocm: match v.get("ocm") {
                 None | Some(Value::Null) => None,
                 Some(o) => Some(Ocm::from_json(o).context("state: bad `ocm`")?),
+            },
+            kubefed: match v.get("kubefed") {
+                None | Some(Value::Null) => None,
+                Some(k) => Some(KubeFed::from_json(k).context("state: bad `kubefed`")?),
             },
         })
     }
@@ -442,6 +486,7 @@ mod tests {
             complete: true,
             karmada: None,
             ocm: None,
+            kubefed: None,
         };
         let back = State::from_json(&s.to_json()).expect("parse");
         assert_eq!(back.owner, Owner::Test { pid: 42 });
@@ -489,6 +534,7 @@ mod tests {
             complete: false,
             karmada: Some(k.clone()),
             ocm: None,
+            kubefed: None,
         };
         let back = State::from_json(&s.to_json()).expect("parse");
         assert_eq!(back.karmada, Some(k));
@@ -533,6 +579,7 @@ mod tests {
             complete: true,
             karmada: None,
             ocm: Some(o.clone()),
+            kubefed: None,
         };
         let back = State::from_json(&s.to_json()).expect("parse");
         assert_eq!(back.ocm, Some(o));
@@ -541,5 +588,42 @@ mod tests {
             .map(|(n, _)| n.clone())
             .collect();
         assert_eq!(first, ["member-1 ocm-agent", "ocm-registration-controller"]);
+    }
+
+    #[test]
+    fn round_trips_a_kubefed_hub() {
+        let k = KubeFed {
+            version: "v0.10.0".into(),
+            health_port: 3000,
+            metrics_port: 3001,
+            controller_manager: Some(ProcRec {
+                pid: 13,
+                exe: "/c/kubefed".into(),
+            }),
+        };
+        let s = State {
+            kubernetes: "v1.36.3".into(),
+            etcd_version: "v3.6.8".into(),
+            members: 1,
+            owner: Owner::Manual,
+            etcd: None,
+            etcd_client_port: 1000,
+            etcd_peer_port: 1001,
+            clusters: vec![],
+            complete: false,
+            karmada: None,
+            ocm: None,
+            kubefed: Some(k.clone()),
+        };
+        let back = State::from_json(&s.to_json()).expect("parse");
+        assert_eq!(back.kubefed, Some(k));
+        // The controller stops with the controllers, before any API server.
+        assert_eq!(
+            back.stop_phases()[0]
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>(),
+            ["kubefed-controller-manager"]
+        );
     }
 }

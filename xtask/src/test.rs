@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::gobuild::{self, Versions};
+use crate::kubefed;
 use crate::paths;
 use crate::state::Owner;
 use crate::testenv::{self, Hub, Members};
@@ -82,7 +83,7 @@ fn run_counting(mut cmd: Command, what: &str, tally: &mut Tally) -> Result<()> {
 pub fn run() -> Result<()> {
     let total_start = Instant::now();
     let mut timings: Vec<(String, Duration)> = Vec::new();
-    let steps = 6;
+    let steps = 4 + HUB_TIERS.len();
     let mut tally = Tally::default();
     let result = run_steps(steps, &mut timings, &mut tally);
     say!("\n==> summary");
@@ -94,8 +95,8 @@ pub fn run() -> Result<()> {
         Ok(()) => say!("cargo xtask test: all steps passed"),
         Err(_) => say!("cargo xtask test: FAILED (the error follows)"),
     }
-    // One closing line counting every test executed in steps 3 to 6 (the integration tests
-    // that step 3 lists as ignored are the ones steps 4 to 6 run).
+    // One closing line counting every test executed from step 3 on (the integration tests
+    // that step 3 lists as ignored are the ones the later steps run).
     say!("tests: {} passed, {} failed", tally.passed, tally.failed);
     result
 }
@@ -145,92 +146,89 @@ fn run_steps(steps: usize, timings: &mut Vec<(String, Duration)>, tally: &mut Ta
         "integration tier against a real test environment (cargo xtask testenv)",
         &mut || integration(tally),
     )?;
-    step(
-        5,
-        "Karmada hub tier against a real Karmada control plane (testenv up --hub karmada)",
-        &mut || karmada_tier(tally),
-    )?;
-    step(
-        6,
-        "OCM hub tier against a real Open Cluster Management hub (testenv up --hub ocm)",
-        &mut || ocm_tier(tally),
-    )
+    for (n, tier) in HUB_TIERS.iter().enumerate() {
+        step(5 + n, tier.what, &mut || hub_tier(tier, tally))?;
+    }
+    Ok(())
 }
 
-/// Tests named `hub_karmada_*` need the Karmada hub; the plain-hub step skips them.
+/// Tests named `hub_karmada_*`, `hub_ocm_*` and `hub_kubefed_*` need their hub; the plain-hub
+/// step skips them.
 const KARMADA_TESTS: &str = "hub_karmada_";
-/// Tests named `hub_ocm_*` need the OCM hub; the plain-hub step skips them.
 const OCM_TESTS: &str = "hub_ocm_";
+const KUBEFED_TESTS: &str = "hub_kubefed_";
 
-fn ocm_tier(tally: &mut Tally) -> Result<()> {
-    let versions = Versions::from_wrappers()?;
-    if !gobuild::cache_is_complete(&versions)? || !gobuild::ocm_cache_is_complete()? {
-        gobuild::check_go()?;
-    }
-    let me = Owner::Test {
-        pid: std::process::id(),
-    };
-    let t = Instant::now();
-    let owner = testenv::up(Members::AtLeast(2), Hub::Ocm, me)?;
-    say!(
-        "--- OCM testenv ready in {:.1} s",
-        t.elapsed().as_secs_f64()
-    );
-    let ours = owner == me;
-    let kubeconfig = paths::kubeconfig();
-    let mut cmd = cargo();
-    cmd.args(["test", "--test", "testenv_ocm", "--", "--ignored"])
-        .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig);
-    if let Ok(me) = std::env::current_exe() {
-        cmd.env("FLOTILLA_XTASK_BIN", me);
-    }
-    say!(
-        "--- FLOTILLA_TESTENV_KUBECONFIG={} cargo test --test testenv_ocm -- --ignored",
-        kubeconfig.display()
-    );
-    let tests = run_counting(cmd, "cargo test --test testenv_ocm -- --ignored", tally);
-    let stopped = if ours {
-        say!("--- stopping the OCM test environment this run started");
-        testenv::down()
-    } else {
-        say!("--- leaving the test environment running (it was started by `testenv up`)");
-        Ok(())
-    };
-    tests?;
-    stopped
+/// One hub tier: the hub's test environment (started unless one runs), its test file, and the
+/// environment stopped again if this run started it.
+struct HubTier {
+    hub: Hub,
+    name: &'static str,
+    what: &'static str,
+    test_file: &'static str,
+    /// Whether the hub's own binaries are cached (else Go must be there to build them).
+    cached: fn() -> Result<bool>,
 }
 
-fn karmada_tier(tally: &mut Tally) -> Result<()> {
+const HUB_TIERS: [HubTier; 3] = [
+    HubTier {
+        hub: Hub::Karmada,
+        name: "Karmada",
+        what: "Karmada hub tier against a real Karmada control plane (testenv up --hub karmada)",
+        test_file: "testenv_karmada",
+        cached: gobuild::karmada_cache_is_complete,
+    },
+    HubTier {
+        hub: Hub::Ocm,
+        name: "OCM",
+        what: "OCM hub tier against a real Open Cluster Management hub (testenv up --hub ocm)",
+        test_file: "testenv_ocm",
+        cached: gobuild::ocm_cache_is_complete,
+    },
+    HubTier {
+        hub: Hub::KubeFed,
+        name: "KubeFed",
+        what: "KubeFed hub tier against a real KubeFed controller (testenv up --hub kubefed)",
+        test_file: "testenv_kubefed",
+        cached: kubefed::cache_is_complete,
+    },
+];
+
+fn hub_tier(tier: &HubTier, tally: &mut Tally) -> Result<()> {
     let versions = Versions::from_wrappers()?;
-    if !gobuild::cache_is_complete(&versions)? || !gobuild::karmada_cache_is_complete()? {
+    if !gobuild::cache_is_complete(&versions)? || !(tier.cached)()? {
         gobuild::check_go()?;
     }
     let me = Owner::Test {
         pid: std::process::id(),
     };
     let t = Instant::now();
-    let owner = testenv::up(Members::AtLeast(2), Hub::Karmada, me)?;
+    let owner = testenv::up(Members::AtLeast(2), tier.hub, me)?;
     say!(
-        "--- Karmada testenv ready in {:.1} s",
+        "--- {} testenv ready in {:.1} s",
+        tier.name,
         t.elapsed().as_secs_f64()
     );
     let ours = owner == me;
     let kubeconfig = paths::kubeconfig();
     let mut cmd = cargo();
     // Hub edits driven in-process write the audit log: keep it out of the user's state.
-    cmd.args(["test", "--test", "testenv_karmada", "--", "--ignored"])
+    cmd.args(["test", "--test", tier.test_file, "--", "--ignored"])
         .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig)
         .env("XDG_STATE_HOME", paths::testenv_dir().join("state"));
     if let Ok(me) = std::env::current_exe() {
         cmd.env("FLOTILLA_XTASK_BIN", me);
     }
+    let what = format!("cargo test --test {} -- --ignored", tier.test_file);
     say!(
-        "--- FLOTILLA_TESTENV_KUBECONFIG={} cargo test --test testenv_karmada -- --ignored",
+        "--- FLOTILLA_TESTENV_KUBECONFIG={} {what}",
         kubeconfig.display()
     );
-    let tests = run_counting(cmd, "cargo test --test testenv_karmada -- --ignored", tally);
+    let tests = run_counting(cmd, &what, tally);
     let stopped = if ours {
-        say!("--- stopping the Karmada test environment this run started");
+        say!(
+            "--- stopping the {} test environment this run started",
+            tier.name
+        );
         testenv::down()
     } else {
         say!("--- leaving the test environment running (it was started by `testenv up`)");
@@ -268,6 +266,8 @@ fn integration(tally: &mut Tally) -> Result<()> {
         KARMADA_TESTS,
         "--skip",
         OCM_TESTS,
+        "--skip",
+        KUBEFED_TESTS,
     ])
     .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig)
     .env("RUST_TEST_THREADS", INTEGRATION_TEST_THREADS);
@@ -276,7 +276,7 @@ fn integration(tally: &mut Tally) -> Result<()> {
         cmd.env("FLOTILLA_XTASK_BIN", me);
     }
     say!(
-        "--- FLOTILLA_TESTENV_KUBECONFIG={} RUST_TEST_THREADS={INTEGRATION_TEST_THREADS} cargo test --workspace --tests -- --ignored --skip {KARMADA_TESTS} --skip {OCM_TESTS}",
+        "--- FLOTILLA_TESTENV_KUBECONFIG={} RUST_TEST_THREADS={INTEGRATION_TEST_THREADS} cargo test --workspace --tests -- --ignored --skip {KARMADA_TESTS} --skip {OCM_TESTS} --skip {KUBEFED_TESTS}",
         kubeconfig.display()
     );
     let tests = run_counting(

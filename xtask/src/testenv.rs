@@ -2,7 +2,8 @@
 //! real upstream kube-apiserver (plus a kube-controller-manager running only the namespace and
 //! garbage-collector controllers) on 127.0.0.1, sharing one etcd under separate key prefixes;
 //! with `--hub karmada` the hub is a Karmada control plane (see `karmada.rs`), with `--hub ocm`
-//! an Open Cluster Management hub with one klusterlet agent per member (see `ocm.rs`).
+//! an Open Cluster Management hub with one klusterlet agent per member (see `ocm.rs`), with
+//! `--hub kubefed` a plain hub running KubeFed (see `kubefed.rs`).
 //! It must only bind loopback addresses, only signal processes it recorded, and never write a
 //! kubeconfig other than `target/testenv/kubeconfig` (plus its controller-managers' private
 //! client configs under `target/testenv/run/`).
@@ -19,6 +20,7 @@ use anyhow::{Context, Result, bail};
 use crate::gobuild::{self, Binaries, KarmadaBinaries, OcmBinaries, Versions};
 use crate::karmada;
 use crate::kubeconfig;
+use crate::kubefed;
 use crate::ocm;
 use crate::paths;
 use crate::pki::{self, PkiFiles};
@@ -102,7 +104,7 @@ pub(crate) fn exe_string(path: &Path) -> String {
     path.display().to_string()
 }
 
-/// `cargo xtask testenv build [--hub karmada]`: only make sure the binaries are cached.
+/// `cargo xtask testenv build [--hub karmada|kubefed]`: only make sure the binaries are cached.
 pub fn build(hub: Hub) -> Result<()> {
     let _lock = lock()?;
     let v = Versions::from_wrappers()?;
@@ -143,6 +145,19 @@ pub fn build(hub: Hub) -> Result<()> {
             t.elapsed().as_secs_f64()
         );
     }
+    if hub == Hub::KubeFed {
+        let t = Instant::now();
+        let kv = kubefed::version()?;
+        let kbins = kubefed::ensure_built(&kv)?;
+        say!(
+            "testenv: KubeFed {kv} controller-manager and manifests cached in {} ({:.1} s)",
+            kbins
+                .controller_manager
+                .parent()
+                .map_or_else(String::new, |d| d.display().to_string()),
+            t.elapsed().as_secs_f64()
+        );
+    }
     Ok(())
 }
 
@@ -155,6 +170,8 @@ pub enum Hub {
     Karmada,
     /// An Open Cluster Management hub (`--hub ocm`).
     Ocm,
+    /// A plain kube-apiserver running KubeFed's controller-manager (`--hub kubefed`).
+    KubeFed,
 }
 
 impl Hub {
@@ -163,6 +180,8 @@ impl Hub {
             Self::Karmada
         } else if s.ocm.is_some() {
             Self::Ocm
+        } else if s.kubefed.is_some() {
+            Self::KubeFed
         } else {
             Self::Plain
         }
@@ -172,6 +191,7 @@ impl Hub {
             Self::Plain => "a plain hub",
             Self::Karmada => "a Karmada hub",
             Self::Ocm => "an Open Cluster Management hub",
+            Self::KubeFed => "a KubeFed hub",
         }
     }
 }
@@ -222,6 +242,14 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
         }
         _ => None,
     };
+    let kubefed_bins = match hub {
+        Hub::KubeFed => {
+            let kv = kubefed::version()?;
+            let kbins = kubefed::ensure_built(&kv)?;
+            Some((kv, kbins))
+        }
+        _ => None,
+    };
     let started = Instant::now();
 
     let previous = match State::load(&paths::state_file()) {
@@ -265,6 +293,13 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
                 Some(format!(
                     "it runs OCM {}, the wrapper now pins {ov}",
                     o.version
+                ))
+            } else if let (Some(k), Some((kv, _))) = (&s.kubefed, &kubefed_bins)
+                && &k.version != kv
+            {
+                Some(format!(
+                    "it runs KubeFed {}, the wrapper now pins {kv}",
+                    k.version
                 ))
             } else if !members.accepts(s.members) {
                 Some(format!(
@@ -316,6 +351,11 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
             {
                 restarted += 1;
             }
+            if let Some((_, kbins)) = &kubefed_bins
+                && kubefed::ensure_running(&mut s, kbins)?
+            {
+                restarted += 1;
+            }
             if restarted == 0 {
                 say!("testenv: reusing the running environment");
             }
@@ -324,8 +364,11 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
         None => match fresh_start(
             &v,
             &bins,
-            karmada_bins.as_ref(),
-            ocm_bins.as_ref(),
+            HubBins {
+                karmada: karmada_bins.as_ref(),
+                ocm: ocm_bins.as_ref(),
+                kubefed: kubefed_bins.as_ref(),
+            },
             members.count(),
             requester,
         ) {
@@ -344,12 +387,15 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
     Ok(state.owner)
 }
 
-/// `hub`, `Karmada v1.18.2 hub`, `OCM v1.2.1 hub`.
+/// How messages name the hub: `hub`, `Karmada v1.18.2 hub`, `OCM v1.2.1 hub`,
+/// `KubeFed v0.10.0 hub`.
 fn hub_label(s: &State) -> String {
     if let Some(k) = &s.karmada {
         format!("Karmada {} hub", k.version)
     } else if let Some(o) = &s.ocm {
         format!("OCM {} hub", o.version)
+    } else if let Some(k) = &s.kubefed {
+        format!("KubeFed {} hub", k.version)
     } else {
         "hub".to_string()
     }
@@ -380,6 +426,12 @@ fn print_summary(s: &State, took: Duration) {
         say!(
             "              (Placements: namespace {} has the `global` ManagedClusterSet bound)",
             ocm::PLACEMENT_NAMESPACE
+        );
+    }
+    if s.kubefed.is_some() {
+        say!(
+            "              kubectl --kubeconfig {rel} --context hub -n {} get kubefedclusters",
+            kubefed::NAMESPACE
         );
     }
     say!("              cargo run -- --kubeconfig {rel} --context 'member-?' clusters");
@@ -419,21 +471,31 @@ pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<()> {
     fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
 }
 
+/// The hub's extra binaries of a fresh start (at most one is set), with their releases.
+#[derive(Clone, Copy)]
+struct HubBins<'a> {
+    karmada: Option<&'a (String, KarmadaBinaries)>,
+    ocm: Option<&'a (String, OcmBinaries)>,
+    kubefed: Option<&'a (String, kubefed::Binaries)>,
+}
+
 fn fresh_start(
     v: &Versions,
     bins: &Binaries,
-    karmada_bins: Option<&(String, KarmadaBinaries)>,
-    ocm_bins: Option<&(String, OcmBinaries)>,
+    hub_bins: HubBins<'_>,
     members: usize,
     owner: Owner,
 ) -> Result<State> {
+    let karmada_bins = hub_bins.karmada;
     clean_run_files()?;
     fs::create_dir_all(paths::logs_dir())?;
     let names = cluster_names(members);
     let extra = if karmada_bins.is_some() {
         karmada::PORTS
-    } else if ocm_bins.is_some() {
+    } else if hub_bins.ocm.is_some() {
         ocm::ports(members)
+    } else if hub_bins.kubefed.is_some() {
+        kubefed::PORTS
     } else {
         0
     };
@@ -455,9 +517,13 @@ fn fresh_start(
     if let Some(kpki) = &karmada_pki {
         karmada::write_files(&pki, kpki, cluster_ports[0])?;
     }
-    if ocm_bins.is_some() {
+    if hub_bins.ocm.is_some() {
         ocm::write_files(&pki, &clusters)?;
     }
+    let kubefed_token = match hub_bins.kubefed {
+        Some(_) => Some(kubefed::write_files(&pki, cluster_ports[0])?),
+        None => None,
+    };
     write_atomically(&paths::kubeconfig(), &kubeconfig::render(&pki, &clusters))?;
     for (name, port) in &clusters {
         let dir = cluster_run_dir(name);
@@ -491,8 +557,12 @@ fn fresh_start(
             Some((kv, _)) => Some(karmada::plane(kv, &ports[2 + names.len()..])?),
             None => None,
         },
-        ocm: match ocm_bins {
+        ocm: match hub_bins.ocm {
             Some((ov, _)) => Some(ocm::plane(ov, &ports[2 + names.len()..], &names[1..])?),
+            None => None,
+        },
+        kubefed: match hub_bins.kubefed {
+            Some((kv, _)) => Some(kubefed::plane(kv, &ports[2 + names.len()..])?),
             None => None,
         },
     };
@@ -513,7 +583,7 @@ fn fresh_start(
         // aggregated cluster API from its start.
         karmada::install_and_start(&mut s, kbins, &pki)?;
     }
-    if let Some((_, obins)) = ocm_bins {
+    if let Some((_, obins)) = hub_bins.ocm {
         ocm::install_and_start(&mut s, obins)?;
     }
     for name in &names {
@@ -522,8 +592,12 @@ fn fresh_start(
     if let Some(kpki) = &karmada_pki {
         karmada::join_members(&s, &pki, kpki)?;
     }
-    if let Some((_, obins)) = ocm_bins {
+    if let Some((_, obins)) = hub_bins.ocm {
         ocm::join_members(&mut s, obins)?;
+    }
+    if let (Some((_, kbins)), Some(token)) = (hub_bins.kubefed, &kubefed_token) {
+        kubefed::install_and_start(&mut s, kbins)?;
+        kubefed::join_members(&s, &pki, token)?;
     }
     s.complete = true;
     s.save(&paths::state_file())?;
@@ -624,6 +698,9 @@ fn apiserver_args(s: &State, c: &Cluster) -> Vec<String> {
         } else {
             args.extend(karmada::member_apiserver_args());
         }
+    }
+    if s.kubefed.is_some() && c.name != "hub" {
+        args.extend(kubefed::member_apiserver_args());
     }
     args
 }
@@ -950,6 +1027,19 @@ pub fn status() -> Result<bool> {
             say!("  {name:<28} {addr:<32} {what}");
         }
     }
+    if let Some(k) = &s.kubefed {
+        let hub_stopped = s.cluster("hub").is_some_and(|c| c.stopped);
+        let (name, addr, up) = kubefed::status_line(k);
+        let what = if up {
+            "running"
+        } else if hub_stopped {
+            "stopped with the hub"
+        } else {
+            all_up = false;
+            "DOWN (`cargo xtask testenv up --hub kubefed` restarts it)"
+        };
+        say!("  {name:<28} {addr:<32} {what}");
+    }
     say!("  kubeconfig   {}", paths::kubeconfig().display());
     Ok(all_up)
 }
@@ -993,6 +1083,12 @@ pub fn stop_cluster(name: &str) -> Result<()> {
         s.save(&paths::state_file())?;
         procs::stop_all(&ocm_procs, STOP_GRACE)?;
     }
+    if name == "hub" && s.kubefed.is_some() {
+        // KubeFed's controller cannot work without its API server: it stops with it.
+        let controller = kubefed::take_for_stop(&mut s);
+        s.save(&paths::state_file())?;
+        procs::stop_all(&controller, STOP_GRACE)?;
+    }
     let mut procs_ = Vec::new();
     if let Some(c) = s.cluster_mut(name) {
         if let Some(p) = c.controller_manager.take() {
@@ -1035,6 +1131,10 @@ pub fn start_cluster(name: &str) -> Result<()> {
         Some(o) => Some(gobuild::ensure_ocm_built(&o.version)?),
         None => None,
     };
+    let kubefed_bins = match &s.kubefed {
+        Some(k) if name == "hub" => Some(kubefed::ensure_built(&k.version)?),
+        _ => None,
+    };
     let t = Instant::now();
     let mut started = ensure_cluster_running(&mut s, name, &bins)?;
     if let Some(kbins) = &karmada_bins {
@@ -1042,6 +1142,9 @@ pub fn start_cluster(name: &str) -> Result<()> {
     }
     if let Some(obins) = &ocm_bins {
         started |= ocm::ensure_running(&mut s, obins)?;
+    }
+    if let Some(kbins) = &kubefed_bins {
+        started |= kubefed::ensure_running(&mut s, kbins)?;
     }
     if started {
         say!(
