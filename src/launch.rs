@@ -150,9 +150,10 @@ pub struct HubStart {
 }
 
 /// Connects to a hub, reads it once, and starts its backend. On a Karmada hub the fleet is
-/// the hub's own (its Clusters, the templates its bindings name and every policy), so the
-/// editors work on it and confirmed edits go back to the hub; other hubs, or a Karmada fleet
-/// the engine cannot load, are shown read-only: rows are the objects the hub delivers.
+/// the hub's own (its Clusters, the templates its bindings name and every policy), on a
+/// KubeFed hub its KubeFedClusters, type configs and Federated objects, so the editors work
+/// on it and confirmed edits go back to the hub; an OCM hub, or a fleet the engine cannot
+/// load, is shown read-only: rows are the objects the hub delivers.
 pub async fn start_hub(
     kubeconfig: Option<&std::path::Path>,
     context: &str,
@@ -168,8 +169,8 @@ pub async fn start_hub(
         overrides: hub.kind.no_overrides().map(str::to_string),
         placements: hub.kind.no_placement_edits().map(str::to_string),
     };
-    if hub.kind == HubKind::Karmada {
-        match karmada_fleet(&hub).await {
+    if matches!(hub.kind, HubKind::Karmada | HubKind::KubeFed) {
+        match hub_fleet(&hub).await {
             Ok((fleet, files)) => {
                 let targets: Vec<_> = fleet.resources.iter().map(|r| r.target.clone()).collect();
                 let view = hub::poll::in_rows_of(&targets, view);
@@ -186,18 +187,13 @@ pub async fn start_hub(
                     effects,
                     notice,
                     cannot_edit,
-                    kind: HubKind::Karmada.as_str().into(),
+                    kind,
                 });
             }
             Err(reason) => {
                 notice = Some(format!("read-only: {reason}"));
             }
         }
-    }
-    if hub.kind == HubKind::KubeFed {
-        notice = Some(
-            "read-only: editing a KubeFed hub's Federated objects is not implemented yet".into(),
-        );
     }
     let dialect = match hub.kind {
         HubKind::KubeFed => Dialect::KubeFed,
@@ -229,17 +225,20 @@ pub async fn start_hub(
     })
 }
 
-/// The fleet a Karmada hub holds, loaded by the engine like a fleet directory.
-async fn karmada_fleet(hub: &hub::Hub) -> Result<(Fleet, Vec<SourceFile>), String> {
-    let (bindings, _) = hub::karmada::bindings_and_works(&hub.client).await?;
+/// The fleet a Karmada or KubeFed hub holds, loaded by the engine like a fleet directory.
+async fn hub_fleet(hub: &hub::Hub) -> Result<(Fleet, Vec<SourceFile>), String> {
     let contexts = hub
         .kubeconfig
         .contexts
         .iter()
         .map(|c| c.name.clone())
         .collect();
-    let files =
-        hub::karmada_source::fleet_files(&hub.client, &hub.context, &contexts, &bindings).await?;
+    let files = if hub.kind == HubKind::KubeFed {
+        hub::kubefed::fleet_files(&hub.client, &hub.context, &contexts).await?
+    } else {
+        let (bindings, _) = hub::karmada::bindings_and_works(&hub.client).await?;
+        hub::karmada_source::fleet_files(&hub.client, &hub.context, &contexts, &bindings).await?
+    };
     let (fleet, errors) = crate::engine::load_fleet(&files);
     match errors.first() {
         Some(error) => Err(format!(

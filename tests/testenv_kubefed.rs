@@ -935,14 +935,18 @@ fn hub_kubefed_render_equals_what_the_kubefed_controller_writes() {
         apply("hub", fleet);
         for (kind, name) in federated_objects(fleet) {
             let obj = reconciled(&kind, &ns.name, &name);
-            // The edge cases include an override KubeFed cannot apply (CheckClusters).
-            if i < 2 {
-                assert_eq!(
-                    condition(&obj, "Propagation"),
-                    Some("True"),
+            // The edge cases include an override KubeFed cannot apply (CheckClusters). A
+            // member restarted by another test may still be catching up: KubeFed retries.
+            if i < 2 && condition(&obj, "Propagation") != Some("True") {
+                let mut last = obj;
+                let propagated = eventually_or_last(LIMIT, || {
+                    last = json("hub", &["get", &kind, &name, "-n", &ns.name]);
+                    condition(&last, "Propagation") == Some("True")
+                });
+                assert!(
+                    propagated,
                     "KubeFed could not propagate {kind} {}/{name}: {}",
-                    ns.name,
-                    obj["status"]
+                    ns.name, last["status"]
                 );
             }
         }
@@ -995,4 +999,199 @@ fn eventually_or_last(limit: Duration, mut check: impl FnMut() -> bool) -> bool 
         }
         std::thread::sleep(Duration::from_secs(1));
     }
+}
+
+/// A Deployment's replicas on a member, `None` while it does not exist there.
+fn member_replicas(member: &str, ns: &str, name: &str) -> Option<i64> {
+    let out = kubectl(
+        member,
+        &[
+            "get",
+            "deployment",
+            name,
+            "-n",
+            ns,
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ],
+    );
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().parse().ok())
+        .flatten()
+}
+
+#[test]
+#[ignore = "needs the kubefed testenv: run through cargo xtask test"]
+fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
+    use flotilla::app::action::InputKey;
+    use flotilla::app::session::{Session, Store};
+    use flotilla::app::state::Mode;
+    use flotilla::app::{self, Action};
+    use flotilla::backend::propagate::Action as PlanAction;
+    use flotilla::config::keymap::Command;
+    use flotilla::model::CellStatus;
+
+    let _serial = serial();
+    kubefed_hub();
+    let ns = TestNamespace::on("hub-kubefed-edit", &["hub".to_string()]);
+    let ns = ns.name.as_str().to_owned();
+    let _members = MemberNamespaces(ns.clone());
+    let both = "{clusters: [{name: member-1}, {name: member-2}]}";
+    apply("hub", &federated_namespace(&ns, both));
+    apply(
+        "hub",
+        &federated_deployment(
+            &ns,
+            "web",
+            both,
+            "[{clusterName: member-1, clusterOverrides: [{path: /spec/replicas, value: 3}]}]",
+        ),
+    );
+    eventually("KubeFed to write both members", LIMIT, || {
+        (member_replicas("member-1", &ns, "web") == Some(3)
+            && member_replicas("member-2", &ns, "web") == Some(2))
+        .then_some(())
+    });
+
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let started = runtime
+        .block_on(flotilla::launch::start_hub(
+            Some(&env().kubeconfig_path),
+            "hub",
+            false,
+            events_tx,
+        ))
+        .expect("start the hub session");
+    assert!(started.effects.is_some(), "editable: {:?}", started.notice);
+    assert_eq!(started.label, "hub hub · KubeFed");
+    let mut state = app::state_for_fleet(&started.fleet, started.label.clone());
+    state.hub = Some(started.kind.clone());
+    let mut session = Session {
+        state,
+        effects: started.effects,
+        fleet: started.fleet,
+        files: started.files,
+        store: Store::Hub,
+    };
+    let mut pump = |session: &mut Session, limit: Duration, done: &dyn Fn(&Session) -> bool| {
+        let deadline = std::time::Instant::now() + limit;
+        while !done(session) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "timed out; notice: {:?}",
+                session.state.notice
+            );
+            if let Ok(Some(event)) = runtime.block_on(async {
+                tokio::time::timeout(Duration::from_millis(500), events.recv()).await
+            }) {
+                session.dispatch(Action::Backend(event));
+            }
+        }
+    };
+    let key = format!("Deployment/{ns}/web");
+    let row = session
+        .state
+        .resources
+        .iter()
+        .position(|r| r.target.display_key() == key)
+        .expect("the Federated object's target is a row of the hub's fleet");
+    let member_1 = session.fleet.cluster_index("member-1").expect("member-1");
+    session.state.resource_view.cursor = session
+        .state
+        .resource_view
+        .visible
+        .iter()
+        .position(|r| *r == row)
+        .expect("visible");
+    session.dispatch(Action::Command(Command::FocusNext));
+    session.dispatch(Action::Command(Command::EditOverrides));
+    let Mode::Overrides(editor) = &session.state.mode else {
+        panic!("the override editor opens: {:?}", session.state.notice);
+    };
+    assert_eq!(
+        editor.docs[0].title,
+        format!("FederatedDeployment {ns}/web")
+    );
+    for key in [InputKey::Char('e'), InputKey::ClearLine]
+        .into_iter()
+        .chain("4".chars().map(InputKey::Char))
+        .chain([InputKey::Enter, InputKey::Enter])
+    {
+        session.dispatch(Action::Input(key));
+    }
+    // KubeFed keeps no rendered objects: the preview compares with member-1's live object.
+    pump(
+        &mut session,
+        Duration::from_secs(30),
+        &|s| match &s.state.mode {
+            Mode::Overrides(editor) => !editor.dry_run.is_empty(),
+            _ => false,
+        },
+    );
+    let Mode::Overrides(editor) = &session.state.mode else {
+        unreachable!()
+    };
+    let item = editor
+        .dry_run
+        .iter()
+        .find(|i| i.cluster == "member-1")
+        .unwrap_or_else(|| panic!("member-1 previewed: {:?}", editor.dry_run));
+    assert_eq!(item.action, PlanAction::Update, "{item:?}");
+    let changed: Vec<&str> = item
+        .diff
+        .lines()
+        .filter(|l| {
+            (l.starts_with('-') || l.starts_with('+'))
+                && !l.starts_with("---")
+                && !l.starts_with("+++")
+        })
+        .collect();
+    assert_eq!(
+        changed,
+        ["-  replicas: 3", "+  replicas: 4"],
+        "the preview is exactly the replicas change:\n{}",
+        item.diff
+    );
+
+    session.dispatch(Action::Input(InputKey::Enter));
+    assert!(matches!(session.state.mode, Mode::Confirm(_)));
+    session.dispatch(Action::Input(InputKey::Char('y')));
+    pump(&mut session, LIMIT, &|s| {
+        s.state.rollout.is_none() && s.state.cells.status(row, member_1) == CellStatus::InSync
+    });
+    eventually("member-1 to run 4 replicas", LIMIT, || {
+        (member_replicas("member-1", &ns, "web") == Some(4)).then_some(())
+    });
+    assert_eq!(
+        member_replicas("member-2", &ns, "web"),
+        Some(2),
+        "member-2 untouched"
+    );
+    let stored = json(
+        "hub",
+        &[
+            "get",
+            "federateddeployment",
+            "web",
+            "-n",
+            &ns,
+            "--show-managed-fields",
+        ],
+    );
+    assert_eq!(
+        stored.pointer("/spec/overrides/0/clusterOverrides/0/value"),
+        Some(&Value::from(4))
+    );
+    let managers: Vec<&str> = stored["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["manager"].as_str())
+        .collect();
+    assert!(
+        managers.contains(&"flotilla"),
+        "server-side apply as flotilla: {managers:?}"
+    );
 }

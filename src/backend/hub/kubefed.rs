@@ -378,6 +378,68 @@ fn fallback_target(object: &Value, federated_kind: &str) -> ResourceRef {
     }
 }
 
+/// The fleet a KubeFed hub holds, as source texts the engine and the editors load like a fleet
+/// directory: the KubeFedClusters as inventory (name, labels, endpoint), the
+/// FederatedTypeConfigs, and every Federated object of every configured type, one "file" per
+/// hub object. Only reads.
+pub async fn fleet_files(
+    client: &Client,
+    context: &str,
+    contexts: &std::collections::BTreeSet<String>,
+) -> Result<Vec<crate::engine::SourceFile>, String> {
+    use super::karmada_source::{as_written, path_of};
+    let yaml = |value: &Value| {
+        serde_saphyr::to_string(value).map_err(|err| format!("cannot write YAML: {err}"))
+    };
+    let mut inventory = Vec::new();
+    for cluster in list_values(client, &core_resource("KubeFedCluster", "kubefedclusters")).await? {
+        let name = text(&cluster, "/metadata/name");
+        let mut metadata = serde_json::json!({
+            "name": name,
+            "namespace": text(&cluster, "/metadata/namespace"),
+        });
+        if let Some(labels) = cluster.pointer("/metadata/labels") {
+            metadata["labels"] = labels.clone();
+        }
+        if contexts.contains(&name) {
+            metadata["annotations"] = serde_json::json!({ "flotilla.dev/context": name });
+        }
+        let doc = serde_json::json!({
+            "apiVersion": "core.kubefed.io/v1beta1",
+            "kind": "KubeFedCluster",
+            "metadata": metadata,
+            "spec": {"apiEndpoint": text(&cluster, "/spec/apiEndpoint")},
+        });
+        inventory.push(yaml(&doc)?);
+    }
+    let mut files = vec![crate::engine::SourceFile {
+        path: format!("hub:{context}/clusters"),
+        text: inventory.join("---\n"),
+    }];
+    let configs = list_values(
+        client,
+        &core_resource("FederatedTypeConfig", "federatedtypeconfigs"),
+    )
+    .await?;
+    for config in &configs {
+        let config = as_written(config);
+        files.push(crate::engine::SourceFile {
+            path: path_of(context, &config),
+            text: yaml(&config)?,
+        });
+    }
+    for ty in configs.iter().filter_map(type_of) {
+        for object in list_values(client, &ty.resource).await? {
+            let object = as_written(&object);
+            files.push(crate::engine::SourceFile {
+                path: path_of(context, &object),
+                text: yaml(&object)?,
+            });
+        }
+    }
+    Ok(files)
+}
+
 /// Reads the hub: KubeFedClusters, FederatedTypeConfigs, and one row per Federated object of
 /// every configured type (sorted by the object it renders).
 pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, String> {

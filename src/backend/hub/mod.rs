@@ -48,6 +48,12 @@ impl HubKind {
         }
     }
 
+    /// Whether the hub stores the object it renders for each member (Karmada's Works, OCM's
+    /// ManifestWorks); KubeFed renders in memory and keeps only a status.
+    pub fn keeps_rendered_objects(self) -> bool {
+        !matches!(self, HubKind::KubeFed)
+    }
+
     /// Why the console cannot edit placements on this kind of hub, if it cannot.
     pub fn no_placement_edits(self) -> Option<&'static str> {
         match self {

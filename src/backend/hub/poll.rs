@@ -274,8 +274,13 @@ async fn handle(
                     return false;
                 }
             };
-            let mut items = preview_items(&fleet.0, &cells, &view, Compare::Whole);
-            note_member_state(hub, &view, &mut items).await;
+            let items = if hub.kind.keeps_rendered_objects() {
+                let mut items = preview_items(&fleet.0, &cells, &view, Compare::Whole);
+                note_member_state(hub, &view, &mut items).await;
+                items
+            } else {
+                against_members(hub, &fleet.0, &cells, &view).await
+            };
             let _ = events.send(BackendEvent::DryRun { revision, items });
             false
         }
@@ -396,6 +401,80 @@ pub fn preview_items(
     items
 }
 
+/// The preview on a hub that keeps no rendered objects (KubeFed): the engine's render of the
+/// edited fleet against each member's live object, field by field as `plan --readonly`
+/// compares, read through the member's kubeconfig context.
+async fn against_members(
+    hub: &Hub,
+    fleet: &Fleet,
+    cells: &[CellRef],
+    view: &HubView,
+) -> Vec<PlanItem> {
+    use crate::backend::kube::kubeconfig::Timeouts;
+    use crate::backend::propagate::{Ignores, Options, PlanMode, Target, plan_with};
+
+    let mut by_cluster: std::collections::BTreeMap<usize, Vec<Value>> = Default::default();
+    for cell in cells {
+        if let Decision::Placed { object, .. } =
+            fleet.decide(cell.resource as usize, cell.cluster as usize)
+        {
+            by_cluster
+                .entry(cell.cluster as usize)
+                .or_default()
+                .push(without_flotilla_marks(object));
+        }
+    }
+    let mut targets = Vec::new();
+    for (cluster, objects) in by_cluster {
+        let Some(spec) = fleet.clusters.get(cluster) else {
+            continue;
+        };
+        let member = view
+            .clusters
+            .iter()
+            .find(|(s, _)| s.name == spec.name)
+            .map_or(spec, |(s, _)| s);
+        let api = hub
+            .member_client(member, Timeouts::default())
+            .await
+            .map(|client| KubeCluster::new(client, true))
+            .map_err(crate::backend::cluster::ApiError::Other);
+        targets.push(Target {
+            cluster: spec.name.clone(),
+            api,
+            objects,
+            failed: Vec::new(),
+            prune_kinds: Vec::new(),
+            prune_namespaces: Default::default(),
+        });
+    }
+    plan_with(
+        &targets,
+        PlanMode::ReadOnly,
+        Options::default(),
+        &Ignores::default(),
+        &|_, _| {},
+    )
+    .await
+}
+
+/// The object without the ownership label and source annotation flotilla adds when it applies
+/// objects itself: through a hub, the hub's controller writes the member objects.
+fn without_flotilla_marks(mut object: Value) -> Value {
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        if let Some(labels) = meta.get_mut("labels").and_then(Value::as_object_mut) {
+            labels.retain(|key, value| {
+                !(key == crate::engine::MANAGED_BY_LABEL
+                    && value == crate::engine::MANAGED_BY_VALUE)
+            });
+        }
+        if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+            annotations.retain(|key, _| !key.starts_with("flotilla.dev/"));
+        }
+    }
+    object
+}
+
 /// Adds to each preview item what the member's live object says against the hub's rendered
 /// one: a preview of the Work is only as good as the member's agreement with it.
 async fn note_member_state(hub: &Hub, view: &HubView, items: &mut [PlanItem]) {
@@ -459,6 +538,11 @@ fn follow(view: &mut HubView, expected: &mut HashMap<CellRef, Expectation>) -> V
         let Some(row) = view.rows.get_mut(r) else {
             return false;
         };
+        // A hub that keeps no rendered objects reports progress in its own status (KubeFed:
+        // Pending until its status has seen the new generation): the reader's cell says it.
+        if !view.kind.keeps_rendered_objects() {
+            return false;
+        }
         let rendered = row.objects.get(&cluster).map(delivered_form);
         if rendered.as_ref() == Some(&expectation.object) {
             let settled = matches!(row.cells.get(&cluster), Some((CellStatus::InSync, _)));
