@@ -440,6 +440,20 @@ pub async fn fleet_files(
     Ok(files)
 }
 
+/// What the console watches on a KubeFed hub: KubeFedClusters, FederatedTypeConfigs and the
+/// Federated types configured when it starts (none when the configs cannot be read: the
+/// console then re-reads on its timer).
+pub async fn watched_kinds(client: &Client) -> Vec<ApiResource> {
+    let configs = core_resource("FederatedTypeConfig", "federatedtypeconfigs");
+    let mut kinds = vec![core_resource("KubeFedCluster", "kubefedclusters")];
+    match list_values(client, &configs).await {
+        Ok(listed) => kinds.extend(listed.iter().filter_map(type_of).map(|ty| ty.resource)),
+        Err(_) => return Vec::new(),
+    }
+    kinds.push(configs);
+    kinds
+}
+
 /// Reads the hub: KubeFedClusters, FederatedTypeConfigs, and one row per Federated object of
 /// every configured type (sorted by the object it renders).
 pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, String> {

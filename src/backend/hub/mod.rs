@@ -210,11 +210,11 @@ impl Hub {
 
     /// The hub kinds whose changes change the view: watched, so the console reads the hub
     /// again when one changes rather than on a timer.
-    pub fn watched_kinds(&self) -> Vec<kube::discovery::ApiResource> {
+    pub async fn watched_kinds(&self) -> Vec<kube::discovery::ApiResource> {
         match self.kind {
             HubKind::Karmada => karmada::watched_kinds(),
             HubKind::OpenClusterManagement => ocm::watched_kinds(),
-            _ => Vec::new(),
+            HubKind::KubeFed => kubefed::watched_kinds(&self.client).await,
         }
     }
 

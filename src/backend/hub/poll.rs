@@ -37,12 +37,12 @@ pub const REREAD_EVERY: Duration = Duration::from_secs(30);
 const SETTLE: Duration = Duration::from_millis(200);
 
 /// Starts one watch per kind; each change (or watch restart) sends a nudge.
-fn watch_changes(hub: &Hub) -> Option<mpsc::UnboundedReceiver<()>> {
+async fn watch_changes(hub: &Hub) -> Option<mpsc::UnboundedReceiver<()>> {
     use futures::StreamExt;
     use kube::api::{Api, DynamicObject};
     use kube::runtime::{WatchStreamExt, watcher};
 
-    let kinds = hub.watched_kinds();
+    let kinds = hub.watched_kinds().await;
     if kinds.is_empty() {
         return None;
     }
@@ -151,7 +151,7 @@ async fn run(
     }
     let mut expected: HashMap<CellRef, Expectation> = HashMap::new();
     let mut announced = std::collections::BTreeSet::new();
-    let mut nudges = watch_changes(&hub);
+    let mut nudges = watch_changes(&hub).await;
     let mut ticker = tokio::time::interval(if nudges.is_some() {
         REREAD_EVERY
     } else {
