@@ -12,14 +12,15 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::io::Write as _;
-use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use support::{Restart, TestNamespace, env, kubectl, kubectl_ok, output_text, testenv_cmd_ok};
+use support::{
+    Restart, TestNamespace, apply, condition, env, eventually, hub_clusters, json, kubectl,
+    kubectl_ok, kubectl_stdin, output_text, testenv_cmd_ok,
+};
 
 /// KubeFed's namespace on the hub (what `testenv up --hub kubefed` installs into).
 const KUBEFED_NS: &str = "kube-federation-system";
@@ -52,68 +53,6 @@ fn kubefed_hub() {
             (condition(&cluster, "Ready") == Some("True")).then_some(())
         });
     }
-}
-
-fn json(context: &str, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.extend(["-o", "json"]);
-    let text = kubectl_ok(context, &all);
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("kubectl printed no JSON ({e}): {text}"))
-}
-
-/// The status of condition `kind` in `obj.status.conditions`.
-fn condition<'a>(obj: &'a Value, kind: &str) -> Option<&'a str> {
-    obj.pointer("/status/conditions")?
-        .as_array()?
-        .iter()
-        .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))?
-        .get("status")?
-        .as_str()
-}
-
-/// Polls `check` every 500 ms until it returns `Some`, or panics after `limit`.
-fn eventually<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Option<T>) -> T {
-    let t = Instant::now();
-    loop {
-        if let Some(v) = check() {
-            return v;
-        }
-        assert!(
-            t.elapsed() < limit,
-            "timed out after {limit:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
-}
-
-/// `kubectl apply -f -` of `yaml` on `context`.
-fn apply(context: &str, yaml: &str) {
-    let out = kubectl_stdin(context, &["apply", "-f", "-"], yaml);
-    assert!(
-        out.status.success(),
-        "kubectl apply on {context} failed: {}\n{yaml}",
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
-}
-
-fn kubectl_stdin(context: &str, args: &[&str], input: &str) -> std::process::Output {
-    let mut child = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(&env().kubeconfig_path)
-        .args(["--context", context, "--request-timeout=20s"])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("running kubectl");
-    child
-        .stdin
-        .take()
-        .expect("kubectl stdin")
-        .write_all(input.as_bytes())
-        .expect("writing to kubectl");
-    child.wait_with_output().expect("waiting for kubectl")
 }
 
 /// Whether `kind/name` exists in namespace `ns` on `member`.
@@ -298,22 +237,8 @@ fn hub_kubefed_a_federated_deployment_reaches_exactly_the_placed_members() {
     assert_eq!(view.cell(namespace, 1).0, CellStatus::InSync);
 }
 
-/// `flotilla --hub hub clusters -o json`, as items.
-fn flotilla_clusters() -> Vec<Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .arg("--kubeconfig")
-        .arg(&env().kubeconfig_path)
-        .args(["--hub", "hub", "clusters", "-o", "json"])
-        .env_remove("KUBECONFIG")
-        .output()
-        .expect("run flotilla");
-    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
-    let value: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    value["items"].as_array().cloned().unwrap_or_default()
-}
-
 fn listed(name: &str) -> Value {
-    flotilla_clusters()
+    hub_clusters()
         .into_iter()
         .find(|item| item["name"] == name)
         .unwrap_or_else(|| panic!("{name} not listed by flotilla --hub hub clusters"))
@@ -321,7 +246,7 @@ fn listed(name: &str) -> Value {
 
 #[test]
 #[ignore = "needs the kubefed testenv: run through cargo xtask test"]
-fn hub_kubefed_a_stopped_member_turns_offline_in_flotilla_clusters() {
+fn hub_kubefed_a_stopped_member_turns_offline_in_hub_clusters() {
     let _serial = serial();
     kubefed_hub();
     let before = listed("member-2");

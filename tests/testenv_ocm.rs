@@ -15,7 +15,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use support::{Restart, TestNamespace, env, kubectl, kubectl_ok, testenv_cmd_ok};
+use support::{
+    Restart, TestNamespace, apply, condition, env, eventually, hub_clusters, json, kubectl,
+    kubectl_ok, testenv_cmd_ok,
+};
 
 /// The tests share the members, and one of them stops member-2: run them one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -51,63 +54,6 @@ fn ocm_hub() {
         );
     }
     assert!(list["items"].as_array().is_some_and(|i| !i.is_empty()));
-}
-
-fn json(context: &str, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.extend(["-o", "json"]);
-    let text = kubectl_ok(context, &all);
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("kubectl printed no JSON ({e}): {text}"))
-}
-
-/// The status of condition `kind` in `obj.status.conditions`.
-fn condition<'a>(obj: &'a Value, kind: &str) -> Option<&'a str> {
-    obj.pointer("/status/conditions")?
-        .as_array()?
-        .iter()
-        .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))?
-        .get("status")?
-        .as_str()
-}
-
-/// Polls `check` every 500 ms until it returns `Some`, or panics after `limit`.
-fn eventually<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Option<T>) -> T {
-    let t = Instant::now();
-    loop {
-        if let Some(v) = check() {
-            return v;
-        }
-        assert!(
-            t.elapsed() < limit,
-            "timed out after {limit:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
-}
-
-fn apply(context: &str, yaml: &str) {
-    let mut child = std::process::Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(&env().kubeconfig_path)
-        .args(["--context", context, "apply", "-f", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("running kubectl");
-    {
-        use std::io::Write as _;
-        let mut stdin = child.stdin.take().expect("kubectl stdin");
-        stdin
-            .write_all(yaml.as_bytes())
-            .expect("writing to kubectl");
-    }
-    let out = child.wait_with_output().expect("waiting for kubectl");
-    assert!(
-        out.status.success(),
-        "kubectl apply on {context} failed: {}\n{yaml}",
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
 }
 
 /// A name unique to this test run (lower case, DNS-safe).
@@ -377,7 +323,7 @@ fn hub_ocm_a_placement_decision_shows_in_the_reader() {
     assert!(state.sets.iter().any(|s| s.name == "global"));
 
     // The claim also reaches flotilla's cluster list, as a label of member-2.
-    let listed = flotilla_clusters();
+    let listed = hub_clusters();
     let member = listed
         .iter()
         .find(|i| i["name"] == "member-2")
@@ -385,31 +331,12 @@ fn hub_ocm_a_placement_decision_shows_in_the_reader() {
     assert_eq!(member["labels"][&claim], "picked", "{member}");
 }
 
-/// `flotilla --hub hub clusters -o json`, as items.
-fn flotilla_clusters() -> Vec<Value> {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .arg("--kubeconfig")
-        .arg(&env().kubeconfig_path)
-        .args(["--hub", "hub", "clusters", "-o", "json"])
-        .env_remove("KUBECONFIG")
-        .output()
-        .expect("run flotilla");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let value: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    value["items"].as_array().cloned().unwrap_or_default()
-}
-
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_clusters_lists_the_managed_clusters_as_ocm_reports_them() {
     let _serial = serial();
     ocm_hub();
-    let listed = flotilla_clusters();
+    let listed = hub_clusters();
     let names: Vec<&str> = listed.iter().filter_map(|i| i["name"].as_str()).collect();
     assert_eq!(
         names,
@@ -434,7 +361,7 @@ fn hub_ocm_a_stopped_member_turns_not_ready_as_ocm_reports_it() {
     let _serial = serial();
     ocm_hub();
     let health = |member: &str| {
-        flotilla_clusters()
+        hub_clusters()
             .into_iter()
             .find(|i| i["name"] == member)
             .unwrap_or_else(|| panic!("{member} listed"))

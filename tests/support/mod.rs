@@ -317,3 +317,83 @@ impl Drop for Restart<'_> {
         let _ = testenv_cmd(&["start", self.0]);
     }
 }
+
+/// `kubectl get … -o json` on `context`, parsed (panics with kubectl's output otherwise).
+pub fn json(context: &str, args: &[&str]) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.extend(["-o", "json"]);
+    let text = kubectl_ok(context, &all);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("kubectl printed no JSON ({e}): {text}"))
+}
+
+/// The status of condition `kind` in `obj.status.conditions`.
+pub fn condition<'a>(obj: &'a serde_json::Value, kind: &str) -> Option<&'a str> {
+    obj.pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("type").and_then(serde_json::Value::as_str) == Some(kind))?
+        .get("status")?
+        .as_str()
+}
+
+/// Polls `check` every 500 ms until it returns `Some`, or panics after `limit`.
+pub fn eventually<T>(
+    what: &str,
+    limit: std::time::Duration,
+    mut check: impl FnMut() -> Option<T>,
+) -> T {
+    let t = std::time::Instant::now();
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        assert!(
+            t.elapsed() < limit,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+}
+
+/// Runs kubectl on `context` with `input` on its standard input.
+pub fn kubectl_stdin(context: &str, args: &[&str], input: &str) -> Output {
+    use std::io::Write as _;
+    let mut child = kubectl_cmd(&env().kubeconfig_path, context)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running kubectl");
+    child
+        .stdin
+        .take()
+        .expect("kubectl stdin")
+        .write_all(input.as_bytes())
+        .expect("writing to kubectl");
+    child.wait_with_output().expect("waiting for kubectl")
+}
+
+/// `kubectl apply -f -` of `yaml` on `context`.
+pub fn apply(context: &str, yaml: &str) {
+    let out = kubectl_stdin(context, &["apply", "-f", "-"], yaml);
+    assert!(
+        out.status.success(),
+        "kubectl apply on {context} failed: {}\n{yaml}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+}
+
+/// `flotilla --hub hub clusters -o json` (the hub's members as the hub reports them), as items.
+pub fn hub_clusters() -> Vec<serde_json::Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--kubeconfig")
+        .arg(&env().kubeconfig_path)
+        .args(["--hub", "hub", "clusters", "-o", "json"])
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run flotilla");
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    value["items"].as_array().cloned().unwrap_or_default()
+}
