@@ -276,9 +276,9 @@ impl PlacementSource {
 const TOLERATIONS: &str = "/spec/placement/clusterTolerations";
 const FIELDS: &str = "/spec/placement/clusterAffinity/fieldSelector";
 
-/// Parses a Karmada field selector: the `-l` syntax over `provider`, `region` and `zone`,
-/// as match expressions only (`k=v` is `k In (v)`), which is all Karmada's field selector has.
-pub fn parse_field_selector(text: &str) -> Result<Option<Value>, String> {
+/// Parses the `-l` syntax into match expressions only (`k=v` is `k In (v)`), for selectors
+/// that have no `matchLabels` (Karmada's field selector, OCM's claim selector).
+pub fn parse_expressions(text: &str) -> Result<Option<Vec<Value>>, String> {
     let Some(selector) = parse_selector(text)? else {
         return Ok(None);
     };
@@ -292,6 +292,15 @@ pub fn parse_field_selector(text: &str) -> Result<Option<Value>, String> {
     if let Some(more) = selector.get("matchExpressions").and_then(Value::as_array) {
         expressions.extend(more.iter().cloned());
     }
+    Ok(Some(expressions))
+}
+
+/// Parses a Karmada field selector: the `-l` syntax over `provider`, `region` and `zone`,
+/// as match expressions only (`k=v` is `k In (v)`), which is all Karmada's field selector has.
+pub fn parse_field_selector(text: &str) -> Result<Option<Value>, String> {
+    let Some(expressions) = parse_expressions(text)? else {
+        return Ok(None);
+    };
     for expression in &expressions {
         let key = expression["key"].as_str().unwrap_or_default();
         if !["provider", "region", "zone"].contains(&key) {
@@ -310,7 +319,9 @@ pub fn parse_field_selector(text: &str) -> Result<Option<Value>, String> {
 }
 const REPLICAS: &str = "/spec/placement/replicaScheduling";
 
-/// Karmada cluster tolerations as the editor shows them.
+/// Tolerations (Karmada's `clusterTolerations`, OCM's Placement `tolerations`) as the editor
+/// shows them: `key=value:Effect`, `key:Effect` (Exists), `*` (everything), with ` for Ns`
+/// when the toleration has `tolerationSeconds`.
 pub fn tolerations_text(tolerations: &Value) -> String {
     let Some(items) = tolerations.as_array() else {
         return String::new();
@@ -320,34 +331,59 @@ pub fn tolerations_text(tolerations: &Value) -> String {
         .map(|t| {
             let text = |field: &str| t.get(field).and_then(Value::as_str).unwrap_or_default();
             let (key, value, effect) = (text("key"), text("value"), text("effect"));
-            let base = match (key, text("operator")) {
+            let mut shown = match (key, text("operator")) {
                 ("", _) => "*".to_string(),
                 (key, "Exists") => key.to_string(),
                 (key, _) => format!("{key}={value}"),
             };
-            if effect.is_empty() {
-                base
-            } else {
-                format!("{base}:{effect}")
+            if !effect.is_empty() {
+                shown.push(':');
+                shown.push_str(effect);
             }
+            if let Some(seconds) = t.get("tolerationSeconds").and_then(Value::as_i64) {
+                shown.push_str(&format!(" for {seconds}s"));
+            }
+            shown
         })
         .collect::<Vec<_>>()
         .join(",")
 }
 
+/// The taint effects of Kubernetes and Karmada clusters.
+pub const KARMADA_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
+
 /// Parses the editor's toleration syntax into Karmada `clusterTolerations`.
 pub fn parse_tolerations(text: &str) -> Result<Option<Value>, String> {
+    parse_tolerations_with(text, &KARMADA_EFFECTS)
+}
+
+/// Parses the editor's toleration syntax (see [`tolerations_text`]), accepting only `effects`.
+pub fn parse_tolerations_with(text: &str, effects: &[&str]) -> Result<Option<Value>, String> {
     let mut items = Vec::new();
     for term in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        let (base, effect) = match term.rsplit_once(':') {
-            Some((base, effect)) => (base.trim(), Some(effect.trim())),
+        let (rest, seconds) = match term.rsplit_once(" for ") {
+            Some((rest, duration)) => {
+                let seconds = duration
+                    .trim()
+                    .strip_suffix('s')
+                    .and_then(|n| n.parse::<i64>().ok())
+                    .ok_or_else(|| {
+                        format!("`{term}`: write the time in seconds, e.g. `for 300s`")
+                    })?;
+                (rest.trim(), Some(seconds))
+            }
             None => (term, None),
         };
+        let (base, effect) = match rest.rsplit_once(':') {
+            Some((base, effect)) => (base.trim(), Some(effect.trim())),
+            None => (rest, None),
+        };
         if let Some(effect) = effect
-            && !["NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect)
+            && !effects.contains(&effect)
         {
             return Err(format!(
-                "`{term}`: `{effect}` is not a taint effect (NoSchedule, PreferNoSchedule or NoExecute)"
+                "`{term}`: `{effect}` is not a taint effect here ({})",
+                effects.join(", ")
             ));
         }
         let mut toleration = serde_json::Map::new();
@@ -367,6 +403,9 @@ pub fn parse_tolerations(text: &str) -> Result<Option<Value>, String> {
         }
         if let Some(effect) = effect {
             toleration.insert("effect".into(), json!(effect));
+        }
+        if let Some(seconds) = seconds {
+            toleration.insert("tolerationSeconds".into(), json!(seconds));
         }
         items.push(Value::Object(toleration));
     }
@@ -477,7 +516,7 @@ pub fn parse_replicas(text: &str) -> Result<Option<Value>, String> {
 
 /// Sets the value at `pointer` (creating maps on the way), or removes it when `None`, pruning
 /// maps the removal leaves empty below `/spec/placement`.
-fn set_or_remove(object: &mut Value, pointer: &str, value: Option<Value>) {
+pub(crate) fn set_or_remove(object: &mut Value, pointer: &str, value: Option<Value>) {
     let tokens: Vec<&str> = pointer.trim_start_matches('/').split('/').collect();
     let Some((last, parents)) = tokens.split_last() else {
         return;

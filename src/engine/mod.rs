@@ -41,6 +41,7 @@ pub mod karmada;
 pub mod kubefed;
 pub mod load;
 pub mod ocm;
+pub mod ocm_edit;
 pub mod override_edit;
 pub mod overrides;
 pub mod patch;
