@@ -19,6 +19,7 @@ use crate::cli::{GlobalArgs, WatchArgs, exit};
 use crate::config::keymap::Keymap;
 use crate::config::theme::Theme;
 use crate::config::{self, Settings};
+use crate::engine::ocm_edit::PlacementWorld;
 use crate::engine::{FederatedResource, Fleet, SourceFile, SourceLocation};
 use crate::model::Dialect;
 use crate::source;
@@ -44,12 +45,14 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
             notice,
             cannot_edit,
             kind: hub_kind,
+            placements,
         } = started;
         let readonly = effects.is_none();
         let session = |mut state: State| {
             state.notice = notice;
             state.cannot_edit = cannot_edit;
             state.hub = Some(hub_kind);
+            state.placements = placements;
             Session {
                 state,
                 effects,
@@ -147,13 +150,16 @@ pub struct HubStart {
     pub cannot_edit: CannotEdit,
     /// The hub's kind, as the header names it.
     pub kind: String,
+    /// On an Open Cluster Management hub, its Placements for the placement editor.
+    pub placements: Option<Arc<PlacementWorld>>,
 }
 
 /// Connects to a hub, reads it once, and starts its backend. On a Karmada hub the fleet is
 /// the hub's own (its Clusters, the templates its bindings name and every policy), on a
 /// KubeFed hub its KubeFedClusters, type configs and Federated objects, so the editors work
-/// on it and confirmed edits go back to the hub; an OCM hub, or a fleet the engine cannot
-/// load, is shown read-only: rows are the objects the hub delivers.
+/// on it and confirmed edits go back to the hub. On an OCM hub the rows are the objects its
+/// ManifestWorks deliver and the editor edits its Placements; a Karmada or KubeFed fleet the
+/// engine cannot load is shown read-only, its rows the objects the hub delivers.
 pub async fn start_hub(
     kubeconfig: Option<&std::path::Path>,
     context: &str,
@@ -165,9 +171,10 @@ pub async fn start_hub(
     let label = hub.label();
     let kind = hub.kind.as_str().to_string();
     let mut notice = None;
-    let cannot_edit = CannotEdit {
+    let mut cannot_edit = CannotEdit {
         overrides: hub.kind.no_overrides().map(str::to_string),
-        placements: hub.kind.no_placement_edits().map(str::to_string),
+        placements: None,
+        reschedule: hub.kind.no_reschedule().map(str::to_string),
     };
     if matches!(hub.kind, HubKind::Karmada | HubKind::KubeFed) {
         match hub_fleet(&hub).await {
@@ -188,6 +195,7 @@ pub async fn start_hub(
                     notice,
                     cannot_edit,
                     kind,
+                    placements: None,
                 });
             }
             Err(reason) => {
@@ -213,15 +221,39 @@ pub async fn start_hub(
             },
         })
         .collect();
-    hub::poll::spawn_readonly(hub, view, events);
+    // On OCM the console edits Placements (the rows stay the ManifestWorks' objects).
+    let placements = if hub.kind == HubKind::OpenClusterManagement && !readonly {
+        match hub::ocm::placement_world(&hub.client).await {
+            Ok((world, problems)) => {
+                if let Some(problem) = problems.first() {
+                    notice = Some(format!("some cluster sets are left out: {problem}"));
+                }
+                Some(Arc::new(world))
+            }
+            Err(err) => {
+                cannot_edit.placements =
+                    Some(format!("the hub's Placements could not be read: {err}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let effects = if placements.is_some() {
+        Some(hub::poll::spawn(hub, view, events))
+    } else {
+        hub::poll::spawn_readonly(hub, view, events);
+        None
+    };
     Ok(HubStart {
         fleet: Arc::new(fleet),
         files: Vec::new(),
         label,
-        effects: None,
+        effects,
         notice,
         cannot_edit,
         kind,
+        placements,
     })
 }
 

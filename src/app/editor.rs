@@ -264,6 +264,10 @@ pub fn open(state: &mut State) {
         state.notice = Some("read-only: placements cannot be edited".into());
         return;
     }
+    if state.placements.is_some() {
+        super::ocm_placement::open(state);
+        return;
+    }
     let Some(resource) = state.resource_view.selected() else {
         state.notice = Some("select a federated resource to edit its placement".into());
         return;
@@ -531,6 +535,7 @@ fn propose(state: &mut State, editor: Box<PlacementEditor>) -> Vec<Effect> {
             reapply,
             created,
         }),
+        placement: None,
         waves: false,
     }));
     Vec::new()
@@ -632,6 +637,7 @@ pub fn ask_to_undo(state: &mut State) {
         save: Some(change.previous.clone()),
         delete: change.created.clone(),
         undo: None,
+        placement: None,
         waves: false,
     }));
 }

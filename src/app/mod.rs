@@ -7,6 +7,7 @@ pub mod action;
 pub mod drift;
 pub mod editor;
 pub mod filter;
+pub mod ocm_placement;
 pub mod overrides;
 pub mod palette;
 pub mod rollout;

@@ -757,6 +757,7 @@ fn propose(state: &mut State, editor: Box<OverrideEditor>) -> Vec<Effect> {
             reapply: cells,
             created: Vec::new(),
         }),
+        placement: None,
         waves: false,
     }));
     Vec::new()

@@ -62,6 +62,23 @@ impl Session {
                     super::drift::refresh(&mut self.state, &self.fleet, &self.files);
                     continue;
                 }
+                Effect::WritePlacement {
+                    namespace,
+                    name,
+                    patch,
+                    expect,
+                } => {
+                    let mut entry = audit::Entry::new("hub-placement");
+                    entry.objects = vec![format!("Placement/{namespace}/{name}")];
+                    entry.clusters = expect.clone();
+                    audit::record_or_warn(&entry);
+                    Effect::WritePlacement {
+                        namespace,
+                        name,
+                        patch,
+                        expect,
+                    }
+                }
                 other => other,
             };
             match &self.effects {

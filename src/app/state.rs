@@ -398,10 +398,22 @@ pub enum Mode {
     },
     /// Editing the selected resource's placement.
     Placement(Box<super::editor::PlacementEditor>),
+    /// Editing one of an Open Cluster Management hub's Placements.
+    OcmPlacement(Box<super::ocm_placement::OcmPlacementEditor>),
     /// Editing the override rules of the selected resource × cluster cell.
     Overrides(Box<super::overrides::OverrideEditor>),
     /// The drift view: every drifted field, and its repair.
     Drift(Box<super::drift::DriftView>),
+}
+
+/// An edited OCM Placement, ready to write: the patch, and the decision the preview expects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlacementWrite {
+    pub namespace: String,
+    pub name: String,
+    /// JSON patch ops, the first testing the resourceVersion the edit started from.
+    pub patch: Vec<serde_json::Value>,
+    pub expect: Vec<String>,
 }
 
 /// A propagation waiting for the operator's confirmation.
@@ -415,6 +427,8 @@ pub struct PendingApply {
     pub typed: String,
     /// An edited fleet document saved before the cells are propagated.
     pub save: Option<crate::backend::FleetSave>,
+    /// An edited OCM Placement to write to the hub instead of propagating cells.
+    pub placement: Option<PlacementWrite>,
     /// Objects deleted after the apply (an undo of what a change created).
     pub delete: Vec<CellRef>,
     /// How to take this change back, remembered once it is confirmed.
@@ -474,6 +488,8 @@ pub struct State {
     /// The kind of federation hub the console is attached to (`Karmada` …), if any: its
     /// controllers propagate, so `a` asks the hub to reschedule instead of applying.
     pub hub: Option<String>,
+    /// On an Open Cluster Management hub: its Placements and what they are decided against.
+    pub placements: Option<std::sync::Arc<crate::engine::ocm_edit::PlacementWorld>>,
     pub should_quit: bool,
     /// The latest notice for the status line.
     pub notice: Option<String>,
@@ -529,6 +545,8 @@ pub struct Wall {
 pub struct CannotEdit {
     pub overrides: Option<String>,
     pub placements: Option<String>,
+    /// Why `a` has nothing to ask of this hub.
+    pub reschedule: Option<String>,
 }
 
 impl State {

@@ -48,6 +48,7 @@ pub fn is_typing(state: &State) -> bool {
             | Mode::Palette { .. }
             | Mode::Confirm(_)
             | Mode::Placement(_)
+            | Mode::OcmPlacement(_)
             | Mode::Overrides(_)
             | Mode::Drift(_)
     )
@@ -246,6 +247,10 @@ fn ask_to_apply(state: &mut State) -> Vec<Effect> {
         state.notice = Some("select a resource to propagate".into());
         return Vec::new();
     };
+    if let Some(why) = &state.cannot_edit.reschedule {
+        state.notice = Some(why.clone());
+        return Vec::new();
+    }
     if let Some(hub) = state.hub.clone() {
         return ask_to_reschedule(state, resource, &hub);
     }
@@ -290,6 +295,7 @@ fn ask_to_apply(state: &mut State) -> Vec<Effect> {
         save: None,
         delete: Vec::new(),
         undo: None,
+        placement: None,
         waves: false,
     }));
     Vec::new()
@@ -318,6 +324,7 @@ fn ask_to_reschedule(state: &mut State, resource: usize, hub: &str) -> Vec<Effec
         save: None,
         delete: Vec::new(),
         undo: None,
+        placement: None,
         waves: false,
     }));
     Vec::new()
@@ -350,6 +357,18 @@ fn confirm(state: &mut State, mut pending: Box<PendingApply>, key: InputKey) -> 
 }
 
 fn start_apply(state: &mut State, pending: Box<PendingApply>) -> Vec<Effect> {
+    if let Some(write) = pending.placement {
+        state.notice = Some(format!(
+            "writing Placement {}/{} to the hub…",
+            write.namespace, write.name
+        ));
+        return vec![Effect::WritePlacement {
+            namespace: write.namespace,
+            name: write.name,
+            patch: write.patch,
+            expect: write.expect,
+        }];
+    }
     if state.hub.is_some() && pending.save.is_none() {
         state.notice = Some("asking the hub to reschedule…".into());
         return vec![Effect::Apply {
@@ -383,6 +402,9 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
     match std::mem::take(&mut state.mode) {
         Mode::Confirm(pending) => return confirm(state, pending, key),
         Mode::Placement(placement) => return editor::key(state, placement, key),
+        Mode::OcmPlacement(placement) => {
+            return super::ocm_placement::key(state, placement, key);
+        }
         Mode::Overrides(overrides) => return super::overrides::key(state, overrides, key),
         Mode::Drift(view) => return super::drift::key(state, view, key),
         Mode::Filter {
@@ -601,6 +623,7 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
             super::drift::forget_settled(state);
         }
         BackendEvent::Notice(text) => state.notice = Some(text),
+        BackendEvent::Placements(world) => super::ocm_placement::world_changed(state, world),
         BackendEvent::Drift { cell, fields } => super::drift::record(state, cell, fields),
     }
 }

@@ -53,6 +53,9 @@ pub enum BackendEvent {
         revision: u64,
         items: Vec<propagate::PlanItem>,
     },
+    /// OCM hub: the Placements, clusters and sets the placement editor decides against, sent
+    /// whenever they change.
+    Placements(std::sync::Arc<crate::engine::ocm_edit::PlacementWorld>),
     /// The drifted fields of one cell, field by field (empty: no drift any more). Sent with
     /// the cell's update whenever its drift may have changed.
     Drift {
@@ -152,6 +155,15 @@ pub enum Effect {
         object: serde_json::Value,
         title: String,
         expect: Vec<(CellRef, serde_json::Value)>,
+    },
+    /// OCM hub: write an edited Placement — `patch` is a JSON patch guarded by the
+    /// resourceVersion the edit started from, sent as field manager `flotilla` — then follow
+    /// its PlacementDecisions until they hold exactly `expect` (the editor's preview).
+    WritePlacement {
+        namespace: String,
+        name: String,
+        patch: Vec<serde_json::Value>,
+        expect: Vec<String>,
     },
     /// Take back exactly these drifted fields (re-apply the desired values with force),
     /// confirmed by the operator. Other drifted fields of the same objects keep their values.

@@ -791,6 +791,10 @@ async fn run(
                         tracing::warn!("{} reached the simulator unsaved; the console saves edits", save.title);
                         continue;
                     }
+                    Some(Effect::WritePlacement { name, .. }) => {
+                        tracing::warn!("Placement {name} is a hub write; the simulator has no hub");
+                        continue;
+                    }
                     Some(Effect::HubApply { title, .. }) => {
                         tracing::warn!("{title} is a hub write; the simulator has no hub");
                         continue;

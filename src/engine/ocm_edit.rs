@@ -32,7 +32,7 @@ pub struct PlacementWorld {
 }
 
 /// A Placement as stored on the hub, with what OCM decided for it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HubPlacement {
     /// The object as the hub serves it (with `metadata.resourceVersion`).
     pub object: Value,
@@ -74,6 +74,8 @@ pub struct ReplicaSetRef {
     pub namespace: String,
     pub name: String,
     pub placements: Vec<String>,
+    /// `Kind/namespace/name` of each manifest its ManifestWorks carry.
+    pub objects: Vec<String>,
 }
 
 impl PlacementWorld {
@@ -178,7 +180,9 @@ pub fn edited(placement: &Value, edit: &PlacementEdit) -> Result<Value, String> 
                 .original
                 .and_then(|index| stored.and_then(|list| list.get(index)));
             if let Some(kept) = kept
-                && original.predicates.get(predicate.original.unwrap_or(usize::MAX))
+                && original
+                    .predicates
+                    .get(predicate.original.unwrap_or(usize::MAX))
                     == Some(predicate)
             {
                 items.push(kept.clone());
@@ -186,21 +190,13 @@ pub fn edited(placement: &Value, edit: &PlacementEdit) -> Result<Value, String> 
             }
             let mut item = kept.cloned().unwrap_or_else(|| json!({}));
             let which = format!("predicate {}", at + 1);
-            let labels = parse_selector(&predicate.labels)
-                .map_err(|e| format!("{which}, labels: {e}"))?;
-            set_or_remove(
-                &mut item,
-                "/requiredClusterSelector/labelSelector",
-                labels,
-            );
+            let labels =
+                parse_selector(&predicate.labels).map_err(|e| format!("{which}, labels: {e}"))?;
+            set_or_remove(&mut item, "/requiredClusterSelector/labelSelector", labels);
             let claims = parse_expressions(&predicate.claims)
                 .map_err(|e| format!("{which}, claims: {e}"))?
                 .map(|expressions| json!({ "matchExpressions": expressions }));
-            set_or_remove(
-                &mut item,
-                "/requiredClusterSelector/claimSelector",
-                claims,
-            );
+            set_or_remove(&mut item, "/requiredClusterSelector/claimSelector", claims);
             if item
                 .get("requiredClusterSelector")
                 .is_some_and(|s| s.as_object().is_some_and(|m| m.is_empty()))
@@ -264,7 +260,7 @@ pub struct DecisionRow {
 }
 
 /// How an edit changes a Placement's decision.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DecisionPreview {
     /// Every cluster, in name order.
     pub clusters: Vec<DecisionRow>,
@@ -335,13 +331,7 @@ pub fn preview(
         .map(|name| {
             let was = placement.decided.iter().any(|d| d == name);
             let now = outcome.selected.iter().any(|s| s == name);
-            let reason = || {
-                outcome
-                    .not_selected
-                    .get(name)
-                    .cloned()
-                    .unwrap_or_default()
-            };
+            let reason = || outcome.not_selected.get(name).cloned().unwrap_or_default();
             DecisionRow {
                 cluster: name.to_string(),
                 membership: match (was, now) {
@@ -440,7 +430,11 @@ mod tests {
         assert_eq!(edit.tolerations, "gpu:NoSelect for 300s");
         assert_eq!(edit.count, "2");
         assert_eq!(edited(&stored, &edit).unwrap(), stored);
-        assert_eq!(patch(&stored, &stored).len(), 1, "only the resourceVersion test");
+        assert_eq!(
+            patch(&stored, &stored).len(),
+            1,
+            "only the resourceVersion test"
+        );
     }
 
     #[test]
@@ -540,7 +534,10 @@ mod tests {
                 reason: "claims do not match region.open-cluster-management.io=us".into()
             }
         );
-        assert!(matches!(shown.clusters[1].membership, Membership::Out { .. }));
+        assert!(matches!(
+            shown.clusters[1].membership,
+            Membership::Out { .. }
+        ));
         assert_eq!(shown.satisfied, (true, "AllDecisionsScheduled"));
         assert!(shown.notes.is_empty(), "{:?}", shown.notes);
 

@@ -165,13 +165,23 @@ fn change_spans(change: &ClusterChange, theme: &Theme) -> Vec<Span<'static>> {
         (Some(before), Some(_)) => format!("  replicas {before}"),
         _ => String::new(),
     };
-    let (text, style): (String, Style) = match &change.membership {
-        Membership::Entering => (format!("+ enters{replicas}"), theme.diff_added),
+    vec![membership_span(&change.membership, &replicas, theme)]
+}
+
+/// What an edit does to one cluster: enters, leaves (why), stays, or out (why); `extra`
+/// follows entering and staying.
+pub(super) fn membership_span(
+    membership: &Membership,
+    extra: &str,
+    theme: &Theme,
+) -> Span<'static> {
+    let (text, style): (String, Style) = match membership {
+        Membership::Entering => (format!("+ enters{extra}"), theme.diff_added),
         Membership::Leaving { reason } => (format!("- leaves: {reason}"), theme.diff_removed),
-        Membership::Staying => (format!("✓ stays{replicas}"), theme.text),
+        Membership::Staying => (format!("✓ stays{extra}"), theme.text),
         Membership::Out { reason } => (format!("· out: {reason}"), theme.muted),
     };
-    vec![Span::styled(text, style)]
+    Span::styled(text, style)
 }
 
 fn review_lines(

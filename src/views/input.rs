@@ -103,6 +103,10 @@ pub(super) fn render_confirm(frame: &mut Frame, area: Rect, state: &State, conte
         pending.cells.iter().map(|cell| cell.cluster).collect();
     // On a hub its controllers roll the change out: there are no waves to choose.
     let (verb, title) = match (&state.hub, &pending.save) {
+        _ if pending.placement.is_some() => (
+            "write to the hub",
+            "Write the Placement? Nothing is written until you confirm",
+        ),
         (Some(_), None) => (
             "reschedule",
             "Reschedule? Nothing is written until you confirm",

@@ -7,6 +7,7 @@ mod drift;
 mod editor;
 mod help;
 mod input;
+mod ocm_placement;
 mod overrides;
 mod resources;
 pub mod watch;
@@ -79,6 +80,8 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
         detail::render_object(frame, right, state, context, scroll);
     } else if let Mode::Placement(placement) = &state.mode {
         editor::render(frame, right, state, placement, context);
+    } else if let Mode::OcmPlacement(editor) = &state.mode {
+        ocm_placement::render(frame, right, state, editor, context);
     } else if let Mode::Overrides(editor) = &state.mode {
         overrides::render(frame, right, state, editor, context);
     } else if let Mode::Drift(view) = &state.mode {

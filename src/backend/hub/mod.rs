@@ -54,13 +54,16 @@ impl HubKind {
         !matches!(self, HubKind::KubeFed)
     }
 
-    /// Why the console cannot edit placements on this kind of hub, if it cannot.
-    pub fn no_placement_edits(self) -> Option<&'static str> {
+    /// Why `a` (reschedule on a hub) does nothing on this kind of hub, if it does not.
+    pub fn no_reschedule(self) -> Option<&'static str> {
         match self {
             HubKind::OpenClusterManagement => Some(
-                "Open Cluster Management: a ManifestWork is placed by the namespace it is in, so it has no placement to edit; Placements are not editable here yet (use kubectl)",
+                "Open Cluster Management's work agents apply each ManifestWork themselves and OCM re-decides Placements as clusters change: there is nothing to propagate or reschedule; edit a Placement (e) to move the ManifestWorks that follow it",
             ),
-            HubKind::Karmada | HubKind::KubeFed => None,
+            HubKind::KubeFed => Some(
+                "KubeFed's controller propagates each Federated object itself and has no reschedule: edit its placement (e) or overrides (o)",
+            ),
+            HubKind::Karmada => None,
         }
     }
 

@@ -17,6 +17,8 @@ use serde_json::Value;
 
 use super::{HubKind, HubRender, HubRow, HubView, RenderedObject, sort_rows};
 use crate::backend::kube::probe::short_error;
+use crate::engine::ocm::{OcmCluster, OcmClusterSet};
+use crate::engine::ocm_edit::{HubPlacement, PlacementWorld, ReplicaSetRef};
 use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef, Taint};
 
 const CLUSTER_GROUP: &str = "cluster.open-cluster-management.io";
@@ -271,8 +273,8 @@ pub fn binding_of(value: &Value) -> SetBinding {
 pub struct Placement {
     pub namespace: String,
     pub name: String,
-    /// `spec`, for a placement editor (`src/engine/ocm.rs` evaluates it).
-    pub spec: Value,
+    /// The object as stored (with its resourceVersion), for the placement editor.
+    pub object: Value,
     /// `status.numberOfSelectedClusters`.
     pub selected: i64,
     /// The `PlacementSatisfied` condition: whether it is True, and `Reason: message`.
@@ -332,7 +334,7 @@ pub fn placements_of(placements: &[Value], decisions: &[Value]) -> Vec<Placement
                 .collect();
             decisions.sort_by(|a, b| (&a.source, &a.cluster).cmp(&(&b.source, &b.cluster)));
             Placement {
-                spec: p.get("spec").cloned().unwrap_or(Value::Null),
+                object: p.clone(),
                 selected: p
                     .pointer("/status/numberOfSelectedClusters")
                     .and_then(Value::as_i64)
@@ -364,52 +366,166 @@ pub struct PlacementState {
     pub placements: Vec<Placement>,
 }
 
-/// Reads ManagedClusterSets, ManagedClusterSetBindings, Placements and PlacementDecisions.
-pub async fn placement_state(client: &Client) -> Result<PlacementState, String> {
-    let sets = list_values(
-        client,
-        &resource(
-            CLUSTER_GROUP,
-            "v1beta2",
-            "ManagedClusterSet",
-            "managedclustersets",
-        ),
-    )
-    .await?;
-    let bindings = list_values(
-        client,
-        &resource(
-            CLUSTER_GROUP,
+/// The hub's placement objects as served: sets, set bindings, Placements, PlacementDecisions.
+struct PlacementObjects {
+    sets: Vec<Value>,
+    bindings: Vec<Value>,
+    placements: Vec<Value>,
+    decisions: Vec<Value>,
+}
+
+async fn placement_objects(client: &Client) -> Result<PlacementObjects, String> {
+    let list = |version: &'static str, kind: &'static str, plural: &'static str| {
+        let resource = resource(CLUSTER_GROUP, version, kind, plural);
+        async move { list_values(client, &resource).await }
+    };
+    Ok(PlacementObjects {
+        sets: list("v1beta2", "ManagedClusterSet", "managedclustersets").await?,
+        bindings: list(
             "v1beta2",
             "ManagedClusterSetBinding",
             "managedclustersetbindings",
-        ),
-    )
-    .await?;
-    let placements = list_values(
-        client,
-        &resource(CLUSTER_GROUP, "v1beta1", "Placement", "placements"),
-    )
-    .await?;
-    let decisions = list_values(
-        client,
-        &resource(
-            CLUSTER_GROUP,
-            "v1beta1",
-            "PlacementDecision",
-            "placementdecisions",
-        ),
-    )
-    .await?;
-    let mut sets: Vec<ClusterSet> = sets.iter().map(cluster_set_of).collect();
+        )
+        .await?,
+        placements: list("v1beta1", "Placement", "placements").await?,
+        decisions: list("v1beta1", "PlacementDecision", "placementdecisions").await?,
+    })
+}
+
+/// Reads ManagedClusterSets, ManagedClusterSetBindings, Placements and PlacementDecisions.
+pub async fn placement_state(client: &Client) -> Result<PlacementState, String> {
+    let objects = placement_objects(client).await?;
+    let mut sets: Vec<ClusterSet> = objects.sets.iter().map(cluster_set_of).collect();
     sets.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut bindings: Vec<SetBinding> = bindings.iter().map(binding_of).collect();
+    let mut bindings: Vec<SetBinding> = objects.bindings.iter().map(binding_of).collect();
     bindings.sort_by(|a, b| (&a.namespace, &a.cluster_set).cmp(&(&b.namespace, &b.cluster_set)));
     Ok(PlacementState {
         sets,
         bindings,
-        placements: placements_of(&placements, &decisions),
+        placements: placements_of(&objects.placements, &objects.decisions),
     })
+}
+
+/// What the placement editor decides Placements against: the ManagedClusters with their
+/// claims and taints, the sets (a set whose selector flotilla cannot read is left out, and
+/// said so), the bindings OCM reports Bound, every Placement with its decision, and the
+/// ManifestWorkReplicaSets that follow Placements (none when the hub has no such API).
+pub async fn placement_world(client: &Client) -> Result<(PlacementWorld, Vec<String>), String> {
+    let managed = list_values(
+        client,
+        &resource(CLUSTER_GROUP, "v1", "ManagedCluster", "managedclusters"),
+    )
+    .await?;
+    let objects = placement_objects(client).await?;
+    let replica_sets = list_values(
+        client,
+        &resource(
+            WORK_GROUP,
+            "v1alpha1",
+            "ManifestWorkReplicaSet",
+            "manifestworkreplicasets",
+        ),
+    )
+    .await
+    .unwrap_or_default();
+    let mut problems = Vec::new();
+    let sets = objects
+        .sets
+        .iter()
+        .filter_map(|set| match OcmClusterSet::from_value(set) {
+            Ok(set) => Some(set),
+            Err(err) => {
+                problems.push(err.to_string());
+                None
+            }
+        })
+        .collect();
+    let bindings = objects
+        .bindings
+        .iter()
+        .map(binding_of)
+        .filter(|b| b.bound.is_ok())
+        .map(|b| (b.namespace, b.cluster_set))
+        .collect();
+    let placements = placements_of(&objects.placements, &objects.decisions)
+        .into_iter()
+        .map(|p| {
+            let mut decided: Vec<String> = p.clusters().into_iter().map(str::to_string).collect();
+            decided.sort();
+            decided.dedup();
+            HubPlacement {
+                object: p.object,
+                decided,
+                satisfied: p.satisfied,
+            }
+        })
+        .collect();
+    let mut clusters: Vec<OcmCluster> = managed
+        .iter()
+        .map(OcmCluster::from_managed_cluster)
+        .collect();
+    clusters.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut replica_sets: Vec<ReplicaSetRef> = replica_sets
+        .iter()
+        .map(|set| ReplicaSetRef {
+            namespace: text(set, "/metadata/namespace"),
+            name: text(set, "/metadata/name"),
+            placements: set
+                .pointer("/spec/placementRefs")
+                .and_then(Value::as_array)
+                .map(|refs| refs.iter().map(|r| text(r, "/name")).collect())
+                .unwrap_or_default(),
+            objects: set
+                .pointer("/spec/manifestWorkTemplate/workload/manifests")
+                .and_then(Value::as_array)
+                .map(|list| list.iter().map(|m| manifest_ref(m).display_key()).collect())
+                .unwrap_or_default(),
+        })
+        .collect();
+    replica_sets.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    Ok((
+        PlacementWorld {
+            clusters,
+            sets,
+            bindings,
+            placements,
+            replica_sets,
+        },
+        problems,
+    ))
+}
+
+/// Writes an edited Placement: the JSON patch of the editor (guarded by the resourceVersion
+/// the edit started from) as field manager `flotilla`.
+pub async fn write_placement(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    ops: &[Value],
+) -> Result<(), String> {
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        namespace,
+        &resource(CLUSTER_GROUP, "v1beta1", "Placement", "placements"),
+    );
+    let patch: json_patch::Patch = serde_json::from_value(Value::Array(ops.to_vec()))
+        .map_err(|err| format!("the edit is not a JSON patch: {err}"))?;
+    let params = kube::api::PatchParams {
+        field_manager: Some(crate::backend::propagate::FIELD_MANAGER.to_string()),
+        ..Default::default()
+    };
+    match api
+        .patch(name, &params, &kube::api::Patch::Json::<()>(patch))
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 422 && status.message.contains("test") => {
+            Err(format!(
+                "Placement {namespace}/{name} changed on the hub since the editor opened; nothing was written (open the editor again)"
+            ))
+        }
+        Err(err) => Err(short_error(&err)),
+    }
 }
 
 /// What the work agent reported for one manifest of a ManifestWork.
@@ -737,6 +853,13 @@ pub fn watched_kinds() -> Vec<ApiResource> {
     vec![
         resource(CLUSTER_GROUP, "v1", "ManagedCluster", "managedclusters"),
         resource(WORK_GROUP, "v1", "ManifestWork", "manifestworks"),
+        resource(CLUSTER_GROUP, "v1beta1", "Placement", "placements"),
+        resource(
+            CLUSTER_GROUP,
+            "v1beta1",
+            "PlacementDecision",
+            "placementdecisions",
+        ),
     ]
 }
 
@@ -1142,7 +1265,7 @@ mod tests {
                 "AllDecisionsScheduled: All cluster decisions scheduled".into()
             ))
         );
-        assert_eq!(p.spec["numberOfClusters"], 1);
+        assert_eq!(p.object["spec"]["numberOfClusters"], 1);
     }
 
     #[test]

@@ -14,11 +14,12 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::{Hub, HubRow, HubView, delivered_form};
+use super::{Hub, HubKind, HubRow, HubView, delivered_form};
 use crate::backend::cluster::{ApplyMode, ClusterApi};
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::propagate::{Action, PlanItem, resource_of};
 use crate::backend::{BackendEvent, CellRef, CellUpdate, Effect};
+use crate::engine::ocm_edit::PlacementWorld;
 use crate::engine::{Decision, Fleet, diff};
 use crate::model::{CellStatus, ClusterStatus, Health, StatusKind};
 
@@ -121,6 +122,77 @@ pub fn spawn(
     effects
 }
 
+/// An edited OCM Placement written to the hub, awaited in its PlacementDecisions.
+struct DecisionExpectation {
+    namespace: String,
+    name: String,
+    clusters: Vec<String>,
+    since: Instant,
+}
+
+/// Placements, for the OCM placement editor: what changed since `shown` is sent, and each
+/// written Placement is followed until OCM decided what its preview said (or time is up).
+struct PlacementFollow {
+    shown: Option<std::sync::Arc<PlacementWorld>>,
+    expected: Vec<DecisionExpectation>,
+}
+
+impl PlacementFollow {
+    async fn read(&mut self, hub: &Hub, events: &mpsc::UnboundedSender<BackendEvent>) {
+        if hub.kind != HubKind::OpenClusterManagement {
+            return;
+        }
+        let world = match super::ocm::placement_world(&hub.client).await {
+            Ok((world, _)) => world,
+            // The next read tries again; the cells already say when the hub is unreachable.
+            Err(_) => return,
+        };
+        for notice in follow_decisions(&world, &mut self.expected) {
+            let _ = events.send(BackendEvent::Notice(notice));
+        }
+        if self.shown.as_deref() != Some(&world) {
+            let world = std::sync::Arc::new(world);
+            self.shown = Some(world.clone());
+            let _ = events.send(BackendEvent::Placements(world));
+        }
+    }
+}
+
+/// Notices for written Placements whose decision arrived as previewed, or differs after
+/// [`FOLLOW_FOR`]; both stop being followed.
+fn follow_decisions(
+    world: &PlacementWorld,
+    expected: &mut Vec<DecisionExpectation>,
+) -> Vec<String> {
+    let mut notices = Vec::new();
+    expected.retain(|wanted| {
+        let decided = world
+            .placements
+            .iter()
+            .find(|p| p.namespace() == wanted.namespace && p.name() == wanted.name)
+            .map(|p| p.decided.clone())
+            .unwrap_or_default();
+        let title = format!("Placement {}/{}", wanted.namespace, wanted.name);
+        if decided == wanted.clusters {
+            notices.push(format!(
+                "OCM decided [{}] for {title}, as previewed",
+                wanted.clusters.join(", ")
+            ));
+            false
+        } else if wanted.since.elapsed() >= FOLLOW_FOR {
+            notices.push(format!(
+                "OCM decided [{}] for {title}, not the preview's [{}]",
+                decided.join(", "),
+                wanted.clusters.join(", ")
+            ));
+            false
+        } else {
+            true
+        }
+    });
+    notices
+}
+
 /// An edit written to the hub, awaited in one cell: the engine's object in delivered form.
 struct Expectation {
     object: Value,
@@ -150,6 +222,11 @@ async fn run(
         });
     }
     let mut expected: HashMap<CellRef, Expectation> = HashMap::new();
+    let mut placements = PlacementFollow {
+        shown: None,
+        expected: Vec::new(),
+    };
+    placements.read(&hub, &events).await;
     let mut announced = std::collections::BTreeSet::new();
     let mut nudges = watch_changes(&hub).await;
     let mut ticker = tokio::time::interval(if nudges.is_some() {
@@ -163,6 +240,31 @@ async fn run(
             _ = ticker.tick() => {}
             _ = next_nudge(&mut nudges) => {}
             effect = next_effect(&mut effects) => match effect {
+                Some(Effect::WritePlacement { namespace, name, patch, expect }) => {
+                    let title = format!("Placement {namespace}/{name}");
+                    match super::ocm::write_placement(&hub.client, &namespace, &name, &patch).await {
+                        Ok(()) => {
+                            let _ = events.send(BackendEvent::Notice(format!(
+                                "wrote {title} to hub {} (as flotilla); following its decision until OCM decides [{}]",
+                                hub.context,
+                                expect.join(", ")
+                            )));
+                            placements.expected.push(DecisionExpectation {
+                                namespace,
+                                name,
+                                clusters: expect,
+                                since: Instant::now(),
+                            });
+                        }
+                        Err(err) => {
+                            let _ = events.send(BackendEvent::Notice(format!(
+                                "hub {} refused {title}: {err}",
+                                hub.context
+                            )));
+                            continue;
+                        }
+                    }
+                }
                 Some(effect) => {
                     if !handle(&hub, &mut shown, effect, &mut expected, &events).await {
                         continue;
@@ -188,6 +290,7 @@ async fn run(
         for notice in follow(&mut next, &mut expected) {
             let _ = events.send(BackendEvent::Notice(notice));
         }
+        placements.read(&hub, &events).await;
         for event in changes(&shown, &next) {
             if events.send(event).is_err() {
                 return;

@@ -274,6 +274,9 @@ async fn dispatch(
             Effect::HubApply { title, .. } => {
                 tracing::warn!("{title} is a hub write; these clusters have no hub")
             }
+            Effect::WritePlacement { name, .. } => {
+                tracing::warn!("Placement {name} is a hub write; these clusters have no hub")
+            }
         }
     }
 }
