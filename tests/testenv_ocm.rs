@@ -401,7 +401,7 @@ fn hub_ocm_a_stopped_member_turns_not_ready_as_ocm_reports_it() {
 
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
-fn hub_ocm_the_console_shows_manifestworks_read_only_and_says_why_it_cannot_edit() {
+fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides() {
     use flotilla::app::session::{Session, Store};
     use flotilla::app::{self, Action};
     use flotilla::config::keymap::Command;
@@ -427,10 +427,15 @@ fn hub_ocm_the_console_shows_manifestworks_read_only_and_says_why_it_cannot_edit
         ))
         .expect("start the hub session");
     assert_eq!(started.label, "hub hub · Open Cluster Management");
-    assert!(started.effects.is_none(), "an OCM hub is shown read-only");
+    assert!(
+        started.effects.is_some() && started.placements.is_some(),
+        "an OCM hub's Placements are editable: {:?}",
+        started.notice
+    );
     let mut state = app::state_for_fleet(&started.fleet, started.label.clone());
-    state.readonly = true;
     state.cannot_edit = started.cannot_edit.clone();
+    state.hub = Some(started.kind.clone());
+    state.placements = started.placements.clone();
     let mut session = Session {
         state,
         effects: started.effects,
@@ -486,12 +491,13 @@ fn hub_ocm_the_console_shows_manifestworks_read_only_and_says_why_it_cannot_edit
         notice.starts_with("Open Cluster Management has no override API"),
         "{notice}"
     );
-    session.dispatch(Action::Command(Command::EditPlacement));
+    session.dispatch(Action::Command(Command::Apply));
     let notice = session.state.notice.clone().unwrap_or_default();
     assert!(
-        notice.contains("placed by the namespace it is in"),
+        notice.contains("nothing to propagate or reschedule"),
         "{notice}"
     );
+    assert_eq!(session.state.mode, flotilla::app::state::Mode::Normal);
 
     // `render --hub` prints what the ManifestWorks carry, for their cluster only.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
@@ -521,4 +527,262 @@ fn hub_ocm_the_console_shows_manifestworks_read_only_and_says_why_it_cannot_edit
         })
         .collect();
     assert_eq!(ours, [("member-2", "Namespace"), ("member-2", "ConfigMap")]);
+}
+
+/// Takes a label off the hub's ManagedClusters when dropped.
+struct Unlabel(String);
+
+impl Drop for Unlabel {
+    fn drop(&mut self) {
+        for member in &env().members {
+            let _ = kubectl(
+                "hub",
+                &["label", "managedcluster", member, &format!("{}-", self.0)],
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs the OCM testenv: run through cargo xtask test"]
+fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
+    use flotilla::app::action::InputKey;
+    use flotilla::app::ocm_placement::OcmStage;
+    use flotilla::app::session::{Session, Store};
+    use flotilla::app::state::Mode;
+    use flotilla::app::{self, Action};
+    use flotilla::config::keymap::Command;
+    use flotilla::engine::edit::Membership;
+
+    let _serial = serial();
+    ocm_hub();
+    let ns = TestNamespace::on("ocm-edit", &["hub".to_string()]);
+    let ns = ns.name.as_str();
+    let key = format!("{}.flotilla.dev/colour", unique("edit"));
+    let _unlabel = Unlabel(key.clone());
+    kubectl_ok(
+        "hub",
+        &[
+            "label",
+            "managedcluster",
+            "member-1",
+            &format!("{key}=blue"),
+        ],
+    );
+    kubectl_ok(
+        "hub",
+        &[
+            "label",
+            "managedcluster",
+            "member-2",
+            &format!("{key}=green"),
+        ],
+    );
+    apply(
+        "hub",
+        &format!(
+            "apiVersion: cluster.open-cluster-management.io/v1beta2\nkind: ManagedClusterSetBinding\n\
+             metadata: {{name: global, namespace: {ns}}}\nspec: {{clusterSet: global}}\n---\n\
+             apiVersion: cluster.open-cluster-management.io/v1beta1\nkind: Placement\n\
+             metadata: {{name: web, namespace: {ns}}}\nspec:\n  clusterSets: [global]\n  \
+             predicates:\n  - requiredClusterSelector:\n      labelSelector:\n        \
+             matchLabels: {{{key}: blue}}\n"
+        ),
+    );
+    let decided = || -> Vec<String> {
+        let list = json(
+            "hub",
+            &[
+                "get",
+                "placementdecisions",
+                "-n",
+                ns,
+                "-l",
+                "cluster.open-cluster-management.io/placement=web",
+            ],
+        );
+        let mut clusters: Vec<String> = list["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|d| {
+                d["status"]["decisions"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .filter_map(|d| d["clusterName"].as_str().map(str::to_string))
+            .filter(|c| !c.is_empty())
+            .collect();
+        clusters.sort();
+        clusters
+    };
+    eventually("OCM to decide member-1", APPLY_LIMIT, || {
+        (decided() == ["member-1"]).then_some(())
+    });
+
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let started = runtime
+        .block_on(flotilla::launch::start_hub(
+            Some(&env().kubeconfig_path),
+            "hub",
+            false,
+            events_tx,
+        ))
+        .expect("start the hub session");
+    let mut state = app::state_for_fleet(&started.fleet, started.label.clone());
+    state.hub = Some(started.kind.clone());
+    state.cannot_edit = started.cannot_edit.clone();
+    state.placements = started.placements.clone();
+    let mut session = Session {
+        state,
+        effects: started.effects,
+        fleet: started.fleet,
+        files: started.files,
+        store: Store::Hub,
+    };
+    let mut pump = |session: &mut Session, limit: Duration, done: &dyn Fn(&Session) -> bool| {
+        let deadline = Instant::now() + limit;
+        while !done(session) {
+            assert!(
+                Instant::now() < deadline,
+                "timed out; notice: {:?}",
+                session.state.notice
+            );
+            match runtime.block_on(async {
+                tokio::time::timeout(Duration::from_millis(500), events.recv()).await
+            }) {
+                Ok(Some(event)) => session.dispatch(Action::Backend(event)),
+                Ok(None) => panic!("the hub backend stopped"),
+                Err(_) => {}
+            }
+        }
+    };
+    let open_ours = |session: &mut Session| {
+        let world = session.state.placements.clone().expect("Placements read");
+        let index = world
+            .placements
+            .iter()
+            .position(|p| p.namespace() == ns && p.name() == "web")
+            .expect("our Placement is among the hub's");
+        session.dispatch(Action::Command(Command::EditPlacement));
+        if let Mode::OcmPlacement(editor) = &session.state.mode
+            && matches!(editor.stage, OcmStage::Choosing { .. })
+        {
+            for _ in 0..index {
+                session.dispatch(Action::Input(InputKey::Down));
+            }
+            session.dispatch(Action::Input(InputKey::Enter));
+        }
+    };
+    let type_green = |session: &mut Session| {
+        session.dispatch(Action::Input(InputKey::ClearLine));
+        for c in format!("{key}=green").chars() {
+            session.dispatch(Action::Input(InputKey::Char(c)));
+        }
+    };
+
+    // The preview: member-2 enters, member-1 leaves and says why.
+    open_ours(&mut session);
+    type_green(&mut session);
+    let Mode::OcmPlacement(editor) = &session.state.mode else {
+        panic!("the Placement editor opens: {:?}", session.state.notice);
+    };
+    assert_eq!(editor.error, None);
+    let preview = editor.preview.clone().expect("a preview");
+    assert_eq!(preview.selected, ["member-2"]);
+    let member_1 = preview
+        .clusters
+        .iter()
+        .find(|row| row.cluster == "member-1")
+        .expect("member-1 in the preview");
+    assert_eq!(
+        member_1.membership,
+        Membership::Leaving {
+            reason: format!("labels do not match {key}=green")
+        }
+    );
+    assert_eq!(preview.entering().collect::<Vec<_>>(), ["member-2"]);
+
+    // Confirm: OCM decides exactly what the preview said, and the console says so.
+    session.dispatch(Action::Input(InputKey::Enter));
+    assert!(
+        matches!(&session.state.mode, Mode::Confirm(p) if p.placement.is_some()),
+        "{:?}",
+        session.state.notice
+    );
+    session.dispatch(Action::Input(InputKey::Char('y')));
+    pump(&mut session, APPLY_LIMIT, &|s| {
+        s.state
+            .notice
+            .as_deref()
+            .is_some_and(|n| n.contains("for Placement") && n.contains("web"))
+    });
+    let notice = session.state.notice.clone().unwrap_or_default();
+    assert_eq!(
+        notice,
+        format!("OCM decided [member-2] for Placement {ns}/web, as previewed")
+    );
+    assert_eq!(decided(), ["member-2"], "kubectl sees the same decision");
+    let stored = json(
+        "hub",
+        &["get", "placement", "web", "-n", ns, "--show-managed-fields"],
+    );
+    assert_eq!(
+        stored["spec"]["predicates"][0]["requiredClusterSelector"]["labelSelector"],
+        serde_json::json!({"matchLabels": {key.as_str(): "green"}})
+    );
+    assert_eq!(stored["spec"]["clusterSets"], serde_json::json!(["global"]));
+    let managers: Vec<&str> = stored["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["manager"].as_str())
+        .collect();
+    assert!(managers.contains(&"flotilla"), "{managers:?}");
+
+    // A Placement changed on the hub after the editor opened is not overwritten.
+    pump(&mut session, APPLY_LIMIT, &|s| {
+        s.state.placements.as_ref().is_some_and(|w| {
+            w.placements
+                .iter()
+                .any(|p| p.namespace() == ns && p.decided == ["member-2"])
+        })
+    });
+    open_ours(&mut session);
+    session.dispatch(Action::Input(InputKey::ClearLine));
+    for c in format!("{key}=blue").chars() {
+        session.dispatch(Action::Input(InputKey::Char(c)));
+    }
+    kubectl_ok(
+        "hub",
+        &[
+            "annotate",
+            "placement",
+            "web",
+            "-n",
+            ns,
+            "touched-by=someone-else",
+        ],
+    );
+    session.dispatch(Action::Input(InputKey::Enter));
+    session.dispatch(Action::Input(InputKey::Char('y')));
+    pump(&mut session, APPLY_LIMIT, &|s| {
+        s.state
+            .notice
+            .as_deref()
+            .is_some_and(|n| n.contains("refused"))
+    });
+    let notice = session.state.notice.clone().unwrap_or_default();
+    assert!(
+        notice.contains("changed on the hub since the editor opened"),
+        "{notice}"
+    );
+    let stored = json("hub", &["get", "placement", "web", "-n", ns]);
+    assert_eq!(
+        stored["spec"]["predicates"][0]["requiredClusterSelector"]["labelSelector"],
+        serde_json::json!({"matchLabels": {key.as_str(): "green"}}),
+        "the refused write changed nothing"
+    );
 }

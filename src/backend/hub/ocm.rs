@@ -514,18 +514,28 @@ pub async fn write_placement(
         field_manager: Some(crate::backend::propagate::FIELD_MANAGER.to_string()),
         ..Default::default()
     };
-    match api
+    let Err(err) = api
         .patch(name, &params, &kube::api::Patch::Json::<()>(patch))
         .await
-    {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 422 && status.message.contains("test") => {
-            Err(format!(
-                "Placement {namespace}/{name} changed on the hub since the editor opened; nothing was written (open the editor again)"
-            ))
-        }
-        Err(err) => Err(short_error(&err)),
+    else {
+        return Ok(());
+    };
+    // A failed resourceVersion test is a bare 422; tell it apart from a rejected spec.
+    let expected = ops
+        .iter()
+        .find(|op| op["op"] == "test" && op["path"] == "/metadata/resourceVersion")
+        .and_then(|op| op["value"].as_str());
+    let current = api.get(name).await.ok();
+    let moved = current
+        .as_ref()
+        .and_then(|object| object.metadata.resource_version.as_deref())
+        != expected;
+    if moved {
+        return Err(format!(
+            "Placement {namespace}/{name} changed on the hub since the editor opened; nothing was written (open the editor again)"
+        ));
     }
+    Err(short_error(&err))
 }
 
 /// What the work agent reported for one manifest of a ManifestWork.
