@@ -272,10 +272,10 @@ fn propose(state: &mut State, editor: Box<OcmPlacementEditor>) {
         return;
     };
     let world = state.placements.clone().unwrap_or_default();
-    let mut summary = vec![format!(
-        "write {} to the hub (JSON patch as flotilla, only if unchanged since you opened it)",
-        base.title()
-    )];
+    let mut summary = vec![
+        format!("write {} to the hub as flotilla", base.title()),
+        "(refused if it changed on the hub since you opened it)".to_string(),
+    ];
     let entering: Vec<&str> = decision.entering().collect();
     let leaving: Vec<&str> = decision.leaving().collect();
     for cluster in &entering {

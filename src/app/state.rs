@@ -594,6 +594,12 @@ impl State {
     }
 
     /// The resource under the resources pane's cursor.
+    /// Whether the rows' federation dialect means anything: not on an OCM hub, whose rows are
+    /// the objects its ManifestWorks carry.
+    pub fn shows_dialect(&self) -> bool {
+        self.hub.as_deref() != Some(crate::backend::hub::HubKind::OpenClusterManagement.as_str())
+    }
+
     pub fn selected_resource(&self) -> Option<usize> {
         self.resource_view.selected()
     }

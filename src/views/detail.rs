@@ -82,7 +82,11 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
                 label("resource"),
                 Span::styled(row.target.display_key(), theme.title),
                 Span::styled(
-                    format!("  {}  {}", row.target.api_version, row.dialect),
+                    if state.shows_dialect() {
+                        format!("  {}  {}", row.target.api_version, row.dialect)
+                    } else {
+                        format!("  {}", row.target.api_version)
+                    },
                     theme.muted,
                 ),
             ]));

@@ -6,7 +6,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Paragraph, Wrap};
 
 use super::editor::membership_span;
 use super::{ViewContext, pane_block};
@@ -37,7 +37,9 @@ pub(super) fn render(
         ),
     };
     frame.render_widget(
-        Paragraph::new(lines).block(pane_block(&title, true, theme)),
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(pane_block(&title, true, theme)),
         area,
     );
 }

@@ -42,7 +42,7 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
     }
     let width = usize::from(body.width);
     let name_width = (width / 3).clamp(10, 40);
-    let show_dialect = width >= 60;
+    let show_dialect = width >= 60 && state.shows_dialect();
     let fixed = 2 + 11 + 1 + name_width + 1 + if show_dialect { 9 } else { 0 };
     let matrix_width = width.saturating_sub(fixed);
     let collapsed = state.collapsed && !state.groups.is_empty();
