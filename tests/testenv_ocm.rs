@@ -786,3 +786,66 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
         "the refused write changed nothing"
     );
 }
+
+#[test]
+#[ignore = "needs the OCM testenv: run through cargo xtask test"]
+fn hub_ocm_drift_names_a_field_changed_on_a_member_against_its_manifestwork() {
+    let _serial = serial();
+    ocm_hub();
+    let name = unique("drift");
+    let _work = Cleanup::new("hub", &["manifestwork", &name, "-n", "member-1"]);
+    apply("hub", &manifest_work("member-1", &name, &name, ""));
+    eventually("the ConfigMap on member-1", APPLY_LIMIT, || {
+        member_has("member-1", &["get", "configmap", "colors", "-n", &name]).then_some(())
+    });
+    let drift = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .arg("--kubeconfig")
+            .arg(&env().kubeconfig_path)
+            .args(["--hub", "hub", "drift", "-o", "json"])
+            .env_remove("KUBECONFIG")
+            .output()
+            .expect("run flotilla");
+        let report: Value = serde_json::from_slice(&out.stdout).expect("drift prints JSON");
+        let ours: Vec<Value> = report["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|i| i["resource"]["namespace"] == name.as_str())
+            .cloned()
+            .collect();
+        (out.status.code(), ours)
+    };
+    let (code, ours) = drift();
+    assert!(ours.is_empty(), "nothing drifted yet: {ours:?}");
+    assert!(matches!(code, Some(0 | 1)), "{code:?}");
+
+    // OCM's agent re-applies a ManifestWork only on its own schedule: while member-1 holds the
+    // changed value, drift must name it (retried should the agent take it back first).
+    let (code, item) = eventually("drift to name the changed field", APPLY_LIMIT, || {
+        kubectl_ok(
+            "member-1",
+            &[
+                "patch",
+                "configmap",
+                "colors",
+                "-n",
+                &name,
+                "--type",
+                "merge",
+                "-p",
+                r#"{"data":{"color":"red"}}"#,
+            ],
+        );
+        let (code, ours) = drift();
+        ours.into_iter().next().map(|item| (code, item))
+    });
+    assert_eq!(code, Some(1), "drift exits 1 when something drifted");
+    assert_eq!(item["cluster"], "member-1");
+    assert_eq!(item["resource"]["kind"], "ConfigMap");
+    let field = &item["fields"][0];
+    assert_eq!(field["path"], "/data/color");
+    assert_eq!(field["desired"], "blue", "what the ManifestWork carries");
+    assert_eq!(field["live"], "red", "what kubectl wrote on the member");
+    assert_eq!(field["manager"], "kubectl-patch");
+}
