@@ -1100,6 +1100,37 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         panic!("back to the matrix: {:?}", session.state.mode);
     };
 
+    // Unticking both cluster names removes `clusterNames`, a field kubectl's apply owns: the
+    // hub must hold the edit exactly (server-side apply alone would leave kubectl's field).
+    session.dispatch(Action::Command(Command::EditPlacement));
+    for key in [
+        InputKey::Char(' '),
+        InputKey::Down,
+        InputKey::Char(' '),
+        InputKey::Enter,
+    ] {
+        session.dispatch(Action::Input(key));
+    }
+    let Mode::Placement(editor) = &session.state.mode else {
+        panic!("the placement editor reviews: {:?}", session.state.notice);
+    };
+    assert!(editor.edit.clusters.is_empty(), "{:?}", editor.edit);
+    session.dispatch(Action::Input(InputKey::Enter));
+    session.dispatch(Action::Input(InputKey::Char('y')));
+    pump(&mut session, Duration::from_secs(30), &|s| {
+        s.state
+            .notice
+            .as_deref()
+            .is_some_and(|n| n.starts_with("wrote PropagationPolicy") || n.contains("refused"))
+    });
+    let stored = json("hub", &["get", "propagationpolicy", "web", "-n", ns]);
+    assert_eq!(
+        stored.pointer("/spec/placement/clusterAffinity/clusterNames"),
+        None,
+        "the unticked names are gone from the hub: {}",
+        stored["spec"]["placement"]
+    );
+
     // `a` on a hub asks Karmada to reschedule the binding; its scheduler takes it up.
     session.dispatch(Action::Command(Command::Apply));
     let Mode::Confirm(pending) = &session.state.mode else {

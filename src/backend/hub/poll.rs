@@ -193,6 +193,60 @@ fn follow_decisions(
     notices
 }
 
+/// Server-side apply drops a field the edit removed only when no other manager owns it; a
+/// policy created with `kubectl apply` keeps such fields owned by kubectl. When the stored
+/// spec still differs from the edited one, the spec is replaced (a JSON patch guarded by the
+/// stored resourceVersion, as flotilla) so the hub holds exactly what was previewed.
+async fn drop_what_others_kept(hub: &Hub, edited: &Value, stored: &Value) -> Result<(), String> {
+    if stored.get("spec") == edited.get("spec") {
+        return Ok(());
+    }
+    let text = |v: &Value, p: &str| {
+        v.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let gvk = kube::api::GroupVersionKind::try_from(&kube::api::TypeMeta {
+        api_version: text(edited, "/apiVersion"),
+        kind: text(edited, "/kind"),
+    })
+    .map_err(|err| err.to_string())?;
+    let (resource, capabilities) = kube::discovery::pinned_kind(&hub.client, &gvk)
+        .await
+        .map_err(|err| err.to_string())?;
+    let name = text(edited, "/metadata/name");
+    let api: kube::Api<kube::api::DynamicObject> = match (
+        capabilities.scope,
+        edited
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str),
+    ) {
+        (kube::discovery::Scope::Namespaced, Some(namespace)) => {
+            kube::Api::namespaced_with(hub.client.clone(), namespace, &resource)
+        }
+        _ => kube::Api::all_with(hub.client.clone(), &resource),
+    };
+    let patch: json_patch::Patch = serde_json::from_value(serde_json::json!([
+        {"op": "test", "path": "/metadata/resourceVersion", "value": text(stored, "/metadata/resourceVersion")},
+        {"op": "replace", "path": "/spec", "value": edited.get("spec").cloned().unwrap_or(Value::Null)},
+    ]))
+    .map_err(|err| err.to_string())?;
+    let params = kube::api::PatchParams {
+        field_manager: Some(crate::backend::propagate::FIELD_MANAGER.to_string()),
+        ..Default::default()
+    };
+    api.patch(&name, &params, &kube::api::Patch::Json::<()>(patch))
+        .await
+        .map(|_| ())
+        .map_err(|err| {
+            format!(
+                "applied, but fields another manager keeps could not be removed ({}); the hub may differ from the preview",
+                crate::backend::kube::probe::short_error(&err)
+            )
+        })
+}
+
 /// An edit written to the hub, awaited in one cell: the engine's object in delivered form.
 struct Expectation {
     object: Value,
@@ -322,8 +376,12 @@ async fn handle(
                 dry_run: false,
                 force: true,
             };
-            match api.apply(&object, mode).await {
-                Ok(_) => {
+            let written = match api.apply(&object, mode).await {
+                Ok(stored) => drop_what_others_kept(hub, &object, &stored).await,
+                Err(err) => Err(err.to_string()),
+            };
+            match written {
+                Ok(()) => {
                     notice(format!(
                         "wrote {title} to hub {} (server-side apply as flotilla); following {} cell(s) until {} renders them",
                         hub.context,
