@@ -1172,6 +1172,61 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
             (last >= triggered).then_some(())
         },
     );
+
+    // A template bound after the console started becomes a row at the bottom, with its cells;
+    // its policies are not in the loaded fleet, so the editors say to reopen.
+    apply(
+        "hub",
+        &format!(
+            "{}\n---\n{}",
+            config_map(ns, "late"),
+            policy(
+                "PropagationPolicy",
+                ns,
+                "late",
+                "{apiVersion: v1, kind: ConfigMap, name: late}",
+                "  placement:\n    clusterAffinity: {clusterNames: [member-1]}\n",
+            )
+        ),
+    );
+    let late = format!("ConfigMap/{ns}/late");
+    pump(&mut session, Duration::from_secs(60), &|s| {
+        s.state
+            .resources
+            .iter()
+            .position(|r| r.target.display_key() == late)
+            .is_some_and(|r| s.state.cells.status(r, member_1) == CellStatus::InSync)
+    });
+    let added = session
+        .state
+        .resources
+        .iter()
+        .position(|r| r.target.display_key() == late)
+        .expect("the new row");
+    assert_eq!(added, session.state.resources.len() - 1, "appended last");
+    assert_eq!(
+        session.state.resources[row].target.display_key(),
+        key,
+        "the edited row keeps its place"
+    );
+    session.state.resource_view.cursor = session
+        .state
+        .resource_view
+        .visible
+        .iter()
+        .position(|r| *r == added)
+        .expect("visible");
+    session.dispatch(Action::Command(Command::EditPlacement));
+    assert_eq!(session.state.mode, Mode::Normal);
+    assert!(
+        session
+            .state
+            .notice
+            .as_deref()
+            .is_some_and(|n| n.contains("reopen the console to edit it")),
+        "{:?}",
+        session.state.notice
+    );
 }
 
 // ----- plan and drift with --hub ------------------------------------------------------------

@@ -499,6 +499,42 @@ fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides
     );
     assert_eq!(session.state.mode, flotilla::app::state::Mode::Normal);
 
+    // A ManifestWork created while the console runs becomes a new row at the bottom.
+    let later = format!("{name}-later");
+    let _later = Cleanup::new("hub", &["manifestwork", &later, "-n", "member-1"]);
+    apply("hub", &manifest_work("member-1", &later, &later, ""));
+    let key = format!("ConfigMap/{later}/colors");
+    let member_1 = session.fleet.cluster_index("member-1").expect("member-1");
+    let deadline = Instant::now() + APPLY_LIMIT;
+    loop {
+        let added = session
+            .state
+            .resources
+            .iter()
+            .position(|r| r.target.display_key() == key);
+        if let Some(added) = added
+            && session.state.cells.kind(added, member_1) == flotilla::model::StatusKind::InSync
+        {
+            assert!(added > row, "appended after the rows shown at start");
+            assert_eq!(
+                session.state.resources[row].target.display_key(),
+                format!("ConfigMap/{name}/colors"),
+                "old rows keep their place"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the new ManifestWork's ConfigMap never showed InSync: {:?}",
+            session.state.notice
+        );
+        if let Ok(Some(event)) = runtime.block_on(async {
+            tokio::time::timeout(Duration::from_millis(500), events.recv()).await
+        }) {
+            session.dispatch(Action::Backend(event));
+        }
+    }
+
     // `render --hub` prints what the ManifestWorks carry, for their cluster only.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
         .arg("--kubeconfig")

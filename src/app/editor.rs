@@ -281,6 +281,11 @@ pub fn refresh(state: &mut State, fleet: &Fleet, files: &[SourceFile]) -> bool {
     let Mode::Placement(editor) = &mut state.mode else {
         return false;
     };
+    if editor.source.is_none() && editor.resource >= fleet.resources.len() {
+        state.mode = Mode::Normal;
+        state.notice = Some(super::NEW_SINCE_START.into());
+        return true;
+    }
     if editor.source.is_none() {
         match fleet.placement_source(files, editor.resource) {
             Ok(source) => {

@@ -33,6 +33,10 @@ pub use session::Session;
 use state::{ClusterRow, ResourceRow, State};
 pub use update::update;
 
+/// Why an editor cannot open on a row the hub gained after the console loaded its fleet.
+const NEW_SINCE_START: &str =
+    "this row is new on the hub since the console started: reopen the console to edit it";
+
 /// How often the app clock ticks (ages, staleness, wall paging).
 const TICK_INTERVAL: Duration = Duration::from_secs(1);
 

@@ -204,6 +204,11 @@ pub fn refresh(state: &mut State, fleet: &Fleet, files: &[SourceFile]) -> bool {
     let Mode::Overrides(editor) = &mut state.mode else {
         return false;
     };
+    if !editor.loaded && editor.resource >= fleet.resources.len() {
+        state.mode = Mode::Normal;
+        state.notice = Some(super::NEW_SINCE_START.into());
+        return true;
+    }
     if !editor.loaded {
         let placed = |cluster: usize| match fleet.decide(editor.resource, cluster) {
             Decision::Placed { object, .. } => Some(object),

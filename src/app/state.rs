@@ -133,6 +133,16 @@ impl CellGrid {
         }
     }
 
+    /// Appends `count` resource rows, every cell Pending until the backend reports.
+    pub fn add_resources(&mut self, count: usize) {
+        self.resources += count;
+        self.kinds.extend(std::iter::repeat_n(
+            StatusKind::Pending,
+            count * self.clusters,
+        ));
+        self.recount();
+    }
+
     /// Sets the clock that new problems are stamped with.
     pub fn set_now(&mut self, now_ms: u64) {
         self.now_ms = now_ms;
@@ -594,6 +604,17 @@ impl State {
     }
 
     /// The resource under the resources pane's cursor.
+    /// Appends rows (a hub's new bindings or objects); existing rows keep their indexes, so
+    /// open editors and cell references stay valid.
+    pub fn add_resources(&mut self, rows: Vec<ResourceRow>) {
+        if rows.is_empty() {
+            return;
+        }
+        self.cells.add_resources(rows.len());
+        self.resources.extend(rows);
+        self.refresh_views();
+    }
+
     /// Whether the rows' federation dialect means anything: not on an OCM hub, whose rows are
     /// the objects its ManifestWorks carry.
     pub fn shows_dialect(&self) -> bool {

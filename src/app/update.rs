@@ -6,7 +6,7 @@ use super::editor;
 use super::filter::Filter;
 use super::palette::{self, PaletteCommand};
 use super::rollout;
-use super::state::{CellDetail, Mode, Pane, PendingApply, SortKey, State};
+use super::state::{CellDetail, Mode, Pane, PendingApply, ResourceRow, SortKey, State};
 use crate::backend::CellRef;
 use crate::backend::{BackendEvent, Effect};
 use crate::config::keymap::Command;
@@ -624,6 +624,17 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
         }
         BackendEvent::Notice(text) => state.notice = Some(text),
         BackendEvent::Placements(world) => super::ocm_placement::world_changed(state, world),
+        BackendEvent::ResourcesAdded(added) => state.add_resources(
+            added
+                .into_iter()
+                .map(|added| ResourceRow {
+                    target: added.target,
+                    dialect: added.dialect,
+                    placement: added.source,
+                    labels: None,
+                })
+                .collect(),
+        ),
         BackendEvent::Drift { cell, fields } => super::drift::record(state, cell, fields),
     }
 }
@@ -876,6 +887,47 @@ mod tests {
                 message: None,
             }])),
         );
+    }
+
+    #[test]
+    fn rows_a_hub_gains_are_appended_and_existing_cells_keep_their_place() {
+        let mut state = state(3, 2);
+        fail_cell(&mut state, 1, 2, CellStatus::Drifted);
+        update(
+            &mut state,
+            Action::Backend(BackendEvent::ResourcesAdded(vec![
+                crate::backend::AddedResource {
+                    target: ResourceRef {
+                        api_version: "apps/v1".into(),
+                        kind: "Deployment".into(),
+                        namespace: Some("shop".into()),
+                        name: "api".into(),
+                    },
+                    dialect: Dialect::Karmada,
+                    source: "ResourceBinding shop/api-deployment".into(),
+                },
+            ])),
+        );
+        assert_eq!(state.resources.len(), 3);
+        assert_eq!(
+            state.resource_view.visible.len(),
+            3,
+            "the new row is visible"
+        );
+        assert_eq!(
+            state.cells.kind(1, 2),
+            StatusKind::Drifted,
+            "old cells stay put"
+        );
+        assert_eq!(state.cells.kind(2, 0), StatusKind::Pending);
+        assert_eq!(
+            state.resources[2].placement,
+            "ResourceBinding shop/api-deployment"
+        );
+        fail_cell(&mut state, 2, 1, CellStatus::Failed("quota".into()));
+        assert_eq!(state.cells.resource_counts(2).get(StatusKind::Failed), 1);
+        assert_eq!(state.cells.cluster_counts(1).get(StatusKind::Failed), 1);
+        assert_eq!(state.cells.cluster_counts(0).get(StatusKind::Pending), 3);
     }
 
     #[test]

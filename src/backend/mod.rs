@@ -53,6 +53,10 @@ pub enum BackendEvent {
         revision: u64,
         items: Vec<propagate::PlanItem>,
     },
+    /// Hub mode: rows the hub gained since the console started (a new binding, Federated
+    /// object or ManifestWork manifest), appended after the existing rows; their cells follow
+    /// as ordinary cell updates.
+    ResourcesAdded(Vec<AddedResource>),
     /// OCM hub: the Placements, clusters and sets the placement editor decides against, sent
     /// whenever they change.
     Placements(std::sync::Arc<crate::engine::ocm_edit::PlacementWorld>),
@@ -65,6 +69,15 @@ pub enum BackendEvent {
 }
 
 pub use propagate::DriftField;
+
+/// A row a hub gained while the console runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddedResource {
+    pub target: crate::model::ResourceRef,
+    pub dialect: crate::model::Dialect,
+    /// What carries it on the hub, e.g. `ResourceBinding shop/web-deployment`.
+    pub source: String,
+}
 
 /// One drifted field to take back: re-applied with the desired value, forcing ownership.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

@@ -1,12 +1,12 @@
 //! The console's backend on a hub: reads the hub whenever a watched hub object changes (and on
 //! a slow timer besides; every few seconds for hubs without watched kinds) and reports what
 //! changed — cluster health as the hub reports it, and one cell per (row, cluster) as the
-//! hub's reader words it. The rows are the ones that existed at start. With an effect channel it also writes
-//! confirmed policy edits to the hub, answers the editors' previews with the engine's render
-//! against the hub's rendered objects, and follows each edit until the hub has rendered
-//! exactly what the engine predicted. Read-only, it has no effect channel, so no code path can
-//! write to the hub. It only reads: there is no effect channel, so no
-//! code path can write to the hub.
+//! hub's reader words it. Rows the hub gains later are appended, so a shown row keeps its
+//! index. With an effect channel it also writes confirmed edits to the hub (policies and
+//! Federated objects; an OCM Placement), answers the editors' previews with the engine's render
+//! against the hub's rendered objects, and follows each edit until the hub has rendered (or, for
+//! a Placement, decided) exactly what the preview said. Read-only, it has no effect channel, so
+//! no code path can write to the hub.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -18,9 +18,10 @@ use super::{Hub, HubKind, HubRow, HubView, delivered_form};
 use crate::backend::cluster::{ApplyMode, ClusterApi};
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::propagate::{Action, PlanItem, resource_of};
-use crate::backend::{BackendEvent, CellRef, CellUpdate, Effect};
+use crate::backend::{AddedResource, BackendEvent, CellRef, CellUpdate, Effect};
 use crate::engine::ocm_edit::PlacementWorld;
 use crate::engine::{Decision, Fleet, diff};
+use crate::model::Dialect;
 use crate::model::{CellStatus, ClusterStatus, Health, StatusKind};
 
 /// How long an edit may take to show in the hub's rendered objects before flotilla says the
@@ -281,7 +282,6 @@ async fn run(
         expected: Vec::new(),
     };
     placements.read(&hub, &events).await;
-    let mut announced = std::collections::BTreeSet::new();
     let mut nudges = watch_changes(&hub).await;
     let mut ticker = tokio::time::interval(if nudges.is_some() {
         REREAD_EVERY
@@ -332,12 +332,17 @@ async fn run(
         }
         let mut next = match hub.read().await {
             Ok(view) => {
-                for target in newcomers(&shown, &view, &mut announced) {
+                let next = aligned(&shown, view);
+                let added = added_rows(&shown, &next);
+                if !added.is_empty() {
+                    let keys: Vec<String> = added.iter().map(|a| a.target.display_key()).collect();
                     let _ = events.send(BackendEvent::Notice(format!(
-                        "new on the hub since the console started: {target} (reopen the console to show it)"
+                        "new on the hub since the console started: {} (added at the bottom)",
+                        keys.join(", ")
                     )));
+                    let _ = events.send(BackendEvent::ResourcesAdded(added));
                 }
-                aligned(&shown, view)
+                next
             }
             Err(err) => unreachable_hub(&shown, &err.message),
         };
@@ -730,21 +735,23 @@ fn follow(view: &mut HubView, expected: &mut HashMap<CellRef, Expectation>) -> V
     notices
 }
 
-/// Rows of `view` the console does not show, not yet announced.
-fn newcomers(
-    shown: &HubView,
-    view: &HubView,
-    announced: &mut std::collections::BTreeSet<String>,
-) -> Vec<String> {
-    view.rows
+/// The rows `next` has beyond `shown`'s, as the console appends them.
+fn added_rows(shown: &HubView, next: &HubView) -> Vec<AddedResource> {
+    let dialect = match next.kind {
+        HubKind::KubeFed => Dialect::KubeFed,
+        HubKind::Karmada | HubKind::OpenClusterManagement => Dialect::Karmada,
+    };
+    next.rows
         .iter()
-        .filter(|row| shown.row_of(&row.target).is_none())
-        .map(|row| row.target.display_key())
-        .filter(|key| announced.insert(key.clone()))
+        .skip(shown.rows.len())
+        .map(|row| AddedResource {
+            target: row.target.clone(),
+            dialect,
+            source: row.source.clone(),
+        })
         .collect()
 }
 
-/// `view` with one row per target, in that order (a target the hub delivers nowhere gets an
 /// empty row saying so).
 pub fn in_rows_of(targets: &[crate::model::ResourceRef], view: HubView) -> HubView {
     let rows = targets
@@ -805,7 +812,15 @@ fn aligned(shown: &HubView, view: HubView) -> HubView {
                     ..row.clone()
                 })
         })
+        .collect::<Vec<_>>();
+    // New rows go last, so every row the console shows keeps its index.
+    let mut rows = rows;
+    let mut newcomers: Vec<HubRow> = view
+        .rows
+        .into_iter()
+        .filter(|row| shown.row_of(&row.target).is_none())
         .collect();
+    rows.append(&mut newcomers);
     HubView {
         kind: view.kind,
         clusters,
@@ -846,7 +861,8 @@ pub fn changes(before: &HubView, after: &HubView) -> Vec<BackendEvent> {
         for column in 0..after.clusters.len() {
             let old = before.cell(row, column);
             let new = after.cell(row, column);
-            if old != new {
+            // A row new to the console starts Pending there: every cell of it is news.
+            if old != new || row >= before.rows.len() {
                 cells.push(CellUpdate {
                     cell: CellRef {
                         resource: row as u32,
@@ -970,20 +986,37 @@ mod tests {
     }
 
     #[test]
-    fn bindings_that_appear_later_are_announced_once() {
-        let shown = view(&[("web", None)]);
-        let later = view(&[("web", None), ("api", None)]);
-        let mut announced = std::collections::BTreeSet::new();
+    fn bindings_that_appear_later_are_added_at_the_bottom_once() {
+        let shown = view(&[("web", None), ("db", None)]);
+        let later = view(&[("api", None), ("web", None)]);
+        let next = aligned(&shown, later.clone());
+        let keys: Vec<String> = next.rows.iter().map(|r| r.target.display_key()).collect();
         assert_eq!(
-            newcomers(&shown, &later, &mut announced),
-            ["ConfigMap/shop/api"]
+            keys,
+            [
+                "ConfigMap/shop/web",
+                "ConfigMap/shop/db",
+                "ConfigMap/shop/api"
+            ],
+            "shown rows keep their place (db stays, gone); the newcomer goes last"
         );
-        assert!(newcomers(&shown, &later, &mut announced).is_empty());
-        let aligned = aligned(&shown, later);
-        assert_eq!(
-            aligned.rows.len(),
-            1,
-            "the console's rows stay as they were"
+        let added = added_rows(&shown, &next);
+        assert_eq!(added.len(), 1);
+        assert_eq!(added[0].target.display_key(), "ConfigMap/shop/api");
+        let updated: Vec<u32> = changes(&shown, &next)
+            .into_iter()
+            .flat_map(|event| match event {
+                BackendEvent::Cells(cells) => cells.into_iter().map(|c| c.cell.resource).collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        assert!(
+            updated.contains(&2),
+            "the new row's cells are sent: {updated:?}"
+        );
+        assert!(
+            added_rows(&next, &aligned(&next, later)).is_empty(),
+            "added once"
         );
     }
 }
