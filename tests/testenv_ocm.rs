@@ -3,10 +3,12 @@
 //! that one (kubectl on the members confirms); flotilla's hub reader shows each manifest's
 //! state per cluster with OCM's reason text; a Placement with a ManagedClusterSetBinding gets
 //! a PlacementDecision the reader shows; a member stopped with `testenv stop` turns not ready
-//! in `flotilla --hub hub clusters` as OCM reports it. `cargo xtask test` runs them in their
-//! own step (their names start with `hub_ocm_`, which the plain-hub step skips). They only
-//! touch objects named after themselves, delete them afterwards, and the outage test
-//! restarts the member it stops.
+//! in `flotilla --hub hub clusters` as OCM reports it; a ManifestWorkReplicaSet (the hub's work
+//! manager) follows its Placement from member-1 to member-2, and flotilla's hub read shows the
+//! result. `cargo xtask test` runs them in their own step (their names start with `hub_ocm_`,
+//! which the plain-hub step skips). They only touch objects named after themselves (and a
+//! ManagedCluster label named so), delete them afterwards, and the outage test restarts the
+//! member it stops.
 
 mod support;
 
@@ -16,8 +18,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use support::{
-    Restart, TestNamespace, apply, condition, env, eventually, hub_clusters, json, kubectl,
-    kubectl_ok, testenv_cmd_ok,
+    Restart, TestNamespace, apply, condition, env, eventually, hub_clusters, hub_render, json,
+    kubectl, kubectl_ok, testenv_cmd_ok,
 };
 
 /// The tests share the members, and one of them stops member-2: run them one at a time.
@@ -536,15 +538,7 @@ fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides
     }
 
     // `render --hub` prints what the ManifestWorks carry, for their cluster only.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .arg("--kubeconfig")
-        .arg(&env().kubeconfig_path)
-        .args(["--hub", "hub", "render", "-o", "json"])
-        .env_remove("KUBECONFIG")
-        .output()
-        .expect("run flotilla");
-    assert_eq!(out.status.code(), Some(0));
-    let rendered: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rendered = hub_render();
     let ours: Vec<(&str, &str)> = rendered["items"]
         .as_array()
         .expect("items")
@@ -565,18 +559,265 @@ fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides
     assert_eq!(ours, [("member-2", "Namespace"), ("member-2", "ConfigMap")]);
 }
 
-/// Takes a label off the hub's ManagedClusters when dropped.
-struct Unlabel(String);
+/// The namespace where the test environment binds the `global` ManagedClusterSet.
+const PLACEMENT_NAMESPACE: &str = "flotilla-ocm";
 
-impl Drop for Unlabel {
+/// Labels ManagedClusters (`key=value` per cluster) and takes the label off again when
+/// dropped, so other tests see the clusters as they were.
+struct ClusterLabels {
+    key: String,
+    clusters: Vec<String>,
+}
+
+impl ClusterLabels {
+    fn set(key: &str, values: &[(&str, &str)]) -> Self {
+        let labels = Self {
+            key: key.to_string(),
+            clusters: values.iter().map(|(c, _)| (*c).to_string()).collect(),
+        };
+        for (cluster, value) in values {
+            kubectl_ok(
+                "hub",
+                &[
+                    "label",
+                    "managedcluster",
+                    cluster,
+                    &format!("{key}={value}"),
+                    "--overwrite",
+                ],
+            );
+        }
+        labels
+    }
+}
+
+impl Drop for ClusterLabels {
     fn drop(&mut self) {
-        for member in &env().members {
+        for cluster in &self.clusters {
             let _ = kubectl(
                 "hub",
-                &["label", "managedcluster", member, &format!("{}-", self.0)],
+                &[
+                    "label",
+                    "managedcluster",
+                    cluster,
+                    &format!("{}-", self.key),
+                ],
             );
         }
     }
+}
+
+/// The ConfigMap `colors` in `ns` on `member`, if it is there.
+fn colors_on(member: &str, ns: &str) -> Option<Value> {
+    let out = kubectl(
+        member,
+        &["get", "configmap", "colors", "-n", ns, "-o", "json"],
+    );
+    out.status
+        .success()
+        .then(|| serde_json::from_slice(&out.stdout).expect("kubectl printed JSON"))
+}
+
+/// The ManifestWork `name` in hub namespace `cluster`, if it is there.
+fn manifest_work_in(cluster: &str, name: &str) -> Option<Value> {
+    let out = kubectl(
+        "hub",
+        &["get", "manifestwork", name, "-n", cluster, "-o", "json"],
+    );
+    out.status
+        .success()
+        .then(|| serde_json::from_slice(&out.stdout).expect("kubectl printed JSON"))
+}
+
+#[test]
+#[ignore = "needs the OCM testenv: run through cargo xtask test"]
+fn hub_ocm_a_manifestworkreplicaset_follows_its_placement_from_member_1_to_member_2() {
+    let _serial = serial();
+    ocm_hub();
+    let name = unique("mwrs");
+    // The ConfigMap's namespace exists on the members beforehand, so what the agent applies
+    // and removes is the ConfigMap alone.
+    let ns = TestNamespace::on("ocm-mwrs", &env().members);
+    let ns = ns.name.as_str();
+    let key = format!("flotilla.dev/{name}");
+    let _labels = ClusterLabels::set(&key, &[("member-1", "one"), ("member-2", "two")]);
+    // Dropped in reverse: the ManifestWorkReplicaSet first (its finalizer deletes its
+    // ManifestWorks), then the Placement.
+    let _placement = Cleanup::new("hub", &["placement", &name, "-n", PLACEMENT_NAMESPACE]);
+    let _set = Cleanup::new(
+        "hub",
+        &["manifestworkreplicaset", &name, "-n", PLACEMENT_NAMESPACE],
+    );
+    apply(
+        "hub",
+        &format!(
+            "apiVersion: cluster.open-cluster-management.io/v1beta1\nkind: Placement\n\
+             metadata: {{name: {name}, namespace: {PLACEMENT_NAMESPACE}}}\nspec:\n  \
+             clusterSets: [global]\n  predicates:\n  - requiredClusterSelector:\n      \
+             labelSelector: {{matchLabels: {{{key}: one}}}}\n---\n\
+             apiVersion: work.open-cluster-management.io/v1alpha1\nkind: ManifestWorkReplicaSet\n\
+             metadata: {{name: {name}, namespace: {PLACEMENT_NAMESPACE}}}\nspec:\n  \
+             placementRefs: [{{name: {name}}}]\n  manifestWorkTemplate:\n    workload:\n      \
+             manifests:\n      - apiVersion: v1\n        kind: ConfigMap\n        \
+             metadata: {{name: colors, namespace: {ns}}}\n        data: {{color: blue}}\n"
+        ),
+    );
+
+    // The work manager writes a ManifestWork into member-1's namespace, named after the set
+    // and labelled with it and the Placement; the agent applies its ConfigMap.
+    let work = eventually("a ManifestWork in namespace member-1", APPLY_LIMIT, || {
+        manifest_work_in("member-1", &name)
+    });
+    assert_eq!(
+        work.pointer("/metadata/labels/work.open-cluster-management.io~1manifestworkreplicaset")
+            .and_then(Value::as_str),
+        Some(format!("{PLACEMENT_NAMESPACE}.{name}").as_str()),
+        "{work}"
+    );
+    assert_eq!(
+        work.pointer("/metadata/labels/work.open-cluster-management.io~1placementname")
+            .and_then(Value::as_str),
+        Some(name.as_str()),
+        "{work}"
+    );
+    let colors = eventually("the ConfigMap on member-1", APPLY_LIMIT, || {
+        colors_on("member-1", ns)
+    });
+    assert_eq!(colors["data"]["color"], "blue");
+    // The set reports one cluster, applied. (Its PlacementRolledOut stays False, reason
+    // Progressing: OCM v1.2.1 counts a cluster as rolled out only once its ManifestWork has a
+    // Progressing condition, which the agent sets only from condition rules, and a ConfigMap
+    // has none.)
+    eventually(
+        "the ManifestWorkReplicaSet to report one cluster applied",
+        APPLY_LIMIT,
+        || {
+            let set = json(
+                "hub",
+                &[
+                    "get",
+                    "manifestworkreplicaset",
+                    &name,
+                    "-n",
+                    PLACEMENT_NAMESPACE,
+                ],
+            );
+            (set.pointer("/status/summary/total") == Some(&Value::from(1))
+                && set.pointer("/status/summary/applied") == Some(&Value::from(1))
+                && condition(&set, "PlacementVerified") == Some("True")
+                && condition(&set, "ManifestworkApplied") == Some("True"))
+            .then_some(())
+        },
+    );
+    assert!(
+        manifest_work_in("member-2", &name).is_none(),
+        "the Placement does not select member-2"
+    );
+    assert!(
+        colors_on("member-2", ns).is_none(),
+        "member-2 got the ConfigMap"
+    );
+
+    // Move the Placement to member-2.
+    kubectl_ok(
+        "hub",
+        &[
+            "patch",
+            "placement",
+            &name,
+            "-n",
+            PLACEMENT_NAMESPACE,
+            "--type=merge",
+            "-p",
+            &format!(
+                "{{\"spec\":{{\"predicates\":[{{\"requiredClusterSelector\":{{\"labelSelector\":\
+                 {{\"matchLabels\":{{\"{key}\":\"two\"}}}}}}}}]}}}}"
+            ),
+        ],
+    );
+    let t = Instant::now();
+    let colors = eventually("the ConfigMap on member-2", APPLY_LIMIT, || {
+        colors_on("member-2", ns)
+    });
+    assert_eq!(colors["data"]["color"], "blue");
+    assert!(manifest_work_in("member-2", &name).is_some());
+    eventually("member-1's ManifestWork to be deleted", APPLY_LIMIT, || {
+        manifest_work_in("member-1", &name).is_none().then_some(())
+    });
+    // Deleting the ManifestWork makes member-1's agent delete what it applied (OCM's default
+    // deleteOption is Foreground), and its AppliedManifestWork with it.
+    eventually(
+        "the agent to remove the ConfigMap from member-1",
+        APPLY_LIMIT,
+        || colors_on("member-1", ns).is_none().then_some(()),
+    );
+    eventually("member-1's AppliedManifestWork to go", APPLY_LIMIT, || {
+        let applied = kubectl_ok("member-1", &["get", "appliedmanifestworks", "-o", "name"]);
+        (!applied.lines().any(|l| l.ends_with(&format!("-{name}")))).then_some(())
+    });
+    eprintln!(
+        "the ConfigMap moved from member-1 to member-2 {:.1} s after the Placement changed",
+        t.elapsed().as_secs_f64()
+    );
+    assert!(
+        member_has("member-1", &["get", "namespace", ns]),
+        "the namespace was not the work's: it stays"
+    );
+
+    // flotilla's hub read shows the ConfigMap rendered for member-2 only, from the
+    // ManifestWork the set generated.
+    let rendered = hub_render();
+    let ours: Vec<&Value> = rendered["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|i| {
+            i.pointer("/object/metadata/namespace")
+                .and_then(Value::as_str)
+                == Some(ns)
+        })
+        .collect();
+    assert_eq!(ours.len(), 1, "{ours:?}");
+    assert_eq!(ours[0]["cluster"], "member-2");
+    assert_eq!(ours[0]["object"]["kind"], "ConfigMap");
+    assert_eq!(ours[0]["object"]["metadata"]["name"], "colors");
+    assert_eq!(ours[0]["object"]["data"]["color"], "blue");
+    let unplaced: Vec<&Value> = rendered["unplaced"]
+        .as_array()
+        .expect("unplaced")
+        .iter()
+        .filter(|u| u.pointer("/resource/namespace").and_then(Value::as_str) == Some(ns))
+        .collect();
+    assert_eq!(unplaced.len(), 1, "{unplaced:?}");
+    assert_eq!(unplaced[0]["cluster"], "member-1");
+    assert!(
+        unplaced[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("no ManifestWork")),
+        "{unplaced:?}"
+    );
+
+    // The console's model names the set the ManifestWork came from.
+    use flotilla::backend::hub;
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let hub = runtime
+        .block_on(hub::connect(
+            Some(&env().kubeconfig_path),
+            "hub",
+            Default::default(),
+        ))
+        .expect("connect to the hub");
+    let view = runtime.block_on(hub.read()).expect("read the hub");
+    let key = format!("ConfigMap/{ns}/colors");
+    let row = view
+        .rows
+        .iter()
+        .find(|r| r.target.display_key() == key)
+        .unwrap_or_else(|| panic!("no row {key}"));
+    assert_eq!(
+        row.source,
+        format!("ManifestWork {name} (ManifestWorkReplicaSet {PLACEMENT_NAMESPACE}/{name})")
+    );
 }
 
 #[test]
@@ -595,25 +836,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
     let ns = TestNamespace::on("ocm-edit", &["hub".to_string()]);
     let ns = ns.name.as_str();
     let key = format!("{}.flotilla.dev/colour", unique("edit"));
-    let _unlabel = Unlabel(key.clone());
-    kubectl_ok(
-        "hub",
-        &[
-            "label",
-            "managedcluster",
-            "member-1",
-            &format!("{key}=blue"),
-        ],
-    );
-    kubectl_ok(
-        "hub",
-        &[
-            "label",
-            "managedcluster",
-            "member-2",
-            &format!("{key}=green"),
-        ],
-    );
+    let _labels = ClusterLabels::set(&key, &[("member-1", "blue"), ("member-2", "green")]);
     apply(
         "hub",
         &format!(

@@ -397,3 +397,17 @@ pub fn hub_clusters() -> Vec<serde_json::Value> {
     let value: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     value["items"].as_array().cloned().unwrap_or_default()
 }
+
+/// `flotilla --hub hub render -o json` (the per-cluster objects the hub itself rendered),
+/// parsed: `{"items":[{"cluster","object"}],"unplaced":[{"cluster","resource","reason"}]}`.
+pub fn hub_render() -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--kubeconfig")
+        .arg(&env().kubeconfig_path)
+        .args(["--hub", "hub", "render", "-o", "json"])
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run flotilla");
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}

@@ -589,6 +589,8 @@ pub struct OcmBinaries {
     pub registration: PathBuf,
     /// `placement controller` (hub): PlacementDecisions.
     pub placement: PathBuf,
+    /// `work manager` (hub): the ManifestWorkReplicaSet controller.
+    pub work: PathBuf,
     /// `registration-operator agent`: the klusterlet (registration and work agents in one).
     pub agent: PathBuf,
     /// `hub-crds/` and `member-crds/`, copied from the same module.
@@ -624,6 +626,15 @@ fn ocm_components(ov: &str) -> Vec<Component> {
             "open-cluster-management.io/ocm/cmd/placement",
             "a minute or two",
         ),
+        // Not a `tool` line in the wrapper's go.mod: that would change the inputs hash of
+        // every OCM binary above and rebuild them all. Every package `cmd/work` imports is
+        // already a dependency of the three mains above (`go list -deps`), so it builds from
+        // the same go.mod and go.sum unchanged (and `go mod tidy` keeps what it needs).
+        one(
+            "ocm-work",
+            "open-cluster-management.io/ocm/cmd/work",
+            "a few minutes on 2 cores",
+        ),
     ]
 }
 
@@ -652,6 +663,7 @@ pub fn ensure_ocm_built(ov: &str) -> Result<OcmBinaries> {
     Ok(OcmBinaries {
         registration: dir.join("ocm-registration"),
         placement: dir.join("ocm-placement"),
+        work: dir.join("ocm-work"),
         agent: dir.join("ocm-registration-operator"),
         manifests: dir.join("manifests"),
     })

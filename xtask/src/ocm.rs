@@ -1,5 +1,7 @@
 //! The Open Cluster Management hub of `cargo xtask testenv up --hub ocm`: OCM's hub CRDs and
-//! its `registration` and `placement` controllers next to the hub's kube-apiserver (whose
+//! its hub controllers — `registration controller`, `placement controller` and `work
+//! manager` (the ManifestWorkReplicaSet controller, an alpha feature switched on with
+//! `--feature-gates=ManifestWorkReplicaSet=true`) — next to the hub's kube-apiserver (whose
 //! kube-controller-manager also signs the agents' client certificates with the hub's client
 //! CA), one klusterlet `agent` per member registering it under the member's context name,
 //! and the acceptance a hub admin would give (approve the CSR, `hubAcceptsClient: true`).
@@ -46,14 +48,26 @@ pub const LEASE_DURATION_SECONDS: u32 = 10;
 /// created there can select any member.
 pub const PLACEMENT_NAMESPACE: &str = "flotilla-ocm";
 
-/// How many ports an OCM plane needs: two hub controllers and one agent per member.
+/// The feature gate that makes `work manager` run the ManifestWorkReplicaSet controller
+/// (alpha, off by default in open-cluster-management.io/api's `DefaultHubWorkFeatureGates`;
+/// without it the manager starts and does nothing). This is the flag the cluster-manager
+/// operator passes when `workConfiguration.featureGates` enables it.
+const WORK_FEATURE_GATES: &str = "--feature-gates=ManifestWorkReplicaSet=true";
+
+/// How many ports an OCM plane needs: three hub controllers and one agent per member.
 pub fn ports(members: usize) -> usize {
-    2 + members
+    3 + members
 }
 
 /// A new plane's record from `ports(members.len())` free ports (nothing started yet).
 pub fn plane(version: &str, ports: &[u16], members: &[String]) -> Result<Ocm> {
-    let [registration_port, placement_port, agent_ports @ ..] = ports else {
+    let [
+        registration_port,
+        placement_port,
+        work_port,
+        agent_ports @ ..,
+    ] = ports
+    else {
         bail!("the OCM hub needs {} ports", self::ports(members.len()));
     };
     if agent_ports.len() != members.len() {
@@ -63,8 +77,10 @@ pub fn plane(version: &str, ports: &[u16], members: &[String]) -> Result<Ocm> {
         version: version.to_string(),
         registration_port: *registration_port,
         placement_port: *placement_port,
+        work_port: Some(*work_port),
         registration: None,
         placement: None,
+        work: None,
         agents: members
             .iter()
             .zip(agent_ports)
@@ -152,6 +168,7 @@ pub fn extend_hub_controller_manager(args: &mut Vec<String>) {
 enum Part {
     Registration,
     Placement,
+    Work,
     Agent(String),
 }
 
@@ -160,6 +177,7 @@ impl Part {
         match self {
             Self::Registration => "ocm-registration-controller".into(),
             Self::Placement => "ocm-placement-controller".into(),
+            Self::Work => "ocm-work-manager".into(),
             Self::Agent(cluster) => format!("{cluster}-ocm-agent"),
         }
     }
@@ -168,6 +186,7 @@ impl Part {
         match self {
             Self::Registration => &bins.registration,
             Self::Placement => &bins.placement,
+            Self::Work => &bins.work,
             Self::Agent(_) => &bins.agent,
         }
     }
@@ -176,6 +195,7 @@ impl Part {
         match self {
             Self::Registration => Some(o.registration_port),
             Self::Placement => Some(o.placement_port),
+            Self::Work => o.work_port,
             Self::Agent(cluster) => o
                 .agents
                 .iter()
@@ -188,6 +208,7 @@ impl Part {
         match self {
             Self::Registration => Some(&mut o.registration),
             Self::Placement => Some(&mut o.placement),
+            Self::Work => Some(&mut o.work),
             Self::Agent(cluster) => o
                 .agents
                 .iter_mut()
@@ -215,6 +236,13 @@ impl Part {
             Self::Placement => {
                 let mut args = vec!["controller".to_string()];
                 args.extend(common(HUB_NAMESPACE, &hub_kubeconfig()));
+                args
+            }
+            Self::Work => {
+                let mut args = vec!["manager".to_string()];
+                args.extend(common(HUB_NAMESPACE, &hub_kubeconfig()));
+                // `--work-driver` stays `kube`: it writes ManifestWorks to the hub's API.
+                args.push(WORK_FEATURE_GATES.to_string());
                 args
             }
             Self::Agent(cluster) => {
@@ -328,7 +356,7 @@ fn install_crds(context: &str, dir: &Path) -> Result<usize> {
 }
 
 /// Installs OCM on the hub and starts its controllers (fresh start): the hub namespace and
-/// CRDs, then `registration controller` and `placement controller`.
+/// CRDs, then `registration controller`, `placement controller` and `work manager`.
 pub fn install_and_start(s: &mut State, bins: &OcmBinaries) -> Result<()> {
     let t = Instant::now();
     apply(
@@ -342,6 +370,7 @@ pub fn install_and_start(s: &mut State, bins: &OcmBinaries) -> Result<()> {
     );
     start_part(s, &Part::Registration, bins)?;
     start_part(s, &Part::Placement, bins)?;
+    start_part(s, &Part::Work, bins)?;
     Ok(())
 }
 
@@ -541,6 +570,7 @@ pub fn ensure_running(s: &mut State, bins: &OcmBinaries) -> Result<bool> {
     if !stopped(HUB) {
         parts.push((Part::Registration, o.registration.clone()));
         parts.push((Part::Placement, o.placement.clone()));
+        parts.push((Part::Work, o.work.clone()));
     }
     for a in &o.agents {
         if !stopped(&a.cluster) {
@@ -570,6 +600,7 @@ pub fn take_for_stop(s: &mut State, name: &str) -> Vec<Named> {
         for (what, slot) in [
             ("ocm-registration-controller", &mut o.registration),
             ("ocm-placement-controller", &mut o.placement),
+            ("ocm-work-manager", &mut o.work),
         ] {
             if let Some(p) = slot.take() {
                 out.push((what.to_string(), p));
@@ -600,6 +631,9 @@ pub fn status_lines(o: &Ocm) -> Vec<(String, String, bool, String)> {
             HUB.to_string(),
         ),
     ];
+    if let Some(port) = o.work_port {
+        lines.push((Part::Work.name(), port, o.work.as_ref(), HUB.to_string()));
+    }
     for a in &o.agents {
         lines.push((
             Part::Agent(a.cluster.clone()).name(),
@@ -624,14 +658,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn plane_takes_two_ports_and_one_per_member() {
+    fn plane_takes_three_ports_and_one_per_member() {
         let members = vec!["member-1".to_string(), "member-2".to_string()];
         let ports: Vec<u16> = (4000..4000 + ports(2) as u16).collect();
         let o = plane("v1.2.1", &ports, &members).expect("plane");
         assert_eq!(o.registration_port, 4000);
         assert_eq!(o.placement_port, 4001);
+        assert_eq!(o.work_port, Some(4002));
+        assert_eq!(o.agents[0].port, 4003);
         assert_eq!(o.agents[1].cluster, "member-2");
-        assert_eq!(o.agents[1].port, 4003);
+        assert_eq!(o.agents[1].port, 4004);
         assert!(plane("v1.2.1", &ports[1..], &members).is_err());
     }
 
@@ -640,6 +676,7 @@ mod tests {
         for part in [
             Part::Registration,
             Part::Placement,
+            Part::Work,
             Part::Agent("member-1".into()),
         ] {
             let args = part.args(4242);
@@ -650,6 +687,17 @@ mod tests {
             assert!(args.contains(&"--disable-leader-election".to_string()));
             assert!(args.iter().any(|a| a.starts_with("--namespace=")));
         }
+    }
+
+    #[test]
+    fn the_work_manager_runs_the_manifestworkreplicaset_controller() {
+        let args = Part::Work.args(4242);
+        assert_eq!(args[0], "manager");
+        assert!(args.contains(&"--feature-gates=ManifestWorkReplicaSet=true".to_string()));
+        assert!(
+            args.contains(&format!("--kubeconfig={}", hub_kubeconfig().display())),
+            "{args:?}"
+        );
     }
 
     #[test]

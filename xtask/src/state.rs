@@ -139,8 +139,12 @@ pub struct Ocm {
     pub version: String,
     pub registration_port: u16,
     pub placement_port: u16,
+    /// The work manager's port; `None` in a state written before the hub ran it (such an
+    /// environment is replaced by the next `up`).
+    pub work_port: Option<u16>,
     pub registration: Option<ProcRec>,
     pub placement: Option<ProcRec>,
+    pub work: Option<ProcRec>,
     pub agents: Vec<OcmAgent>,
 }
 
@@ -158,6 +162,7 @@ impl Ocm {
         for (name, p) in [
             ("ocm-registration-controller", &self.registration),
             ("ocm-placement-controller", &self.placement),
+            ("ocm-work-manager", &self.work),
         ] {
             if let Some(p) = p {
                 out.push((name.to_string(), p.clone()));
@@ -176,8 +181,10 @@ impl Ocm {
             "version": self.version,
             "registrationPort": self.registration_port,
             "placementPort": self.placement_port,
+            "workPort": self.work_port,
             "registration": proc_json(self.registration.as_ref()),
             "placement": proc_json(self.placement.as_ref()),
+            "work": proc_json(self.work.as_ref()),
             "agents": agents,
         })
     }
@@ -200,8 +207,13 @@ impl Ocm {
             version: str_from(v, "version")?,
             registration_port: port_from(v, "registrationPort")?,
             placement_port: port_from(v, "placementPort")?,
+            work_port: match v.get("workPort") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(port_from(v, "workPort")?),
+            },
             registration: v.get("registration").and_then(proc_from),
             placement: v.get("placement").and_then(proc_from),
+            work: v.get("work").and_then(proc_from),
             agents,
         })
     }
@@ -559,11 +571,13 @@ mod tests {
             version: "v1.2.1".into(),
             registration_port: 3000,
             placement_port: 3001,
+            work_port: Some(3002),
             registration: rec(21),
             placement: None,
+            work: rec(23),
             agents: vec![OcmAgent {
                 cluster: "member-1".into(),
-                port: 3002,
+                port: 3003,
                 process: rec(22),
             }],
         };
@@ -587,7 +601,32 @@ mod tests {
             .iter()
             .map(|(n, _)| n.clone())
             .collect();
-        assert_eq!(first, ["member-1 ocm-agent", "ocm-registration-controller"]);
+        assert_eq!(
+            first,
+            [
+                "member-1 ocm-agent",
+                "ocm-registration-controller",
+                "ocm-work-manager"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_ocm_state_from_before_the_work_manager_still_reads() {
+        let mut v = json!({
+            "version": "v1.2.1",
+            "registrationPort": 3000,
+            "placementPort": 3001,
+            "registration": {"pid": 21, "exe": "/c/ocm"},
+            "placement": null,
+            "agents": [],
+        });
+        let o = Ocm::from_json(&v).expect("parse");
+        assert_eq!(o.work_port, None);
+        assert!(o.work.is_none());
+        assert_eq!(o.named().len(), 1);
+        v["workPort"] = json!(70000);
+        assert!(Ocm::from_json(&v).is_err(), "a bad port is still an error");
     }
 
     #[test]

@@ -294,6 +294,8 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
                     "it runs OCM {}, the wrapper now pins {ov}",
                     o.version
                 ))
+            } else if s.ocm.as_ref().is_some_and(|o| o.work_port.is_none()) {
+                Some("its OCM hub predates the work manager".to_string())
             } else if let (Some(k), Some((kv, _))) = (&s.kubefed, &kubefed_bins)
                 && &k.version != kv
             {
