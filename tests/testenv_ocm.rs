@@ -879,6 +879,23 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
     eventually("OCM to decide member-1", APPLY_LIMIT, || {
         (decided() == ["member-1"]).then_some(())
     });
+    // A ManifestWorkReplicaSet follows the Placement with a ConfigMap.
+    let cm = unique("edit-colors");
+    let _set = Cleanup::new("hub", &["manifestworkreplicaset", "web", "-n", ns]);
+    apply(
+        "hub",
+        &format!(
+            "apiVersion: work.open-cluster-management.io/v1alpha1\nkind: ManifestWorkReplicaSet\n\
+             metadata: {{name: web, namespace: {ns}}}\nspec:\n  placementRefs: [{{name: web}}]\n  \
+             manifestWorkTemplate:\n    workload:\n      manifests:\n      - apiVersion: v1\n        \
+             kind: ConfigMap\n        metadata: {{name: {cm}, namespace: default}}\n        \
+             data: {{color: blue}}\n"
+        ),
+    );
+    let on = |member: &str| member_has(member, &["get", "configmap", &cm, "-n", "default"]);
+    eventually("the set's ConfigMap on member-1", APPLY_LIMIT, || {
+        on("member-1").then_some(())
+    });
 
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
@@ -942,8 +959,35 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
         }
     };
 
-    // The preview: member-2 enters, member-1 leaves and says why.
-    open_ours(&mut session);
+    // `e` on the set's ConfigMap opens the Placement the set follows, with no list to choose
+    // from. The preview: member-2 enters, member-1 leaves and says why.
+    let row_key = format!("ConfigMap/default/{cm}");
+    let row = session
+        .state
+        .resources
+        .iter()
+        .position(|r| r.target.display_key() == row_key)
+        .expect("the set's ConfigMap is a row");
+    session.state.resource_view.cursor = session
+        .state
+        .resource_view
+        .visible
+        .iter()
+        .position(|r| *r == row)
+        .expect("visible");
+    session.dispatch(Action::Command(Command::EditPlacement));
+    let Mode::OcmPlacement(editor) = &session.state.mode else {
+        panic!("the Placement editor opens: {:?}", session.state.notice);
+    };
+    assert_eq!(
+        editor.stage,
+        OcmStage::Editing,
+        "straight to the followed Placement"
+    );
+    assert_eq!(
+        editor.base.as_ref().map(|b| b.title()),
+        Some(format!("Placement {ns}/web"))
+    );
     type_green(&mut session);
     let Mode::OcmPlacement(editor) = &session.state.mode else {
         panic!("the Placement editor opens: {:?}", session.state.notice);
@@ -966,10 +1010,16 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
 
     // Confirm: OCM decides exactly what the preview said, and the console says so.
     session.dispatch(Action::Input(InputKey::Enter));
+    let Mode::Confirm(pending) = &session.state.mode else {
+        panic!("enter asks first: {:?}", session.state.notice);
+    };
+    assert!(pending.placement.is_some());
+    let summary = pending.summary.join("\n");
     assert!(
-        matches!(&session.state.mode, Mode::Confirm(p) if p.placement.is_some()),
-        "{:?}",
-        session.state.notice
+        summary.contains(&format!("ManifestWorkReplicaSet {ns}/web follows it"))
+            && summary.contains("its ManifestWorks are created for member-2")
+            && summary.contains("its ManifestWorks for member-1 are deleted"),
+        "{summary}"
     );
     session.dispatch(Action::Input(InputKey::Char('y')));
     pump(&mut session, APPLY_LIMIT, &|s| {
@@ -1000,6 +1050,20 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
         .filter_map(|m| m["manager"].as_str())
         .collect();
     assert!(managers.contains(&"flotilla"), "{managers:?}");
+
+    // The set's work follows the decision: the console shows the ConfigMap moving and kubectl
+    // finds it on member-2 only.
+    let (member_1, member_2) = (
+        session.fleet.cluster_index("member-1").expect("member-1"),
+        session.fleet.cluster_index("member-2").expect("member-2"),
+    );
+    pump(&mut session, APPLY_LIMIT, &|s| {
+        s.state.cells.kind(row, member_2) == flotilla::model::StatusKind::InSync
+            && s.state.cells.kind(row, member_1) == flotilla::model::StatusKind::NotPlaced
+    });
+    eventually("the ConfigMap to move to member-2", APPLY_LIMIT, || {
+        (on("member-2") && !on("member-1")).then_some(())
+    });
 
     // A Placement changed on the hub after the editor opened is not overwritten.
     pump(&mut session, APPLY_LIMIT, &|s| {
