@@ -216,7 +216,7 @@ pub async fn start_hub(
             target: row.target.clone(),
             dialect,
             source: SourceLocation {
-                file: format!("hub {context}: {}", row.source),
+                file: row.source.clone(),
                 line: 1,
             },
         })

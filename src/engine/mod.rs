@@ -313,10 +313,15 @@ impl Fleet {
 
     /// Short placement description for tables: `all`, `3 clusters`, `selector env=prod`.
     pub fn placement_summary(&self, resource: usize) -> String {
-        self.plans
-            .get(resource)
-            .map(|p| p.summary.clone())
-            .unwrap_or_default()
+        match self.plans.get(resource) {
+            Some(plan) => plan.summary.clone(),
+            // A hub's row without a plan here: what carries it on the hub.
+            None => self
+                .resources
+                .get(resource)
+                .map(|r| r.source.file.clone())
+                .unwrap_or_default(),
+        }
     }
 
     /// Namespace objects Karmada would create on `cluster` for the namespaced templates it
