@@ -37,30 +37,9 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
                 return Ok(err.code);
             }
         };
-        let HubStart {
-            fleet,
-            files,
-            label,
-            effects,
-            notice,
-            cannot_edit,
-            kind: hub_kind,
-            placements,
-        } = started;
-        let readonly = effects.is_none();
-        let session = |mut state: State| {
-            state.notice = notice;
-            state.cannot_edit = cannot_edit;
-            state.hub = Some(hub_kind);
-            state.placements = placements;
-            Session {
-                state,
-                effects,
-                fleet: fleet.clone(),
-                files,
-                store: Store::Hub,
-            }
-        };
+        let readonly = started.effects.is_none();
+        let (fleet, label) = (started.fleet.clone(), started.label.clone());
+        let session = |state: State| started.session(state);
         return show(global, wall, &fleet, label, readonly, events, session).await;
     }
     let store = if global.uses_demo() {
@@ -152,6 +131,24 @@ pub struct HubStart {
     pub kind: String,
     /// On an Open Cluster Management hub, its Placements for the placement editor.
     pub placements: Option<Arc<PlacementWorld>>,
+}
+
+impl HubStart {
+    /// The console's session on this hub, from `state` (made from this fleet and label): the
+    /// first notice, what the hub cannot edit, its kind and (on OCM) its Placements.
+    pub fn session(self, mut state: State) -> Session {
+        state.notice = self.notice;
+        state.cannot_edit = self.cannot_edit;
+        state.hub = Some(self.kind);
+        state.placements = self.placements;
+        Session {
+            state,
+            effects: self.effects,
+            fleet: self.fleet,
+            files: self.files,
+            store: Store::Hub,
+        }
+    }
 }
 
 /// Connects to a hub, reads it once, and starts its backend. On a Karmada hub the fleet is

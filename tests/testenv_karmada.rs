@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use support::{
-    TestNamespace, apply, condition, env, eventually, hub_clusters, json, kubectl, kubectl_ok,
-    testenv_cmd_ok,
+    TestNamespace, apply, condition, env, eventually, hub_clusters, hub_console, json, kubectl,
+    kubectl_ok, select_row, testenv_cmd_ok,
 };
 
 /// The tests share the members, and one of them stops member-2: run them one at a time.
@@ -872,10 +872,9 @@ fn member_spec(member: &str, ns: &str, name: &str) -> Leaves {
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_previewed() {
+    use flotilla::app::Action;
     use flotilla::app::action::InputKey;
-    use flotilla::app::session::{Session, Store};
     use flotilla::app::state::Mode;
-    use flotilla::app::{self, Action};
     use flotilla::backend::propagate::Action as PlanAction;
     use flotilla::config::keymap::Command;
     use flotilla::model::CellStatus;
@@ -912,44 +911,13 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
     let before_2 = member_spec("member-2", ns, "web");
 
     // The console's session on the hub, without a terminal.
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
-    let started = runtime
-        .block_on(flotilla::launch::start_hub(
-            Some(&env().kubeconfig_path),
-            "hub",
-            false,
-            events_tx,
-        ))
-        .expect("start the hub session");
-    assert!(started.effects.is_some(), "editable: {:?}", started.notice);
-    assert_eq!(started.label, "hub hub · Karmada");
-    let mut state = app::state_for_fleet(&started.fleet, started.label.clone());
-    state.hub = Some(started.kind.clone());
-    let mut session = Session {
-        state,
-        effects: started.effects,
-        fleet: started.fleet,
-        files: started.files,
-        store: Store::Hub,
-    };
-    let mut pump = |session: &mut Session, limit: Duration, done: &dyn Fn(&Session) -> bool| {
-        let deadline = Instant::now() + limit;
-        while !done(session) {
-            assert!(
-                Instant::now() < deadline,
-                "timed out; notice: {:?}",
-                session.state.notice
-            );
-            match runtime.block_on(async {
-                tokio::time::timeout(Duration::from_millis(500), events.recv()).await
-            }) {
-                Ok(Some(event)) => session.dispatch(Action::Backend(event)),
-                Ok(None) => panic!("the hub backend stopped"),
-                Err(_) => {}
-            }
-        }
-    };
+    let (mut session, mut hub_events) = hub_console();
+    assert!(
+        session.effects.is_some(),
+        "editable: {:?}",
+        session.state.notice
+    );
+    assert_eq!(session.state.source, "hub hub · Karmada");
     let key = format!("Deployment/{ns}/web");
     let row = session
         .state
@@ -982,7 +950,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         session.dispatch(Action::Input(key));
     }
     // The preview: the engine's render of the edited policy against the Works, per cluster.
-    pump(
+    hub_events.pump(
         &mut session,
         Duration::from_secs(30),
         &|s| match &s.state.mode {
@@ -1030,7 +998,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         session.state.mode
     );
     session.dispatch(Action::Input(InputKey::Char('y')));
-    pump(&mut session, Duration::from_secs(90), &|s| {
+    hub_events.pump(&mut session, Duration::from_secs(90), &|s| {
         s.state.rollout.is_none()
             && s.state.cells.status(row, member_1) == CellStatus::InSync
             && s.state
@@ -1117,7 +1085,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
     assert!(editor.edit.clusters.is_empty(), "{:?}", editor.edit);
     session.dispatch(Action::Input(InputKey::Enter));
     session.dispatch(Action::Input(InputKey::Char('y')));
-    pump(&mut session, Duration::from_secs(30), &|s| {
+    hub_events.pump(&mut session, Duration::from_secs(30), &|s| {
         s.state
             .notice
             .as_deref()
@@ -1142,7 +1110,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         pending.summary
     );
     session.dispatch(Action::Input(InputKey::Char('y')));
-    pump(&mut session, Duration::from_secs(30), &|s| {
+    hub_events.pump(&mut session, Duration::from_secs(30), &|s| {
         s.state
             .notice
             .as_deref()
@@ -1190,32 +1158,20 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         ),
     );
     let late = format!("ConfigMap/{ns}/late");
-    pump(&mut session, Duration::from_secs(60), &|s| {
+    hub_events.pump(&mut session, Duration::from_secs(60), &|s| {
         s.state
             .resources
             .iter()
             .position(|r| r.target.display_key() == late)
             .is_some_and(|r| s.state.cells.status(r, member_1) == CellStatus::InSync)
     });
-    let added = session
-        .state
-        .resources
-        .iter()
-        .position(|r| r.target.display_key() == late)
-        .expect("the new row");
+    let added = select_row(&mut session, &late);
     assert_eq!(added, session.state.resources.len() - 1, "appended last");
     assert_eq!(
         session.state.resources[row].target.display_key(),
         key,
         "the edited row keeps its place"
     );
-    session.state.resource_view.cursor = session
-        .state
-        .resource_view
-        .visible
-        .iter()
-        .position(|r| *r == added)
-        .expect("visible");
     session.dispatch(Action::Command(Command::EditPlacement));
     assert_eq!(session.state.mode, Mode::Normal);
     assert!(

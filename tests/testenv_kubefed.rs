@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use support::{
-    Restart, TestNamespace, apply, condition, env, eventually, hub_clusters, json, kubectl,
-    kubectl_ok, kubectl_stdin, output_text, testenv_cmd_ok,
+    Restart, TestNamespace, apply, condition, env, eventually, hub_clusters, hub_console, json,
+    kubectl, kubectl_ok, kubectl_stdin, output_text, testenv_cmd_ok,
 };
 
 /// KubeFed's namespace on the hub (what `testenv up --hub kubefed` installs into).
@@ -949,10 +949,9 @@ fn member_replicas(member: &str, ns: &str, name: &str) -> Option<i64> {
 #[test]
 #[ignore = "needs the kubefed testenv: run through cargo xtask test"]
 fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
+    use flotilla::app::Action;
     use flotilla::app::action::InputKey;
-    use flotilla::app::session::{Session, Store};
     use flotilla::app::state::Mode;
-    use flotilla::app::{self, Action};
     use flotilla::backend::propagate::Action as PlanAction;
     use flotilla::config::keymap::Command;
     use flotilla::model::CellStatus;
@@ -979,42 +978,13 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
         .then_some(())
     });
 
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
-    let started = runtime
-        .block_on(flotilla::launch::start_hub(
-            Some(&env().kubeconfig_path),
-            "hub",
-            false,
-            events_tx,
-        ))
-        .expect("start the hub session");
-    assert!(started.effects.is_some(), "editable: {:?}", started.notice);
-    assert_eq!(started.label, "hub hub · KubeFed");
-    let mut state = app::state_for_fleet(&started.fleet, started.label.clone());
-    state.hub = Some(started.kind.clone());
-    let mut session = Session {
-        state,
-        effects: started.effects,
-        fleet: started.fleet,
-        files: started.files,
-        store: Store::Hub,
-    };
-    let mut pump = |session: &mut Session, limit: Duration, done: &dyn Fn(&Session) -> bool| {
-        let deadline = std::time::Instant::now() + limit;
-        while !done(session) {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "timed out; notice: {:?}",
-                session.state.notice
-            );
-            if let Ok(Some(event)) = runtime.block_on(async {
-                tokio::time::timeout(Duration::from_millis(500), events.recv()).await
-            }) {
-                session.dispatch(Action::Backend(event));
-            }
-        }
-    };
+    let (mut session, mut hub_events) = hub_console();
+    assert!(
+        session.effects.is_some(),
+        "editable: {:?}",
+        session.state.notice
+    );
+    assert_eq!(session.state.source, "hub hub · KubeFed");
     let key = format!("Deployment/{ns}/web");
     let row = session
         .state
@@ -1047,7 +1017,7 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
         session.dispatch(Action::Input(key));
     }
     // KubeFed keeps no rendered objects: the preview compares with member-1's live object.
-    pump(
+    hub_events.pump(
         &mut session,
         Duration::from_secs(30),
         &|s| match &s.state.mode {
@@ -1083,7 +1053,7 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
     session.dispatch(Action::Input(InputKey::Enter));
     assert!(matches!(session.state.mode, Mode::Confirm(_)));
     session.dispatch(Action::Input(InputKey::Char('y')));
-    pump(&mut session, LIMIT, &|s| {
+    hub_events.pump(&mut session, LIMIT, &|s| {
         s.state.rollout.is_none() && s.state.cells.status(row, member_1) == CellStatus::InSync
     });
     eventually("member-1 to run 4 replicas", LIMIT, || {

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use support::{
-    Restart, TestNamespace, apply, condition, env, eventually, hub_clusters, hub_render, json,
-    kubectl, kubectl_ok, testenv_cmd_ok,
+    Restart, TestNamespace, apply, condition, env, eventually, hub_clusters, hub_console,
+    hub_render, json, kubectl, kubectl_ok, select_row, testenv_cmd_ok,
 };
 
 /// The tests share the members, and one of them stops member-2: run them one at a time.
@@ -98,6 +98,22 @@ fn manifest_work(cluster: &str, name: &str, ns: &str, extra: &str) -> String {
          - apiVersion: v1\n      kind: ConfigMap\n      metadata: {{name: colors, namespace: {ns}}}\n      \
          data: {{color: blue}}\n{extra}"
     )
+}
+
+/// Binds the `global` ManagedClusterSet to namespace `ns` and creates Placement `web` there,
+/// with one predicate whose `requiredClusterSelector` is `selector` (YAML indented six
+/// spaces).
+fn placement_web(ns: &str, selector: &str) {
+    apply(
+        "hub",
+        &format!(
+            "apiVersion: cluster.open-cluster-management.io/v1beta2\nkind: ManagedClusterSetBinding\n\
+             metadata: {{name: global, namespace: {ns}}}\nspec: {{clusterSet: global}}\n---\n\
+             apiVersion: cluster.open-cluster-management.io/v1beta1\nkind: Placement\n\
+             metadata: {{name: web, namespace: {ns}}}\nspec:\n  clusterSets: [global]\n  \
+             predicates:\n  - requiredClusterSelector:\n{selector}"
+        ),
+    );
 }
 
 fn member_has(member: &str, args: &[&str]) -> bool {
@@ -273,14 +289,10 @@ fn hub_ocm_a_placement_decision_shows_in_the_reader() {
              metadata: {{name: {claim}}}\nspec: {{value: picked}}\n"
         ),
     );
-    apply(
-        "hub",
+    placement_web(
+        ns,
         &format!(
-            "apiVersion: cluster.open-cluster-management.io/v1beta2\nkind: ManagedClusterSetBinding\n\
-             metadata: {{name: global, namespace: {ns}}}\nspec: {{clusterSet: global}}\n---\n\
-             apiVersion: cluster.open-cluster-management.io/v1beta1\nkind: Placement\n\
-             metadata: {{name: web, namespace: {ns}}}\nspec:\n  clusterSets: [global]\n  \
-             predicates:\n  - requiredClusterSelector:\n      claimSelector:\n        \
+            "      claimSelector:\n        \
              matchExpressions: [{{key: {claim}, operator: In, values: [picked]}}]\n"
         ),
     );
@@ -404,8 +416,7 @@ fn hub_ocm_a_stopped_member_turns_not_ready_as_ocm_reports_it() {
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides() {
-    use flotilla::app::session::{Session, Store};
-    use flotilla::app::{self, Action};
+    use flotilla::app::Action;
     use flotilla::config::keymap::Command;
     use flotilla::model::CellStatus;
 
@@ -418,33 +429,13 @@ fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides
         member_has("member-2", &["get", "configmap", "colors", "-n", &name]).then_some(())
     });
 
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
-    let started = runtime
-        .block_on(flotilla::launch::start_hub(
-            Some(&env().kubeconfig_path),
-            "hub",
-            false,
-            events_tx,
-        ))
-        .expect("start the hub session");
-    assert_eq!(started.label, "hub hub · Open Cluster Management");
+    let (mut session, mut hub_events) = hub_console();
+    assert_eq!(session.state.source, "hub hub · Open Cluster Management");
     assert!(
-        started.effects.is_some() && started.placements.is_some(),
+        session.effects.is_some() && session.state.placements.is_some(),
         "an OCM hub's Placements are editable: {:?}",
-        started.notice
+        session.state.notice
     );
-    let mut state = app::state_for_fleet(&started.fleet, started.label.clone());
-    state.cannot_edit = started.cannot_edit.clone();
-    state.hub = Some(started.kind.clone());
-    state.placements = started.placements.clone();
-    let mut session = Session {
-        state,
-        effects: started.effects,
-        fleet: started.fleet,
-        files: started.files,
-        store: Store::Hub,
-    };
     let key = format!("ConfigMap/{name}/colors");
     let row = session
         .state
@@ -453,18 +444,9 @@ fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides
         .position(|r| r.target.display_key() == key)
         .expect("the ManifestWork's ConfigMap is a row");
     let member_2 = session.fleet.cluster_index("member-2").expect("member-2");
-    let deadline = Instant::now() + APPLY_LIMIT;
-    while session.state.cells.kind(row, member_2) != flotilla::model::StatusKind::InSync {
-        assert!(
-            Instant::now() < deadline,
-            "the console never showed the ConfigMap InSync on member-2"
-        );
-        if let Ok(Some(event)) = runtime.block_on(async {
-            tokio::time::timeout(Duration::from_millis(500), events.recv()).await
-        }) {
-            session.dispatch(Action::Backend(event));
-        }
-    }
+    hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
+        s.state.cells.kind(row, member_2) == flotilla::model::StatusKind::InSync
+    });
     let member_1 = session.fleet.cluster_index("member-1").expect("member-1");
     assert!(
         matches!(
@@ -507,35 +489,27 @@ fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides
     apply("hub", &manifest_work("member-1", &later, &later, ""));
     let key = format!("ConfigMap/{later}/colors");
     let member_1 = session.fleet.cluster_index("member-1").expect("member-1");
-    let deadline = Instant::now() + APPLY_LIMIT;
-    loop {
-        let added = session
-            .state
+    hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
+        s.state
             .resources
             .iter()
-            .position(|r| r.target.display_key() == key);
-        if let Some(added) = added
-            && session.state.cells.kind(added, member_1) == flotilla::model::StatusKind::InSync
-        {
-            assert!(added > row, "appended after the rows shown at start");
-            assert_eq!(
-                session.state.resources[row].target.display_key(),
-                format!("ConfigMap/{name}/colors"),
-                "old rows keep their place"
-            );
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the new ManifestWork's ConfigMap never showed InSync: {:?}",
-            session.state.notice
-        );
-        if let Ok(Some(event)) = runtime.block_on(async {
-            tokio::time::timeout(Duration::from_millis(500), events.recv()).await
-        }) {
-            session.dispatch(Action::Backend(event));
-        }
-    }
+            .position(|r| r.target.display_key() == key)
+            .is_some_and(|added| {
+                s.state.cells.kind(added, member_1) == flotilla::model::StatusKind::InSync
+            })
+    });
+    let added = session
+        .state
+        .resources
+        .iter()
+        .position(|r| r.target.display_key() == key)
+        .expect("the new row");
+    assert!(added > row, "appended after the rows shown at start");
+    assert_eq!(
+        session.state.resources[row].target.display_key(),
+        format!("ConfigMap/{name}/colors"),
+        "old rows keep their place"
+    );
 
     // `render --hub` prints what the ManifestWorks carry, for their cluster only.
     let rendered = hub_render();
@@ -823,11 +797,11 @@ fn hub_ocm_a_manifestworkreplicaset_follows_its_placement_from_member_1_to_membe
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
+    use flotilla::app::Action;
     use flotilla::app::action::InputKey;
     use flotilla::app::ocm_placement::OcmStage;
-    use flotilla::app::session::{Session, Store};
+    use flotilla::app::session::Session;
     use flotilla::app::state::Mode;
-    use flotilla::app::{self, Action};
     use flotilla::config::keymap::Command;
     use flotilla::engine::edit::Membership;
 
@@ -837,16 +811,9 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
     let ns = ns.name.as_str();
     let key = format!("{}.flotilla.dev/colour", unique("edit"));
     let _labels = ClusterLabels::set(&key, &[("member-1", "blue"), ("member-2", "green")]);
-    apply(
-        "hub",
-        &format!(
-            "apiVersion: cluster.open-cluster-management.io/v1beta2\nkind: ManagedClusterSetBinding\n\
-             metadata: {{name: global, namespace: {ns}}}\nspec: {{clusterSet: global}}\n---\n\
-             apiVersion: cluster.open-cluster-management.io/v1beta1\nkind: Placement\n\
-             metadata: {{name: web, namespace: {ns}}}\nspec:\n  clusterSets: [global]\n  \
-             predicates:\n  - requiredClusterSelector:\n      labelSelector:\n        \
-             matchLabels: {{{key}: blue}}\n"
-        ),
+    placement_web(
+        ns,
+        &format!("      labelSelector:\n        matchLabels: {{{key}: blue}}\n"),
     );
     let decided = || -> Vec<String> {
         let list = json(
@@ -897,44 +864,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
         on("member-1").then_some(())
     });
 
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
-    let started = runtime
-        .block_on(flotilla::launch::start_hub(
-            Some(&env().kubeconfig_path),
-            "hub",
-            false,
-            events_tx,
-        ))
-        .expect("start the hub session");
-    let mut state = app::state_for_fleet(&started.fleet, started.label.clone());
-    state.hub = Some(started.kind.clone());
-    state.cannot_edit = started.cannot_edit.clone();
-    state.placements = started.placements.clone();
-    let mut session = Session {
-        state,
-        effects: started.effects,
-        fleet: started.fleet,
-        files: started.files,
-        store: Store::Hub,
-    };
-    let mut pump = |session: &mut Session, limit: Duration, done: &dyn Fn(&Session) -> bool| {
-        let deadline = Instant::now() + limit;
-        while !done(session) {
-            assert!(
-                Instant::now() < deadline,
-                "timed out; notice: {:?}",
-                session.state.notice
-            );
-            match runtime.block_on(async {
-                tokio::time::timeout(Duration::from_millis(500), events.recv()).await
-            }) {
-                Ok(Some(event)) => session.dispatch(Action::Backend(event)),
-                Ok(None) => panic!("the hub backend stopped"),
-                Err(_) => {}
-            }
-        }
-    };
+    let (mut session, mut hub_events) = hub_console();
     let open_ours = |session: &mut Session| {
         let world = session.state.placements.clone().expect("Placements read");
         let index = world
@@ -962,19 +892,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
     // `e` on the set's ConfigMap opens the Placement the set follows, with no list to choose
     // from. The preview: member-2 enters, member-1 leaves and says why.
     let row_key = format!("ConfigMap/default/{cm}");
-    let row = session
-        .state
-        .resources
-        .iter()
-        .position(|r| r.target.display_key() == row_key)
-        .expect("the set's ConfigMap is a row");
-    session.state.resource_view.cursor = session
-        .state
-        .resource_view
-        .visible
-        .iter()
-        .position(|r| *r == row)
-        .expect("visible");
+    let row = select_row(&mut session, &row_key);
     session.dispatch(Action::Command(Command::EditPlacement));
     let Mode::OcmPlacement(editor) = &session.state.mode else {
         panic!("the Placement editor opens: {:?}", session.state.notice);
@@ -1022,7 +940,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
         "{summary}"
     );
     session.dispatch(Action::Input(InputKey::Char('y')));
-    pump(&mut session, APPLY_LIMIT, &|s| {
+    hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
         s.state
             .notice
             .as_deref()
@@ -1057,7 +975,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
         session.fleet.cluster_index("member-1").expect("member-1"),
         session.fleet.cluster_index("member-2").expect("member-2"),
     );
-    pump(&mut session, APPLY_LIMIT, &|s| {
+    hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
         s.state.cells.kind(row, member_2) == flotilla::model::StatusKind::InSync
             && s.state.cells.kind(row, member_1) == flotilla::model::StatusKind::NotPlaced
     });
@@ -1066,7 +984,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
     });
 
     // A Placement changed on the hub after the editor opened is not overwritten.
-    pump(&mut session, APPLY_LIMIT, &|s| {
+    hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
         s.state.placements.as_ref().is_some_and(|w| {
             w.placements
                 .iter()
@@ -1091,7 +1009,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
     );
     session.dispatch(Action::Input(InputKey::Enter));
     session.dispatch(Action::Input(InputKey::Char('y')));
-    pump(&mut session, APPLY_LIMIT, &|s| {
+    hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
         s.state
             .notice
             .as_deref()

@@ -411,3 +411,74 @@ pub fn hub_render() -> serde_json::Value {
     assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
     serde_json::from_slice(&out.stdout).expect("JSON")
 }
+
+/// The console's backend events on the test environment's hub, for a session driven without a
+/// terminal ([`hub_console`]).
+pub struct HubEvents {
+    runtime: tokio::runtime::Runtime,
+    events: tokio::sync::mpsc::UnboundedReceiver<flotilla::backend::BackendEvent>,
+}
+
+impl HubEvents {
+    /// Dispatches backend events into `session` until `done` holds; panics after `limit`,
+    /// naming the last notice.
+    pub fn pump(
+        &mut self,
+        session: &mut flotilla::app::Session,
+        limit: std::time::Duration,
+        done: &dyn Fn(&flotilla::app::Session) -> bool,
+    ) {
+        let deadline = std::time::Instant::now() + limit;
+        while !done(session) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "timed out; notice: {:?}",
+                session.state.notice
+            );
+            let next = self.runtime.block_on(async {
+                tokio::time::timeout(std::time::Duration::from_millis(500), self.events.recv())
+                    .await
+            });
+            match next {
+                Ok(Some(event)) => session.dispatch(flotilla::app::Action::Backend(event)),
+                Ok(None) => panic!("the hub backend stopped"),
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+/// The console's session on the hub `hub` (editable, as `flotilla --hub hub console` starts
+/// it), and its backend's events.
+pub fn hub_console() -> (flotilla::app::Session, HubEvents) {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let (events_tx, events) = tokio::sync::mpsc::unbounded_channel();
+    let started = runtime
+        .block_on(flotilla::launch::start_hub(
+            Some(&env().kubeconfig_path),
+            "hub",
+            false,
+            events_tx,
+        ))
+        .expect("start the hub session");
+    let state = flotilla::app::state_for_fleet(&started.fleet, started.label.clone());
+    (started.session(state), HubEvents { runtime, events })
+}
+
+/// Puts the resource cursor on the row showing `key` (`Kind/ns/name`); its index.
+pub fn select_row(session: &mut flotilla::app::Session, key: &str) -> usize {
+    let row = session
+        .state
+        .resources
+        .iter()
+        .position(|r| r.target.display_key() == key)
+        .unwrap_or_else(|| panic!("{key} is a row of the console"));
+    session.state.resource_view.cursor = session
+        .state
+        .resource_view
+        .visible
+        .iter()
+        .position(|r| *r == row)
+        .unwrap_or_else(|| panic!("{key} is visible"));
+    row
+}
