@@ -1089,4 +1089,17 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
         managers.contains(&"flotilla"),
         "server-side apply as flotilla: {managers:?}"
     );
+
+    // KubeFed has no reschedule: `a` says so instead of asking to reschedule a binding.
+    session.dispatch(Action::Command(Command::Apply));
+    assert_eq!(session.state.mode, Mode::Normal);
+    assert!(
+        session
+            .state
+            .notice
+            .as_deref()
+            .is_some_and(|n| n.contains("KubeFed's controller propagates")),
+        "{:?}",
+        session.state.notice
+    );
 }
