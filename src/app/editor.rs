@@ -447,23 +447,44 @@ fn ask_for_dry_run(state: &State, editor: &mut PlacementEditor) -> Vec<Effect> {
     let Some(preview) = &editor.preview else {
         return Vec::new();
     };
-    let Some(fleet) = preview.fleet.clone() else {
-        return Vec::new();
+    let (asked, effects) = dry_run_of(
+        state,
+        preview.fleet.as_ref(),
+        &preview.diffs,
+        editor.revision,
+    );
+    editor.dry_run_clusters = asked;
+    effects
+}
+
+/// The dry run an edit under review asks for — the cells its diffs change, rendered from the
+/// edited fleet — and how many clusters it asks. Shared by the placement and override editors.
+pub fn dry_run_of(
+    state: &State,
+    fleet: Option<&std::sync::Arc<Fleet>>,
+    diffs: &[DiffGroup],
+    revision: u64,
+) -> (usize, Vec<Effect>) {
+    let Some(fleet) = fleet else {
+        return (0, Vec::new());
     };
-    let cells = cells_to_apply(state, preview, |_| true);
-    editor.dry_run_clusters = cells
+    let cells = cells_of(state, diffs, |_| true);
+    let asked = cells
         .iter()
         .map(|cell| cell.cluster)
         .collect::<BTreeSet<_>>()
         .len();
     if cells.is_empty() {
-        return Vec::new();
+        return (asked, Vec::new());
     }
-    vec![Effect::DryRun {
-        fleet: SharedFleet(fleet),
-        cells,
-        revision: editor.revision,
-    }]
+    (
+        asked,
+        vec![Effect::DryRun {
+            fleet: SharedFleet(fleet.clone()),
+            cells,
+            revision,
+        }],
+    )
 }
 
 /// A dry-run answer from one cluster, kept when it belongs to the edit under review.

@@ -15,7 +15,7 @@ use super::action::InputKey;
 use super::editor::ReviewRow;
 use super::state::{LastChange, Mode, PendingApply, State};
 use crate::backend::propagate::PlanItem;
-use crate::backend::{CellRef, Effect, FleetSave, SharedFleet};
+use crate::backend::{CellRef, Effect, FleetSave};
 use crate::engine::override_edit::{
     Item, OverrideDoc, OverridePreview, RuleEdit, RuleView, apply_edit, check_patch, complete_path,
     image_paths, override_docs, parse_target, preview_overrides, target_text,
@@ -668,23 +668,14 @@ fn ask_for_dry_run(state: &State, editor: &mut OverrideEditor) -> Vec<Effect> {
     let Some(preview) = &editor.preview else {
         return Vec::new();
     };
-    let Some(fleet) = preview.fleet.clone() else {
-        return Vec::new();
-    };
-    let cells = super::editor::cells_of(state, &preview.diffs, |_| true);
-    editor.dry_run_clusters = cells
-        .iter()
-        .map(|cell| cell.cluster)
-        .collect::<BTreeSet<_>>()
-        .len();
-    if cells.is_empty() {
-        return Vec::new();
-    }
-    vec![Effect::DryRun {
-        fleet: SharedFleet(fleet),
-        cells,
-        revision: editor.revision,
-    }]
+    let (asked, effects) = super::editor::dry_run_of(
+        state,
+        preview.fleet.as_ref(),
+        &preview.diffs,
+        editor.revision,
+    );
+    editor.dry_run_clusters = asked;
+    effects
 }
 
 /// A dry-run answer, kept when it belongs to the edit under review.
