@@ -59,18 +59,10 @@ pub fn as_written(object: &Value) -> Value {
         for field in SERVER_METADATA {
             meta.remove(field);
         }
-        for map in ["labels", "annotations"] {
-            if let Some(entries) = meta.get_mut(map).and_then(Value::as_object_mut) {
-                entries.retain(|key, _| {
-                    !key.contains("karmada.io")
-                        && key != "kubectl.kubernetes.io/last-applied-configuration"
-                });
-                if entries.is_empty() {
-                    meta.remove(map);
-                }
-            }
-        }
     }
+    super::drop_marks(&mut out, |key, _| {
+        key.contains("karmada.io") || key == "kubectl.kubernetes.io/last-applied-configuration"
+    });
     out
 }
 

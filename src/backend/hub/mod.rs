@@ -290,25 +290,35 @@ pub struct HubRow {
 /// for themselves, so it compares with the engine's render of the same intent.
 pub fn delivered_form(object: &serde_json::Value) -> serde_json::Value {
     let mut out = object.clone();
-    if let Some(meta) = out
+    drop_marks(&mut out, |key, value| {
+        key.contains("karmada.io") || is_flotilla_mark(key, value)
+    });
+    crate::engine::diff::normalize(&out)
+}
+
+/// Whether a label or annotation is one of flotilla's ownership marks.
+pub fn is_flotilla_mark(key: &str, value: &serde_json::Value) -> bool {
+    key.starts_with("flotilla.dev/")
+        || (key == crate::engine::MANAGED_BY_LABEL && value == crate::engine::MANAGED_BY_VALUE)
+}
+
+/// Removes the labels and annotations `drop` picks from `object`'s metadata (and a map left
+/// empty): the hubs' and flotilla's own marks, which no fleet file writes.
+pub fn drop_marks(object: &mut serde_json::Value, drop: impl Fn(&str, &serde_json::Value) -> bool) {
+    let Some(meta) = object
         .get_mut("metadata")
         .and_then(serde_json::Value::as_object_mut)
-    {
-        for map in ["labels", "annotations"] {
-            if let Some(entries) = meta.get_mut(map).and_then(serde_json::Value::as_object_mut) {
-                entries.retain(|key, value| {
-                    !(key.contains("karmada.io")
-                        || key.starts_with("flotilla.dev/")
-                        || (key == crate::engine::MANAGED_BY_LABEL
-                            && value == crate::engine::MANAGED_BY_VALUE))
-                });
-                if entries.is_empty() {
-                    meta.remove(map);
-                }
+    else {
+        return;
+    };
+    for map in ["labels", "annotations"] {
+        if let Some(entries) = meta.get_mut(map).and_then(serde_json::Value::as_object_mut) {
+            entries.retain(|key, value| !drop(key, value));
+            if entries.is_empty() {
+                meta.remove(map);
             }
         }
     }
-    crate::engine::diff::normalize(&out)
 }
 
 impl HubView {

@@ -627,17 +627,7 @@ async fn against_members(
 /// The object without the ownership label and source annotation flotilla adds when it applies
 /// objects itself: through a hub, the hub's controller writes the member objects.
 fn without_flotilla_marks(mut object: Value) -> Value {
-    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        if let Some(labels) = meta.get_mut("labels").and_then(Value::as_object_mut) {
-            labels.retain(|key, value| {
-                !(key == crate::engine::MANAGED_BY_LABEL
-                    && value == crate::engine::MANAGED_BY_VALUE)
-            });
-        }
-        if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
-            annotations.retain(|key, _| !key.starts_with("flotilla.dev/"));
-        }
-    }
+    super::drop_marks(&mut object, super::is_flotilla_mark);
     object
 }
 
