@@ -472,27 +472,34 @@ pub async fn bindings_and_works(client: &Client) -> Result<(Vec<Binding>, Vec<Wo
 
 /// Reads the hub: clusters, and one row per binding (sorted by their template) with its Works.
 pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, String> {
+    let (view, _, _) = read_with_sources(client, kubeconfig).await?;
+    Ok(view)
+}
+
+/// The hub view, with the bindings and Works it was made from.
+async fn read_with_sources(
+    client: &Client,
+    kubeconfig: &Kubeconfig,
+) -> Result<(HubView, Vec<Binding>, Vec<Work>), String> {
     let clusters = clusters(client, kubeconfig).await?;
     let (bindings, works) = bindings_and_works(client).await?;
     let mut rows: Vec<HubRow> = bindings.iter().map(|b| row_of(b, &works)).collect();
     sort_rows(&mut rows);
-    Ok(HubView {
+    let view = HubView {
         kind: HubKind::Karmada,
         clusters,
         rows,
-    })
+    };
+    Ok((view, bindings, works))
 }
 
 /// The objects Karmada wrote into the Works, cluster by cluster (clusters in name order,
 /// objects in template order), and the bindings' unplaced clusters.
 pub async fn rendered(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubRender, String> {
-    let clusters = clusters(client, kubeconfig).await?;
-    let (bindings, works) = bindings_and_works(client).await?;
-    let mut rows: Vec<HubRow> = bindings.iter().map(|b| row_of(b, &works)).collect();
-    sort_rows(&mut rows);
+    let (view, bindings, works) = read_with_sources(client, kubeconfig).await?;
     let mut items = Vec::new();
-    for (spec, _) in &clusters {
-        for row in &rows {
+    for (spec, _) in &view.clusters {
+        for row in &view.rows {
             let Some(binding) = bindings.iter().find(|b| b.target == row.target) else {
                 continue;
             };
@@ -506,11 +513,6 @@ pub async fn rendered(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubRen
             }));
         }
     }
-    let view = HubView {
-        kind: HubKind::Karmada,
-        clusters,
-        rows,
-    };
     Ok(HubRender {
         items,
         unplaced: view.unplaced(),
