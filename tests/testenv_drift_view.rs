@@ -47,18 +47,7 @@ spec:
 }
 
 fn replicas(context: &str, ns: &str) -> String {
-    kubectl_ok(
-        context,
-        &[
-            "get",
-            "deployment",
-            "web",
-            "-n",
-            ns,
-            "-o",
-            "jsonpath={.spec.replicas}",
-        ],
-    )
+    support::jsonpath(context, "deployment/web", ns, "{.spec.replicas}")
 }
 
 #[test]
@@ -155,17 +144,11 @@ fn two_members_drift_alike_revert_one_adopt_the_other_in_the_drift_view() {
 }
 
 fn image(context: &str, ns: &str) -> String {
-    kubectl_ok(
+    support::jsonpath(
         context,
-        &[
-            "get",
-            "deployment",
-            "web",
-            "-n",
-            ns,
-            "-o",
-            "jsonpath={.spec.template.spec.containers[0].image}",
-        ],
+        "deployment/web",
+        ns,
+        "{.spec.template.spec.containers[0].image}",
     )
 }
 

@@ -79,18 +79,7 @@ spec:
 }
 
 fn deployment_field(context: &str, ns: &str, path: &str) -> String {
-    kubectl_ok(
-        context,
-        &[
-            "get",
-            "deployment",
-            "web",
-            "-n",
-            ns,
-            "-o",
-            &format!("jsonpath={path}"),
-        ],
-    )
+    support::jsonpath(context, "deployment/web", ns, path)
 }
 
 #[test]

@@ -107,32 +107,15 @@ spec:
 }
 
 fn replicas(context: &str, ns: &str) -> String {
-    kubectl_ok(
-        context,
-        &[
-            "get",
-            "deployment",
-            "web",
-            "-n",
-            ns,
-            "-o",
-            "jsonpath={.spec.replicas}",
-        ],
-    )
+    support::jsonpath(context, "deployment/web", ns, "{.spec.replicas}")
 }
 
 fn image(context: &str, ns: &str) -> String {
-    kubectl_ok(
+    support::jsonpath(
         context,
-        &[
-            "get",
-            "deployment",
-            "web",
-            "-n",
-            ns,
-            "-o",
-            "jsonpath={.spec.template.spec.containers[0].image}",
-        ],
+        "deployment/web",
+        ns,
+        "{.spec.template.spec.containers[0].image}",
     )
 }
 

@@ -374,6 +374,15 @@ pub fn kubectl_stdin(context: &str, args: &[&str], input: &str) -> Output {
     child.wait_with_output().expect("waiting for kubectl")
 }
 
+/// `kubectl get OBJECT -n NS -o jsonpath=PATH` on `context`, e.g. `deployment/web` and
+/// `{.spec.replicas}`.
+pub fn jsonpath(context: &str, object: &str, ns: &str, path: &str) -> String {
+    kubectl_ok(
+        context,
+        &["get", object, "-n", ns, "-o", &format!("jsonpath={path}")],
+    )
+}
+
 /// `kubectl apply -f -` of `yaml` on `context`.
 pub fn apply(context: &str, yaml: &str) {
     let out = kubectl_stdin(context, &["apply", "-f", "-"], yaml);
