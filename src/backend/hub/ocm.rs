@@ -774,20 +774,27 @@ pub fn manifest_cell(
 /// agent last reported.
 pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]) -> Vec<HubRow> {
     let mut rows: Vec<HubRow> = Vec::new();
-    let mut sources: Vec<Vec<String>> = Vec::new();
+    let mut sources: Vec<std::collections::BTreeSet<String>> = Vec::new();
     // The ManifestWorks carrying each row, `(cluster, name)`.
-    let mut carriers: Vec<Vec<(String, String)>> = Vec::new();
+    let mut carriers: Vec<std::collections::BTreeSet<(String, String)>> = Vec::new();
+    // Indexes, so a read costs the manifests once however many clusters and rows there are.
+    let mut row_index: std::collections::HashMap<ResourceRef, usize> = Default::default();
+    let statuses: std::collections::HashMap<&str, &ClusterStatus> = clusters
+        .iter()
+        .map(|(spec, status)| (spec.name.as_str(), status))
+        .collect();
     for work in works {
-        let cluster = clusters.iter().find(|(spec, _)| spec.name == work.cluster);
+        let status = statuses.get(work.cluster.as_str());
         for Manifest {
             target,
             object,
             state,
         } in &work.manifests
         {
-            let index = match rows.iter().position(|row| row.target == *target) {
-                Some(index) => index,
+            let index = match row_index.get(target) {
+                Some(index) => *index,
                 None => {
+                    row_index.insert(target.clone(), rows.len());
                     rows.push(HubRow {
                         target: target.clone(),
                         source: String::new(),
@@ -799,8 +806,8 @@ pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]
                         ),
                         objects: BTreeMap::new(),
                     });
-                    sources.push(Vec::new());
-                    carriers.push(Vec::new());
+                    sources.push(Default::default());
+                    carriers.push(Default::default());
                     rows.len() - 1
                 }
             };
@@ -808,15 +815,10 @@ pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]
                 Some(owner) => format!("{} ({owner})", work.name),
                 None => work.name.clone(),
             };
-            if !sources[index].contains(&label) {
-                sources[index].push(label);
-            }
-            let carrier = (work.cluster.clone(), work.name.clone());
-            if !carriers[index].contains(&carrier) {
-                carriers[index].push(carrier);
-            }
-            let cell = match cluster {
-                Some((_, status)) if status.health != Health::Ready => {
+            sources[index].insert(label);
+            carriers[index].insert((work.cluster.clone(), work.name.clone()));
+            let cell = match status {
+                Some(status) if status.health != Health::Ready => {
                     (CellStatus::Unreachable, Some(status.message.clone()))
                 }
                 _ => manifest_cell(work, state.as_ref()),
@@ -832,9 +834,11 @@ pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]
             }
         }
     }
-    for ((row, mut names), works) in rows.iter_mut().zip(sources).zip(carriers) {
+    for ((row, names), works) in rows.iter_mut().zip(sources).zip(carriers) {
         // Only a row one ManifestWork carries has a hub object to act on.
-        if let [(cluster, name)] = works.as_slice() {
+        if works.len() == 1
+            && let Some((cluster, name)) = works.first()
+        {
             row.carrier = Some(ResourceRef {
                 api_version: format!("{WORK_GROUP}/v1"),
                 kind: "ManifestWork".into(),
@@ -842,7 +846,7 @@ pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]
                 name: name.clone(),
             });
         }
-        names.sort();
+        let names: Vec<String> = names.into_iter().collect();
         row.source = format!(
             "{} {}",
             if names.len() == 1 {

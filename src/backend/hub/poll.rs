@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::{Hub, HubKind, HubRow, HubView, delivered_form};
+use super::{Hub, HubKind, HubRow, HubView, delivered_form, sort_rows};
 use crate::backend::cluster::{ApplyMode, ClusterApi};
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::propagate::{Action, PlanItem, resource_of};
@@ -764,55 +764,54 @@ pub fn in_rows_of(targets: &[crate::model::ResourceRef], view: HubView) -> HubVi
     HubView { rows, ..view }
 }
 
-/// `view` in the rows and columns of `shown` (rows and clusters that appeared since start are
-/// left out; rows that went away report as not placed).
-fn aligned(shown: &HubView, view: HubView) -> HubView {
+/// `view` in the rows and columns of `shown`: shown rows keep their index (a row that went
+/// away reports as not placed), rows new on the hub follow them; clusters stay those shown.
+pub fn aligned(shown: &HubView, view: HubView) -> HubView {
+    let HubView {
+        kind,
+        clusters: read_clusters,
+        rows: read_rows,
+    } = view;
+    let mut read_clusters: HashMap<String, ClusterStatus> = read_clusters
+        .into_iter()
+        .map(|(spec, status)| (spec.name, status))
+        .collect();
     let clusters = shown
         .clusters
         .iter()
         .map(|(spec, _)| {
-            view.clusters
-                .iter()
-                .find(|(other, _)| other.name == spec.name)
-                .cloned()
-                .unwrap_or_else(|| {
-                    (
-                        spec.clone(),
-                        ClusterStatus {
-                            health: Health::Unknown,
-                            message: "no longer a member of the hub".into(),
-                            ..ClusterStatus::default()
-                        },
-                    )
-                })
+            let status = read_clusters
+                .remove(&spec.name)
+                .unwrap_or_else(|| ClusterStatus {
+                    health: Health::Unknown,
+                    message: "no longer a member of the hub".into(),
+                    ..ClusterStatus::default()
+                });
+            (spec.clone(), status)
         })
         .collect();
-    let rows = shown
+    let mut read_rows: HashMap<crate::model::ResourceRef, HubRow> = read_rows
+        .into_iter()
+        .map(|row| (row.target.clone(), row))
+        .collect();
+    let mut rows: Vec<HubRow> = shown
         .rows
         .iter()
         .map(|row| {
-            view.rows
-                .iter()
-                .find(|other| other.target == row.target)
-                .cloned()
-                .unwrap_or_else(|| HubRow {
-                    cells: Default::default(),
-                    objects: Default::default(),
-                    not_placed: format!("{} is gone from the hub", row.source),
-                    ..row.clone()
-                })
+            read_rows.remove(&row.target).unwrap_or_else(|| HubRow {
+                cells: Default::default(),
+                objects: Default::default(),
+                not_placed: format!("{} is gone from the hub", row.source),
+                ..row.clone()
+            })
         })
-        .collect::<Vec<_>>();
-    // New rows go last, so every row the console shows keeps its index.
-    let mut rows = rows;
-    let mut newcomers: Vec<HubRow> = view
-        .rows
-        .into_iter()
-        .filter(|row| shown.row_of(&row.target).is_none())
         .collect();
+    // New rows go last, in the hub's order, so every row the console shows keeps its index.
+    let mut newcomers: Vec<HubRow> = read_rows.into_values().collect();
+    sort_rows(&mut newcomers);
     rows.append(&mut newcomers);
     HubView {
-        kind: view.kind,
+        kind,
         clusters,
         rows,
     }
