@@ -1,6 +1,6 @@
-//! Builds kube-apiserver, kube-controller-manager and etcd (and, for the Karmada and OCM hubs,
-//! their components plus a copy of their module's manifests) from the committed Go wrapper
-//! modules (`xtask/go/*`) into versioned caches, atomically and with a stamp, so an
+//! Builds kube-apiserver, kube-controller-manager and etcd (and, for each hub, what its
+//! `HubBuild` describes: its components plus a copy of its module's manifests) from the
+//! committed Go wrapper modules (`xtask/go/*`) into versioned caches, atomically and with a stamp, so an
 //! interrupted build never leaves a binary that looks valid. It must not run anything but
 //! `go`, and must never write into the repository except through `go`'s own go.mod/go.sum
 //! upkeep (`-mod=mod`).
@@ -198,10 +198,13 @@ pub(crate) fn stamp_matches(dir: &Path, c: &Component, hash: &str) -> bool {
 
 /// True when every binary of `v` is cached with a matching stamp (no Go needed then).
 pub fn cache_is_complete(v: &Versions) -> Result<bool> {
-    let dir = paths::cache_dir(&v.kubernetes)?;
-    for c in components(v)? {
-        let hash = inputs_hash(&c)?;
-        if !stamp_matches(&dir, &c, &hash) {
+    all_stamped(&paths::cache_dir(&v.kubernetes)?, &components(v)?)
+}
+
+/// True when every one of `comps` is cached in `dir` with a matching stamp.
+fn all_stamped(dir: &Path, comps: &[Component]) -> Result<bool> {
+    for c in comps {
+        if !stamp_matches(dir, c, &inputs_hash(c)?) {
             return Ok(false);
         }
     }
@@ -276,28 +279,162 @@ pub(crate) fn goflags() -> String {
     flags
 }
 
-/// The Karmada module; its release is pinned by `xtask/go/karmada/go.mod`.
-pub const KARMADA_MODULE: &str = "github.com/karmada-io/karmada";
-
-/// The pinned Karmada release, e.g. `v1.18.2`.
-pub fn karmada_version() -> Result<String> {
-    require_version(
-        &paths::go_module_dir("karmada").join("go.mod"),
-        KARMADA_MODULE,
-    )
+/// How one hub's binaries and manifests are built and cached: the wrapper module
+/// (`xtask/go/<wrapper>`, also the cache directory `~/.cache/flotilla/testenv/<wrapper>-<release>/`),
+/// the upstream module whose release it pins, the binaries, and the manifests copied from the
+/// same module (`manifests/`, stamped like a binary). Karmada's and OCM's are below, KubeFed's
+/// in `kubefed.rs`.
+pub struct HubBuild {
+    /// How messages name the hub, e.g. `Karmada`.
+    pub name: &'static str,
+    /// What `testenv build` says it cached.
+    pub cached: &'static str,
+    pub(crate) wrapper: &'static str,
+    pub(crate) module: &'static str,
+    /// The binaries of a release.
+    pub(crate) components: fn(&str) -> Vec<Component>,
+    /// Lines the manifests stamp holds besides `version=<release>` (a change re-copies them).
+    pub(crate) manifests_format: &'static [&'static str],
+    /// What must exist under `manifests/`.
+    pub(crate) manifests_files: &'static [&'static str],
+    /// Fills the future `manifests/` (second argument) from the module's source (first) of a
+    /// release (third); returns the rest of the stamp and what to say about the copy.
+    pub(crate) copy_manifests: fn(&Path, &Path, &str) -> Result<(String, String)>,
 }
 
-/// The cached Karmada binaries and manifests of one release.
+/// The cached binaries and manifests of one hub release (see `HubBuild`).
 #[derive(Debug, Clone)]
-pub struct KarmadaBinaries {
-    pub aggregated_apiserver: PathBuf,
-    pub controller_manager: PathBuf,
-    pub scheduler: PathBuf,
-    pub webhook: PathBuf,
-    /// `crds/` (in the order of the module's kustomization), `crd-patches/` and
-    /// `webhook-configuration.yaml`, copied from the same module.
-    pub manifests: PathBuf,
+pub struct HubBinaries(PathBuf);
+
+impl HubBinaries {
+    /// The cached binary `name` (a `Component::name`).
+    pub fn exe(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    pub fn manifests(&self) -> PathBuf {
+        self.0.join("manifests")
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.0
+    }
 }
+
+impl HubBuild {
+    /// The release the wrapper pins, e.g. `v1.18.2`.
+    pub fn version(&self) -> Result<String> {
+        require_version(
+            &paths::go_module_dir(self.wrapper).join("go.mod"),
+            self.module,
+        )
+    }
+
+    fn dir(&self, version: &str) -> Result<PathBuf> {
+        paths::cache_dir(&format!("{}-{version}", self.wrapper))
+    }
+
+    /// True when the pinned release's binaries and manifests are cached (no Go needed).
+    pub fn cache_is_complete(&self) -> Result<bool> {
+        let version = self.version()?;
+        let dir = self.dir(&version)?;
+        Ok(all_stamped(&dir, &(self.components)(&version))?
+            && self.manifests_stamped(&dir, &version))
+    }
+
+    /// Makes sure the binaries and manifests of `version` are cached.
+    pub fn ensure_built(&self, version: &str) -> Result<HubBinaries> {
+        let dir = self.dir(version)?;
+        ensure_components(&dir, &(self.components)(version))?;
+        if !self.manifests_stamped(&dir, version) {
+            check_go()?;
+            self.copy_manifests_into(&dir, version)?;
+        }
+        Ok(HubBinaries(dir))
+    }
+
+    fn manifests_stamped(&self, dir: &Path, version: &str) -> bool {
+        fs::read_to_string(stamp_path(dir, "manifests")).is_ok_and(|t| {
+            let has = |want: &str| t.lines().any(|l| l == want);
+            has(&format!("version={version}")) && self.manifests_format.iter().all(|l| has(l))
+        }) && self
+            .manifests_files
+            .iter()
+            .all(|f| dir.join("manifests").join(f).exists())
+    }
+
+    /// Copies the manifests into `dir/manifests` (atomically, then the stamp).
+    fn copy_manifests_into(&self, dir: &Path, version: &str) -> Result<()> {
+        let src = module_source(self.wrapper, self.module, version)?;
+        let partial = dir.join(format!(".manifests.partial-{}", std::process::id()));
+        if partial.exists() {
+            fs::remove_dir_all(&partial)?;
+        }
+        fs::create_dir_all(&partial)?;
+        let (stamp, message) = (self.copy_manifests)(&src, &partial, version)?;
+        let target = dir.join("manifests");
+        if target.exists() {
+            fs::remove_dir_all(&target)?;
+        }
+        fs::rename(&partial, &target)?;
+        fs::write(
+            stamp_path(dir, "manifests"),
+            format!("component=manifests\nversion={version}\n{stamp}"),
+        )?;
+        say!("testenv: {message}");
+        Ok(())
+    }
+}
+
+/// Reads a module-cache file and writes it to `to` (not `fs::copy`: module-cache files are
+/// read-only).
+pub(crate) fn copy_file(from: &Path, to: &Path) -> Result<()> {
+    let text = fs::read(from).with_context(|| format!("reading {}", from.display()))?;
+    fs::write(to, text).with_context(|| format!("writing {}", to.display()))
+}
+
+/// The source directory of `module@version` in the module cache, downloaded through the
+/// wrapper module `wrapper` (so its go.sum vouches for it).
+fn module_source(wrapper: &str, module: &str, version: &str) -> Result<PathBuf> {
+    let out = Command::new("go")
+        .args(["mod", "download", "-json", &format!("{module}@{version}")])
+        .current_dir(paths::go_module_dir(wrapper))
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", goflags())
+        .stdin(Stdio::null())
+        .output()
+        .context("running `go mod download`")?;
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).with_context(|| {
+        format!(
+            "`go mod download -json {module}@{version}` printed no JSON: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+    })?;
+    if let Some(err) = info.get("Error").and_then(serde_json::Value::as_str) {
+        bail!("downloading {module}@{version}: {err}");
+    }
+    let dir = info
+        .get("Dir")
+        .and_then(serde_json::Value::as_str)
+        .with_context(|| format!("`go mod download` gave no directory for {module}@{version}"))?;
+    Ok(PathBuf::from(dir))
+}
+
+/// The Karmada module; its release is pinned by `xtask/go/karmada/go.mod`.
+const KARMADA_MODULE: &str = "github.com/karmada-io/karmada";
+
+/// Karmada's four components, with the CRDs (in the order of the module's kustomization),
+/// `crd-patches/` and `webhook-configuration.yaml` as manifests.
+pub const KARMADA: HubBuild = HubBuild {
+    name: "Karmada",
+    cached: "components and manifests",
+    wrapper: "karmada",
+    module: KARMADA_MODULE,
+    components: karmada_components,
+    manifests_format: &[],
+    manifests_files: &["webhook-configuration.yaml"],
+    copy_manifests: copy_karmada_manifests,
+};
 
 fn karmada_components(kv: &str) -> Vec<Component> {
     let ldflags = format!("-s -w -X {KARMADA_MODULE}/pkg/version.gitVersion={kv}");
@@ -335,99 +472,15 @@ fn karmada_components(kv: &str) -> Vec<Component> {
     ]
 }
 
-/// True when the pinned Karmada release's binaries and manifests are cached (no Go needed).
-pub fn karmada_cache_is_complete() -> Result<bool> {
-    let kv = karmada_version()?;
-    let dir = paths::cache_dir(&format!("karmada-{kv}"))?;
-    for c in karmada_components(&kv) {
-        let hash = inputs_hash(&c)?;
-        if !stamp_matches(&dir, &c, &hash) {
-            return Ok(false);
-        }
-    }
-    Ok(manifests_stamp_matches(&dir, &kv))
-}
-
-/// Makes sure the Karmada binaries of release `kv` and its manifests are cached in
-/// `~/.cache/flotilla/testenv/karmada-<kv>/`.
-pub fn ensure_karmada_built(kv: &str) -> Result<KarmadaBinaries> {
-    let dir = paths::cache_dir(&format!("karmada-{kv}"))?;
-    ensure_components(&dir, &karmada_components(kv))?;
-    if !manifests_stamp_matches(&dir, kv) {
-        check_go()?;
-        copy_karmada_manifests(&dir, kv)?;
-    }
-    Ok(KarmadaBinaries {
-        aggregated_apiserver: dir.join("karmada-aggregated-apiserver"),
-        controller_manager: dir.join("karmada-controller-manager"),
-        scheduler: dir.join("karmada-scheduler"),
-        webhook: dir.join("karmada-webhook"),
-        manifests: dir.join("manifests"),
-    })
-}
-
-fn manifests_stamp_matches(dir: &Path, kv: &str) -> bool {
-    fs::read_to_string(stamp_path(dir, "manifests"))
-        .is_ok_and(|t| t.lines().any(|l| l == format!("version={kv}")))
-        && dir
-            .join("manifests")
-            .join("webhook-configuration.yaml")
-            .is_file()
-}
-
-/// The module's source directory in the module cache (downloading it if needed).
-fn karmada_module_source(kv: &str) -> Result<PathBuf> {
-    let module_dir = paths::go_module_dir("karmada");
-    let out = Command::new("go")
-        .args([
-            "mod",
-            "download",
-            "-json",
-            &format!("{KARMADA_MODULE}@{kv}"),
-        ])
-        .current_dir(&module_dir)
-        .env("GOTOOLCHAIN", "local")
-        .env("GOFLAGS", goflags())
-        .stdin(Stdio::null())
-        .output()
-        .context("running `go mod download`")?;
-    let info: serde_json::Value = serde_json::from_slice(&out.stdout).with_context(|| {
-        format!(
-            "`go mod download -json {KARMADA_MODULE}@{kv}` printed no JSON: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )
-    })?;
-    if let Some(err) = info.get("Error").and_then(serde_json::Value::as_str) {
-        bail!("downloading {KARMADA_MODULE}@{kv}: {err}");
-    }
-    let dir = info
-        .get("Dir")
-        .and_then(serde_json::Value::as_str)
-        .with_context(|| {
-            format!("`go mod download` gave no directory for {KARMADA_MODULE}@{kv}")
-        })?;
-    Ok(PathBuf::from(dir))
-}
-
 /// Copies what the test environment installs from the Karmada module: the CRDs listed by
 /// `charts/karmada/_crds/kustomization.yaml` (numbered in its order), its two conversion
 /// patches and `artifacts/deploy/webhook-configuration.yaml`.
-fn copy_karmada_manifests(dir: &Path, kv: &str) -> Result<()> {
-    let src = karmada_module_source(kv)?;
+fn copy_karmada_manifests(src: &Path, partial: &Path, kv: &str) -> Result<(String, String)> {
     let crds_src = src.join("charts/karmada/_crds");
     let kustomization = fs::read_to_string(crds_src.join("kustomization.yaml"))
         .with_context(|| format!("reading the CRD list of {KARMADA_MODULE}@{kv}"))?;
-    let partial = dir.join(format!(".manifests.partial-{}", std::process::id()));
-    if partial.exists() {
-        fs::remove_dir_all(&partial)?;
-    }
     fs::create_dir_all(partial.join("crds"))?;
     fs::create_dir_all(partial.join("crd-patches"))?;
-    let copy = |from: &Path, to: &Path| -> Result<()> {
-        // Read and write (not `fs::copy`): module-cache files are read-only.
-        let text = fs::read(from).with_context(|| format!("reading {}", from.display()))?;
-        fs::write(to, text).with_context(|| format!("writing {}", to.display()))
-    };
     let (mut crds, mut patches) = (0, 0);
     for line in kustomization.lines() {
         let line = line.trim();
@@ -439,10 +492,10 @@ fn copy_karmada_manifests(dir: &Path, kv: &str) -> Result<()> {
             let to = partial
                 .join("crds")
                 .join(format!("{crds:02}-{}", file.to_string_lossy()));
-            copy(&crds_src.join("bases").join(rel), &to)?;
+            copy_file(&crds_src.join("bases").join(rel), &to)?;
         } else if let Some(rel) = line.strip_prefix("- path: patches/") {
             patches += 1;
-            copy(
+            copy_file(
                 &crds_src.join("patches").join(rel),
                 &partial.join("crd-patches").join(rel),
             )?;
@@ -454,23 +507,16 @@ fn copy_karmada_manifests(dir: &Path, kv: &str) -> Result<()> {
             crds_src.join("kustomization.yaml").display()
         );
     }
-    copy(
+    copy_file(
         &src.join("artifacts/deploy/webhook-configuration.yaml"),
         &partial.join("webhook-configuration.yaml"),
     )?;
-    let target = dir.join("manifests");
-    if target.exists() {
-        fs::remove_dir_all(&target)?;
-    }
-    fs::rename(&partial, &target)?;
-    fs::write(
-        stamp_path(dir, "manifests"),
-        format!("component=manifests\nversion={kv}\ncrds={crds}\ncrd_patches={patches}\n"),
-    )?;
-    say!(
-        "testenv: copied {crds} Karmada CRDs, {patches} CRD patches and the webhook configuration from {KARMADA_MODULE}@{kv}"
-    );
-    Ok(())
+    Ok((
+        format!("crds={crds}\ncrd_patches={patches}\n"),
+        format!(
+            "copied {crds} Karmada CRDs, {patches} CRD patches and the webhook configuration from {KARMADA_MODULE}@{kv}"
+        ),
+    ))
 }
 
 fn build_one(dir: &Path, c: &Component, hash: &str, go: &str) -> Result<()> {
@@ -575,27 +621,25 @@ fn build_one(dir: &Path, c: &Component, hash: &str, go: &str) -> Result<()> {
 }
 
 /// The Open Cluster Management module; its release is pinned by `xtask/go/ocm/go.mod`.
-pub const OCM_MODULE: &str = "open-cluster-management.io/ocm";
+const OCM_MODULE: &str = "open-cluster-management.io/ocm";
 
-/// The pinned OCM release, e.g. `v1.2.1`.
-pub fn ocm_version() -> Result<String> {
-    require_version(&paths::go_module_dir("ocm").join("go.mod"), OCM_MODULE)
-}
+/// How the OCM manifests are prepared (in the stamp: a change re-copies them).
+const OCM_MANIFESTS_FORMAT: &str = "format=crds-without-conversion-webhook";
 
-/// The cached OCM binaries and manifests of one release.
-#[derive(Debug, Clone)]
-pub struct OcmBinaries {
-    /// `registration controller` (hub): accepts clusters, their RBAC, the default sets.
-    pub registration: PathBuf,
-    /// `placement controller` (hub): PlacementDecisions.
-    pub placement: PathBuf,
-    /// `work manager` (hub): the ManifestWorkReplicaSet controller.
-    pub work: PathBuf,
-    /// `registration-operator agent`: the klusterlet (registration and work agents in one).
-    pub agent: PathBuf,
-    /// `hub-crds/` and `member-crds/`, copied from the same module.
-    pub manifests: PathBuf,
-}
+/// OCM's binaries — `registration controller` (hub: accepts clusters, their RBAC, the default
+/// sets), `placement controller` (hub: PlacementDecisions), `work manager` (hub: the
+/// ManifestWorkReplicaSet controller) and `registration-operator agent` (the klusterlet:
+/// registration and work agents in one) — with `hub-crds/` and `member-crds/` as manifests.
+pub const OCM: HubBuild = HubBuild {
+    name: "OCM",
+    cached: "components and CRDs",
+    wrapper: "ocm",
+    module: OCM_MODULE,
+    components: ocm_components,
+    manifests_format: &[OCM_MANIFESTS_FORMAT],
+    manifests_files: &["hub-crds", "member-crds"],
+    copy_manifests: copy_ocm_manifests,
+};
 
 fn ocm_components(ov: &str) -> Vec<Component> {
     let ldflags = format!("-s -w -X {OCM_MODULE}/pkg/version.versionFromGit={ov}");
@@ -638,75 +682,6 @@ fn ocm_components(ov: &str) -> Vec<Component> {
     ]
 }
 
-/// True when the pinned OCM release's binaries and manifests are cached (no Go needed).
-pub fn ocm_cache_is_complete() -> Result<bool> {
-    let ov = ocm_version()?;
-    let dir = paths::cache_dir(&format!("ocm-{ov}"))?;
-    for c in ocm_components(&ov) {
-        let hash = inputs_hash(&c)?;
-        if !stamp_matches(&dir, &c, &hash) {
-            return Ok(false);
-        }
-    }
-    Ok(ocm_manifests_stamp_matches(&dir, &ov))
-}
-
-/// Makes sure the OCM binaries of release `ov` and its CRDs are cached in
-/// `~/.cache/flotilla/testenv/ocm-<ov>/`.
-pub fn ensure_ocm_built(ov: &str) -> Result<OcmBinaries> {
-    let dir = paths::cache_dir(&format!("ocm-{ov}"))?;
-    ensure_components(&dir, &ocm_components(ov))?;
-    if !ocm_manifests_stamp_matches(&dir, ov) {
-        check_go()?;
-        copy_ocm_manifests(&dir, ov)?;
-    }
-    Ok(OcmBinaries {
-        registration: dir.join("ocm-registration"),
-        placement: dir.join("ocm-placement"),
-        work: dir.join("ocm-work"),
-        agent: dir.join("ocm-registration-operator"),
-        manifests: dir.join("manifests"),
-    })
-}
-
-/// How the OCM manifests are prepared (in the stamp: a change re-copies them).
-const OCM_MANIFESTS_FORMAT: &str = "format=crds-without-conversion-webhook";
-
-fn ocm_manifests_stamp_matches(dir: &Path, ov: &str) -> bool {
-    fs::read_to_string(stamp_path(dir, "manifests")).is_ok_and(|t| {
-        t.lines().any(|l| l == format!("version={ov}"))
-            && t.lines().any(|l| l == OCM_MANIFESTS_FORMAT)
-    }) && dir.join("manifests").join("hub-crds").is_dir()
-        && dir.join("manifests").join("member-crds").is_dir()
-}
-
-/// The source directory of `module@version` in the module cache, downloaded through the
-/// wrapper module `wrapper` (so its go.sum vouches for it).
-fn module_source(wrapper: &str, module: &str, version: &str) -> Result<PathBuf> {
-    let out = Command::new("go")
-        .args(["mod", "download", "-json", &format!("{module}@{version}")])
-        .current_dir(paths::go_module_dir(wrapper))
-        .env("GOTOOLCHAIN", "local")
-        .env("GOFLAGS", goflags())
-        .stdin(Stdio::null())
-        .output()
-        .context("running `go mod download`")?;
-    let info: serde_json::Value = serde_json::from_slice(&out.stdout).with_context(|| {
-        format!(
-            "`go mod download -json {module}@{version}` printed no JSON: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )
-    })?;
-    if let Some(err) = info.get("Error").and_then(serde_json::Value::as_str) {
-        bail!("downloading {module}@{version}: {err}");
-    }
-    let dir = info
-        .get("Dir")
-        .and_then(serde_json::Value::as_str)
-        .with_context(|| format!("`go mod download` gave no directory for {module}@{version}"))?;
-    Ok(PathBuf::from(dir))
-}
-
 /// A CRD without its `spec.conversion` block. OCM's add-on CRDs are templates the
 /// cluster-manager operator fills in with its add-on webhook (`{{ .AddonAPIServiceCABundle }}`);
 /// no add-on manager runs here, so they get the default conversion (`None`) instead. Text
@@ -735,12 +710,7 @@ fn without_conversion_webhook(crd: &str) -> String {
 /// Copies the CRDs the test environment installs from the OCM module: the hub's
 /// (`manifests/cluster-manager/hub/crds/`) and the managed clusters'
 /// (`manifests/klusterlet/managed/*crd.yaml`).
-fn copy_ocm_manifests(dir: &Path, ov: &str) -> Result<()> {
-    let src = module_source("ocm", OCM_MODULE, ov)?;
-    let partial = dir.join(format!(".manifests.partial-{}", std::process::id()));
-    if partial.exists() {
-        fs::remove_dir_all(&partial)?;
-    }
+fn copy_ocm_manifests(src: &Path, partial: &Path, ov: &str) -> Result<(String, String)> {
     let mut counts = Vec::new();
     for (from, to) in [
         ("manifests/cluster-manager/hub/crds", "hub-crds"),
@@ -776,19 +746,10 @@ fn copy_ocm_manifests(dir: &Path, ov: &str) -> Result<()> {
     let [hub, member] = counts[..] else {
         bail!("expected two CRD directories");
     };
-    let target = dir.join("manifests");
-    if target.exists() {
-        fs::remove_dir_all(&target)?;
-    }
-    fs::rename(&partial, &target)?;
-    fs::write(
-        stamp_path(dir, "manifests"),
-        format!(
-            "component=manifests\nversion={ov}\n{OCM_MANIFESTS_FORMAT}\nhub_crds={hub}\nmember_crds={member}\n"
-        ),
-    )?;
-    say!("testenv: copied {hub} hub CRDs and {member} managed-cluster CRDs from {OCM_MODULE}@{ov}");
-    Ok(())
+    Ok((
+        format!("{OCM_MANIFESTS_FORMAT}\nhub_crds={hub}\nmember_crds={member}\n"),
+        format!("copied {hub} hub CRDs and {member} managed-cluster CRDs from {OCM_MODULE}@{ov}"),
+    ))
 }
 
 #[cfg(test)]

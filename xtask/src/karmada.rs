@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::gobuild::KarmadaBinaries;
+use crate::gobuild::HubBinaries;
 use crate::kubeconfig;
 use crate::paths;
 use crate::pki::{KarmadaPki, KarmadaPkiFiles, Pki, PkiFiles};
 use crate::procs::{self, ProcRec};
-use crate::state::{Karmada, Named, State};
+use crate::state::{Karmada, State};
 use crate::testenv::{exe_string, kubectl, log_path, write_atomically};
 
 /// How many ports a Karmada plane needs (see `plane`).
@@ -158,15 +158,6 @@ impl Part {
         }
     }
 
-    fn exe(self, bins: &KarmadaBinaries) -> &Path {
-        match self {
-            Self::AggregatedApiserver => &bins.aggregated_apiserver,
-            Self::Webhook => &bins.webhook,
-            Self::ControllerManager => &bins.controller_manager,
-            Self::Scheduler => &bins.scheduler,
-        }
-    }
-
     fn slot(self, k: &mut Karmada) -> &mut Option<ProcRec> {
         match self {
             Self::AggregatedApiserver => &mut k.aggregated_apiserver,
@@ -252,23 +243,14 @@ impl Part {
     }
 }
 
-fn plane_mut(s: &mut State) -> Result<&mut Karmada> {
-    s.karmada
-        .as_mut()
-        .context("the environment has no Karmada hub")
-}
-
 /// Spawns one component and waits until it answers.
-fn start_part(s: &mut State, part: Part, bins: &KarmadaBinaries) -> Result<()> {
-    let k = s
-        .karmada
-        .clone()
-        .context("the environment has no Karmada hub")?;
+fn start_part(s: &mut State, part: Part, bins: &HubBinaries) -> Result<()> {
+    let k = s.karmada_mut()?.clone();
     let args = part.args(s, &k);
-    let exe = part.exe(bins);
+    let exe = &bins.exe(part.name());
     let log = log_path(part.name());
     let pid = procs::spawn(exe, &args, &[("GOMEMLIMIT", COMPONENT_MEMLIMIT)], &log)?;
-    *part.slot(plane_mut(s)?) = Some(ProcRec {
+    *part.slot(s.karmada_mut()?) = Some(ProcRec {
         pid,
         exe: exe_string(exe),
     });
@@ -349,12 +331,9 @@ pub(crate) fn apply(context: &str, yaml: &str) -> Result<()> {
 /// Installs Karmada on the hub and starts its four processes (fresh start): namespaces and
 /// CRDs, the aggregated API server and its APIService, the webhook and its configurations
 /// (URLs rewritten to 127.0.0.1), then the controller-manager and the scheduler.
-pub fn install_and_start(s: &mut State, bins: &KarmadaBinaries, pki: &Pki) -> Result<()> {
+pub fn install_and_start(s: &mut State, bins: &HubBinaries, pki: &Pki) -> Result<()> {
     let t = Instant::now();
-    let k = s
-        .karmada
-        .clone()
-        .context("the environment has no Karmada hub")?;
+    let k = s.karmada_mut()?.clone();
     let ca = kubeconfig::b64(&pki.ca.cert);
 
     apply(
@@ -362,7 +341,7 @@ pub fn install_and_start(s: &mut State, bins: &KarmadaBinaries, pki: &Pki) -> Re
         "apiVersion: v1\nkind: Namespace\nmetadata: {name: karmada-system}\n---\n\
          apiVersion: v1\nkind: Namespace\nmetadata: {name: karmada-cluster}\n",
     )?;
-    let crds = bins.manifests.join("crds");
+    let crds = bins.manifests().join("crds");
     let crds_arg = crds.display().to_string();
     kubectl_run(
         HUB,
@@ -425,7 +404,7 @@ pub fn install_and_start(s: &mut State, bins: &KarmadaBinaries, pki: &Pki) -> Re
 
     start_part(s, Part::Webhook, bins)?;
     let local_url = format!("https://127.0.0.1:{}/", k.webhook_port);
-    let webhooks = fs::read_to_string(bins.manifests.join("webhook-configuration.yaml"))
+    let webhooks = fs::read_to_string(bins.manifests().join("webhook-configuration.yaml"))
         .context("reading the cached webhook configuration")?
         .replace(UPSTREAM_WEBHOOK_URL, &local_url)
         .replace("{{caBundle}}", &ca);
@@ -447,8 +426,8 @@ pub fn install_and_start(s: &mut State, bins: &KarmadaBinaries, pki: &Pki) -> Re
 
 /// Applies upstream's CRD patches that route (Cluster)ResourceBinding version conversion
 /// through the webhook, pointed at 127.0.0.1.
-fn convert_through_webhook(bins: &KarmadaBinaries, local_url: &str, ca: &str) -> Result<()> {
-    let dir = bins.manifests.join("crd-patches");
+fn convert_through_webhook(bins: &HubBinaries, local_url: &str, ca: &str) -> Result<()> {
+    let dir = bins.manifests().join("crd-patches");
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .flatten()
@@ -595,14 +574,13 @@ fn add_fake_nodes(member: &str) -> Result<()> {
 
 /// Starts whatever Karmada component is not running (after a `stop hub`, a crash, or an
 /// interrupted start). Returns whether anything was started.
-pub fn ensure_running(s: &mut State, bins: &KarmadaBinaries) -> Result<bool> {
+pub fn ensure_running(s: &mut State, bins: &HubBinaries) -> Result<bool> {
     let mut started = false;
     for part in PARTS {
-        let alive = s
-            .karmada
-            .as_mut()
-            .and_then(|k| part.slot(k).clone())
-            .is_some_and(|p| procs::is_alive(&p));
+        let alive = part
+            .slot(s.karmada_mut()?)
+            .as_ref()
+            .is_some_and(procs::is_alive);
         if !alive {
             say!("testenv: starting {}", part.name());
             start_part(s, part, bins)?;
@@ -612,21 +590,9 @@ pub fn ensure_running(s: &mut State, bins: &KarmadaBinaries) -> Result<bool> {
     Ok(started)
 }
 
-/// Takes Karmada's components out of the state to stop them with the hub (`testenv stop
-/// hub`): the controllers, then the aggregated API server (see `State::stop_phases`).
-pub fn take_for_stop(s: &mut State) -> (Vec<Named>, Vec<Named>) {
-    let Some(k) = s.karmada.as_mut() else {
-        return (Vec::new(), Vec::new());
-    };
-    let groups = k.stop_groups();
-    for part in PARTS {
-        *part.slot(k) = None;
-    }
-    groups
-}
-
-/// One status line per component.
-pub fn status_lines(k: &Karmada) -> Vec<(String, String, bool)> {
+/// One status line per component: name, address, whether it answers, the cluster it stops
+/// with (the hub).
+pub fn status_lines(k: &Karmada) -> Vec<(String, String, bool, String)> {
     PARTS
         .iter()
         .map(|&part| {
@@ -648,7 +614,7 @@ pub fn status_lines(k: &Karmada) -> Vec<(String, String, bool)> {
                 }
                 Part::Scheduler => format!("127.0.0.1:{} (health)", k.scheduler_health_port),
             };
-            (part.name().to_string(), port, up)
+            (part.name().to_string(), port, up, HUB.to_string())
         })
         .collect()
 }
@@ -680,9 +646,7 @@ mod tests {
             etcd_peer_port: 2,
             clusters: vec![],
             complete: false,
-            karmada: Some(k.clone()),
-            ocm: None,
-            kubefed: None,
+            hub_plane: Some(crate::state::HubPlane::Karmada(k.clone())),
         };
         for part in PARTS {
             for arg in part.args(&s, &k) {

@@ -8,18 +8,17 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::gobuild::{self, Component};
+use crate::gobuild::{self, Component, HubBinaries, HubBuild};
 use crate::karmada::{apply, kubectl_run};
 use crate::kubeconfig;
 use crate::paths;
 use crate::pki::{self, Pki};
 use crate::procs::{self, ProcRec};
-use crate::state::{KubeFed, Named, State};
+use crate::state::{KubeFed, State};
 use crate::testenv::{exe_string, log_path, write_atomically};
 
 /// The KubeFed module; its release is pinned by `xtask/go/kubefed/go.mod`.
@@ -80,21 +79,20 @@ spec:
     )
 }
 
-/// The pinned KubeFed release, e.g. `v0.10.0`.
-pub fn version() -> Result<String> {
-    gobuild::require_version(&paths::go_module_dir(WRAPPER).join("go.mod"), MODULE)
-}
+/// KubeFed's controller-manager, with `MANIFESTS` as manifests.
+pub const BUILD: HubBuild = HubBuild {
+    name: "KubeFed",
+    cached: "controller-manager and manifests",
+    wrapper: WRAPPER,
+    module: MODULE,
+    components,
+    manifests_format: &[],
+    manifests_files: &[MANIFESTS[0].0, MANIFESTS[1].0, MANIFESTS[2].0],
+    copy_manifests,
+};
 
-/// The cached controller-manager and manifests of one release.
-#[derive(Debug, Clone)]
-pub struct Binaries {
-    pub controller_manager: PathBuf,
-    /// The files of `MANIFESTS`.
-    pub manifests: PathBuf,
-}
-
-fn component(kv: &str) -> Component {
-    Component {
+fn components(kv: &str) -> Vec<Component> {
+    vec![Component {
         name: BINARY,
         module: WRAPPER,
         package: "sigs.k8s.io/kubefed/cmd/controller-manager",
@@ -104,96 +102,18 @@ fn component(kv: &str) -> Component {
         version_args: &["--version"],
         version: kv.to_string(),
         estimate: "about 7 minutes on 2 cores",
-    }
+    }]
 }
 
-fn cache_dir(kv: &str) -> Result<PathBuf> {
-    paths::cache_dir(&format!("kubefed-{kv}"))
-}
-
-/// True when the pinned release's binary and manifests are cached (no Go needed).
-pub fn cache_is_complete() -> Result<bool> {
-    let kv = version()?;
-    let dir = cache_dir(&kv)?;
-    let c = component(&kv);
-    let hash = gobuild::inputs_hash(&c)?;
-    Ok(gobuild::stamp_matches(&dir, &c, &hash) && manifests_stamp_matches(&dir, &kv))
-}
-
-/// Makes sure the controller-manager of release `kv` and its manifests are cached in
-/// `~/.cache/flotilla/testenv/kubefed-<kv>/`.
-pub fn ensure_built(kv: &str) -> Result<Binaries> {
-    let dir = cache_dir(kv)?;
-    gobuild::ensure_components(&dir, &[component(kv)])?;
-    if !manifests_stamp_matches(&dir, kv) {
-        gobuild::check_go()?;
-        copy_manifests(&dir, kv)?;
-    }
-    Ok(Binaries {
-        controller_manager: dir.join(BINARY),
-        manifests: dir.join("manifests"),
-    })
-}
-
-fn manifests_stamp_matches(dir: &Path, kv: &str) -> bool {
-    fs::read_to_string(gobuild::stamp_path(dir, "manifests"))
-        .is_ok_and(|t| t.lines().any(|l| l == format!("version={kv}")))
-        && MANIFESTS
-            .iter()
-            .all(|(name, _)| dir.join("manifests").join(name).is_file())
-}
-
-/// The module's source directory in the module cache (downloading it if needed).
-fn module_source(kv: &str) -> Result<PathBuf> {
-    let out = Command::new("go")
-        .args(["mod", "download", "-json", &format!("{MODULE}@{kv}")])
-        .current_dir(paths::go_module_dir(WRAPPER))
-        .env("GOTOOLCHAIN", "local")
-        .env("GOFLAGS", gobuild::goflags())
-        .stdin(Stdio::null())
-        .output()
-        .context("running `go mod download`")?;
-    let info: serde_json::Value = serde_json::from_slice(&out.stdout).with_context(|| {
-        format!(
-            "`go mod download -json {MODULE}@{kv}` printed no JSON: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )
-    })?;
-    if let Some(err) = info.get("Error").and_then(serde_json::Value::as_str) {
-        bail!("downloading {MODULE}@{kv}: {err}");
-    }
-    info.get("Dir")
-        .and_then(serde_json::Value::as_str)
-        .map(PathBuf::from)
-        .with_context(|| format!("`go mod download` gave no directory for {MODULE}@{kv}"))
-}
-
-/// Copies `MANIFESTS` from the module into `dir/manifests` (atomically, then a stamp).
-fn copy_manifests(dir: &Path, kv: &str) -> Result<()> {
-    let src = module_source(kv)?;
-    let partial = dir.join(format!(".manifests.partial-{}", std::process::id()));
-    if partial.exists() {
-        fs::remove_dir_all(&partial)?;
-    }
-    fs::create_dir_all(&partial)?;
+/// Copies `MANIFESTS` from the module.
+fn copy_manifests(src: &Path, partial: &Path, kv: &str) -> Result<(String, String)> {
     for (name, rel) in MANIFESTS {
-        let from = src.join(rel);
-        // Read and write (not `fs::copy`): module-cache files are read-only.
-        let text = fs::read(&from).with_context(|| format!("reading {}", from.display()))?;
-        fs::write(partial.join(name), text)
-            .with_context(|| format!("writing {}", partial.join(name).display()))?;
+        gobuild::copy_file(&src.join(rel), &partial.join(name))?;
     }
-    let target = dir.join("manifests");
-    if target.exists() {
-        fs::remove_dir_all(&target)?;
-    }
-    fs::rename(&partial, &target)?;
-    fs::write(
-        gobuild::stamp_path(dir, "manifests"),
-        format!("component=manifests\nversion={kv}\n"),
-    )?;
-    say!("testenv: copied KubeFed's CRDs and FederatedTypeConfigs from {MODULE}@{kv}");
-    Ok(())
+    Ok((
+        String::new(),
+        format!("copied KubeFed's CRDs and FederatedTypeConfigs from {MODULE}@{kv}"),
+    ))
 }
 
 /// A new plane's record from `PORTS` free ports (nothing started yet).
@@ -265,20 +185,15 @@ fn answers(k: &KubeFed) -> bool {
 }
 
 /// Spawns the controller-manager and waits until its health endpoint answers.
-fn start(s: &mut State, bins: &Binaries) -> Result<()> {
-    let k = s
-        .kubefed
-        .clone()
-        .context("the environment has no KubeFed hub")?;
+fn start(s: &mut State, bins: &HubBinaries) -> Result<()> {
+    let k = s.kubefed_mut()?.clone();
     let log = log_path(BINARY);
-    let exe = &bins.controller_manager;
+    let exe = &bins.exe(BINARY);
     let pid = procs::spawn(exe, &args(&k), &[("GOMEMLIMIT", MEMLIMIT)], &log)?;
-    if let Some(k) = s.kubefed.as_mut() {
-        k.controller_manager = Some(ProcRec {
-            pid,
-            exe: exe_string(exe),
-        });
-    }
+    s.kubefed_mut()?.controller_manager = Some(ProcRec {
+        pid,
+        exe: exe_string(exe),
+    });
     s.save(&paths::state_file())?;
     let t = Instant::now();
     loop {
@@ -305,7 +220,7 @@ fn start(s: &mut State, bins: &Binaries) -> Result<()> {
 
 /// Installs KubeFed on the hub and starts its controller-manager (fresh start): the
 /// namespace, the CRDs, the KubeFedConfig, the FederatedTypeConfigs, then the process.
-pub fn install_and_start(s: &mut State, bins: &Binaries) -> Result<()> {
+pub fn install_and_start(s: &mut State, bins: &HubBinaries) -> Result<()> {
     let t = Instant::now();
     apply(
         HUB,
@@ -313,7 +228,7 @@ pub fn install_and_start(s: &mut State, bins: &Binaries) -> Result<()> {
     )?;
     let crds: Vec<String> = MANIFESTS[..2]
         .iter()
-        .map(|(name, _)| bins.manifests.join(name).display().to_string())
+        .map(|(name, _)| bins.manifests().join(name).display().to_string())
         .collect();
     let mut apply_crds = vec![
         "apply",
@@ -334,7 +249,7 @@ pub fn install_and_start(s: &mut State, bins: &Binaries) -> Result<()> {
     );
     apply(HUB, &kubefed_config())?;
     // Upstream's type configs carry no namespace: they go into KubeFed's.
-    let ftcs = bins.manifests.join(MANIFESTS[2].0).display().to_string();
+    let ftcs = bins.manifests().join(MANIFESTS[2].0).display().to_string();
     kubectl_run(
         HUB,
         &[
@@ -352,7 +267,7 @@ pub fn install_and_start(s: &mut State, bins: &Binaries) -> Result<()> {
     start(s, bins)?;
     say!(
         "testenv: KubeFed {} installed on the hub in {:.1} s",
-        s.kubefed.as_ref().map_or("", |k| k.version.as_str()),
+        s.kubefed_mut()?.version,
         t.elapsed().as_secs_f64()
     );
     Ok(())
@@ -410,12 +325,8 @@ pub fn join_members(s: &State, pki: &Pki, token: &str) -> Result<()> {
 
 /// Starts the controller-manager if it is not running (after a `stop hub`, a crash, or an
 /// interrupted start). Returns whether it was started.
-pub fn ensure_running(s: &mut State, bins: &Binaries) -> Result<bool> {
-    let alive = s
-        .kubefed
-        .as_ref()
-        .and_then(|k| k.controller_manager.as_ref())
-        .is_some_and(procs::is_alive);
+pub fn ensure_running(s: &mut State, bins: &HubBinaries) -> Result<bool> {
+    let alive = (s.kubefed_mut()?.controller_manager.as_ref()).is_some_and(procs::is_alive);
     if alive {
         return Ok(false);
     }
@@ -424,24 +335,16 @@ pub fn ensure_running(s: &mut State, bins: &Binaries) -> Result<bool> {
     Ok(true)
 }
 
-/// Takes the controller-manager out of the state to stop it with the hub (`testenv stop hub`).
-pub fn take_for_stop(s: &mut State) -> Vec<Named> {
-    s.kubefed
-        .as_mut()
-        .and_then(|k| k.controller_manager.take())
-        .map(|p| (BINARY.to_string(), p))
-        .into_iter()
-        .collect()
-}
-
-/// The status line of the controller-manager: name, address, whether it answers.
-pub fn status_line(k: &KubeFed) -> (String, String, bool) {
+/// The status line of the controller-manager: name, address, whether it answers, the
+/// cluster it stops with (the hub).
+pub fn status_lines(k: &KubeFed) -> Vec<(String, String, bool, String)> {
     let up = k.controller_manager.as_ref().is_some_and(procs::is_alive) && answers(k);
-    (
+    vec![(
         BINARY.to_string(),
         format!("127.0.0.1:{} (health)", k.health_port),
         up,
-    )
+        HUB.to_string(),
+    )]
 }
 
 #[cfg(test)]
@@ -467,7 +370,7 @@ mod tests {
 
     #[test]
     fn the_release_comes_from_the_wrapper() {
-        assert!(version().expect("pinned").starts_with("v0."));
+        assert!(BUILD.version().expect("pinned").starts_with("v0."));
     }
 
     #[test]

@@ -15,13 +15,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
-use crate::gobuild::OcmBinaries;
+use crate::gobuild::HubBinaries;
 use crate::karmada::{apply, kubectl_run};
 use crate::kubeconfig;
 use crate::paths;
 use crate::pki::Pki;
 use crate::procs::{self, ProcRec};
-use crate::state::{Named, Ocm, OcmAgent, State};
+use crate::state::{Ocm, OcmAgent, State};
 use crate::testenv::{exe_string, log_path, write_atomically};
 
 /// How long a component gets to answer after it starts (a busy 2-core machine is slow).
@@ -182,12 +182,13 @@ impl Part {
         }
     }
 
-    fn exe<'a>(&self, bins: &'a OcmBinaries) -> &'a Path {
+    /// The binary (a `gobuild::OCM` component) that runs it.
+    fn binary(&self) -> &'static str {
         match self {
-            Self::Registration => &bins.registration,
-            Self::Placement => &bins.placement,
-            Self::Work => &bins.work,
-            Self::Agent(_) => &bins.agent,
+            Self::Registration => "ocm-registration",
+            Self::Placement => "ocm-placement",
+            Self::Work => "ocm-work",
+            Self::Agent(_) => "ocm-registration-operator",
         }
     }
 
@@ -271,17 +272,13 @@ impl Part {
     }
 }
 
-fn plane_mut(s: &mut State) -> Result<&mut Ocm> {
-    s.ocm.as_mut().context("the environment has no OCM hub")
-}
-
 /// Spawns one OCM process and waits until its health server listens.
-fn start_part(s: &mut State, part: &Part, bins: &OcmBinaries) -> Result<()> {
-    let o = s.ocm.clone().context("the environment has no OCM hub")?;
+fn start_part(s: &mut State, part: &Part, bins: &HubBinaries) -> Result<()> {
+    let o = s.ocm_mut()?.clone();
     let port = part
         .port(&o)
         .with_context(|| format!("no port recorded for {}", part.name()))?;
-    let exe = part.exe(bins);
+    let exe = &bins.exe(part.binary());
     let log = log_path(&part.name());
     let pid = procs::spawn(
         exe,
@@ -289,7 +286,7 @@ fn start_part(s: &mut State, part: &Part, bins: &OcmBinaries) -> Result<()> {
         &[("GOMEMLIMIT", COMPONENT_MEMLIMIT)],
         &log,
     )?;
-    if let Some(slot) = part.slot(plane_mut(s)?) {
+    if let Some(slot) = part.slot(s.ocm_mut()?) {
         *slot = Some(ProcRec {
             pid,
             exe: exe_string(exe),
@@ -357,13 +354,13 @@ fn install_crds(context: &str, dir: &Path) -> Result<usize> {
 
 /// Installs OCM on the hub and starts its controllers (fresh start): the hub namespace and
 /// CRDs, then `registration controller`, `placement controller` and `work manager`.
-pub fn install_and_start(s: &mut State, bins: &OcmBinaries) -> Result<()> {
+pub fn install_and_start(s: &mut State, bins: &HubBinaries) -> Result<()> {
     let t = Instant::now();
     apply(
         HUB,
         &format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: {HUB_NAMESPACE}}}\n"),
     )?;
-    let count = install_crds(HUB, &bins.manifests.join("hub-crds"))?;
+    let count = install_crds(HUB, &bins.manifests().join("hub-crds"))?;
     say!(
         "testenv: {count} OCM CRDs established on the hub ({:.1} s)",
         t.elapsed().as_secs_f64()
@@ -379,19 +376,17 @@ pub fn install_and_start(s: &mut State, bins: &OcmBinaries) -> Result<()> {
 /// which the hub's kube-controller-manager then signs, and sets `hubAcceptsClient`) until
 /// every ManagedCluster is Available; finally binds the `global` set into
 /// `PLACEMENT_NAMESPACE`.
-pub fn join_members(s: &mut State, bins: &OcmBinaries) -> Result<()> {
+pub fn join_members(s: &mut State, bins: &HubBinaries) -> Result<()> {
     let t = Instant::now();
-    let members: Vec<String> = s
-        .ocm
-        .as_ref()
-        .map(|o| o.agents.iter().map(|a| a.cluster.clone()).collect())
-        .unwrap_or_default();
+    let members: Vec<String> = (s.ocm_mut()?.agents.iter())
+        .map(|a| a.cluster.clone())
+        .collect();
     for m in &members {
         apply(
             m,
             &format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: {AGENT_NAMESPACE}}}\n"),
         )?;
-        install_crds(m, &bins.manifests.join("member-crds"))?;
+        install_crds(m, &bins.manifests().join("member-crds"))?;
     }
     for m in &members {
         start_part(s, &Part::Agent(m.clone()), bins)?;
@@ -437,12 +432,8 @@ pub fn join_members(s: &mut State, bins: &OcmBinaries) -> Result<()> {
     Ok(())
 }
 
-fn check_agent_alive(s: &State, cluster: &str) -> Result<()> {
-    let Some(agent) = s
-        .ocm
-        .as_ref()
-        .and_then(|o| o.agents.iter().find(|a| a.cluster == cluster))
-    else {
+fn check_agent_alive(s: &mut State, cluster: &str) -> Result<()> {
+    let Some(agent) = s.ocm_mut()?.agents.iter().find(|a| a.cluster == cluster) else {
         bail!("no OCM agent recorded for {cluster}");
     };
     if let Some(p) = &agent.process
@@ -561,10 +552,8 @@ fn accept(members: &[String], clusters: &[Value]) -> Result<()> {
 /// Starts whatever OCM process is not running, except those of a cluster stopped on purpose
 /// (`testenv stop`): the hub controllers with the hub, each agent with its member. Returns
 /// whether anything was started.
-pub fn ensure_running(s: &mut State, bins: &OcmBinaries) -> Result<bool> {
-    let Some(o) = s.ocm.clone() else {
-        return Ok(false);
-    };
+pub fn ensure_running(s: &mut State, bins: &HubBinaries) -> Result<bool> {
+    let o = s.ocm_mut()?.clone();
     let stopped = |name: &str| s.cluster(name).is_none_or(|c| c.stopped);
     let mut parts = Vec::new();
     if !stopped(HUB) {
@@ -586,32 +575,6 @@ pub fn ensure_running(s: &mut State, bins: &OcmBinaries) -> Result<bool> {
         }
     }
     Ok(started)
-}
-
-/// Takes the OCM processes that stop with cluster `name` out of the state (`testenv stop`):
-/// the hub controllers with the hub; a member's agent with the member (it stands for the
-/// klusterlet pod that would go down with its cluster, so the hub sees the lease stop).
-pub fn take_for_stop(s: &mut State, name: &str) -> Vec<Named> {
-    let Some(o) = s.ocm.as_mut() else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    if name == HUB {
-        for (what, slot) in [
-            ("ocm-registration-controller", &mut o.registration),
-            ("ocm-placement-controller", &mut o.placement),
-            ("ocm-work-manager", &mut o.work),
-        ] {
-            if let Some(p) = slot.take() {
-                out.push((what.to_string(), p));
-            }
-        }
-    } else if let Some(a) = o.agents.iter_mut().find(|a| a.cluster == name)
-        && let Some(p) = a.process.take()
-    {
-        out.push((format!("{name} ocm-agent"), p));
-    }
-    out
 }
 
 /// One status line per OCM process: name, address, whether it runs, the cluster it stops

@@ -1,6 +1,6 @@
 //! The test environment's record of what it started (`target/testenv/state.json`): versions,
-//! ports, pids, who owns the run and, for a Karmada or KubeFed hub, its components. It only reads and writes that file (atomically); it must
-//! not start or stop anything.
+//! ports, pids, who owns the run and, for a Karmada, OCM or KubeFed hub, its `HubPlane`. It
+//! only reads and writes that file (atomically); it must not start or stop anything.
 
 use std::fs;
 use std::path::Path;
@@ -171,6 +171,28 @@ impl Ocm {
         out
     }
 
+    /// Takes the processes that stop with cluster `name` out of the record: the hub
+    /// controllers with the hub, a member's agent with the member.
+    fn take_for_stop(&mut self, name: &str) -> Vec<Named> {
+        let mut out = Vec::new();
+        if name == "hub" {
+            for (what, slot) in [
+                ("ocm-registration-controller", &mut self.registration),
+                ("ocm-placement-controller", &mut self.placement),
+                ("ocm-work-manager", &mut self.work),
+            ] {
+                if let Some(p) = slot.take() {
+                    out.push((what.to_string(), p));
+                }
+            }
+        } else if let Some(a) = self.agents.iter_mut().find(|a| a.cluster == name)
+            && let Some(p) = a.process.take()
+        {
+            out.push((format!("{name} ocm-agent"), p));
+        }
+        out
+    }
+
     fn to_json(&self) -> Value {
         let agents: Vec<Value> = self
             .agents
@@ -230,6 +252,14 @@ pub struct KubeFed {
 }
 
 impl KubeFed {
+    /// The recorded controller-manager, named.
+    pub fn named(&self) -> Vec<Named> {
+        self.controller_manager
+            .iter()
+            .map(|p| ("kubefed-controller-manager".to_string(), p.clone()))
+            .collect()
+    }
+
     fn to_json(&self) -> Value {
         json!({
             "version": self.version,
@@ -249,6 +279,96 @@ impl KubeFed {
     }
 }
 
+/// The federation control plane of a hub that is not plain (at most one per environment).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HubPlane {
+    Karmada(Karmada),
+    Ocm(Ocm),
+    KubeFed(KubeFed),
+}
+
+/// The state file's key of each plane (one key per kind; the others are `null`).
+const PLANE_KEYS: [&str; 3] = ["karmada", "ocm", "kubefed"];
+
+impl HubPlane {
+    /// The plane's release, e.g. `v1.18.2`.
+    pub fn version(&self) -> &str {
+        match self {
+            Self::Karmada(k) => &k.version,
+            Self::Ocm(o) => &o.version,
+            Self::KubeFed(k) => &k.version,
+        }
+    }
+
+    fn key(&self) -> &'static str {
+        match self {
+            Self::Karmada(_) => PLANE_KEYS[0],
+            Self::Ocm(_) => PLANE_KEYS[1],
+            Self::KubeFed(_) => PLANE_KEYS[2],
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        match self {
+            Self::Karmada(k) => k.to_json(),
+            Self::Ocm(o) => o.to_json(),
+            Self::KubeFed(k) => k.to_json(),
+        }
+    }
+
+    fn from_json(key: &str, v: &Value) -> Result<Self> {
+        Ok(match key {
+            "karmada" => Self::Karmada(Karmada::from_json(v)?),
+            "ocm" => Self::Ocm(Ocm::from_json(v)?),
+            _ => Self::KubeFed(KubeFed::from_json(v)?),
+        })
+    }
+
+    /// The recorded processes in two stop groups: those that stop with the controllers, then
+    /// Karmada's aggregated API server (see `State::stop_phases`).
+    pub fn stop_groups(&self) -> (Vec<Named>, Vec<Named>) {
+        match self {
+            Self::Karmada(k) => k.stop_groups(),
+            Self::Ocm(o) => (o.named(), Vec::new()),
+            Self::KubeFed(k) => (k.named(), Vec::new()),
+        }
+    }
+
+    /// Whether `testenv stop|start <cluster>` stops or starts processes of the plane: the hub
+    /// always, a member under OCM (its klusterlet agent).
+    pub fn runs_with(&self, cluster: &str) -> bool {
+        match self {
+            Self::Ocm(o) => cluster == "hub" || o.agents.iter().any(|a| a.cluster == cluster),
+            _ => cluster == "hub",
+        }
+    }
+
+    /// Takes the processes that stop with cluster `name` out of the record, in the groups of
+    /// `stop_groups`: everything with the hub (the plane cannot work without its API
+    /// server); under OCM a member's agent with the member (it stands for the klusterlet pod
+    /// that would go down with its cluster, so the hub sees the lease stop).
+    pub fn take_for_stop(&mut self, name: &str) -> (Vec<Named>, Vec<Named>) {
+        let hub = name == "hub";
+        match self {
+            Self::Karmada(k) if hub => {
+                let groups = k.stop_groups();
+                k.aggregated_apiserver = None;
+                k.webhook = None;
+                k.controller_manager = None;
+                k.scheduler = None;
+                groups
+            }
+            Self::Ocm(o) => (o.take_for_stop(name), Vec::new()),
+            Self::KubeFed(k) if hub => {
+                let groups = (k.named(), Vec::new());
+                k.controller_manager = None;
+                groups
+            }
+            _ => Default::default(),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct State {
     pub kubernetes: String,
@@ -259,13 +379,9 @@ pub struct State {
     pub etcd_client_port: u16,
     pub etcd_peer_port: u16,
     pub clusters: Vec<Cluster>,
-    /// The Karmada control plane when the hub is a Karmada hub (`up --hub karmada`); `None`
-    /// for the plain hub.
-    pub karmada: Option<Karmada>,
-    /// The OCM plane when the hub is an Open Cluster Management hub (`up --hub ocm`).
-    pub ocm: Option<Ocm>,
-    /// The KubeFed control plane when the hub is a KubeFed hub (`up --hub kubefed`).
-    pub kubefed: Option<KubeFed>,
+    /// The hub's federation control plane (`up --hub karmada|ocm|kubefed`); `None` for the
+    /// plain hub.
+    pub hub_plane: Option<HubPlane>,
     /// Set once a fresh start finished (RBAC applied, controller-managers started); an
     /// interrupted start leaves it false and the next `up` replaces the environment.
     pub complete: bool,
@@ -305,26 +421,37 @@ impl State {
         self.clusters.iter_mut().find(|c| c.name == name)
     }
 
-    /// Every recorded process, named, in the order to stop them: Karmada's controllers and
-    /// the controller-managers (they need the API servers), then Karmada's aggregated API
+    pub fn karmada_mut(&mut self) -> Result<&mut Karmada> {
+        match &mut self.hub_plane {
+            Some(HubPlane::Karmada(k)) => Ok(k),
+            _ => bail!("the environment has no Karmada hub"),
+        }
+    }
+
+    pub fn ocm_mut(&mut self) -> Result<&mut Ocm> {
+        match &mut self.hub_plane {
+            Some(HubPlane::Ocm(o)) => Ok(o),
+            _ => bail!("the environment has no OCM hub"),
+        }
+    }
+
+    pub fn kubefed_mut(&mut self) -> Result<&mut KubeFed> {
+        match &mut self.hub_plane {
+            Some(HubPlane::KubeFed(k)) => Ok(k),
+            _ => bail!("the environment has no KubeFed hub"),
+        }
+    }
+
+    /// Every recorded process, named, in the order to stop them: the hub plane's controllers
+    /// (Karmada's, OCM's, KubeFed's) and the controller-managers (they need the API servers), then Karmada's aggregated API
     /// server (the hub's garbage collector watches through it, which would hold up its
     /// graceful shutdown), then API servers (their graceful shutdown needs etcd), then etcd.
     pub fn stop_phases(&self) -> [Vec<(String, ProcRec)>; 4] {
         let (mut controllers, aggregated) = self
-            .karmada
+            .hub_plane
             .as_ref()
-            .map(Karmada::stop_groups)
+            .map(HubPlane::stop_groups)
             .unwrap_or_default();
-        if let Some(o) = &self.ocm {
-            controllers.extend(o.named());
-        }
-        if let Some(p) = self
-            .kubefed
-            .as_ref()
-            .and_then(|k| k.controller_manager.clone())
-        {
-            controllers.push(("kubefed-controller-manager".to_string(), p));
-        }
         let mut apiservers = Vec::new();
         for c in &self.clusters {
             if let Some(p) = &c.controller_manager {
@@ -366,7 +493,7 @@ impl State {
                 })
             })
             .collect();
-        json!({
+        let mut v = json!({
             "format": FORMAT,
             "kubernetes": self.kubernetes,
             "etcdVersion": self.etcd_version,
@@ -379,10 +506,15 @@ impl State {
                 "process": proc_json(self.etcd.as_ref()),
             },
             "clusters": clusters,
-            "karmada": self.karmada.as_ref().map_or(Value::Null, Karmada::to_json),
-            "ocm": self.ocm.as_ref().map_or(Value::Null, Ocm::to_json),
-            "kubefed": self.kubefed.as_ref().map_or(Value::Null, KubeFed::to_json),
-        })
+        });
+        // One key per kind of plane, the others `null`: the shape every version has written.
+        for key in PLANE_KEYS {
+            v[key] = Value::Null;
+        }
+        if let Some(p) = &self.hub_plane {
+            v[p.key()] = p.to_json();
+        }
+        v
     }
 
     pub fn from_json(v: &Value) -> Result<Self> {
@@ -429,18 +561,13 @@ impl State {
             etcd_client_port: port_from(etcd, "clientPort")?,
             etcd_peer_port: port_from(etcd, "peerPort")?,
             clusters,
-            karmada: match v.get("karmada") {
-                None | Some(Value::Null) => None,
-                Some(k) => Some(Karmada::from_json(k).context("state: bad `karmada`")?),
-            },
-            ocm: match v.get("ocm") {
-                None | Some(Value::Null) => None,
-                Some(o) => Some(Ocm::from_json(o).context("state: bad `ocm`")?),
-            },
-            kubefed: match v.get("kubefed") {
-                None | Some(Value::Null) => None,
-                Some(k) => Some(KubeFed::from_json(k).context("state: bad `kubefed`")?),
-            },
+            hub_plane: PLANE_KEYS
+                .iter()
+                .find_map(|&key| {
+                    let p = v.get(key).filter(|p| !p.is_null())?;
+                    Some(HubPlane::from_json(key, p).with_context(|| format!("state: bad `{key}`")))
+                })
+                .transpose()?,
         })
     }
 
@@ -472,35 +599,51 @@ impl State {
 mod tests {
     use super::*;
 
-    #[test]
-    fn round_trips() {
-        let s = State {
+    fn rec(pid: u32) -> Option<ProcRec> {
+        Some(ProcRec {
+            pid,
+            exe: "/c/bin".into(),
+        })
+    }
+
+    /// A one-member environment with `hub_plane`, nothing else running.
+    fn with_plane(hub_plane: Option<HubPlane>) -> State {
+        State {
             kubernetes: "v1.36.3".into(),
             etcd_version: "v3.6.8".into(),
-            members: 2,
-            owner: Owner::Test { pid: 42 },
-            etcd: Some(ProcRec {
-                pid: 7,
-                exe: "/c/etcd".into(),
-            }),
+            members: 1,
+            owner: Owner::Manual,
+            etcd: None,
             etcd_client_port: 1000,
             etcd_peer_port: 1001,
-            clusters: vec![Cluster {
-                name: "member-1".into(),
-                port: 2000,
-                apiserver: None,
-                controller_manager: Some(ProcRec {
-                    pid: 9,
-                    exe: "/c/kcm".into(),
-                }),
-                stopped: true,
-            }],
+            clusters: vec![],
             complete: true,
-            karmada: None,
-            ocm: None,
-            kubefed: None,
-        };
+            hub_plane,
+        }
+    }
+
+    /// Writes and reads back `s` and returns the names of the first two stop phases.
+    fn round_trip(s: &State) -> (State, [Vec<String>; 2]) {
         let back = State::from_json(&s.to_json()).expect("parse");
+        assert_eq!(back.hub_plane, s.hub_plane);
+        let [first, second, ..] = back.stop_phases();
+        let names = |phase: Vec<Named>| phase.into_iter().map(|(n, _)| n).collect();
+        (back, [names(first), names(second)])
+    }
+
+    #[test]
+    fn round_trips() {
+        let mut s = with_plane(None);
+        s.owner = Owner::Test { pid: 42 };
+        s.etcd = rec(7);
+        s.clusters = vec![Cluster {
+            name: "member-1".into(),
+            port: 2000,
+            apiserver: None,
+            controller_manager: rec(9),
+            stopped: true,
+        }];
+        let (back, _) = round_trip(&s);
         assert_eq!(back.owner, Owner::Test { pid: 42 });
         assert_eq!(back.etcd_peer_port, 1001);
         assert_eq!(back.clusters[0].port, 2000);
@@ -508,12 +651,13 @@ mod tests {
         assert!(back.complete);
         assert!(back.clusters[0].apiserver.is_none());
         assert_eq!(back.all_procs().len(), 2);
-        assert!(back.karmada.is_none());
+        // The file keeps one key per kind of plane.
+        let v = s.to_json();
+        assert!(PLANE_KEYS.iter().all(|k| v[k].is_null()), "{v}");
     }
 
-    #[test]
-    fn round_trips_a_karmada_hub() {
-        let k = Karmada {
+    fn karmada() -> Karmada {
+        Karmada {
             version: "v1.18.2".into(),
             aggregated_apiserver_port: 3000,
             webhook_port: 3001,
@@ -523,51 +667,15 @@ mod tests {
             controller_manager_metrics_port: 3006,
             scheduler_health_port: 3004,
             scheduler_metrics_port: 3007,
-            aggregated_apiserver: Some(ProcRec {
-                pid: 11,
-                exe: "/c/aa".into(),
-            }),
+            aggregated_apiserver: rec(11),
             webhook: None,
-            controller_manager: Some(ProcRec {
-                pid: 12,
-                exe: "/c/cm".into(),
-            }),
+            controller_manager: rec(12),
             scheduler: None,
-        };
-        let s = State {
-            kubernetes: "v1.36.3".into(),
-            etcd_version: "v3.6.8".into(),
-            members: 1,
-            owner: Owner::Manual,
-            etcd: None,
-            etcd_client_port: 1000,
-            etcd_peer_port: 1001,
-            clusters: vec![],
-            complete: false,
-            karmada: Some(k.clone()),
-            ocm: None,
-            kubefed: None,
-        };
-        let back = State::from_json(&s.to_json()).expect("parse");
-        assert_eq!(back.karmada, Some(k));
-        // Karmada's controllers stop first, its aggregated API server after them.
-        let names = |phase: &[(String, ProcRec)]| -> Vec<String> {
-            phase.iter().map(|(n, _)| n.clone()).collect()
-        };
-        let phases = back.stop_phases();
-        assert_eq!(names(&phases[0]), ["karmada-controller-manager"]);
-        assert_eq!(names(&phases[1]), ["karmada-aggregated-apiserver"]);
+        }
     }
 
-    #[test]
-    fn round_trips_an_ocm_hub_and_stops_its_processes_before_the_api_servers() {
-        let rec = |pid| {
-            Some(ProcRec {
-                pid,
-                exe: "/c/ocm".into(),
-            })
-        };
-        let o = Ocm {
+    fn ocm() -> Ocm {
+        Ocm {
             version: "v1.2.1".into(),
             registration_port: 3000,
             placement_port: 3001,
@@ -580,35 +688,97 @@ mod tests {
                 port: 3003,
                 process: rec(22),
             }],
-        };
-        let s = State {
-            kubernetes: "v1.36.3".into(),
-            etcd_version: "v3.6.8".into(),
-            members: 1,
-            owner: Owner::Manual,
-            etcd: None,
-            etcd_client_port: 1000,
-            etcd_peer_port: 1001,
-            clusters: vec![],
-            complete: true,
-            karmada: None,
-            ocm: Some(o.clone()),
-            kubefed: None,
-        };
-        let back = State::from_json(&s.to_json()).expect("parse");
-        assert_eq!(back.ocm, Some(o));
-        let first: Vec<String> = back.stop_phases()[0]
-            .iter()
-            .map(|(n, _)| n.clone())
-            .collect();
+        }
+    }
+
+    fn kubefed() -> KubeFed {
+        KubeFed {
+            version: "v0.10.0".into(),
+            health_port: 3000,
+            metrics_port: 3001,
+            controller_manager: rec(13),
+        }
+    }
+
+    #[test]
+    fn round_trips_a_karmada_hub() {
+        let (back, phases) = round_trip(&with_plane(Some(HubPlane::Karmada(karmada()))));
+        // Karmada's controllers stop first, its aggregated API server after them.
         assert_eq!(
-            first,
+            phases,
+            [
+                vec!["karmada-controller-manager"],
+                vec!["karmada-aggregated-apiserver"]
+            ]
+        );
+        assert_eq!(back.to_json()["karmada"]["aggregatedApiserverPort"], 3000);
+    }
+
+    #[test]
+    fn round_trips_an_ocm_hub_and_stops_its_processes_before_the_api_servers() {
+        let (back, phases) = round_trip(&with_plane(Some(HubPlane::Ocm(ocm()))));
+        assert_eq!(
+            phases[0],
             [
                 "member-1 ocm-agent",
                 "ocm-registration-controller",
                 "ocm-work-manager"
             ]
         );
+        assert_eq!(back.to_json()["ocm"]["agents"][0]["port"], 3003);
+    }
+
+    #[test]
+    fn round_trips_a_kubefed_hub() {
+        let (back, phases) = round_trip(&with_plane(Some(HubPlane::KubeFed(kubefed()))));
+        // The controller stops with the controllers, before any API server.
+        assert_eq!(phases[0], ["kubefed-controller-manager"]);
+        assert_eq!(back.to_json()["kubefed"]["healthPort"], 3000);
+    }
+
+    #[test]
+    fn a_state_written_before_the_hub_plane_enum_still_reads() {
+        // As the code with one optional field per plane wrote it: all three keys.
+        let mut v = with_plane(None).to_json();
+        v["karmada"] = Value::Null;
+        v["ocm"] = Value::Null;
+        v["kubefed"] = json!({
+            "version": "v0.10.0", "healthPort": 3000, "metricsPort": 3001,
+            "controllerManager": {"pid": 13, "exe": "/c/bin"},
+        });
+        let s = State::from_json(&v).expect("parse");
+        assert_eq!(s.hub_plane, Some(HubPlane::KubeFed(kubefed())));
+        // An even older one, without the keys of planes that came later.
+        let obj = v.as_object_mut().expect("object");
+        obj.remove("ocm");
+        obj.remove("kubefed");
+        assert_eq!(State::from_json(&v).expect("parse").hub_plane, None);
+        v["karmada"] = json!({"version": "v1.18.2"});
+        assert!(
+            State::from_json(&v).is_err(),
+            "a bad plane is still an error"
+        );
+    }
+
+    #[test]
+    fn a_stop_takes_only_the_processes_of_that_cluster() {
+        let mut k = HubPlane::Karmada(karmada());
+        assert_eq!(k.take_for_stop("member-1"), Default::default());
+        let (first, second) = k.take_for_stop("hub");
+        assert_eq!((first.len(), second.len()), (1, 1));
+        assert_eq!(k.stop_groups(), Default::default());
+
+        let mut o = HubPlane::Ocm(ocm());
+        assert!(o.runs_with("member-1") && o.runs_with("hub") && !o.runs_with("member-2"));
+        assert_eq!(o.take_for_stop("member-1").0[0].0, "member-1 ocm-agent");
+        assert_eq!(o.stop_groups().0.len(), 2, "the hub controllers still run");
+        assert_eq!(o.take_for_stop("hub").0.len(), 2);
+        assert_eq!(o.stop_groups(), Default::default());
+
+        let mut f = HubPlane::KubeFed(kubefed());
+        assert!(!f.runs_with("member-1"));
+        assert_eq!(f.take_for_stop("hub").0.len(), 1);
+        assert_eq!(f.stop_groups(), Default::default());
     }
 
     #[test]
@@ -627,42 +797,5 @@ mod tests {
         assert_eq!(o.named().len(), 1);
         v["workPort"] = json!(70000);
         assert!(Ocm::from_json(&v).is_err(), "a bad port is still an error");
-    }
-
-    #[test]
-    fn round_trips_a_kubefed_hub() {
-        let k = KubeFed {
-            version: "v0.10.0".into(),
-            health_port: 3000,
-            metrics_port: 3001,
-            controller_manager: Some(ProcRec {
-                pid: 13,
-                exe: "/c/kubefed".into(),
-            }),
-        };
-        let s = State {
-            kubernetes: "v1.36.3".into(),
-            etcd_version: "v3.6.8".into(),
-            members: 1,
-            owner: Owner::Manual,
-            etcd: None,
-            etcd_client_port: 1000,
-            etcd_peer_port: 1001,
-            clusters: vec![],
-            complete: false,
-            karmada: None,
-            ocm: None,
-            kubefed: Some(k.clone()),
-        };
-        let back = State::from_json(&s.to_json()).expect("parse");
-        assert_eq!(back.kubefed, Some(k));
-        // The controller stops with the controllers, before any API server.
-        assert_eq!(
-            back.stop_phases()[0]
-                .iter()
-                .map(|(n, _)| n.as_str())
-                .collect::<Vec<_>>(),
-            ["kubefed-controller-manager"]
-        );
     }
 }

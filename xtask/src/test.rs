@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::gobuild::{self, Versions};
-use crate::kubefed;
 use crate::paths;
 use crate::state::Owner;
 use crate::testenv::{self, Hub, Members};
@@ -165,8 +164,6 @@ struct HubTier {
     name: &'static str,
     what: &'static str,
     test_file: &'static str,
-    /// Whether the hub's own binaries are cached (else Go must be there to build them).
-    cached: fn() -> Result<bool>,
 }
 
 const HUB_TIERS: [HubTier; 3] = [
@@ -175,27 +172,29 @@ const HUB_TIERS: [HubTier; 3] = [
         name: "Karmada",
         what: "Karmada hub tier against a real Karmada control plane (testenv up --hub karmada)",
         test_file: "testenv_karmada",
-        cached: gobuild::karmada_cache_is_complete,
     },
     HubTier {
         hub: Hub::Ocm,
         name: "OCM",
         what: "OCM hub tier against a real Open Cluster Management hub (testenv up --hub ocm)",
         test_file: "testenv_ocm",
-        cached: gobuild::ocm_cache_is_complete,
     },
     HubTier {
         hub: Hub::KubeFed,
         name: "KubeFed",
         what: "KubeFed hub tier against a real KubeFed controller (testenv up --hub kubefed)",
         test_file: "testenv_kubefed",
-        cached: kubefed::cache_is_complete,
     },
 ];
 
 fn hub_tier(tier: &HubTier, tally: &mut Tally) -> Result<()> {
     let versions = Versions::from_wrappers()?;
-    if !gobuild::cache_is_complete(&versions)? || !(tier.cached)()? {
+    // The hub's own binaries too: else Go must be there to build them.
+    let hub_cached = tier
+        .hub
+        .build()
+        .map_or(Ok(true), |b| b.cache_is_complete())?;
+    if !gobuild::cache_is_complete(&versions)? || !hub_cached {
         gobuild::check_go()?;
     }
     let me = Owner::Test {

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::gobuild::{self, Binaries, KarmadaBinaries, OcmBinaries, Versions};
+use crate::gobuild::{self, Binaries, HubBinaries, HubBuild, Versions};
 use crate::karmada;
 use crate::kubeconfig;
 use crate::kubefed;
@@ -25,7 +25,7 @@ use crate::ocm;
 use crate::paths;
 use crate::pki::{self, PkiFiles};
 use crate::procs::{self, Lock, ProcRec};
-use crate::state::{Cluster, Owner, State};
+use crate::state::{Cluster, HubPlane, Owner, State};
 
 /// How long a testenv command waits for another one (a cold build can take a while).
 const LOCK_WAIT: Duration = Duration::from_secs(30 * 60);
@@ -119,42 +119,15 @@ pub fn build(hub: Hub) -> Result<()> {
             .map_or_else(String::new, |d| d.display().to_string()),
         t.elapsed().as_secs_f64()
     );
-    if hub == Hub::Karmada {
+    if let Some(build) = hub.build() {
         let t = Instant::now();
-        let kv = gobuild::karmada_version()?;
-        let kbins = gobuild::ensure_karmada_built(&kv)?;
+        let version = build.version()?;
+        let hub_bins = build.ensure_built(&version)?;
         say!(
-            "testenv: Karmada {kv} components and manifests cached in {} ({:.1} s)",
-            kbins
-                .controller_manager
-                .parent()
-                .map_or_else(String::new, |d| d.display().to_string()),
-            t.elapsed().as_secs_f64()
-        );
-    }
-    if hub == Hub::Ocm {
-        let t = Instant::now();
-        let ov = gobuild::ocm_version()?;
-        let obins = gobuild::ensure_ocm_built(&ov)?;
-        say!(
-            "testenv: OCM {ov} components and CRDs cached in {} ({:.1} s)",
-            obins
-                .agent
-                .parent()
-                .map_or_else(String::new, |d| d.display().to_string()),
-            t.elapsed().as_secs_f64()
-        );
-    }
-    if hub == Hub::KubeFed {
-        let t = Instant::now();
-        let kv = kubefed::version()?;
-        let kbins = kubefed::ensure_built(&kv)?;
-        say!(
-            "testenv: KubeFed {kv} controller-manager and manifests cached in {} ({:.1} s)",
-            kbins
-                .controller_manager
-                .parent()
-                .map_or_else(String::new, |d| d.display().to_string()),
+            "testenv: {} {version} {} cached in {} ({:.1} s)",
+            build.name,
+            build.cached,
+            hub_bins.dir().display(),
             t.elapsed().as_secs_f64()
         );
     }
@@ -176,14 +149,29 @@ pub enum Hub {
 
 impl Hub {
     fn of(s: &State) -> Self {
-        if s.karmada.is_some() {
-            Self::Karmada
-        } else if s.ocm.is_some() {
-            Self::Ocm
-        } else if s.kubefed.is_some() {
-            Self::KubeFed
-        } else {
-            Self::Plain
+        match &s.hub_plane {
+            None => Self::Plain,
+            Some(HubPlane::Karmada(_)) => Self::Karmada,
+            Some(HubPlane::Ocm(_)) => Self::Ocm,
+            Some(HubPlane::KubeFed(_)) => Self::KubeFed,
+        }
+    }
+    /// How its binaries and manifests are built (none for the plain hub).
+    pub fn build(self) -> Option<&'static HubBuild> {
+        match self {
+            Self::Plain => None,
+            Self::Karmada => Some(&gobuild::KARMADA),
+            Self::Ocm => Some(&gobuild::OCM),
+            Self::KubeFed => Some(&kubefed::BUILD),
+        }
+    }
+    /// The `--hub` value that asks for it.
+    fn flag(self) -> &'static str {
+        match self {
+            Self::Plain => "plain",
+            Self::Karmada => "karmada",
+            Self::Ocm => "ocm",
+            Self::KubeFed => "kubefed",
         }
     }
     fn describe(self) -> &'static str {
@@ -226,29 +214,13 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
     check_kubectl()?;
     let v = Versions::from_wrappers()?;
     let bins = gobuild::ensure_built(&v)?;
-    let karmada_bins = match hub {
-        Hub::Karmada => {
-            let kv = gobuild::karmada_version()?;
-            let kbins = gobuild::ensure_karmada_built(&kv)?;
-            Some((kv, kbins))
+    let hub_bins = match hub.build() {
+        Some(build) => {
+            let version = build.version()?;
+            let bins = build.ensure_built(&version)?;
+            Some((version, bins))
         }
-        _ => None,
-    };
-    let ocm_bins = match hub {
-        Hub::Ocm => {
-            let ov = gobuild::ocm_version()?;
-            let obins = gobuild::ensure_ocm_built(&ov)?;
-            Some((ov, obins))
-        }
-        _ => None,
-    };
-    let kubefed_bins = match hub {
-        Hub::KubeFed => {
-            let kv = kubefed::version()?;
-            let kbins = kubefed::ensure_built(&kv)?;
-            Some((kv, kbins))
-        }
-        _ => None,
+        None => None,
     };
     let started = Instant::now();
 
@@ -280,29 +252,19 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
                     Hub::of(&s).describe(),
                     hub.describe()
                 ))
-            } else if let (Some(k), Some((kv, _))) = (&s.karmada, &karmada_bins)
-                && &k.version != kv
+            } else if let (Some(p), Some((pinned, _)), Some(build)) =
+                (&s.hub_plane, &hub_bins, hub.build())
+                && p.version() != pinned
             {
                 Some(format!(
-                    "it runs Karmada {}, the wrapper now pins {kv}",
-                    k.version
+                    "it runs {} {}, the wrapper now pins {pinned}",
+                    build.name,
+                    p.version()
                 ))
-            } else if let (Some(o), Some((ov, _))) = (&s.ocm, &ocm_bins)
-                && &o.version != ov
+            } else if let Some(HubPlane::Ocm(o)) = &s.hub_plane
+                && o.work_port.is_none()
             {
-                Some(format!(
-                    "it runs OCM {}, the wrapper now pins {ov}",
-                    o.version
-                ))
-            } else if s.ocm.as_ref().is_some_and(|o| o.work_port.is_none()) {
                 Some("its OCM hub predates the work manager".to_string())
-            } else if let (Some(k), Some((kv, _))) = (&s.kubefed, &kubefed_bins)
-                && &k.version != kv
-            {
-                Some(format!(
-                    "it runs KubeFed {}, the wrapper now pins {kv}",
-                    k.version
-                ))
             } else if !members.accepts(s.members) {
                 Some(format!(
                     "it has {} members, {} asked for",
@@ -343,18 +305,8 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
                     restarted += 1;
                 }
             }
-            if let Some((_, kbins)) = &karmada_bins
-                && karmada::ensure_running(&mut s, kbins)?
-            {
-                restarted += 1;
-            }
-            if let Some((_, obins)) = &ocm_bins
-                && ocm::ensure_running(&mut s, obins)?
-            {
-                restarted += 1;
-            }
-            if let Some((_, kbins)) = &kubefed_bins
-                && kubefed::ensure_running(&mut s, kbins)?
+            if let Some((_, hub_bins)) = &hub_bins
+                && ensure_plane_running(&mut s, hub_bins)?
             {
                 restarted += 1;
             }
@@ -366,11 +318,8 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
         None => match fresh_start(
             &v,
             &bins,
-            HubBins {
-                karmada: karmada_bins.as_ref(),
-                ocm: ocm_bins.as_ref(),
-                kubefed: kubefed_bins.as_ref(),
-            },
+            hub,
+            hub_bins.as_ref(),
             members.count(),
             requester,
         ) {
@@ -392,14 +341,9 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
 /// How messages name the hub: `hub`, `Karmada v1.18.2 hub`, `OCM v1.2.1 hub`,
 /// `KubeFed v0.10.0 hub`.
 fn hub_label(s: &State) -> String {
-    if let Some(k) = &s.karmada {
-        format!("Karmada {} hub", k.version)
-    } else if let Some(o) = &s.ocm {
-        format!("OCM {} hub", o.version)
-    } else if let Some(k) = &s.kubefed {
-        format!("KubeFed {} hub", k.version)
-    } else {
-        "hub".to_string()
+    match (&s.hub_plane, Hub::of(s).build()) {
+        (Some(p), Some(build)) => format!("{} {} hub", build.name, p.version()),
+        _ => "hub".to_string(),
     }
 }
 
@@ -420,21 +364,20 @@ fn print_summary(s: &State, took: Duration) {
         s.members
     );
     say!("  try         kubectl --kubeconfig {rel} --context member-2 version");
-    if s.karmada.is_some() {
-        say!("              kubectl --kubeconfig {rel} --context hub get clusters");
-    }
-    if s.ocm.is_some() {
-        say!("              kubectl --kubeconfig {rel} --context hub get managedclusters");
-        say!(
-            "              (Placements: namespace {} has the `global` ManagedClusterSet bound)",
-            ocm::PLACEMENT_NAMESPACE
-        );
-    }
-    if s.kubefed.is_some() {
-        say!(
+    match Hub::of(s) {
+        Hub::Plain => {}
+        Hub::Karmada => say!("              kubectl --kubeconfig {rel} --context hub get clusters"),
+        Hub::Ocm => {
+            say!("              kubectl --kubeconfig {rel} --context hub get managedclusters");
+            say!(
+                "              (Placements: namespace {} has the `global` ManagedClusterSet bound)",
+                ocm::PLACEMENT_NAMESPACE
+            );
+        }
+        Hub::KubeFed => say!(
             "              kubectl --kubeconfig {rel} --context hub -n {} get kubefedclusters",
             kubefed::NAMESPACE
-        );
+        ),
     }
     say!("              cargo run -- --kubeconfig {rel} --context 'member-?' clusters");
     say!(
@@ -473,41 +416,30 @@ pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<()> {
     fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
 }
 
-/// The hub's extra binaries of a fresh start (at most one is set), with their releases.
-#[derive(Clone, Copy)]
-struct HubBins<'a> {
-    karmada: Option<&'a (String, KarmadaBinaries)>,
-    ocm: Option<&'a (String, OcmBinaries)>,
-    kubefed: Option<&'a (String, kubefed::Binaries)>,
-}
-
 fn fresh_start(
     v: &Versions,
     bins: &Binaries,
-    hub_bins: HubBins<'_>,
+    hub: Hub,
+    hub_bins: Option<&(String, HubBinaries)>,
     members: usize,
     owner: Owner,
 ) -> Result<State> {
-    let karmada_bins = hub_bins.karmada;
     clean_run_files()?;
     fs::create_dir_all(paths::logs_dir())?;
     let names = cluster_names(members);
-    let extra = if karmada_bins.is_some() {
-        karmada::PORTS
-    } else if hub_bins.ocm.is_some() {
-        ocm::ports(members)
-    } else if hub_bins.kubefed.is_some() {
-        kubefed::PORTS
-    } else {
-        0
+    let extra = match hub {
+        Hub::Plain => 0,
+        Hub::Karmada => karmada::PORTS,
+        Hub::Ocm => ocm::ports(members),
+        Hub::KubeFed => kubefed::PORTS,
     };
     // One call, so no two servers are handed the same port.
     let ports = procs::free_ports(2 + names.len() + extra)?;
     let pki = pki::generate().context("generating the test PKI")?;
     pki.write(&paths::pki_dir())?;
-    let karmada_pki = match karmada_bins {
-        Some(_) => Some(pki.karmada().context("generating Karmada's certificates")?),
-        None => None,
+    let karmada_pki = match hub {
+        Hub::Karmada => Some(pki.karmada().context("generating Karmada's certificates")?),
+        _ => None,
     };
     let cluster_ports = &ports[2..2 + names.len()];
 
@@ -516,16 +448,17 @@ fn fresh_start(
         .cloned()
         .zip(cluster_ports.iter().copied())
         .collect();
-    if let Some(kpki) = &karmada_pki {
-        karmada::write_files(&pki, kpki, cluster_ports[0])?;
+    let mut kubefed_token = None;
+    match hub {
+        Hub::Plain => {}
+        Hub::Karmada => {
+            if let Some(kpki) = &karmada_pki {
+                karmada::write_files(&pki, kpki, cluster_ports[0])?;
+            }
+        }
+        Hub::Ocm => ocm::write_files(&pki, &clusters)?,
+        Hub::KubeFed => kubefed_token = Some(kubefed::write_files(&pki, cluster_ports[0])?),
     }
-    if hub_bins.ocm.is_some() {
-        ocm::write_files(&pki, &clusters)?;
-    }
-    let kubefed_token = match hub_bins.kubefed {
-        Some(_) => Some(kubefed::write_files(&pki, cluster_ports[0])?),
-        None => None,
-    };
     write_atomically(&paths::kubeconfig(), &kubeconfig::render(&pki, &clusters))?;
     for (name, port) in &clusters {
         let dir = cluster_run_dir(name);
@@ -536,6 +469,7 @@ fn fresh_start(
         )?;
     }
 
+    let plane_ports = &ports[2 + names.len()..];
     let mut s = State {
         kubernetes: v.kubernetes.clone(),
         etcd_version: v.etcd.clone(),
@@ -555,17 +489,17 @@ fn fresh_start(
             })
             .collect(),
         complete: false,
-        karmada: match karmada_bins {
-            Some((kv, _)) => Some(karmada::plane(kv, &ports[2 + names.len()..])?),
-            None => None,
-        },
-        ocm: match hub_bins.ocm {
-            Some((ov, _)) => Some(ocm::plane(ov, &ports[2 + names.len()..], &names[1..])?),
-            None => None,
-        },
-        kubefed: match hub_bins.kubefed {
-            Some((kv, _)) => Some(kubefed::plane(kv, &ports[2 + names.len()..])?),
-            None => None,
+        hub_plane: match (hub, hub_bins) {
+            (Hub::Karmada, Some((kv, _))) => {
+                Some(HubPlane::Karmada(karmada::plane(kv, plane_ports)?))
+            }
+            (Hub::Ocm, Some((ov, _))) => {
+                Some(HubPlane::Ocm(ocm::plane(ov, plane_ports, &names[1..])?))
+            }
+            (Hub::KubeFed, Some((kv, _))) => {
+                Some(HubPlane::KubeFed(kubefed::plane(kv, plane_ports)?))
+            }
+            _ => None,
         },
     };
     s.save(&paths::state_file())?;
@@ -580,30 +514,40 @@ fn fresh_start(
     }
     wait_apiservers_ready(&s, &mut starting)?;
     apply_rbac(&names)?;
-    if let (Some((_, kbins)), Some(_)) = (karmada_bins, &karmada_pki) {
-        // Before the controller-managers: the hub's garbage collector then discovers the
-        // aggregated cluster API from its start.
-        karmada::install_and_start(&mut s, kbins, &pki)?;
-    }
-    if let Some((_, obins)) = hub_bins.ocm {
-        ocm::install_and_start(&mut s, obins)?;
+    // Karmada and OCM install before the controller-managers (the hub's garbage collector then
+    // discovers Karmada's aggregated cluster API from its start), KubeFed after them.
+    let hub_bins = hub_bins.map(|(_, b)| b);
+    match (hub_bins, &karmada_pki) {
+        (Some(b), Some(_)) => karmada::install_and_start(&mut s, b, &pki)?,
+        (Some(b), None) if hub == Hub::Ocm => ocm::install_and_start(&mut s, b)?,
+        _ => {}
     }
     for name in &names {
         start_controller_manager(&mut s, name, bins)?;
     }
-    if let Some(kpki) = &karmada_pki {
-        karmada::join_members(&s, &pki, kpki)?;
-    }
-    if let Some((_, obins)) = hub_bins.ocm {
-        ocm::join_members(&mut s, obins)?;
-    }
-    if let (Some((_, kbins)), Some(token)) = (hub_bins.kubefed, &kubefed_token) {
-        kubefed::install_and_start(&mut s, kbins)?;
-        kubefed::join_members(&s, &pki, token)?;
+    match (hub_bins, &karmada_pki, &kubefed_token) {
+        (_, Some(kpki), _) => karmada::join_members(&s, &pki, kpki)?,
+        (Some(b), _, Some(token)) => {
+            kubefed::install_and_start(&mut s, b)?;
+            kubefed::join_members(&s, &pki, token)?;
+        }
+        (Some(b), ..) if hub == Hub::Ocm => ocm::join_members(&mut s, b)?,
+        _ => {}
     }
     s.complete = true;
     s.save(&paths::state_file())?;
     Ok(s)
+}
+
+/// Starts whatever of the hub plane is not running (see each plane's `ensure_running`);
+/// returns whether anything was started.
+fn ensure_plane_running(s: &mut State, bins: &HubBinaries) -> Result<bool> {
+    match Hub::of(s) {
+        Hub::Plain => Ok(false),
+        Hub::Karmada => karmada::ensure_running(s, bins),
+        Hub::Ocm => ocm::ensure_running(s, bins),
+        Hub::KubeFed => kubefed::ensure_running(s, bins),
+    }
 }
 
 fn start_etcd(s: &mut State, bins: &Binaries) -> Result<()> {
@@ -661,6 +605,7 @@ fn apiserver_args(s: &State, c: &Cluster) -> Vec<String> {
     let pki = PkiFiles::new(&paths::pki_dir());
     let certs = cluster_run_dir(&c.name).join("certs");
     let port = c.port;
+    let hub = Hub::of(s);
     let mut args = vec![
         format!("--etcd-servers=http://127.0.0.1:{}", s.etcd_client_port),
         format!("--etcd-prefix={}", c.etcd_prefix()),
@@ -683,7 +628,7 @@ fn apiserver_args(s: &State, c: &Cluster) -> Vec<String> {
         ),
         "--service-cluster-ip-range=10.0.0.0/24".to_string(),
         // No service-account controller runs, so pods must not require a default SA.
-        if s.karmada.is_some() && c.name == "hub" {
+        if hub == Hub::Karmada && c.name == "hub" {
             karmada::HUB_DISABLED_ADMISSION.to_string()
         } else {
             "--disable-admission-plugins=ServiceAccount".to_string()
@@ -694,15 +639,11 @@ fn apiserver_args(s: &State, c: &Cluster) -> Vec<String> {
         "--enable-priority-and-fairness=false".to_string(),
         "--etcd-compaction-interval=0".to_string(),
     ];
-    if s.karmada.is_some() {
-        if c.name == "hub" {
-            args.extend(karmada::hub_apiserver_args());
-        } else {
-            args.extend(karmada::member_apiserver_args());
-        }
-    }
-    if s.kubefed.is_some() && c.name != "hub" {
-        args.extend(kubefed::member_apiserver_args());
+    match (hub, c.name == "hub") {
+        (Hub::Karmada, true) => args.extend(karmada::hub_apiserver_args()),
+        (Hub::Karmada, false) => args.extend(karmada::member_apiserver_args()),
+        (Hub::KubeFed, false) => args.extend(kubefed::member_apiserver_args()),
+        _ => {}
     }
     args
 }
@@ -745,7 +686,7 @@ fn start_controller_manager(s: &mut State, name: &str, bins: &Binaries) -> Resul
         "--secure-port=0".to_string(),
         "--use-service-account-credentials=false".to_string(),
     ];
-    if s.ocm.is_some() && name == "hub" {
+    if Hub::of(s) == Hub::Ocm && name == "hub" {
         ocm::extend_hub_controller_manager(&mut args);
     }
     let pid = procs::spawn(
@@ -1002,45 +943,27 @@ pub fn status() -> Result<bool> {
             format!("https://127.0.0.1:{}", c.port)
         );
     }
-    if let Some(k) = &s.karmada {
-        let hub_stopped = s.cluster("hub").is_some_and(|c| c.stopped);
-        for (name, addr, up) in karmada::status_lines(k) {
-            let what = if up {
-                "running"
-            } else if hub_stopped {
-                "stopped with the hub"
-            } else {
-                all_up = false;
-                "DOWN (`cargo xtask testenv up --hub karmada` restarts it)"
-            };
-            say!("  {name:<28} {addr:<32} {what}");
-        }
-    }
-    if let Some(o) = &s.ocm {
-        for (name, addr, up, cluster) in ocm::status_lines(o) {
+    if let Some(p) = &s.hub_plane {
+        let lines = match p {
+            HubPlane::Karmada(k) => karmada::status_lines(k),
+            HubPlane::Ocm(o) => ocm::status_lines(o),
+            HubPlane::KubeFed(k) => kubefed::status_lines(k),
+        };
+        let flag = Hub::of(&s).flag();
+        for (name, addr, up, cluster) in lines {
             let what = if up {
                 "running".to_string()
             } else if s.cluster(&cluster).is_some_and(|c| c.stopped) {
-                format!("stopped with {cluster}")
+                match p {
+                    HubPlane::Ocm(_) => format!("stopped with {cluster}"),
+                    _ => "stopped with the hub".to_string(),
+                }
             } else {
                 all_up = false;
-                "DOWN (`cargo xtask testenv up --hub ocm` restarts it)".to_string()
+                format!("DOWN (`cargo xtask testenv up --hub {flag}` restarts it)")
             };
             say!("  {name:<28} {addr:<32} {what}");
         }
-    }
-    if let Some(k) = &s.kubefed {
-        let hub_stopped = s.cluster("hub").is_some_and(|c| c.stopped);
-        let (name, addr, up) = kubefed::status_line(k);
-        let what = if up {
-            "running"
-        } else if hub_stopped {
-            "stopped with the hub"
-        } else {
-            all_up = false;
-            "DOWN (`cargo xtask testenv up --hub kubefed` restarts it)"
-        };
-        say!("  {name:<28} {addr:<32} {what}");
     }
     say!("  kubeconfig   {}", paths::kubeconfig().display());
     Ok(all_up)
@@ -1065,31 +988,22 @@ pub fn stop_cluster(name: &str) -> Result<()> {
     let _lock = lock()?;
     let mut s = load_running()?;
     check_cluster(&s, name)?;
-    if name == "hub" && s.karmada.is_some() {
-        // Karmada's components cannot work without their API server: they stop with it, in
-        // the order `down` uses.
-        let (mut controllers, aggregated) = karmada::take_for_stop(&mut s);
-        if let Some(p) = s
-            .cluster_mut(name)
-            .and_then(|c| c.controller_manager.take())
+    // The hub plane's processes of this cluster go first, in the groups `down` uses; Karmada's
+    // controllers take the hub's kube-controller-manager with them (see `State::stop_phases`).
+    if let Some(p) = s.hub_plane.as_mut()
+        && p.runs_with(name)
+    {
+        let (mut controllers, aggregated) = p.take_for_stop(name);
+        if Hub::of(&s) == Hub::Karmada
+            && let Some(p) = s
+                .cluster_mut(name)
+                .and_then(|c| c.controller_manager.take())
         {
             controllers.push((format!("{name} kube-controller-manager"), p));
         }
         s.save(&paths::state_file())?;
         procs::stop_all(&controllers, STOP_GRACE)?;
         procs::stop_all(&aggregated, STOP_GRACE)?;
-    }
-    // OCM's processes of this cluster (the hub controllers, or the member's agent) go first.
-    let ocm_procs = ocm::take_for_stop(&mut s, name);
-    if !ocm_procs.is_empty() {
-        s.save(&paths::state_file())?;
-        procs::stop_all(&ocm_procs, STOP_GRACE)?;
-    }
-    if name == "hub" && s.kubefed.is_some() {
-        // KubeFed's controller cannot work without its API server: it stops with it.
-        let controller = kubefed::take_for_stop(&mut s);
-        s.save(&paths::state_file())?;
-        procs::stop_all(&controller, STOP_GRACE)?;
     }
     let mut procs_ = Vec::new();
     if let Some(c) = s.cluster_mut(name) {
@@ -1125,28 +1039,14 @@ pub fn start_cluster(name: &str) -> Result<()> {
         );
     }
     let bins = gobuild::ensure_built(&v)?;
-    let karmada_bins = match &s.karmada {
-        Some(k) if name == "hub" => Some(gobuild::ensure_karmada_built(&k.version)?),
-        _ => None,
-    };
-    let ocm_bins = match &s.ocm {
-        Some(o) => Some(gobuild::ensure_ocm_built(&o.version)?),
-        None => None,
-    };
-    let kubefed_bins = match &s.kubefed {
-        Some(k) if name == "hub" => Some(kubefed::ensure_built(&k.version)?),
+    let hub_bins = match (&s.hub_plane, Hub::of(&s).build()) {
+        (Some(p), Some(build)) if p.runs_with(name) => Some(build.ensure_built(p.version())?),
         _ => None,
     };
     let t = Instant::now();
     let mut started = ensure_cluster_running(&mut s, name, &bins)?;
-    if let Some(kbins) = &karmada_bins {
-        started |= karmada::ensure_running(&mut s, kbins)?;
-    }
-    if let Some(obins) = &ocm_bins {
-        started |= ocm::ensure_running(&mut s, obins)?;
-    }
-    if let Some(kbins) = &kubefed_bins {
-        started |= kubefed::ensure_running(&mut s, kbins)?;
+    if let Some(hub_bins) = &hub_bins {
+        started |= ensure_plane_running(&mut s, hub_bins)?;
     }
     if started {
         say!(
