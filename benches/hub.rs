@@ -157,12 +157,15 @@ fn hub_reads(c: &mut Criterion) {
     let ocm_works = ocm_objects(true);
     let ocm_shown = ocm_view(&ocm_works);
     let ocm_failing = ocm_objects(false);
-    report("ocm, one manifest unavailable everywhere", &ocm_shown, || {
-        ocm_view(&ocm_failing)
-    });
+    report(
+        "ocm, one manifest unavailable everywhere",
+        &ocm_shown,
+        || ocm_view(&ocm_failing),
+    );
 
     let mut group = c.benchmark_group("hub read");
     group.sample_size(10);
+    group.warm_up_time(std::time::Duration::from_millis(100));
     group.bench_function("karmada 1,000 bindings x 200 clusters", |b| {
         b.iter(|| {
             let next = aligned(&shown, karmada_view(&bindings, &works));

@@ -483,7 +483,10 @@ pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, S
 pub fn works_by_binding(works: Vec<Work>) -> std::collections::HashMap<String, Vec<Work>> {
     let mut grouped: std::collections::HashMap<String, Vec<Work>> = Default::default();
     for work in works {
-        grouped.entry(work.binding_id.clone()).or_default().push(work);
+        grouped
+            .entry(work.binding_id.clone())
+            .or_default()
+            .push(work);
     }
     grouped
 }

@@ -7,7 +7,7 @@
 //! cluster from the ManifestWork in that cluster's namespace. Only reads; it must not write to
 //! the hub.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use kube::Client;
 use kube::api::{Api, DynamicObject, ListParams};
@@ -619,37 +619,34 @@ fn group_of(api_version: &str) -> &str {
     api_version.rsplit_once('/').map_or("", |(group, _)| group)
 }
 
-/// The reported status of manifest `ordinal`/`target`: by ordinal, else by identity.
+/// The reported status of manifest `ordinal`/`target`: by ordinal (through `by_ordinal`, an
+/// index of `statuses`), else by identity.
 fn status_for<'a>(
     statuses: &'a [Value],
+    by_ordinal: &HashMap<u64, &'a Value>,
     ordinal: usize,
     target: &ResourceRef,
 ) -> Option<&'a Value> {
-    statuses
-        .iter()
-        .find(|s| {
-            s.pointer("/resourceMeta/ordinal")
-                .and_then(Value::as_u64)
-                .is_some_and(|o| o as usize == ordinal)
+    by_ordinal.get(&(ordinal as u64)).copied().or_else(|| {
+        statuses.iter().find(|s| {
+            let meta = s.get("resourceMeta").cloned().unwrap_or(Value::Null);
+            text(&meta, "/kind") == target.kind
+                && text(&meta, "/group") == group_of(&target.api_version)
+                && text(&meta, "/name") == target.name
+                && Some(text(&meta, "/namespace")).filter(|ns| !ns.is_empty()) == target.namespace
         })
-        .or_else(|| {
-            statuses.iter().find(|s| {
-                let meta = s.get("resourceMeta").cloned().unwrap_or(Value::Null);
-                text(&meta, "/kind") == target.kind
-                    && text(&meta, "/group") == group_of(&target.api_version)
-                    && text(&meta, "/name") == target.name
-                    && Some(text(&meta, "/namespace")).filter(|ns| !ns.is_empty())
-                        == target.namespace
-            })
-        })
+    })
 }
 
 pub fn manifest_work_of(value: &Value) -> ManifestWork {
-    let statuses: Vec<Value> = value
+    let statuses: &[Value] = value
         .pointer("/status/resourceStatus/manifests")
         .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+        .map_or(&[], Vec::as_slice);
+    let by_ordinal: HashMap<u64, &Value> = statuses
+        .iter()
+        .filter_map(|s| Some((s.pointer("/resourceMeta/ordinal")?.as_u64()?, s)))
+        .collect();
     let manifests = value
         .pointer("/spec/workload/manifests")
         .and_then(Value::as_array)
@@ -658,13 +655,15 @@ pub fn manifest_work_of(value: &Value) -> ManifestWork {
                 .enumerate()
                 .map(|(ordinal, manifest)| {
                     let target = manifest_ref(manifest);
-                    let state = status_for(&statuses, ordinal, &target).map(|s| ManifestState {
-                        conditions: conditions_by_type(s.get("conditions")),
-                        feedback: s
-                            .pointer("/statusFeedback/values")
-                            .and_then(Value::as_array)
-                            .map(|values| values.iter().map(feedback_value).collect())
-                            .unwrap_or_default(),
+                    let state = status_for(statuses, &by_ordinal, ordinal, &target).map(|s| {
+                        ManifestState {
+                            conditions: conditions_by_type(s.get("conditions")),
+                            feedback: s
+                                .pointer("/statusFeedback/values")
+                                .and_then(Value::as_array)
+                                .map(|values| values.iter().map(feedback_value).collect())
+                                .unwrap_or_default(),
+                        }
                     });
                     Manifest {
                         target,
@@ -785,6 +784,10 @@ pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]
         .collect();
     for work in works {
         let status = statuses.get(work.cluster.as_str());
+        let label = match &work.owner {
+            Some(owner) => format!("{} ({owner})", work.name),
+            None => work.name.clone(),
+        };
         for Manifest {
             target,
             object,
@@ -811,11 +814,9 @@ pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]
                     rows.len() - 1
                 }
             };
-            let label = match &work.owner {
-                Some(owner) => format!("{} ({owner})", work.name),
-                None => work.name.clone(),
-            };
-            sources[index].insert(label);
+            if !sources[index].contains(&label) {
+                sources[index].insert(label.clone());
+            }
             carriers[index].insert((work.cluster.clone(), work.name.clone()));
             let cell = match status {
                 Some(status) if status.health != Health::Ready => {
