@@ -991,11 +991,49 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
                 .any(|p| p.namespace() == ns && p.decided == ["member-2"])
         })
     });
+
+    // `u` writes the predicates back as they were; OCM decides member-1 again.
+    session.dispatch(Action::Command(Command::Undo));
+    let Mode::Confirm(pending) = &session.state.mode else {
+        panic!("u asks first: {:?}", session.state.notice);
+    };
+    assert!(
+        pending.summary[0].starts_with("undo: "),
+        "{:?}",
+        pending.summary
+    );
+    assert!(
+        pending
+            .summary
+            .contains(&"+ member-1 enters the decision".to_string())
+            && pending
+                .summary
+                .contains(&"- member-2 leaves the decision".to_string()),
+        "{:?}",
+        pending.summary
+    );
+    session.dispatch(Action::Input(InputKey::Char('y')));
+    hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
+        s.state
+            .notice
+            .as_deref()
+            .is_some_and(|n| n.contains("for Placement") && n.contains("web"))
+    });
+    assert_eq!(
+        session.state.notice.as_deref(),
+        Some(format!("OCM decided [member-1] for Placement {ns}/web, as previewed").as_str())
+    );
+    assert_eq!(decided(), ["member-1"], "kubectl sees the undone decision");
+    hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
+        s.state.placements.as_ref().is_some_and(|w| {
+            w.placements
+                .iter()
+                .any(|p| p.namespace() == ns && p.decided == ["member-1"])
+        })
+    });
+
     open_ours(&mut session);
-    session.dispatch(Action::Input(InputKey::ClearLine));
-    for c in format!("{key}=blue").chars() {
-        session.dispatch(Action::Input(InputKey::Char(c)));
-    }
+    type_green(&mut session);
     kubectl_ok(
         "hub",
         &[
@@ -1023,7 +1061,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
     let stored = json("hub", &["get", "placement", "web", "-n", ns]);
     assert_eq!(
         stored["spec"]["predicates"][0]["requiredClusterSelector"]["labelSelector"],
-        serde_json::json!({"matchLabels": {key.as_str(): "green"}}),
+        serde_json::json!({"matchLabels": {key.as_str(): "blue"}}),
         "the refused write changed nothing"
     );
 }

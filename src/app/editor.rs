@@ -610,6 +610,10 @@ pub fn ask_to_undo(state: &mut State) {
         state.notice = Some("read-only: nothing can be undone here".into());
         return;
     }
+    if state.placements.is_some() {
+        super::ocm_placement::ask_to_undo(state);
+        return;
+    }
     let Some(change) = state.last_change.clone() else {
         state.notice = Some("nothing to undo".into());
         return;

@@ -13,7 +13,7 @@ use super::update::edit_text;
 use crate::backend::Effect;
 use crate::engine::ocm_edit::{
     DecisionPreview, HubPlacement, PlacementEdit, PlacementWorld, PredicateText, editable, edited,
-    patch, preview,
+    patch, preview, with_parts_of,
 };
 
 /// Which text the keys edit.
@@ -326,6 +326,63 @@ fn propose(state: &mut State, editor: Box<OcmPlacementEditor>) {
             name: base.name().to_string(),
             patch: patch(&base.object, &after),
             expect: decision.selected.clone(),
+            previous: Some(base.object.clone()),
+        }),
+        ..PendingApply::default()
+    }));
+}
+
+/// `u` on an OCM hub: asks to write the last edited Placement's predicates, tolerations and
+/// number of clusters back as they were, with the decision change that brings.
+pub fn ask_to_undo(state: &mut State) {
+    let Some((namespace, name, previous)) = state.last_placement.clone() else {
+        state.notice = Some("nothing to undo".into());
+        return;
+    };
+    let Some(world) = state.placements.clone() else {
+        return;
+    };
+    let Some(current) = world
+        .placements
+        .iter()
+        .find(|p| p.namespace() == namespace && p.name() == name)
+    else {
+        state.notice = Some(format!(
+            "Placement {namespace}/{name} is gone from the hub; nothing to undo"
+        ));
+        return;
+    };
+    let restored = with_parts_of(&current.object, &previous);
+    let decision = match preview(&world, current, &restored) {
+        Ok(decision) => decision,
+        Err(err) => {
+            state.notice = Some(format!("cannot undo: {err}"));
+            return;
+        }
+    };
+    let mut summary = vec![format!(
+        "undo: write {}'s predicates, tolerations and number of clusters back as they were",
+        current.title()
+    )];
+    summary.extend(
+        decision
+            .entering()
+            .map(|c| format!("+ {c} enters the decision")),
+    );
+    summary.extend(
+        decision
+            .leaving()
+            .map(|c| format!("- {c} leaves the decision")),
+    );
+    state.mode = Mode::Confirm(Box::new(PendingApply {
+        confirm_word: "y".into(),
+        summary,
+        placement: Some(PlacementWrite {
+            namespace,
+            name,
+            patch: patch(&current.object, &restored),
+            expect: decision.selected,
+            previous: None,
         }),
         ..PendingApply::default()
     }));
@@ -481,6 +538,61 @@ mod tests {
         assert_eq!(
             patch[1]["value"][0]["requiredClusterSelector"]["labelSelector"],
             json!({"matchLabels": {"env": "dev"}})
+        );
+    }
+
+    #[test]
+    fn u_writes_the_last_edited_placement_back_once() {
+        let mut state = ocm_state();
+        update(&mut state, Action::Command(Command::Undo));
+        assert_eq!(state.notice.as_deref(), Some("nothing to undo"));
+        update(&mut state, Action::Command(Command::EditPlacement));
+        let mut input = vec![InputKey::ClearLine];
+        input.extend(typed("env=dev"));
+        input.extend([InputKey::Enter, InputKey::Char('y')]);
+        keys(&mut state, &input);
+        // The hub now holds the edit, at a new version, and OCM decided beta.
+        if let Some(world) = &mut state.placements {
+            let web = &mut Arc::make_mut(world).placements[1];
+            web.object = json!({
+                "metadata": {"name": "web", "namespace": "apps", "resourceVersion": "8"},
+                "spec": {"predicates": [{"requiredClusterSelector": {
+                    "labelSelector": {"matchLabels": {"env": "dev"}}}}]}
+            });
+            web.decided = vec!["beta".into()];
+        }
+        update(&mut state, Action::Command(Command::Undo));
+        let Mode::Confirm(pending) = &state.mode else {
+            panic!("u asks first: {:?}", state.notice);
+        };
+        assert!(
+            pending
+                .summary
+                .contains(&"+ alpha enters the decision".to_string())
+        );
+        assert!(
+            pending
+                .summary
+                .contains(&"- beta leaves the decision".to_string())
+        );
+        let effects = keys(&mut state, &[InputKey::Char('y')]);
+        let [Effect::WritePlacement { patch, expect, .. }] = effects.as_slice() else {
+            panic!("one Placement write: {effects:?}");
+        };
+        assert_eq!(expect, &["alpha"]);
+        assert_eq!(
+            patch[0]["value"], "8",
+            "guarded by the version the hub holds now"
+        );
+        assert_eq!(
+            patch[1]["value"][0]["requiredClusterSelector"]["labelSelector"],
+            json!({"matchLabels": {"env": "prod"}})
+        );
+        update(&mut state, Action::Command(Command::Undo));
+        assert_eq!(
+            state.notice.as_deref(),
+            Some("nothing to undo"),
+            "an undo is not undone"
         );
     }
 

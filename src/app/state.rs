@@ -424,6 +424,8 @@ pub struct PlacementWrite {
     /// JSON patch ops, the first testing the resourceVersion the edit started from.
     pub patch: Vec<serde_json::Value>,
     pub expect: Vec<String>,
+    /// The Placement as it was before this write, for `u`; `None` for an undo itself.
+    pub previous: Option<serde_json::Value>,
 }
 
 /// A propagation waiting for the operator's confirmation.
@@ -517,6 +519,9 @@ pub struct State {
     pub explanation: Option<CellExplanation>,
     /// The last confirmed placement change, for undo.
     pub last_change: Option<LastChange>,
+    /// The last OCM Placement written from the editor, as it was before: (namespace, name,
+    /// object), for undo.
+    pub last_placement: Option<(String, String, serde_json::Value)>,
     /// The propagation in progress, if any.
     pub rollout: Option<super::rollout::Rollout>,
     /// The drift the backend reported, field by field.

@@ -358,6 +358,11 @@ fn confirm(state: &mut State, mut pending: Box<PendingApply>, key: InputKey) -> 
 
 fn start_apply(state: &mut State, pending: Box<PendingApply>) -> Vec<Effect> {
     if let Some(write) = pending.placement {
+        if let Some(previous) = write.previous {
+            state.last_placement = Some((write.namespace.clone(), write.name.clone(), previous));
+        } else {
+            state.last_placement = None;
+        }
         state.notice = Some(format!(
             "writing Placement {}/{} to the hub…",
             write.namespace, write.name

@@ -229,6 +229,16 @@ pub fn edited(placement: &Value, edit: &PlacementEdit) -> Result<Value, String> 
     Ok(object)
 }
 
+/// `current` with the editor's parts (predicates, tolerations, numberOfClusters) as they are in
+/// `previous`: what undoing an edit writes back.
+pub fn with_parts_of(current: &Value, previous: &Value) -> Value {
+    let mut out = current.clone();
+    for path in [PREDICATES, TOLERATIONS, COUNT] {
+        set_or_remove(&mut out, path, previous.pointer(path).cloned());
+    }
+    out
+}
+
 /// The JSON patch that turns `before` into `after` in the parts the editor changes, guarded by
 /// `before`'s resourceVersion so a Placement changed on the hub meanwhile is not overwritten.
 pub fn patch(before: &Value, after: &Value) -> Vec<Value> {
