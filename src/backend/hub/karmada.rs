@@ -9,7 +9,9 @@ use kube::config::Kubeconfig;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 
-use super::{HubKind, HubRender, HubRow, HubView, RenderedObject, sort_rows};
+use super::{
+    HubKind, HubRender, HubRow, HubView, RenderedObject, condition, list_values, sort_rows, text,
+};
 use crate::backend::kube::probe::short_error;
 use crate::engine::inventory::{InventoryKind, parse_cluster};
 use crate::engine::load::Doc;
@@ -205,20 +207,6 @@ pub struct Work {
     pub manifests: Vec<Value>,
 }
 
-fn text(value: &Value, pointer: &str) -> String {
-    value
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
-}
-
-fn condition<'a>(value: &'a Value, kind: &str) -> Option<&'a Value> {
-    value
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .and_then(|conditions| conditions.iter().find(|c| c["type"] == kind))
-}
 /// A binding object as the console needs it.
 pub fn binding_of(value: &Value) -> Binding {
     let namespace = text(value, "/metadata/namespace");
@@ -403,25 +391,6 @@ fn binding_resources() -> [ApiResource; 3] {
         ),
         resource("v1alpha1", "Work", "works"),
     ]
-}
-
-pub(super) async fn list_values(
-    client: &Client,
-    resource: &ApiResource,
-) -> Result<Vec<Value>, String> {
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), resource);
-    let list = api.list(&ListParams::default()).await.map_err(|err| {
-        format!(
-            "listing {} on the hub: {}",
-            resource.kind,
-            short_error(&err)
-        )
-    })?;
-    Ok(list
-        .items
-        .into_iter()
-        .filter_map(|object| serde_json::to_value(object).ok())
-        .collect())
 }
 
 /// Asks Karmada's scheduler to place a binding afresh: sets its `rescheduleTriggeredAt` to

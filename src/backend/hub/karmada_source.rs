@@ -11,7 +11,8 @@ use std::collections::BTreeSet;
 use kube::Client;
 use serde_json::{Map, Value};
 
-use super::karmada::{Binding, list_values};
+use super::karmada::Binding;
+use super::list_values;
 use crate::backend::cluster::ClusterApi;
 use crate::backend::kube::api::KubeCluster;
 use crate::engine::SourceFile;

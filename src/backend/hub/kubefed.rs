@@ -14,7 +14,7 @@ use kube::config::Kubeconfig;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 
-use super::{HubKind, HubRow, HubView, sort_rows};
+use super::{HubKind, HubRow, HubView, condition, sort_rows, text};
 use crate::backend::kube::probe::short_error;
 use crate::engine::inventory::{InventoryKind, parse_cluster};
 use crate::engine::kubefed::{FederatedObject, KfPlacement, KindMap};
@@ -51,21 +51,6 @@ async fn list_values(client: &Client, resource: &ApiResource) -> Result<Vec<Valu
             short_error(&err)
         )),
     }
-}
-
-fn text(value: &Value, pointer: &str) -> String {
-    value
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
-}
-
-fn condition<'a>(value: &'a Value, kind: &str) -> Option<&'a Value> {
-    value
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .and_then(|conditions| conditions.iter().find(|c| c["type"] == kind))
 }
 
 /// `namespace/name`, or `name` for a cluster-scoped object.

@@ -296,6 +296,49 @@ pub fn delivered_form(object: &serde_json::Value) -> serde_json::Value {
     crate::engine::diff::normalize(&out)
 }
 
+/// The string at `pointer` in `value`, empty when there is none.
+pub(super) fn text(value: &serde_json::Value, pointer: &str) -> String {
+    value
+        .pointer(pointer)
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The `status.conditions` entry of type `kind`.
+pub(super) fn condition<'a>(
+    value: &'a serde_json::Value,
+    kind: &str,
+) -> Option<&'a serde_json::Value> {
+    value
+        .pointer("/status/conditions")
+        .and_then(serde_json::Value::as_array)
+        .and_then(|conditions| conditions.iter().find(|c| c["type"] == kind))
+}
+
+/// Every object of `resource` on the hub, in all namespaces, as JSON.
+pub(super) async fn list_values(
+    client: &Client,
+    resource: &kube::discovery::ApiResource,
+) -> Result<Vec<serde_json::Value>, String> {
+    let api: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(client.clone(), resource);
+    let list = api
+        .list(&kube::api::ListParams::default())
+        .await
+        .map_err(|err| {
+            format!(
+                "listing {} on the hub: {}",
+                resource.kind,
+                short_error(&err)
+            )
+        })?;
+    Ok(list
+        .items
+        .into_iter()
+        .filter_map(|object| serde_json::to_value(object).ok())
+        .collect())
+}
+
 /// Whether a label or annotation is one of flotilla's ownership marks.
 pub fn is_flotilla_mark(key: &str, value: &serde_json::Value) -> bool {
     key.starts_with("flotilla.dev/")

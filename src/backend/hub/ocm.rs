@@ -10,12 +10,14 @@
 use std::collections::{BTreeMap, HashMap};
 
 use kube::Client;
-use kube::api::{Api, DynamicObject, ListParams};
+use kube::api::{Api, DynamicObject};
 use kube::config::Kubeconfig;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 
-use super::{HubKind, HubRender, HubRow, HubView, RenderedObject, sort_rows};
+use super::{
+    HubKind, HubRender, HubRow, HubView, RenderedObject, condition, list_values, sort_rows, text,
+};
 use crate::backend::kube::probe::short_error;
 use crate::engine::ocm::{OcmCluster, OcmClusterSet};
 use crate::engine::ocm_edit::{HubPlacement, PlacementWorld, ReplicaSetRef};
@@ -37,37 +39,6 @@ fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource
         kind: kind.into(),
         plural: plural.into(),
     }
-}
-
-async fn list_values(client: &Client, resource: &ApiResource) -> Result<Vec<Value>, String> {
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), resource);
-    let list = api.list(&ListParams::default()).await.map_err(|err| {
-        format!(
-            "listing {} on the hub: {}",
-            resource.kind,
-            short_error(&err)
-        )
-    })?;
-    Ok(list
-        .items
-        .into_iter()
-        .filter_map(|object| serde_json::to_value(object).ok())
-        .collect())
-}
-
-fn text(value: &Value, pointer: &str) -> String {
-    value
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
-}
-
-fn condition<'a>(value: &'a Value, kind: &str) -> Option<&'a Value> {
-    value
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .and_then(|conditions| conditions.iter().find(|c| c["type"] == kind))
 }
 
 /// `Reason: message`, or whichever of the two there is.
