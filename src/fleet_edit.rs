@@ -1,5 +1,5 @@
 //! Saving into the fleet directory: replace one document of a fleet file, append a document,
-//! or create a new file, through [`crate::engine::yaml_edit`] for the text. Every write keeps
+//! or create a new file, through [`crate::engine::edit::yaml_text`] for the text. Every write keeps
 //! a backup of the old file (`<file>.flotilla-bak`, which the loader does not read because it
 //! does not end in `.yaml`) and is atomic (a temporary file in the same directory, synced,
 //! then renamed over the original). It must not decide what to write, and it never deletes
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::engine::yaml_edit::{self, Edited};
+use crate::engine::edit::yaml_text::{self, Edited};
 
 /// Suffix of the backup kept next to an edited file.
 pub const BACKUP_SUFFIX: &str = ".flotilla-bak";
@@ -31,7 +31,7 @@ pub enum SaveError {
     #[error("{path}: {message}")]
     Io { path: String, message: String },
     #[error(transparent)]
-    Edit(#[from] yaml_edit::EditError),
+    Edit(#[from] yaml_text::EditError),
 }
 
 fn io(path: &Path, err: impl std::fmt::Display) -> SaveError {
@@ -48,12 +48,12 @@ pub fn backup_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Replaces document `index` (as the engine's loader counts them, [`crate::engine::load::Doc::index`])
+/// Replaces document `index` (as the engine's loader counts them, [`crate::engine::document::parse::Doc::index`])
 /// of the file at `path` with `value`. Other documents stay byte-identical.
 pub fn replace_document(path: &Path, index: usize, value: &Value) -> Result<Saved, SaveError> {
     let old = std::fs::read_to_string(path).map_err(|e| io(path, e))?;
     let Edited { text, warnings } =
-        yaml_edit::replace_document(&path.display().to_string(), &old, index, value)?;
+        yaml_text::replace_document(&path.display().to_string(), &old, index, value)?;
     let backup = write_with_backup(path, &old, &text)?;
     Ok(Saved {
         path: path.to_path_buf(),
@@ -63,14 +63,14 @@ pub fn replace_document(path: &Path, index: usize, value: &Value) -> Result<Save
 }
 
 /// Replaces document `index`, or appends `value` when `index` is the file's document count
-/// (a document an editor created); see [`yaml_edit::replace_or_append`].
+/// (a document an editor created); see [`yaml_text::replace_or_append`].
 pub fn replace_or_append_document(
     path: &Path,
     index: usize,
     value: &Value,
 ) -> Result<Saved, SaveError> {
     let old = std::fs::read_to_string(path).map_err(|e| io(path, e))?;
-    if index == crate::engine::load::document_spans(&old).len() {
+    if index == crate::engine::document::parse::document_spans(&old).len() {
         return append_document(path, value);
     }
     replace_document(path, index, value)
@@ -84,7 +84,7 @@ pub fn append_document(path: &Path, value: &Value) -> Result<Saved, SaveError> {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
         Err(err) => return Err(io(path, err)),
     };
-    let text = yaml_edit::append_document(
+    let text = yaml_text::append_document(
         &path.display().to_string(),
         old.as_deref().unwrap_or(""),
         value,

@@ -19,7 +19,7 @@ use crate::cli::{GlobalArgs, WatchArgs, exit};
 use crate::config::keymap::Keymap;
 use crate::config::theme::Theme;
 use crate::config::{self, Settings};
-use crate::engine::ocm_edit::PlacementWorld;
+use crate::engine::edit::ocm_placement::PlacementWorld;
 use crate::engine::{FederatedResource, Fleet, SourceFile, SourceLocation};
 use crate::model::Dialect;
 use crate::source;

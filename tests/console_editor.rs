@@ -12,7 +12,7 @@ use flotilla::app::state::{Mode, State};
 use flotilla::app::{self, Action, update};
 use flotilla::backend::{CellRef, Effect};
 use flotilla::config::keymap::Command;
-use flotilla::engine::edit::Membership;
+use flotilla::engine::edit::placement::Membership;
 use flotilla::engine::{Fleet, SourceFile, load_fleet};
 
 struct Console {

@@ -4,8 +4,13 @@
 use std::collections::BTreeSet;
 
 use flotilla::demo_fleet::demo_files;
-use flotilla::engine::{Decision, load_fleet};
+use flotilla::engine::edit::drift_repair::{
+    Chosen, adopt_changes, changed_lines, ignore_changes, remove_rule_change,
+};
+use flotilla::engine::{Decision, Fleet, SourceFile, load_fleet};
 use flotilla::model::Dialect;
+use flotilla::model::ResourceRef;
+use serde_json::Value;
 
 #[test]
 fn demo_fleet_loads_without_errors_and_has_the_promised_shape() {
@@ -46,4 +51,81 @@ fn demo_fleet_loads_without_errors_and_has_the_promised_shape() {
         })
         .collect();
     assert!(!kept_off.is_empty(), "the gpu taint keeps nothing off");
+}
+
+// Drift repair edits of the demo fleet (engine::edit::drift_repair).
+fn demo() -> (Fleet, Vec<SourceFile>) {
+    let files = demo_files();
+    let (fleet, errors) = load_fleet(&files);
+    assert!(errors.is_empty(), "{errors:?}");
+    (fleet, files)
+}
+
+fn inventory() -> ResourceRef {
+    ResourceRef {
+        api_version: "apps/v1".into(),
+        kind: "Deployment".into(),
+        namespace: Some("shop".into()),
+        name: "inventory".into(),
+    }
+}
+
+#[test]
+fn an_ignore_rule_is_appended_loads_and_can_be_removed_again() {
+    let (fleet, files) = demo();
+    let chosen = [Chosen {
+        cluster: "prod-us-east-2".into(),
+        resource: inventory(),
+        path: "/spec/replicas".into(),
+        live: Value::from(9),
+    }];
+    let (change, names) = ignore_changes(&fleet, &files, &chosen).unwrap();
+    assert_eq!(change.path, "demo/flotilla-ignore.yaml");
+    assert_eq!(names, ["ignore-deployment-inventory"]);
+    let mut edited = files.clone();
+    edited.push(SourceFile {
+        path: change.path.clone(),
+        text: change.new.clone(),
+    });
+    let (with_rule, errors) = load_fleet(&edited);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(with_rule.ignores.len(), fleet.ignores.len() + 1);
+    let removal = remove_rule_change(&with_rule, &edited, &names[0]).unwrap();
+    assert!(!removal.new.contains("ignore-deployment-inventory"));
+    assert!(changed_lines(&removal).iter().all(|l| l.starts_with("- ")));
+}
+
+#[test]
+fn adopting_writes_an_override_that_renders_the_live_value() {
+    let (fleet, files) = demo();
+    let chosen = [Chosen {
+        cluster: "prod-us-east-2".into(),
+        resource: inventory(),
+        path: "/spec/replicas".into(),
+        live: Value::from(9),
+    }];
+    let changes = adopt_changes(&fleet, &files, &chosen).unwrap();
+    assert!(!changes.is_empty());
+    let mut edited = files.clone();
+    for change in &changes {
+        match edited.iter_mut().find(|f| f.path == change.path) {
+            Some(file) => file.text = change.new.clone(),
+            None => edited.push(SourceFile {
+                path: change.path.clone(),
+                text: change.new.clone(),
+            }),
+        }
+    }
+    let (after, errors) = load_fleet(&edited);
+    assert!(errors.is_empty(), "{errors:?}");
+    let row = after
+        .resources
+        .iter()
+        .position(|r| r.target == inventory())
+        .unwrap();
+    let column = after.cluster_index("prod-us-east-2").unwrap();
+    let Decision::Placed { object, .. } = after.decide(row, column) else {
+        panic!("still placed");
+    };
+    assert_eq!(object.pointer("/spec/replicas"), Some(&Value::from(9)));
 }

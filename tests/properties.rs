@@ -5,8 +5,8 @@
 
 use std::fmt::Write as _;
 
+use flotilla::engine::place::replicas::{RspPreference, divide_by_static_weight, kubefed_plan};
 use flotilla::engine::render::write_json;
-use flotilla::engine::replicas::{RspPreference, divide_by_static_weight, kubefed_plan};
 use flotilla::engine::{Decision, Fleet, SourceFile, load_fleet};
 use proptest::prelude::*;
 

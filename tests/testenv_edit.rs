@@ -12,7 +12,7 @@ mod support;
 use std::path::Path;
 
 use common::PtyApp;
-use flotilla::engine::load::document_spans;
+use flotilla::engine::document::parse::document_spans;
 use support::{TestNamespace, env, flotilla, kubectl, output_text};
 
 /// Karmada inventory (member-1 and member-2 prod, member-3 dev), a ConfigMap placed on prod,

@@ -803,7 +803,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
     use flotilla::app::session::Session;
     use flotilla::app::state::Mode;
     use flotilla::config::keymap::Command;
-    use flotilla::engine::edit::Membership;
+    use flotilla::engine::edit::placement::Membership;
 
     let _serial = serial();
     ocm_hub();

@@ -11,7 +11,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use flotilla::engine::load::document_spans;
+use flotilla::engine::document::parse::document_spans;
 use serde_json::Value;
 use support::{TestNamespace, env, kubectl_ok};
 

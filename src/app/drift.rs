@@ -14,7 +14,7 @@ use super::action::InputKey;
 use super::state::{Mode, State};
 use crate::backend::propagate::FIELD_MANAGER;
 use crate::backend::{CellRef, DriftField, Effect, FileText, FleetWrite, RevertField};
-use crate::engine::drift_repair::{self, Chosen};
+use crate::engine::edit::drift_repair::{self, Chosen};
 use crate::engine::{Fleet, SourceFile};
 use crate::model::StatusKind;
 

@@ -12,7 +12,7 @@ use super::action::InputKey;
 use super::state::{LastChange, Mode, PendingApply, State};
 use crate::backend::propagate::PlanItem;
 use crate::backend::{CellRef, Effect, FleetSave, SharedFleet};
-use crate::engine::edit::{
+use crate::engine::edit::placement::{
     DiffGroup, EditablePlacement, PlacementPreview, PlacementSource, parse_field_selector,
     parse_replicas, parse_selector, parse_tolerations, preview_placement,
 };

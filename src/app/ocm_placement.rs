@@ -11,7 +11,7 @@ use super::action::InputKey;
 use super::state::{Mode, PendingApply, PlacementWrite, State};
 use super::update::edit_text;
 use crate::backend::Effect;
-use crate::engine::ocm_edit::{
+use crate::engine::edit::ocm_placement::{
     DecisionPreview, HubPlacement, PlacementEdit, PlacementWorld, PredicateText, editable, edited,
     patch, preview, with_parts_of,
 };
@@ -399,9 +399,9 @@ mod tests {
     use crate::app::state::{ClusterRow, ResourceRow};
     use crate::app::{Action, update};
     use crate::config::keymap::Command;
-    use crate::engine::ocm::{OcmCluster, OcmClusterSet, SetSelector};
-    use crate::engine::ocm_edit::ReplicaSetRef;
-    use crate::engine::selector::LabelSelector;
+    use crate::engine::dialect::ocm::{OcmCluster, OcmClusterSet, SetSelector};
+    use crate::engine::edit::ocm_placement::ReplicaSetRef;
+    use crate::engine::place::selector::LabelSelector;
     use crate::model::{Dialect, ResourceRef};
 
     fn placement(name: &str, env: &str, decided: &[&str]) -> HubPlacement {

@@ -16,12 +16,12 @@ use super::editor::ReviewRow;
 use super::state::{LastChange, Mode, PendingApply, State};
 use crate::backend::propagate::PlanItem;
 use crate::backend::{CellRef, Effect, FleetSave};
-use crate::engine::override_edit::{
+use crate::engine::edit::override_rules::{
     Item, OverrideDoc, OverridePreview, RuleEdit, RuleView, apply_edit, check_patch, complete_path,
     image_paths, override_docs, parse_target, preview_overrides, target_text,
 };
-use crate::engine::overrides::ImageComponent;
-use crate::engine::patch::OpKind;
+use crate::engine::overrides::overriders::ImageComponent;
+use crate::engine::overrides::patch::OpKind;
 use crate::engine::{Decision, Fleet, SourceFile};
 use crate::model::ClusterSpec;
 

@@ -12,7 +12,8 @@ use super::editor;
 use super::state::{self, State};
 use super::update::update;
 use crate::backend::{CellRef, Effect, FleetSave, FleetWrite, SharedFleet};
-use crate::engine::{Fleet, SourceFile, load_fleet, yaml_edit};
+use crate::engine::edit::yaml_text;
+use crate::engine::{Fleet, SourceFile, load_fleet};
 use crate::{audit, fleet_edit};
 
 pub struct Session {
@@ -114,7 +115,7 @@ impl Session {
                     Ok((text, saved.warnings, backup))
                 })
         } else {
-            yaml_edit::replace_or_append(
+            yaml_text::replace_or_append(
                 &save.file,
                 &self.files[index].text,
                 save.document,

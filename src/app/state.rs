@@ -501,7 +501,7 @@ pub struct State {
     /// controllers propagate, so `a` asks the hub to reschedule instead of applying.
     pub hub: Option<String>,
     /// On an Open Cluster Management hub: its Placements and what they are decided against.
-    pub placements: Option<std::sync::Arc<crate::engine::ocm_edit::PlacementWorld>>,
+    pub placements: Option<std::sync::Arc<crate::engine::edit::ocm_placement::PlacementWorld>>,
     pub should_quit: bool,
     /// The latest notice for the status line.
     pub notice: Option<String>,

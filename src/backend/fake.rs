@@ -116,7 +116,7 @@ impl ClusterApi for FakeCluster {
         let mut objects = self.lock_objects();
         let mut stored = object.clone();
         let previous = objects.get(&resource);
-        let unchanged = previous.is_some_and(|p| crate::engine::diff::same(p, object));
+        let unchanged = previous.is_some_and(|p| crate::engine::compare::diff::same(p, object));
         let version = match (previous, unchanged) {
             (Some(p), true) => p
                 .pointer("/metadata/resourceVersion")

@@ -365,7 +365,7 @@ impl ClusterCells {
     fn drift_of(&self, desired: &Value, row: u32, live: &Value) -> Vec<DriftField> {
         let cluster = self.fleet.clusters.get(self.cluster as usize);
         let resource = self.fleet.resources.get(row as usize);
-        let rules: Vec<&crate::engine::ignore::IgnoreRule> = match (cluster, resource) {
+        let rules: Vec<&crate::engine::compare::ignore::IgnoreRule> = match (cluster, resource) {
             (Some(cluster), Some(resource)) => self
                 .fleet
                 .ignores
@@ -565,8 +565,8 @@ spec:
 
         let ignoring = format!(
             "{FLEET}---\napiVersion: {}\nkind: {}\nmetadata: {{name: colors}}\nspec:\n  resources: [{{kind: ConfigMap, namespace: shop, name: colors}}]\n  paths: [/data/color]\n",
-            crate::engine::ignore::API_VERSION,
-            crate::engine::ignore::KIND
+            crate::engine::compare::ignore::API_VERSION,
+            crate::engine::compare::ignore::KIND
         );
         let (fleet, errors) = load_fleet(&[SourceFile {
             path: "fleet.yaml".into(),

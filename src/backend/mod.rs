@@ -59,7 +59,7 @@ pub enum BackendEvent {
     ResourcesAdded(Vec<AddedResource>),
     /// OCM hub: the Placements, clusters and sets the placement editor decides against, sent
     /// whenever they change.
-    Placements(std::sync::Arc<crate::engine::ocm_edit::PlacementWorld>),
+    Placements(std::sync::Arc<crate::engine::edit::ocm_placement::PlacementWorld>),
     /// The drifted fields of one cell, field by field (empty: no drift any more). Sent with
     /// the cell's update whenever its drift may have changed.
     Drift {

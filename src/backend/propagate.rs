@@ -12,8 +12,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::cluster::{ApiError, ApplyMode, ClusterApi, Guard, Limits};
-use crate::engine::diff;
-use crate::engine::ignore::{self, IgnoreRule};
+use crate::engine::compare::diff;
+use crate::engine::compare::ignore::{self, IgnoreRule};
 use crate::model::{CellStatus, ClusterSpec, ResourceRef};
 
 /// The field manager flotilla applies with.
@@ -38,7 +38,7 @@ pub struct Target<A> {
 
 /// The fleet's drift ignore rules, per cluster (only the rules whose cluster part matches).
 /// Plan, apply and drift honour them: an ignored field is not drift, not an update, and is
-/// taken out of the applied intent as [`crate::engine::ignore`] describes.
+/// taken out of the applied intent as [`crate::engine::compare::ignore`] describes.
 #[derive(Debug, Clone, Default)]
 pub struct Ignores {
     by_cluster: BTreeMap<String, Vec<IgnoreRule>>,
@@ -1201,7 +1201,7 @@ mod tests {
         assert_eq!(drifted.len(), 1, "without a rule the change is drift");
 
         let rule_text = "apiVersion: flotilla.dev/v1alpha1\nkind: DriftIgnore\nmetadata: {name: colour}\nspec:\n  resources: [{kind: ConfigMap, namespace: shop, name: a}]\n  paths: [/data/color]\n";
-        let (docs, _) = crate::engine::load::parse_files(&[crate::engine::SourceFile {
+        let (docs, _) = crate::engine::document::parse::parse_files(&[crate::engine::SourceFile {
             path: "i.yaml".into(),
             text: rule_text.into(),
         }]);

@@ -9,7 +9,8 @@ use serde_json::Value;
 
 use super::cluster::ClusterApi;
 use super::propagate::{self, ApplyItem, Ignores, Options, Target, resource_of};
-use crate::engine::{adopt, diff};
+use crate::engine::compare::diff;
+use crate::engine::edit::adopt;
 use crate::model::ResourceRef;
 
 /// A chosen field: cluster name, object and the field's JSON pointer as drift reported it.

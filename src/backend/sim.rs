@@ -603,12 +603,14 @@ fn simulated_cluster(spec: &ClusterSpec, scenario: &Scenario, rng: &mut SplitMix
 }
 
 /// The segments of a JSON pointer, every token a field name.
-fn pointer_segments(pointer: &str) -> Vec<crate::engine::diff::Segment> {
+fn pointer_segments(pointer: &str) -> Vec<crate::engine::compare::diff::Segment> {
     pointer
         .split('/')
         .skip(1)
         .map(|token| {
-            crate::engine::diff::Segment::Field(token.replace("~1", "/").replace("~0", "~"))
+            crate::engine::compare::diff::Segment::Field(
+                token.replace("~1", "/").replace("~0", "~"),
+            )
         })
         .collect()
 }
@@ -886,12 +888,12 @@ mod tests {
         let dev = fleet.cluster_index("dev-eu-west-1").unwrap();
         assert_eq!(core.status(cronjob, batch), CellStatus::InSync);
         let source = fleet.placement_source(&files, cronjob).unwrap();
-        let edit = crate::engine::edit::EditablePlacement {
+        let edit = crate::engine::edit::placement::EditablePlacement {
             clusters: Default::default(),
             selector: "env=dev".into(),
             ..Default::default()
         };
-        let preview = crate::engine::edit::preview_placement(
+        let preview = crate::engine::edit::placement::preview_placement(
             &fleet,
             &files,
             &source,

@@ -19,9 +19,9 @@ use crate::backend::propagate::{
     self, FIELD_MANAGER, Ignores, Options, Outcome, Target, resource_of,
 };
 use crate::cli::{GlobalArgs, RepairArgs, exit};
-use crate::engine::adopt::{self, Field, Workspace};
-use crate::engine::diff::{self, Segment};
-use crate::engine::ignore::{self, IgnoreRule, PathPattern};
+use crate::engine::compare::diff::{self, Segment};
+use crate::engine::compare::ignore::{self, IgnoreRule, PathPattern};
+use crate::engine::edit::adopt::{self, Field, Workspace};
 use crate::engine::{Fleet, SourceFile, load_fleet};
 use crate::fleet_edit;
 use crate::model::ResourceRef;
@@ -559,9 +559,12 @@ fn write_ignore(
         .iter()
         .find(|s| s.path == key)
         .map(|s| s.text.clone());
-    let text =
-        crate::engine::yaml_edit::append_document(&key, old.as_deref().unwrap_or(""), &document)
-            .map_err(|e| e.to_string())?;
+    let text = crate::engine::edit::yaml_text::append_document(
+        &key,
+        old.as_deref().unwrap_or(""),
+        &document,
+    )
+    .map_err(|e| e.to_string())?;
     match sources.iter_mut().find(|s| s.path == key) {
         Some(source) => source.text = text.clone(),
         None => sources.push(SourceFile {

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Decision, Fleet};
+use crate::engine::fleet::decide::{Decision, Fleet};
 use crate::model::ResourceRef;
 
 #[derive(Serialize)]

@@ -13,7 +13,7 @@ use super::{ViewContext, pane_block};
 use crate::app::editor::{Field, PlacementEditor, ReviewRow, Stage, review_rows};
 use crate::app::state::State;
 use crate::config::theme::Theme;
-use crate::engine::edit::{ClusterChange, Membership};
+use crate::engine::edit::placement::{ClusterChange, Membership};
 
 pub(super) fn render(
     frame: &mut Frame,

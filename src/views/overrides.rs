@@ -12,7 +12,7 @@ use super::{ViewContext, pane_block};
 use crate::app::overrides::{Form, FormField, FormKind, OverrideEditor, Stage, review_rows};
 use crate::app::state::State;
 use crate::config::theme::Theme;
-use crate::engine::override_edit::component_name;
+use crate::engine::edit::override_rules::component_name;
 
 pub(super) fn render(
     frame: &mut Frame,
@@ -125,7 +125,7 @@ fn rule_lines(
             header.push_str(" · edited");
         }
         lines.push(Line::from(Span::styled(header, theme.title)));
-        let rows: Vec<(usize, &crate::engine::override_edit::RuleView)> = editor
+        let rows: Vec<(usize, &crate::engine::edit::override_rules::RuleView)> = editor
             .rows
             .iter()
             .enumerate()

@@ -13,8 +13,8 @@ use super::{
     HubKind, HubRender, HubRow, HubView, RenderedObject, condition, list_values, sort_rows, text,
 };
 use crate::backend::kube::probe::short_error;
-use crate::engine::inventory::{InventoryKind, parse_cluster};
-use crate::engine::load::Doc;
+use crate::engine::document::parse::Doc;
+use crate::engine::fleet::inventory::{InventoryKind, parse_cluster};
 use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef};
 
 pub(super) fn cluster_resource() -> ApiResource {

@@ -16,9 +16,9 @@ use serde_json::Value;
 
 use super::{HubKind, HubRow, HubView, condition, sort_rows, text};
 use crate::backend::kube::probe::short_error;
-use crate::engine::inventory::{InventoryKind, parse_cluster};
-use crate::engine::kubefed::{FederatedObject, KfPlacement, KindMap};
-use crate::engine::load::Doc;
+use crate::engine::dialect::kubefed::{FederatedObject, KfPlacement, KindMap};
+use crate::engine::document::parse::Doc;
+use crate::engine::fleet::inventory::{InventoryKind, parse_cluster};
 use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef};
 
 const CORE_GROUP: &str = "core.kubefed.io";
@@ -157,7 +157,7 @@ pub fn type_of(ftc: &Value) -> Option<FederatedType> {
     }
     let group = Some(text(ftc, "/spec/federatedType/group"))
         .filter(|g| !g.is_empty())
-        .unwrap_or_else(|| crate::engine::kubefed::TYPES_GROUP.to_string());
+        .unwrap_or_else(|| crate::engine::dialect::kubefed::TYPES_GROUP.to_string());
     let version = Some(text(ftc, "/spec/federatedType/version"))
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| "v1beta1".to_string());

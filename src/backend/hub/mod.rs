@@ -293,7 +293,7 @@ pub fn delivered_form(object: &serde_json::Value) -> serde_json::Value {
     drop_marks(&mut out, |key, value| {
         key.contains("karmada.io") || is_flotilla_mark(key, value)
     });
-    crate::engine::diff::normalize(&out)
+    crate::engine::compare::diff::normalize(&out)
 }
 
 /// The string at `pointer` in `value`, empty when there is none.

@@ -19,8 +19,8 @@ use super::{
     HubKind, HubRender, HubRow, HubView, RenderedObject, condition, list_values, sort_rows, text,
 };
 use crate::backend::kube::probe::short_error;
-use crate::engine::ocm::{OcmCluster, OcmClusterSet};
-use crate::engine::ocm_edit::{HubPlacement, PlacementWorld, ReplicaSetRef};
+use crate::engine::dialect::ocm::{OcmCluster, OcmClusterSet};
+use crate::engine::edit::ocm_placement::{HubPlacement, PlacementWorld, ReplicaSetRef};
 use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef, Taint};
 
 const CLUSTER_GROUP: &str = "cluster.open-cluster-management.io";

@@ -19,8 +19,9 @@ use crate::backend::cluster::{ApplyMode, ClusterApi};
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::propagate::{Action, PlanItem, resource_of};
 use crate::backend::{AddedResource, BackendEvent, CellRef, CellUpdate, Effect};
-use crate::engine::ocm_edit::PlacementWorld;
-use crate::engine::{Decision, Fleet, diff};
+use crate::engine::compare::diff;
+use crate::engine::edit::ocm_placement::PlacementWorld;
+use crate::engine::{Decision, Fleet};
 use crate::model::Dialect;
 use crate::model::{CellStatus, ClusterStatus, Health, StatusKind};
 

@@ -7,8 +7,8 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::FleetError;
-use super::load::Doc;
+use crate::engine::document::parse::Doc;
+use crate::engine::document::source::FleetError;
 use crate::model::{ClusterSpec, Taint};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -520,8 +520,8 @@ pub fn untolerated_taint<'a>(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::engine::SourceFile;
-    use crate::engine::load::parse_files;
+    use crate::engine::document::parse::parse_files;
+    use crate::engine::document::source::SourceFile;
 
     fn doc(text: &str) -> Doc {
         let (mut docs, errors) = parse_files(&[SourceFile {

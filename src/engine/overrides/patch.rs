@@ -8,8 +8,8 @@ use json_patch::{AddOperation, PatchOperation, RemoveOperation, ReplaceOperation
 use jsonptr::PointerBuf;
 use serde_json::Value;
 
-use super::FleetError;
-use super::load::Doc;
+use crate::engine::document::parse::Doc;
+use crate::engine::document::source::FleetError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpKind {

@@ -7,12 +7,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use super::FleetError;
-use super::load::{Doc, pointer_to_field};
-use super::overrides::Located;
-use super::patch::PatchOp;
-use super::replicas::RspPreference;
-use super::selector::{LabelSelector, scalar_text};
+use crate::engine::document::parse::{Doc, pointer_to_field};
+use crate::engine::document::source::FleetError;
+use crate::engine::overrides::overriders::Located;
+use crate::engine::overrides::patch::PatchOp;
+use crate::engine::place::replicas::RspPreference;
+use crate::engine::place::selector::{LabelSelector, scalar_text};
 use crate::model::{ClusterSpec, ResourceRef};
 
 pub const TYPES_GROUP: &str = "types.kubefed.io";
@@ -447,7 +447,7 @@ impl FederatedObject {
 /// Everything else (a missing parent, an index past the end, `remove` of a missing key)
 /// fails in both.
 pub fn apply_override(op: &PatchOp, obj: &mut Value) -> Result<(), String> {
-    if op.kind == super::patch::OpKind::Replace
+    if op.kind == crate::engine::overrides::patch::OpKind::Replace
         && let Some((parent, last)) = op.path.rsplit_once('/')
         && let Some(Value::Object(map)) = obj.pointer_mut(parent)
     {
@@ -484,7 +484,7 @@ pub fn add_managed_label(obj: &mut Value) {
     }
     if let Some(labels) = labels.as_object_mut() {
         labels.insert(
-            super::KUBEFED_MANAGED_LABEL.into(),
+            crate::engine::fleet::plan::KUBEFED_MANAGED_LABEL.into(),
             Value::String("true".into()),
         );
     }
@@ -541,7 +541,10 @@ impl Rsp {
             .and_then(Value::as_object)
         {
             for (name, pref) in map {
-                let p = format!("/spec/clusters/{}", super::load::escape_token(name));
+                let p = format!(
+                    "/spec/clusters/{}",
+                    crate::engine::document::parse::escape_token(name)
+                );
                 let int = |k: &str| pref.get(k).and_then(Value::as_i64);
                 let weight = int("weight").unwrap_or(0);
                 let min_replicas = int("minReplicas").unwrap_or(0);
@@ -597,8 +600,8 @@ impl Rsp {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::engine::SourceFile;
-    use crate::engine::load::parse_files;
+    use crate::engine::document::parse::parse_files;
+    use crate::engine::document::source::SourceFile;
 
     fn parse(text: &str) -> Result<FederatedObject, FleetError> {
         let (docs, errors) = parse_files(&[SourceFile {
@@ -650,13 +653,17 @@ mod tests {
         assert!(err.hint.contains("named after the namespace"));
     }
 
-    fn op(kind: super::super::patch::OpKind, path: &str, value: Option<Value>) -> PatchOp {
+    fn op(
+        kind: crate::engine::overrides::patch::OpKind,
+        path: &str,
+        value: Option<Value>,
+    ) -> PatchOp {
         PatchOp::new(kind, path, value).unwrap()
     }
 
     #[test]
     fn replace_of_a_missing_key_sets_it_as_kubefeds_json_patch_does() {
-        use super::super::patch::OpKind;
+        use crate::engine::overrides::patch::OpKind;
         use serde_json::json;
         let mut obj = json!({"data": {"a": "1"}, "spec": {"list": [1]}});
         // Seen on a real KubeFed v0.10.0: the member got data.missing.
@@ -686,87 +693,6 @@ mod tests {
             assert!(err.contains(path), "{err}");
         }
         assert_eq!(obj, before);
-    }
-
-    /// What the real KubeFed v0.10.0 wrote for these (tests/testenv_kubefed.rs checks it
-    /// against the controller): its label comes after the overrides.
-    #[test]
-    fn overrides_see_the_template_without_kubefeds_label_or_flotillas_marker() {
-        use crate::engine::{Decision, load_fleet};
-        let fleet_text = "\
-apiVersion: core.kubefed.io/v1beta1
-kind: KubeFedCluster
-metadata: {name: a, namespace: kube-federation-system}
-spec: {apiEndpoint: \"https://a\", secretRef: {name: a}}
----
-apiVersion: core.kubefed.io/v1beta1
-kind: KubeFedCluster
-metadata: {name: b, namespace: kube-federation-system}
-spec: {apiEndpoint: \"https://b\", secretRef: {name: b}}
----
-apiVersion: types.kubefed.io/v1beta1
-kind: FederatedNamespace
-metadata: {name: n, namespace: n}
-spec:
-  placement: {clusterSelector: {}}
-  overrides:
-  - clusterName: b
-    clusterOverrides: [{op: add, path: /metadata/labels, value: {zone: b}}]
----
-apiVersion: types.kubefed.io/v1beta1
-kind: FederatedConfigMap
-metadata: {name: c, namespace: n}
-spec:
-  template: {data: {a: '1'}}
-  placement: {clusterSelector: {}}
-  overrides:
-  - clusterName: a
-    clusterOverrides: [{op: add, path: /metadata/labels/tier, value: gold}]
-  - clusterName: b
-    clusterOverrides:
-    - {path: /data/missing, value: x}
-    - {op: add, path: /metadata/labels, value: {kubefed.io/managed: 'false'}}
-";
-        let (fleet, errors) = load_fleet(&[SourceFile {
-            path: "f.yaml".into(),
-            text: fleet_text.into(),
-        }]);
-        // The add into labels the template does not have fails, as in KubeFed.
-        assert_eq!(errors.len(), 1, "{errors:?}");
-        assert!(
-            errors[0]
-                .message
-                .contains("cannot add /metadata/labels/tier"),
-            "{}",
-            errors[0].message
-        );
-        let resource = |kind: &str| {
-            fleet
-                .resources
-                .iter()
-                .position(|r| r.target.kind == kind)
-                .unwrap()
-        };
-        let (a, b) = (
-            fleet.cluster_index("a").unwrap(),
-            fleet.cluster_index("b").unwrap(),
-        );
-        let Decision::NotPlaced { reason } = fleet.decide(resource("ConfigMap"), a) else {
-            panic!("the override cannot apply on a");
-        };
-        assert!(reason.starts_with("ApplyOverridesFailed: "), "{reason}");
-        let Decision::Placed { object, .. } = fleet.decide(resource("ConfigMap"), b) else {
-            panic!("c is placed on b");
-        };
-        assert_eq!(object["data"]["missing"], "x");
-        assert_eq!(object["metadata"]["labels"]["kubefed.io/managed"], "true");
-        let Decision::Placed { object, .. } = fleet.decide(resource("Namespace"), b) else {
-            panic!("n is placed on b");
-        };
-        let labels = &object["metadata"]["labels"];
-        assert_eq!(labels["zone"], "b");
-        assert_eq!(labels["kubefed.io/managed"], "true");
-        assert_eq!(labels["app.kubernetes.io/managed-by"], "flotilla");
     }
 
     #[test]

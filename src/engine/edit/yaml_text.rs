@@ -14,8 +14,8 @@
 
 use serde_json::Value;
 
-use super::SourceFile;
-use super::load::{Doc, document_spans, parse_files};
+use crate::engine::document::parse::{Doc, document_spans, parse_files};
+use crate::engine::document::source::SourceFile;
 
 /// The new text of a file, and what the person saving it should know.
 #[derive(Debug, Clone, PartialEq)]
@@ -219,7 +219,10 @@ fn scalar_changes<'a>(
                     scalar_changes(
                         &a[k.as_str()],
                         v,
-                        format!("{pointer}/{}", super::load::escape_token(k)),
+                        format!(
+                            "{pointer}/{}",
+                            crate::engine::document::parse::escape_token(k)
+                        ),
                         out,
                     )
                 })
@@ -777,7 +780,10 @@ mod tests {
                     for (k, v) in map {
                         collect_leaves(
                             v,
-                            format!("{pointer}/{}", crate::engine::load::escape_token(k)),
+                            format!(
+                                "{pointer}/{}",
+                                crate::engine::document::parse::escape_token(k)
+                            ),
                             out,
                         );
                     }

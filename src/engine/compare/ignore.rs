@@ -34,10 +34,10 @@
 
 use serde_json::{Map, Value};
 
-use super::diff::{self, Segment, list_keys};
-use super::load::Doc;
-use super::selector::{LabelSelector, scalar_text};
-use super::{FleetError, SourceLocation};
+use crate::engine::compare::diff::{self, Segment, list_keys};
+use crate::engine::document::parse::Doc;
+use crate::engine::document::source::{FleetError, SourceLocation};
+use crate::engine::place::selector::{LabelSelector, scalar_text};
 use crate::glob::glob_match;
 use crate::model::{ClusterSpec, ResourceRef};
 
@@ -431,12 +431,16 @@ pub fn stable_pointer(path: &[Segment]) -> String {
     for segment in path {
         out.push('/');
         match segment {
-            Segment::Field(name) => out.push_str(&super::load::escape_token(name)),
+            Segment::Field(name) => {
+                out.push_str(&crate::engine::document::parse::escape_token(name))
+            }
             Segment::Keyed { key, index } => {
                 let pairs: Vec<String> = key
                     .iter()
                     .filter_map(|(k, v)| {
-                        scalar_text(v).map(|t| format!("{k}={}", super::load::escape_token(&t)))
+                        scalar_text(v).map(|t| {
+                            format!("{k}={}", crate::engine::document::parse::escape_token(&t))
+                        })
                     })
                     .collect();
                 if pairs.is_empty() {
@@ -577,7 +581,7 @@ fn walk(
 fn pointer_of(tokens: &[String]) -> String {
     tokens
         .iter()
-        .map(|t| format!("/{}", super::load::escape_token(t)))
+        .map(|t| format!("/{}", crate::engine::document::parse::escape_token(t)))
         .collect()
 }
 
@@ -677,8 +681,8 @@ fn remove_at(root: &mut Value, tokens: &[String]) {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::engine::SourceFile;
-    use crate::engine::load::parse_files;
+    use crate::engine::document::parse::parse_files;
+    use crate::engine::document::source::SourceFile;
     use serde_json::json;
 
     fn doc(text: &str) -> Doc {
@@ -753,36 +757,6 @@ mod tests {
             PathPattern::parse(&stable_pointer(&drift[0].path))
                 .unwrap()
                 .covers(&drift[0].path)
-        );
-    }
-
-    #[test]
-    fn the_loader_reads_rules_and_never_propagates_them() {
-        let inventory =
-            "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: west}\n---\n";
-        let files = [SourceFile {
-            path: "fleet.yaml".into(),
-            text: format!("{inventory}{RULE}"),
-        }];
-        let (fleet, errors) = crate::engine::load_fleet(&files);
-        assert!(errors.is_empty(), "{errors:?}");
-        assert!(fleet.resources.is_empty(), "{:?}", fleet.resources);
-        assert_eq!(fleet.ignores.len(), 1);
-        assert_eq!(fleet.ignores[0].source.line, 5);
-        let files = [SourceFile {
-            path: "fleet.yaml".into(),
-            text: format!(
-                "{inventory}apiVersion: flotilla.dev/v1alpha1\nkind: DriftIgnor\nmetadata: {{name: x}}\n"
-            ),
-        }];
-        let (_, errors) = crate::engine::load_fleet(&files);
-        assert_eq!(errors.len(), 1, "{errors:?}");
-        assert!(
-            errors[0]
-                .to_string()
-                .contains("fleet.yaml:6: kind: flotilla.dev has no kind DriftIgnor"),
-            "{}",
-            errors[0]
         );
     }
 

@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::FleetError;
-use super::load::Doc;
-use super::selector::{LabelSelector, Requirement, scalar_text};
+use crate::engine::document::parse::Doc;
+use crate::engine::document::source::FleetError;
+use crate::engine::place::selector::{LabelSelector, Requirement, scalar_text};
 use crate::model::Taint;
 
 /// The label that puts a cluster into an `ExclusiveClusterSetLabel` set.

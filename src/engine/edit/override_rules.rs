@@ -11,13 +11,17 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::adopt::{new_policy, owned_policy};
-use super::edit::{DiffGroup, parse_selector, selector_text};
-use super::karmada::OverridePolicy;
-use super::load::{Doc, document_spans, escape_token, parse_files};
-use super::overrides::{ImageComponent, ImageOverrider, override_image};
-use super::patch::OpKind;
-use super::{Decision, Fleet, FleetError, SourceFile, diff, load_fleet, yaml_edit};
+use crate::engine::compare::diff;
+use crate::engine::dialect::karmada::OverridePolicy;
+use crate::engine::document::parse::{Doc, document_spans, escape_token, parse_files};
+use crate::engine::document::source::{FleetError, SourceFile};
+use crate::engine::edit::adopt::{new_policy, owned_policy};
+use crate::engine::edit::placement::{DiffGroup, parse_selector, selector_text};
+use crate::engine::edit::yaml_text;
+use crate::engine::fleet::assemble::load_fleet;
+use crate::engine::fleet::decide::{Decision, Fleet};
+use crate::engine::overrides::overriders::{ImageComponent, ImageOverrider, override_image};
+use crate::engine::overrides::patch::OpKind;
 use crate::model::{ClusterSpec, Dialect, ResourceRef};
 
 /// One document that holds override rules for the resource being edited.
@@ -206,7 +210,7 @@ fn set_kubefed_ops(object: &mut Value, ops: Vec<(String, Value)>) -> Result<(), 
 
 /// Parses a policy value the way the loader does, for its rules' targets.
 fn parse_policy(object: &Value, clusters: &[ClusterSpec]) -> Option<OverridePolicy> {
-    let text = yaml_edit::to_block_yaml(object).ok()?;
+    let text = yaml_text::to_block_yaml(object).ok()?;
     let (docs, _) = parse_files(&[SourceFile {
         path: "(edited)".into(),
         text,
@@ -854,13 +858,13 @@ pub fn edited_files(
     let mut out = files.to_vec();
     match out.iter_mut().find(|f| f.path == doc.file) {
         Some(file) => {
-            file.text = yaml_edit::replace_or_append(&doc.file, &file.text, doc.document, object)
+            file.text = yaml_text::replace_or_append(&doc.file, &file.text, doc.document, object)
                 .map_err(|e| e.to_string())?
                 .text;
         }
         None => out.push(SourceFile {
             path: doc.file.clone(),
-            text: yaml_edit::append_document(&doc.file, "", object).map_err(|e| e.to_string())?,
+            text: yaml_text::append_document(&doc.file, "", object).map_err(|e| e.to_string())?,
         }),
     }
     Ok(out)

@@ -5,112 +5,21 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::inventory::{self, InventoryKind};
-use super::karmada::{OverridePolicy, Precision, PropagationPolicy, best_match};
-use super::kubefed::{FederatedObject, KindMap, Rsp};
-use super::load::{Doc, parse_files};
-use super::overrides::OverrideFailure;
-use super::replicas::kubefed_plan;
-use super::{FederatedResource, Fleet, FleetError, SourceFile, SourceLocation};
+use crate::engine::dialect::karmada::{OverridePolicy, Precision, PropagationPolicy, best_match};
+use crate::engine::dialect::kubefed::{FederatedObject, KindMap, Rsp};
+use crate::engine::document::parse::{Doc, parse_files};
+use crate::engine::document::source::{FleetError, SourceFile, SourceLocation};
+use crate::engine::fleet::decide::{FederatedResource, Fleet};
+use crate::engine::fleet::inventory::{self, InventoryKind};
+use crate::engine::overrides::overriders::OverrideFailure;
+use crate::engine::place::replicas::kubefed_plan;
 use crate::model::{ClusterSpec, Dialect, ResourceRef};
 
-pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
-pub const MANAGED_BY_VALUE: &str = "flotilla";
-pub const SOURCE_ANNOTATION: &str = "flotilla.dev/source";
-pub const KUBEFED_MANAGED_LABEL: &str = "kubefed.io/managed";
-
-/// Placement of one resource on one cluster, compactly.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Cell {
-    /// `replicas` < 0 means the kind has none (or they are left as the template says).
-    Placed {
-        replicas: i32,
-        set: u32,
-    },
-    NotPlaced(u32),
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum OverrideSet {
-    None,
-    /// (override policy, rule) pairs in application order.
-    Karmada(Vec<(u32, u32)>),
-    /// Index into the plan's KubeFed overrides.
-    KubeFed(usize),
-}
-
-#[derive(Debug, Clone)]
-pub(crate) enum Origin {
-    Karmada {
-        /// Index into the fleet's propagation policies; `None` when unclaimed.
-        policy: Option<usize>,
-    },
-    KubeFed {
-        overrides: Vec<super::kubefed::ClusterOverride>,
-        /// A ReplicaSchedulingPreference owns `/spec/replicas`.
-        rsp: bool,
-    },
-    /// A resource that could not be read; every cell says why.
-    Invalid,
-}
-
-/// Everything needed to render one resource on any cluster.
-#[derive(Debug, Clone)]
-pub(crate) struct Plan {
-    /// The member object before per-cluster replicas and overrides; marker included.
-    pub base: Value,
-    pub cells: Vec<Cell>,
-    pub reasons: Vec<String>,
-    pub sets: Vec<OverrideSet>,
-    pub steps: Vec<String>,
-    pub summary: String,
-    pub replica_path: Option<&'static str>,
-    /// Karmada static weights per cluster when replicas were divided.
-    pub weights: Vec<i64>,
-    pub origin: Origin,
-    pub source_key: String,
-    /// A Karmada Namespace template no policy claims: placed where its objects are.
-    pub follows_namespace: bool,
-}
-
-impl Plan {
-    fn new(base: Value, clusters: usize, origin: Origin, source_key: String) -> Plan {
-        Plan {
-            base,
-            cells: vec![Cell::NotPlaced(0); clusters],
-            reasons: Vec::new(),
-            sets: vec![OverrideSet::None],
-            steps: Vec::new(),
-            summary: String::new(),
-            replica_path: None,
-            weights: Vec::new(),
-            origin,
-            source_key,
-            follows_namespace: false,
-        }
-    }
-
-    fn reason(&mut self, text: String) -> u32 {
-        if let Some(pos) = self.reasons.iter().position(|r| *r == text) {
-            return pos as u32;
-        }
-        self.reasons.push(text);
-        (self.reasons.len() - 1) as u32
-    }
-
-    fn not_placed_everywhere(&mut self, text: String) {
-        let idx = self.reason(text);
-        for cell in &mut self.cells {
-            *cell = Cell::NotPlaced(idx);
-        }
-    }
-
-    pub fn placed(&self, cluster: usize) -> bool {
-        matches!(self.cells.get(cluster), Some(Cell::Placed { .. }))
-    }
-}
+use crate::engine::fleet::plan::{
+    Cell, ImpliedNamespace, Origin, OverrideSet, Plan, mark, replica_path, set_path,
+};
 
 /// Kinds that are cluster-scoped in Kubernetes (everything else is namespaced unless a CRD in
 /// the fleet says otherwise).
@@ -161,7 +70,7 @@ fn classify(doc: &Doc, kinds: &KindMap) -> Class {
         ("core.kubefed.io", "KubeFedCluster") => Class::KubeFedCluster,
         ("core.kubefed.io", "FederatedTypeConfig") => Class::TypeConfig,
         ("scheduling.kubefed.io", "ReplicaSchedulingPreference") => Class::Rsp,
-        ("flotilla.dev", super::ignore::KIND) => Class::DriftIgnore,
+        ("flotilla.dev", crate::engine::compare::ignore::KIND) => Class::DriftIgnore,
         ("flotilla.dev", _) => Class::UnknownFlotilla,
         ("policy.karmada.io", "PropagationPolicy" | "ClusterPropagationPolicy") => {
             Class::Propagation
@@ -183,74 +92,6 @@ fn classify(doc: &Doc, kinds: &KindMap) -> Class {
         ) => Class::Ignored,
         _ if kinds.is_federated(group, kind) => Class::Federated,
         _ => Class::Template,
-    }
-}
-
-/// Which field holds replicas for a kind, as Karmada's default interpreter reads it.
-pub(crate) fn replica_path(kind: &str) -> Option<&'static str> {
-    match kind {
-        "Deployment" | "StatefulSet" | "ReplicaSet" => Some("/spec/replicas"),
-        "Job" => Some("/spec/parallelism"),
-        _ => None,
-    }
-}
-
-/// Sets a value at a pointer, creating missing objects on the way.
-pub(crate) fn set_path(obj: &mut Value, pointer: &str, value: Value) {
-    let mut current = obj;
-    let tokens: Vec<String> = pointer
-        .split('/')
-        .skip(1)
-        .map(|t| {
-            if t.contains('~') {
-                t.replace("~1", "/").replace("~0", "~")
-            } else {
-                t.to_string()
-            }
-        })
-        .collect();
-    for (i, token) in tokens.iter().enumerate() {
-        let Some(map) = current.as_object_mut() else {
-            return;
-        };
-        if i + 1 == tokens.len() {
-            map.insert(token.clone(), value);
-            return;
-        }
-        current = map
-            .entry(token.clone())
-            .or_insert_with(|| Value::Object(Map::new()));
-        if current.is_null() {
-            *current = Value::Object(Map::new());
-        }
-    }
-}
-
-/// Adds the ownership marker (design §4).
-pub(crate) fn mark(obj: &mut Value, source: &str) {
-    let Some(root) = obj.as_object_mut() else {
-        return;
-    };
-    let meta = root
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !meta.is_object() {
-        *meta = Value::Object(Map::new());
-    }
-    let Some(meta) = meta.as_object_mut() else {
-        return;
-    };
-    for (key, name, value) in [
-        ("labels", MANAGED_BY_LABEL, MANAGED_BY_VALUE),
-        ("annotations", SOURCE_ANNOTATION, source),
-    ] {
-        let slot = meta.entry(key).or_insert_with(|| Value::Object(Map::new()));
-        if !slot.is_object() {
-            *slot = Value::Object(Map::new());
-        }
-        if let Some(map) = slot.as_object_mut() {
-            map.insert(name.to_string(), Value::String(value.to_string()));
-        }
     }
 }
 
@@ -314,8 +155,10 @@ fn built(resource: FederatedResource, plan: Plan) -> Built {
     }
 }
 
-/// Loads what it can and returns every error.
-pub fn load(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
+/// Loads every document of `files`, returning the fleet built from what could be read and
+/// every error found (sorted by file and line). Deterministic regardless of file and document
+/// order: documents are sorted by identity before anything is built.
+pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
     let (mut docs, mut errors) = parse_files(files);
     docs.sort_by(|a, b| {
         (
@@ -409,16 +252,18 @@ pub fn load(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
     let mut ignores = Vec::new();
     for (doc, class) in docs.iter().zip(&classes) {
         match class {
-            Class::DriftIgnore => match super::ignore::IgnoreRule::parse(doc, &clusters) {
-                Ok(rule) => ignores.push(rule),
-                Err(e) => errors.push(e),
-            },
+            Class::DriftIgnore => {
+                match crate::engine::compare::ignore::IgnoreRule::parse(doc, &clusters) {
+                    Ok(rule) => ignores.push(rule),
+                    Err(e) => errors.push(e),
+                }
+            }
             Class::UnknownFlotilla => errors.push(doc.error(
                 "/kind",
                 format!("flotilla.dev has no kind {}", doc.kind()),
                 format!(
                     "flotilla.dev/v1alpha1 knows only {}; fix the kind or remove the document",
-                    super::ignore::KIND
+                    crate::engine::compare::ignore::KIND
                 ),
             )),
             _ => {}
@@ -863,7 +708,14 @@ fn validate_sets<'a, F>(
     lookup: F,
     errors: &mut Vec<FleetError>,
 ) where
-    F: Fn(u32, u32) -> (String, String, &'a super::overrides::Overriders),
+    F: Fn(
+        u32,
+        u32,
+    ) -> (
+        String,
+        String,
+        &'a crate::engine::overrides::overriders::Overriders,
+    ),
 {
     let mut failed: Vec<(u32, String)> = Vec::new();
     for (s, set) in plan.sets.iter().enumerate().skip(1) {
@@ -1011,7 +863,7 @@ fn kubefed_plan_for(
         } else {
             (0..clusters.len()).collect()
         };
-        let prefs: Vec<(&str, Option<super::replicas::RspPreference>)> = avail
+        let prefs: Vec<(&str, Option<crate::engine::place::replicas::RspPreference>)> = avail
             .iter()
             .map(|&c| (clusters[c].name.as_str(), rsp.preference(&clusters[c].name)))
             .collect();
@@ -1090,7 +942,9 @@ fn kubefed_plan_for(
             if rsp_owns_replicas && op.item.path == "/spec/replicas" {
                 continue;
             }
-            if let Err(message) = super::kubefed::apply_override(&op.item, &mut obj) {
+            if let Err(message) =
+                crate::engine::dialect::kubefed::apply_override(&op.item, &mut obj)
+            {
                 errors.push(FleetError {
                     location: SourceLocation {
                         file: doc.file.clone(),
@@ -1098,7 +952,7 @@ fn kubefed_plan_for(
                     },
                     field: op.field.clone(),
                     message: format!("override for cluster {} cannot apply: {message}", cluster.name),
-                    hint: if op.item.kind == super::patch::OpKind::Add {
+                    hint: if op.item.kind == crate::engine::overrides::patch::OpKind::Add {
                         "add the parent first (e.g. `{op: add, path: /metadata/labels, value: {k: v}}`): KubeFed patches the template before it adds its own label".into()
                     } else {
                         "fix the path (JSON pointer into the generated object), or use `add` to create a field".into()
@@ -1127,15 +981,6 @@ fn kubefed_plan_for(
 /// The placement of a FederatedNamespace: per cluster, why it is not there (`None` = placed),
 /// and the FederatedNamespace's key.
 type NamespacePlacement<'a> = (&'a [Option<String>], &'a str);
-
-/// Namespaces Karmada would create on member clusters for the namespaced templates it places.
-#[derive(Debug, Clone)]
-pub(crate) struct ImpliedNamespace {
-    pub name: String,
-    pub members: Vec<usize>,
-    /// Resources that render this Namespace themselves (a template or a FederatedNamespace).
-    pub renderers: Vec<usize>,
-}
 
 fn finish_namespaces(fleet: &mut Fleet) {
     let mut by_ns: BTreeMap<String, ImpliedNamespace> = BTreeMap::new();
@@ -1190,4 +1035,124 @@ fn finish_namespaces(fleet: &mut Fleet) {
         }
     }
     fleet.namespaces = by_ns.into_values().collect();
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::engine::fleet::decide::Decision;
+
+    /// A DriftIgnore rule (see `compare::ignore`).
+    const RULE: &str = "apiVersion: flotilla.dev/v1alpha1\nkind: DriftIgnore\nmetadata: {name: r}\nspec:\n  clusters: [west]\n  resources: [{kind: Deployment, namespace: shop, name: web}]\n  paths: [/spec/template/spec/containers/name=web/image]\n";
+
+    #[test]
+    fn the_loader_reads_rules_and_never_propagates_them() {
+        let inventory =
+            "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: west}\n---\n";
+        let files = [SourceFile {
+            path: "fleet.yaml".into(),
+            text: format!("{inventory}{RULE}"),
+        }];
+        let (fleet, errors) = load_fleet(&files);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(fleet.resources.is_empty(), "{:?}", fleet.resources);
+        assert_eq!(fleet.ignores.len(), 1);
+        assert_eq!(fleet.ignores[0].source.line, 5);
+        let files = [SourceFile {
+            path: "fleet.yaml".into(),
+            text: format!(
+                "{inventory}apiVersion: flotilla.dev/v1alpha1\nkind: DriftIgnor\nmetadata: {{name: x}}\n"
+            ),
+        }];
+        let (_, errors) = load_fleet(&files);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0]
+                .to_string()
+                .contains("fleet.yaml:6: kind: flotilla.dev has no kind DriftIgnor"),
+            "{}",
+            errors[0]
+        );
+    }
+
+    /// What the real KubeFed v0.10.0 wrote for these (tests/testenv_kubefed.rs checks it
+    /// against the controller): its label comes after the overrides.
+    #[test]
+    fn overrides_see_the_template_without_kubefeds_label_or_flotillas_marker() {
+        let fleet_text = "\
+apiVersion: core.kubefed.io/v1beta1
+kind: KubeFedCluster
+metadata: {name: a, namespace: kube-federation-system}
+spec: {apiEndpoint: \"https://a\", secretRef: {name: a}}
+---
+apiVersion: core.kubefed.io/v1beta1
+kind: KubeFedCluster
+metadata: {name: b, namespace: kube-federation-system}
+spec: {apiEndpoint: \"https://b\", secretRef: {name: b}}
+---
+apiVersion: types.kubefed.io/v1beta1
+kind: FederatedNamespace
+metadata: {name: n, namespace: n}
+spec:
+  placement: {clusterSelector: {}}
+  overrides:
+  - clusterName: b
+    clusterOverrides: [{op: add, path: /metadata/labels, value: {zone: b}}]
+---
+apiVersion: types.kubefed.io/v1beta1
+kind: FederatedConfigMap
+metadata: {name: c, namespace: n}
+spec:
+  template: {data: {a: '1'}}
+  placement: {clusterSelector: {}}
+  overrides:
+  - clusterName: a
+    clusterOverrides: [{op: add, path: /metadata/labels/tier, value: gold}]
+  - clusterName: b
+    clusterOverrides:
+    - {path: /data/missing, value: x}
+    - {op: add, path: /metadata/labels, value: {kubefed.io/managed: 'false'}}
+";
+        let (fleet, errors) = load_fleet(&[SourceFile {
+            path: "f.yaml".into(),
+            text: fleet_text.into(),
+        }]);
+        // The add into labels the template does not have fails, as in KubeFed.
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0]
+                .message
+                .contains("cannot add /metadata/labels/tier"),
+            "{}",
+            errors[0].message
+        );
+        let resource = |kind: &str| {
+            fleet
+                .resources
+                .iter()
+                .position(|r| r.target.kind == kind)
+                .unwrap()
+        };
+        let (a, b) = (
+            fleet.cluster_index("a").unwrap(),
+            fleet.cluster_index("b").unwrap(),
+        );
+        let Decision::NotPlaced { reason } = fleet.decide(resource("ConfigMap"), a) else {
+            panic!("the override cannot apply on a");
+        };
+        assert!(reason.starts_with("ApplyOverridesFailed: "), "{reason}");
+        let Decision::Placed { object, .. } = fleet.decide(resource("ConfigMap"), b) else {
+            panic!("c is placed on b");
+        };
+        assert_eq!(object["data"]["missing"], "x");
+        assert_eq!(object["metadata"]["labels"]["kubefed.io/managed"], "true");
+        let Decision::Placed { object, .. } = fleet.decide(resource("Namespace"), b) else {
+            panic!("n is placed on b");
+        };
+        let labels = &object["metadata"]["labels"];
+        assert_eq!(labels["zone"], "b");
+        assert_eq!(labels["kubefed.io/managed"], "true");
+        assert_eq!(labels["app.kubernetes.io/managed-by"], "flotilla");
+    }
 }

@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
-use super::Fleet;
-use super::plan::{Cell, Origin};
-use super::selector::untolerated_taint;
+use crate::engine::fleet::decide::Fleet;
+use crate::engine::fleet::plan::{Cell, Origin};
+use crate::engine::place::selector::untolerated_taint;
 use crate::model::Dialect;
 
 /// Why a resource is (or is not) on a cluster, for people.

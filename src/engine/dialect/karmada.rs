@@ -7,11 +7,13 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::FleetError;
-use super::load::Doc;
-use super::overrides::Overriders;
-use super::replicas::divide_by_static_weight;
-use super::selector::{ClusterAffinity, LabelSelector, Toleration, scalar_text, untolerated_taint};
+use crate::engine::document::parse::Doc;
+use crate::engine::document::source::FleetError;
+use crate::engine::overrides::overriders::Overriders;
+use crate::engine::place::replicas::divide_by_static_weight;
+use crate::engine::place::selector::{
+    ClusterAffinity, LabelSelector, Toleration, scalar_text, untolerated_taint,
+};
 use crate::model::{ClusterSpec, ResourceRef};
 
 /// How precisely a resource selector matched, in upstream's order (higher wins).

@@ -10,7 +10,7 @@ use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use serde_saphyr::Spanned;
 
-use super::{FleetError, SourceFile, SourceLocation};
+use crate::engine::document::source::{FleetError, SourceFile, SourceLocation};
 
 /// One YAML document of the fleet, parsed, with the line of every field it holds.
 #[derive(Debug, Clone)]

@@ -4,10 +4,10 @@
 
 use serde_json::{Map, Value};
 
-use super::FleetError;
-use super::load::{Doc, escape_token, pointer_to_field};
-use super::patch::{OpKind, PatchOp};
-use super::selector::scalar_text;
+use crate::engine::document::parse::{Doc, escape_token, pointer_to_field};
+use crate::engine::document::source::FleetError;
+use crate::engine::overrides::patch::{OpKind, PatchOp};
+use crate::engine::place::selector::scalar_text;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ImageComponent {
@@ -688,8 +688,8 @@ fn apply_field(obj: &mut Value, o: &FieldOverrider) -> Result<(), String> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::engine::SourceFile;
-    use crate::engine::load::parse_files;
+    use crate::engine::document::parse::parse_files;
+    use crate::engine::document::source::SourceFile;
     use serde_json::json;
 
     fn overriders(text: &str) -> Result<Overriders, FleetError> {

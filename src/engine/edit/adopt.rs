@@ -9,10 +9,13 @@
 
 use serde_json::{Map, Value, json};
 
-use super::diff::Segment;
-use super::load::{Doc, escape_token, parse_files};
-use super::yaml_edit;
-use super::{Decision, Fleet, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SourceFile, load_fleet};
+use crate::engine::compare::diff::Segment;
+use crate::engine::document::parse::{Doc, escape_token, parse_files};
+use crate::engine::document::source::SourceFile;
+use crate::engine::edit::yaml_text;
+use crate::engine::fleet::assemble::load_fleet;
+use crate::engine::fleet::decide::{Decision, Fleet};
+use crate::engine::fleet::plan::{MANAGED_BY_LABEL, MANAGED_BY_VALUE};
 use crate::model::{Dialect, ResourceRef};
 
 /// One field to adopt: where it is in the rendered object, and the live value (`None`: the
@@ -134,7 +137,7 @@ impl Workspace {
 
     /// Replaces document `doc` with `value` in its file.
     fn replace(&mut self, doc: &Doc, value: &Value) -> Result<(), String> {
-        let edited = yaml_edit::replace_document(&doc.file, self.text(&doc.file), doc.index, value)
+        let edited = yaml_text::replace_document(&doc.file, self.text(&doc.file), doc.index, value)
             .map_err(|e| e.to_string())?;
         self.set(&doc.file, edited.text, edited.warnings);
         Ok(())
@@ -142,7 +145,7 @@ impl Workspace {
 
     fn append(&mut self, path: &str, value: &Value) -> Result<(), String> {
         let text =
-            yaml_edit::append_document(path, self.text(path), value).map_err(|e| e.to_string())?;
+            yaml_text::append_document(path, self.text(path), value).map_err(|e| e.to_string())?;
         self.set(path, text, Vec::new());
         Ok(())
     }

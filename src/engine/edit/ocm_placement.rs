@@ -7,13 +7,15 @@
 
 use serde_json::{Value, json};
 
-use super::FleetError;
-use super::edit::{
+use crate::engine::dialect::ocm::{
+    OcmCluster, OcmClusterSet, PlacementContext, decide, parse_placement,
+};
+use crate::engine::document::parse::Doc;
+use crate::engine::document::source::FleetError;
+use crate::engine::edit::placement::{
     Membership, parse_expressions, parse_selector, parse_tolerations_with, selector_text,
     set_or_remove, tolerations_text,
 };
-use super::load::Doc;
-use super::ocm::{OcmCluster, OcmClusterSet, PlacementContext, decide, parse_placement};
 
 /// OCM's taint effects, the only ones a Placement toleration may name.
 pub const OCM_EFFECTS: [&str; 3] = ["NoSelect", "NoSelectIfNew", "PreferNoSelect"];
@@ -367,8 +369,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::engine::ocm::SetSelector;
-    use crate::engine::selector::LabelSelector;
+    use crate::engine::dialect::ocm::SetSelector;
+    use crate::engine::place::selector::LabelSelector;
     use crate::model::Taint;
 
     fn placement(spec: Value) -> Value {

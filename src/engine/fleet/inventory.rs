@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::FleetError;
-use super::load::Doc;
-use super::selector::scalar_text;
+use crate::engine::document::parse::Doc;
+use crate::engine::document::source::FleetError;
+use crate::engine::place::selector::scalar_text;
 use crate::model::{ClusterSpec, Taint};
 
 pub const CONTEXT_ANNOTATION: &str = "flotilla.dev/context";
@@ -29,7 +29,10 @@ fn labels_of(doc: &Doc) -> Result<BTreeMap<String, String>, FleetError> {
             for (k, v) in map {
                 let text = scalar_text(v).ok_or_else(|| {
                     doc.error(
-                        &format!("/metadata/labels/{}", super::load::escape_token(k)),
+                        &format!(
+                            "/metadata/labels/{}",
+                            crate::engine::document::parse::escape_token(k)
+                        ),
                         "a label value must be a string",
                         "quote the value",
                     )
@@ -78,7 +81,7 @@ pub fn parse_cluster(doc: &Doc, kind: InventoryKind) -> Result<ClusterSpec, Flee
         doc,
         &format!(
             "/metadata/annotations/{}",
-            super::load::escape_token(CONTEXT_ANNOTATION)
+            crate::engine::document::parse::escape_token(CONTEXT_ANNOTATION)
         ),
     )
     .unwrap_or_default();

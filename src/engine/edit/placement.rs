@@ -8,9 +8,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 
-use super::load::split_documents;
-use super::plan::Origin;
-use super::{Decision, Fleet, FleetError, SourceFile, diff, load_fleet};
+use crate::engine::compare::diff;
+use crate::engine::document::parse::split_documents;
+use crate::engine::document::source::{FleetError, SourceFile};
+use crate::engine::fleet::assemble::load_fleet;
+use crate::engine::fleet::decide::{Decision, Fleet};
+use crate::engine::fleet::plan::Origin;
 use crate::model::{Dialect, ResourceRef};
 
 /// The document that declares where a resource goes.
@@ -730,8 +733,13 @@ pub fn replace_document(
             if source.path != file {
                 return Ok(source.clone());
             }
-            let edited = super::yaml_edit::replace_document(file, &source.text, document, object)
-                .map_err(|err| err.to_string())?;
+            let edited = crate::engine::edit::yaml_text::replace_document(
+                file,
+                &source.text,
+                document,
+                object,
+            )
+            .map_err(|err| err.to_string())?;
             Ok(SourceFile {
                 path: source.path.clone(),
                 text: edited.text,
@@ -819,7 +827,7 @@ pub fn preview_placement(
         Ok(edited) => edited,
         Err(message) => {
             preview.errors.push(FleetError {
-                location: super::SourceLocation {
+                location: crate::engine::document::source::SourceLocation {
                     file: source.file.clone(),
                     line: source.line,
                 },

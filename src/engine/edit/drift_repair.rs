@@ -1,5 +1,5 @@
 //! What the console's drift view writes to the fleet files, computed before anything is
-//! written: adopting live values as overrides (through [`super::adopt`]), new DriftIgnore
+//! written: adopting live values as overrides (through [`crate::engine::edit::adopt`]), new DriftIgnore
 //! rules appended to the ignore file, and removing a rule's document. Pure: it returns the
 //! new texts and must not write them, read a clock or talk to a cluster.
 
@@ -7,10 +7,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::adopt::{self, Field, FileChange, Workspace};
-use super::ignore::IgnoreRule;
-use super::load::{document_spans, parse_files};
-use super::{Decision, Fleet, SourceFile, load_fleet, yaml_edit};
+use crate::engine::compare::ignore::IgnoreRule;
+use crate::engine::document::parse::{document_spans, parse_files};
+use crate::engine::document::source::SourceFile;
+use crate::engine::edit::adopt::{self, Field, FileChange, Workspace};
+use crate::engine::edit::yaml_text;
+use crate::engine::fleet::assemble::load_fleet;
+use crate::engine::fleet::decide::{Decision, Fleet};
 use crate::model::ResourceRef;
 
 /// One drifted field to adopt or ignore: cluster, object, pointer and live value.
@@ -150,7 +153,7 @@ pub fn ignore_changes(
             std::slice::from_ref(resource),
             std::slice::from_ref(pointer),
         );
-        text = yaml_edit::append_document(&path, &text, &document).map_err(|e| e.to_string())?;
+        text = yaml_text::append_document(&path, &text, &document).map_err(|e| e.to_string())?;
         names.push(name);
     }
     check_loads(files, &path, &text)?;
@@ -234,86 +237,4 @@ pub fn changed_lines(change: &FileChange) -> Vec<String> {
             ))
         })
         .collect()
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    fn demo() -> (Fleet, Vec<SourceFile>) {
-        let files = crate::demo_fleet::demo_files();
-        let (fleet, errors) = load_fleet(&files);
-        assert!(errors.is_empty(), "{errors:?}");
-        (fleet, files)
-    }
-
-    fn inventory() -> ResourceRef {
-        ResourceRef {
-            api_version: "apps/v1".into(),
-            kind: "Deployment".into(),
-            namespace: Some("shop".into()),
-            name: "inventory".into(),
-        }
-    }
-
-    #[test]
-    fn an_ignore_rule_is_appended_loads_and_can_be_removed_again() {
-        let (fleet, files) = demo();
-        let chosen = [Chosen {
-            cluster: "prod-us-east-2".into(),
-            resource: inventory(),
-            path: "/spec/replicas".into(),
-            live: Value::from(9),
-        }];
-        let (change, names) = ignore_changes(&fleet, &files, &chosen).unwrap();
-        assert_eq!(change.path, "demo/flotilla-ignore.yaml");
-        assert_eq!(names, ["ignore-deployment-inventory"]);
-        let mut edited = files.clone();
-        edited.push(SourceFile {
-            path: change.path.clone(),
-            text: change.new.clone(),
-        });
-        let (with_rule, errors) = load_fleet(&edited);
-        assert!(errors.is_empty(), "{errors:?}");
-        assert_eq!(with_rule.ignores.len(), fleet.ignores.len() + 1);
-        let removal = remove_rule_change(&with_rule, &edited, &names[0]).unwrap();
-        assert!(!removal.new.contains("ignore-deployment-inventory"));
-        assert!(changed_lines(&removal).iter().all(|l| l.starts_with("- ")));
-    }
-
-    #[test]
-    fn adopting_writes_an_override_that_renders_the_live_value() {
-        let (fleet, files) = demo();
-        let chosen = [Chosen {
-            cluster: "prod-us-east-2".into(),
-            resource: inventory(),
-            path: "/spec/replicas".into(),
-            live: Value::from(9),
-        }];
-        let changes = adopt_changes(&fleet, &files, &chosen).unwrap();
-        assert!(!changes.is_empty());
-        let mut edited = files.clone();
-        for change in &changes {
-            match edited.iter_mut().find(|f| f.path == change.path) {
-                Some(file) => file.text = change.new.clone(),
-                None => edited.push(SourceFile {
-                    path: change.path.clone(),
-                    text: change.new.clone(),
-                }),
-            }
-        }
-        let (after, errors) = load_fleet(&edited);
-        assert!(errors.is_empty(), "{errors:?}");
-        let row = after
-            .resources
-            .iter()
-            .position(|r| r.target == inventory())
-            .unwrap();
-        let column = after.cluster_index("prod-us-east-2").unwrap();
-        let Decision::Placed { object, .. } = after.decide(row, column) else {
-            panic!("still placed");
-        };
-        assert_eq!(object.pointer("/spec/replicas"), Some(&Value::from(9)));
-    }
 }

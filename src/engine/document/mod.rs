@@ -1,0 +1,8 @@
+//! Documents: the fleet files as the engine receives them (path and text), split into
+//! located YAML documents with a line for every field, and the located error every room
+//! raises for bad input. It must not read files, classify documents or place anything.
+
+pub mod parse;
+pub mod source;
+
+pub use source::{FleetError, SourceFile, SourceLocation};

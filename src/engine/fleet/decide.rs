@@ -1,0 +1,279 @@
+//! The loaded [`Fleet`] and what it decides for one (resource, cluster) cell: the exact
+//! object (base, per-cluster replicas, overrides in order, ownership marker) or why there is
+//! none. Placement itself is computed once, when the fleet is assembled; this only builds.
+
+use serde_json::Value;
+
+use super::plan;
+use crate::engine::dialect::{karmada, kubefed};
+use crate::engine::document::SourceLocation;
+use crate::model::{ClusterSpec, Dialect, ResourceRef};
+
+/// A federated resource: one object the fleet wants on some clusters, in either dialect.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FederatedResource {
+    /// Identity of the object as it lands on member clusters.
+    pub target: ResourceRef,
+    pub dialect: Dialect,
+    pub source: SourceLocation,
+}
+
+/// The loaded fleet: inventory, federated resources and the policies that place and vary them.
+///
+/// `clusters` are sorted by name; `resources` by (Namespaces first, namespace, name, kind).
+/// Placement is computed once, in [`load_fleet`](super::assemble::load_fleet); [`Fleet::decide`] only builds the object.
+#[derive(Debug, Clone, Default)]
+pub struct Fleet {
+    pub clusters: Vec<ClusterSpec>,
+    pub resources: Vec<FederatedResource>,
+    pub(in crate::engine) plans: Vec<plan::Plan>,
+    pub(in crate::engine) propagation: Vec<karmada::PropagationPolicy>,
+    pub(in crate::engine) overrides: Vec<karmada::OverridePolicy>,
+    pub(in crate::engine) namespaces: Vec<plan::ImpliedNamespace>,
+    /// Drift ignore rules (`flotilla.dev/v1alpha1 DriftIgnore`), in (namespace, name) order.
+    pub ignores: Vec<crate::engine::compare::ignore::IgnoreRule>,
+}
+
+impl Fleet {
+    /// Index of the cluster named `name`.
+    pub fn cluster_index(&self, name: &str) -> Option<usize> {
+        self.clusters
+            .binary_search_by(|c| c.name.as_str().cmp(name))
+            .ok()
+    }
+
+    /// Whether this engine placed `resource` (false for a resource read from a hub, whose
+    /// scheduler decides instead).
+    pub fn plans(&self, resource: usize) -> bool {
+        self.plans.get(resource).is_some()
+    }
+
+    /// Whether `resource` is placed on `cluster` (cheap: no object is built).
+    pub fn is_placed(&self, resource: usize, cluster: usize) -> bool {
+        self.plans.get(resource).is_some_and(|p| p.placed(cluster))
+    }
+
+    /// Why `resource` is not on `cluster`, or `None` when it is placed (cheap).
+    pub fn unplaced_reason(&self, resource: usize, cluster: usize) -> Option<&str> {
+        let plan = self.plans.get(resource)?;
+        match plan.cells.get(cluster) {
+            Some(plan::Cell::NotPlaced(i)) => Some(
+                plan.reasons
+                    .get(*i as usize)
+                    .map(String::as_str)
+                    .unwrap_or("not placed"),
+            ),
+            Some(plan::Cell::Placed { .. }) => None,
+            None => Some("no such cluster"),
+        }
+    }
+
+    /// Whether `resource` is placed on `cluster`, without rendering it: `Ok(replicas)` as
+    /// scheduled (before overrides; `None` for kinds without replicas), or `Err(reason)`.
+    /// [`Fleet::replicas`] gives the value after overrides.
+    pub fn placement(&self, resource: usize, cluster: usize) -> Result<Option<i64>, String> {
+        let plan = self
+            .plans
+            .get(resource)
+            .ok_or_else(|| "no such resource".to_string())?;
+        match plan.cells.get(cluster) {
+            Some(plan::Cell::Placed { replicas, .. }) => Ok(match plan.replica_path {
+                None => None,
+                Some(_) if *replicas >= 0 => Some(i64::from(*replicas)),
+                Some(path) => plan.base.pointer(path).and_then(Value::as_i64),
+            }),
+            Some(plan::Cell::NotPlaced(i)) => Err(plan
+                .reasons
+                .get(*i as usize)
+                .cloned()
+                .unwrap_or_else(|| "not placed".into())),
+            None => Err("no such cluster".into()),
+        }
+    }
+
+    /// The (replicas, override set) variant of a placed cell: two cells with the same variant
+    /// render the same object, so writers may serialize each variant once.
+    pub(crate) fn variant(&self, resource: usize, cluster: usize) -> Option<(i32, u32)> {
+        match self.plans.get(resource)?.cells.get(cluster)? {
+            plan::Cell::Placed { replicas, set } => Some((*replicas, *set)),
+            plan::Cell::NotPlaced(_) => None,
+        }
+    }
+
+    /// The exact object `cluster` should have for `resource`, or why it has none.
+    pub fn decide(&self, resource: usize, cluster: usize) -> Decision {
+        let Some(plan) = self.plans.get(resource) else {
+            return Decision::NotPlaced {
+                reason: "no such resource".into(),
+            };
+        };
+        match plan.cells.get(cluster) {
+            None => Decision::NotPlaced {
+                reason: "no such cluster".into(),
+            },
+            Some(plan::Cell::NotPlaced(i)) => Decision::NotPlaced {
+                reason: plan
+                    .reasons
+                    .get(*i as usize)
+                    .cloned()
+                    .unwrap_or_else(|| "not placed".into()),
+            },
+            Some(plan::Cell::Placed { replicas, set }) => {
+                match self.render(plan, *replicas, *set, None) {
+                    Ok(object) => {
+                        let replicas = plan
+                            .replica_path
+                            .and_then(|p| object.pointer(p))
+                            .and_then(Value::as_i64);
+                        Decision::Placed { object, replicas }
+                    }
+                    Err(reason) => Decision::NotPlaced { reason },
+                }
+            }
+        }
+    }
+
+    /// Builds one placed object: base, replicas, overrides, marker.
+    pub(super) fn render(
+        &self,
+        plan: &plan::Plan,
+        replicas: i32,
+        set: u32,
+        mut trace: Option<&mut Vec<String>>,
+    ) -> Result<Value, String> {
+        let mut obj = plan.base.clone();
+        if replicas >= 0
+            && let Some(path) = plan.replica_path
+        {
+            plan::set_path(&mut obj, path, Value::from(replicas));
+        }
+        let kubefed = matches!(plan.origin, plan::Origin::KubeFed { .. });
+        match plan.sets.get(set as usize) {
+            // A Karmada base is marked already; a KubeFed one gets its label and mark below.
+            None | Some(plan::OverrideSet::None) if !kubefed => return Ok(obj),
+            None | Some(plan::OverrideSet::None) => {}
+            Some(plan::OverrideSet::Karmada(seq)) => {
+                for &(p, r) in seq {
+                    let Some(policy) = self.overrides.get(p as usize) else {
+                        continue;
+                    };
+                    let Some(rule) = policy.rules.get(r as usize) else {
+                        continue;
+                    };
+                    let mut lines = Vec::new();
+                    let result = rule
+                        .overriders
+                        .apply(&mut obj, trace.as_ref().map(|_| &mut lines));
+                    if let Some(t) = trace.as_deref_mut() {
+                        for line in lines {
+                            t.push(format!("{} rule {r}: {line}", policy.display_name()));
+                        }
+                    }
+                    if let Err(failure) = result {
+                        return Err(format!(
+                            "override failed: {} {}: {}",
+                            policy.display_name(),
+                            failure.field,
+                            failure.message
+                        ));
+                    }
+                }
+            }
+            Some(plan::OverrideSet::KubeFed(o)) => {
+                if let plan::Origin::KubeFed { overrides, rsp } = &plan.origin
+                    && let Some(entry) = overrides.get(*o)
+                {
+                    for op in &entry.ops {
+                        if *rsp && op.item.path == "/spec/replicas" {
+                            if let Some(t) = trace.as_deref_mut() {
+                                t.push(format!(
+                                    "{}: {} skipped (the ReplicaSchedulingPreference owns replicas)",
+                                    op.field, op.item
+                                ));
+                            }
+                            continue;
+                        }
+                        kubefed::apply_override(&op.item, &mut obj)
+                            .map_err(|m| format!("ApplyOverridesFailed: {}: {m}", op.field))?;
+                        if let Some(t) = trace.as_deref_mut() {
+                            t.push(format!(
+                                "spec.overrides (cluster {}): {}: {}",
+                                entry.cluster, op.field, op.item
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        if kubefed {
+            kubefed::add_managed_label(&mut obj);
+        }
+        plan::mark(&mut obj, &plan.source_key);
+        Ok(obj)
+    }
+
+    /// Replicas `cluster` runs for `resource` after overrides, when the kind has replicas and
+    /// the resource is placed there.
+    pub fn replicas(&self, resource: usize, cluster: usize) -> Option<i64> {
+        match self.decide(resource, cluster) {
+            Decision::Placed { replicas, .. } => replicas,
+            Decision::NotPlaced { .. } => None,
+        }
+    }
+
+    /// Short placement description for tables: `all`, `3 clusters`, `selector env=prod`.
+    pub fn placement_summary(&self, resource: usize) -> String {
+        match self.plans.get(resource) {
+            Some(plan) => plan.summary.clone(),
+            // A hub's row without a plan here: what carries it on the hub.
+            None => self
+                .resources
+                .get(resource)
+                .map(|r| r.source.file.clone())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Namespace objects Karmada would create on `cluster` for the namespaced templates it
+    /// places there, unless a Namespace resource of the fleet renders them already.
+    pub fn implied_namespaces(&self, cluster: usize) -> Vec<Value> {
+        let mut out = Vec::new();
+        for ns in &self.namespaces {
+            if !ns.renderers.is_empty() && ns.renderers.iter().any(|&r| self.is_placed(r, cluster))
+            {
+                continue;
+            }
+            if ns
+                .renderers
+                .iter()
+                .any(|&r| self.plans[r].follows_namespace)
+            {
+                continue;
+            }
+            if ns.members.iter().any(|&m| self.is_placed(m, cluster)) {
+                let mut obj = serde_json::json!({
+                    "apiVersion": "v1",
+                    "kind": "Namespace",
+                    "metadata": {"name": ns.name},
+                });
+                plan::mark(&mut obj, &format!("Namespace/{}", ns.name));
+                out.push(obj);
+            }
+        }
+        out
+    }
+}
+
+/// What the engine decided for one (resource, cluster) pair.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    Placed {
+        /// The exact object the cluster should have, ownership marker included.
+        object: Value,
+        /// Replicas computed for this cluster when the resource has replicas.
+        replicas: Option<i64>,
+    },
+    NotPlaced {
+        reason: String,
+    },
+}

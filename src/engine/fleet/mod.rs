@@ -1,0 +1,16 @@
+//! The fleet: its cluster inventory, one plan per federated resource assembled from the
+//! documents of both dialects, what that plan decides for a (resource, cluster) cell, and the
+//! explanation of it. Placement is computed once when the fleet is assembled. It must not do
+//! I/O, and it must not edit documents (that is [`super::edit`]).
+
+pub mod assemble;
+pub mod decide;
+pub mod explain;
+pub mod inventory;
+pub mod plan;
+
+pub use assemble::load_fleet;
+pub use decide::{Decision, FederatedResource, Fleet};
+pub use explain::Explanation;
+pub use inventory::CONTEXT_ANNOTATION;
+pub use plan::{KUBEFED_MANAGED_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_ANNOTATION};

@@ -1,0 +1,179 @@
+//! A resource's plan, computed once when the fleet is assembled: placement per cluster
+//! (compactly), the reasons for clusters left out, the distinct override sequences, where
+//! replicas live for its kind, and the ownership marker every rendered object carries. It
+//! holds data and small helpers only; it must not parse documents or decide placement.
+
+use serde_json::{Map, Value};
+
+pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+pub const MANAGED_BY_VALUE: &str = "flotilla";
+pub const SOURCE_ANNOTATION: &str = "flotilla.dev/source";
+pub const KUBEFED_MANAGED_LABEL: &str = "kubefed.io/managed";
+
+/// Placement of one resource on one cluster, compactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cell {
+    /// `replicas` < 0 means the kind has none (or they are left as the template says).
+    Placed {
+        replicas: i32,
+        set: u32,
+    },
+    NotPlaced(u32),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum OverrideSet {
+    None,
+    /// (override policy, rule) pairs in application order.
+    Karmada(Vec<(u32, u32)>),
+    /// Index into the plan's KubeFed overrides.
+    KubeFed(usize),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Origin {
+    Karmada {
+        /// Index into the fleet's propagation policies; `None` when unclaimed.
+        policy: Option<usize>,
+    },
+    KubeFed {
+        overrides: Vec<crate::engine::dialect::kubefed::ClusterOverride>,
+        /// A ReplicaSchedulingPreference owns `/spec/replicas`.
+        rsp: bool,
+    },
+    /// A resource that could not be read; every cell says why.
+    Invalid,
+}
+
+/// Everything needed to render one resource on any cluster.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    /// The member object before per-cluster replicas and overrides; marker included.
+    pub base: Value,
+    pub cells: Vec<Cell>,
+    pub reasons: Vec<String>,
+    pub sets: Vec<OverrideSet>,
+    pub steps: Vec<String>,
+    pub summary: String,
+    pub replica_path: Option<&'static str>,
+    /// Karmada static weights per cluster when replicas were divided.
+    pub weights: Vec<i64>,
+    pub origin: Origin,
+    pub source_key: String,
+    /// A Karmada Namespace template no policy claims: placed where its objects are.
+    pub follows_namespace: bool,
+}
+
+impl Plan {
+    pub(super) fn new(base: Value, clusters: usize, origin: Origin, source_key: String) -> Plan {
+        Plan {
+            base,
+            cells: vec![Cell::NotPlaced(0); clusters],
+            reasons: Vec::new(),
+            sets: vec![OverrideSet::None],
+            steps: Vec::new(),
+            summary: String::new(),
+            replica_path: None,
+            weights: Vec::new(),
+            origin,
+            source_key,
+            follows_namespace: false,
+        }
+    }
+
+    pub(super) fn reason(&mut self, text: String) -> u32 {
+        if let Some(pos) = self.reasons.iter().position(|r| *r == text) {
+            return pos as u32;
+        }
+        self.reasons.push(text);
+        (self.reasons.len() - 1) as u32
+    }
+
+    pub(super) fn not_placed_everywhere(&mut self, text: String) {
+        let idx = self.reason(text);
+        for cell in &mut self.cells {
+            *cell = Cell::NotPlaced(idx);
+        }
+    }
+
+    pub fn placed(&self, cluster: usize) -> bool {
+        matches!(self.cells.get(cluster), Some(Cell::Placed { .. }))
+    }
+}
+
+/// Which field holds replicas for a kind, as Karmada's default interpreter reads it.
+pub(crate) fn replica_path(kind: &str) -> Option<&'static str> {
+    match kind {
+        "Deployment" | "StatefulSet" | "ReplicaSet" => Some("/spec/replicas"),
+        "Job" => Some("/spec/parallelism"),
+        _ => None,
+    }
+}
+
+/// Sets a value at a pointer, creating missing objects on the way.
+pub(crate) fn set_path(obj: &mut Value, pointer: &str, value: Value) {
+    let mut current = obj;
+    let tokens: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(|t| {
+            if t.contains('~') {
+                t.replace("~1", "/").replace("~0", "~")
+            } else {
+                t.to_string()
+            }
+        })
+        .collect();
+    for (i, token) in tokens.iter().enumerate() {
+        let Some(map) = current.as_object_mut() else {
+            return;
+        };
+        if i + 1 == tokens.len() {
+            map.insert(token.clone(), value);
+            return;
+        }
+        current = map
+            .entry(token.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if current.is_null() {
+            *current = Value::Object(Map::new());
+        }
+    }
+}
+
+/// Adds the ownership marker (design §4).
+pub(crate) fn mark(obj: &mut Value, source: &str) {
+    let Some(root) = obj.as_object_mut() else {
+        return;
+    };
+    let meta = root
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    let Some(meta) = meta.as_object_mut() else {
+        return;
+    };
+    for (key, name, value) in [
+        ("labels", MANAGED_BY_LABEL, MANAGED_BY_VALUE),
+        ("annotations", SOURCE_ANNOTATION, source),
+    ] {
+        let slot = meta.entry(key).or_insert_with(|| Value::Object(Map::new()));
+        if !slot.is_object() {
+            *slot = Value::Object(Map::new());
+        }
+        if let Some(map) = slot.as_object_mut() {
+            map.insert(name.to_string(), Value::String(value.to_string()));
+        }
+    }
+}
+
+/// Namespaces Karmada would create on member clusters for the namespaced templates it places.
+#[derive(Debug, Clone)]
+pub(crate) struct ImpliedNamespace {
+    pub name: String,
+    pub members: Vec<usize>,
+    /// Resources that render this Namespace themselves (a template or a FederatedNamespace).
+    pub renderers: Vec<usize>,
+}
