@@ -6,20 +6,19 @@
 //! the test environment's own clusters, and only start or stop processes the state records.
 
 use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
 use crate::gobuild::HubBinaries;
 use crate::kubeconfig;
+use crate::kubectl::{self, apply};
 use crate::paths;
 use crate::pki::{KarmadaPki, KarmadaPkiFiles, Pki, PkiFiles};
 use crate::procs::{self, ProcRec};
 use crate::state::{Karmada, State};
-use crate::testenv::{exe_string, kubectl, log_path, write_atomically};
+use crate::testenv::{exe_string, log_path, write_atomically};
 
 /// How many ports a Karmada plane needs (see `plane`).
 pub const PORTS: usize = 8;
@@ -284,50 +283,6 @@ fn start_part(s: &mut State, part: Part, bins: &HubBinaries) -> Result<()> {
     }
 }
 
-/// Runs `kubectl --context <context> <args>` with `input` on stdin; its stdout on success.
-pub(crate) fn kubectl_run(context: &str, args: &[&str], input: Option<&str>) -> Result<String> {
-    let mut child = kubectl(context)
-        .args(args)
-        .stdin(if input.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("running kubectl (is it on PATH?)")?;
-    if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
-        stdin.write_all(text.as_bytes())?;
-    }
-    let out = child.wait_with_output()?;
-    if !out.status.success() {
-        bail!(
-            "kubectl --context {context} {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).to_string())
-}
-
-/// Server-side apply of `yaml` on `context` (field manager `flotilla-testenv`).
-pub(crate) fn apply(context: &str, yaml: &str) -> Result<()> {
-    kubectl_run(
-        context,
-        &[
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            "--field-manager=flotilla-testenv",
-            "-f",
-            "-",
-        ],
-        Some(yaml),
-    )
-    .map(|_| ())
-}
-
 /// Installs Karmada on the hub and starts its four processes (fresh start): namespaces and
 /// CRDs, the aggregated API server and its APIService, the webhook and its configurations
 /// (URLs rewritten to 127.0.0.1), then the controller-manager and the scheduler.
@@ -343,7 +298,7 @@ pub fn install_and_start(s: &mut State, bins: &HubBinaries, pki: &Pki) -> Result
     )?;
     let crds = bins.manifests().join("crds");
     let crds_arg = crds.display().to_string();
-    kubectl_run(
+    kubectl::run(
         HUB,
         &[
             "apply",
@@ -355,7 +310,7 @@ pub fn install_and_start(s: &mut State, bins: &HubBinaries, pki: &Pki) -> Result
         ],
         None,
     )?;
-    kubectl_run(
+    kubectl::run(
         HUB,
         &[
             "wait",
@@ -386,7 +341,7 @@ pub fn install_and_start(s: &mut State, bins: &HubBinaries, pki: &Pki) -> Result
             k.aggregated_apiserver_port
         ),
     )?;
-    kubectl_run(
+    kubectl::run(
         HUB,
         &[
             "wait",
@@ -447,7 +402,7 @@ fn convert_through_webhook(bins: &HubBinaries, local_url: &str, ca: &str) -> Res
             .map(str::trim)
             .with_context(|| format!("{}: no metadata.name", file.display()))?
             .to_string();
-        kubectl_run(
+        kubectl::run(
             HUB,
             &[
                 "patch",
@@ -485,7 +440,7 @@ pub fn join_members(s: &State, pki: &Pki, kpki: &KarmadaPki) -> Result<()> {
     for m in &members {
         add_fake_nodes(&m.name)?;
         // What `karmadactl join` records as the cluster's id.
-        let id = kubectl_run(
+        let id = kubectl::run(
             &m.name,
             &[
                 "get",
@@ -514,7 +469,7 @@ pub fn join_members(s: &State, pki: &Pki, kpki: &KarmadaPki) -> Result<()> {
             ),
         )?;
     }
-    kubectl_run(
+    kubectl::run(
         HUB,
         &[
             "wait",
@@ -555,7 +510,7 @@ fn add_fake_nodes(member: &str) -> Result<()> {
              \"conditions\":[{{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"FlotillaTestenv\",\
              \"message\":\"fake node of the flotilla test environment\"}}]}}}}"
         );
-        kubectl_run(
+        kubectl::run(
             member,
             &[
                 "patch",

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::gobuild::{self, Component, HubBinaries, HubBuild};
-use crate::karmada::{apply, kubectl_run};
 use crate::kubeconfig;
+use crate::kubectl::{self, apply};
 use crate::paths;
 use crate::pki::{self, Pki};
 use crate::procs::{self, ProcRec};
@@ -241,8 +241,8 @@ pub fn install_and_start(s: &mut State, bins: &HubBinaries) -> Result<()> {
         apply_crds.extend(["-f", file.as_str()]);
         wait.extend(["-f", file.as_str()]);
     }
-    kubectl_run(HUB, &apply_crds, None)?;
-    kubectl_run(HUB, &wait, None)?;
+    kubectl::run(HUB, &apply_crds, None)?;
+    kubectl::run(HUB, &wait, None)?;
     say!(
         "testenv: KubeFed CRDs established on the hub ({:.1} s)",
         t.elapsed().as_secs_f64()
@@ -250,7 +250,7 @@ pub fn install_and_start(s: &mut State, bins: &HubBinaries) -> Result<()> {
     apply(HUB, &kubefed_config())?;
     // Upstream's type configs carry no namespace: they go into KubeFed's.
     let ftcs = bins.manifests().join(MANIFESTS[2].0).display().to_string();
-    kubectl_run(
+    kubectl::run(
         HUB,
         &[
             "apply",
@@ -296,7 +296,7 @@ pub fn join_members(s: &State, pki: &Pki, token: &str) -> Result<()> {
             ),
         )?;
     }
-    kubectl_run(
+    kubectl::run(
         HUB,
         &[
             "wait",

@@ -15,6 +15,7 @@ macro_rules! say {
 mod gobuild;
 mod karmada;
 mod kubeconfig;
+mod kubectl;
 mod kubefed;
 mod ocm;
 mod paths;

@@ -16,8 +16,8 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use crate::gobuild::HubBinaries;
-use crate::karmada::{apply, kubectl_run};
 use crate::kubeconfig;
+use crate::kubectl::{self, apply};
 use crate::paths;
 use crate::pki::Pki;
 use crate::procs::{self, ProcRec};
@@ -326,7 +326,7 @@ fn start_part(s: &mut State, part: &Part, bins: &HubBinaries) -> Result<()> {
 /// are established; returns how many there were.
 fn install_crds(context: &str, dir: &Path) -> Result<usize> {
     let arg = dir.display().to_string();
-    kubectl_run(
+    kubectl::run(
         context,
         &[
             "apply",
@@ -338,7 +338,7 @@ fn install_crds(context: &str, dir: &Path) -> Result<usize> {
         ],
         None,
     )?;
-    kubectl_run(
+    kubectl::run(
         context,
         &[
             "wait",
@@ -488,7 +488,7 @@ fn pending_csrs(csrs: &[Value], members: &[String]) -> Vec<String> {
 
 fn approve_csrs(members: &[String]) -> Result<()> {
     let csrs = items(
-        &kubectl_run(
+        &kubectl::run(
             HUB,
             &["get", "certificatesigningrequests", "-o", "json"],
             None,
@@ -496,7 +496,7 @@ fn approve_csrs(members: &[String]) -> Result<()> {
         "the hub's CSRs",
     )?;
     for name in pending_csrs(&csrs, members) {
-        kubectl_run(HUB, &["certificate", "approve", &name], None)?;
+        kubectl::run(HUB, &["certificate", "approve", &name], None)?;
         say!("testenv: approved the OCM agent's CSR {name}");
     }
     Ok(())
@@ -504,7 +504,7 @@ fn approve_csrs(members: &[String]) -> Result<()> {
 
 fn managed_clusters() -> Result<Vec<Value>> {
     items(
-        &kubectl_run(HUB, &["get", "managedclusters", "-o", "json"], None)?,
+        &kubectl::run(HUB, &["get", "managedclusters", "-o", "json"], None)?,
         "the hub's ManagedClusters",
     )
 }
@@ -531,7 +531,7 @@ fn accept(members: &[String], clusters: &[Value]) -> Result<()> {
         let patch = format!(
             "{{\"spec\":{{\"hubAcceptsClient\":true,\"leaseDurationSeconds\":{LEASE_DURATION_SECONDS}}}}}"
         );
-        kubectl_run(
+        kubectl::run(
             HUB,
             &[
                 "patch",

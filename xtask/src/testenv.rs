@@ -12,7 +12,7 @@ use std::fs;
 use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -20,6 +20,7 @@ use anyhow::{Context, Result, bail};
 use crate::gobuild::{self, Binaries, HubBinaries, HubBuild, Versions};
 use crate::karmada;
 use crate::kubeconfig;
+use crate::kubectl;
 use crate::kubefed;
 use crate::ocm;
 use crate::paths;
@@ -211,7 +212,7 @@ impl Members {
 /// down), or start a fresh one. Returns the environment's owner afterwards.
 pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
     let _lock = lock()?;
-    check_kubectl()?;
+    kubectl::check_installed()?;
     let v = Versions::from_wrappers()?;
     let bins = gobuild::ensure_built(&v)?;
     let hub_bins = match hub.build() {
@@ -705,36 +706,8 @@ fn start_controller_manager(s: &mut State, name: &str, bins: &Binaries) -> Resul
     Ok(())
 }
 
-/// `kubectl --kubeconfig target/testenv/kubeconfig --context <name> …`
-pub(crate) fn kubectl(context: &str) -> Command {
-    let mut cmd = Command::new("kubectl");
-    cmd.arg("--kubeconfig")
-        .arg(paths::kubeconfig())
-        .arg("--context")
-        .arg(context);
-    cmd
-}
-
-/// Fails clearly when kubectl is missing (readiness polls would otherwise just time out).
-fn check_kubectl() -> Result<()> {
-    let ok = Command::new("kubectl")
-        .args(["version", "--client"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        bail!(
-            "testenv needs kubectl on PATH (it waits for /readyz and creates the read-only \
-             RBAC with it): install a recent kubectl"
-        );
-    }
-    Ok(())
-}
-
 fn readyz(context: &str) -> bool {
-    kubectl(context)
+    kubectl::command(context)
         .args(["get", "--raw", "/readyz", "--request-timeout=5s"])
         .stdin(Stdio::null())
         .stderr(Stdio::null())
@@ -795,7 +768,7 @@ fn apply_rbac(names: &[String]) -> Result<()> {
     let manifest = RBAC_MANIFEST.replace("USER", pki::READONLY_USER);
     let mut running = Vec::new();
     for name in names {
-        let mut child = kubectl(name)
+        let mut child = kubectl::command(name)
             .args([
                 "apply",
                 "--server-side",
@@ -1026,7 +999,7 @@ pub fn start_cluster(name: &str) -> Result<()> {
     let _lock = lock()?;
     let mut s = load_running()?;
     check_cluster(&s, name)?;
-    check_kubectl()?;
+    kubectl::check_installed()?;
     if !s.etcd.as_ref().is_some_and(procs::is_alive) {
         bail!("etcd is not running (stale environment): run `cargo xtask testenv up`");
     }
