@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use crate::files::write_atomically;
 use crate::gobuild::HubBinaries;
 use crate::kubeconfig;
 use crate::kubectl::{self, apply};
@@ -18,7 +19,6 @@ use crate::paths;
 use crate::pki::{KarmadaPki, KarmadaPkiFiles, Pki, PkiFiles};
 use crate::procs::{self, ProcRec};
 use crate::state::{Karmada, State};
-use crate::testenv::{exe_string, log_path, write_atomically};
 
 /// How many ports a Karmada plane needs (see `plane`).
 pub const PORTS: usize = 8;
@@ -247,12 +247,9 @@ fn start_part(s: &mut State, part: Part, bins: &HubBinaries) -> Result<()> {
     let k = s.karmada_mut()?.clone();
     let args = part.args(s, &k);
     let exe = &bins.exe(part.name());
-    let log = log_path(part.name());
+    let log = paths::log_file(part.name());
     let pid = procs::spawn(exe, &args, &[("GOMEMLIMIT", COMPONENT_MEMLIMIT)], &log)?;
-    *part.slot(s.karmada_mut()?) = Some(ProcRec {
-        pid,
-        exe: exe_string(exe),
-    });
+    *part.slot(s.karmada_mut()?) = Some(ProcRec::new(pid, exe));
     s.save(&paths::state_file())?;
     let t = Instant::now();
     loop {

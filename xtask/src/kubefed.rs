@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use crate::files::write_atomically;
 use crate::gobuild::{self, Component, HubBinaries, HubBuild};
 use crate::kubeconfig;
 use crate::kubectl::{self, apply};
@@ -19,7 +20,6 @@ use crate::paths;
 use crate::pki::{self, Pki};
 use crate::procs::{self, ProcRec};
 use crate::state::{KubeFed, State};
-use crate::testenv::{exe_string, log_path, write_atomically};
 
 /// The KubeFed module; its release is pinned by `xtask/go/kubefed/go.mod`.
 pub const MODULE: &str = "sigs.k8s.io/kubefed";
@@ -187,13 +187,10 @@ fn answers(k: &KubeFed) -> bool {
 /// Spawns the controller-manager and waits until its health endpoint answers.
 fn start(s: &mut State, bins: &HubBinaries) -> Result<()> {
     let k = s.kubefed_mut()?.clone();
-    let log = log_path(BINARY);
+    let log = paths::log_file(BINARY);
     let exe = &bins.exe(BINARY);
     let pid = procs::spawn(exe, &args(&k), &[("GOMEMLIMIT", MEMLIMIT)], &log)?;
-    s.kubefed_mut()?.controller_manager = Some(ProcRec {
-        pid,
-        exe: exe_string(exe),
-    });
+    s.kubefed_mut()?.controller_manager = Some(ProcRec::new(pid, exe));
     s.save(&paths::state_file())?;
     let t = Instant::now();
     loop {
@@ -312,7 +309,7 @@ pub fn join_members(s: &State, pki: &Pki, token: &str) -> Result<()> {
     .with_context(|| {
         format!(
             "the members did not turn Ready in KubeFed (see {})",
-            paths::display(&log_path(BINARY))
+            paths::display(&paths::log_file(BINARY))
         )
     })?;
     say!(

@@ -12,6 +12,7 @@ macro_rules! say {
     }};
 }
 
+mod files;
 mod gobuild;
 mod karmada;
 mod kubeconfig;

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
+use crate::files::write_atomically;
 use crate::gobuild::HubBinaries;
 use crate::kubeconfig;
 use crate::kubectl::{self, apply};
@@ -22,7 +23,6 @@ use crate::paths;
 use crate::pki::Pki;
 use crate::procs::{self, ProcRec};
 use crate::state::{Ocm, OcmAgent, State};
-use crate::testenv::{exe_string, log_path, write_atomically};
 
 /// How long a component gets to answer after it starts (a busy 2-core machine is slow).
 const COMPONENT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -279,7 +279,7 @@ fn start_part(s: &mut State, part: &Part, bins: &HubBinaries) -> Result<()> {
         .port(&o)
         .with_context(|| format!("no port recorded for {}", part.name()))?;
     let exe = &bins.exe(part.binary());
-    let log = log_path(&part.name());
+    let log = paths::log_file(&part.name());
     let pid = procs::spawn(
         exe,
         &part.args(port),
@@ -287,10 +287,7 @@ fn start_part(s: &mut State, part: &Part, bins: &HubBinaries) -> Result<()> {
         &log,
     )?;
     if let Some(slot) = part.slot(s.ocm_mut()?) {
-        *slot = Some(ProcRec {
-            pid,
-            exe: exe_string(exe),
-        });
+        *slot = Some(ProcRec::new(pid, exe));
     }
     s.save(&paths::state_file())?;
     let t = Instant::now();
@@ -439,7 +436,7 @@ fn check_agent_alive(s: &mut State, cluster: &str) -> Result<()> {
     if let Some(p) = &agent.process
         && let Some(status) = procs::exited(p.pid)?
     {
-        let log = log_path(&Part::Agent(cluster.to_string()).name());
+        let log = paths::log_file(&Part::Agent(cluster.to_string()).name());
         bail!(
             "{cluster}'s OCM agent exited ({status}); last lines of {}:\n{}",
             log.display(),

@@ -37,6 +37,11 @@ pub fn logs_dir() -> PathBuf {
     testenv_dir().join("logs")
 }
 
+/// A server's log, `logs/<name>.log` (`hub-kube-apiserver`, `karmada-webhook`, …).
+pub fn log_file(name: &str) -> PathBuf {
+    logs_dir().join(format!("{name}.log"))
+}
+
 pub fn pki_dir() -> PathBuf {
     testenv_dir().join("pki")
 }

@@ -22,6 +22,16 @@ pub struct ProcRec {
     pub exe: String,
 }
 
+impl ProcRec {
+    /// The record of `pid`, started from `exe` (kept as text: it is compared with argv[0]).
+    pub fn new(pid: u32, exe: &Path) -> Self {
+        Self {
+            pid,
+            exe: exe.display().to_string(),
+        }
+    }
+}
+
 /// Servers this xtask process started. They outlive it (the kernel hands them to init when
 /// it exits), but while it runs they are its children: kept here so it can tell an early
 /// exit and reap the ones it stops itself (`cargo xtask test` starts and stops in one run).

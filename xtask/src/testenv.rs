@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use crate::files::write_atomically;
 use crate::gobuild::{self, Binaries, HubBinaries, HubBuild, Versions};
 use crate::karmada;
 use crate::kubeconfig;
@@ -93,16 +94,8 @@ fn cluster_names(members: usize) -> Vec<String> {
         .collect()
 }
 
-pub(crate) fn log_path(name: &str) -> PathBuf {
-    paths::logs_dir().join(format!("{name}.log"))
-}
-
-pub(crate) fn cluster_run_dir(name: &str) -> PathBuf {
+fn cluster_run_dir(name: &str) -> PathBuf {
     paths::run_dir().join(name)
-}
-
-pub(crate) fn exe_string(path: &Path) -> String {
-    path.display().to_string()
 }
 
 /// `cargo xtask testenv build [--hub karmada|kubefed]`: only make sure the binaries are cached.
@@ -411,12 +404,6 @@ fn clean_run_files() -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
-}
-
 fn fresh_start(
     v: &Versions,
     bins: &Binaries,
@@ -570,12 +557,9 @@ fn start_etcd(s: &mut State, bins: &Binaries) -> Result<()> {
         "--unsafe-no-fsync".to_string(),
         "--log-level=warn".to_string(),
     ];
-    let log = log_path("etcd");
+    let log = paths::log_file("etcd");
     let pid = procs::spawn(&bins.etcd, &args, &[("GOMEMLIMIT", SMALL_MEMLIMIT)], &log)?;
-    s.etcd = Some(ProcRec {
-        pid,
-        exe: exe_string(&bins.etcd),
-    });
+    s.etcd = Some(ProcRec::new(pid, &bins.etcd));
     s.save(&paths::state_file())?;
 
     let deadline = Instant::now() + ETCD_TIMEOUT;
@@ -661,13 +645,10 @@ fn start_apiserver(s: &mut State, name: &str, bins: &Binaries) -> Result<u32> {
         &bins.kube_apiserver,
         &args,
         &[("GOMEMLIMIT", APISERVER_MEMLIMIT)],
-        &log_path(&format!("{name}-kube-apiserver")),
+        &paths::log_file(&format!("{name}-kube-apiserver")),
     )?;
     if let Some(c) = s.cluster_mut(name) {
-        c.apiserver = Some(ProcRec {
-            pid,
-            exe: exe_string(&bins.kube_apiserver),
-        });
+        c.apiserver = Some(ProcRec::new(pid, &bins.kube_apiserver));
         c.stopped = false;
     }
     s.save(&paths::state_file())?;
@@ -694,13 +675,10 @@ fn start_controller_manager(s: &mut State, name: &str, bins: &Binaries) -> Resul
         &bins.kube_controller_manager,
         &args,
         &[("GOMEMLIMIT", SMALL_MEMLIMIT)],
-        &log_path(&format!("{name}-kube-controller-manager")),
+        &paths::log_file(&format!("{name}-kube-controller-manager")),
     )?;
     if let Some(c) = s.cluster_mut(name) {
-        c.controller_manager = Some(ProcRec {
-            pid,
-            exe: exe_string(&bins.kube_controller_manager),
-        });
+        c.controller_manager = Some(ProcRec::new(pid, &bins.kube_controller_manager));
     }
     s.save(&paths::state_file())?;
     Ok(())
@@ -722,7 +700,7 @@ fn wait_apiservers_ready(s: &State, starting: &mut Vec<(String, u32)>) -> Result
         let mut i = 0;
         while i < starting.len() {
             let (name, pid) = &starting[i];
-            let log = log_path(&format!("{name}-kube-apiserver"));
+            let log = paths::log_file(&format!("{name}-kube-apiserver"));
             if let Some(status) = procs::exited(*pid)? {
                 bail!(
                     "{name}'s kube-apiserver exited during startup ({status}); last lines of {}:\n{}",
@@ -748,7 +726,7 @@ fn wait_apiservers_ready(s: &State, starting: &mut Vec<(String, u32)>) -> Result
             let logs: Vec<String> = starting
                 .iter()
                 .map(|(n, _)| {
-                    log_path(&format!("{n}-kube-apiserver"))
+                    paths::log_file(&format!("{n}-kube-apiserver"))
                         .display()
                         .to_string()
                 })
