@@ -246,38 +246,25 @@ impl Part {
 fn start_part(s: &mut State, part: Part, bins: &HubBinaries) -> Result<()> {
     let k = s.karmada_mut()?.clone();
     let args = part.args(s, &k);
-    let exe = &bins.exe(part.name());
+    let exe = bins.exe(part.name());
     let log = paths::log_file(part.name());
-    let pid = procs::spawn(exe, &args, &[("GOMEMLIMIT", COMPONENT_MEMLIMIT)], &log)?;
-    *part.slot(s.karmada_mut()?) = Some(ProcRec::new(pid, exe));
-    s.save(&paths::state_file())?;
-    let t = Instant::now();
-    loop {
-        if let Some(status) = procs::exited(pid)? {
-            bail!(
-                "{} exited during startup ({status}); last lines of {}:\n{}",
-                part.name(),
-                log.display(),
-                procs::tail(&log, 25)
-            );
-        }
-        if part.answers(&k) {
-            say!(
-                "testenv: {} up ({:.1} s)",
-                part.name(),
-                t.elapsed().as_secs_f64()
-            );
-            return Ok(());
-        }
-        if t.elapsed() >= COMPONENT_TIMEOUT {
-            bail!(
-                "{} did not answer within {COMPONENT_TIMEOUT:?}; see {}",
-                part.name(),
-                log.display()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
+    let launch = procs::Launch {
+        name: part.name(),
+        exe: &exe,
+        args: &args,
+        env: &[("GOMEMLIMIT", COMPONENT_MEMLIMIT)],
+        log: &log,
+        timeout: COMPONENT_TIMEOUT,
+        awaited: "answer",
+    };
+    procs::start_and_wait(
+        &launch,
+        |rec| {
+            *part.slot(s.karmada_mut()?) = Some(rec);
+            s.save(&paths::state_file())
+        },
+        || part.answers(&k),
+    )
 }
 
 /// Installs Karmada on the hub and starts its four processes (fresh start): namespaces and

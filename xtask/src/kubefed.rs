@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 
 use crate::files::write_atomically;
 use crate::gobuild::{self, Component, HubBinaries, HubBuild};
@@ -18,7 +18,7 @@ use crate::kubeconfig;
 use crate::kubectl::{self, apply};
 use crate::paths;
 use crate::pki::{self, Pki};
-use crate::procs::{self, ProcRec};
+use crate::procs;
 use crate::state::{KubeFed, State};
 
 /// The KubeFed module; its release is pinned by `xtask/go/kubefed/go.mod`.
@@ -188,31 +188,25 @@ fn answers(k: &KubeFed) -> bool {
 fn start(s: &mut State, bins: &HubBinaries) -> Result<()> {
     let k = s.kubefed_mut()?.clone();
     let log = paths::log_file(BINARY);
-    let exe = &bins.exe(BINARY);
-    let pid = procs::spawn(exe, &args(&k), &[("GOMEMLIMIT", MEMLIMIT)], &log)?;
-    s.kubefed_mut()?.controller_manager = Some(ProcRec::new(pid, exe));
-    s.save(&paths::state_file())?;
-    let t = Instant::now();
-    loop {
-        if let Some(status) = procs::exited(pid)? {
-            bail!(
-                "{BINARY} exited during startup ({status}); last lines of {}:\n{}",
-                log.display(),
-                procs::tail(&log, 25)
-            );
-        }
-        if answers(&k) {
-            say!("testenv: {BINARY} up ({:.1} s)", t.elapsed().as_secs_f64());
-            return Ok(());
-        }
-        if t.elapsed() >= START_TIMEOUT {
-            bail!(
-                "{BINARY} did not answer within {START_TIMEOUT:?}; see {}",
-                log.display()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
+    let exe = bins.exe(BINARY);
+    let args = args(&k);
+    let launch = procs::Launch {
+        name: BINARY,
+        exe: &exe,
+        args: &args,
+        env: &[("GOMEMLIMIT", MEMLIMIT)],
+        log: &log,
+        timeout: START_TIMEOUT,
+        awaited: "answer",
+    };
+    procs::start_and_wait(
+        &launch,
+        |rec| {
+            s.kubefed_mut()?.controller_manager = Some(rec);
+            s.save(&paths::state_file())
+        },
+        || answers(&k),
+    )
 }
 
 /// Installs KubeFed on the hub and starts its controller-manager (fresh start): the

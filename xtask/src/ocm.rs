@@ -278,45 +278,30 @@ fn start_part(s: &mut State, part: &Part, bins: &HubBinaries) -> Result<()> {
     let port = part
         .port(&o)
         .with_context(|| format!("no port recorded for {}", part.name()))?;
-    let exe = &bins.exe(part.binary());
-    let log = paths::log_file(&part.name());
-    let pid = procs::spawn(
-        exe,
-        &part.args(port),
-        &[("GOMEMLIMIT", COMPONENT_MEMLIMIT)],
-        &log,
-    )?;
-    if let Some(slot) = part.slot(s.ocm_mut()?) {
-        *slot = Some(ProcRec::new(pid, exe));
-    }
-    s.save(&paths::state_file())?;
-    let t = Instant::now();
-    loop {
-        if let Some(status) = procs::exited(pid)? {
-            bail!(
-                "{} exited during startup ({status}); last lines of {}:\n{}",
-                part.name(),
-                log.display(),
-                procs::tail(&log, 25)
-            );
-        }
-        if procs::port_open(port) {
-            say!(
-                "testenv: {} up ({:.1} s)",
-                part.name(),
-                t.elapsed().as_secs_f64()
-            );
-            return Ok(());
-        }
-        if t.elapsed() >= COMPONENT_TIMEOUT {
-            bail!(
-                "{} did not listen on 127.0.0.1:{port} within {COMPONENT_TIMEOUT:?}; see {}",
-                part.name(),
-                log.display()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
+    let name = part.name();
+    let exe = bins.exe(part.binary());
+    let log = paths::log_file(&name);
+    let args = part.args(port);
+    let awaited = format!("listen on 127.0.0.1:{port}");
+    let launch = procs::Launch {
+        name: &name,
+        exe: &exe,
+        args: &args,
+        env: &[("GOMEMLIMIT", COMPONENT_MEMLIMIT)],
+        log: &log,
+        timeout: COMPONENT_TIMEOUT,
+        awaited: &awaited,
+    };
+    procs::start_and_wait(
+        &launch,
+        |rec| {
+            if let Some(slot) = part.slot(s.ocm_mut()?) {
+                *slot = Some(rec);
+            }
+            s.save(&paths::state_file())
+        },
+        || procs::port_open(port),
+    )
 }
 
 /// `kubectl apply --server-side` of every CRD in `dir` on `context`, then waits until they

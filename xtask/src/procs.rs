@@ -1,8 +1,10 @@
 //! Process plumbing for the test environment: spawn a server in its own process group with
-//! its output in a log file, tell whether a recorded pid is still *our* process, stop
-//! processes by pid (TERM, then KILL) and verify they are gone, pick free loopback ports, and
-//! the lock that serialises testenv commands. It must never signal a process it did not
-//! record (it checks argv[0] against the recorded executable first).
+//! its output in a log file (and, for the hub planes' processes, record it and wait until it
+//! answers), tell whether a recorded pid is still *our* process, stop processes by pid (TERM,
+//! then KILL) and verify they are gone, pick free loopback ports, and the lock that serialises
+//! testenv commands. It must never signal a process it did not record (it checks argv[0]
+//! against the recorded executable first), and it knows nothing of the state file: callers
+//! record what it starts.
 
 use std::fs;
 use std::io::{Read as _, Write as _};
@@ -73,6 +75,65 @@ pub fn spawn(exe: &Path, args: &[String], env: &[(&str, &str)], log: &Path) -> R
         .unwrap_or_else(PoisonError::into_inner)
         .push(child);
     Ok(pid)
+}
+
+/// A server to start and wait for (a hub plane's component or agent).
+pub struct Launch<'a> {
+    /// How messages name it (`karmada-webhook`, `member-1-ocm-agent`).
+    pub name: &'a str,
+    pub exe: &'a Path,
+    pub args: &'a [String],
+    pub env: &'a [(&'a str, &'a str)],
+    pub log: &'a Path,
+    /// How long it gets, once spawned, to answer.
+    pub timeout: Duration,
+    /// What the timeout error says it did not do: `answer`, `listen on 127.0.0.1:8443`.
+    pub awaited: &'a str,
+}
+
+/// How often `start_and_wait` asks whether the server answers.
+const START_POLL: Duration = Duration::from_millis(250);
+
+/// Spawns `launch`, hands its record to `record` (which puts it in the state file before the
+/// wait, so `down` stops it even when the wait fails), then asks `answers` every 250 ms until
+/// it does (`testenv: <name> up (… s)`), the process exits (the error quotes the last 25 lines
+/// of its log) or `launch.timeout` passes.
+pub fn start_and_wait(
+    launch: &Launch<'_>,
+    record: impl FnOnce(ProcRec) -> Result<()>,
+    mut answers: impl FnMut() -> bool,
+) -> Result<()> {
+    let pid = spawn(launch.exe, launch.args, launch.env, launch.log)?;
+    record(ProcRec::new(pid, launch.exe))?;
+    let t = Instant::now();
+    loop {
+        if let Some(status) = exited(pid)? {
+            bail!(
+                "{} exited during startup ({status}); last lines of {}:\n{}",
+                launch.name,
+                launch.log.display(),
+                tail(launch.log, 25)
+            );
+        }
+        if answers() {
+            say!(
+                "testenv: {} up ({:.1} s)",
+                launch.name,
+                t.elapsed().as_secs_f64()
+            );
+            return Ok(());
+        }
+        if t.elapsed() >= launch.timeout {
+            bail!(
+                "{} did not {} within {:?}; see {}",
+                launch.name,
+                launch.awaited,
+                launch.timeout,
+                launch.log.display()
+            );
+        }
+        std::thread::sleep(START_POLL);
+    }
 }
 
 /// The exit status of a server this process started, once it has exited (`None` while it
@@ -319,6 +380,119 @@ mod tests {
             ..me
         };
         assert!(!is_alive(&other));
+    }
+
+    /// A log file in a fresh directory of `tag` (`spawn` creates the directory).
+    fn log_in(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("xtask-start-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        dir.join("server.log")
+    }
+
+    /// `/bin/sh args`, logging to `log`.
+    fn launch<'a>(log: &'a Path, args: &'a [String], timeout: Duration) -> Launch<'a> {
+        Launch {
+            name: "test-server",
+            exe: Path::new("/bin/sh"),
+            args,
+            env: &[("GOMEMLIMIT", "1MiB")],
+            log,
+            timeout,
+            awaited: "answer",
+        }
+    }
+
+    #[test]
+    fn start_and_wait_records_then_returns_once_it_answers() {
+        let log = log_in("up");
+        let args = vec!["-c".to_string(), "echo $GOMEMLIMIT; sleep 1".to_string()];
+        let mut recorded = Vec::new();
+        let mut asked = 0;
+        start_and_wait(
+            &launch(&log, &args, Duration::from_secs(10)),
+            |rec| {
+                recorded.push(rec);
+                Ok(())
+            },
+            || {
+                asked += 1;
+                asked == 2
+            },
+        )
+        .expect("up");
+        assert_eq!(asked, 2);
+        assert_eq!(recorded.len(), 1);
+        assert_eq!(recorded[0].exe, "/bin/sh");
+        assert!(
+            fs::read_to_string(&log)
+                .expect("log")
+                .contains("===== testenv starting: /bin/sh -c")
+        );
+        let _ = fs::remove_dir_all(log.parent().expect("dir"));
+    }
+
+    #[test]
+    fn start_and_wait_reports_an_early_exit_with_the_log_tail() {
+        let log = log_in("exit");
+        let args = vec!["-c".to_string(), "echo it broke; exit 3".to_string()];
+        let err = start_and_wait(
+            &launch(&log, &args, Duration::from_secs(10)),
+            |_| Ok(()),
+            || false,
+        )
+        .expect_err("exits");
+        let text = format!("{err:#}");
+        assert!(
+            text.starts_with("test-server exited during startup (exit status: 3); last lines of "),
+            "{text}"
+        );
+        // The tail is the log's: the spawn header, then what the server wrote.
+        assert!(
+            text.ends_with(
+                ":\n\n===== testenv starting: /bin/sh -c echo it broke; exit 3\nit broke"
+            ),
+            "{text}"
+        );
+        let _ = fs::remove_dir_all(log.parent().expect("dir"));
+    }
+
+    #[test]
+    fn start_and_wait_gives_up_after_the_timeout() {
+        let log = log_in("timeout");
+        let args = vec!["-c".to_string(), "sleep 2".to_string()];
+        let err = start_and_wait(
+            &launch(&log, &args, Duration::from_millis(300)),
+            |_| Ok(()),
+            || false,
+        )
+        .expect_err("times out");
+        assert_eq!(
+            format!("{err:#}"),
+            format!(
+                "test-server did not answer within 300ms; see {}",
+                log.display()
+            )
+        );
+        let _ = fs::remove_dir_all(log.parent().expect("dir"));
+    }
+
+    #[test]
+    fn start_and_wait_stops_when_the_record_cannot_be_kept() {
+        let log = log_in("record");
+        let args = vec!["-c".to_string(), "exit 0".to_string()];
+        let mut asked = false;
+        let err = start_and_wait(
+            &launch(&log, &args, Duration::from_secs(10)),
+            |_| anyhow::bail!("no state"),
+            || {
+                asked = true;
+                true
+            },
+        )
+        .expect_err("record fails");
+        assert_eq!(format!("{err:#}"), "no state");
+        assert!(!asked);
+        let _ = fs::remove_dir_all(log.parent().expect("dir"));
     }
 
     #[test]
