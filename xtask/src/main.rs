@@ -1,5 +1,5 @@
-//! `cargo xtask`: developer commands — the one test command (`test`) and the real-Kubernetes
-//! test environment (`testenv`). It must stay light to compile (it runs first on a fresh CI
+//! `cargo xtask`: developer commands — the one test command (`test`), the import-rule check
+//! (`layers`) and the real-Kubernetes test environment (`testenv`). It must stay light to compile (it runs first on a fresh CI
 //! machine), must never be a dependency of the product, and writes nothing outside the
 //! repository except its binary cache.
 
@@ -18,6 +18,7 @@ mod karmada;
 mod kubeconfig;
 mod kubectl;
 mod kubefed;
+mod layers;
 mod ocm;
 mod paths;
 mod pki;
@@ -35,8 +36,11 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  test                         the one test command: fmt check, clippy, unit tests, then the
-                               integration tier against a real test environment
+  test                         the one test command: fmt check, clippy, the layer check, unit
+                               tests, then the integration tier against a real test environment
+  layers                       check the import rules: no import cycle between files (src/ and
+                               xtask/src/), no import upward across src/'s layers (the table
+                               is in xtask/src/layers.rs), no crossterm under src/app/
   testenv up [--members N] [--hub karmada|ocm|kubefed]
                                start a hub + N member kube-apiservers on 127.0.0.1 (default 3);
                                builds kube-apiserver/etcd from the Go module proxy when needed;
@@ -69,6 +73,13 @@ fn run(args: &[String]) -> Result<ExitCode> {
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
     match words.as_slice() {
         ["test"] => test::run().map(|()| ExitCode::SUCCESS),
+        ["layers"] => layers::run().map(|ok| {
+            if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }),
         ["testenv", rest @ ..] => run_testenv(rest),
         [] | ["help" | "-h" | "--help"] => {
             print!("{USAGE}");
