@@ -122,6 +122,17 @@ pub fn run() -> Result<bool> {
     Ok(ok)
 }
 
+/// The step of `cargo xtask test`: `run`, failing when any rule is broken.
+pub fn check_all() -> Result<()> {
+    if !run()? {
+        bail!(
+            "the import rules are broken (see the report above; the rules are in \
+             xtask/src/layers.rs)"
+        );
+    }
+    Ok(())
+}
+
 /// Every `.rs` file under `dir`: its path relative to `dir` (with `/`) and its text, sorted.
 fn read_tree(dir: &Path) -> Result<Vec<(String, String)>> {
     let mut out = Vec::new();

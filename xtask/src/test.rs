@@ -1,7 +1,7 @@
 //! `cargo xtask test`: the one test command (README and `.ci/run` call it). Runs the format
-//! check, clippy, the workspace tests, then the integration tier against a real test
-//! environment, stopping at the first failure. It must never skip the integration tier, and
-//! must leave nothing running that it started.
+//! check, clippy, the layer check (`cargo xtask layers`), the workspace tests, then the
+//! integration tier against a real test environment, stopping at the first failure. It must
+//! never skip the integration tier, and must leave nothing running that it started.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::gobuild::{self, Versions};
+use crate::layers;
 use crate::paths;
 use crate::state::Owner;
 use crate::testenv::{self, Hub, Members};
@@ -39,7 +40,7 @@ fn run_checked(mut cmd: Command, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// Tests counted from libtest's `test result:` lines across steps 3 to 6.
+/// Tests counted from libtest's `test result:` lines from step 4 on.
 #[derive(Debug, Default, Clone, Copy)]
 struct Tally {
     passed: u64,
@@ -82,7 +83,7 @@ fn run_counting(mut cmd: Command, what: &str, tally: &mut Tally) -> Result<()> {
 pub fn run() -> Result<()> {
     let total_start = Instant::now();
     let mut timings: Vec<(String, Duration)> = Vec::new();
-    let steps = 4 + HUB_TIERS.len();
+    let steps = 5 + HUB_TIERS.len();
     let mut tally = Tally::default();
     let result = run_steps(steps, &mut timings, &mut tally);
     say!("\n==> summary");
@@ -94,8 +95,8 @@ pub fn run() -> Result<()> {
         Ok(()) => say!("cargo xtask test: all steps passed"),
         Err(_) => say!("cargo xtask test: FAILED (the error follows)"),
     }
-    // One closing line counting every test executed from step 3 on (the integration tests
-    // that step 3 lists as ignored are the ones the later steps run).
+    // One closing line counting every test executed from step 4 on (the integration tests
+    // that step 4 lists as ignored are the ones the later steps run).
     say!("tests: {} passed, {} failed", tally.passed, tally.failed);
     result
 }
@@ -135,18 +136,23 @@ fn run_steps(steps: usize, timings: &mut Vec<(String, Duration)>, tally: &mut Ta
             run_checked(cmd, "cargo clippy --workspace --all-targets -- -D warnings")
         },
     )?;
-    step(3, "cargo test --workspace --all-targets", &mut || {
+    step(
+        3,
+        "cargo xtask layers (import cycles and layers)",
+        &mut layers::check_all,
+    )?;
+    step(4, "cargo test --workspace --all-targets", &mut || {
         let mut cmd = cargo();
         cmd.args(["test", "--workspace", "--all-targets"]);
         run_counting(cmd, "cargo test --workspace --all-targets", tally)
     })?;
     step(
-        4,
+        5,
         "integration tier against a real test environment (cargo xtask testenv)",
         &mut || integration(tally),
     )?;
     for (n, tier) in HUB_TIERS.iter().enumerate() {
-        step(5 + n, tier.what, &mut || hub_tier(tier, tally))?;
+        step(6 + n, tier.what, &mut || hub_tier(tier, tally))?;
     }
     Ok(())
 }
