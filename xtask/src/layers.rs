@@ -86,7 +86,7 @@ const MAIN: CrateRules = CrateRules {
         layers: &[
             layer("engine::document", 1),
             layer("engine::place", 2),
-            layer("engine::override", 2),
+            layer("engine::overrides", 2),
             layer("engine::dialect", 3),
             layer("engine::fleet", 4),
             layer("engine::render", 5),
