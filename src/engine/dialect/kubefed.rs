@@ -15,6 +15,9 @@ use crate::engine::place::replicas::RspPreference;
 use crate::engine::place::selector::{LabelSelector, scalar_text};
 use crate::model::{ClusterSpec, ResourceRef};
 
+/// The label KubeFed sets on every object it propagates.
+pub const KUBEFED_MANAGED_LABEL: &str = "kubefed.io/managed";
+
 pub const TYPES_GROUP: &str = "types.kubefed.io";
 
 /// What a Federated kind propagates.
@@ -483,10 +486,7 @@ pub fn add_managed_label(obj: &mut Value) {
         *labels = Value::Object(Map::new());
     }
     if let Some(labels) = labels.as_object_mut() {
-        labels.insert(
-            crate::engine::fleet::plan::KUBEFED_MANAGED_LABEL.into(),
-            Value::String("true".into()),
-        );
+        labels.insert(KUBEFED_MANAGED_LABEL.into(), Value::String("true".into()));
     }
 }
 

@@ -9,8 +9,9 @@ pub mod explain;
 pub mod inventory;
 pub mod plan;
 
+pub use crate::engine::dialect::kubefed::KUBEFED_MANAGED_LABEL;
 pub use assemble::load_fleet;
 pub use decide::{Decision, FederatedResource, Fleet};
 pub use explain::Explanation;
 pub use inventory::CONTEXT_ANNOTATION;
-pub use plan::{KUBEFED_MANAGED_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_ANNOTATION};
+pub use plan::{MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_ANNOTATION};

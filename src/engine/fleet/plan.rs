@@ -8,7 +8,6 @@ use serde_json::{Map, Value};
 pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 pub const MANAGED_BY_VALUE: &str = "flotilla";
 pub const SOURCE_ANNOTATION: &str = "flotilla.dev/source";
-pub const KUBEFED_MANAGED_LABEL: &str = "kubefed.io/managed";
 
 /// Placement of one resource on one cluster, compactly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
