@@ -3,6 +3,7 @@
 //! Karmada and KubeFed place resources of a fleet directory; OCM Placements are evaluated for
 //! the hub editor. A dialect must not render objects, read files or know another dialect.
 
+pub mod api_groups;
 pub mod karmada;
 pub mod kubefed;
 pub mod ocm;

@@ -7,8 +7,10 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
+use crate::engine::dialect::api_groups;
 use crate::engine::dialect::karmada::{OverridePolicy, Precision, PropagationPolicy, best_match};
 use crate::engine::dialect::kubefed::{FederatedObject, KindMap, Rsp};
+use crate::engine::document::builtin;
 use crate::engine::document::parse::{Doc, parse_files};
 use crate::engine::document::source::{FleetError, SourceFile, SourceLocation};
 use crate::engine::fleet::decide::{FederatedResource, Fleet};
@@ -233,7 +235,16 @@ pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
         crd_scopes.insert((group.to_string(), kind.to_string()), namespaced);
     }
 
-    let classes: Vec<Class> = docs.iter().map(|d| classify(d, &kinds)).collect();
+    let mut classes: Vec<Class> = Vec::with_capacity(docs.len());
+    for doc in &docs {
+        classes.push(match api_groups::check(doc) {
+            Ok(()) => classify(doc, &kinds),
+            Err(e) => {
+                errors.push(e);
+                Class::Ignored
+            }
+        });
+    }
 
     let mut inventory_entries = Vec::new();
     for (doc, class) in docs.iter().zip(&classes) {
@@ -345,8 +356,21 @@ pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
         match class {
             Class::Federated => match FederatedObject::parse(doc, &kinds, &clusters) {
                 Ok(fed) => {
-                    if claim(&fed.target, doc, &mut errors) {
-                        fed_docs.push((doc, fed));
+                    if !claim(&fed.target, doc, &mut errors) {
+                        continue;
+                    }
+                    match builtin::check(doc, "/spec/template", &fed.object) {
+                        Ok(()) => fed_docs.push((doc, fed)),
+                        Err(e) => {
+                            errors.push(e.clone());
+                            builds.extend(invalid_resource(
+                                doc,
+                                Dialect::KubeFed,
+                                &e,
+                                clusters.len(),
+                                &kinds,
+                            ));
+                        }
                     }
                 }
                 Err(e) => {
@@ -381,7 +405,19 @@ pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
                     namespace: namespaced.then(|| doc.namespace().unwrap_or("default").to_string()),
                     name: doc.name().to_string(),
                 };
-                if claim(&target, doc, &mut errors) {
+                if !claim(&target, doc, &mut errors) {
+                    continue;
+                }
+                if let Err(e) = builtin::check(doc, "", &doc.value) {
+                    errors.push(e.clone());
+                    builds.extend(invalid_resource(
+                        doc,
+                        Dialect::Karmada,
+                        &e,
+                        clusters.len(),
+                        &kinds,
+                    ));
+                } else {
                     builds.push(karmada_plan(
                         doc,
                         target,

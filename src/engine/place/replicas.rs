@@ -11,9 +11,12 @@
 /// Returns the replicas in the same order as `candidates` (`(name, weight)`).
 pub fn divide_by_static_weight(total: i64, candidates: &[(&str, i64)]) -> Vec<i64> {
     let mut out = vec![0; candidates.len()];
-    let sum: i64 = candidates
+    // i128 keeps the sum and `weight * total` exact for any i64 input, so the shares never
+    // add up to more than `total`.
+    let sum: i128 = candidates
         .iter()
-        .fold(0_i64, |acc, (_, w)| acc.saturating_add((*w).max(0)));
+        .map(|(_, w)| i128::from((*w).max(0)))
+        .sum();
     if sum <= 0 || total <= 0 {
         return out;
     }
@@ -26,9 +29,8 @@ pub fn divide_by_static_weight(total: i64, candidates: &[(&str, i64)]) -> Vec<i6
     });
     let mut remain = total;
     for &i in &order {
-        // i128 keeps `weight * total` exact for any i64 input.
-        let share =
-            (i128::from(candidates[i].1.max(0)) * i128::from(total) / i128::from(sum)) as i64;
+        let share = i64::try_from(i128::from(candidates[i].1.max(0)) * i128::from(total) / sum)
+            .unwrap_or(total);
         out[i] = share;
         remain -= share;
     }
@@ -181,5 +183,12 @@ mod tests {
         let got = kubefed_plan(7, &[("a", w(2)), ("b", w(1)), ("c", w(1))], "ns/web");
         assert_eq!(got.iter().sum::<i64>(), 7);
         assert!(got[0] >= got[1] && got[0] >= got[2]);
+    }
+
+    #[test]
+    fn weights_whose_sum_overflows_i64_still_divide_exactly_the_total() {
+        let out = divide_by_static_weight(5, &[("a", i64::MAX), ("b", i64::MAX)]);
+        assert_eq!(out.iter().sum::<i64>(), 5, "{out:?}");
+        assert_eq!(out, [3, 2]);
     }
 }
