@@ -1,6 +1,7 @@
 //! Turns file texts into located documents: splits multi-document YAML on its markers (keeping
-//! line offsets), parses each document into JSON with a line for every field, and classifies
-//! it by apiVersion/kind. It must not read files, place resources or apply overrides.
+//! line offsets), parses each document into JSON with a line for every field, expands
+//! `kind: List` documents into their items (each with its own lines), and reads apiVersion and
+//! kind. It must not read files, place resources or apply overrides.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -23,6 +24,9 @@ pub struct Doc {
     lines: HashMap<String, usize>,
     /// Position of the document inside its file, for stable ordering.
     pub index: usize,
+    /// The item's position when the document came out of a `kind: List` (or `*List`) document:
+    /// its lines are the item's own, but editors must not replace the whole document with it.
+    pub list_item: Option<usize>,
 }
 
 impl Doc {
@@ -35,6 +39,7 @@ impl Doc {
             value,
             lines: HashMap::new(),
             index: 0,
+            list_item: None,
         }
     }
 
@@ -230,6 +235,58 @@ fn is_blank_yaml(line: &str) -> bool {
     t.is_empty() || t.starts_with('#')
 }
 
+/// Whether a document is a list of objects as `kubectl get -o yaml` writes them (`kind: List`,
+/// or a typed list such as `ConfigMapList`), which `kubectl apply` expands into its items.
+pub fn is_list(value: &Value) -> bool {
+    value
+        .get("kind")
+        .and_then(Value::as_str)
+        .is_some_and(|kind| kind.ends_with("List"))
+        && value.get("items").is_some_and(Value::is_array)
+}
+
+/// The items of a list document, each a document of its own with its own lines.
+fn expand_list(list: Doc, docs: &mut Vec<Doc>, errors: &mut Vec<FleetError>) {
+    let Some(items) = list.value.get("items").and_then(Value::as_array) else {
+        return;
+    };
+    for (i, item) in items.iter().enumerate() {
+        let prefix = format!("/items/{i}");
+        if !item.is_object() {
+            errors.push(list.error(
+                &prefix,
+                "a list item is not an object",
+                "make every entry of `items` an object with apiVersion, kind and metadata",
+            ));
+            continue;
+        }
+        if is_list(item) {
+            errors.push(list.error(
+                &prefix,
+                "a list inside a list",
+                "move the inner list's items up into the outer list, or into their own documents",
+            ));
+            continue;
+        }
+        let lines = list
+            .lines
+            .iter()
+            .filter_map(|(pointer, line)| {
+                let rest = pointer.strip_prefix(&prefix)?;
+                (rest.is_empty() || rest.starts_with('/')).then(|| (rest.to_string(), *line))
+            })
+            .collect();
+        docs.push(Doc {
+            file: list.file.clone(),
+            line: list.exact_line(&prefix).unwrap_or(list.line),
+            value: item.clone(),
+            lines,
+            index: list.index,
+            list_item: Some(i),
+        });
+    }
+}
+
 /// Parses every document of every file. Documents that fail to parse become errors; empty
 /// documents are skipped. The result is in (file, position) order.
 pub fn parse_files(files: &[SourceFile]) -> (Vec<Doc>, Vec<FleetError>) {
@@ -238,13 +295,21 @@ pub fn parse_files(files: &[SourceFile]) -> (Vec<Doc>, Vec<FleetError>) {
     for file in files {
         for (index, (start, text)) in split_documents(&file.text).into_iter().enumerate() {
             match parse_document(&file.path, start, &text) {
-                Ok(Some((value, lines, first_line))) => docs.push(Doc {
-                    file: file.path.clone(),
-                    line: first_line,
-                    value,
-                    lines,
-                    index,
-                }),
+                Ok(Some((value, lines, first_line))) => {
+                    let doc = Doc {
+                        file: file.path.clone(),
+                        line: first_line,
+                        value,
+                        lines,
+                        index,
+                        list_item: None,
+                    };
+                    if is_list(&doc.value) {
+                        expand_list(doc, &mut docs, &mut errors);
+                    } else {
+                        docs.push(doc);
+                    }
+                }
                 Ok(None) => {}
                 Err(error) => errors.push(error),
             }
@@ -524,6 +589,39 @@ mod tests {
         assert_eq!(
             pointer_to_field("/spec/overrides/0/clusterOverrides/0/op"),
             "spec.overrides[0].clusterOverrides[0].op"
+        );
+    }
+
+    #[test]
+    fn a_list_document_expands_into_its_items_with_their_own_lines() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n- apiVersion: v1\n  kind: Secret\n  metadata:\n    name: b\nmetadata: {resourceVersion: \"\"}\n";
+        let (docs, errors) = parse_files(&[SourceFile {
+            path: "list.yaml".into(),
+            text: text.into(),
+        }]);
+        assert!(errors.is_empty(), "{errors:?}");
+        let names: Vec<(&str, &str, usize)> =
+            docs.iter().map(|d| (d.kind(), d.name(), d.line)).collect();
+        assert_eq!(names, [("ConfigMap", "a", 4), ("Secret", "b", 8)]);
+        assert_eq!(docs[1].line_of("/metadata/name"), 11);
+        assert_eq!(docs[1].list_item, Some(1));
+    }
+
+    #[test]
+    fn a_typed_list_expands_and_a_bad_item_is_located() {
+        let text = "apiVersion: v1\nkind: ConfigMapList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- just text\n";
+        let (docs, errors) = parse_files(&[SourceFile {
+            path: "list.yaml".into(),
+            text: text.into(),
+        }]);
+        assert_eq!(docs.len(), 1);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0]
+                .to_string()
+                .starts_with("list.yaml:7: items[1]: a list item is not an object"),
+            "{}",
+            errors[0]
         );
     }
 }

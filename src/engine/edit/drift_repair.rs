@@ -188,6 +188,12 @@ pub fn remove_rule_change(
         .iter()
         .find(|d| d.line == rule.source.line)
         .ok_or_else(|| format!("rule {name} not found in {}", rule.source))?;
+    if doc.list_item.is_some() {
+        return Err(format!(
+            "rule {name} is an item of a kind: List document at {}; remove it from the list by hand",
+            rule.source
+        ));
+    }
     let spans = document_spans(&file.text);
     let (_, range) = spans
         .get(doc.index)

@@ -14,7 +14,7 @@
 
 use serde_json::Value;
 
-use crate::engine::document::parse::{Doc, document_spans, parse_files};
+use crate::engine::document::parse::{Doc, document_spans, is_list, parse_files};
 use crate::engine::document::source::SourceFile;
 
 /// The new text of a file, and what the person saving it should know.
@@ -80,6 +80,15 @@ pub fn replace_document(
         ));
     };
     let chunk = &text[range.clone()];
+    if serde_saphyr::from_str::<Value>(chunk).is_ok_and(|v| is_list(&v)) {
+        return Err(refuse(
+            file,
+            format!(
+                "document {} is a list (kind: List), and flotilla edits one object per document; split the list into one document per item and try again",
+                index + 1
+            ),
+        ));
+    }
     // Only scalar values changed: edit them where they stand, keeping every other byte.
     if let Some(new_chunk) = in_place(file, chunk, value)
         && round_trips(file, &new_chunk, value)
@@ -896,5 +905,12 @@ mod tests {
                 prop_assert!(values_match(&doc.value, &new), "{}", edited.text);
             }
         }
+    }
+
+    #[test]
+    fn a_list_document_is_never_replaced_by_one_of_its_items() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n";
+        let err = replace_document("f.yaml", text, 0, &json!({"kind": "ConfigMap"})).unwrap_err();
+        assert!(err.to_string().contains("is a list (kind: List)"), "{err}");
     }
 }

@@ -1191,4 +1191,29 @@ spec:
         assert_eq!(labels["kubefed.io/managed"], "true");
         assert_eq!(labels["app.kubernetes.io/managed-by"], "flotilla");
     }
+
+    /// What `kubectl get cm -o yaml` writes: a List whose items are templates like any other.
+    #[test]
+    fn the_items_of_a_list_are_templates_placed_like_any_other() {
+        let text = "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: west}\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a, namespace: shop}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b, namespace: shop, labels: [x]}\n---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p, namespace: shop}\nspec:\n  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]\n";
+        let (fleet, errors) = load_fleet(&[SourceFile {
+            path: "f.yaml".into(),
+            text: text.into(),
+        }]);
+        let a = fleet
+            .resources
+            .iter()
+            .position(|r| r.target.name == "a" && r.target.kind == "ConfigMap")
+            .unwrap();
+        assert_eq!(fleet.resources[a].source.line, 8);
+        assert!(matches!(fleet.decide(a, 0), Decision::Placed { .. }));
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0]
+                .to_string()
+                .starts_with("f.yaml:13: metadata.labels:"),
+            "{}",
+            errors[0]
+        );
+    }
 }
