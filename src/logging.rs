@@ -1,10 +1,20 @@
 //! Logging through `tracing` to a file, never to the terminal (the console owns it).
-//! The level comes from `FLOTILLA_LOG` (default `info`). Tokens and credentials are never logged.
+//! The level comes from `FLOTILLA_LOG` (default `info`). The file is private to its owner
+//! (0600; the default directory 0700) and rotated at start once it has grown past
+//! [`ROTATE_AT`], keeping [`KEEP`] older generations. A `--log-file` in a directory that does
+//! not exist is refused, never created. Tokens and credentials are never logged.
 
+use std::fs::{self, OpenOptions};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::EnvFilter;
+
+/// A log at least this large is rotated when flotilla starts.
+pub const ROTATE_AT: u64 = 16 * 1024 * 1024;
+/// Older generations kept: `flotilla.log.1` (newest) … `flotilla.log.3`.
+pub const KEEP: usize = 3;
 
 /// Where logs go when `--log-file` is not given: `$XDG_STATE_HOME/flotilla/flotilla.log`,
 /// else `~/.local/state/flotilla/flotilla.log`.
@@ -19,19 +29,7 @@ pub fn default_log_path() -> Option<PathBuf> {
 /// Starts file logging. Returns a guard that flushes on drop, or a warning to show when the
 /// file cannot be opened (flotilla then runs without a log).
 pub fn init(path: Option<&Path>) -> Result<WorkerGuard, String> {
-    let path = match path {
-        Some(path) => path.to_path_buf(),
-        None => default_log_path().ok_or("no log file: neither XDG_STATE_HOME nor HOME is set")?,
-    };
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|err| format!("cannot create log directory {}: {err}", parent.display()))?;
-    }
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|err| format!("cannot open log file {}: {err}", path.display()))?;
+    let file = open(path)?;
     let (writer, guard) = tracing_appender::non_blocking(file);
     let filter = EnvFilter::try_from_env("FLOTILLA_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     tracing_subscriber::fmt()
@@ -41,4 +39,106 @@ pub fn init(path: Option<&Path>) -> Result<WorkerGuard, String> {
         .try_init()
         .map_err(|err| format!("logging already set up: {err}"))?;
     Ok(guard)
+}
+
+/// Opens the log for appending (0600), after rotating it when it is large. `explicit` is the
+/// `--log-file` path, whose directory must exist; the default's directory is created (0700).
+pub fn open(explicit: Option<&Path>) -> Result<fs::File, String> {
+    let path = match explicit {
+        Some(path) => path.to_path_buf(),
+        None => default_log_path().ok_or("no log file: neither XDG_STATE_HOME nor HOME is set")?,
+    };
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if explicit.is_some() {
+        if !parent.is_dir() {
+            return Err(format!(
+                "cannot open log file {}: the directory {} does not exist (create it, or choose another --log-file)",
+                path.display(),
+                parent.display()
+            ));
+        }
+    } else {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)
+            .map_err(|err| format!("cannot create log directory {}: {err}", parent.display()))?;
+    }
+    rotate(&path);
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|err| format!("cannot open log file {}: {err}", path.display()))?;
+    // A file created before by something else keeps its mode on open: make it private too.
+    let _ = file.set_permissions(fs::Permissions::from_mode(0o600));
+    Ok(file)
+}
+
+/// `flotilla.log` → `.1` → `.2` … when it has reached [`ROTATE_AT`]; the oldest is dropped.
+fn rotate(path: &Path) {
+    if fs::metadata(path).map_or(true, |m| m.len() < ROTATE_AT) {
+        return;
+    }
+    let generation = |n: usize| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".{n}"));
+        PathBuf::from(name)
+    };
+    let _ = fs::remove_file(generation(KEEP));
+    for n in (1..KEEP).rev() {
+        let _ = fs::rename(generation(n), generation(n + 1));
+    }
+    let _ = fs::rename(path, generation(1));
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_file_in_a_missing_directory_is_refused_not_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing/sub/flotilla.log");
+        let err = open(Some(&path)).unwrap_err();
+        assert!(err.contains("does not exist"), "{err}");
+        assert!(!dir.path().join("missing").exists());
+    }
+
+    #[test]
+    fn the_log_is_private_to_its_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("flotilla.log");
+        fs::write(&path, "old\n").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+        drop(open(Some(&path)).unwrap());
+        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let fresh = dir.path().join("fresh.log");
+        drop(open(Some(&fresh)).unwrap());
+        let mode = fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn a_large_log_is_rotated_and_only_three_generations_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("flotilla.log");
+        for generation in 1..=4 {
+            let file = OpenOptions::new().create(true).append(true).open(&path).unwrap();
+            file.set_len(ROTATE_AT).unwrap();
+            drop(file);
+            drop(open(Some(&path)).unwrap());
+            assert_eq!(fs::metadata(&path).unwrap().len(), 0, "round {generation}");
+        }
+        let names: Vec<bool> = (1..=4)
+            .map(|n| dir.path().join(format!("flotilla.log.{n}")).exists())
+            .collect();
+        assert_eq!(names, [true, true, true, false]);
+    }
 }
