@@ -18,6 +18,7 @@ pub mod launch;
 pub mod logging;
 pub mod model;
 pub mod output;
+pub mod safe_text;
 pub mod source;
 pub mod terminal;
 pub mod views;

@@ -130,7 +130,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("flotilla.log");
         for generation in 1..=4 {
-            let file = OpenOptions::new().create(true).append(true).open(&path).unwrap();
+            let file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .unwrap();
             file.set_len(ROTATE_AT).unwrap();
             drop(file);
             drop(open(Some(&path)).unwrap());

@@ -79,6 +79,7 @@ const MAIN: CrateRules = CrateRules {
         layer("config", 2),
         layer("model", 1),
         layer("glob", 1),
+        layer("safe_text", 1),
     ],
     exempt: &["lib"],
     rooms: &[Rooms {
