@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use super::secrets;
+
 /// Metadata fields the API server owns; never part of a comparison.
 const SERVER_METADATA: &[&str] = &[
     "managedFields",
@@ -58,6 +60,7 @@ fn key_text(key: &[Value]) -> String {
 /// every map sorted. Two objects that mean the same intent normalise to the same value.
 pub fn normalize(object: &Value) -> Value {
     let mut out = object.clone();
+    secrets::fold_string_data(&mut out);
     if let Some(root) = out.as_object_mut() {
         root.remove("status");
         if let Some(meta) = root.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -119,12 +122,14 @@ pub fn to_yaml(object: &Value) -> String {
 
 /// A unified diff of `live` → `desired` after normalising both; empty when they are equal.
 /// `None` for `live` means the object does not exist yet (every line is added).
+/// Secret values are masked (`***`, `*** (changed)`); the diff still shows which keys change.
 pub fn unified(live: Option<&Value>, desired: &Value, label: &str) -> String {
-    let new = normalize(desired);
-    let old = live.map(normalize);
-    if old.as_ref() == Some(&new) {
+    if live.is_some_and(|l| normalize(l) == normalize(desired)) {
         return String::new();
     }
+    let (desired, live) = secrets::mask_pair(desired, live);
+    let new = normalize(&desired);
+    let old = live.as_ref().map(normalize);
     let old_text = old.as_ref().map(to_yaml).unwrap_or_default();
     let new_text = to_yaml(&new);
     let diff = similar::TextDiff::from_lines(&old_text, &new_text);
@@ -213,6 +218,16 @@ impl FieldDrift {
 pub fn drifted_fields(desired: &Value, live: &Value) -> Vec<FieldDrift> {
     let mut out = Vec::new();
     let mut path = Vec::new();
+    // The server never returns `stringData`: compare it as the `data` it becomes.
+    let folded;
+    let desired = if secrets::is_secret(desired) && desired.get("stringData").is_some() {
+        let mut copy = desired.clone();
+        secrets::fold_string_data(&mut copy);
+        folded = copy;
+        &folded
+    } else {
+        desired
+    };
     if let (Some(d), Some(l)) = (desired.as_object(), live.as_object()) {
         for (key, value) in d {
             if key == "status" {
@@ -573,5 +588,50 @@ mod tests {
                 prop_assert!(drifted_fields(&object, &other).is_empty());
             }
         }
+    }
+
+    #[test]
+    fn a_secret_diff_names_the_changed_key_without_its_value() {
+        let desired = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"},
+            "stringData": {"password": "hunter2"}, "data": {"user": "YWRtaW4="}});
+        let live = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"},
+            "data": {"user": "YWRtaW4=", "password": "b2xk"}});
+        let text = unified(Some(&live), &desired, "v1/Secret/db");
+        let changed: Vec<&str> = text
+            .lines()
+            .filter(|l| {
+                (l.starts_with('-') || l.starts_with('+'))
+                    && !l.starts_with("---")
+                    && !l.starts_with("+++")
+            })
+            .collect();
+        assert_eq!(changed.len(), 2, "{text}");
+        assert!(
+            changed[0].starts_with("-  password: ")
+                && changed[0].contains("***")
+                && !changed[0].contains("changed"),
+            "{text}"
+        );
+        assert!(
+            changed[1].starts_with("+  password: ") && changed[1].contains("*** (changed)"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("hunter2")
+                && !text.contains("b2xk")
+                && !text.contains("aHVudGVyMg")
+                && !text.contains("YWRtaW4"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn string_data_is_compared_as_the_data_the_server_returns() {
+        let desired = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"},
+            "stringData": {"password": "hunter2"}});
+        let live = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"},
+            "data": {"password": "aHVudGVyMg=="}});
+        assert!(drifted_fields(&desired, &live).is_empty());
+        assert_eq!(unified(Some(&live), &desired, "s"), "");
     }
 }

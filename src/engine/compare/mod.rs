@@ -4,3 +4,4 @@
 
 pub mod diff;
 pub mod ignore;
+pub mod secrets;

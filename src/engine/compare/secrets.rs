@@ -1,0 +1,157 @@
+//! Secret values, wherever a person reads them: masked as `***` (a value that differs between
+//! the two sides of a comparison as `*** (changed)`, as `kubectl diff` marks it), and
+//! `stringData` folded into `data` (base64) before anything is compared, because the API
+//! server stores only `data` and never returns `stringData`. It must not mask anything but
+//! the values of a core/v1 Secret's `data` and `stringData`.
+
+use base64::Engine as _;
+use serde_json::{Map, Value};
+
+/// What a Secret value is shown as.
+pub const MASK: &str = "***";
+/// What a Secret value that differs from the other side is shown as.
+pub const MASK_CHANGED: &str = "*** (changed)";
+
+/// Whether `object` is a core/v1 Secret.
+pub fn is_secret(object: &Value) -> bool {
+    object.get("kind").and_then(Value::as_str) == Some("Secret")
+        && object.get("apiVersion").and_then(Value::as_str) == Some("v1")
+}
+
+/// Moves a Secret's `stringData` into `data` (base64), as the API server does on write;
+/// `stringData` wins over `data` for the same key, as upstream. Other objects are untouched.
+pub fn fold_string_data(object: &mut Value) {
+    if !is_secret(object) {
+        return;
+    }
+    let Some(root) = object.as_object_mut() else {
+        return;
+    };
+    let Some(Value::Object(string_data)) = root.remove("stringData") else {
+        return;
+    };
+    let data = root
+        .entry("data")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !data.is_object() {
+        *data = Value::Object(Map::new());
+    }
+    if let Some(data) = data.as_object_mut() {
+        for (key, value) in string_data {
+            let text = match value {
+                Value::String(s) => s,
+                other => other.to_string(),
+            };
+            let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+            data.insert(key, Value::String(encoded));
+        }
+    }
+}
+
+/// `object` with every Secret value masked (objects of other kinds as they are).
+pub fn mask(object: &Value) -> Value {
+    let mut out = object.clone();
+    if is_secret(&out) {
+        fold_string_data(&mut out);
+        for_each_value(&mut out, |_, value| *value = Value::String(MASK.into()));
+    }
+    out
+}
+
+/// Both sides of a comparison with Secret values masked: on the desired side a key whose value
+/// differs from the live one (or that the live object lacks) shows as `*** (changed)`, every
+/// other value as `***`, so a diff still says which keys change without saying what they hold.
+pub fn mask_pair(desired: &Value, live: Option<&Value>) -> (Value, Option<Value>) {
+    if !is_secret(desired) && !live.is_some_and(is_secret) {
+        return (desired.clone(), live.cloned());
+    }
+    let mut desired = desired.clone();
+    let mut live = live.cloned();
+    fold_string_data(&mut desired);
+    if let Some(live) = live.as_mut() {
+        fold_string_data(live);
+    }
+    let data_of = |object: &Value| object.get("data").and_then(Value::as_object).cloned();
+    let live_data = live.as_ref().map(|l| data_of(l).unwrap_or_default());
+    let marker = |key: &str, value: &Value, other: Option<&Map<String, Value>>| -> Value {
+        let changed = other.is_some_and(|o| o.get(key) != Some(value));
+        Value::String(if changed { MASK_CHANGED } else { MASK }.into())
+    };
+    for_each_value(&mut desired, |key, value| {
+        *value = marker(key, value, live_data.as_ref())
+    });
+    if let Some(live) = live.as_mut() {
+        for_each_value(live, |_, value| *value = Value::String(MASK.into()));
+    }
+    (desired, live)
+}
+
+/// Whether a JSON pointer into a Secret points at (or into) one of its values.
+pub fn is_secret_value(object: &Value, pointer: &str) -> bool {
+    is_secret(object) && (pointer.starts_with("/data/") || pointer.starts_with("/stringData/"))
+}
+
+fn for_each_value(object: &mut Value, mut f: impl FnMut(&str, &mut Value)) {
+    for field in ["data", "stringData"] {
+        if let Some(map) = object.get_mut(field).and_then(Value::as_object_mut) {
+            for (key, value) in map.iter_mut() {
+                f(key, value);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn secret(data: Value, string_data: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+               "data": data, "stringData": string_data})
+    }
+
+    #[test]
+    fn string_data_becomes_base64_data_and_wins_over_data() {
+        let mut s = secret(json!({"a": "eA==", "b": "eQ=="}), json!({"b": "hello"}));
+        fold_string_data(&mut s);
+        assert_eq!(s["data"], json!({"a": "eA==", "b": "aGVsbG8="}));
+        assert!(s.get("stringData").is_none());
+    }
+
+    #[test]
+    fn masked_values_say_only_whether_they_changed() {
+        let desired = secret(
+            json!({"same": "eA==", "new": "eQ=="}),
+            json!({"pw": "hunter2"}),
+        );
+        let live = secret(
+            json!({"same": "eA==", "new": "eg==", "pw": "aHVudGVyMg=="}),
+            json!({}),
+        );
+        let (d, l) = mask_pair(&desired, Some(&live));
+        let l = l.unwrap();
+        assert_eq!(
+            d["data"],
+            json!({"same": MASK, "new": MASK_CHANGED, "pw": MASK})
+        );
+        assert_eq!(l["data"], json!({"same": MASK, "new": MASK, "pw": MASK}));
+        let text = format!("{d}{l}");
+        assert!(
+            !text.contains("hunter2") && !text.contains("eQ==") && !text.contains("aHVudGVyMg==")
+        );
+    }
+
+    #[test]
+    fn other_kinds_are_never_masked() {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "b"}});
+        assert_eq!(mask(&cm), cm);
+        assert_eq!(mask_pair(&cm, None).0, cm);
+        assert!(!is_secret_value(&cm, "/data/a"));
+        let s = secret(json!({"a": "eA=="}), json!(null));
+        assert_eq!(mask(&s)["data"]["a"], MASK);
+        assert!(is_secret_value(&s, "/data/a"));
+    }
+}
