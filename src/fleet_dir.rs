@@ -1,12 +1,63 @@
 //! Reads a fleet directory from disk: every `*.yaml`/`*.yml` below it, recursively, in sorted
 //! path order, as [`SourceFile`]s for the engine. The only place the render path touches files.
+//!
+//! Reading is bounded, whatever the directory holds: only regular files are read (a FIFO, a
+//! device or a socket is refused by name, never opened), each file and the whole fleet have a
+//! size cap ([`Limits`], from `FLOTILLA_MAX_FILE_BYTES` / `FLOTILLA_MAX_FLEET_BYTES`), and
+//! symlinks are followed at most once per real path, so a link back to `.` cannot loop. It
+//! must not parse what it reads.
 
+use std::collections::HashSet;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::engine::SourceFile;
 
-/// Reads every YAML file under `dir` (hidden directories such as `.git` are skipped).
+/// Size caps for reading a fleet directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// One file, in bytes.
+    pub file_bytes: u64,
+    /// All files together, in bytes.
+    pub fleet_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            file_bytes: 16 * 1024 * 1024,
+            fleet_bytes: 512 * 1024 * 1024,
+        }
+    }
+}
+
+impl Limits {
+    /// The defaults, overridden by `FLOTILLA_MAX_FILE_BYTES` and `FLOTILLA_MAX_FLEET_BYTES`.
+    pub fn from_env() -> Result<Limits, String> {
+        let mut limits = Limits::default();
+        for (var, slot) in [
+            ("FLOTILLA_MAX_FILE_BYTES", &mut limits.file_bytes),
+            ("FLOTILLA_MAX_FLEET_BYTES", &mut limits.fleet_bytes),
+        ] {
+            if let Ok(text) = std::env::var(var) {
+                *slot = text.trim().parse().map_err(|_| {
+                    format!("{var}={text:?} is not a number of bytes; set it to e.g. 16777216")
+                })?;
+            }
+        }
+        Ok(limits)
+    }
+}
+
+/// Reads every YAML file under `dir` (hidden directories such as `.git` are skipped) within
+/// the limits from the environment.
 pub fn read_fleet_dir(dir: &Path) -> Result<Vec<SourceFile>, String> {
+    read_fleet_dir_within(dir, Limits::from_env()?)
+}
+
+/// Reads every YAML file under `dir` within `limits`; the first file that cannot be read
+/// (or breaks a limit) is the error.
+pub fn read_fleet_dir_within(dir: &Path, limits: Limits) -> Result<Vec<SourceFile>, String> {
     if !dir.is_dir() {
         return Err(format!(
             "{}: fleet directory not found; pass --fleet DIR (default ./fleet) or --demo",
@@ -14,12 +65,21 @@ pub fn read_fleet_dir(dir: &Path) -> Result<Vec<SourceFile>, String> {
         ));
     }
     let mut paths = Vec::new();
-    collect(dir, &mut paths)?;
+    let mut seen = HashSet::new();
+    collect(dir, &mut paths, &mut seen)?;
     paths.sort();
     let mut files = Vec::with_capacity(paths.len());
+    let mut total: u64 = 0;
     for path in paths {
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        let text = read_bounded(&path, limits.file_bytes)?;
+        total = total.saturating_add(text.len() as u64);
+        if total > limits.fleet_bytes {
+            return Err(format!(
+                "{}: the fleet's files add up to more than {} bytes; raise FLOTILLA_MAX_FLEET_BYTES if this fleet is really that large",
+                dir.display(),
+                limits.fleet_bytes
+            ));
+        }
         files.push(SourceFile {
             path: path.display().to_string(),
             text,
@@ -28,20 +88,144 @@ pub fn read_fleet_dir(dir: &Path) -> Result<Vec<SourceFile>, String> {
     Ok(files)
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+/// Reads one regular file of at most `cap` bytes (never more than `cap + 1` are read).
+fn read_bounded(path: &Path, cap: u64) -> Result<String, String> {
+    let metadata =
+        std::fs::metadata(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    if !metadata.is_file() {
+        return Err(format!(
+            "{}: {}, not a regular file; flotilla reads only regular files (remove it or rename it away from .yaml)",
+            path.display(),
+            kind_of(&metadata)
+        ));
+    }
+    if metadata.len() > cap {
+        return Err(too_large(path, cap));
+    }
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    if bytes.len() as u64 > cap {
+        return Err(too_large(path, cap));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{}: not UTF-8 text (byte {}); save the file as UTF-8",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+fn too_large(path: &Path, cap: u64) -> String {
+    format!(
+        "{}: larger than {cap} bytes; split it, or raise FLOTILLA_MAX_FILE_BYTES",
+        path.display()
+    )
+}
+
+fn kind_of(metadata: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = metadata.file_type();
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_block_device() || kind.is_char_device() {
+        "a device"
+    } else if kind.is_dir() {
+        "a directory"
+    } else {
+        "a special file"
+    }
+}
+
+/// Walks `dir`, following symlinks at most once per real path.
+fn collect(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) -> Result<(), String> {
+    let real =
+        std::fs::canonicalize(dir).map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
+    if !seen.insert(real) {
+        return Ok(());
+    }
     let entries =
         std::fs::read_dir(dir).map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
     for entry in entries {
         let entry = entry.map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().to_string();
+        // `is_dir` follows a symlink; a dangling one is neither and is left to the reader.
         if path.is_dir() {
             if !name.starts_with('.') {
-                collect(&path, out)?;
+                collect(&path, out, seen)?;
             }
         } else if name.ends_with(".yaml") || name.ends_with(".yml") {
-            out.push(path);
+            let first_time = std::fs::canonicalize(&path).map_or(true, |real| seen.insert(real));
+            if first_time {
+                out.push(path);
+            }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    const SMALL: Limits = Limits {
+        file_bytes: 64,
+        fleet_bytes: 100,
+    };
+
+    #[test]
+    fn symlinks_back_to_the_directory_are_read_once() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.yaml"), "kind: A\n").unwrap();
+        symlink(dir.path(), dir.path().join("loop1")).unwrap();
+        symlink(".", dir.path().join("loop2")).unwrap();
+        symlink(dir.path().join("a.yaml"), dir.path().join("b.yaml")).unwrap();
+        let files = read_fleet_dir_within(dir.path(), SMALL).unwrap();
+        assert_eq!(files.len(), 1, "{files:?}");
+    }
+
+    #[test]
+    fn a_fifo_or_device_is_refused_by_name_without_being_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe.yaml");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let err = read_fleet_dir_within(dir.path(), SMALL).unwrap_err();
+        assert!(
+            err.contains("pipe.yaml: a FIFO, not a regular file"),
+            "{err}"
+        );
+        std::fs::remove_file(&fifo).unwrap();
+        symlink("/dev/zero", dir.path().join("zero.yaml")).unwrap();
+        let err = read_fleet_dir_within(dir.path(), SMALL).unwrap_err();
+        assert!(
+            err.contains("zero.yaml: a device, not a regular file"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn files_and_fleets_beyond_their_caps_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("big.yaml"), "x".repeat(65)).unwrap();
+        let err = read_fleet_dir_within(dir.path(), SMALL).unwrap_err();
+        assert!(err.contains("big.yaml: larger than 64 bytes"), "{err}");
+        std::fs::write(dir.path().join("big.yaml"), "x".repeat(60)).unwrap();
+        std::fs::write(dir.path().join("more.yaml"), "x".repeat(60)).unwrap();
+        let err = read_fleet_dir_within(dir.path(), SMALL).unwrap_err();
+        assert!(err.contains("add up to more than 100 bytes"), "{err}");
+    }
 }

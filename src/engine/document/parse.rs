@@ -287,13 +287,31 @@ fn expand_list(list: Doc, docs: &mut Vec<Doc>, errors: &mut Vec<FleetError>) {
     }
 }
 
+/// Documents read from one fleet at most: far beyond any real fleet (10,000 clusters and
+/// their policies stay well below), small enough that hostile input cannot exhaust memory.
+pub const MAX_DOCUMENTS: usize = 100_000;
+
 /// Parses every document of every file. Documents that fail to parse become errors; empty
 /// documents are skipped. The result is in (file, position) order.
 pub fn parse_files(files: &[SourceFile]) -> (Vec<Doc>, Vec<FleetError>) {
     let mut docs = Vec::new();
     let mut errors = Vec::new();
+    let mut count = 0_usize;
     for file in files {
         for (index, (start, text)) in split_documents(&file.text).into_iter().enumerate() {
+            count += 1;
+            if count > MAX_DOCUMENTS {
+                errors.push(FleetError {
+                    location: SourceLocation {
+                        file: file.path.clone(),
+                        line: start,
+                    },
+                    field: "(fleet)".into(),
+                    message: format!("more than {MAX_DOCUMENTS} documents; the rest is not read"),
+                    hint: "split the fleet into smaller fleet directories".into(),
+                });
+                return (docs, errors);
+            }
             match parse_document(&file.path, start, &text) {
                 Ok(Some((value, lines, first_line))) => {
                     let doc = Doc {
@@ -620,6 +638,22 @@ mod tests {
             errors[0]
                 .to_string()
                 .starts_with("list.yaml:7: items[1]: a list item is not an object"),
+            "{}",
+            errors[0]
+        );
+    }
+
+    #[test]
+    fn a_flood_of_documents_stops_at_the_bound_with_a_located_error() {
+        let text = "a: 1\n---\n".repeat(MAX_DOCUMENTS + 5);
+        let (docs, errors) = parse_files(&[SourceFile {
+            path: "flood.yaml".into(),
+            text,
+        }]);
+        assert_eq!(docs.len(), MAX_DOCUMENTS);
+        assert_eq!(errors.len(), 1);
+        assert!(
+            errors[0].to_string().contains("more than 100000 documents"),
             "{}",
             errors[0]
         );
