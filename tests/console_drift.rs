@@ -12,7 +12,7 @@ use flotilla::app::state::Mode;
 use flotilla::app::{self, Action, Session};
 use flotilla::backend::sim::{Scenario, ScenarioDrift, SimCore};
 use flotilla::backend::{BackendEvent, CellRef, DriftField, Effect};
-use flotilla::config::keymap::Command;
+use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::{Decision, load_fleet};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -58,7 +58,7 @@ impl Demo {
         }
     }
 
-    fn command(&mut self, command: Command) {
+    fn command(&mut self, command: KeyCommand) {
         self.session.dispatch(Action::Command(command));
     }
 
@@ -215,7 +215,7 @@ fn two_identical() -> (Scenario, String) {
 #[test]
 fn the_scenario_drift_shows_with_desired_live_and_manager() {
     let mut demo = Demo::new(Scenario::demo());
-    demo.command(Command::Drift);
+    demo.command(KeyCommand::Drift);
     let groups = drift::groups(&demo.session.state);
     let cell = demo.cell(INVENTORY, "prod-us-east-2");
     let group = groups
@@ -261,7 +261,7 @@ fn the_scenario_drift_shows_with_desired_live_and_manager() {
 fn the_same_drift_on_two_clusters_is_one_group() {
     let (scenario, second) = two_identical();
     let mut demo = Demo::new(scenario);
-    demo.command(Command::Drift);
+    demo.command(KeyCommand::Drift);
     let groups = drift::groups(&demo.session.state);
     let group = groups
         .iter()
@@ -290,7 +290,7 @@ fn revert_asks_first_then_takes_back_exactly_the_chosen_field() {
     demo.session.state.danger_patterns = vec!["prod*".into()];
     let first = demo.cell(INVENTORY, "prod-us-east-2");
     let other = demo.cell(INVENTORY, &second);
-    demo.command(Command::Drift);
+    demo.command(KeyCommand::Drift);
     demo.cursor_to("prod-us-east-2");
     demo.key(InputKey::Char('r'));
     let plan = demo.plan();
@@ -339,7 +339,7 @@ fn revert_asks_first_then_takes_back_exactly_the_chosen_field() {
 fn adopt_saves_an_override_and_the_matrix_follows() {
     let mut demo = Demo::new(Scenario::demo());
     let cell = demo.cell(INVENTORY, "prod-us-east-2");
-    demo.command(Command::Drift);
+    demo.command(KeyCommand::Drift);
     demo.cursor_to("prod-us-east-2");
     demo.key(InputKey::Char('a'));
     let plan = demo.plan();
@@ -384,7 +384,7 @@ fn adopt_saves_an_override_and_the_matrix_follows() {
 fn ignore_persists_a_rule_that_can_be_listed_and_removed() {
     let mut demo = Demo::new(Scenario::demo());
     let cell = demo.cell(INVENTORY, "prod-us-east-2");
-    demo.command(Command::Drift);
+    demo.command(KeyCommand::Drift);
     let rules_before = demo.view().rules.len();
     demo.cursor_to("prod-us-east-2");
     demo.key(InputKey::Char('i'));
@@ -439,7 +439,7 @@ fn marked_fields_are_repaired_in_one_confirmed_step() {
         demo.cell(INVENTORY, "prod-us-east-2"),
         demo.cell(INVENTORY, &second),
     ];
-    demo.command(Command::Drift);
+    demo.command(KeyCommand::Drift);
     demo.cursor_to("prod-us-east-2");
     demo.key(InputKey::Char(' '));
     demo.cursor_to(&second);
@@ -466,7 +466,7 @@ fn marked_fields_are_repaired_in_one_confirmed_step() {
 fn a_field_changed_again_by_the_same_manager_after_a_revert_is_an_owner_fight() {
     let mut demo = Demo::new(Scenario::demo());
     let cell = demo.cell(INVENTORY, "prod-us-east-2");
-    demo.command(Command::Drift);
+    demo.command(KeyCommand::Drift);
     demo.cursor_to("prod-us-east-2");
     demo.key(InputKey::Char('r'));
     demo.key(InputKey::Char('y'));
@@ -500,7 +500,7 @@ fn a_field_changed_again_by_the_same_manager_after_a_revert_is_an_owner_fight() 
 fn read_only_consoles_may_look_but_every_repair_key_is_refused() {
     let mut demo = Demo::new(Scenario::demo());
     demo.session.state.readonly = true;
-    demo.command(Command::Drift);
+    demo.command(KeyCommand::Drift);
     assert!(
         !drift::groups(&demo.session.state).is_empty(),
         "the drift shows"

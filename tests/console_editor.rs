@@ -11,7 +11,7 @@ use flotilla::app::editor::{self, Field, Stage};
 use flotilla::app::state::{Mode, State};
 use flotilla::app::{self, Action, update};
 use flotilla::backend::{CellRef, Effect};
-use flotilla::config::keymap::Command;
+use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::edit::placement::Membership;
 use flotilla::engine::{Fleet, SourceFile, load_fleet};
 
@@ -35,7 +35,7 @@ impl Console {
         }
     }
 
-    fn command(&mut self, command: Command) -> Vec<Effect> {
+    fn command(&mut self, command: KeyCommand) -> Vec<Effect> {
         let effects = update(&mut self.state, Action::Command(command));
         editor::refresh(&mut self.state, &self.fleet, &self.files);
         effects
@@ -58,7 +58,7 @@ impl Console {
 
     /// Selects the resource with this display key in the resources pane.
     fn select(&mut self, key: &str) -> usize {
-        self.command(Command::FocusNext);
+        self.command(KeyCommand::FocusNext);
         let row = self
             .state
             .resources
@@ -91,7 +91,7 @@ impl Console {
 fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propagates_it() {
     let mut console = Console::demo();
     let cronjob = console.select("CronJob/batch/nightly-report");
-    console.command(Command::EditPlacement);
+    console.command(KeyCommand::EditPlacement);
     let editor = console.editor();
     let source = editor.source.as_ref().expect("the policy was found");
     assert_eq!(source.title, "PropagationPolicy batch/batch-only");
@@ -228,7 +228,7 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
 fn a_bad_selector_is_shown_inline_and_nothing_goes_further() {
     let mut console = Console::demo();
     console.select("CronJob/batch/nightly-report");
-    console.command(Command::EditPlacement);
+    console.command(KeyCommand::EditPlacement);
     console.key(InputKey::Tab);
     console.type_text(",tier in web");
     let error = console.editor().error.clone().expect("an inline error");
@@ -249,7 +249,7 @@ fn a_bad_selector_is_shown_inline_and_nothing_goes_further() {
 fn toggling_a_cluster_name_narrows_the_placement_and_says_why_others_leave() {
     let mut console = Console::demo();
     console.select("ConfigMap/shop/registry-config");
-    console.command(Command::EditPlacement);
+    console.command(KeyCommand::EditPlacement);
     assert_eq!(console.editor().field, Field::Clusters);
     let prod = console.cluster("prod-eu-west-1");
     for _ in 0..prod {
@@ -288,7 +288,7 @@ fn a_readonly_console_does_not_open_the_editor() {
     let mut console = Console::demo();
     console.state.readonly = true;
     console.select("CronJob/batch/nightly-report");
-    assert!(console.command(Command::EditPlacement).is_empty());
+    assert!(console.command(KeyCommand::EditPlacement).is_empty());
     assert_eq!(console.state.mode, Mode::Normal);
     assert!(
         console
@@ -303,7 +303,7 @@ fn a_readonly_console_does_not_open_the_editor() {
 #[test]
 fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created() {
     let mut console = Console::demo();
-    assert!(console.command(Command::Undo).is_empty());
+    assert!(console.command(KeyCommand::Undo).is_empty());
     assert!(
         console
             .state
@@ -314,7 +314,7 @@ fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created(
     );
 
     let cronjob = console.select("CronJob/batch/nightly-report");
-    console.command(Command::EditPlacement);
+    console.command(KeyCommand::EditPlacement);
     let original = console.editor().source.clone().expect("source").object;
     console.key(InputKey::Tab);
     console.key(InputKey::ClearLine);
@@ -328,7 +328,10 @@ fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created(
         cluster: dev as u32,
     };
 
-    assert!(console.command(Command::Undo).is_empty(), "undo asks first");
+    assert!(
+        console.command(KeyCommand::Undo).is_empty(),
+        "undo asks first"
+    );
     let Mode::Confirm(pending) = &console.state.mode else {
         panic!("expected the confirmation, got {:?}", console.state.mode);
     };
@@ -367,7 +370,7 @@ fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created(
 fn divided_weights_typed_in_the_editor_show_each_clusters_replicas() {
     let mut console = Console::demo();
     console.select("Deployment/shop/checkout");
-    console.command(Command::EditPlacement);
+    console.command(KeyCommand::EditPlacement);
     let editor = console.editor();
     assert!(
         editor
@@ -436,7 +439,7 @@ fn propagating_in_waves_sends_the_canary_first_and_the_rest_once_it_is_in_sync()
         &mut console.state,
         Action::Backend(BackendEvent::Cells(pending)),
     );
-    console.command(Command::Apply);
+    console.command(KeyCommand::Apply);
     let Mode::Confirm(pending) = &console.state.mode else {
         panic!("expected the confirmation, got {:?}", console.state.mode);
     };

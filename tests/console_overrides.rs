@@ -11,7 +11,7 @@ use flotilla::app::overrides::{self, FormField, OverrideEditor, Stage};
 use flotilla::app::state::{Mode, State};
 use flotilla::app::{self, Action, update};
 use flotilla::backend::{CellRef, Effect};
-use flotilla::config::keymap::Command;
+use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::{Fleet, SourceFile, load_fleet};
 use serde_json::json;
 
@@ -35,7 +35,7 @@ impl Console {
         }
     }
 
-    fn command(&mut self, command: Command) -> Vec<Effect> {
+    fn command(&mut self, command: KeyCommand) -> Vec<Effect> {
         let effects = update(&mut self.state, Action::Command(command));
         overrides::refresh(&mut self.state, &self.fleet, &self.files);
         effects
@@ -67,7 +67,7 @@ impl Console {
             .iter()
             .position(|r| *r == c)
             .expect("the cluster is visible");
-        self.command(Command::FocusNext);
+        self.command(KeyCommand::FocusNext);
         let row = self
             .state
             .resources
@@ -82,7 +82,7 @@ impl Console {
             .position(|r| *r == row)
             .expect("the resource is visible");
         assert_eq!(self.state.selected_cell(), Some((row, c)));
-        self.command(Command::EditOverrides);
+        self.command(KeyCommand::EditOverrides);
         assert!(
             matches!(self.state.mode, Mode::Overrides(_)),
             "the editor opened: {:?} / {:?}",
@@ -443,8 +443,11 @@ fn a_kubefed_resource_edits_its_spec_overrides() {
 fn read_only_refuses_to_open() {
     let mut console = Console::demo();
     console.state.readonly = true;
-    console.command(Command::FocusNext);
-    update(&mut console.state, Action::Command(Command::EditOverrides));
+    console.command(KeyCommand::FocusNext);
+    update(
+        &mut console.state,
+        Action::Command(KeyCommand::EditOverrides),
+    );
     assert_eq!(console.state.mode, Mode::Normal);
 }
 
@@ -473,7 +476,7 @@ fn the_session_saves_the_new_policy_and_renders_it_then_undo_takes_it_back() {
         .iter()
         .position(|r| *r == eu1)
         .expect("visible");
-    session.dispatch(Action::Command(Command::FocusNext));
+    session.dispatch(Action::Command(KeyCommand::FocusNext));
     let row = session
         .state
         .resources
@@ -487,7 +490,7 @@ fn the_session_saves_the_new_policy_and_renders_it_then_undo_takes_it_back() {
         .iter()
         .position(|r| *r == row)
         .expect("visible");
-    session.dispatch(Action::Command(Command::EditOverrides));
+    session.dispatch(Action::Command(KeyCommand::EditOverrides));
     for key in [InputKey::Char('i')]
         .into_iter()
         .chain("2.5.0".chars().map(InputKey::Char))
@@ -554,7 +557,7 @@ fn the_session_saves_the_new_policy_and_renders_it_then_undo_takes_it_back() {
     );
 
     // Undo: the policy stays, with no rules; the image is back.
-    session.dispatch(Action::Command(Command::Undo));
+    session.dispatch(Action::Command(KeyCommand::Undo));
     session.dispatch(Action::Input(InputKey::Char('y')));
     assert_eq!(
         image(&session, "prod-eu-west-1"),

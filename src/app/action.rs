@@ -4,12 +4,12 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::backend::BackendEvent;
-use crate::config::keymap::Command;
+use crate::config::keymap::KeyCommand;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     /// A key map command the operator triggered.
-    Command(Command),
+    Command(KeyCommand),
     /// A key typed into a text input (filter, palette).
     Input(InputKey),
     /// A fact from the backend.

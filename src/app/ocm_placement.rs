@@ -398,7 +398,7 @@ mod tests {
     use super::*;
     use crate::app::state::{ClusterRow, ResourceRow};
     use crate::app::{Action, update};
-    use crate::config::keymap::Command;
+    use crate::config::keymap::KeyCommand;
     use crate::engine::dialect::ocm::{OcmCluster, OcmClusterSet, SetSelector};
     use crate::engine::edit::ocm_placement::ReplicaSetRef;
     use crate::engine::place::selector::LabelSelector;
@@ -486,7 +486,7 @@ mod tests {
     #[test]
     fn editing_the_followed_placement_previews_the_move_and_confirming_writes_it() {
         let mut state = ocm_state();
-        update(&mut state, Action::Command(Command::EditPlacement));
+        update(&mut state, Action::Command(KeyCommand::EditPlacement));
         let Mode::OcmPlacement(editor) = &state.mode else {
             panic!("the OCM editor opens: {:?}", state.notice);
         };
@@ -544,9 +544,9 @@ mod tests {
     #[test]
     fn u_writes_the_last_edited_placement_back_once() {
         let mut state = ocm_state();
-        update(&mut state, Action::Command(Command::Undo));
+        update(&mut state, Action::Command(KeyCommand::Undo));
         assert_eq!(state.notice.as_deref(), Some("nothing to undo"));
-        update(&mut state, Action::Command(Command::EditPlacement));
+        update(&mut state, Action::Command(KeyCommand::EditPlacement));
         let mut input = vec![InputKey::ClearLine];
         input.extend(typed("env=dev"));
         input.extend([InputKey::Enter, InputKey::Char('y')]);
@@ -561,7 +561,7 @@ mod tests {
             });
             web.decided = vec!["beta".into()];
         }
-        update(&mut state, Action::Command(Command::Undo));
+        update(&mut state, Action::Command(KeyCommand::Undo));
         let Mode::Confirm(pending) = &state.mode else {
             panic!("u asks first: {:?}", state.notice);
         };
@@ -588,7 +588,7 @@ mod tests {
             patch[1]["value"][0]["requiredClusterSelector"]["labelSelector"],
             json!({"matchLabels": {"env": "prod"}})
         );
-        update(&mut state, Action::Command(Command::Undo));
+        update(&mut state, Action::Command(KeyCommand::Undo));
         assert_eq!(
             state.notice.as_deref(),
             Some("nothing to undo"),
@@ -602,7 +602,7 @@ mod tests {
         if let Some(world) = &mut state.placements {
             Arc::make_mut(world).replica_sets.clear();
         }
-        update(&mut state, Action::Command(Command::EditPlacement));
+        update(&mut state, Action::Command(KeyCommand::EditPlacement));
         assert!(matches!(
             &state.mode,
             Mode::OcmPlacement(editor) if editor.stage == OcmStage::Choosing { cursor: 0 }
@@ -644,7 +644,7 @@ mod tests {
     fn a_on_a_hub_without_reschedule_says_why() {
         let mut state = ocm_state();
         state.cannot_edit.reschedule = Some("nothing to reschedule on OCM".into());
-        update(&mut state, Action::Command(Command::Apply));
+        update(&mut state, Action::Command(KeyCommand::Apply));
         assert_eq!(state.mode, Mode::Normal);
         assert_eq!(
             state.notice.as_deref(),

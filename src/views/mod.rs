@@ -19,7 +19,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
 use crate::app::state::{Mode, Pane, State};
-use crate::config::keymap::{Command, Keymap};
+use crate::config::keymap::{KeyCommand, Keymap};
 use crate::config::theme::Theme;
 use crate::model::StatusKind;
 
@@ -186,7 +186,7 @@ fn header_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
 
 fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
     let theme = context.theme;
-    let hint = |command: Command, label: &str| -> Vec<Span<'static>> {
+    let hint = |command: KeyCommand, label: &str| -> Vec<Span<'static>> {
         let keys = context.keymap.keys_for(command);
         match keys.first() {
             Some(key) => vec![
@@ -211,21 +211,21 @@ fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
             ),
             theme.title,
         ));
-        spans.extend(hint(Command::Back, "cancel later waves"));
+        spans.extend(hint(KeyCommand::Back, "cancel later waves"));
         return Paragraph::new(Line::from(spans));
     }
     let hints = [
-        (Command::Quit, "quit"),
-        (Command::Help, "help"),
-        (Command::Filter, "filter"),
-        (Command::Palette, "command"),
-        (Command::FocusNext, "pane"),
-        (Command::Sort, "sort"),
-        (Command::Apply, "propagate"),
-        (Command::EditPlacement, "edit placement"),
-        (Command::EditOverrides, "overrides"),
-        (Command::Drift, "drift"),
-        (Command::Collapse, "heat strips"),
+        (KeyCommand::Quit, "quit"),
+        (KeyCommand::Help, "help"),
+        (KeyCommand::Filter, "filter"),
+        (KeyCommand::Palette, "command"),
+        (KeyCommand::FocusNext, "pane"),
+        (KeyCommand::Sort, "sort"),
+        (KeyCommand::Apply, "propagate"),
+        (KeyCommand::EditPlacement, "edit placement"),
+        (KeyCommand::EditOverrides, "overrides"),
+        (KeyCommand::Drift, "drift"),
+        (KeyCommand::Collapse, "heat strips"),
     ];
     for (command, label) in hints {
         // A read-only console offers no way to write.
