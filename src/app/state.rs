@@ -7,6 +7,7 @@ use fuzzy_matcher::skim::SkimMatcherV2;
 
 use super::filter::{Candidate, Filter};
 use crate::backend::CellRef;
+use crate::engine::Fleet;
 use crate::model::{
     CellStatus, ClusterSpec, ClusterStatus, Dialect, Health, ResourceRef, StatusCounts, StatusKind,
 };
@@ -563,6 +564,42 @@ pub struct CannotEdit {
     /// Why `a` has nothing to ask of this hub.
     pub reschedule: Option<String>,
 }
+
+/// The initial state for a fleet: its clusters (health unknown until probed) and resources.
+pub fn state_for_fleet(fleet: &Fleet, source: String) -> State {
+    let clusters = fleet
+        .clusters
+        .iter()
+        .map(|spec| ClusterRow {
+            spec: spec.clone(),
+            status: Default::default(),
+            last_seen_ms: None,
+        })
+        .collect();
+    let resources = fleet
+        .resources
+        .iter()
+        .enumerate()
+        .map(|(index, resource)| ResourceRow {
+            target: resource.target.clone(),
+            dialect: resource.dialect,
+            placement: fleet.placement_summary(index),
+            labels: None,
+        })
+        .collect();
+    let mut state = State::new(source, clusters, resources);
+    // A large fleet does not fit one column per cluster: start with one heat strip per region.
+    if state.clusters.len() > LARGE_FLEET {
+        state.group_by = Some("region".into());
+        state.collapsed = true;
+        state.refresh_views();
+        state.cluster_view.cursor = 0;
+    }
+    state
+}
+
+/// Clusters beyond which the matrix starts collapsed into heat strips.
+const LARGE_FLEET: usize = 200;
 
 impl State {
     pub fn new(source: String, clusters: Vec<ClusterRow>, resources: Vec<ResourceRow>) -> State {

@@ -1,11 +1,11 @@
 //! Key maps: which keys trigger which named console command. Built-in maps live in
 //! `keymaps/*.yaml` (embedded); the help screen is generated from the map in use. Bad entries
-//! become warnings, never errors. It must not know what a command does, only its name.
+//! become warnings, never errors. It must not know what a command does, only its name, nor
+//! read terminal events (the console turns those into [`Key`]s).
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde::Deserialize;
 
 /// Every command a key can trigger.
@@ -215,32 +215,6 @@ impl Key {
         };
         Ok(Key { code, ctrl, alt })
     }
-
-    /// The key a terminal event stands for, if a map could name it.
-    pub fn from_event(event: KeyEvent) -> Option<Key> {
-        let code = match event.code {
-            KeyCode::Char(c) => KeyCodeName::Char(c),
-            KeyCode::Enter => KeyCodeName::Enter,
-            KeyCode::Esc => KeyCodeName::Esc,
-            KeyCode::Tab => KeyCodeName::Tab,
-            KeyCode::BackTab => KeyCodeName::BackTab,
-            KeyCode::Up => KeyCodeName::Up,
-            KeyCode::Down => KeyCodeName::Down,
-            KeyCode::Left => KeyCodeName::Left,
-            KeyCode::Right => KeyCodeName::Right,
-            KeyCode::PageUp => KeyCodeName::PageUp,
-            KeyCode::PageDown => KeyCodeName::PageDown,
-            KeyCode::Home => KeyCodeName::Home,
-            KeyCode::End => KeyCodeName::End,
-            KeyCode::Backspace => KeyCodeName::Backspace,
-            _ => return None,
-        };
-        Some(Key {
-            code,
-            ctrl: event.modifiers.contains(KeyModifiers::CONTROL),
-            alt: event.modifiers.contains(KeyModifiers::ALT),
-        })
-    }
 }
 
 impl fmt::Display for Key {
@@ -401,9 +375,8 @@ impl Keymap {
         map
     }
 
-    /// The command a terminal key event triggers, if any.
-    pub fn command_for(&self, event: KeyEvent) -> Option<KeyCommand> {
-        let key = Key::from_event(event)?;
+    /// The command a key triggers, if any.
+    pub fn command_for(&self, key: Key) -> Option<KeyCommand> {
         self.bindings.get(&key).copied()
     }
 
@@ -440,17 +413,21 @@ impl Keymap {
 mod tests {
     use super::*;
 
+    fn key(text: &str) -> Key {
+        Key::parse(text).unwrap()
+    }
+
     #[test]
     fn the_default_map_binds_quit_help_and_moves_without_warnings() {
         let map = Keymap::built_in("default");
         assert!(map.warnings.is_empty(), "{:?}", map.warnings);
-        let quit = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE);
+        let quit = key("q");
         assert_eq!(map.command_for(quit), Some(KeyCommand::Quit));
-        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        let ctrl_c = key("ctrl-c");
         assert_eq!(map.command_for(ctrl_c), Some(KeyCommand::Quit));
-        let help = KeyEvent::new(KeyCode::Char('?'), KeyModifiers::SHIFT);
+        let help = key("?");
         assert_eq!(map.command_for(help), Some(KeyCommand::Help));
-        let j = KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE);
+        let j = key("j");
         assert_eq!(map.command_for(j), Some(KeyCommand::Down));
         assert_eq!(
             map.keys_for(KeyCommand::Quit)[0].to_string(),
@@ -489,15 +466,15 @@ mod tests {
         .unwrap();
         let map = Keymap::load("default", Some(dir.path()));
         assert!(map.warnings.is_empty(), "{:?}", map.warnings);
-        let x = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
-        let q = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE);
+        let x = key("x");
+        let q = key("q");
         assert_eq!(map.command_for(x), Some(KeyCommand::Quit));
         assert_eq!(
             map.command_for(q),
             None,
             "the user's keys replace the built-in ones"
         );
-        let j = KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE);
+        let j = key("j");
         assert_eq!(map.command_for(j), Some(KeyCommand::Down), "the rest stays");
     }
 
@@ -511,7 +488,7 @@ mod tests {
         assert_eq!(map.warnings.len(), 3, "{:?}", map.warnings);
         assert!(map.warnings.iter().any(|w| w.contains("launch-rockets")));
         assert!(map.warnings.iter().any(|w| w.contains("bound to both")));
-        let x = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
+        let x = key("x");
         assert_eq!(map.command_for(x), Some(KeyCommand::Quit));
     }
 
