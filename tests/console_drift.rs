@@ -7,8 +7,9 @@
 use std::sync::Arc;
 
 use flotilla::app::action::InputKey;
-use flotilla::app::drift::{self, Stage};
+use flotilla::app::drift;
 use flotilla::app::state::Mode;
+use flotilla::app::state::drift::{DriftView, Plan, Row, Stage};
 use flotilla::app::{self, Action, Session};
 use flotilla::backend::sim::{Scenario, ScenarioDrift, SimCore};
 use flotilla::backend::{BackendEvent, CellRef, DriftField, Effect};
@@ -109,14 +110,14 @@ impl Demo {
         }
     }
 
-    fn view(&self) -> &drift::DriftView {
+    fn view(&self) -> &DriftView {
         match &self.session.state.mode {
             Mode::Drift(view) => view,
             other => panic!("not in the drift view: {other:?}"),
         }
     }
 
-    fn plan(&self) -> &drift::Plan {
+    fn plan(&self) -> &Plan {
         match &self.view().stage {
             Stage::Confirming(plan) => plan,
             other => panic!("no confirmation: {other:?}"),
@@ -163,8 +164,8 @@ impl Demo {
         let at = rows
             .iter()
             .position(|row| match *row {
-                drift::Row::Member(g, m) => groups[g].members[m].cell.cluster == index,
-                drift::Row::Group(g) => {
+                Row::Member(g, m) => groups[g].members[m].cell.cluster == index,
+                Row::Group(g) => {
                     groups[g].members.len() == 1 && groups[g].members[0].cell.cluster == index
                 }
             })
@@ -276,7 +277,7 @@ fn the_same_drift_on_two_clusters_is_one_group() {
     assert_eq!(
         drift::rows(&groups)
             .iter()
-            .filter(|r| matches!(r, drift::Row::Member(..)))
+            .filter(|r| matches!(r, Row::Member(..)))
             .count(),
         2,
         "one row per cluster under the group"

@@ -1,5 +1,5 @@
 //! The placement editor driven headless on the demo fleet, as the console loop drives it:
-//! keys through `update`, the engine's preview through `editor::refresh`. It opens on the
+//! keys through `update`, the engine's preview through `placement_editor::refresh`. It opens on the
 //! selected resource's policy, previews clusters entering and leaving with reasons, shows bad
 //! selectors inline and refuses to go on, and only a confirmed review produces the one effect
 //! that saves the edited document and propagates the changed cells.
@@ -7,7 +7,9 @@
 use std::sync::Arc;
 
 use flotilla::app::action::InputKey;
-use flotilla::app::editor::{self, Field, Stage};
+use flotilla::app::placement_editor;
+use flotilla::app::state::placement_editor::{Field, PlacementEditor, Stage, review_rows};
+use flotilla::app::state::review::ReviewRow;
 use flotilla::app::state::{Mode, State};
 use flotilla::app::{self, Action, update};
 use flotilla::backend::{CellRef, Effect};
@@ -37,13 +39,13 @@ impl Console {
 
     fn command(&mut self, command: KeyCommand) -> Vec<Effect> {
         let effects = update(&mut self.state, Action::Command(command));
-        editor::refresh(&mut self.state, &self.fleet, &self.files);
+        placement_editor::refresh(&mut self.state, &self.fleet, &self.files);
         effects
     }
 
     fn key(&mut self, key: InputKey) -> Vec<Effect> {
         let effects = update(&mut self.state, Action::Input(key));
-        editor::refresh(&mut self.state, &self.fleet, &self.files);
+        placement_editor::refresh(&mut self.state, &self.fleet, &self.files);
         effects
     }
 
@@ -75,7 +77,7 @@ impl Console {
         row
     }
 
-    fn editor(&self) -> &editor::PlacementEditor {
+    fn editor(&self) -> &PlacementEditor {
         match &self.state.mode {
             Mode::Placement(editor) => editor,
             other => panic!("not in the placement editor: {other:?}"),
@@ -171,16 +173,15 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
             items: vec![answer],
         }),
     );
-    let rows = editor::review_rows(console.editor());
+    let rows = review_rows(console.editor());
     assert!(
-        rows.contains(&editor::ReviewRow::Note(
+        rows.contains(&ReviewRow::Note(
             "server-side dry run: 1 of 1 cluster(s) answered".into()
         )),
         "{rows:?}"
     );
     assert!(
-        rows.iter()
-            .any(|row| matches!(row, editor::ReviewRow::Group(title)
+        rows.iter().any(|row| matches!(row, ReviewRow::Group(title)
             if title.ends_with("on dev-eu-west-1 · create"))),
         "{rows:?}"
     );

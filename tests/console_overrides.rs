@@ -1,5 +1,5 @@
 //! The override editor driven headless on the demo fleet, as the console loop drives it: keys
-//! through `update`, the engine's work through `overrides::refresh`. It lists the rules that
+//! through `update`, the engine's work through `override_editor::refresh`. It lists the rules that
 //! vary the selected cell's resource, previews exactly the clusters whose objects change,
 //! shows a bad path or a mistyped value inline and refuses to go on, and only a confirmed
 //! review produces the one effect that saves the edited document and propagates.
@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use flotilla::app::action::InputKey;
-use flotilla::app::overrides::{self, FormField, OverrideEditor, Stage};
+use flotilla::app::override_editor;
+use flotilla::app::state::override_editor::{FormField, OverrideEditor, Stage};
 use flotilla::app::state::{Mode, State};
 use flotilla::app::{self, Action, update};
 use flotilla::backend::{CellRef, Effect};
@@ -37,13 +38,13 @@ impl Console {
 
     fn command(&mut self, command: KeyCommand) -> Vec<Effect> {
         let effects = update(&mut self.state, Action::Command(command));
-        overrides::refresh(&mut self.state, &self.fleet, &self.files);
+        override_editor::refresh(&mut self.state, &self.fleet, &self.files);
         effects
     }
 
     fn key(&mut self, key: InputKey) -> Vec<Effect> {
         let effects = update(&mut self.state, Action::Input(key));
-        overrides::refresh(&mut self.state, &self.fleet, &self.files);
+        override_editor::refresh(&mut self.state, &self.fleet, &self.files);
         effects
     }
 
@@ -197,10 +198,10 @@ fn an_image_tag_override_for_one_cluster_previews_that_cluster_and_saves_the_rul
             items: vec![answer],
         }),
     );
-    let rows = flotilla::app::overrides::review_rows(console.editor());
+    let rows = flotilla::app::state::override_editor::review_rows(console.editor());
     assert!(
         rows.iter().any(
-            |row| matches!(row, flotilla::app::editor::ReviewRow::Note(n)
+            |row| matches!(row, flotilla::app::state::review::ReviewRow::Note(n)
             if n == "server-side dry run: 1 of 1 cluster(s) answered")
         ),
         "{rows:?}"

@@ -799,9 +799,9 @@ fn hub_ocm_a_manifestworkreplicaset_follows_its_placement_from_member_1_to_membe
 fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
     use flotilla::app::Action;
     use flotilla::app::action::InputKey;
-    use flotilla::app::ocm_placement::OcmStage;
     use flotilla::app::session::Session;
     use flotilla::app::state::Mode;
+    use flotilla::app::state::ocm_placement::OcmStage;
     use flotilla::config::keymap::KeyCommand;
     use flotilla::engine::edit::placement::Membership;
 

@@ -5,21 +5,19 @@
 
 pub mod action;
 pub mod drift;
-pub mod editor;
 pub mod filter;
 pub mod ocm_placement;
-pub mod overrides;
+pub mod override_editor;
 pub mod palette;
+pub mod placement_editor;
+pub mod review;
 pub mod rollout;
 pub mod session;
 pub mod state;
+pub mod text_input;
 pub mod update;
 
 pub use action::Action;
 pub use session::Session;
 pub use state::{State, state_for_fleet};
 pub use update::update;
-
-/// Why an editor cannot open on a row the hub gained after the console loaded its fleet.
-pub(crate) const NEW_SINCE_START: &str =
-    "this row is new on the hub since the console started: reopen the console to edit it";

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::action::Action;
-use super::editor;
 use super::state::{self, State};
 use super::update::update;
+use super::{drift, override_editor, placement_editor};
 use crate::backend::{CellRef, Effect, FleetSave, FleetWrite, SharedFleet};
 use crate::engine::edit::yaml_text;
 use crate::engine::{Fleet, SourceFile, load_fleet};
@@ -45,9 +45,9 @@ impl Session {
     pub fn dispatch(&mut self, action: Action) {
         let effects = update(&mut self.state, action);
         self.explain_selection();
-        editor::refresh(&mut self.state, &self.fleet, &self.files);
-        super::overrides::refresh(&mut self.state, &self.fleet, &self.files);
-        super::drift::refresh(&mut self.state, &self.fleet, &self.files);
+        placement_editor::refresh(&mut self.state, &self.fleet, &self.files);
+        override_editor::refresh(&mut self.state, &self.fleet, &self.files);
+        drift::refresh(&mut self.state, &self.fleet, &self.files);
         for effect in effects {
             let effect = match effect {
                 Effect::SaveAndApply {
@@ -60,7 +60,7 @@ impl Session {
                 }
                 Effect::WriteFleet(write) => {
                     self.write_fleet(write);
-                    super::drift::refresh(&mut self.state, &self.fleet, &self.files);
+                    drift::refresh(&mut self.state, &self.fleet, &self.files);
                     continue;
                 }
                 Effect::WritePlacement {

@@ -2,11 +2,11 @@
 //! action that returns the effects to run; it must not do I/O, sleep or read a clock.
 
 use super::action::{Action, InputKey};
-use super::editor;
 use super::filter::Filter;
 use super::palette::{self, PaletteCommand};
-use super::rollout;
 use super::state::{CellDetail, Mode, Pane, PendingApply, ResourceRow, SortKey, State};
+use super::text_input::edit_text;
+use super::{drift, ocm_placement, override_editor, placement_editor, review, rollout};
 use crate::backend::CellRef;
 use crate::backend::{BackendEvent, Effect};
 use crate::config::keymap::KeyCommand;
@@ -174,10 +174,10 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
             state.notice = Some(format!("sorted by {}", next.name()));
         }
         KeyCommand::Apply => return ask_to_apply(state),
-        KeyCommand::EditPlacement => editor::open(state),
-        KeyCommand::EditOverrides => super::overrides::open(state),
-        KeyCommand::Undo => editor::ask_to_undo(state),
-        KeyCommand::Drift => super::drift::open(state),
+        KeyCommand::EditPlacement => placement_editor::open(state),
+        KeyCommand::EditOverrides => override_editor::open(state),
+        KeyCommand::Undo => placement_editor::ask_to_undo(state),
+        KeyCommand::Drift => drift::open(state),
         KeyCommand::Select => match state.focus {
             // Enter on a cluster takes you to its column in the matrix.
             Pane::Clusters => state.focus = Pane::Resources,
@@ -406,12 +406,12 @@ fn start_apply(state: &mut State, pending: Box<PendingApply>) -> Vec<Effect> {
 fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
     match std::mem::take(&mut state.mode) {
         Mode::Confirm(pending) => return confirm(state, pending, key),
-        Mode::Placement(placement) => return editor::key(state, placement, key),
+        Mode::Placement(placement) => return placement_editor::key(state, placement, key),
         Mode::OcmPlacement(placement) => {
-            return super::ocm_placement::key(state, placement, key);
+            return ocm_placement::key(state, placement, key);
         }
-        Mode::Overrides(overrides) => return super::overrides::key(state, overrides, key),
-        Mode::Drift(view) => return super::drift::key(state, view, key),
+        Mode::Overrides(overrides) => return override_editor::key(state, overrides, key),
+        Mode::Drift(view) => return drift::key(state, view, key),
         Mode::Filter {
             pane,
             mut input,
@@ -513,23 +513,6 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
     Vec::new()
 }
 
-/// Applies a text-editing key; returns whether the text changed.
-pub(super) fn edit_text(input: &mut String, key: InputKey) -> bool {
-    match key {
-        InputKey::Char(c) => {
-            input.push(c);
-            true
-        }
-        InputKey::Backspace => input.pop().is_some(),
-        InputKey::ClearLine => {
-            let had = !input.is_empty();
-            input.clear();
-            had
-        }
-        _ => false,
-    }
-}
-
 fn run_palette(state: &mut State, command: PaletteCommand) {
     let parse_into = |state: &mut State, pane: Pane, text: &str| match Filter::parse(text) {
         Ok(filter) => {
@@ -569,7 +552,7 @@ fn run_palette(state: &mut State, command: PaletteCommand) {
         }
         PaletteCommand::Help => state.mode = Mode::Help,
         PaletteCommand::Quit => state.should_quit = true,
-        PaletteCommand::Drift => super::drift::open(state),
+        PaletteCommand::Drift => drift::open(state),
     }
     state.refresh_views();
 }
@@ -591,7 +574,7 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
                 .collect();
             if state.cells.replace(kinds, details) {
                 state.refresh_views();
-                super::drift::forget_settled(state);
+                drift::forget_settled(state);
             } else {
                 tracing::warn!("ignored a snapshot whose size does not match the fleet");
             }
@@ -613,7 +596,7 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
             }
         }
         BackendEvent::DryRun { revision, items } => {
-            editor::dry_run_answered(state, revision, items);
+            review::dry_run_answered(state, revision, items);
         }
         BackendEvent::Cells(updates) => {
             for update in updates {
@@ -625,10 +608,10 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
             if state.views_follow_cells() {
                 state.refresh_views();
             }
-            super::drift::forget_settled(state);
+            drift::forget_settled(state);
         }
         BackendEvent::Notice(text) => state.notice = Some(text),
-        BackendEvent::Placements(world) => super::ocm_placement::world_changed(state, world),
+        BackendEvent::Placements(world) => ocm_placement::world_changed(state, world),
         BackendEvent::ResourcesAdded(added) => state.add_resources(
             added
                 .into_iter()
@@ -640,7 +623,7 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
                 })
                 .collect(),
         ),
-        BackendEvent::Drift { cell, fields } => super::drift::record(state, cell, fields),
+        BackendEvent::Drift { cell, fields } => drift::record(state, cell, fields),
     }
 }
 

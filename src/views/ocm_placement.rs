@@ -10,8 +10,9 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::editor::membership_span;
 use super::{ViewContext, pane_block};
-use crate::app::ocm_placement::{OcmField, OcmPlacementEditor, OcmStage, changed_on_hub};
+use crate::app::ocm_placement::changed_on_hub;
 use crate::app::state::State;
+use crate::app::state::ocm_placement::{OcmField, OcmPlacementEditor, OcmStage};
 use crate::config::theme::Theme;
 
 pub(super) fn render(

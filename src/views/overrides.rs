@@ -9,8 +9,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{ViewContext, pane_block};
-use crate::app::overrides::{Form, FormField, FormKind, OverrideEditor, Stage, review_rows};
 use crate::app::state::State;
+use crate::app::state::override_editor::{
+    Form, FormField, FormKind, OverrideEditor, Stage, review_rows,
+};
 use crate::config::theme::Theme;
 use crate::engine::edit::override_rules::component_name;
 
