@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{ViewContext, fit, focused, inner, pane_block, row_style, scroll_offset};
+use super::widgets::{ViewContext, fit, focused, inner, pane_block, row_style, scroll_offset};
 use crate::app::state::{Pane, State};
 
 /// Columns the pane needs besides the name: number, health, version, latency, region, worst.

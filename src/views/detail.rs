@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::{ViewContext, inner, pane_block};
+use super::widgets::{ViewContext, inner, pane_block};
 use crate::app::state::{Pane, State};
 
 pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &ViewContext) {

@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{ViewContext, fit, pane_block, popup, scroll_offset};
+use super::widgets::{ViewContext, fit, pane_block, popup, scroll_offset};
 use crate::app::drift;
 use crate::app::state::State;
 use crate::app::state::drift::{DriftView, Pane, Row, Stage};

@@ -5,7 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use super::{ViewContext, pane_block};
+use super::widgets::{ViewContext, pane_block, popup};
 use crate::app::palette;
 use crate::app::state::{Mode, Pane, State};
 
@@ -158,7 +158,7 @@ pub(super) fn render_confirm(frame: &mut Frame, area: Rect, state: &State, conte
             Span::styled("▏", theme.title),
         ]));
     }
-    let popup = super::popup(frame, area, 80, lines.len());
+    let popup = popup(frame, area, 80, lines.len());
     frame.render_widget(
         Paragraph::new(lines).block(pane_block(title, true, theme)),
         popup,
