@@ -1,85 +1,63 @@
-//! The drift view driven headless on the demo, as the console loop drives it: a session fed
-//! by a simulated fleet (`SimCore`) whose effects are played back synchronously. The
-//! scenario's drift shows field by field, identical drifts on two clusters group, revert /
-//! adopt / ignore each ask first and produce exactly their effect, ignore rules can be
-//! removed, owner fights are flagged, and a read-only console refuses every repair key.
+//! The drift view driven headless on the demo, as the console loop drives it (the shared
+//! `common::console` harness, running its effects): a session fed by a simulated fleet
+//! (`SimCore`) whose effects are played back synchronously. The scenario's drift shows field
+//! by field, identical drifts on two clusters group, revert / adopt / ignore each ask first
+//! and produce exactly their effect, ignore rules can be removed, owner fights are flagged,
+//! and a read-only console refuses every repair key.
 
-use std::sync::Arc;
+mod common;
 
-use flotilla::app::action::InputKey;
+use std::ops::{Deref, DerefMut};
+
+use common::console::Console;
+use flotilla::app::action::{Action, InputKey};
 use flotilla::app::drift;
 use flotilla::app::state::Mode;
 use flotilla::app::state::drift::{DriftView, Plan, Row, Stage};
-use flotilla::app::{self, Action, Session};
 use flotilla::backend::sim::{Scenario, ScenarioDrift, SimCore};
 use flotilla::backend::{BackendEvent, CellRef, DriftField, Effect};
 use flotilla::config::keymap::KeyCommand;
-use flotilla::engine::{Decision, load_fleet};
+use flotilla::engine::Decision;
 use serde_json::Value;
-use tokio::sync::mpsc;
 
+/// The shared headless console, running its effects, with the simulated fleet behind it.
 struct Demo {
-    session: Session,
-    effects: mpsc::UnboundedReceiver<Effect>,
+    console: Console,
     core: SimCore,
+}
+
+impl Deref for Demo {
+    type Target = Console;
+
+    fn deref(&self) -> &Console {
+        &self.console
+    }
+}
+
+impl DerefMut for Demo {
+    fn deref_mut(&mut self) -> &mut Console {
+        &mut self.console
+    }
 }
 
 const INVENTORY: &str = "Deployment/shop/inventory";
 
 impl Demo {
     fn new(scenario: Scenario) -> Demo {
-        let files = flotilla::demo_fleet::demo_files();
-        let (fleet, errors) = load_fleet(&files);
-        assert!(errors.is_empty(), "{errors:?}");
-        let fleet = Arc::new(fleet);
+        let console = Console::demo().running_effects();
         let mut scenario = scenario;
         scenario.drift_every_seconds = 0;
-        let core = SimCore::new(fleet.clone(), &scenario, 7);
-        let state = app::state_for_fleet(&fleet, "demo".into());
-        let (tx, effects) = mpsc::unbounded_channel();
-        let mut demo = Demo {
-            session: Session {
-                state,
-                effects: Some(tx),
-                fleet,
-                files,
-                store: flotilla::app::session::Store::Memory,
-            },
-            effects,
-            core,
-        };
+        let core = SimCore::new(console.fleet.clone(), &scenario, 7);
+        let mut demo = Demo { console, core };
         demo.snapshot();
         demo
     }
 
     fn snapshot(&mut self) {
-        self.session.dispatch(Action::Backend(self.core.snapshot()));
+        self.console.act(Action::Backend(self.core.snapshot()));
         for event in self.core.all_drift_events() {
-            self.session.dispatch(Action::Backend(event));
+            self.console.act(Action::Backend(event));
         }
-    }
-
-    fn command(&mut self, command: KeyCommand) {
-        self.session.dispatch(Action::Command(command));
-    }
-
-    fn key(&mut self, key: InputKey) {
-        self.session.dispatch(Action::Input(key));
-    }
-
-    fn type_text(&mut self, text: &str) {
-        for c in text.chars() {
-            self.key(InputKey::Char(c));
-        }
-    }
-
-    /// Effects sent so far.
-    fn sent(&mut self) -> Vec<Effect> {
-        let mut sent = Vec::new();
-        while let Ok(effect) = self.effects.try_recv() {
-            sent.push(effect);
-        }
-        sent
     }
 
     /// Plays effects on the simulated clusters as the sim's task would, and feeds back events.
@@ -101,10 +79,10 @@ impl Demo {
                     continue;
                 }
                 let drift = self.core.drift_events(&updates);
-                self.session
-                    .dispatch(Action::Backend(BackendEvent::Cells(updates)));
+                self.console
+                    .act(Action::Backend(BackendEvent::Cells(updates)));
                 for event in drift {
-                    self.session.dispatch(Action::Backend(event));
+                    self.console.act(Action::Backend(event));
                 }
             }
         }

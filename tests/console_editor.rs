@@ -1,91 +1,31 @@
-//! The placement editor driven headless on the demo fleet, as the console loop drives it:
-//! keys through `update`, the engine's preview through `placement_editor::refresh`. It opens on the
-//! selected resource's policy, previews clusters entering and leaving with reasons, shows bad
-//! selectors inline and refuses to go on, and only a confirmed review produces the one effect
-//! that saves the edited document and propagates the changed cells.
+//! The placement editor driven headless on the demo fleet, as the console loop drives it (the
+//! shared `common::console` harness: keys through `update`, then the session's engine work).
+//! It opens on the selected resource's policy, previews clusters entering and leaving with
+//! reasons, shows bad selectors inline and refuses to go on, and only a confirmed review
+//! produces the one effect that saves the edited document and propagates the changed cells.
 
-use std::sync::Arc;
+mod common;
 
-use flotilla::app::action::InputKey;
-use flotilla::app::placement_editor;
+use common::console::Console;
+use flotilla::app::action::{Action, InputKey};
+use flotilla::app::state::Mode;
 use flotilla::app::state::placement_editor::{Field, PlacementEditor, Stage, review_rows};
 use flotilla::app::state::review::ReviewRow;
-use flotilla::app::state::{Mode, State};
-use flotilla::app::{self, Action, update};
 use flotilla::backend::{CellRef, Effect};
 use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::edit::placement::Membership;
-use flotilla::engine::{Fleet, SourceFile, load_fleet};
 
-struct Console {
-    state: State,
-    fleet: Arc<Fleet>,
-    files: Vec<SourceFile>,
+/// The placement editor the console has open.
+trait PlacementEditing {
+    fn editor(&self) -> &PlacementEditor;
 }
 
-impl Console {
-    fn demo() -> Console {
-        let files = flotilla::demo_fleet::demo_files();
-        let (fleet, errors) = load_fleet(&files);
-        assert!(errors.is_empty(), "{errors:?}");
-        let fleet = Arc::new(fleet);
-        let state = app::state_for_fleet(&fleet, "demo".into());
-        Console {
-            state,
-            fleet,
-            files,
-        }
-    }
-
-    fn command(&mut self, command: KeyCommand) -> Vec<Effect> {
-        let effects = update(&mut self.state, Action::Command(command));
-        placement_editor::refresh(&mut self.state, &self.fleet, &self.files);
-        effects
-    }
-
-    fn key(&mut self, key: InputKey) -> Vec<Effect> {
-        let effects = update(&mut self.state, Action::Input(key));
-        placement_editor::refresh(&mut self.state, &self.fleet, &self.files);
-        effects
-    }
-
-    fn type_text(&mut self, text: &str) {
-        for c in text.chars() {
-            assert!(
-                self.key(InputKey::Char(c)).is_empty(),
-                "typing writes nothing"
-            );
-        }
-    }
-
-    /// Selects the resource with this display key in the resources pane.
-    fn select(&mut self, key: &str) -> usize {
-        self.command(KeyCommand::FocusNext);
-        let row = self
-            .state
-            .resources
-            .iter()
-            .position(|r| r.target.display_key() == key)
-            .unwrap_or_else(|| panic!("no resource {key}"));
-        self.state.resource_view.cursor = self
-            .state
-            .resource_view
-            .visible
-            .iter()
-            .position(|r| *r == row)
-            .expect("the resource is visible");
-        row
-    }
-
+impl PlacementEditing for Console {
     fn editor(&self) -> &PlacementEditor {
         match &self.state.mode {
             Mode::Placement(editor) => editor,
             other => panic!("not in the placement editor: {other:?}"),
         }
-    }
-
-    fn cluster(&self, name: &str) -> usize {
-        self.fleet.cluster_index(name).expect("a demo cluster")
     }
 }
 
@@ -166,13 +106,10 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
         diff: "+kind: CronJob\n".into(),
         message: String::new(),
     };
-    update(
-        &mut console.state,
-        Action::Backend(flotilla::backend::BackendEvent::DryRun {
-            revision,
-            items: vec![answer],
-        }),
-    );
+    console.act(Action::Backend(flotilla::backend::BackendEvent::DryRun {
+        revision,
+        items: vec![answer],
+    }));
     let rows = review_rows(console.editor());
     assert!(
         rows.contains(&ReviewRow::Note(
@@ -436,10 +373,7 @@ fn propagating_in_waves_sends_the_canary_first_and_the_rest_once_it_is_in_sync()
             message: None,
         })
         .collect();
-    update(
-        &mut console.state,
-        Action::Backend(BackendEvent::Cells(pending)),
-    );
+    console.act(Action::Backend(BackendEvent::Cells(pending)));
     console.command(KeyCommand::Apply);
     let Mode::Confirm(pending) = &console.state.mode else {
         panic!("expected the confirmation, got {:?}", console.state.mode);
@@ -467,10 +401,7 @@ fn propagating_in_waves_sends_the_canary_first_and_the_rest_once_it_is_in_sync()
             message: None,
         })
         .collect();
-    let next = update(
-        &mut console.state,
-        Action::Backend(BackendEvent::Cells(synced)),
-    );
+    let next = console.act(Action::Backend(BackendEvent::Cells(synced)));
     let [Effect::Apply { cells: rest }] = next.as_slice() else {
         panic!("expected the second wave once the canary is in sync, got {next:?}");
     };

@@ -1,18 +1,20 @@
-//! The Open Cluster Management Placement editor driven headless through `update`, on a hub
-//! with two clusters and two Placements: editing the Placement the selected row follows
-//! previews the decision change and confirming writes it (guarded by the version the editor
-//! started from), `u` writes the last edited Placement back once, the operator chooses a
-//! Placement when no row follows one, and bad text blocks enter.
+//! The Open Cluster Management Placement editor driven headless on a hub with two clusters and
+//! two Placements, keys through the shared `common::console` harness into `update`: editing
+//! the Placement the selected row follows previews the decision change and confirming writes
+//! it (guarded by the version the editor started from), `u` writes the last edited Placement
+//! back once, the operator chooses a Placement when no row follows one, and bad text blocks
+//! enter.
 
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use flotilla::app::action::{Action, InputKey};
+mod common;
+
+use common::console::Console;
 use flotilla::app::state::ocm_placement::{OcmField, OcmStage};
 use flotilla::app::state::{ClusterRow, Mode, ResourceRow, State};
-use flotilla::app::update;
 use flotilla::backend::Effect;
 use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::dialect::ocm::{OcmCluster, OcmClusterSet, SetSelector};
@@ -90,22 +92,12 @@ fn ocm_state() -> State {
     state
 }
 
-fn keys(state: &mut State, keys: &[InputKey]) -> Vec<Effect> {
-    keys.iter()
-        .flat_map(|key| update(state, Action::Input(*key)))
-        .collect()
-}
-
-fn typed(text: &str) -> Vec<InputKey> {
-    text.chars().map(InputKey::Char).collect()
-}
-
 #[test]
 fn editing_the_followed_placement_previews_the_move_and_confirming_writes_it() {
-    let mut state = ocm_state();
-    update(&mut state, Action::Command(KeyCommand::EditPlacement));
-    let Mode::OcmPlacement(editor) = &state.mode else {
-        panic!("the OCM editor opens: {:?}", state.notice);
+    let mut console = Console::on_state(ocm_state());
+    console.command(KeyCommand::EditPlacement);
+    let Mode::OcmPlacement(editor) = &console.state.mode else {
+        panic!("the OCM editor opens: {:?}", console.state.notice);
     };
     assert_eq!(
         editor.base.as_ref().map(HubPlacement::title).as_deref(),
@@ -114,19 +106,17 @@ fn editing_the_followed_placement_previews_the_move_and_confirming_writes_it() {
     );
     assert_eq!(editor.edit.predicates[0].labels, "env=prod");
 
-    let mut input = vec![InputKey::ClearLine];
-    input.extend(typed("env=dev"));
-    keys(&mut state, &input);
-    let Mode::OcmPlacement(editor) = &state.mode else {
+    console.keys("<ctrl-u>env=dev");
+    let Mode::OcmPlacement(editor) = &console.state.mode else {
         panic!("still editing");
     };
     let preview = editor.preview.as_ref().unwrap();
     assert_eq!(preview.entering().collect::<Vec<_>>(), ["beta"]);
     assert_eq!(preview.leaving().collect::<Vec<_>>(), ["alpha"]);
 
-    keys(&mut state, &[InputKey::Enter]);
-    let Mode::Confirm(pending) = &state.mode else {
-        panic!("enter asks first: {:?}", state.notice);
+    console.keys("<enter>");
+    let Mode::Confirm(pending) = &console.state.mode else {
+        panic!("enter asks first: {:?}", console.state.notice);
     };
     let summary = pending.summary.join("\n");
     assert!(summary.contains("+ beta enters"), "{summary}");
@@ -136,7 +126,7 @@ fn editing_the_followed_placement_previews_the_move_and_confirming_writes_it() {
             && summary.contains("for alpha are deleted"),
         "{summary}"
     );
-    let effects = keys(&mut state, &[InputKey::Char('y')]);
+    let effects = console.keys("y");
     let [
         Effect::WritePlacement {
             namespace,
@@ -160,16 +150,13 @@ fn editing_the_followed_placement_previews_the_move_and_confirming_writes_it() {
 
 #[test]
 fn u_writes_the_last_edited_placement_back_once() {
-    let mut state = ocm_state();
-    update(&mut state, Action::Command(KeyCommand::Undo));
-    assert_eq!(state.notice.as_deref(), Some("nothing to undo"));
-    update(&mut state, Action::Command(KeyCommand::EditPlacement));
-    let mut input = vec![InputKey::ClearLine];
-    input.extend(typed("env=dev"));
-    input.extend([InputKey::Enter, InputKey::Char('y')]);
-    keys(&mut state, &input);
+    let mut console = Console::on_state(ocm_state());
+    console.command(KeyCommand::Undo);
+    assert_eq!(console.state.notice.as_deref(), Some("nothing to undo"));
+    console.command(KeyCommand::EditPlacement);
+    console.keys("<ctrl-u>env=dev<enter>y");
     // The hub now holds the edit, at a new version, and OCM decided beta.
-    if let Some(world) = &mut state.placements {
+    if let Some(world) = &mut console.state.placements {
         let web = &mut Arc::make_mut(world).placements[1];
         web.object = json!({
             "metadata": {"name": "web", "namespace": "apps", "resourceVersion": "8"},
@@ -178,9 +165,9 @@ fn u_writes_the_last_edited_placement_back_once() {
         });
         web.decided = vec!["beta".into()];
     }
-    update(&mut state, Action::Command(KeyCommand::Undo));
-    let Mode::Confirm(pending) = &state.mode else {
-        panic!("u asks first: {:?}", state.notice);
+    console.command(KeyCommand::Undo);
+    let Mode::Confirm(pending) = &console.state.mode else {
+        panic!("u asks first: {:?}", console.state.notice);
     };
     assert!(
         pending
@@ -192,7 +179,7 @@ fn u_writes_the_last_edited_placement_back_once() {
             .summary
             .contains(&"- beta leaves the decision".to_string())
     );
-    let effects = keys(&mut state, &[InputKey::Char('y')]);
+    let effects = console.keys("y");
     let [Effect::WritePlacement { patch, expect, .. }] = effects.as_slice() else {
         panic!("one Placement write: {effects:?}");
     };
@@ -205,9 +192,9 @@ fn u_writes_the_last_edited_placement_back_once() {
         patch[1]["value"][0]["requiredClusterSelector"]["labelSelector"],
         json!({"matchLabels": {"env": "prod"}})
     );
-    update(&mut state, Action::Command(KeyCommand::Undo));
+    console.command(KeyCommand::Undo);
     assert_eq!(
-        state.notice.as_deref(),
+        console.state.notice.as_deref(),
         Some("nothing to undo"),
         "an undo is not undone"
     );
@@ -215,28 +202,25 @@ fn u_writes_the_last_edited_placement_back_once() {
 
 #[test]
 fn without_a_followed_placement_the_operator_chooses_one_and_bad_text_blocks_enter() {
-    let mut state = ocm_state();
-    if let Some(world) = &mut state.placements {
+    let mut console = Console::on_state(ocm_state());
+    if let Some(world) = &mut console.state.placements {
         Arc::make_mut(world).replica_sets.clear();
     }
-    update(&mut state, Action::Command(KeyCommand::EditPlacement));
+    console.command(KeyCommand::EditPlacement);
     assert!(matches!(
-        &state.mode,
+        &console.state.mode,
         Mode::OcmPlacement(editor) if editor.stage == OcmStage::Choosing { cursor: 0 }
     ));
-    keys(&mut state, &[InputKey::Down, InputKey::Enter]);
-    let Mode::OcmPlacement(editor) = &state.mode else {
+    console.keys("<down><enter>");
+    let Mode::OcmPlacement(editor) = &console.state.mode else {
         panic!("editing");
     };
     assert_eq!(editor.base.as_ref().unwrap().name(), "web");
 
     // Tab to the new predicate's labels, then to tolerations: a Karmada effect is refused.
-    let mut input = vec![InputKey::Tab, InputKey::Tab, InputKey::Tab, InputKey::Tab];
-    input.extend(typed("gpu:NoSchedule"));
-    input.push(InputKey::Enter);
-    keys(&mut state, &input);
-    let Mode::OcmPlacement(editor) = &state.mode else {
-        panic!("still editing: {:?}", state.notice);
+    console.keys("<tab><tab><tab><tab>gpu:NoSchedule<enter>");
+    let Mode::OcmPlacement(editor) = &console.state.mode else {
+        panic!("still editing: {:?}", console.state.notice);
     };
     assert_eq!(editor.field, OcmField::Tolerations);
     assert!(
@@ -247,24 +231,25 @@ fn without_a_followed_placement_the_operator_chooses_one_and_bad_text_blocks_ent
             .contains("NoSelect")
     );
     assert!(
-        state
+        console
+            .state
             .notice
             .as_deref()
             .unwrap_or_default()
             .starts_with("fix the Placement first")
     );
-    keys(&mut state, &[InputKey::Esc]);
-    assert_eq!(state.mode, Mode::Normal);
+    console.keys("<esc>");
+    assert_eq!(console.state.mode, Mode::Normal);
 }
 
 #[test]
 fn a_on_a_hub_without_reschedule_says_why() {
-    let mut state = ocm_state();
-    state.cannot_edit.reschedule = Some("nothing to reschedule on OCM".into());
-    update(&mut state, Action::Command(KeyCommand::Apply));
-    assert_eq!(state.mode, Mode::Normal);
+    let mut console = Console::on_state(ocm_state());
+    console.state.cannot_edit.reschedule = Some("nothing to reschedule on OCM".into());
+    console.command(KeyCommand::Apply);
+    assert_eq!(console.state.mode, Mode::Normal);
     assert_eq!(
-        state.notice.as_deref(),
+        console.state.notice.as_deref(),
         Some("nothing to reschedule on OCM")
     );
 }

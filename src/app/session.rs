@@ -43,11 +43,25 @@ pub enum Store {
 impl Session {
     /// Applies one action: `update`, then the engine work it calls for, then its effects.
     pub fn dispatch(&mut self, action: Action) {
+        let effects = self.step(action);
+        self.run_effects(effects);
+    }
+
+    /// `update`, then the engine work the state asks for (the selected cell's explanation, the
+    /// editors' previews, the drift view's prepared repairs); the effects are returned, not run.
+    pub fn step(&mut self, action: Action) -> Vec<Effect> {
         let effects = update(&mut self.state, action);
         self.explain_selection();
         placement_editor::refresh(&mut self.state, &self.fleet, &self.files);
         override_editor::refresh(&mut self.state, &self.fleet, &self.files);
         drift::refresh(&mut self.state, &self.fleet, &self.files);
+        effects
+    }
+
+    /// Runs effects as the console does: confirmed fleet edits are saved here (then the new
+    /// fleet and the cells to propagate go to the backend), hub writes are recorded in the
+    /// audit log, and everything else is sent to the backend.
+    pub fn run_effects(&mut self, effects: Vec<Effect>) {
         for effect in effects {
             let effect = match effect {
                 Effect::SaveAndApply {
