@@ -2,9 +2,9 @@
 //! choose one of the hub's Placements, edit its predicates (label and claim selectors, ORed
 //! across predicates), tolerations and number of clusters as text; every keystroke decides the
 //! edited Placement again, offline, and shows which clusters enter, leave, stay or stay out
-//! and why. Enter asks for a confirmation that
-//! lists the decision change and the ManifestWorkReplicaSets that follow it. It must not talk
-//! to the hub: the write is an effect the operator confirms.
+//! and why. Enter asks for a confirmation that lists the decision change and the
+//! ManifestWorkReplicaSets that follow it. It must not talk to the hub: the write is an effect
+//! the operator confirms.
 
 use std::sync::Arc;
 

@@ -2,10 +2,10 @@
 //! the selected resource goes, edited as an explicit cluster list and a label selector (either
 //! dialect), with a live preview of the clusters entering and leaving — and why every other
 //! cluster stays out — then, on enter, a review of the rendered diffs grouped across clusters
-//! before anything is written. Keys go through [`key`] (pure);
-//! the engine work happens in [`refresh`], outside `update`, because it needs the fleet and its
-//! source files. It must not write a file or talk to a cluster: saving and propagating are an
-//! effect the operator confirms.
+//! before anything is written. Keys go through [`key`] (pure); the engine work happens in
+//! [`refresh`], outside `update`, because it needs the fleet and its source files. It must not
+//! write a file or talk to a cluster: saving and propagating are an effect the operator
+//! confirms.
 
 use super::action::InputKey;
 use super::review::{NEW_SINCE_START, cells_of, dry_run_of};

@@ -1,5 +1,8 @@
-//! `update`: the one place the console's state changes. A plain function of the state and an
-//! action that returns the effects to run; it must not do I/O, sleep or read a clock.
+//! `update`: the one place the console's state changes, at the top of the app. A plain
+//! function of the state and an action that returns the effects to run: it handles the
+//! panes, filters and confirmations itself and hands editor keys, drift, palette commands and
+//! rollout reports to the files that own them. It must not do I/O, sleep or read a clock, and
+//! no file in the app but the session calls it.
 
 use super::action::{Action, InputKey};
 use super::filter::Filter;

@@ -1,5 +1,6 @@
 //! The clusters pane: one row per visible cluster with health, version, latency, place and
-//! worst cell; group headings when grouped; danger-class clusters marked.
+//! worst cell; group headings when grouped; danger-class clusters marked. It must not change
+//! state.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;

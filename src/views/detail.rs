@@ -1,5 +1,6 @@
 //! The detail pane: what the selected cluster or resource is, the selected cell, and the cell
-//! behind the worst state, so every roll-up can be traced to the pair that caused it.
+//! behind the worst state, so every roll-up can be traced to the pair that caused it. It must
+//! not change state.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;

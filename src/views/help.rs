@@ -1,4 +1,5 @@
-//! The help overlay, generated from the key map in use so it always matches the bindings.
+//! The help overlay, generated from the key map in use so it always matches the bindings. It
+//! must not list a key the map does not bind, nor change state.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;

@@ -1,4 +1,5 @@
-//! The text inputs: the filter / palette line at the bottom and the palette's completions.
+//! The text inputs: the filter / palette line at the bottom, the palette's completions and the
+//! confirmation popup. It must not change state: what was typed is already in it.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;

@@ -1,6 +1,7 @@
 //! The federated resources pane with the propagation matrix: one row per resource and one
 //! symbol per cluster — or, collapsed, one heat strip per cluster group — so every
-//! (resource, cluster) pair reads at a glance. Only the columns that fit are computed.
+//! (resource, cluster) pair reads at a glance. Only the columns that fit are computed. It must
+//! not change state.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
