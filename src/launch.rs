@@ -1,7 +1,8 @@
 //! Starting the console or the wall display: settings, theme and key map from the user's
 //! config, the fleet, and the backend behind it (the simulated fleet for `--demo`, live
-//! clusters otherwise), all handed to the app loop. A wall or `--readonly` always gets a
-//! backend that cannot receive effects. It must not draw or decide anything the app owns.
+//! clusters otherwise), all handed to the console loop (`console`). A wall or `--readonly`
+//! always gets a backend that cannot receive effects. It must not draw, read the terminal or
+//! decide anything the app owns.
 
 use std::sync::Arc;
 
@@ -9,7 +10,7 @@ use tokio::sync::mpsc;
 
 use crate::app::session::Store;
 use crate::app::state::{CannotEdit, State, Wall};
-use crate::app::{self, Console, Session};
+use crate::app::{self, Session};
 use crate::backend::BackendEvent;
 use crate::backend::Effect;
 use crate::backend::hub::{self, HubKind};
@@ -19,6 +20,7 @@ use crate::cli::{GlobalArgs, WatchArgs, exit};
 use crate::config::keymap::Keymap;
 use crate::config::theme::Theme;
 use crate::config::{self, Settings};
+use crate::console::Console;
 use crate::engine::edit::ocm_placement::PlacementWorld;
 use crate::engine::{FederatedResource, Fleet, SourceFile, SourceLocation};
 use crate::model::Dialect;

@@ -1,7 +1,15 @@
 //! flotilla: a terminal fleet console for multi-cluster Kubernetes.
 //!
-//! Data flow: terminal keys / ticks / backend events → `Action` → `update(&mut State, Action)`
-//! → `Effect`s → backend tasks → backend events → …; after draining, render `&State` once.
+//! The terminal loop (`console`) turns keys (through the key map in `config`), resizes,
+//! signals and clock ticks into an [`app::Action`]; `update(&mut State, Action)` in `app` is
+//! the one place the console's state changes, and returns `Effect`s that the session hands to
+//! the backend's tasks (`backend`: the simulated fleet, live clusters or a federation hub);
+//! what they find comes back as `BackendEvent`s, which the loop feeds to `update` as actions
+//! again; after draining whatever is queued it draws `&State` once per frame with `views`.
+//! The pure, deterministic `engine` (placement, overrides, rendering, diffs) is called by `app`,
+//! `backend` and `commands` (the one-shot command-line subcommands); `launch` wires a console
+//! together. Imports point one way: `console` → `views` → `app` → `backend` → `engine`, and
+//! `app` knows nothing of the terminal.
 
 pub mod app;
 pub mod audit;
@@ -9,6 +17,7 @@ pub mod backend;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod console;
 pub mod demo_fleet;
 pub mod engine;
 pub mod fleet_dir;
@@ -20,5 +29,4 @@ pub mod model;
 pub mod output;
 pub mod safe_text;
 pub mod source;
-pub mod terminal;
 pub mod views;

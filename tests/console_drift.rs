@@ -1,84 +1,63 @@
-//! The drift view driven headless on the demo, as the console loop drives it: a session fed
-//! by a simulated fleet (`SimCore`) whose effects are played back synchronously. The
-//! scenario's drift shows field by field, identical drifts on two clusters group, revert /
-//! adopt / ignore each ask first and produce exactly their effect, ignore rules can be
-//! removed, owner fights are flagged, and a read-only console refuses every repair key.
+//! The drift view driven headless on the demo, as the console loop drives it (the shared
+//! `common::console` harness, running its effects): a session fed by a simulated fleet
+//! (`SimCore`) whose effects are played back synchronously. The scenario's drift shows field
+//! by field, identical drifts on two clusters group, revert / adopt / ignore each ask first
+//! and produce exactly their effect, ignore rules can be removed, owner fights are flagged,
+//! and a read-only console refuses every repair key.
 
-use std::sync::Arc;
+mod common;
 
-use flotilla::app::action::InputKey;
-use flotilla::app::drift::{self, Stage};
+use std::ops::{Deref, DerefMut};
+
+use common::console::Console;
+use flotilla::app::action::{Action, InputKey};
+use flotilla::app::drift;
 use flotilla::app::state::Mode;
-use flotilla::app::{self, Action, Session};
+use flotilla::app::state::drift::{DriftView, Plan, Row, Stage};
 use flotilla::backend::sim::{Scenario, ScenarioDrift, SimCore};
 use flotilla::backend::{BackendEvent, CellRef, DriftField, Effect};
-use flotilla::config::keymap::Command;
-use flotilla::engine::{Decision, load_fleet};
+use flotilla::config::keymap::KeyCommand;
+use flotilla::engine::Decision;
 use serde_json::Value;
-use tokio::sync::mpsc;
 
+/// The shared headless console, running its effects, with the simulated fleet behind it.
 struct Demo {
-    session: Session,
-    effects: mpsc::UnboundedReceiver<Effect>,
+    console: Console,
     core: SimCore,
+}
+
+impl Deref for Demo {
+    type Target = Console;
+
+    fn deref(&self) -> &Console {
+        &self.console
+    }
+}
+
+impl DerefMut for Demo {
+    fn deref_mut(&mut self) -> &mut Console {
+        &mut self.console
+    }
 }
 
 const INVENTORY: &str = "Deployment/shop/inventory";
 
 impl Demo {
     fn new(scenario: Scenario) -> Demo {
-        let files = flotilla::demo_fleet::demo_files();
-        let (fleet, errors) = load_fleet(&files);
-        assert!(errors.is_empty(), "{errors:?}");
-        let fleet = Arc::new(fleet);
+        let console = Console::demo().running_effects();
         let mut scenario = scenario;
         scenario.drift_every_seconds = 0;
-        let core = SimCore::new(fleet.clone(), &scenario, 7);
-        let state = app::state_for_fleet(&fleet, "demo".into());
-        let (tx, effects) = mpsc::unbounded_channel();
-        let mut demo = Demo {
-            session: Session {
-                state,
-                effects: Some(tx),
-                fleet,
-                files,
-                store: flotilla::app::session::Store::Memory,
-            },
-            effects,
-            core,
-        };
+        let core = SimCore::new(console.fleet.clone(), &scenario, 7);
+        let mut demo = Demo { console, core };
         demo.snapshot();
         demo
     }
 
     fn snapshot(&mut self) {
-        self.session.dispatch(Action::Backend(self.core.snapshot()));
+        self.console.act(Action::Backend(self.core.snapshot()));
         for event in self.core.all_drift_events() {
-            self.session.dispatch(Action::Backend(event));
+            self.console.act(Action::Backend(event));
         }
-    }
-
-    fn command(&mut self, command: Command) {
-        self.session.dispatch(Action::Command(command));
-    }
-
-    fn key(&mut self, key: InputKey) {
-        self.session.dispatch(Action::Input(key));
-    }
-
-    fn type_text(&mut self, text: &str) {
-        for c in text.chars() {
-            self.key(InputKey::Char(c));
-        }
-    }
-
-    /// Effects sent so far.
-    fn sent(&mut self) -> Vec<Effect> {
-        let mut sent = Vec::new();
-        while let Ok(effect) = self.effects.try_recv() {
-            sent.push(effect);
-        }
-        sent
     }
 
     /// Plays effects on the simulated clusters as the sim's task would, and feeds back events.
@@ -100,23 +79,23 @@ impl Demo {
                     continue;
                 }
                 let drift = self.core.drift_events(&updates);
-                self.session
-                    .dispatch(Action::Backend(BackendEvent::Cells(updates)));
+                self.console
+                    .act(Action::Backend(BackendEvent::Cells(updates)));
                 for event in drift {
-                    self.session.dispatch(Action::Backend(event));
+                    self.console.act(Action::Backend(event));
                 }
             }
         }
     }
 
-    fn view(&self) -> &drift::DriftView {
+    fn view(&self) -> &DriftView {
         match &self.session.state.mode {
             Mode::Drift(view) => view,
             other => panic!("not in the drift view: {other:?}"),
         }
     }
 
-    fn plan(&self) -> &drift::Plan {
+    fn plan(&self) -> &Plan {
         match &self.view().stage {
             Stage::Confirming(plan) => plan,
             other => panic!("no confirmation: {other:?}"),
@@ -163,8 +142,8 @@ impl Demo {
         let at = rows
             .iter()
             .position(|row| match *row {
-                drift::Row::Member(g, m) => groups[g].members[m].cell.cluster == index,
-                drift::Row::Group(g) => {
+                Row::Member(g, m) => groups[g].members[m].cell.cluster == index,
+                Row::Group(g) => {
                     groups[g].members.len() == 1 && groups[g].members[0].cell.cluster == index
                 }
             })
@@ -215,7 +194,7 @@ fn two_identical() -> (Scenario, String) {
 #[test]
 fn the_scenario_drift_shows_with_desired_live_and_manager() {
     let mut demo = Demo::new(Scenario::demo());
-    demo.command(Command::Drift);
+    demo.command(KeyCommand::Drift);
     let groups = drift::groups(&demo.session.state);
     let cell = demo.cell(INVENTORY, "prod-us-east-2");
     let group = groups
@@ -261,7 +240,7 @@ fn the_scenario_drift_shows_with_desired_live_and_manager() {
 fn the_same_drift_on_two_clusters_is_one_group() {
     let (scenario, second) = two_identical();
     let mut demo = Demo::new(scenario);
-    demo.command(Command::Drift);
+    demo.command(KeyCommand::Drift);
     let groups = drift::groups(&demo.session.state);
     let group = groups
         .iter()
@@ -276,7 +255,7 @@ fn the_same_drift_on_two_clusters_is_one_group() {
     assert_eq!(
         drift::rows(&groups)
             .iter()
-            .filter(|r| matches!(r, drift::Row::Member(..)))
+            .filter(|r| matches!(r, Row::Member(..)))
             .count(),
         2,
         "one row per cluster under the group"
@@ -290,7 +269,7 @@ fn revert_asks_first_then_takes_back_exactly_the_chosen_field() {
     demo.session.state.danger_patterns = vec!["prod*".into()];
     let first = demo.cell(INVENTORY, "prod-us-east-2");
     let other = demo.cell(INVENTORY, &second);
-    demo.command(Command::Drift);
+    demo.command(KeyCommand::Drift);
     demo.cursor_to("prod-us-east-2");
     demo.key(InputKey::Char('r'));
     let plan = demo.plan();
@@ -339,7 +318,7 @@ fn revert_asks_first_then_takes_back_exactly_the_chosen_field() {
 fn adopt_saves_an_override_and_the_matrix_follows() {
     let mut demo = Demo::new(Scenario::demo());
     let cell = demo.cell(INVENTORY, "prod-us-east-2");
-    demo.command(Command::Drift);
+    demo.command(KeyCommand::Drift);
     demo.cursor_to("prod-us-east-2");
     demo.key(InputKey::Char('a'));
     let plan = demo.plan();
@@ -384,7 +363,7 @@ fn adopt_saves_an_override_and_the_matrix_follows() {
 fn ignore_persists_a_rule_that_can_be_listed_and_removed() {
     let mut demo = Demo::new(Scenario::demo());
     let cell = demo.cell(INVENTORY, "prod-us-east-2");
-    demo.command(Command::Drift);
+    demo.command(KeyCommand::Drift);
     let rules_before = demo.view().rules.len();
     demo.cursor_to("prod-us-east-2");
     demo.key(InputKey::Char('i'));
@@ -439,7 +418,7 @@ fn marked_fields_are_repaired_in_one_confirmed_step() {
         demo.cell(INVENTORY, "prod-us-east-2"),
         demo.cell(INVENTORY, &second),
     ];
-    demo.command(Command::Drift);
+    demo.command(KeyCommand::Drift);
     demo.cursor_to("prod-us-east-2");
     demo.key(InputKey::Char(' '));
     demo.cursor_to(&second);
@@ -466,7 +445,7 @@ fn marked_fields_are_repaired_in_one_confirmed_step() {
 fn a_field_changed_again_by_the_same_manager_after_a_revert_is_an_owner_fight() {
     let mut demo = Demo::new(Scenario::demo());
     let cell = demo.cell(INVENTORY, "prod-us-east-2");
-    demo.command(Command::Drift);
+    demo.command(KeyCommand::Drift);
     demo.cursor_to("prod-us-east-2");
     demo.key(InputKey::Char('r'));
     demo.key(InputKey::Char('y'));
@@ -500,7 +479,7 @@ fn a_field_changed_again_by_the_same_manager_after_a_revert_is_an_owner_fight() 
 fn read_only_consoles_may_look_but_every_repair_key_is_refused() {
     let mut demo = Demo::new(Scenario::demo());
     demo.session.state.readonly = true;
-    demo.command(Command::Drift);
+    demo.command(KeyCommand::Drift);
     assert!(
         !drift::groups(&demo.session.state).is_empty(),
         "the drift shows"

@@ -1,89 +1,31 @@
-//! The placement editor driven headless on the demo fleet, as the console loop drives it:
-//! keys through `update`, the engine's preview through `editor::refresh`. It opens on the
-//! selected resource's policy, previews clusters entering and leaving with reasons, shows bad
-//! selectors inline and refuses to go on, and only a confirmed review produces the one effect
-//! that saves the edited document and propagates the changed cells.
+//! The placement editor driven headless on the demo fleet, as the console loop drives it (the
+//! shared `common::console` harness: keys through `update`, then the session's engine work).
+//! It opens on the selected resource's policy, previews clusters entering and leaving with
+//! reasons, shows bad selectors inline and refuses to go on, and only a confirmed review
+//! produces the one effect that saves the edited document and propagates the changed cells.
 
-use std::sync::Arc;
+mod common;
 
-use flotilla::app::action::InputKey;
-use flotilla::app::editor::{self, Field, Stage};
-use flotilla::app::state::{Mode, State};
-use flotilla::app::{self, Action, update};
+use common::console::Console;
+use flotilla::app::action::{Action, InputKey};
+use flotilla::app::state::Mode;
+use flotilla::app::state::placement_editor::{Field, PlacementEditor, Stage, review_rows};
+use flotilla::app::state::review::ReviewRow;
 use flotilla::backend::{CellRef, Effect};
-use flotilla::config::keymap::Command;
+use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::edit::placement::Membership;
-use flotilla::engine::{Fleet, SourceFile, load_fleet};
 
-struct Console {
-    state: State,
-    fleet: Arc<Fleet>,
-    files: Vec<SourceFile>,
+/// The placement editor the console has open.
+trait PlacementEditing {
+    fn editor(&self) -> &PlacementEditor;
 }
 
-impl Console {
-    fn demo() -> Console {
-        let files = flotilla::demo_fleet::demo_files();
-        let (fleet, errors) = load_fleet(&files);
-        assert!(errors.is_empty(), "{errors:?}");
-        let fleet = Arc::new(fleet);
-        let state = app::state_for_fleet(&fleet, "demo".into());
-        Console {
-            state,
-            fleet,
-            files,
-        }
-    }
-
-    fn command(&mut self, command: Command) -> Vec<Effect> {
-        let effects = update(&mut self.state, Action::Command(command));
-        editor::refresh(&mut self.state, &self.fleet, &self.files);
-        effects
-    }
-
-    fn key(&mut self, key: InputKey) -> Vec<Effect> {
-        let effects = update(&mut self.state, Action::Input(key));
-        editor::refresh(&mut self.state, &self.fleet, &self.files);
-        effects
-    }
-
-    fn type_text(&mut self, text: &str) {
-        for c in text.chars() {
-            assert!(
-                self.key(InputKey::Char(c)).is_empty(),
-                "typing writes nothing"
-            );
-        }
-    }
-
-    /// Selects the resource with this display key in the resources pane.
-    fn select(&mut self, key: &str) -> usize {
-        self.command(Command::FocusNext);
-        let row = self
-            .state
-            .resources
-            .iter()
-            .position(|r| r.target.display_key() == key)
-            .unwrap_or_else(|| panic!("no resource {key}"));
-        self.state.resource_view.cursor = self
-            .state
-            .resource_view
-            .visible
-            .iter()
-            .position(|r| *r == row)
-            .expect("the resource is visible");
-        row
-    }
-
-    fn editor(&self) -> &editor::PlacementEditor {
+impl PlacementEditing for Console {
+    fn editor(&self) -> &PlacementEditor {
         match &self.state.mode {
             Mode::Placement(editor) => editor,
             other => panic!("not in the placement editor: {other:?}"),
         }
-    }
-
-    fn cluster(&self, name: &str) -> usize {
-        self.fleet.cluster_index(name).expect("a demo cluster")
     }
 }
 
@@ -91,7 +33,7 @@ impl Console {
 fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propagates_it() {
     let mut console = Console::demo();
     let cronjob = console.select("CronJob/batch/nightly-report");
-    console.command(Command::EditPlacement);
+    console.command(KeyCommand::EditPlacement);
     let editor = console.editor();
     let source = editor.source.as_ref().expect("the policy was found");
     assert_eq!(source.title, "PropagationPolicy batch/batch-only");
@@ -164,23 +106,19 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
         diff: "+kind: CronJob\n".into(),
         message: String::new(),
     };
-    update(
-        &mut console.state,
-        Action::Backend(flotilla::backend::BackendEvent::DryRun {
-            revision,
-            items: vec![answer],
-        }),
-    );
-    let rows = editor::review_rows(console.editor());
+    console.act(Action::Backend(flotilla::backend::BackendEvent::DryRun {
+        revision,
+        items: vec![answer],
+    }));
+    let rows = review_rows(console.editor());
     assert!(
-        rows.contains(&editor::ReviewRow::Note(
+        rows.contains(&ReviewRow::Note(
             "server-side dry run: 1 of 1 cluster(s) answered".into()
         )),
         "{rows:?}"
     );
     assert!(
-        rows.iter()
-            .any(|row| matches!(row, editor::ReviewRow::Group(title)
+        rows.iter().any(|row| matches!(row, ReviewRow::Group(title)
             if title.ends_with("on dev-eu-west-1 · create"))),
         "{rows:?}"
     );
@@ -228,7 +166,7 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
 fn a_bad_selector_is_shown_inline_and_nothing_goes_further() {
     let mut console = Console::demo();
     console.select("CronJob/batch/nightly-report");
-    console.command(Command::EditPlacement);
+    console.command(KeyCommand::EditPlacement);
     console.key(InputKey::Tab);
     console.type_text(",tier in web");
     let error = console.editor().error.clone().expect("an inline error");
@@ -249,7 +187,7 @@ fn a_bad_selector_is_shown_inline_and_nothing_goes_further() {
 fn toggling_a_cluster_name_narrows_the_placement_and_says_why_others_leave() {
     let mut console = Console::demo();
     console.select("ConfigMap/shop/registry-config");
-    console.command(Command::EditPlacement);
+    console.command(KeyCommand::EditPlacement);
     assert_eq!(console.editor().field, Field::Clusters);
     let prod = console.cluster("prod-eu-west-1");
     for _ in 0..prod {
@@ -288,7 +226,7 @@ fn a_readonly_console_does_not_open_the_editor() {
     let mut console = Console::demo();
     console.state.readonly = true;
     console.select("CronJob/batch/nightly-report");
-    assert!(console.command(Command::EditPlacement).is_empty());
+    assert!(console.command(KeyCommand::EditPlacement).is_empty());
     assert_eq!(console.state.mode, Mode::Normal);
     assert!(
         console
@@ -303,7 +241,7 @@ fn a_readonly_console_does_not_open_the_editor() {
 #[test]
 fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created() {
     let mut console = Console::demo();
-    assert!(console.command(Command::Undo).is_empty());
+    assert!(console.command(KeyCommand::Undo).is_empty());
     assert!(
         console
             .state
@@ -314,7 +252,7 @@ fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created(
     );
 
     let cronjob = console.select("CronJob/batch/nightly-report");
-    console.command(Command::EditPlacement);
+    console.command(KeyCommand::EditPlacement);
     let original = console.editor().source.clone().expect("source").object;
     console.key(InputKey::Tab);
     console.key(InputKey::ClearLine);
@@ -328,7 +266,10 @@ fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created(
         cluster: dev as u32,
     };
 
-    assert!(console.command(Command::Undo).is_empty(), "undo asks first");
+    assert!(
+        console.command(KeyCommand::Undo).is_empty(),
+        "undo asks first"
+    );
     let Mode::Confirm(pending) = &console.state.mode else {
         panic!("expected the confirmation, got {:?}", console.state.mode);
     };
@@ -367,7 +308,7 @@ fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created(
 fn divided_weights_typed_in_the_editor_show_each_clusters_replicas() {
     let mut console = Console::demo();
     console.select("Deployment/shop/checkout");
-    console.command(Command::EditPlacement);
+    console.command(KeyCommand::EditPlacement);
     let editor = console.editor();
     assert!(
         editor
@@ -432,11 +373,8 @@ fn propagating_in_waves_sends_the_canary_first_and_the_rest_once_it_is_in_sync()
             message: None,
         })
         .collect();
-    update(
-        &mut console.state,
-        Action::Backend(BackendEvent::Cells(pending)),
-    );
-    console.command(Command::Apply);
+    console.act(Action::Backend(BackendEvent::Cells(pending)));
+    console.command(KeyCommand::Apply);
     let Mode::Confirm(pending) = &console.state.mode else {
         panic!("expected the confirmation, got {:?}", console.state.mode);
     };
@@ -463,10 +401,7 @@ fn propagating_in_waves_sends_the_canary_first_and_the_rest_once_it_is_in_sync()
             message: None,
         })
         .collect();
-    let next = update(
-        &mut console.state,
-        Action::Backend(BackendEvent::Cells(synced)),
-    );
+    let next = console.act(Action::Backend(BackendEvent::Cells(synced)));
     let [Effect::Apply { cells: rest }] = next.as_slice() else {
         panic!("expected the second wave once the canary is in sync, got {next:?}");
     };

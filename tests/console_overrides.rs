@@ -1,88 +1,35 @@
-//! The override editor driven headless on the demo fleet, as the console loop drives it: keys
-//! through `update`, the engine's work through `overrides::refresh`. It lists the rules that
-//! vary the selected cell's resource, previews exactly the clusters whose objects change,
+//! The override editor driven headless on the demo fleet, as the console loop drives it (the
+//! shared `common::console` harness: keys through `update`, then the session's engine work).
+//! It lists the rules that vary the selected cell's resource, previews exactly the clusters whose objects change,
 //! shows a bad path or a mistyped value inline and refuses to go on, and only a confirmed
 //! review produces the one effect that saves the edited document and propagates.
 
-use std::sync::Arc;
+mod common;
 
-use flotilla::app::action::InputKey;
-use flotilla::app::overrides::{self, FormField, OverrideEditor, Stage};
-use flotilla::app::state::{Mode, State};
-use flotilla::app::{self, Action, update};
+use common::console::Console;
+use flotilla::app::action::{Action, InputKey};
+use flotilla::app::state::Mode;
+use flotilla::app::state::override_editor::{FormField, OverrideEditor, Stage};
 use flotilla::backend::{CellRef, Effect};
-use flotilla::config::keymap::Command;
-use flotilla::engine::{Fleet, SourceFile, load_fleet};
+use flotilla::config::keymap::KeyCommand;
 use serde_json::json;
 
-struct Console {
-    state: State,
-    fleet: Arc<Fleet>,
-    files: Vec<SourceFile>,
-}
-
-impl Console {
-    fn demo() -> Console {
-        let files = flotilla::demo_fleet::demo_files();
-        let (fleet, errors) = load_fleet(&files);
-        assert!(errors.is_empty(), "{errors:?}");
-        let fleet = Arc::new(fleet);
-        let state = app::state_for_fleet(&fleet, "demo".into());
-        Console {
-            state,
-            fleet,
-            files,
-        }
-    }
-
-    fn command(&mut self, command: Command) -> Vec<Effect> {
-        let effects = update(&mut self.state, Action::Command(command));
-        overrides::refresh(&mut self.state, &self.fleet, &self.files);
-        effects
-    }
-
-    fn key(&mut self, key: InputKey) -> Vec<Effect> {
-        let effects = update(&mut self.state, Action::Input(key));
-        overrides::refresh(&mut self.state, &self.fleet, &self.files);
-        effects
-    }
-
-    fn type_text(&mut self, text: &str) {
-        for c in text.chars() {
-            assert!(
-                self.key(InputKey::Char(c)).is_empty(),
-                "typing writes nothing"
-            );
-        }
-    }
-
+/// What these tests ask of the console beyond the shared harness.
+trait OverrideEditing {
     /// Selects the cell of the resource with this display key on this cluster, and opens the
     /// override editor on it.
+    fn open(&mut self, key: &str, cluster: &str) -> (usize, usize);
+    fn editor(&self) -> &OverrideEditor;
+    fn form_error(&self) -> Option<String>;
+    fn changed_clusters(&self) -> Vec<String>;
+}
+
+impl OverrideEditing for Console {
     fn open(&mut self, key: &str, cluster: &str) -> (usize, usize) {
-        let c = self.fleet.cluster_index(cluster).expect("a demo cluster");
-        self.state.cluster_view.cursor = self
-            .state
-            .cluster_view
-            .visible
-            .iter()
-            .position(|r| *r == c)
-            .expect("the cluster is visible");
-        self.command(Command::FocusNext);
-        let row = self
-            .state
-            .resources
-            .iter()
-            .position(|r| r.target.display_key() == key)
-            .unwrap_or_else(|| panic!("no resource {key}"));
-        self.state.resource_view.cursor = self
-            .state
-            .resource_view
-            .visible
-            .iter()
-            .position(|r| *r == row)
-            .expect("the resource is visible");
+        let c = self.select_cluster(cluster);
+        let row = self.select(key);
         assert_eq!(self.state.selected_cell(), Some((row, c)));
-        self.command(Command::EditOverrides);
+        self.command(KeyCommand::EditOverrides);
         assert!(
             matches!(self.state.mode, Mode::Overrides(_)),
             "the editor opened: {:?} / {:?}",
@@ -190,17 +137,14 @@ fn an_image_tag_override_for_one_cluster_previews_that_cluster_and_saves_the_rul
         diff: "-image: old\n+image: new\n".into(),
         message: String::new(),
     };
-    flotilla::app::update(
-        &mut console.state,
-        flotilla::app::Action::Backend(flotilla::backend::BackendEvent::DryRun {
-            revision,
-            items: vec![answer],
-        }),
-    );
-    let rows = flotilla::app::overrides::review_rows(console.editor());
+    console.act(Action::Backend(flotilla::backend::BackendEvent::DryRun {
+        revision,
+        items: vec![answer],
+    }));
+    let rows = flotilla::app::state::override_editor::review_rows(console.editor());
     assert!(
         rows.iter().any(
-            |row| matches!(row, flotilla::app::editor::ReviewRow::Note(n)
+            |row| matches!(row, flotilla::app::state::review::ReviewRow::Note(n)
             if n == "server-side dry run: 1 of 1 cluster(s) answered")
         ),
         "{rows:?}"
@@ -443,69 +387,24 @@ fn a_kubefed_resource_edits_its_spec_overrides() {
 fn read_only_refuses_to_open() {
     let mut console = Console::demo();
     console.state.readonly = true;
-    console.command(Command::FocusNext);
-    update(&mut console.state, Action::Command(Command::EditOverrides));
+    console.command(KeyCommand::FocusNext);
+    console.command(KeyCommand::EditOverrides);
     assert_eq!(console.state.mode, Mode::Normal);
 }
 
 #[test]
 fn the_session_saves_the_new_policy_and_renders_it_then_undo_takes_it_back() {
-    let files = flotilla::demo_fleet::demo_files();
-    let (fleet, errors) = load_fleet(&files);
-    assert!(errors.is_empty(), "{errors:?}");
-    let fleet = Arc::new(fleet);
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut session = flotilla::app::session::Session {
-        state: app::state_for_fleet(&fleet, "demo".into()),
-        effects: Some(tx),
-        fleet,
-        files,
-        store: flotilla::app::session::Store::Memory,
-    };
-    let eu1 = session
-        .fleet
-        .cluster_index("prod-eu-west-1")
-        .expect("a cluster");
-    session.state.cluster_view.cursor = session
-        .state
-        .cluster_view
-        .visible
-        .iter()
-        .position(|r| *r == eu1)
-        .expect("visible");
-    session.dispatch(Action::Command(Command::FocusNext));
-    let row = session
-        .state
-        .resources
-        .iter()
-        .position(|r| r.target.display_key() == "Deployment/shop/checkout")
-        .expect("checkout");
-    session.state.resource_view.cursor = session
-        .state
-        .resource_view
-        .visible
-        .iter()
-        .position(|r| *r == row)
-        .expect("visible");
-    session.dispatch(Action::Command(Command::EditOverrides));
-    for key in [InputKey::Char('i')]
-        .into_iter()
-        .chain("2.5.0".chars().map(InputKey::Char))
-        .chain([
-            InputKey::Enter,
-            InputKey::Enter,
-            InputKey::Enter,
-            InputKey::Char('y'),
-        ])
-    {
-        session.dispatch(Action::Input(key));
-    }
-    let notice = session.state.notice.clone().unwrap_or_default();
+    let mut console = Console::demo().running_effects();
+    console.select_cluster("prod-eu-west-1");
+    console.select("Deployment/shop/checkout");
+    console.command(KeyCommand::EditOverrides);
+    console.keys("i2.5.0<enter><enter><enter>y");
+    let notice = console.state.notice.clone().unwrap_or_default();
     assert!(
         notice.contains("saved OverridePolicy shop/z-flotilla-adopt-deployment-checkout"),
         "{notice}"
     );
-    let shop = session
+    let shop = console
         .files
         .iter()
         .find(|f| f.path.ends_with("karmada-shop.yaml"))
@@ -534,17 +433,14 @@ fn the_session_saves_the_new_policy_and_renders_it_then_undo_takes_it_back() {
         }
     };
     assert_eq!(
-        image(&session, "prod-eu-west-1"),
+        image(&console.session, "prod-eu-west-1"),
         "eu.registry.example.com/shop/checkout:2.5.0"
     );
     assert_eq!(
-        image(&session, "prod-eu-west-2"),
+        image(&console.session, "prod-eu-west-2"),
         "eu.registry.example.com/shop/checkout:2.4.1"
     );
-    let mut sent = Vec::new();
-    while let Ok(effect) = rx.try_recv() {
-        sent.push(effect);
-    }
+    let sent = console.sent();
     assert!(
         matches!(
             sent.as_slice(),
@@ -554,10 +450,10 @@ fn the_session_saves_the_new_policy_and_renders_it_then_undo_takes_it_back() {
     );
 
     // Undo: the policy stays, with no rules; the image is back.
-    session.dispatch(Action::Command(Command::Undo));
-    session.dispatch(Action::Input(InputKey::Char('y')));
+    console.command(KeyCommand::Undo);
+    console.key(InputKey::Char('y'));
     assert_eq!(
-        image(&session, "prod-eu-west-1"),
+        image(&console.session, "prod-eu-west-1"),
         "eu.registry.example.com/shop/checkout:2.4.1"
     );
 }

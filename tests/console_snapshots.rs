@@ -6,7 +6,7 @@ use std::sync::Arc;
 use flotilla::app::{self, Action, update};
 use flotilla::backend::BackendEvent;
 use flotilla::backend::sim::{Scenario, SimCore};
-use flotilla::config::keymap::{Command, Keymap};
+use flotilla::config::keymap::{KeyCommand, Keymap};
 use flotilla::config::theme::Theme;
 use flotilla::engine::load_fleet;
 use flotilla::views::{self, ViewContext};
@@ -72,7 +72,7 @@ fn console_at_40x12() {
 #[test]
 fn help_overlay_at_120x40() {
     let mut state = settled_demo_state();
-    update(&mut state, Action::Command(Command::Help));
+    update(&mut state, Action::Command(KeyCommand::Help));
     insta::assert_snapshot!(draw(&state, 120, 40).backend());
 }
 
@@ -126,7 +126,7 @@ fn every_shipped_theme_renders_with_its_status_colours() {
 #[test]
 fn the_propagate_confirmation_lists_what_would_be_written() {
     let mut state = settled_demo_state();
-    update(&mut state, Action::Command(Command::FocusNext));
+    update(&mut state, Action::Command(KeyCommand::FocusNext));
     let drifted = (0..state.resources.len())
         .find(|r| {
             state
@@ -142,7 +142,7 @@ fn the_propagate_confirmation_lists_what_would_be_written() {
         .iter()
         .position(|r| *r == drifted)
         .expect("visible");
-    update(&mut state, Action::Command(Command::Apply));
+    update(&mut state, Action::Command(KeyCommand::Apply));
     let screen = format!("{:?}", draw(&state, 160, 45).backend());
     assert!(screen.contains("Propagate?"), "{screen}");
     assert!(screen.contains("y propagate"), "{screen}");

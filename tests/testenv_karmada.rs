@@ -876,7 +876,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
     use flotilla::app::action::InputKey;
     use flotilla::app::state::Mode;
     use flotilla::backend::propagate::Action as PlanAction;
-    use flotilla::config::keymap::Command;
+    use flotilla::config::keymap::KeyCommand;
     use flotilla::model::CellStatus;
 
     let _serial = serial();
@@ -933,11 +933,11 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         .iter()
         .position(|r| *r == row)
         .expect("visible");
-    session.dispatch(Action::Command(Command::FocusNext));
+    session.dispatch(Action::Command(KeyCommand::FocusNext));
     assert_eq!(session.state.selected_cell().map(|(r, _)| r), Some(row));
 
     // o, e on the policy's image rule, 1.27 → 1.28, then review.
-    session.dispatch(Action::Command(Command::EditOverrides));
+    session.dispatch(Action::Command(KeyCommand::EditOverrides));
     let Mode::Overrides(editor) = &session.state.mode else {
         panic!("the override editor opens: {:?}", session.state.notice);
     };
@@ -1070,7 +1070,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
 
     // Unticking both cluster names removes `clusterNames`, a field kubectl's apply owns: the
     // hub must hold the edit exactly (server-side apply alone would leave kubectl's field).
-    session.dispatch(Action::Command(Command::EditPlacement));
+    session.dispatch(Action::Command(KeyCommand::EditPlacement));
     for key in [
         InputKey::Char(' '),
         InputKey::Down,
@@ -1100,7 +1100,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
     );
 
     // `a` on a hub asks Karmada to reschedule the binding; its scheduler takes it up.
-    session.dispatch(Action::Command(Command::Apply));
+    session.dispatch(Action::Command(KeyCommand::Apply));
     let Mode::Confirm(pending) = &session.state.mode else {
         panic!("a asks first: {:?}", session.state.mode);
     };
@@ -1172,7 +1172,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         key,
         "the edited row keeps its place"
     );
-    session.dispatch(Action::Command(Command::EditPlacement));
+    session.dispatch(Action::Command(KeyCommand::EditPlacement));
     assert_eq!(session.state.mode, Mode::Normal);
     assert!(
         session

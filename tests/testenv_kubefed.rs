@@ -953,7 +953,7 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
     use flotilla::app::action::InputKey;
     use flotilla::app::state::Mode;
     use flotilla::backend::propagate::Action as PlanAction;
-    use flotilla::config::keymap::Command;
+    use flotilla::config::keymap::KeyCommand;
     use flotilla::model::CellStatus;
 
     let _serial = serial();
@@ -1011,8 +1011,8 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
         .iter()
         .position(|r| *r == row)
         .expect("visible");
-    session.dispatch(Action::Command(Command::FocusNext));
-    session.dispatch(Action::Command(Command::EditOverrides));
+    session.dispatch(Action::Command(KeyCommand::FocusNext));
+    session.dispatch(Action::Command(KeyCommand::EditOverrides));
     let Mode::Overrides(editor) = &session.state.mode else {
         panic!("the override editor opens: {:?}", session.state.notice);
     };
@@ -1102,7 +1102,7 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
     );
 
     // KubeFed has no reschedule: `a` says so instead of asking to reschedule a binding.
-    session.dispatch(Action::Command(Command::Apply));
+    session.dispatch(Action::Command(KeyCommand::Apply));
     assert_eq!(session.state.mode, Mode::Normal);
     assert!(
         session

@@ -417,7 +417,7 @@ fn hub_ocm_a_stopped_member_turns_not_ready_as_ocm_reports_it() {
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides() {
     use flotilla::app::Action;
-    use flotilla::config::keymap::Command;
+    use flotilla::config::keymap::KeyCommand;
     use flotilla::model::CellStatus;
 
     let _serial = serial();
@@ -468,14 +468,14 @@ fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides
         .iter()
         .position(|r| *r == row)
         .expect("visible");
-    session.dispatch(Action::Command(Command::FocusNext));
-    session.dispatch(Action::Command(Command::EditOverrides));
+    session.dispatch(Action::Command(KeyCommand::FocusNext));
+    session.dispatch(Action::Command(KeyCommand::EditOverrides));
     let notice = session.state.notice.clone().unwrap_or_default();
     assert!(
         notice.starts_with("Open Cluster Management has no override API"),
         "{notice}"
     );
-    session.dispatch(Action::Command(Command::Apply));
+    session.dispatch(Action::Command(KeyCommand::Apply));
     let notice = session.state.notice.clone().unwrap_or_default();
     assert!(
         notice.contains("nothing to propagate or reschedule"),
@@ -799,10 +799,10 @@ fn hub_ocm_a_manifestworkreplicaset_follows_its_placement_from_member_1_to_membe
 fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
     use flotilla::app::Action;
     use flotilla::app::action::InputKey;
-    use flotilla::app::ocm_placement::OcmStage;
     use flotilla::app::session::Session;
     use flotilla::app::state::Mode;
-    use flotilla::config::keymap::Command;
+    use flotilla::app::state::ocm_placement::OcmStage;
+    use flotilla::config::keymap::KeyCommand;
     use flotilla::engine::edit::placement::Membership;
 
     let _serial = serial();
@@ -872,7 +872,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
             .iter()
             .position(|p| p.namespace() == ns && p.name() == "web")
             .expect("our Placement is among the hub's");
-        session.dispatch(Action::Command(Command::EditPlacement));
+        session.dispatch(Action::Command(KeyCommand::EditPlacement));
         if let Mode::OcmPlacement(editor) = &session.state.mode
             && matches!(editor.stage, OcmStage::Choosing { .. })
         {
@@ -893,7 +893,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
     // from. The preview: member-2 enters, member-1 leaves and says why.
     let row_key = format!("ConfigMap/default/{cm}");
     let row = select_row(&mut session, &row_key);
-    session.dispatch(Action::Command(Command::EditPlacement));
+    session.dispatch(Action::Command(KeyCommand::EditPlacement));
     let Mode::OcmPlacement(editor) = &session.state.mode else {
         panic!("the Placement editor opens: {:?}", session.state.notice);
     };
@@ -993,7 +993,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
     });
 
     // `u` writes the predicates back as they were; OCM decides member-1 again.
-    session.dispatch(Action::Command(Command::Undo));
+    session.dispatch(Action::Command(KeyCommand::Undo));
     let Mode::Confirm(pending) = &session.state.mode else {
         panic!("u asks first: {:?}", session.state.notice);
     };

@@ -1,15 +1,14 @@
-//! Everything that can change the console's state, as plain messages.
-//! It must not carry terminal handles or clients.
-
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+//! Everything that can change the console's state, as plain messages: key map commands,
+//! typed keys, backend facts, resizes and ticks. It must not carry terminal types, handles
+//! or clients (the console turns terminal events into these).
 
 use crate::backend::BackendEvent;
-use crate::config::keymap::Command;
+use crate::config::keymap::KeyCommand;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     /// A key map command the operator triggered.
-    Command(Command),
+    Command(KeyCommand),
     /// A key typed into a text input (filter, palette).
     Input(InputKey),
     /// A fact from the backend.
@@ -34,23 +33,4 @@ pub enum InputKey {
     Tab,
     Up,
     Down,
-}
-
-impl InputKey {
-    /// The input key a terminal key stands for while typing; `None` for keys inputs ignore.
-    pub fn from_event(event: KeyEvent) -> Option<InputKey> {
-        let ctrl = event.modifiers.contains(KeyModifiers::CONTROL);
-        Some(match event.code {
-            KeyCode::Char('u') if ctrl => InputKey::ClearLine,
-            KeyCode::Char(_) if ctrl => return None,
-            KeyCode::Char(c) => InputKey::Char(c),
-            KeyCode::Backspace => InputKey::Backspace,
-            KeyCode::Enter => InputKey::Enter,
-            KeyCode::Esc => InputKey::Esc,
-            KeyCode::Tab => InputKey::Tab,
-            KeyCode::Up | KeyCode::BackTab => InputKey::Up,
-            KeyCode::Down => InputKey::Down,
-            _ => return None,
-        })
-    }
 }

@@ -1,7 +1,8 @@
-//! The drift view: every drifted field across the fleet as the backend reported it, grouped
-//! when the same drift (object, path, desired, live) is on several clusters, with owner
-//! fights flagged; and the keys that repair it — revert, adopt, ignore, one field, one group
-//! or everything marked — each through a confirmation listing exactly what will be written.
+//! The drift view's keys and repairs (its data is `state::drift`): every drifted field across
+//! the fleet as the backend reported it, grouped when the same drift (object, path, desired,
+//! live) is on several clusters, with owner fights flagged; and the keys that repair it —
+//! revert, adopt, ignore, one field, one group or everything marked — each through a
+//! confirmation listing exactly what will be written.
 //! Keys go through [`key`] (pure); the fleet-file changes adopt and ignore need are computed
 //! in [`refresh`], outside `update`, because they need the fleet's files. It must not write a
 //! file or talk to a cluster: writes are effects the operator confirmed.
@@ -11,58 +12,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use super::action::InputKey;
+use super::state::drift::{
+    Batch, DriftView, FieldKey, Group, Member, Pane, Plan, PlanEffect, Row, RuleRow, Stage, Target,
+    Verb,
+};
 use super::state::{Mode, State};
+use super::text_input::edit_text;
 use crate::backend::propagate::FIELD_MANAGER;
 use crate::backend::{CellRef, DriftField, Effect, FileText, FleetWrite, RevertField};
 use crate::engine::edit::drift_repair::{self, Chosen};
 use crate::engine::{Fleet, SourceFile};
 use crate::model::StatusKind;
-
-/// One field of one cell, the unit of marking and repair.
-pub type FieldKey = (CellRef, String);
-
-/// What the backend said about drift, kept whether or not the view is open.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct DriftBook {
-    /// The drifted fields of every drifted cell.
-    pub fields: BTreeMap<CellRef, Vec<DriftField>>,
-    /// Fields taken back before, with the manager that had changed them (empty when only the
-    /// audit log knows of the revert, not who had changed the field).
-    pub reverted: BTreeMap<FieldKey, String>,
-    /// Owner fights: fields changed again by the manager they were taken back from.
-    pub fights: BTreeMap<FieldKey, String>,
-    /// The last confirmed repair, for its progress and results.
-    pub last_batch: Option<Batch>,
-}
-
-/// A confirmed repair and the cells it touches.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Batch {
-    pub verb: Verb,
-    pub cells: Vec<CellRef>,
-    /// Fields it covered.
-    pub fields: usize,
-}
-
-/// The three ways to resolve drift, and removing an ignore rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verb {
-    Revert,
-    Adopt,
-    Ignore,
-    RemoveRule,
-}
-
-impl Verb {
-    pub fn name(self) -> &'static str {
-        match self {
-            Verb::Revert => "revert",
-            Verb::Adopt => "adopt",
-            Verb::Ignore => "ignore",
-            Verb::RemoveRule => "remove rule",
-        }
-    }
-}
 
 /// A backend report of one cell's drift.
 pub fn record(state: &mut State, cell: CellRef, fields: Vec<DriftField>) {
@@ -144,29 +104,6 @@ pub fn forget_settled(state: &mut State) {
     });
 }
 
-/// One cluster's copy of a drift.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Member {
-    pub cell: CellRef,
-    pub manager: Option<String>,
-    /// When the manager last wrote the field, as the cluster says.
-    pub changed: Option<String>,
-    /// Since when (app clock, ms) the cell has been drifted.
-    pub since_ms: Option<u64>,
-    /// The competing manager when this is an owner fight.
-    pub fight: Option<String>,
-}
-
-/// The same drift on one or more clusters.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Group {
-    pub resource: usize,
-    pub path: String,
-    pub desired: Value,
-    pub live: Value,
-    pub members: Vec<Member>,
-}
-
 /// Every drift, grouped, in (resource, path) order.
 pub fn groups(state: &State) -> Vec<Group> {
     let mut by_key: BTreeMap<(usize, String, String, String), Group> = BTreeMap::new();
@@ -201,13 +138,6 @@ pub fn groups(state: &State) -> Vec<Group> {
     by_key.into_values().collect()
 }
 
-/// A row of the drift list: a group, or one cluster of a group of several.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Row {
-    Group(usize),
-    Member(usize, usize),
-}
-
 pub fn rows(groups: &[Group]) -> Vec<Row> {
     let mut rows = Vec::new();
     for (g, group) in groups.iter().enumerate() {
@@ -229,78 +159,6 @@ fn row_fields(groups: &[Group], row: Row) -> Vec<FieldKey> {
             .collect(),
         Row::Member(g, m) => vec![(groups[g].members[m].cell, groups[g].path.clone())],
     }
-}
-
-/// Which list has the keyboard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Pane {
-    #[default]
-    Fields,
-    Rules,
-}
-
-/// An ignore rule as the view lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RuleRow {
-    pub name: String,
-    /// `file:line`.
-    pub location: String,
-    pub summary: String,
-}
-
-/// A field chosen for a repair, with what the confirmation shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    pub cell: CellRef,
-    pub path: String,
-    pub desired: Value,
-    pub live: Value,
-    pub manager: Option<String>,
-}
-
-/// Browsing, waiting for the engine's file changes, or asking.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Stage {
-    #[default]
-    Browsing,
-    /// [`refresh`] computes what adopting, ignoring or removing a rule writes.
-    Preparing {
-        verb: Verb,
-        targets: Vec<Target>,
-        rule: Option<String>,
-    },
-    Confirming(Box<Plan>),
-}
-
-/// What a confirmed repair does.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PlanEffect {
-    Revert(Vec<RevertField>),
-    Write(FleetWrite),
-}
-
-/// A repair waiting for the operator: the lines listing exactly what will be written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    pub verb: Verb,
-    pub lines: Vec<String>,
-    /// `y`, or the name of a danger-class cluster that must be typed.
-    pub confirm_word: String,
-    pub typed: String,
-    pub effect: PlanEffect,
-    pub fields: usize,
-}
-
-/// The view's own state; lives in [`Mode::Drift`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct DriftView {
-    pub cursor: usize,
-    pub marked: BTreeSet<FieldKey>,
-    pub pane: Pane,
-    pub rule_cursor: usize,
-    /// The fleet's ignore rules, filled in by [`refresh`].
-    pub rules: Vec<RuleRow>,
-    pub stage: Stage,
 }
 
 /// Opens the drift view (read-only consoles may look).
@@ -498,7 +356,7 @@ fn confirm(
         InputKey::Enter if !single_key && plan.typed == plan.confirm_word => true,
         other => {
             if !single_key {
-                super::update::edit_text(&mut plan.typed, other);
+                edit_text(&mut plan.typed, other);
             }
             view.stage = Stage::Confirming(plan);
             state.mode = Mode::Drift(view);

@@ -1,7 +1,8 @@
 //! The filter language shared by the clusters and resources panes: whitespace-separated terms
 //! that must all match — a fuzzy term (`euwest`), a negated term (`!staging`), a label
 //! selector (`-l region=eu-west`, `-l env!=prod`, `-l gpu`, `-l !gpu`) and a glob (`prod-*`).
-//! Parsing reports mistakes as text; matching must not allocate per row more than needed.
+//! Also how `:kind` matches a kind (`deploy` finds Deployment). Parsing reports mistakes as
+//! text; matching must not allocate per row more than needed.
 
 use std::collections::BTreeMap;
 
@@ -125,6 +126,30 @@ fn parse_label(part: &str) -> Result<Term, String> {
     Ok(Term::LabelExists(part.into()))
 }
 
+/// Whether a kind matches what the operator typed: `deploy` → Deployment, `cm` → ConfigMap.
+pub fn kind_matches(kind: &str, typed: &str) -> bool {
+    let kind_lower = kind.to_lowercase();
+    let typed = typed.to_lowercase();
+    let short = match typed.as_str() {
+        "cm" => "configmap",
+        "svc" => "service",
+        "deploy" => "deployment",
+        "ds" => "daemonset",
+        "sts" => "statefulset",
+        "ns" => "namespace",
+        "sa" => "serviceaccount",
+        "cj" => "cronjob",
+        "ing" => "ingress",
+        "pvc" => "persistentvolumeclaim",
+        "hpa" => "horizontalpodautoscaler",
+        "netpol" => "networkpolicy",
+        "crb" => "clusterrolebinding",
+        "rb" => "rolebinding",
+        other => other,
+    };
+    kind_lower == short || kind_lower.starts_with(short)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -184,5 +209,13 @@ mod tests {
         assert!(Filter::parse("!").unwrap_err().contains("! needs"));
         assert!(Filter::parse("-l =x").unwrap_err().contains("no key"));
         assert!(Filter::parse("-l a<b").unwrap_err().contains("operator"));
+    }
+
+    #[test]
+    fn kinds_match_by_short_name_and_prefix() {
+        assert!(kind_matches("Deployment", "deploy"));
+        assert!(kind_matches("ConfigMap", "cm"));
+        assert!(kind_matches("DaemonSet", "daemon"));
+        assert!(!kind_matches("Deployment", "svc"));
     }
 }

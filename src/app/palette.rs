@@ -214,30 +214,6 @@ fn ranked(
         .collect()
 }
 
-/// Whether a kind matches what the operator typed: `deploy` → Deployment, `cm` → ConfigMap.
-pub fn kind_matches(kind: &str, typed: &str) -> bool {
-    let kind_lower = kind.to_lowercase();
-    let typed = typed.to_lowercase();
-    let short = match typed.as_str() {
-        "cm" => "configmap",
-        "svc" => "service",
-        "deploy" => "deployment",
-        "ds" => "daemonset",
-        "sts" => "statefulset",
-        "ns" => "namespace",
-        "sa" => "serviceaccount",
-        "cj" => "cronjob",
-        "ing" => "ingress",
-        "pvc" => "persistentvolumeclaim",
-        "hpa" => "horizontalpodautoscaler",
-        "netpol" => "networkpolicy",
-        "crb" => "clusterrolebinding",
-        "rb" => "rolebinding",
-        other => other,
-    };
-    kind_lower == short || kind_lower.starts_with(short)
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -281,13 +257,5 @@ mod tests {
         assert!(parse("status sideways").unwrap_err().contains("Drifted"));
         assert!(parse("kind").unwrap_err().contains(":kind needs"));
         assert!(parse("").is_err());
-    }
-
-    #[test]
-    fn kinds_match_by_short_name_and_prefix() {
-        assert!(kind_matches("Deployment", "deploy"));
-        assert!(kind_matches("ConfigMap", "cm"));
-        assert!(kind_matches("DaemonSet", "daemon"));
-        assert!(!kind_matches("Deployment", "svc"));
     }
 }

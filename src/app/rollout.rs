@@ -4,35 +4,13 @@
 //! cell is in sync; a failure stops the rollout before the next wave. Esc cancels the waves
 //! not yet started. Pure: it turns reports into effects and never talks to a backend itself.
 
-use std::collections::BTreeSet;
-
 use super::state::State;
+use super::state::rollout::Rollout;
 use crate::backend::{CellRef, CellUpdate, Effect};
 use crate::model::StatusKind;
 
 /// A wave that has not settled within this long is reported and the rollout stops.
 pub const WAVE_TIMEOUT_MS: u64 = 120_000;
-
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Rollout {
-    pub waves: Vec<Vec<CellRef>>,
-    pub current: usize,
-    /// Cells of the current wave not settled yet.
-    pub waiting: BTreeSet<CellRef>,
-    /// Cells of the current wave the backend has reported on since the wave started; an
-    /// older status (from before the write) never settles a cell.
-    pub fresh: BTreeSet<CellRef>,
-    /// Settled cells, in sync or not, over all waves.
-    pub synced: usize,
-    pub failed: Vec<(CellRef, StatusKind)>,
-    pub wave_started_ms: u64,
-}
-
-impl Rollout {
-    pub fn total(&self) -> usize {
-        self.waves.iter().map(Vec::len).sum()
-    }
-}
 
 /// Splits `cells` into waves: with `canary`, the first cluster's cells, then everything else.
 pub fn waves(cells: &[CellRef], canary: bool) -> Vec<Vec<CellRef>> {

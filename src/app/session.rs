@@ -8,9 +8,9 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::action::Action;
-use super::editor;
 use super::state::{self, State};
 use super::update::update;
+use super::{drift, override_editor, placement_editor};
 use crate::backend::{CellRef, Effect, FleetSave, FleetWrite, SharedFleet};
 use crate::engine::edit::yaml_text;
 use crate::engine::{Fleet, SourceFile, load_fleet};
@@ -43,11 +43,25 @@ pub enum Store {
 impl Session {
     /// Applies one action: `update`, then the engine work it calls for, then its effects.
     pub fn dispatch(&mut self, action: Action) {
+        let effects = self.step(action);
+        self.run_effects(effects);
+    }
+
+    /// `update`, then the engine work the state asks for (the selected cell's explanation, the
+    /// editors' previews, the drift view's prepared repairs); the effects are returned, not run.
+    pub fn step(&mut self, action: Action) -> Vec<Effect> {
         let effects = update(&mut self.state, action);
         self.explain_selection();
-        editor::refresh(&mut self.state, &self.fleet, &self.files);
-        super::overrides::refresh(&mut self.state, &self.fleet, &self.files);
-        super::drift::refresh(&mut self.state, &self.fleet, &self.files);
+        placement_editor::refresh(&mut self.state, &self.fleet, &self.files);
+        override_editor::refresh(&mut self.state, &self.fleet, &self.files);
+        drift::refresh(&mut self.state, &self.fleet, &self.files);
+        effects
+    }
+
+    /// Runs effects as the console does: confirmed fleet edits are saved here (then the new
+    /// fleet and the cells to propagate go to the backend), hub writes are recorded in the
+    /// audit log, and everything else is sent to the backend.
+    pub fn run_effects(&mut self, effects: Vec<Effect>) {
         for effect in effects {
             let effect = match effect {
                 Effect::SaveAndApply {
@@ -60,7 +74,7 @@ impl Session {
                 }
                 Effect::WriteFleet(write) => {
                     self.write_fleet(write);
-                    super::drift::refresh(&mut self.state, &self.fleet, &self.files);
+                    drift::refresh(&mut self.state, &self.fleet, &self.files);
                     continue;
                 }
                 Effect::WritePlacement {

@@ -1,15 +1,18 @@
-//! `update`: the one place the console's state changes. A plain function of the state and an
-//! action that returns the effects to run; it must not do I/O, sleep or read a clock.
+//! `update`: the one place the console's state changes, at the top of the app. A plain
+//! function of the state and an action that returns the effects to run: it handles the
+//! panes, filters and confirmations itself and hands editor keys, drift, palette commands and
+//! rollout reports to the files that own them. It must not do I/O, sleep or read a clock, and
+//! no file in the app but the session calls it.
 
 use super::action::{Action, InputKey};
-use super::editor;
 use super::filter::Filter;
 use super::palette::{self, PaletteCommand};
-use super::rollout;
 use super::state::{CellDetail, Mode, Pane, PendingApply, ResourceRow, SortKey, State};
+use super::text_input::edit_text;
+use super::{drift, ocm_placement, override_editor, placement_editor, review, rollout};
 use crate::backend::CellRef;
 use crate::backend::{BackendEvent, Effect};
-use crate::config::keymap::Command;
+use crate::config::keymap::KeyCommand;
 use crate::model::StatusKind;
 
 /// Applies one action to the state and returns what the backend should do.
@@ -69,17 +72,17 @@ fn tick(state: &mut State, now_ms: u64) {
 }
 
 /// The wall display obeys only quit and paging; everything else does nothing.
-fn run_wall_command(state: &mut State, command: Command) {
+fn run_wall_command(state: &mut State, command: KeyCommand) {
     let Some(wall) = &mut state.wall else {
         return;
     };
     match command {
-        Command::Quit => state.should_quit = true,
-        Command::PageDown | Command::Down | Command::Right => {
+        KeyCommand::Quit => state.should_quit = true,
+        KeyCommand::PageDown | KeyCommand::Down | KeyCommand::Right => {
             wall.page += 1;
             wall.page_turned_ms = state.now_ms;
         }
-        Command::PageUp | Command::Up | Command::Left => {
+        KeyCommand::PageUp | KeyCommand::Up | KeyCommand::Left => {
             wall.page -= 1;
             wall.page_turned_ms = state.now_ms;
         }
@@ -87,15 +90,15 @@ fn run_wall_command(state: &mut State, command: Command) {
     }
 }
 
-fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
+fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
     if state.wall.is_some() {
         run_wall_command(state, command);
         return Vec::new();
     }
     if state.mode == Mode::Help {
         match command {
-            Command::Quit => state.should_quit = true,
-            Command::Help | Command::Back => state.mode = Mode::Normal,
+            KeyCommand::Quit => state.should_quit = true,
+            KeyCommand::Help | KeyCommand::Back => state.mode = Mode::Normal,
             _ => {}
         }
         return Vec::new();
@@ -103,25 +106,25 @@ fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
     if let Mode::Object { scroll } = state.mode {
         let page = state.page_rows.max(1);
         state.mode = match command {
-            Command::Quit => {
+            KeyCommand::Quit => {
                 state.should_quit = true;
                 Mode::Object { scroll }
             }
-            Command::Back | Command::Select => Mode::Normal,
-            Command::Down => Mode::Object { scroll: scroll + 1 },
-            Command::Up => Mode::Object {
+            KeyCommand::Back | KeyCommand::Select => Mode::Normal,
+            KeyCommand::Down => Mode::Object { scroll: scroll + 1 },
+            KeyCommand::Up => Mode::Object {
                 scroll: scroll.saturating_sub(1),
             },
-            Command::PageDown => Mode::Object {
+            KeyCommand::PageDown => Mode::Object {
                 scroll: scroll + page,
             },
-            Command::PageUp => Mode::Object {
+            KeyCommand::PageUp => Mode::Object {
                 scroll: scroll.saturating_sub(page),
             },
-            Command::Top => Mode::Object { scroll: 0 },
+            KeyCommand::Top => Mode::Object { scroll: 0 },
             // Moving to the next or previous cluster shows that cluster's object.
-            Command::Left | Command::Right => {
-                step_cluster(state, command == Command::Right);
+            KeyCommand::Left | KeyCommand::Right => {
+                step_cluster(state, command == KeyCommand::Right);
                 Mode::Object { scroll }
             }
             _ => Mode::Object { scroll },
@@ -130,23 +133,23 @@ fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
     }
     let page = state.page_rows.max(1);
     match command {
-        Command::Quit => state.should_quit = true,
-        Command::Help => state.mode = Mode::Help,
-        Command::Back => {
+        KeyCommand::Quit => state.should_quit = true,
+        KeyCommand::Help => state.mode = Mode::Help,
+        KeyCommand::Back => {
             if !rollout::cancel(state) {
                 clear_focused_filter(state);
             }
         }
-        Command::FocusNext | Command::FocusPrev => state.focus = state.focus.next(),
-        Command::Up => move_cursor(state, |cursor, _| cursor.saturating_sub(1)),
-        Command::Down => move_cursor(state, |cursor, _| cursor + 1),
-        Command::PageUp => move_cursor(state, |cursor, _| cursor.saturating_sub(page)),
-        Command::PageDown => move_cursor(state, |cursor, _| cursor + page),
-        Command::Top => move_cursor(state, |_, _| 0),
-        Command::Bottom => move_cursor(state, |_, len| len),
-        Command::Left => step_cluster(state, false),
-        Command::Right => step_cluster(state, true),
-        Command::Filter => {
+        KeyCommand::FocusNext | KeyCommand::FocusPrev => state.focus = state.focus.next(),
+        KeyCommand::Up => move_cursor(state, |cursor, _| cursor.saturating_sub(1)),
+        KeyCommand::Down => move_cursor(state, |cursor, _| cursor + 1),
+        KeyCommand::PageUp => move_cursor(state, |cursor, _| cursor.saturating_sub(page)),
+        KeyCommand::PageDown => move_cursor(state, |cursor, _| cursor + page),
+        KeyCommand::Top => move_cursor(state, |_, _| 0),
+        KeyCommand::Bottom => move_cursor(state, |_, len| len),
+        KeyCommand::Left => step_cluster(state, false),
+        KeyCommand::Right => step_cluster(state, true),
+        KeyCommand::Filter => {
             let pane = state.focus;
             state.mode = Mode::Filter {
                 pane,
@@ -154,14 +157,14 @@ fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
                 error: None,
             };
         }
-        Command::Palette => {
+        KeyCommand::Palette => {
             state.mode = Mode::Palette {
                 input: String::new(),
                 selected: 0,
                 error: None,
             };
         }
-        Command::Sort => {
+        KeyCommand::Sort => {
             let pane = state.focus;
             let keys = SortKey::cycle(pane);
             let current = state.view(pane).sort;
@@ -173,12 +176,12 @@ fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
             state.refresh_views();
             state.notice = Some(format!("sorted by {}", next.name()));
         }
-        Command::Apply => return ask_to_apply(state),
-        Command::EditPlacement => editor::open(state),
-        Command::EditOverrides => super::overrides::open(state),
-        Command::Undo => editor::ask_to_undo(state),
-        Command::Drift => super::drift::open(state),
-        Command::Select => match state.focus {
+        KeyCommand::Apply => return ask_to_apply(state),
+        KeyCommand::EditPlacement => placement_editor::open(state),
+        KeyCommand::EditOverrides => override_editor::open(state),
+        KeyCommand::Undo => placement_editor::ask_to_undo(state),
+        KeyCommand::Drift => drift::open(state),
+        KeyCommand::Select => match state.focus {
             // Enter on a cluster takes you to its column in the matrix.
             Pane::Clusters => state.focus = Pane::Resources,
             Pane::Resources if state.selected_cell().is_some() => {
@@ -186,7 +189,7 @@ fn run_command(state: &mut State, command: Command) -> Vec<Effect> {
             }
             Pane::Resources => {}
         },
-        Command::Collapse => {
+        KeyCommand::Collapse => {
             if state.group_by.is_none() {
                 state.group_by = Some("region".into());
             }
@@ -406,12 +409,12 @@ fn start_apply(state: &mut State, pending: Box<PendingApply>) -> Vec<Effect> {
 fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
     match std::mem::take(&mut state.mode) {
         Mode::Confirm(pending) => return confirm(state, pending, key),
-        Mode::Placement(placement) => return editor::key(state, placement, key),
+        Mode::Placement(placement) => return placement_editor::key(state, placement, key),
         Mode::OcmPlacement(placement) => {
-            return super::ocm_placement::key(state, placement, key);
+            return ocm_placement::key(state, placement, key);
         }
-        Mode::Overrides(overrides) => return super::overrides::key(state, overrides, key),
-        Mode::Drift(view) => return super::drift::key(state, view, key),
+        Mode::Overrides(overrides) => return override_editor::key(state, overrides, key),
+        Mode::Drift(view) => return drift::key(state, view, key),
         Mode::Filter {
             pane,
             mut input,
@@ -513,23 +516,6 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
     Vec::new()
 }
 
-/// Applies a text-editing key; returns whether the text changed.
-pub(super) fn edit_text(input: &mut String, key: InputKey) -> bool {
-    match key {
-        InputKey::Char(c) => {
-            input.push(c);
-            true
-        }
-        InputKey::Backspace => input.pop().is_some(),
-        InputKey::ClearLine => {
-            let had = !input.is_empty();
-            input.clear();
-            had
-        }
-        _ => false,
-    }
-}
-
 fn run_palette(state: &mut State, command: PaletteCommand) {
     let parse_into = |state: &mut State, pane: Pane, text: &str| match Filter::parse(text) {
         Ok(filter) => {
@@ -569,7 +555,7 @@ fn run_palette(state: &mut State, command: PaletteCommand) {
         }
         PaletteCommand::Help => state.mode = Mode::Help,
         PaletteCommand::Quit => state.should_quit = true,
-        PaletteCommand::Drift => super::drift::open(state),
+        PaletteCommand::Drift => drift::open(state),
     }
     state.refresh_views();
 }
@@ -591,7 +577,7 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
                 .collect();
             if state.cells.replace(kinds, details) {
                 state.refresh_views();
-                super::drift::forget_settled(state);
+                drift::forget_settled(state);
             } else {
                 tracing::warn!("ignored a snapshot whose size does not match the fleet");
             }
@@ -613,7 +599,7 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
             }
         }
         BackendEvent::DryRun { revision, items } => {
-            editor::dry_run_answered(state, revision, items);
+            review::dry_run_answered(state, revision, items);
         }
         BackendEvent::Cells(updates) => {
             for update in updates {
@@ -625,10 +611,10 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
             if state.views_follow_cells() {
                 state.refresh_views();
             }
-            super::drift::forget_settled(state);
+            drift::forget_settled(state);
         }
         BackendEvent::Notice(text) => state.notice = Some(text),
-        BackendEvent::Placements(world) => super::ocm_placement::world_changed(state, world),
+        BackendEvent::Placements(world) => ocm_placement::world_changed(state, world),
         BackendEvent::ResourcesAdded(added) => state.add_resources(
             added
                 .into_iter()
@@ -640,7 +626,7 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
                 })
                 .collect(),
         ),
-        BackendEvent::Drift { cell, fields } => super::drift::record(state, cell, fields),
+        BackendEvent::Drift { cell, fields } => drift::record(state, cell, fields),
     }
 }
 
@@ -688,7 +674,7 @@ mod tests {
         State::new("test".into(), clusters, resources)
     }
 
-    fn command(state: &mut State, command: Command) {
+    fn command(state: &mut State, command: KeyCommand) {
         update(state, Action::Command(command));
     }
 
@@ -701,53 +687,53 @@ mod tests {
     #[test]
     fn cursors_move_within_their_pane_and_clamp() {
         let mut state = state(3, 5);
-        command(&mut state, Command::Down);
-        command(&mut state, Command::Down);
-        command(&mut state, Command::Down);
+        command(&mut state, KeyCommand::Down);
+        command(&mut state, KeyCommand::Down);
+        command(&mut state, KeyCommand::Down);
         assert_eq!(
             state.selected_cluster(),
             Some(2),
             "clamped to the last cluster"
         );
-        command(&mut state, Command::FocusNext);
-        command(&mut state, Command::Bottom);
+        command(&mut state, KeyCommand::FocusNext);
+        command(&mut state, KeyCommand::Bottom);
         assert_eq!(state.selected_resource(), Some(4));
         assert_eq!(
             state.selected_cluster(),
             Some(2),
             "the other pane keeps its cursor"
         );
-        command(&mut state, Command::Top);
+        command(&mut state, KeyCommand::Top);
         assert_eq!(state.selected_resource(), Some(0));
-        command(&mut state, Command::Up);
+        command(&mut state, KeyCommand::Up);
         assert_eq!(state.selected_resource(), Some(0));
-        command(&mut state, Command::Right);
+        command(&mut state, KeyCommand::Right);
         assert_eq!(
             state.selected_cluster(),
             Some(2),
             "right stops at the last column"
         );
-        command(&mut state, Command::Left);
+        command(&mut state, KeyCommand::Left);
         assert_eq!(state.selected_cluster(), Some(1));
     }
 
     #[test]
     fn help_opens_and_closes_and_quit_quits() {
         let mut state = state(1, 1);
-        command(&mut state, Command::Help);
+        command(&mut state, KeyCommand::Help);
         assert_eq!(state.mode, Mode::Help);
-        command(&mut state, Command::Down);
+        command(&mut state, KeyCommand::Down);
         assert_eq!(state.mode, Mode::Help, "other keys do nothing under help");
-        command(&mut state, Command::Back);
+        command(&mut state, KeyCommand::Back);
         assert_eq!(state.mode, Mode::Normal);
-        command(&mut state, Command::Quit);
+        command(&mut state, KeyCommand::Quit);
         assert!(state.should_quit);
     }
 
     #[test]
     fn filtering_narrows_the_focused_pane_as_you_type() {
         let mut state = state(12, 4);
-        command(&mut state, Command::Filter);
+        command(&mut state, KeyCommand::Filter);
         assert!(is_typing(&state));
         type_text(&mut state, "c1");
         // c1, c10, c11 match "c1".
@@ -759,7 +745,7 @@ mod tests {
             4,
             "the other pane is untouched"
         );
-        command(&mut state, Command::Back);
+        command(&mut state, KeyCommand::Back);
         assert_eq!(
             state.cluster_view.visible.len(),
             12,
@@ -770,7 +756,7 @@ mod tests {
     #[test]
     fn label_filters_and_negation_work_on_clusters() {
         let mut state = state(9, 1);
-        command(&mut state, Command::Filter);
+        command(&mut state, KeyCommand::Filter);
         type_text(&mut state, "-l region=eu-west !c6");
         update(&mut state, Action::Input(InputKey::Enter));
         assert_eq!(state.cluster_view.visible, vec![0, 3]);
@@ -779,7 +765,7 @@ mod tests {
     #[test]
     fn a_bad_filter_shows_an_error_and_keeps_the_text() {
         let mut state = state(3, 1);
-        command(&mut state, Command::Filter);
+        command(&mut state, KeyCommand::Filter);
         type_text(&mut state, "-l");
         update(&mut state, Action::Input(InputKey::Enter));
         match &state.mode {
@@ -796,7 +782,7 @@ mod tests {
     #[test]
     fn the_palette_filters_kinds_statuses_and_groups() {
         let mut state = state(6, 4);
-        command(&mut state, Command::Palette);
+        command(&mut state, KeyCommand::Palette);
         type_text(&mut state, "kind deploy");
         update(&mut state, Action::Input(InputKey::Enter));
         assert_eq!(state.resource_view.visible, vec![1, 3]);
@@ -813,16 +799,16 @@ mod tests {
                 message: None,
             }])),
         );
-        command(&mut state, Command::Palette);
+        command(&mut state, KeyCommand::Palette);
         type_text(&mut state, "status drifted");
         update(&mut state, Action::Input(InputKey::Enter));
         assert_eq!(state.resource_view.visible, vec![3]);
         assert_eq!(state.cluster_view.visible, vec![4]);
 
-        command(&mut state, Command::Palette);
+        command(&mut state, KeyCommand::Palette);
         type_text(&mut state, "clear");
         update(&mut state, Action::Input(InputKey::Enter));
-        command(&mut state, Command::Palette);
+        command(&mut state, KeyCommand::Palette);
         type_text(&mut state, "group region");
         update(&mut state, Action::Input(InputKey::Enter));
         let names: Vec<&str> = state.groups.iter().map(|g| g.name.as_str()).collect();
@@ -833,7 +819,7 @@ mod tests {
     #[test]
     fn palette_completion_fills_the_line() {
         let mut state = state(3, 1);
-        command(&mut state, Command::Palette);
+        command(&mut state, KeyCommand::Palette);
         type_text(&mut state, "clu");
         update(&mut state, Action::Input(InputKey::Tab));
         match &state.mode {
@@ -848,7 +834,7 @@ mod tests {
     #[test]
     fn an_unknown_palette_command_is_an_inline_error() {
         let mut state = state(3, 1);
-        command(&mut state, Command::Palette);
+        command(&mut state, KeyCommand::Palette);
         type_text(&mut state, "zzzz");
         update(&mut state, Action::Input(InputKey::Enter));
         assert!(matches!(&state.mode, Mode::Palette { error: Some(_), .. }));
@@ -857,7 +843,7 @@ mod tests {
     #[test]
     fn sorting_cycles_and_keeps_the_selected_row() {
         let mut state = state(3, 1);
-        command(&mut state, Command::Down);
+        command(&mut state, KeyCommand::Down);
         update(
             &mut state,
             Action::Backend(BackendEvent::Cells(vec![CellUpdate {
@@ -869,8 +855,8 @@ mod tests {
                 message: None,
             }])),
         );
-        command(&mut state, Command::Sort); // name
-        command(&mut state, Command::Sort); // worst
+        command(&mut state, KeyCommand::Sort); // name
+        command(&mut state, KeyCommand::Sort); // worst
         assert_eq!(state.cluster_view.sort, SortKey::Worst);
         assert_eq!(
             state.cluster_view.visible[0], 2,
@@ -938,24 +924,24 @@ mod tests {
     #[test]
     fn enter_drills_into_a_cell_and_esc_comes_back() {
         let mut state = state(3, 2);
-        command(&mut state, Command::Down);
-        command(&mut state, Command::Select);
+        command(&mut state, KeyCommand::Down);
+        command(&mut state, KeyCommand::Select);
         assert_eq!(
             state.focus,
             Pane::Resources,
             "enter on a cluster goes to its column"
         );
-        command(&mut state, Command::Select);
+        command(&mut state, KeyCommand::Select);
         assert_eq!(state.mode, Mode::Object { scroll: 0 });
-        command(&mut state, Command::Down);
-        command(&mut state, Command::Right);
+        command(&mut state, KeyCommand::Down);
+        command(&mut state, KeyCommand::Right);
         assert_eq!(state.mode, Mode::Object { scroll: 1 });
         assert_eq!(
             state.selected_cluster(),
             Some(2),
             "right shows the next cluster's object"
         );
-        command(&mut state, Command::Back);
+        command(&mut state, KeyCommand::Back);
         assert_eq!(state.mode, Mode::Normal);
     }
 
@@ -966,15 +952,15 @@ mod tests {
             fail_cell(&mut state, 0, cluster, CellStatus::InSync);
         }
         fail_cell(&mut state, 0, 2, CellStatus::Drifted);
-        command(&mut state, Command::FocusNext);
-        let effects = update(&mut state, Action::Command(Command::Apply));
+        command(&mut state, KeyCommand::FocusNext);
+        let effects = update(&mut state, Action::Command(KeyCommand::Apply));
         assert!(effects.is_empty(), "nothing is written before confirmation");
         assert!(matches!(&state.mode, Mode::Confirm(p) if p.cells.len() == 1));
         let effects = update(&mut state, Action::Input(InputKey::Esc));
         assert!(effects.is_empty());
         assert_eq!(state.mode, Mode::Normal);
 
-        update(&mut state, Action::Command(Command::Apply));
+        update(&mut state, Action::Command(KeyCommand::Apply));
         let effects = update(&mut state, Action::Input(InputKey::Char('y')));
         assert_eq!(
             effects,
@@ -992,8 +978,8 @@ mod tests {
         let mut state = state(2, 1);
         state.danger_patterns = vec!["c1".into()];
         fail_cell(&mut state, 0, 1, CellStatus::Drifted);
-        command(&mut state, Command::FocusNext);
-        update(&mut state, Action::Command(Command::Apply));
+        command(&mut state, KeyCommand::FocusNext);
+        update(&mut state, Action::Command(KeyCommand::Apply));
         assert!(
             update(&mut state, Action::Input(InputKey::Char('y'))).is_empty(),
             "y is not enough"
@@ -1009,8 +995,8 @@ mod tests {
         let mut state = state(2, 1);
         state.readonly = true;
         fail_cell(&mut state, 0, 1, CellStatus::Drifted);
-        command(&mut state, Command::FocusNext);
-        assert!(update(&mut state, Action::Command(Command::Apply)).is_empty());
+        command(&mut state, KeyCommand::FocusNext);
+        assert!(update(&mut state, Action::Command(KeyCommand::Apply)).is_empty());
         assert_eq!(state.mode, Mode::Normal);
         assert!(
             state
@@ -1029,18 +1015,18 @@ mod tests {
             ..Default::default()
         });
         for command in [
-            Command::Filter,
-            Command::Palette,
-            Command::Sort,
-            Command::Help,
-            Command::Collapse,
+            KeyCommand::Filter,
+            KeyCommand::Palette,
+            KeyCommand::Sort,
+            KeyCommand::Help,
+            KeyCommand::Collapse,
         ] {
             command_is_inert(&mut state, command);
         }
-        command(&mut state, Command::PageDown);
+        command(&mut state, KeyCommand::PageDown);
         assert_eq!(state.wall.as_ref().map(|w| w.page), Some(1));
-        command(&mut state, Command::PageUp);
-        command(&mut state, Command::PageUp);
+        command(&mut state, KeyCommand::PageUp);
+        command(&mut state, KeyCommand::PageUp);
         assert_eq!(
             state.wall.as_ref().map(|w| w.page),
             Some(-1),
@@ -1052,11 +1038,11 @@ mod tests {
             Some(0),
             "pages turn by themselves"
         );
-        command(&mut state, Command::Quit);
+        command(&mut state, KeyCommand::Quit);
         assert!(state.should_quit);
     }
 
-    fn command_is_inert(state: &mut State, which: Command) {
+    fn command_is_inert(state: &mut State, which: KeyCommand) {
         let before = (
             state.mode.clone(),
             state.cluster_view.visible.clone(),

@@ -1,16 +1,16 @@
 //! Key maps: which keys trigger which named console command. Built-in maps live in
 //! `keymaps/*.yaml` (embedded); the help screen is generated from the map in use. Bad entries
-//! become warnings, never errors. It must not know what a command does, only its name.
+//! become warnings, never errors. It must not know what a command does, only its name, nor
+//! read terminal events (the console turns those into [`Key`]s).
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde::Deserialize;
 
 /// Every command a key can trigger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Command {
+pub enum KeyCommand {
     Quit,
     Help,
     Back,
@@ -36,94 +36,96 @@ pub enum Command {
     Drift,
 }
 
-impl Command {
-    pub const ALL: [Command; 23] = [
-        Command::Quit,
-        Command::Help,
-        Command::Back,
-        Command::FocusNext,
-        Command::FocusPrev,
-        Command::Up,
-        Command::Down,
-        Command::PageUp,
-        Command::PageDown,
-        Command::Top,
-        Command::Bottom,
-        Command::Left,
-        Command::Right,
-        Command::Filter,
-        Command::Palette,
-        Command::Sort,
-        Command::Collapse,
-        Command::Apply,
-        Command::EditPlacement,
-        Command::EditOverrides,
-        Command::Undo,
-        Command::Select,
-        Command::Drift,
+impl KeyCommand {
+    pub const ALL: [KeyCommand; 23] = [
+        KeyCommand::Quit,
+        KeyCommand::Help,
+        KeyCommand::Back,
+        KeyCommand::FocusNext,
+        KeyCommand::FocusPrev,
+        KeyCommand::Up,
+        KeyCommand::Down,
+        KeyCommand::PageUp,
+        KeyCommand::PageDown,
+        KeyCommand::Top,
+        KeyCommand::Bottom,
+        KeyCommand::Left,
+        KeyCommand::Right,
+        KeyCommand::Filter,
+        KeyCommand::Palette,
+        KeyCommand::Sort,
+        KeyCommand::Collapse,
+        KeyCommand::Apply,
+        KeyCommand::EditPlacement,
+        KeyCommand::EditOverrides,
+        KeyCommand::Undo,
+        KeyCommand::Select,
+        KeyCommand::Drift,
     ];
 
     /// The name used in key map files.
     pub fn name(self) -> &'static str {
         match self {
-            Command::Quit => "quit",
-            Command::Help => "help",
-            Command::Back => "back",
-            Command::FocusNext => "focus-next",
-            Command::FocusPrev => "focus-prev",
-            Command::Up => "up",
-            Command::Down => "down",
-            Command::PageUp => "page-up",
-            Command::PageDown => "page-down",
-            Command::Top => "top",
-            Command::Bottom => "bottom",
-            Command::Left => "left",
-            Command::Right => "right",
-            Command::Filter => "filter",
-            Command::Palette => "palette",
-            Command::Sort => "sort",
-            Command::Collapse => "collapse",
-            Command::Apply => "apply",
-            Command::EditPlacement => "edit-placement",
-            Command::EditOverrides => "edit-overrides",
-            Command::Undo => "undo",
-            Command::Select => "select",
-            Command::Drift => "drift",
+            KeyCommand::Quit => "quit",
+            KeyCommand::Help => "help",
+            KeyCommand::Back => "back",
+            KeyCommand::FocusNext => "focus-next",
+            KeyCommand::FocusPrev => "focus-prev",
+            KeyCommand::Up => "up",
+            KeyCommand::Down => "down",
+            KeyCommand::PageUp => "page-up",
+            KeyCommand::PageDown => "page-down",
+            KeyCommand::Top => "top",
+            KeyCommand::Bottom => "bottom",
+            KeyCommand::Left => "left",
+            KeyCommand::Right => "right",
+            KeyCommand::Filter => "filter",
+            KeyCommand::Palette => "palette",
+            KeyCommand::Sort => "sort",
+            KeyCommand::Collapse => "collapse",
+            KeyCommand::Apply => "apply",
+            KeyCommand::EditPlacement => "edit-placement",
+            KeyCommand::EditOverrides => "edit-overrides",
+            KeyCommand::Undo => "undo",
+            KeyCommand::Select => "select",
+            KeyCommand::Drift => "drift",
         }
     }
 
     /// What the help screen says about it.
     pub fn description(self) -> &'static str {
         match self {
-            Command::Quit => "quit flotilla",
-            Command::Help => "show or hide this help",
-            Command::Back => "close the overlay / go back",
-            Command::FocusNext => "next pane",
-            Command::FocusPrev => "previous pane",
-            Command::Up => "move up",
-            Command::Down => "move down",
-            Command::PageUp => "page up",
-            Command::PageDown => "page down",
-            Command::Top => "first row",
-            Command::Bottom => "last row",
-            Command::Left => "previous cluster column",
-            Command::Right => "next cluster column",
-            Command::Filter => "filter the focused pane (fuzzy, !not, glob, -l key=value)",
-            Command::Palette => "command palette (:cluster :kind :status :group :sort …)",
-            Command::Sort => "cycle the focused pane's sort order",
-            Command::Collapse => "matrix: one heat strip per cluster group",
-            Command::Apply => {
+            KeyCommand::Quit => "quit flotilla",
+            KeyCommand::Help => "show or hide this help",
+            KeyCommand::Back => "close the overlay / go back",
+            KeyCommand::FocusNext => "next pane",
+            KeyCommand::FocusPrev => "previous pane",
+            KeyCommand::Up => "move up",
+            KeyCommand::Down => "move down",
+            KeyCommand::PageUp => "page up",
+            KeyCommand::PageDown => "page down",
+            KeyCommand::Top => "first row",
+            KeyCommand::Bottom => "last row",
+            KeyCommand::Left => "previous cluster column",
+            KeyCommand::Right => "next cluster column",
+            KeyCommand::Filter => "filter the focused pane (fuzzy, !not, glob, -l key=value)",
+            KeyCommand::Palette => "command palette (:cluster :kind :status :group :sort …)",
+            KeyCommand::Sort => "cycle the focused pane's sort order",
+            KeyCommand::Collapse => "matrix: one heat strip per cluster group",
+            KeyCommand::Apply => {
                 "propagate the selected resource where it is not in sync (asks first); on a Karmada hub, reschedule it"
             }
-            Command::EditPlacement => {
+            KeyCommand::EditPlacement => {
                 "edit where the selected resource goes, with a preview before anything is written"
             }
-            Command::EditOverrides => {
+            KeyCommand::EditOverrides => {
                 "edit the selected cell's per-cluster overrides, with a preview before anything is written"
             }
-            Command::Undo => "undo the last placement change (asks first, lists what it deletes)",
-            Command::Select => "drill in: a cluster's column, a cell's rendered object",
-            Command::Drift => {
+            KeyCommand::Undo => {
+                "undo the last placement change (asks first, lists what it deletes)"
+            }
+            KeyCommand::Select => "drill in: a cluster's column, a cell's rendered object",
+            KeyCommand::Drift => {
                 "drift view: every drifted field, grouped; r revert · a adopt · i ignore · space mark (asks first)"
             }
         }
@@ -133,12 +135,15 @@ impl Command {
     pub fn is_mutating(self) -> bool {
         matches!(
             self,
-            Command::Apply | Command::EditPlacement | Command::EditOverrides | Command::Undo
+            KeyCommand::Apply
+                | KeyCommand::EditPlacement
+                | KeyCommand::EditOverrides
+                | KeyCommand::Undo
         )
     }
 
-    pub fn from_name(name: &str) -> Option<Command> {
-        Command::ALL
+    pub fn from_name(name: &str) -> Option<KeyCommand> {
+        KeyCommand::ALL
             .into_iter()
             .find(|command| command.name() == name)
     }
@@ -210,32 +215,6 @@ impl Key {
         };
         Ok(Key { code, ctrl, alt })
     }
-
-    /// The key a terminal event stands for, if a map could name it.
-    pub fn from_event(event: KeyEvent) -> Option<Key> {
-        let code = match event.code {
-            KeyCode::Char(c) => KeyCodeName::Char(c),
-            KeyCode::Enter => KeyCodeName::Enter,
-            KeyCode::Esc => KeyCodeName::Esc,
-            KeyCode::Tab => KeyCodeName::Tab,
-            KeyCode::BackTab => KeyCodeName::BackTab,
-            KeyCode::Up => KeyCodeName::Up,
-            KeyCode::Down => KeyCodeName::Down,
-            KeyCode::Left => KeyCodeName::Left,
-            KeyCode::Right => KeyCodeName::Right,
-            KeyCode::PageUp => KeyCodeName::PageUp,
-            KeyCode::PageDown => KeyCodeName::PageDown,
-            KeyCode::Home => KeyCodeName::Home,
-            KeyCode::End => KeyCodeName::End,
-            KeyCode::Backspace => KeyCodeName::Backspace,
-            _ => return None,
-        };
-        Some(Key {
-            code,
-            ctrl: event.modifiers.contains(KeyModifiers::CONTROL),
-            alt: event.modifiers.contains(KeyModifiers::ALT),
-        })
-    }
 }
 
 impl fmt::Display for Key {
@@ -270,9 +249,9 @@ impl fmt::Display for Key {
 #[derive(Debug, Clone, Default)]
 pub struct Keymap {
     pub name: String,
-    bindings: BTreeMap<Key, Command>,
+    bindings: BTreeMap<Key, KeyCommand>,
     /// Keys per command in the order the file lists them, so hints show the first one.
-    listed: BTreeMap<Command, Vec<Key>>,
+    listed: BTreeMap<KeyCommand, Vec<Key>>,
     pub warnings: Vec<String>,
 }
 
@@ -365,10 +344,10 @@ impl Keymap {
             }
         };
         for (command_name, keys) in file.global {
-            let Some(command) = Command::from_name(&command_name) else {
+            let Some(command) = KeyCommand::from_name(&command_name) else {
                 map.warnings.push(format!(
                     "{origin}: unknown command {command_name:?}; known: {}",
-                    Command::ALL.map(Command::name).join(", ")
+                    KeyCommand::ALL.map(KeyCommand::name).join(", ")
                 ));
                 continue;
             };
@@ -396,14 +375,13 @@ impl Keymap {
         map
     }
 
-    /// The command a terminal key event triggers, if any.
-    pub fn command_for(&self, event: KeyEvent) -> Option<Command> {
-        let key = Key::from_event(event)?;
+    /// The command a key triggers, if any.
+    pub fn command_for(&self, key: Key) -> Option<KeyCommand> {
         self.bindings.get(&key).copied()
     }
 
     /// The keys bound to a command, for help and hints.
-    pub fn keys_for(&self, command: Command) -> Vec<Key> {
+    pub fn keys_for(&self, command: KeyCommand) -> Vec<Key> {
         self.listed
             .get(&command)
             .into_iter()
@@ -416,7 +394,7 @@ impl Keymap {
     /// Help lines: (keys, description) for every bound command, in a stable order; without
     /// the mutating ones when `readonly`.
     pub fn help_entries(&self, readonly: bool) -> Vec<(String, &'static str)> {
-        Command::ALL
+        KeyCommand::ALL
             .into_iter()
             .filter(|command| !(readonly && command.is_mutating()))
             .filter_map(|command| {
@@ -435,20 +413,24 @@ impl Keymap {
 mod tests {
     use super::*;
 
+    fn key(text: &str) -> Key {
+        Key::parse(text).unwrap()
+    }
+
     #[test]
     fn the_default_map_binds_quit_help_and_moves_without_warnings() {
         let map = Keymap::built_in("default");
         assert!(map.warnings.is_empty(), "{:?}", map.warnings);
-        let quit = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE);
-        assert_eq!(map.command_for(quit), Some(Command::Quit));
-        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
-        assert_eq!(map.command_for(ctrl_c), Some(Command::Quit));
-        let help = KeyEvent::new(KeyCode::Char('?'), KeyModifiers::SHIFT);
-        assert_eq!(map.command_for(help), Some(Command::Help));
-        let j = KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE);
-        assert_eq!(map.command_for(j), Some(Command::Down));
+        let quit = key("q");
+        assert_eq!(map.command_for(quit), Some(KeyCommand::Quit));
+        let ctrl_c = key("ctrl-c");
+        assert_eq!(map.command_for(ctrl_c), Some(KeyCommand::Quit));
+        let help = key("?");
+        assert_eq!(map.command_for(help), Some(KeyCommand::Help));
+        let j = key("j");
+        assert_eq!(map.command_for(j), Some(KeyCommand::Down));
         assert_eq!(
-            map.keys_for(Command::Quit)[0].to_string(),
+            map.keys_for(KeyCommand::Quit)[0].to_string(),
             "q",
             "file order is kept"
         );
@@ -460,10 +442,10 @@ mod tests {
             let map = Keymap::built_in(name);
             assert!(map.warnings.is_empty(), "{name}: {:?}", map.warnings);
             for command in [
-                Command::Quit,
-                Command::Help,
-                Command::Filter,
-                Command::Palette,
+                KeyCommand::Quit,
+                KeyCommand::Help,
+                KeyCommand::Filter,
+                KeyCommand::Palette,
             ] {
                 assert!(
                     !map.keys_for(command).is_empty(),
@@ -484,16 +466,16 @@ mod tests {
         .unwrap();
         let map = Keymap::load("default", Some(dir.path()));
         assert!(map.warnings.is_empty(), "{:?}", map.warnings);
-        let x = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
-        let q = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE);
-        assert_eq!(map.command_for(x), Some(Command::Quit));
+        let x = key("x");
+        let q = key("q");
+        assert_eq!(map.command_for(x), Some(KeyCommand::Quit));
         assert_eq!(
             map.command_for(q),
             None,
             "the user's keys replace the built-in ones"
         );
-        let j = KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE);
-        assert_eq!(map.command_for(j), Some(Command::Down), "the rest stays");
+        let j = key("j");
+        assert_eq!(map.command_for(j), Some(KeyCommand::Down), "the rest stays");
     }
 
     #[test]
@@ -506,8 +488,8 @@ mod tests {
         assert_eq!(map.warnings.len(), 3, "{:?}", map.warnings);
         assert!(map.warnings.iter().any(|w| w.contains("launch-rockets")));
         assert!(map.warnings.iter().any(|w| w.contains("bound to both")));
-        let x = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
-        assert_eq!(map.command_for(x), Some(Command::Quit));
+        let x = key("x");
+        assert_eq!(map.command_for(x), Some(KeyCommand::Quit));
     }
 
     #[test]

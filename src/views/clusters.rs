@@ -1,12 +1,13 @@
 //! The clusters pane: one row per visible cluster with health, version, latency, place and
-//! worst cell; group headings when grouped; danger-class clusters marked.
+//! worst cell; group headings when grouped; danger-class clusters marked. It must not change
+//! state.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{ViewContext, fit, focused, inner, pane_block, row_style, scroll_offset};
+use super::widgets::{ViewContext, fit, focused, inner, pane_block, row_style, scroll_offset};
 use crate::app::state::{Pane, State};
 
 /// Columns the pane needs besides the name: number, health, version, latency, region, worst.

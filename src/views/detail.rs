@@ -1,12 +1,13 @@
 //! The detail pane: what the selected cluster or resource is, the selected cell, and the cell
-//! behind the worst state, so every roll-up can be traced to the pair that caused it.
+//! behind the worst state, so every roll-up can be traced to the pair that caused it. It must
+//! not change state.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::{ViewContext, inner, pane_block};
+use super::widgets::{ViewContext, inner, pane_block};
 use crate::app::state::{Pane, State};
 
 pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &ViewContext) {

@@ -8,9 +8,10 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{ViewContext, fit, pane_block, popup, scroll_offset};
-use crate::app::drift::{self, DriftView, Pane, Row, Stage};
+use super::widgets::{ViewContext, fit, pane_block, popup, scroll_offset};
+use crate::app::drift;
 use crate::app::state::State;
+use crate::app::state::drift::{DriftView, Pane, Row, Stage};
 use crate::model::StatusKind;
 
 fn age(state: &State, since_ms: Option<u64>) -> String {

@@ -1,11 +1,12 @@
-//! The help overlay, generated from the key map in use so it always matches the bindings.
+//! The help overlay, generated from the key map in use so it always matches the bindings. It
+//! must not list a key the map does not bind, nor change state.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{ViewContext, pane_block};
+use super::widgets::{ViewContext, pane_block, popup};
 use crate::model::StatusKind;
 
 pub(super) fn render(frame: &mut Frame, area: Rect, context: &ViewContext, readonly: bool) {
@@ -31,7 +32,7 @@ pub(super) fn render(frame: &mut Frame, area: Rect, context: &ViewContext, reado
             Span::styled(kind.as_str().to_string(), theme.text),
         ]));
     }
-    let popup = super::popup(frame, area, 56, lines.len());
+    let popup = popup(frame, area, 56, lines.len());
     let title = format!("Help — key map {}", context.keymap.name);
     let block = pane_block(&title, true, theme);
     frame.render_widget(Paragraph::new(lines).block(block), popup);

@@ -1,11 +1,12 @@
-//! The text inputs: the filter / palette line at the bottom and the palette's completions.
+//! The text inputs: the filter / palette line at the bottom, the palette's completions and the
+//! confirmation popup. It must not change state: what was typed is already in it.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use super::{ViewContext, pane_block};
+use super::widgets::{ViewContext, pane_block, popup};
 use crate::app::palette;
 use crate::app::state::{Mode, Pane, State};
 
@@ -158,7 +159,7 @@ pub(super) fn render_confirm(frame: &mut Frame, area: Rect, state: &State, conte
             Span::styled("▏", theme.title),
         ]));
     }
-    let popup = super::popup(frame, area, 80, lines.len());
+    let popup = popup(frame, area, 80, lines.len());
     frame.render_widget(
         Paragraph::new(lines).block(pane_block(title, true, theme)),
         popup,

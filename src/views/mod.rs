@@ -1,40 +1,35 @@
-//! Pure drawing: the console screen as a function of `&State`, the theme and the key map.
-//! Views must not change state, talk to backends or see Kubernetes client types.
+//! Pure drawing: the console screen as a function of `&State`, the theme and the key map. This
+//! file lays the screen out and draws the header and footer; each pane, editor and overlay has
+//! its own file, and what they share is in `widgets`. Views must not change state, talk to
+//! backends or see Kubernetes client types.
 
 mod clusters;
 mod detail;
 mod drift;
-mod editor;
 mod help;
 mod input;
 mod ocm_placement;
-mod overrides;
+mod override_editor;
+mod placement_editor;
 mod resources;
-pub mod watch;
+pub mod wall;
+mod widgets;
+
+pub use widgets::ViewContext;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::Style;
+use ratatui::layout::{Constraint, Layout};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::Paragraph;
 
-use crate::app::state::{Mode, Pane, State};
-use crate::config::keymap::{Command, Keymap};
-use crate::config::theme::Theme;
+use crate::app::state::{Mode, State};
+use crate::config::keymap::KeyCommand;
 use crate::model::StatusKind;
-
-/// What every view needs besides the state.
-pub struct ViewContext<'a> {
-    pub theme: &'a Theme,
-    pub keymap: &'a Keymap,
-    /// Draw with ASCII symbols only.
-    pub ascii: bool,
-}
 
 /// Draws the whole console (or the wall display, when the state is one).
 pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
     if state.wall.is_some() {
-        watch::render(frame, state, context);
+        wall::render(frame, state, context);
         return;
     }
     let area = frame.area();
@@ -79,11 +74,11 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
     if let Mode::Object { scroll } = state.mode {
         detail::render_object(frame, right, state, context, scroll);
     } else if let Mode::Placement(placement) = &state.mode {
-        editor::render(frame, right, state, placement, context);
+        placement_editor::render(frame, right, state, placement, context);
     } else if let Mode::OcmPlacement(editor) = &state.mode {
         ocm_placement::render(frame, right, state, editor, context);
     } else if let Mode::Overrides(editor) = &state.mode {
-        overrides::render(frame, right, state, editor, context);
+        override_editor::render(frame, right, state, editor, context);
     } else if let Mode::Drift(view) = &state.mode {
         drift::render(frame, right, state, view, context);
     } else {
@@ -104,19 +99,6 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
     if let Mode::Drift(view) = &state.mode {
         drift::render_confirm(frame, area, view, context);
     }
-}
-
-/// A bordered block whose border shows whether its pane has the keyboard.
-fn pane_block<'a>(title: &'a str, focused: bool, theme: &Theme) -> Block<'a> {
-    let border = if focused {
-        theme.border_focused
-    } else {
-        theme.border
-    };
-    Block::default()
-        .borders(Borders::ALL)
-        .border_style(border)
-        .title(Span::styled(format!(" {title} "), theme.title))
 }
 
 fn header_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
@@ -186,7 +168,7 @@ fn header_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
 
 fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
     let theme = context.theme;
-    let hint = |command: Command, label: &str| -> Vec<Span<'static>> {
+    let hint = |command: KeyCommand, label: &str| -> Vec<Span<'static>> {
         let keys = context.keymap.keys_for(command);
         match keys.first() {
             Some(key) => vec![
@@ -211,21 +193,21 @@ fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
             ),
             theme.title,
         ));
-        spans.extend(hint(Command::Back, "cancel later waves"));
+        spans.extend(hint(KeyCommand::Back, "cancel later waves"));
         return Paragraph::new(Line::from(spans));
     }
     let hints = [
-        (Command::Quit, "quit"),
-        (Command::Help, "help"),
-        (Command::Filter, "filter"),
-        (Command::Palette, "command"),
-        (Command::FocusNext, "pane"),
-        (Command::Sort, "sort"),
-        (Command::Apply, "propagate"),
-        (Command::EditPlacement, "edit placement"),
-        (Command::EditOverrides, "overrides"),
-        (Command::Drift, "drift"),
-        (Command::Collapse, "heat strips"),
+        (KeyCommand::Quit, "quit"),
+        (KeyCommand::Help, "help"),
+        (KeyCommand::Filter, "filter"),
+        (KeyCommand::Palette, "command"),
+        (KeyCommand::FocusNext, "pane"),
+        (KeyCommand::Sort, "sort"),
+        (KeyCommand::Apply, "propagate"),
+        (KeyCommand::EditPlacement, "edit placement"),
+        (KeyCommand::EditOverrides, "overrides"),
+        (KeyCommand::Drift, "drift"),
+        (KeyCommand::Collapse, "heat strips"),
     ];
     for (command, label) in hints {
         // A read-only console offers no way to write.
@@ -250,57 +232,4 @@ fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
         spans.insert(0, lead);
     }
     Paragraph::new(Line::from(spans))
-}
-
-/// Truncates to `width` characters, marking the cut with an ellipsis.
-fn fit(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
-}
-
-/// The style for the row under the cursor in the focused pane.
-fn row_style(selected: bool, focused: bool, theme: &Theme) -> Style {
-    if selected && focused {
-        theme.selection
-    } else {
-        Style::default()
-    }
-}
-
-fn focused(state: &State, pane: Pane) -> bool {
-    state.focus == pane
-}
-
-/// The first row to draw so the cursor stays visible in `rows` lines.
-fn scroll_offset(cursor: usize, rows: usize) -> usize {
-    cursor.saturating_sub(rows.saturating_sub(1))
-}
-
-/// A popup of `lines` text lines (plus borders) at most `width` wide, centred in `area`, with
-/// whatever was under it cleared.
-fn popup(frame: &mut Frame, area: Rect, width: u16, lines: usize) -> Rect {
-    let height = (lines as u16).saturating_add(2).min(area.height);
-    let width = width.min(area.width);
-    let rect = Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + (area.height - height) / 2,
-        width,
-        height,
-    };
-    frame.render_widget(ratatui::widgets::Clear, rect);
-    rect
-}
-
-/// The inner area of a bordered block.
-fn inner(area: Rect) -> Rect {
-    Rect {
-        x: area.x.saturating_add(1),
-        y: area.y.saturating_add(1),
-        width: area.width.saturating_sub(2),
-        height: area.height.saturating_sub(2),
-    }
 }

@@ -8,10 +8,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::editor::membership_span;
-use super::{ViewContext, pane_block};
-use crate::app::ocm_placement::{OcmField, OcmPlacementEditor, OcmStage, changed_on_hub};
+use super::placement_editor::membership_span;
+use super::widgets::{ViewContext, pane_block};
+use crate::app::ocm_placement::changed_on_hub;
 use crate::app::state::State;
+use crate::app::state::ocm_placement::{OcmField, OcmPlacementEditor, OcmStage};
 use crate::config::theme::Theme;
 
 pub(super) fn render(

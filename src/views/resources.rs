@@ -1,13 +1,14 @@
 //! The federated resources pane with the propagation matrix: one row per resource and one
 //! symbol per cluster — or, collapsed, one heat strip per cluster group — so every
-//! (resource, cluster) pair reads at a glance. Only the columns that fit are computed.
+//! (resource, cluster) pair reads at a glance. Only the columns that fit are computed. It must
+//! not change state.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{ViewContext, fit, focused, inner, pane_block, row_style, scroll_offset};
+use super::widgets::{ViewContext, fit, focused, inner, pane_block, row_style, scroll_offset};
 use crate::app::state::{Pane, State};
 use crate::model::StatusKind;
 

@@ -1,6 +1,9 @@
-//! Shared helpers for tests that drive the real `flotilla` binary in a pseudo-terminal.
+//! Shared helpers for tests that drive the console: headless through its session and key
+//! mapping (`console`), or the real `flotilla` binary in a pseudo-terminal (`PtyApp`).
 
 #![allow(dead_code)]
+
+pub mod console;
 
 use std::io::{Read, Write};
 use std::num::NonZeroU16;

@@ -9,9 +9,10 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{ViewContext, pane_block};
-use crate::app::editor::{Field, PlacementEditor, ReviewRow, Stage, review_rows};
+use super::widgets::{ViewContext, pane_block};
 use crate::app::state::State;
+use crate::app::state::placement_editor::{Field, PlacementEditor, Stage, review_rows};
+use crate::app::state::review::ReviewRow;
 use crate::config::theme::Theme;
 use crate::engine::edit::placement::{ClusterChange, Membership};
 

@@ -8,9 +8,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{ViewContext, pane_block};
-use crate::app::overrides::{Form, FormField, FormKind, OverrideEditor, Stage, review_rows};
+use super::widgets::{ViewContext, pane_block};
 use crate::app::state::State;
+use crate::app::state::override_editor::{
+    Form, FormField, FormKind, OverrideEditor, Stage, review_rows,
+};
 use crate::config::theme::Theme;
 use crate::engine::edit::override_rules::component_name;
 
@@ -51,7 +53,7 @@ pub(super) fn render(
                 theme.muted,
             )));
             let rows = review_rows(editor);
-            lines.extend(super::editor::diff_lines(
+            lines.extend(super::placement_editor::diff_lines(
                 &rows,
                 theme,
                 *scroll,

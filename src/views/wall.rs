@@ -8,7 +8,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use super::{ViewContext, fit};
+use super::widgets::{ViewContext, fit};
 use crate::app::state::{State, group_value};
 use crate::model::{Health, StatusKind};
 

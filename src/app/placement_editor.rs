@@ -1,258 +1,23 @@
-//! The placement editor: where the selected resource goes, edited as an explicit cluster list
-//! and a label selector (either dialect), with a live preview of the clusters entering and
-//! leaving — and why every other cluster stays out — then, on enter, a review of the rendered
-//! diffs grouped across clusters before anything is written. Keys go through [`key`] (pure);
-//! the engine work happens in [`refresh`], outside `update`, because it needs the fleet and its
-//! source files. It must not write a file or talk to a cluster: saving and propagating are an
-//! effect the operator confirms.
-
-use std::collections::BTreeSet;
+//! The placement editor's keys and engine work (its data is `state::placement_editor`): where
+//! the selected resource goes, edited as an explicit cluster list and a label selector (either
+//! dialect), with a live preview of the clusters entering and leaving — and why every other
+//! cluster stays out — then, on enter, a review of the rendered diffs grouped across clusters
+//! before anything is written. Keys go through [`key`] (pure); the engine work happens in
+//! [`refresh`], outside `update`, because it needs the fleet and its source files. It must not
+//! write a file or talk to a cluster: saving and propagating are an effect the operator
+//! confirms.
 
 use super::action::InputKey;
+use super::review::{NEW_SINCE_START, cells_of, dry_run_of};
+use super::state::placement_editor::{Field, PlacementEditor, Stage, review_rows};
+use super::state::review::jump;
 use super::state::{LastChange, Mode, PendingApply, State};
-use crate::backend::propagate::PlanItem;
-use crate::backend::{CellRef, Effect, FleetSave, SharedFleet};
+use crate::backend::{CellRef, Effect, FleetSave};
 use crate::engine::edit::placement::{
-    DiffGroup, EditablePlacement, PlacementPreview, PlacementSource, parse_field_selector,
-    parse_replicas, parse_selector, parse_tolerations, preview_placement,
+    DiffGroup, PlacementPreview, parse_field_selector, parse_replicas, parse_selector,
+    parse_tolerations, preview_placement,
 };
 use crate::engine::{Fleet, SourceFile};
-
-/// Which part of the placement the keys edit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Field {
-    #[default]
-    Clusters,
-    Selector,
-    /// Karmada only.
-    Fields,
-    /// Karmada only.
-    Tolerations,
-    /// Karmada only.
-    Replicas,
-}
-
-impl Field {
-    /// The next field tab moves to; KubeFed placements have only clusters and a selector.
-    fn next(self, dialect: Option<crate::model::Dialect>) -> Field {
-        let karmada = dialect == Some(crate::model::Dialect::Karmada);
-        match self {
-            Field::Clusters => Field::Selector,
-            Field::Selector if karmada => Field::Fields,
-            Field::Fields => Field::Tolerations,
-            Field::Tolerations => Field::Replicas,
-            Field::Selector | Field::Replicas => Field::Clusters,
-        }
-    }
-}
-
-/// Editing, or reviewing the diffs before confirming.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Stage {
-    #[default]
-    Editing,
-    Reviewing {
-        /// First review row shown.
-        scroll: usize,
-        /// Old and new side by side instead of one unified column.
-        side_by_side: bool,
-    },
-}
-
-/// One row of the review: what the preview does, then each diff group's hunks.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReviewRow {
-    /// A line about the whole change (a cluster leaving, nothing changing).
-    Note(String),
-    /// `Kind/ns/name on a, b: identical`.
-    Group(String),
-    /// `@@ -1,3 +1,4 @@`, where `n`/`p` jump to.
-    Hunk(String),
-    Context(String),
-    Removed(String),
-    Added(String),
-}
-
-/// The review's rows, in order; the view draws them and `n`/`p` jump between their hunks.
-/// The clusters' server-side dry run replaces the offline render diff as answers arrive.
-pub fn review_rows(editor: &PlacementEditor) -> Vec<ReviewRow> {
-    let Some(preview) = &editor.preview else {
-        return Vec::new();
-    };
-    let mut rows = Vec::new();
-    for change in preview.leaving() {
-        rows.push(ReviewRow::Note(format!(
-            "{} leaves; its objects stay on it (prune with `flotilla apply --prune`)",
-            change.cluster
-        )));
-    }
-    rows.extend(diff_review_rows(
-        &preview.diffs,
-        &editor.dry_run,
-        editor.dry_run_clusters,
-    ));
-    rows
-}
-
-/// The rows of an edit's diffs: the offline render diff until the clusters' dry run answers,
-/// then the servers' own diffs, each grouped across clusters by identical content. Shared by
-/// the placement and override editors.
-pub fn diff_review_rows(diffs: &[DiffGroup], dry_run: &[PlanItem], asked: usize) -> Vec<ReviewRow> {
-    let mut rows = Vec::new();
-    if diffs.is_empty() {
-        rows.push(ReviewRow::Note("no rendered object changes".into()));
-        return rows;
-    }
-    if dry_run.is_empty() {
-        rows.push(ReviewRow::Note(
-            "offline render diff; each cluster's server-side dry run replaces it as it answers"
-                .into(),
-        ));
-        for group in diffs {
-            rows.push(ReviewRow::Group(group_title(
-                &group.resource.display_key(),
-                &group.clusters,
-                None,
-            )));
-            push_diff(&mut rows, &group.diff);
-        }
-        return rows;
-    }
-    let answered: BTreeSet<&str> = dry_run.iter().map(|item| item.cluster.as_str()).collect();
-    rows.push(ReviewRow::Note(format!(
-        "server-side dry run: {} of {asked} cluster(s) answered",
-        answered.len(),
-    )));
-    let mut groups: std::collections::BTreeMap<(String, &str, &str, &str), Vec<String>> =
-        std::collections::BTreeMap::new();
-    for item in dry_run {
-        groups
-            .entry((
-                item.resource.display_key(),
-                item.action.as_str(),
-                item.diff.as_str(),
-                item.message.as_str(),
-            ))
-            .or_default()
-            .push(item.cluster.clone());
-    }
-    for ((resource, action, diff, message), clusters) in groups {
-        rows.push(ReviewRow::Group(group_title(
-            &resource,
-            &clusters,
-            Some(action),
-        )));
-        if !message.is_empty() {
-            rows.push(ReviewRow::Note(message.to_string()));
-        }
-        push_diff(&mut rows, diff);
-    }
-    rows
-}
-
-fn group_title(resource: &str, clusters: &[String], action: Option<&str>) -> String {
-    let identical = if clusters.len() > 1 {
-        ": identical"
-    } else {
-        ""
-    };
-    let action = action.map(|a| format!(" · {a}")).unwrap_or_default();
-    format!("{resource} on {}{identical}{action}", clusters.join(", "))
-}
-
-fn push_diff(rows: &mut Vec<ReviewRow>, diff: &str) {
-    for line in diff.lines() {
-        if line.starts_with("+++") || line.starts_with("---") {
-            continue;
-        }
-        rows.push(if line.starts_with("@@") {
-            ReviewRow::Hunk(line.to_string())
-        } else if let Some(rest) = line.strip_prefix('+') {
-            ReviewRow::Added(rest.to_string())
-        } else if let Some(rest) = line.strip_prefix('-') {
-            ReviewRow::Removed(rest.to_string())
-        } else {
-            ReviewRow::Context(line.strip_prefix(' ').unwrap_or(line).to_string())
-        });
-    }
-}
-
-/// The row of the next (or previous) hunk or group header from `scroll`.
-pub fn jump(rows: &[ReviewRow], scroll: usize, forward: bool) -> usize {
-    let is_stop = |row: &ReviewRow| matches!(row, ReviewRow::Hunk(_) | ReviewRow::Group(_));
-    if forward {
-        rows.iter()
-            .enumerate()
-            .skip(scroll + 1)
-            .find(|(_, row)| is_stop(row))
-            .map_or(scroll, |(at, _)| at)
-    } else {
-        rows.iter()
-            .enumerate()
-            .take(scroll)
-            .rev()
-            .find(|(_, row)| is_stop(row))
-            .map_or(0, |(at, _)| at)
-    }
-}
-
-/// The editor's state; lives in [`Mode::Placement`].
-#[derive(Debug, Clone, Default)]
-pub struct PlacementEditor {
-    pub resource: usize,
-    /// Filled in by [`refresh`] from the fleet's files.
-    pub source: Option<PlacementSource>,
-    pub field: Field,
-    /// Row of the cluster list (fleet cluster order).
-    pub cursor: usize,
-    pub edit: EditablePlacement,
-    pub original: EditablePlacement,
-    /// What is wrong with the current input, shown inline; nothing is previewed meanwhile.
-    pub error: Option<String>,
-    pub preview: Option<PlacementPreview>,
-    /// Bumped by every edit; the preview belongs to `previewed`.
-    pub revision: u64,
-    pub previewed: u64,
-    pub stage: Stage,
-    /// The clusters' server-side dry run of the edit under review, as answers arrive.
-    pub dry_run: Vec<PlanItem>,
-    /// How many clusters were asked.
-    pub dry_run_clusters: usize,
-}
-
-impl PartialEq for PlacementEditor {
-    fn eq(&self, other: &Self) -> bool {
-        self.resource == other.resource
-            && self.revision == other.revision
-            && self.previewed == other.previewed
-            && self.field == other.field
-            && self.cursor == other.cursor
-            && self.edit == other.edit
-            && self.error == other.error
-            && self.stage == other.stage
-    }
-}
-
-impl Eq for PlacementEditor {}
-
-impl PlacementEditor {
-    pub fn new(resource: usize) -> PlacementEditor {
-        PlacementEditor {
-            resource,
-            revision: 1,
-            ..PlacementEditor::default()
-        }
-    }
-
-    pub fn changed(&self) -> bool {
-        self.edit != self.original
-    }
-
-    /// Whether the preview shown belongs to the current input.
-    pub fn preview_is_current(&self) -> bool {
-        self.previewed == self.revision && self.preview.is_some()
-    }
-}
 
 /// Opens the editor on the selected resource (the engine fills it in on the next refresh).
 pub fn open(state: &mut State) {
@@ -283,7 +48,7 @@ pub fn refresh(state: &mut State, fleet: &Fleet, files: &[SourceFile]) -> bool {
     };
     if editor.source.is_none() && editor.resource >= fleet.resources.len() {
         state.mode = Mode::Normal;
-        state.notice = Some(super::NEW_SINCE_START.into());
+        state.notice = Some(NEW_SINCE_START.into());
         return true;
     }
     if editor.source.is_none() {
@@ -457,49 +222,6 @@ fn ask_for_dry_run(state: &State, editor: &mut PlacementEditor) -> Vec<Effect> {
     effects
 }
 
-/// The dry run an edit under review asks for — the cells its diffs change, rendered from the
-/// edited fleet — and how many clusters it asks. Shared by the placement and override editors.
-pub fn dry_run_of(
-    state: &State,
-    fleet: Option<&std::sync::Arc<Fleet>>,
-    diffs: &[DiffGroup],
-    revision: u64,
-) -> (usize, Vec<Effect>) {
-    let Some(fleet) = fleet else {
-        return (0, Vec::new());
-    };
-    let cells = cells_of(state, diffs, |_| true);
-    let asked = cells
-        .iter()
-        .map(|cell| cell.cluster)
-        .collect::<BTreeSet<_>>()
-        .len();
-    if cells.is_empty() {
-        return (asked, Vec::new());
-    }
-    (
-        asked,
-        vec![Effect::DryRun {
-            fleet: SharedFleet(fleet.clone()),
-            cells,
-            revision,
-        }],
-    )
-}
-
-/// A dry-run answer from one cluster, kept when it belongs to the edit under review.
-pub fn dry_run_answered(state: &mut State, revision: u64, items: Vec<PlanItem>) {
-    match &mut state.mode {
-        Mode::Placement(editor)
-            if editor.revision == revision && matches!(editor.stage, Stage::Reviewing { .. }) =>
-        {
-            editor.dry_run.extend(items);
-        }
-        Mode::Overrides(editor) => super::overrides::dry_run_answered(editor, revision, items),
-        _ => {}
-    }
-}
-
 /// From the review to the confirmation: the same popup as `a`, carrying the document to save.
 fn propose(state: &mut State, editor: Box<PlacementEditor>) -> Vec<Effect> {
     let (Some(source), Some(preview)) = (&editor.source, &editor.preview) else {
@@ -574,33 +296,6 @@ fn cells_to_apply(
     take: impl Fn(&DiffGroup) -> bool,
 ) -> Vec<CellRef> {
     cells_of(state, &preview.diffs, take)
-}
-
-/// The cells of the diff groups `take` selects, in the console's rows and columns.
-pub fn cells_of(
-    state: &State,
-    diffs: &[DiffGroup],
-    take: impl Fn(&DiffGroup) -> bool,
-) -> Vec<CellRef> {
-    let mut cells = BTreeSet::new();
-    for group in diffs.iter().filter(|group| take(group)) {
-        let Some(resource) = state
-            .resources
-            .iter()
-            .position(|r| r.target == group.resource)
-        else {
-            continue;
-        };
-        for name in &group.clusters {
-            if let Some(cluster) = state.clusters.iter().position(|c| &c.spec.name == name) {
-                cells.insert(CellRef {
-                    resource: resource as u32,
-                    cluster: cluster as u32,
-                });
-            }
-        }
-    }
-    cells.into_iter().collect()
 }
 
 /// Asks to undo the last placement change: the document goes back, the objects it changed are

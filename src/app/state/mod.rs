@@ -1,16 +1,27 @@
-//! The console's state: plain data owned by the app loop and changed only by `update`.
-//! It must not hold clients, channels or terminal types, so views and tests can borrow it.
+//! The console's state: plain data owned by the session and changed only by `update` and the
+//! engine work the session runs. Its parts live in rooms below it (the cells, each editor's
+//! own data, the drift book, the rollout, the review rows), and none of them imports this
+//! file. It must not hold clients, channels or terminal types, so views and tests can borrow
+//! it, nor import anything that acts on the state.
 
-use std::collections::{BTreeMap, HashMap};
+pub mod cells;
+pub mod drift;
+pub mod ocm_placement;
+pub mod override_editor;
+pub mod placement_editor;
+pub mod review;
+pub mod rollout;
+
+pub use cells::{CellDetail, CellGrid, KindCounts};
+
+use std::collections::BTreeMap;
 
 use fuzzy_matcher::skim::SkimMatcherV2;
 
-use super::filter::{Candidate, Filter};
+use super::filter::{Candidate, Filter, kind_matches};
 use crate::backend::CellRef;
-use crate::model::{
-    CellStatus, ClusterSpec, ClusterStatus, Dialect, Health, ResourceRef, StatusCounts, StatusKind,
-};
-
+use crate::engine::Fleet;
+use crate::model::{ClusterSpec, ClusterStatus, Dialect, Health, ResourceRef, StatusKind};
 /// A cluster as the console shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClusterRow {
@@ -38,251 +49,6 @@ impl ResourceRow {
             Some(namespace) => format!("{} {namespace}/{}", self.target.kind, self.target.name),
             None => format!("{} {}", self.target.kind, self.target.name),
         }
-    }
-}
-
-/// Per-status cell counts for one row or column, kept up to date as cells change.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct KindCounts([u32; 9]);
-
-impl KindCounts {
-    fn slot(kind: StatusKind) -> usize {
-        kind as usize
-    }
-
-    fn add(&mut self, kind: StatusKind) {
-        self.0[Self::slot(kind)] += 1;
-    }
-
-    fn remove(&mut self, kind: StatusKind) {
-        let slot = &mut self.0[Self::slot(kind)];
-        *slot = slot.saturating_sub(1);
-    }
-
-    pub fn get(&self, kind: StatusKind) -> u32 {
-        self.0[Self::slot(kind)]
-    }
-
-    /// The worst status present (NotPlaced when there is none).
-    pub fn worst(&self) -> StatusKind {
-        StatusKind::ALL
-            .into_iter()
-            .filter(|kind| self.get(*kind) > 0)
-            .max()
-            .unwrap_or(StatusKind::NotPlaced)
-    }
-}
-
-/// The propagation matrix: one status per (resource, cluster), with roll-ups per row and column.
-/// Stored as one byte-sized kind per cell plus a sparse map of details, so 2,000 clusters ×
-/// 1,000 resources stay small.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CellGrid {
-    clusters: usize,
-    resources: usize,
-    kinds: Vec<StatusKind>,
-    details: HashMap<CellRef, CellDetail>,
-    per_resource: Vec<KindCounts>,
-    per_cluster: Vec<KindCounts>,
-    /// Problem cells and since when (app clock, ms) they have been in their state.
-    problems: BTreeMap<CellRef, u64>,
-    /// The app clock, stamped on problems as they appear.
-    now_ms: u64,
-}
-
-/// The parts of a cell's status that do not fit in its kind.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CellDetail {
-    pub status: CellStatus,
-    pub message: Option<String>,
-}
-
-impl CellGrid {
-    /// A grid where every cell is Pending until the backend reports.
-    pub fn new(resources: usize, clusters: usize) -> CellGrid {
-        let mut grid = CellGrid {
-            clusters,
-            resources,
-            kinds: vec![StatusKind::Pending; resources * clusters],
-            details: HashMap::new(),
-            per_resource: vec![KindCounts::default(); resources],
-            per_cluster: vec![KindCounts::default(); clusters],
-            problems: BTreeMap::new(),
-            now_ms: 0,
-        };
-        grid.recount();
-        grid
-    }
-
-    fn recount(&mut self) {
-        self.per_resource = vec![KindCounts::default(); self.resources];
-        self.per_cluster = vec![KindCounts::default(); self.clusters];
-        let old_problems = std::mem::take(&mut self.problems);
-        for (index, kind) in self.kinds.iter().enumerate() {
-            let (resource, cluster) = (index / self.clusters.max(1), index % self.clusters.max(1));
-            self.per_resource[resource].add(*kind);
-            self.per_cluster[cluster].add(*kind);
-            if kind.is_problem() {
-                let cell = CellRef {
-                    resource: resource as u32,
-                    cluster: cluster as u32,
-                };
-                let since = old_problems.get(&cell).copied().unwrap_or(self.now_ms);
-                self.problems.insert(cell, since);
-            }
-        }
-    }
-
-    /// Appends `count` resource rows, every cell Pending until the backend reports.
-    pub fn add_resources(&mut self, count: usize) {
-        self.resources += count;
-        self.kinds.extend(std::iter::repeat_n(
-            StatusKind::Pending,
-            count * self.clusters,
-        ));
-        self.recount();
-    }
-
-    /// Sets the clock that new problems are stamped with.
-    pub fn set_now(&mut self, now_ms: u64) {
-        self.now_ms = now_ms;
-    }
-
-    /// Problem cells with the time they entered their state, worst first, then oldest first.
-    pub fn worst_problems(&self, limit: usize) -> Vec<(CellRef, StatusKind, u64)> {
-        let mut problems: Vec<(CellRef, StatusKind, u64)> = self
-            .problems
-            .iter()
-            .map(|(cell, since)| {
-                (
-                    *cell,
-                    self.kind(cell.resource as usize, cell.cluster as usize),
-                    *since,
-                )
-            })
-            .collect();
-        let limit = limit.min(problems.len());
-        if limit == 0 {
-            return Vec::new();
-        }
-        let order = |a: &(CellRef, StatusKind, u64), b: &(CellRef, StatusKind, u64)| {
-            b.1.cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0))
-        };
-        problems.select_nth_unstable_by(limit - 1, order);
-        problems.truncate(limit);
-        problems.sort_by(order);
-        problems
-    }
-
-    /// Since when (app clock, ms) a problem cell has been in its state.
-    pub fn problem_since(&self, cell: CellRef) -> Option<u64> {
-        self.problems.get(&cell).copied()
-    }
-
-    /// Replaces every cell; `kinds` is resource-major. A wrong-sized snapshot is ignored.
-    pub fn replace(&mut self, kinds: Vec<StatusKind>, details: Vec<(CellRef, CellDetail)>) -> bool {
-        if kinds.len() != self.resources * self.clusters {
-            return false;
-        }
-        self.kinds = kinds;
-        self.details = details.into_iter().collect();
-        self.recount();
-        true
-    }
-
-    /// Sets one cell; returns false for a cell outside the grid.
-    pub fn set(&mut self, cell: CellRef, status: CellStatus, message: Option<String>) -> bool {
-        let (resource, cluster) = (cell.resource as usize, cell.cluster as usize);
-        if resource >= self.resources || cluster >= self.clusters {
-            return false;
-        }
-        let index = resource * self.clusters + cluster;
-        let old = self.kinds[index];
-        let new = status.kind();
-        self.per_resource[resource].remove(old);
-        self.per_cluster[cluster].remove(old);
-        self.per_resource[resource].add(new);
-        self.per_cluster[cluster].add(new);
-        self.kinds[index] = new;
-        if !new.is_problem() {
-            self.problems.remove(&cell);
-        } else if old != new || !self.problems.contains_key(&cell) {
-            self.problems.insert(cell, self.now_ms);
-        }
-        if status.detail().is_some() || message.is_some() {
-            self.details.insert(cell, CellDetail { status, message });
-        } else {
-            self.details.remove(&cell);
-        }
-        true
-    }
-
-    pub fn kind(&self, resource: usize, cluster: usize) -> StatusKind {
-        self.kinds
-            .get(resource * self.clusters + cluster)
-            .copied()
-            .unwrap_or(StatusKind::NotPlaced)
-    }
-
-    /// The full status of a cell, with its reason when it has one.
-    pub fn status(&self, resource: usize, cluster: usize) -> CellStatus {
-        let cell = CellRef {
-            resource: resource as u32,
-            cluster: cluster as u32,
-        };
-        if let Some(detail) = self.details.get(&cell) {
-            return detail.status.clone();
-        }
-        match self.kind(resource, cluster) {
-            StatusKind::InSync => CellStatus::InSync,
-            StatusKind::Drifted => CellStatus::Drifted,
-            StatusKind::Pending => CellStatus::Pending,
-            StatusKind::Missing => CellStatus::Missing,
-            StatusKind::Failed => CellStatus::Failed(String::new()),
-            StatusKind::Conflict => CellStatus::Conflict(String::new()),
-            StatusKind::Unreachable => CellStatus::Unreachable,
-            StatusKind::NotPlaced => CellStatus::NotPlaced(String::new()),
-            StatusKind::Orphaned => CellStatus::Orphaned,
-        }
-    }
-
-    pub fn message(&self, resource: usize, cluster: usize) -> Option<&str> {
-        let cell = CellRef {
-            resource: resource as u32,
-            cluster: cluster as u32,
-        };
-        self.details.get(&cell)?.message.as_deref()
-    }
-
-    pub fn resource_counts(&self, resource: usize) -> KindCounts {
-        self.per_resource.get(resource).copied().unwrap_or_default()
-    }
-
-    pub fn cluster_counts(&self, cluster: usize) -> KindCounts {
-        self.per_cluster.get(cluster).copied().unwrap_or_default()
-    }
-
-    /// The cluster whose cell causes a resource's worst status (the roll-up's trace).
-    pub fn resource_cause(&self, resource: usize) -> Option<usize> {
-        let worst = self.resource_counts(resource).worst();
-        (0..self.clusters).find(|&cluster| self.kind(resource, cluster) == worst)
-    }
-
-    /// The resource whose cell causes a cluster's worst status.
-    pub fn cluster_cause(&self, cluster: usize) -> Option<usize> {
-        let worst = self.cluster_counts(cluster).worst();
-        (0..self.resources).find(|&resource| self.kind(resource, cluster) == worst)
-    }
-
-    /// Counts of every cell by status.
-    pub fn totals(&self) -> StatusCounts {
-        let mut totals = StatusCounts::default();
-        for counts in &self.per_cluster {
-            for kind in StatusKind::ALL {
-                totals.add_n(kind, counts.get(kind) as usize);
-            }
-        }
-        totals
     }
 }
 
@@ -407,13 +173,13 @@ pub enum Mode {
         scroll: usize,
     },
     /// Editing the selected resource's placement.
-    Placement(Box<super::editor::PlacementEditor>),
+    Placement(Box<placement_editor::PlacementEditor>),
     /// Editing one of an Open Cluster Management hub's Placements.
-    OcmPlacement(Box<super::ocm_placement::OcmPlacementEditor>),
+    OcmPlacement(Box<ocm_placement::OcmPlacementEditor>),
     /// Editing the override rules of the selected resource × cluster cell.
-    Overrides(Box<super::overrides::OverrideEditor>),
+    Overrides(Box<override_editor::OverrideEditor>),
     /// The drift view: every drifted field, and its repair.
-    Drift(Box<super::drift::DriftView>),
+    Drift(Box<drift::DriftView>),
 }
 
 /// An edited OCM Placement, ready to write: the patch, and the decision the preview expects.
@@ -523,9 +289,9 @@ pub struct State {
     /// object), for undo.
     pub last_placement: Option<(String, String, serde_json::Value)>,
     /// The propagation in progress, if any.
-    pub rollout: Option<super::rollout::Rollout>,
+    pub rollout: Option<rollout::Rollout>,
     /// The drift the backend reported, field by field.
-    pub drift: super::drift::DriftBook,
+    pub drift: drift::DriftBook,
 }
 
 /// The engine's explanation of one cell, as lines for the detail pane.
@@ -563,6 +329,42 @@ pub struct CannotEdit {
     /// Why `a` has nothing to ask of this hub.
     pub reschedule: Option<String>,
 }
+
+/// The initial state for a fleet: its clusters (health unknown until probed) and resources.
+pub fn state_for_fleet(fleet: &Fleet, source: String) -> State {
+    let clusters = fleet
+        .clusters
+        .iter()
+        .map(|spec| ClusterRow {
+            spec: spec.clone(),
+            status: Default::default(),
+            last_seen_ms: None,
+        })
+        .collect();
+    let resources = fleet
+        .resources
+        .iter()
+        .enumerate()
+        .map(|(index, resource)| ResourceRow {
+            target: resource.target.clone(),
+            dialect: resource.dialect,
+            placement: fleet.placement_summary(index),
+            labels: None,
+        })
+        .collect();
+    let mut state = State::new(source, clusters, resources);
+    // A large fleet does not fit one column per cluster: start with one heat strip per region.
+    if state.clusters.len() > LARGE_FLEET {
+        state.group_by = Some("region".into());
+        state.collapsed = true;
+        state.refresh_views();
+        state.cluster_view.cursor = 0;
+    }
+    state
+}
+
+/// Clusters beyond which the matrix starts collapsed into heat strips.
+const LARGE_FLEET: usize = 200;
 
 impl State {
     pub fn new(source: String, clusters: Vec<ClusterRow>, resources: Vec<ResourceRow>) -> State {
@@ -705,7 +507,7 @@ impl State {
                     && self
                         .kind_filter
                         .as_deref()
-                        .is_none_or(|kind| super::palette::kind_matches(&row.target.kind, kind))
+                        .is_none_or(|kind| kind_matches(&row.target.kind, kind))
                     && self
                         .status_filter
                         .is_none_or(|kind| self.cells.resource_counts(index).get(kind) > 0)
@@ -796,42 +598,5 @@ fn sort_resources(state: &State, resources: &mut [usize]) {
         SortKey::Worst => {
             resources.sort_by_key(|r| std::cmp::Reverse(state.cells.resource_counts(*r).worst()))
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cell(resource: u32, cluster: u32) -> CellRef {
-        CellRef { resource, cluster }
-    }
-
-    #[test]
-    fn roll_ups_follow_cell_changes() {
-        let mut grid = CellGrid::new(2, 3);
-        for r in 0..2 {
-            for c in 0..3 {
-                grid.set(cell(r, c), CellStatus::InSync, None);
-            }
-        }
-        assert_eq!(grid.resource_counts(0).worst(), StatusKind::InSync);
-        grid.set(cell(0, 2), CellStatus::Failed("boom".into()), None);
-        assert_eq!(grid.resource_counts(0).worst(), StatusKind::Failed);
-        assert_eq!(grid.cluster_counts(2).worst(), StatusKind::Failed);
-        assert_eq!(grid.resource_cause(0), Some(2));
-        assert_eq!(grid.cluster_cause(2), Some(0));
-        assert_eq!(grid.resource_counts(1).worst(), StatusKind::InSync);
-        assert_eq!(grid.status(0, 2), CellStatus::Failed("boom".into()));
-        grid.set(cell(0, 2), CellStatus::InSync, None);
-        assert_eq!(grid.resource_counts(0).worst(), StatusKind::InSync);
-        assert_eq!(grid.totals().get(StatusKind::InSync), 6);
-    }
-
-    #[test]
-    fn cells_outside_the_grid_are_refused() {
-        let mut grid = CellGrid::new(1, 1);
-        assert!(!grid.set(cell(5, 0), CellStatus::InSync, None));
-        assert!(!grid.replace(vec![StatusKind::InSync; 3], Vec::new()));
     }
 }

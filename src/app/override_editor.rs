@@ -1,9 +1,10 @@
-//! The override editor: the per-cluster override rules that vary the selected resource (every
-//! Karmada override policy selecting it, or the KubeFed object's `spec.overrides`), added,
-//! edited, moved and deleted through small forms — a JSON patch with path completion from the
-//! selected cell's rendered object, or a shortcut for an image component, replicas, a label,
-//! an annotation or a container env var — with a live preview of the clusters whose objects
-//! change, then a review of the diffs before the same confirmation the placement editor uses.
+//! The override editor's keys and engine work (its data is `state::override_editor`): the
+//! per-cluster override rules that vary the selected resource (every Karmada override policy
+//! selecting it, or the KubeFed object's `spec.overrides`), added, edited, moved and deleted
+//! through small forms — a JSON patch with path completion from the selected cell's rendered
+//! object, or a shortcut for an image component, replicas, a label, an annotation or a
+//! container env var — with a live preview of the clusters whose objects change, then a review
+//! of the diffs before the same confirmation the placement editor uses.
 //! Keys go through [`key`] (pure); engine work happens in [`refresh`], outside `update`. It must
 //! not write a file or talk to a cluster: saving and propagating are a confirmed effect.
 
@@ -12,169 +13,21 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::action::InputKey;
-use super::editor::ReviewRow;
+use super::review::{NEW_SINCE_START, dry_run_of};
+use super::state::override_editor::{
+    Form, FormField, FormKind, OverrideEditor, Stage, review_rows,
+};
+use super::state::review::jump;
 use super::state::{LastChange, Mode, PendingApply, State};
-use crate::backend::propagate::PlanItem;
 use crate::backend::{CellRef, Effect, FleetSave};
 use crate::engine::edit::override_rules::{
-    Item, OverrideDoc, OverridePreview, RuleEdit, RuleView, apply_edit, check_patch, complete_path,
-    image_paths, override_docs, parse_target, preview_overrides, target_text,
+    Item, RuleEdit, apply_edit, check_patch, complete_path, image_paths, override_docs,
+    parse_target, preview_overrides, target_text,
 };
 use crate::engine::overrides::overriders::ImageComponent;
 use crate::engine::overrides::patch::OpKind;
 use crate::engine::{Decision, Fleet, SourceFile};
 use crate::model::ClusterSpec;
-
-/// What a form writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FormKind {
-    /// A JSON patch (also what the replicas and env shortcuts prefill).
-    #[default]
-    Patch,
-    Image,
-    Label,
-    Annotation,
-}
-
-/// The form's input with the cursor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FormField {
-    Target,
-    /// The patch operation, or the image component (space cycles it).
-    Op,
-    Path,
-    #[default]
-    Value,
-}
-
-/// One rule being written: new (`editing: None`) or replacing rule `(doc, index)`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Form {
-    pub kind: FormKind,
-    pub editing: Option<(usize, usize)>,
-    pub target: String,
-    pub op: OpKind,
-    pub component: ImageComponent,
-    pub path: String,
-    pub value: String,
-    pub field: FormField,
-    /// What is wrong with the form, shown inline; nothing is applied meanwhile.
-    pub error: Option<String>,
-    /// Path completions tab cycles through, and the one shown.
-    pub completions: Vec<String>,
-    pub completion: usize,
-}
-
-impl Form {
-    fn new(kind: FormKind, target: String) -> Form {
-        Form {
-            kind,
-            editing: None,
-            target,
-            op: OpKind::Replace,
-            component: ImageComponent::Tag,
-            path: String::new(),
-            value: String::new(),
-            field: FormField::Value,
-            error: None,
-            completions: Vec::new(),
-            completion: 0,
-        }
-    }
-
-    /// The inputs the form shows, in order.
-    pub fn fields(&self) -> &'static [FormField] {
-        match self.kind {
-            FormKind::Patch => &[
-                FormField::Target,
-                FormField::Op,
-                FormField::Path,
-                FormField::Value,
-            ],
-            FormKind::Image => &[FormField::Target, FormField::Op, FormField::Value],
-            FormKind::Label | FormKind::Annotation => &[FormField::Target, FormField::Value],
-        }
-    }
-}
-
-/// Listing rules, writing one, or reviewing the diffs before confirming.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Stage {
-    #[default]
-    List,
-    Form(Box<Form>),
-    Reviewing {
-        scroll: usize,
-        /// Old and new side by side instead of one unified column.
-        side_by_side: bool,
-    },
-}
-
-/// The editor's state; lives in [`Mode::Overrides`](super::state::Mode).
-#[derive(Debug, Clone, Default)]
-pub struct OverrideEditor {
-    pub resource: usize,
-    /// The cell whose rendered object paths and values are checked against.
-    pub cluster: usize,
-    /// Filled in by [`refresh`]: the documents holding rules, and each one as edited.
-    pub docs: Vec<OverrideDoc>,
-    pub objects: Vec<Value>,
-    /// The selected cell's rendered object before any edit.
-    pub rendered: Value,
-    pub loaded: bool,
-    /// Every rule row: (document, rule), recomputed by [`refresh`].
-    pub rows: Vec<(usize, RuleView)>,
-    pub cursor: usize,
-    /// The one document this edit changes (one document per save).
-    pub dirty: Option<usize>,
-    /// Why the edit cannot be saved (from the preview), shown inline.
-    pub error: Option<String>,
-    pub preview: Option<OverridePreview>,
-    /// The clusters' server-side dry run of the edit under review, as answers arrive.
-    pub dry_run: Vec<PlanItem>,
-    /// How many clusters were asked.
-    pub dry_run_clusters: usize,
-    pub revision: u64,
-    pub previewed: u64,
-    pub stage: Stage,
-}
-
-impl PartialEq for OverrideEditor {
-    fn eq(&self, other: &Self) -> bool {
-        self.resource == other.resource
-            && self.cluster == other.cluster
-            && self.revision == other.revision
-            && self.previewed == other.previewed
-            && self.cursor == other.cursor
-            && self.dirty == other.dirty
-            && self.error == other.error
-            && self.stage == other.stage
-            && self.loaded == other.loaded
-    }
-}
-
-impl Eq for OverrideEditor {}
-
-impl OverrideEditor {
-    pub fn new(resource: usize, cluster: usize) -> OverrideEditor {
-        OverrideEditor {
-            resource,
-            cluster,
-            revision: 1,
-            ..OverrideEditor::default()
-        }
-    }
-
-    /// Whether the preview shown belongs to the current rules.
-    pub fn preview_is_current(&self) -> bool {
-        self.previewed == self.revision && (self.preview.is_some() || self.dirty.is_none())
-    }
-
-    /// The document new rules go to.
-    fn owned(&self) -> Option<usize> {
-        self.docs.iter().position(|d| d.owned)
-    }
-}
 
 /// Opens the editor on the selected cell (the engine fills it in on the next refresh).
 pub fn open(state: &mut State) {
@@ -206,7 +59,7 @@ pub fn refresh(state: &mut State, fleet: &Fleet, files: &[SourceFile]) -> bool {
     };
     if !editor.loaded && editor.resource >= fleet.resources.len() {
         state.mode = Mode::Normal;
-        state.notice = Some(super::NEW_SINCE_START.into());
+        state.notice = Some(NEW_SINCE_START.into());
         return true;
     }
     if !editor.loaded {
@@ -289,8 +142,8 @@ pub fn key(state: &mut State, mut editor: Box<OverrideEditor>, key: InputKey) ->
                 InputKey::Enter | InputKey::Char('y') => return propose(state, editor),
                 InputKey::Up | InputKey::Char('k') => scroll.saturating_sub(1),
                 InputKey::Down | InputKey::Char('j') => (scroll + 1).min(last),
-                InputKey::Char('n') => super::editor::jump(&rows, scroll, true),
-                InputKey::Char('p') => super::editor::jump(&rows, scroll, false),
+                InputKey::Char('n') => jump(&rows, scroll, true),
+                InputKey::Char('p') => jump(&rows, scroll, false),
                 _ => scroll,
             };
             let side_by_side = side_by_side ^ (key == InputKey::Char('s'));
@@ -651,24 +504,13 @@ fn build(state: &State, editor: &OverrideEditor, form: &Form) -> Result<(usize, 
     Ok((doc, edit))
 }
 
-/// The review's rows: the offline diff, replaced by the clusters' dry run as it answers.
-pub fn review_rows(editor: &OverrideEditor) -> Vec<ReviewRow> {
-    editor
-        .preview
-        .as_ref()
-        .map(|p| {
-            super::editor::diff_review_rows(&p.diffs, &editor.dry_run, editor.dry_run_clusters)
-        })
-        .unwrap_or_default()
-}
-
 /// Asks the backend to dry-run the edited objects on their clusters.
 fn ask_for_dry_run(state: &State, editor: &mut OverrideEditor) -> Vec<Effect> {
     editor.dry_run.clear();
     let Some(preview) = &editor.preview else {
         return Vec::new();
     };
-    let (asked, effects) = super::editor::dry_run_of(
+    let (asked, effects) = dry_run_of(
         state,
         preview.fleet.as_ref(),
         &preview.diffs,
@@ -676,13 +518,6 @@ fn ask_for_dry_run(state: &State, editor: &mut OverrideEditor) -> Vec<Effect> {
     );
     editor.dry_run_clusters = asked;
     effects
-}
-
-/// A dry-run answer, kept when it belongs to the edit under review.
-pub fn dry_run_answered(editor: &mut OverrideEditor, revision: u64, items: Vec<PlanItem>) {
-    if editor.revision == revision && matches!(editor.stage, Stage::Reviewing { .. }) {
-        editor.dry_run.extend(items);
-    }
 }
 
 /// From the review to the confirmation: the same popup as `a`, carrying the document to save.

@@ -1,0 +1,158 @@
+//! Drift as the state holds it: the drift book (every drifted field the backend reported,
+//! fields taken back before, owner fights, the last repair) and the drift view's own data
+//! (cursor, marks, the stage of a repair and what its confirmation lists). Plain data: it must
+//! not import the state or act on it (keys, grouping and repairs are `app::drift`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use crate::backend::{CellRef, DriftField, FleetWrite, RevertField};
+
+/// One field of one cell, the unit of marking and repair.
+pub type FieldKey = (CellRef, String);
+
+/// What the backend said about drift, kept whether or not the view is open.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DriftBook {
+    /// The drifted fields of every drifted cell.
+    pub fields: BTreeMap<CellRef, Vec<DriftField>>,
+    /// Fields taken back before, with the manager that had changed them (empty when only the
+    /// audit log knows of the revert, not who had changed the field).
+    pub reverted: BTreeMap<FieldKey, String>,
+    /// Owner fights: fields changed again by the manager they were taken back from.
+    pub fights: BTreeMap<FieldKey, String>,
+    /// The last confirmed repair, for its progress and results.
+    pub last_batch: Option<Batch>,
+}
+
+/// A confirmed repair and the cells it touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Batch {
+    pub verb: Verb,
+    pub cells: Vec<CellRef>,
+    /// Fields it covered.
+    pub fields: usize,
+}
+
+/// The three ways to resolve drift, and removing an ignore rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Revert,
+    Adopt,
+    Ignore,
+    RemoveRule,
+}
+
+impl Verb {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verb::Revert => "revert",
+            Verb::Adopt => "adopt",
+            Verb::Ignore => "ignore",
+            Verb::RemoveRule => "remove rule",
+        }
+    }
+}
+
+/// One cluster's copy of a drift.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Member {
+    pub cell: CellRef,
+    pub manager: Option<String>,
+    /// When the manager last wrote the field, as the cluster says.
+    pub changed: Option<String>,
+    /// Since when (app clock, ms) the cell has been drifted.
+    pub since_ms: Option<u64>,
+    /// The competing manager when this is an owner fight.
+    pub fight: Option<String>,
+}
+
+/// The same drift on one or more clusters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub resource: usize,
+    pub path: String,
+    pub desired: Value,
+    pub live: Value,
+    pub members: Vec<Member>,
+}
+
+/// A row of the drift list: a group, or one cluster of a group of several.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Row {
+    Group(usize),
+    Member(usize, usize),
+}
+
+/// Which list has the keyboard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pane {
+    #[default]
+    Fields,
+    Rules,
+}
+
+/// An ignore rule as the view lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleRow {
+    pub name: String,
+    /// `file:line`.
+    pub location: String,
+    pub summary: String,
+}
+
+/// A field chosen for a repair, with what the confirmation shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub cell: CellRef,
+    pub path: String,
+    pub desired: Value,
+    pub live: Value,
+    pub manager: Option<String>,
+}
+
+/// Browsing, waiting for the engine's file changes, or asking.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Stage {
+    #[default]
+    Browsing,
+    /// `app::drift::refresh` computes what adopting, ignoring or removing a rule writes.
+    Preparing {
+        verb: Verb,
+        targets: Vec<Target>,
+        rule: Option<String>,
+    },
+    Confirming(Box<Plan>),
+}
+
+/// What a confirmed repair does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanEffect {
+    Revert(Vec<RevertField>),
+    Write(FleetWrite),
+}
+
+/// A repair waiting for the operator: the lines listing exactly what will be written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub verb: Verb,
+    pub lines: Vec<String>,
+    /// `y`, or the name of a danger-class cluster that must be typed.
+    pub confirm_word: String,
+    pub typed: String,
+    pub effect: PlanEffect,
+    pub fields: usize,
+}
+
+/// The view's own state; lives in `Mode::Drift`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DriftView {
+    pub cursor: usize,
+    pub marked: BTreeSet<FieldKey>,
+    pub pane: Pane,
+    pub rule_cursor: usize,
+    /// The fleet's ignore rules, filled in by `app::drift::refresh`.
+    pub rules: Vec<RuleRow>,
+    pub stage: Stage,
+}

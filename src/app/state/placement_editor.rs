@@ -1,0 +1,128 @@
+//! The placement editor's own data, as `Mode::Placement` holds it: the field being edited, the
+//! explicit cluster list and selector as typed, the engine's preview and the clusters' dry run,
+//! and whether the operator is editing or reviewing. Plain data: it must not import the state
+//! or act on it (keys and engine work are `app::placement_editor`).
+
+use super::review::{ReviewRow, diff_review_rows};
+use crate::backend::propagate::PlanItem;
+use crate::engine::edit::placement::{EditablePlacement, PlacementPreview, PlacementSource};
+
+/// Which part of the placement the keys edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Field {
+    #[default]
+    Clusters,
+    Selector,
+    /// Karmada only.
+    Fields,
+    /// Karmada only.
+    Tolerations,
+    /// Karmada only.
+    Replicas,
+}
+
+impl Field {
+    /// The next field tab moves to; KubeFed placements have only clusters and a selector.
+    pub fn next(self, dialect: Option<crate::model::Dialect>) -> Field {
+        let karmada = dialect == Some(crate::model::Dialect::Karmada);
+        match self {
+            Field::Clusters => Field::Selector,
+            Field::Selector if karmada => Field::Fields,
+            Field::Fields => Field::Tolerations,
+            Field::Tolerations => Field::Replicas,
+            Field::Selector | Field::Replicas => Field::Clusters,
+        }
+    }
+}
+
+/// Editing, or reviewing the diffs before confirming.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stage {
+    #[default]
+    Editing,
+    Reviewing {
+        /// First review row shown.
+        scroll: usize,
+        /// Old and new side by side instead of one unified column.
+        side_by_side: bool,
+    },
+}
+
+/// The editor's state; lives in `Mode::Placement`.
+#[derive(Debug, Clone, Default)]
+pub struct PlacementEditor {
+    pub resource: usize,
+    /// Filled in by `app::placement_editor::refresh` from the fleet's files.
+    pub source: Option<PlacementSource>,
+    pub field: Field,
+    /// Row of the cluster list (fleet cluster order).
+    pub cursor: usize,
+    pub edit: EditablePlacement,
+    pub original: EditablePlacement,
+    /// What is wrong with the current input, shown inline; nothing is previewed meanwhile.
+    pub error: Option<String>,
+    pub preview: Option<PlacementPreview>,
+    /// Bumped by every edit; the preview belongs to `previewed`.
+    pub revision: u64,
+    pub previewed: u64,
+    pub stage: Stage,
+    /// The clusters' server-side dry run of the edit under review, as answers arrive.
+    pub dry_run: Vec<PlanItem>,
+    /// How many clusters were asked.
+    pub dry_run_clusters: usize,
+}
+
+impl PartialEq for PlacementEditor {
+    fn eq(&self, other: &Self) -> bool {
+        self.resource == other.resource
+            && self.revision == other.revision
+            && self.previewed == other.previewed
+            && self.field == other.field
+            && self.cursor == other.cursor
+            && self.edit == other.edit
+            && self.error == other.error
+            && self.stage == other.stage
+    }
+}
+
+impl Eq for PlacementEditor {}
+
+impl PlacementEditor {
+    pub fn new(resource: usize) -> PlacementEditor {
+        PlacementEditor {
+            resource,
+            revision: 1,
+            ..PlacementEditor::default()
+        }
+    }
+
+    pub fn changed(&self) -> bool {
+        self.edit != self.original
+    }
+
+    /// Whether the preview shown belongs to the current input.
+    pub fn preview_is_current(&self) -> bool {
+        self.previewed == self.revision && self.preview.is_some()
+    }
+}
+
+/// The review's rows, in order; the view draws them and `n`/`p` jump between their hunks.
+/// The clusters' server-side dry run replaces the offline render diff as answers arrive.
+pub fn review_rows(editor: &PlacementEditor) -> Vec<ReviewRow> {
+    let Some(preview) = &editor.preview else {
+        return Vec::new();
+    };
+    let mut rows = Vec::new();
+    for change in preview.leaving() {
+        rows.push(ReviewRow::Note(format!(
+            "{} leaves; its objects stay on it (prune with `flotilla apply --prune`)",
+            change.cluster
+        )));
+    }
+    rows.extend(diff_review_rows(
+        &preview.diffs,
+        &editor.dry_run,
+        editor.dry_run_clusters,
+    ));
+    rows
+}

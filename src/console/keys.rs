@@ -1,0 +1,148 @@
+//! The terminal's keys as the app's messages: a crossterm key event becomes the key map's
+//! [`Key`] (and so a [`KeyCommand`](crate::config::keymap::KeyCommand)), or, while the operator
+//! is typing, an [`InputKey`]; ctrl-c always quits and a resize is an [`Action`] like any other.
+//! This is the only place crossterm's key types are read. It must not decide what a key does:
+//! that is the key map's and `update`'s job.
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use crate::app::action::{Action, InputKey};
+use crate::config::keymap::{Key, KeyCodeName, Keymap};
+
+/// The action a terminal event stands for, if any: `typing` says whether keys go to a text
+/// input (see [`crate::app::update::is_typing`]) rather than to the key map.
+pub fn action_for(event: Event, typing: bool, keymap: &Keymap) -> Option<Action> {
+    match event {
+        Event::Key(key) if key.kind != KeyEventKind::Release => {
+            let ctrl_c =
+                key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+            if ctrl_c {
+                Some(Action::Terminate)
+            } else if typing {
+                input_key_of(key).map(Action::Input)
+            } else {
+                key_of(key)
+                    .and_then(|key| keymap.command_for(key))
+                    .map(Action::Command)
+            }
+        }
+        Event::Resize(width, height) => Some(Action::Resize { width, height }),
+        _ => None,
+    }
+}
+
+/// The input key a terminal key stands for while typing; `None` for keys inputs ignore.
+pub fn input_key_of(event: KeyEvent) -> Option<InputKey> {
+    let ctrl = event.modifiers.contains(KeyModifiers::CONTROL);
+    Some(match event.code {
+        KeyCode::Char('u') if ctrl => InputKey::ClearLine,
+        KeyCode::Char(_) if ctrl => return None,
+        KeyCode::Char(c) => InputKey::Char(c),
+        KeyCode::Backspace => InputKey::Backspace,
+        KeyCode::Enter => InputKey::Enter,
+        KeyCode::Esc => InputKey::Esc,
+        KeyCode::Tab => InputKey::Tab,
+        KeyCode::Up | KeyCode::BackTab => InputKey::Up,
+        KeyCode::Down => InputKey::Down,
+        _ => return None,
+    })
+}
+
+/// The key a terminal event stands for, if a map could name it. Shift is not part of a key:
+/// it is already in the character (`?`, `G`).
+pub fn key_of(event: KeyEvent) -> Option<Key> {
+    let code = match event.code {
+        KeyCode::Char(c) => KeyCodeName::Char(c),
+        KeyCode::Enter => KeyCodeName::Enter,
+        KeyCode::Esc => KeyCodeName::Esc,
+        KeyCode::Tab => KeyCodeName::Tab,
+        KeyCode::BackTab => KeyCodeName::BackTab,
+        KeyCode::Up => KeyCodeName::Up,
+        KeyCode::Down => KeyCodeName::Down,
+        KeyCode::Left => KeyCodeName::Left,
+        KeyCode::Right => KeyCodeName::Right,
+        KeyCode::PageUp => KeyCodeName::PageUp,
+        KeyCode::PageDown => KeyCodeName::PageDown,
+        KeyCode::Home => KeyCodeName::Home,
+        KeyCode::End => KeyCodeName::End,
+        KeyCode::Backspace => KeyCodeName::Backspace,
+        _ => return None,
+    };
+    Some(Key {
+        code,
+        ctrl: event.modifiers.contains(KeyModifiers::CONTROL),
+        alt: event.modifiers.contains(KeyModifiers::ALT),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::keymap::KeyCommand;
+
+    fn press(code: KeyCode, modifiers: KeyModifiers) -> Event {
+        Event::Key(KeyEvent::new(code, modifiers))
+    }
+
+    #[test]
+    fn terminal_keys_reach_the_default_map_as_it_names_them() {
+        let map = Keymap::built_in("default");
+        let command = |code, modifiers| action_for(press(code, modifiers), false, &map);
+        assert_eq!(
+            command(KeyCode::Char('q'), KeyModifiers::NONE),
+            Some(Action::Command(KeyCommand::Quit))
+        );
+        // A shifted character is the character: `?` is bound as `?`.
+        assert_eq!(
+            command(KeyCode::Char('?'), KeyModifiers::SHIFT),
+            Some(Action::Command(KeyCommand::Help))
+        );
+        assert_eq!(
+            command(KeyCode::Char('j'), KeyModifiers::NONE),
+            Some(Action::Command(KeyCommand::Down))
+        );
+        assert_eq!(
+            key_of(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::ALT)),
+            Key::parse("alt-x").ok()
+        );
+        assert_eq!(
+            key_of(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)),
+            Key::parse("shift-tab").ok()
+        );
+    }
+
+    #[test]
+    fn ctrl_c_quits_whatever_the_mode_and_typing_goes_to_the_input() {
+        let map = Keymap::built_in("default");
+        let ctrl_c = press(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(
+            action_for(ctrl_c.clone(), false, &map),
+            Some(Action::Terminate)
+        );
+        assert_eq!(action_for(ctrl_c, true, &map), Some(Action::Terminate));
+        let q = press(KeyCode::Char('q'), KeyModifiers::NONE);
+        assert_eq!(
+            action_for(q, true, &map),
+            Some(Action::Input(InputKey::Char('q'))),
+            "while typing, q is a letter"
+        );
+        let ctrl_u = press(KeyCode::Char('u'), KeyModifiers::CONTROL);
+        assert_eq!(
+            action_for(ctrl_u, true, &map),
+            Some(Action::Input(InputKey::ClearLine))
+        );
+        let released = Event::Key(KeyEvent::new_with_kind(
+            KeyCode::Char('q'),
+            KeyModifiers::NONE,
+            KeyEventKind::Release,
+        ));
+        assert_eq!(action_for(released, false, &map), None);
+        assert_eq!(
+            action_for(Event::Resize(100, 30), false, &map),
+            Some(Action::Resize {
+                width: 100,
+                height: 30
+            })
+        );
+    }
+}

@@ -1,0 +1,88 @@
+//! What every view shares: the context it draws with (theme, key map, ASCII) and the small
+//! building blocks — a pane's bordered block, a centred popup, text cut to fit, the selected
+//! row's style, scrolling that keeps the cursor visible. Pure drawing helpers: they must not
+//! read the state beyond what they are handed, nor import a view.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::Span;
+use ratatui::widgets::{Block, Borders};
+
+use crate::app::state::{Pane, State};
+use crate::config::keymap::Keymap;
+use crate::config::theme::Theme;
+
+/// What every view needs besides the state.
+pub struct ViewContext<'a> {
+    pub theme: &'a Theme,
+    pub keymap: &'a Keymap,
+    /// Draw with ASCII symbols only.
+    pub ascii: bool,
+}
+
+/// A bordered block whose border shows whether its pane has the keyboard.
+pub(super) fn pane_block<'a>(title: &'a str, focused: bool, theme: &Theme) -> Block<'a> {
+    let border = if focused {
+        theme.border_focused
+    } else {
+        theme.border
+    };
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(border)
+        .title(Span::styled(format!(" {title} "), theme.title))
+}
+
+/// Truncates to `width` characters, marking the cut with an ellipsis.
+pub(super) fn fit(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// The style for the row under the cursor in the focused pane.
+pub(super) fn row_style(selected: bool, focused: bool, theme: &Theme) -> Style {
+    if selected && focused {
+        theme.selection
+    } else {
+        Style::default()
+    }
+}
+
+pub(super) fn focused(state: &State, pane: Pane) -> bool {
+    state.focus == pane
+}
+
+/// The first row to draw so the cursor stays visible in `rows` lines.
+pub(super) fn scroll_offset(cursor: usize, rows: usize) -> usize {
+    cursor.saturating_sub(rows.saturating_sub(1))
+}
+
+/// A popup of `lines` text lines (plus borders) at most `width` wide, centred in `area`, with
+/// whatever was under it cleared.
+pub(super) fn popup(frame: &mut Frame, area: Rect, width: u16, lines: usize) -> Rect {
+    let height = (lines as u16).saturating_add(2).min(area.height);
+    let width = width.min(area.width);
+    let rect = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    };
+    frame.render_widget(ratatui::widgets::Clear, rect);
+    rect
+}
+
+/// The inner area of a bordered block.
+pub(super) fn inner(area: Rect) -> Rect {
+    Rect {
+        x: area.x.saturating_add(1),
+        y: area.y.saturating_add(1),
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(2),
+    }
+}

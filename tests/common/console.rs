@@ -1,0 +1,223 @@
+//! The console without a terminal, driven as an operator drives it (in the spirit of helix's
+//! `test_key_sequence`): keys written as in key map files go through the console's own key
+//! mapping (`console::keys`) and the default key map into the real `update`, and the session
+//! runs the same engine work after every action as the console loop does. The effects each
+//! action produces come back to the test; a console made `running_effects` also has the
+//! session run them (saving edits, sending the rest to a channel the test reads), as the
+//! console loop does. It must not reimplement anything the session or the loop does.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use flotilla::app::action::{Action, InputKey};
+use flotilla::app::session::{Session, Store};
+use flotilla::app::state::State;
+use flotilla::app::update::is_typing;
+use flotilla::backend::Effect;
+use flotilla::config::keymap::{Key, KeyCodeName, KeyCommand, Keymap};
+use flotilla::engine::{Fleet, SourceFile, load_fleet};
+use tokio::sync::mpsc;
+
+/// A headless console: the session (state, fleet and files) and what it sent.
+pub struct Console {
+    pub session: Session,
+    sent: mpsc::UnboundedReceiver<Effect>,
+    keymap: Keymap,
+    runs_effects: bool,
+}
+
+/// The console is its session with a keyboard: `console.state`, `console.fleet` read through.
+impl Deref for Console {
+    type Target = Session;
+
+    fn deref(&self) -> &Session {
+        &self.session
+    }
+}
+
+impl DerefMut for Console {
+    fn deref_mut(&mut self) -> &mut Session {
+        &mut self.session
+    }
+}
+
+impl Console {
+    /// The demo fleet, kept in memory, before the backend reported anything.
+    pub fn demo() -> Console {
+        let files = flotilla::demo_fleet::demo_files();
+        let (fleet, errors) = load_fleet(&files);
+        assert!(errors.is_empty(), "{errors:?}");
+        let fleet = Arc::new(fleet);
+        let state = flotilla::app::state_for_fleet(&fleet, "demo".into());
+        Console::new(state, fleet, files)
+    }
+
+    /// A console on this state, fleet and files (kept in memory).
+    pub fn new(state: State, fleet: Arc<Fleet>, files: Vec<SourceFile>) -> Console {
+        let (effects, sent) = mpsc::unbounded_channel();
+        Console {
+            session: Session {
+                state,
+                effects: Some(effects),
+                fleet,
+                files,
+                store: Store::Memory,
+            },
+            sent,
+            keymap: Keymap::built_in("default"),
+            runs_effects: false,
+        }
+    }
+
+    /// A console on a state the test built, with no fleet files behind it (a hub's).
+    pub fn on_state(state: State) -> Console {
+        Console::new(state, Arc::new(Fleet::default()), Vec::new())
+    }
+
+    /// The session also runs every action's effects, as the console loop does.
+    pub fn running_effects(mut self) -> Console {
+        self.runs_effects = true;
+        self
+    }
+
+    /// One action through `update` and the session's engine work; its effects.
+    pub fn act(&mut self, action: Action) -> Vec<Effect> {
+        let effects = self.session.step(action);
+        if self.runs_effects {
+            self.session.run_effects(effects.clone());
+        }
+        effects
+    }
+
+    pub fn command(&mut self, command: KeyCommand) -> Vec<Effect> {
+        self.act(Action::Command(command))
+    }
+
+    pub fn key(&mut self, key: InputKey) -> Vec<Effect> {
+        self.act(Action::Input(key))
+    }
+
+    /// Types into the open input; typing alone writes nothing.
+    pub fn type_text(&mut self, text: &str) {
+        for c in text.chars() {
+            assert!(
+                self.key(InputKey::Char(c)).is_empty(),
+                "typing writes nothing"
+            );
+        }
+    }
+
+    /// Presses a sequence of keys, each a character or a key map name in angle brackets
+    /// (`"i2.5.0<enter><enter>y"`, `"<tab><ctrl-u>env=dev"`), as the terminal would send
+    /// them: outside an input they go through the default key map, inside one they are typed.
+    /// Returns every effect they produced, in order.
+    pub fn keys(&mut self, sequence: &str) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        for key in parse_keys(sequence) {
+            let typing = is_typing(&self.session.state);
+            let event = Event::Key(key_event(key));
+            if let Some(action) = flotilla::console::keys::action_for(event, typing, &self.keymap) {
+                effects.extend(self.act(action));
+            }
+        }
+        effects
+    }
+
+    /// Effects the session sent to the backend so far.
+    pub fn sent(&mut self) -> Vec<Effect> {
+        let mut sent = Vec::new();
+        while let Ok(effect) = self.sent.try_recv() {
+            sent.push(effect);
+        }
+        sent
+    }
+
+    /// Focuses the resources pane and puts its cursor on the resource with this display key.
+    pub fn select(&mut self, key: &str) -> usize {
+        self.command(KeyCommand::FocusNext);
+        let row = self
+            .state
+            .resources
+            .iter()
+            .position(|r| r.target.display_key() == key)
+            .unwrap_or_else(|| panic!("no resource {key}"));
+        self.session.state.resource_view.cursor = self
+            .state
+            .resource_view
+            .visible
+            .iter()
+            .position(|r| *r == row)
+            .expect("the resource is visible");
+        row
+    }
+
+    /// Puts the clusters pane's cursor on this cluster (the matrix column).
+    pub fn select_cluster(&mut self, name: &str) -> usize {
+        let cluster = self.cluster(name);
+        self.session.state.cluster_view.cursor = self
+            .state
+            .cluster_view
+            .visible
+            .iter()
+            .position(|c| *c == cluster)
+            .expect("the cluster is visible");
+        cluster
+    }
+
+    /// A cluster's index in the fleet.
+    pub fn cluster(&self, name: &str) -> usize {
+        self.fleet.cluster_index(name).expect("a demo cluster")
+    }
+}
+
+/// `"ab<enter><ctrl-u>"` as keys: characters, and key map names in angle brackets.
+fn parse_keys(sequence: &str) -> Vec<Key> {
+    let mut keys = Vec::new();
+    let mut rest = sequence;
+    while let Some(c) = rest.chars().next() {
+        if c == '<'
+            && let Some(end) = rest.find('>')
+        {
+            let name = &rest[1..end];
+            keys.push(Key::parse(name).unwrap_or_else(|err| panic!("{sequence:?}: {err}")));
+            rest = &rest[end + 1..];
+            continue;
+        }
+        keys.push(Key {
+            code: KeyCodeName::Char(c),
+            ctrl: false,
+            alt: false,
+        });
+        rest = &rest[c.len_utf8()..];
+    }
+    keys
+}
+
+/// The terminal event a key map key stands for.
+fn key_event(key: Key) -> KeyEvent {
+    let code = match key.code {
+        KeyCodeName::Char(c) => KeyCode::Char(c),
+        KeyCodeName::Enter => KeyCode::Enter,
+        KeyCodeName::Esc => KeyCode::Esc,
+        KeyCodeName::Tab => KeyCode::Tab,
+        KeyCodeName::BackTab => KeyCode::BackTab,
+        KeyCodeName::Up => KeyCode::Up,
+        KeyCodeName::Down => KeyCode::Down,
+        KeyCodeName::Left => KeyCode::Left,
+        KeyCodeName::Right => KeyCode::Right,
+        KeyCodeName::PageUp => KeyCode::PageUp,
+        KeyCodeName::PageDown => KeyCode::PageDown,
+        KeyCodeName::Home => KeyCode::Home,
+        KeyCodeName::End => KeyCode::End,
+        KeyCodeName::Backspace => KeyCode::Backspace,
+    };
+    let mut modifiers = KeyModifiers::NONE;
+    if key.ctrl {
+        modifiers |= KeyModifiers::CONTROL;
+    }
+    if key.alt {
+        modifiers |= KeyModifiers::ALT;
+    }
+    KeyEvent::new(code, modifiers)
+}
