@@ -67,7 +67,6 @@ const MAIN: CrateRules = CrateRules {
         layer("cli", 8),
         layer("output", 8),
         layer("logging", 8),
-        layer("terminal", 8),
         layer("views", 7),
         layer("app", 6),
         layer("backend", 5),
