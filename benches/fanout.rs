@@ -9,8 +9,10 @@ use std::time::{Duration, Instant};
 use criterion::Criterion;
 use serde_json::json;
 
-use flotilla::backend::fake::FakeCluster;
-use flotilla::backend::propagate::{self, Options, PlanMode, Target};
+use flotilla::backend::fanout::apply;
+use flotilla::backend::fanout::fake::FakeCluster;
+use flotilla::backend::fanout::planning::{self, PlanMode};
+use flotilla::backend::fanout::targets::{Options, Target};
 
 const CLUSTERS: usize = 1500;
 const RTT: Duration = Duration::from_millis(50);
@@ -53,11 +55,11 @@ fn main() {
     let floor = floor(&options);
 
     let started = Instant::now();
-    let items = runtime.block_on(propagate::plan(&targets, PlanMode::DryRun, options, &quiet));
+    let items = runtime.block_on(planning::plan(&targets, PlanMode::DryRun, options, &quiet));
     let plan_time = started.elapsed();
     assert_eq!(items.len(), CLUSTERS);
     let started = Instant::now();
-    let applied = runtime.block_on(propagate::apply(
+    let applied = runtime.block_on(apply::apply(
         &targets,
         false,
         &Default::default(),
@@ -84,11 +86,11 @@ fn main() {
         .configure_from_args();
     let mut group = criterion.benchmark_group("fanout_1500x1_50ms");
     group.bench_function("plan", |b| {
-        b.iter(|| runtime.block_on(propagate::plan(&targets, PlanMode::DryRun, options, &quiet)))
+        b.iter(|| runtime.block_on(planning::plan(&targets, PlanMode::DryRun, options, &quiet)))
     });
     group.bench_function("apply", |b| {
         b.iter(|| {
-            runtime.block_on(propagate::apply(
+            runtime.block_on(apply::apply(
                 &targets,
                 false,
                 &Default::default(),

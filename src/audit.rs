@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::backend::propagate::{ApplyItem, Outcome};
+use crate::backend::fanout::apply::{ApplyItem, Outcome};
 
 /// The result of one audited write on one cluster.
 #[derive(Debug, Clone, PartialEq, Serialize)]

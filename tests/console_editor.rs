@@ -99,10 +99,10 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
     console.key(InputKey::Char('p'));
     assert_eq!(console.editor().stage, reviewing(0, true));
     // The server's answer replaces the offline diff.
-    let answer = flotilla::backend::propagate::PlanItem {
+    let answer = flotilla::backend::fanout::planning::PlanItem {
         cluster: "dev-eu-west-1".into(),
         resource: console.state.resources[cronjob].target.clone(),
-        action: flotilla::backend::propagate::Action::Create,
+        action: flotilla::backend::fanout::planning::PlanAction::Create,
         diff: "+kind: CronJob\n".into(),
         message: String::new(),
     };

@@ -130,10 +130,10 @@ fn an_image_tag_override_for_one_cluster_previews_that_cluster_and_saves_the_rul
             side_by_side: true
         }
     );
-    let answer = flotilla::backend::propagate::PlanItem {
+    let answer = flotilla::backend::fanout::planning::PlanItem {
         cluster: "prod-eu-west-1".into(),
         resource: preview_resource(&console),
-        action: flotilla::backend::propagate::Action::Update,
+        action: flotilla::backend::fanout::planning::PlanAction::Update,
         diff: "-image: old\n+image: new\n".into(),
         message: String::new(),
     };

@@ -875,7 +875,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
     use flotilla::app::Action;
     use flotilla::app::action::InputKey;
     use flotilla::app::state::Mode;
-    use flotilla::backend::propagate::Action as PlanAction;
+    use flotilla::backend::fanout::planning::PlanAction;
     use flotilla::config::keymap::KeyCommand;
     use flotilla::model::CellStatus;
 
@@ -1323,7 +1323,7 @@ fn hub_karmada_plan_and_drift_compare_with_what_karmada_rendered() {
     // The proxy really reaches member-1: the object read through it is member-1's.
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let through_proxy = runtime.block_on(async {
-        use flotilla::backend::cluster::ClusterApi;
+        use flotilla::backend::fanout::cluster_api::ClusterApi;
         let hub = flotilla::backend::hub::connect(Some(hub_only.path()), "hub", Default::default())
             .await
             .expect("connect");

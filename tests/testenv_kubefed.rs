@@ -952,7 +952,7 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
     use flotilla::app::Action;
     use flotilla::app::action::InputKey;
     use flotilla::app::state::Mode;
-    use flotilla::backend::propagate::Action as PlanAction;
+    use flotilla::backend::fanout::planning::PlanAction;
     use flotilla::config::keymap::KeyCommand;
     use flotilla::model::CellStatus;
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use support::{Restart, TestNamespace, env, flotilla, kubectl_ok, output_text, testenv_cmd_ok};
 
-/// The per-cluster timeout of plan and apply (backend::propagate::Options::default()).
+/// The per-cluster timeout of plan and apply (backend::fanout::targets::Options::default()).
 const CLUSTER_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[test]

@@ -18,7 +18,7 @@ use super::state::drift::{
 };
 use super::state::{Mode, State};
 use super::text_input::edit_text;
-use crate::backend::propagate::FIELD_MANAGER;
+use crate::backend::fanout::object::FIELD_MANAGER;
 use crate::backend::{CellRef, DriftField, Effect, FileText, FleetWrite, RevertField};
 use crate::engine::edit::drift_repair::{self, Chosen};
 use crate::engine::{Fleet, SourceFile};

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use super::state::override_editor;
 use super::state::placement_editor::Stage;
 use super::state::{Mode, State};
-use crate::backend::propagate::PlanItem;
+use crate::backend::fanout::planning::PlanItem;
 use crate::backend::{CellRef, Effect, SharedFleet};
 use crate::engine::Fleet;
 use crate::engine::edit::placement::DiffGroup;

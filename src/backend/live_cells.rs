@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::propagate::{DriftField, drift_fields_ignoring, resource_of};
+use super::fanout::drift::{DriftField, drift_fields_ignoring};
+use super::fanout::object::resource_of;
 use super::{CellRef, CellUpdate};
 use crate::engine::{Decision, Fleet};
 use crate::model::{CellStatus, ResourceRef, StatusKind};

@@ -3,13 +3,10 @@
 //! [`BackendEvent`]s. It must never reach into the app's state, and a slow or dead cluster
 //! must never block another cluster or the UI.
 
-pub mod cluster;
-pub mod fake;
+pub mod fanout;
 pub mod hub;
 pub mod kube;
 pub mod live_cells;
-pub mod propagate;
-pub mod revert;
 pub mod sim;
 
 use crate::model::{CellStatus, ClusterStatus, StatusKind};
@@ -51,7 +48,7 @@ pub enum BackendEvent {
     /// editor's, so a stale answer is dropped).
     DryRun {
         revision: u64,
-        items: Vec<propagate::PlanItem>,
+        items: Vec<fanout::planning::PlanItem>,
     },
     /// Hub mode: rows the hub gained since the console started (a new binding, Federated
     /// object or ManifestWork manifest), appended after the existing rows; their cells follow
@@ -68,7 +65,7 @@ pub enum BackendEvent {
     },
 }
 
-pub use propagate::DriftField;
+pub use fanout::drift::DriftField;
 
 /// A row a hub gained while the console runs.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,12 +8,15 @@ use std::io::Write;
 
 use super::propagate::{Items, plan_exit, plan_table, progress, report_drift};
 use crate::backend::CellRef;
-use crate::backend::cluster::ApiError;
+use crate::backend::fanout::cluster_api::ApiError;
+use crate::backend::fanout::drift;
+use crate::backend::fanout::object::resource_of;
+use crate::backend::fanout::planning::{PlanAction, PlanItem};
+use crate::backend::fanout::targets::{Ignores, Options, Target};
 use crate::backend::hub::poll::{Compare, preview_items};
 use crate::backend::hub::{self, Hub, HubError, HubView};
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig::Timeouts;
-use crate::backend::propagate::{self, Action, Ignores, Options, PlanItem, Target, resource_of};
 use crate::cli::{GlobalArgs, PlanArgs, ScopeArgs, exit};
 use crate::engine::{Fleet, load_fleet};
 use crate::model::ResourceRef;
@@ -138,7 +141,7 @@ pub fn plan_items(fleet: &Fleet, view: &HubView, scope: &ScopeArgs) -> Vec<PlanI
                 items.push(PlanItem {
                     cluster: cluster.clone(),
                     resource: resource_of(object),
-                    action: Action::Prune,
+                    action: PlanAction::Prune,
                     diff: String::new(),
                     message: format!(
                         "{} removes it: the fleet no longer places it here",
@@ -200,7 +203,7 @@ pub async fn run_drift(
             prune_namespaces: Default::default(),
         });
     }
-    let (items, errors) = propagate::drift_with(
+    let (items, errors) = drift::drift_with(
         &targets,
         Options::default(),
         &Ignores::default(),

@@ -1,6 +1,6 @@
 //! `flotilla plan`, `apply` and `drift` against live clusters in raw-contexts mode: builds one
 //! target per inventory cluster (its client and the objects the engine renders for it),
-//! runs the fan-out of [`crate::backend::propagate`], and writes the contract shapes with
+//! runs the fan-out of [`crate::backend::fanout`], and writes the contract shapes with
 //! their exit codes. Confirmation for apply lives here. It must not talk to a cluster except
 //! through the [`ClusterApi`] it builds, and never prunes without `--prune` and confirmation.
 
@@ -10,13 +10,14 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::backend::cluster::{ApiError, ClusterApi};
+use crate::backend::fanout::apply::{self, ApplyItem, Outcome};
+use crate::backend::fanout::cluster_api::{ApiError, ClusterApi};
+use crate::backend::fanout::drift::{self, DriftError, DriftItem};
+use crate::backend::fanout::object::resource_of;
+use crate::backend::fanout::planning::{self, PlanAction, PlanItem, PlanMode};
+use crate::backend::fanout::targets::{Ignores, Options, Target};
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::{self, kubeconfig::Timeouts};
-use crate::backend::propagate::{
-    self, Action, ApplyItem, DriftError, DriftItem, Ignores, Options, Outcome, PlanItem, PlanMode,
-    Target, resource_of,
-};
 use crate::cli::{ApplyArgs, GlobalArgs, PlanArgs, ScopeArgs, exit};
 use crate::engine::{Decision, Fleet};
 use crate::model::ResourceRef;
@@ -234,9 +235,9 @@ pub(crate) struct Items<'a, T> {
 
 /// Exit code of a plan: 3 when a cluster or object failed, 1 with changes, else 0.
 pub fn plan_exit(items: &[PlanItem]) -> u8 {
-    if items.iter().any(|i| i.action == Action::Error) {
+    if items.iter().any(|i| i.action == PlanAction::Error) {
         exit::PARTIAL
-    } else if items.iter().any(|i| i.action != Action::Unchanged) {
+    } else if items.iter().any(|i| i.action != PlanAction::Unchanged) {
         exit::CHANGES
     } else {
         exit::OK
@@ -261,7 +262,7 @@ pub async fn run_plan(
     } else {
         PlanMode::DryRun
     };
-    let items = propagate::plan_with(
+    let items = planning::plan_with(
         &targets,
         mode,
         Options::default(),
@@ -306,23 +307,23 @@ pub fn plan_table(out: &mut dyn Write, items: &[PlanItem]) -> std::io::Result<()
             write!(out, "  ({})", item.message)?;
         }
         writeln!(out)?;
-        if item.action != Action::Unchanged {
+        if item.action != PlanAction::Unchanged {
             for line in item.diff.lines() {
                 writeln!(out, "    {line}")?;
             }
         }
     }
-    let count = |action: Action| items.iter().filter(|i| i.action == action).count();
+    let count = |action: PlanAction| items.iter().filter(|i| i.action == action).count();
     let clusters: BTreeSet<&str> = items.iter().map(|i| i.cluster.as_str()).collect();
     writeln!(
         out,
         "Plan: {} to create, {} to update, {} unchanged, {} to prune, {} conflicts, {} errors, on {} clusters.",
-        count(Action::Create),
-        count(Action::Update),
-        count(Action::Unchanged),
-        count(Action::Prune),
-        count(Action::Conflict),
-        count(Action::Error),
+        count(PlanAction::Create),
+        count(PlanAction::Update),
+        count(PlanAction::Unchanged),
+        count(PlanAction::Prune),
+        count(PlanAction::Conflict),
+        count(PlanAction::Error),
         clusters.len()
     )
 }
@@ -375,7 +376,7 @@ pub async fn run_apply(
     let pruning = args.prune && targets.iter().any(|t| !t.prune_kinds.is_empty());
     if !args.yes || pruning {
         // Show what will happen (and find the prune candidates) before asking.
-        let items = propagate::plan_with(
+        let items = planning::plan_with(
             &targets,
             PlanMode::DryRun,
             options,
@@ -383,7 +384,7 @@ pub async fn run_apply(
             &progress("plan"),
         )
         .await;
-        for item in items.iter().filter(|i| i.action == Action::Prune) {
+        for item in items.iter().filter(|i| i.action == PlanAction::Prune) {
             prune
                 .entry(item.cluster.clone())
                 .or_default()
@@ -403,7 +404,7 @@ pub async fn run_apply(
             }
         }
     }
-    let items = propagate::apply_with(
+    let items = apply::apply_with(
         &targets,
         args.force_conflicts,
         &prune,
@@ -485,7 +486,7 @@ pub async fn run_drift(
         Err(InputError(message)) => return Ok(input_error(&message)),
     };
     let (items, errors) =
-        propagate::drift_with(&targets, Options::default(), &ignores, &progress("drift")).await;
+        drift::drift_with(&targets, Options::default(), &ignores, &progress("drift")).await;
     for note in super::repair::owner_fights(&items, &audit::read_entries()) {
         eprintln!("note: {note}");
     }

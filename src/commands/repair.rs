@@ -14,10 +14,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::audit::{self, ClusterResult, Entry};
-use crate::backend::cluster::ClusterApi;
-use crate::backend::propagate::{
-    self, FIELD_MANAGER, Ignores, Options, Outcome, Target, resource_of,
-};
+use crate::backend::fanout::apply::Outcome;
+use crate::backend::fanout::cluster_api::ClusterApi;
+use crate::backend::fanout::drift::{self, DriftItem};
+use crate::backend::fanout::object::{FIELD_MANAGER, resource_of};
+use crate::backend::fanout::revert::{Chosen, revert_fields};
+use crate::backend::fanout::targets::{Ignores, Options, Target};
 use crate::cli::{GlobalArgs, RepairArgs, exit};
 use crate::engine::compare::diff::{self, Segment};
 use crate::engine::compare::ignore::{self, IgnoreRule, PathPattern};
@@ -132,7 +134,7 @@ pub async fn run_repair(
     };
     let options = Options::default();
     let (drifted, errors) =
-        propagate::drift_with(&prepared.targets, options, &prepared.ignores, &|_, _| {}).await;
+        drift::drift_with(&prepared.targets, options, &prepared.ignores, &|_, _| {}).await;
     for error in &errors {
         eprintln!(
             "error: {}: {}: {}",
@@ -246,7 +248,7 @@ fn capitalised(word: &str) -> String {
 async fn details<A: ClusterApi>(
     targets: &[Target<A>],
     ignores: &Ignores,
-    drifted: &[propagate::DriftItem],
+    drifted: &[DriftItem],
     path: Option<&PathPattern>,
 ) -> Vec<Found> {
     let mut found = Vec::new();
@@ -355,11 +357,11 @@ async fn revert<A: ClusterApi>(
     found: &[Found],
     options: Options,
 ) -> (Vec<RepairItem>, Entry) {
-    let chosen: BTreeSet<crate::backend::revert::Chosen> = found
+    let chosen: BTreeSet<Chosen> = found
         .iter()
         .map(|f| (f.cluster.clone(), f.resource.clone(), f.pointer.clone()))
         .collect();
-    let results = crate::backend::revert::revert_fields(targets, &chosen, ignores, options).await;
+    let results = revert_fields(targets, &chosen, ignores, options).await;
     let rows: Vec<RepairItem> = found
         .iter()
         .map(|f| {
@@ -603,7 +605,7 @@ fn write_ignore(
 /// Drifted fields that `repair --revert` already took back before (as the audit log says) and
 /// that the same kind of change hit again: likely an owner fight with another manager (an
 /// autoscaler, a controller). One note per field, suggesting an ignore rule.
-pub fn owner_fights(items: &[propagate::DriftItem], entries: &[Value]) -> Vec<String> {
+pub fn owner_fights(items: &[DriftItem], entries: &[Value]) -> Vec<String> {
     let has = |entry: &Value, key: &str, wanted: &str| {
         entry[key]
             .as_array()
@@ -691,7 +693,7 @@ mod tests {
 
     #[test]
     fn a_field_reverted_before_and_changed_again_is_an_owner_fight() {
-        let item = propagate::DriftItem {
+        let item = DriftItem {
             cluster: "east".into(),
             resource: ResourceRef {
                 api_version: "apps/v1".into(),
@@ -699,7 +701,7 @@ mod tests {
                 namespace: Some("shop".into()),
                 name: "web".into(),
             },
-            fields: vec![propagate::DriftField {
+            fields: vec![drift::DriftField {
                 path: "/spec/replicas".into(),
                 desired: json!(2),
                 live: json!(5),
@@ -732,8 +734,8 @@ mod tests {
 
     #[tokio::test]
     async fn revert_takes_back_only_the_chosen_field() {
-        use crate::backend::cluster::ApplyMode;
-        use crate::backend::fake::FakeCluster;
+        use crate::backend::fanout::cluster_api::ApplyMode;
+        use crate::backend::fanout::fake::FakeCluster;
         use std::sync::Arc;
         let desired = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "a", "namespace": "shop"},

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::review::{ReviewRow, diff_review_rows};
-use crate::backend::propagate::PlanItem;
+use crate::backend::fanout::planning::PlanItem;
 use crate::engine::edit::override_rules::{OverrideDoc, OverridePreview, RuleView};
 use crate::engine::overrides::overriders::ImageComponent;
 use crate::engine::overrides::patch::OpKind;

@@ -4,7 +4,7 @@
 //! or act on it (keys and engine work are `app::placement_editor`).
 
 use super::review::{ReviewRow, diff_review_rows};
-use crate::backend::propagate::PlanItem;
+use crate::backend::fanout::planning::PlanItem;
 use crate::engine::edit::placement::{EditablePlacement, PlacementPreview, PlacementSource};
 
 /// Which part of the placement the keys edit.

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::backend::propagate::PlanItem;
+use crate::backend::fanout::planning::PlanItem;
 use crate::engine::edit::placement::DiffGroup;
 
 /// One row of the review: what the preview does, then each diff group's hunks.

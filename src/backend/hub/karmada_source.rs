@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::karmada::Binding;
 use super::list_values;
-use crate::backend::cluster::ClusterApi;
+use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::kube::api::KubeCluster;
 use crate::engine::SourceFile;
 use crate::model::ResourceRef;

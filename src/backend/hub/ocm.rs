@@ -482,7 +482,7 @@ pub async fn write_placement(
     let patch: json_patch::Patch = serde_json::from_value(Value::Array(ops.to_vec()))
         .map_err(|err| format!("the edit is not a JSON patch: {err}"))?;
     let params = kube::api::PatchParams {
-        field_manager: Some(crate::backend::propagate::FIELD_MANAGER.to_string()),
+        field_manager: Some(crate::backend::fanout::object::FIELD_MANAGER.to_string()),
         ..Default::default()
     };
     let Err(err) = api

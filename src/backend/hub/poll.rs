@@ -15,9 +15,10 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::{Hub, HubKind, HubRow, HubView, delivered_form, sort_rows};
-use crate::backend::cluster::{ApplyMode, ClusterApi};
+use crate::backend::fanout::cluster_api::{ApplyMode, ClusterApi};
+use crate::backend::fanout::object::resource_of;
+use crate::backend::fanout::planning::{PlanAction, PlanItem};
 use crate::backend::kube::api::KubeCluster;
-use crate::backend::propagate::{Action, PlanItem, resource_of};
 use crate::backend::{AddedResource, BackendEvent, CellRef, CellUpdate, Effect};
 use crate::engine::compare::diff;
 use crate::engine::edit::ocm_placement::PlacementWorld;
@@ -235,7 +236,7 @@ async fn drop_what_others_kept(hub: &Hub, edited: &Value, stored: &Value) -> Res
     ]))
     .map_err(|err| err.to_string())?;
     let params = kube::api::PatchParams {
-        field_manager: Some(crate::backend::propagate::FIELD_MANAGER.to_string()),
+        field_manager: Some(crate::backend::fanout::object::FIELD_MANAGER.to_string()),
         ..Default::default()
     };
     api.patch(&name, &params, &kube::api::Patch::Json::<()>(patch))
@@ -540,16 +541,16 @@ pub fn preview_items(
         let diff = diff::unified(live.as_ref(), &desired, &label);
         let (action, message) = match &live {
             None => (
-                Action::Create,
+                PlanAction::Create,
                 format!(
                     "{} has rendered nothing for {} yet",
                     view.kind.as_str(),
                     cluster.name
                 ),
             ),
-            Some(_) if diff.is_empty() => (Action::Unchanged, String::new()),
+            Some(_) if diff.is_empty() => (PlanAction::Unchanged, String::new()),
             Some(_) => (
-                Action::Update,
+                PlanAction::Update,
                 format!(
                     "against the object {} rendered for {}",
                     view.kind.as_str(),
@@ -577,8 +578,9 @@ async fn against_members(
     cells: &[CellRef],
     view: &HubView,
 ) -> Vec<PlanItem> {
+    use crate::backend::fanout::planning::{PlanMode, plan_with};
+    use crate::backend::fanout::targets::{Ignores, Options, Target};
     use crate::backend::kube::kubeconfig::Timeouts;
-    use crate::backend::propagate::{Ignores, Options, PlanMode, Target, plan_with};
 
     let mut by_cluster: std::collections::BTreeMap<usize, Vec<Value>> = Default::default();
     for cell in cells {
@@ -605,7 +607,7 @@ async fn against_members(
             .member_client(member, Timeouts::default())
             .await
             .map(|client| KubeCluster::new(client, true))
-            .map_err(crate::backend::cluster::ApiError::Other);
+            .map_err(crate::backend::fanout::cluster_api::ApiError::Other);
         targets.push(Target {
             cluster: spec.name.clone(),
             api,

@@ -15,8 +15,8 @@ use kube::{Client, Error};
 use serde_json::Value;
 
 use super::probe::short_error;
-use crate::backend::cluster::{ApiError, ApplyMode, ClusterApi};
-use crate::backend::propagate::{FIELD_MANAGER, resource_of};
+use crate::backend::fanout::cluster_api::{ApiError, ApplyMode, ClusterApi, conflict_managers};
+use crate::backend::fanout::object::{FIELD_MANAGER, resource_of};
 use crate::engine::{MANAGED_BY_LABEL, MANAGED_BY_VALUE};
 use crate::model::ResourceRef;
 
@@ -142,19 +142,6 @@ pub fn map_error(err: Error) -> ApiError {
     }
 }
 
-/// Managers named in an apply conflict message: `conflict with "kubectl" using apps/v1: …`.
-pub fn conflict_managers(message: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for part in message.split("conflict with \"").skip(1) {
-        if let Some((name, _)) = part.split_once('"')
-            && !out.iter().any(|known| known == name)
-        {
-            out.push(name.to_string());
-        }
-    }
-    out
-}
-
 impl ClusterApi for KubeCluster {
     async fn discover(&self) -> Result<Vec<(String, String)>, ApiError> {
         let discovery = Discovery::new(self.client.clone())
@@ -265,18 +252,5 @@ impl ClusterApi for KubeCluster {
                 Ok(value)
             })
             .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn conflict_messages_name_their_managers() {
-        let message = "Apply failed with 2 conflicts: conflict with \"kubectl\" using apps/v1: \
-                       .spec.replicas\nconflict with \"kubectl\" using apps/v1: .spec.x\n\
-                       conflict with \"helm\": .data";
-        assert_eq!(conflict_managers(message), ["kubectl", "helm"]);
     }
 }

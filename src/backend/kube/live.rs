@@ -28,9 +28,13 @@ mod console_revert;
 
 use super::kubeconfig::{self, Timeouts};
 use super::probe;
+use crate::backend::fanout::apply::{Outcome, apply_with};
+use crate::backend::fanout::cluster_api::conflict_managers;
+use crate::backend::fanout::object::resource_of;
+use crate::backend::fanout::planning::{PlanMode, plan_with};
+use crate::backend::fanout::targets::{Ignores, Options, Target};
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::live_cells::{ApplyResult, ClusterCells, FleetIndex, Reach, WatchChange};
-use crate::backend::propagate::{self, Options, Outcome, Target, resource_of};
 use crate::backend::{BackendEvent, CellUpdate, Effect};
 use crate::engine::{Decision, Fleet, MANAGED_BY_LABEL, MANAGED_BY_VALUE};
 use crate::model::{CellStatus, ClusterStatus, Health, StatusKind};
@@ -556,10 +560,10 @@ impl ClusterTask {
             };
             // Dry runs are PATCH requests with dryRun=All: never sent by a read-only backend.
             let (target, _) = apply_target(&fleet, shared.readonly, cluster, &name, client, &rows);
-            let ignores = propagate::Ignores::new(&fleet.ignores, &fleet.clusters);
-            let items = propagate::plan_with(
+            let ignores = Ignores::new(&fleet.ignores, &fleet.clusters);
+            let items = plan_with(
                 std::slice::from_ref(&target),
-                propagate::PlanMode::DryRun,
+                PlanMode::DryRun,
                 shared.options.apply,
                 &ignores,
                 &|_, _| {},
@@ -602,8 +606,8 @@ impl ClusterTask {
                     apply_target(&fleet, shared.readonly, cluster, &name, client, &rows);
                 (target, row_of, BTreeMap::new())
             };
-            let ignores = propagate::Ignores::new(&fleet.ignores, &fleet.clusters);
-            let items = propagate::apply_with(
+            let ignores = Ignores::new(&fleet.ignores, &fleet.clusters);
+            let items = apply_with(
                 std::slice::from_ref(&target),
                 false,
                 &prune,
@@ -630,7 +634,7 @@ impl ClusterTask {
                     failed += 1;
                     let status = match item.result {
                         Outcome::Conflict => CellStatus::Conflict(
-                            super::api::conflict_managers(&item.message)
+                            conflict_managers(&item.message)
                                 .into_iter()
                                 .next()
                                 .unwrap_or_else(|| "another manager".into()),

@@ -1,6 +1,6 @@
 //! The live backend's half of the console's revert: route [`Effect::Revert`] fields to their
 //! clusters' tasks, and on a cluster take back exactly those fields with a forced apply
-//! through [`crate::backend::revert`], the same code `flotilla repair --revert` uses, with an
+//! through [`crate::backend::fanout::revert`], the same code `flotilla repair --revert` uses, with an
 //! audit-log entry. It must not touch fields or objects the operator did not choose.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -9,8 +9,9 @@ use tokio::sync::mpsc;
 
 use super::{ClusterTask, Command, Message, apply_target};
 use crate::backend::RevertField;
-use crate::backend::propagate::{Ignores, Outcome};
-use crate::backend::revert::{Chosen, revert_fields};
+use crate::backend::fanout::apply::Outcome;
+use crate::backend::fanout::revert::{Chosen, revert_fields};
+use crate::backend::fanout::targets::Ignores;
 use crate::model::CellStatus;
 
 /// Sends each cluster its fields.

@@ -1,14 +1,20 @@
 //! Taking back chosen drifted fields: re-apply the desired objects with force, but with every
 //! drifted field that was *not* chosen set to its live value first, so only the chosen fields
-//! change (and change owner back to flotilla). Shared by `flotilla repair --revert` and the
-//! console's drift view. It must not decide which fields to take back, and never deletes.
+//! change (and change owner back to flotilla). The adjusted objects go through [`apply`], the
+//! path `flotilla apply` takes, so a revert has apply's guards, ordering and rows. Shared by
+//! `flotilla repair --revert` and the console's drift view. It must not decide which fields to
+//! take back, and never deletes.
+//!
+//! [`apply`]: super::apply
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::cluster::ClusterApi;
-use super::propagate::{self, ApplyItem, Ignores, Options, Target, resource_of};
+use super::apply::{ApplyItem, apply_with};
+use super::cluster_api::ClusterApi;
+use super::object::resource_of;
+use super::targets::{Ignores, Options, Target};
 use crate::engine::compare::diff;
 use crate::engine::edit::adopt;
 use crate::model::ResourceRef;
@@ -81,7 +87,7 @@ pub async fn revert_fields<A: ClusterApi>(
     if work.is_empty() {
         return Vec::new();
     }
-    propagate::apply_with(&work, true, &BTreeMap::new(), options, ignores, &|_, _| {}).await
+    apply_with(&work, true, &BTreeMap::new(), options, ignores, &|_, _| {}).await
 }
 
 /// Removes the field or list item at `pointer`, if there is one.

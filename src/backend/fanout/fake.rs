@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::cluster::{ApiError, ApplyMode, ClusterApi};
-use super::propagate::{FIELD_MANAGER, resource_of};
+use super::cluster_api::{ApiError, ApplyMode, ClusterApi};
+use super::object::{FIELD_MANAGER, resource_of};
 use crate::engine::MANAGED_BY_LABEL;
 use crate::model::ResourceRef;
 

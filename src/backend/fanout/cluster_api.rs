@@ -1,8 +1,9 @@
 //! The small per-cluster API that plan, apply and drift are written against
-//! ([`ClusterApi`]), the errors a cluster can answer with, and the per-cluster guards every
-//! request goes through: a token bucket, a request timeout and retries with backoff on 429,
-//! 5xx and timeouts. Implemented by the kube backend and by the latency-injecting fake. It
-//! must not decide what to apply; that is [`crate::backend::propagate`]'s job.
+//! ([`ClusterApi`]), the errors a cluster can answer with (and the managers an apply conflict
+//! names), and the per-cluster guards every request goes through: a token bucket, a request
+//! timeout and retries with backoff on 429, 5xx and timeouts. Implemented by the kube backend
+//! and by the latency-injecting fake. It must not decide what to apply; plan, apply and drift
+//! do that.
 
 use std::future::Future;
 use std::sync::Mutex;
@@ -62,6 +63,19 @@ impl ApiError {
                 | ApiError::Readonly
         )
     }
+}
+
+/// Managers named in an apply conflict message: `conflict with "kubectl" using apps/v1: …`.
+pub fn conflict_managers(message: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for part in message.split("conflict with \"").skip(1) {
+        if let Some((name, _)) = part.split_once('"')
+            && !out.iter().any(|known| known == name)
+        {
+            out.push(name.to_string());
+        }
+    }
+    out
 }
 
 /// How an apply is sent.
@@ -232,6 +246,14 @@ impl Guard {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU32, Ordering};
+
+    #[test]
+    fn conflict_messages_name_their_managers() {
+        let message = "Apply failed with 2 conflicts: conflict with \"kubectl\" using apps/v1: \
+                       .spec.replicas\nconflict with \"kubectl\" using apps/v1: .spec.x\n\
+                       conflict with \"helm\": .data";
+        assert_eq!(conflict_managers(message), ["kubectl", "helm"]);
+    }
 
     #[tokio::test(start_paused = true)]
     async fn the_bucket_spaces_requests_after_the_burst() {

@@ -1,0 +1,314 @@
+//! Plan, apply and drift together against the in-memory [`FakeCluster`]: convergence, per
+//! cluster failures, pruning, the bounded fan-out and ignore rules.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::apply::{Outcome, apply, apply_with};
+use super::drift::{drift, drift_with};
+use super::fake::FakeCluster;
+use super::object::resource_of;
+use super::planning::{PlanAction, PlanItem, PlanMode, plan, plan_with};
+use super::targets::{Ignores, Options, Target};
+use crate::engine::compare::ignore::IgnoreRule;
+use crate::model::{CellStatus, ClusterSpec};
+
+fn config_map(name: &str, ns: &str, color: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": ns,
+            "labels": {"app.kubernetes.io/managed-by": "flotilla"}},
+        "data": {"color": color},
+    })
+}
+
+fn namespace(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name,
+        "labels": {"app.kubernetes.io/managed-by": "flotilla"}}})
+}
+
+fn target(name: &str, fake: &Arc<FakeCluster>, objects: Vec<Value>) -> Target<Arc<FakeCluster>> {
+    Target {
+        cluster: name.into(),
+        api: Ok(fake.clone()),
+        objects,
+        failed: Vec::new(),
+        prune_kinds: Vec::new(),
+        prune_namespaces: BTreeSet::new(),
+    }
+}
+
+fn quiet(_: usize, _: usize) {}
+
+#[tokio::test]
+async fn plan_apply_plan_converges_and_a_dead_cluster_only_fails_itself() {
+    let good = Arc::new(FakeCluster::new(Duration::ZERO));
+    let dead = Arc::new(FakeCluster {
+        unreachable: true,
+        ..FakeCluster::default()
+    });
+    let objects = vec![namespace("shop"), config_map("a", "shop", "blue")];
+    let targets = vec![
+        target("good", &good, objects.clone()),
+        target("dead", &dead, objects),
+    ];
+    let options = Options::default();
+    let plan1 = plan(&targets, PlanMode::DryRun, options, &quiet).await;
+    let actions: Vec<(&str, PlanAction)> = plan1
+        .iter()
+        .map(|i| (i.cluster.as_str(), i.action))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("good", PlanAction::Create),
+            ("good", PlanAction::Create),
+            ("dead", PlanAction::Error),
+            ("dead", PlanAction::Error)
+        ]
+    );
+    let applied = apply(&targets, false, &BTreeMap::new(), options, &quiet).await;
+    assert_eq!(applied[0].result, Outcome::Applied);
+    assert_eq!(applied[1].result, Outcome::Applied);
+    assert!(applied[2..].iter().all(|i| i.result.is_failure()));
+    let plan2 = plan(&targets[..1], PlanMode::DryRun, options, &quiet).await;
+    assert!(
+        plan2.iter().all(|i| i.action == PlanAction::Unchanged),
+        "{plan2:?}"
+    );
+    let (drift_items, errors) = drift(&targets[..1], options, &quiet).await;
+    assert!(drift_items.is_empty() && errors.is_empty());
+}
+
+#[tokio::test]
+async fn conflicts_unserved_kinds_and_forbidden_clusters_are_per_cluster() {
+    let conflicted = Arc::new(FakeCluster::default());
+    let cm = config_map("a", "shop", "blue");
+    conflicted
+        .foreign
+        .lock()
+        .unwrap()
+        .insert(resource_of(&cm), "payments-team".into());
+    let mut served = BTreeSet::new();
+    served.insert(("v1".to_string(), "Namespace".to_string()));
+    let no_configmaps = Arc::new(FakeCluster {
+        served,
+        ..FakeCluster::default()
+    });
+    let forbidden = Arc::new(FakeCluster {
+        forbidden: true,
+        ..FakeCluster::default()
+    });
+    let objects = vec![namespace("shop"), cm.clone()];
+    let targets = vec![
+        target("conflicted", &conflicted, objects.clone()),
+        target("old", &no_configmaps, objects.clone()),
+        target("forbidden", &forbidden, objects),
+    ];
+    let options = Options::default();
+    let items = apply(&targets, false, &BTreeMap::new(), options, &quiet).await;
+    let find = |cluster: &str, kind: &str| {
+        items
+            .iter()
+            .find(|i| i.cluster == cluster && i.resource.kind == kind)
+            .unwrap()
+            .clone()
+    };
+    let conflict = find("conflicted", "ConfigMap");
+    assert_eq!(conflict.result, Outcome::Conflict);
+    assert!(conflict.message.contains("payments-team"));
+    assert!(
+        conflicted
+            .lock_objects_for_test()
+            .get(&resource_of(&cm))
+            .is_none()
+    );
+    let old = find("old", "ConfigMap");
+    assert_eq!(old.result, Outcome::Error);
+    assert!(old.message.contains("kind not served"), "{old:?}");
+    assert_eq!(find("old", "Namespace").result, Outcome::Applied);
+    // The namespace is refused, so nothing else is attempted there.
+    assert_eq!(find("forbidden", "Namespace").result, Outcome::Error);
+    assert_eq!(find("forbidden", "ConfigMap").result, Outcome::Skipped);
+    // Forcing takes the fields.
+    let forced = apply(&targets[..1], true, &BTreeMap::new(), options, &quiet).await;
+    assert!(
+        forced.iter().all(|i| i.result == Outcome::Applied),
+        "{forced:?}"
+    );
+}
+
+#[tokio::test]
+async fn prune_lists_only_marked_objects_no_longer_placed() {
+    let fake = Arc::new(FakeCluster::default());
+    let options = Options::default();
+    let old = vec![
+        config_map("a", "shop", "blue"),
+        config_map("b", "shop", "red"),
+    ];
+    apply(
+        &[target("c", &fake, old)],
+        false,
+        &BTreeMap::new(),
+        options,
+        &quiet,
+    )
+    .await;
+    let mut now = target("c", &fake, vec![config_map("a", "shop", "blue")]);
+    now.prune_kinds = vec![("v1".into(), "ConfigMap".into())];
+    now.prune_namespaces.insert("shop".into());
+    let items = plan(
+        std::slice::from_ref(&now),
+        PlanMode::DryRun,
+        options,
+        &quiet,
+    )
+    .await;
+    let pruned: Vec<&str> = items
+        .iter()
+        .filter(|i| i.action == PlanAction::Prune)
+        .map(|i| i.resource.name.as_str())
+        .collect();
+    assert_eq!(pruned, ["b"]);
+    let mut confirmed = BTreeMap::new();
+    confirmed.insert(
+        "c".to_string(),
+        vec![resource_of(&config_map("b", "shop", "red"))],
+    );
+    let applied = apply(
+        std::slice::from_ref(&now),
+        false,
+        &confirmed,
+        options,
+        &quiet,
+    )
+    .await;
+    assert!(applied.iter().any(|i| i.result == Outcome::Pruned));
+    assert_eq!(fake.lock_objects_for_test().len(), 1);
+}
+
+#[test]
+fn plan_rows_map_to_cell_statuses() {
+    let row = |action: PlanAction, message: &str| PlanItem {
+        cluster: "c".into(),
+        resource: resource_of(&config_map("a", "ns", "x")),
+        action,
+        diff: String::new(),
+        message: message.into(),
+    };
+    assert_eq!(
+        row(PlanAction::Create, "").cell_status(),
+        CellStatus::Pending
+    );
+    assert_eq!(
+        row(PlanAction::Unchanged, "").cell_status(),
+        CellStatus::InSync
+    );
+    assert_eq!(
+        row(
+            PlanAction::Conflict,
+            "conflict with kubectl: Apply failed: conflict with \"kubectl\" using v1"
+        )
+        .cell_status(),
+        CellStatus::Conflict("kubectl".into())
+    );
+    assert_eq!(
+        row(PlanAction::Error, "unreachable: connection refused").cell_status(),
+        CellStatus::Unreachable
+    );
+    assert_eq!(
+        row(PlanAction::Error, "kind not served: x/v1 W").cell_status(),
+        CellStatus::Failed("kind not served: x/v1 W".into())
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn fan_out_is_bounded_and_a_slow_cluster_times_out_alone() {
+    let rtt = Duration::from_millis(50);
+    let mut targets: Vec<Target<Arc<FakeCluster>>> = (0..64)
+        .map(|i| {
+            target(
+                &format!("m{i}"),
+                &Arc::new(FakeCluster::new(rtt)),
+                vec![config_map("a", "default", "x")],
+            )
+        })
+        .collect();
+    let slow = Arc::new(FakeCluster::new(Duration::from_secs(3600)));
+    targets.push(target("slow", &slow, vec![config_map("a", "default", "x")]));
+    let options = Options {
+        concurrency: 16,
+        cluster_timeout: Duration::from_secs(5),
+        ..Options::default()
+    };
+    let started = tokio::time::Instant::now();
+    let items = apply(&targets, false, &BTreeMap::new(), options, &quiet).await;
+    let took = started.elapsed();
+    // 65 clusters / 16 at a time = 5 rounds of 50 ms, with the slow one's 5 s overlapping.
+    assert!(took <= Duration::from_millis(5_300), "{took:?}");
+    assert_eq!(
+        items
+            .iter()
+            .filter(|i| i.result == Outcome::Applied)
+            .count(),
+        64
+    );
+    let slow_item = items.iter().find(|i| i.cluster == "slow").unwrap();
+    assert!(slow_item.message.contains("unreachable"), "{slow_item:?}");
+    assert_eq!(slow.requests.load(Ordering::Relaxed), 1);
+}
+
+#[tokio::test]
+async fn ignored_fields_are_not_drift_not_updates_and_not_reverted() {
+    let fake = Arc::new(FakeCluster::new(Duration::ZERO));
+    let desired = config_map("a", "shop", "blue");
+    let targets = vec![target("east", &fake, vec![desired.clone()])];
+    let options = Options::default();
+    let applied = apply(&targets, false, &BTreeMap::new(), options, &quiet).await;
+    assert!(applied.iter().all(|i| i.result == Outcome::Applied));
+    // Someone changes the colour on the cluster.
+    let resource = resource_of(&desired);
+    *fake
+        .lock_objects_for_test()
+        .get_mut(&resource)
+        .unwrap()
+        .pointer_mut("/data/color")
+        .unwrap() = json!("red");
+    let (drifted, _) = drift(&targets, options, &quiet).await;
+    assert_eq!(drifted.len(), 1, "without a rule the change is drift");
+
+    let rule_text = "apiVersion: flotilla.dev/v1alpha1\nkind: DriftIgnore\nmetadata: {name: colour}\nspec:\n  resources: [{kind: ConfigMap, namespace: shop, name: a}]\n  paths: [/data/color]\n";
+    let (docs, _) = crate::engine::document::parse::parse_files(&[crate::engine::SourceFile {
+        path: "i.yaml".into(),
+        text: rule_text.into(),
+    }]);
+    let rule = IgnoreRule::parse(&docs[0], &[]).unwrap();
+    let east = ClusterSpec {
+        name: "east".into(),
+        ..ClusterSpec::default()
+    };
+    let ignores = Ignores::new(&[rule], &[east]);
+    let (drifted, errors) = drift_with(&targets, options, &ignores, &quiet).await;
+    assert!(drifted.is_empty() && errors.is_empty(), "{drifted:?}");
+    let planned = plan_with(&targets, PlanMode::DryRun, options, &ignores, &quiet).await;
+    assert_eq!(planned[0].action, PlanAction::Unchanged, "{planned:?}");
+    let planned = plan(&targets, PlanMode::DryRun, options, &quiet).await;
+    assert_eq!(
+        planned[0].action,
+        PlanAction::Update,
+        "without the rule: {planned:?}"
+    );
+    let applied = apply_with(&targets, false, &BTreeMap::new(), options, &ignores, &quiet).await;
+    assert!(applied.iter().all(|i| i.result == Outcome::Applied));
+    let objects = fake.lock_objects_for_test();
+    assert_eq!(
+        objects[&resource]["data"]["color"], "red",
+        "apply must not revert it"
+    );
+}
