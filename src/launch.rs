@@ -96,7 +96,7 @@ async fn show(
     state.readonly = readonly;
     if !global.uses_demo() && global.hub.is_none() && wall.is_none() {
         // Reverts of earlier sessions, for owner-fight notes in the drift view.
-        app::drift::remember_reverts(&mut state, &crate::audit::read_entries());
+        app::drift::remember_reverts(&mut state, &crate::backend::audit::read_entries());
     }
     let ascii = wall.as_ref().is_some_and(|args| args.ascii);
     if let Some(args) = &wall {

@@ -12,7 +12,6 @@
 //! `app` knows nothing of the terminal.
 
 pub mod app;
-pub mod audit;
 pub mod backend;
 pub mod cli;
 pub mod commands;

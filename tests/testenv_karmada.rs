@@ -1029,7 +1029,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         .collect();
     let title = format!("OverridePolicy {ns}/web-tag");
     assert!(
-        flotilla::audit::read_entries()
+        flotilla::backend::audit::read_entries()
             .iter()
             .any(|e| e["action"] == "hub-apply" && e["objects"][0] == title.as_str()),
         "the audit log records the hub write"

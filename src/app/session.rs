@@ -11,10 +11,11 @@ use super::action::Action;
 use super::state::{self, State};
 use super::update::update;
 use super::{drift, override_editor, placement_editor};
+use crate::backend::audit;
 use crate::backend::{CellRef, Effect, FleetSave, FleetWrite, SharedFleet};
 use crate::engine::edit::yaml_text;
 use crate::engine::{Fleet, SourceFile, load_fleet};
-use crate::{audit, fleet_edit};
+use crate::fleet_edit;
 
 pub struct Session {
     pub state: State,

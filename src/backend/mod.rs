@@ -3,6 +3,7 @@
 //! [`BackendEvent`]s. It must never reach into the app's state, and a slow or dead cluster
 //! must never block another cluster or the UI.
 
+pub mod audit;
 pub mod fanout;
 pub mod hub;
 pub mod kube;

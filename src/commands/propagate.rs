@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::backend::audit;
 use crate::backend::fanout::apply::{self, ApplyItem, Outcome};
 use crate::backend::fanout::cluster_api::{ApiError, ClusterApi};
 use crate::backend::fanout::drift::{self, DriftError, DriftItem};
@@ -21,7 +22,7 @@ use crate::backend::kube::{self, kubeconfig::Timeouts};
 use crate::cli::{ApplyArgs, GlobalArgs, PlanArgs, ScopeArgs, exit};
 use crate::engine::{Decision, Fleet};
 use crate::model::ResourceRef;
-use crate::{audit, output, source};
+use crate::{output, source};
 
 /// An input error: printed with `error:` and exit 2.
 pub struct InputError(pub String);

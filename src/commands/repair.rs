@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::audit::{self, ClusterResult, Entry};
+use crate::backend::audit::{self, ClusterResult, Entry};
 use crate::backend::fanout::apply::Outcome;
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::drift::{self, DriftItem};

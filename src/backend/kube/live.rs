@@ -28,6 +28,7 @@ mod console_revert;
 
 use super::kubeconfig::{self, Timeouts};
 use super::probe;
+use crate::backend::audit;
 use crate::backend::fanout::apply::{Outcome, apply_with};
 use crate::backend::fanout::cluster_api::conflict_managers;
 use crate::backend::fanout::object::resource_of;
@@ -618,7 +619,7 @@ impl ClusterTask {
             .await;
             if !items.is_empty() {
                 let action = if delete { "undo-delete" } else { "apply" };
-                crate::audit::record_or_warn(&crate::audit::Entry::from_apply(action, &items));
+                audit::record_or_warn(&audit::Entry::from_apply(action, &items));
             }
             let mut results = Vec::new();
             let mut applied = 0;

@@ -9,6 +9,7 @@ use tokio::sync::mpsc;
 
 use super::{ClusterTask, Command, Message, apply_target};
 use crate::backend::RevertField;
+use crate::backend::audit;
 use crate::backend::fanout::apply::Outcome;
 use crate::backend::fanout::revert::{Chosen, revert_fields};
 use crate::backend::fanout::targets::Ignores;
@@ -82,14 +83,14 @@ impl ClusterTask {
                 .collect();
             let ignores = Ignores::new(&fleet.ignores, &fleet.clusters);
             let items = revert_fields(vec![target], &chosen, &ignores, shared.options.apply).await;
-            let mut entry = crate::audit::Entry::from_apply("console-revert", &items);
+            let mut entry = audit::Entry::from_apply("console-revert", &items);
             entry.paths = fields
                 .iter()
                 .map(|(_, path)| path.clone())
                 .collect::<BTreeSet<_>>()
                 .into_iter()
                 .collect();
-            crate::audit::record_or_warn(&entry);
+            audit::record_or_warn(&entry);
             let mut results = Vec::new();
             let (mut done, mut failed) = (0, 0);
             for item in &items {

@@ -1,9 +1,12 @@
 //! The audit log: one JSON line per write flotilla makes, to clusters (apply, prune, repair
-//! revert) or to the fleet directory (repair adopt and ignore), appended to
+//! revert, the console's reverts and deletes), to a hub, or to the fleet directory (repair
+//! adopt and ignore, the console's saves), appended to
 //! `$XDG_STATE_HOME/flotilla/audit.log` (else `~/.local/state/flotilla/audit.log`): when
 //! (RFC 3339, UTC), who (`$USER`), what, on which clusters and objects, and the result per
 //! cluster. It must never record a credential: entries carry names and outcomes only, and
-//! messages are scrubbed of bearer tokens and `token=` values before they are written.
+//! messages are scrubbed of bearer tokens and `token=` values before they are written. It lives
+//! with the backend because the backend is where changes go: apply rows come from the fan-out,
+//! and whoever performs a write records it here. It must not perform writes itself.
 
 use std::collections::BTreeMap;
 use std::io::Write;
