@@ -7,6 +7,7 @@
 use std::io::Write;
 
 use super::propagate::{Items, plan_exit, plan_table, progress, report_drift};
+use super::scope::{matches_filter, resource_filter};
 use crate::backend::CellRef;
 use crate::backend::fanout::cluster_api::ApiError;
 use crate::backend::fanout::drift;
@@ -27,13 +28,10 @@ fn in_scope(scope: &ScopeArgs, cluster: &str, resource: &ResourceRef) -> bool {
     let filters: Vec<_> = scope
         .resources
         .iter()
-        .filter_map(|text| super::propagate::resource_filter(text).ok())
+        .filter_map(|text| resource_filter(text).ok())
         .collect();
     (scope.clusters.is_empty() || scope.clusters.iter().any(|c| c == cluster))
-        && (filters.is_empty()
-            || filters
-                .iter()
-                .any(|f| super::propagate::matches_filter(resource, f)))
+        && (filters.is_empty() || filters.iter().any(|f| matches_filter(resource, f)))
 }
 
 async fn read_hub(global: &GlobalArgs, context: &str) -> Result<(Hub, HubView), HubError> {
@@ -55,7 +53,7 @@ pub async fn run_plan(
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     for text in &args.scope.resources {
-        if let Err(err) = super::propagate::resource_filter(text) {
+        if let Err(err) = resource_filter(text) {
             eprintln!("error: {}", err.0);
             return Ok(exit::INPUT);
         }

@@ -6,3 +6,4 @@ pub mod hub;
 pub mod propagate;
 pub mod render;
 pub mod repair;
+pub mod scope;

@@ -29,7 +29,7 @@ use crate::fleet_edit;
 use crate::model::ResourceRef;
 use crate::output;
 
-use super::propagate::{InputError, matches_filter, prepare, resource_filter};
+use super::scope::{InputError, confirm, input_error, matches_filter, prepare, resource_filter};
 
 /// File new ignore rules go to, inside the fleet directory.
 pub const IGNORE_FILE: &str = "flotilla-ignore.yaml";
@@ -85,11 +85,6 @@ struct Found {
     desired: Value,
     live: Option<Value>,
     manager: Option<String>,
-}
-
-fn input_error(message: &str) -> u8 {
-    eprintln!("error: {message}");
-    exit::INPUT
 }
 
 /// `flotilla repair`.
@@ -189,7 +184,7 @@ pub async fn run_repair(
         } else {
             question
         };
-        if !super::propagate::confirm(&question) {
+        if !confirm(&question) {
             eprintln!("nothing changed");
             return Ok(exit::INPUT);
         }
@@ -602,43 +597,6 @@ fn write_ignore(
     Ok(())
 }
 
-/// Drifted fields that `repair --revert` already took back before (as the audit log says) and
-/// that the same kind of change hit again: likely an owner fight with another manager (an
-/// autoscaler, a controller). One note per field, suggesting an ignore rule.
-pub fn owner_fights(items: &[DriftItem], entries: &[Value]) -> Vec<String> {
-    let has = |entry: &Value, key: &str, wanted: &str| {
-        entry[key]
-            .as_array()
-            .is_some_and(|list| list.iter().any(|v| v.as_str() == Some(wanted)))
-    };
-    let mut notes = Vec::new();
-    for item in items {
-        let object = item.resource.display_key();
-        for field in &item.fields {
-            let reverts = entries
-                .iter()
-                .filter(|e| e["action"] == "repair-revert")
-                .filter(|e| {
-                    has(e, "clusters", &item.cluster)
-                        && has(e, "objects", &object)
-                        && has(e, "paths", &field.path)
-                })
-                .count();
-            if reverts > 0 {
-                notes.push(format!(
-                    "{} {object} {}: reverted {reverts} time(s) before and changed again by {}: an owner fight? `flotilla repair --ignore --cluster {} --resource {object} --path {}` stops reporting it",
-                    item.cluster,
-                    field.path,
-                    field.manager.as_deref().unwrap_or("another manager"),
-                    item.cluster,
-                    field.path
-                ));
-            }
-        }
-    }
-    notes
-}
-
 fn write_report(
     global: &GlobalArgs,
     out: &mut dyn Write,
@@ -690,47 +648,6 @@ fn write_report(
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn a_field_reverted_before_and_changed_again_is_an_owner_fight() {
-        let item = DriftItem {
-            cluster: "east".into(),
-            resource: ResourceRef {
-                api_version: "apps/v1".into(),
-                kind: "Deployment".into(),
-                namespace: Some("shop".into()),
-                name: "web".into(),
-            },
-            fields: vec![drift::DriftField {
-                path: "/spec/replicas".into(),
-                desired: json!(2),
-                live: json!(5),
-                manager: Some("hpa-controller".into()),
-                time: None,
-            }],
-        };
-        let revert = json!({"action": "repair-revert", "clusters": ["east"],
-            "objects": ["Deployment/shop/web"], "paths": ["/spec/replicas"]});
-        let elsewhere = json!({"action": "repair-revert", "clusters": ["west"],
-            "objects": ["Deployment/shop/web"], "paths": ["/spec/replicas"]});
-        assert!(
-            owner_fights(
-                std::slice::from_ref(&item),
-                std::slice::from_ref(&elsewhere)
-            )
-            .is_empty()
-        );
-        let notes = owner_fights(&[item], &[revert.clone(), revert, elsewhere]);
-        assert_eq!(notes.len(), 1);
-        assert!(
-            notes[0].contains("reverted 2 time(s)") && notes[0].contains("hpa-controller"),
-            "{notes:?}"
-        );
-        assert!(
-            notes[0].contains("repair --ignore --cluster east"),
-            "{notes:?}"
-        );
-    }
 
     #[tokio::test]
     async fn revert_takes_back_only_the_chosen_field() {

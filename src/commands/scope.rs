@@ -1,0 +1,307 @@
+//! What the live commands (plan, apply, drift and repair) share: the scope a command works on
+//! (`--cluster` and `--resource` parsed and checked against the fleet), one fan-out target per
+//! selected cluster with the objects the engine renders for it, asking before a write, input
+//! errors, and what the audit log says about fields reverted before (owner fights). It must
+//! not write to a cluster or a file.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::backend::fanout::cluster_api::ApiError;
+use crate::backend::fanout::drift::DriftItem;
+use crate::backend::fanout::object::resource_of;
+use crate::backend::fanout::targets::{Ignores, Target};
+use crate::backend::kube::api::KubeCluster;
+use crate::backend::kube::{self, kubeconfig::Timeouts};
+use crate::cli::{GlobalArgs, ScopeArgs, exit};
+use crate::engine::{Decision, Fleet};
+use crate::model::ResourceRef;
+use crate::source;
+
+/// An input error: printed with `error:` and exit 2.
+pub struct InputError(pub String);
+
+/// Parses `--resource KIND/NS/NAME` or `KIND/NAME`.
+pub fn resource_filter(text: &str) -> Result<(String, Option<String>, String), InputError> {
+    let parts: Vec<&str> = text.split('/').collect();
+    match parts.as_slice() {
+        [kind, name] if !kind.is_empty() && !name.is_empty() => {
+            Ok((kind.to_string(), None, name.to_string()))
+        }
+        [kind, ns, name] if !kind.is_empty() && !ns.is_empty() && !name.is_empty() => {
+            Ok((kind.to_string(), Some(ns.to_string()), name.to_string()))
+        }
+        _ => Err(InputError(format!(
+            "--resource {text:?}: expected KIND/NAMESPACE/NAME or KIND/NAME"
+        ))),
+    }
+}
+
+pub fn matches_filter(resource: &ResourceRef, filter: &(String, Option<String>, String)) -> bool {
+    resource.kind.eq_ignore_ascii_case(&filter.0)
+        && resource.name == filter.2
+        && (filter.1.is_none() || resource.namespace == filter.1)
+}
+
+/// The desired objects of one fleet cluster, restricted to the resource filters.
+struct Desired {
+    objects: Vec<serde_json::Value>,
+    failed: Vec<(ResourceRef, String)>,
+}
+
+fn desired_for(
+    fleet: &Fleet,
+    cluster: usize,
+    filters: &[(String, Option<String>, String)],
+) -> Desired {
+    let mut objects = Vec::new();
+    let mut failed = Vec::new();
+    let selected =
+        |r: &ResourceRef| filters.is_empty() || filters.iter().any(|f| matches_filter(r, f));
+    let mut namespaces: BTreeSet<String> = BTreeSet::new();
+    for (r, resource) in fleet.resources.iter().enumerate() {
+        if !fleet.is_placed(r, cluster) || !selected(&resource.target) {
+            continue;
+        }
+        match fleet.decide(r, cluster) {
+            Decision::Placed { object, .. } => {
+                if let Some(ns) = &resource.target.namespace {
+                    namespaces.insert(ns.clone());
+                }
+                objects.push(object);
+            }
+            Decision::NotPlaced { reason } => failed.push((resource.target.clone(), reason)),
+        }
+    }
+    let mut implied: Vec<serde_json::Value> = fleet
+        .implied_namespaces(cluster)
+        .into_iter()
+        .filter(|ns| {
+            let name = resource_of(ns).name;
+            filters.is_empty() || namespaces.contains(&name)
+        })
+        .collect();
+    implied.extend(objects);
+    Desired {
+        objects: implied,
+        failed,
+    }
+}
+
+/// What a command works on: one target per selected cluster, notes for stderr, the fleet's
+/// ignore rules per cluster, and the loaded fleet.
+pub struct Prepared {
+    pub targets: Vec<Target<KubeCluster>>,
+    pub notes: Vec<String>,
+    pub ignores: Ignores,
+    pub fleet: Arc<Fleet>,
+}
+
+/// Loads the fleet and inventory, connects, and builds one target per selected cluster, with
+/// the fleet it was built from.
+pub async fn prepare(
+    global: &GlobalArgs,
+    scope: &ScopeArgs,
+    prune: bool,
+) -> Result<Prepared, InputError> {
+    let inventory = source::live_inventory(global).map_err(|e| InputError(e.to_string()))?;
+    let Some(fleet) = inventory.fleet.clone() else {
+        return Err(InputError(format!(
+            "there is no fleet directory {}: plan, apply and drift need the desired state\n  hint: pass --fleet DIR",
+            global.fleet.display()
+        )));
+    };
+    let filters = scope
+        .resources
+        .iter()
+        .map(|text| resource_filter(text))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (filter, text) in filters.iter().zip(&scope.resources) {
+        if !fleet
+            .resources
+            .iter()
+            .any(|r| matches_filter(&r.target, filter))
+        {
+            return Err(InputError(format!(
+                "--resource {text}: no such resource in the fleet"
+            )));
+        }
+    }
+    let mut specs = inventory.clusters.clone();
+    for name in &scope.clusters {
+        if !specs.iter().any(|spec| &spec.name == name) {
+            let known: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+            return Err(InputError(format!(
+                "--cluster {name}: no such cluster in the fleet; known: {}",
+                known.join(", ")
+            )));
+        }
+    }
+    if !scope.clusters.is_empty() {
+        specs.retain(|spec| scope.clusters.contains(&spec.name));
+    }
+    let mut notes = Vec::new();
+    let desired: Vec<Desired> = specs
+        .iter()
+        .map(|spec| match fleet.cluster_index(&spec.name) {
+            Some(c) => desired_for(&fleet, c, &filters),
+            None => Desired {
+                objects: Vec::new(),
+                failed: Vec::new(),
+            },
+        })
+        .collect();
+    let placement_failed = desired.iter().any(|d| !d.failed.is_empty());
+    let mut prune_kinds: Vec<(String, String)> = Vec::new();
+    if prune {
+        if placement_failed {
+            notes.push(
+                "not pruning: some objects could not be rendered (placement had errors)".into(),
+            );
+        } else if !filters.is_empty() {
+            notes.push("not pruning: --resource limits the scope".into());
+        } else {
+            let mut kinds: BTreeSet<(String, String)> = fleet
+                .resources
+                .iter()
+                .map(|r| (r.target.api_version.clone(), r.target.kind.clone()))
+                .collect();
+            kinds.insert(("v1".into(), "Namespace".into()));
+            prune_kinds = kinds.into_iter().collect();
+        }
+    }
+    let prune_namespaces: BTreeSet<String> = fleet
+        .resources
+        .iter()
+        .filter_map(|r| r.target.namespace.clone())
+        .collect();
+    let ignores = Ignores::new(&fleet.ignores, &specs);
+    let members = kube::connect(&inventory.kubeconfig, specs, Timeouts::default()).await;
+    let targets = members
+        .into_iter()
+        .zip(desired)
+        .map(|(member, desired)| Target {
+            cluster: member.spec.name.clone(),
+            api: member
+                .client
+                .map(|client| KubeCluster::new(client, global.readonly))
+                .map_err(ApiError::Other),
+            objects: desired.objects,
+            failed: desired.failed,
+            prune_kinds: prune_kinds.clone(),
+            prune_namespaces: prune_namespaces.clone(),
+        })
+        .collect();
+    Ok(Prepared {
+        targets,
+        notes,
+        ignores,
+        fleet,
+    })
+}
+
+/// Prints an input error and gives its exit code.
+pub fn input_error(message: &str) -> u8 {
+    eprintln!("error: {message}");
+    exit::INPUT
+}
+
+/// Asks a yes/no question on the terminal.
+pub fn confirm(question: &str) -> bool {
+    eprint!("{question} [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    if std::io::stdin().lock().read_line(&mut answer).is_err() {
+        return false;
+    }
+    matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes")
+}
+
+/// Drifted fields that `repair --revert` already took back before (as the audit log says) and
+/// that the same kind of change hit again: likely an owner fight with another manager (an
+/// autoscaler, a controller). One note per field, suggesting an ignore rule.
+pub fn owner_fights(items: &[DriftItem], entries: &[Value]) -> Vec<String> {
+    let has = |entry: &Value, key: &str, wanted: &str| {
+        entry[key]
+            .as_array()
+            .is_some_and(|list| list.iter().any(|v| v.as_str() == Some(wanted)))
+    };
+    let mut notes = Vec::new();
+    for item in items {
+        let object = item.resource.display_key();
+        for field in &item.fields {
+            let reverts = entries
+                .iter()
+                .filter(|e| e["action"] == "repair-revert")
+                .filter(|e| {
+                    has(e, "clusters", &item.cluster)
+                        && has(e, "objects", &object)
+                        && has(e, "paths", &field.path)
+                })
+                .count();
+            if reverts > 0 {
+                notes.push(format!(
+                    "{} {object} {}: reverted {reverts} time(s) before and changed again by {}: an owner fight? `flotilla repair --ignore --cluster {} --resource {object} --path {}` stops reporting it",
+                    item.cluster,
+                    field.path,
+                    field.manager.as_deref().unwrap_or("another manager"),
+                    item.cluster,
+                    field.path
+                ));
+            }
+        }
+    }
+    notes
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::backend::fanout::drift::DriftField;
+
+    #[test]
+    fn a_field_reverted_before_and_changed_again_is_an_owner_fight() {
+        let item = DriftItem {
+            cluster: "east".into(),
+            resource: ResourceRef {
+                api_version: "apps/v1".into(),
+                kind: "Deployment".into(),
+                namespace: Some("shop".into()),
+                name: "web".into(),
+            },
+            fields: vec![DriftField {
+                path: "/spec/replicas".into(),
+                desired: json!(2),
+                live: json!(5),
+                manager: Some("hpa-controller".into()),
+                time: None,
+            }],
+        };
+        let revert = json!({"action": "repair-revert", "clusters": ["east"],
+            "objects": ["Deployment/shop/web"], "paths": ["/spec/replicas"]});
+        let elsewhere = json!({"action": "repair-revert", "clusters": ["west"],
+            "objects": ["Deployment/shop/web"], "paths": ["/spec/replicas"]});
+        assert!(
+            owner_fights(
+                std::slice::from_ref(&item),
+                std::slice::from_ref(&elsewhere)
+            )
+            .is_empty()
+        );
+        let notes = owner_fights(&[item], &[revert.clone(), revert, elsewhere]);
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].contains("reverted 2 time(s)") && notes[0].contains("hpa-controller"),
+            "{notes:?}"
+        );
+        assert!(
+            notes[0].contains("repair --ignore --cluster east"),
+            "{notes:?}"
+        );
+    }
+}
