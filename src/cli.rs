@@ -16,6 +16,15 @@ pub mod exit {
     pub const INPUT: u8 = 2;
     /// Some clusters failed while others succeeded.
     pub const PARTIAL: u8 = 3;
+
+    /// How a command that could not use its hub ends: an unusable kubeconfig, context or
+    /// non-hub is an input error; a hub that did not answer counts as a failed cluster.
+    pub fn of_hub(err: &crate::backend::hub::HubError) -> u8 {
+        match err {
+            crate::backend::hub::HubError::Input(_) => INPUT,
+            crate::backend::hub::HubError::Unreachable(_) => PARTIAL,
+        }
+    }
 }
 
 #[derive(Debug, Parser)]

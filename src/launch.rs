@@ -36,7 +36,7 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
             Ok(started) => started,
             Err(err) => {
                 eprintln!("error: {err}");
-                return Ok(err.code);
+                return Ok(crate::cli::exit::of_hub(&err));
             }
         };
         let readonly = started.effects.is_none();
@@ -268,7 +268,7 @@ async fn hub_fleet(hub: &hub::Hub) -> Result<(Fleet, Vec<SourceFile>), String> {
         hub::kubefed::fleet_files(&hub.client, &hub.context, &contexts).await?
     } else {
         let (bindings, _) = hub::karmada::bindings_and_works(&hub.client).await?;
-        hub::karmada_source::fleet_files(&hub.client, &hub.context, &contexts, &bindings).await?
+        hub::karmada::fleet_files(&hub.client, &hub.context, &contexts, &bindings).await?
     };
     let (fleet, errors) = crate::engine::load_fleet(&files);
     match errors.first() {

@@ -83,7 +83,7 @@ pub async fn run_hub(global: &GlobalArgs, hub: &str, out: &mut dyn Write) -> any
         Ok(clusters) => clusters,
         Err(err) => {
             eprintln!("error: {err}");
-            return Ok(err.code);
+            return Ok(exit::of_hub(&err));
         }
     };
     let items: Vec<ClusterItem> = clusters

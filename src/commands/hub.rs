@@ -42,7 +42,7 @@ async fn read_hub(global: &GlobalArgs, context: &str) -> Result<(Hub, HubView), 
 
 fn failed(err: HubError) -> u8 {
     eprintln!("error: {err}");
-    err.code
+    exit::of_hub(&err)
 }
 
 /// `flotilla --hub CONTEXT plan`: the local fleet's render against the hub's rendered objects.

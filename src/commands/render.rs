@@ -114,7 +114,7 @@ pub async fn run_hub(
         Ok(rendered) => rendered,
         Err(err) => {
             eprintln!("error: {err}");
-            return Ok(err.code);
+            return Ok(crate::cli::exit::of_hub(&err));
         }
     };
     if !cluster_names.is_empty() {

@@ -14,7 +14,9 @@ use kube::config::Kubeconfig;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 
-use super::{HubKind, HubRow, HubView, condition, sort_rows, text};
+use super::kind::HubKind;
+use super::objects::{as_written, condition, path_of, reason_message, text};
+use super::view::{HubRow, HubView, sort_rows};
 use crate::backend::kube::probe::short_error;
 use crate::engine::dialect::kubefed::{FederatedObject, KfPlacement, KindMap};
 use crate::engine::document::parse::Doc;
@@ -114,16 +116,10 @@ pub fn status_of(cluster: &Value) -> ClusterStatus {
     };
     let described = match deciding {
         None => "no status reported by KubeFed yet".to_string(),
-        Some(c) => {
-            let reason = text(c, "/reason");
-            let message = text(c, "/message");
-            match (reason.is_empty(), message.is_empty()) {
-                (true, true) => format!("{} {}", text(c, "/type"), text(c, "/status")),
-                (false, true) => reason,
-                (true, false) => message,
-                (false, false) => format!("{reason}: {message}"),
-            }
-        }
+        Some(c) => match reason_message(c) {
+            said if said.is_empty() => format!("{} {}", text(c, "/type"), text(c, "/status")),
+            said => said,
+        },
     };
     ClusterStatus {
         health,
@@ -372,7 +368,6 @@ pub async fn fleet_files(
     context: &str,
     contexts: &std::collections::BTreeSet<String>,
 ) -> Result<Vec<crate::engine::SourceFile>, String> {
-    use super::karmada_source::{as_written, path_of};
     let yaml = |value: &Value| {
         serde_saphyr::to_string(value).map_err(|err| format!("cannot write YAML: {err}"))
     };

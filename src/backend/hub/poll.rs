@@ -2,10 +2,10 @@
 //! a slow timer besides; every few seconds for hubs without watched kinds) and reports what
 //! changed — cluster health as the hub reports it, and one cell per (row, cluster) as the
 //! hub's reader words it. Rows the hub gains later are appended, so a shown row keeps its
-//! index. With an effect channel it also writes confirmed edits to the hub (policies and
-//! Federated objects; an OCM Placement), answers the editors' previews with the engine's render
-//! against the hub's rendered objects, and follows each edit until the hub has rendered (or, for
-//! a Placement, decided) exactly what the preview said. Read-only, it has no effect channel, so
+//! index. With an effect channel it also hands confirmed edits to the hub's writers (policies
+//! and Federated objects; an OCM Placement; a Karmada reschedule), answers the editors' previews
+//! with the engine's render against the hub's rendered objects, and follows each edit until the
+//! hub has rendered (or, for a Placement, decided) exactly what the preview said. Read-only, it has no effect channel, so
 //! no code path can write to the hub.
 
 use std::collections::HashMap;
@@ -14,8 +14,15 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::{Hub, HubKind, HubRow, HubView, delivered_form, sort_rows};
-use crate::backend::fanout::cluster_api::{ApplyMode, ClusterApi};
+use super::connect::Hub;
+use super::karmada::write::reschedule;
+use super::kind::HubKind;
+use super::objects::{delivered_form, drop_marks, is_flotilla_mark};
+use super::ocm::read::placement_world;
+use super::ocm::write::write_placement;
+use super::view::{HubRow, HubView, sort_rows};
+use super::write::write_object;
+use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::object::resource_of;
 use crate::backend::fanout::planning::{PlanAction, PlanItem};
 use crate::backend::kube::api::KubeCluster;
@@ -145,7 +152,7 @@ impl PlacementFollow {
         if hub.kind != HubKind::OpenClusterManagement {
             return;
         }
-        let world = match super::ocm::placement_world(&hub.client).await {
+        let world = match placement_world(&hub.client).await {
             Ok((world, _)) => world,
             // The next read tries again; the cells already say when the hub is unreachable.
             Err(_) => return,
@@ -196,60 +203,6 @@ fn follow_decisions(
     notices
 }
 
-/// Server-side apply drops a field the edit removed only when no other manager owns it; a
-/// policy created with `kubectl apply` keeps such fields owned by kubectl. When the stored
-/// spec still differs from the edited one, the spec is replaced (a JSON patch guarded by the
-/// stored resourceVersion, as flotilla) so the hub holds exactly what was previewed.
-async fn drop_what_others_kept(hub: &Hub, edited: &Value, stored: &Value) -> Result<(), String> {
-    if stored.get("spec") == edited.get("spec") {
-        return Ok(());
-    }
-    let text = |v: &Value, p: &str| {
-        v.pointer(p)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
-    let gvk = kube::api::GroupVersionKind::try_from(&kube::api::TypeMeta {
-        api_version: text(edited, "/apiVersion"),
-        kind: text(edited, "/kind"),
-    })
-    .map_err(|err| err.to_string())?;
-    let (resource, capabilities) = kube::discovery::pinned_kind(&hub.client, &gvk)
-        .await
-        .map_err(|err| err.to_string())?;
-    let name = text(edited, "/metadata/name");
-    let api: kube::Api<kube::api::DynamicObject> = match (
-        capabilities.scope,
-        edited
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str),
-    ) {
-        (kube::discovery::Scope::Namespaced, Some(namespace)) => {
-            kube::Api::namespaced_with(hub.client.clone(), namespace, &resource)
-        }
-        _ => kube::Api::all_with(hub.client.clone(), &resource),
-    };
-    let patch: json_patch::Patch = serde_json::from_value(serde_json::json!([
-        {"op": "test", "path": "/metadata/resourceVersion", "value": text(stored, "/metadata/resourceVersion")},
-        {"op": "replace", "path": "/spec", "value": edited.get("spec").cloned().unwrap_or(Value::Null)},
-    ]))
-    .map_err(|err| err.to_string())?;
-    let params = kube::api::PatchParams {
-        field_manager: Some(crate::backend::fanout::object::FIELD_MANAGER.to_string()),
-        ..Default::default()
-    };
-    api.patch(&name, &params, &kube::api::Patch::Json::<()>(patch))
-        .await
-        .map(|_| ())
-        .map_err(|err| {
-            format!(
-                "applied, but fields another manager keeps could not be removed ({}); the hub may differ from the preview",
-                crate::backend::kube::probe::short_error(&err)
-            )
-        })
-}
-
 /// An edit written to the hub, awaited in one cell: the engine's object in delivered form.
 struct Expectation {
     object: Value,
@@ -298,7 +251,7 @@ async fn run(
             effect = next_effect(&mut effects) => match effect {
                 Some(Effect::WritePlacement { namespace, name, patch, expect }) => {
                     let title = format!("Placement {namespace}/{name}");
-                    match super::ocm::write_placement(&hub.client, &namespace, &name, &patch).await {
+                    match write_placement(&hub.client, &namespace, &name, &patch).await {
                         Ok(()) => {
                             let _ = events.send(BackendEvent::Notice(format!(
                                 "wrote {title} to hub {} (as flotilla); following its decision until OCM decides [{}]",
@@ -346,7 +299,7 @@ async fn run(
                 }
                 next
             }
-            Err(err) => unreachable_hub(&shown, &err.message),
+            Err(err) => unreachable_hub(&shown, &err.to_string()),
         };
         for notice in follow(&mut next, &mut expected) {
             let _ = events.send(BackendEvent::Notice(notice));
@@ -378,16 +331,7 @@ async fn handle(
             title,
             expect,
         } => {
-            let api = KubeCluster::new(hub.client.clone(), false);
-            let mode = ApplyMode {
-                dry_run: false,
-                force: true,
-            };
-            let written = match api.apply(&object, mode).await {
-                Ok(stored) => drop_what_others_kept(hub, &object, &stored).await,
-                Err(err) => Err(err.to_string()),
-            };
-            match written {
+            match write_object(&hub.client, &object).await {
                 Ok(()) => {
                     notice(format!(
                         "wrote {title} to hub {} (server-side apply as flotilla); following {} cell(s) until {} renders them",
@@ -453,12 +397,12 @@ async fn handle(
             false
         }
         Effect::UseFleet(_) => false,
-        Effect::Apply { cells } if hub.kind == super::HubKind::Karmada => {
+        Effect::Apply { cells } if hub.kind == HubKind::Karmada => {
             let rows: std::collections::BTreeSet<usize> =
                 cells.iter().map(|cell| cell.resource as usize).collect();
             for row in rows.into_iter().filter_map(|row| shown.rows.get(row)) {
                 notice(match &row.carrier {
-                    Some(binding) => match super::karmada::reschedule(&hub.client, binding).await {
+                    Some(binding) => match reschedule(&hub.client, binding).await {
                         Ok(at) => format!(
                             "asked Karmada to reschedule {} {} (rescheduleTriggeredAt {at})",
                             binding.kind,
@@ -630,7 +574,7 @@ async fn against_members(
 /// The object without the ownership label and source annotation flotilla adds when it applies
 /// objects itself: through a hub, the hub's controller writes the member objects.
 fn without_flotilla_marks(mut object: Value) -> Value {
-    super::drop_marks(&mut object, super::is_flotilla_mark);
+    drop_marks(&mut object, is_flotilla_mark);
     object
 }
 
@@ -897,7 +841,7 @@ mod tests {
             ..ClusterSpec::default()
         };
         HubView {
-            kind: super::super::HubKind::Karmada,
+            kind: HubKind::Karmada,
             clusters: vec![(member, ClusterStatus::default())],
             rows: rows
                 .iter()

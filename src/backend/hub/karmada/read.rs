@@ -1,7 +1,8 @@
 //! Reading a Karmada hub: its member Clusters (labels, provider, region, zones and taints
 //! through the same inventory parser the fleet directory uses; health from the Ready
-//! condition Karmada keeps, with its reason and message; the Kubernetes version it reports).
-//! Only reads; it must not write to the hub.
+//! condition Karmada keeps, with its reason and message; the Kubernetes version it reports),
+//! and one console row per ResourceBinding with a cell per scheduled member from that member's
+//! Work. Only reads; it must not write to the hub.
 
 use kube::Client;
 use kube::api::{Api, DynamicObject, ListParams};
@@ -9,23 +10,14 @@ use kube::config::Kubeconfig;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 
-use super::{
-    HubKind, HubRender, HubRow, HubView, RenderedObject, condition, list_values, sort_rows, text,
-};
+use super::types::{binding_resources, cluster_resource, policy_resources};
+use crate::backend::hub::kind::HubKind;
+use crate::backend::hub::objects::{condition, list_values, reason_message, text};
+use crate::backend::hub::view::{HubRender, HubRow, HubView, RenderedObject, sort_rows};
 use crate::backend::kube::probe::short_error;
 use crate::engine::document::parse::Doc;
 use crate::engine::fleet::inventory::{InventoryKind, parse_cluster};
 use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef};
-
-pub(super) fn cluster_resource() -> ApiResource {
-    ApiResource {
-        group: "cluster.karmada.io".into(),
-        version: "v1alpha1".into(),
-        api_version: "cluster.karmada.io/v1alpha1".into(),
-        kind: "Cluster".into(),
-        plural: "clusters".into(),
-    }
-}
 
 /// Every member Cluster of the hub, in name order, with the health Karmada reports for it.
 /// A member reaches flotilla through the kubeconfig context of its name when there is one
@@ -57,22 +49,11 @@ pub async fn clusters(
 /// A Karmada Cluster's health: its Ready condition (an unreachable member is Unreachable, any
 /// other False is NotReady), the condition's reason and message, and the version it reports.
 pub fn status_of(cluster: &Value) -> ClusterStatus {
-    let ready = cluster
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .and_then(|conditions| conditions.iter().find(|c| c["type"] == "Ready"));
-    let text = |value: Option<&Value>, field: &str| {
-        value
-            .and_then(|v| v.get(field))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
-    let reason = text(ready, "reason");
-    let message = text(ready, "message");
-    let health = match text(ready, "status").as_str() {
+    let ready = condition(cluster, "Ready");
+    let field = |pointer: &str| ready.map(|c| text(c, pointer)).unwrap_or_default();
+    let health = match field("/status").as_str() {
         "True" => Health::Ready,
-        "False" if reason == "ClusterNotReachable" => Health::Unreachable,
+        "False" if field("/reason") == "ClusterNotReachable" => Health::Unreachable,
         "False" => Health::NotReady,
         _ => Health::Unknown,
     };
@@ -80,12 +61,10 @@ pub fn status_of(cluster: &Value) -> ClusterStatus {
         .pointer("/spec/syncMode")
         .and_then(Value::as_str)
         .unwrap_or("Push");
-    let described = match (reason.is_empty(), message.is_empty()) {
-        (true, true) => "no Ready condition reported by Karmada yet".to_string(),
-        (false, true) => reason,
-        (true, false) => message,
-        (false, false) => format!("{reason}: {message}"),
-    };
+    let described = ready
+        .map(reason_message)
+        .filter(|said| !said.is_empty())
+        .unwrap_or_else(|| "no Ready condition reported by Karmada yet".to_string());
     ClusterStatus {
         health,
         version: cluster
@@ -374,53 +353,11 @@ pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
     }
 }
 
-fn binding_resources() -> [ApiResource; 3] {
-    let resource = |version: &str, kind: &str, plural: &str| ApiResource {
-        group: "work.karmada.io".into(),
-        version: version.into(),
-        api_version: format!("work.karmada.io/{version}"),
-        kind: kind.into(),
-        plural: plural.into(),
-    };
-    [
-        resource("v1alpha2", "ResourceBinding", "resourcebindings"),
-        resource(
-            "v1alpha2",
-            "ClusterResourceBinding",
-            "clusterresourcebindings",
-        ),
-        resource("v1alpha1", "Work", "works"),
-    ]
-}
-
-/// Asks Karmada's scheduler to place a binding afresh: sets its `rescheduleTriggeredAt` to
-/// now (later than its `lastScheduledTime`, which is what triggers a full reschedule).
-/// Returns the time set.
-pub async fn reschedule(client: &Client, binding: &ResourceRef) -> Result<String, String> {
-    let [namespaced, cluster_scoped, _] = binding_resources();
-    let api: Api<DynamicObject> = match &binding.namespace {
-        Some(namespace) => Api::namespaced_with(client.clone(), namespace, &namespaced),
-        None => Api::all_with(client.clone(), &cluster_scoped),
-    };
-    let at = k8s_openapi::jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string();
-    let patch = serde_json::json!({"spec": {"rescheduleTriggeredAt": at}});
-    api.patch(
-        &binding.name,
-        &kube::api::PatchParams::default(),
-        &kube::api::Patch::Merge(&patch),
-    )
-    .await
-    .map_err(|err| short_error(&err))?;
-    Ok(at)
-}
-
 /// What the console watches on a Karmada hub: Clusters, bindings, Works and the policies.
 pub fn watched_kinds() -> Vec<ApiResource> {
     let mut kinds = vec![cluster_resource()];
     kinds.extend(binding_resources());
-    kinds.extend(super::karmada_source::policy_resources());
+    kinds.extend(policy_resources());
     kinds
 }
 

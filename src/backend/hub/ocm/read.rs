@@ -4,54 +4,30 @@
 //! version the agent reports), ManagedClusterSets and their bindings, Placements with their
 //! PlacementDecisions, and ManifestWorks with the per-manifest status the work agents write
 //! back. The console's rows are the distinct manifests across ManifestWorks, one cell per
-//! cluster from the ManifestWork in that cluster's namespace. Only reads; it must not write to
-//! the hub.
+//! cluster from the ManifestWork in that cluster's namespace. ManagedClusters are parsed by the
+//! engine's OCM dialect, the same parser the placement preview uses. Only reads; it must not
+//! write to the hub.
 
 use std::collections::{BTreeMap, HashMap};
 
 use kube::Client;
-use kube::api::{Api, DynamicObject};
 use kube::config::Kubeconfig;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 
-use super::{
-    HubKind, HubRender, HubRow, HubView, RenderedObject, condition, list_values, sort_rows, text,
-};
-use crate::backend::kube::probe::short_error;
+use super::types::{CLUSTER_GROUP, WORK_GROUP, resource};
+use crate::backend::hub::kind::HubKind;
+use crate::backend::hub::objects::{condition, list_values, reason_message, text};
+use crate::backend::hub::view::{HubRender, HubRow, HubView, RenderedObject, sort_rows};
 use crate::engine::dialect::ocm::{OcmCluster, OcmClusterSet};
 use crate::engine::edit::ocm_placement::{HubPlacement, PlacementWorld, ReplicaSetRef};
-use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef, Taint};
+use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef};
 
-const CLUSTER_GROUP: &str = "cluster.open-cluster-management.io";
-const WORK_GROUP: &str = "work.open-cluster-management.io";
 /// The condition the hub keeps from the agent's lease and health checks.
 const AVAILABLE: &str = "ManagedClusterConditionAvailable";
 /// Claims that name a cluster's provider and region (what `clusteradm` and the agent set).
 const PLATFORM_CLAIM: &str = "platform.open-cluster-management.io";
 const REGION_CLAIM: &str = "region.open-cluster-management.io";
-
-fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
-    ApiResource {
-        group: group.into(),
-        version: version.into(),
-        api_version: format!("{group}/{version}"),
-        kind: kind.into(),
-        plural: plural.into(),
-    }
-}
-
-/// `Reason: message`, or whichever of the two there is.
-fn reason_message(condition: &Value) -> String {
-    let reason = text(condition, "/reason");
-    let message = text(condition, "/message");
-    match (reason.is_empty(), message.is_empty()) {
-        (true, true) => String::new(),
-        (false, true) => reason,
-        (true, false) => message,
-        (false, false) => format!("{reason}: {message}"),
-    }
-}
 
 /// Every ManagedCluster of the hub, in name order, with the health OCM reports for it. A
 /// member reaches flotilla through the kubeconfig context of its name when there is one,
@@ -79,60 +55,28 @@ pub async fn clusters(
     Ok(clusters)
 }
 
-/// The claims a cluster's agent reported (`status.clusterClaims`), by name.
-pub fn claims_of(cluster: &Value) -> BTreeMap<String, String> {
-    cluster
-        .pointer("/status/clusterClaims")
-        .and_then(Value::as_array)
-        .map(|claims| {
-            claims
-                .iter()
-                .map(|c| (text(c, "/name"), text(c, "/value")))
-                .filter(|(name, _)| !name.is_empty())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// A ManagedCluster as flotilla's cluster: its labels (and its claims where no label has the
-/// claim's name), its taints, and provider and region from the well-known claims or labels.
+/// A ManagedCluster as flotilla's cluster. The engine reads the object as a Placement sees it
+/// (labels, claims, taints); flotilla's cluster has those labels and the claims where no label
+/// has the claim's name, its taints, and provider and region from the well-known claims or
+/// labels.
 pub fn spec_of(cluster: &Value) -> ClusterSpec {
-    let mut labels: BTreeMap<String, String> = cluster
-        .pointer("/metadata/labels")
-        .and_then(Value::as_object)
-        .map(|labels| {
-            labels
-                .iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                .collect()
-        })
-        .unwrap_or_default();
-    let claims = claims_of(cluster);
+    let OcmCluster {
+        name,
+        mut labels,
+        claims,
+        taints,
+    } = OcmCluster::from_managed_cluster(cluster);
     let provider = claims.get(PLATFORM_CLAIM).cloned();
     let region = claims
         .get(REGION_CLAIM)
         .or_else(|| labels.get("topology.kubernetes.io/region"))
         .or_else(|| labels.get("region"))
         .cloned();
-    for (name, value) in claims {
-        labels.entry(name).or_insert(value);
+    for (claim, value) in claims {
+        labels.entry(claim).or_insert(value);
     }
-    let taints = cluster
-        .pointer("/spec/taints")
-        .and_then(Value::as_array)
-        .map(|taints| {
-            taints
-                .iter()
-                .map(|t| Taint {
-                    key: text(t, "/key"),
-                    value: text(t, "/value"),
-                    effect: text(t, "/effect"),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
     ClusterSpec {
-        name: text(cluster, "/metadata/name"),
+        name,
         context: String::new(),
         labels,
         taints,
@@ -464,49 +408,6 @@ pub async fn placement_world(client: &Client) -> Result<(PlacementWorld, Vec<Str
         },
         problems,
     ))
-}
-
-/// Writes an edited Placement: the JSON patch of the editor (guarded by the resourceVersion
-/// the edit started from) as field manager `flotilla`.
-pub async fn write_placement(
-    client: &Client,
-    namespace: &str,
-    name: &str,
-    ops: &[Value],
-) -> Result<(), String> {
-    let api: Api<DynamicObject> = Api::namespaced_with(
-        client.clone(),
-        namespace,
-        &resource(CLUSTER_GROUP, "v1beta1", "Placement", "placements"),
-    );
-    let patch: json_patch::Patch = serde_json::from_value(Value::Array(ops.to_vec()))
-        .map_err(|err| format!("the edit is not a JSON patch: {err}"))?;
-    let params = kube::api::PatchParams {
-        field_manager: Some(crate::backend::fanout::object::FIELD_MANAGER.to_string()),
-        ..Default::default()
-    };
-    let Err(err) = api
-        .patch(name, &params, &kube::api::Patch::Json::<()>(patch))
-        .await
-    else {
-        return Ok(());
-    };
-    // A failed resourceVersion test is a bare 422; tell it apart from a rejected spec.
-    let expected = ops
-        .iter()
-        .find(|op| op["op"] == "test" && op["path"] == "/metadata/resourceVersion")
-        .and_then(|op| op["value"].as_str());
-    let current = api.get(name).await.ok();
-    let moved = current
-        .as_ref()
-        .and_then(|object| object.metadata.resource_version.as_deref())
-        != expected;
-    if moved {
-        return Err(format!(
-            "Placement {namespace}/{name} changed on the hub since the editor opened; nothing was written (open the editor again)"
-        ));
-    }
-    Err(short_error(&err))
 }
 
 /// What the work agent reported for one manifest of a ManifestWork.

@@ -1,0 +1,164 @@
+//! Connecting to a hub: the kubeconfig context it is named by, a client, and which kind of
+//! control plane it is; then reading it through that kind's reader (members, the console's
+//! view, the rendered objects) and reaching its members. Errors are typed: whether the operator
+//! named something unusable or the hub did not answer; the command line turns them into exit
+//! codes. It only reads; writes go through the writers.
+
+use std::path::Path;
+
+use kube::Client;
+use kube::config::Kubeconfig;
+
+use super::kind::{HubKind, detect};
+use super::view::{HubRender, HubView};
+use super::{karmada, kubefed, ocm};
+use crate::backend::kube::kubeconfig;
+use crate::backend::kube::kubeconfig::Timeouts;
+use crate::model::{ClusterSpec, ClusterStatus};
+
+/// A connected hub: the context it was named by, what kind of control plane it is, and a
+/// client for it.
+pub struct Hub {
+    pub context: String,
+    pub kind: HubKind,
+    pub client: Client,
+    pub kubeconfig: Kubeconfig,
+}
+
+/// Why a hub could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HubError {
+    /// What the operator named cannot serve as a hub: the kubeconfig, the context, or a
+    /// cluster that serves no federation API (or a request that kind of hub cannot answer).
+    #[error("{0}")]
+    Input(String),
+    /// The hub did not answer, or refused to be read.
+    #[error("{0}")]
+    Unreachable(String),
+}
+
+/// Connects to the hub behind kubeconfig context `context` and tells which kind it is.
+pub async fn connect(
+    kubeconfig_path: Option<&Path>,
+    context: &str,
+    timeouts: Timeouts,
+) -> Result<Hub, HubError> {
+    let kubeconfig =
+        kubeconfig::load(kubeconfig_path).map_err(|err| HubError::Input(err.to_string()))?;
+    let client = kubeconfig::client_for(&kubeconfig, context, timeouts)
+        .await
+        .map_err(|reason| HubError::Input(format!("--hub {context}: {reason}")))?;
+    let kind = match detect(&client).await {
+        Ok(Some(kind)) => kind,
+        Ok(None) => {
+            return Err(HubError::Input(format!(
+                "--hub {context} is not a federation hub: it serves none of the Karmada, Open Cluster Management or KubeFed APIs\n  hint: name the hub's context, or use --context GLOB for member clusters"
+            )));
+        }
+        Err(reason) => {
+            return Err(HubError::Unreachable(format!(
+                "--hub {context}: cannot reach the hub: {reason}"
+            )));
+        }
+    };
+    Ok(Hub {
+        context: context.to_string(),
+        kind,
+        client,
+        kubeconfig,
+    })
+}
+
+impl Hub {
+    /// The header's words for this hub: `hub CONTEXT · KIND`.
+    pub fn label(&self) -> String {
+        format!("hub {} · {}", self.context, self.kind.as_str())
+    }
+
+    /// The hub's member clusters in name order, with the health the hub reports for them.
+    pub async fn clusters(&self) -> Result<Vec<(ClusterSpec, ClusterStatus)>, HubError> {
+        let clusters = match self.kind {
+            HubKind::Karmada => karmada::read::clusters(&self.client, &self.kubeconfig).await,
+            HubKind::OpenClusterManagement => {
+                ocm::read::clusters(&self.client, &self.kubeconfig).await
+            }
+            HubKind::KubeFed => kubefed::clusters(&self.client, &self.kubeconfig).await,
+        };
+        clusters.map_err(|reason| self.failed(reason))
+    }
+
+    /// Everything the console shows of the hub at this moment.
+    pub async fn read(&self) -> Result<HubView, HubError> {
+        let view = match self.kind {
+            HubKind::Karmada => karmada::read::read(&self.client, &self.kubeconfig).await,
+            HubKind::OpenClusterManagement => ocm::read::read(&self.client, &self.kubeconfig).await,
+            HubKind::KubeFed => kubefed::read(&self.client, &self.kubeconfig).await,
+        };
+        view.map_err(|reason| self.failed(reason))
+    }
+
+    /// The per-cluster objects the hub has rendered for its members (after overrides), and
+    /// why the rest are not placed. Hubs that keep no per-cluster objects say so.
+    pub async fn rendered(&self) -> Result<HubRender, HubError> {
+        let rendered = match self.kind {
+            HubKind::Karmada => karmada::read::rendered(&self.client, &self.kubeconfig).await,
+            HubKind::OpenClusterManagement => {
+                ocm::read::rendered(&self.client, &self.kubeconfig).await
+            }
+            HubKind::KubeFed => {
+                return Err(HubError::Input(format!(
+                    "--hub {}: KubeFed keeps no per-cluster objects on the hub (its controller renders them in memory)\n  hint: `flotilla render --fleet DIR` on the same Federated files gives them offline (checked against KubeFed v0.10.0)",
+                    self.context
+                )));
+            }
+        };
+        rendered.map_err(|reason| self.failed(reason))
+    }
+
+    /// The hub kinds whose changes change the view: watched, so the console reads the hub
+    /// again when one changes rather than on a timer.
+    pub async fn watched_kinds(&self) -> Vec<kube::discovery::ApiResource> {
+        match self.kind {
+            HubKind::Karmada => karmada::read::watched_kinds(),
+            HubKind::OpenClusterManagement => ocm::read::watched_kinds(),
+            HubKind::KubeFed => kubefed::watched_kinds(&self.client).await,
+        }
+    }
+
+    /// A client for a member: through its own kubeconfig context when the kubeconfig has one
+    /// (`context`, else the member's name), otherwise through the hub's proxy to the member
+    /// (Karmada's `clusters/NAME/proxy`) with the hub's credentials.
+    pub async fn member_client(
+        &self,
+        member: &ClusterSpec,
+        timeouts: Timeouts,
+    ) -> Result<Client, String> {
+        let context = if member.context.is_empty() {
+            &member.name
+        } else {
+            &member.context
+        };
+        if self.kubeconfig.contexts.iter().any(|c| c.name == *context) {
+            return kubeconfig::client_for(&self.kubeconfig, context, timeouts).await;
+        }
+        match self.kind {
+            HubKind::Karmada => {
+                let path = format!(
+                    "/apis/cluster.karmada.io/v1alpha1/clusters/{}/proxy",
+                    member.name
+                );
+                kubeconfig::proxied_client_for(&self.kubeconfig, &self.context, &path, timeouts)
+                    .await
+            }
+            other => Err(format!(
+                "no kubeconfig context for {} and {} hubs offer no proxy to their members",
+                member.name,
+                other.as_str()
+            )),
+        }
+    }
+
+    fn failed(&self, reason: String) -> HubError {
+        HubError::Unreachable(format!("--hub {}: {reason}", self.context))
+    }
+}

@@ -1,0 +1,118 @@
+//! What the console shows of a hub at one moment, whatever its kind: the members with the
+//! health the hub reports, one row per object the hub delivers with a cell per member in the
+//! hub's own words, and the per-cluster objects the hub stores in `flotilla render`'s shape.
+//! Plain data and the rules that read it; it must not talk to a hub.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::kind::HubKind;
+use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef};
+
+/// Everything the console shows of a hub at one moment: its members and one row per object
+/// the hub delivers to them, each cell in the hub's own words.
+#[derive(Debug, Clone)]
+pub struct HubView {
+    pub kind: HubKind,
+    pub clusters: Vec<(ClusterSpec, ClusterStatus)>,
+    pub rows: Vec<HubRow>,
+}
+
+/// One object the hub delivers, and what the hub says of it on each member.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HubRow {
+    /// The object as members see it (the Deployment, not the hub object that wraps it).
+    pub target: ResourceRef,
+    /// The hub object that carries it, for messages: `ResourceBinding shop/web-deployment`.
+    pub source: String,
+    /// That hub object, when the hub has one per row (actions such as reschedule act on it).
+    pub carrier: Option<ResourceRef>,
+    /// By cluster name; a cluster without a cell is not placed.
+    pub cells: BTreeMap<String, (CellStatus, Option<String>)>,
+    /// Why a cluster without a cell is not placed, in the hub's terms.
+    pub not_placed: String,
+    /// By cluster name: the object as the hub rendered it for that cluster (Karmada's Work
+    /// manifest), where the hub keeps one.
+    pub objects: BTreeMap<String, serde_json::Value>,
+}
+
+impl HubView {
+    /// One cell of the matrix: row `row` on cluster `column`, as design §4 names it. A placed
+    /// cell on a member the hub cannot reach is Unreachable whatever the hub last recorded; a
+    /// cell the reader marked NotPlaced (with a reason for that cluster) stays not placed.
+    pub fn cell(&self, row: usize, column: usize) -> (CellStatus, Option<String>) {
+        let (Some(row), Some((spec, status))) = (self.rows.get(row), self.clusters.get(column))
+        else {
+            return (CellStatus::NotPlaced("unknown".into()), None);
+        };
+        match row.cells.get(&spec.name) {
+            None => (CellStatus::NotPlaced(row.not_placed.clone()), None),
+            Some(cell @ (CellStatus::NotPlaced(_), _)) => cell.clone(),
+            Some(_) if status.health == Health::Unreachable => {
+                (CellStatus::Unreachable, Some(status.message.clone()))
+            }
+            Some(cell) => cell.clone(),
+        }
+    }
+
+    /// The row showing `target`, if the hub delivers it.
+    pub fn row_of(&self, target: &ResourceRef) -> Option<usize> {
+        self.rows.iter().position(|row| row.target == *target)
+    }
+}
+
+/// The per-cluster objects a hub stores, in `flotilla render`'s JSON shape (design §3).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HubRender {
+    pub items: Vec<RenderedObject>,
+    pub unplaced: Vec<Unplaced>,
+}
+
+/// One object as the hub will write it to `cluster`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RenderedObject {
+    pub cluster: String,
+    pub object: serde_json::Value,
+}
+
+/// A (cluster, object) pair the hub does not place, and the hub's reason.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unplaced {
+    pub cluster: String,
+    pub resource: ResourceRef,
+    pub reason: String,
+}
+
+impl HubView {
+    /// Every (cluster, row) pair without a cell, with the row's reason.
+    pub fn unplaced(&self) -> Vec<Unplaced> {
+        let mut unplaced = Vec::new();
+        for (spec, _) in &self.clusters {
+            for row in &self.rows {
+                if !row.cells.contains_key(&spec.name) {
+                    unplaced.push(Unplaced {
+                        cluster: spec.name.clone(),
+                        resource: row.target.clone(),
+                        reason: row.not_placed.clone(),
+                    });
+                }
+            }
+        }
+        unplaced
+    }
+}
+
+/// Rows in a stable order: by namespace, name, then kind of the object they show.
+pub fn sort_rows(rows: &mut [HubRow]) {
+    rows.sort_by(|a, b| {
+        let key = |row: &HubRow| {
+            (
+                row.target.namespace.clone(),
+                row.target.name.clone(),
+                row.target.kind.clone(),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+}
