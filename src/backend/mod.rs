@@ -1,185 +1,31 @@
 //! Where fleet state comes from and where changes go. A backend runs as tasks of its own and
 //! talks to the app only through messages: it receives [`Effect`]s and answers with
-//! [`BackendEvent`]s. It must never reach into the app's state, and a slow or dead cluster
-//! must never block another cluster or the UI.
+//! [`BackendEvent`]s. It must never reach into the app's state (nor import the app, the
+//! views, the commands or the command line), and a slow or dead cluster must never block
+//! another cluster or the UI. Read-only is enforced here: a read-only backend has no code path
+//! that can send a mutating request.
+//!
+//! # Rooms, from the bottom up
+//! - [`fanout`]: plan, apply, drift and revert over any cluster API, with bounded fan-out.
+//! - [`messages`]: effects, events and the cells they carry.
+//! - [`cells`]: the cell-status rules every backend that watches clusters follows.
+//! - [`audit`]: the audit log every write is recorded in.
+//! - [`kube`]: raw kubeconfig contexts: clients, probes, the kube-rs cluster API, and the live
+//!   backend with its watch caches.
+//! - [`hub`]: federation hubs (Karmada, Open Cluster Management, KubeFed) and the console's
+//!   backend on one.
+//! - [`sim`]: the demo's simulated clusters.
 
 pub mod audit;
+pub mod cells;
 pub mod fanout;
 pub mod hub;
 pub mod kube;
-pub mod live_cells;
+pub mod messages;
 pub mod sim;
 
-use crate::model::{CellStatus, ClusterStatus, StatusKind};
-
-/// A (resource, cluster) cell position in the propagation matrix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CellRef {
-    pub resource: u32,
-    pub cluster: u32,
-}
-
-/// One cell's new status.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CellUpdate {
-    pub cell: CellRef,
-    pub status: CellStatus,
-    /// Human detail for the detail pane (an API error, the drifted path), if any.
-    pub message: Option<String>,
-}
-
-/// Facts a backend reports.
-#[derive(Debug, Clone, PartialEq)]
-pub enum BackendEvent {
-    /// The whole matrix at once: one status kind per cell, resource-major
-    /// (`resource * clusters + cluster`), plus the cells whose status carries detail.
-    Snapshot {
-        kinds: Vec<StatusKind>,
-        details: Vec<CellUpdate>,
-    },
-    /// A cluster's connection status changed.
-    Cluster { cluster: u32, status: ClusterStatus },
-    /// Some cells changed.
-    Cells(Vec<CellUpdate>),
-    /// These clusters are alive and their caches current, though nothing changed.
-    Heartbeat { clusters: Vec<u32> },
-    /// A line for the status bar and the log (e.g. "applied 3 objects to prod-eu-west-1").
-    Notice(String),
-    /// What one cluster's API server answered to a dry run of an edit (`revision` is the
-    /// editor's, so a stale answer is dropped).
-    DryRun {
-        revision: u64,
-        items: Vec<fanout::planning::PlanItem>,
-    },
-    /// Hub mode: rows the hub gained since the console started (a new binding, Federated
-    /// object or ManifestWork manifest), appended after the existing rows; their cells follow
-    /// as ordinary cell updates.
-    ResourcesAdded(Vec<AddedResource>),
-    /// OCM hub: the Placements, clusters and sets the placement editor decides against, sent
-    /// whenever they change.
-    Placements(std::sync::Arc<crate::engine::edit::ocm_placement::PlacementWorld>),
-    /// The drifted fields of one cell, field by field (empty: no drift any more). Sent with
-    /// the cell's update whenever its drift may have changed.
-    Drift {
-        cell: CellRef,
-        fields: Vec<DriftField>,
-    },
-}
-
 pub use fanout::drift::DriftField;
-
-/// A row a hub gained while the console runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AddedResource {
-    pub target: crate::model::ResourceRef,
-    pub dialect: crate::model::Dialect,
-    /// What carries it on the hub, e.g. `ResourceBinding shop/web-deployment`.
-    pub source: String,
-}
-
-/// One drifted field to take back: re-applied with the desired value, forcing ownership.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct RevertField {
-    pub cell: CellRef,
-    /// JSON pointer of the field, as the drift reported it.
-    pub path: String,
-}
-
-/// Whole fleet files to write (their previous text, to refuse when the file changed on disk
-/// meanwhile, and the new one), then cells to propagate: what adopting drift, adding an
-/// ignore rule or removing one saves.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FleetWrite {
-    /// e.g. `adopt /spec/replicas of Deployment/shop/inventory on prod-us-east-2`.
-    pub title: String,
-    /// The audit log's action, e.g. `console-adopt`.
-    pub action: String,
-    pub files: Vec<FileText>,
-    /// Cells propagated once the files are saved and the fleet reloads.
-    pub apply: Vec<CellRef>,
-    /// For the audit log: clusters, objects and paths concerned.
-    pub clusters: Vec<String>,
-    pub objects: Vec<String>,
-    pub paths: Vec<String>,
-}
-
-/// One file's new text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileText {
-    pub path: String,
-    /// The text before; `None` for a new file.
-    pub old: Option<String>,
-    pub new: String,
-}
-
-/// A fleet document to write back, replacing the document at `document` in `file`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FleetSave {
-    pub file: String,
-    pub document: usize,
-    pub object: serde_json::Value,
-    /// e.g. `PropagationPolicy shop/web`, for notices and the audit log.
-    pub title: String,
-}
-
-/// A fleet handed to a backend; two are equal when they are the same fleet.
-#[derive(Debug, Clone)]
-pub struct SharedFleet(pub std::sync::Arc<crate::engine::Fleet>);
-
-impl PartialEq for SharedFleet {
-    fn eq(&self, other: &Self) -> bool {
-        std::sync::Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-/// Requests the app makes of a backend.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Effect {
-    /// Propagate the desired objects of these cells.
-    Apply { cells: Vec<CellRef> },
-    /// Save an edited fleet document, then propagate these cells of the edited fleet. The
-    /// console's loop does the saving (it owns the fleet); backends only see the new fleet
-    /// and the apply.
-    SaveAndApply {
-        save: FleetSave,
-        cells: Vec<CellRef>,
-        /// Objects to delete afterwards (an undo removing what the change created); only
-        /// ever set from a confirmation that listed them.
-        delete: Vec<CellRef>,
-    },
-    /// Delete the objects of these cells, confirmed by the operator.
-    Delete { cells: Vec<CellRef> },
-    /// The fleet was edited and saved: work from this one now (same resources and clusters).
-    UseFleet(SharedFleet),
-    /// Server-side dry run of these cells as an edited (not yet saved) fleet renders them;
-    /// answered with [`BackendEvent::DryRun`]. Writes nothing.
-    DryRun {
-        fleet: SharedFleet,
-        cells: Vec<CellRef>,
-        revision: u64,
-    },
-    /// Hub mode: write this policy to the hub (server-side apply, field manager `flotilla`,
-    /// taking over fields others set — the operator confirmed it), then follow the hub until
-    /// its rendered object for each cell in `expect` equals the engine's (`expect` holds the
-    /// engine's render of the edited fleet).
-    HubApply {
-        object: serde_json::Value,
-        title: String,
-        expect: Vec<(CellRef, serde_json::Value)>,
-    },
-    /// OCM hub: write an edited Placement — `patch` is a JSON patch guarded by the
-    /// resourceVersion the edit started from, sent as field manager `flotilla` — then follow
-    /// its PlacementDecisions until they hold exactly `expect` (the editor's preview).
-    WritePlacement {
-        namespace: String,
-        name: String,
-        patch: Vec<serde_json::Value>,
-        expect: Vec<String>,
-    },
-    /// Take back exactly these drifted fields (re-apply the desired values with force),
-    /// confirmed by the operator. Other drifted fields of the same objects keep their values.
-    Revert { fields: Vec<RevertField> },
-    /// Save these fleet files, then propagate; the console's loop does the saving, like
-    /// [`Effect::SaveAndApply`]. Backends never see it.
-    WriteFleet(FleetWrite),
-}
+pub use messages::{
+    AddedResource, BackendEvent, CellRef, CellUpdate, Effect, FileText, FleetSave, FleetWrite,
+    RevertField, SharedFleet,
+};

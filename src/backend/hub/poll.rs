@@ -26,12 +26,12 @@ use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::object::resource_of;
 use crate::backend::fanout::planning::{PlanAction, PlanItem};
 use crate::backend::kube::api::KubeCluster;
-use crate::backend::{AddedResource, BackendEvent, CellRef, CellUpdate, Effect};
+use crate::backend::messages::{AddedResource, BackendEvent, CellRef, CellUpdate, Effect};
 use crate::engine::compare::diff;
 use crate::engine::edit::ocm_placement::PlacementWorld;
 use crate::engine::{Decision, Fleet};
 use crate::model::Dialect;
-use crate::model::{CellStatus, ClusterStatus, Health, StatusKind};
+use crate::model::{CellStatus, ClusterStatus, Health};
 
 /// How long an edit may take to show in the hub's rendered objects before flotilla says the
 /// hub rendered something else than its preview.
@@ -93,26 +93,9 @@ async fn next_nudge(nudges: &mut Option<mpsc::UnboundedReceiver<()>>) {
 
 /// The first matrix of a hub view.
 pub fn snapshot(view: &HubView) -> BackendEvent {
-    let clusters = view.clusters.len();
-    let mut kinds = vec![StatusKind::NotPlaced; view.rows.len() * clusters];
-    let mut details = Vec::new();
-    for row in 0..view.rows.len() {
-        for column in 0..clusters {
-            let (status, message) = view.cell(row, column);
-            kinds[row * clusters + column] = status.kind();
-            if status.detail().is_some() || message.is_some() {
-                details.push(CellUpdate {
-                    cell: CellRef {
-                        resource: row as u32,
-                        cluster: column as u32,
-                    },
-                    status,
-                    message,
-                });
-            }
-        }
-    }
-    BackendEvent::Snapshot { kinds, details }
+    BackendEvent::snapshot(view.rows.len(), view.clusters.len(), |row, column| {
+        view.cell(row, column)
+    })
 }
 
 /// Starts reading the hub without any way to write to it; `first` is the view the console's

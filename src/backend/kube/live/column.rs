@@ -1,18 +1,20 @@
 //! One cluster's column of the matrix, worked out from the fleet's intent and the objects a
-//! watch cache holds: placed, present and matching is InSync; a field of the intent with
-//! another live value is Drifted; placed and absent is Pending, or Missing once it was seen
-//! and then deleted; present with flotilla's marker but no longer placed is Orphaned. Pure:
-//! no I/O and no clock. The live backend feeds it watch events and sends what it returns;
-//! only cells whose status or detail changed are returned, so a quiet cluster costs nothing.
+//! watch cache holds, by the shared cell rules of [`crate::backend::cells`] (placed, present
+//! and matching is InSync; a field of the intent with another live value is Drifted; placed
+//! and absent is Pending, or Missing once it was seen and then deleted; present with
+//! flotilla's marker but no longer placed is Orphaned). Pure: no I/O and no clock. The live
+//! backend feeds it watch events and sends what it returns; only cells whose status or detail
+//! changed are returned, so a quiet cluster costs nothing.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::fanout::drift::{DriftField, drift_fields_ignoring};
-use super::fanout::object::resource_of;
-use super::{CellRef, CellUpdate};
+use crate::backend::cells::{self, CellFacts, Reach};
+use crate::backend::fanout::drift::{DriftField, drift_fields_ignoring};
+use crate::backend::fanout::object::resource_of;
+use crate::backend::messages::{BackendEvent, CellRef, CellUpdate};
 use crate::engine::{Decision, Fleet};
 use crate::model::{CellStatus, ResourceRef, StatusKind};
 
@@ -67,17 +69,6 @@ impl FleetIndex {
             .filter(move |(_, k)| **k == kind)
             .map(|(row, _)| row as u32)
     }
-}
-
-/// Whether the cluster can be talked to, as far as the backend knows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Reach {
-    /// Not probed yet.
-    Connecting,
-    /// Answering (Ready or NotReady): cells come from the cache.
-    Answering,
-    /// Unreachable, unauthorized or not connected at all; the reason is shown on every cell.
-    Down(String),
 }
 
 /// A watch event for one kind, already reduced to what the cache needs.
@@ -380,106 +371,104 @@ impl ClusterCells {
         drift_fields_ignoring(desired, live, &rules)
     }
 
-    /// Drift events for the drifted cells among `updates`, field by field. (The console
-    /// forgets the drift of a cell whose update says it is no longer Drifted.)
-    pub fn drift_events(&self, updates: &[CellUpdate]) -> Vec<super::BackendEvent> {
-        updates
-            .iter()
-            .filter(|update| update.status.kind() == StatusKind::Drifted)
-            .map(|update| super::BackendEvent::Drift {
-                cell: update.cell,
-                fields: self.drift_detail(update.cell.resource),
-            })
-            .collect()
+    /// Drift events for the drifted cells among `updates`, field by field.
+    pub fn drift_events(&self, updates: &[CellUpdate]) -> Vec<BackendEvent> {
+        cells::drift_events(updates, |cell| self.drift_detail(cell.resource))
     }
 
     /// The status of one row on this cluster, with a line for the detail pane.
     pub fn status(&self, row: u32) -> (CellStatus, Option<String>) {
-        let resource = row as usize;
-        let cluster = self.cluster as usize;
-        let live = self.live.get(&row);
-        if !self.fleet.is_placed(resource, cluster) {
-            return match (live, &self.reach) {
-                (Some(_), Reach::Answering) => (
-                    CellStatus::Orphaned,
-                    Some("carries flotilla's marker but is no longer placed here".into()),
-                ),
-                _ => (
-                    CellStatus::NotPlaced(
-                        self.fleet
-                            .placement(resource, cluster)
-                            .err()
-                            .unwrap_or_default(),
-                    ),
-                    None,
-                ),
-            };
+        cells::judge(&RowFacts { cells: self, row }).status_and_detail()
+    }
+}
+
+/// What a cluster's column knows of one row, for the shared cell rules.
+struct RowFacts<'a> {
+    cells: &'a ClusterCells,
+    row: u32,
+}
+
+impl RowFacts<'_> {
+    fn live(&self) -> Option<&Value> {
+        self.cells.live.get(&self.row)
+    }
+
+    fn kind(&self) -> usize {
+        self.cells.index.kind_of(self.row)
+    }
+}
+
+impl CellFacts for RowFacts<'_> {
+    type Desired = Value;
+
+    fn placed(&self) -> bool {
+        let cells = self.cells;
+        cells
+            .fleet
+            .is_placed(self.row as usize, cells.cluster as usize)
+    }
+
+    fn not_placed_reason(&self) -> String {
+        let cells = self.cells;
+        cells
+            .fleet
+            .placement(self.row as usize, cells.cluster as usize)
+            .err()
+            .unwrap_or_default()
+    }
+
+    /// The cache says so only while the cluster answers.
+    fn present(&self) -> bool {
+        self.live().is_some() && self.cells.reach == Reach::Answering
+    }
+
+    fn reach(&self) -> &Reach {
+        &self.cells.reach
+    }
+
+    fn unserved(&self) -> Option<(String, String)> {
+        let kind = self.kind();
+        self.cells.unserved.contains(&kind).then(|| {
+            self.cells
+                .index
+                .kinds
+                .get(kind)
+                .cloned()
+                .unwrap_or_default()
+        })
+    }
+
+    fn failure(&self) -> Option<(CellStatus, String)> {
+        self.cells.failures.get(&self.row).cloned()
+    }
+
+    fn applying(&self) -> bool {
+        self.cells.applying.contains(&self.row)
+    }
+
+    fn desired(&self) -> Result<Value, String> {
+        let cells = self.cells;
+        match cells
+            .fleet
+            .decide(self.row as usize, cells.cluster as usize)
+        {
+            Decision::Placed { object, .. } => Ok(object),
+            Decision::NotPlaced { reason } => Err(reason),
         }
-        match &self.reach {
-            Reach::Down(reason) => return (CellStatus::Unreachable, Some(reason.clone())),
-            Reach::Connecting => {
-                return (
-                    CellStatus::Pending,
-                    Some("connecting to the cluster…".into()),
-                );
-            }
-            Reach::Answering => {}
-        }
-        let kind = self.index.kind_of(row);
-        if self.unserved.contains(&kind) {
-            let (api_version, kind) = self.index.kinds.get(kind).cloned().unwrap_or_default();
-            return (
-                CellStatus::Failed(format!("kind not served: {api_version} {kind}")),
-                None,
-            );
-        }
-        if let Some((status, message)) = self.failures.get(&row) {
-            return (status.clone(), Some(message.clone()));
-        }
-        if self.applying.contains(&row) {
-            return (CellStatus::Pending, Some("applying…".into()));
-        }
-        let desired = match self.fleet.decide(resource, cluster) {
-            Decision::Placed { object, .. } => object,
-            Decision::NotPlaced { reason } => return (CellStatus::Failed(reason), None),
-        };
-        if !self.listed.contains(&kind) {
-            return (
-                CellStatus::Pending,
-                Some("waiting for the cluster's first list".into()),
-            );
-        }
-        let Some(live) = live else {
-            return if self.seen.contains(&row) {
-                (
-                    CellStatus::Missing,
-                    Some("deleted on the cluster outside flotilla".into()),
-                )
-            } else {
-                (CellStatus::Pending, Some("not applied yet".into()))
-            };
-        };
-        let fields = self.drift_of(&desired, row, live);
-        match fields.first() {
-            None => (CellStatus::InSync, None),
-            Some(first) => {
-                let by = first
-                    .manager
-                    .as_deref()
-                    .map(|manager| format!(" by {manager}"))
-                    .unwrap_or_default();
-                let more = match fields.len() {
-                    1 => String::new(),
-                    n => format!(" (+{} more fields)", n - 1),
-                };
-                (
-                    CellStatus::Drifted,
-                    Some(format!(
-                        "{} changed{by}: desired {} live {}{more}",
-                        first.path, first.desired, first.live
-                    )),
-                )
-            }
+    }
+
+    fn listed(&self) -> bool {
+        self.cells.listed.contains(&self.kind())
+    }
+
+    fn seen(&self) -> bool {
+        self.cells.seen.contains(&self.row)
+    }
+
+    fn drift(&self, desired: &Value) -> Vec<DriftField> {
+        match self.live() {
+            Some(live) => self.cells.drift_of(desired, self.row, live),
+            None => Vec::new(),
         }
     }
 }
@@ -553,7 +542,7 @@ spec:
         edited["data"]["color"] = json!("red");
         let updates = cells.watch(0, WatchChange::Applied(edited));
         let events = cells.drift_events(&updates);
-        let [super::super::BackendEvent::Drift { cell, fields }] = events.as_slice() else {
+        let [BackendEvent::Drift { cell, fields }] = events.as_slice() else {
             panic!("one drift event: {events:?}");
         };
         assert_eq!(*cell, updates[0].cell);

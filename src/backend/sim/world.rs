@@ -1,123 +1,21 @@
-//! The demo backend: simulated member clusters with health, latency, live objects, drift that
-//! appears over time, a propagation that fails, and applies that really change live state.
-//! Deterministic for a seed. [`SimCore`] is plain data driven by explicit time; [`spawn`] wraps
-//! it in a tokio task. It must not touch real clusters, the terminal or the app's state.
+//! The simulated fleet's live state: member clusters with health and latency, what each holds
+//! for every cell, drift that appears over time, a propagation that fails, and applies and
+//! deletes that really change it. Cell statuses follow the shared rules of
+//! [`crate::backend::cells`], from what the simulation knows. Deterministic for a seed:
+//! [`SimCore`] is plain data driven by explicit time. It must not touch real clusters, the
+//! terminal or the app's state.
 
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
-use serde::Deserialize;
 use serde_json::Value;
-use tokio::sync::mpsc;
 
-use super::{BackendEvent, CellRef, CellUpdate, Effect};
+use super::scenario::{Scenario, SplitMix64};
+use crate::backend::cells::{self, CellFacts, Reach};
+use crate::backend::fanout::drift::DriftField;
+use crate::backend::messages::{BackendEvent, CellRef, CellUpdate};
 use crate::engine::{Decision, Fleet};
 use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health};
-
-/// How the simulated clusters of the embedded demo fleet behave.
-const DEMO_SCENARIO: &str = include_str!("../../testdata/demo-scenario.yaml");
-
-/// How simulated clusters behave: who is down, what fails, how drift appears.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Scenario {
-    /// Clusters that never answer.
-    #[serde(default)]
-    pub unreachable: Vec<String>,
-    /// Clusters that answer but report not Ready.
-    #[serde(default)]
-    pub not_ready: Vec<String>,
-    /// Kubernetes version per cluster; `default` for the rest.
-    #[serde(default)]
-    pub versions: BTreeMap<String, String>,
-    /// Round-trip latency in milliseconds per region; `default` for the rest.
-    #[serde(default)]
-    pub latency_ms_by_region: BTreeMap<String, u64>,
-    /// Applies that fail, with the API error the cluster answers.
-    #[serde(default)]
-    pub failures: Vec<ScenarioFailure>,
-    /// Resources (KIND/NS/NAME) that are placed but not applied yet when the demo starts.
-    #[serde(default)]
-    pub pending: Vec<String>,
-    /// Drift present when the demo starts.
-    #[serde(default)]
-    pub drift: Vec<ScenarioDrift>,
-    /// Mean seconds between new drift events; 0 turns drift over time off.
-    #[serde(default)]
-    pub drift_every_seconds: u64,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ScenarioFailure {
-    pub cluster: String,
-    pub resource: String,
-    pub message: String,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ScenarioDrift {
-    pub cluster: String,
-    pub resource: String,
-    pub path: String,
-    pub live: Value,
-    pub manager: String,
-}
-
-impl Scenario {
-    /// The embedded demo fleet's scenario.
-    pub fn demo() -> Scenario {
-        // The file ships inside the binary and a unit test parses it, so this cannot fail at run time.
-        serde_saphyr::from_str(DEMO_SCENARIO).unwrap_or_default()
-    }
-
-    /// A scenario for a synthetic fleet: about one cluster in 200 unreachable and one in 250 not
-    /// Ready (at least one of each), one failing cell per 100 resources, drift over time.
-    pub fn synthetic(clusters: &[ClusterSpec], seed: u64) -> Scenario {
-        let mut rng = SplitMix64::new(seed ^ 0x5eed);
-        let mut pick = |count: usize| -> Vec<String> {
-            (0..count)
-                .map(|_| clusters[rng.below(clusters.len())].name.clone())
-                .collect()
-        };
-        let unreachable = pick((clusters.len() / 200).max(1));
-        let not_ready = pick((clusters.len() / 250).max(1));
-        Scenario {
-            unreachable,
-            not_ready,
-            drift_every_seconds: 2,
-            ..Scenario::default()
-        }
-    }
-}
-
-/// A tiny deterministic PRNG (SplitMix64): enough for simulation, no crate needed.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..bound` (`0` when `bound` is 0).
-    pub fn below(&mut self, bound: usize) -> usize {
-        if bound == 0 {
-            return 0;
-        }
-        (self.next_u64() % bound as u64) as usize
-    }
-}
 
 /// A field whose live value left the desired one.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,6 +39,8 @@ struct SimCell {
 #[derive(Debug, Clone)]
 struct SimCluster {
     health: Health,
+    /// Down for an unreachable cluster, else answering.
+    reach: Reach,
     version: String,
     latency_ms: u64,
     message: String,
@@ -329,42 +229,20 @@ impl SimCore {
 
     /// The status of one cell as the simulated cluster reports it.
     pub fn status(&self, resource: usize, cluster: usize) -> CellStatus {
-        let index = self.index(resource, cluster);
-        let cell = &self.cells[index];
-        let placed = self.placement[index];
-        if self.clusters[cluster].health == Health::Unreachable && placed.is_ok() {
-            return CellStatus::Unreachable;
-        }
-        match placed {
-            Err(reason) if cell.applied => {
-                let _ = reason;
-                CellStatus::Orphaned
-            }
-            Err(reason) => CellStatus::NotPlaced(self.reasons[reason as usize].clone()),
-            Ok(()) => {
-                if let Some(message) = self.failures.get(&index) {
-                    CellStatus::Failed(message.clone())
-                } else if !cell.applied {
-                    CellStatus::Pending
-                } else if cell.missing {
-                    CellStatus::Missing
-                } else if self.drift(resource, cluster).is_some() {
-                    CellStatus::Drifted
-                } else {
-                    CellStatus::InSync
-                }
-            }
-        }
+        cells::judge(&SimFacts {
+            core: self,
+            resource,
+            cluster,
+            index: self.index(resource, cluster),
+        })
+        .status()
     }
 
     /// Extra words about a cell for the detail pane.
     pub fn message(&self, resource: usize, cluster: usize) -> Option<String> {
         let index = self.index(resource, cluster);
-        if let Some(drift) = self.drift(resource, cluster) {
-            return Some(format!(
-                "{} changed by {}: desired {} live {}",
-                drift.path, drift.manager, drift.desired, drift.live
-            ));
+        if self.drift(resource, cluster).is_some() {
+            return cells::drift_summary(&self.drift_fields(resource, cluster));
         }
         if self.cells[index].missing {
             return Some("deleted on the cluster outside flotilla".into());
@@ -395,9 +273,9 @@ impl SimCore {
     }
 
     /// The drift of a cell as the console's drift view reads it, field by field.
-    pub fn drift_fields(&self, resource: usize, cluster: usize) -> Vec<super::DriftField> {
+    pub fn drift_fields(&self, resource: usize, cluster: usize) -> Vec<DriftField> {
         self.drift(resource, cluster)
-            .map(|drift| super::DriftField {
+            .map(|drift| DriftField {
                 path: drift.path.clone(),
                 desired: drift.desired.clone(),
                 live: drift.live.clone(),
@@ -410,15 +288,9 @@ impl SimCore {
 
     /// Drift events for the drifted cells among `updates`.
     pub fn drift_events(&self, updates: &[CellUpdate]) -> Vec<BackendEvent> {
-        updates
-            .iter()
-            .filter(|update| update.status == CellStatus::Drifted)
-            .map(|update| BackendEvent::Drift {
-                cell: update.cell,
-                fields: self
-                    .drift_fields(update.cell.resource as usize, update.cell.cluster as usize),
-            })
-            .collect()
+        cells::drift_events(updates, |cell| {
+            self.drift_fields(cell.resource as usize, cell.cluster as usize)
+        })
     }
 
     /// Drift events for every drifted cell, to follow a snapshot.
@@ -442,19 +314,9 @@ impl SimCore {
 
     /// The whole matrix as a snapshot event.
     pub fn snapshot(&self) -> BackendEvent {
-        let mut kinds = Vec::with_capacity(self.cells.len());
-        let mut details = Vec::new();
-        for resource in 0..self.fleet.resources.len() {
-            for cluster in 0..self.clusters.len() {
-                let status = self.status(resource, cluster);
-                kinds.push(status.kind());
-                let message = self.message(resource, cluster);
-                if status.detail().is_some() || message.is_some() {
-                    details.push(self.update(resource, cluster));
-                }
-            }
-        }
-        BackendEvent::Snapshot { kinds, details }
+        BackendEvent::snapshot(self.fleet.resources.len(), self.clusters.len(), |r, c| {
+            (self.status(r, c), self.message(r, c))
+        })
     }
 
     fn update(&self, resource: usize, cluster: usize) -> CellUpdate {
@@ -562,6 +424,69 @@ impl SimCore {
     }
 }
 
+/// What the simulation knows of one cell, for the shared cell rules: everything, so a cell
+/// is never waiting for a list, and what a cluster holds is known even when it cannot be
+/// reached.
+struct SimFacts<'a> {
+    core: &'a SimCore,
+    resource: usize,
+    cluster: usize,
+    index: usize,
+}
+
+impl CellFacts for SimFacts<'_> {
+    type Desired = ();
+
+    fn placed(&self) -> bool {
+        self.core.placement[self.index].is_ok()
+    }
+
+    fn not_placed_reason(&self) -> String {
+        match self.core.placement[self.index] {
+            Err(reason) => self.core.reasons[reason as usize].clone(),
+            Ok(()) => String::new(),
+        }
+    }
+
+    fn present(&self) -> bool {
+        let cell = &self.core.cells[self.index];
+        cell.applied && !cell.missing
+    }
+
+    fn reach(&self) -> &Reach {
+        &self.core.clusters[self.cluster].reach
+    }
+
+    fn unserved(&self) -> Option<(String, String)> {
+        None
+    }
+
+    fn failure(&self) -> Option<(CellStatus, String)> {
+        let message = self.core.failures.get(&self.index)?;
+        Some((CellStatus::Failed(message.clone()), message.clone()))
+    }
+
+    fn applying(&self) -> bool {
+        false
+    }
+
+    fn desired(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn listed(&self) -> bool {
+        true
+    }
+
+    fn seen(&self) -> bool {
+        self.core.cells[self.index].missing
+    }
+
+    fn drift(&self, _: &()) -> Vec<DriftField> {
+        self.core.drift_fields(self.resource, self.cluster)
+    }
+}
+
 fn simulated_cluster(spec: &ClusterSpec, scenario: &Scenario, rng: &mut SplitMix64) -> SimCluster {
     let region = spec.region.as_deref().unwrap_or("default");
     let base = scenario
@@ -594,8 +519,13 @@ fn simulated_cluster(spec: &ClusterSpec, scenario: &Scenario, rng: &mut SplitMix
     } else {
         (Health::Ready, String::new())
     };
+    let reach = match health {
+        Health::Unreachable => Reach::Down(message.clone()),
+        _ => Reach::Answering,
+    };
     SimCluster {
         health,
+        reach,
         version,
         latency_ms,
         message,
@@ -613,17 +543,6 @@ fn pointer_segments(pointer: &str) -> Vec<crate::engine::compare::diff::Segment>
             )
         })
         .collect()
-}
-
-/// Sends an event and, after cell updates or a snapshot, the drift detail of the drifted
-/// cells. False when the app has gone.
-fn send(core: &SimCore, events: &mpsc::UnboundedSender<BackendEvent>, event: BackendEvent) -> bool {
-    let drift = match &event {
-        BackendEvent::Cells(updates) => core.drift_events(updates),
-        BackendEvent::Snapshot { .. } => core.all_drift_events(),
-        _ => Vec::new(),
-    };
-    events.send(event).is_ok() && drift.into_iter().all(|event| events.send(event).is_ok())
 }
 
 /// Picks a scalar inside `spec` or `data` (the operator's intent), deterministically.
@@ -702,158 +621,6 @@ fn placements(fleet: &Fleet) -> (Vec<Result<(), u32>>, Vec<String>) {
     (placement, reasons)
 }
 
-/// Runs a [`SimCore`] as a tokio task: probes clusters with their latency, sends a snapshot,
-/// applies with per-cluster latency, and lets drift appear over time.
-pub fn spawn(
-    core: SimCore,
-    events: mpsc::UnboundedSender<BackendEvent>,
-) -> mpsc::UnboundedSender<Effect> {
-    let (effects_tx, effects_rx) = mpsc::unbounded_channel();
-    tokio::spawn(run(core, events, Some(effects_rx)));
-    effects_tx
-}
-
-/// Runs a [`SimCore`] that can only be watched: there is no channel to send it effects, so
-/// nothing a caller does can change the simulated clusters.
-pub fn spawn_readonly(core: SimCore, events: mpsc::UnboundedSender<BackendEvent>) {
-    tokio::spawn(run(core, events, None));
-}
-
-/// How often every answering cluster reports that it is alive.
-const HEARTBEAT_MS: u64 = 5_000;
-
-#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Scheduled {
-    Heartbeat,
-    Probe { cluster: usize },
-    ApplyDone { cluster: usize, cells: Vec<CellRef> },
-    DeleteDone { cluster: usize, cells: Vec<CellRef> },
-}
-
-async fn run(
-    mut core: SimCore,
-    events: mpsc::UnboundedSender<BackendEvent>,
-    mut effects: Option<mpsc::UnboundedReceiver<Effect>>,
-) {
-    let start = tokio::time::Instant::now();
-    let elapsed_ms = || start.elapsed().as_millis() as u64;
-    let mut queue: BinaryHeap<std::cmp::Reverse<(u64, u64, Scheduled)>> = BinaryHeap::new();
-    let mut sequence = 0u64;
-    let mut schedule = |queue: &mut BinaryHeap<_>, at: u64, item: Scheduled| {
-        sequence += 1;
-        queue.push(std::cmp::Reverse((at, sequence, item)));
-    };
-    if !send(&core, &events, core.snapshot()) {
-        return;
-    }
-    for cluster in 0..core.cluster_count() {
-        let at = core.probe_delay_ms(cluster);
-        schedule(&mut queue, at, Scheduled::Probe { cluster });
-    }
-    schedule(&mut queue, HEARTBEAT_MS, Scheduled::Heartbeat);
-    loop {
-        let next_at = queue
-            .peek()
-            .map_or(u64::MAX, |item| item.0.0)
-            .min(core.next_event_ms());
-        let wait = Duration::from_millis(next_at.saturating_sub(elapsed_ms()).min(3_600_000));
-        let next_effect = async {
-            match effects.as_mut() {
-                Some(receiver) => receiver.recv().await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            effect = next_effect => {
-                let cells = match effect {
-                    None => return,
-                    Some(Effect::Apply { cells }) => cells,
-                    Some(Effect::UseFleet(fleet)) => {
-                        core.set_fleet(fleet.0);
-                        if !send(&core, &events, core.snapshot()) {
-                            return;
-                        }
-                        continue;
-                    }
-                    Some(Effect::Delete { cells }) => {
-                        let mut by_cluster: BTreeMap<usize, Vec<CellRef>> = BTreeMap::new();
-                        for cell in cells {
-                            by_cluster.entry(cell.cluster as usize).or_default().push(cell);
-                        }
-                        for (cluster, cells) in by_cluster {
-                            let delay = core.latency_ms(cluster);
-                            schedule(&mut queue, elapsed_ms() + delay, Scheduled::DeleteDone { cluster, cells });
-                        }
-                        continue;
-                    }
-                    // Simulated clusters have no API server: the editor shows its offline
-                    // render diff for them.
-                    Some(Effect::DryRun { .. }) => continue,
-                    Some(Effect::SaveAndApply { save, .. }) => {
-                        tracing::warn!("{} reached the simulator unsaved; the console saves edits", save.title);
-                        continue;
-                    }
-                    Some(Effect::WritePlacement { name, .. }) => {
-                        tracing::warn!("Placement {name} is a hub write; the simulator has no hub");
-                        continue;
-                    }
-                    Some(Effect::HubApply { title, .. }) => {
-                        tracing::warn!("{title} is a hub write; the simulator has no hub");
-                        continue;
-                    }
-                    Some(Effect::WriteFleet(write)) => {
-                        tracing::warn!("{} reached the simulator unsaved; the console saves edits", write.title);
-                        continue;
-                    }
-                    // A simulated cell drifts in one field at most: reverting it is applying it.
-                    Some(Effect::Revert { fields }) => {
-                        let mut cells: Vec<CellRef> = fields.into_iter().map(|field| field.cell).collect();
-                        cells.sort();
-                        cells.dedup();
-                        cells
-                    }
-                };
-                let mut by_cluster: BTreeMap<usize, Vec<CellRef>> = BTreeMap::new();
-                for cell in cells {
-                    by_cluster.entry(cell.cluster as usize).or_default().push(cell);
-                }
-                for (cluster, cells) in by_cluster {
-                    let delay = match core.cluster_status(cluster).health {
-                        Health::Unreachable => CONNECT_TIMEOUT_MS,
-                        _ => core.latency_ms(cluster) * (1 + cells.len() as u64 / 32),
-                    };
-                    schedule(&mut queue, elapsed_ms() + delay, Scheduled::ApplyDone { cluster, cells });
-                }
-            }
-            () = tokio::time::sleep(wait) => {
-                let now = elapsed_ms();
-                while queue.peek().is_some_and(|item| item.0.0 <= now) {
-                    let Some(std::cmp::Reverse((_, _, item))) = queue.pop() else { break };
-                    let event = match item {
-                        Scheduled::Heartbeat => {
-                            schedule(&mut queue, now + HEARTBEAT_MS, Scheduled::Heartbeat);
-                            BackendEvent::Heartbeat { clusters: core.answering_clusters() }
-                        }
-                        Scheduled::Probe { cluster } => BackendEvent::Cluster {
-                            cluster: cluster as u32,
-                            status: core.cluster_status(cluster),
-                        },
-                        Scheduled::ApplyDone { cluster, cells } => BackendEvent::Cells(core.apply(cluster, &cells)),
-                        Scheduled::DeleteDone { cluster, cells } => BackendEvent::Cells(core.delete(cluster, &cells)),
-                    };
-                    if !send(&core, &events, event) {
-                        return;
-                    }
-                }
-                let drifted = core.advance(now);
-                if !drifted.is_empty() && !send(&core, &events, BackendEvent::Cells(drifted)) {
-                    return;
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -908,14 +675,6 @@ mod tests {
         };
         core.apply(dev, &[cell]);
         assert_eq!(core.status(cronjob, dev), CellStatus::InSync);
-    }
-
-    #[test]
-    fn the_embedded_scenario_parses() {
-        let scenario: Scenario = serde_saphyr::from_str(DEMO_SCENARIO).unwrap();
-        assert!(!scenario.unreachable.is_empty());
-        assert!(!scenario.not_ready.is_empty());
-        assert!(!scenario.failures.is_empty());
     }
 
     #[test]

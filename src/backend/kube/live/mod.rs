@@ -1,0 +1,207 @@
+//! The live raw-contexts backend behind the console and the wall: one task per cluster that
+//! connects, probes, discovers which of the fleet's kinds the cluster serves and keeps a watch
+//! cache of the objects flotilla manages there (selected by the ownership label), so cell
+//! statuses come from events, not polling. Effects are routed to the clusters' tasks; writes go
+//! through the same fan-out as `flotilla apply`. A read-only instance has no effect channel and
+//! builds read-only clusters, so no code path sends a mutating request. A slow or dead cluster
+//! holds up only its own task. It must not log credentials and never writes a kubeconfig.
+//!
+//! # Files, from the bottom up
+//! - [`column`]: one cluster's column of cells, from the fleet's intent and the watch cache.
+//! - [`watcher`]: discovery and watches.
+//! - [`write`]: applies, deletes, reverts and dry runs through the fan-out.
+//! - [`task`]: one cluster's task.
+
+pub mod column;
+mod task;
+mod watcher;
+mod write;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kube::config::Kubeconfig;
+use tokio::sync::{Semaphore, mpsc};
+
+pub use task::LiveOptions;
+
+use crate::backend::cells::Reach;
+use crate::backend::messages::{BackendEvent, CellRef, Effect, by_cluster};
+use crate::engine::Fleet;
+use crate::model::{Health, StatusKind};
+use column::{ClusterCells, FleetIndex};
+use task::{ClusterTask, Shared, ToCluster, status};
+use write::Write;
+
+/// What the live backend needs: the fleet, how to reach its clusters, and which to connect.
+pub struct LiveFleet {
+    pub fleet: Arc<Fleet>,
+    /// The fleet directory's texts, for the console's editors.
+    pub files: Vec<crate::engine::SourceFile>,
+    pub kubeconfig: Kubeconfig,
+    /// Per fleet cluster: `None` to connect, or why it is not connected.
+    pub skip: Vec<Option<String>>,
+    pub options: LiveOptions,
+}
+
+/// Starts the backend; the returned sender takes apply effects.
+pub fn spawn(
+    live: LiveFleet,
+    events: mpsc::UnboundedSender<BackendEvent>,
+) -> mpsc::UnboundedSender<Effect> {
+    let (effects_tx, effects_rx) = mpsc::unbounded_channel();
+    let commands = start(live, events, false);
+    tokio::spawn(dispatch(effects_rx, commands));
+    effects_tx
+}
+
+/// Starts a backend that can only watch: there is no way to hand it an effect, and its
+/// clusters refuse to send a mutating request.
+pub fn spawn_readonly(live: LiveFleet, events: mpsc::UnboundedSender<BackendEvent>) {
+    drop(start(live, events, true));
+}
+
+/// Sends the first snapshot and starts one task per connected cluster. In a read-only
+/// backend the clusters get no command channel at all.
+fn start(
+    live: LiveFleet,
+    events: mpsc::UnboundedSender<BackendEvent>,
+    readonly: bool,
+) -> Vec<Option<mpsc::UnboundedSender<ToCluster>>> {
+    let index = Arc::new(FleetIndex::new(&live.fleet));
+    let columns: Vec<ClusterCells> = (0..live.fleet.clusters.len())
+        .map(|cluster| {
+            let reach = match live.skip.get(cluster).cloned().flatten() {
+                Some(reason) => Reach::Down(reason),
+                None => Reach::Connecting,
+            };
+            ClusterCells::new(live.fleet.clone(), index.clone(), cluster as u32, reach)
+        })
+        .collect();
+    let _ = events.send(snapshot(&columns, live.fleet.resources.len()));
+    let shared = Arc::new(Shared {
+        kubeconfig: live.kubeconfig,
+        events,
+        permits: Semaphore::new(live.options.concurrency.max(1)),
+        apply_permits: Semaphore::new(live.options.apply.concurrency.max(1)),
+        options: live.options,
+        readonly,
+    });
+    columns
+        .into_iter()
+        .enumerate()
+        .map(|(cluster, cells)| {
+            if let Reach::Down(reason) = cells.reach().clone() {
+                let _ = shared.events.send(BackendEvent::Cluster {
+                    cluster: cluster as u32,
+                    status: status(Health::Unknown, reason),
+                });
+                return None;
+            }
+            let (commands, receiver) = if readonly {
+                (None, None)
+            } else {
+                let (tx, rx) = mpsc::unbounded_channel();
+                (Some(tx), Some(rx))
+            };
+            tokio::spawn(ClusterTask::new(shared.clone(), cells).run(receiver));
+            commands
+        })
+        .collect()
+}
+
+/// The whole matrix from every cluster's initial column.
+fn snapshot(columns: &[ClusterCells], resources: usize) -> BackendEvent {
+    let clusters = columns.len();
+    let mut kinds = vec![StatusKind::NotPlaced; resources * clusters];
+    let mut details = Vec::new();
+    for (cluster, column) in columns.iter().enumerate() {
+        let (column_kinds, column_details) = column.initial();
+        for (resource, kind) in column_kinds.iter().enumerate() {
+            kinds[resource * clusters + cluster] = *kind;
+        }
+        details.extend(column_details);
+    }
+    BackendEvent::Snapshot { kinds, details }
+}
+
+/// Routes effects to the clusters' tasks, each its own part.
+async fn dispatch(
+    mut effects: mpsc::UnboundedReceiver<Effect>,
+    clusters: Vec<Option<mpsc::UnboundedSender<ToCluster>>>,
+) {
+    let rows = |cells: Vec<CellRef>| by_cluster(cells.into_iter().map(|c| (c.cluster, c.resource)));
+    while let Some(effect) = effects.recv().await {
+        match effect {
+            Effect::Apply { cells } => route(&clusters, rows(cells), Some("apply"), |rows| {
+                ToCluster::Write(Write::Apply(rows))
+            }),
+            Effect::Delete { cells } => route(&clusters, rows(cells), None, |rows| {
+                ToCluster::Write(Write::Delete(rows))
+            }),
+            Effect::DryRun {
+                fleet,
+                cells,
+                revision,
+            } => route(&clusters, rows(cells), None, |rows| ToCluster::DryRun {
+                fleet: fleet.0.clone(),
+                rows,
+                revision,
+            }),
+            Effect::Revert { fields } => {
+                let fields = by_cluster(
+                    fields
+                        .into_iter()
+                        .map(|f| (f.cell.cluster, (f.cell.resource, f.path))),
+                );
+                route(&clusters, fields, Some("revert"), |fields| {
+                    ToCluster::Write(Write::Revert(fields))
+                })
+            }
+            Effect::UseFleet(fleet) => {
+                for task in clusters.iter().flatten() {
+                    let _ = task.send(ToCluster::UseFleet(fleet.0.clone()));
+                }
+            }
+            Effect::SaveAndApply { save, .. } => {
+                tracing::warn!(
+                    "{} reached the backend unsaved; the console saves edits",
+                    save.title
+                )
+            }
+            Effect::WriteFleet(write) => {
+                tracing::warn!(
+                    "{} reached the backend unsaved; the console saves edits",
+                    write.title
+                )
+            }
+            Effect::HubApply { title, .. } => {
+                tracing::warn!("{title} is a hub write; these clusters have no hub")
+            }
+            Effect::WritePlacement { name, .. } => {
+                tracing::warn!("Placement {name} is a hub write; these clusters have no hub")
+            }
+        }
+    }
+}
+
+/// Sends each cluster's task its part, made into a request; `warn` names the effect when a
+/// part for a cluster that is not connected deserves a warning.
+fn route<T>(
+    clusters: &[Option<mpsc::UnboundedSender<ToCluster>>],
+    parts: BTreeMap<u32, Vec<T>>,
+    warn: Option<&str>,
+    request: impl Fn(Vec<T>) -> ToCluster,
+) {
+    for (cluster, part) in parts {
+        match (clusters.get(cluster as usize), warn) {
+            (Some(Some(task)), _) => {
+                let _ = task.send(request(part));
+            }
+            (_, Some(effect)) => {
+                tracing::warn!(cluster, "{effect} for a cluster that is not connected")
+            }
+            (_, None) => {}
+        }
+    }
+}

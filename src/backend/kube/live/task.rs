@@ -1,0 +1,448 @@
+//! One cluster's task in the live backend: it connects, probes `/version` and `/readyz` on a
+//! schedule, asks which of the fleet's kinds the cluster serves and keeps a watch per kind,
+//! feeds what it hears to the cluster's column of cells and sends the cells that changed, and
+//! carries out the requests routed to it (writes and dry runs in tasks of their own, so the
+//! watch keeps flowing). Connects, probes and writes are bounded across the fleet by shared
+//! permits. It must not log credentials; a read-only task has no request channel.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::Client;
+use kube::config::Kubeconfig;
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinHandle;
+
+use super::column::{ApplyResult, ClusterCells, FleetIndex, WatchChange};
+use super::watcher::{discover, watch_kind};
+use super::write::{self, Job, Write};
+use crate::backend::cells::Reach;
+use crate::backend::fanout::targets::Options;
+use crate::backend::kube::kubeconfig::{self, Timeouts};
+use crate::backend::kube::probe;
+use crate::backend::messages::{BackendEvent, CellUpdate};
+use crate::engine::Fleet;
+use crate::model::{CellStatus, ClusterStatus, Health};
+
+/// How the live backend paces itself.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveOptions {
+    pub timeouts: Timeouts,
+    /// Time between health probes of one cluster.
+    pub probe_every: Duration,
+    /// Clusters connecting, probing or discovering at once across the fleet.
+    pub concurrency: usize,
+    /// Fan-out settings for applies.
+    pub apply: Options,
+}
+
+impl Default for LiveOptions {
+    fn default() -> Self {
+        LiveOptions {
+            timeouts: Timeouts {
+                connect: Duration::from_secs(5),
+                // Watches are closed by the server well before this (see WATCH_TIMEOUT_SECS);
+                // single requests have their own timeouts.
+                read: Duration::from_secs(60),
+            },
+            probe_every: Duration::from_secs(10),
+            concurrency: 64,
+            apply: Options::default(),
+        }
+    }
+}
+
+/// A request to one cluster's task.
+pub(super) enum ToCluster {
+    /// Apply, delete or revert (confirmed by the operator).
+    Write(Write),
+    /// Dry-run these rows as an edited fleet renders them.
+    DryRun {
+        fleet: Arc<Fleet>,
+        rows: Vec<u32>,
+        revision: u64,
+    },
+    UseFleet(Arc<Fleet>),
+}
+
+pub(super) struct Shared {
+    pub kubeconfig: Kubeconfig,
+    pub events: mpsc::UnboundedSender<BackendEvent>,
+    pub permits: Semaphore,
+    pub apply_permits: Semaphore,
+    pub options: LiveOptions,
+    pub readonly: bool,
+}
+
+/// What a cluster's task hears from the tasks it started.
+enum Message {
+    Watch {
+        generation: u64,
+        kind: usize,
+        change: WatchChange,
+    },
+    WatchError {
+        generation: u64,
+        message: String,
+    },
+    Applied(Vec<(u32, ApplyResult)>, String),
+}
+
+/// One cluster: its client, health, discovery, watches and cells.
+pub(super) struct ClusterTask {
+    shared: Arc<Shared>,
+    cells: ClusterCells,
+    client: Option<Client>,
+    health: Option<ClusterStatus>,
+    /// Bumped whenever the watches restart, so late events of old watches are dropped.
+    generation: u64,
+    watches: Vec<JoinHandle<()>>,
+    served: Vec<bool>,
+    messages_tx: mpsc::UnboundedSender<Message>,
+    messages: mpsc::UnboundedReceiver<Message>,
+}
+
+impl ClusterTask {
+    pub(super) fn new(shared: Arc<Shared>, cells: ClusterCells) -> ClusterTask {
+        let (messages_tx, messages) = mpsc::unbounded_channel();
+        ClusterTask {
+            shared,
+            cells,
+            client: None,
+            health: None,
+            generation: 0,
+            watches: Vec::new(),
+            served: Vec::new(),
+            messages_tx,
+            messages,
+        }
+    }
+
+    fn index(&self) -> u32 {
+        self.cells.cluster()
+    }
+
+    fn name(&self) -> String {
+        self.cells
+            .fleet()
+            .clusters
+            .get(self.index() as usize)
+            .map(|spec| spec.name.clone())
+            .unwrap_or_default()
+    }
+
+    fn send_cells(&self, updates: Vec<CellUpdate>) {
+        if !updates.is_empty() {
+            let drift = self.cells.drift_events(&updates);
+            let _ = self.shared.events.send(BackendEvent::Cells(updates));
+            for event in drift {
+                let _ = self.shared.events.send(event);
+            }
+        }
+    }
+
+    pub(super) async fn run(mut self, mut commands: Option<mpsc::UnboundedReceiver<ToCluster>>) {
+        let _ = self.shared.events.send(BackendEvent::Cluster {
+            cluster: self.index(),
+            status: status(Health::Unknown, "connecting…".into()),
+        });
+        let mut probes = tokio::time::interval(self.shared.options.probe_every);
+        probes.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = probes.tick() => {
+                    if self.shared.events.is_closed() {
+                        break;
+                    }
+                    self.probe().await;
+                }
+                Some(message) = self.messages.recv() => self.on_message(message),
+                Some(command) = next_command(&mut commands) => self.on_command(command).await,
+            }
+        }
+        for watch in self.watches.drain(..) {
+            watch.abort();
+        }
+    }
+
+    async fn probe(&mut self) {
+        let shared = self.shared.clone();
+        let Ok(_permit) = shared.permits.acquire().await else {
+            return;
+        };
+        if self.client.is_none() {
+            let context = self
+                .cells
+                .fleet()
+                .clusters
+                .get(self.index() as usize)
+                .map(|spec| spec.context.clone())
+                .unwrap_or_default();
+            match kubeconfig::client_for(
+                &self.shared.kubeconfig,
+                &context,
+                self.shared.options.timeouts,
+            )
+            .await
+            {
+                Ok(client) => self.client = Some(client),
+                Err(reason) => {
+                    self.report(status(Health::Unknown, reason.clone()));
+                    let updates = self.cells.set_reach(Reach::Down(reason));
+                    self.send_cells(updates);
+                    return;
+                }
+            }
+        }
+        let Some(client) = self.client.clone() else {
+            return;
+        };
+        let observed = probe::probe(&client, self.shared.options.timeouts.connect).await;
+        let answering = matches!(observed.health, Health::Ready | Health::NotReady);
+        let was_answering = self.cells.reach() == &Reach::Answering;
+        let reach = if answering {
+            Reach::Answering
+        } else {
+            Reach::Down(format!(
+                "{}: {}",
+                observed.health.as_str(),
+                observed.message
+            ))
+        };
+        self.report(observed);
+        if answering && (!was_answering || self.served.iter().any(|served| !served)) {
+            self.discover_and_watch(&client, !was_answering).await;
+        }
+        if !answering {
+            self.stop_watches();
+        }
+        let updates = self.cells.set_reach(reach);
+        self.send_cells(updates);
+    }
+
+    /// Sends the cluster's status when it changed in a way an operator would notice, and a
+    /// heartbeat otherwise.
+    fn report(&mut self, observed: ClusterStatus) {
+        let changed = match &self.health {
+            None => true,
+            Some(before) => {
+                before.health != observed.health
+                    || before.version != observed.version
+                    || before.message != observed.message
+                    || latency_moved(before.latency_ms, observed.latency_ms)
+            }
+        };
+        if changed {
+            self.health = Some(observed.clone());
+            let _ = self.shared.events.send(BackendEvent::Cluster {
+                cluster: self.index(),
+                status: observed,
+            });
+        } else {
+            let _ = self.shared.events.send(BackendEvent::Heartbeat {
+                clusters: vec![self.index()],
+            });
+        }
+    }
+
+    /// Which of the fleet's kinds the cluster serves; a watch per served kind (restarted when
+    /// `restart`, else started only for kinds that became served).
+    async fn discover_and_watch(&mut self, client: &Client, restart: bool) {
+        let index = self.cells.index().clone();
+        let resources = match discover(client, &index.kinds).await {
+            Ok(resources) => resources,
+            Err(message) => {
+                tracing::warn!(cluster = %self.name(), "discovery failed: {message}");
+                return;
+            }
+        };
+        let served: Vec<bool> = resources.iter().map(Option::is_some).collect();
+        if restart {
+            self.stop_watches();
+        }
+        for (kind, resource) in resources.into_iter().enumerate() {
+            let already = !restart && self.served.get(kind).copied().unwrap_or(false);
+            if let Some(resource) = resource
+                && !already
+            {
+                let (generation, messages) = (self.generation, self.messages_tx.clone());
+                let heard = move |change: Result<WatchChange, String>| {
+                    let message = match change {
+                        Ok(change) => Message::Watch {
+                            generation,
+                            kind,
+                            change,
+                        },
+                        Err(message) => Message::WatchError {
+                            generation,
+                            message,
+                        },
+                    };
+                    messages.send(message).is_ok()
+                };
+                self.watches
+                    .push(tokio::spawn(watch_kind(client.clone(), resource, heard)));
+            }
+        }
+        self.served = served;
+        let updates = self.cells.set_served(&self.served);
+        self.send_cells(updates);
+    }
+
+    fn stop_watches(&mut self) {
+        for watch in self.watches.drain(..) {
+            watch.abort();
+        }
+        self.served.clear();
+        self.generation += 1;
+    }
+
+    fn on_message(&mut self, message: Message) {
+        match message {
+            Message::Watch {
+                generation,
+                kind,
+                change,
+            } if generation == self.generation => {
+                let updates = self.cells.watch(kind, change);
+                self.send_cells(updates);
+            }
+            Message::WatchError {
+                generation,
+                message,
+            } if generation == self.generation => {
+                tracing::debug!(cluster = %self.name(), "watch error: {message}");
+            }
+            Message::Watch { .. } | Message::WatchError { .. } => {}
+            Message::Applied(results, notice) => {
+                let updates = self.cells.apply_finished(results);
+                self.send_cells(updates);
+                let _ = self.shared.events.send(BackendEvent::Notice(notice));
+            }
+        }
+    }
+
+    async fn on_command(&mut self, command: ToCluster) {
+        match command {
+            ToCluster::Write(write) => self.write(write),
+            ToCluster::DryRun {
+                fleet,
+                rows,
+                revision,
+            } => self.dry_run(fleet, rows, revision),
+            ToCluster::UseFleet(fleet) => {
+                let index = Arc::new(FleetIndex::new(&fleet));
+                let kinds_changed = index.kinds != self.cells.index().kinds;
+                let updates = self.cells.set_fleet(fleet, index);
+                self.send_cells(updates);
+                if kinds_changed && let Some(client) = self.client.clone() {
+                    self.discover_and_watch(&client, true).await;
+                }
+            }
+        }
+    }
+
+    /// Asks the API server what the edited fleet's objects of `rows` would change, in a task
+    /// of its own; the answer goes straight to the app.
+    fn dry_run(&mut self, fleet: Arc<Fleet>, rows: Vec<u32>, revision: u64) {
+        let Some(client) = self.client.clone() else {
+            return;
+        };
+        let shared = self.shared.clone();
+        let job = Job {
+            fleet,
+            readonly: shared.readonly,
+            cluster: self.index(),
+            name: self.name(),
+            client,
+            options: shared.options.apply,
+        };
+        tokio::spawn(async move {
+            let Ok(_permit) = shared.apply_permits.acquire().await else {
+                return;
+            };
+            let items = write::dry_run(job, &rows).await;
+            let _ = shared.events.send(BackendEvent::DryRun { revision, items });
+        });
+    }
+
+    /// Carries out a write in a task of its own, so the cluster's watch keeps flowing
+    /// meanwhile: its rows are Pending until it ends, then hold its result (a failure stays
+    /// until the row is written again or changes on the cluster).
+    fn write(&mut self, write: Write) {
+        let rows = write.rows();
+        let Some(client) = self.client.clone() else {
+            let reason = "the cluster has not answered yet".to_string();
+            let failed = rows
+                .iter()
+                .map(|row| {
+                    (
+                        *row,
+                        Err((CellStatus::Failed(reason.clone()), reason.clone())),
+                    )
+                })
+                .collect();
+            let updates = self.cells.apply_finished(failed);
+            self.send_cells(updates);
+            return;
+        };
+        let updates = self.cells.apply_started(&rows);
+        self.send_cells(updates);
+        let shared = self.shared.clone();
+        let job = Job {
+            fleet: self.cells.fleet().clone(),
+            readonly: shared.readonly,
+            cluster: self.index(),
+            name: self.name(),
+            client,
+            options: shared.options.apply,
+        };
+        let messages = self.messages_tx.clone();
+        tokio::spawn(async move {
+            let Ok(_permit) = shared.apply_permits.acquire().await else {
+                return;
+            };
+            let (results, notice) = write::run(job, write).await;
+            let _ = messages.send(Message::Applied(results, notice));
+        });
+    }
+}
+
+async fn next_command(
+    commands: &mut Option<mpsc::UnboundedReceiver<ToCluster>>,
+) -> Option<ToCluster> {
+    match commands {
+        Some(receiver) => receiver.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Latency is worth a redraw when it moves by more than a fifth, and by more than 5 ms.
+fn latency_moved(before: Option<u64>, now: Option<u64>) -> bool {
+    match (before, now) {
+        (Some(before), Some(now)) => before.abs_diff(now) > (before / 5).max(5),
+        (before, now) => before.is_some() != now.is_some(),
+    }
+}
+
+pub(super) fn status(health: Health, message: String) -> ClusterStatus {
+    ClusterStatus {
+        health,
+        version: None,
+        latency_ms: None,
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_changes_below_a_fifth_are_not_news() {
+        assert!(!latency_moved(Some(100), Some(110)));
+        assert!(latency_moved(Some(100), Some(130)));
+        assert!(!latency_moved(Some(2), Some(5)));
+        assert!(latency_moved(None, Some(5)));
+    }
+}
