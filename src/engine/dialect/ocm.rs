@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::engine::document::parse::Doc;
 use crate::engine::document::source::FleetError;
-use crate::engine::place::selector::{LabelSelector, Requirement, scalar_text};
+use crate::engine::place::selector::{LabelSelector, Requirement, Toleration, scalar_text};
 use crate::model::Taint;
 
 /// The label that puts a cluster into an `ExclusiveClusterSetLabel` set.
@@ -148,21 +148,18 @@ pub struct Predicate {
     pub cel: Vec<String>,
 }
 
-/// An OCM toleration: `Equal` (default) or `Exists`, an effect or all of them.
+/// An OCM toleration: Kubernetes' shape (`Equal` by default or `Exists`, an effect or all of
+/// them) over OCM's effects, and how long it lasts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OcmToleration {
-    pub key: String,
-    pub exists: bool,
-    pub value: String,
-    pub effect: String,
+    pub toleration: Toleration,
+    /// `tolerationSeconds`.
     pub seconds: Option<i64>,
 }
 
 impl OcmToleration {
     pub fn tolerates(&self, taint: &Taint) -> bool {
-        (self.effect.is_empty() || self.effect == taint.effect)
-            && (self.key.is_empty() || self.key == taint.key)
-            && (self.exists || self.value == taint.value)
+        self.toleration.tolerates(taint)
     }
 }
 
@@ -179,7 +176,8 @@ pub struct PlacementSpec {
     pub tolerations: Vec<OcmToleration>,
 }
 
-const TAINT_EFFECTS: [&str; 3] = ["NoSelect", "NoSelectIfNew", "PreferNoSelect"];
+/// OCM's taint effects, the only ones a Placement toleration may name.
+pub const OCM_EFFECTS: [&str; 3] = ["NoSelect", "NoSelectIfNew", "PreferNoSelect"];
 
 fn claim_selector(doc: &Doc, pointer: &str) -> Result<LabelSelector, FleetError> {
     // OCM's claim selector has only matchExpressions; the label-selector parser checks them.
@@ -265,40 +263,15 @@ pub fn parse_placement(doc: &Doc) -> Result<PlacementSpec, FleetError> {
             ));
         };
         for (idx, item) in items.iter().enumerate() {
-            let p = format!("/spec/tolerations/{idx}");
-            let field = |k: &str| item.get(k).and_then(scalar_text).unwrap_or_default();
-            let exists = match field("operator").as_str() {
-                "" | "Equal" => false,
-                "Exists" => true,
-                other => {
-                    return Err(doc.error(
-                        &format!("{p}/operator"),
-                        format!("unknown toleration operator `{other}`"),
-                        "use Equal or Exists",
-                    ));
-                }
-            };
-            let effect = field("effect");
-            if !effect.is_empty() && !TAINT_EFFECTS.contains(&effect.as_str()) {
-                return Err(doc.error(
-                    &format!("{p}/effect"),
-                    format!("unknown taint effect `{effect}`"),
-                    "OCM's effects are NoSelect, NoSelectIfNew and PreferNoSelect (or leave it empty for all)",
-                ));
-            }
-            let key = field("key");
-            if key.is_empty() && !exists {
-                return Err(doc.error(
-                    &format!("{p}/key"),
-                    "a toleration without a key must use operator Exists",
-                    "add `operator: Exists` to tolerate every taint, or set `key`",
-                ));
-            }
+            let toleration = Toleration::parse(
+                doc,
+                &format!("/spec/tolerations/{idx}"),
+                item,
+                &OCM_EFFECTS,
+                "OCM's effects are NoSelect, NoSelectIfNew and PreferNoSelect (or leave it empty for all)",
+            )?;
             tolerations.push(OcmToleration {
-                key,
-                exists,
-                value: field("value"),
-                effect,
+                toleration,
                 seconds: item.get("tolerationSeconds").and_then(Value::as_i64),
             });
         }

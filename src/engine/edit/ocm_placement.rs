@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use crate::engine::dialect::ocm::{
-    OcmCluster, OcmClusterSet, PlacementContext, decide, parse_placement,
+    OCM_EFFECTS, OcmCluster, OcmClusterSet, PlacementContext, decide, parse_placement,
 };
 use crate::engine::document::parse::Doc;
 use crate::engine::document::source::FleetError;
@@ -16,9 +16,6 @@ use crate::engine::edit::placement::{
     Membership, parse_expressions, parse_selector, parse_tolerations_with, selector_text,
     set_or_remove, tolerations_text,
 };
-
-/// OCM's taint effects, the only ones a Placement toleration may name.
-pub const OCM_EFFECTS: [&str; 3] = ["NoSelect", "NoSelectIfNew", "PreferNoSelect"];
 
 /// What a Placement is decided against, as the hub holds it.
 #[derive(Debug, Clone, PartialEq, Default)]

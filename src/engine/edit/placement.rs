@@ -353,7 +353,7 @@ pub fn tolerations_text(tolerations: &Value) -> String {
 }
 
 /// The taint effects of Kubernetes and Karmada clusters.
-pub const KARMADA_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
+pub use crate::engine::place::selector::TAINT_EFFECTS as KARMADA_EFFECTS;
 
 /// Parses the editor's toleration syntax into Karmada `clusterTolerations`.
 pub fn parse_tolerations(text: &str) -> Result<Option<Value>, String> {

@@ -408,7 +408,11 @@ impl ClusterAffinity {
     }
 }
 
-/// A toleration as Kubernetes and Karmada spell it.
+/// The taint effects of Kubernetes and Karmada, the ones a `clusterTolerations` entry may name.
+pub const TAINT_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
+
+/// A toleration as Kubernetes and Karmada spell it (OCM's has the same shape over its own
+/// effects).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Toleration {
     pub key: String,
@@ -433,49 +437,66 @@ impl Toleration {
                 "write `- {key: dedicated, operator: Equal, value: gpu, effect: NoSchedule}`",
             ));
         };
-        let mut out = Vec::new();
-        for (idx, item) in items.iter().enumerate() {
-            let p = format!("{pointer}/{idx}");
-            let text = |k: &str| item.get(k).and_then(scalar_text).unwrap_or_default();
-            let operator = text("operator");
-            let exists = match operator.as_str() {
-                "" | "Equal" => false,
-                "Exists" => true,
-                other => {
-                    return Err(doc.error(
-                        &format!("{p}/operator"),
-                        format!("unknown toleration operator `{other}`"),
-                        "use Equal or Exists",
-                    ));
-                }
-            };
-            let effect = text("effect");
-            if !matches!(
-                effect.as_str(),
-                "" | "NoSchedule" | "PreferNoSchedule" | "NoExecute"
-            ) {
-                return Err(doc.error(
-                    &format!("{p}/effect"),
-                    format!("unknown taint effect `{effect}`"),
+        items
+            .iter()
+            .enumerate()
+            .map(|(idx, item)| {
+                Toleration::parse(
+                    doc,
+                    &format!("{pointer}/{idx}"),
+                    item,
+                    &TAINT_EFFECTS,
                     "use NoSchedule, PreferNoSchedule or NoExecute (or leave it empty for all)",
-                ));
-            }
-            let key = text("key");
-            if key.is_empty() && !exists {
+                )
+            })
+            .collect()
+    }
+
+    /// One toleration of a list, `item` at `pointer`: `Equal` (the default) or `Exists`, an
+    /// effect among the dialect's `effects` (or none, for all of them; `effect_hint` names
+    /// them when another is written), and a key unless the operator is `Exists`. Each dialect
+    /// keeps its own effects and its own words about the list.
+    pub fn parse(
+        doc: &Doc,
+        pointer: &str,
+        item: &Value,
+        effects: &[&str],
+        effect_hint: &str,
+    ) -> Result<Toleration, FleetError> {
+        let text = |k: &str| item.get(k).and_then(scalar_text).unwrap_or_default();
+        let exists = match text("operator").as_str() {
+            "" | "Equal" => false,
+            "Exists" => true,
+            other => {
                 return Err(doc.error(
-                    &format!("{p}/key"),
-                    "a toleration without a key must use operator Exists",
-                    "add `operator: Exists` to tolerate every taint, or set `key`",
+                    &format!("{pointer}/operator"),
+                    format!("unknown toleration operator `{other}`"),
+                    "use Equal or Exists",
                 ));
             }
-            out.push(Toleration {
-                key,
-                exists,
-                value: text("value"),
-                effect,
-            });
+        };
+        let effect = text("effect");
+        if !effect.is_empty() && !effects.contains(&effect.as_str()) {
+            return Err(doc.error(
+                &format!("{pointer}/effect"),
+                format!("unknown taint effect `{effect}`"),
+                effect_hint,
+            ));
         }
-        Ok(out)
+        let key = text("key");
+        if key.is_empty() && !exists {
+            return Err(doc.error(
+                &format!("{pointer}/key"),
+                "a toleration without a key must use operator Exists",
+                "add `operator: Exists` to tolerate every taint, or set `key`",
+            ));
+        }
+        Ok(Toleration {
+            key,
+            exists,
+            value: text("value"),
+            effect,
+        })
     }
 
     pub fn tolerates(&self, taint: &Taint) -> bool {
