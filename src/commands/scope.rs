@@ -12,12 +12,11 @@ use serde_json::Value;
 
 use crate::backend::fanout::cluster_api::ApiError;
 use crate::backend::fanout::drift::DriftItem;
-use crate::backend::fanout::object::resource_of;
-use crate::backend::fanout::targets::{Ignores, Target};
+use crate::backend::fanout::targets::{Desired, Ignores, Target, desired};
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::{self, kubeconfig::Timeouts};
 use crate::cli::{GlobalArgs, ScopeArgs, exit};
-use crate::engine::{Decision, Fleet};
+use crate::engine::Fleet;
 use crate::model::ResourceRef;
 use crate::source;
 
@@ -44,51 +43,6 @@ pub fn matches_filter(resource: &ResourceRef, filter: &(String, Option<String>, 
     resource.kind.eq_ignore_ascii_case(&filter.0)
         && resource.name == filter.2
         && (filter.1.is_none() || resource.namespace == filter.1)
-}
-
-/// The desired objects of one fleet cluster, restricted to the resource filters.
-struct Desired {
-    objects: Vec<serde_json::Value>,
-    failed: Vec<(ResourceRef, String)>,
-}
-
-fn desired_for(
-    fleet: &Fleet,
-    cluster: usize,
-    filters: &[(String, Option<String>, String)],
-) -> Desired {
-    let mut objects = Vec::new();
-    let mut failed = Vec::new();
-    let selected =
-        |r: &ResourceRef| filters.is_empty() || filters.iter().any(|f| matches_filter(r, f));
-    let mut namespaces: BTreeSet<String> = BTreeSet::new();
-    for (r, resource) in fleet.resources.iter().enumerate() {
-        if !fleet.is_placed(r, cluster) || !selected(&resource.target) {
-            continue;
-        }
-        match fleet.decide(r, cluster) {
-            Decision::Placed { object, .. } => {
-                if let Some(ns) = &resource.target.namespace {
-                    namespaces.insert(ns.clone());
-                }
-                objects.push(object);
-            }
-            Decision::NotPlaced { reason } => failed.push((resource.target.clone(), reason)),
-        }
-    }
-    let mut implied: Vec<serde_json::Value> = fleet
-        .implied_namespaces(cluster)
-        .into_iter()
-        .filter(|ns| {
-            let name = resource_of(ns).name;
-            filters.is_empty() || namespaces.contains(&name)
-        })
-        .collect();
-    implied.extend(objects);
-    Desired {
-        objects: implied,
-        failed,
-    }
 }
 
 /// What a command works on: one target per selected cluster, notes for stderr, the fleet's
@@ -147,11 +101,13 @@ pub async fn prepare(
     let desired: Vec<Desired> = specs
         .iter()
         .map(|spec| match fleet.cluster_index(&spec.name) {
-            Some(c) => desired_for(&fleet, c, &filters),
-            None => Desired {
-                objects: Vec::new(),
-                failed: Vec::new(),
-            },
+            Some(c) => {
+                let selected = fleet.resources.iter().enumerate().filter(|(_, r)| {
+                    filters.is_empty() || filters.iter().any(|f| matches_filter(&r.target, f))
+                });
+                desired(&fleet, c, selected.map(|(row, _)| row), filters.is_empty())
+            }
+            None => Desired::default(),
         })
         .collect();
     let placement_failed = desired.iter().any(|d| !d.failed.is_empty());

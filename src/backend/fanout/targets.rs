@@ -1,5 +1,6 @@
 //! One fan-out's work and how it runs: a [`Target`] per cluster (its API, or why there is
-//! none, and the objects it should have), the fleet's ignore rules per cluster, the fan-out
+//! none, and the objects it should have, as [`desired`] renders them from the fleet), the
+//! fleet's ignore rules per cluster, the fan-out
 //! settings, and [`fan_out`], which runs one future per cluster with at most `concurrency` in
 //! flight and each bounded by the cluster timeout. It must not decide what to do to an
 //! object: plan, apply and drift hand it their per-cluster work.
@@ -11,7 +12,9 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use super::cluster_api::{ApiError, ClusterApi, Limits};
+use super::object::resource_of;
 use crate::engine::compare::ignore::{self, IgnoreRule};
+use crate::engine::{Decision, Fleet};
 use crate::model::{ClusterSpec, ResourceRef};
 
 /// One cluster's work: its API (or why there is none) and the objects it should have.
@@ -29,6 +32,59 @@ pub struct Target<A> {
     /// and Namespaces not among them, are never touched (another fleet or a person may own
     /// them). Cluster-scoped kinds other than Namespace are not limited.
     pub prune_namespaces: BTreeSet<String>,
+}
+
+/// What one cluster should have for some of the fleet's rows: see [`desired`].
+#[derive(Debug, Clone, Default)]
+pub struct Desired {
+    /// The rendered objects, the Namespaces they need first.
+    pub objects: Vec<Value>,
+    /// Rows placed on the cluster whose object could not be rendered, with the reason.
+    pub failed: Vec<(ResourceRef, String)>,
+    /// The rows placed on the cluster, in the order given.
+    pub rows: Vec<usize>,
+}
+
+/// The objects cluster `cluster` of the fleet should have for `rows` (those placed there):
+/// each rendered object, after the Namespaces the fleet implies for them there. With
+/// `every_namespace`, every Namespace the fleet implies on the cluster comes along, not only
+/// those the rows need.
+pub fn desired(
+    fleet: &Fleet,
+    cluster: usize,
+    rows: impl IntoIterator<Item = usize>,
+    every_namespace: bool,
+) -> Desired {
+    let mut desired = Desired::default();
+    let mut objects = Vec::new();
+    let mut namespaces: BTreeSet<String> = BTreeSet::new();
+    for row in rows {
+        let Some(resource) = fleet.resources.get(row) else {
+            continue;
+        };
+        if !fleet.is_placed(row, cluster) {
+            continue;
+        }
+        desired.rows.push(row);
+        match fleet.decide(row, cluster) {
+            Decision::Placed { object, .. } => {
+                if let Some(ns) = &resource.target.namespace {
+                    namespaces.insert(ns.clone());
+                }
+                objects.push(object);
+            }
+            Decision::NotPlaced { reason } => {
+                desired.failed.push((resource.target.clone(), reason));
+            }
+        }
+    }
+    desired.objects = fleet
+        .implied_namespaces(cluster)
+        .into_iter()
+        .filter(|ns| every_namespace || namespaces.contains(&resource_of(ns).name))
+        .collect();
+    desired.objects.extend(objects);
+    desired
 }
 
 /// The fleet's drift ignore rules, per cluster (only the rules whose cluster part matches).
@@ -145,5 +201,68 @@ pub(super) fn cluster_failure<A>(target: &Target<A>, options: Options) -> ApiErr
             "cluster did not finish within {}s",
             options.cluster_timeout.as_secs()
         )),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::engine::{SourceFile, load_fleet};
+
+    const FLEET: &str = r#"
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: a, labels: {tier: web}}
+---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: b}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: colors, namespace: shop}
+data: {color: blue}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: colors, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: colors}]
+  placement:
+    clusterAffinity: {labelSelector: {matchLabels: {tier: web}}}
+"#;
+
+    #[test]
+    fn a_cluster_gets_its_placed_rows_after_the_namespaces_they_need() {
+        let (fleet, errors) = load_fleet(&[SourceFile {
+            path: "fleet.yaml".into(),
+            text: FLEET.into(),
+        }]);
+        assert!(errors.is_empty(), "{errors:?}");
+        let (a, b) = (
+            fleet.cluster_index("a").unwrap(),
+            fleet.cluster_index("b").unwrap(),
+        );
+        let keys = |desired: &Desired| -> Vec<String> {
+            desired
+                .objects
+                .iter()
+                .map(|o| resource_of(o).display_key())
+                .collect()
+        };
+        let on_a = desired(&fleet, a, [0], false);
+        assert_eq!(keys(&on_a), ["Namespace/shop", "ConfigMap/shop/colors"]);
+        assert_eq!(on_a.rows, [0]);
+        assert!(on_a.failed.is_empty());
+        let nothing = desired(&fleet, a, [], false);
+        assert!(nothing.objects.is_empty(), "no row needs the namespace");
+        let namespaces = desired(&fleet, a, [], true);
+        assert_eq!(keys(&namespaces), ["Namespace/shop"]);
+        let on_b = desired(&fleet, b, [0], true);
+        assert!(
+            on_b.objects.is_empty() && on_b.rows.is_empty(),
+            "not placed on b"
+        );
     }
 }

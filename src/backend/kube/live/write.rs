@@ -11,18 +11,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use kube::Client;
-use serde_json::Value;
 
 use super::column::ApplyResult;
 use crate::backend::audit;
 use crate::backend::fanout::apply::{ApplyItem, Outcome, apply_with};
 use crate::backend::fanout::cluster_api::conflict_managers;
-use crate::backend::fanout::object::resource_of;
 use crate::backend::fanout::planning::{PlanItem, PlanMode, plan_with};
 use crate::backend::fanout::revert::{Chosen, revert_fields};
-use crate::backend::fanout::targets::{Ignores, Options, Target};
+use crate::backend::fanout::targets::{Ignores, Options, Target, desired};
 use crate::backend::kube::api::KubeCluster;
-use crate::engine::{Decision, Fleet};
+use crate::engine::Fleet;
 use crate::model::{CellStatus, ResourceRef};
 
 /// A write the console asked of one cluster.
@@ -226,41 +224,19 @@ fn delete_target(job: &Job, rows: &[u32]) -> DeleteWork {
 /// The apply target for `rows` on one cluster, with the namespaces they need, and the row of
 /// each object by its display key.
 fn apply_target(job: &Job, rows: &[u32]) -> (Target<KubeCluster>, HashMap<String, u32>) {
-    let (fleet, name, cluster) = (&*job.fleet, job.name.as_str(), job.cluster as usize);
-    let mut objects = Vec::new();
-    let mut failed = Vec::new();
-    let mut namespaces = BTreeSet::new();
-    let mut row_of = HashMap::new();
-    for row in rows {
-        let resource = *row as usize;
-        let Some(federated) = fleet.resources.get(resource) else {
-            continue;
-        };
-        if !fleet.is_placed(resource, cluster) {
-            continue;
-        }
-        row_of.insert(federated.target.display_key(), *row);
-        match fleet.decide(resource, cluster) {
-            Decision::Placed { object, .. } => {
-                if let Some(ns) = &federated.target.namespace {
-                    namespaces.insert(ns.clone());
-                }
-                objects.push(object);
-            }
-            Decision::NotPlaced { reason } => failed.push((federated.target.clone(), reason)),
-        }
-    }
-    let mut all: Vec<Value> = fleet
-        .implied_namespaces(cluster)
-        .into_iter()
-        .filter(|ns| namespaces.contains(&resource_of(ns).name))
+    let (fleet, name) = (&*job.fleet, job.name.as_str());
+    let rows = rows.iter().map(|row| *row as usize);
+    let desired = desired(fleet, job.cluster as usize, rows, false);
+    let row_of = desired
+        .rows
+        .iter()
+        .map(|row| (fleet.resources[*row].target.display_key(), *row as u32))
         .collect();
-    all.extend(objects);
     let target = Target {
         cluster: name.to_string(),
         api: Ok(KubeCluster::new(job.client.clone(), job.readonly)),
-        objects: all,
-        failed,
+        objects: desired.objects,
+        failed: desired.failed,
         prune_kinds: Vec::new(),
         prune_namespaces: BTreeSet::new(),
     };
