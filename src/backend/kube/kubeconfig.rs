@@ -10,7 +10,7 @@ use kube::{Client, Config};
 
 pub use crate::glob::glob_match;
 
-/// Why the kubeconfig could not be used; these are input errors (exit 2).
+/// Why the kubeconfig could not be used; each is the operator's input to fix.
 #[derive(Debug, thiserror::Error)]
 pub enum KubeconfigError {
     #[error(

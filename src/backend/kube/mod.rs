@@ -1,58 +1,20 @@
-//! The raw-contexts backend: one client per kubeconfig context, probes, and (as the live-fleet
-//! work lands) watch caches and server-side apply. Fan-out is bounded and every cluster has its
-//! own timeout, so a slow or dead cluster never holds up another.
+//! The raw-contexts backend: kubeconfig handling as kubectl does it, one client per context,
+//! probes, the kube-rs [`ClusterApi`](crate::backend::fanout::cluster_api::ClusterApi) that the
+//! fan-out applies through, and the live backend with its watch caches. Fan-out is bounded and
+//! every cluster has its own timeout, so a slow or dead cluster never holds up another. It must
+//! not log credentials, write a kubeconfig or change its current context, and a read-only
+//! cluster has no code path that sends a mutating request.
+//!
+//! # Files, from the bottom up
+//! - [`kubeconfig`], [`probe`]: loading contexts and clients; probing one cluster.
+//! - [`api`]: one cluster's API through kube-rs.
+//! - [`connect`]: clients and probes for the whole fleet.
+//! - [`live`]: the console's live backend.
 
 pub mod api;
+pub mod connect;
 pub mod kubeconfig;
 pub mod live;
 pub mod probe;
 
-use std::time::Duration;
-
-use futures::StreamExt;
-use kube::Client;
-use kube::config::Kubeconfig;
-
-use crate::model::{ClusterSpec, ClusterStatus, Health};
-
-/// A fleet member and its client (or why it has none).
-pub struct Member {
-    pub spec: ClusterSpec,
-    pub client: Result<Client, String>,
-}
-
-/// Builds a client per cluster, concurrently.
-pub async fn connect(
-    kubeconfig: &Kubeconfig,
-    specs: Vec<ClusterSpec>,
-    timeouts: kubeconfig::Timeouts,
-) -> Vec<Member> {
-    let futures = specs.into_iter().map(|spec| async move {
-        let client = kubeconfig::client_for(kubeconfig, &spec.context, timeouts).await;
-        Member { spec, client }
-    });
-    futures::future::join_all(futures).await
-}
-
-/// Probes every member with at most `concurrency` in flight; results keep member order.
-pub async fn probe_all(
-    members: &[Member],
-    concurrency: usize,
-    timeout: Duration,
-) -> Vec<ClusterStatus> {
-    futures::stream::iter(members.iter())
-        .map(|member| async move {
-            match &member.client {
-                Ok(client) => probe::probe(client, timeout).await,
-                Err(reason) => ClusterStatus {
-                    health: Health::Unknown,
-                    version: None,
-                    latency_ms: None,
-                    message: reason.clone(),
-                },
-            }
-        })
-        .buffered(concurrency.max(1))
-        .collect()
-        .await
-}
+pub use connect::{Member, connect, probe_all};
