@@ -70,7 +70,6 @@ const MAIN: CrateRules = CrateRules {
         layer("views", 7),
         layer("app", 6),
         layer("backend", 5),
-        layer("audit", 5),
         layer("fleet_dir", 5),
         layer("fleet_edit", 5),
         layer("demo_fleet", 4),
