@@ -8,18 +8,16 @@
 //! Keys go through [`key`] (pure); engine work happens in [`refresh`], outside `update`. It must
 //! not write a file or talk to a cluster: saving and propagating are a confirmed effect.
 
-use std::collections::BTreeSet;
-
 use serde_json::Value;
 
 use super::action::InputKey;
-use super::review::{NEW_SINCE_START, dry_run_of};
+use super::review::{NEW_SINCE_START, cells_of, dry_run_of};
 use super::state::override_editor::{
     Form, FormField, FormKind, OverrideEditor, Stage, review_rows,
 };
 use super::state::review::jump;
 use super::state::{LastChange, Mode, PendingApply, State};
-use crate::backend::{CellRef, Effect, FleetSave};
+use crate::backend::{Effect, FleetSave};
 use crate::engine::edit::override_rules::{
     Item, RuleEdit, apply_edit, check_patch, complete_path, image_paths, override_docs,
     parse_target, preview_overrides, target_text,
@@ -527,25 +525,7 @@ fn propose(state: &mut State, editor: Box<OverrideEditor>) -> Vec<Effect> {
         return Vec::new();
     };
     let doc = &editor.docs[d];
-    let mut cells = BTreeSet::new();
-    for group in &preview.diffs {
-        let Some(resource) = state
-            .resources
-            .iter()
-            .position(|r| r.target == group.resource)
-        else {
-            continue;
-        };
-        for name in &group.clusters {
-            if let Some(cluster) = state.clusters.iter().position(|c| &c.spec.name == name) {
-                cells.insert(CellRef {
-                    resource: resource as u32,
-                    cluster: cluster as u32,
-                });
-            }
-        }
-    }
-    let cells: Vec<CellRef> = cells.into_iter().collect();
+    let cells = cells_of(state, &preview.diffs, |_| true);
     let verb = if doc.created { "create" } else { "save" };
     let mut summary = vec![if doc.created {
         format!("{verb} {} (appended to {})", doc.title, doc.file)

@@ -9,14 +9,12 @@ use std::io::Write;
 use super::propagate::{Items, plan_exit, plan_table, progress, report_drift};
 use super::scope::{matches_filter, resource_filter};
 use crate::backend::CellRef;
-use crate::backend::fanout::cluster_api::ApiError;
 use crate::backend::fanout::drift;
 use crate::backend::fanout::object::resource_of;
 use crate::backend::fanout::planning::{PlanAction, PlanItem};
-use crate::backend::fanout::targets::{Ignores, Options, Target};
+use crate::backend::fanout::targets::{Ignores, Options};
 use crate::backend::hub::poll::{Compare, preview_items};
 use crate::backend::hub::{self, Hub, HubError, HubView};
-use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig::Timeouts;
 use crate::cli::{GlobalArgs, PlanArgs, ScopeArgs, exit};
 use crate::engine::{Fleet, load_fleet};
@@ -187,19 +185,7 @@ pub async fn run_drift(
         if objects.is_empty() {
             continue;
         }
-        let api = hub
-            .member_client(spec, Timeouts::default())
-            .await
-            .map(|client| KubeCluster::new(client, true))
-            .map_err(ApiError::Other);
-        targets.push(Target {
-            cluster: spec.name.clone(),
-            api,
-            objects,
-            failed: Vec::new(),
-            prune_kinds: Vec::new(),
-            prune_namespaces: Default::default(),
-        });
+        targets.push(hub.read_only_target(spec, spec.name.clone(), objects).await);
     }
     let (items, errors) = drift::drift_with(
         &targets,

@@ -12,6 +12,9 @@ use kube::config::Kubeconfig;
 use super::kind::{HubKind, detect};
 use super::view::{HubRender, HubView};
 use super::{karmada, kubefed, ocm};
+use crate::backend::fanout::cluster_api::ApiError;
+use crate::backend::fanout::targets::Target;
+use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig;
 use crate::backend::kube::kubeconfig::Timeouts;
 use crate::model::{ClusterSpec, ClusterStatus};
@@ -122,6 +125,30 @@ impl Hub {
             HubKind::Karmada => karmada::read::watched_kinds(),
             HubKind::OpenClusterManagement => ocm::read::watched_kinds(),
             HubKind::KubeFed => kubefed::watched_kinds(&self.client).await,
+        }
+    }
+
+    /// A read-only fan-out target for `member`, named `cluster`, carrying `objects` (a plan or
+    /// drift against what the hub delivered there); a member that cannot be reached is an
+    /// error row of its own.
+    pub async fn read_only_target(
+        &self,
+        member: &ClusterSpec,
+        cluster: String,
+        objects: Vec<serde_json::Value>,
+    ) -> Target<KubeCluster> {
+        let api = self
+            .member_client(member, Timeouts::default())
+            .await
+            .map(|client| KubeCluster::new(client, true))
+            .map_err(ApiError::Other);
+        Target {
+            cluster,
+            api,
+            objects,
+            failed: Vec::new(),
+            prune_kinds: Vec::new(),
+            prune_namespaces: Default::default(),
         }
     }
 

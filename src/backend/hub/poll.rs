@@ -506,8 +506,7 @@ async fn against_members(
     view: &HubView,
 ) -> Vec<PlanItem> {
     use crate::backend::fanout::planning::{PlanMode, plan_with};
-    use crate::backend::fanout::targets::{Ignores, Options, Target};
-    use crate::backend::kube::kubeconfig::Timeouts;
+    use crate::backend::fanout::targets::{Ignores, Options};
 
     let mut by_cluster: std::collections::BTreeMap<usize, Vec<Value>> = Default::default();
     for cell in cells {
@@ -530,19 +529,10 @@ async fn against_members(
             .iter()
             .find(|(s, _)| s.name == spec.name)
             .map_or(spec, |(s, _)| s);
-        let api = hub
-            .member_client(member, Timeouts::default())
-            .await
-            .map(|client| KubeCluster::new(client, true))
-            .map_err(crate::backend::fanout::cluster_api::ApiError::Other);
-        targets.push(Target {
-            cluster: spec.name.clone(),
-            api,
-            objects,
-            failed: Vec::new(),
-            prune_kinds: Vec::new(),
-            prune_namespaces: Default::default(),
-        });
+        targets.push(
+            hub.read_only_target(member, spec.name.clone(), objects)
+                .await,
+        );
     }
     plan_with(
         &targets,
