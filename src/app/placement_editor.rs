@@ -358,11 +358,8 @@ pub fn ask_to_undo(state: &mut State) {
         cells: change.reapply.clone(),
         summary,
         confirm_word: danger.unwrap_or_else(|| "y".into()),
-        typed: String::new(),
         save: Some(change.previous.clone()),
         delete: change.created.clone(),
-        undo: None,
-        placement: None,
-        waves: false,
+        ..PendingApply::default()
     }));
 }

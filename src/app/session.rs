@@ -153,18 +153,9 @@ impl Session {
             }
         };
         self.files[index].text = text;
-        let (fleet, errors) = load_fleet(&self.files);
-        if let Some(error) = errors.first() {
-            self.refuse(format!("saved, but the fleet no longer loads: {error}"));
+        let Some(fleet) = self.reload_after_save() else {
             return;
-        }
-        let fleet = Arc::new(fleet);
-        self.fleet = fleet.clone();
-        for (row, resource) in self.state.resources.iter_mut().enumerate() {
-            resource.placement = fleet.placement_summary(row);
-        }
-        self.state.explanation = None;
-        self.explain_selection();
+        };
         if self.store != Store::Memory {
             let action = match self.store {
                 Store::Hub => "hub-apply",
@@ -283,18 +274,9 @@ impl Session {
             }
             written.push(file.path.clone());
         }
-        let (fleet, errors) = load_fleet(&self.files);
-        if let Some(error) = errors.first() {
-            self.refuse(format!("saved, but the fleet no longer loads: {error}"));
+        let Some(fleet) = self.reload_after_save() else {
             return;
-        }
-        let fleet = Arc::new(fleet);
-        self.fleet = fleet.clone();
-        for (row, resource) in self.state.resources.iter_mut().enumerate() {
-            resource.placement = fleet.placement_summary(row);
-        }
-        self.state.explanation = None;
-        self.explain_selection();
+        };
         if self.store == Store::Directory {
             let mut entry = audit::Entry::new(&write.action);
             entry.clusters = write.clusters.clone();
@@ -323,6 +305,23 @@ impl Session {
                 _ => tracing::warn!("the backend cannot take the saved fleet's effects"),
             }
         }
+    }
+    /// Loads the fleet again from the saved files and refreshes what depends on it; `None`
+    /// (with a notice) when the saved files no longer load.
+    fn reload_after_save(&mut self) -> Option<Arc<Fleet>> {
+        let (fleet, errors) = load_fleet(&self.files);
+        if let Some(error) = errors.first() {
+            self.refuse(format!("saved, but the fleet no longer loads: {error}"));
+            return None;
+        }
+        let fleet = Arc::new(fleet);
+        self.fleet = fleet.clone();
+        for (row, resource) in self.state.resources.iter_mut().enumerate() {
+            resource.placement = fleet.placement_summary(row);
+        }
+        self.state.explanation = None;
+        self.explain_selection();
+        Some(fleet)
     }
 
     /// A save that did not happen: say so, and forget the undo it would have offered.

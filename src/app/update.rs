@@ -294,12 +294,7 @@ fn ask_to_apply(state: &mut State) -> Vec<Effect> {
         cells,
         summary,
         confirm_word: danger.unwrap_or_else(|| "y".into()),
-        typed: String::new(),
-        save: None,
-        delete: Vec::new(),
-        undo: None,
-        placement: None,
-        waves: false,
+        ..PendingApply::default()
     }));
     Vec::new()
 }
@@ -323,12 +318,7 @@ fn ask_to_reschedule(state: &mut State, resource: usize, hub: &str) -> Vec<Effec
             "the scheduler places it afresh, and its clusters may change".into(),
         ],
         confirm_word: "y".into(),
-        typed: String::new(),
-        save: None,
-        delete: Vec::new(),
-        undo: None,
-        placement: None,
-        waves: false,
+        ..PendingApply::default()
     }));
     Vec::new()
 }
