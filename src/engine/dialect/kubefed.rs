@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use crate::engine::document::metadata;
 use crate::engine::document::parse::{Doc, pointer_to_field};
 use crate::engine::document::source::FleetError;
 use crate::engine::overrides::overriders::Located;
@@ -467,27 +468,7 @@ pub fn apply_override(op: &PatchOp, obj: &mut Value) -> Result<(), String> {
 /// `kubefed.io/managed: "true"`, creating the labels map if needed and overwriting a value an
 /// override put there.
 pub fn add_managed_label(obj: &mut Value) {
-    let Some(root) = obj.as_object_mut() else {
-        return;
-    };
-    let meta = root
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !meta.is_object() {
-        *meta = Value::Object(Map::new());
-    }
-    let Some(meta) = meta.as_object_mut() else {
-        return;
-    };
-    let labels = meta
-        .entry("labels")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !labels.is_object() {
-        *labels = Value::Object(Map::new());
-    }
-    if let Some(labels) = labels.as_object_mut() {
-        labels.insert(KUBEFED_MANAGED_LABEL.into(), Value::String("true".into()));
-    }
+    metadata::set_entry(obj, "labels", KUBEFED_MANAGED_LABEL, "true");
 }
 
 /// A ReplicaSchedulingPreference.

@@ -4,6 +4,7 @@
 //! read files, classify documents or place anything.
 
 pub mod builtin;
+pub mod metadata;
 pub mod parse;
 pub mod source;
 

@@ -3,6 +3,7 @@
 //! replicas live for its kind, and the ownership marker every rendered object carries. It
 //! holds data and small helpers only; it must not parse documents or decide placement.
 
+use crate::engine::document::metadata;
 use serde_json::{Map, Value};
 
 pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
@@ -142,30 +143,8 @@ pub(crate) fn set_path(obj: &mut Value, pointer: &str, value: Value) {
 
 /// Adds the ownership marker (design §4).
 pub(crate) fn mark(obj: &mut Value, source: &str) {
-    let Some(root) = obj.as_object_mut() else {
-        return;
-    };
-    let meta = root
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !meta.is_object() {
-        *meta = Value::Object(Map::new());
-    }
-    let Some(meta) = meta.as_object_mut() else {
-        return;
-    };
-    for (key, name, value) in [
-        ("labels", MANAGED_BY_LABEL, MANAGED_BY_VALUE),
-        ("annotations", SOURCE_ANNOTATION, source),
-    ] {
-        let slot = meta.entry(key).or_insert_with(|| Value::Object(Map::new()));
-        if !slot.is_object() {
-            *slot = Value::Object(Map::new());
-        }
-        if let Some(map) = slot.as_object_mut() {
-            map.insert(name.to_string(), Value::String(value.to_string()));
-        }
-    }
+    metadata::set_entry(obj, "labels", MANAGED_BY_LABEL, MANAGED_BY_VALUE);
+    metadata::set_entry(obj, "annotations", SOURCE_ANNOTATION, source);
 }
 
 /// Namespaces Karmada would create on member clusters for the namespaced templates it places.
