@@ -7,7 +7,6 @@
 //! deadline). A plugin that cannot answer without a person is reported as "needs login", naming
 //! the context. It must not show or log what the plugin prints on stdout: that is the credential.
 
-use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -257,6 +256,8 @@ fn on_path(program: &str) -> Option<std::path::PathBuf> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
 
     fn kubeconfig_with_plugin(script: &Path) -> Kubeconfig {

@@ -223,11 +223,43 @@ async fn config_for(
 }
 
 fn client_from(mut config: Config, context: &str, timeouts: Timeouts) -> Result<Client, String> {
+    strip_userinfo(&mut config);
     config.connect_timeout = Some(timeouts.connect);
     config.read_timeout = Some(timeouts.read);
     config.reset_reader_on_write = true;
     Client::try_from(config)
         .map_err(|err| safe_text::redact(&format!("cannot build a client for {context:?}: {err}")))
+}
+
+/// A server URL's `user:password@` never goes out with a request, where every request's URL
+/// would carry it into kube-rs's and hyper's logs: it becomes the basic credentials it stands
+/// for (as kubectl's HTTP client uses it) when the context's user has none of its own.
+fn strip_userinfo(config: &mut Config) {
+    let uri = &config.cluster_url;
+    let Some(authority) = uri.authority() else {
+        return;
+    };
+    let Some((userinfo, host)) = authority.as_str().rsplit_once('@') else {
+        return;
+    };
+    let auth = &mut config.auth_info;
+    let has_own = auth.username.is_some()
+        || auth.token.is_some()
+        || auth.token_file.is_some()
+        || auth.exec.is_some()
+        || auth.auth_provider.is_some()
+        || auth.client_certificate.is_some()
+        || auth.client_certificate_data.is_some();
+    if !has_own {
+        let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+        auth.username = Some(user.to_string());
+        auth.password = Some(password.to_string().into());
+    }
+    let mut parts = uri.clone().into_parts();
+    parts.authority = host.parse().ok();
+    if let Ok(stripped) = http::Uri::from_parts(parts) {
+        config.cluster_url = stripped;
+    }
 }
 
 #[cfg(test)]
@@ -294,5 +326,21 @@ contexts:
         assert!(matches!(err, KubeconfigError::Unreadable { .. }), "{err}");
         let env = std::env::join_paths([&missing]).unwrap();
         assert!(load_reporting(None, Some(env)).is_err());
+    }
+
+    #[tokio::test]
+    async fn userinfo_in_a_server_url_never_stays_in_the_url() {
+        let kubeconfig = Kubeconfig::from_yaml(
+            &KUBECONFIG
+                .replace("https://127.0.0.1:1", "https://admin:pa55@127.0.0.1:1")
+                .replace("user: {token: secret}", "user: {}"),
+        )
+        .unwrap();
+        let mut config = config_for(&kubeconfig, "hub", Timeouts::default())
+            .await
+            .unwrap();
+        strip_userinfo(&mut config);
+        assert_eq!(config.cluster_url.to_string(), "https://127.0.0.1:1/");
+        assert_eq!(config.auth_info.username.as_deref(), Some("admin"));
     }
 }
