@@ -2,14 +2,19 @@
 //! The level comes from `FLOTILLA_LOG` (default `info`). The file is private to its owner
 //! (0600; the default directory 0700) and rotated at start once it has grown past
 //! [`ROTATE_AT`], keeping [`KEEP`] older generations. A `--log-file` in a directory that does
-//! not exist is refused, never created. Tokens and credentials are never logged.
+//! not exist is refused, never created. Tokens and credentials are never logged: every line
+//! passes through [`safe_text::redact`] on its way to the file, so the libraries' own debug
+//! lines (request URLs with userinfo, errors quoting a plugin) are redacted too.
 
 use std::fs::{self, OpenOptions};
+use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::EnvFilter;
+
+use crate::safe_text;
 
 /// A log at least this large is rotated when flotilla starts.
 pub const ROTATE_AT: u64 = 16 * 1024 * 1024;
@@ -30,7 +35,7 @@ pub fn default_log_path() -> Option<PathBuf> {
 /// file cannot be opened (flotilla then runs without a log).
 pub fn init(path: Option<&Path>) -> Result<WorkerGuard, String> {
     let file = open(path)?;
-    let (writer, guard) = tracing_appender::non_blocking(file);
+    let (writer, guard) = tracing_appender::non_blocking(Redacting(file));
     let filter = EnvFilter::try_from_env("FLOTILLA_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     tracing_subscriber::fmt()
         .with_writer(writer)
@@ -39,6 +44,21 @@ pub fn init(path: Option<&Path>) -> Result<WorkerGuard, String> {
         .try_init()
         .map_err(|err| format!("logging already set up: {err}"))?;
     Ok(guard)
+}
+
+/// A log file that redacts credentials from every line written to it.
+struct Redacting<W>(W);
+
+impl<W: Write> Write for Redacting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        self.0.write_all(safe_text::redact(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }
 
 /// Opens the log for appending (0600), after rotating it when it is large. `explicit` is the
@@ -100,6 +120,18 @@ fn rotate(path: &Path) {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_lines_lose_their_credentials_on_the_way_to_the_file() {
+        let mut file = Redacting(Vec::new());
+        let line = b"DEBUG hyper: GET https://admin:pa55@10.0.0.1:6443/version token=abc\n";
+        assert_eq!(file.write(line).unwrap(), line.len());
+        let written = String::from_utf8(file.0).unwrap();
+        assert_eq!(
+            written,
+            "DEBUG hyper: GET https://[redacted]@10.0.0.1:6443/version token=[redacted]\n"
+        );
+    }
 
     #[test]
     fn a_log_file_in_a_missing_directory_is_refused_not_created() {

@@ -237,3 +237,228 @@ fn repair_refuses_bad_input_and_never_mutates_without_yes_or_a_terminal() {
         "nothing was written to the fleet directory"
     );
 }
+
+/// Runs flotilla with `env`, killed (and the test failed) if it has not finished within a
+/// minute: what is under test is that it never hangs.
+fn flotilla_bounded(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Output {
+    let state = tempfile::tempdir().expect("temp dir");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_flotilla"));
+    command
+        .args(args)
+        .env("XDG_STATE_HOME", state.path())
+        .env("XDG_CONFIG_HOME", state.path())
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let child = command.spawn().expect("run flotilla");
+    let id = child.id();
+    let (done, wait) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    match wait.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(output) => output.expect("wait for flotilla"),
+        Err(_) => {
+            let _ = Command::new("kill")
+                .args(["-KILL", &id.to_string()])
+                .status();
+            panic!("flotilla {args:?} did not finish");
+        }
+    }
+}
+
+/// A kubeconfig whose context `ctx` reaches `server` as a user with `user` (YAML flow map).
+fn kubeconfig_file(dir: &std::path::Path, server: &str, user: &str, extra: &str) -> String {
+    let path = dir.join("kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: \"{server}\"{extra}}}\nusers:\n- name: u\n  user: {user}\ncontexts:\n- name: otp-ctx\n  context: {{cluster: c, user: u}}\n"
+        ),
+    )
+    .expect("write kubeconfig");
+    path.display().to_string()
+}
+
+fn plugin(dir: &std::path::Path, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("plugin.sh");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write plugin");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    format!(
+        "{{exec: {{apiVersion: client.authentication.k8s.io/v1, command: {}, interactiveMode: IfAvailable}}}}",
+        path.display()
+    )
+}
+
+fn clusters_json(kubeconfig: &str) -> (Output, serde_json::Value) {
+    let output = flotilla_bounded(
+        &[
+            "--fleet",
+            "/nonexistent",
+            "--kubeconfig",
+            kubeconfig,
+            "--context",
+            "otp-ctx",
+            "clusters",
+            "-o",
+            "json",
+        ],
+        &[],
+    );
+    let json = serde_json::from_slice(&output.stdout).unwrap_or(serde_json::Value::Null);
+    (output, json)
+}
+
+fn everything(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        stderr(output)
+    )
+}
+
+#[test]
+fn a_credential_plugin_that_waits_for_a_person_ends_as_needs_login() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let user = plugin(dir.path(), "printf 'OTP: ' >&2\nread otp\nsleep 300");
+    let config = kubeconfig_file(dir.path(), "https://127.0.0.1:9", &user, "");
+    let (output, json) = clusters_json(&config);
+    let message = json["items"][0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("needs login") && message.contains("kubectl --context otp-ctx get ns"),
+        "{}",
+        everything(&output)
+    );
+}
+
+#[test]
+fn a_sleeping_credential_plugin_costs_only_its_deadline() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let user = plugin(dir.path(), "sleep 300");
+    let config = kubeconfig_file(dir.path(), "https://127.0.0.1:9", &user, "");
+    let (output, json) = clusters_json(&config);
+    let message = json["items"][0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("needs login") && message.contains("otp-ctx"),
+        "{}",
+        everything(&output)
+    );
+}
+
+#[test]
+fn a_failing_plugin_never_shows_the_token_it_printed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let user = plugin(
+        dir.path(),
+        "echo '{\"status\":{\"token\":\"tok-LEAKED-9f8e7d\"}}'\necho 'refresh failed' >&2\nexit 1",
+    );
+    let config = kubeconfig_file(dir.path(), "https://127.0.0.1:9", &user, "");
+    let (output, json) = clusters_json(&config);
+    let all = everything(&output);
+    assert!(!all.contains("tok-LEAKED-9f8e7d"), "{all}");
+    let message = json["items"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("needs login"), "{all}");
+    let table = flotilla_bounded(
+        &[
+            "--fleet",
+            "/nonexistent",
+            "--kubeconfig",
+            &config,
+            "--context",
+            "otp-ctx",
+            "clusters",
+        ],
+        &[],
+    );
+    assert!(!everything(&table).contains("tok-LEAKED-9f8e7d"));
+}
+
+#[test]
+fn a_proxy_password_never_appears() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = kubeconfig_file(
+        dir.path(),
+        "https://127.0.0.1:9",
+        "{token: abcdef}",
+        ", proxy-url: \"http://u:hunter2secret@127.0.0.1:9/\"",
+    );
+    let (output, json) = clusters_json(&config);
+    let all = everything(&output);
+    assert!(!all.contains("hunter2secret"), "{all}");
+    assert!(json["items"][0]["message"].is_string(), "{all}");
+}
+
+#[test]
+fn a_password_in_the_server_url_never_appears_in_output_or_log() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log = dir.path().join("flotilla.log");
+    let config = kubeconfig_file(
+        dir.path(),
+        "https://admin:pa55w0rdXYZ@127.0.0.1:9",
+        "{}",
+        "",
+    );
+    let log_arg = log.display().to_string();
+    let output = flotilla_bounded(
+        &[
+            "--fleet",
+            "/nonexistent",
+            "--kubeconfig",
+            &config,
+            "--context",
+            "otp-ctx",
+            "--log-file",
+            &log_arg,
+            "clusters",
+            "-o",
+            "json",
+        ],
+        &[("FLOTILLA_LOG", std::ffi::OsStr::new("trace"))],
+    );
+    let all = everything(&output);
+    assert!(!all.contains("pa55w0rdXYZ"), "{all}");
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!logged.contains("pa55w0rdXYZ"), "{logged}");
+}
+
+#[test]
+fn kubeconfig_files_that_do_not_exist_are_skipped_as_kubectl_does() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let good = kubeconfig_file(dir.path(), "https://127.0.0.1:9", "{token: abcdef}", "");
+    let missing = dir.path().join("missing").display().to_string();
+    let joined = std::env::join_paths([good.as_str(), missing.as_str()]).expect("join");
+    let output = flotilla_bounded(
+        &[
+            "--fleet",
+            "/nonexistent",
+            "--context",
+            "otp-ctx",
+            "clusters",
+            "-o",
+            "json",
+        ],
+        &[("KUBECONFIG", joined.as_os_str())],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", everything(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    assert_eq!(json["items"][0]["context"], "otp-ctx");
+    assert!(stderr(&output).contains("missing"), "{}", stderr(&output));
+    let explicit = flotilla_bounded(
+        &[
+            "--fleet",
+            "/nonexistent",
+            "--kubeconfig",
+            &missing,
+            "--context",
+            "otp-ctx",
+            "clusters",
+        ],
+        &[],
+    );
+    assert_eq!(explicit.status.code(), Some(2), "{}", everything(&explicit));
+}

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::backend::fanout::apply::{ApplyItem, Outcome};
+use crate::safe_text;
 
 /// The result of one audited write on one cluster.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -89,7 +90,7 @@ impl Entry {
                 result: outcome(done, failed).into(),
                 done,
                 failed,
-                message: scrub(&message),
+                message: safe_text::redact(&message),
             })
             .collect();
         entry
@@ -183,29 +184,6 @@ pub fn append(path: &Path, entry: &Entry) -> Result<(), String> {
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Removes anything that looks like a credential from a message: `Bearer <token>`,
-/// `token=<value>`, `"token":"<value>"`, `password=<value>`.
-pub fn scrub(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    let mut rest = message;
-    let markers = ["Bearer ", "bearer ", "token=", "password=", "\"token\":\""];
-    while let Some((pos, marker)) = markers
-        .iter()
-        .filter_map(|m| rest.find(m).map(|p| (p, *m)))
-        .min_by_key(|(p, _)| *p)
-    {
-        out.push_str(&rest[..pos + marker.len()]);
-        out.push_str("[redacted]");
-        let after = &rest[pos + marker.len()..];
-        let end = after
-            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '&' | ',' | ';' | ')'))
-            .unwrap_or(after.len());
-        rest = &after[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -269,11 +247,21 @@ mod tests {
     }
 
     #[test]
-    fn scrub_hides_every_token_shape() {
+    fn results_hide_every_token_shape() {
+        let items = [item(
+            "west",
+            Outcome::Error,
+            "a token=xyz&b=1 and \"token\":\"s3cr3t\" via https://u:pw@proxy:3128 ok",
+        )];
+        let entry = Entry::from_apply("apply", &items);
         assert_eq!(
-            scrub("a token=xyz&b=1 and \"token\":\"s3cr3t\" ok"),
-            "a token=[redacted]&b=1 and \"token\":\"[redacted]\" ok"
+            entry.results[0].message,
+            "ConfigMap/shop/a: a token=[redacted]&b=1 and \"token\":\"[redacted]\" via https://[redacted]@proxy:3128 ok"
         );
-        assert_eq!(scrub("nothing here"), "nothing here");
+        let quiet = [item("west", Outcome::Error, "nothing here")];
+        assert_eq!(
+            Entry::from_apply("apply", &quiet).results[0].message,
+            "ConfigMap/shop/a: nothing here"
+        );
     }
 }

@@ -11,6 +11,7 @@ use kube::config::Kubeconfig;
 
 use super::{kubeconfig, probe};
 use crate::model::{ClusterSpec, ClusterStatus, Health};
+use crate::safe_text;
 
 /// A fleet member and its client (or why it has none).
 pub struct Member {
@@ -45,7 +46,7 @@ pub async fn probe_all(
                     health: Health::Unknown,
                     version: None,
                     latency_ms: None,
-                    message: reason.clone(),
+                    message: safe_text::redact(reason),
                 },
             }
         })

@@ -2,11 +2,14 @@
 //! first one wins), else `~/.kube/config`; contexts chosen by glob; one client per context.
 //! It only reads kubeconfig files: it must never write one, nor change `current-context`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
+
+use super::credentials;
+use crate::safe_text;
 
 pub use crate::glob::glob_match;
 
@@ -25,17 +28,72 @@ pub enum KubeconfigError {
     NoMatch { pattern: String, known: String },
 }
 
-/// Loads the kubeconfig the way kubectl would.
+/// Loads the kubeconfig the way kubectl would: an explicit file must exist; of `$KUBECONFIG`'s
+/// files, those that do not exist are skipped (kubectl skips them silently; a warning goes to
+/// stderr so a typo is seen), the rest merged with the first to set a value winning.
 pub fn load(explicit: Option<&Path>) -> Result<Kubeconfig, KubeconfigError> {
-    match explicit {
-        Some(path) => Kubeconfig::read_from(path).map_err(|err| KubeconfigError::Unreadable {
-            path: path.display().to_string(),
-            reason: err.to_string(),
-        }),
-        None => Kubeconfig::read().map_err(|err| KubeconfigError::NotFound {
-            reason: err.to_string(),
-        }),
+    let (kubeconfig, skipped) = load_reporting(explicit, std::env::var_os("KUBECONFIG"))?;
+    for path in skipped {
+        eprintln!(
+            "warning: KUBECONFIG names {}, which does not exist; skipped",
+            safe_text::printable(&path, false)
+        );
     }
+    Ok(kubeconfig)
+}
+
+/// [`load`] with `$KUBECONFIG` given, returning the files it skipped.
+fn load_reporting(
+    explicit: Option<&Path>,
+    env: Option<std::ffi::OsString>,
+) -> Result<(Kubeconfig, Vec<String>), KubeconfigError> {
+    if let Some(path) = explicit {
+        return read_file(path).map(|kubeconfig| (kubeconfig, Vec::new()));
+    }
+    let paths: Vec<PathBuf> = env
+        .as_deref()
+        .map(|value| {
+            std::env::split_paths(value)
+                .filter(|path| !path.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    if paths.is_empty() {
+        return Kubeconfig::read()
+            .map(|kubeconfig| (kubeconfig, Vec::new()))
+            .map_err(|err| KubeconfigError::NotFound {
+                reason: safe_text::redact(&err.to_string()),
+            });
+    }
+    let (present, missing): (Vec<PathBuf>, Vec<PathBuf>) =
+        paths.into_iter().partition(|path| path.exists());
+    let skipped: Vec<String> = missing
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
+    if present.is_empty() {
+        return Err(KubeconfigError::NotFound {
+            reason: format!("none of KUBECONFIG's files exist ({})", skipped.join(", ")),
+        });
+    }
+    let mut merged = Kubeconfig::default();
+    for path in &present {
+        let next = read_file(path)?;
+        merged = merged
+            .merge(next)
+            .map_err(|err| KubeconfigError::Unreadable {
+                path: path.display().to_string(),
+                reason: safe_text::redact(&err.to_string()),
+            })?;
+    }
+    Ok((merged, skipped))
+}
+
+fn read_file(path: &Path) -> Result<Kubeconfig, KubeconfigError> {
+    Kubeconfig::read_from(path).map_err(|err| KubeconfigError::Unreadable {
+        path: path.display().to_string(),
+        reason: safe_text::redact(&err.to_string()),
+    })
 }
 
 /// The names of every context, in file order.
@@ -79,6 +137,14 @@ pub struct Timeouts {
     pub read: Duration,
 }
 
+impl Timeouts {
+    /// How long a context's credentials may take (an `exec` plugin included): twice the
+    /// connect timeout, so a plugin that fetches a token over the network has time to.
+    pub fn credentials(&self) -> Duration {
+        self.connect * 2
+    }
+}
+
 impl Default for Timeouts {
     fn default() -> Self {
         Timeouts {
@@ -95,7 +161,7 @@ pub async fn client_for(
     context: &str,
     timeouts: Timeouts,
 ) -> Result<Client, String> {
-    let config = config_for(kubeconfig, context).await?;
+    let config = config_for(kubeconfig, context, timeouts).await?;
     client_from(config, context, timeouts)
 }
 
@@ -108,18 +174,22 @@ pub async fn proxied_client_for(
     path: &str,
     timeouts: Timeouts,
 ) -> Result<Client, String> {
-    let mut config = config_for(kubeconfig, context).await?;
+    let mut config = config_for(kubeconfig, context, timeouts).await?;
     let url = format!(
         "{}{path}",
         config.cluster_url.to_string().trim_end_matches('/')
     );
-    config.cluster_url = url
-        .parse()
-        .map_err(|err| format!("cannot reach {path} through {context:?}: {err}"))?;
+    config.cluster_url = url.parse().map_err(|err| {
+        safe_text::redact(&format!("cannot reach {path} through {context:?}: {err}"))
+    })?;
     client_from(config, context, timeouts)
 }
 
-async fn config_for(kubeconfig: &Kubeconfig, context: &str) -> Result<Config, String> {
+async fn config_for(
+    kubeconfig: &Kubeconfig,
+    context: &str,
+    timeouts: Timeouts,
+) -> Result<Config, String> {
     if !kubeconfig
         .contexts
         .iter()
@@ -129,20 +199,67 @@ async fn config_for(kubeconfig: &Kubeconfig, context: &str) -> Result<Config, St
             "no context named {context:?} in the kubeconfig (map the cluster with the annotation flotilla.dev/context)"
         ));
     }
-    let options = KubeConfigOptions {
-        context: Some(context.to_string()),
-        ..KubeConfigOptions::default()
+    // The whole credential step has one deadline, so a slow plugin costs only its own cluster.
+    let deadline = timeouts.credentials();
+    let step = async {
+        let mut kubeconfig = kubeconfig.clone();
+        credentials::resolve_exec(&mut kubeconfig, context, deadline).await?;
+        let options = KubeConfigOptions {
+            context: Some(context.to_string()),
+            ..KubeConfigOptions::default()
+        };
+        Config::from_custom_kubeconfig(kubeconfig, &options)
+            .await
+            .map_err(|err| safe_text::redact(&format!("kubeconfig context {context:?}: {err}")))
     };
-    Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
-        .await
-        .map_err(|err| format!("kubeconfig context {context:?}: {err}"))
+    match tokio::time::timeout(deadline + Duration::from_secs(1), step).await {
+        Ok(result) => result,
+        Err(_) => Err(format!(
+            "no credentials within {}s; {}",
+            deadline.as_secs(),
+            credentials::needs_login(context)
+        )),
+    }
 }
 
 fn client_from(mut config: Config, context: &str, timeouts: Timeouts) -> Result<Client, String> {
+    strip_userinfo(&mut config);
     config.connect_timeout = Some(timeouts.connect);
     config.read_timeout = Some(timeouts.read);
     config.reset_reader_on_write = true;
-    Client::try_from(config).map_err(|err| format!("cannot build a client for {context:?}: {err}"))
+    Client::try_from(config)
+        .map_err(|err| safe_text::redact(&format!("cannot build a client for {context:?}: {err}")))
+}
+
+/// A server URL's `user:password@` never goes out with a request, where every request's URL
+/// would carry it into kube-rs's and hyper's logs: it becomes the basic credentials it stands
+/// for (as kubectl's HTTP client uses it) when the context's user has none of its own.
+fn strip_userinfo(config: &mut Config) {
+    let uri = &config.cluster_url;
+    let Some(authority) = uri.authority() else {
+        return;
+    };
+    let Some((userinfo, host)) = authority.as_str().rsplit_once('@') else {
+        return;
+    };
+    let auth = &mut config.auth_info;
+    let has_own = auth.username.is_some()
+        || auth.token.is_some()
+        || auth.token_file.is_some()
+        || auth.exec.is_some()
+        || auth.auth_provider.is_some()
+        || auth.client_certificate.is_some()
+        || auth.client_certificate_data.is_some();
+    if !has_own {
+        let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+        auth.username = Some(user.to_string());
+        auth.password = Some(password.to_string().into());
+    }
+    let mut parts = uri.clone().into_parts();
+    parts.authority = host.parse().ok();
+    if let Ok(stripped) = http::Uri::from_parts(parts) {
+        config.cluster_url = stripped;
+    }
 }
 
 #[cfg(test)]
@@ -190,5 +307,40 @@ contexts:
                 .await
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn kubeconfig_skips_missing_files_but_an_explicit_file_must_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good");
+        std::fs::write(&good, KUBECONFIG).unwrap();
+        let missing = dir.path().join("missing");
+        let env = std::env::join_paths([&good, &missing]).unwrap();
+        let (kubeconfig, skipped) = load_reporting(None, Some(env)).unwrap();
+        assert_eq!(
+            context_names(&kubeconfig),
+            vec!["hub", "member-1", "member-2"]
+        );
+        assert_eq!(skipped, vec![missing.display().to_string()]);
+        let err = load_reporting(Some(&missing), None).unwrap_err();
+        assert!(matches!(err, KubeconfigError::Unreadable { .. }), "{err}");
+        let env = std::env::join_paths([&missing]).unwrap();
+        assert!(load_reporting(None, Some(env)).is_err());
+    }
+
+    #[tokio::test]
+    async fn userinfo_in_a_server_url_never_stays_in_the_url() {
+        let kubeconfig = Kubeconfig::from_yaml(
+            &KUBECONFIG
+                .replace("https://127.0.0.1:1", "https://admin:pa55@127.0.0.1:1")
+                .replace("user: {token: secret}", "user: {}"),
+        )
+        .unwrap();
+        let mut config = config_for(&kubeconfig, "hub", Timeouts::default())
+            .await
+            .unwrap();
+        strip_userinfo(&mut config);
+        assert_eq!(config.cluster_url.to_string(), "https://127.0.0.1:1/");
+        assert_eq!(config.auth_info.username.as_deref(), Some("admin"));
     }
 }

@@ -6,6 +6,7 @@
 //! cluster has no code path that sends a mutating request.
 //!
 //! # Files, from the bottom up
+//! - [`credentials`]: running a user's `exec` plugin without a terminal, within a deadline.
 //! - [`kubeconfig`], [`probe`]: loading contexts and clients; probing one cluster.
 //! - [`api`]: one cluster's API through kube-rs.
 //! - [`connect`]: clients and probes for the whole fleet.
@@ -13,6 +14,7 @@
 
 pub mod api;
 pub mod connect;
+pub mod credentials;
 pub mod kubeconfig;
 pub mod live;
 pub mod probe;

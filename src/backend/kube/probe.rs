@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use kube::Client;
 
 use crate::model::{ClusterStatus, Health};
+use crate::safe_text;
 
 /// Probes a cluster; never fails, the outcome is the status.
 pub async fn probe(client: &Client, timeout: Duration) -> ClusterStatus {
@@ -37,7 +38,10 @@ pub async fn probe(client: &Client, timeout: Duration) -> ClusterStatus {
     };
     let (health, message) = match readiness {
         Ok(Ok(text)) if text.trim() == "ok" => (Health::Ready, String::new()),
-        Ok(Ok(text)) => (Health::NotReady, format!("readyz: {}", first_line(&text))),
+        Ok(Ok(text)) => (
+            Health::NotReady,
+            format!("readyz: {}", safe_text::redact(first_line(&text))),
+        ),
         Ok(Err(kube::Error::Api(status))) if status.code == 401 => {
             (Health::Unauthorized, "credentials rejected (401)".into())
         }
@@ -73,13 +77,15 @@ fn from_error(err: &kube::Error) -> ClusterStatus {
             health: Health::Unauthorized,
             version: None,
             latency_ms: None,
-            message: format!("forbidden (403): {}", status.message),
+            message: format!("forbidden (403): {}", safe_text::redact(&status.message)),
         },
         other => unreachable(short_error(other)),
     }
 }
 
-/// An error as one readable line, with the innermost cause (e.g. "Connection refused").
+/// An error as one readable line, with the innermost cause (e.g. "Connection refused"), with
+/// credentials redacted (URLs in errors carry userinfo, plugin failures carry tokens) and
+/// control characters escaped: what every message shown or logged is built from.
 pub fn short_error(err: &dyn std::error::Error) -> String {
     let mut text = err.to_string();
     let mut source = err.source();
@@ -93,7 +99,7 @@ pub fn short_error(err: &dyn std::error::Error) -> String {
     {
         text = format!("{text}: {cause}");
     }
-    first_line(&text).to_string()
+    safe_text::printable(&safe_text::redact(first_line(&text)), false)
 }
 
 fn first_line(text: &str) -> &str {
