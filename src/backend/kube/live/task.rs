@@ -198,6 +198,11 @@ impl ClusterTask {
             return;
         };
         let observed = probe::probe(&client, self.shared.options.timeouts.connect).await;
+        if observed.health == Health::Unauthorized {
+            // Credentials from an exec plugin are resolved once per client: a rejected token
+            // (expired, say) is resolved afresh by the next probe's new client.
+            self.client = None;
+        }
         let answering = matches!(observed.health, Health::Ready | Health::NotReady);
         let was_answering = self.cells.reach() == &Reach::Answering;
         let reach = if answering {
