@@ -142,7 +142,8 @@ fn client_from(mut config: Config, context: &str, timeouts: Timeouts) -> Result<
     config.connect_timeout = Some(timeouts.connect);
     config.read_timeout = Some(timeouts.read);
     config.reset_reader_on_write = true;
-    Client::try_from(config).map_err(|err| format!("cannot build a client for {context:?}: {err}"))
+    super::retry_after::client(config)
+        .map_err(|err| format!("cannot build a client for {context:?}: {err}"))
 }
 
 #[cfg(test)]

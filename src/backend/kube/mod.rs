@@ -6,6 +6,8 @@
 //! cluster has no code path that sends a mutating request.
 //!
 //! # Files, from the bottom up
+//! - [`retry_after`]: how a client is built for the one retry layer (kube-rs retries off,
+//!   `Retry-After` kept).
 //! - [`kubeconfig`], [`probe`]: loading contexts and clients; probing one cluster.
 //! - [`api`]: one cluster's API through kube-rs.
 //! - [`connect`]: clients and probes for the whole fleet.
@@ -16,5 +18,6 @@ pub mod connect;
 pub mod kubeconfig;
 pub mod live;
 pub mod probe;
+pub mod retry_after;
 
 pub use connect::{Member, connect, probe_all};
