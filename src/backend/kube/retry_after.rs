@@ -16,7 +16,7 @@ use kube::client::{Body, ClientBuilder, DynBody};
 use kube::{Client, Config};
 use tower::{BoxError, Layer, Service};
 
-use crate::backend::fanout::cluster_api::parse_retry_after;
+use crate::backend::fanout::cluster_api::{parse_retry_after, throttled_note};
 
 /// A client for `config` with kube-rs's retries off and `Retry-After` kept.
 pub fn client(mut config: Config) -> Result<Client, kube::Error> {
@@ -34,6 +34,25 @@ pub struct RetryAfter {
     pub wait: Duration,
     /// The Status message, or the first line of a body that is not a Status.
     pub message: String,
+}
+
+/// The throttling note for an answer that was a 429 (with the wait it asked, when it named
+/// one), for code that reports a cluster from a kube error without going through the guard
+/// (a probe): such a cluster answered, so it is busy, not unreachable.
+pub fn throttled(err: &kube::Error) -> Option<String> {
+    match err {
+        kube::Error::Api(status) if status.code == 429 => Some(
+            match status.details.as_ref().map(|d| d.retry_after_seconds) {
+                Some(secs) if secs > 0 => throttled_note(Duration::from_secs(u64::from(secs))),
+                _ => "throttled by the API server (429)".to_string(),
+            },
+        ),
+        kube::Error::Service(inner) => inner
+            .downcast_ref::<RetryAfter>()
+            .filter(|answer| answer.code == 429)
+            .map(|answer| throttled_note(answer.wait)),
+        _ => None,
+    }
 }
 
 /// Turns 429 and 503 answers with a readable `Retry-After` into [`RetryAfter`] errors.
@@ -143,5 +162,33 @@ mod tests {
             "Too many requests, please try again later."
         );
         assert_eq!(message_of(b"busy\nmore"), "busy");
+    }
+
+    #[test]
+    fn a_429_is_named_throttled_with_its_wait() {
+        let kept = kube::Error::Service(Box::new(RetryAfter {
+            code: 429,
+            wait: Duration::from_secs(2),
+            message: "busy".into(),
+        }));
+        assert_eq!(
+            throttled(&kept).as_deref(),
+            Some("throttled by the API server (429), retrying after 2s")
+        );
+        let unavailable = kube::Error::Service(Box::new(RetryAfter {
+            code: 503,
+            wait: Duration::from_secs(2),
+            message: "busy".into(),
+        }));
+        assert_eq!(throttled(&unavailable), None);
+        let status: kube::core::Status = serde_json::from_value(serde_json::json!({
+            "status": "Failure", "message": "busy", "code": 429,
+            "details": { "retryAfterSeconds": 4 },
+        }))
+        .unwrap();
+        assert_eq!(
+            throttled(&kube::Error::Api(status.boxed())).as_deref(),
+            Some("throttled by the API server (429), retrying after 4s")
+        );
     }
 }
