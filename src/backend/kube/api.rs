@@ -6,7 +6,9 @@
 //! request. It must not log credentials or write a kubeconfig.
 
 use std::collections::HashMap;
+use std::io::ErrorKind;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::GroupVersionKind;
@@ -15,6 +17,7 @@ use kube::{Client, Error};
 use serde_json::Value;
 
 use super::probe::short_error;
+use super::retry_after::RetryAfter;
 use crate::backend::fanout::cluster_api::{ApiError, ApplyMode, ClusterApi, conflict_managers};
 use crate::backend::fanout::object::{FIELD_MANAGER, resource_of};
 use crate::engine::{MANAGED_BY_LABEL, MANAGED_BY_VALUE};
@@ -134,12 +137,68 @@ pub fn map_error(err: Error) -> ApiError {
                     immutable: message.contains("immutable"),
                     message,
                 },
-                429 | 500..=599 => ApiError::Retryable(format!("{} {}", status.code, message)),
+                429 | 500 | 502..=599 => ApiError::Retryable {
+                    status: Some(status.code),
+                    message: format!("{} {}", status.code, message),
+                    retry_after: retry_after(&status),
+                },
                 code => ApiError::Other(format!("{code} {message}")),
             }
         }
+        Error::Service(err) if err.is::<RetryAfter>() => match err.downcast::<RetryAfter>() {
+            Ok(answer) => ApiError::Retryable {
+                status: Some(answer.code),
+                message: answer.to_string(),
+                retry_after: Some(answer.wait),
+            },
+            Err(err) => ApiError::Unreachable(short_error(&*err)),
+        },
+        other if is_transient(&other) => ApiError::Retryable {
+            status: None,
+            message: short_error(&other),
+            retry_after: None,
+        },
         other => ApiError::Unreachable(short_error(&other)),
     }
+}
+
+/// The wait a 429 or 503 Status asks for (`details.retryAfterSeconds`), if any.
+fn retry_after(status: &kube::core::Status) -> Option<Duration> {
+    if !matches!(status.code, 429 | 503) {
+        return None;
+    }
+    status
+        .details
+        .as_ref()
+        .map(|details| details.retry_after_seconds)
+        .filter(|&secs| secs > 0)
+        .map(|secs| Duration::from_secs(u64::from(secs)))
+}
+
+/// A connection that broke or went quiet (reset, aborted, broken pipe, cut off, timed out):
+/// worth another attempt, where a refused connection or a TLS failure is not.
+fn is_transient(err: &Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            return matches!(
+                io.kind(),
+                ErrorKind::ConnectionReset
+                    | ErrorKind::ConnectionAborted
+                    | ErrorKind::BrokenPipe
+                    | ErrorKind::UnexpectedEof
+                    | ErrorKind::TimedOut
+            );
+        }
+        if cause
+            .to_string()
+            .contains("connection closed before message completed")
+        {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 impl ClusterApi for KubeCluster {
@@ -252,5 +311,95 @@ impl ClusterApi for KubeCluster {
                 Ok(value)
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// An answer as the API server sends it: `Retry-After` also in the Status details.
+    fn answer(code: u16, retry_after_seconds: Option<u32>) -> Error {
+        let mut status = serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "status": "Failure",
+            "message": "busy", "reason": "TooManyRequests", "code": code,
+        });
+        if let Some(secs) = retry_after_seconds {
+            status["details"] = serde_json::json!({ "retryAfterSeconds": secs });
+        }
+        let status: kube::core::Status = serde_json::from_value(status).unwrap();
+        Error::Api(status.boxed())
+    }
+
+    #[test]
+    fn throttling_and_server_errors_are_retryable_with_the_wait_asked() {
+        let ApiError::Retryable {
+            status,
+            retry_after,
+            ..
+        } = map_error(answer(429, Some(3)))
+        else {
+            panic!("429 must be retryable");
+        };
+        assert_eq!(status, Some(429));
+        assert_eq!(retry_after, Some(Duration::from_secs(3)));
+        for code in [500, 502, 503, 504] {
+            assert!(
+                matches!(map_error(answer(code, None)), ApiError::Retryable { .. }),
+                "{code}"
+            );
+        }
+        // A 500's retryAfterSeconds is not a Retry-After the policy honours.
+        assert!(matches!(
+            map_error(answer(500, Some(9))),
+            ApiError::Retryable {
+                retry_after: None,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn client_errors_and_501_are_not_retryable() {
+        assert!(matches!(map_error(answer(501, None)), ApiError::Other(_)));
+        assert!(matches!(map_error(answer(400, None)), ApiError::Other(_)));
+        assert!(matches!(
+            map_error(answer(403, None)),
+            ApiError::Forbidden(_)
+        ));
+        assert!(matches!(
+            map_error(answer(404, None)),
+            ApiError::NotFound(_)
+        ));
+    }
+
+    #[test]
+    fn a_kept_retry_after_header_is_the_wait() {
+        let kept = RetryAfter {
+            code: 503,
+            wait: Duration::from_secs(12),
+            message: "upstream busy".into(),
+        };
+        let mapped = map_error(Error::Service(Box::new(kept)));
+        assert_eq!(
+            mapped,
+            ApiError::Retryable {
+                status: Some(503),
+                message: "503 upstream busy".into(),
+                retry_after: Some(Duration::from_secs(12)),
+            }
+        );
+    }
+
+    #[test]
+    fn a_reset_connection_is_retryable_and_a_refused_one_is_not() {
+        let reset = Error::Service(Box::new(std::io::Error::from(ErrorKind::ConnectionReset)));
+        assert!(matches!(
+            map_error(reset),
+            ApiError::Retryable { status: None, .. }
+        ));
+        let refused = Error::Service(Box::new(std::io::Error::from(ErrorKind::ConnectionRefused)));
+        assert!(matches!(map_error(refused), ApiError::Unreachable(_)));
     }
 }

@@ -227,7 +227,7 @@ fn client_from(mut config: Config, context: &str, timeouts: Timeouts) -> Result<
     config.connect_timeout = Some(timeouts.connect);
     config.read_timeout = Some(timeouts.read);
     config.reset_reader_on_write = true;
-    Client::try_from(config)
+    super::retry_after::client(config)
         .map_err(|err| safe_text::redact(&format!("cannot build a client for {context:?}: {err}")))
 }
 

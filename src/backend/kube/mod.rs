@@ -7,6 +7,8 @@
 //!
 //! # Files, from the bottom up
 //! - [`credentials`]: running a user's `exec` plugin without a terminal, within a deadline.
+//! - [`retry_after`]: how a client is built for the one retry layer (kube-rs retries off,
+//!   `Retry-After` kept).
 //! - [`kubeconfig`], [`probe`]: loading contexts and clients; probing one cluster.
 //! - [`api`]: one cluster's API through kube-rs.
 //! - [`connect`]: clients and probes for the whole fleet.
@@ -18,5 +20,6 @@ pub mod credentials;
 pub mod kubeconfig;
 pub mod live;
 pub mod probe;
+pub mod retry_after;
 
 pub use connect::{Member, connect, probe_all};

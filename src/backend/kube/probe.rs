@@ -79,7 +79,16 @@ fn from_error(err: &kube::Error) -> ClusterStatus {
             latency_ms: None,
             message: format!("forbidden (403): {}", safe_text::redact(&status.message)),
         },
-        other => unreachable(short_error(other)),
+        other => match super::retry_after::throttled(other) {
+            // It answered: throttled, not unreachable.
+            Some(note) => ClusterStatus {
+                health: Health::NotReady,
+                version: None,
+                latency_ms: None,
+                message: note,
+            },
+            None => unreachable(short_error(other)),
+        },
     }
 }
 
@@ -104,4 +113,25 @@ pub fn short_error(err: &dyn std::error::Error) -> String {
 
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("").trim()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod throttle_tests {
+    use super::*;
+
+    #[test]
+    fn a_throttled_probe_is_an_answering_cluster_with_the_throttle_named() {
+        let status: kube::core::Status = serde_json::from_value(serde_json::json!({
+            "status": "Failure", "message": "busy", "code": 429,
+            "details": { "retryAfterSeconds": 3 },
+        }))
+        .unwrap();
+        let observed = from_error(&kube::Error::Api(status.boxed()));
+        assert_eq!(observed.health, Health::NotReady);
+        assert_eq!(
+            observed.message,
+            "throttled by the API server (429), retrying after 3s"
+        );
+    }
 }
