@@ -210,6 +210,9 @@ pub struct RenderArgs {
     /// Render everything that is valid and list the errors, instead of stopping at them.
     #[arg(long)]
     pub keep_going: bool,
+    /// Write Secret values as the fleet has them (they are masked as "***" otherwise).
+    #[arg(long)]
+    pub show_secrets: bool,
 }
 
 #[derive(Debug, Clone, Args)]

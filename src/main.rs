@@ -72,7 +72,14 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
         }
         Command::Render(args) if global.hub.is_some() => {
             let hub = global.hub.clone().unwrap_or_default();
-            commands::render::run_hub(&global, &hub, &args.clusters, &mut std::io::stdout()).await
+            commands::render::run_hub(
+                &global,
+                &hub,
+                &args.clusters,
+                args.show_secrets,
+                &mut std::io::stdout(),
+            )
+            .await
         }
         Command::Render(args) => {
             let input = if let Some(scale) = global.demo_scale {
@@ -90,6 +97,7 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
                 &args.clusters,
                 global.output,
                 args.keep_going,
+                args.show_secrets,
                 &mut std::io::stdout().lock(),
                 &mut std::io::stderr().lock(),
             );

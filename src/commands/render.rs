@@ -17,12 +17,15 @@ pub enum FleetInput<'a> {
     Files(Vec<SourceFile>),
 }
 
-/// Runs `flotilla render` and returns the exit code.
+/// Runs `flotilla render` and returns the exit code. Secret values are masked unless
+/// `show_secrets` (`--show-secrets`).
+#[allow(clippy::too_many_arguments)]
 pub fn run_render(
     input: FleetInput<'_>,
     cluster_names: &[String],
     format: OutputFormat,
     keep_going: bool,
+    show_secrets: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
@@ -72,9 +75,14 @@ pub fn run_render(
     }
     clusters.sort_unstable();
     clusters.dedup();
+    let secret_values = if show_secrets {
+        render::SecretValues::Shown
+    } else {
+        render::SecretValues::Masked
+    };
     let written = match format {
-        OutputFormat::Json => render::write_json(&fleet, &clusters, out),
-        OutputFormat::Yaml => render::write_yaml(&fleet, &clusters, out),
+        OutputFormat::Json => render::write_json(&fleet, &clusters, secret_values, out),
+        OutputFormat::Yaml => render::write_yaml(&fleet, &clusters, secret_values, out),
         OutputFormat::Table => render::write_table(&fleet, &clusters, out),
     };
     if let Err(e) = written {
@@ -97,11 +105,13 @@ pub fn run_render(
 
 /// `flotilla --hub CONTEXT render`: the per-cluster objects the hub itself rendered (Karmada's
 /// Works), in the same shapes as the offline render. Exit 0, 2 for a bad context or a hub
-/// that keeps no per-cluster objects, 3 when the hub cannot be read.
+/// that keeps no per-cluster objects, 3 when the hub cannot be read. Secret values are masked
+/// unless `show_secrets`.
 pub async fn run_hub(
     global: &crate::cli::GlobalArgs,
     context: &str,
     cluster_names: &[String],
+    show_secrets: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     use crate::backend::hub;
@@ -124,6 +134,11 @@ pub async fn run_hub(
         rendered
             .unplaced
             .retain(|item| cluster_names.contains(&item.cluster));
+    }
+    if !show_secrets {
+        for item in &mut rendered.items {
+            item.object = crate::engine::compare::secrets::mask(&item.object);
+        }
     }
     crate::output::write(out, global.output, &rendered, |out| {
         writeln!(out, "CLUSTER\tKIND\tNAMESPACE\tNAME")?;
