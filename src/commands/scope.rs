@@ -236,6 +236,7 @@ mod tests {
                 live: json!(5),
                 manager: Some("hpa-controller".into()),
                 time: None,
+                secret: false,
             }],
         };
         let revert = json!({"action": "repair-revert", "clusters": ["east"],
