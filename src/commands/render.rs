@@ -7,6 +7,7 @@ use std::path::Path;
 
 pub use crate::cli::OutputFormat;
 use crate::engine::{self, SourceFile, render};
+use crate::safe_text::printable;
 
 /// Where the fleet comes from.
 #[derive(Debug, Clone)]
@@ -33,15 +34,16 @@ pub fn run_render(
         FleetInput::Dir(dir) => match crate::fleet_dir::read_fleet_dir(dir) {
             Ok(files) => files,
             Err(message) => {
-                let _ = writeln!(err, "error: {message}");
+                let _ = writeln!(err, "error: {}", printable(&message, true));
                 return 2;
             }
         },
         FleetInput::Files(files) => files,
     };
     let (fleet, errors) = engine::load_fleet(&files);
+    // File names and values in the messages come from the fleet: never raw to the terminal.
     for e in &errors {
-        let _ = writeln!(err, "{e}");
+        let _ = writeln!(err, "{}", printable(&e.to_string(), true));
     }
     if !errors.is_empty() && !keep_going {
         let _ = writeln!(
@@ -60,8 +62,7 @@ pub fn run_render(
             Some(c) => clusters.push(c),
             None => {
                 let known: Vec<&str> = fleet.clusters.iter().map(|c| c.name.as_str()).collect();
-                let _ = writeln!(
-                    err,
+                let message = format!(
                     "error: --cluster {name}: no such cluster in the inventory; known: {}",
                     if known.is_empty() {
                         "(none)".to_string()
@@ -69,6 +70,7 @@ pub fn run_render(
                         known.join(", ")
                     }
                 );
+                let _ = writeln!(err, "{}", printable(&message, false));
                 return 2;
             }
         }
@@ -123,7 +125,7 @@ pub async fn run_hub(
     let mut rendered = match rendered {
         Ok(rendered) => rendered,
         Err(err) => {
-            eprintln!("error: {err}");
+            eprintln!("error: {}", printable(&err.to_string(), true));
             return Ok(crate::cli::exit::of_hub(&err));
         }
     };
@@ -147,10 +149,10 @@ pub async fn run_hub(
             writeln!(
                 out,
                 "{}\t{}\t{}\t{}",
-                item.cluster,
-                field("/kind").unwrap_or("?"),
-                field("/metadata/namespace").unwrap_or("-"),
-                field("/metadata/name").unwrap_or("?"),
+                printable(&item.cluster, false),
+                printable(field("/kind").unwrap_or("?"), false),
+                printable(field("/metadata/namespace").unwrap_or("-"), false),
+                printable(field("/metadata/name").unwrap_or("?"), false),
             )?;
         }
         Ok(())

@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::engine::compare::secrets;
 use crate::engine::fleet::decide::{Decision, Fleet};
 use crate::model::ResourceRef;
+use crate::safe_text::printable;
 
 #[derive(Serialize)]
 struct Item<'a> {
@@ -341,7 +342,8 @@ fn pad(text: &str, width: usize) -> String {
 
 /// Writes a resources × clusters summary: one row per resource with its placement, how many
 /// clusters it reaches and its replicas; one column per cluster when there are few; then the
-/// reasons for unplaced cells, grouped.
+/// reasons for unplaced cells, grouped. Names and reasons come from fleet data: their control
+/// characters are escaped, so the table cannot drive the terminal.
 pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io::Result<()> {
     let mut out = io::BufWriter::new(out);
     let matrix = clusters.len() <= MATRIX_MAX_CLUSTERS;
@@ -402,9 +404,9 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
             }
         }
         let mut row = vec![
-            res.target.display_key(),
+            printable(&res.target.display_key(), false),
             res.dialect.to_string(),
-            fleet.placement_summary(r),
+            printable(&fleet.placement_summary(r), false),
             format!("{placed}/{}", clusters.len()),
             total_replicas
                 .map(|n| n.to_string())
@@ -461,11 +463,11 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
                     out,
                     "  {:>2}  {}{}",
                     i + 1,
-                    cluster.name,
+                    printable(&cluster.name, false),
                     if taints.is_empty() {
                         String::new()
                     } else {
-                        format!("  (taint {})", taints.join(", "))
+                        printable(&format!("  (taint {})", taints.join(", ")), false)
                     }
                 )?;
             }
@@ -476,13 +478,13 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
         let mut grouped: Vec<(String, (usize, Vec<String>))> = reasons.into_iter().collect();
         grouped.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(&b.0)));
         for (reason, (count, examples)) in grouped {
-            let shown: Vec<&str> = examples.iter().map(String::as_str).collect();
+            let shown: Vec<String> = examples.iter().map(|e| printable(e, false)).collect();
             let more = if count > examples.len() {
                 format!(", … {} more", count - examples.len())
             } else {
                 String::new()
             };
-            writeln!(out, "  {count:>5}  {reason}")?;
+            writeln!(out, "  {count:>5}  {}", printable(&reason, false))?;
             writeln!(out, "         e.g. {}{more}", shown.join(", "))?;
         }
     }
