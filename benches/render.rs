@@ -26,7 +26,13 @@ fn render_store_fleet(c: &mut Criterion) {
         .sum::<usize>();
 
     let started = Instant::now();
-    render::write_json(&fleet, &clusters, &mut std::io::sink()).unwrap_or_default();
+    render::write_json(
+        &fleet,
+        &clusters,
+        render::SecretValues::Masked,
+        &mut std::io::sink(),
+    )
+    .unwrap_or_default();
     let once = started.elapsed();
     eprintln!(
         "store fleet: {} resources x {} clusters = {pairs} pairs ({placed} placed); load {:.2?}; one render {:.2?} = {:.3} us per pair; peak memory {} MiB",
@@ -43,8 +49,13 @@ fn render_store_fleet(c: &mut Criterion) {
     group.throughput(Throughput::Elements(pairs));
     group.bench_function("json_1000_resources_x_1500_clusters", |b| {
         b.iter(|| {
-            render::write_json(black_box(&fleet), &clusters, &mut std::io::sink())
-                .unwrap_or_default();
+            render::write_json(
+                black_box(&fleet),
+                &clusters,
+                render::SecretValues::Masked,
+                &mut std::io::sink(),
+            )
+            .unwrap_or_default();
         })
     });
     group.finish();

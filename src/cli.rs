@@ -16,6 +16,21 @@ pub mod exit {
     pub const INPUT: u8 = 2;
     /// Some clusters failed while others succeeded.
     pub const PARTIAL: u8 = 3;
+    /// Ended by SIGINT (128 + 2, as shells report it).
+    pub const INTERRUPTED: u8 = 130;
+    /// Ended by SIGTERM (128 + 15).
+    pub const TERMINATED: u8 = 143;
+    /// Ended by SIGHUP (128 + 1).
+    pub const HUNG_UP: u8 = 129;
+
+    /// How a command or the console ends on the signal of this name.
+    pub fn of_signal(signal: &str) -> u8 {
+        match signal {
+            "SIGINT" => INTERRUPTED,
+            "SIGHUP" => HUNG_UP,
+            _ => TERMINATED,
+        }
+    }
 
     /// How a command that could not use its hub ends: an unusable kubeconfig, context or
     /// non-hub is an input error; a hub that did not answer counts as a failed cluster.
@@ -210,6 +225,9 @@ pub struct RenderArgs {
     /// Render everything that is valid and list the errors, instead of stopping at them.
     #[arg(long)]
     pub keep_going: bool,
+    /// Write Secret values as the fleet has them (they are masked as "***" otherwise).
+    #[arg(long)]
+    pub show_secrets: bool,
 }
 
 #[derive(Debug, Clone, Args)]

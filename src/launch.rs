@@ -82,6 +82,23 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
     show(global, wall, &fleet, label, readonly, events, session).await
 }
 
+/// What to say when the console (or the wall) has no terminal to draw on and read keys from:
+/// which command to run instead. `None` when stdin and stdout are terminals.
+fn no_terminal(wall: bool) -> Option<String> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        return None;
+    }
+    let what = if wall {
+        "flotilla watch"
+    } else {
+        "the flotilla console"
+    };
+    Some(format!(
+        "{what} needs a terminal (stdin and stdout are not one)\n  hint: for scripts use `flotilla render`, `plan`, `drift` or `clusters` (-o json|yaml)"
+    ))
+}
+
 /// Dresses the state (settings, theme, key map, wall) and runs the console loop on it.
 async fn show(
     global: &GlobalArgs,
@@ -92,6 +109,10 @@ async fn show(
     events: mpsc::UnboundedReceiver<BackendEvent>,
     session: impl FnOnce(State) -> Session,
 ) -> anyhow::Result<u8> {
+    if let Some(message) = no_terminal(wall.is_some()) {
+        eprintln!("error: {message}");
+        return Ok(exit::INPUT);
+    }
     let (mut state, theme, keymap) = dressed_state(global, fleet, label);
     state.readonly = readonly;
     if !global.uses_demo() && global.hub.is_none() && wall.is_none() {
@@ -107,7 +128,7 @@ async fn show(
             ..Wall::default()
         });
     }
-    Console {
+    let code = Console {
         session: session(state),
         theme,
         keymap,
@@ -115,8 +136,9 @@ async fn show(
         events,
     }
     .run()
-    .await?;
-    Ok(exit::OK)
+    .await?
+    .map_or(exit::OK, exit::of_signal);
+    Ok(code)
 }
 
 /// A hub session's beginnings: the fleet the console shows, the texts its editors edit, the

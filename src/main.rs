@@ -34,7 +34,17 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::INPUT);
         }
     };
-    let code = runtime.block_on(run(cli.global, command));
+    let console = matches!(
+        command,
+        Command::Console | Command::Demo | Command::Watch(_)
+    );
+    let code = runtime.block_on(async {
+        // The console turns signals into a clean quit itself; a command ends at once.
+        if !console {
+            tokio::spawn(end_on_signal());
+        }
+        run(cli.global, command).await
+    });
     match code {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
@@ -72,7 +82,14 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
         }
         Command::Render(args) if global.hub.is_some() => {
             let hub = global.hub.clone().unwrap_or_default();
-            commands::render::run_hub(&global, &hub, &args.clusters, &mut std::io::stdout()).await
+            commands::render::run_hub(
+                &global,
+                &hub,
+                &args.clusters,
+                args.show_secrets,
+                &mut std::io::stdout(),
+            )
+            .await
         }
         Command::Render(args) => {
             let input = if let Some(scale) = global.demo_scale {
@@ -90,6 +107,7 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
                 &args.clusters,
                 global.output,
                 args.keep_going,
+                args.show_secrets,
                 &mut std::io::stdout().lock(),
                 &mut std::io::stderr().lock(),
             );
@@ -132,6 +150,25 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
             commands::repair::run_repair(&global, &args, &mut std::io::stdout()).await
         }
     }
+}
+
+/// Ends the process on SIGINT or SIGTERM with 130 or 143, as a shell reports a command a
+/// signal stopped, even while the command waits on a prompt or the network.
+async fn end_on_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return;
+    };
+    let name = tokio::select! {
+        _ = interrupt.recv() => "SIGINT",
+        _ = terminate.recv() => "SIGTERM",
+    };
+    tracing::info!("received {name}; stopping");
+    eprintln!("\ninterrupted ({name})");
+    std::process::exit(i32::from(exit::of_signal(name)));
 }
 
 fn input_error(err: &dyn std::fmt::Display) -> u8 {

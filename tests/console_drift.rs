@@ -469,6 +469,7 @@ fn a_field_changed_again_by_the_same_manager_after_a_revert_is_an_owner_fight() 
             live: Value::from(7),
             manager: Some("kubectl-scale".into()),
             time: None,
+            secret: false,
         }],
     }));
     let groups = drift::groups(&demo.session.state);
@@ -524,6 +525,7 @@ fn a_revert_the_audit_log_remembers_makes_new_drift_of_that_field_an_owner_fight
             live: Value::from(9),
             manager: Some("hpa-controller".into()),
             time: None,
+            secret: false,
         }],
     }));
     let groups = drift::groups(&demo.session.state);

@@ -18,6 +18,7 @@ fn render(case: &str, keep_going: bool) -> (i32, String, String) {
         &[],
         OutputFormat::Json,
         keep_going,
+        false,
         &mut out,
         &mut err,
     );
@@ -219,6 +220,7 @@ fn unknown_cluster_filter_and_missing_directory_exit_2() {
         &["nope".to_string()],
         OutputFormat::Json,
         false,
+        false,
         &mut out,
         &mut err,
     );
@@ -233,6 +235,7 @@ fn unknown_cluster_filter_and_missing_directory_exit_2() {
         FleetInput::Dir(Path::new("/nonexistent/fleet")),
         &[],
         OutputFormat::Table,
+        false,
         false,
         &mut out,
         &mut err,

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use flotilla::engine::place::replicas::{RspPreference, divide_by_static_weight, kubefed_plan};
-use flotilla::engine::render::write_json;
+use flotilla::engine::render::{SecretValues, write_json};
 use flotilla::engine::{Decision, Fleet, SourceFile, load_fleet};
 use proptest::prelude::*;
 
@@ -99,7 +99,7 @@ fn files(docs: &[String], split: usize) -> Vec<SourceFile> {
 fn json(fleet: &Fleet) -> String {
     let mut out = Vec::new();
     let all: Vec<usize> = (0..fleet.clusters.len()).collect();
-    write_json(fleet, &all, &mut out).unwrap();
+    write_json(fleet, &all, SecretValues::Masked, &mut out).unwrap();
     String::from_utf8(out).unwrap()
 }
 

@@ -22,6 +22,7 @@ fn render(
         &clusters,
         format,
         false,
+        false,
         &mut out,
         &mut err,
     );

@@ -20,6 +20,7 @@ use super::state::{Mode, State};
 use super::text_input::edit_text;
 use crate::backend::fanout::object::FIELD_MANAGER;
 use crate::backend::{CellRef, DriftField, Effect, FileText, FleetWrite, RevertField};
+use crate::engine::compare::secrets;
 use crate::engine::edit::drift_repair::{self, Chosen};
 use crate::engine::{Fleet, SourceFile};
 use crate::model::StatusKind;
@@ -120,6 +121,7 @@ pub fn groups(state: &State) -> Vec<Group> {
                 path: field.path.clone(),
                 desired: field.desired.clone(),
                 live: field.live.clone(),
+                secret: field.secret,
                 members: Vec::new(),
             });
             group.members.push(Member {
@@ -281,9 +283,19 @@ fn chosen(state: &State, view: &DriftView, groups: &[Group], rows: &[Row]) -> Ve
                 desired: field.desired.clone(),
                 live: field.live.clone(),
                 manager: field.manager.clone(),
+                secret: field.secret,
             })
         })
         .collect()
+}
+
+/// A chosen field's desired and live values as the confirmation shows them: a Secret's masked.
+fn shown(t: &Target) -> (Value, Value) {
+    if t.secret {
+        secrets::mask_field(&t.desired, &t.live)
+    } else {
+        (t.desired.clone(), t.live.clone())
+    }
 }
 
 fn names(state: &State, cell: CellRef) -> (String, String) {
@@ -316,11 +328,10 @@ fn revert_plan(state: &State, targets: &[Target]) -> Plan {
     )];
     for t in targets {
         let (cluster, resource) = names(state, t.cell);
+        let (desired, live) = shown(t);
         lines.push(format!(
-            "{cluster}  {resource}  {}: live {} → desired {} (taken back from {})",
+            "{cluster}  {resource}  {}: live {live} → desired {desired} (taken back from {})",
             t.path,
-            t.live,
-            t.desired,
             t.manager.as_deref().unwrap_or("another manager")
         ));
     }
@@ -518,9 +529,10 @@ fn prepare(
             )];
             for t in targets {
                 let (cluster, resource) = names(state, t.cell);
+                let (desired, live) = shown(t);
                 lines.push(format!(
-                    "{cluster}  {resource}  {}: {} (desired was {})",
-                    t.path, t.live, t.desired
+                    "{cluster}  {resource}  {}: {live} (desired was {desired})",
+                    t.path
                 ));
             }
             (
@@ -540,9 +552,10 @@ fn prepare(
             )];
             for t in targets {
                 let (cluster, resource) = names(state, t.cell);
+                let (desired, live) = shown(t);
                 lines.push(format!(
-                    "{cluster}  {resource}  {}: live {}, desired {}",
-                    t.path, t.live, t.desired
+                    "{cluster}  {resource}  {}: live {live}, desired {desired}",
+                    t.path
                 ));
             }
             (

@@ -365,8 +365,10 @@ impl Session {
             && explanation.object_yaml.is_none()
         {
             explanation.object_yaml = Some(match self.fleet.decide(resource, cluster) {
-                crate::engine::Decision::Placed { object, .. } => serde_saphyr::to_string(&object)
-                    .unwrap_or_else(|err| format!("# cannot show the object as YAML: {err}")),
+                crate::engine::Decision::Placed { object, .. } => {
+                    serde_saphyr::to_string(&crate::engine::compare::secrets::mask(&object))
+                        .unwrap_or_else(|err| format!("# cannot show the object as YAML: {err}"))
+                }
                 crate::engine::Decision::NotPlaced { reason } => {
                     format!("# not placed on this cluster: {reason}")
                 }

@@ -175,9 +175,10 @@ pub fn drift_summary(fields: &[DriftField]) -> Option<String> {
         1 => String::new(),
         n => format!(" (+{} more fields)", n - 1),
     };
+    let (desired, live) = first.shown();
     Some(format!(
-        "{} changed{by}: desired {} live {}{more}",
-        first.path, first.desired, first.live
+        "{} changed{by}: desired {desired} live {live}{more}",
+        first.path
     ))
 }
 

@@ -312,14 +312,13 @@ pub fn report_drift(
     output::write(out, global.output, &Items { items }, |out| {
         for item in items {
             for field in &item.fields {
+                let (desired, live) = field.shown();
                 writeln!(
                     out,
-                    "{}  {}  {}  desired {}  live {}  changed by {}{}",
+                    "{}  {}  {}  desired {desired}  live {live}  changed by {}{}",
                     item.cluster,
                     item.resource.display_key(),
                     field.path,
-                    field.desired,
-                    field.live,
                     field.manager.as_deref().unwrap_or("(unknown)"),
                     field
                         .time

@@ -7,6 +7,7 @@ use std::path::Path;
 
 pub use crate::cli::OutputFormat;
 use crate::engine::{self, SourceFile, render};
+use crate::safe_text::printable;
 
 /// Where the fleet comes from.
 #[derive(Debug, Clone)]
@@ -17,12 +18,15 @@ pub enum FleetInput<'a> {
     Files(Vec<SourceFile>),
 }
 
-/// Runs `flotilla render` and returns the exit code.
+/// Runs `flotilla render` and returns the exit code. Secret values are masked unless
+/// `show_secrets` (`--show-secrets`).
+#[allow(clippy::too_many_arguments)]
 pub fn run_render(
     input: FleetInput<'_>,
     cluster_names: &[String],
     format: OutputFormat,
     keep_going: bool,
+    show_secrets: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
@@ -30,15 +34,16 @@ pub fn run_render(
         FleetInput::Dir(dir) => match crate::fleet_dir::read_fleet_dir(dir) {
             Ok(files) => files,
             Err(message) => {
-                let _ = writeln!(err, "error: {message}");
+                let _ = writeln!(err, "error: {}", printable(&message, true));
                 return 2;
             }
         },
         FleetInput::Files(files) => files,
     };
     let (fleet, errors) = engine::load_fleet(&files);
+    // File names and values in the messages come from the fleet: never raw to the terminal.
     for e in &errors {
-        let _ = writeln!(err, "{e}");
+        let _ = writeln!(err, "{}", printable(&e.to_string(), true));
     }
     if !errors.is_empty() && !keep_going {
         let _ = writeln!(
@@ -57,8 +62,7 @@ pub fn run_render(
             Some(c) => clusters.push(c),
             None => {
                 let known: Vec<&str> = fleet.clusters.iter().map(|c| c.name.as_str()).collect();
-                let _ = writeln!(
-                    err,
+                let message = format!(
                     "error: --cluster {name}: no such cluster in the inventory; known: {}",
                     if known.is_empty() {
                         "(none)".to_string()
@@ -66,15 +70,21 @@ pub fn run_render(
                         known.join(", ")
                     }
                 );
+                let _ = writeln!(err, "{}", printable(&message, false));
                 return 2;
             }
         }
     }
     clusters.sort_unstable();
     clusters.dedup();
+    let secret_values = if show_secrets {
+        render::SecretValues::Shown
+    } else {
+        render::SecretValues::Masked
+    };
     let written = match format {
-        OutputFormat::Json => render::write_json(&fleet, &clusters, out),
-        OutputFormat::Yaml => render::write_yaml(&fleet, &clusters, out),
+        OutputFormat::Json => render::write_json(&fleet, &clusters, secret_values, out),
+        OutputFormat::Yaml => render::write_yaml(&fleet, &clusters, secret_values, out),
         OutputFormat::Table => render::write_table(&fleet, &clusters, out),
     };
     if let Err(e) = written {
@@ -97,11 +107,13 @@ pub fn run_render(
 
 /// `flotilla --hub CONTEXT render`: the per-cluster objects the hub itself rendered (Karmada's
 /// Works), in the same shapes as the offline render. Exit 0, 2 for a bad context or a hub
-/// that keeps no per-cluster objects, 3 when the hub cannot be read.
+/// that keeps no per-cluster objects, 3 when the hub cannot be read. Secret values are masked
+/// unless `show_secrets`.
 pub async fn run_hub(
     global: &crate::cli::GlobalArgs,
     context: &str,
     cluster_names: &[String],
+    show_secrets: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     use crate::backend::hub;
@@ -113,7 +125,7 @@ pub async fn run_hub(
     let mut rendered = match rendered {
         Ok(rendered) => rendered,
         Err(err) => {
-            eprintln!("error: {err}");
+            eprintln!("error: {}", printable(&err.to_string(), true));
             return Ok(crate::cli::exit::of_hub(&err));
         }
     };
@@ -125,6 +137,11 @@ pub async fn run_hub(
             .unplaced
             .retain(|item| cluster_names.contains(&item.cluster));
     }
+    if !show_secrets {
+        for item in &mut rendered.items {
+            item.object = crate::engine::compare::secrets::mask(&item.object);
+        }
+    }
     crate::output::write(out, global.output, &rendered, |out| {
         writeln!(out, "CLUSTER\tKIND\tNAMESPACE\tNAME")?;
         for item in &rendered.items {
@@ -132,10 +149,10 @@ pub async fn run_hub(
             writeln!(
                 out,
                 "{}\t{}\t{}\t{}",
-                item.cluster,
-                field("/kind").unwrap_or("?"),
-                field("/metadata/namespace").unwrap_or("-"),
-                field("/metadata/name").unwrap_or("?"),
+                printable(&item.cluster, false),
+                printable(field("/kind").unwrap_or("?"), false),
+                printable(field("/metadata/namespace").unwrap_or("-"), false),
+                printable(field("/metadata/name").unwrap_or("?"), false),
             )?;
         }
         Ok(())

@@ -23,6 +23,7 @@ use crate::backend::fanout::targets::{Ignores, Options, Target};
 use crate::cli::{GlobalArgs, RepairArgs, exit};
 use crate::engine::compare::diff::{self, Segment};
 use crate::engine::compare::ignore::{self, IgnoreRule, PathPattern};
+use crate::engine::compare::secrets;
 use crate::engine::edit::adopt::{self, Field, Workspace};
 use crate::engine::{Fleet, SourceFile, load_fleet};
 use crate::fleet_edit;
@@ -85,6 +86,20 @@ struct Found {
     desired: Value,
     live: Option<Value>,
     manager: Option<String>,
+    /// Whether the values are a Secret's: shown and reported masked.
+    secret: bool,
+}
+
+impl Found {
+    /// The desired and live (`null` when absent) values as a person may read them.
+    fn shown(&self) -> (Value, Value) {
+        let live = self.live.clone().unwrap_or(Value::Null);
+        if self.secret {
+            secrets::mask_field(&self.desired, &live)
+        } else {
+            (self.desired.clone(), live)
+        }
+    }
 }
 
 /// `flotilla repair`.
@@ -273,10 +288,12 @@ async fn details<A: ClusterApi>(
                 continue;
             }
             let manager = diff::owner_of(&live, &field.path, FIELD_MANAGER).map(|(m, _)| m);
+            let pointer = field.pointer();
             found.push(Found {
                 cluster: item.cluster.clone(),
                 resource: item.resource.clone(),
-                pointer: field.pointer(),
+                secret: secrets::is_secret_value(desired, &pointer),
+                pointer,
                 segments: field.path,
                 desired: field.desired,
                 live: field.live.clone(),
@@ -304,18 +321,15 @@ fn preview(way: Way, found: &[Found], ignore_ahead: bool, args: &RepairArgs) {
         return;
     }
     for f in found {
-        let live = f
-            .live
-            .as_ref()
-            .map(Value::to_string)
-            .unwrap_or_else(|| "(absent)".into());
+        let (desired, live) = f.shown();
+        let live = match f.live {
+            Some(_) => live.to_string(),
+            None => "(absent)".into(),
+        };
         let what = match way {
-            Way::Revert => format!("live {live} -> desired {}", f.desired),
-            Way::Adopt => format!(
-                "keep live {live} as an override (desired was {})",
-                f.desired
-            ),
-            Way::Ignore => format!("stop reporting (live {live}, desired {})", f.desired),
+            Way::Revert => format!("live {live} -> desired {desired}"),
+            Way::Adopt => format!("keep live {live} as an override (desired was {desired})"),
+            Way::Ignore => format!("stop reporting (live {live}, desired {desired})"),
         };
         let _ = writeln!(
             err,
@@ -329,14 +343,16 @@ fn preview(way: Way, found: &[Found], ignore_ahead: bool, args: &RepairArgs) {
     }
 }
 
+/// The report's row for a field; a Secret's values masked, as everything the report shows.
 fn item(f: &Found, way: Way, result: &str, message: String) -> RepairItem {
+    let (desired, live) = f.shown();
     RepairItem {
         cluster: f.cluster.clone(),
         resource: f.resource.clone(),
         path: f.pointer.clone(),
         action: way,
-        desired: f.desired.clone(),
-        live: f.live.clone().unwrap_or(Value::Null),
+        desired,
+        live,
         manager: f.manager.clone(),
         result: result.into(),
         message,
@@ -677,6 +693,7 @@ mod tests {
             desired: color.desired.clone(),
             live: color.live.clone(),
             manager: Some("kubectl".into()),
+            secret: false,
         }];
         let target = Target {
             cluster: "east".into(),

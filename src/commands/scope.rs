@@ -68,6 +68,7 @@ pub async fn prepare(
             global.fleet.display()
         )));
     };
+    unmatched_contexts(&global.contexts, &fleet)?;
     let filters = scope
         .resources
         .iter()
@@ -159,6 +160,45 @@ pub async fn prepare(
     })
 }
 
+/// A `--context` glob that selects none of the fleet's clusters is an input error (a typo
+/// would otherwise act on nothing and report success), naming the glob and the clusters it
+/// could have selected. A fleet without an inventory takes its clusters from the globs, which
+/// the kubeconfig checks.
+pub fn unmatched_contexts(globs: &[String], fleet: &Fleet) -> Result<(), InputError> {
+    if fleet.clusters.is_empty() {
+        return Ok(());
+    }
+    let unmatched: Vec<&str> = globs
+        .iter()
+        .filter(|glob| {
+            !fleet
+                .clusters
+                .iter()
+                .any(|spec| kube::kubeconfig::glob_match(glob, &spec.context))
+        })
+        .map(String::as_str)
+        .collect();
+    if unmatched.is_empty() {
+        return Ok(());
+    }
+    let known: Vec<String> = fleet
+        .clusters
+        .iter()
+        .map(|spec| {
+            if spec.context == spec.name {
+                spec.name.clone()
+            } else {
+                format!("{} (context {})", spec.name, spec.context)
+            }
+        })
+        .collect();
+    Err(InputError(format!(
+        "--context {}: selects none of the fleet's clusters; the fleet has: {}",
+        unmatched.join(", --context "),
+        known.join(", ")
+    )))
+}
+
 /// Prints an input error and gives its exit code.
 pub fn input_error(message: &str) -> u8 {
     eprintln!("error: {message}");
@@ -221,6 +261,27 @@ mod tests {
     use crate::backend::fanout::drift::DriftField;
 
     #[test]
+    fn a_context_glob_that_selects_no_fleet_cluster_names_it_and_the_clusters() {
+        let files = [crate::engine::SourceFile {
+            path: "clusters.yaml".into(),
+            text: "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: east}\nspec: {syncMode: Push}\n---\napiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: west}\nspec: {syncMode: Push}\n".into(),
+        }];
+        let (fleet, errors) = crate::engine::load_fleet(&files);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(unmatched_contexts(&["e*".into()], &fleet).is_ok());
+        let Err(InputError(message)) = unmatched_contexts(&["e*".into(), "prod-*".into()], &fleet)
+        else {
+            panic!("prod-* selects nothing");
+        };
+        assert!(message.contains("--context prod-*"), "{message}");
+        assert!(
+            message.contains("east") && message.contains("west"),
+            "{message}"
+        );
+        assert!(unmatched_contexts(&["x".into()], &Fleet::default()).is_ok());
+    }
+
+    #[test]
     fn a_field_reverted_before_and_changed_again_is_an_owner_fight() {
         let item = DriftItem {
             cluster: "east".into(),
@@ -236,6 +297,7 @@ mod tests {
                 live: json!(5),
                 manager: Some("hpa-controller".into()),
                 time: None,
+                secret: false,
             }],
         };
         let revert = json!({"action": "repair-revert", "clusters": ["east"],

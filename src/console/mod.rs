@@ -44,7 +44,8 @@ pub struct Console {
 
 impl Console {
     /// Runs until the operator quits or a signal arrives; the terminal is restored on return.
-    pub async fn run(mut self) -> anyhow::Result<()> {
+    /// Returns the signal that ended it (`None` when the operator quit), for the exit status.
+    pub async fn run(mut self) -> anyhow::Result<Option<&'static str>> {
         let mut guard = TerminalGuard::enter()?;
         self.session.explain_selection();
         let mut terminal_events = EventStream::new();
@@ -63,6 +64,7 @@ impl Console {
         let started = Instant::now();
         let mut clock = tokio::time::interval(TICK_INTERVAL);
         clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let mut ended_by: Option<&'static str> = None;
         loop {
             if self.session.state.should_quit {
                 break;
@@ -106,6 +108,7 @@ impl Console {
                         None
                     } else {
                         tracing::info!("received {signal}; quitting");
+                        ended_by = Some(signal);
                         Some(Action::Terminate)
                     }
                 }
@@ -136,6 +139,6 @@ impl Console {
             }
         }
         drop(guard);
-        Ok(())
+        Ok(ended_by)
     }
 }

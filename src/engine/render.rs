@@ -1,15 +1,19 @@
 //! Output of `flotilla render`: the contract JSON written cluster by cluster to any writer
 //! (objects are built one at a time and dropped), the same structure as YAML, and a
-//! resources × clusters table. It must not place or override; it asks the [`Fleet`].
+//! resources × clusters table. Secret values are masked (`***`) unless the caller asks to show
+//! them. It must not place or override; it asks the [`Fleet`].
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::engine::compare::secrets;
 use crate::engine::fleet::decide::{Decision, Fleet};
 use crate::model::ResourceRef;
+use crate::safe_text::printable;
 
 #[derive(Serialize)]
 struct Item<'a> {
@@ -73,6 +77,25 @@ fn visit(
     Ok(())
 }
 
+/// Whether Secret values are written as they are or masked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SecretValues {
+    /// `***` in place of every value of a Secret's `data` and `stringData` (the default).
+    #[default]
+    Masked,
+    /// As the fleet has them (`render --show-secrets`).
+    Shown,
+}
+
+impl SecretValues {
+    fn apply(self, object: &Value) -> Cow<'_, Value> {
+        match self {
+            SecretValues::Masked if secrets::is_secret(object) => Cow::Owned(secrets::mask(object)),
+            _ => Cow::Borrowed(object),
+        }
+    }
+}
+
 /// One rendered variant of a resource: its (replicas, override set) key and its JSON bytes, or
 /// the reason it failed to render.
 type Variant = ((i32, u32), Result<Vec<u8>, String>);
@@ -84,8 +107,14 @@ const VARIANTS_PER_RESOURCE: usize = 64;
 ///
 /// Cells of one resource that share replicas and override set render the same object, so
 /// each such variant is serialized once and its bytes reused; the cache is bounded by
-/// resources × [`VARIANTS_PER_RESOURCE`], never by clusters × resources.
-pub fn write_json(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io::Result<()> {
+/// resources × [`VARIANTS_PER_RESOURCE`], never by clusters × resources. Secret values are
+/// written as `secret_values` says.
+pub fn write_json(
+    fleet: &Fleet,
+    clusters: &[usize],
+    secret_values: SecretValues,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut out = io::BufWriter::with_capacity(1 << 16, out);
     let json = |v: &dyn erased::Ser| -> io::Result<Vec<u8>> { v.bytes() };
     let names: Vec<Vec<u8>> = fleet
@@ -127,7 +156,9 @@ pub fn write_json(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io:
                 Some(i) => &slot[i].1,
                 None => {
                     let value = match fleet.decide(r, c) {
-                        Decision::Placed { object, .. } => Ok(json(&object)?),
+                        Decision::Placed { object, .. } => {
+                            Ok(json(secret_values.apply(&object).as_ref())?)
+                        }
                         Decision::NotPlaced { reason } => Err(reason),
                     };
                     if slot.len() < VARIANTS_PER_RESOURCE {
@@ -222,8 +253,14 @@ fn yaml_entry<T: Serialize>(value: &T) -> io::Result<String> {
     serde_saphyr::to_string(&[value]).map_err(io::Error::other)
 }
 
-/// Writes the render contract as YAML (same structure as the JSON), streaming.
-pub fn write_yaml(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io::Result<()> {
+/// Writes the render contract as YAML (same structure as the JSON), streaming, with Secret
+/// values as `secret_values` says.
+pub fn write_yaml(
+    fleet: &Fleet,
+    clusters: &[usize],
+    secret_values: SecretValues,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut out = io::BufWriter::with_capacity(1 << 16, out);
     out.write_all(b"items:")?;
     let mut items = 0usize;
@@ -234,7 +271,14 @@ pub fn write_yaml(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io:
                 out.write_all(b"\n")?;
             }
             items += 1;
-            out.write_all(yaml_entry(&Item { cluster, object })?.as_bytes())
+            let object = secret_values.apply(object);
+            out.write_all(
+                yaml_entry(&Item {
+                    cluster,
+                    object: object.as_ref(),
+                })?
+                .as_bytes(),
+            )
         }
         Entry::Unplaced(cluster, resource, reason) => {
             if unplaced == 0 {
@@ -298,7 +342,8 @@ fn pad(text: &str, width: usize) -> String {
 
 /// Writes a resources × clusters summary: one row per resource with its placement, how many
 /// clusters it reaches and its replicas; one column per cluster when there are few; then the
-/// reasons for unplaced cells, grouped.
+/// reasons for unplaced cells, grouped. Names and reasons come from fleet data: their control
+/// characters are escaped, so the table cannot drive the terminal.
 pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io::Result<()> {
     let mut out = io::BufWriter::new(out);
     let matrix = clusters.len() <= MATRIX_MAX_CLUSTERS;
@@ -359,9 +404,9 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
             }
         }
         let mut row = vec![
-            res.target.display_key(),
+            printable(&res.target.display_key(), false),
             res.dialect.to_string(),
-            fleet.placement_summary(r),
+            printable(&fleet.placement_summary(r), false),
             format!("{placed}/{}", clusters.len()),
             total_replicas
                 .map(|n| n.to_string())
@@ -418,11 +463,11 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
                     out,
                     "  {:>2}  {}{}",
                     i + 1,
-                    cluster.name,
+                    printable(&cluster.name, false),
                     if taints.is_empty() {
                         String::new()
                     } else {
-                        format!("  (taint {})", taints.join(", "))
+                        printable(&format!("  (taint {})", taints.join(", ")), false)
                     }
                 )?;
             }
@@ -433,13 +478,13 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
         let mut grouped: Vec<(String, (usize, Vec<String>))> = reasons.into_iter().collect();
         grouped.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(&b.0)));
         for (reason, (count, examples)) in grouped {
-            let shown: Vec<&str> = examples.iter().map(String::as_str).collect();
+            let shown: Vec<String> = examples.iter().map(|e| printable(e, false)).collect();
             let more = if count > examples.len() {
                 format!(", … {} more", count - examples.len())
             } else {
                 String::new()
             };
-            writeln!(out, "  {count:>5}  {reason}")?;
+            writeln!(out, "  {count:>5}  {}", printable(&reason, false))?;
             writeln!(out, "         e.g. {}{more}", shown.join(", "))?;
         }
     }

@@ -11,8 +11,18 @@ use ratatui::widgets::Paragraph;
 use super::widgets::{ViewContext, fit, pane_block, popup, scroll_offset};
 use crate::app::drift;
 use crate::app::state::State;
-use crate::app::state::drift::{DriftView, Pane, Row, Stage};
+use crate::app::state::drift::{DriftView, Group, Pane, Row, Stage};
+use crate::engine::compare::secrets;
 use crate::model::StatusKind;
+
+/// A group's desired and live values as drawn: a Secret's masked.
+fn shown(group: &Group) -> (serde_json::Value, serde_json::Value) {
+    if group.secret {
+        secrets::mask_field(&group.desired, &group.live)
+    } else {
+        (group.desired.clone(), group.live.clone())
+    }
+}
 
 fn age(state: &State, since_ms: Option<u64>) -> String {
     match since_ms {
@@ -115,6 +125,7 @@ pub(super) fn render(
                     .iter()
                     .all(|m| view.marked.contains(&(m.cell, group.path.clone())));
                 let mark = if all_marked { "[x]" } else { "[ ]" };
+                let (desired, live) = shown(group);
                 if let [m] = group.members.as_slice() {
                     let cluster = state
                         .clusters
@@ -122,10 +133,8 @@ pub(super) fn render(
                         .map(|c| c.spec.name.as_str())
                         .unwrap_or("?");
                     format!(
-                        "{mark} {cluster}  {resource}  {}  desired {}  live {}  by {} changed {} · drifted {}{}",
+                        "{mark} {cluster}  {resource}  {}  desired {desired}  live {live}  by {} changed {} · drifted {}{}",
                         group.path,
-                        group.desired,
-                        group.live,
                         m.manager.as_deref().unwrap_or("?"),
                         m.changed.as_deref().unwrap_or("?"),
                         age(state, m.since_ms),
@@ -133,11 +142,9 @@ pub(super) fn render(
                     )
                 } else {
                     format!(
-                        "{mark} {} clusters  {resource}  {}  desired {}  live {}  (grouped)",
+                        "{mark} {} clusters  {resource}  {}  desired {desired}  live {live}  (grouped)",
                         group.members.len(),
                         group.path,
-                        group.desired,
-                        group.live
                     )
                 }
             }

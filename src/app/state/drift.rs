@@ -75,6 +75,8 @@ pub struct Group {
     pub path: String,
     pub desired: Value,
     pub live: Value,
+    /// Whether the values are a Secret's, shown masked.
+    pub secret: bool,
     pub members: Vec<Member>,
 }
 
@@ -110,6 +112,8 @@ pub struct Target {
     pub desired: Value,
     pub live: Value,
     pub manager: Option<String>,
+    /// Whether the values are a Secret's, shown masked.
+    pub secret: bool,
 }
 
 /// Browsing, waiting for the engine's file changes, or asking.

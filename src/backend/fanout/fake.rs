@@ -115,8 +115,10 @@ impl ClusterApi for FakeCluster {
         }
         let mut objects = self.lock_objects();
         let mut stored = object.clone();
+        // As the API server does: a Secret's stringData is stored as data, never returned.
+        crate::engine::compare::secrets::fold_string_data(&mut stored);
         let previous = objects.get(&resource);
-        let unchanged = previous.is_some_and(|p| crate::engine::compare::diff::same(p, object));
+        let unchanged = previous.is_some_and(|p| crate::engine::compare::diff::same(p, &stored));
         let version = match (previous, unchanged) {
             (Some(p), true) => p
                 .pointer("/metadata/resourceVersion")

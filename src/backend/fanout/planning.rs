@@ -14,8 +14,8 @@ use serde_json::Value;
 use super::cluster_api::{ApiError, ApplyMode, ClusterApi, Guard, conflict_managers};
 use super::object::{FIELD_MANAGER, resource_of};
 use super::targets::{Ignores, Options, Target, cluster_failure, fan_out};
-use crate::engine::compare::diff;
 use crate::engine::compare::ignore::{self, IgnoreRule};
+use crate::engine::compare::{diff, secrets};
 use crate::model::{CellStatus, ResourceRef};
 
 /// What a plan would do to one object on one cluster.
@@ -320,7 +320,7 @@ async fn prune_rows<A: ClusterApi>(target: &Target<A>, api: &A, guard: &Guard) -
                     if wanted.contains(&resource) || !in_scope {
                         continue;
                     }
-                    let text = diff::to_yaml(&diff::normalize(&object));
+                    let text = diff::to_yaml(&diff::normalize(&secrets::mask(&object)));
                     let removed: String = text.lines().map(|l| format!("-{l}\n")).collect();
                     rows.push(PlanItem {
                         cluster: target.cluster.clone(),

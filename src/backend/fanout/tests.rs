@@ -312,3 +312,81 @@ async fn ignored_fields_are_not_drift_not_updates_and_not_reverted() {
         "apply must not revert it"
     );
 }
+
+fn secret(password: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "db", "namespace": "shop",
+            "labels": {"app.kubernetes.io/managed-by": "flotilla"}},
+        "stringData": {"password": password},
+    })
+}
+
+#[tokio::test]
+async fn secret_values_never_reach_a_plan_a_prune_or_drift_output() {
+    use base64::Engine as _;
+    let b64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+    let leaks = |text: &str| {
+        ["hunter2", "letmein"]
+            .iter()
+            .any(|v| text.contains(v) || text.contains(&b64(v)))
+    };
+    let fake = Arc::new(FakeCluster::new(Duration::ZERO));
+    let options = Options::default();
+    let targets = vec![target("east", &fake, vec![secret("hunter2")])];
+    let planned = plan(&targets, PlanMode::DryRun, options, &quiet).await;
+    assert_eq!(planned[0].action, PlanAction::Create, "{planned:?}");
+    assert!(planned[0].diff.contains("***"), "{}", planned[0].diff);
+    assert!(!leaks(&planned[0].diff), "{}", planned[0].diff);
+    apply(&targets, false, &BTreeMap::new(), options, &quiet).await;
+
+    // The password is changed on the cluster: an update to plan, and drift.
+    let resource = resource_of(&secret("hunter2"));
+    fake.lock_objects_for_test()
+        .get_mut(&resource)
+        .unwrap()
+        .as_object_mut()
+        .unwrap()
+        .insert("data".into(), json!({"password": b64("letmein")}));
+    let planned = plan(&targets, PlanMode::DryRun, options, &quiet).await;
+    assert_eq!(planned[0].action, PlanAction::Update, "{planned:?}");
+    assert!(
+        planned[0].diff.contains("*** (changed)"),
+        "{}",
+        planned[0].diff
+    );
+    assert!(!leaks(&planned[0].diff), "{}", planned[0].diff);
+
+    let (drifted, _) = drift(&targets, options, &quiet).await;
+    let field = &drifted[0].fields[0];
+    assert_eq!(field.path, "/data/password");
+    assert!(field.secret);
+    assert_eq!(
+        field.live,
+        json!(b64("letmein")),
+        "a repair still has the value"
+    );
+    let shown = serde_json::to_value(&drifted).unwrap();
+    assert_eq!(shown[0]["fields"][0]["desired"], "*** (changed)");
+    assert_eq!(shown[0]["fields"][0]["live"], "***");
+    assert!(!leaks(&shown.to_string()), "{shown}");
+    let summary = crate::backend::cells::drift_summary(&drifted[0].fields).unwrap();
+    assert!(!leaks(&summary), "{summary}");
+
+    // No longer placed: the prune row lists the object without its values.
+    let mut now = target("east", &fake, Vec::new());
+    now.prune_kinds = vec![("v1".into(), "Secret".into())];
+    now.prune_namespaces.insert("shop".into());
+    let planned = plan(
+        std::slice::from_ref(&now),
+        PlanMode::DryRun,
+        options,
+        &quiet,
+    )
+    .await;
+    let pruned = planned
+        .iter()
+        .find(|i| i.action == PlanAction::Prune)
+        .unwrap();
+    assert!(!leaks(&pruned.diff), "{}", pruned.diff);
+}

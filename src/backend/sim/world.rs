@@ -14,6 +14,7 @@ use super::scenario::{Scenario, SplitMix64};
 use crate::backend::cells::{self, CellFacts, Reach};
 use crate::backend::fanout::drift::DriftField;
 use crate::backend::messages::{BackendEvent, CellRef, CellUpdate};
+use crate::engine::compare::secrets;
 use crate::engine::{Decision, Fleet};
 use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health};
 
@@ -281,6 +282,10 @@ impl SimCore {
                 live: drift.live.clone(),
                 manager: Some(drift.manager.clone()),
                 time: Some(format!("{}s into the demo", drift.since_ms / 1000)),
+                secret: self.fleet.resources.get(resource).is_some_and(|r| {
+                    secrets::is_secret_kind(&r.target.api_version, &r.target.kind)
+                        && secrets::is_value_pointer(&drift.path)
+                }),
             })
             .into_iter()
             .collect()

@@ -86,9 +86,35 @@ pub fn mask_pair(desired: &Value, live: Option<&Value>) -> (Value, Option<Value>
     (desired, live)
 }
 
-/// Whether a JSON pointer into a Secret points at (or into) one of its values.
+/// Whether a JSON pointer into a Secret points at (or into) one of its values, or at the
+/// whole `data` / `stringData` map that holds them.
 pub fn is_secret_value(object: &Value, pointer: &str) -> bool {
-    is_secret(object) && (pointer.starts_with("/data/") || pointer.starts_with("/stringData/"))
+    is_secret(object) && is_value_pointer(pointer)
+}
+
+/// Whether a JSON pointer into a Secret reaches its values: `/data`, `/stringData` or below.
+pub fn is_value_pointer(pointer: &str) -> bool {
+    ["/data", "/stringData"].iter().any(|field| {
+        pointer
+            .strip_prefix(field)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
+}
+
+/// Whether the resource `api_version`/`kind` names is a core/v1 Secret.
+pub fn is_secret_kind(api_version: &str, kind: &str) -> bool {
+    api_version == "v1" && kind == "Secret"
+}
+
+/// A drifted Secret value's two sides as a person may read them: the desired one (which by
+/// definition differs from live) as `*** (changed)`, the live one as `***`. An absent side
+/// (`null`) stays `null`, which says only that it is absent.
+pub fn mask_field(desired: &Value, live: &Value) -> (Value, Value) {
+    let masked = |value: &Value, text: &str| match value {
+        Value::Null => Value::Null,
+        _ => Value::String(text.into()),
+    };
+    (masked(desired, MASK_CHANGED), masked(live, MASK))
 }
 
 fn for_each_value(object: &mut Value, mut f: impl FnMut(&str, &mut Value)) {
@@ -153,5 +179,19 @@ mod tests {
         let s = secret(json!({"a": "eA=="}), json!(null));
         assert_eq!(mask(&s)["data"]["a"], MASK);
         assert!(is_secret_value(&s, "/data/a"));
+        assert!(is_secret_value(&s, "/data") && is_secret_value(&s, "/stringData/b"));
+        assert!(!is_secret_value(&s, "/dataset") && !is_secret_value(&s, "/metadata/name"));
+    }
+
+    #[test]
+    fn a_drifted_value_says_only_that_it_changed() {
+        assert_eq!(
+            mask_field(&json!("aHVudGVyMg=="), &json!("eA==")),
+            (json!(MASK_CHANGED), json!(MASK))
+        );
+        assert_eq!(
+            mask_field(&json!({"pw": "eA=="}), &Value::Null),
+            (json!(MASK_CHANGED), Value::Null)
+        );
     }
 }

@@ -1,0 +1,68 @@
+//! Fleet data never drives the terminal: names with escape sequences are printed escaped in
+//! `render`'s table and in its error messages, through the real binary.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const EVIL: &str = "web\u{1b}]0;pwned\u{7}";
+
+fn render(fleet: &Path, args: &[&str]) -> Output {
+    let state = tempfile::tempdir().expect("temp dir");
+    Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--fleet")
+        .arg(fleet)
+        .arg("render")
+        .args(args)
+        .env("XDG_STATE_HOME", state.path())
+        .env("XDG_CONFIG_HOME", state.path())
+        .output()
+        .expect("run flotilla")
+}
+
+fn fleet(config_map: &str, cluster: &str) -> String {
+    format!(
+        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {{name: \"{cluster}\"}}\nspec: {{syncMode: Push}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: \"{config_map}\", namespace: shop}}\ndata: {{k: v}}\n---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: p, namespace: shop}}\nspec:\n  resourceSelectors: [{{apiVersion: v1, kind: ConfigMap, name: \"{config_map}\"}}]\n  placement: {{clusterAffinity: {{clusterNames: [m1]}}}}\n"
+    )
+}
+
+/// The name as YAML writes it in a double-quoted scalar.
+fn yaml_escaped(text: &str) -> String {
+    text.replace('\u{1b}', "\\e").replace('\u{7}', "\\a")
+}
+
+#[test]
+fn an_escape_sequence_in_a_name_is_escaped_in_the_table_and_in_errors() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let evil = yaml_escaped(EVIL);
+    std::fs::write(dir.path().join("fleet.yaml"), fleet(&evil, &evil)).expect("write");
+    let output = render(dir.path(), &[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("web\\u{1b}]0;pwned\\u{7}"), "{stdout}");
+    assert!(
+        !output.stdout.contains(&0x1b) && !output.stdout.contains(&0x07),
+        "{stdout}"
+    );
+
+    // An error that quotes the fleet's cluster names.
+    let output = render(dir.path(), &["--cluster", "nope"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(!output.stderr.contains(&0x1b) && !output.stderr.contains(&0x07));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("\\u{1b}"));
+
+    // A file whose name carries an escape sequence, with an error in it.
+    let bad = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        bad.path().join(format!("{EVIL}.yaml")),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [oops]}\n",
+    )
+    .expect("write");
+    let output = render(bad.path(), &[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        !output.stderr.contains(&0x1b) && !output.stderr.contains(&0x07),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
