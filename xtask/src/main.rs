@@ -1,5 +1,6 @@
-//! `cargo xtask`: developer commands — the one test command (`test`), the import-rule check
-//! (`layers`) and the real-Kubernetes test environment (`testenv`). It must stay light to compile (it runs first on a fresh CI
+//! `cargo xtask`: developer commands — the one test command (`test`), the long fuzz run
+//! (`fuzz`), the import-rule check (`layers`) and the real-Kubernetes test environment
+//! (`testenv`). It must stay light to compile (it runs first on a fresh CI
 //! machine), must never be a dependency of the product, and writes nothing outside the
 //! repository except its binary cache.
 
@@ -13,6 +14,7 @@ macro_rules! say {
 }
 
 mod files;
+mod fuzz;
 mod gobuild;
 mod karmada;
 mod kubeconfig;
@@ -38,6 +40,12 @@ usage: cargo xtask <command>
 commands:
   test                         the one test command: fmt check, clippy, the layer check, unit
                                tests, then the integration tier against a real test environment
+  fuzz [--minutes N] [--scale S]
+                               the long run of the property-based fuzz tests (tests/fuzz.rs):
+                               builds them in release and runs round after round, fresh seeds
+                               and S times the default cases each (default 100), for N minutes
+                               (default 10); stops at the first failure with proptest's shrunk
+                               input (saved in tests/fuzz.proptest-regressions)
   layers                       check the import rules: no import cycle between files (src/ and
                                xtask/src/), no import upward across src/'s layers (the table
                                is in xtask/src/layers.rs), no crossterm under src/app/
@@ -80,6 +88,7 @@ fn run(args: &[String]) -> Result<ExitCode> {
                 ExitCode::FAILURE
             }
         }),
+        ["fuzz", rest @ ..] => fuzz::run(&fuzz::parse_args(rest)?),
         ["testenv", rest @ ..] => run_testenv(rest),
         [] | ["help" | "-h" | "--help"] => {
             print!("{USAGE}");
