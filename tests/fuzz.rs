@@ -1921,3 +1921,75 @@ proptest! {
         let _ = append_document("f.yaml", &text, &value);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Found by fuzzing, not fixed yet: each property with the smallest input it found
+// ---------------------------------------------------------------------------------------
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    /// The override editor accepts a patch only if it applies to the rendered object (else
+    /// the saved override fails on every cluster, or the fleet no longer loads).
+    #[test]
+    fn checked_patches_apply((rendered, path, value_text) in patch_input(), kind in op_kind()) {
+        if let Ok(value) = check_patch(&rendered, kind, &path, &value_text) {
+            let op = PatchOp::new(kind, &path, value)
+                .map_err(|e| TestCaseError::fail(format!("accepted {path:?}, no pointer: {e}")))?;
+            let mut object = rendered.clone();
+            let applied = op.apply(&mut object);
+            prop_assert_eq!(applied, Ok(()), "accepted {} {:?}", kind.as_str(), path);
+        }
+    }
+
+    /// A selector's text form, which the editors show, parses back to the same selector.
+    #[test]
+    fn selector_text_reads_back(text in selector_text_input()) {
+        if let Ok(Some(selector)) = parse_selector(&text) {
+            let shown = selector_text(&selector);
+            prop_assert_eq!(parse_selector(&shown), Ok(Some(selector)), "shown as {:?}", shown);
+        }
+    }
+}
+
+/// From `checked_patches_apply`: `check_patch` reads a list index with Rust's integer parser,
+/// which takes `01` and `+1`; RFC 6901 (and the patch library) refuse both, so the override
+/// editor saves `add /spec/list/01`, which then fails on every cluster ("cannot add
+/// /spec/list/01: its parent does not exist"). The same holds for a path with a bad escape
+/// (`/~2`) where the object has such a key: checked, then refused by the loader.
+#[test]
+fn check_patch_accepts_only_list_indices_the_patch_can_apply() {
+    let rendered = json!({"spec": {"list": [1, 2], "~2": 1}});
+    for (op, path) in [
+        (OpKind::Add, "/spec/list/01"),
+        (OpKind::Add, "/spec/list/+1"),
+        (OpKind::Replace, "/spec/~2"),
+    ] {
+        if let Ok(value) = check_patch(&rendered, op, path, "3") {
+            let applied = PatchOp::new(op, path, value).and_then(|op| {
+                let mut object = rendered.clone();
+                op.apply(&mut object)
+            });
+            assert_eq!(
+                applied,
+                Ok(()),
+                "check_patch accepted {} {path}",
+                op.as_str()
+            );
+        }
+    }
+}
+
+/// From `selector_text_reads_back`: `env!=` parses to `env NotIn [""]`, which the editors
+/// show as `env notin ()`, which does not parse ("name at least one value"): a person who
+/// opens such a selector and changes another term cannot save it.
+#[test]
+fn a_not_equal_empty_selector_reads_back() {
+    let selector = parse_selector("env!=").unwrap().unwrap();
+    let shown = selector_text(&selector);
+    assert_eq!(
+        parse_selector(&shown),
+        Ok(Some(selector)),
+        "shown as {shown:?}"
+    );
+}

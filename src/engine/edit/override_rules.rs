@@ -398,6 +398,12 @@ pub fn check_patch(
     {
         return Err(format!("{path} cannot be overridden"));
     }
+    let mut escapes = path.split('~').skip(1);
+    if escapes.any(|after| !after.starts_with(['0', '1'])) {
+        return Err(format!(
+            "{path} is not a JSON pointer: write `~` inside a key as ~0 and `/` as ~1"
+        ));
+    }
     let existing = rendered.pointer(path);
     let (parent, last) = path.rsplit_once('/').unwrap_or(("", path));
     let parent_node = if parent.is_empty() {
@@ -415,7 +421,12 @@ pub fn check_patch(
         OpKind::Add => match parent_node {
             None => return Err(format!("{parent} does not exist in the rendered object")),
             Some(Value::Array(items)) => {
-                if last != "-" && !last.parse::<usize>().is_ok_and(|i| i <= items.len()) {
+                // RFC 6901 list indices: `0`, or digits without a leading zero or sign.
+                let index = (last == "0"
+                    || (!last.starts_with('0') && last.bytes().all(|b| b.is_ascii_digit())))
+                .then(|| last.parse::<usize>().ok())
+                .flatten();
+                if last != "-" && index.is_none_or(|i| i > items.len()) {
                     return Err(format!(
                         "{parent} is a list of {}: add at an index up to that, or `-` to append",
                         items.len()
