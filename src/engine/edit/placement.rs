@@ -582,7 +582,7 @@ pub fn selector_text(selector: &Value) -> String {
                 .unwrap_or_default();
             parts.push(match expression["operator"].as_str().unwrap_or_default() {
                 "In" => format!("{key} in ({})", values.join(",")),
-                "NotIn" if values.len() == 1 => format!("{key}!={}", values[0]),
+                "NotIn" if values == [""] => format!("{key}!="),
                 "NotIn" => format!("{key} notin ({})", values.join(",")),
                 "Exists" => key.to_string(),
                 "DoesNotExist" => format!("!{key}"),
