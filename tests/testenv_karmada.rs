@@ -511,7 +511,7 @@ fn offline_render(
     fleet: &std::path::Path,
     ns: &str,
 ) -> std::collections::BTreeMap<(String, String), Value> {
-    let out = support::flotilla(fleet, &["render", "-o", "json"]);
+    let out = support::flotilla(fleet, &["render", "-o", "json", "--show-secrets"]);
     assert!(out.status.success(), "{}", support::output_text(&out));
     let rendered: Value = serde_json::from_slice(&out.stdout).expect("render JSON");
     rendered["items"]

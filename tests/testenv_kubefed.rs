@@ -546,13 +546,17 @@ spec:
     )
 }
 
-/// Runs `flotilla --fleet DIR render -o json` (offline) on `files` and returns its JSON.
+/// Runs `flotilla --fleet DIR render -o json --show-secrets` (offline) on `files` and returns
+/// its JSON: the oracle compares real values, so Secrets are shown.
 fn render(files: &str) -> Value {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::write(dir.path().join("fleet.yaml"), files).expect("write the fleet");
     // --keep-going: an override that cannot apply is an input error (exit 2) for flotilla,
     // yet everything else renders, as KubeFed propagates everything else.
-    let out = support::flotilla(dir.path(), &["render", "-o", "json", "--keep-going"]);
+    let out = support::flotilla(
+        dir.path(),
+        &["render", "-o", "json", "--keep-going", "--show-secrets"],
+    );
     assert!(
         matches!(out.status.code(), Some(0 | 2)),
         "{}",
