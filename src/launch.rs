@@ -72,13 +72,7 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
         let effects = start_live(live, events_tx, readonly);
         (fleet, files, label, effects)
     };
-    let session = |state| Session {
-        state,
-        effects,
-        fleet: fleet.clone(),
-        files,
-        store,
-    };
+    let session = |state| Session::new(state, files, effects, store);
     show(global, wall, &fleet, label, readonly, events, session).await
 }
 
@@ -103,7 +97,7 @@ fn no_terminal(wall: bool) -> Option<String> {
 async fn show(
     global: &GlobalArgs,
     wall: Option<WatchArgs>,
-    fleet: &Fleet,
+    fleet: &Arc<Fleet>,
     label: String,
     readonly: bool,
     events: mpsc::UnboundedReceiver<BackendEvent>,
@@ -165,13 +159,7 @@ impl HubStart {
         state.cannot_edit = self.cannot_edit;
         state.hub = Some(self.kind);
         state.placements = self.placements;
-        Session {
-            state,
-            effects: self.effects,
-            fleet: self.fleet,
-            files: self.files,
-            store: Store::Hub,
-        }
+        Session::new(state, self.files, self.effects, Store::Hub)
     }
 }
 
@@ -372,7 +360,7 @@ pub fn live_fleet(global: &GlobalArgs) -> Result<(LiveFleet, String), source::Lo
 }
 
 /// The initial state with the user's settings, theme and key map applied.
-fn dressed_state(global: &GlobalArgs, fleet: &Fleet, label: String) -> (State, Theme, Keymap) {
+fn dressed_state(global: &GlobalArgs, fleet: &Arc<Fleet>, label: String) -> (State, Theme, Keymap) {
     let no_colour = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
     let user_dir = config::user_dir();
     let (settings, settings_warnings) = Settings::load(user_dir.as_deref());

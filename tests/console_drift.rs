@@ -47,7 +47,7 @@ impl Demo {
         let console = Console::demo().running_effects();
         let mut scenario = scenario;
         scenario.drift_every_seconds = 0;
-        let core = SimCore::new(console.fleet.clone(), &scenario, 7);
+        let core = SimCore::new(console.state.fleet.clone(), &scenario, 7);
         let mut demo = Demo { console, core };
         demo.snapshot();
         demo
@@ -103,7 +103,7 @@ impl Demo {
     }
 
     fn cell(&self, resource: &str, cluster: &str) -> CellRef {
-        let fleet = &self.session.fleet;
+        let fleet = &self.session.state.fleet;
         CellRef {
             resource: fleet
                 .resources
@@ -117,6 +117,7 @@ impl Demo {
     fn desired(&self, cell: CellRef, pointer: &str) -> Value {
         match self
             .session
+            .state
             .fleet
             .decide(cell.resource as usize, cell.cluster as usize)
         {
@@ -138,7 +139,12 @@ impl Demo {
     fn cursor_to(&mut self, cluster: &str) {
         let groups = drift::groups(&self.session.state);
         let rows = drift::rows(&groups);
-        let index = self.session.fleet.cluster_index(cluster).expect("cluster") as u32;
+        let index = self
+            .session
+            .state
+            .fleet
+            .cluster_index(cluster)
+            .expect("cluster") as u32;
         let at = rows
             .iter()
             .position(|row| match *row {
@@ -163,6 +169,7 @@ fn two_identical() -> (Scenario, String) {
     let want = demo.desired(first, "/spec/replicas");
     let second = demo
         .session
+        .state
         .fleet
         .clusters
         .iter()
@@ -171,6 +178,7 @@ fn two_identical() -> (Scenario, String) {
         .find(|name| {
             let cell = demo.cell(INVENTORY, name);
             demo.session
+                .state
                 .fleet
                 .is_placed(cell.resource as usize, cell.cluster as usize)
                 && demo.desired(cell, "/spec/replicas") == want
@@ -335,10 +343,10 @@ fn adopt_saves_an_override_and_the_matrix_follows() {
         plan.lines
     );
     assert!(demo.sent().is_empty(), "nothing before confirmation");
-    let before = demo.session.files.clone();
+    let before = demo.session.state.files.clone();
     demo.key(InputKey::Char('y'));
     assert_ne!(
-        demo.session.files, before,
+        demo.session.state.files, before,
         "the fleet files changed (in memory)"
     );
     assert_eq!(
@@ -377,6 +385,7 @@ fn ignore_persists_a_rule_that_can_be_listed_and_removed() {
     demo.key(InputKey::Char('y'));
     assert!(
         demo.session
+            .state
             .files
             .iter()
             .any(|f| f.path.ends_with("flotilla-ignore.yaml") && f.text.contains("/spec/replicas"))

@@ -358,8 +358,8 @@ fn propagating_in_waves_sends_the_canary_first_and_the_rest_once_it_is_in_sync()
     let mut console = Console::demo();
     let service = console.select("Service/shop/checkout");
     // Every placed cell of the Service waits to be applied.
-    let placed: Vec<usize> = (0..console.fleet.clusters.len())
-        .filter(|c| console.fleet.is_placed(service, *c))
+    let placed: Vec<usize> = (0..console.state.fleet.clusters.len())
+        .filter(|c| console.state.fleet.is_placed(service, *c))
         .collect();
     assert!(placed.len() > 2, "{placed:?}");
     let pending: Vec<CellUpdate> = placed

@@ -405,6 +405,7 @@ fn the_session_saves_the_new_policy_and_renders_it_then_undo_takes_it_back() {
         "{notice}"
     );
     let shop = console
+        .state
         .files
         .iter()
         .find(|f| f.path.ends_with("karmada-shop.yaml"))
@@ -416,14 +417,19 @@ fn the_session_saves_the_new_policy_and_renders_it_then_undo_takes_it_back() {
         shop.text
     );
     let image = |session: &flotilla::app::session::Session, cluster: &str| {
-        let c = session.fleet.cluster_index(cluster).expect("a cluster");
+        let c = session
+            .state
+            .fleet
+            .cluster_index(cluster)
+            .expect("a cluster");
         let r = session
+            .state
             .fleet
             .resources
             .iter()
             .position(|r| r.target.name == "checkout" && r.target.kind == "Deployment")
             .expect("checkout");
-        match session.fleet.decide(r, c) {
+        match session.state.fleet.decide(r, c) {
             flotilla::engine::Decision::Placed { object, .. } => object
                 .pointer("/spec/template/spec/containers/0/image")
                 .and_then(serde_json::Value::as_str)

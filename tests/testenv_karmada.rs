@@ -925,7 +925,11 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         .iter()
         .position(|r| r.target.display_key() == key)
         .expect("the template is a row of the hub's fleet");
-    let member_1 = session.fleet.cluster_index("member-1").expect("member-1");
+    let member_1 = session
+        .state
+        .fleet
+        .cluster_index("member-1")
+        .expect("member-1");
     session.state.resource_view.cursor = session
         .state
         .resource_view

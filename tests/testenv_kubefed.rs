@@ -1007,7 +1007,11 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
         .iter()
         .position(|r| r.target.display_key() == key)
         .expect("the Federated object's target is a row of the hub's fleet");
-    let member_1 = session.fleet.cluster_index("member-1").expect("member-1");
+    let member_1 = session
+        .state
+        .fleet
+        .cluster_index("member-1")
+        .expect("member-1");
     session.state.resource_view.cursor = session
         .state
         .resource_view

@@ -443,11 +443,19 @@ fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides
         .iter()
         .position(|r| r.target.display_key() == key)
         .expect("the ManifestWork's ConfigMap is a row");
-    let member_2 = session.fleet.cluster_index("member-2").expect("member-2");
+    let member_2 = session
+        .state
+        .fleet
+        .cluster_index("member-2")
+        .expect("member-2");
     hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
         s.state.cells.kind(row, member_2) == flotilla::model::StatusKind::InSync
     });
-    let member_1 = session.fleet.cluster_index("member-1").expect("member-1");
+    let member_1 = session
+        .state
+        .fleet
+        .cluster_index("member-1")
+        .expect("member-1");
     assert!(
         matches!(
             session.state.cells.status(row, member_1),
@@ -488,7 +496,11 @@ fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides
     let _later = Cleanup::new("hub", &["manifestwork", &later, "-n", "member-1"]);
     apply("hub", &manifest_work("member-1", &later, &later, ""));
     let key = format!("ConfigMap/{later}/colors");
-    let member_1 = session.fleet.cluster_index("member-1").expect("member-1");
+    let member_1 = session
+        .state
+        .fleet
+        .cluster_index("member-1")
+        .expect("member-1");
     hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
         s.state
             .resources
@@ -972,8 +984,16 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
     // The set's work follows the decision: the console shows the ConfigMap moving and kubectl
     // finds it on member-2 only.
     let (member_1, member_2) = (
-        session.fleet.cluster_index("member-1").expect("member-1"),
-        session.fleet.cluster_index("member-2").expect("member-2"),
+        session
+            .state
+            .fleet
+            .cluster_index("member-1")
+            .expect("member-1"),
+        session
+            .state
+            .fleet
+            .cluster_index("member-2")
+            .expect("member-2"),
     );
     hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
         s.state.cells.kind(row, member_2) == flotilla::model::StatusKind::InSync

@@ -1,10 +1,12 @@
 //! The console app without a terminal: one owner of state. [`Action`]s come in, `update`
-//! applies them to the [`State`] and returns effects for the backend, and the [`Session`] runs
-//! the engine work the state asks for and hands the effects on. It must not import the
+//! applies them to the [`State`] (deriving the selected cell's explanation and the editors'
+//! previews from their inputs) and returns effects for the backend, and the [`Session`] saves
+//! confirmed edits and hands the effects on. It must not import the
 //! terminal, `views` or `console` (they sit above it), nor talk to clusters outside `backend`.
 
 pub mod action;
 pub mod drift;
+pub mod explanation;
 pub mod filter;
 pub mod ocm_placement;
 pub mod override_editor;

@@ -44,14 +44,9 @@ pub fn open(state: &mut State) {
     state.mode = Mode::Overrides(Box::new(OverrideEditor::new(resource, cluster)));
 }
 
-fn specs(state: &State) -> Vec<ClusterSpec> {
-    state.clusters.iter().map(|row| row.spec.clone()).collect()
-}
-
 /// Loads the documents and the rendered object, and recomputes a stale preview. Returns
 /// whether anything changed; cheap when nothing did.
 pub fn refresh(state: &mut State, fleet: &Fleet, files: &[SourceFile]) -> bool {
-    let clusters = specs(state);
     let Mode::Overrides(editor) = &mut state.mode else {
         return false;
     };
@@ -103,7 +98,7 @@ pub fn refresh(state: &mut State, fleet: &Fleet, files: &[SourceFile]) -> bool {
         .zip(&editor.objects)
         .enumerate()
         .flat_map(|(d, (doc, object))| {
-            doc.rules(object, &clusters)
+            doc.rules(object, &fleet.clusters)
                 .into_iter()
                 .map(move |rule| (d, rule))
         })
@@ -448,7 +443,8 @@ fn build(state: &State, editor: &OverrideEditor, form: &Form) -> Result<(usize, 
         None => editor.owned().ok_or("no document can take a new rule")?,
     };
     let dialect = editor.docs.get(doc).ok_or("no such document")?.dialect;
-    let target = parse_target(&form.target, dialect, &specs(state))?;
+    let specs: Vec<ClusterSpec> = state.clusters.iter().map(|row| row.spec.clone()).collect();
+    let target = parse_target(&form.target, dialect, &specs)?;
     let item = match form.kind {
         FormKind::Patch => Item::Patch {
             op: form.op,

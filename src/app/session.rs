@@ -8,9 +8,8 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::action::Action;
-use super::state::{self, State};
+use super::state::State;
 use super::update::update;
-use super::{drift, override_editor, placement_editor};
 use crate::backend::audit;
 use crate::backend::{CellRef, Effect, FleetSave, FleetWrite, SharedFleet};
 use crate::engine::edit::yaml_text;
@@ -21,10 +20,6 @@ pub struct Session {
     pub state: State,
     /// Where effects go; `None` for a read-only backend, which has no way to receive them.
     pub effects: Option<mpsc::UnboundedSender<Effect>>,
-    /// The fleet as last loaded or saved.
-    pub fleet: Arc<Fleet>,
-    /// The texts the fleet was loaded from, for the editors.
-    pub files: Vec<SourceFile>,
     /// Where confirmed edits go.
     pub store: Store,
 }
@@ -42,21 +37,30 @@ pub enum Store {
 }
 
 impl Session {
-    /// Applies one action: `update`, then the engine work it calls for, then its effects.
+    /// A session on `state` (made for the fleet) with the texts the fleet was loaded from.
+    pub fn new(
+        mut state: State,
+        files: Vec<SourceFile>,
+        effects: Option<mpsc::UnboundedSender<Effect>>,
+        store: Store,
+    ) -> Session {
+        state.files = Arc::new(files);
+        Session {
+            state,
+            effects,
+            store,
+        }
+    }
+
+    /// Applies one action: `update`, then its effects.
     pub fn dispatch(&mut self, action: Action) {
         let effects = self.step(action);
         self.run_effects(effects);
     }
 
-    /// `update`, then the engine work the state asks for (the selected cell's explanation, the
-    /// editors' previews, the drift view's prepared repairs); the effects are returned, not run.
+    /// `update`; the effects are returned, not run.
     pub fn step(&mut self, action: Action) -> Vec<Effect> {
-        let effects = update(&mut self.state, action);
-        self.explain_selection();
-        placement_editor::refresh(&mut self.state, &self.fleet, &self.files);
-        override_editor::refresh(&mut self.state, &self.fleet, &self.files);
-        drift::refresh(&mut self.state, &self.fleet, &self.files);
-        effects
+        update(&mut self.state, action)
     }
 
     /// Runs effects as the console does: confirmed fleet edits are saved here (then the new
@@ -75,7 +79,6 @@ impl Session {
                 }
                 Effect::WriteFleet(write) => {
                     self.write_fleet(write);
-                    drift::refresh(&mut self.state, &self.fleet, &self.files);
                     continue;
                 }
                 Effect::WritePlacement {
@@ -112,7 +115,12 @@ impl Session {
     /// hands it to the backend and propagates the cells. Nothing reaches a cluster when the
     /// save fails.
     fn save_and_apply(&mut self, save: FleetSave, cells: Vec<CellRef>, delete: Vec<CellRef>) {
-        let Some(index) = self.files.iter().position(|file| file.path == save.file) else {
+        let Some(index) = self
+            .state
+            .files
+            .iter()
+            .position(|file| file.path == save.file)
+        else {
             self.refuse(format!("{} is not one of the fleet's files", save.file));
             return;
         };
@@ -132,7 +140,7 @@ impl Session {
         } else {
             yaml_text::replace_or_append(
                 &save.file,
-                &self.files[index].text,
+                &self.state.files[index].text,
                 save.document,
                 &save.object,
             )
@@ -152,7 +160,7 @@ impl Session {
                 return;
             }
         };
-        self.files[index].text = text;
+        Arc::make_mut(&mut self.state.files)[index].text = text;
         let Some(fleet) = self.reload_after_save() else {
             return;
         };
@@ -234,7 +242,7 @@ impl Session {
     /// change was prepared; nothing reaches a cluster when a write fails.
     fn write_fleet(&mut self, write: FleetWrite) {
         for file in &write.files {
-            let current = self.files.iter().find(|f| f.path == file.path);
+            let current = self.state.files.iter().find(|f| f.path == file.path);
             let unchanged = match (current, &file.old) {
                 (Some(current), Some(old)) => current.text == *old,
                 (None, None) => true,
@@ -265,9 +273,10 @@ impl Session {
                     return;
                 }
             }
-            match self.files.iter().position(|f| f.path == file.path) {
-                Some(index) => self.files[index].text = file.new.clone(),
-                None => self.files.push(SourceFile {
+            let files = Arc::make_mut(&mut self.state.files);
+            match files.iter().position(|f| f.path == file.path) {
+                Some(index) => files[index].text = file.new.clone(),
+                None => files.push(SourceFile {
                     path: file.path.clone(),
                     text: file.new.clone(),
                 }),
@@ -306,21 +315,19 @@ impl Session {
             }
         }
     }
-    /// Loads the fleet again from the saved files and refreshes what depends on it; `None`
-    /// (with a notice) when the saved files no longer load.
+    /// Loads the fleet again from the saved files and hands it to the state, which derives
+    /// what depends on it; `None` (with a notice) when the saved files no longer load.
     fn reload_after_save(&mut self) -> Option<Arc<Fleet>> {
-        let (fleet, errors) = load_fleet(&self.files);
+        let (fleet, errors) = load_fleet(&self.state.files);
         if let Some(error) = errors.first() {
             self.refuse(format!("saved, but the fleet no longer loads: {error}"));
             return None;
         }
         let fleet = Arc::new(fleet);
-        self.fleet = fleet.clone();
-        for (row, resource) in self.state.resources.iter_mut().enumerate() {
-            resource.placement = fleet.placement_summary(row);
-        }
-        self.state.explanation = None;
-        self.explain_selection();
+        update(
+            &mut self.state,
+            Action::FleetSaved(SharedFleet(fleet.clone())),
+        );
         Some(fleet)
     }
 
@@ -329,50 +336,5 @@ impl Session {
         tracing::warn!("{message}");
         self.state.notice = Some(format!("{message}; nothing was written"));
         self.state.last_change = None;
-    }
-
-    /// Keeps the engine's explanation of the selected cell current. The engine is pure and
-    /// fast, so this runs in the loop rather than as a backend effect.
-    pub fn explain_selection(&mut self) {
-        let Some((resource, cluster)) = self.state.selected_cell() else {
-            self.state.explanation = None;
-            return;
-        };
-        // A hub's scheduler placed it: the cell's own detail says why, not this engine.
-        if !self.fleet.plans(resource) {
-            self.state.explanation = None;
-            return;
-        }
-        let current = self
-            .state
-            .explanation
-            .as_ref()
-            .is_some_and(|e| e.resource == resource && e.cluster == cluster);
-        if !current {
-            let explanation = self.fleet.explain(resource, cluster);
-            self.state.explanation = Some(state::CellExplanation {
-                resource,
-                cluster,
-                placed: explanation.placed,
-                reason: explanation.reason,
-                steps: explanation.steps,
-                object_yaml: None,
-            });
-        }
-        let drilled_in = matches!(self.state.mode, state::Mode::Object { .. });
-        if let Some(explanation) = self.state.explanation.as_mut()
-            && drilled_in
-            && explanation.object_yaml.is_none()
-        {
-            explanation.object_yaml = Some(match self.fleet.decide(resource, cluster) {
-                crate::engine::Decision::Placed { object, .. } => {
-                    serde_saphyr::to_string(&crate::engine::compare::secrets::mask(&object))
-                        .unwrap_or_else(|err| format!("# cannot show the object as YAML: {err}"))
-                }
-                crate::engine::Decision::NotPlaced { reason } => {
-                    format!("# not placed on this cluster: {reason}")
-                }
-            });
-        }
     }
 }

@@ -9,14 +9,36 @@ use super::filter::Filter;
 use super::palette::{self, PaletteCommand};
 use super::state::{CellDetail, Mode, Pane, PendingApply, ResourceRow, SortKey, State};
 use super::text_input::edit_text;
-use super::{drift, ocm_placement, override_editor, placement_editor, review, rollout};
+use super::{
+    drift, explanation, ocm_placement, override_editor, placement_editor, review, rollout,
+};
 use crate::backend::CellRef;
 use crate::backend::{BackendEvent, Effect};
 use crate::config::keymap::KeyCommand;
 use crate::model::StatusKind;
 
-/// Applies one action to the state and returns what the backend should do.
+/// Applies one action to the state and returns what the backend should do. What the state
+/// derives from its inputs (the selected cell's explanation, the editors' previews, the drift
+/// view's prepared repairs) is brought up to date before it returns, each part only when its
+/// inputs changed.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
+    let effects = apply(state, action);
+    derive(state);
+    effects
+}
+
+/// Recomputes what depends on the fleet, the selection and the open editor; cheap when none
+/// of them changed.
+fn derive(state: &mut State) {
+    explanation::follow_selection(state);
+    let fleet = state.fleet.clone();
+    let files = state.files.clone();
+    placement_editor::refresh(state, &fleet, &files);
+    override_editor::refresh(state, &fleet, &files);
+    drift::refresh(state, &fleet, &files);
+}
+
+fn apply(state: &mut State, action: Action) -> Vec<Effect> {
     match action {
         Action::Command(command) => run_command(state, command),
         Action::Input(key) => edit(state, key),
@@ -40,7 +62,20 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             state.should_quit = true;
             Vec::new()
         }
+        Action::FleetSaved(fleet) => {
+            use_fleet(state, fleet.0);
+            Vec::new()
+        }
     }
+}
+
+/// Works from a fleet saved after an edit: same clusters and resources, new placements.
+fn use_fleet(state: &mut State, fleet: std::sync::Arc<crate::engine::Fleet>) {
+    for (row, resource) in state.resources.iter_mut().enumerate() {
+        resource.placement = fleet.placement_summary(row);
+    }
+    state.fleet = fleet;
+    state.explanation = None;
 }
 
 /// Whether keys currently go to a text input rather than the key map.

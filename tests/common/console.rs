@@ -27,7 +27,7 @@ pub struct Console {
     runs_effects: bool,
 }
 
-/// The console is its session with a keyboard: `console.state`, `console.fleet` read through.
+/// The console is its session with a keyboard: `console.state` (and its fleet) read through.
 impl Deref for Console {
     type Target = Session;
 
@@ -54,16 +54,11 @@ impl Console {
     }
 
     /// A console on this state, fleet and files (kept in memory).
-    pub fn new(state: State, fleet: Arc<Fleet>, files: Vec<SourceFile>) -> Console {
+    pub fn new(mut state: State, fleet: Arc<Fleet>, files: Vec<SourceFile>) -> Console {
         let (effects, sent) = mpsc::unbounded_channel();
+        state.fleet = fleet;
         Console {
-            session: Session {
-                state,
-                effects: Some(effects),
-                fleet,
-                files,
-                store: Store::Memory,
-            },
+            session: Session::new(state, files, Some(effects), Store::Memory),
             sent,
             keymap: Keymap::built_in("default"),
             runs_effects: false,
@@ -167,7 +162,10 @@ impl Console {
 
     /// A cluster's index in the fleet.
     pub fn cluster(&self, name: &str) -> usize {
-        self.fleet.cluster_index(name).expect("a demo cluster")
+        self.state
+            .fleet
+            .cluster_index(name)
+            .expect("a demo cluster")
     }
 }
 

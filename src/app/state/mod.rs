@@ -15,12 +15,13 @@ pub mod rollout;
 pub use cells::{CellDetail, CellGrid, KindCounts};
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use fuzzy_matcher::skim::SkimMatcherV2;
 
 use super::filter::{Candidate, Filter, kind_matches};
 use crate::backend::CellRef;
-use crate::engine::Fleet;
+use crate::engine::{Fleet, SourceFile};
 use crate::model::{ClusterSpec, ClusterStatus, Dialect, Health, ResourceRef, StatusKind};
 /// A cluster as the console shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -240,6 +241,11 @@ pub struct ClusterGroup {
 pub struct State {
     /// Where the fleet comes from, e.g. "demo (simulated)" or "fleet ./fleet".
     pub source: String,
+    /// The fleet as last loaded or saved; the engine's answers for the selected cell and the
+    /// editors' previews are derived from it.
+    pub fleet: Arc<Fleet>,
+    /// The texts the fleet was loaded from, for the editors.
+    pub files: Arc<Vec<SourceFile>>,
     pub clusters: Vec<ClusterRow>,
     pub resources: Vec<ResourceRow>,
     pub cells: CellGrid,
@@ -331,7 +337,7 @@ pub struct CannotEdit {
 }
 
 /// The initial state for a fleet: its clusters (health unknown until probed) and resources.
-pub fn state_for_fleet(fleet: &Fleet, source: String) -> State {
+pub fn state_for_fleet(fleet: &Arc<Fleet>, source: String) -> State {
     let clusters = fleet
         .clusters
         .iter()
@@ -353,6 +359,7 @@ pub fn state_for_fleet(fleet: &Fleet, source: String) -> State {
         })
         .collect();
     let mut state = State::new(source, clusters, resources);
+    state.fleet = fleet.clone();
     // A large fleet does not fit one column per cluster: start with one heat strip per region.
     if state.clusters.len() > LARGE_FLEET {
         state.group_by = Some("region".into());
