@@ -322,10 +322,12 @@ fn editing_a_placement_previews_propagates_and_the_matrix_follows() {
     app.wait_for("the fleet", |screen| clusters_named(screen) == 14);
     app.send("\t");
     app.send("/nightly\r");
-    let screen = app.wait_for("the CronJob row alone, placed on batch only", |screen| {
-        nightly_report_cells(screen) == "✓ ·" && !screen.contains("shop/checkout")
+    // The footer offers the editor once the filter is confirmed (not while it is typed).
+    app.wait_for("the CronJob row alone, placed on batch only", |screen| {
+        nightly_report_cells(screen) == "✓ ·"
+            && !screen.contains("shop/checkout")
+            && screen.contains("edit placement")
     });
-    assert!(screen.contains("edit placement"), "{screen}");
     app.send("e");
     app.wait_for("the placement editor", |screen| {
         screen.contains("PropagationPolicy batch/batch-only") && screen.contains("env=batch")
@@ -367,10 +369,11 @@ fn an_image_tag_override_previews_one_cluster_saves_and_the_cell_renders_it() {
     app.wait_for("one cluster left", |screen| clusters_named(screen) == 1);
     app.send("\t");
     app.send("/checkout\r");
-    let screen = app.wait_for("the checkout rows", |screen| {
-        screen.contains("shop/checkout") && !screen.contains("shop/inventory")
+    app.wait_for("the checkout rows, the filter confirmed", |screen| {
+        screen.contains("shop/checkout")
+            && !screen.contains("shop/inventory")
+            && screen.contains("o overrides")
     });
-    assert!(screen.contains("o overrides"), "{screen}");
     app.send("o");
     app.wait_for("the override editor on the cell", |screen| {
         screen.contains("Overrides of Deployment/shop/checkout · checked against prod-eu-west-1")

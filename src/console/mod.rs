@@ -1,37 +1,43 @@
 //! The console at the edge: the terminal loop. It owns the terminal (raw mode and the
 //! alternate screen, restored on quit, error, panic or signal), turns terminal events,
-//! signals, clock ticks and backend events into [`Action`]s for the session, and after
-//! draining whatever is queued draws `&State` with `views` once, at most at a capped frame
-//! rate. It must not change state other than through the session, nor decide what a key does.
+//! signals, clock ticks and backend events into [`Action`]s for the session, and draws
+//! `&State` with `views`. Keys come first: a key is handled before any queued backend event
+//! and its frame is drawn at once; backend events are coalesced per cell and drawn at most
+//! at a capped frame rate, so a flood delays cell freshness, never a key. It must not change
+//! state other than through the session, nor decide what a key does.
 
+pub mod batch;
 pub mod keys;
 pub mod signals;
 pub mod terminal;
 
 use std::time::Duration;
 
-use crossterm::event::EventStream;
-use futures::StreamExt;
+use crossterm::event::{Event, EventStream};
+use futures::{Stream, StreamExt};
+use ratatui::Terminal;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::app::update::{is_typing, update};
+use crate::app::update::is_typing;
 use crate::app::{Action, Session};
 use crate::backend::BackendEvent;
 use crate::config::keymap::Keymap;
 use crate::config::theme::Theme;
 use crate::views::{self, ViewContext};
+use batch::Batch;
 use signals::Signals;
 use terminal::TerminalGuard;
 
 /// How often the app clock ticks (ages, staleness, wall paging).
 const TICK_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Frames are drawn at most this often; bursts of events between them coalesce into one frame.
+/// Frames for backend events are drawn at most this often; events between them coalesce.
 const FRAME_INTERVAL: Duration = Duration::from_millis(33);
 
-/// Backend events handled before a frame is drawn, so a flood cannot starve the keyboard.
-const MAX_EVENTS_PER_FRAME: usize = 4096;
+/// How long one turn of the loop may spend taking queued backend events before it looks at
+/// the keyboard again.
+const EVENT_BUDGET: Duration = Duration::from_millis(4);
 
 /// Everything the console loop needs: the session, and how to draw it.
 pub struct Console {
@@ -42,44 +48,82 @@ pub struct Console {
     pub events: mpsc::UnboundedReceiver<BackendEvent>,
 }
 
+/// What a drawn frame shows, for whoever watches the loop (benchmarks, tests): how many
+/// terminal inputs and backend events had been handled when it was drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameDrawn {
+    pub inputs: u64,
+    pub events: u64,
+}
+
 impl Console {
-    /// Runs until the operator quits or a signal arrives; the terminal is restored on return.
-    /// Returns the signal that ended it (`None` when the operator quit), for the exit status.
-    pub async fn run(mut self) -> anyhow::Result<Option<&'static str>> {
+    /// Runs on the real terminal until the operator quits or a signal arrives; the terminal
+    /// is restored on return. Returns the signal that ended it (`None` when the operator
+    /// quit), for the exit status.
+    pub async fn run(self) -> anyhow::Result<Option<&'static str>> {
         let mut guard = TerminalGuard::enter()?;
-        self.session.explain_selection();
-        let mut terminal_events = EventStream::new();
         let mut signals = Signals::new()?;
-        if let Ok(size) = guard.terminal().size() {
-            update(
-                &mut self.session.state,
-                Action::Resize {
-                    width: size.width,
-                    height: size.height,
-                },
-            );
+        let ended_by = self
+            .drive(
+                guard.terminal(),
+                EventStream::new(),
+                Some(&mut signals),
+                |_| {},
+            )
+            .await;
+        drop(guard);
+        ended_by
+    }
+
+    /// The loop itself, on any terminal and input stream (a test backend and a channel of
+    /// key events in benchmarks); `on_frame` hears of every frame drawn.
+    pub async fn drive<B, I>(
+        mut self,
+        terminal: &mut Terminal<B>,
+        mut inputs: I,
+        mut signals: Option<&mut Signals>,
+        mut on_frame: impl FnMut(FrameDrawn),
+    ) -> anyhow::Result<Option<&'static str>>
+    where
+        B: ratatui::backend::Backend,
+        B::Error: Send + Sync + 'static,
+        I: Stream<Item = std::io::Result<Event>> + Unpin,
+    {
+        if let Ok(size) = terminal.size() {
+            self.session.dispatch(Action::Resize {
+                width: size.width,
+                height: size.height,
+            });
         }
+        let mut drawn = FrameDrawn {
+            inputs: 0,
+            events: 0,
+        };
+        let mut batch = Batch::default();
         let mut dirty = true;
+        let mut draw_now = true;
         let mut last_frame: Option<Instant> = None;
         let started = Instant::now();
         let mut clock = tokio::time::interval(TICK_INTERVAL);
         clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let mut ended_by: Option<&'static str> = None;
+        let mut inputs_open = true;
+        let mut events_open = true;
         loop {
             if self.session.state.should_quit {
                 break;
             }
             let due = last_frame.map_or(Instant::now(), |at| at + FRAME_INTERVAL);
-            if dirty && Instant::now() >= due {
+            if dirty && (draw_now || Instant::now() >= due) {
                 let context = ViewContext {
                     theme: &self.theme,
                     keymap: &self.keymap,
                     ascii: self.ascii,
                 };
-                guard
-                    .terminal()
-                    .draw(|frame| views::render(frame, &self.session.state, &context))?;
+                terminal.draw(|frame| views::render(frame, &self.session.state, &context))?;
+                on_frame(drawn);
                 dirty = false;
+                draw_now = false;
                 last_frame = Some(Instant::now());
             }
             let frame_timer = async {
@@ -89,28 +133,72 @@ impl Console {
                     std::future::pending::<()>().await;
                 }
             };
-            let action = tokio::select! {
-                event = terminal_events.next() => match event {
-                    Some(Ok(event)) => {
-                        keys::action_for(event, is_typing(&self.session.state), &self.keymap)
+            let next_signal = async {
+                match signals.as_mut() {
+                    Some(signals) => signals.next().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let next_input = async {
+                if inputs_open {
+                    inputs.next().await
+                } else {
+                    std::future::pending().await
+                }
+            };
+            tokio::select! {
+                biased;
+                event = next_input => {
+                    let action = match event {
+                        Some(Ok(event)) => {
+                            keys::action_for(event, is_typing(&self.session.state), &self.keymap)
+                        }
+                        Some(Err(err)) => {
+                            tracing::error!("terminal input failed: {err}");
+                            Some(Action::Terminate)
+                        }
+                        None => {
+                            inputs_open = false;
+                            None
+                        }
+                    };
+                    drawn.inputs += 1;
+                    if let Some(action) = action {
+                        self.session.dispatch(action);
+                        dirty = true;
+                        draw_now = true;
                     }
-                    Some(Err(err)) => {
-                        tracing::error!("terminal input failed: {err}");
-                        Some(Action::Terminate)
-                    }
-                    None => Some(Action::Terminate),
-                },
-                event = self.events.recv() => event.map(Action::Backend),
-                signal = signals.next() => {
+                }
+                signal = next_signal => {
                     if signal == "SIGHUP" && self.session.state.wall.is_some() {
                         // A wall display outlives the session that started it.
                         tracing::info!("received SIGHUP; the wall display keeps running");
-                        None
                     } else {
                         tracing::info!("received {signal}; quitting");
                         ended_by = Some(signal);
-                        Some(Action::Terminate)
+                        self.session.dispatch(Action::Terminate);
                     }
+                }
+                event = self.events.recv(), if events_open => {
+                    let Some(event) = event else {
+                        // The backend has gone; the console stays up on what it last said.
+                        events_open = false;
+                        continue;
+                    };
+                    batch.push(event);
+                    drawn.events += 1;
+                    let taking = Instant::now();
+                    while taking.elapsed() < EVENT_BUDGET {
+                        let Ok(event) = self.events.try_recv() else {
+                            break;
+                        };
+                        batch.push(event);
+                        drawn.events += 1;
+                    }
+                    for event in batch.take() {
+                        self.session.dispatch(Action::Backend(event));
+                    }
+                    dirty = true;
                 }
                 _ = clock.tick() => {
                     let now_ms = started.elapsed().as_millis() as u64;
@@ -118,27 +206,11 @@ impl Console {
                     if self.session.state.wall.is_some() {
                         dirty = true;
                     }
-                    Some(Action::Tick { now_ms })
+                    self.session.dispatch(Action::Tick { now_ms });
                 }
-                () = frame_timer => None,
-            };
-            if let Some(action) = action {
-                let is_tick = matches!(action, Action::Tick { .. });
-                self.session.dispatch(action);
-                dirty |= !is_tick;
-            }
-            // Drain whatever else is queued before drawing once.
-            let mut drained = 0;
-            while drained < MAX_EVENTS_PER_FRAME {
-                let Ok(event) = self.events.try_recv() else {
-                    break;
-                };
-                self.session.dispatch(Action::Backend(event));
-                drained += 1;
-                dirty = true;
+                () = frame_timer => {}
             }
         }
-        drop(guard);
         Ok(ended_by)
     }
 }
