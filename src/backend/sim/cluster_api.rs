@@ -277,9 +277,9 @@ mod tests {
 
     use super::*;
     use crate::backend::fanout::drift::drift_with;
-    use crate::backend::fanout::planning::{PlanAction, PlanMode, plan_with};
+    use crate::backend::fanout::planning::{PlanAction, PlanItem, PlanMode, plan_with};
     use crate::backend::fanout::targets::{Ignores, Options, Target, desired};
-    use crate::backend::sim::Scenario;
+    use crate::backend::sim::scenario::Scenario;
     use crate::engine::load_fleet;
 
     fn demo() -> SimFleet {
@@ -308,6 +308,18 @@ mod tests {
             .collect()
     }
 
+    async fn dry_run(targets: &[Target<SimClusterApi>]) -> Vec<PlanItem> {
+        let ignores = Ignores::default();
+        plan_with(
+            targets,
+            PlanMode::DryRun,
+            Options::default(),
+            &ignores,
+            &|_, _| {},
+        )
+        .await
+    }
+
     #[tokio::test]
     async fn the_scenario_drift_carries_its_manager_and_conflicts_until_forced() {
         let sim = demo();
@@ -329,14 +341,7 @@ mod tests {
             "only the unreachable cluster fails: {errors:?}"
         );
 
-        let plan = plan_with(
-            &targets,
-            PlanMode::DryRun,
-            Options::default(),
-            &ignores,
-            &|_, _| {},
-        )
-        .await;
+        let plan = dry_run(&targets).await;
         let row = |cluster: &str, key: &str| {
             plan.iter()
                 .find(|i| i.cluster == cluster && i.resource.display_key() == key)
@@ -367,14 +372,7 @@ mod tests {
             after.is_empty(),
             "a forced apply took every field back: {after:?}"
         );
-        let replanned = plan_with(
-            &targets,
-            PlanMode::DryRun,
-            Options::default(),
-            &ignores,
-            &|_, _| {},
-        )
-        .await;
+        let replanned = dry_run(&targets).await;
         assert!(
             replanned
                 .iter()
