@@ -51,7 +51,7 @@ pub mod exit {
         Shows clusters, federated resources (Karmada and KubeFed dialects) and per-cluster \
         propagation status in one view; previews per-cluster diffs; propagates with a built-in \
         engine; repairs drift. With no command, opens the console.",
-    after_help = "Exit codes: 0 ok / no changes; 1 changes or drift found (plan, drift); \
+    after_help = "Exit codes: 0 ok / no changes; 1 changes, drift or cells not in sync found (plan, drift, status); \
         2 input error; 3 some clusters failed.\nNO_COLOR=1 turns colour off everywhere."
 )]
 pub struct Cli {
@@ -175,6 +175,8 @@ pub enum Command {
     Drift(ScopeArgs),
     /// Resolve drift: revert it, adopt it as an override, or ignore it from now on.
     Repair(RepairArgs),
+    /// Every (resource, cluster) cell: sync status, health and reason, and a line per cluster; read-only (exit 0 all in sync, 1 something not, 2 input error, 3 some clusters failed).
+    Status(ScopeArgs),
 }
 
 impl Command {
@@ -189,6 +191,7 @@ impl Command {
             Command::Apply(_) => "apply",
             Command::Drift(_) => "drift",
             Command::Repair(_) => "repair",
+            Command::Status(_) => "status",
         }
     }
 }

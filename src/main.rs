@@ -59,6 +59,8 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
     if matches!(command, Command::Demo) {
         global.demo = true;
     }
+    // The simulated fleet replaces clusters and hub alike: `--demo` commands never reach a hub.
+    let on_hub = global.hub.is_some() && !global.uses_demo();
     match command {
         Command::Console | Command::Demo => launch::run(&global, None).await,
         Command::Watch(args) => launch::run(&global, Some(args)).await,
@@ -113,27 +115,18 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
             );
             Ok(u8::try_from(code).unwrap_or(exit::INPUT))
         }
-        Command::Plan(_) | Command::Apply(_) | Command::Drift(_) | Command::Repair(_)
-            if global.uses_demo() =>
-        {
-            eprintln!(
-                "not implemented yet: {} on the simulated fleet; use the console (`flotilla demo`)",
-                command.name()
-            );
-            Ok(exit::INPUT)
-        }
-        Command::Apply(_) | Command::Repair(_) if global.hub.is_some() => {
+        Command::Apply(_) | Command::Repair(_) if on_hub => {
             eprintln!(
                 "error: {} --hub: on a hub its controllers propagate; change what the hub holds instead (the console's editors write policies to it, or kubectl apply them)",
                 command.name()
             );
             Ok(exit::INPUT)
         }
-        Command::Plan(args) if global.hub.is_some() => {
+        Command::Plan(args) if on_hub => {
             let hub = global.hub.clone().unwrap_or_default();
             commands::hub::run_plan(&global, &args, &hub, &mut std::io::stdout()).await
         }
-        Command::Drift(scope) if global.hub.is_some() => {
+        Command::Drift(scope) if on_hub => {
             let hub = global.hub.clone().unwrap_or_default();
             commands::hub::run_drift(&global, &scope, &hub, &mut std::io::stdout()).await
         }
@@ -148,6 +141,9 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
         }
         Command::Repair(args) => {
             commands::repair::run_repair(&global, &args, &mut std::io::stdout()).await
+        }
+        Command::Status(scope) => {
+            commands::status::run_status(&global, &scope, &mut std::io::stdout()).await
         }
     }
 }

@@ -115,10 +115,291 @@ fn a_bad_flag_is_a_usage_error_with_exit_2() {
 }
 
 #[test]
-fn unimplemented_commands_say_so_with_exit_2() {
-    let output = flotilla(&["--demo", "plan"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("not implemented yet: plan"));
+fn what_flotilla_cannot_do_yet_says_so_with_exit_2() {
+    let output = flotilla(&["status", "--hub", "karmada"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("status --hub is not supported yet"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|err| panic!("{err}: {}{}", stdout(output), stderr(output)))
+}
+
+/// The rows of a `-o json` answer about one cluster and object name.
+fn rows<'a>(value: &'a serde_json::Value, cluster: &str, name: &str) -> Vec<&'a serde_json::Value> {
+    value["items"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter(|i| i["cluster"] == cluster && i["resource"]["name"] == name)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The demo's scenario: `kubectl-scale` set Deployment/shop/inventory to 9 replicas on
+/// prod-us-east-2, Service/shop/checkout is not applied yet, edge-store-0003 is unreachable.
+const DRIFTED: &str = "prod-us-east-2";
+
+#[test]
+fn plan_on_the_demo_shows_diffs_the_conflict_and_the_unreachable_store() {
+    let all = flotilla(&["plan", "--demo", "-o", "json"]);
+    assert_eq!(all.status.code(), Some(3), "{}", stderr(&all));
+    let value = json(&all);
+    let conflict = rows(&value, DRIFTED, "inventory");
+    assert_eq!(conflict[0]["action"], "conflict", "{conflict:?}");
+    assert!(
+        conflict[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("kubectl-scale")),
+        "{conflict:?}"
+    );
+    let unreachable = rows(&value, "edge-store-0003", "inventory");
+    assert_eq!(unreachable[0]["action"], "error", "{unreachable:?}");
+
+    let scoped = flotilla(&["plan", "--demo", "--cluster", DRIFTED]);
+    assert_eq!(scoped.status.code(), Some(1), "{}", stderr(&scoped));
+    let text = stdout(&scoped);
+    assert!(
+        text.contains("create    Service/shop/checkout  on prod-us-east-2"),
+        "{text}"
+    );
+    assert!(text.contains("+kind: Service"), "{text}");
+    assert!(text.contains("1 to create"), "{text}");
+
+    let same_seed = flotilla(&["plan", "--demo", "-o", "json"]);
+    assert_eq!(json(&same_seed), value, "the same seed plans the same");
+}
+
+#[test]
+fn drift_on_the_demo_names_the_cluster_path_and_manager() {
+    let all = flotilla(&["drift", "--demo", "-o", "json"]);
+    assert_eq!(all.status.code(), Some(3), "{}", stderr(&all));
+    assert!(stderr(&all).contains("edge-store-0003"), "{}", stderr(&all));
+    let value = json(&all);
+    let drifted = rows(&value, DRIFTED, "inventory");
+    let field = &drifted[0]["fields"][0];
+    assert_eq!(field["path"], "/spec/replicas");
+    assert_eq!(field["desired"], 3);
+    assert_eq!(field["live"], 9);
+    assert_eq!(field["manager"], "kubectl-scale");
+
+    let scoped = flotilla(&["drift", "--demo", "--cluster", DRIFTED]);
+    assert_eq!(scoped.status.code(), Some(1), "{}", stderr(&scoped));
+    assert!(
+        stdout(&scoped).contains(
+            "prod-us-east-2  Deployment/shop/inventory  /spec/replicas  desired 3  live 9  changed by kubectl-scale"
+        ),
+        "{}",
+        stdout(&scoped)
+    );
+    let clean = flotilla(&["drift", "--demo", "--cluster", "batch-ap-south-1"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", stderr(&clean));
+}
+
+#[test]
+fn apply_on_the_demo_asks_first_conflicts_and_forces_as_on_live_clusters() {
+    let unasked = flotilla(&["apply", "--demo", "--cluster", DRIFTED]);
+    assert_eq!(unasked.status.code(), Some(2), "{}", stderr(&unasked));
+    assert!(stderr(&unasked).contains("--yes"), "{}", stderr(&unasked));
+    let readonly = flotilla(&["apply", "--demo", "--readonly", "--yes"]);
+    assert_eq!(readonly.status.code(), Some(2), "{}", stderr(&readonly));
+
+    let plain = flotilla(&[
+        "apply",
+        "--demo",
+        "--yes",
+        "--cluster",
+        DRIFTED,
+        "-o",
+        "json",
+    ]);
+    assert_eq!(plain.status.code(), Some(3), "{}", stderr(&plain));
+    let value = json(&plain);
+    assert_eq!(rows(&value, DRIFTED, "inventory")[0]["result"], "conflict");
+    assert_eq!(
+        rows(&value, DRIFTED, "checkout").len(),
+        2,
+        "Deployment and Service"
+    );
+    assert!(
+        rows(&value, DRIFTED, "checkout")
+            .iter()
+            .all(|row| row["result"] == "applied"),
+        "{value}"
+    );
+
+    let forced = flotilla(&[
+        "apply",
+        "--demo",
+        "--yes",
+        "--force-conflicts",
+        "--cluster",
+        DRIFTED,
+    ]);
+    assert_eq!(forced.status.code(), Some(0), "{}", stderr(&forced));
+    assert!(
+        stdout(&forced).contains("8 applied, 0 pruned, 0 failed; 1 of 1 clusters complete"),
+        "{}",
+        stdout(&forced)
+    );
+    assert!(
+        stderr(&forced).contains("starts afresh from --demo-seed in every run"),
+        "{}",
+        stderr(&forced)
+    );
+
+    let refused = flotilla(&[
+        "apply",
+        "--demo",
+        "--yes",
+        "--cluster",
+        "prod-ap-south-1",
+        "--resource",
+        "Deployment/shop/checkout",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
+    assert!(
+        stdout(&refused).contains("admission webhook"),
+        "{}",
+        stdout(&refused)
+    );
+}
+
+#[test]
+fn repair_on_the_demo_reverts_the_drift_and_never_writes_the_built_in_fleet() {
+    let unasked = flotilla(&["repair", "--demo", "--revert"]);
+    assert_eq!(unasked.status.code(), Some(2), "{}", stderr(&unasked));
+
+    let revert = flotilla(&[
+        "repair",
+        "--demo",
+        "--revert",
+        "--cluster",
+        DRIFTED,
+        "--yes",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(revert.status.code(), Some(0), "{}", stderr(&revert));
+    let value = json(&revert);
+    let row = rows(&value, DRIFTED, "inventory");
+    assert_eq!(row.len(), 1, "{value}");
+    assert_eq!(row[0]["path"], "/spec/replicas");
+    assert_eq!(row[0]["manager"], "kubectl-scale");
+    assert_eq!(row[0]["result"], "done");
+
+    let adopt = flotilla(&[
+        "repair",
+        "--demo",
+        "--adopt",
+        "--cluster",
+        DRIFTED,
+        "--yes",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(adopt.status.code(), Some(0), "{}", stderr(&adopt));
+    let value = json(&adopt);
+    let row = rows(&value, DRIFTED, "inventory");
+    assert_eq!(row[0]["result"], "skipped", "{value}");
+    assert!(
+        row[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("demo/karmada-shop.yaml")),
+        "{value}"
+    );
+    assert_eq!(value["files"], serde_json::json!([]));
+    assert!(
+        value["warnings"][0]
+            .as_str()
+            .is_some_and(|w| w.contains("nothing was saved")),
+        "{value}"
+    );
+
+    let ignore = flotilla(&[
+        "repair",
+        "--demo",
+        "--ignore",
+        "--cluster",
+        DRIFTED,
+        "--yes",
+    ]);
+    assert_eq!(ignore.status.code(), Some(0), "{}", stderr(&ignore));
+    assert!(
+        stdout(&ignore).contains("Repair: 0 done, 1 skipped, 0 failed."),
+        "{}",
+        stdout(&ignore)
+    );
+}
+
+#[test]
+fn status_on_the_demo_lists_every_cell_with_the_contract_shape_and_exit_codes() {
+    let all = flotilla(&["status", "--demo", "-o", "json"]);
+    assert_eq!(all.status.code(), Some(3), "{}", stderr(&all));
+    let value = json(&all);
+    let items = value["items"].as_array().expect("an items array");
+    for item in items {
+        for key in ["cluster", "resource", "sync", "health", "reason", "since"] {
+            assert!(item.get(key).is_some(), "{key} missing in {item}");
+        }
+    }
+    let sync = |cluster: &str, name: &str| -> Vec<String> {
+        rows(&value, cluster, name)
+            .iter()
+            .filter_map(|row| row["sync"].as_str().map(str::to_string))
+            .collect()
+    };
+    assert_eq!(sync(DRIFTED, "inventory"), ["Drifted"]);
+    let drifted = rows(&value, DRIFTED, "inventory");
+    assert!(
+        drifted[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("/spec/replicas changed by kubectl-scale")),
+        "{drifted:?}"
+    );
+    assert_eq!(sync(DRIFTED, "checkout"), ["InSync", "Pending"]);
+    assert_eq!(sync("edge-store-0003", "inventory"), ["Unreachable"]);
+    assert!(
+        items.iter().any(
+            |i| i["sync"] == "NotPlaced" && i["reason"].as_str().is_some_and(|r| !r.is_empty())
+        ),
+        "not-placed cells come with their reason"
+    );
+
+    let table = flotilla(&["status", "--demo", "--cluster", DRIFTED]);
+    assert_eq!(table.status.code(), Some(1), "{}", stderr(&table));
+    let text = stdout(&table);
+    assert!(text.starts_with("RESOURCE "), "{text}");
+    assert!(
+        text.contains("prod-us-east-2  1 Drifted, 1 Pending, 4 InSync"),
+        "{text}"
+    );
+    assert!(text.contains("Status: "), "{text}");
+
+    let in_sync = flotilla(&[
+        "status",
+        "--demo",
+        "--readonly",
+        "--cluster",
+        "batch-ap-south-1",
+    ]);
+    assert_eq!(in_sync.status.code(), Some(0), "{}", stdout(&in_sync));
+
+    let typo = flotilla(&["status", "--demo", "--cluster", "nope"]);
+    assert_eq!(typo.status.code(), Some(2), "{}", stderr(&typo));
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! `flotilla plan`, `apply` and `drift` against the real test environment, verified with
+//! `flotilla plan`, `apply`, `drift` and `status` against the real test environment, verified with
 //! kubectl (an independent client): placement and overrides land on exactly the placed
 //! members, a second plan is clean, drift names the cluster, path and manager, conflicts are
 //! named and not overwritten, a read-only context is Forbidden for that cluster only, and a
@@ -109,6 +109,24 @@ fn apply_places_overrides_and_repairs_drift() {
         "{items:?}"
     );
 
+    // Status before anything is applied: Pending where placed, NotPlaced (with why) on lab.
+    let before = flotilla(fleet, &["status", "-o", "json"]);
+    assert_eq!(code(&before), 1, "{}", output_text(&before));
+    let cells = json(&before)["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let cell = |cells: &[Value], cluster: &str| {
+        cells
+            .iter()
+            .find(|i| i["cluster"] == cluster && i["resource"]["kind"] == "Deployment")
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(cell(&cells, "east")["sync"], "Pending", "{cells:?}");
+    assert_eq!(cell(&cells, "east")["health"], "Missing", "{cells:?}");
+    assert_eq!(cell(&cells, "lab")["sync"], "NotPlaced", "{cells:?}");
+
     let apply = flotilla(fleet, &["apply", "--yes"]);
     assert_eq!(code(&apply), 0, "{}", output_text(&apply));
 
@@ -160,6 +178,8 @@ fn apply_places_overrides_and_repairs_drift() {
     );
     let clean = flotilla(fleet, &["drift"]);
     assert_eq!(code(&clean), 0, "{}", output_text(&clean));
+    let in_sync = flotilla(fleet, &["status"]);
+    assert_eq!(code(&in_sync), 0, "{}", output_text(&in_sync));
 
     // Someone scales by hand on member-1: drift names the cluster, the path and kubectl.
     kubectl_ok(
@@ -181,6 +201,22 @@ fn apply_places_overrides_and_repairs_drift() {
     assert_eq!(field["desired"], 3);
     assert_eq!(field["live"], 7);
     assert_eq!(field["manager"], "kubectl");
+
+    let status = flotilla(fleet, &["status", "-o", "json"]);
+    assert_eq!(code(&status), 1, "{}", output_text(&status));
+    let cells = json(&status)["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let east = cell(&cells, "east");
+    assert_eq!(east["sync"], "Drifted", "{cells:?}");
+    assert!(
+        east["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("/spec/replicas changed by kubectl")),
+        "{east}"
+    );
+    assert_eq!(cell(&cells, "west")["sync"], "InSync", "{cells:?}");
 
     // kubectl now owns the field: plan and apply name the conflict and leave it alone.
     let plan = flotilla(fleet, &["plan", "-o", "json"]);

@@ -104,11 +104,11 @@ pub fn run_demo(
     loaded: &LoadedFleet,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    let scenario = if global.demo_scale.is_some() {
-        Scenario::synthetic(&loaded.fleet.clusters, global.demo_seed)
-    } else {
-        Scenario::demo()
-    };
+    let scenario = Scenario::for_demo(
+        &loaded.fleet.clusters,
+        global.demo_scale.is_some(),
+        global.demo_seed,
+    );
     let core = SimCore::new(loaded.fleet.clone(), &scenario, global.demo_seed);
     let items: Vec<ClusterItem> = loaded
         .fleet

@@ -7,3 +7,4 @@ pub mod propagate;
 pub mod render;
 pub mod repair;
 pub mod scope;
+pub mod status;

@@ -1,35 +1,30 @@
-//! `flotilla plan`, `apply` and `drift` against live clusters in raw-contexts mode: runs the
-//! fan-out of [`crate::backend::fanout`] over the targets [`super::scope`] builds (one per
-//! inventory cluster: its client and the objects the engine renders for it), and writes the
-//! contract shapes with their exit codes. Confirmation for apply lives here. It must not talk to a cluster except
-//! through the [`ClusterApi`] it builds, and never prunes without `--prune` and confirmation.
+//! `flotilla plan`, `apply` and `drift` in raw-contexts mode and on the demo: runs the fan-out
+//! of [`crate::backend::fanout`] over the targets [`super::scope`] builds (one per inventory
+//! cluster, live or simulated: its API and the objects the engine renders for it), and writes
+//! the contract shapes with their exit codes. Confirmation for apply lives here. It must not
+//! talk to a cluster except through the [`ClusterApi`] it is given, and never prunes without
+//! `--prune` and confirmation.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
 
 use serde::Serialize;
 
-use super::scope::{InputError, confirm, input_error, owner_fights, prepare};
+use super::scope::{
+    Clusters, InputError, Prepared, confirm, input_error, owner_fights, prepare_clusters,
+};
 use crate::backend::audit;
 use crate::backend::fanout::apply::{self, ApplyItem, Outcome};
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::drift::{self, DriftError, DriftItem};
 use crate::backend::fanout::planning::{self, PlanAction, PlanItem, PlanMode};
-use crate::backend::fanout::targets::{Ignores, Options, Target};
-use crate::backend::kube::api::KubeCluster;
+use crate::backend::fanout::targets::{Options, Target};
 use crate::cli::{ApplyArgs, GlobalArgs, PlanArgs, ScopeArgs, exit};
 use crate::model::ResourceRef;
 use crate::output;
 
-/// Loads the fleet and inventory, connects, and builds one target per selected cluster.
-async fn targets(
-    global: &GlobalArgs,
-    scope: &ScopeArgs,
-    prune: bool,
-) -> Result<(Vec<Target<KubeCluster>>, Vec<String>, Ignores), InputError> {
-    let prepared = prepare(global, scope, prune).await?;
-    Ok((prepared.targets, prepared.notes, prepared.ignores))
-}
+/// Said on stderr after a write to the simulated fleet: what changed lasts as long as the run.
+pub(crate) const DEMO_WRITES_NOTE: &str = "the simulated fleet starts afresh from --demo-seed in every run: this changed it for this run only (the console keeps changes for its session)";
 
 /// Progress on stderr when it is a terminal: "plan: 3/10 clusters".
 pub(crate) fn progress(verb: &'static str) -> impl Fn(usize, usize) + Sync {
@@ -67,11 +62,19 @@ pub async fn run_plan(
     args: &PlanArgs,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    let (targets, notes, ignores) = match targets(global, &args.scope, args.prune).await {
-        Ok(found) => found,
-        Err(InputError(message)) => return Ok(input_error(&message)),
-    };
-    for note in &notes {
+    match prepare_clusters(global, &args.scope, args.prune).await {
+        Err(InputError(message)) => Ok(input_error(&message)),
+        Ok(Clusters::Live(prepared)) => plan_on(global, prepared, out).await,
+        Ok(Clusters::Simulated(prepared)) => plan_on(global, prepared, out).await,
+    }
+}
+
+async fn plan_on<A: ClusterApi>(
+    global: &GlobalArgs,
+    prepared: Prepared<A>,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    for note in &prepared.notes {
         eprintln!("note: {note}");
     }
     let mode = if global.readonly {
@@ -80,10 +83,10 @@ pub async fn run_plan(
         PlanMode::DryRun
     };
     let items = planning::plan_with(
-        &targets,
+        &prepared.targets,
         mode,
         Options::default(),
-        &ignores,
+        &prepared.ignores,
         &progress("plan"),
     )
     .await;
@@ -162,10 +165,25 @@ pub async fn run_apply(
             "apply needs confirmation and there is no terminal to ask on\n  hint: pass --yes to apply without asking",
         ));
     }
-    let (targets, notes, ignores) = match targets(global, &args.scope, args.prune).await {
-        Ok(found) => found,
-        Err(InputError(message)) => return Ok(input_error(&message)),
-    };
+    match prepare_clusters(global, &args.scope, args.prune).await {
+        Err(InputError(message)) => Ok(input_error(&message)),
+        Ok(Clusters::Live(prepared)) => apply_on(global, args, prepared, out).await,
+        Ok(Clusters::Simulated(prepared)) => apply_on(global, args, prepared, out).await,
+    }
+}
+
+async fn apply_on<A: ClusterApi>(
+    global: &GlobalArgs,
+    args: &ApplyArgs,
+    prepared: Prepared<A>,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    let Prepared {
+        targets,
+        notes,
+        ignores,
+        ..
+    } = prepared;
     for note in &notes {
         eprintln!("note: {note}");
     }
@@ -214,7 +232,10 @@ pub async fn run_apply(
         &progress("apply"),
     )
     .await;
-    if !items.is_empty() {
+    if global.uses_demo() {
+        // The simulated fleet is no one's: its writes are not audited.
+        eprintln!("note: {DEMO_WRITES_NOTE}");
+    } else if !items.is_empty() {
         let pruned = prune.values().any(|list| !list.is_empty());
         audit::record_or_warn(&audit::Entry::from_apply(
             if pruned { "apply+prune" } else { "apply" },
@@ -282,14 +303,29 @@ pub async fn run_drift(
     scope: &ScopeArgs,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    let (targets, _, ignores) = match targets(global, scope, false).await {
-        Ok(found) => found,
-        Err(InputError(message)) => return Ok(input_error(&message)),
-    };
-    let (items, errors) =
-        drift::drift_with(&targets, Options::default(), &ignores, &progress("drift")).await;
-    for note in owner_fights(&items, &audit::read_entries()) {
-        eprintln!("note: {note}");
+    match prepare_clusters(global, scope, false).await {
+        Err(InputError(message)) => Ok(input_error(&message)),
+        Ok(Clusters::Live(prepared)) => drift_on(global, prepared, out).await,
+        Ok(Clusters::Simulated(prepared)) => drift_on(global, prepared, out).await,
+    }
+}
+
+async fn drift_on<A: ClusterApi>(
+    global: &GlobalArgs,
+    prepared: Prepared<A>,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    let (items, errors) = drift::drift_with(
+        &prepared.targets,
+        Options::default(),
+        &prepared.ignores,
+        &progress("drift"),
+    )
+    .await;
+    if !global.uses_demo() {
+        for note in owner_fights(&items, &audit::read_entries()) {
+            eprintln!("note: {note}");
+        }
     }
     report_drift(global, &items, &errors, out)
 }

@@ -30,7 +30,11 @@ use crate::fleet_edit;
 use crate::model::ResourceRef;
 use crate::output;
 
-use super::scope::{InputError, confirm, input_error, matches_filter, prepare, resource_filter};
+use super::propagate::DEMO_WRITES_NOTE;
+use super::scope::{
+    Clusters, InputError, Prepared, confirm, input_error, matches_filter, prepare_clusters,
+    resource_filter,
+};
 
 /// File new ignore rules go to, inside the fleet directory.
 pub const IGNORE_FILE: &str = "flotilla-ignore.yaml";
@@ -138,10 +142,24 @@ pub async fn run_repair(
             "repair needs confirmation and there is no terminal to ask on; nothing was changed\n  hint: pass --yes to repair without asking",
         ));
     }
-    let prepared = match prepare(global, &args.scope, false).await {
-        Ok(prepared) => prepared,
-        Err(InputError(message)) => return Ok(input_error(&message)),
-    };
+    match prepare_clusters(global, &args.scope, false).await {
+        Err(InputError(message)) => Ok(input_error(&message)),
+        Ok(Clusters::Live(prepared)) => repair_on(global, args, way, path, prepared, out).await,
+        Ok(Clusters::Simulated(prepared)) => {
+            repair_on(global, args, way, path, prepared, out).await
+        }
+    }
+}
+
+async fn repair_on<A: ClusterApi>(
+    global: &GlobalArgs,
+    args: &RepairArgs,
+    way: Way,
+    path: Option<PathPattern>,
+    prepared: Prepared<A>,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    let store = FleetStore::of(global, prepared.files);
     let options = Options::default();
     let (drifted, errors) =
         drift::drift_with(&prepared.targets, options, &prepared.ignores, &|_, _| {}).await;
@@ -208,12 +226,17 @@ pub async fn run_repair(
     let result = match way {
         Way::Revert => {
             let (rows, entry) = revert(prepared.targets, &prepared.ignores, &found, options).await;
-            audit::record_or_warn(&entry);
+            if store.builtin {
+                // The simulated fleet is no one's: its writes are not audited.
+                eprintln!("note: {DEMO_WRITES_NOTE}");
+            } else {
+                audit::record_or_warn(&entry);
+            }
             items = rows;
             Ok(())
         }
         Way::Adopt => adopt_found(
-            global,
+            &store,
             &prepared.fleet,
             &found,
             &mut items,
@@ -221,7 +244,7 @@ pub async fn run_repair(
             &mut warnings,
         ),
         Way::Ignore => write_ignore(
-            global,
+            &store,
             &prepared.fleet,
             args,
             path.as_ref(),
@@ -233,11 +256,14 @@ pub async fn run_repair(
     if let Err(message) = result {
         return Ok(input_error(&message));
     }
+    if store.builtin && way != Way::Revert {
+        warnings.push(BUILTIN_FLEET_WARNING.into());
+    }
     for warning in &warnings {
         eprintln!("warning: {warning}");
     }
     write_report(global, out, &items, &files, &warnings)?;
-    let some_failed = items.iter().any(|i| i.result != "done");
+    let some_failed = items.iter().any(|i| i.result == "failed");
     Ok(if some_failed || failed_clusters {
         exit::PARTIAL
     } else {
@@ -398,9 +424,34 @@ async fn revert<A: ClusterApi>(
     (rows, entry)
 }
 
-fn fleet_files(global: &GlobalArgs) -> Result<Vec<SourceFile>, String> {
-    crate::fleet_dir::read_fleet_dir(&global.fleet)
+/// Where adopt and ignore keep the fleet's files: the fleet directory, or, on the demo, the
+/// fleet built into the binary, which is never written (what would change is only reported).
+struct FleetStore {
+    /// The directory new files go to (`demo` names the built-in fleet's).
+    base: PathBuf,
+    builtin: bool,
+    /// The fleet's files as the command loaded them.
+    sources: Vec<SourceFile>,
 }
+
+impl FleetStore {
+    fn of(global: &GlobalArgs, sources: Vec<SourceFile>) -> FleetStore {
+        let builtin = global.uses_demo();
+        FleetStore {
+            base: if builtin {
+                PathBuf::from("demo")
+            } else {
+                global.fleet.clone()
+            },
+            builtin,
+            sources,
+        }
+    }
+}
+
+/// The warning when adopt or ignore would have written the demo's built-in fleet.
+const BUILTIN_FLEET_WARNING: &str =
+    "the demo fleet is built into flotilla and is never written: nothing was saved";
 
 /// Writes changed files (backup + atomic rename each) and returns their paths.
 fn save(changes: &[adopt::FileChange], warnings: &mut Vec<String>) -> Result<Vec<String>, String> {
@@ -454,20 +505,19 @@ fn file_entry(action: &str, found: &[Found], files: &[String], ok: bool, message
 }
 
 fn adopt_found(
-    global: &GlobalArgs,
+    store: &FleetStore,
     fleet: &Fleet,
     found: &[Found],
     items: &mut Vec<RepairItem>,
     files: &mut Vec<String>,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
-    let sources = fleet_files(global)?;
-    let fallback = global
-        .fleet
+    let fallback = store
+        .base
         .join("flotilla-overrides.yaml")
         .display()
         .to_string();
-    let mut work = Workspace::new(sources, fallback);
+    let mut work = Workspace::new(store.sources.clone(), fallback);
     let mut groups: BTreeMap<(String, ResourceRef), Vec<&Found>> = BTreeMap::new();
     for f in found {
         groups
@@ -505,8 +555,22 @@ fn adopt_found(
         adopted.push((resource.clone(), cluster.clone(), wanted));
     }
     if let Err(message) = adopt::verify(&work, &adopted) {
-        audit::record_or_warn(&file_entry("repair-adopt", found, &[], false, &message));
+        if !store.builtin {
+            audit::record_or_warn(&file_entry("repair-adopt", found, &[], false, &message));
+        }
         return Err(format!("nothing saved: {message}"));
+    }
+    if store.builtin {
+        let would: Vec<String> = work.changes().iter().map(|c| c.path.clone()).collect();
+        items.extend(found.iter().map(|f| {
+            item(
+                f,
+                Way::Adopt,
+                "skipped",
+                format!("the override would be saved in {}", would.join(", ")),
+            )
+        }));
+        return Ok(());
     }
     let written = save(&work.changes(), warnings)?;
     audit::record_or_warn(&file_entry("repair-adopt", found, &written, true, ""));
@@ -523,7 +587,7 @@ fn adopt_found(
 }
 
 fn write_ignore(
-    global: &GlobalArgs,
+    store: &FleetStore,
     fleet: &Fleet,
     args: &RepairArgs,
     path: Option<&PathPattern>,
@@ -564,9 +628,9 @@ fn write_ignore(
         name = format!("{base}-{n}");
     }
     let document = IgnoreRule::document(&name, &args.scope.clusters, &resources, &paths);
-    let file: PathBuf = global.fleet.join(IGNORE_FILE);
+    let file: PathBuf = store.base.join(IGNORE_FILE);
     // Check the rule loads before writing it.
-    let mut sources = fleet_files(global)?;
+    let mut sources = store.sources.clone();
     let key = file.display().to_string();
     let old = sources
         .iter()
@@ -590,6 +654,17 @@ fn write_ignore(
         return Err(format!(
             "nothing saved: the new ignore rule would not load: {error}"
         ));
+    }
+    if store.builtin {
+        items.extend(found.iter().map(|f| {
+            item(
+                f,
+                Way::Ignore,
+                "skipped",
+                format!("rule {name} would be saved in {key}"),
+            )
+        }));
+        return Ok(());
     }
     let saved = fleet_edit::write_text(&file, old.as_deref(), &text)
         .map_err(|e| format!("saving {key}: {e}"))?;
@@ -652,8 +727,13 @@ fn write_report(
             for file in files {
                 writeln!(out, "saved {file}")?;
             }
-            let done = items.iter().filter(|i| i.result == "done").count();
-            writeln!(out, "Repair: {done} done, {} failed.", items.len() - done)
+            let count = |result: &str| items.iter().filter(|i| i.result == result).count();
+            let skipped = count("skipped");
+            write!(out, "Repair: {} done, ", count("done"))?;
+            if skipped > 0 {
+                write!(out, "{skipped} skipped, ")?;
+            }
+            writeln!(out, "{} failed.", count("failed"))
         },
     )?;
     Ok(())

@@ -1,8 +1,8 @@
-//! What the live commands (plan, apply, drift and repair) share: the scope a command works on
-//! (`--cluster` and `--resource` parsed and checked against the fleet), one fan-out target per
-//! selected cluster with the objects the engine renders for it, asking before a write, input
-//! errors, and what the audit log says about fields reverted before (owner fights). It must
-//! not write to a cluster or a file.
+//! What the fleet commands (plan, apply, drift, repair and status) share: the scope a command
+//! works on (`--cluster` and `--resource` parsed and checked against the fleet), one fan-out
+//! target per selected cluster — live, or simulated on `--demo` — with the objects the engine
+//! renders for it, asking before a write, input errors, and what the audit log says about
+//! fields reverted before (owner fights). It must not write to a cluster or a file.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, Write};
@@ -15,9 +15,10 @@ use crate::backend::fanout::drift::DriftItem;
 use crate::backend::fanout::targets::{Desired, Ignores, Target, desired};
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::{self, kubeconfig::Timeouts};
+use crate::backend::sim::{Scenario, SimClusterApi, SimCore, SimFleet};
 use crate::cli::{GlobalArgs, ScopeArgs, exit};
-use crate::engine::Fleet;
-use crate::model::ResourceRef;
+use crate::engine::{Fleet, SourceFile};
+use crate::model::{ClusterSpec, ResourceRef};
 use crate::source;
 
 /// An input error: printed with `error:` and exit 2.
@@ -47,11 +48,33 @@ pub fn matches_filter(resource: &ResourceRef, filter: &(String, Option<String>, 
 
 /// What a command works on: one target per selected cluster, notes for stderr, the fleet's
 /// ignore rules per cluster, and the loaded fleet.
-pub struct Prepared {
-    pub targets: Vec<Target<KubeCluster>>,
+pub struct Prepared<A = KubeCluster> {
+    pub targets: Vec<Target<A>>,
     pub notes: Vec<String>,
     pub ignores: Ignores,
     pub fleet: Arc<Fleet>,
+    /// The texts the fleet was loaded from (adopt and ignore edit them).
+    pub files: Vec<SourceFile>,
+}
+
+/// The fleet a command works on: live clusters, or the simulated ones of `--demo` (the same
+/// fan-out runs over either).
+pub enum Clusters {
+    Live(Prepared<KubeCluster>),
+    Simulated(Prepared<SimClusterApi>),
+}
+
+/// [`prepare`] on live clusters, or [`prepare_demo`] with `--demo` / `--demo-scale`.
+pub async fn prepare_clusters(
+    global: &GlobalArgs,
+    scope: &ScopeArgs,
+    prune: bool,
+) -> Result<Clusters, InputError> {
+    if global.uses_demo() {
+        prepare_demo(global, scope, prune).map(Clusters::Simulated)
+    } else {
+        prepare(global, scope, prune).await.map(Clusters::Live)
+    }
 }
 
 /// Loads the fleet and inventory, connects, and builds one target per selected cluster, with
@@ -69,6 +92,82 @@ pub async fn prepare(
         )));
     };
     unmatched_contexts(&global.contexts, &fleet)?;
+    let selection = select(fleet, inventory.clusters.clone(), scope, prune)?;
+    let files = inventory.files.clone();
+    let members = kube::connect(
+        &inventory.kubeconfig,
+        selection.specs.clone(),
+        Timeouts::default(),
+    )
+    .await;
+    let apis = members
+        .into_iter()
+        .map(|member| {
+            member
+                .client
+                .map(|client| KubeCluster::new(client, global.readonly))
+                .map_err(ApiError::Other)
+        })
+        .collect();
+    Ok(selection.into_prepared(apis, files))
+}
+
+/// The simulated fleet of `--demo` (or `--demo-scale`) as the console's demo starts from the
+/// same seed, one target per selected simulated cluster. What a command writes changes this
+/// world only while the command runs: every run starts afresh from the seed.
+pub fn prepare_demo(
+    global: &GlobalArgs,
+    scope: &ScopeArgs,
+    prune: bool,
+) -> Result<Prepared<SimClusterApi>, InputError> {
+    let loaded = source::load(global).map_err(|e| InputError(e.to_string()))?;
+    let fleet = loaded.fleet;
+    unmatched_contexts(&global.contexts, &fleet)?;
+    let mut clusters = fleet.clusters.clone();
+    if !global.contexts.is_empty() {
+        clusters.retain(|spec| {
+            global
+                .contexts
+                .iter()
+                .any(|glob| kube::kubeconfig::glob_match(glob, &spec.context))
+        });
+    }
+    let scenario = Scenario::for_demo(
+        &fleet.clusters,
+        global.demo_scale.is_some(),
+        global.demo_seed,
+    );
+    let sim = SimFleet::new(SimCore::new(fleet.clone(), &scenario, global.demo_seed));
+    let selection = select(fleet, clusters, scope, prune)?;
+    let apis = selection
+        .specs
+        .iter()
+        .map(|spec| {
+            sim.cluster(&spec.name, global.readonly)
+                .ok_or_else(|| ApiError::Other(format!("{}: no such simulated cluster", spec.name)))
+        })
+        .collect();
+    Ok(selection.into_prepared(apis, loaded.files))
+}
+
+/// The scope checked against the fleet, and per selected cluster what it should have; the
+/// part of preparing that does not connect.
+struct Selection {
+    specs: Vec<ClusterSpec>,
+    desired: Vec<Desired>,
+    notes: Vec<String>,
+    prune_kinds: Vec<(String, String)>,
+    prune_namespaces: BTreeSet<String>,
+    ignores: Ignores,
+    fleet: Arc<Fleet>,
+}
+
+fn select(
+    fleet: Arc<Fleet>,
+    clusters: Vec<ClusterSpec>,
+    scope: &ScopeArgs,
+    prune: bool,
+) -> Result<Selection, InputError> {
     let filters = scope
         .resources
         .iter()
@@ -85,7 +184,7 @@ pub async fn prepare(
             )));
         }
     }
-    let mut specs = inventory.clusters.clone();
+    let mut specs = clusters;
     for name in &scope.clusters {
         if !specs.iter().any(|spec| &spec.name == name) {
             let known: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
@@ -136,28 +235,46 @@ pub async fn prepare(
         .filter_map(|r| r.target.namespace.clone())
         .collect();
     let ignores = Ignores::new(&fleet.ignores, &specs);
-    let members = kube::connect(&inventory.kubeconfig, specs, Timeouts::default()).await;
-    let targets = members
-        .into_iter()
-        .zip(desired)
-        .map(|(member, desired)| Target {
-            cluster: member.spec.name.clone(),
-            api: member
-                .client
-                .map(|client| KubeCluster::new(client, global.readonly))
-                .map_err(ApiError::Other),
-            objects: desired.objects,
-            failed: desired.failed,
-            prune_kinds: prune_kinds.clone(),
-            prune_namespaces: prune_namespaces.clone(),
-        })
-        .collect();
-    Ok(Prepared {
-        targets,
+    Ok(Selection {
+        specs,
+        desired,
         notes,
+        prune_kinds,
+        prune_namespaces,
         ignores,
         fleet,
     })
+}
+
+impl Selection {
+    /// One target per selected cluster, with its API (or why there is none), in order.
+    fn into_prepared<A>(
+        self,
+        apis: Vec<Result<A, ApiError>>,
+        files: Vec<SourceFile>,
+    ) -> Prepared<A> {
+        let targets = self
+            .specs
+            .iter()
+            .zip(apis)
+            .zip(self.desired)
+            .map(|((spec, api), desired)| Target {
+                cluster: spec.name.clone(),
+                api,
+                objects: desired.objects,
+                failed: desired.failed,
+                prune_kinds: self.prune_kinds.clone(),
+                prune_namespaces: self.prune_namespaces.clone(),
+            })
+            .collect();
+        Prepared {
+            targets,
+            notes: self.notes,
+            ignores: self.ignores,
+            fleet: self.fleet,
+            files,
+        }
+    }
 }
 
 /// A `--context` glob that selects none of the fleet's clusters is an input error (a typo

@@ -69,6 +69,16 @@ impl Scenario {
         serde_saphyr::from_str(DEMO_SCENARIO).unwrap_or_default()
     }
 
+    /// The scenario a simulated fleet runs: the embedded demo fleet's, or, for a synthetic
+    /// fleet (`--demo-scale`), one drawn from the seed.
+    pub fn for_demo(clusters: &[ClusterSpec], synthetic: bool, seed: u64) -> Scenario {
+        if synthetic {
+            Scenario::synthetic(clusters, seed)
+        } else {
+            Scenario::demo()
+        }
+    }
+
     /// A scenario for a synthetic fleet: about one cluster in 200 unreachable and one in 250 not
     /// Ready (at least one of each), one failing cell per 100 resources, drift over time.
     pub fn synthetic(clusters: &[ClusterSpec], seed: u64) -> Scenario {

@@ -429,6 +429,41 @@ impl SimCore {
     }
 }
 
+/// What the simulated clusters hold, read and written cell by cell, for the sim's
+/// [`crate::backend::fanout::cluster_api::ClusterApi`] (`super::cluster_api`).
+impl SimCore {
+    /// The fleet the simulation renders its cells from.
+    pub fn fleet(&self) -> &Arc<Fleet> {
+        &self.fleet
+    }
+
+    /// Whether the cluster holds the cell's object: `None` when it does not (pending, failed
+    /// or deleted outside flotilla), else the field another manager changed on it, if any. The
+    /// drift is what the cluster holds, ignore rules or not.
+    pub fn held(&self, resource: usize, cluster: usize) -> Option<Option<&SimDrift>> {
+        let cell = self.cells.get(self.index(resource, cluster))?;
+        (cell.applied && !cell.missing).then_some(cell.drift.as_deref())
+    }
+
+    /// The API error the scenario makes every apply of this cell fail with.
+    pub fn apply_failure(&self, resource: usize, cluster: usize) -> Option<&str> {
+        self.failures
+            .get(&self.index(resource, cluster))
+            .map(String::as_str)
+    }
+
+    /// The cluster now holds the cell's object, with `drift` the field another manager still
+    /// owns a value of (`None` once every field is the applied one).
+    pub fn store_applied(&mut self, resource: usize, cluster: usize, drift: Option<SimDrift>) {
+        let index = self.index(resource, cluster);
+        if let Some(cell) = self.cells.get_mut(index) {
+            cell.applied = true;
+            cell.missing = false;
+            cell.drift = drift.map(Box::new);
+        }
+    }
+}
+
 /// What the simulation knows of one cell, for the shared cell rules: everything, so a cell
 /// is never waiting for a list, and what a cluster holds is known even when it cannot be
 /// reached.

@@ -1,0 +1,415 @@
+//! The demo's simulated clusters behind the same [`ClusterApi`] live clusters implement, so
+//! `plan`, `apply`, `drift`, `repair` and `status` on `--demo` run the very fan-out code they
+//! run on real clusters. [`SimFleet`] shares one [`SimCore`] (seeded as the console's demo is)
+//! between one [`SimClusterApi`] per cluster. Each request sleeps the cluster's simulated round
+//! trip; an unreachable cluster answers every request as unreachable. A live object is the
+//! rendered desired object with the cell's drift in it and the drift's manager in its
+//! managedFields; an apply behaves as server-side apply does: a field another manager owns
+//! conflicts unless forced, a dry run stores nothing, the scenario's failing cell is refused
+//! with its API error. It must not decide what to apply (the fan-out does), and a read-only API
+//! never changes the simulated fleet.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::world::{SimCore, SimDrift};
+use crate::backend::fanout::cluster_api::{ApiError, ApplyMode, ClusterApi};
+use crate::backend::fanout::object::{FIELD_MANAGER, resource_of};
+use crate::backend::messages::CellRef;
+use crate::engine::Decision;
+use crate::engine::compare::diff::{self, Segment};
+use crate::engine::compare::secrets;
+use crate::model::{Health, ResourceRef};
+
+/// The simulated fleet one command works on: one world, shared by its clusters' APIs.
+#[derive(Debug, Clone)]
+pub struct SimFleet {
+    core: Arc<Mutex<SimCore>>,
+}
+
+impl SimFleet {
+    pub fn new(core: SimCore) -> SimFleet {
+        SimFleet {
+            core: Arc::new(Mutex::new(core)),
+        }
+    }
+
+    /// The API of the cluster of this name; `readonly` refuses every write without changing
+    /// anything. `None` when the fleet has no such cluster.
+    pub fn cluster(&self, name: &str, readonly: bool) -> Option<SimClusterApi> {
+        let core = lock(&self.core);
+        let index = core.fleet().cluster_index(name)?;
+        let status = core.cluster_status(index);
+        Some(SimClusterApi {
+            core: self.core.clone(),
+            cluster: index,
+            round_trip: Duration::from_millis(core.latency_ms(index)),
+            down: (status.health == Health::Unreachable).then_some(status.message),
+            readonly,
+        })
+    }
+
+    /// Reads the world as it is now (for health and the console's view of cells).
+    pub fn read<T>(&self, read: impl FnOnce(&SimCore) -> T) -> T {
+        read(&lock(&self.core))
+    }
+}
+
+/// One simulated cluster's API.
+#[derive(Debug, Clone)]
+pub struct SimClusterApi {
+    core: Arc<Mutex<SimCore>>,
+    cluster: usize,
+    round_trip: Duration,
+    /// Why every request fails, for an unreachable cluster.
+    down: Option<String>,
+    readonly: bool,
+}
+
+fn lock(core: &Mutex<SimCore>) -> MutexGuard<'_, SimCore> {
+    core.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl SimClusterApi {
+    async fn round_trip(&self) -> Result<(), ApiError> {
+        tokio::time::sleep(self.round_trip).await;
+        match &self.down {
+            Some(message) => Err(ApiError::Unreachable(message.clone())),
+            None => Ok(()),
+        }
+    }
+
+    fn refuse_writes(&self) -> Result<(), ApiError> {
+        if self.readonly {
+            Err(ApiError::Readonly)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The fleet row of a resource, if it is one of the fleet's federated resources.
+    fn row_of(core: &SimCore, resource: &ResourceRef) -> Option<usize> {
+        core.fleet()
+            .resources
+            .iter()
+            .position(|row| &row.target == resource)
+    }
+
+    /// A Namespace the fleet implies on this cluster: it is always there, as rendered.
+    fn implied_namespace(&self, core: &SimCore, resource: &ResourceRef) -> Option<Value> {
+        if resource.kind != "Namespace" {
+            return None;
+        }
+        core.fleet()
+            .implied_namespaces(self.cluster)
+            .into_iter()
+            .find(|ns| &resource_of(ns) == resource)
+            .map(|ns| as_stored(&ns, None))
+    }
+
+    /// The object the cluster holds for a fleet row, if it holds one.
+    fn held_object(&self, core: &SimCore, row: usize) -> Option<Value> {
+        let drift = core.held(row, self.cluster)?;
+        match core.fleet().decide(row, self.cluster) {
+            Decision::Placed { object, .. } => Some(as_stored(&object, drift)),
+            Decision::NotPlaced { .. } => None,
+        }
+    }
+}
+
+/// An object as the cluster stores it: `stringData` folded into `data`, the drifted field at
+/// its live value and owned by the manager that changed it, everything else by flotilla.
+fn as_stored(applied: &Value, drift: Option<&SimDrift>) -> Value {
+    let mut stored = applied.clone();
+    secrets::fold_string_data(&mut stored);
+    let mut managed = vec![json!({"manager": FIELD_MANAGER, "operation": "Apply"})];
+    if let Some(drift) = drift
+        && let Some(slot) = stored.pointer_mut(&drift.path)
+    {
+        *slot = drift.live.clone();
+        let owned: Vec<Vec<Segment>> = diff::drifted_fields(applied, &stored)
+            .into_iter()
+            .map(|field| field.path)
+            .collect();
+        managed.push(json!({
+            "manager": drift.manager,
+            "operation": "Update",
+            "fieldsV1": fields_v1(&owned),
+        }));
+    }
+    if let Some(meta) = stored.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("managedFields".into(), Value::Array(managed));
+    }
+    stored
+}
+
+/// The FieldsV1 set of managedFields that owns exactly these paths.
+fn fields_v1(paths: &[Vec<Segment>]) -> Value {
+    let mut root = Map::new();
+    for path in paths {
+        let mut node = &mut root;
+        for segment in path {
+            let key = match segment {
+                Segment::Field(name) => format!("f:{name}"),
+                Segment::Keyed { key, .. } => format!("k:{}", Value::Object(key.clone())),
+            };
+            let child = node.entry(key).or_insert_with(|| json!({}));
+            let Some(map) = child.as_object_mut() else {
+                break;
+            };
+            node = map;
+        }
+    }
+    Value::Object(root)
+}
+
+/// The dotted field name an API server's conflict message uses: `.spec.replicas`.
+fn dotted(pointer: &str) -> String {
+    pointer.replace('/', ".")
+}
+
+impl ClusterApi for SimClusterApi {
+    async fn discover(&self) -> Result<Vec<(String, String)>, ApiError> {
+        self.round_trip().await?;
+        let core = lock(&self.core);
+        let mut kinds: Vec<(String, String)> = core
+            .fleet()
+            .resources
+            .iter()
+            .map(|row| (row.target.api_version.clone(), row.target.kind.clone()))
+            .collect();
+        kinds.push(("v1".into(), "Namespace".into()));
+        kinds.sort();
+        kinds.dedup();
+        Ok(kinds)
+    }
+
+    async fn get(&self, resource: &ResourceRef) -> Result<Option<Value>, ApiError> {
+        self.round_trip().await?;
+        let core = lock(&self.core);
+        Ok(match Self::row_of(&core, resource) {
+            Some(row) => self.held_object(&core, row),
+            None => self.implied_namespace(&core, resource),
+        })
+    }
+
+    async fn apply(&self, object: &Value, mode: ApplyMode) -> Result<Value, ApiError> {
+        self.refuse_writes()?;
+        self.round_trip().await?;
+        let resource = resource_of(object);
+        let mut core = lock(&self.core);
+        let Some(row) = Self::row_of(&core, &resource) else {
+            // Objects the simulation does not follow (the fleet's Namespaces) are always there.
+            return Ok(as_stored(object, None));
+        };
+        if let Some(message) = core.apply_failure(row, self.cluster) {
+            return Err(ApiError::Other(message.to_string()));
+        }
+        let drift = core.held(row, self.cluster).flatten().cloned();
+        // The other manager keeps its field unless this apply sets it to another value.
+        let kept = match drift {
+            Some(drift) => match object.pointer(&drift.path) {
+                Some(value) if value != &drift.live && !mode.force => {
+                    return Err(ApiError::Conflict {
+                        managers: vec![drift.manager.clone()],
+                        message: format!(
+                            "Apply failed with 1 conflict: conflict with \"{}\" using {}: {}",
+                            drift.manager,
+                            resource.api_version,
+                            dotted(&drift.path)
+                        ),
+                    });
+                }
+                Some(value) if value != &drift.live => None,
+                _ => Some(drift),
+            },
+            None => None,
+        };
+        let stored = as_stored(object, kept.as_ref());
+        if !mode.dry_run {
+            core.store_applied(row, self.cluster, kept);
+        }
+        Ok(stored)
+    }
+
+    async fn delete(&self, resource: &ResourceRef) -> Result<(), ApiError> {
+        self.refuse_writes()?;
+        self.round_trip().await?;
+        let mut core = lock(&self.core);
+        if let Some(row) = Self::row_of(&core, resource) {
+            let cell = CellRef {
+                resource: row as u32,
+                cluster: self.cluster as u32,
+            };
+            core.delete(self.cluster, &[cell]);
+        }
+        Ok(())
+    }
+
+    async fn list_managed(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, ApiError> {
+        self.round_trip().await?;
+        let core = lock(&self.core);
+        let mut objects: Vec<Value> = (0..core.fleet().resources.len())
+            .filter(|&row| {
+                let target = &core.fleet().resources[row].target;
+                target.api_version == api_version && target.kind == kind
+            })
+            .filter_map(|row| self.held_object(&core, row))
+            .collect();
+        if (api_version, kind) == ("v1", "Namespace") {
+            objects.extend(
+                core.fleet()
+                    .implied_namespaces(self.cluster)
+                    .iter()
+                    .map(|ns| as_stored(ns, None)),
+            );
+        }
+        Ok(objects)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::backend::fanout::drift::drift_with;
+    use crate::backend::fanout::planning::{PlanAction, PlanItem, PlanMode, plan_with};
+    use crate::backend::fanout::targets::{Ignores, Options, Target, desired};
+    use crate::backend::sim::scenario::Scenario;
+    use crate::engine::load_fleet;
+
+    fn demo() -> SimFleet {
+        let (fleet, errors) = load_fleet(&crate::demo_fleet::demo_files());
+        assert!(errors.is_empty(), "{errors:?}");
+        SimFleet::new(SimCore::new(Arc::new(fleet), &Scenario::demo(), 7))
+    }
+
+    fn targets(sim: &SimFleet, readonly: bool) -> Vec<Target<SimClusterApi>> {
+        let fleet = sim.read(|core| core.fleet().clone());
+        fleet
+            .clusters
+            .iter()
+            .enumerate()
+            .map(|(index, spec)| {
+                let wanted = desired(&fleet, index, 0..fleet.resources.len(), true);
+                Target {
+                    cluster: spec.name.clone(),
+                    api: Ok(sim.cluster(&spec.name, readonly).unwrap()),
+                    objects: wanted.objects,
+                    failed: wanted.failed,
+                    prune_kinds: Vec::new(),
+                    prune_namespaces: BTreeSet::new(),
+                }
+            })
+            .collect()
+    }
+
+    async fn dry_run(targets: &[Target<SimClusterApi>]) -> Vec<PlanItem> {
+        let ignores = Ignores::default();
+        plan_with(
+            targets,
+            PlanMode::DryRun,
+            Options::default(),
+            &ignores,
+            &|_, _| {},
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn the_scenario_drift_carries_its_manager_and_conflicts_until_forced() {
+        let sim = demo();
+        let targets = targets(&sim, false);
+        let ignores = Ignores::default();
+        let (items, errors) = drift_with(&targets, Options::default(), &ignores, &|_, _| {}).await;
+        let inventory = items
+            .iter()
+            .find(|i| i.cluster == "prod-us-east-2" && i.resource.name == "inventory")
+            .unwrap();
+        assert_eq!(inventory.fields[0].path, "/spec/replicas");
+        assert_eq!(inventory.fields[0].live, json!(9));
+        assert_eq!(
+            inventory.fields[0].manager.as_deref(),
+            Some("kubectl-scale")
+        );
+        assert!(
+            errors.iter().all(|e| e.cluster == "edge-store-0003"),
+            "only the unreachable cluster fails: {errors:?}"
+        );
+
+        let plan = dry_run(&targets).await;
+        let row = |cluster: &str, key: &str| {
+            plan.iter()
+                .find(|i| i.cluster == cluster && i.resource.display_key() == key)
+                .unwrap()
+        };
+        let conflict = row("prod-us-east-2", "Deployment/shop/inventory");
+        assert_eq!(conflict.action, PlanAction::Conflict, "{conflict:?}");
+        assert!(conflict.message.contains("kubectl-scale"), "{conflict:?}");
+        let pending = row("prod-us-east-2", "Service/shop/checkout");
+        assert_eq!(pending.action, PlanAction::Create);
+        assert!(pending.diff.contains("+kind: Service"), "{}", pending.diff);
+        let failing = row("prod-ap-south-1", "Deployment/shop/checkout");
+        assert_eq!(failing.action, PlanAction::Error);
+        assert!(failing.message.contains("admission webhook"), "{failing:?}");
+
+        let forced = crate::backend::fanout::apply::apply_with(
+            &targets,
+            true,
+            &Default::default(),
+            Options::default(),
+            &ignores,
+            &|_, _| {},
+        )
+        .await;
+        assert!(!forced.is_empty());
+        let (after, _) = drift_with(&targets, Options::default(), &ignores, &|_, _| {}).await;
+        assert!(
+            after.is_empty(),
+            "a forced apply took every field back: {after:?}"
+        );
+        let replanned = dry_run(&targets).await;
+        assert!(
+            replanned
+                .iter()
+                .filter(|i| i.cluster == "prod-us-east-2")
+                .all(|i| i.action == PlanAction::Unchanged),
+            "{replanned:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_read_only_api_refuses_writes_and_changes_nothing() {
+        let sim = demo();
+        let api = sim.cluster("prod-us-east-2", true).unwrap();
+        let fleet = sim.read(|core| core.fleet().clone());
+        let row = fleet
+            .resources
+            .iter()
+            .position(|r| r.target.display_key() == "Service/shop/checkout")
+            .unwrap();
+        let cluster = fleet.cluster_index("prod-us-east-2").unwrap();
+        let Decision::Placed { object, .. } = fleet.decide(row, cluster) else {
+            panic!("the pending Service is placed on prod-us-east-2");
+        };
+        assert_eq!(
+            api.apply(&object, ApplyMode::default()).await,
+            Err(ApiError::Readonly)
+        );
+        assert_eq!(api.get(&resource_of(&object)).await, Ok(None));
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_cluster_answers_nothing() {
+        let sim = demo();
+        let api = sim.cluster("edge-store-0003", false).unwrap();
+        assert!(matches!(
+            api.discover().await,
+            Err(ApiError::Unreachable(message)) if message.contains("i/o timeout")
+        ));
+    }
+}

@@ -1,0 +1,273 @@
+//! `flotilla status`: every (resource, cluster) cell of the fleet with its sync status (design
+//! §4), health and reason, and a line per cluster — what the console's matrix and header show,
+//! for scripts and for a look without opening the console. On live clusters and on the demo
+//! alike it runs the passes `plan` and `drift` run: a read-only plan (with the prune candidates,
+//! so orphans show) gives each cell's status through [`PlanItem::cell_status`], and drift names
+//! the field and the manager of a drifted cell. It only reads: no write, not even a dry run. It
+//! must not work a status out by rules of its own.
+//!
+//! A one-shot read cannot remember: a placed object that is absent is `Pending` (never
+//! applied, or deleted since; the console, which watches, tells `Missing` apart), and an apply
+//! that a cluster refused shows as the absent object it left (`plan` names the refusal).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::propagate::{Items, plan_exit, progress};
+use super::scope::{
+    Clusters, InputError, Prepared, input_error, matches_filter, prepare_clusters, resource_filter,
+};
+use crate::backend::cells::drift_summary;
+use crate::backend::fanout::cluster_api::ClusterApi;
+use crate::backend::fanout::drift;
+use crate::backend::fanout::planning::{self, PlanAction, PlanMode};
+use crate::backend::fanout::targets::Options;
+use crate::cli::{GlobalArgs, ScopeArgs};
+use crate::model::{CellStatus, ResourceRef, StatusKind};
+use crate::output;
+
+/// One row of `status -o json`: `{"cluster","resource","sync","health","reason","since"}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StatusItem {
+    pub cluster: String,
+    pub resource: ResourceRef,
+    pub sync: StatusKind,
+    /// Health beside sync: `Missing` for a placed object the cluster does not hold, `None` for
+    /// kinds without health, `Unknown` where the cluster could not say or it is not assessed.
+    pub health: &'static str,
+    pub reason: String,
+    /// When the state began, where the cluster says (a drifted field's managedFields time).
+    pub since: Option<String>,
+}
+
+/// `flotilla status`.
+pub async fn run_status(
+    global: &GlobalArgs,
+    scope: &ScopeArgs,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    if global.hub.is_some() && !global.uses_demo() {
+        return Ok(input_error(
+            "status --hub is not supported yet: on a hub, its controllers report propagation\n  hint: `flotilla plan --hub` and `flotilla drift --hub` read it, or open the console with --hub",
+        ));
+    }
+    let filters = match scope
+        .resources
+        .iter()
+        .map(|text| resource_filter(text))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(filters) => filters,
+        Err(InputError(message)) => return Ok(input_error(&message)),
+    };
+    let (items, code) = match prepare_clusters(global, scope, true).await {
+        Err(InputError(message)) => return Ok(input_error(&message)),
+        Ok(Clusters::Live(prepared)) => cells_of(prepared, &filters).await,
+        Ok(Clusters::Simulated(prepared)) => cells_of(prepared, &filters).await,
+    };
+    output::write(out, global.output, &Items { items: &items }, |out| {
+        table(out, &items)
+    })?;
+    Ok(code)
+}
+
+type Filter = (String, Option<String>, String);
+
+/// Every cell of the selected clusters and resources, and the exit code `plan` would give
+/// (3 a cluster or object failed, 1 something not in sync, 0 all in sync).
+async fn cells_of<A: ClusterApi>(
+    prepared: Prepared<A>,
+    filters: &[Filter],
+) -> (Vec<StatusItem>, u8) {
+    let options = Options::default();
+    let on_done = progress("status");
+    let quiet = |_: usize, _: usize| {};
+    let (plan, (drifted, _)) = futures::join!(
+        planning::plan_with(
+            &prepared.targets,
+            PlanMode::ReadOnly,
+            options,
+            &prepared.ignores,
+            &on_done,
+        ),
+        drift::drift_with(&prepared.targets, options, &prepared.ignores, &quiet),
+    );
+    let fleet = &prepared.fleet;
+    let drift_of: BTreeMap<(&str, &ResourceRef), _> = drifted
+        .iter()
+        .map(|item| ((item.cluster.as_str(), &item.resource), &item.fields))
+        .collect();
+    let is_fleet_resource =
+        |resource: &ResourceRef| fleet.resources.iter().any(|row| &row.target == resource);
+    let unreachable: Vec<&str> = plan
+        .iter()
+        .filter(|row| row.cell_status() == CellStatus::Unreachable)
+        .map(|row| row.cluster.as_str())
+        .collect();
+    let mut items: Vec<StatusItem> = Vec::new();
+    for row in &plan {
+        // An unreachable cluster's cells say so already; its failed lists of prune
+        // candidates (`Kind/*` rows) would only repeat it.
+        if row.resource.name == "*" && unreachable.contains(&row.cluster.as_str()) {
+            continue;
+        }
+        // The Namespaces the fleet implies come along with their resources; they are cells
+        // of their own only when orphaned.
+        if row.resource.kind == "Namespace"
+            && row.action != PlanAction::Prune
+            && !is_fleet_resource(&row.resource)
+        {
+            continue;
+        }
+        let status = row.cell_status();
+        let fields = drift_of.get(&(row.cluster.as_str(), &row.resource));
+        let (reason, since) = match (&status, fields) {
+            (CellStatus::Drifted, Some(fields)) => (
+                drift_summary(fields).unwrap_or_default(),
+                fields.iter().find_map(|f| f.time.clone()),
+            ),
+            (CellStatus::Pending, _) => ("not on the cluster: not applied yet".to_string(), None),
+            _ => (row.message.clone(), None),
+        };
+        items.push(StatusItem {
+            cluster: row.cluster.clone(),
+            health: health(&row.resource, &status),
+            sync: status.kind(),
+            resource: row.resource.clone(),
+            reason,
+            since,
+        });
+    }
+    for target in &prepared.targets {
+        let Some(cluster) = fleet.cluster_index(&target.cluster) else {
+            continue;
+        };
+        for (index, resource) in fleet.resources.iter().enumerate() {
+            let selected =
+                filters.is_empty() || filters.iter().any(|f| matches_filter(&resource.target, f));
+            if let (true, Err(reason)) = (selected, fleet.placement(index, cluster)) {
+                items.push(StatusItem {
+                    cluster: target.cluster.clone(),
+                    resource: resource.target.clone(),
+                    sync: StatusKind::NotPlaced,
+                    health: "None",
+                    reason,
+                    since: None,
+                });
+            }
+        }
+    }
+    let order = |item: &StatusItem| {
+        (
+            fleet
+                .resources
+                .iter()
+                .position(|row| row.target == item.resource)
+                .unwrap_or(usize::MAX),
+            fleet.cluster_index(&item.cluster).unwrap_or(usize::MAX),
+        )
+    };
+    items.sort_by_key(order);
+    (items, plan_exit(&plan))
+}
+
+/// A cell's health as far as a read tells it. flotilla does not assess a workload's rollout
+/// yet, so a held object of a kind with health is `Unknown`.
+fn health(resource: &ResourceRef, status: &CellStatus) -> &'static str {
+    const WITHOUT_HEALTH: [&str; 9] = [
+        "ConfigMap",
+        "Secret",
+        "Namespace",
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "NetworkPolicy",
+    ];
+    match status.kind() {
+        StatusKind::Pending | StatusKind::Missing => "Missing",
+        StatusKind::Unreachable | StatusKind::Failed => "Unknown",
+        _ if WITHOUT_HEALTH.contains(&resource.kind.as_str()) => "None",
+        _ => "Unknown",
+    }
+}
+
+fn table(out: &mut dyn Write, items: &[StatusItem]) -> std::io::Result<()> {
+    let listed: Vec<&StatusItem> = items
+        .iter()
+        .filter(|item| item.sync != StatusKind::NotPlaced)
+        .collect();
+    let width = |column: fn(&StatusItem) -> usize, title: &str| {
+        listed
+            .iter()
+            .map(|item| column(item))
+            .max()
+            .unwrap_or(0)
+            .max(title.len())
+    };
+    let resource_width = width(|i| i.resource.display_key().len(), "RESOURCE");
+    let cluster_width = width(|i| i.cluster.len(), "CLUSTER");
+    writeln!(
+        out,
+        "{:<resource_width$}  {:<cluster_width$}  {:<11}  {:<8}  REASON",
+        "RESOURCE", "CLUSTER", "SYNC", "HEALTH"
+    )?;
+    for item in &listed {
+        writeln!(
+            out,
+            "{:<resource_width$}  {:<cluster_width$}  {:<11}  {:<8}  {}",
+            item.resource.display_key(),
+            item.cluster,
+            item.sync.as_str(),
+            item.health,
+            item.reason
+        )?;
+    }
+    writeln!(out)?;
+    let mut clusters: Vec<(&str, BTreeMap<StatusKind, usize>)> = Vec::new();
+    for item in items {
+        let index = match clusters.iter().position(|(name, _)| *name == item.cluster) {
+            Some(index) => index,
+            None => {
+                clusters.push((&item.cluster, BTreeMap::new()));
+                clusters.len() - 1
+            }
+        };
+        *clusters[index].1.entry(item.sync).or_default() += 1;
+    }
+    clusters.sort_by_key(|(name, _)| *name);
+    for (name, counts) in &clusters {
+        let parts: Vec<String> = counts
+            .iter()
+            .rev()
+            .filter(|(kind, _)| **kind != StatusKind::NotPlaced)
+            .map(|(kind, count)| format!("{count} {kind}"))
+            .collect();
+        let why = items
+            .iter()
+            .find(|i| &i.cluster == name && i.sync == StatusKind::Unreachable)
+            .map(|i| format!("  ({})", i.reason))
+            .unwrap_or_default();
+        writeln!(out, "{name:<cluster_width$}  {}{why}", parts.join(", "))?;
+    }
+    let count = |kind: StatusKind| items.iter().filter(|i| i.sync == kind).count();
+    let totals: Vec<String> = StatusKind::ALL
+        .into_iter()
+        .filter(|kind| *kind != StatusKind::NotPlaced && count(*kind) > 0)
+        .map(|kind| format!("{} {kind}", count(kind)))
+        .collect();
+    writeln!(
+        out,
+        "Status: {} on {} clusters; {} not placed (-o json lists them).",
+        if totals.is_empty() {
+            "no cells".to_string()
+        } else {
+            totals.join(", ")
+        },
+        clusters.len(),
+        count(StatusKind::NotPlaced)
+    )
+}
