@@ -1,20 +1,305 @@
-//! Console frame cost: one full frame of a settled synthetic fleet drawn into a 250×80 buffer,
-//! at 2,000 clusters × 1,000 resources and at 10 × 10, plus the process's resident memory
-//! after building the large fleet. Run: `cargo bench --bench console`.
+//! The path an operator waits on, at 2,000 × 1,000 and 10,000 × 1,000 in a 250×80 terminal:
+//! the real console loop (`Console::drive`) on a test backend, started exactly as
+//! `flotilla demo --demo-scale C,R` starts it (the simulated fleet is built and placed in the
+//! background while the console draws), keys sent one at a time as a keyboard sends them, and
+//! then a sustained flood of 2,000 cell changes a second from the backend with keys still
+//! arriving. Prints one table: first frame, fleet shown, settled (no Pending cell), key →
+//! frame p50/p99 idle and under the flood, event → frame p50/p99 under the flood, resident
+//! memory after settling. A criterion group then times one settled frame's draw.
+//! Run: `cargo bench --bench console`.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use criterion::{Criterion, criterion_group, criterion_main};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use flotilla::app::{self, Action, update};
-use flotilla::backend::BackendEvent;
 use flotilla::backend::sim::{Scenario, SimCore};
+use flotilla::backend::{BackendEvent, CellRef, CellUpdate};
+use flotilla::cli::Cli;
 use flotilla::config::keymap::Keymap;
 use flotilla::config::theme::Theme;
+use flotilla::console::FrameDrawn;
 use flotilla::engine::load_fleet;
+use flotilla::model::{CellStatus, StatusKind};
 use flotilla::views::{self, ViewContext};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use tokio::sync::mpsc;
+
+/// Cell changes a second during the flood, sent as batches every `FLOOD_TICK`.
+const FLOOD_PER_SECOND: usize = 2_000;
+const FLOOD_TICK: Duration = Duration::from_millis(10);
+/// Keys pressed in each phase, and the pause between them (a fast typist).
+const KEYS: usize = 150;
+const KEY_GAP: Duration = Duration::from_millis(40);
+
+/// One frame as the loop reported it: when, what it covered, and whether the fleet had
+/// settled (loaded, and no cell Pending).
+#[derive(Clone, Copy)]
+struct Seen {
+    at: Instant,
+    drawn: FrameDrawn,
+    loaded: bool,
+    settled: bool,
+}
+
+#[derive(Default)]
+struct Row {
+    first_frame: Duration,
+    loaded: Duration,
+    settled: Duration,
+    key_idle: (Duration, Duration),
+    key_flood: (Duration, Duration),
+    event_flood: (Duration, Duration),
+    resident_mib: f64,
+}
+
+fn resident_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
+            line.split_whitespace().nth(1)?.parse::<f64>().ok()
+        })
+        .map_or(0.0, |kib| kib / 1024.0)
+}
+
+fn percentiles(mut times: Vec<Duration>) -> (Duration, Duration) {
+    if times.is_empty() {
+        return (Duration::ZERO, Duration::ZERO);
+    }
+    times.sort();
+    let at = |q: usize| times[(times.len() * q / 100).min(times.len() - 1)];
+    (at(50), at(99))
+}
+
+fn key(code: KeyCode) -> std::io::Result<Event> {
+    Ok(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+/// Movement keys that change the screen without changing what is loaded.
+const MOVES: [KeyCode; 4] = [
+    KeyCode::Char('j'),
+    KeyCode::Char('l'),
+    KeyCode::Char('k'),
+    KeyCode::Char('h'),
+];
+
+/// Waits until a frame satisfies `done`, or the deadline passes.
+fn wait_frame(
+    frames: &Mutex<Vec<Seen>>,
+    deadline: Instant,
+    done: impl Fn(&Seen) -> bool,
+) -> Option<Seen> {
+    loop {
+        if let Some(seen) = frames.lock().ok()?.iter().find(|seen| done(seen)).copied() {
+            return Some(seen);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Presses `KEYS` keys; each one's latency is from the press to the first frame that had
+/// handled it.
+fn press_keys(
+    frames: &Mutex<Vec<Seen>>,
+    keys: &futures::channel::mpsc::UnboundedSender<std::io::Result<Event>>,
+    pressed: &mut u64,
+) -> Vec<Duration> {
+    let mut latencies = Vec::new();
+    for index in 0..KEYS {
+        let sent = Instant::now();
+        if keys
+            .unbounded_send(key(MOVES[index % MOVES.len()]))
+            .is_err()
+        {
+            break;
+        }
+        *pressed += 1;
+        let wanted = *pressed;
+        if let Some(seen) = wait_frame(frames, sent + Duration::from_secs(10), |seen| {
+            seen.drawn.inputs >= wanted
+        }) {
+            latencies.push(seen.at.saturating_duration_since(sent));
+        }
+        std::thread::sleep(KEY_GAP);
+    }
+    latencies
+}
+
+fn run_size(clusters: usize, resources: usize) -> Row {
+    let mut row = Row::default();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let scale = format!("{clusters},{resources}");
+    let cli = Cli::parse_from(["flotilla", "--demo-scale", scale.as_str(), "demo"]);
+    let frames: Arc<Mutex<Vec<Seen>>> = Arc::default();
+    let (keys, inputs) = futures::channel::mpsc::unbounded();
+    let (flood_tx, mut flood_rx) = mpsc::unbounded_channel::<BackendEvent>();
+    // Which forwarded event index each flood batch got, and when it was sent.
+    let flood_sent: Arc<Mutex<Vec<(u64, Instant)>>> = Arc::default();
+    let started = Instant::now();
+    let recorder = frames.clone();
+    let sent_log = flood_sent.clone();
+    let looping = runtime.spawn(async move {
+        let Ok(mut console) = flotilla::launch::console(&cli.global, None).await else {
+            panic!("the demo console did not start");
+        };
+        // One channel in front of the loop, so flood batches are numbered in the order the
+        // loop receives them, among the simulator's own events.
+        let mut from_sim = std::mem::replace(&mut console.events, mpsc::unbounded_channel().1);
+        let (to_loop, loop_events) = mpsc::unbounded_channel();
+        console.events = loop_events;
+        tokio::spawn(async move {
+            let mut index = 0u64;
+            loop {
+                let (event, flood) = tokio::select! {
+                    Some(event) = from_sim.recv() => (event, false),
+                    Some(event) = flood_rx.recv() => (event, true),
+                    else => break,
+                };
+                if flood && let Ok(mut log) = sent_log.lock() {
+                    log.push((index, Instant::now()));
+                }
+                index += 1;
+                if to_loop.send(event).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut terminal = Terminal::new(TestBackend::new(250, 80)).expect("terminal");
+        let _ = console
+            .drive(&mut terminal, inputs, None, |state, drawn| {
+                let loaded = state.loading.is_none() && !state.clusters.is_empty();
+                let settled = loaded && state.cells.totals().get(StatusKind::Pending) == 0;
+                if let Ok(mut frames) = recorder.lock() {
+                    frames.push(Seen {
+                        at: Instant::now(),
+                        drawn,
+                        loaded,
+                        settled,
+                    });
+                }
+            })
+            .await;
+    });
+    let deadline = started + Duration::from_secs(180);
+    let first = wait_frame(&frames, deadline, |_| true).expect("a first frame");
+    row.first_frame = first.at - started;
+    if let Some(seen) = wait_frame(&frames, deadline, |seen| seen.loaded) {
+        row.loaded = seen.at - started;
+    }
+    match wait_frame(&frames, deadline, |seen| seen.settled) {
+        Some(seen) => row.settled = seen.at - started,
+        None => eprintln!("{clusters}×{resources}: did not settle within 180 s"),
+    }
+    row.resident_mib = resident_mib();
+    let mut pressed = 0;
+    row.key_idle = percentiles(press_keys(&frames, &keys, &mut pressed));
+
+    // The flood: FLOOD_PER_SECOND changes a second over placed-looking cells, statuses
+    // alternating so every change is a real one.
+    let flooding = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let still = flooding.clone();
+    let flood = std::thread::spawn(move || {
+        let per_tick = FLOOD_PER_SECOND * FLOOD_TICK.as_millis() as usize / 1000;
+        let mut n: u64 = 0;
+        while still.load(std::sync::atomic::Ordering::Relaxed) {
+            let updates = (0..per_tick)
+                .map(|_| {
+                    n = n
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let cell = CellRef {
+                        resource: ((n >> 33) % resources as u64) as u32,
+                        cluster: ((n >> 13) % clusters as u64) as u32,
+                    };
+                    let status = if n & 1 == 0 {
+                        CellStatus::Drifted
+                    } else {
+                        CellStatus::InSync
+                    };
+                    CellUpdate {
+                        cell,
+                        status,
+                        message: None,
+                    }
+                })
+                .collect();
+            if flood_tx.send(BackendEvent::Cells(updates)).is_err() {
+                break;
+            }
+            std::thread::sleep(FLOOD_TICK);
+        }
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    row.key_flood = percentiles(press_keys(&frames, &keys, &mut pressed));
+    flooding.store(false, std::sync::atomic::Ordering::Relaxed);
+    let _ = flood.join();
+    std::thread::sleep(Duration::from_millis(200));
+    let sent = flood_sent.lock().map(|log| log.clone()).unwrap_or_default();
+    let seen = frames
+        .lock()
+        .map(|frames| frames.clone())
+        .unwrap_or_default();
+    let mut event_latencies = Vec::new();
+    for (index, at) in sent {
+        if let Some(frame) = seen.iter().find(|seen| seen.drawn.events > index) {
+            event_latencies.push(frame.at.saturating_duration_since(at));
+        }
+    }
+    row.event_flood = percentiles(event_latencies);
+    let _ = keys.unbounded_send(key(KeyCode::Char('q')));
+    let _ = runtime.block_on(looping);
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    row
+}
+
+fn ms(duration: Duration) -> String {
+    format!("{:.1}", duration.as_secs_f64() * 1e3)
+}
+
+fn whole_path(_: &mut Criterion) {
+    println!(
+        "console whole path, 250x80, {FLOOD_PER_SECOND} cell changes/s in the flood, {KEYS} keys per phase"
+    );
+    println!(
+        "{:<14} {:>12} {:>11} {:>11} {:>17} {:>17} {:>19} {:>10}",
+        "fleet",
+        "first frame",
+        "fleet shown",
+        "settled",
+        "key→frame idle",
+        "key→frame flood",
+        "event→frame flood",
+        "resident"
+    );
+    println!(
+        "{:<14} {:>12} {:>11} {:>11} {:>17} {:>17} {:>19} {:>10}",
+        "", "ms", "ms", "ms", "p50/p99 ms", "p50/p99 ms", "p50/p99 ms", "MiB"
+    );
+    for (clusters, resources) in [(2_000, 1_000), (10_000, 1_000)] {
+        let row = run_size(clusters, resources);
+        println!(
+            "{:<14} {:>12} {:>11} {:>11} {:>17} {:>17} {:>19} {:>10.0}",
+            format!("{clusters}×{resources}"),
+            ms(row.first_frame),
+            ms(row.loaded),
+            ms(row.settled),
+            format!("{}/{}", ms(row.key_idle.0), ms(row.key_idle.1)),
+            format!("{}/{}", ms(row.key_flood.0), ms(row.key_flood.1)),
+            format!("{}/{}", ms(row.event_flood.0), ms(row.event_flood.1)),
+            row.resident_mib,
+        );
+    }
+}
 
 fn settled_state(clusters: usize, resources: usize) -> app::state::State {
     let (fleet, errors) = load_fleet(&flotilla::demo_fleet::synthetic_fleet(clusters, resources));
@@ -36,52 +321,8 @@ fn settled_state(clusters: usize, resources: usize) -> app::state::State {
     state
 }
 
-fn resident_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
-}
-
-fn percentiles(state: &app::state::State, frames: usize) -> (Duration, Duration) {
-    let theme = Theme::load(None, false);
-    let keymap = Keymap::built_in("default");
-    let context = ViewContext {
-        theme: &theme,
-        keymap: &keymap,
-        ascii: false,
-    };
-    let mut terminal = Terminal::new(TestBackend::new(250, 80)).expect("terminal");
-    let mut times: Vec<Duration> = (0..frames)
-        .map(|_| {
-            let started = Instant::now();
-            terminal
-                .draw(|frame| views::render(frame, state, &context))
-                .expect("draw");
-            started.elapsed()
-        })
-        .collect();
-    times.sort();
-    (times[frames / 2], times[frames * 99 / 100])
-}
-
 fn frame(c: &mut Criterion) {
-    let small = settled_state(10, 10);
-    let before = resident_mib().unwrap_or(0.0);
     let large = settled_state(2000, 1000);
-    let after = resident_mib().unwrap_or(0.0);
-    let (small_p50, small_p99) = percentiles(&small, 400);
-    let (large_p50, large_p99) = percentiles(&large, 400);
-    println!(
-        "console frame 250x80: 10x10 p50 {:.2} ms p99 {:.2} ms; 2000x1000 p50 {:.2} ms p99 {:.2} ms; ratio p99 {:.2}; resident {:.0} MiB (fleet, sim and state for 2000x1000 add {:.0} MiB)",
-        small_p50.as_secs_f64() * 1e3,
-        small_p99.as_secs_f64() * 1e3,
-        large_p50.as_secs_f64() * 1e3,
-        large_p99.as_secs_f64() * 1e3,
-        large_p99.as_secs_f64() / small_p99.as_secs_f64(),
-        after,
-        after - before,
-    );
     let theme = Theme::load(None, false);
     let keymap = Keymap::built_in("default");
     let context = ViewContext {
@@ -91,14 +332,7 @@ fn frame(c: &mut Criterion) {
     };
     let mut terminal = Terminal::new(TestBackend::new(250, 80)).expect("terminal");
     let mut group = c.benchmark_group("console_frame_250x80");
-    group.bench_function("10x10", |b| {
-        b.iter(|| {
-            terminal
-                .draw(|frame| views::render(frame, &small, &context))
-                .map(|_| ())
-        })
-    });
-    group.bench_function("2000x1000", |b| {
+    group.bench_function("2000x1000 settled draw", |b| {
         b.iter(|| {
             terminal
                 .draw(|frame| views::render(frame, &large, &context))
@@ -108,5 +342,5 @@ fn frame(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, frame);
+criterion_group!(benches, whole_path, frame);
 criterion_main!(benches);

@@ -28,6 +28,25 @@ use crate::source;
 
 /// Runs the console (or, with `wall`, the read-only wall display) until the operator quits.
 pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result<u8> {
+    let is_wall = wall.is_some();
+    let console = match console(global, wall).await {
+        Ok(console) => console,
+        Err(code) => return Ok(code),
+    };
+    if let Some(message) = no_terminal(is_wall) {
+        eprintln!("error: {message}");
+        return Ok(exit::INPUT);
+    }
+    let code = console.run().await?.map_or(exit::OK, exit::of_signal);
+    Ok(code)
+}
+
+/// The console (or the wall display) ready to run, its backend started: on a hub once the
+/// hub was read, on live clusters once the fleet directory loaded, and for the demo at once —
+/// the simulated fleet is built and placed in the background while the console draws, and
+/// arrives as [`BackendEvent::FleetLoaded`]. `Err` is the exit status of a start that failed
+/// (the error already printed).
+pub async fn console(global: &GlobalArgs, wall: Option<WatchArgs>) -> Result<Console, u8> {
     let readonly = global.readonly || wall.is_some();
     let (events_tx, events) = mpsc::unbounded_channel();
     if let Some(hub) = &global.hub {
@@ -36,44 +55,89 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
             Ok(started) => started,
             Err(err) => {
                 eprintln!("error: {err}");
-                return Ok(crate::cli::exit::of_hub(&err));
+                return Err(crate::cli::exit::of_hub(&err));
             }
         };
         let readonly = started.effects.is_none();
         let (fleet, label) = (started.fleet.clone(), started.label.clone());
         let session = |state: State| started.session(state);
-        return show(global, wall, &fleet, label, readonly, events, session).await;
+        return Ok(show(global, wall, &fleet, label, readonly, events, session));
     }
-    let store = if global.uses_demo() {
-        Store::Memory
-    } else {
-        Store::Directory
-    };
-    let (fleet, files, label, effects) = if global.uses_demo() {
-        let loaded = match source::load(global) {
-            Ok(loaded) => loaded,
-            Err(err) => return Ok(input_error(&err)),
-        };
-        let scenario = if global.demo_scale.is_some() {
-            Scenario::synthetic(&loaded.fleet.clusters, global.demo_seed)
+    if global.uses_demo() {
+        let (effects, effects_rx) = if readonly {
+            (None, None)
         } else {
-            Scenario::demo()
+            let (effects, effects_rx) = mpsc::unbounded_channel();
+            (Some(effects), Some(effects_rx))
         };
-        let core = SimCore::new(loaded.fleet.clone(), &scenario, global.demo_seed);
-        let effects = start_sim(core, events_tx, readonly);
-        (loaded.fleet, loaded.files, loaded.label, effects)
-    } else {
-        let (live, label) = match live_fleet(global) {
-            Ok(found) => found,
-            Err(err) => return Ok(input_error(&err)),
+        let label = match global.demo_scale {
+            Some(scale) => format!("demo-scale {}×{}", scale.clusters, scale.resources),
+            None => "demo (simulated)".to_string(),
         };
-        let fleet = live.fleet.clone();
-        let files = live.files.clone();
-        let effects = start_live(live, events_tx, readonly);
-        (fleet, files, label, effects)
+        let loading = match global.demo_scale {
+            Some(scale) => format!(
+                "loading and placing {} clusters × {} resources…",
+                scale.clusters, scale.resources
+            ),
+            None => "loading the fleet…".to_string(),
+        };
+        load_demo_in_background(global.clone(), events_tx, effects_rx);
+        let session = |mut state: State| {
+            state.loading = Some(loading);
+            Session::new(state, Vec::new(), effects, Store::Memory)
+        };
+        let empty = Arc::new(Fleet::default());
+        return Ok(show(global, wall, &empty, label, readonly, events, session));
+    }
+    let (live, label) = match live_fleet(global) {
+        Ok(found) => found,
+        Err(err) => return Err(input_error(&err)),
     };
-    let session = |state| Session::new(state, files, effects, store);
-    show(global, wall, &fleet, label, readonly, events, session).await
+    let fleet = live.fleet.clone();
+    let files = live.files.clone();
+    let effects = start_live(live, events_tx, readonly);
+    let session = |state| Session::new(state, files, effects, Store::Directory);
+    Ok(show(global, wall, &fleet, label, readonly, events, session))
+}
+
+fn notice(events: &mpsc::UnboundedSender<BackendEvent>, err: &str) {
+    let _ = events.send(BackendEvent::Notice(format!(
+        "the demo did not load: {err}"
+    )));
+}
+
+/// Builds and places the demo fleet and its simulation on a blocking thread, hands the fleet
+/// to the console, then starts the simulation.
+fn load_demo_in_background(
+    global: GlobalArgs,
+    events: mpsc::UnboundedSender<BackendEvent>,
+    effects: Option<mpsc::UnboundedReceiver<Effect>>,
+) {
+    tokio::spawn(async move {
+        let built = tokio::task::spawn_blocking(move || {
+            let loaded = source::load(&global)?;
+            let scenario = if global.demo_scale.is_some() {
+                Scenario::synthetic(&loaded.fleet.clusters, global.demo_seed)
+            } else {
+                Scenario::demo()
+            };
+            let core = SimCore::new(loaded.fleet.clone(), &scenario, global.demo_seed);
+            Ok::<_, source::LoadError>((loaded, core))
+        })
+        .await;
+        let (loaded, core) = match built.map_err(|err| err.to_string()) {
+            Ok(Ok(built)) => built,
+            Ok(Err(err)) => return notice(&events, &err.to_string()),
+            Err(err) => return notice(&events, &err),
+        };
+        let loaded_event = BackendEvent::FleetLoaded {
+            fleet: crate::backend::SharedFleet(loaded.fleet),
+            files: Arc::new(loaded.files),
+        };
+        if events.send(loaded_event).is_ok() {
+            sim::spawn_on(core, events, effects);
+        }
+    });
 }
 
 /// What to say when the console (or the wall) has no terminal to draw on and read keys from:
@@ -93,8 +157,8 @@ fn no_terminal(wall: bool) -> Option<String> {
     ))
 }
 
-/// Dresses the state (settings, theme, key map, wall) and runs the console loop on it.
-async fn show(
+/// Dresses the state (settings, theme, key map, wall) and puts the console together.
+fn show(
     global: &GlobalArgs,
     wall: Option<WatchArgs>,
     fleet: &Arc<Fleet>,
@@ -102,11 +166,7 @@ async fn show(
     readonly: bool,
     events: mpsc::UnboundedReceiver<BackendEvent>,
     session: impl FnOnce(State) -> Session,
-) -> anyhow::Result<u8> {
-    if let Some(message) = no_terminal(wall.is_some()) {
-        eprintln!("error: {message}");
-        return Ok(exit::INPUT);
-    }
+) -> Console {
     let (mut state, theme, keymap) = dressed_state(global, fleet, label);
     state.readonly = readonly;
     if !global.uses_demo() && global.hub.is_none() && wall.is_none() {
@@ -122,17 +182,13 @@ async fn show(
             ..Wall::default()
         });
     }
-    let code = Console {
+    Console {
         session: session(state),
         theme,
         keymap,
         ascii,
         events,
     }
-    .run()
-    .await?
-    .map_or(exit::OK, exit::of_signal);
-    Ok(code)
 }
 
 /// A hub session's beginnings: the fleet the console shows, the texts its editors edit, the
@@ -292,19 +348,6 @@ async fn hub_fleet(hub: &hub::Hub) -> Result<(Fleet, Vec<SourceFile>), String> {
 fn input_error(err: &dyn std::fmt::Display) -> u8 {
     eprintln!("error: {err}");
     exit::INPUT
-}
-
-fn start_sim(
-    core: SimCore,
-    events: mpsc::UnboundedSender<BackendEvent>,
-    readonly: bool,
-) -> Option<mpsc::UnboundedSender<Effect>> {
-    if readonly {
-        sim::spawn_readonly(core, events);
-        None
-    } else {
-        Some(sim::spawn(core, events))
-    }
 }
 
 fn start_live(

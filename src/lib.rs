@@ -1,15 +1,18 @@
 //! flotilla: a terminal fleet console for multi-cluster Kubernetes.
 //!
-//! The terminal loop (`console`) turns keys (through the key map in `config`), resizes,
-//! signals and clock ticks into an [`app::Action`]; `update(&mut State, Action)` in `app` is
-//! the one place the console's state changes, and returns `Effect`s that the session hands to
-//! the backend's tasks (`backend`: the simulated fleet, live clusters or a federation hub);
-//! what they find comes back as `BackendEvent`s, which the loop feeds to `update` as actions
-//! again; after draining whatever is queued it draws `&State` once per frame with `views`.
-//! The pure, deterministic `engine` (placement, overrides, rendering, diffs) is called by `app`,
-//! `backend` and `commands` (the one-shot command-line subcommands); `launch` wires a console
-//! together. Imports point one way: `console` → `views` → `app` → `backend` → `engine`, and
-//! `app` knows nothing of the terminal.
+//! The loop, end to end: the terminal loop (`console`) turns keys (through the key map in
+//! `config`), resizes, signals and clock ticks into an [`app::Action`], keys first;
+//! `update(&mut State, Action)` in `app` is the one place the console's state changes — the
+//! state owns the fleet and its files, and derives the selected cell's explanation and the
+//! editors' previews itself — and returns `Effect`s that the session hands to the backend's
+//! tasks (`backend`: the simulated fleet, live clusters or a federation hub); what they find
+//! comes back as `BackendEvent`s, coalesced per cell between frames, which the loop feeds to
+//! `update` as actions again; it draws `&State` with `views` at once after a key and at a
+//! capped rate after events. The pure, deterministic `engine` (placement, overrides,
+//! rendering, diffs) is called by `app`, `backend` and `commands` (the one-shot command-line
+//! subcommands); `launch` wires a console together (the demo's fleet is built in the
+//! background while the console already draws). Imports point one way: `console` → `views` →
+//! `app` → `backend` → `engine`, and `app` knows nothing of the terminal.
 
 pub mod app;
 pub mod backend;

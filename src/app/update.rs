@@ -587,6 +587,11 @@ fn run_palette(state: &mut State, command: PaletteCommand) {
 
 fn apply_backend_event(state: &mut State, event: BackendEvent) {
     match event {
+        BackendEvent::FleetLoaded { fleet, files } => {
+            state.files = files;
+            state.take_fleet(fleet.0);
+            state.loading = None;
+        }
         BackendEvent::Snapshot { kinds, details } => {
             let details = details
                 .into_iter()

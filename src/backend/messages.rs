@@ -37,6 +37,12 @@ pub struct CellUpdate {
 /// Facts a backend reports.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BackendEvent {
+    /// The fleet, loaded and placed in the background after the console started, with the
+    /// texts it was loaded from; every cell is Pending until the backend's snapshot follows.
+    FleetLoaded {
+        fleet: SharedFleet,
+        files: std::sync::Arc<Vec<crate::engine::SourceFile>>,
+    },
     /// The whole matrix at once: one status kind per cell, resource-major
     /// (`resource * clusters + cluster`), plus the cells whose status carries detail.
     Snapshot {
@@ -71,7 +77,8 @@ pub enum BackendEvent {
 
 impl BackendEvent {
     /// The whole matrix of `resources` × `clusters` cells as a snapshot, from each cell's
-    /// status and detail line.
+    /// status and detail line. A status with an empty reason (a cell the fleet itself says
+    /// why it is not placed) carries no detail.
     pub fn snapshot(
         resources: usize,
         clusters: usize,
@@ -83,7 +90,7 @@ impl BackendEvent {
             for cluster in 0..clusters {
                 let (status, message) = cell(resource, cluster);
                 kinds.push(status.kind());
-                if status.detail().is_some() || message.is_some() {
+                if status.detail().is_some_and(|detail| !detail.is_empty()) || message.is_some() {
                     details.push(CellUpdate {
                         cell: CellRef {
                             resource: resource as u32,

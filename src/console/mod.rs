@@ -33,7 +33,7 @@ use terminal::TerminalGuard;
 const TICK_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Frames for backend events are drawn at most this often; events between them coalesce.
-const FRAME_INTERVAL: Duration = Duration::from_millis(33);
+const FRAME_INTERVAL: Duration = Duration::from_millis(25);
 
 /// How long one turn of the loop may spend taking queued backend events before it looks at
 /// the keyboard again.
@@ -68,7 +68,7 @@ impl Console {
                 guard.terminal(),
                 EventStream::new(),
                 Some(&mut signals),
-                |_| {},
+                |_, _| {},
             )
             .await;
         drop(guard);
@@ -76,13 +76,14 @@ impl Console {
     }
 
     /// The loop itself, on any terminal and input stream (a test backend and a channel of
-    /// key events in benchmarks); `on_frame` hears of every frame drawn.
+    /// key events in benchmarks); `on_frame` hears of every frame drawn, with the state it
+    /// showed.
     pub async fn drive<B, I>(
         mut self,
         terminal: &mut Terminal<B>,
         mut inputs: I,
         mut signals: Option<&mut Signals>,
-        mut on_frame: impl FnMut(FrameDrawn),
+        mut on_frame: impl FnMut(&crate::app::State, FrameDrawn),
     ) -> anyhow::Result<Option<&'static str>>
     where
         B: ratatui::backend::Backend,
@@ -121,7 +122,7 @@ impl Console {
                     ascii: self.ascii,
                 };
                 terminal.draw(|frame| views::render(frame, &self.session.state, &context))?;
-                on_frame(drawn);
+                on_frame(&self.session.state, drawn);
                 dirty = false;
                 draw_now = false;
                 last_frame = Some(Instant::now());

@@ -140,7 +140,7 @@ fn cell_line<'a>(
     cluster: usize,
 ) -> Line<'a> {
     let theme = context.theme;
-    let status = state.cells.status(resource, cluster);
+    let status = state.cell_status(resource, cluster);
     let cluster_name = state
         .clusters
         .get(cluster)

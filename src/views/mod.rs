@@ -106,6 +106,11 @@ fn header_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
     let mut spans = vec![
         Span::styled(" flotilla ", theme.title),
         Span::styled(format!("│ {} ", state.source), theme.header),
+    ];
+    if let Some(loading) = &state.loading {
+        spans.push(Span::styled(format!("│ {loading} "), theme.header));
+    }
+    spans.extend([
         Span::styled(
             format!(
                 "│ clusters {}/{} Ready ",
@@ -115,7 +120,7 @@ fn header_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
             theme.header,
         ),
         Span::styled("│ cells ", theme.header),
-    ];
+    ]);
     let totals = state.cells.totals();
     for kind in StatusKind::ALL {
         let count = totals.get(kind);

@@ -176,7 +176,7 @@ impl CellGrid {
         } else if old != new || !self.problems.contains_key(&cell) {
             self.problems.insert(cell, self.now_ms);
         }
-        if status.detail().is_some() || message.is_some() {
+        if status.detail().is_some_and(|detail| !detail.is_empty()) || message.is_some() {
             self.details.insert(cell, CellDetail { status, message });
         } else {
             self.details.remove(&cell);

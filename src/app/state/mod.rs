@@ -246,6 +246,8 @@ pub struct State {
     pub fleet: Arc<Fleet>,
     /// The texts the fleet was loaded from, for the editors.
     pub files: Arc<Vec<SourceFile>>,
+    /// What is still being loaded in the background, for the header ("loading the fleet…").
+    pub loading: Option<String>,
     pub clusters: Vec<ClusterRow>,
     pub resources: Vec<ResourceRow>,
     pub cells: CellGrid,
@@ -338,36 +340,50 @@ pub struct CannotEdit {
 
 /// The initial state for a fleet: its clusters (health unknown until probed) and resources.
 pub fn state_for_fleet(fleet: &Arc<Fleet>, source: String) -> State {
-    let clusters = fleet
-        .clusters
-        .iter()
-        .map(|spec| ClusterRow {
-            spec: spec.clone(),
-            status: Default::default(),
-            last_seen_ms: None,
-        })
-        .collect();
-    let resources = fleet
-        .resources
-        .iter()
-        .enumerate()
-        .map(|(index, resource)| ResourceRow {
-            target: resource.target.clone(),
-            dialect: resource.dialect,
-            placement: fleet.placement_summary(index),
-            labels: None,
-        })
-        .collect();
-    let mut state = State::new(source, clusters, resources);
-    state.fleet = fleet.clone();
-    // A large fleet does not fit one column per cluster: start with one heat strip per region.
-    if state.clusters.len() > LARGE_FLEET {
-        state.group_by = Some("region".into());
-        state.collapsed = true;
-        state.refresh_views();
-        state.cluster_view.cursor = 0;
-    }
+    let mut state = State {
+        source,
+        page_rows: 10,
+        ..State::default()
+    };
+    state.take_fleet(fleet.clone());
     state
+}
+
+impl State {
+    /// Shows this fleet: its clusters (health unknown until probed) and resources, every cell
+    /// Pending until the backend reports. A large fleet starts as one heat strip per region
+    /// unless the operator already grouped it.
+    pub fn take_fleet(&mut self, fleet: Arc<Fleet>) {
+        self.clusters = fleet
+            .clusters
+            .iter()
+            .map(|spec| ClusterRow {
+                spec: spec.clone(),
+                status: Default::default(),
+                last_seen_ms: None,
+            })
+            .collect();
+        self.resources = fleet
+            .resources
+            .iter()
+            .enumerate()
+            .map(|(index, resource)| ResourceRow {
+                target: resource.target.clone(),
+                dialect: resource.dialect,
+                placement: fleet.placement_summary(index),
+                labels: None,
+            })
+            .collect();
+        self.cells = CellGrid::new(self.resources.len(), self.clusters.len());
+        self.fleet = fleet;
+        self.explanation = None;
+        if self.clusters.len() > LARGE_FLEET && self.group_by.is_none() {
+            self.group_by = Some("region".into());
+            self.collapsed = true;
+        }
+        self.refresh_views();
+        self.cluster_view.cursor = 0;
+    }
 }
 
 /// Clusters beyond which the matrix starts collapsed into heat strips.
@@ -386,6 +402,21 @@ impl State {
         };
         state.refresh_views();
         state
+    }
+
+    /// A cell's status with its reason; a cell reported NotPlaced without one takes the
+    /// fleet's reason.
+    pub fn cell_status(&self, resource: usize, cluster: usize) -> crate::model::CellStatus {
+        use crate::model::CellStatus;
+        match self.cells.status(resource, cluster) {
+            CellStatus::NotPlaced(reason) if reason.is_empty() => CellStatus::NotPlaced(
+                self.fleet
+                    .unplaced_reason(resource, cluster)
+                    .unwrap_or("not placed")
+                    .to_string(),
+            ),
+            status => status,
+        }
     }
 
     /// Whether a cluster has been silent for longer than the wall's staleness threshold.

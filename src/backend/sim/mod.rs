@@ -13,5 +13,5 @@ pub mod world;
 
 pub use cluster_api::{SimClusterApi, SimFleet};
 pub use scenario::{Scenario, ScenarioDrift, ScenarioFailure, SplitMix64};
-pub use task::{spawn, spawn_readonly};
+pub use task::{spawn, spawn_on, spawn_readonly};
 pub use world::{CONNECT_TIMEOUT_MS, SimCore, SimDrift};

@@ -24,6 +24,16 @@ pub fn spawn(
     effects_tx
 }
 
+/// Runs a [`SimCore`] taking effects from a channel made before it existed (the console
+/// starts before the simulated fleet is built); `None` makes it one that can only be watched.
+pub fn spawn_on(
+    core: SimCore,
+    events: mpsc::UnboundedSender<BackendEvent>,
+    effects: Option<mpsc::UnboundedReceiver<Effect>>,
+) {
+    tokio::spawn(run(core, events, effects));
+}
+
 /// Runs a [`SimCore`] that can only be watched: there is no channel to send it effects, so
 /// nothing a caller does can change the simulated clusters.
 pub fn spawn_readonly(core: SimCore, events: mpsc::UnboundedSender<BackendEvent>) {

@@ -317,9 +317,14 @@ impl SimCore {
         events
     }
 
-    /// The whole matrix as a snapshot event.
+    /// The whole matrix as a snapshot event. A cell the fleet does not place and the cluster
+    /// does not hold is NotPlaced without its reason: the console asks the fleet for it.
     pub fn snapshot(&self) -> BackendEvent {
         BackendEvent::snapshot(self.fleet.resources.len(), self.clusters.len(), |r, c| {
+            let index = self.index(r, c);
+            if self.placement[index].is_err() && !self.cells[index].applied {
+                return (CellStatus::NotPlaced(String::new()), None);
+            }
             (self.status(r, c), self.message(r, c))
         })
     }
