@@ -466,3 +466,59 @@ fn the_drift_view_adopts_one_drift_reverts_another_and_the_matrix_follows() {
     assert_eq!(app.wait_exit(), 0);
     assert_restored(&app);
 }
+
+/// The header line of a screen.
+fn header(screen: &str) -> &str {
+    screen.lines().next().unwrap_or_default()
+}
+
+#[test]
+fn ten_thousand_clusters_settle_and_every_key_changes_the_screen() {
+    let mut app = PtyApp::spawn(&["demo", "--demo-scale", "10000,1000"], 250, 80, &[]);
+    app.wait_for("the first frame, drawn while the fleet loads", |screen| {
+        header(screen).contains("demo-scale 10000×1000")
+    });
+    // A hang guard for a debug build, not a timing budget (that is the console benchmark's).
+    let settled = app.wait_for_within(
+        "the fleet settled: every cluster probed, no cell Pending",
+        std::time::Duration::from_secs(600),
+        |screen| {
+            let header = header(screen);
+            header.contains("/10000 Ready")
+                && !header.contains("loading")
+                && !header.contains("Pending")
+                && header.contains("InSync")
+        },
+    );
+    assert!(header(&settled).contains("Unreachable"), "{settled}");
+    let detail_cluster = |screen: &str| {
+        screen
+            .lines()
+            .find_map(|line| line.split("cluster   ").nth(1))
+            .and_then(|rest| rest.split_whitespace().next())
+            .map(str::to_string)
+    };
+    let first = detail_cluster(&settled).expect("the detail names the selected cluster");
+    app.send("j");
+    let moved = app.wait_for("j selecting the next cluster", |screen| {
+        detail_cluster(screen).is_some_and(|cluster| cluster != first)
+    });
+    let second = detail_cluster(&moved).unwrap_or_default();
+    app.send("l");
+    app.wait_for("l moving along the matrix", |screen| {
+        detail_cluster(screen).is_some_and(|cluster| cluster != second)
+    });
+    app.send("/");
+    app.wait_for("the filter prompt", |screen| {
+        screen.contains("filter clusters /")
+    });
+    app.send("\x1b");
+    app.wait_for("the filter closed", |screen| screen.contains("? help"));
+    app.send("?");
+    app.wait_for("the help from the live key map", |screen| {
+        screen.contains("Help") && screen.contains("quit flotilla")
+    });
+    app.send("q");
+    assert_eq!(app.wait_exit(), 0);
+    assert_restored(&app);
+}

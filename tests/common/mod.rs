@@ -111,7 +111,18 @@ impl PtyApp {
 
     /// Waits until the screen satisfies `check`; panics with the screen when it never does.
     pub fn wait_for(&mut self, what: &str, check: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + wait_limit();
+        self.wait_for_within(what, wait_limit(), check)
+    }
+
+    /// [`PtyApp::wait_for`] with a longer guard against hangs, for what takes long in a debug
+    /// build (the largest demo fleet settling).
+    pub fn wait_for_within(
+        &mut self,
+        what: &str,
+        limit: Duration,
+        check: impl Fn(&str) -> bool,
+    ) -> String {
+        let deadline = Instant::now() + limit;
         loop {
             let text = self.screen_text();
             if check(&text) {
