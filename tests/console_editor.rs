@@ -8,6 +8,7 @@ mod common;
 
 use common::console::Console;
 use flotilla::app::action::{Action, InputKey};
+use flotilla::app::state::FleetEdit;
 use flotilla::app::state::Mode;
 use flotilla::app::state::placement_editor::{Field, PlacementEditor, Stage, review_rows};
 use flotilla::app::state::review::ReviewRow;
@@ -136,15 +137,20 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
             .any(|line| line.contains("+ dev-eu-west-1 enters"))
     );
     let effects = console.key(InputKey::Char('y'));
+    assert!(
+        effects.is_empty(),
+        "the backend hears of it after the save: {effects:?}"
+    );
+    let edits = console.state.edits.clone();
     let [
-        Effect::SaveAndApply {
+        FleetEdit::Document {
             save,
             cells,
             delete,
         },
-    ] = effects.as_slice()
+    ] = edits.as_slice()
     else {
-        panic!("expected one save-and-apply effect, got {effects:?}");
+        panic!("expected one edited document to save, got {edits:?}");
     };
     assert!(delete.is_empty(), "an edit deletes nothing");
     assert_eq!(save.title, "PropagationPolicy batch/batch-only");
@@ -259,7 +265,9 @@ fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created(
     console.type_text("env in (batch,dev)");
     console.key(InputKey::Enter);
     console.key(InputKey::Enter);
-    assert_eq!(console.key(InputKey::Char('y')).len(), 1);
+    console.key(InputKey::Char('y'));
+    let saved = std::mem::take(&mut console.state.edits);
+    assert_eq!(saved.len(), 1, "the edit waits to be saved: {saved:?}");
     let dev = console.cluster("dev-eu-west-1");
     let created = CellRef {
         resource: cronjob as u32,
@@ -282,15 +290,20 @@ fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created(
         pending.summary
     );
     let effects = console.key(InputKey::Char('y'));
+    assert!(
+        effects.is_empty(),
+        "the backend hears of it after the save: {effects:?}"
+    );
+    let edits = console.state.edits.clone();
     let [
-        Effect::SaveAndApply {
+        FleetEdit::Document {
             save,
             cells,
             delete,
         },
-    ] = effects.as_slice()
+    ] = edits.as_slice()
     else {
-        panic!("expected one save-and-apply effect, got {effects:?}");
+        panic!("expected one edited document to save, got {edits:?}");
     };
     assert_eq!(save.object, original, "the document goes back as it was");
     assert!(

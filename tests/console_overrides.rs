@@ -8,6 +8,7 @@ mod common;
 
 use common::console::Console;
 use flotilla::app::action::{Action, InputKey};
+use flotilla::app::state::FleetEdit;
 use flotilla::app::state::Mode;
 use flotilla::app::state::override_editor::{FormField, OverrideEditor, Stage};
 use flotilla::backend::{CellRef, Effect};
@@ -163,15 +164,20 @@ fn an_image_tag_override_for_one_cluster_previews_that_cluster_and_saves_the_rul
         pending.summary
     );
     let effects = console.key(InputKey::Char('y'));
+    assert!(
+        effects.is_empty(),
+        "the backend hears of it after the save: {effects:?}"
+    );
+    let edits = console.state.edits.clone();
     let [
-        Effect::SaveAndApply {
+        FleetEdit::Document {
             save,
             cells,
             delete,
         },
-    ] = effects.as_slice()
+    ] = edits.as_slice()
     else {
-        panic!("expected one save-and-apply effect, got {effects:?}");
+        panic!("expected one edited document to save, got {edits:?}");
     };
     assert!(delete.is_empty());
     assert!(save.file.ends_with("karmada-shop.yaml"), "{}", save.file);
@@ -366,9 +372,10 @@ fn a_kubefed_resource_edits_its_spec_overrides() {
     assert_eq!(console.changed_clusters(), ["prod-eu-west-2"]);
     console.key(InputKey::Enter);
     console.key(InputKey::Enter);
-    let effects = console.key(InputKey::Char('y'));
-    let [Effect::SaveAndApply { save, .. }] = effects.as_slice() else {
-        panic!("expected one save-and-apply effect, got {effects:?}");
+    console.key(InputKey::Char('y'));
+    let edits = console.state.edits.clone();
+    let [FleetEdit::Document { save, .. }] = edits.as_slice() else {
+        panic!("expected one edited document to save, got {edits:?}");
     };
     assert_eq!(save.title, "FederatedDeployment payments/ledger");
     let overrides = save.object.pointer("/spec/overrides").expect("overrides");

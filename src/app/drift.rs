@@ -16,10 +16,11 @@ use super::state::drift::{
     Batch, DriftView, FieldKey, Group, Member, Pane, Plan, PlanEffect, Row, RuleRow, Stage, Target,
     Verb,
 };
+use super::state::{FileText, FleetEdit, FleetWrite};
 use super::state::{Mode, State};
 use super::text_input::edit_text;
 use crate::backend::fanout::object::FIELD_MANAGER;
-use crate::backend::{CellRef, DriftField, Effect, FileText, FleetWrite, RevertField};
+use crate::backend::{CellRef, DriftField, Effect, RevertField};
 use crate::engine::compare::secrets;
 use crate::engine::edit::drift_repair::{self, Chosen};
 use crate::engine::{Fleet, SourceFile};
@@ -402,7 +403,7 @@ fn confirm(
                 cells: cells_of(fields.iter().map(|f| f.cell)),
                 fields: fields.len(),
             });
-            Effect::Revert { fields }
+            Some(Effect::Revert { fields })
         }
         PlanEffect::Write(write) => {
             state.drift.last_batch = Some(Batch {
@@ -410,12 +411,13 @@ fn confirm(
                 cells: write.apply.clone(),
                 fields: plan.fields,
             });
-            Effect::WriteFleet(write)
+            state.edits.push(FleetEdit::Files(write));
+            None
         }
     };
     state.notice = Some(format!("{}: {} field(s)…", verb.name(), plan.fields));
     state.mode = Mode::Drift(view);
-    vec![effect]
+    effect.into_iter().collect()
 }
 
 fn cells_of(cells: impl Iterator<Item = CellRef>) -> Vec<CellRef> {

@@ -12,12 +12,13 @@ use serde_json::Value;
 
 use super::action::InputKey;
 use super::review::{NEW_SINCE_START, cells_of, dry_run_of};
+use super::state::FleetSave;
 use super::state::override_editor::{
     Form, FormField, FormKind, OverrideEditor, Stage, review_rows,
 };
 use super::state::review::jump;
 use super::state::{LastChange, Mode, PendingApply, State};
-use crate::backend::{Effect, FleetSave};
+use crate::backend::Effect;
 use crate::engine::edit::override_rules::{
     Item, RuleEdit, apply_edit, check_patch, complete_path, image_paths, override_docs,
     parse_target, preview_overrides, target_text,

@@ -9,10 +9,11 @@
 
 use super::action::InputKey;
 use super::review::{NEW_SINCE_START, cells_of, dry_run_of};
+use super::state::FleetSave;
 use super::state::placement_editor::{Field, PlacementEditor, Stage, review_rows};
 use super::state::review::jump;
 use super::state::{LastChange, Mode, PendingApply, State};
-use crate::backend::{CellRef, Effect, FleetSave};
+use crate::backend::{CellRef, Effect};
 use crate::engine::edit::placement::{
     DiffGroup, PlacementPreview, parse_field_selector, parse_replicas, parse_selector,
     parse_tolerations, preview_placement,

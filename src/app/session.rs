@@ -9,9 +9,10 @@ use tokio::sync::mpsc;
 
 use super::action::Action;
 use super::state::State;
+use super::state::{FleetEdit, FleetSave, FleetWrite};
 use super::update::update;
 use crate::backend::audit;
-use crate::backend::{CellRef, Effect, FleetSave, FleetWrite, SharedFleet};
+use crate::backend::{CellRef, Effect, SharedFleet};
 use crate::engine::edit::yaml_text;
 use crate::engine::{Fleet, SourceFile, load_fleet};
 use crate::fleet_edit;
@@ -52,10 +53,27 @@ impl Session {
         }
     }
 
-    /// Applies one action: `update`, then its effects.
+    /// Applies one action: `update`, then its effects, then the fleet edits it confirmed.
     pub fn dispatch(&mut self, action: Action) {
         let effects = self.step(action);
         self.run_effects(effects);
+        self.write_edits();
+    }
+
+    /// Writes the confirmed edits `update` left in the state, in order: each is saved (to
+    /// disk, or in memory for the demo), the fleet reloads, and the backend gets the new
+    /// fleet and the cells to propagate.
+    pub fn write_edits(&mut self) {
+        for edit in std::mem::take(&mut self.state.edits) {
+            match edit {
+                FleetEdit::Document {
+                    save,
+                    cells,
+                    delete,
+                } => self.save_and_apply(save, cells, delete),
+                FleetEdit::Files(write) => self.write_fleet(write),
+            }
+        }
     }
 
     /// `update`; the effects are returned, not run.
@@ -63,24 +81,11 @@ impl Session {
         update(&mut self.state, action)
     }
 
-    /// Runs effects as the console does: confirmed fleet edits are saved here (then the new
-    /// fleet and the cells to propagate go to the backend), hub writes are recorded in the
-    /// audit log, and everything else is sent to the backend.
+    /// Runs effects as the console does: hub writes are recorded in the audit log, and
+    /// every effect is sent to the backend.
     pub fn run_effects(&mut self, effects: Vec<Effect>) {
         for effect in effects {
             let effect = match effect {
-                Effect::SaveAndApply {
-                    save,
-                    cells,
-                    delete,
-                } => {
-                    self.save_and_apply(save, cells, delete);
-                    continue;
-                }
-                Effect::WriteFleet(write) => {
-                    self.write_fleet(write);
-                    continue;
-                }
                 Effect::WritePlacement {
                     namespace,
                     name,

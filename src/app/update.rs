@@ -7,7 +7,7 @@
 use super::action::{Action, InputKey};
 use super::filter::Filter;
 use super::palette::{self, PaletteCommand};
-use super::state::{CellDetail, Mode, Pane, PendingApply, ResourceRow, SortKey, State};
+use super::state::{CellDetail, FleetEdit, Mode, Pane, PendingApply, ResourceRow, SortKey, State};
 use super::text_input::edit_text;
 use super::{
     drift, explanation, ocm_placement, override_editor, placement_editor, review, rollout,
@@ -422,11 +422,14 @@ fn start_apply(state: &mut State, pending: Box<PendingApply>) -> Vec<Effect> {
         rollout::start(state, waves);
     }
     match pending.save {
-        Some(save) => vec![Effect::SaveAndApply {
-            save,
-            cells: first,
-            delete: pending.delete,
-        }],
+        Some(save) => {
+            state.edits.push(FleetEdit::Document {
+                save,
+                cells: first,
+                delete: pending.delete,
+            });
+            Vec::new()
+        }
         None => vec![Effect::Apply { cells: first }],
     }
 }

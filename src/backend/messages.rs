@@ -123,43 +123,6 @@ pub struct RevertField {
     pub path: String,
 }
 
-/// Whole fleet files to write (their previous text, to refuse when the file changed on disk
-/// meanwhile, and the new one), then cells to propagate: what adopting drift, adding an
-/// ignore rule or removing one saves.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FleetWrite {
-    /// e.g. `adopt /spec/replicas of Deployment/shop/inventory on prod-us-east-2`.
-    pub title: String,
-    /// The audit log's action, e.g. `console-adopt`.
-    pub action: String,
-    pub files: Vec<FileText>,
-    /// Cells propagated once the files are saved and the fleet reloads.
-    pub apply: Vec<CellRef>,
-    /// For the audit log: clusters, objects and paths concerned.
-    pub clusters: Vec<String>,
-    pub objects: Vec<String>,
-    pub paths: Vec<String>,
-}
-
-/// One file's new text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileText {
-    pub path: String,
-    /// The text before; `None` for a new file.
-    pub old: Option<String>,
-    pub new: String,
-}
-
-/// A fleet document to write back, replacing the document at `document` in `file`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FleetSave {
-    pub file: String,
-    pub document: usize,
-    pub object: serde_json::Value,
-    /// e.g. `PropagationPolicy shop/web`, for notices and the audit log.
-    pub title: String,
-}
-
 /// A fleet handed to a backend; two are equal when they are the same fleet.
 #[derive(Debug, Clone)]
 pub struct SharedFleet(pub std::sync::Arc<crate::engine::Fleet>);
@@ -170,21 +133,13 @@ impl PartialEq for SharedFleet {
     }
 }
 
-/// Requests the app makes of a backend.
+/// Requests the app makes of a backend. Confirmed edits of the fleet's own files are not
+/// effects: the session writes them (`app::state::edits`), then hands the backend the new
+/// fleet.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     /// Propagate the desired objects of these cells.
     Apply { cells: Vec<CellRef> },
-    /// Save an edited fleet document, then propagate these cells of the edited fleet. The
-    /// console's loop does the saving (it owns the fleet); backends only see the new fleet
-    /// and the apply.
-    SaveAndApply {
-        save: FleetSave,
-        cells: Vec<CellRef>,
-        /// Objects to delete afterwards (an undo removing what the change created); only
-        /// ever set from a confirmation that listed them.
-        delete: Vec<CellRef>,
-    },
     /// Delete the objects of these cells, confirmed by the operator.
     Delete { cells: Vec<CellRef> },
     /// The fleet was edited and saved: work from this one now (same resources and clusters).
@@ -217,7 +172,4 @@ pub enum Effect {
     /// Take back exactly these drifted fields (re-apply the desired values with force),
     /// confirmed by the operator. Other drifted fields of the same objects keep their values.
     Revert { fields: Vec<RevertField> },
-    /// Save these fleet files, then propagate; the console's loop does the saving, like
-    /// [`Effect::SaveAndApply`]. Backends never see it.
-    WriteFleet(FleetWrite),
 }

@@ -26,6 +26,5 @@ pub mod sim;
 
 pub use fanout::drift::DriftField;
 pub use messages::{
-    AddedResource, BackendEvent, CellRef, CellUpdate, Effect, FileText, FleetSave, FleetWrite,
-    RevertField, SharedFleet,
+    AddedResource, BackendEvent, CellRef, CellUpdate, Effect, RevertField, SharedFleet,
 };

@@ -1,10 +1,9 @@
 //! The console without a terminal, driven as an operator drives it (in the spirit of helix's
 //! `test_key_sequence`): keys written as in key map files go through the console's own key
-//! mapping (`console::keys`) and the default key map into the real `update`, and the session
-//! runs the same engine work after every action as the console loop does. The effects each
-//! action produces come back to the test; a console made `running_effects` also has the
-//! session run them (saving edits, sending the rest to a channel the test reads), as the
-//! console loop does. It must not reimplement anything the session or the loop does.
+//! mapping (`console::keys`) and the default key map into the real `update`. The effects each
+//! action produces come back to the test, and the fleet edits it confirmed wait in
+//! `state.edits`; a console made `running_effects` also has the session run them (sending
+//! effects to a channel the test reads, writing the edits), as the console loop does. It must not reimplement anything the session or the loop does.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
@@ -81,6 +80,7 @@ impl Console {
         let effects = self.session.step(action);
         if self.runs_effects {
             self.session.run_effects(effects.clone());
+            self.session.write_edits();
         }
         effects
     }

@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use crate::backend::{CellRef, DriftField, FleetWrite, RevertField};
+use super::edits::FleetWrite;
+use crate::backend::{CellRef, DriftField, RevertField};
 
 /// One field of one cell, the unit of marking and repair.
 pub type FieldKey = (CellRef, String);

@@ -6,6 +6,7 @@
 
 pub mod cells;
 pub mod drift;
+pub mod edits;
 pub mod ocm_placement;
 pub mod override_editor;
 pub mod placement_editor;
@@ -13,6 +14,7 @@ pub mod review;
 pub mod rollout;
 
 pub use cells::{CellDetail, CellGrid, KindCounts};
+pub use edits::{FileText, FleetEdit, FleetSave, FleetWrite};
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -205,7 +207,7 @@ pub struct PendingApply {
     pub confirm_word: String,
     pub typed: String,
     /// An edited fleet document saved before the cells are propagated.
-    pub save: Option<crate::backend::FleetSave>,
+    pub save: Option<FleetSave>,
     /// An edited OCM Placement to write to the hub instead of propagating cells.
     pub placement: Option<PlacementWrite>,
     /// Objects deleted after the apply (an undo of what a change created).
@@ -223,7 +225,7 @@ pub struct LastChange {
     /// e.g. `PropagationPolicy shop/web`.
     pub title: String,
     /// The document as it was before the change.
-    pub previous: crate::backend::FleetSave,
+    pub previous: FleetSave,
     pub reapply: Vec<CellRef>,
     pub created: Vec<CellRef>,
 }
@@ -248,6 +250,8 @@ pub struct State {
     pub files: Arc<Vec<SourceFile>>,
     /// What is still being loaded in the background, for the header ("loading the fleet…").
     pub loading: Option<String>,
+    /// Confirmed edits of the fleet's files, in order, for the session to write.
+    pub edits: Vec<FleetEdit>,
     pub clusters: Vec<ClusterRow>,
     pub resources: Vec<ResourceRow>,
     pub cells: CellGrid,

@@ -420,10 +420,9 @@ async fn handle(
 
 fn effect_name(effect: &Effect) -> &'static str {
     match effect {
-        Effect::Apply { .. } | Effect::SaveAndApply { .. } => "apply",
+        Effect::Apply { .. } => "apply",
         Effect::Delete { .. } => "delete",
         Effect::Revert { .. } => "revert",
-        Effect::WriteFleet(_) => "write",
         _ => "request",
     }
 }

@@ -106,20 +106,12 @@ async fn run(
                     // Simulated clusters have no API server: the editor shows its offline
                     // render diff for them.
                     Some(Effect::DryRun { .. }) => continue,
-                    Some(Effect::SaveAndApply { save, .. }) => {
-                        tracing::warn!("{} reached the simulator unsaved; the console saves edits", save.title);
-                        continue;
-                    }
                     Some(Effect::WritePlacement { name, .. }) => {
                         tracing::warn!("Placement {name} is a hub write; the simulator has no hub");
                         continue;
                     }
                     Some(Effect::HubApply { title, .. }) => {
                         tracing::warn!("{title} is a hub write; the simulator has no hub");
-                        continue;
-                    }
-                    Some(Effect::WriteFleet(write)) => {
-                        tracing::warn!("{} reached the simulator unsaved; the console saves edits", write.title);
                         continue;
                     }
                     // A simulated cell drifts in one field at most: reverting it is applying it.

@@ -163,18 +163,6 @@ async fn dispatch(
                     let _ = task.send(ToCluster::UseFleet(fleet.0.clone()));
                 }
             }
-            Effect::SaveAndApply { save, .. } => {
-                tracing::warn!(
-                    "{} reached the backend unsaved; the console saves edits",
-                    save.title
-                )
-            }
-            Effect::WriteFleet(write) => {
-                tracing::warn!(
-                    "{} reached the backend unsaved; the console saves edits",
-                    write.title
-                )
-            }
             Effect::HubApply { title, .. } => {
                 tracing::warn!("{title} is a hub write; these clusters have no hub")
             }

@@ -1,0 +1,58 @@
+//! Confirmed edits of the fleet's own files, as `update` leaves them for the session to
+//! write: one edited document (a placement or override edit, or its undo), or whole files
+//! (adopting drift, adding or removing an ignore rule), each with the cells to propagate once
+//! the fleet reloads. Plain data: it must not write files or know the backends.
+
+use crate::backend::CellRef;
+
+/// An edit waiting to be written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FleetEdit {
+    /// Save an edited fleet document, then propagate these cells of the edited fleet.
+    Document {
+        save: FleetSave,
+        cells: Vec<CellRef>,
+        /// Objects to delete afterwards (an undo removing what the change created); only
+        /// ever set from a confirmation that listed them.
+        delete: Vec<CellRef>,
+    },
+    /// Save these fleet files, then propagate.
+    Files(FleetWrite),
+}
+
+/// Whole fleet files to write (their previous text, to refuse when the file changed on disk
+/// meanwhile, and the new one), then cells to propagate: what adopting drift, adding an
+/// ignore rule or removing one saves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FleetWrite {
+    /// e.g. `adopt /spec/replicas of Deployment/shop/inventory on prod-us-east-2`.
+    pub title: String,
+    /// The audit log's action, e.g. `console-adopt`.
+    pub action: String,
+    pub files: Vec<FileText>,
+    /// Cells propagated once the files are saved and the fleet reloads.
+    pub apply: Vec<CellRef>,
+    /// For the audit log: clusters, objects and paths concerned.
+    pub clusters: Vec<String>,
+    pub objects: Vec<String>,
+    pub paths: Vec<String>,
+}
+
+/// One file's new text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileText {
+    pub path: String,
+    /// The text before; `None` for a new file.
+    pub old: Option<String>,
+    pub new: String,
+}
+
+/// A fleet document to write back, replacing the document at `document` in `file`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FleetSave {
+    pub file: String,
+    pub document: usize,
+    pub object: serde_json::Value,
+    /// e.g. `PropagationPolicy shop/web`, for notices and the audit log.
+    pub title: String,
+}
