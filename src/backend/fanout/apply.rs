@@ -176,22 +176,31 @@ async fn apply_cluster<A: ClusterApi>(
             .map(|(resource, object)| async move {
                 let rules = ignores.for_object(&target.cluster, &resource);
                 if rules.is_empty() {
-                    return (resource, guard.call(|| api.apply(object, mode)).await);
+                    let (result, throttles) = guard
+                        .call_counting_throttles(|| api.apply(object, mode))
+                        .await;
+                    return (resource, result, throttles);
                 }
-                let adjusted = match guard.call(|| api.get(&resource)).await {
+                let (live, read_throttles) =
+                    guard.call_counting_throttles(|| api.get(&resource)).await;
+                let adjusted = match live {
                     Ok(live) => ignore::adjust_intent(object, live.as_ref(), &rules, FIELD_MANAGER),
-                    Err(err) => return (resource, Err(err)),
+                    Err(err) => return (resource, Err(err), read_throttles),
                 };
-                (resource, guard.call(|| api.apply(&adjusted, mode)).await)
+                let (result, throttles) = guard
+                    .call_counting_throttles(|| api.apply(&adjusted, mode))
+                    .await;
+                (resource, result, read_throttles + throttles)
             })
             .collect();
-        let results: Vec<(ResourceRef, Result<Value, ApiError>)> = futures::stream::iter(requests)
-            .buffered(options.limits.in_flight.max(1))
-            .collect()
-            .await;
-        for (resource, result) in results {
+        let results: Vec<(ResourceRef, Result<Value, ApiError>, u32)> =
+            futures::stream::iter(requests)
+                .buffered(options.limits.in_flight.max(1))
+                .collect()
+                .await;
+        for (resource, result, throttles) in results {
             let (outcome, message) = match result {
-                Ok(_) => (Outcome::Applied, String::new()),
+                Ok(_) => (Outcome::Applied, applied_after(throttles)),
                 Err(ApiError::Conflict { managers, message }) => (
                     Outcome::Conflict,
                     format!(
@@ -243,6 +252,16 @@ async fn apply_cluster<A: ClusterApi>(
         });
     }
     rows
+}
+
+/// An applied row's message: empty, or how often the cluster throttled it first (it answered
+/// and was busy, so the write came late but whole).
+fn applied_after(throttles: u32) -> String {
+    match throttles {
+        0 => String::new(),
+        1 => "throttled by the API server (429) once, then applied".to_string(),
+        n => format!("throttled by the API server (429) {n} times, then applied"),
+    }
 }
 
 /// How long custom resources wait for the CRDs applied just before them to be Established.

@@ -336,11 +336,25 @@ impl Guard {
     }
 
     /// Runs `request` (made afresh for every attempt) under the cluster's limits.
-    pub async fn call<T, F, Fut>(&self, mut request: F) -> Result<T, ApiError>
+    pub async fn call<T, F, Fut>(&self, request: F) -> Result<T, ApiError>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, ApiError>>,
     {
+        self.call_counting_throttles(request).await.0
+    }
+
+    /// [`Guard::call`], also counting the attempts the server throttled (429), so a result
+    /// that came late because the cluster was busy can say so.
+    pub async fn call_counting_throttles<T, F, Fut>(
+        &self,
+        mut request: F,
+    ) -> (Result<T, ApiError>, u32)
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, ApiError>>,
+    {
+        let mut throttles: u32 = 0;
         let limits = &self.limits;
         let started = Instant::now();
         let deadline = started + limits.retry_budget;
@@ -373,13 +387,14 @@ impl Guard {
                 }) => (status, message, retry_after),
                 other => {
                     self.note_throttled(None);
-                    return other;
+                    return (other, throttles);
                 }
             };
             let jittered = backoff.next().unwrap_or(limits.max_backoff);
             let wait = retry_after.unwrap_or(jittered);
             let throttled = status == Some(429);
             if throttled {
+                throttles += 1;
                 let note = throttled_note(wait);
                 tracing::warn!("{note}: {message}");
                 self.note_throttled(Some(note));
@@ -402,14 +417,15 @@ impl Guard {
             };
             if let Some(ended) = ended {
                 let message = format!("{message}; {ended}");
-                return Err(match status {
+                let err = match status {
                     Some(429) => ApiError::Throttled {
                         message: format!("throttled by the API server (429): {message}"),
                         retry_after,
                     },
                     Some(_) => ApiError::Other(message),
                     None => ApiError::Unreachable(message),
-                });
+                };
+                return (Err(err), throttles);
             }
             tokio::time::sleep(wait).await;
         }
@@ -497,6 +513,20 @@ mod tests {
         let waited = starts[1] - starts[0];
         assert!(waited >= Duration::from_secs(7), "{waited:?}");
         assert!(waited < Duration::from_secs(8), "{waited:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_throttled_attempts_of_a_call_are_counted() {
+        let guard = Guard::new(Limits::default());
+        let script = Script::new(vec![throttled(Some(1)), unavailable(), throttled(None)]);
+        let (result, throttles) = guard.call_counting_throttles(|| script.attempt()).await;
+        assert_eq!(result, Ok(()));
+        assert_eq!(throttles, 2, "the 500 is not a throttle");
+        let script = Script::new(Vec::new());
+        assert_eq!(
+            guard.call_counting_throttles(|| script.attempt()).await,
+            (Ok(()), 0)
+        );
     }
 
     #[tokio::test(start_paused = true)]
