@@ -643,7 +643,7 @@ fn a_member_whose_ca_changed_fails_with_a_tls_error_naming_it() {
     let dir = tempfile::tempdir().expect("temp dir");
     small_fleet(dir.path(), &ns.name, &member, &["colors"]);
     let mut config = context_kubeconfig(&member);
-    set_ca(&mut config, &foreign_ca(dir.path()));
+    set_ca(&mut config, &foreign_ca());
     let kubeconfig = write_kubeconfig(dir.path(), &config);
     let tls_error =
         |line: &str| line.contains("TLS") && line.contains("certificate-authority-data");

@@ -74,28 +74,11 @@ pub fn write_kubeconfig(dir: &Path, config: &Value) -> PathBuf {
     path
 }
 
-/// A fresh self-signed certificate authority (PEM), made by openssl: one the environment's
-/// servers were never signed by.
-pub fn foreign_ca(dir: &Path) -> Vec<u8> {
-    let (key, cert) = (dir.join("foreign-ca.key"), dir.join("foreign-ca.crt"));
-    let out = Command::new("openssl")
-        .args([
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-        ])
-        .args(["-subj", "/CN=rotated-ca", "-keyout"])
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .args(["-addext", "basicConstraints=critical,CA:TRUE"])
-        .stdin(Stdio::null())
-        .output()
-        .expect("run openssl");
-    assert!(
-        out.status.success(),
-        "openssl: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::read(&cert).expect("read the new CA")
+/// A certificate authority (PEM) that signed none of the environment's servers: a
+/// self-signed one kept in `testdata/pki/` (its key was thrown away).
+pub fn foreign_ca() -> Vec<u8> {
+    let path = crate::support::repo_root().join("testdata/pki/foreign-ca.crt");
+    std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
 /// A port nobody listens on right now.
@@ -117,8 +100,8 @@ pub struct Running {
 }
 
 impl Running {
-    pub fn start(mut command: Command, what: &str) -> Running {
-        let dir = tempfile::tempdir().expect("temp dir");
+    /// Starts `command` with its output in files under `dir`, which lives as long as it does.
+    pub fn start(dir: tempfile::TempDir, mut command: Command, what: &str) -> Running {
         let (out, err) = (dir.path().join("stdout"), dir.path().join("stderr"));
         let child = command
             .stdin(Stdio::null())
@@ -174,7 +157,8 @@ impl Drop for Running {
 /// The flotilla binary with `kubeconfig` and `fleet`, its own state and config directories,
 /// started in the background.
 pub fn start_flotilla(kubeconfig: &Path, fleet: &Path, args: &[&str]) -> Running {
-    let state = std::env::temp_dir().join(format!("flotilla-faults-state-{}", std::process::id()));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let state = dir.path().join("state");
     let mut command = Command::new(env!("CARGO_BIN_EXE_flotilla"));
     command
         .arg("--kubeconfig")
@@ -185,7 +169,7 @@ pub fn start_flotilla(kubeconfig: &Path, fleet: &Path, args: &[&str]) -> Running
         .env("XDG_STATE_HOME", &state)
         .env("XDG_CONFIG_HOME", &state)
         .env_remove("KUBECONFIG");
-    Running::start(command, &format!("flotilla {}", args.join(" ")))
+    Running::start(dir, command, &format!("flotilla {}", args.join(" ")))
 }
 
 /// [`start_flotilla`], waited for (at most `limit`).
