@@ -20,6 +20,7 @@ use crate::backend::kube::api::KubeCluster;
 use crate::cli::{ApplyArgs, GlobalArgs, PlanArgs, ScopeArgs, exit};
 use crate::model::ResourceRef;
 use crate::output;
+use crate::safe_text::printable;
 
 /// Loads the fleet and inventory, connects, and builds one target per selected cluster.
 async fn targets(
@@ -72,7 +73,7 @@ pub async fn run_plan(
         Err(InputError(message)) => return Ok(input_error(&message)),
     };
     for note in &notes {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", printable(note, false));
     }
     let mode = if global.readonly {
         PlanMode::ReadOnly
@@ -114,19 +115,18 @@ pub fn plan_table(out: &mut dyn Write, items: &[PlanItem]) -> std::io::Result<()
         } else {
             clusters.join(", ")
         };
-        write!(
-            out,
+        let mut row = format!(
             "{:<9} {}  on {who}",
             item.action.as_str(),
             item.resource.display_key()
-        )?;
+        );
         if !item.message.is_empty() {
-            write!(out, "  ({})", item.message)?;
+            row.push_str(&format!("  ({})", item.message));
         }
-        writeln!(out)?;
+        writeln!(out, "{}", printable(&row, false))?;
         if item.action != PlanAction::Unchanged {
             for line in item.diff.lines() {
-                writeln!(out, "    {line}")?;
+                writeln!(out, "    {}", printable(line, true))?;
             }
         }
     }
@@ -167,7 +167,7 @@ pub async fn run_apply(
         Err(InputError(message)) => return Ok(input_error(&message)),
     };
     for note in &notes {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", printable(note, false));
     }
     let options = Options {
         concurrency: args.concurrency.max(1),
@@ -244,17 +244,16 @@ fn apply_table(out: &mut dyn Write, items: &[ApplyItem]) -> std::io::Result<()> 
         }
     }
     for (item, clusters) in &groups {
-        write!(
-            out,
+        let mut row = format!(
             "{:<9} {}  on {}",
             item.result.as_str(),
             item.resource.display_key(),
             clusters.join(", ")
-        )?;
+        );
         if !item.message.is_empty() {
-            write!(out, "  ({})", item.message)?;
+            row.push_str(&format!("  ({})", item.message));
         }
-        writeln!(out)?;
+        writeln!(out, "{}", printable(&row, false))?;
     }
     let failed: BTreeSet<&str> = items
         .iter()
@@ -289,7 +288,7 @@ pub async fn run_drift(
     let (items, errors) =
         drift::drift_with(&targets, Options::default(), &ignores, &progress("drift")).await;
     for note in owner_fights(&items, &audit::read_entries()) {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", printable(&note, false));
     }
     report_drift(global, &items, &errors, out)
 }
@@ -302,19 +301,19 @@ pub fn report_drift(
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     for error in errors {
-        eprintln!(
+        let line = format!(
             "error: {}: {}: {}",
             error.cluster,
             error.resource.display_key(),
             error.message
         );
+        eprintln!("{}", printable(&line, false));
     }
     output::write(out, global.output, &Items { items }, |out| {
         for item in items {
             for field in &item.fields {
                 let (desired, live) = field.shown();
-                writeln!(
-                    out,
+                let line = format!(
                     "{}  {}  {}  desired {desired}  live {live}  changed by {}{}",
                     item.cluster,
                     item.resource.display_key(),
@@ -325,7 +324,8 @@ pub fn report_drift(
                         .as_deref()
                         .map(|t| format!(" at {t}"))
                         .unwrap_or_default()
-                )?;
+                );
+                writeln!(out, "{}", printable(&line, false))?;
             }
         }
         let fields: usize = items.iter().map(|i| i.fields.len()).sum();
