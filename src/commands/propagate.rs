@@ -14,6 +14,7 @@ use crate::backend::audit;
 use crate::backend::fanout::apply::{self, ApplyItem, Outcome};
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::drift::{self, DriftError, DriftItem};
+use crate::backend::fanout::object::resource_of;
 use crate::backend::fanout::planning::{self, PlanAction, PlanItem, PlanMode};
 use crate::backend::fanout::targets::{Ignores, Options, Target};
 use crate::backend::kube::api::KubeCluster;
@@ -205,6 +206,21 @@ pub async fn run_apply(
             }
         }
     }
+    let action = if prune.values().any(|list| !list.is_empty()) {
+        "apply+prune"
+    } else {
+        "apply"
+    };
+    let mut planned = audit::Entry::new(action);
+    planned.clusters = targets.iter().map(|t| t.cluster.clone()).collect();
+    planned.objects = targets
+        .iter()
+        .flat_map(|t| t.objects.iter().map(|o| resource_of(o).display_key()))
+        .chain(prune.values().flatten().map(ResourceRef::display_key))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let in_flight = audit::in_flight(planned);
     let items = apply::apply_with(
         &targets,
         args.force_conflicts,
@@ -214,12 +230,9 @@ pub async fn run_apply(
         &progress("apply"),
     )
     .await;
+    drop(in_flight);
     if !items.is_empty() {
-        let pruned = prune.values().any(|list| !list.is_empty());
-        audit::record_or_warn(&audit::Entry::from_apply(
-            if pruned { "apply+prune" } else { "apply" },
-            &items,
-        ));
+        audit::record_or_warn(&audit::Entry::from_apply(action, &items));
     }
     output::write(out, global.output, &Items { items: &items }, |out| {
         apply_table(out, &items)
