@@ -300,6 +300,11 @@ fn parse_imf_fixdate(value: &str) -> Option<u64> {
     u64::try_from(days * 86_400 + hour * 3600 + minute * 60 + second).ok()
 }
 
+/// The message of a request that ended unreachable after an attempt got no answer.
+fn maybe_done(message: String) -> String {
+    format!("{message} (an attempt got no answer and may still have been carried out)")
+}
+
 /// Every request to one cluster goes through its guard: token bucket, per-attempt timeout,
 /// retries within the retry budget.
 #[derive(Debug)]
@@ -355,6 +360,9 @@ impl Guard {
         Fut: Future<Output = Result<T, ApiError>>,
     {
         let mut throttles: u32 = 0;
+        // An attempt the connection dropped or the clock cut off may still have been carried
+        // out by the server; a later "connection refused" must not hide that.
+        let mut unanswered = false;
         let limits = &self.limits;
         let started = Instant::now();
         let deadline = started + limits.retry_budget;
@@ -385,11 +393,16 @@ impl Guard {
                     message,
                     retry_after,
                 }) => (status, message, retry_after),
+                Err(ApiError::Unreachable(message)) if unanswered => {
+                    self.note_throttled(None);
+                    return (Err(ApiError::Unreachable(maybe_done(message))), throttles);
+                }
                 other => {
                     self.note_throttled(None);
                     return (other, throttles);
                 }
             };
+            unanswered |= status.is_none();
             let jittered = backoff.next().unwrap_or(limits.max_backoff);
             let wait = retry_after.unwrap_or(jittered);
             let throttled = status == Some(429);
@@ -423,7 +436,7 @@ impl Guard {
                         retry_after,
                     },
                     Some(_) => ApiError::Other(message),
-                    None => ApiError::Unreachable(message),
+                    None => ApiError::Unreachable(maybe_done(message)),
                 };
                 return (Err(err), throttles);
             }
@@ -709,8 +722,40 @@ mod tests {
             message.contains("; gave up after 3 attempts in 30s"),
             "{message}"
         );
+        assert!(
+            message.ends_with("(an attempt got no answer and may still have been carried out)"),
+            "{message}"
+        );
         assert_eq!(calls.load(Ordering::SeqCst), 3);
         assert!(begun.elapsed() <= limits.retry_budget);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refusal_after_a_dropped_attempt_says_the_write_may_have_landed() {
+        let guard = Guard::new(Limits::default());
+        let dropped = ApiError::Retryable {
+            status: None,
+            message: "connection closed before message completed".into(),
+            retry_after: None,
+        };
+        let script = Script::new(vec![
+            dropped,
+            ApiError::Unreachable("Connection refused".into()),
+        ]);
+        let result = guard.call(|| script.attempt()).await;
+        assert_eq!(
+            result,
+            Err(ApiError::Unreachable(
+                "Connection refused (an attempt got no answer and may still have been carried out)"
+                    .into()
+            ))
+        );
+        let refused = Script::new(vec![ApiError::Unreachable("Connection refused".into())]);
+        assert_eq!(
+            guard.call(|| refused.attempt()).await,
+            Err(ApiError::Unreachable("Connection refused".into())),
+            "a refusal alone sent nothing"
+        );
     }
 
     #[tokio::test(start_paused = true)]
