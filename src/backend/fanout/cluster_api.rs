@@ -28,6 +28,8 @@
 //!   values (design §3): a throttled cluster answered, so it is never `Unreachable`; "throttled"
 //!   is its message detail, or a cell's reason. Only no answer (connection errors, timeouts)
 //!   that outlasts the budget is `Unreachable`; other 5xx become `Other`.
+//! - **Maybe carried out**: an `Unreachable` after an attempt that got no answer (a dropped
+//!   connection, a timeout) says the request may still have been carried out.
 
 use std::future::Future;
 use std::sync::Mutex;
