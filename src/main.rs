@@ -164,6 +164,7 @@ async fn end_on_signal() {
     };
     tracing::info!("received {name}; stopping");
     eprintln!("\ninterrupted ({name})");
+    flotilla::backend::audit::record_interrupted(name);
     std::process::exit(i32::from(exit::of_signal(name)));
 }
 

@@ -1,6 +1,7 @@
 //! Conventions every command keeps, through the real binary: the console without a terminal
 //! says what to run instead (exit 2), a `--context` glob that selects none of the fleet's
-//! clusters is an input error, and a signal ends a command with 130 (SIGINT) or 143 (SIGTERM).
+//! clusters is an input error, a signal ends a command with 130 (SIGINT) or 143 (SIGTERM), and
+//! an apply it ends is in the audit log as interrupted.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -128,4 +129,86 @@ fn signalled_plan(signal: &str) -> Option<i32> {
 fn a_signal_ends_a_command_with_128_plus_its_number() {
     assert_eq!(signalled_plan("INT"), Some(130));
     assert_eq!(signalled_plan("TERM"), Some(143));
+}
+
+/// An apply that SIGINT ends while a cluster holds its request leaves an audit entry naming the
+/// cluster and the objects, with the result `interrupted`: what reached the cluster is unknown.
+#[test]
+fn an_apply_ended_by_sigint_is_in_the_audit_log_as_interrupted() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // A cluster that accepts connections and never answers.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    let (accepted_tx, accepted) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+            let _ = accepted_tx.send(());
+        }
+    });
+    std::fs::write(
+        dir.path().join("kubeconfig"),
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: east\n  cluster: {{server: \"https://127.0.0.1:{port}\"}}\n\
+             users:\n- name: u\n  user: {{token: t}}\ncontexts:\n- name: east\n  context: {{cluster: east, user: u}}\n"
+        ),
+    )
+    .expect("write kubeconfig");
+    let fleet = dir.path().join("fleet");
+    std::fs::create_dir(&fleet).expect("fleet dir");
+    std::fs::write(
+        fleet.join("fleet.yaml"),
+        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: east, annotations: {flotilla.dev/context: east}}\n---\n\
+         apiVersion: v1\nkind: ConfigMap\nmetadata: {name: colors, namespace: shop}\ndata: {color: blue}\n---\n\
+         apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p, namespace: shop}\n\
+         spec:\n  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: colors}]\n  placement: {clusterAffinity: {clusterNames: [east]}}\n",
+    )
+    .expect("write fleet");
+    let state = dir.path().join("state");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--fleet")
+        .arg(&fleet)
+        .arg("--kubeconfig")
+        .arg(dir.path().join("kubeconfig"))
+        .args(["apply", "--yes"])
+        .env("XDG_STATE_HOME", &state)
+        .env("XDG_CONFIG_HOME", &state)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn flotilla");
+    let reached = accepted.recv_timeout(Duration::from_secs(60));
+    if reached.is_err() {
+        let _ = child.kill();
+    }
+    assert!(reached.is_ok(), "the apply never reached the cluster");
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(sent.success());
+    assert_eq!(child.wait().expect("wait").code(), Some(130));
+
+    let log = std::fs::read_to_string(state.join("flotilla/audit.log")).expect("the audit log");
+    let entries: Vec<serde_json::Value> = log
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    let [entry] = entries.as_slice() else {
+        panic!("one entry: {log}");
+    };
+    assert_eq!(entry["action"], "apply", "{entry}");
+    assert_eq!(entry["clusters"], serde_json::json!(["east"]), "{entry}");
+    let objects = entry["objects"].to_string();
+    assert!(objects.contains("ConfigMap/shop/colors"), "{entry}");
+    assert_eq!(entry["results"][0]["result"], "interrupted", "{entry}");
+    assert!(
+        entry["results"][0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("SIGINT"),
+        "{entry}"
+    );
 }

@@ -1,5 +1,6 @@
 //! Fleet data never drives the terminal: names with escape sequences are printed escaped in
-//! `render`'s table and in its error messages, through the real binary.
+//! `render`'s table and in its error messages, and in the rows and error lines of `plan`,
+//! `apply`, `drift` and `repair`, through the real binary.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -65,4 +66,55 @@ fn an_escape_sequence_in_a_name_is_escaped_in_the_table_and_in_errors() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// `plan`, `apply`, `drift` and `repair` name the object in their rows and error lines; a
+/// cluster that refuses connections makes each of them print it.
+#[test]
+fn an_escape_sequence_in_a_name_is_escaped_by_plan_apply_drift_and_repair() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let evil = yaml_escaped(EVIL);
+    let text = fleet(&evil, "m1").replace(
+        "metadata: {name: \"m1\"}",
+        "metadata: {name: \"m1\", annotations: {flotilla.dev/context: m1}}",
+    );
+    std::fs::write(dir.path().join("fleet.yaml"), text).expect("write");
+    // Port 1 on loopback: nothing listens, the connection is refused at once.
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: m1\n  cluster: {server: \"https://127.0.0.1:1\"}\n\
+         users:\n- name: u\n  user: {token: t}\ncontexts:\n- name: m1\n  context: {cluster: m1, user: u}\n",
+    )
+    .expect("write kubeconfig");
+    let state = tempfile::tempdir().expect("temp dir");
+    for args in [
+        &["plan"][..],
+        &["apply", "--yes"],
+        &["drift"],
+        &["repair", "--revert", "--yes"],
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .arg("--fleet")
+            .arg(dir.path())
+            .args(args)
+            .env("XDG_STATE_HOME", state.path())
+            .env("XDG_CONFIG_HOME", state.path())
+            .env_remove("KUBECONFIG")
+            .output()
+            .expect("run flotilla");
+        let all = [output.stdout.as_slice(), output.stderr.as_slice()].concat();
+        let shown = String::from_utf8_lossy(&all);
+        assert_eq!(output.status.code(), Some(3), "{args:?}: {shown}");
+        assert!(
+            shown.contains("web\\u{1b}]0;pwned\\u{7}"),
+            "{args:?}: {shown}"
+        );
+        assert!(
+            !all.contains(&0x1b) && !all.contains(&0x07),
+            "{args:?}: {shown}"
+        );
+    }
 }

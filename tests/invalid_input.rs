@@ -128,6 +128,14 @@ const CASES: &[(&str, &str, usize, &str, &str, &str)] = &[
         "use apiVersion: policy.karmada.io/v1alpha1",
     ),
     (
+        "too-deep",
+        "deep.yaml",
+        7,
+        "(yaml)",
+        "nested more than 40 levels deep",
+        "flatten the structure",
+    ),
+    (
         "kubefed-template-type",
         "federated.yaml",
         15,

@@ -3,7 +3,7 @@
 //! adopt and ignore, the console's saves), appended to
 //! `$XDG_STATE_HOME/flotilla/audit.log` (else `~/.local/state/flotilla/audit.log`): when
 //! (RFC 3339, UTC), who (`$USER`), what, on which clusters and objects, and the result per
-//! cluster. It must never record a credential: entries carry names and outcomes only, and
+//! cluster; a write a signal ends before it finishes is recorded as `interrupted`. It must never record a credential: entries carry names and outcomes only, and
 //! messages are scrubbed of bearer tokens and `token=` values before they are written. It lives
 //! with the backend because the backend is where changes go: apply rows come from the fan-out,
 //! and whoever performs a write records it here. It must not perform writes itself.
@@ -11,6 +11,8 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 
@@ -21,7 +23,7 @@ use crate::safe_text;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClusterResult {
     pub cluster: String,
-    /// `ok`, `partial` or `failed`.
+    /// `ok`, `partial` or `failed`; `interrupted` when a signal ended flotilla mid-write.
     pub result: String,
     /// Objects written (applied, pruned, saved).
     pub done: usize,
@@ -94,6 +96,60 @@ impl Entry {
             })
             .collect();
         entry
+    }
+}
+
+/// Writes under way, each with the entry that describes it; what the signal handler records
+/// as interrupted when the process is ended before they finish.
+static IN_FLIGHT: Mutex<Vec<(u64, Entry)>> = Mutex::new(Vec::new());
+
+/// A write under way, recorded as interrupted by [`record_interrupted`] if the process is
+/// ended before it is dropped. Whoever performs the write records its real entry as usual.
+#[derive(Debug)]
+pub struct InFlight(u64);
+
+/// Registers the write `entry` describes (its action, clusters and objects; its results are
+/// unknown until it ends) until the returned guard is dropped.
+pub fn in_flight(entry: Entry) -> InFlight {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    if let Ok(mut writes) = IN_FLIGHT.lock() {
+        writes.push((id, entry));
+    }
+    InFlight(id)
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Ok(mut writes) = IN_FLIGHT.lock() {
+            writes.retain(|(id, _)| *id != self.0);
+        }
+    }
+}
+
+/// Records every write still under way as interrupted by `signal` (the process is about to
+/// end): each cluster's result is `interrupted`, as what reached it is not known.
+pub fn record_interrupted(signal: &str) {
+    let writes = match IN_FLIGHT.lock() {
+        Ok(mut writes) => std::mem::take(&mut *writes),
+        Err(_) => return,
+    };
+    for (_, mut entry) in writes {
+        entry.results = entry
+            .clusters
+            .iter()
+            .map(|cluster| ClusterResult {
+                cluster: cluster.clone(),
+                result: "interrupted".into(),
+                done: 0,
+                failed: 0,
+                message: format!(
+                    "{signal} ended flotilla during the write; some objects may have been written: \
+                     `flotilla plan` shows what is on the cluster"
+                ),
+            })
+            .collect();
+        record_or_warn(&entry);
     }
 }
 

@@ -17,11 +17,13 @@ use crate::backend::audit;
 use crate::backend::fanout::apply::{self, ApplyItem, Outcome};
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::drift::{self, DriftError, DriftItem};
+use crate::backend::fanout::object::resource_of;
 use crate::backend::fanout::planning::{self, PlanAction, PlanItem, PlanMode};
 use crate::backend::fanout::targets::{Options, Target};
 use crate::cli::{ApplyArgs, GlobalArgs, PlanArgs, ScopeArgs, exit};
 use crate::model::ResourceRef;
 use crate::output;
+use crate::safe_text::printable;
 
 /// Said on stderr after a write to the simulated fleet: what changed lasts as long as the run.
 pub(crate) const DEMO_WRITES_NOTE: &str = "the simulated fleet starts afresh from --demo-seed in every run: this changed it for this run only (the console keeps changes for its session)";
@@ -75,7 +77,7 @@ async fn plan_on<A: ClusterApi>(
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     for note in &prepared.notes {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", printable(note, false));
     }
     let mode = if global.readonly {
         PlanMode::ReadOnly
@@ -117,19 +119,18 @@ pub fn plan_table(out: &mut dyn Write, items: &[PlanItem]) -> std::io::Result<()
         } else {
             clusters.join(", ")
         };
-        write!(
-            out,
+        let mut row = format!(
             "{:<9} {}  on {who}",
             item.action.as_str(),
             item.resource.display_key()
-        )?;
+        );
         if !item.message.is_empty() {
-            write!(out, "  ({})", item.message)?;
+            row.push_str(&format!("  ({})", item.message));
         }
-        writeln!(out)?;
+        writeln!(out, "{}", printable(&row, false))?;
         if item.action != PlanAction::Unchanged {
             for line in item.diff.lines() {
-                writeln!(out, "    {line}")?;
+                writeln!(out, "    {}", printable(line, true))?;
             }
         }
     }
@@ -185,7 +186,7 @@ async fn apply_on<A: ClusterApi>(
         ..
     } = prepared;
     for note in &notes {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", printable(note, false));
     }
     let options = Options {
         concurrency: args.concurrency.max(1),
@@ -223,6 +224,22 @@ async fn apply_on<A: ClusterApi>(
             }
         }
     }
+    let action = if prune.values().any(|list| !list.is_empty()) {
+        "apply+prune"
+    } else {
+        "apply"
+    };
+    let mut planned = audit::Entry::new(action);
+    planned.clusters = targets.iter().map(|t| t.cluster.clone()).collect();
+    planned.objects = targets
+        .iter()
+        .flat_map(|t| t.objects.iter().map(|o| resource_of(o).display_key()))
+        .chain(prune.values().flatten().map(ResourceRef::display_key))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    // The simulated fleet is no one's: an interrupted demo apply is not audited either.
+    let in_flight = (!global.uses_demo()).then(|| audit::in_flight(planned));
     let items = apply::apply_with(
         &targets,
         args.force_conflicts,
@@ -232,15 +249,12 @@ async fn apply_on<A: ClusterApi>(
         &progress("apply"),
     )
     .await;
+    drop(in_flight);
     if global.uses_demo() {
         // The simulated fleet is no one's: its writes are not audited.
         eprintln!("note: {DEMO_WRITES_NOTE}");
     } else if !items.is_empty() {
-        let pruned = prune.values().any(|list| !list.is_empty());
-        audit::record_or_warn(&audit::Entry::from_apply(
-            if pruned { "apply+prune" } else { "apply" },
-            &items,
-        ));
+        audit::record_or_warn(&audit::Entry::from_apply(action, &items));
     }
     output::write(out, global.output, &Items { items: &items }, |out| {
         apply_table(out, &items)
@@ -265,17 +279,16 @@ fn apply_table(out: &mut dyn Write, items: &[ApplyItem]) -> std::io::Result<()> 
         }
     }
     for (item, clusters) in &groups {
-        write!(
-            out,
+        let mut row = format!(
             "{:<9} {}  on {}",
             item.result.as_str(),
             item.resource.display_key(),
             clusters.join(", ")
-        )?;
+        );
         if !item.message.is_empty() {
-            write!(out, "  ({})", item.message)?;
+            row.push_str(&format!("  ({})", item.message));
         }
-        writeln!(out)?;
+        writeln!(out, "{}", printable(&row, false))?;
     }
     let failed: BTreeSet<&str> = items
         .iter()
@@ -324,7 +337,7 @@ async fn drift_on<A: ClusterApi>(
     .await;
     if !global.uses_demo() {
         for note in owner_fights(&items, &audit::read_entries()) {
-            eprintln!("note: {note}");
+            eprintln!("note: {}", printable(&note, false));
         }
     }
     report_drift(global, &items, &errors, out)
@@ -338,19 +351,19 @@ pub fn report_drift(
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     for error in errors {
-        eprintln!(
+        let line = format!(
             "error: {}: {}: {}",
             error.cluster,
             error.resource.display_key(),
             error.message
         );
+        eprintln!("{}", printable(&line, false));
     }
     output::write(out, global.output, &Items { items }, |out| {
         for item in items {
             for field in &item.fields {
                 let (desired, live) = field.shown();
-                writeln!(
-                    out,
+                let line = format!(
                     "{}  {}  {}  desired {desired}  live {live}  changed by {}{}",
                     item.cluster,
                     item.resource.display_key(),
@@ -361,7 +374,8 @@ pub fn report_drift(
                         .as_deref()
                         .map(|t| format!(" at {t}"))
                         .unwrap_or_default()
-                )?;
+                );
+                writeln!(out, "{}", printable(&line, false))?;
             }
         }
         let fields: usize = items.iter().map(|i| i.fields.len()).sum();

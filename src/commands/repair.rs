@@ -29,6 +29,7 @@ use crate::engine::{Fleet, SourceFile, load_fleet};
 use crate::fleet_edit;
 use crate::model::ResourceRef;
 use crate::output;
+use crate::safe_text::printable;
 
 use super::propagate::DEMO_WRITES_NOTE;
 use super::scope::{
@@ -164,12 +165,13 @@ async fn repair_on<A: ClusterApi>(
     let (drifted, errors) =
         drift::drift_with(&prepared.targets, options, &prepared.ignores, &|_, _| {}).await;
     for error in &errors {
-        eprintln!(
+        let line = format!(
             "error: {}: {}: {}",
             error.cluster,
             error.resource.display_key(),
             error.message
         );
+        eprintln!("{}", printable(&line, false));
     }
     let found = details(
         &prepared.targets,
@@ -260,7 +262,7 @@ async fn repair_on<A: ClusterApi>(
         warnings.push(BUILTIN_FLEET_WARNING.into());
     }
     for warning in &warnings {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", printable(warning, false));
     }
     write_report(global, out, &items, &files, &warnings)?;
     let some_failed = items.iter().any(|i| i.result == "failed");
@@ -357,8 +359,7 @@ fn preview(way: Way, found: &[Found], ignore_ahead: bool, args: &RepairArgs) {
             Way::Adopt => format!("keep live {live} as an override (desired was {desired})"),
             Way::Ignore => format!("stop reporting (live {live}, desired {desired})"),
         };
-        let _ = writeln!(
-            err,
+        let line = format!(
             "{} {}  {}  {}  {what}  (changed by {})",
             way.verb(),
             f.cluster,
@@ -366,6 +367,7 @@ fn preview(way: Way, found: &[Found], ignore_ahead: bool, args: &RepairArgs) {
             f.pointer,
             f.manager.as_deref().unwrap_or("(unknown)")
         );
+        let _ = writeln!(err, "{}", printable(&line, false));
     }
 }
 
@@ -705,8 +707,7 @@ fn write_report(
         },
         |out| {
             for i in items {
-                write!(
-                    out,
+                let mut row = format!(
                     "{:<6} {} {}  {}  {}  {}",
                     i.result,
                     i.action.verb(),
@@ -718,14 +719,14 @@ fn write_report(
                         Way::Adopt => format!("keeps {}", i.live),
                         Way::Ignore => "ignored".to_string(),
                     }
-                )?;
+                );
                 if !i.message.is_empty() {
-                    write!(out, "  ({})", i.message)?;
+                    row.push_str(&format!("  ({})", i.message));
                 }
-                writeln!(out)?;
+                writeln!(out, "{}", printable(&row, false))?;
             }
             for file in files {
-                writeln!(out, "saved {file}")?;
+                writeln!(out, "saved {}", printable(file, false))?;
             }
             let count = |result: &str| items.iter().filter(|i| i.result == result).count();
             let skipped = count("skipped");

@@ -19,6 +19,7 @@ use crate::backend::sim::{Scenario, SimClusterApi, SimCore, SimFleet};
 use crate::cli::{GlobalArgs, ScopeArgs, exit};
 use crate::engine::{Fleet, SourceFile};
 use crate::model::{ClusterSpec, ResourceRef};
+use crate::safe_text::printable;
 use crate::source;
 
 /// An input error: printed with `error:` and exit 2.
@@ -318,7 +319,7 @@ pub fn unmatched_contexts(globs: &[String], fleet: &Fleet) -> Result<(), InputEr
 
 /// Prints an input error and gives its exit code.
 pub fn input_error(message: &str) -> u8 {
-    eprintln!("error: {message}");
+    eprintln!("error: {}", printable(message, true));
     exit::INPUT
 }
 

@@ -5,6 +5,7 @@
 //! choose what to prune: the caller hands it a confirmed list.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -171,27 +172,70 @@ async fn apply_cluster<A: ClusterApi>(
                 None => pending.push((resource, object)),
             }
         }
+        // The first error that says the whole cluster cannot be worked on stops the requests of
+        // this phase not yet sent, as it stops the later phases.
+        let halted: Mutex<Option<String>> = Mutex::new(stop.clone());
+        let halted = &halted;
+        let halt_on = |result: &Result<Value, ApiError>| {
+            if let Err(err) = result
+                && err.is_cluster_fatal()
+                && let Ok(mut halted) = halted.lock()
+                && halted.is_none()
+            {
+                *halted = Some(err.to_string());
+            }
+        };
+        let halt_on = &halt_on;
         let requests: Vec<_> = pending
             .into_iter()
             .map(|(resource, object)| async move {
+                if let Some(reason) = halted.lock().ok().and_then(|h| h.clone()) {
+                    return (resource, Sent::No(reason));
+                }
                 let rules = ignores.for_object(&target.cluster, &resource);
                 if rules.is_empty() {
-                    return (resource, guard.call(|| api.apply(object, mode)).await);
+                    let (result, throttles) = guard
+                        .call_counting_throttles(|| api.apply(object, mode))
+                        .await;
+                    halt_on(&result);
+                    return (resource, Sent::Yes(result, throttles));
                 }
-                let adjusted = match guard.call(|| api.get(&resource)).await {
+                let (live, read_throttles) =
+                    guard.call_counting_throttles(|| api.get(&resource)).await;
+                let adjusted = match live {
                     Ok(live) => ignore::adjust_intent(object, live.as_ref(), &rules, FIELD_MANAGER),
-                    Err(err) => return (resource, Err(err)),
+                    Err(err) => {
+                        let result = Err(err);
+                        halt_on(&result);
+                        return (resource, Sent::Yes(result, read_throttles));
+                    }
                 };
-                (resource, guard.call(|| api.apply(&adjusted, mode)).await)
+                let (result, throttles) = guard
+                    .call_counting_throttles(|| api.apply(&adjusted, mode))
+                    .await;
+                halt_on(&result);
+                (resource, Sent::Yes(result, read_throttles + throttles))
             })
             .collect();
-        let results: Vec<(ResourceRef, Result<Value, ApiError>)> = futures::stream::iter(requests)
+        let results: Vec<(ResourceRef, Sent)> = futures::stream::iter(requests)
             .buffered(options.limits.in_flight.max(1))
             .collect()
             .await;
-        for (resource, result) in results {
+        for (resource, sent) in results {
+            let (result, throttles) = match sent {
+                Sent::Yes(result, throttles) => (result, throttles),
+                Sent::No(reason) => {
+                    rows.push(ApplyItem {
+                        cluster: target.cluster.clone(),
+                        resource,
+                        result: Outcome::Skipped,
+                        message: format!("not attempted: {reason}"),
+                    });
+                    continue;
+                }
+            };
             let (outcome, message) = match result {
-                Ok(_) => (Outcome::Applied, String::new()),
+                Ok(_) => (Outcome::Applied, applied_after(throttles)),
                 Err(ApiError::Conflict { managers, message }) => (
                     Outcome::Conflict,
                     format!(
@@ -243,6 +287,23 @@ async fn apply_cluster<A: ClusterApi>(
         });
     }
     rows
+}
+
+/// Whether an object's apply was sent (its answer, and how often the cluster throttled it
+/// first), or why not.
+enum Sent {
+    Yes(Result<Value, ApiError>, u32),
+    No(String),
+}
+
+/// An applied row's message: empty, or how often the cluster throttled it first (it answered
+/// and was busy, so the write came late but whole).
+fn applied_after(throttles: u32) -> String {
+    match throttles {
+        0 => String::new(),
+        1 => "throttled by the API server (429) once, then applied".to_string(),
+        n => format!("throttled by the API server (429) {n} times, then applied"),
+    }
 }
 
 /// How long custom resources wait for the CRDs applied just before them to be Established.

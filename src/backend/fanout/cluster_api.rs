@@ -28,6 +28,8 @@
 //!   values (design §3): a throttled cluster answered, so it is never `Unreachable`; "throttled"
 //!   is its message detail, or a cell's reason. Only no answer (connection errors, timeouts)
 //!   that outlasts the budget is `Unreachable`; other 5xx become `Other`.
+//! - **Maybe carried out**: an `Unreachable` after an attempt that got no answer (a dropped
+//!   connection, a timeout) says the request may still have been carried out.
 
 use std::future::Future;
 use std::sync::Mutex;
@@ -300,6 +302,11 @@ fn parse_imf_fixdate(value: &str) -> Option<u64> {
     u64::try_from(days * 86_400 + hour * 3600 + minute * 60 + second).ok()
 }
 
+/// The message of a request that ended unreachable after an attempt got no answer.
+fn maybe_done(message: String) -> String {
+    format!("{message} (an attempt got no answer and may still have been carried out)")
+}
+
 /// Every request to one cluster goes through its guard: token bucket, per-attempt timeout,
 /// retries within the retry budget.
 #[derive(Debug)]
@@ -336,11 +343,28 @@ impl Guard {
     }
 
     /// Runs `request` (made afresh for every attempt) under the cluster's limits.
-    pub async fn call<T, F, Fut>(&self, mut request: F) -> Result<T, ApiError>
+    pub async fn call<T, F, Fut>(&self, request: F) -> Result<T, ApiError>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, ApiError>>,
     {
+        self.call_counting_throttles(request).await.0
+    }
+
+    /// [`Guard::call`], also counting the attempts the server throttled (429), so a result
+    /// that came late because the cluster was busy can say so.
+    pub async fn call_counting_throttles<T, F, Fut>(
+        &self,
+        mut request: F,
+    ) -> (Result<T, ApiError>, u32)
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, ApiError>>,
+    {
+        let mut throttles: u32 = 0;
+        // An attempt the connection dropped or the clock cut off may still have been carried
+        // out by the server; a later "connection refused" must not hide that.
+        let mut unanswered = false;
         let limits = &self.limits;
         let started = Instant::now();
         let deadline = started + limits.retry_budget;
@@ -371,15 +395,21 @@ impl Guard {
                     message,
                     retry_after,
                 }) => (status, message, retry_after),
+                Err(ApiError::Unreachable(message)) if unanswered => {
+                    self.note_throttled(None);
+                    return (Err(ApiError::Unreachable(maybe_done(message))), throttles);
+                }
                 other => {
                     self.note_throttled(None);
-                    return other;
+                    return (other, throttles);
                 }
             };
+            unanswered |= status.is_none();
             let jittered = backoff.next().unwrap_or(limits.max_backoff);
             let wait = retry_after.unwrap_or(jittered);
             let throttled = status == Some(429);
             if throttled {
+                throttles += 1;
                 let note = throttled_note(wait);
                 tracing::warn!("{note}: {message}");
                 self.note_throttled(Some(note));
@@ -402,14 +432,15 @@ impl Guard {
             };
             if let Some(ended) = ended {
                 let message = format!("{message}; {ended}");
-                return Err(match status {
+                let err = match status {
                     Some(429) => ApiError::Throttled {
                         message: format!("throttled by the API server (429): {message}"),
                         retry_after,
                     },
                     Some(_) => ApiError::Other(message),
-                    None => ApiError::Unreachable(message),
-                });
+                    None => ApiError::Unreachable(maybe_done(message)),
+                };
+                return (Err(err), throttles);
             }
             tokio::time::sleep(wait).await;
         }
@@ -497,6 +528,20 @@ mod tests {
         let waited = starts[1] - starts[0];
         assert!(waited >= Duration::from_secs(7), "{waited:?}");
         assert!(waited < Duration::from_secs(8), "{waited:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_throttled_attempts_of_a_call_are_counted() {
+        let guard = Guard::new(Limits::default());
+        let script = Script::new(vec![throttled(Some(1)), unavailable(), throttled(None)]);
+        let (result, throttles) = guard.call_counting_throttles(|| script.attempt()).await;
+        assert_eq!(result, Ok(()));
+        assert_eq!(throttles, 2, "the 500 is not a throttle");
+        let script = Script::new(Vec::new());
+        assert_eq!(
+            guard.call_counting_throttles(|| script.attempt()).await,
+            (Ok(()), 0)
+        );
     }
 
     #[tokio::test(start_paused = true)]
@@ -679,8 +724,40 @@ mod tests {
             message.contains("; gave up after 3 attempts in 30s"),
             "{message}"
         );
+        assert!(
+            message.ends_with("(an attempt got no answer and may still have been carried out)"),
+            "{message}"
+        );
         assert_eq!(calls.load(Ordering::SeqCst), 3);
         assert!(begun.elapsed() <= limits.retry_budget);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refusal_after_a_dropped_attempt_says_the_write_may_have_landed() {
+        let guard = Guard::new(Limits::default());
+        let dropped = ApiError::Retryable {
+            status: None,
+            message: "connection closed before message completed".into(),
+            retry_after: None,
+        };
+        let script = Script::new(vec![
+            dropped,
+            ApiError::Unreachable("Connection refused".into()),
+        ]);
+        let result = guard.call(|| script.attempt()).await;
+        assert_eq!(
+            result,
+            Err(ApiError::Unreachable(
+                "Connection refused (an attempt got no answer and may still have been carried out)"
+                    .into()
+            ))
+        );
+        let refused = Script::new(vec![ApiError::Unreachable("Connection refused".into())]);
+        assert_eq!(
+            guard.call(|| refused.attempt()).await,
+            Err(ApiError::Unreachable("Connection refused".into())),
+            "a refusal alone sent nothing"
+        );
     }
 
     #[tokio::test(start_paused = true)]

@@ -390,3 +390,32 @@ async fn secret_values_never_reach_a_plan_a_prune_or_drift_output() {
         .unwrap();
     assert!(!leaks(&pruned.diff), "{}", pruned.diff);
 }
+
+#[tokio::test]
+async fn a_cluster_fatal_answer_stops_the_rest_of_its_phase_unsent() {
+    let forbidden = Arc::new(FakeCluster {
+        forbidden: true,
+        ..FakeCluster::default()
+    });
+    let objects: Vec<Value> = (0..20)
+        .map(|n| config_map(&format!("cm-{n}"), "shop", "blue"))
+        .collect();
+    let targets = vec![target("forbidden", &forbidden, objects)];
+    let mut options = Options::default();
+    options.limits.in_flight = 1;
+    let items = apply(&targets, false, &BTreeMap::new(), options, &quiet).await;
+    assert_eq!(items.len(), 20);
+    assert_eq!(items[0].result, Outcome::Error);
+    assert!(
+        items[1..]
+            .iter()
+            .all(|i| i.result == Outcome::Skipped
+                && i.message.starts_with("not attempted: forbidden")),
+        "{items:?}"
+    );
+    assert_eq!(
+        forbidden.requests.load(Ordering::Relaxed),
+        1,
+        "one request sent"
+    );
+}

@@ -108,7 +108,32 @@ pub fn short_error(err: &dyn std::error::Error) -> String {
     {
         text = format!("{text}: {cause}");
     }
+    if let Some(explained) = certificate_rejected(&text) {
+        text = explained;
+    }
     safe_text::printable(&safe_text::redact(first_line(&text)), false)
+}
+
+/// A server certificate the client refused, said as what it means to the operator: rustls
+/// names only the reason (`invalid peer certificate: UnknownIssuer`), deep in a chain of
+/// "client error (Connect)" wrappers.
+fn certificate_rejected(text: &str) -> Option<String> {
+    const MARK: &str = "invalid peer certificate: ";
+    let at = text.find(MARK)?;
+    let reason = first_line(&text[at + MARK.len()..]);
+    let meaning = if reason.starts_with("UnknownIssuer") {
+        "it is not signed by the certificate authority the kubeconfig trusts for this cluster; \
+         if the cluster's CA changed, update the cluster's certificate-authority-data"
+    } else if reason.starts_with("Expired") {
+        "it has expired"
+    } else if reason.starts_with("NotValidForName") {
+        "it is not valid for the server address in the kubeconfig"
+    } else {
+        "it is not trusted"
+    };
+    Some(format!(
+        "TLS: the API server's certificate was rejected ({reason}): {meaning}"
+    ))
 }
 
 fn first_line(text: &str) -> &str {
@@ -119,6 +144,22 @@ fn first_line(text: &str) -> &str {
 #[allow(clippy::unwrap_used)]
 mod throttle_tests {
     use super::*;
+
+    #[test]
+    fn a_rejected_server_certificate_says_what_to_check() {
+        let text = "ServiceError: client error (Connect): invalid peer certificate: UnknownIssuer";
+        let explained = certificate_rejected(text).unwrap();
+        assert!(explained.starts_with("TLS: "), "{explained}");
+        assert!(explained.contains("(UnknownIssuer)"), "{explained}");
+        assert!(
+            explained.contains("certificate-authority-data"),
+            "{explained}"
+        );
+        assert_eq!(
+            certificate_rejected("client error (Connect): Connection refused"),
+            None
+        );
+    }
 
     #[test]
     fn a_throttled_probe_is_an_answering_cluster_with_the_throttle_named() {

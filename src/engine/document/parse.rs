@@ -338,9 +338,16 @@ pub fn parse_files(files: &[SourceFile]) -> (Vec<Doc>, Vec<FleetError>) {
 
 type Parsed = (Value, HashMap<String, usize>, usize);
 
+/// Sequences and mappings nested in one document, at most. Reading recurses once a level, and
+/// deeply nested sequences overflow a 2 MiB thread stack (a test's, a tokio worker's) in debug
+/// builds past about 50; the deepest real manifests (CRD schemas) stay well under 40.
+pub const MAX_NESTING: usize = 40;
+
 fn parse_document(file: &str, start: usize, text: &str) -> Result<Option<Parsed>, FleetError> {
     // YAML 1.2 booleans only: `name: y` or `value: on` stay strings.
-    let options = serde_saphyr::options! { strict_booleans: true };
+    let mut budget = serde_saphyr::budget::Budget::default();
+    budget.max_depth = MAX_NESTING;
+    let options = serde_saphyr::options! { strict_booleans: true, budget: Some(budget) };
     let parsed: Result<Spanned<Node>, _> = serde_saphyr::from_str_with_options(text, options);
     match parsed {
         Ok(root) => {
@@ -367,6 +374,21 @@ fn parse_document(file: &str, start: usize, text: &str) -> Result<Option<Parsed>
                 .unwrap_or(start);
             let message = error.without_snippet().to_string();
             let message = strip_chunk_location(message.lines().next().unwrap_or("").trim());
+            if message.starts_with("budget breached: Depth") {
+                return Err(FleetError {
+                    location: SourceLocation {
+                        file: file.to_string(),
+                        line,
+                    },
+                    field: "(yaml)".into(),
+                    message: format!(
+                        "nested more than {MAX_NESTING} levels deep (sequences and mappings)"
+                    ),
+                    hint: format!(
+                        "flotilla reads at most {MAX_NESTING} levels of nesting; flatten the structure at this line"
+                    ),
+                });
+            }
             Err(FleetError {
                 location: SourceLocation {
                     file: file.to_string(),
@@ -574,6 +596,45 @@ mod tests {
         assert_eq!(docs[2].line, 8);
         assert_eq!(docs[2].line_of("/c/d"), 9);
         assert_eq!(docs[2].value["c"]["d"], 3);
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_a_located_error_that_fits_a_small_stack() {
+        let deep = |depth: usize| {
+            file(&format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: deep}}\ndata:\n  deep: {}x{}\n",
+                "[".repeat(depth),
+                "]".repeat(depth)
+            ))
+        };
+        // A 2 MiB stack is what test threads and tokio workers get; a debug build overflowed
+        // it at about 52 nested sequences before the limit.
+        let on_small_stack = |files: Vec<SourceFile>| {
+            std::thread::Builder::new()
+                .stack_size(2 << 20)
+                .spawn(move || parse_files(&files))
+                .unwrap()
+                .join()
+                .unwrap()
+        };
+        let (docs, errors) = on_small_stack(vec![deep(MAX_NESTING - 2)]);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(docs.len(), 1);
+        for depth in [MAX_NESTING, 52, 200] {
+            let (docs, errors) = on_small_stack(vec![deep(depth)]);
+            assert!(docs.is_empty(), "depth {depth}");
+            let [error] = errors.as_slice() else {
+                panic!("one error at depth {depth}: {errors:?}");
+            };
+            assert_eq!(
+                (error.location.file.as_str(), error.location.line),
+                ("f.yaml", 5)
+            );
+            assert!(
+                error.message.contains("nested more than 40 levels"),
+                "{error:?}"
+            );
+        }
     }
 
     #[test]
