@@ -75,8 +75,23 @@ fn begin(state: &mut State, world: &PlacementWorld, index: usize) {
         base: Some(base),
         ..OcmPlacementEditor::choosing(0)
     };
-    recompute(world, &mut editor);
+    editor.revision += 1;
     state.mode = Mode::OcmPlacement(Box::new(editor));
+}
+
+/// Decides the edited Placement again when the edit or the hub's Placements changed since
+/// the last preview (the same protocol as the other editors); cheap otherwise.
+pub fn refresh(state: &mut State) {
+    let Some(world) = state.placements.clone() else {
+        return;
+    };
+    if let Mode::OcmPlacement(editor) = &mut state.mode
+        && editor.stage == OcmStage::Editing
+        && editor.previewed != editor.revision
+    {
+        recompute(&world, editor);
+        editor.previewed = editor.revision;
+    }
 }
 
 /// Decides the edited Placement again.
@@ -98,7 +113,7 @@ fn recompute(world: &PlacementWorld, editor: &mut OcmPlacementEditor) {
 /// The hub's Placements changed: the preview is decided against them again.
 pub fn world_changed(state: &mut State, world: Arc<PlacementWorld>) {
     if let Mode::OcmPlacement(editor) = &mut state.mode {
-        recompute(&world, editor);
+        editor.revision += 1;
     }
     state.placements = Some(world);
 }
@@ -162,7 +177,7 @@ pub fn key(state: &mut State, mut editor: Box<OcmPlacementEditor>, key: InputKey
             }
             other => {
                 if edit_text(editor.text_mut(), other) {
-                    recompute(&world, &mut editor);
+                    editor.revision += 1;
                 }
             }
         },

@@ -35,6 +35,7 @@ fn derive(state: &mut State) {
     let files = state.files.clone();
     placement_editor::refresh(state, &fleet, &files);
     override_editor::refresh(state, &fleet, &files);
+    ocm_placement::refresh(state);
     drift::refresh(state, &fleet, &files);
 }
 

@@ -51,6 +51,8 @@ pub struct CellGrid {
     details: HashMap<CellRef, CellDetail>,
     per_resource: Vec<KindCounts>,
     per_cluster: Vec<KindCounts>,
+    /// Every cell's kind counted, for the header and the wall's tiles.
+    all: KindCounts,
     /// Problem cells and since when (app clock, ms) they have been in their state.
     problems: BTreeMap<CellRef, u64>,
     /// The app clock, stamped on problems as they appear.
@@ -74,6 +76,7 @@ impl CellGrid {
             details: HashMap::new(),
             per_resource: vec![KindCounts::default(); resources],
             per_cluster: vec![KindCounts::default(); clusters],
+            all: KindCounts::default(),
             problems: BTreeMap::new(),
             now_ms: 0,
         };
@@ -84,11 +87,13 @@ impl CellGrid {
     fn recount(&mut self) {
         self.per_resource = vec![KindCounts::default(); self.resources];
         self.per_cluster = vec![KindCounts::default(); self.clusters];
+        self.all = KindCounts::default();
         let old_problems = std::mem::take(&mut self.problems);
         for (index, kind) in self.kinds.iter().enumerate() {
             let (resource, cluster) = (index / self.clusters.max(1), index % self.clusters.max(1));
             self.per_resource[resource].add(*kind);
             self.per_cluster[cluster].add(*kind);
+            self.all.add(*kind);
             if kind.is_problem() {
                 let cell = CellRef {
                     resource: resource as u32,
@@ -170,6 +175,8 @@ impl CellGrid {
         self.per_cluster[cluster].remove(old);
         self.per_resource[resource].add(new);
         self.per_cluster[cluster].add(new);
+        self.all.remove(old);
+        self.all.add(new);
         self.kinds[index] = new;
         if !new.is_problem() {
             self.problems.remove(&cell);
@@ -241,13 +248,11 @@ impl CellGrid {
         (0..self.resources).find(|&resource| self.kind(resource, cluster) == worst)
     }
 
-    /// Counts of every cell by status.
+    /// Counts of every cell by status, kept as cells change.
     pub fn totals(&self) -> StatusCounts {
         let mut totals = StatusCounts::default();
-        for counts in &self.per_cluster {
-            for kind in StatusKind::ALL {
-                totals.add_n(kind, counts.get(kind) as usize);
-            }
+        for kind in StatusKind::ALL {
+            totals.add_n(kind, self.all.get(kind) as usize);
         }
         totals
     }

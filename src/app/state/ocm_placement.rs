@@ -37,6 +37,10 @@ pub struct OcmPlacementEditor {
     /// What is wrong with the input; the last good preview stays meanwhile.
     pub error: Option<String>,
     pub preview: Option<DecisionPreview>,
+    /// Bumped by every edit and by every change of the hub's Placements; the preview belongs
+    /// to `previewed`.
+    pub revision: u64,
+    pub previewed: u64,
 }
 
 impl OcmPlacementEditor {
@@ -49,6 +53,8 @@ impl OcmPlacementEditor {
             field: OcmField::Labels(0),
             error: None,
             preview: None,
+            revision: 1,
+            previewed: 0,
         }
     }
 
