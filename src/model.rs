@@ -290,6 +290,65 @@ impl fmt::Display for CellStatus {
     }
 }
 
+/// Whether a live object is doing its job, beside whether it matches the fleet (design §4):
+/// Argo CD's meanings for built-in kinds. In severity order, so a roll-up picks the greatest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum HealthKind {
+    Healthy,
+    /// Deliberately stopped (a paused Deployment, a suspended Job or CronJob).
+    Suspended,
+    /// Still getting there (a rollout, a pending claim, a load balancer not yet assigned).
+    Progressing,
+    /// The cluster could not say.
+    Unknown,
+    /// Placed, but the cluster does not hold it.
+    Missing,
+    Degraded,
+}
+
+impl HealthKind {
+    pub const ALL: [HealthKind; 6] = [
+        HealthKind::Healthy,
+        HealthKind::Suspended,
+        HealthKind::Progressing,
+        HealthKind::Unknown,
+        HealthKind::Missing,
+        HealthKind::Degraded,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HealthKind::Healthy => "Healthy",
+            HealthKind::Suspended => "Suspended",
+            HealthKind::Progressing => "Progressing",
+            HealthKind::Unknown => "Unknown",
+            HealthKind::Missing => "Missing",
+            HealthKind::Degraded => "Degraded",
+        }
+    }
+
+    /// Parses a health name case-insensitively (`degraded`, `Progressing`).
+    pub fn parse(text: &str) -> Option<HealthKind> {
+        HealthKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str().eq_ignore_ascii_case(text.trim()))
+    }
+}
+
+impl fmt::Display for HealthKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A live object's health and why ("1/3 available", "progress deadline exceeded: …").
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CellHealth {
+    pub kind: HealthKind,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+}
+
 /// The worst status among a set of cells, with the position of the cell that caused it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RollUp<K> {

@@ -372,6 +372,23 @@ fn status_on_the_demo_lists_every_cell_with_the_contract_shape_and_exit_codes() 
     );
     assert_eq!(sync(DRIFTED, "checkout"), ["InSync", "Pending"]);
     assert_eq!(sync("edge-store-0003", "inventory"), ["Unreachable"]);
+    let health = |cluster: &str, kind: &str, name: &str| -> Vec<String> {
+        rows(&value, cluster, name)
+            .iter()
+            .filter(|row| row["resource"]["kind"] == kind)
+            .filter_map(|row| row["health"].as_str().map(str::to_string))
+            .collect()
+    };
+    // The live Deployment is assessed; a kind without health has none; what the cluster
+    // does not hold is Missing; an unreachable cluster cannot say.
+    assert_eq!(health(DRIFTED, "Deployment", "checkout"), ["Healthy"]);
+    assert_eq!(health(DRIFTED, "Service", "checkout"), ["Missing"]);
+    assert_eq!(health(DRIFTED, "ConfigMap", "registry-config"), ["None"]);
+    assert_eq!(
+        health("edge-store-0003", "Deployment", "inventory"),
+        ["Unknown"]
+    );
+
     assert!(
         items.iter().any(
             |i| i["sync"] == "NotPlaced" && i["reason"].as_str().is_some_and(|r| !r.is_empty())

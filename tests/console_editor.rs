@@ -106,6 +106,7 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
         action: flotilla::backend::fanout::planning::PlanAction::Create,
         diff: "+kind: CronJob\n".into(),
         message: String::new(),
+        health: None,
     };
     console.act(Action::Backend(flotilla::backend::BackendEvent::DryRun {
         revision,

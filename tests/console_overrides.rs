@@ -137,6 +137,7 @@ fn an_image_tag_override_for_one_cluster_previews_that_cluster_and_saves_the_rul
         action: flotilla::backend::fanout::planning::PlanAction::Update,
         diff: "-image: old\n+image: new\n".into(),
         message: String::new(),
+        health: None,
     };
     console.act(Action::Backend(flotilla::backend::BackendEvent::DryRun {
         revision,

@@ -143,6 +143,7 @@ pub fn plan_items(fleet: &Fleet, view: &HubView, scope: &ScopeArgs) -> Vec<PlanI
                         "{} removes it: the fleet no longer places it here",
                         view.kind.as_str()
                     ),
+                    health: None,
                 });
             }
         }

@@ -22,10 +22,10 @@ use super::scope::{
 use crate::backend::cells::drift_summary;
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::drift;
-use crate::backend::fanout::planning::{self, PlanAction, PlanMode};
+use crate::backend::fanout::planning::{self, PlanAction, PlanItem, PlanMode};
 use crate::backend::fanout::targets::Options;
-use crate::cli::{GlobalArgs, ScopeArgs};
-use crate::model::{CellStatus, ResourceRef, StatusKind};
+use crate::cli::{GlobalArgs, ScopeArgs, exit};
+use crate::model::{CellStatus, HealthKind, ResourceRef, StatusKind};
 use crate::output;
 
 /// One row of `status -o json`: `{"cluster","resource","sync","health","reason","since"}`.
@@ -131,9 +131,17 @@ async fn cells_of<A: ClusterApi>(
             (CellStatus::Pending, _) => ("not on the cluster: not applied yet".to_string(), None),
             _ => (row.message.clone(), None),
         };
+        let cell_health = health(row, &status);
+        // In sync but not healthy: why it is not is the reason worth reading.
+        let reason = match &row.health {
+            Some(live) if reason.is_empty() && live.kind != HealthKind::Healthy => {
+                live.reason.clone()
+            }
+            _ => reason,
+        };
         items.push(StatusItem {
             cluster: row.cluster.clone(),
-            health: health(&row.resource, &status),
+            health: cell_health,
             sync: status.kind(),
             resource: row.resource.clone(),
             reason,
@@ -170,28 +178,30 @@ async fn cells_of<A: ClusterApi>(
         )
     };
     items.sort_by_key(order);
-    (items, plan_exit(&plan))
+    let unhealthy = items.iter().any(|item| {
+        matches!(
+            item.health,
+            "Degraded" | "Progressing" | "Missing" | "Unknown"
+        )
+    });
+    let code = match plan_exit(&plan) {
+        exit::OK if unhealthy => exit::CHANGES,
+        code => code,
+    };
+    (items, code)
 }
 
-/// A cell's health as far as a read tells it. flotilla does not assess a workload's rollout
-/// yet, so a held object of a kind with health is `Unknown`.
-fn health(resource: &ResourceRef, status: &CellStatus) -> &'static str {
-    const WITHOUT_HEALTH: [&str; 9] = [
-        "ConfigMap",
-        "Secret",
-        "Namespace",
-        "ServiceAccount",
-        "Role",
-        "RoleBinding",
-        "ClusterRole",
-        "ClusterRoleBinding",
-        "NetworkPolicy",
-    ];
+/// A cell's health as far as a read tells it: the live object's, assessed as the console
+/// does; `Missing` for a placed object the cluster does not hold; `Unknown` where the
+/// cluster could not say; `None` for kinds without health.
+fn health(row: &PlanItem, status: &CellStatus) -> &'static str {
     match status.kind() {
         StatusKind::Pending | StatusKind::Missing => "Missing",
         StatusKind::Unreachable | StatusKind::Failed => "Unknown",
-        _ if WITHOUT_HEALTH.contains(&resource.kind.as_str()) => "None",
-        _ => "Unknown",
+        _ => row
+            .health
+            .as_ref()
+            .map_or("None", |live| live.kind.as_str()),
     }
 }
 

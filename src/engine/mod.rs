@@ -33,6 +33,7 @@
 //!
 //! # Rooms, from the bottom up (a room imports only rooms below it)
 //! - [`document`]: file texts in, located documents out, and the located error.
+//! - [`health`]: whether a live object of a built-in kind is healthy (Argo CD's meanings).
 //! - [`place`]: label and field selectors, affinities, taints and tolerations, replica division.
 //! - [`overrides`]: how one object is varied (RFC 6902 operations, Karmada's overriders).
 //! - [`dialect`]: each federation API's documents and upstream semantics (Karmada, KubeFed, OCM).
@@ -48,6 +49,7 @@ pub mod dialect;
 pub mod document;
 pub mod edit;
 pub mod fleet;
+pub mod health;
 pub mod overrides;
 pub mod place;
 pub mod render;

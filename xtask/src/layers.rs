@@ -84,6 +84,7 @@ const MAIN: CrateRules = CrateRules {
         within: "engine",
         layers: &[
             layer("engine::document", 1),
+            layer("engine::health", 1),
             layer("engine::place", 2),
             layer("engine::overrides", 2),
             layer("engine::dialect", 3),

@@ -51,6 +51,10 @@ pub struct PlanItem {
     pub action: PlanAction,
     pub diff: String,
     pub message: String,
+    /// The live object's health, when the cluster holds it and its kind has one (not part of
+    /// `plan -o json`; `status` shows it).
+    #[serde(skip)]
+    pub health: Option<crate::model::CellHealth>,
 }
 
 /// How plan compares.
@@ -105,6 +109,7 @@ fn error_rows<A>(target: &Target<A>, err: &ApiError) -> Vec<PlanItem> {
             action: PlanAction::Error,
             diff: String::new(),
             message: err.to_string(),
+            health: None,
         })
         .collect();
     rows.extend(render_failures(target));
@@ -121,6 +126,7 @@ fn render_failures<A>(target: &Target<A>) -> Vec<PlanItem> {
             action: PlanAction::Error,
             diff: String::new(),
             message: reason.clone(),
+            health: None,
         })
         .collect()
 }
@@ -191,12 +197,15 @@ async fn plan_object<A: ClusterApi>(
 ) -> PlanItem {
     let resource = resource_of(object);
     let label = resource.display_key();
+    // Known once live is read; every row made after that carries it.
+    let health = std::sync::OnceLock::new();
     let row = |action: PlanAction, diff: String, message: String| PlanItem {
         cluster: cluster.to_string(),
         resource: resource.clone(),
         action,
         diff,
         message,
+        health: health.get().cloned().flatten(),
     };
     let dry_run = ApplyMode {
         dry_run: true,
@@ -224,6 +233,7 @@ async fn plan_object<A: ClusterApi>(
         Ok(live) => live,
         Err(err) => return row(PlanAction::Error, String::new(), err.to_string()),
     };
+    let _ = health.set(live.as_ref().and_then(crate::engine::health::assess));
     // Credentials that may read but not patch cannot dry-run: compare read-only instead.
     let (predicted, note) = match predicted {
         Some(Err(ApiError::Forbidden(reason))) => (
@@ -328,6 +338,7 @@ async fn prune_rows<A: ClusterApi>(target: &Target<A>, api: &A, guard: &Guard) -
                         action: PlanAction::Prune,
                         diff: removed,
                         message: "carries flotilla's marker but is no longer placed".into(),
+                        health: None,
                     });
                 }
             }
@@ -343,6 +354,7 @@ async fn prune_rows<A: ClusterApi>(target: &Target<A>, api: &A, guard: &Guard) -
                 action: PlanAction::Error,
                 diff: String::new(),
                 message: format!("listing prune candidates: {err}"),
+                health: None,
             }),
         }
     }

@@ -201,6 +201,7 @@ fn plan_rows_map_to_cell_statuses() {
         action,
         diff: String::new(),
         message: message.into(),
+        health: None,
     };
     assert_eq!(
         row(PlanAction::Create, "").cell_status(),

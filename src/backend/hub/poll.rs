@@ -490,6 +490,7 @@ pub fn preview_items(
             action,
             diff,
             message,
+            health: None,
         });
     }
     items

@@ -1,0 +1,436 @@
+//! Whether a live object of a built-in kind is doing its job, with the meanings operators know
+//! from Argo CD: workloads by their observed generation, updated, ready and available replicas
+//! and the Progressing condition's deadline; Jobs and CronJobs by suspension and their
+//! conditions; Pods by phase and container states; a LoadBalancer Service or an Ingress by
+//! its assigned address; a claim by being Bound; an autoscaler by its conditions. Kinds
+//! without a notion of health get none. It reads only the object handed to it: it must not
+//! know where the object came from, nor decide that an absent object is Missing (the caller
+//! knows that).
+
+use serde_json::Value;
+
+use crate::model::{CellHealth, HealthKind};
+
+/// The health of a live object, or `None` for a kind without one (a ConfigMap, a Role).
+pub fn assess(object: &Value) -> Option<CellHealth> {
+    let group = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .and_then(|version| version.rsplit_once('/').map(|(group, _)| group))
+        .unwrap_or("");
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+    match (group, kind) {
+        ("apps", "Deployment") => Some(deployment(object)),
+        ("apps", "StatefulSet") => Some(stateful_set(object)),
+        ("apps", "DaemonSet") => Some(daemon_set(object)),
+        ("apps", "ReplicaSet") => Some(replica_set(object)),
+        ("batch", "Job") => Some(job(object)),
+        ("batch", "CronJob") => Some(cron_job(object)),
+        ("", "Pod") => Some(pod(object)),
+        ("", "Service") => Some(service(object)),
+        ("", "PersistentVolumeClaim") => Some(claim(object)),
+        ("networking.k8s.io", "Ingress") => Some(ingress(object)),
+        ("autoscaling", "HorizontalPodAutoscaler") => Some(autoscaler(object)),
+        _ => None,
+    }
+}
+
+fn health(kind: HealthKind, reason: impl Into<String>) -> CellHealth {
+    CellHealth {
+        kind,
+        reason: reason.into(),
+    }
+}
+
+fn int(object: &Value, pointer: &str) -> Option<i64> {
+    object.pointer(pointer).and_then(Value::as_i64)
+}
+
+fn text<'a>(object: &'a Value, pointer: &str) -> Option<&'a str> {
+    object.pointer(pointer).and_then(Value::as_str)
+}
+
+fn flag(object: &Value, pointer: &str) -> bool {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// The status condition of this type, if the object reports one.
+fn condition<'a>(object: &'a Value, kind: &str) -> Option<&'a Value> {
+    object
+        .pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|condition| condition.get("type").and_then(Value::as_str) == Some(kind))
+}
+
+fn is_true(condition: &Value) -> bool {
+    condition.get("status").and_then(Value::as_str) == Some("True")
+}
+
+fn condition_words(condition: &Value) -> String {
+    let reason = condition
+        .get("reason")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let message = condition
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    match (reason.is_empty(), message.is_empty()) {
+        (false, false) => format!("{reason}: {message}"),
+        (false, true) => reason.to_string(),
+        (true, false) => message.to_string(),
+        (true, true) => String::new(),
+    }
+}
+
+/// The controller has not yet seen the latest spec.
+fn unobserved(object: &Value) -> Option<CellHealth> {
+    let generation = int(object, "/metadata/generation")?;
+    let observed = int(object, "/status/observedGeneration").unwrap_or(0);
+    (observed < generation).then(|| {
+        health(
+            HealthKind::Progressing,
+            format!("waiting for the controller to observe generation {generation}"),
+        )
+    })
+}
+
+fn deployment(object: &Value) -> CellHealth {
+    if flag(object, "/spec/paused") {
+        return health(HealthKind::Suspended, "the rollout is paused");
+    }
+    if let Some(waiting) = unobserved(object) {
+        return waiting;
+    }
+    if let Some(progressing) = condition(object, "Progressing")
+        && progressing.get("reason").and_then(Value::as_str) == Some("ProgressDeadlineExceeded")
+    {
+        return health(
+            HealthKind::Degraded,
+            format!(
+                "progress deadline exceeded: {}",
+                condition_words(progressing)
+            ),
+        );
+    }
+    let desired = int(object, "/spec/replicas").unwrap_or(1);
+    let updated = int(object, "/status/updatedReplicas").unwrap_or(0);
+    let current = int(object, "/status/replicas").unwrap_or(0);
+    let available = int(object, "/status/availableReplicas").unwrap_or(0);
+    if updated < desired {
+        return health(
+            HealthKind::Progressing,
+            format!("{updated}/{desired} replicas updated"),
+        );
+    }
+    if current > updated {
+        return health(
+            HealthKind::Progressing,
+            format!("{} old replica(s) pending termination", current - updated),
+        );
+    }
+    if available < updated {
+        return health(
+            HealthKind::Progressing,
+            format!("{available}/{desired} available"),
+        );
+    }
+    health(
+        HealthKind::Healthy,
+        format!("{available}/{desired} available"),
+    )
+}
+
+fn stateful_set(object: &Value) -> CellHealth {
+    if let Some(waiting) = unobserved(object) {
+        return waiting;
+    }
+    let desired = int(object, "/spec/replicas").unwrap_or(1);
+    let ready = int(object, "/status/readyReplicas").unwrap_or(0);
+    if ready < desired {
+        return health(HealthKind::Progressing, format!("{ready}/{desired} ready"));
+    }
+    if text(object, "/spec/updateStrategy/type") == Some("OnDelete") {
+        return health(
+            HealthKind::Healthy,
+            format!("{ready}/{desired} ready (OnDelete)"),
+        );
+    }
+    let partition = int(object, "/spec/updateStrategy/rollingUpdate/partition").unwrap_or(0);
+    let updated = int(object, "/status/updatedReplicas").unwrap_or(0);
+    if partition > 0 {
+        let wanted = (desired - partition).max(0);
+        if updated < wanted {
+            return health(
+                HealthKind::Progressing,
+                format!("{updated}/{wanted} replicas above the partition updated"),
+            );
+        }
+        return health(
+            HealthKind::Healthy,
+            format!("partitioned rollout at {partition}"),
+        );
+    }
+    let current_revision = text(object, "/status/currentRevision");
+    let update_revision = text(object, "/status/updateRevision");
+    if update_revision.is_some() && current_revision != update_revision {
+        return health(
+            HealthKind::Progressing,
+            format!("{updated}/{desired} replicas updated"),
+        );
+    }
+    health(HealthKind::Healthy, format!("{ready}/{desired} ready"))
+}
+
+fn daemon_set(object: &Value) -> CellHealth {
+    if let Some(waiting) = unobserved(object) {
+        return waiting;
+    }
+    let desired = int(object, "/status/desiredNumberScheduled").unwrap_or(0);
+    if text(object, "/spec/updateStrategy/type") == Some("OnDelete") {
+        return health(HealthKind::Healthy, "OnDelete: pods update when deleted");
+    }
+    let updated = int(object, "/status/updatedNumberScheduled").unwrap_or(0);
+    if updated < desired {
+        return health(
+            HealthKind::Progressing,
+            format!("{updated}/{desired} nodes updated"),
+        );
+    }
+    let available = int(object, "/status/numberAvailable").unwrap_or(0);
+    if available < desired {
+        return health(
+            HealthKind::Progressing,
+            format!("{available}/{desired} nodes available"),
+        );
+    }
+    health(
+        HealthKind::Healthy,
+        format!("{available}/{desired} nodes available"),
+    )
+}
+
+fn replica_set(object: &Value) -> CellHealth {
+    if let Some(waiting) = unobserved(object) {
+        return waiting;
+    }
+    if let Some(failure) = condition(object, "ReplicaFailure")
+        && is_true(failure)
+    {
+        return health(HealthKind::Degraded, condition_words(failure));
+    }
+    let desired = int(object, "/spec/replicas").unwrap_or(1);
+    let available = int(object, "/status/availableReplicas").unwrap_or(0);
+    if available < desired {
+        return health(
+            HealthKind::Progressing,
+            format!("{available}/{desired} available"),
+        );
+    }
+    health(
+        HealthKind::Healthy,
+        format!("{available}/{desired} available"),
+    )
+}
+
+fn job(object: &Value) -> CellHealth {
+    if let Some(failed) = condition(object, "Failed")
+        && is_true(failed)
+    {
+        return health(HealthKind::Degraded, condition_words(failed));
+    }
+    if let Some(complete) = condition(object, "Complete")
+        && is_true(complete)
+    {
+        return health(HealthKind::Healthy, "complete");
+    }
+    if flag(object, "/spec/suspend") {
+        return health(HealthKind::Suspended, "the job is suspended");
+    }
+    let active = int(object, "/status/active").unwrap_or(0);
+    health(HealthKind::Progressing, format!("{active} pod(s) active"))
+}
+
+fn cron_job(object: &Value) -> CellHealth {
+    if flag(object, "/spec/suspend") {
+        return health(HealthKind::Suspended, "the schedule is suspended");
+    }
+    match text(object, "/status/lastScheduleTime") {
+        Some(last) => health(HealthKind::Healthy, format!("last scheduled {last}")),
+        None => health(HealthKind::Healthy, "not scheduled yet"),
+    }
+}
+
+/// Container waiting reasons that will not get better by waiting.
+const STUCK: [&str; 6] = [
+    "CrashLoopBackOff",
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "InvalidImageName",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+];
+
+fn pod(object: &Value) -> CellHealth {
+    let statuses: Vec<&Value> = ["/status/initContainerStatuses", "/status/containerStatuses"]
+        .iter()
+        .filter_map(|pointer| object.pointer(pointer)?.as_array())
+        .flatten()
+        .collect();
+    let stuck = statuses.iter().find_map(|status| {
+        let waiting = status.pointer("/state/waiting")?;
+        let reason = waiting.get("reason").and_then(Value::as_str)?;
+        STUCK.contains(&reason).then(|| {
+            let name = status.get("name").and_then(Value::as_str).unwrap_or("?");
+            let message = waiting
+                .get("message")
+                .and_then(Value::as_str)
+                .map(|message| format!(": {message}"))
+                .unwrap_or_default();
+            format!("container {name}: {reason}{message}")
+        })
+    });
+    let phase = text(object, "/status/phase");
+    if let Some(stuck) = stuck
+        && !matches!(phase, Some("Succeeded" | "Failed"))
+    {
+        return health(HealthKind::Degraded, stuck);
+    }
+    match phase {
+        Some("Succeeded") => health(HealthKind::Healthy, "succeeded"),
+        Some("Failed") => {
+            let reason = text(object, "/status/message")
+                .or_else(|| text(object, "/status/reason"))
+                .unwrap_or("failed");
+            health(HealthKind::Degraded, reason)
+        }
+        Some("Running") => {
+            let ready = condition(object, "Ready").is_some_and(is_true);
+            if ready {
+                health(HealthKind::Healthy, "running and ready")
+            } else {
+                health(HealthKind::Progressing, "running, not ready")
+            }
+        }
+        Some(phase) => health(HealthKind::Progressing, phase.to_ascii_lowercase()),
+        None => health(HealthKind::Unknown, "no phase reported"),
+    }
+}
+
+fn has_ingress(object: &Value) -> bool {
+    object
+        .pointer("/status/loadBalancer/ingress")
+        .and_then(Value::as_array)
+        .is_some_and(|ingress| !ingress.is_empty())
+}
+
+fn service(object: &Value) -> CellHealth {
+    if text(object, "/spec/type") != Some("LoadBalancer") {
+        return health(HealthKind::Healthy, "");
+    }
+    if has_ingress(object) {
+        health(HealthKind::Healthy, "load balancer assigned")
+    } else {
+        health(HealthKind::Progressing, "waiting for a load balancer")
+    }
+}
+
+fn ingress(object: &Value) -> CellHealth {
+    if has_ingress(object) {
+        health(HealthKind::Healthy, "address assigned")
+    } else {
+        health(HealthKind::Progressing, "waiting for an address")
+    }
+}
+
+fn claim(object: &Value) -> CellHealth {
+    match text(object, "/status/phase") {
+        Some("Bound") => health(HealthKind::Healthy, "bound"),
+        Some("Lost") => health(HealthKind::Degraded, "the bound volume is lost"),
+        Some(phase) => health(HealthKind::Progressing, phase.to_ascii_lowercase()),
+        None => health(HealthKind::Progressing, "not bound yet"),
+    }
+}
+
+fn autoscaler(object: &Value) -> CellHealth {
+    for kind in ["AbleToScale", "ScalingActive"] {
+        if let Some(condition) = condition(object, kind)
+            && condition.get("status").and_then(Value::as_str) == Some("False")
+            && condition.get("reason").and_then(Value::as_str) != Some("ScalingDisabled")
+        {
+            return health(HealthKind::Degraded, condition_words(condition));
+        }
+    }
+    match condition(object, "ScalingActive") {
+        Some(_) => health(HealthKind::Healthy, ""),
+        None => health(HealthKind::Progressing, "no metrics read yet"),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// One case of a fixture file: a live object as a cluster returns it, and its health.
+    #[derive(serde::Deserialize)]
+    struct Case {
+        name: String,
+        health: Option<HealthKind>,
+        #[serde(default)]
+        reason: String,
+        object: Value,
+    }
+
+    fn cases(text: &str) -> Vec<Case> {
+        serde_saphyr::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn every_fixture_case_has_the_health_it_names() {
+        let files = [
+            include_str!("../../testdata/health/workloads.yaml"),
+            include_str!("../../testdata/health/jobs-and-pods.yaml"),
+            include_str!("../../testdata/health/networking-and-storage.yaml"),
+        ];
+        let mut checked = 0;
+        for file in files {
+            for case in cases(file) {
+                let got = assess(&case.object);
+                assert_eq!(
+                    got.as_ref().map(|health| health.kind),
+                    case.health,
+                    "{}: {got:?}",
+                    case.name
+                );
+                if let Some(got) = got {
+                    assert!(
+                        got.reason.contains(&case.reason),
+                        "{}: the reason {:?} should contain {:?}",
+                        case.name,
+                        got.reason,
+                        case.reason
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20, "only {checked} cases");
+    }
+
+    #[test]
+    fn health_names_parse_loosely_and_order_by_severity() {
+        assert_eq!(HealthKind::parse("degraded"), Some(HealthKind::Degraded));
+        assert_eq!(
+            HealthKind::parse("Progressing"),
+            Some(HealthKind::Progressing)
+        );
+        assert_eq!(HealthKind::parse("sick"), None);
+        assert!(HealthKind::Degraded > HealthKind::Progressing);
+        assert!(HealthKind::Progressing > HealthKind::Healthy);
+    }
+}
