@@ -327,6 +327,20 @@ impl HealthKind {
         }
     }
 
+    /// The glyph a matrix cell shows beside its sync glyph; `None` for health that needs no
+    /// mark (Healthy, and what the sync glyph already says).
+    pub fn symbol(self, ascii: bool) -> Option<char> {
+        match (self, ascii) {
+            (HealthKind::Degraded, false) => Some('▼'),
+            (HealthKind::Degraded, true) => Some('v'),
+            (HealthKind::Progressing, false) => Some('↻'),
+            (HealthKind::Progressing, true) => Some('+'),
+            (HealthKind::Suspended, false) => Some('‖'),
+            (HealthKind::Suspended, true) => Some('|'),
+            _ => None,
+        }
+    }
+
     /// Parses a health name case-insensitively (`degraded`, `Progressing`).
     pub fn parse(text: &str) -> Option<HealthKind> {
         HealthKind::ALL

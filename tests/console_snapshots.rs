@@ -147,3 +147,36 @@ fn the_propagate_confirmation_lists_what_would_be_written() {
     assert!(screen.contains("Propagate?"), "{screen}");
     assert!(screen.contains("y propagate"), "{screen}");
 }
+
+#[test]
+fn a_degraded_cell_shows_its_health_mark_the_header_count_and_why() {
+    let mut state = settled_demo_state();
+    // The cell's detail shows with the matrix focused.
+    update(&mut state, Action::Command(KeyCommand::FocusNext));
+    let selected = state.selected_cell().expect("a selected cell");
+    let cell = flotilla::backend::CellRef {
+        resource: selected.0 as u32,
+        cluster: selected.1 as u32,
+    };
+    let health = flotilla::model::CellHealth {
+        kind: flotilla::model::HealthKind::Degraded,
+        reason: "0/3 available".into(),
+    };
+    update(
+        &mut state,
+        Action::Backend(BackendEvent::Health(vec![
+            flotilla::backend::HealthUpdate {
+                cell,
+                health: Some(health),
+            },
+        ])),
+    );
+    let screen = draw(&state, 250, 50).backend().to_string();
+    let header = screen.lines().next().unwrap_or_default().to_string();
+    assert!(header.contains("│ health ▼1 Degraded"), "{header}");
+    assert!(screen.contains("▼"), "the cell carries the mark");
+    assert!(
+        screen.contains("health Degraded: 0/3 available"),
+        "{screen}"
+    );
+}

@@ -661,6 +661,11 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
                 .collect(),
         ),
         BackendEvent::Drift { cell, fields } => drift::record(state, cell, fields),
+        BackendEvent::Health(updates) => {
+            for update in updates {
+                state.cells.set_health(update.cell, update.health);
+            }
+        }
     }
 }
 

@@ -67,6 +67,9 @@ pub enum BackendEvent {
     /// OCM hub: the Placements, clusters and sets the placement editor decides against, sent
     /// whenever they change.
     Placements(std::sync::Arc<crate::engine::edit::ocm_placement::PlacementWorld>),
+    /// Live health changed for these cells (`None`: the cluster no longer holds the object,
+    /// or its kind has no health).
+    Health(Vec<HealthUpdate>),
     /// The drifted fields of one cell, field by field (empty: no drift any more). Sent with
     /// the cell's update whenever its drift may have changed.
     Drift {
@@ -104,6 +107,13 @@ impl BackendEvent {
         }
         BackendEvent::Snapshot { kinds, details }
     }
+}
+
+/// One cell's live health.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HealthUpdate {
+    pub cell: CellRef,
+    pub health: Option<crate::model::CellHealth>,
 }
 
 /// A row a hub gained while the console runs.

@@ -26,5 +26,6 @@ pub mod sim;
 
 pub use fanout::drift::DriftField;
 pub use messages::{
-    AddedResource, BackendEvent, CellRef, CellUpdate, Effect, RevertField, SharedFleet,
+    AddedResource, BackendEvent, CellRef, CellUpdate, Effect, HealthUpdate, RevertField,
+    SharedFleet,
 };

@@ -160,6 +160,21 @@ fn cell_line<'a>(
     if let Some(message) = state.cells.message(resource, cluster) {
         spans.push(Span::styled(format!(" — {message}"), theme.muted));
     }
+    if let Some(health) = state.cells.health(resource, cluster) {
+        let reason = if health.reason.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", health.reason)
+        };
+        spans.push(Span::styled(
+            format!(
+                "  · health {}{}",
+                health.kind,
+                crate::safe_text::printable(&reason, false)
+            ),
+            theme.text,
+        ));
+    }
     Line::from(spans)
 }
 

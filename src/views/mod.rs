@@ -24,7 +24,7 @@ use ratatui::widgets::Paragraph;
 
 use crate::app::state::{Mode, State};
 use crate::config::keymap::KeyCommand;
-use crate::model::StatusKind;
+use crate::model::{HealthKind, StatusKind};
 
 /// Draws the whole console (or the wall display, when the state is one).
 pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
@@ -131,6 +131,22 @@ fn header_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
             format!("{}{} {} ", kind.symbol(context.ascii), count, kind.as_str()),
             theme.status_style(kind),
         ));
+    }
+    let unwell: Vec<(HealthKind, u32)> = [HealthKind::Degraded, HealthKind::Progressing]
+        .into_iter()
+        .map(|kind| (kind, state.cells.health_count(kind)))
+        .filter(|(_, count)| *count > 0)
+        .collect();
+    if !unwell.is_empty() {
+        spans.push(Span::styled("│ health ", theme.header));
+        for (kind, count) in unwell {
+            let style = match kind {
+                HealthKind::Degraded => theme.status_style(StatusKind::Failed),
+                _ => theme.status_style(StatusKind::Pending),
+            };
+            let symbol = kind.symbol(context.ascii).unwrap_or(' ');
+            spans.push(Span::styled(format!("{symbol}{count} {kind} "), style));
+        }
     }
     let mut filters = Vec::new();
     for (name, view) in [

@@ -174,7 +174,21 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
                 };
                 format!("{symbol}{count:<width$}", width = cell_width - 1)
             } else {
-                format!("{symbol:<cell_width$}")
+                // The sync glyph, then the live health's when it needs a look.
+                let health = match column {
+                    Column::Cluster { cluster, .. } => state
+                        .cells
+                        .health(index, *cluster)
+                        .and_then(|health| health.kind.symbol(context.ascii)),
+                    Column::Group { .. } => None,
+                };
+                match health {
+                    Some(mark) => format!(
+                        "{symbol}{mark:<width$}",
+                        width = cell_width.saturating_sub(1)
+                    ),
+                    None => format!("{symbol:<cell_width$}"),
+                }
             };
             spans.push(Span::styled(text, style));
         }

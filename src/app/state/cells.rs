@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::backend::CellRef;
-use crate::model::{CellStatus, StatusCounts, StatusKind};
+use crate::model::{CellHealth, CellStatus, HealthKind, StatusCounts, StatusKind};
 
 /// Per-status cell counts for one row or column, kept up to date as cells change.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -53,6 +53,10 @@ pub struct CellGrid {
     per_cluster: Vec<KindCounts>,
     /// Every cell's kind counted, for the header and the wall's tiles.
     all: KindCounts,
+    /// Live health of the cells a backend reported one for, sparse (most cells are healthy
+    /// or have no health), with counts per health kind for the header.
+    health: HashMap<CellRef, CellHealth>,
+    health_counts: [u32; 6],
     /// Problem cells and since when (app clock, ms) they have been in their state.
     problems: BTreeMap<CellRef, u64>,
     /// The app clock, stamped on problems as they appear.
@@ -77,6 +81,8 @@ impl CellGrid {
             per_resource: vec![KindCounts::default(); resources],
             per_cluster: vec![KindCounts::default(); clusters],
             all: KindCounts::default(),
+            health: HashMap::new(),
+            health_counts: [0; 6],
             problems: BTreeMap::new(),
             now_ms: 0,
         };
@@ -191,6 +197,35 @@ impl CellGrid {
         true
     }
 
+    /// Records a cell's live health (`None`: none any more); a cell outside the grid is
+    /// refused.
+    pub fn set_health(&mut self, cell: CellRef, health: Option<CellHealth>) -> bool {
+        if cell.resource as usize >= self.resources || cell.cluster as usize >= self.clusters {
+            return false;
+        }
+        if let Some(old) = self.health.remove(&cell) {
+            self.health_counts[old.kind as usize] -= 1;
+        }
+        if let Some(health) = health {
+            self.health_counts[health.kind as usize] += 1;
+            self.health.insert(cell, health);
+        }
+        true
+    }
+
+    /// A cell's live health, if a backend reported one.
+    pub fn health(&self, resource: usize, cluster: usize) -> Option<&CellHealth> {
+        self.health.get(&CellRef {
+            resource: resource as u32,
+            cluster: cluster as u32,
+        })
+    }
+
+    /// How many cells have this live health.
+    pub fn health_count(&self, kind: HealthKind) -> u32 {
+        self.health_counts[kind as usize]
+    }
+
     pub fn kind(&self, resource: usize, cluster: usize) -> StatusKind {
         self.kinds
             .get(resource * self.clusters + cluster)
@@ -285,6 +320,28 @@ mod tests {
         grid.set(cell(0, 2), CellStatus::InSync, None);
         assert_eq!(grid.resource_counts(0).worst(), StatusKind::InSync);
         assert_eq!(grid.totals().get(StatusKind::InSync), 6);
+    }
+
+    #[test]
+    fn health_is_counted_and_replaced_per_cell() {
+        let mut grid = CellGrid::new(2, 2);
+        let degraded = CellHealth {
+            kind: HealthKind::Degraded,
+            reason: "0/3 available".into(),
+        };
+        assert!(grid.set_health(cell(0, 1), Some(degraded.clone())));
+        assert_eq!(grid.health(0, 1), Some(&degraded));
+        assert_eq!(grid.health_count(HealthKind::Degraded), 1);
+        let healthy = CellHealth {
+            kind: HealthKind::Healthy,
+            reason: String::new(),
+        };
+        grid.set_health(cell(0, 1), Some(healthy));
+        assert_eq!(grid.health_count(HealthKind::Degraded), 0);
+        assert_eq!(grid.health_count(HealthKind::Healthy), 1);
+        grid.set_health(cell(0, 1), None);
+        assert_eq!(grid.health_count(HealthKind::Healthy), 0);
+        assert!(!grid.set_health(cell(9, 0), None));
     }
 
     #[test]

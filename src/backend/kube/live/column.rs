@@ -14,9 +14,9 @@ use serde_json::Value;
 use crate::backend::cells::{self, CellFacts, Reach};
 use crate::backend::fanout::drift::{DriftField, drift_fields_ignoring};
 use crate::backend::fanout::object::resource_of;
-use crate::backend::messages::{BackendEvent, CellRef, CellUpdate};
-use crate::engine::{Decision, Fleet};
-use crate::model::{CellStatus, ResourceRef, StatusKind};
+use crate::backend::messages::{BackendEvent, CellRef, CellUpdate, HealthUpdate};
+use crate::engine::{Decision, Fleet, health};
+use crate::model::{CellHealth, CellStatus, ResourceRef, StatusKind};
 
 /// The rows of a fleet grouped by the kind a watch serves them from.
 #[derive(Debug, Default)]
@@ -107,6 +107,10 @@ pub struct ClusterCells {
     /// What was last reported per row: its kind, and the detail when there is one.
     sent_kind: Vec<StatusKind>,
     sent_detail: HashMap<u32, (CellStatus, Option<String>)>,
+    /// Health last reported per row (absent: not held, or a kind without health).
+    sent_health: HashMap<u32, CellHealth>,
+    /// Rows whose live object changed since health was last reported.
+    touched: Vec<u32>,
 }
 
 impl ClusterCells {
@@ -127,6 +131,8 @@ impl ClusterCells {
             failures: HashMap::new(),
             sent_kind: vec![StatusKind::NotPlaced; rows],
             sent_detail: HashMap::new(),
+            sent_health: HashMap::new(),
+            touched: Vec::new(),
         };
         for row in 0..rows as u32 {
             let (status, message) = cells.status(row);
@@ -227,6 +233,7 @@ impl ClusterCells {
                         Some(object) => self.store(*row, object.clone()),
                         None => {
                             self.live.remove(row);
+                            self.touched.push(*row);
                         }
                     }
                 }
@@ -243,6 +250,7 @@ impl ClusterCells {
             WatchChange::Deleted(object) => match self.index.row_of(&object) {
                 Some(row) => {
                     self.live.remove(&row);
+                    self.touched.push(row);
                     self.failures.remove(&row);
                     self.changes([row])
                 }
@@ -257,6 +265,31 @@ impl ClusterCells {
         }
         self.seen.insert(row);
         self.live.insert(row, object);
+        self.touched.push(row);
+    }
+
+    /// The live health of every row whose object changed since the last call, where it
+    /// changed: a rollout's progress reaches the console though the cell stays in sync.
+    pub fn health_changes(&mut self) -> Vec<HealthUpdate> {
+        let mut touched = std::mem::take(&mut self.touched);
+        touched.sort_unstable();
+        touched.dedup();
+        let mut changes = Vec::new();
+        for row in touched {
+            let now = self.live.get(&row).and_then(health::assess);
+            if now.as_ref() == self.sent_health.get(&row) {
+                continue;
+            }
+            match &now {
+                Some(health) => self.sent_health.insert(row, health.clone()),
+                None => self.sent_health.remove(&row),
+            };
+            changes.push(HealthUpdate {
+                cell: self.cell(row),
+                health: now,
+            });
+        }
+        changes
     }
 
     /// An apply of these rows started.
@@ -527,8 +560,77 @@ spec:
         }
     }
 
+    use crate::model::HealthKind;
+
     fn kinds(updates: &[CellUpdate]) -> Vec<StatusKind> {
         updates.iter().map(|u| u.status.kind()).collect()
+    }
+
+    #[test]
+    fn a_rollout_reaches_the_console_as_health_while_the_cell_stays_in_sync() {
+        let fleet = r#"
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: a}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: "web:1"}]}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement: {clusterAffinity: {clusterNames: [a]}}
+"#;
+        let (fleet, errors) = load_fleet(&[SourceFile {
+            path: "fleet.yaml".into(),
+            text: fleet.into(),
+        }]);
+        assert!(errors.is_empty(), "{errors:?}");
+        let fleet = Arc::new(fleet);
+        let index = Arc::new(FleetIndex::new(&fleet));
+        let mut cells = ClusterCells::new(fleet, index, 0, Reach::Connecting);
+        cells.set_reach(Reach::Answering);
+        let mut live = desired(&cells);
+        live["metadata"]["generation"] = json!(2);
+        live["status"] = json!({"observedGeneration": 2, "replicas": 3, "updatedReplicas": 3, "availableReplicas": 1});
+        cells.watch(0, WatchChange::ListStarted);
+        cells.watch(0, WatchChange::Listed(live.clone()));
+        let updates = cells.watch(0, WatchChange::ListDone);
+        assert_eq!(kinds(&updates), [StatusKind::InSync]);
+        let health = cells.health_changes();
+        assert_eq!(health.len(), 1, "{health:?}");
+        let progressing = health[0].health.clone().expect("a Deployment has health");
+        assert_eq!(progressing.kind, HealthKind::Progressing);
+        assert_eq!(progressing.reason, "1/3 available");
+
+        live["status"]["availableReplicas"] = json!(3);
+        let updates = cells.watch(0, WatchChange::Applied(live.clone()));
+        assert!(
+            updates.is_empty(),
+            "the sync status did not change: {updates:?}"
+        );
+        let health = cells.health_changes();
+        assert_eq!(
+            health[0].health.as_ref().map(|h| h.kind),
+            Some(HealthKind::Healthy)
+        );
+        cells.watch(0, WatchChange::Applied(live.clone()));
+        assert!(
+            cells.health_changes().is_empty(),
+            "unchanged health is not sent again"
+        );
+
+        cells.watch(0, WatchChange::Deleted(live));
+        assert_eq!(cells.health_changes()[0].health, None, "gone: no health");
     }
 
     #[test]

@@ -131,13 +131,19 @@ impl ClusterTask {
             .unwrap_or_default()
     }
 
-    fn send_cells(&self, updates: Vec<CellUpdate>) {
+    /// Sends what changed: cell statuses (with the drift of drifted cells), then the live
+    /// health of objects that changed, which moves while a cell stays in sync.
+    fn send_cells(&mut self, updates: Vec<CellUpdate>) {
         if !updates.is_empty() {
             let drift = self.cells.drift_events(&updates);
             let _ = self.shared.events.send(BackendEvent::Cells(updates));
             for event in drift {
                 let _ = self.shared.events.send(event);
             }
+        }
+        let health = self.cells.health_changes();
+        if !health.is_empty() {
+            let _ = self.shared.events.send(BackendEvent::Health(health));
         }
     }
 
