@@ -8,7 +8,7 @@ use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
 
 use super::state::{SortKey, State};
-use crate::model::StatusKind;
+use crate::model::{HealthKind, StatusKind};
 
 /// A command the palette can run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +21,8 @@ pub enum PaletteCommand {
     Resource(String),
     /// Keep rows with a cell in this status; `None` clears it.
     Status(Option<StatusKind>),
+    /// Keep rows with a cell of this live health; `None` clears it.
+    Health(Option<HealthKind>),
     /// Group clusters by a label; `None` ungroups.
     Group(Option<String>),
     Sort(SortKey),
@@ -33,7 +35,7 @@ pub enum PaletteCommand {
 }
 
 /// The palette's verbs with what they take, for completion and help.
-pub const VERBS: [(&str, &str); 10] = [
+pub const VERBS: [(&str, &str); 11] = [
     (
         "cluster",
         "filter clusters: name, glob (eu-*) or -l key=value",
@@ -43,6 +45,10 @@ pub const VERBS: [(&str, &str); 10] = [
     (
         "status",
         "rows with a cell in this status (drifted, failed …; none clears)",
+    ),
+    (
+        "health",
+        "rows with a cell of this live health (degraded, progressing …; none clears)",
     ),
     (
         "group",
@@ -82,6 +88,15 @@ pub fn parse(line: &str) -> Result<PaletteCommand, String> {
                 format!(
                     "unknown status {argument:?}; one of {}",
                     StatusKind::ALL.map(StatusKind::as_str).join(", ")
+                )
+            }),
+        "health" if argument.is_empty() || argument == "none" => Ok(PaletteCommand::Health(None)),
+        "health" => HealthKind::parse(argument)
+            .map(|kind| PaletteCommand::Health(Some(kind)))
+            .ok_or_else(|| {
+                format!(
+                    "unknown health {argument:?}; one of {}",
+                    HealthKind::ALL.map(HealthKind::as_str).join(", ")
                 )
             }),
         "group" if argument.is_empty() || argument == "none" => Ok(PaletteCommand::Group(None)),
@@ -168,6 +183,16 @@ pub fn complete(state: &State, line: &str) -> Vec<(String, String)> {
             })
             .chain(std::iter::once(("none".to_string(), "clear".to_string())))
             .collect(),
+        "health" => HealthKind::ALL
+            .into_iter()
+            .map(|kind| {
+                (
+                    kind.as_str().to_string(),
+                    format!("{} cells", state.cells.health_count(kind)),
+                )
+            })
+            .chain(std::iter::once(("none".to_string(), "clear".to_string())))
+            .collect(),
         "group" => {
             let mut keys: BTreeSet<String> =
                 ["region", "provider", "zone"].map(String::from).into();
@@ -239,6 +264,11 @@ mod tests {
             Ok(PaletteCommand::Status(Some(StatusKind::Drifted)))
         );
         assert_eq!(parse("status"), Ok(PaletteCommand::Status(None)));
+        assert_eq!(
+            parse("health degraded"),
+            Ok(PaletteCommand::Health(Some(HealthKind::Degraded)))
+        );
+        assert!(parse("health wobbly").unwrap_err().contains("Progressing"));
         assert_eq!(
             parse("group region"),
             Ok(PaletteCommand::Group(Some("region".into())))

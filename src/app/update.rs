@@ -236,15 +236,20 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
     Vec::new()
 }
 
-/// Esc in normal mode: clear the focused pane's filter (and the status filter), like k9s.
+/// Esc in normal mode: clear the focused pane's filter (and the status and health filters),
+/// like k9s.
 fn clear_focused_filter(state: &mut State) {
     let pane = state.focus;
-    if !state.view(pane).filter.is_empty() || state.status_filter.is_some() {
+    if !state.view(pane).filter.is_empty()
+        || state.status_filter.is_some()
+        || state.health_filter.is_some()
+    {
         state.view_mut(pane).filter = Filter::default();
         if pane == Pane::Resources {
             state.kind_filter = None;
         }
         state.status_filter = None;
+        state.health_filter = None;
         state.refresh_views();
     }
 }
@@ -571,6 +576,7 @@ fn run_palette(state: &mut State, command: PaletteCommand) {
             state.focus = Pane::Resources;
         }
         PaletteCommand::Status(kind) => state.status_filter = kind,
+        PaletteCommand::Health(kind) => state.health_filter = kind,
         PaletteCommand::Group(label) => {
             state.collapsed = state.collapsed && label.is_some();
             state.group_by = label;
@@ -581,6 +587,7 @@ fn run_palette(state: &mut State, command: PaletteCommand) {
             state.resource_view.filter = Filter::default();
             state.kind_filter = None;
             state.status_filter = None;
+            state.health_filter = None;
         }
         PaletteCommand::Help => state.mode = Mode::Help,
         PaletteCommand::Quit => state.should_quit = true,
@@ -664,6 +671,9 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
         BackendEvent::Health(updates) => {
             for update in updates {
                 state.cells.set_health(update.cell, update.health);
+            }
+            if state.health_filter.is_some() {
+                state.refresh_views();
             }
         }
     }
@@ -816,6 +826,34 @@ mod tests {
         }
         update(&mut state, Action::Input(InputKey::Esc));
         assert_eq!(state.mode, Mode::Normal);
+    }
+
+    #[test]
+    fn the_health_filter_keeps_rows_with_a_cell_of_that_health_and_follows_it() {
+        let mut state = state(6, 4);
+        let degraded = |resource, cluster| {
+            Action::Backend(BackendEvent::Health(vec![crate::backend::HealthUpdate {
+                cell: CellRef { resource, cluster },
+                health: Some(crate::model::CellHealth {
+                    kind: crate::model::HealthKind::Degraded,
+                    reason: "0/3 available".into(),
+                }),
+            }]))
+        };
+        update(&mut state, degraded(2, 5));
+        command(&mut state, KeyCommand::Palette);
+        type_text(&mut state, "health degraded");
+        update(&mut state, Action::Input(InputKey::Enter));
+        assert_eq!(state.resource_view.visible, vec![2]);
+        assert_eq!(state.cluster_view.visible, vec![5]);
+        update(&mut state, degraded(0, 1));
+        assert_eq!(
+            state.resource_view.visible,
+            vec![0, 2],
+            "it follows new reports"
+        );
+        command(&mut state, KeyCommand::Back);
+        assert_eq!(state.resource_view.visible.len(), 4, "esc clears it");
     }
 
     #[test]

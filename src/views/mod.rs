@@ -163,6 +163,9 @@ fn header_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
     if let Some(kind) = state.status_filter {
         filters.push(format!("status: {kind}"));
     }
+    if let Some(kind) = state.health_filter {
+        filters.push(format!("health: {kind}"));
+    }
     if let Some(label) = &state.group_by {
         filters.push(format!("grouped by {label}"));
     }

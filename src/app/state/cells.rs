@@ -221,6 +221,21 @@ impl CellGrid {
         })
     }
 
+    /// The resources and the clusters with a cell of this live health.
+    pub fn with_health(
+        &self,
+        kind: HealthKind,
+    ) -> (
+        std::collections::HashSet<usize>,
+        std::collections::HashSet<usize>,
+    ) {
+        self.health
+            .iter()
+            .filter(|(_, health)| health.kind == kind)
+            .map(|(cell, _)| (cell.resource as usize, cell.cluster as usize))
+            .unzip()
+    }
+
     /// How many cells have this live health.
     pub fn health_count(&self, kind: HealthKind) -> u32 {
         self.health_counts[kind as usize]

@@ -262,6 +262,8 @@ pub struct State {
     pub kind_filter: Option<String>,
     /// Only rows with at least one cell in this status (`:status drifted`).
     pub status_filter: Option<StatusKind>,
+    /// Keep only rows with a cell of this live health.
+    pub health_filter: Option<crate::model::HealthKind>,
     /// Cluster label the clusters are grouped by (`region`, `provider`, any label).
     pub group_by: Option<String>,
     /// Groups of the visible clusters, when grouped.
@@ -511,6 +513,7 @@ impl State {
         let matcher = SkimMatcherV2::default();
         let selected_cluster = self.selected_cluster();
         let selected_resource = self.selected_resource();
+        let unwell = self.health_filter.map(|kind| self.cells.with_health(kind));
 
         let mut clusters: Vec<usize> = (0..self.clusters.len())
             .filter(|&index| {
@@ -523,6 +526,9 @@ impl State {
                     && self
                         .status_filter
                         .is_none_or(|kind| self.cells.cluster_counts(index).get(kind) > 0)
+                    && unwell
+                        .as_ref()
+                        .is_none_or(|(_, clusters)| clusters.contains(&index))
             })
             .collect();
         sort_clusters(self, &mut clusters);
@@ -553,6 +559,9 @@ impl State {
                     && self
                         .status_filter
                         .is_none_or(|kind| self.cells.resource_counts(index).get(kind) > 0)
+                    && unwell
+                        .as_ref()
+                        .is_none_or(|(resources, _)| resources.contains(&index))
             })
             .collect();
         sort_resources(self, &mut resources);
