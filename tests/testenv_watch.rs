@@ -21,7 +21,7 @@ use flotilla::app::{self, Action};
 use flotilla::backend::kube::live;
 use flotilla::backend::{BackendEvent, CellRef, Effect};
 use flotilla::cli::Cli;
-use flotilla::model::{Health, StatusKind};
+use flotilla::model::{Health, HealthKind, StatusKind};
 use tokio::sync::mpsc;
 
 use common::PtyApp;
@@ -338,6 +338,55 @@ fn the_console_backend_applies_and_sees_drift_through_its_watches() {
             );
             assert_eq!(color, "blue", "on {member}");
         }
+
+        // No workload controller runs on the members: the Deployment is in sync and waits to
+        // be observed. kubectl then writes its status as a controller would.
+        let first = fleet.cluster_index(&members[0]).expect("member-1 column");
+        let third = fleet.cluster_index(&members[2]).expect("member-3 column");
+        let health_of = |s: &app::state::State, cluster: usize| {
+            s.cells
+                .health(deployment, cluster)
+                .map(|h| (h.kind, h.reason.clone()))
+        };
+        run_until(&mut state, &mut events, "the Deployment Progressing", |s| {
+            health_of(s, first).is_some_and(|(kind, reason)| {
+                kind == HealthKind::Progressing && reason.contains("observe generation 1")
+            })
+        })
+        .await;
+        let generation = kubectl_ok(
+            &members[0],
+            &["get", "deployment", "web", "-n", &ns.name, "-o", "jsonpath={.metadata.generation}"],
+        );
+        let settled = format!(
+            r#"{{"status":{{"observedGeneration":{generation},"replicas":2,"updatedReplicas":2,"readyReplicas":2,"availableReplicas":2}}}}"#
+        );
+        kubectl_ok(
+            &members[0],
+            &["patch", "deployment", "web", "-n", &ns.name, "--subresource=status", "--type=merge", "-p", &settled],
+        );
+        let stalled = format!(
+            r#"{{"status":{{"observedGeneration":{generation},"replicas":2,"updatedReplicas":2,"availableReplicas":0,"conditions":[{{"type":"Progressing","status":"False","reason":"ProgressDeadlineExceeded","message":"ReplicaSet web has timed out progressing."}}]}}}}"#
+        );
+        kubectl_ok(
+            &members[2],
+            &["patch", "deployment", "web", "-n", &ns.name, "--subresource=status", "--type=merge", "-p", &stalled],
+        );
+        run_until(
+            &mut state,
+            &mut events,
+            "member-1 Healthy and member-3 Degraded, both still in sync",
+            |s| {
+                health_of(s, first) == Some((HealthKind::Healthy, "2/2 available".into()))
+                    && health_of(s, third).is_some_and(|(kind, reason)| {
+                        kind == HealthKind::Degraded && reason.contains("timed out progressing")
+                    })
+                    && s.cells.kind(deployment, first) == StatusKind::InSync
+                    && s.cells.kind(deployment, third) == StatusKind::InSync
+            },
+        )
+        .await;
+        assert_eq!(state.cells.health_count(HealthKind::Degraded), 1);
 
         kubectl_ok(
             &members[1],

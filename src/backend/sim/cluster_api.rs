@@ -113,7 +113,11 @@ impl SimClusterApi {
     fn held_object(&self, core: &SimCore, row: usize) -> Option<Value> {
         let drift = core.held(row, self.cluster)?;
         match core.fleet().decide(row, self.cluster) {
-            Decision::Placed { object, .. } => Some(as_stored(&object, drift)),
+            Decision::Placed { object, .. } => {
+                let mut stored = as_stored(&object, drift);
+                core.report_status(row, self.cluster, &mut stored);
+                Some(stored)
+            }
             Decision::NotPlaced { .. } => None,
         }
     }
@@ -141,44 +145,8 @@ fn as_stored(applied: &Value, drift: Option<&SimDrift>) -> Value {
     }
     if let Some(meta) = stored.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.insert("managedFields".into(), Value::Array(managed));
-        meta.insert("generation".into(), json!(1));
-    }
-    if let Some(status) = settled_status(&stored)
-        && let Some(fields) = stored.as_object_mut()
-    {
-        fields.insert("status".into(), status);
     }
     stored
-}
-
-/// The status a simulated cluster's controllers report once an object settled: every
-/// replica of its live spec updated and available, a Job complete, a claim bound, a load
-/// balancer assigned.
-fn settled_status(stored: &Value) -> Option<Value> {
-    let kind = stored.get("kind").and_then(Value::as_str)?;
-    let replicas = stored
-        .pointer("/spec/replicas")
-        .and_then(Value::as_i64)
-        .unwrap_or(1);
-    Some(match kind {
-        "Deployment" | "StatefulSet" | "ReplicaSet" => json!({
-            "observedGeneration": 1,
-            "replicas": replicas,
-            "updatedReplicas": replicas,
-            "readyReplicas": replicas,
-            "availableReplicas": replicas,
-        }),
-        "DaemonSet" => json!({
-            "observedGeneration": 1,
-            "desiredNumberScheduled": 3,
-            "updatedNumberScheduled": 3,
-            "numberAvailable": 3,
-        }),
-        "Job" => json!({"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}),
-        "PersistentVolumeClaim" => json!({"phase": "Bound"}),
-        "Service" | "Ingress" => json!({"loadBalancer": {"ingress": [{"ip": "198.51.100.10"}]}}),
-        _ => return None,
-    })
 }
 
 /// The FieldsV1 set of managedFields that owns exactly these paths.

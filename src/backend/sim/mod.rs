@@ -7,6 +7,7 @@
 //! It must not touch real clusters, the terminal or the app's state.
 
 pub mod cluster_api;
+pub mod live_status;
 pub mod scenario;
 pub mod task;
 pub mod world;

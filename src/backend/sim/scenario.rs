@@ -42,6 +42,17 @@ pub struct Scenario {
     /// Mean seconds between new drift events; 0 turns drift over time off.
     #[serde(default)]
     pub drift_every_seconds: u64,
+    /// Workloads in sync whose rollout stalled: 1 of their replicas available and the
+    /// progress deadline exceeded, so their live health is Degraded.
+    #[serde(default)]
+    pub degraded: Vec<ScenarioCell>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScenarioCell {
+    pub cluster: String,
+    pub resource: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -171,7 +171,11 @@ fn per_cluster(cells: Vec<CellRef>) -> impl Iterator<Item = (usize, Vec<CellRef>
 fn send(core: &SimCore, events: &mpsc::UnboundedSender<BackendEvent>, event: BackendEvent) -> bool {
     let drift = match &event {
         BackendEvent::Cells(updates) => core.drift_events(updates),
-        BackendEvent::Snapshot { .. } => core.all_drift_events(),
+        BackendEvent::Snapshot { .. } => {
+            let mut follow = core.all_drift_events();
+            follow.extend(core.health_events());
+            follow
+        }
         _ => Vec::new(),
     };
     events.send(event).is_ok() && drift.into_iter().all(|event| events.send(event).is_ok())

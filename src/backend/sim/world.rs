@@ -10,10 +10,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::live_status;
 use super::scenario::{Scenario, SplitMix64};
 use crate::backend::cells::{self, CellFacts, Reach};
 use crate::backend::fanout::drift::DriftField;
-use crate::backend::messages::{BackendEvent, CellRef, CellUpdate};
+use crate::backend::messages::{BackendEvent, CellRef, CellUpdate, HealthUpdate};
 use crate::engine::compare::secrets;
 use crate::engine::{Decision, Fleet};
 use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health};
@@ -57,6 +58,8 @@ pub struct SimCore {
     reasons: Vec<String>,
     cells: Vec<SimCell>,
     failures: HashMap<usize, String>,
+    /// Cells whose workload's rollout stalled (live health Degraded).
+    stalled: std::collections::HashSet<usize>,
     rng: SplitMix64,
     drift_every_ms: u64,
     next_drift_ms: u64,
@@ -88,6 +91,7 @@ impl SimCore {
             reasons,
             cells,
             failures: HashMap::new(),
+            stalled: Default::default(),
             rng,
             drift_every_ms: scenario.drift_every_seconds * 1000,
             next_drift_ms: 0,
@@ -135,6 +139,15 @@ impl SimCore {
                 let index = self.index(resource, cluster);
                 self.cells[index].applied = false;
                 self.failures.insert(index, failure.message.clone());
+            }
+        }
+        for cell in &scenario.degraded {
+            if let (Some(resource), Some(cluster)) = (
+                self.resource_index(&cell.resource),
+                self.cluster_index(&cell.cluster),
+            ) {
+                let index = self.index(resource, cluster);
+                self.stalled.insert(index);
             }
         }
         for drift in &scenario.drift {
@@ -315,6 +328,56 @@ impl SimCore {
             }
         }
         events
+    }
+
+    /// Puts the status the cluster's controllers would report on an object it holds: settled,
+    /// or a stalled rollout for a cell the scenario degrades.
+    pub fn report_status(&self, resource: usize, cluster: usize, stored: &mut Value) {
+        let status = if self.stalled.contains(&self.index(resource, cluster)) {
+            Some(live_status::stalled(stored))
+        } else {
+            live_status::settled(stored)
+        };
+        if let Some(fields) = stored.as_object_mut() {
+            if let Some(meta) = fields.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.insert("generation".into(), Value::from(1));
+            }
+            if let Some(status) = status {
+                fields.insert("status".into(), status);
+            }
+        }
+    }
+
+    /// Live health the console is told of: the held workloads whose rollout stalled (every
+    /// other simulated workload is settled and healthy, which needs no mark).
+    pub fn health_events(&self) -> Vec<BackendEvent> {
+        let mut updates = Vec::new();
+        let mut stalled: Vec<usize> = self.stalled.iter().copied().collect();
+        stalled.sort_unstable();
+        let clusters = self.clusters.len().max(1);
+        for index in stalled {
+            let (resource, cluster) = (index / clusters, index % clusters);
+            if !self.cells[index].applied {
+                continue;
+            }
+            let Decision::Placed { object, .. } = self.fleet.decide(resource, cluster) else {
+                continue;
+            };
+            let mut stored = object;
+            self.report_status(resource, cluster, &mut stored);
+            updates.push(HealthUpdate {
+                cell: CellRef {
+                    resource: resource as u32,
+                    cluster: cluster as u32,
+                },
+                health: crate::engine::health::assess(&stored),
+            });
+        }
+        if updates.is_empty() {
+            Vec::new()
+        } else {
+            vec![BackendEvent::Health(updates)]
+        }
     }
 
     /// The whole matrix as a snapshot event. A cell the fleet does not place and the cluster
