@@ -123,7 +123,12 @@ impl GlobalArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
+    /// Aligned columns for people.
     Table,
+    /// The table with the columns it hides (labels, contexts, API versions, times).
+    Wide,
+    /// One name a line (`KIND/NS/NAME`, or cluster names for `clusters`), for scripts.
+    Name,
     Json,
     Yaml,
 }
