@@ -96,6 +96,18 @@ impl Settings {
         }
     }
 
+    /// The theme in use: `flag` (`--theme`), else the settings', else `dark`.
+    pub fn theme_name(&self, flag: Option<&str>) -> String {
+        flag.or(self.theme.as_deref()).unwrap_or("dark").to_string()
+    }
+
+    /// The key map in use: `flag` (`--keymap`), else the settings', else `default`.
+    pub fn keymap_name(&self, flag: Option<&str>) -> String {
+        flag.or(self.keymap.as_deref())
+            .unwrap_or("default")
+            .to_string()
+    }
+
     pub fn danger_patterns(&self) -> Vec<String> {
         self.danger_clusters
             .clone()
