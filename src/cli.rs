@@ -123,7 +123,12 @@ impl GlobalArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
+    /// Aligned columns for people.
     Table,
+    /// The table with the columns it hides (labels, contexts, API versions, times).
+    Wide,
+    /// One name a line (`KIND/NS/NAME`, or cluster names for `clusters`), for scripts.
+    Name,
     Json,
     Yaml,
 }
@@ -177,6 +182,12 @@ pub enum Command {
     Repair(RepairArgs),
     /// Every (resource, cluster) cell: sync status, health and reason, and a line per cluster; read-only (exit 0 all in sync, 1 something not, 2 input error, 3 some clusters failed).
     Status(ScopeArgs),
+    /// Where flotilla's config, key map, theme, state (audit log) and log files live, which exist, the kubeconfig files in use, and the version.
+    Info,
+    /// Print a shell completion script: `source <(flotilla completion bash)`.
+    Completion(CompletionArgs),
+    /// Print the manual page (roff): `flotilla man | man -l -`.
+    Man,
 }
 
 impl Command {
@@ -192,8 +203,18 @@ impl Command {
             Command::Drift(_) => "drift",
             Command::Repair(_) => "repair",
             Command::Status(_) => "status",
+            Command::Info => "info",
+            Command::Completion(_) => "completion",
+            Command::Man => "man",
         }
     }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompletionArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Clone, Args)]

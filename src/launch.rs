@@ -407,13 +407,9 @@ fn dressed_state(global: &GlobalArgs, fleet: &Arc<Fleet>, label: String) -> (Sta
     let no_colour = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
     let user_dir = config::user_dir();
     let (settings, settings_warnings) = Settings::load(user_dir.as_deref());
-    let theme_name = global.theme.clone().or(settings.theme.clone());
-    let theme = Theme::load_with_user(theme_name.as_deref(), no_colour, user_dir.as_deref());
-    let keymap_name = global
-        .keymap
-        .clone()
-        .or(settings.keymap.clone())
-        .unwrap_or_else(|| "default".into());
+    let theme_name = settings.theme_name(global.theme.as_deref());
+    let theme = Theme::load_with_user(Some(&theme_name), no_colour, user_dir.as_deref());
+    let keymap_name = settings.keymap_name(global.keymap.as_deref());
     let keymap = Keymap::load(&keymap_name, user_dir.as_deref());
     let mut state = app::state_for_fleet(fleet, label);
     state.danger_patterns = settings.danger_patterns();

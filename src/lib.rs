@@ -29,6 +29,7 @@ pub mod launch;
 pub mod logging;
 pub mod model;
 pub mod output;
+pub mod paths;
 pub mod safe_text;
 pub mod source;
 pub mod views;

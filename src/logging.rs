@@ -24,11 +24,7 @@ pub const KEEP: usize = 3;
 /// Where logs go when `--log-file` is not given: `$XDG_STATE_HOME/flotilla/flotilla.log`,
 /// else `~/.local/state/flotilla/flotilla.log`.
 pub fn default_log_path() -> Option<PathBuf> {
-    let state_home = std::env::var_os("XDG_STATE_HOME")
-        .filter(|value| !value.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".local/state")))?;
-    Some(state_home.join("flotilla").join("flotilla.log"))
+    crate::paths::default_log_file()
 }
 
 /// Starts file logging. Returns a guard that flushes on drop, or a warning to show when the

@@ -145,6 +145,11 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
         Command::Status(scope) => {
             commands::status::run_status(&global, &scope, &mut std::io::stdout()).await
         }
+        Command::Info => commands::info::run(&global, &mut std::io::stdout().lock()),
+        Command::Completion(args) => {
+            commands::completion::run(&args, &mut std::io::stdout().lock())
+        }
+        Command::Man => commands::man::run(&mut std::io::stdout().lock()),
     }
 }
 

@@ -1,18 +1,21 @@
-//! Writing command results as a table, JSON or YAML. The JSON and YAML shapes are the
-//! contract (design §3); it must not decide what goes in them.
+//! Writing command results as a table (plain, `wide` or `name`), JSON or YAML. The JSON and
+//! YAML shapes are the contract (design §3); it must not decide what goes in them. Every table
+//! goes through [`Table`], so they all line up the same way and escape the same way.
 
 use std::io::Write;
 
 use serde::Serialize;
+use unicode_width::UnicodeWidthStr;
 
 use crate::cli::OutputFormat;
+use crate::safe_text::printable;
 
-/// Writes `value` as JSON or YAML, or calls `table` for the human form.
+/// Writes `value` as JSON or YAML, or the table `table` builds for the human forms.
 pub fn write<T: Serialize>(
     out: &mut dyn Write,
     format: OutputFormat,
     value: &T,
-    table: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    table: impl FnOnce() -> Table,
 ) -> anyhow::Result<()> {
     match format {
         OutputFormat::Json => {
@@ -23,8 +26,199 @@ pub fn write<T: Serialize>(
             let text = serde_saphyr::to_string(value)?;
             out.write_all(text.as_bytes())?;
         }
-        OutputFormat::Table => table(out)?,
+        OutputFormat::Table => table().write(out, false)?,
+        OutputFormat::Wide => table().write(out, true)?,
+        OutputFormat::Name => table().write_names(out)?,
     }
     out.flush()?;
     Ok(())
+}
+
+/// Columns between two cells.
+const GAP: &str = "   ";
+
+/// A table as kubectl prints one: upper-case titles, each column as wide as its widest cell,
+/// the last column unpadded. Columns marked wide appear only with `-o wide`. Each row has a
+/// name (what `-o name` prints), may carry lines printed indented below it (a diff), and the
+/// table may end with summary lines. Every cell and line is escaped with
+/// [`printable`], since most of it is text flotilla did not write.
+#[derive(Debug, Default)]
+pub struct Table {
+    columns: Vec<Column>,
+    rows: Vec<Row>,
+    footer: Vec<String>,
+}
+
+#[derive(Debug)]
+struct Column {
+    title: &'static str,
+    wide_only: bool,
+}
+
+#[derive(Debug)]
+struct Row {
+    name: String,
+    cells: Vec<String>,
+    details: Vec<String>,
+}
+
+impl Table {
+    /// A table with these column titles, always shown.
+    pub fn new(titles: &[&'static str]) -> Table {
+        let mut table = Table::default();
+        table.columns.extend(titles.iter().map(|title| Column {
+            title,
+            wide_only: false,
+        }));
+        table
+    }
+
+    /// Marks the columns of these titles as shown only with `-o wide`.
+    pub fn wide_only(mut self, titles: &[&'static str]) -> Table {
+        for column in &mut self.columns {
+            if titles.contains(&column.title) {
+                column.wide_only = true;
+            }
+        }
+        self
+    }
+
+    /// Adds a row named `name`, one cell per column (missing cells are empty).
+    pub fn row(&mut self, name: impl Into<String>, cells: Vec<String>) {
+        self.rows.push(Row {
+            name: name.into(),
+            cells,
+            details: Vec::new(),
+        });
+    }
+
+    /// Adds lines printed indented below the last row (ignored before the first row).
+    pub fn details(&mut self, lines: impl IntoIterator<Item = String>) {
+        if let Some(row) = self.rows.last_mut() {
+            row.details.extend(lines);
+        }
+    }
+
+    /// Adds a line printed after the rows (not with `-o name`).
+    pub fn footer(&mut self, line: impl Into<String>) {
+        self.footer.push(line.into());
+    }
+
+    /// Writes the table, with the wide-only columns when `wide`. A table without rows prints
+    /// no header, only its footer.
+    pub fn write(&self, out: &mut dyn Write, wide: bool) -> std::io::Result<()> {
+        let shown: Vec<usize> = (0..self.columns.len())
+            .filter(|&index| wide || !self.columns[index].wide_only)
+            .collect();
+        let cell = |row: &Row, index: usize| {
+            printable(row.cells.get(index).map_or("", String::as_str), false)
+        };
+        let widths: Vec<usize> = shown
+            .iter()
+            .map(|&index| {
+                self.rows
+                    .iter()
+                    .map(|row| cell(row, index).width())
+                    .chain([self.columns[index].title.width()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let line = |cells: Vec<String>| {
+            let mut text = String::new();
+            for (position, (value, width)) in cells.iter().zip(&widths).enumerate() {
+                if position + 1 == cells.len() {
+                    text.push_str(value);
+                } else {
+                    text.push_str(value);
+                    text.push_str(&" ".repeat(width.saturating_sub(value.width())));
+                    text.push_str(GAP);
+                }
+            }
+            text.trim_end().to_string()
+        };
+        if !self.rows.is_empty() {
+            let titles = shown
+                .iter()
+                .map(|&index| self.columns[index].title.to_string());
+            writeln!(out, "{}", line(titles.collect()))?;
+        }
+        for row in &self.rows {
+            writeln!(
+                out,
+                "{}",
+                line(shown.iter().map(|&index| cell(row, index)).collect())
+            )?;
+            for detail in &row.details {
+                writeln!(out, "    {}", printable(detail, true))?;
+            }
+        }
+        for footer in &self.footer {
+            writeln!(out, "{}", printable(footer, false))?;
+        }
+        Ok(())
+    }
+
+    /// Writes each row's name, one a line, as `kubectl get -o name` does; a name several rows
+    /// share (a resource on several clusters) is written once, where it first appears.
+    pub fn write_names(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let mut written = std::collections::HashSet::new();
+        for row in &self.rows {
+            if written.insert(row.name.as_str()) {
+                writeln!(out, "{}", printable(&row.name, false))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Table {
+        let mut table = Table::new(&["NAME", "HEALTH", "REGION"]).wide_only(&["REGION"]);
+        table.row("a", vec!["a".into(), "Ready".into(), "eu".into()]);
+        table.row(
+            "long-name",
+            vec!["long-name".into(), "NotReady".into(), "us".into()],
+        );
+        table.details(["- old".to_string()]);
+        table.row("a", vec!["a".into(), "Ready".into(), "eu".into()]);
+        table.footer("2 clusters.");
+        table
+    }
+
+    fn text(table: &Table, wide: bool) -> String {
+        let mut out = Vec::new();
+        table.write(&mut out, wide).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn columns_line_up_and_wide_ones_show_only_when_asked() {
+        assert_eq!(
+            text(&sample(), false),
+            "NAME        HEALTH\na           Ready\nlong-name   NotReady\n    - old\na           Ready\n2 clusters.\n"
+        );
+        assert_eq!(
+            text(&sample(), true),
+            "NAME        HEALTH     REGION\na           Ready      eu\nlong-name   NotReady   us\n    - old\na           Ready      eu\n2 clusters.\n"
+        );
+        let mut names = Vec::new();
+        sample().write_names(&mut names).unwrap();
+        assert_eq!(String::from_utf8(names).unwrap(), "a\nlong-name\n");
+    }
+
+    #[test]
+    fn control_characters_are_escaped_and_counted_as_printed() {
+        let mut table = Table::new(&["NAME", "X"]);
+        table.row("e\u{1b}[2J", vec!["e\u{1b}[2J".into(), "1".into()]);
+        table.row("plain", vec!["plain".into(), "2".into()]);
+        let printed = text(&table, false);
+        assert!(!printed.contains('\u{1b}'), "{printed:?}");
+        let lines: Vec<&str> = printed.lines().collect();
+        assert_eq!(lines[1].rfind('1'), lines[2].rfind('2'), "{printed}");
+    }
 }

@@ -177,16 +177,7 @@ fn user() -> String {
 
 /// `$XDG_STATE_HOME/flotilla/audit.log`, else `~/.local/state/flotilla/audit.log`.
 pub fn path() -> Option<PathBuf> {
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|home| PathBuf::from(home).join(".local/state"))
-        })?;
-    Some(state.join("flotilla").join("audit.log"))
+    crate::paths::audit_log()
 }
 
 /// Appends `entry` to the audit log; the error says why it could not be written.

@@ -9,7 +9,7 @@ use crate::backend::kube::{self, kubeconfig::Timeouts};
 use crate::backend::sim::{Scenario, SimCore};
 use crate::cli::{GlobalArgs, exit};
 use crate::model::{ClusterSpec, ClusterStatus, Health, Taint};
-use crate::output;
+use crate::output::{self, Table};
 use crate::source::{LiveInventory, LoadedFleet};
 
 /// One row of `clusters -o json`: `{"name","context","labels","taints","provider","region",
@@ -66,7 +66,7 @@ pub async fn run_live(
         .map(|(member, status)| ClusterItem::new(&member.spec, status))
         .collect();
     let list = ClusterList { items };
-    output::write(out, global.output, &list, |out| table(out, &list.items))?;
+    output::write(out, global.output, &list, || table(&list.items))?;
     Ok(exit::OK)
 }
 
@@ -91,7 +91,7 @@ pub async fn run_hub(global: &GlobalArgs, hub: &str, out: &mut dyn Write) -> any
         .map(|(spec, status)| ClusterItem::new(&spec, status))
         .collect();
     let list = ClusterList { items };
-    output::write(out, global.output, &list, |out| table(out, &list.items))?;
+    output::write(out, global.output, &list, || table(&list.items))?;
     Ok(exit::OK)
 }
 
@@ -118,41 +118,41 @@ pub fn run_demo(
         .map(|(index, spec)| ClusterItem::new(spec, core.cluster_status(index)))
         .collect();
     let list = ClusterList { items };
-    output::write(out, global.output, &list, |out| table(out, &list.items))?;
+    output::write(out, global.output, &list, || table(&list.items))?;
     Ok(exit::OK)
 }
 
-fn table(out: &mut dyn Write, items: &[ClusterItem]) -> std::io::Result<()> {
-    let name_width = items
-        .iter()
-        .map(|item| item.name.len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    writeln!(
-        out,
-        "{:<name_width$}  {:<12} {:<9} {:>7}  {:<9} {:<8} {:<28} MESSAGE",
-        "NAME", "HEALTH", "VERSION", "LATENCY", "REGION", "PROVIDER", "TAINTS"
-    )?;
+fn table(items: &[ClusterItem]) -> Table {
+    let mut table = Table::new(&[
+        "NAME", "CONTEXT", "HEALTH", "VERSION", "LATENCY", "REGION", "PROVIDER", "TAINTS",
+        "LABELS", "MESSAGE",
+    ])
+    .wide_only(&["CONTEXT", "LABELS"]);
+    let or_dash = |list: Vec<String>| {
+        if list.is_empty() {
+            "-".to_string()
+        } else {
+            list.join(",")
+        }
+    };
     for item in items {
-        let taints: Vec<String> = item.taints.iter().map(ToString::to_string).collect();
-        writeln!(
-            out,
-            "{:<name_width$}  {:<12} {:<9} {:>7}  {:<9} {:<8} {:<28} {}",
-            item.name,
-            item.health.as_str(),
-            item.version.as_deref().unwrap_or("-"),
-            item.latency_ms
-                .map_or_else(|| "-".to_string(), |ms| format!("{ms}ms")),
-            item.region.as_deref().unwrap_or("-"),
-            item.provider.as_deref().unwrap_or("-"),
-            if taints.is_empty() {
-                "-".to_string()
-            } else {
-                taints.join(",")
-            },
-            item.message
-        )?;
+        let labels = item.labels.iter().map(|(k, v)| format!("{k}={v}"));
+        table.row(
+            item.name.clone(),
+            vec![
+                item.name.clone(),
+                item.context.clone(),
+                item.health.as_str().to_string(),
+                item.version.clone().unwrap_or_else(|| "-".into()),
+                item.latency_ms
+                    .map_or_else(|| "-".to_string(), |ms| format!("{ms}ms")),
+                item.region.clone().unwrap_or_else(|| "-".into()),
+                item.provider.clone().unwrap_or_else(|| "-".into()),
+                or_dash(item.taints.iter().map(ToString::to_string).collect()),
+                or_dash(labels.collect()),
+                item.message.clone(),
+            ],
+        );
     }
-    Ok(())
+    table
 }

@@ -103,8 +103,8 @@ pub async fn run_plan(
         }
     }
     let items = plan_items(&fleet, &view, &args.scope);
-    output::write(out, global.output, &Items { items: &items }, |out| {
-        plan_table(out, &items)
+    output::write(out, global.output, &Items { items: &items }, || {
+        plan_table(&items)
     })?;
     Ok(plan_exit(&items))
 }

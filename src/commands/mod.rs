@@ -2,7 +2,10 @@
 //! They print results to stdout and problems to stderr; they must not open the console.
 
 pub mod clusters;
+pub mod completion;
 pub mod hub;
+pub mod info;
+pub mod man;
 pub mod propagate;
 pub mod render;
 pub mod repair;

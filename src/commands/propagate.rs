@@ -22,7 +22,7 @@ use crate::backend::fanout::planning::{self, PlanAction, PlanItem, PlanMode};
 use crate::backend::fanout::targets::{Options, Target};
 use crate::cli::{ApplyArgs, GlobalArgs, PlanArgs, ScopeArgs, exit};
 use crate::model::ResourceRef;
-use crate::output;
+use crate::output::{self, Table};
 use crate::safe_text::printable;
 
 /// Said on stderr after a write to the simulated fleet: what changed lasts as long as the run.
@@ -92,15 +92,15 @@ async fn plan_on<A: ClusterApi>(
         &progress("plan"),
     )
     .await;
-    output::write(out, global.output, &Items { items: &items }, |out| {
-        plan_table(out, &items)
+    output::write(out, global.output, &Items { items: &items }, || {
+        plan_table(&items)
     })?;
     Ok(plan_exit(&items))
 }
 
 /// The plan as a table: rows with the same resource, action, diff and message on several
 /// clusters are printed once ("member-1, member-2: identical").
-pub fn plan_table(out: &mut dyn Write, items: &[PlanItem]) -> std::io::Result<()> {
+pub fn plan_table(items: &[PlanItem]) -> Table {
     let mut groups: Vec<(&PlanItem, Vec<&str>)> = Vec::new();
     for item in items {
         match groups.iter_mut().find(|(first, _)| {
@@ -113,31 +113,31 @@ pub fn plan_table(out: &mut dyn Write, items: &[PlanItem]) -> std::io::Result<()
             None => groups.push((item, vec![&item.cluster])),
         }
     }
+    let mut table =
+        Table::new(&["ACTION", "RESOURCE", "API VERSION", "CLUSTERS"]).wide_only(&["API VERSION"]);
     for (item, clusters) in &groups {
         let who = if clusters.len() > 1 {
             format!("{}: identical", clusters.join(", "))
         } else {
             clusters.join(", ")
         };
-        let mut row = format!(
-            "{:<9} {}  on {who}",
-            item.action.as_str(),
-            item.resource.display_key()
+        let key = item.resource.display_key();
+        table.row(
+            key.clone(),
+            vec![
+                item.action.as_str().to_string(),
+                key,
+                item.resource.api_version.clone(),
+                with_message(who, &item.message),
+            ],
         );
-        if !item.message.is_empty() {
-            row.push_str(&format!("  ({})", item.message));
-        }
-        writeln!(out, "{}", printable(&row, false))?;
         if item.action != PlanAction::Unchanged {
-            for line in item.diff.lines() {
-                writeln!(out, "    {}", printable(line, true))?;
-            }
+            table.details(item.diff.lines().map(String::from));
         }
     }
     let count = |action: PlanAction| items.iter().filter(|i| i.action == action).count();
     let clusters: BTreeSet<&str> = items.iter().map(|i| i.cluster.as_str()).collect();
-    writeln!(
-        out,
+    table.footer(format!(
         "Plan: {} to create, {} to update, {} unchanged, {} to prune, {} conflicts, {} errors, on {} clusters.",
         count(PlanAction::Create),
         count(PlanAction::Update),
@@ -146,7 +146,17 @@ pub fn plan_table(out: &mut dyn Write, items: &[PlanItem]) -> std::io::Result<()
         count(PlanAction::Conflict),
         count(PlanAction::Error),
         clusters.len()
-    )
+    ));
+    table
+}
+
+/// The clusters of a plan or apply row, then its message in parentheses when it has one.
+fn with_message(clusters: String, message: &str) -> String {
+    if message.is_empty() {
+        clusters
+    } else {
+        format!("{clusters}  ({message})")
+    }
 }
 
 /// `flotilla apply`.
@@ -211,7 +221,7 @@ async fn apply_on<A: ClusterApi>(
                 .push(item.resource.clone());
         }
         if !args.yes {
-            plan_table(&mut std::io::stderr().lock(), &items)?;
+            plan_table(&items).write(&mut std::io::stderr().lock(), false)?;
             let clusters = targets.len();
             if !confirm(&format!("Apply to {clusters} cluster(s)?")) {
                 eprintln!("nothing applied");
@@ -256,8 +266,8 @@ async fn apply_on<A: ClusterApi>(
     } else if !items.is_empty() {
         audit::record_or_warn(&audit::Entry::from_apply(action, &items));
     }
-    output::write(out, global.output, &Items { items: &items }, |out| {
-        apply_table(out, &items)
+    output::write(out, global.output, &Items { items: &items }, || {
+        apply_table(&items)
     })?;
     Ok(if items.iter().any(|i| i.result.is_failure()) {
         exit::PARTIAL
@@ -266,7 +276,7 @@ async fn apply_on<A: ClusterApi>(
     })
 }
 
-fn apply_table(out: &mut dyn Write, items: &[ApplyItem]) -> std::io::Result<()> {
+fn apply_table(items: &[ApplyItem]) -> Table {
     let mut groups: Vec<(&ApplyItem, Vec<&str>)> = Vec::new();
     for item in items {
         match groups.iter_mut().find(|(first, _)| {
@@ -278,17 +288,19 @@ fn apply_table(out: &mut dyn Write, items: &[ApplyItem]) -> std::io::Result<()> 
             None => groups.push((item, vec![&item.cluster])),
         }
     }
+    let mut table =
+        Table::new(&["RESULT", "RESOURCE", "API VERSION", "CLUSTERS"]).wide_only(&["API VERSION"]);
     for (item, clusters) in &groups {
-        let mut row = format!(
-            "{:<9} {}  on {}",
-            item.result.as_str(),
-            item.resource.display_key(),
-            clusters.join(", ")
+        let key = item.resource.display_key();
+        table.row(
+            key.clone(),
+            vec![
+                item.result.as_str().to_string(),
+                key,
+                item.resource.api_version.clone(),
+                with_message(clusters.join(", "), &item.message),
+            ],
         );
-        if !item.message.is_empty() {
-            row.push_str(&format!("  ({})", item.message));
-        }
-        writeln!(out, "{}", printable(&row, false))?;
     }
     let failed: BTreeSet<&str> = items
         .iter()
@@ -296,8 +308,7 @@ fn apply_table(out: &mut dyn Write, items: &[ApplyItem]) -> std::io::Result<()> 
         .map(|i| i.cluster.as_str())
         .collect();
     let all: BTreeSet<&str> = items.iter().map(|i| i.cluster.as_str()).collect();
-    writeln!(
-        out,
+    table.footer(format!(
         "Apply: {} applied, {} pruned, {} failed; {} of {} clusters complete.",
         items
             .iter()
@@ -307,7 +318,8 @@ fn apply_table(out: &mut dyn Write, items: &[ApplyItem]) -> std::io::Result<()> 
         items.iter().filter(|i| i.result.is_failure()).count(),
         all.len() - failed.len(),
         all.len()
-    )
+    ));
+    table
 }
 
 /// `flotilla drift`.
@@ -359,32 +371,44 @@ pub fn report_drift(
         );
         eprintln!("{}", printable(&line, false));
     }
-    output::write(out, global.output, &Items { items }, |out| {
+    output::write(out, global.output, &Items { items }, || {
+        let mut table = Table::new(&[
+            "CLUSTER",
+            "RESOURCE",
+            "PATH",
+            "DESIRED",
+            "LIVE",
+            "CHANGED BY",
+            "CHANGED AT",
+            "API VERSION",
+        ])
+        .wide_only(&["CHANGED AT", "API VERSION"]);
         for item in items {
+            let key = item.resource.display_key();
             for field in &item.fields {
                 let (desired, live) = field.shown();
-                let line = format!(
-                    "{}  {}  {}  desired {desired}  live {live}  changed by {}{}",
-                    item.cluster,
-                    item.resource.display_key(),
-                    field.path,
-                    field.manager.as_deref().unwrap_or("(unknown)"),
-                    field
-                        .time
-                        .as_deref()
-                        .map(|t| format!(" at {t}"))
-                        .unwrap_or_default()
+                table.row(
+                    key.clone(),
+                    vec![
+                        item.cluster.clone(),
+                        key.clone(),
+                        field.path.clone(),
+                        desired.to_string(),
+                        live.to_string(),
+                        field.manager.clone().unwrap_or_else(|| "(unknown)".into()),
+                        field.time.clone().unwrap_or_else(|| "-".into()),
+                        item.resource.api_version.clone(),
+                    ],
                 );
-                writeln!(out, "{}", printable(&line, false))?;
             }
         }
         let fields: usize = items.iter().map(|i| i.fields.len()).sum();
-        writeln!(
-            out,
+        table.footer(format!(
             "Drift: {fields} field(s) in {} object(s); {} error(s).",
             items.len(),
             errors.len()
-        )
+        ));
+        table
     })?;
     Ok(if !errors.is_empty() {
         exit::PARTIAL

@@ -7,6 +7,7 @@ use std::path::Path;
 
 pub use crate::cli::OutputFormat;
 use crate::engine::{self, SourceFile, render};
+use crate::output::Table;
 use crate::safe_text::printable;
 
 /// Where the fleet comes from.
@@ -85,7 +86,8 @@ pub fn run_render(
     let written = match format {
         OutputFormat::Json => render::write_json(&fleet, &clusters, secret_values, out),
         OutputFormat::Yaml => render::write_yaml(&fleet, &clusters, secret_values, out),
-        OutputFormat::Table => render::write_table(&fleet, &clusters, out),
+        OutputFormat::Table | OutputFormat::Wide => render::write_table(&fleet, &clusters, out),
+        OutputFormat::Name => write_resource_names(&fleet, out),
     };
     if let Err(e) = written {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
@@ -103,6 +105,15 @@ pub fn run_render(
         return 2;
     }
     0
+}
+
+/// `render -o name`: each federated resource the fleet holds, as `KIND/NS/NAME`, one a line.
+fn write_resource_names(fleet: &engine::Fleet, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut table = Table::default();
+    for resource in &fleet.resources {
+        table.row(resource.target.display_key(), Vec::new());
+    }
+    table.write_names(out)
 }
 
 /// `flotilla --hub CONTEXT render`: the per-cluster objects the hub itself rendered (Karmada's
@@ -142,20 +153,32 @@ pub async fn run_hub(
             item.object = crate::engine::compare::secrets::mask(&item.object);
         }
     }
-    crate::output::write(out, global.output, &rendered, |out| {
-        writeln!(out, "CLUSTER\tKIND\tNAMESPACE\tNAME")?;
+    crate::output::write(out, global.output, &rendered, || {
+        let mut table = Table::new(&["CLUSTER", "KIND", "NAMESPACE", "NAME", "API VERSION"])
+            .wide_only(&["API VERSION"]);
         for item in &rendered.items {
             let field = |pointer: &str| item.object.pointer(pointer).and_then(|v| v.as_str());
-            writeln!(
-                out,
-                "{}\t{}\t{}\t{}",
-                printable(&item.cluster, false),
-                printable(field("/kind").unwrap_or("?"), false),
-                printable(field("/metadata/namespace").unwrap_or("-"), false),
-                printable(field("/metadata/name").unwrap_or("?"), false),
-            )?;
+            let (kind, namespace, name) = (
+                field("/kind").unwrap_or("?"),
+                field("/metadata/namespace"),
+                field("/metadata/name").unwrap_or("?"),
+            );
+            let key = match namespace {
+                Some(namespace) => format!("{kind}/{namespace}/{name}"),
+                None => format!("{kind}/{name}"),
+            };
+            table.row(
+                key,
+                vec![
+                    item.cluster.clone(),
+                    kind.to_string(),
+                    namespace.unwrap_or("-").to_string(),
+                    name.to_string(),
+                    field("/apiVersion").unwrap_or("?").to_string(),
+                ],
+            );
         }
-        Ok(())
+        table
     })?;
     Ok(crate::cli::exit::OK)
 }

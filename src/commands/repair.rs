@@ -28,7 +28,7 @@ use crate::engine::edit::adopt::{self, Field, Workspace};
 use crate::engine::{Fleet, SourceFile, load_fleet};
 use crate::fleet_edit;
 use crate::model::ResourceRef;
-use crate::output;
+use crate::output::{self, Table};
 use crate::safe_text::printable;
 
 use super::propagate::DEMO_WRITES_NOTE;
@@ -705,36 +705,45 @@ fn write_report(
             files,
             warnings,
         },
-        |out| {
+        || {
+            let mut table = Table::new(&[
+                "RESULT", "ACTION", "CLUSTER", "RESOURCE", "PATH", "VALUE", "MESSAGE",
+            ]);
             for i in items {
-                let mut row = format!(
-                    "{:<6} {} {}  {}  {}  {}",
-                    i.result,
-                    i.action.verb(),
-                    i.cluster,
-                    i.resource.display_key(),
-                    i.path,
-                    match i.action {
-                        Way::Revert => format!("-> {}", i.desired),
-                        Way::Adopt => format!("keeps {}", i.live),
-                        Way::Ignore => "ignored".to_string(),
-                    }
+                let key = i.resource.display_key();
+                table.row(
+                    key.clone(),
+                    vec![
+                        i.result.to_string(),
+                        i.action.verb().to_string(),
+                        i.cluster.clone(),
+                        key,
+                        i.path.clone(),
+                        match i.action {
+                            Way::Revert => format!("-> {}", i.desired),
+                            Way::Adopt => format!("keeps {}", i.live),
+                            Way::Ignore => "ignored".to_string(),
+                        },
+                        i.message.clone(),
+                    ],
                 );
-                if !i.message.is_empty() {
-                    row.push_str(&format!("  ({})", i.message));
-                }
-                writeln!(out, "{}", printable(&row, false))?;
             }
             for file in files {
-                writeln!(out, "saved {}", printable(file, false))?;
+                table.footer(format!("saved {file}"));
             }
             let count = |result: &str| items.iter().filter(|i| i.result == result).count();
             let skipped = count("skipped");
-            write!(out, "Repair: {} done, ", count("done"))?;
-            if skipped > 0 {
-                write!(out, "{skipped} skipped, ")?;
-            }
-            writeln!(out, "{} failed.", count("failed"))
+            let skipped = if skipped > 0 {
+                format!("{skipped} skipped, ")
+            } else {
+                String::new()
+            };
+            table.footer(format!(
+                "Repair: {} done, {skipped}{} failed.",
+                count("done"),
+                count("failed")
+            ));
+            table
         },
     )?;
     Ok(())

@@ -26,7 +26,7 @@ use crate::backend::fanout::planning::{self, PlanAction, PlanItem, PlanMode};
 use crate::backend::fanout::targets::Options;
 use crate::cli::{GlobalArgs, ScopeArgs, exit};
 use crate::model::{CellStatus, HealthKind, ResourceRef, StatusKind};
-use crate::output;
+use crate::output::{self, Table};
 
 /// One row of `status -o json`: `{"cluster","resource","sync","health","reason","since"}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -67,8 +67,8 @@ pub async fn run_status(
         Ok(Clusters::Live(prepared)) => cells_of(prepared, &filters).await,
         Ok(Clusters::Simulated(prepared)) => cells_of(prepared, &filters).await,
     };
-    output::write(out, global.output, &Items { items: &items }, |out| {
-        table(out, &items)
+    output::write(out, global.output, &Items { items: &items }, || {
+        table(&items)
     })?;
     Ok(code)
 }
@@ -205,38 +205,43 @@ fn health(row: &PlanItem, status: &CellStatus) -> &'static str {
     }
 }
 
-fn table(out: &mut dyn Write, items: &[StatusItem]) -> std::io::Result<()> {
+fn table(items: &[StatusItem]) -> Table {
     let listed: Vec<&StatusItem> = items
         .iter()
         .filter(|item| item.sync != StatusKind::NotPlaced)
         .collect();
-    let width = |column: fn(&StatusItem) -> usize, title: &str| {
-        listed
-            .iter()
-            .map(|item| column(item))
-            .max()
-            .unwrap_or(0)
-            .max(title.len())
-    };
-    let resource_width = width(|i| i.resource.display_key().len(), "RESOURCE");
-    let cluster_width = width(|i| i.cluster.len(), "CLUSTER");
-    writeln!(
-        out,
-        "{:<resource_width$}  {:<cluster_width$}  {:<11}  {:<8}  REASON",
-        "RESOURCE", "CLUSTER", "SYNC", "HEALTH"
-    )?;
+    let mut table = Table::new(&[
+        "RESOURCE",
+        "CLUSTER",
+        "SYNC",
+        "HEALTH",
+        "SINCE",
+        "API VERSION",
+        "REASON",
+    ])
+    .wide_only(&["SINCE", "API VERSION"]);
     for item in &listed {
-        writeln!(
-            out,
-            "{:<resource_width$}  {:<cluster_width$}  {:<11}  {:<8}  {}",
-            item.resource.display_key(),
-            item.cluster,
-            item.sync.as_str(),
-            item.health,
-            item.reason
-        )?;
+        let key = item.resource.display_key();
+        table.row(
+            key.clone(),
+            vec![
+                key,
+                item.cluster.clone(),
+                item.sync.as_str().to_string(),
+                item.health.to_string(),
+                item.since.clone().unwrap_or_else(|| "-".into()),
+                item.resource.api_version.clone(),
+                item.reason.clone(),
+            ],
+        );
     }
-    writeln!(out)?;
+    table.footer("");
+    let cluster_width = listed
+        .iter()
+        .map(|item| item.cluster.len())
+        .max()
+        .unwrap_or(0)
+        .max("CLUSTER".len());
     let mut clusters: Vec<(&str, BTreeMap<StatusKind, usize>)> = Vec::new();
     for item in items {
         let index = match clusters.iter().position(|(name, _)| *name == item.cluster) {
@@ -261,7 +266,7 @@ fn table(out: &mut dyn Write, items: &[StatusItem]) -> std::io::Result<()> {
             .find(|i| &i.cluster == name && i.sync == StatusKind::Unreachable)
             .map(|i| format!("  ({})", i.reason))
             .unwrap_or_default();
-        writeln!(out, "{name:<cluster_width$}  {}{why}", parts.join(", "))?;
+        table.footer(format!("{name:<cluster_width$}  {}{why}", parts.join(", ")));
     }
     let count = |kind: StatusKind| items.iter().filter(|i| i.sync == kind).count();
     let totals: Vec<String> = StatusKind::ALL
@@ -269,8 +274,7 @@ fn table(out: &mut dyn Write, items: &[StatusItem]) -> std::io::Result<()> {
         .filter(|kind| *kind != StatusKind::NotPlaced && count(*kind) > 0)
         .map(|kind| format!("{} {kind}", count(kind)))
         .collect();
-    writeln!(
-        out,
+    table.footer(format!(
         "Status: {} on {} clusters; {} not placed (-o json lists them).",
         if totals.is_empty() {
             "no cells".to_string()
@@ -279,5 +283,6 @@ fn table(out: &mut dyn Write, items: &[StatusItem]) -> std::io::Result<()> {
         },
         clusters.len(),
         count(StatusKind::NotPlaced)
-    )
+    ));
+    table
 }

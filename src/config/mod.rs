@@ -9,13 +9,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-/// `$XDG_CONFIG_HOME/flotilla`, else `~/.config/flotilla`.
+use crate::paths;
+
+/// `$XDG_CONFIG_HOME/flotilla`, else `~/.config/flotilla` (see [`crate::paths`]).
 pub fn user_dir() -> Option<PathBuf> {
-    std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|value| !value.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".config")))
-        .map(|base| base.join("flotilla"))
+    paths::config_dir()
 }
 
 /// Whether a theme or key map name is safe to use as a file name.
@@ -41,7 +39,7 @@ fn read_user_file(
         ));
         return None;
     }
-    let path = dir.join(kind).join(format!("{name}.yaml"));
+    let path = paths::user_file(dir, kind, name);
     match std::fs::read_to_string(&path) {
         Ok(text) => Some((path.display().to_string(), text)),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
@@ -76,7 +74,7 @@ impl Settings {
         let Some(dir) = dir else {
             return (Settings::default(), Vec::new());
         };
-        let path = dir.join("config.yaml");
+        let path = paths::settings_file(dir);
         match std::fs::read_to_string(&path) {
             Ok(text) => match serde_saphyr::from_str(&text) {
                 Ok(settings) => (settings, Vec::new()),
@@ -96,6 +94,18 @@ impl Settings {
                 vec![format!("cannot read {}: {err}", path.display())],
             ),
         }
+    }
+
+    /// The theme in use: `flag` (`--theme`), else the settings', else `dark`.
+    pub fn theme_name(&self, flag: Option<&str>) -> String {
+        flag.or(self.theme.as_deref()).unwrap_or("dark").to_string()
+    }
+
+    /// The key map in use: `flag` (`--keymap`), else the settings', else `default`.
+    pub fn keymap_name(&self, flag: Option<&str>) -> String {
+        flag.or(self.keymap.as_deref())
+            .unwrap_or("default")
+            .to_string()
     }
 
     pub fn danger_patterns(&self) -> Vec<String> {

@@ -78,6 +78,7 @@ const MAIN: CrateRules = CrateRules {
         layer("model", 1),
         layer("glob", 1),
         layer("safe_text", 1),
+        layer("paths", 1),
     ],
     exempt: &["lib"],
     rooms: &[Rooms {

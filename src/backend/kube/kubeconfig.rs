@@ -52,11 +52,7 @@ fn load_reporting(
     }
     let paths: Vec<PathBuf> = env
         .as_deref()
-        .map(|value| {
-            std::env::split_paths(value)
-                .filter(|path| !path.as_os_str().is_empty())
-                .collect()
-        })
+        .map(crate::paths::kubeconfig_env_files)
         .unwrap_or_default();
     if paths.is_empty() {
         return Kubeconfig::read()

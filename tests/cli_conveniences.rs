@@ -1,0 +1,206 @@
+//! The conveniences a kubectl user expects, through the real binary: `info` naming where
+//! flotilla's files live (from the XDG variables), shell completion, the man page, and
+//! `-o wide` / `-o name` on the tables.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn flotilla_in(config: &Path, state: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(args)
+        .env("XDG_CONFIG_HOME", config)
+        .env("XDG_STATE_HOME", state)
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run flotilla")
+}
+
+fn flotilla(args: &[&str]) -> Output {
+    let dir = tempfile::tempdir().expect("temp dir");
+    flotilla_in(dir.path(), dir.path(), args)
+}
+
+/// What a command printed, whatever its exit code.
+fn printed(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// What a command that must succeed printed.
+fn stdout(output: &Output) -> String {
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn info_names_every_path_from_the_xdg_variables_and_says_which_exist() {
+    let config = tempfile::tempdir().expect("temp dir");
+    let state = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(config.path().join("flotilla/themes")).expect("mkdir");
+    std::fs::write(config.path().join("flotilla/themes/light.yaml"), "{}\n").expect("write");
+    let output = flotilla_in(
+        config.path(),
+        state.path(),
+        &["info", "--theme", "light", "-o", "json"],
+    );
+    let value: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    assert_eq!(value["version"], env!("CARGO_PKG_VERSION"));
+    let item = |name: &str| {
+        value["items"]
+            .as_array()
+            .and_then(|items| items.iter().find(|item| item["name"] == name))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} in {value}"))
+    };
+    let under = |dir: &Path, rest: &str| dir.join(rest).display().to_string();
+    assert_eq!(item("config")["path"], under(config.path(), "flotilla"));
+    assert_eq!(
+        item("settings")["path"],
+        under(config.path(), "flotilla/config.yaml")
+    );
+    assert_eq!(
+        item("theme")["path"],
+        under(config.path(), "flotilla/themes/light.yaml")
+    );
+    assert_eq!(item("theme")["exists"], true);
+    assert_eq!(
+        item("keymap")["path"],
+        under(config.path(), "flotilla/keymaps/default.yaml")
+    );
+    assert_eq!(item("keymap")["exists"], false);
+    assert_eq!(
+        item("audit")["path"],
+        under(state.path(), "flotilla/audit.log")
+    );
+    // Starting the command opened the default log, so it exists now.
+    assert_eq!(
+        item("log")["path"],
+        under(state.path(), "flotilla/flotilla.log")
+    );
+    assert_eq!(item("log")["exists"], true);
+    assert!(item("kubeconfig")["path"].is_string());
+
+    let table = stdout(&flotilla_in(config.path(), state.path(), &["info"]));
+    assert!(table.starts_with("NAME "), "{table}");
+    assert!(
+        table.contains(&under(state.path(), "flotilla/audit.log")),
+        "{table}"
+    );
+    assert!(table.contains(&format!("flotilla {}", env!("CARGO_PKG_VERSION"))));
+}
+
+#[test]
+fn info_names_the_kubeconfig_files_kubectl_would_read() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["info", "-o", "json"])
+        .env("XDG_CONFIG_HOME", dir.path())
+        .env("XDG_STATE_HOME", dir.path())
+        .env("KUBECONFIG", "/nowhere/one:/nowhere/two")
+        .output()
+        .expect("run flotilla");
+    let value: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    let kubeconfigs: Vec<&str> = value["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|item| item["name"] == "kubeconfig")
+        .filter_map(|item| item["path"].as_str())
+        .collect();
+    assert_eq!(kubeconfigs, ["/nowhere/one", "/nowhere/two"]);
+}
+
+#[test]
+fn completion_scripts_name_the_commands_for_each_shell() {
+    for shell in ["bash", "zsh", "fish"] {
+        let script = stdout(&flotilla(&["completion", shell]));
+        for word in ["plan", "drift", "info", "context", "kubeconfig"] {
+            assert!(script.contains(word), "{shell} script lacks {word}");
+        }
+    }
+    let refused = flotilla(&["completion", "tcsh"]);
+    assert_eq!(refused.status.code(), Some(2));
+}
+
+#[test]
+fn the_man_page_is_roff_with_every_command() {
+    let page = stdout(&flotilla(&["man"]));
+    assert!(page.contains(".TH flotilla 1"), "{page}");
+    for command in ["render", "plan", "repair", "completion"] {
+        assert!(page.contains(command), "man page lacks {command}");
+    }
+}
+
+#[test]
+fn clusters_name_lists_cluster_names_and_wide_adds_labels() {
+    let names = stdout(&flotilla(&["clusters", "--demo", "-o", "name"]));
+    let lines: Vec<&str> = names.lines().collect();
+    assert!(lines.len() >= 12, "{names}");
+    assert!(lines.iter().all(|line| !line.contains(' ')), "{names}");
+    let table = stdout(&flotilla(&["clusters", "--demo"]));
+    let wide = stdout(&flotilla(&["clusters", "--demo", "-o", "wide"]));
+    assert!(!table.contains("LABELS"), "{table}");
+    assert!(
+        wide.lines()
+            .next()
+            .is_some_and(|h| h.contains("CONTEXT") && h.contains("LABELS"))
+    );
+    assert!(wide.contains("region="), "{wide}");
+}
+
+#[test]
+fn status_name_lists_each_resource_once_as_kind_namespace_name() {
+    let names = printed(&flotilla(&["status", "--demo", "-o", "name"]));
+    let lines: Vec<&str> = names.lines().collect();
+    let unique: std::collections::BTreeSet<&&str> = lines.iter().collect();
+    assert_eq!(unique.len(), lines.len(), "{names}");
+    assert!(lines.contains(&"Deployment/shop/inventory"), "{names}");
+    assert!(lines.iter().all(|line| line.split('/').count() >= 2));
+}
+
+#[test]
+fn render_name_lists_the_fleets_resources() {
+    let names = stdout(&flotilla(&["render", "--demo", "-o", "name"]));
+    assert!(
+        names
+            .lines()
+            .any(|line| line == "Deployment/shop/inventory"),
+        "{names}"
+    );
+    assert!(names.lines().count() >= 15, "{names}");
+}
+
+#[test]
+fn table_columns_line_up_under_their_titles() {
+    let table = printed(&flotilla(&["status", "--demo", "-o", "wide"]));
+    let mut lines = table.lines();
+    let header = lines.next().expect("a header");
+    let at = |title: &str| {
+        header
+            .find(title)
+            .unwrap_or_else(|| panic!("{title} in {header}"))
+    };
+    let (sync, since) = (at("SYNC"), at("SINCE"));
+    for row in lines.take_while(|line| !line.is_empty()) {
+        let chars: Vec<char> = row.chars().collect();
+        assert_eq!(
+            chars.get(sync - 1),
+            Some(&' '),
+            "SYNC column starts after a space: {row}"
+        );
+        assert_ne!(
+            chars.get(sync),
+            Some(&' '),
+            "SYNC column starts at its title: {row}"
+        );
+        assert_ne!(
+            chars.get(since),
+            Some(&' '),
+            "SINCE column starts at its title: {row}"
+        );
+    }
+}
