@@ -74,7 +74,18 @@ pub fn parse(line: &str) -> Result<PaletteCommand, String> {
         Some((verb, rest)) => (verb, rest.trim()),
         None => (line, ""),
     };
-    let verb = resolve_verb(verb)?;
+    // k9s habits: `:ctx NAME` picks clusters, `:deploy` (any kind or its short name) shows
+    // that kind.
+    if matches!(verb, "ctx" | "context" | "contexts") {
+        return Ok(PaletteCommand::Cluster(argument.to_string()));
+    }
+    let verb = match resolve_verb(verb) {
+        Ok(verb) => verb,
+        Err(err) if argument.is_empty() => {
+            return builtin_kind(verb).map(PaletteCommand::Kind).ok_or(err);
+        }
+        Err(err) => return Err(err),
+    };
     let needs = |what: &str| format!(":{verb} needs {what}");
     match verb {
         "cluster" => Ok(PaletteCommand::Cluster(argument.to_string())),
@@ -109,6 +120,49 @@ pub fn parse(line: &str) -> Result<PaletteCommand, String> {
         "drift" => Ok(PaletteCommand::Drift),
         _ => Ok(PaletteCommand::Quit),
     }
+}
+
+/// Built-in kinds a bare `:word` may name, as k9s takes `:deploy` or `:svc`.
+const BUILTIN_KINDS: [&str; 20] = [
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "ReplicaSet",
+    "Job",
+    "CronJob",
+    "Pod",
+    "Service",
+    "Ingress",
+    "ConfigMap",
+    "Secret",
+    "Namespace",
+    "ServiceAccount",
+    "PersistentVolumeClaim",
+    "HorizontalPodAutoscaler",
+    "NetworkPolicy",
+    "Role",
+    "RoleBinding",
+    "ClusterRole",
+    "ClusterRoleBinding",
+];
+
+/// What a bare word names as a kind filter, when it names a built-in kind by its name, short
+/// name or plural (`deploy`, `cm`, `services` → `service`).
+fn builtin_kind(word: &str) -> Option<String> {
+    if word.len() < 2 {
+        return None;
+    }
+    let named = |typed: &str| {
+        BUILTIN_KINDS
+            .iter()
+            .any(|kind| super::filter::kind_matches(kind, typed))
+    };
+    if named(word) {
+        return Some(word.to_string());
+    }
+    word.strip_suffix('s')
+        .filter(|singular| singular.len() >= 2 && named(singular))
+        .map(str::to_string)
 }
 
 /// A verb by exact name or unique prefix (`:cl` is `cluster`, `:q` is `quit`).
@@ -269,6 +323,16 @@ mod tests {
             Ok(PaletteCommand::Health(Some(HealthKind::Degraded)))
         );
         assert!(parse("health wobbly").unwrap_err().contains("Progressing"));
+        assert_eq!(parse("deploy"), Ok(PaletteCommand::Kind("deploy".into())));
+        assert_eq!(
+            parse("services"),
+            Ok(PaletteCommand::Kind("service".into()))
+        );
+        assert_eq!(
+            parse("ctx prod-*"),
+            Ok(PaletteCommand::Cluster("prod-*".into()))
+        );
+        assert!(parse("wibble").unwrap_err().contains("unknown command"));
         assert_eq!(
             parse("group region"),
             Ok(PaletteCommand::Group(Some("region".into())))
