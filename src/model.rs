@@ -166,6 +166,8 @@ pub enum CellStatus {
     NotPlaced(String),
     /// Carries flotilla's ownership marker but is no longer placed.
     Orphaned,
+    /// Placed, but Karmada's `suspension` holds it back; carries which policy and clusters.
+    Suspended(String),
 }
 
 /// The kinds of [`CellStatus`] without their payloads, in severity order: a roll-up picks the
@@ -174,6 +176,7 @@ pub enum CellStatus {
 pub enum StatusKind {
     NotPlaced,
     InSync,
+    Suspended,
     Pending,
     Orphaned,
     Drifted,
@@ -184,7 +187,7 @@ pub enum StatusKind {
 }
 
 impl StatusKind {
-    pub const ALL: [StatusKind; 9] = [
+    pub const ALL: [StatusKind; 10] = [
         StatusKind::InSync,
         StatusKind::Drifted,
         StatusKind::Pending,
@@ -194,6 +197,7 @@ impl StatusKind {
         StatusKind::Unreachable,
         StatusKind::NotPlaced,
         StatusKind::Orphaned,
+        StatusKind::Suspended,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -207,6 +211,7 @@ impl StatusKind {
             StatusKind::Unreachable => "Unreachable",
             StatusKind::NotPlaced => "NotPlaced",
             StatusKind::Orphaned => "Orphaned",
+            StatusKind::Suspended => "Suspended",
         }
     }
 
@@ -240,6 +245,8 @@ impl StatusKind {
             (StatusKind::NotPlaced, true) => '-',
             (StatusKind::Orphaned, false) => '°',
             (StatusKind::Orphaned, true) => 'o',
+            (StatusKind::Suspended, false) => '‖',
+            (StatusKind::Suspended, true) => 's',
         }
     }
 
@@ -267,15 +274,17 @@ impl CellStatus {
             CellStatus::Unreachable => StatusKind::Unreachable,
             CellStatus::NotPlaced(_) => StatusKind::NotPlaced,
             CellStatus::Orphaned => StatusKind::Orphaned,
+            CellStatus::Suspended(_) => StatusKind::Suspended,
         }
     }
 
     /// The reason or manager a status carries, if any.
     pub fn detail(&self) -> Option<&str> {
         match self {
-            CellStatus::Failed(text) | CellStatus::Conflict(text) | CellStatus::NotPlaced(text) => {
-                Some(text)
-            }
+            CellStatus::Failed(text)
+            | CellStatus::Conflict(text)
+            | CellStatus::NotPlaced(text)
+            | CellStatus::Suspended(text) => Some(text),
             _ => None,
         }
     }

@@ -36,7 +36,9 @@ fn decide(fleet: &Fleet, key: &str, cluster: &str) -> Decision {
 fn object(fleet: &Fleet, key: &str, cluster: &str) -> Value {
     match decide(fleet, key, cluster) {
         Decision::Placed { object, .. } => object,
-        Decision::NotPlaced { reason } => panic!("{key} not placed on {cluster}: {reason}"),
+        Decision::Suspended { reason, .. } | Decision::NotPlaced { reason } => {
+            panic!("{key} not delivered to {cluster}: {reason}")
+        }
     }
 }
 

@@ -535,7 +535,8 @@ fn adopt_found(
         };
         let desired = match fleet.decide(r, c) {
             crate::engine::Decision::Placed { object, .. } => object,
-            crate::engine::Decision::NotPlaced { reason } => return Err(reason),
+            crate::engine::Decision::Suspended { reason, .. }
+            | crate::engine::Decision::NotPlaced { reason } => return Err(reason),
         };
         let mut wanted = Vec::new();
         for f in fields {

@@ -10,7 +10,7 @@ use crate::model::{CellStatus, StatusCounts, StatusKind};
 
 /// Per-status cell counts for one row or column, kept up to date as cells change.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct KindCounts([u32; 9]);
+pub struct KindCounts([u32; StatusKind::ALL.len()]);
 
 impl KindCounts {
     fn slot(kind: StatusKind) -> usize {
@@ -210,6 +210,7 @@ impl CellGrid {
             StatusKind::Unreachable => CellStatus::Unreachable,
             StatusKind::NotPlaced => CellStatus::NotPlaced(String::new()),
             StatusKind::Orphaned => CellStatus::Orphaned,
+            StatusKind::Suspended => CellStatus::Suspended(String::new()),
         }
     }
 

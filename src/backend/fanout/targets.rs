@@ -41,6 +41,8 @@ pub struct Desired {
     pub objects: Vec<Value>,
     /// Rows placed on the cluster whose object could not be rendered, with the reason.
     pub failed: Vec<(ResourceRef, String)>,
+    /// Rows placed on the cluster that Karmada's `suspension` holds back, with the reason.
+    pub suspended: Vec<(ResourceRef, String)>,
     /// The rows placed on the cluster, in the order given.
     pub rows: Vec<usize>,
 }
@@ -72,6 +74,9 @@ pub fn desired(
                     namespaces.insert(ns.clone());
                 }
                 objects.push(object);
+            }
+            Decision::Suspended { reason, .. } => {
+                desired.suspended.push((resource.target.clone(), reason));
             }
             Decision::NotPlaced { reason } => {
                 desired.failed.push((resource.target.clone(), reason));

@@ -114,7 +114,7 @@ impl SimClusterApi {
         let drift = core.held(row, self.cluster)?;
         match core.fleet().decide(row, self.cluster) {
             Decision::Placed { object, .. } => Some(as_stored(&object, drift)),
-            Decision::NotPlaced { .. } => None,
+            Decision::Suspended { .. } | Decision::NotPlaced { .. } => None,
         }
     }
 }
