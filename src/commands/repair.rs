@@ -783,6 +783,8 @@ mod tests {
             failed: Vec::new(),
             prune_kinds: Vec::new(),
             prune_namespaces: BTreeSet::new(),
+            suspended: Vec::new(),
+            refuse_unowned: BTreeSet::new(),
         };
         let (rows, entry) = revert(
             vec![target],

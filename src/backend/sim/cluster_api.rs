@@ -303,6 +303,8 @@ mod tests {
                     failed: wanted.failed,
                     prune_kinds: Vec::new(),
                     prune_namespaces: BTreeSet::new(),
+                    suspended: wanted.suspended,
+                    refuse_unowned: wanted.refuse_unowned,
                 }
             })
             .collect()
