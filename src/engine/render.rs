@@ -117,7 +117,10 @@ type Variant = ((i32, u32), Result<Vec<u8>, String>);
 /// Most distinct objects (replicas × override set) cached per resource while writing JSON.
 const VARIANTS_PER_RESOURCE: usize = 64;
 
-/// Writes the render contract as JSON, one item per line, streaming cluster by cluster.
+/// Writes the render contract as JSON, one item per line, streaming cluster by cluster. A
+/// fleet with cells that Karmada's `suspension` holds back gets a third list, `suspended`
+/// (cluster, resource, reason, like `unplaced`); those objects are not among the items, as
+/// the clusters do not get them. Without such cells the document has only the two lists.
 ///
 /// Cells of one resource that share replicas and override set render the same object, so
 /// each such variant is serialized once and its bytes reused; the cache is bounded by
@@ -274,11 +277,7 @@ pub fn write_json(
             out.write_all(b"}")?;
         }
     }
-    out.write_all(if suspended == 0 {
-        b",\"suspended\":[]}\n"
-    } else {
-        b"\n]}\n"
-    })?;
+    out.write_all(if suspended == 0 { b"}\n" } else { b"\n]}\n" })?;
     out.flush()
 }
 
@@ -365,11 +364,8 @@ pub fn write_yaml(
             )
         }
     })?;
-    if suspended == 0 {
-        if unplaced == 0 {
-            out.write_all(empty_unplaced(items))?;
-        }
-        out.write_all(b"suspended: []\n")?;
+    if suspended == 0 && unplaced == 0 {
+        out.write_all(empty_unplaced(items))?;
     }
     out.flush()
 }
