@@ -6,7 +6,8 @@
 //! Ready, and the oracle: flotilla's offline `render` of the same files equals, field for
 //! field, the manifests Karmada writes into its Works (Duplicated and Divided, overriders,
 //! policy priority, taints and tolerations, propagateDeps, and suspension: flotilla's
-//! suspended cells are the Works Karmada holds back), as does `--hub hub render`; an override edited
+//! suspended cells are the Works Karmada holds back), as does `--hub hub render`; `plan`
+//! predicts the objects Karmada refuses to adopt under `conflictResolution: Abort`; an override edited
 //! through the console's session on the hub reaches the member exactly as previewed, and `a`
 //! reschedules; `plan --hub` and `drift --hub` compare with what Karmada rendered, reading
 //! members through their contexts or Karmada's cluster proxy. `cargo xtask test` runs them in their own step against `testenv up --hub
@@ -1063,6 +1064,123 @@ fn hub_karmada_oracle_suspended_cells_are_the_works_karmada_holds_back() {
             .success()
             .then_some(())
     });
+}
+
+/// conflictResolution: a ConfigMap member-1 already has without Karmada's label is refused
+/// under Abort (the Work does not apply) and taken over under Overwrite; flotilla's `plan`,
+/// run first, predicts exactly that.
+#[test]
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_oracle_abort_refuses_an_object_it_did_not_create() {
+    let _serial = serial();
+    karmada_hub();
+    let ns = TestNamespace::on(
+        "karmada-oracle-conflict",
+        &["hub".to_string(), "member-1".to_string()],
+    );
+    let ns = ns.name.as_str();
+    for name in ["kept", "taken"] {
+        apply(
+            "member-1",
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: {ns}}}\ndata: {{greeting: local}}"
+            ),
+        );
+    }
+    let member_1 = "  placement:\n    clusterAffinity: {clusterNames: [member-1]}\n";
+    let policies = [
+        policy(
+            "PropagationPolicy",
+            ns,
+            "kept",
+            "{apiVersion: v1, kind: ConfigMap, name: kept}",
+            member_1,
+        ),
+        policy(
+            "PropagationPolicy",
+            ns,
+            "taken",
+            "{apiVersion: v1, kind: ConfigMap, name: taken}",
+            &format!("  conflictResolution: Overwrite\n{member_1}"),
+        ),
+    ]
+    .join("\n---\n");
+    let templates = [config_map(ns, "kept"), config_map(ns, "taken")].join("\n---\n");
+    let fleet = tempfile::tempdir().expect("fleet dir");
+    std::fs::write(fleet.path().join("clusters.yaml"), hub_inventory()).expect("inventory");
+    std::fs::write(
+        fleet.path().join("fleet.yaml"),
+        format!("{policies}\n---\n{templates}"),
+    )
+    .expect("fleet");
+    let out = support::flotilla(
+        fleet.path(),
+        &["plan", "--cluster", "member-1", "-o", "json"],
+    );
+    let planned: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("plan JSON: {e}\n{}", support::output_text(&out)));
+    let action = |name: &str| -> (String, String) {
+        planned["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|i| i["resource"]["kind"] == "ConfigMap" && i["resource"]["name"] == name)
+            .map(|i| {
+                (
+                    i["action"].as_str().unwrap_or("").to_string(),
+                    i["message"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .unwrap_or_else(|| panic!("no plan item for {name}: {planned}"))
+    };
+    let (kept, why) = action("kept");
+    assert_eq!(kept, "conflict", "{why}");
+    assert!(
+        why.starts_with("Karmada would refuse to adopt it (conflictResolution: Abort)"),
+        "{why}"
+    );
+    // Overwrite: no refusal predicted (a field another manager owns is still shown as
+    // server-side apply's own conflict, which Karmada's apply would override).
+    let (_, why) = action("taken");
+    assert!(!why.starts_with("Karmada would refuse"), "{why}");
+
+    apply("hub", &policies);
+    apply("hub", &templates);
+    eventually(
+        "Karmada takes `taken` over (Overwrite)",
+        Duration::from_secs(90),
+        || {
+            let live = json("member-1", &["get", "configmap", "taken", "-n", ns]);
+            (live["data"]["greeting"] == "hello").then_some(())
+        },
+    );
+    let refused = eventually(
+        "the Work of `kept` fails to apply (Abort)",
+        Duration::from_secs(90),
+        || {
+            let works = json("hub", &["get", "works", "-n", "karmada-es-member-1"]);
+            works["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|w| {
+                    w.pointer("/spec/workload/manifests/0/metadata/name")
+                        == Some(&Value::from("kept"))
+                        && w.pointer("/spec/workload/manifests/0/metadata/namespace")
+                            == Some(&Value::from(ns))
+                        && condition(w, "Applied") == Some("False")
+                })
+                .cloned()
+        },
+    );
+    let status = refused["status"].to_string();
+    assert!(
+        status.contains("already exists in the cluster member-1")
+            && status.contains("Karmada will not manage this resource"),
+        "{status}"
+    );
+    let live = json("member-1", &["get", "configmap", "kept", "-n", ns]);
+    assert_eq!(live["data"]["greeting"], "local", "Karmada left it alone");
 }
 
 // ----- Editing on the hub, driven headless ---------------------------------------------------
