@@ -637,6 +637,13 @@ fn karmada_policy_fields_beyond_placement() {
     ] {
         assert!(steps.contains(note), "{note} in {steps}");
     }
+    let shared = explain("ConfigMap/shop/shared", "edge").steps.join("\n");
+    assert!(
+        shared.contains(
+            "clusterTolerations with tolerationSeconds (cluster.karmada.io/not-ready for 300s)"
+        ),
+        "{shared}"
+    );
     let api = explain("Deployment/edge/api", "east").steps.join("\n");
     assert!(api.contains("using affinity group 'backup' (#1)"), "{api}");
     assert!(api.contains("workloadAffinity: Karmada places it away from the workloads sharing its app.group label value"), "{api}");

@@ -186,9 +186,9 @@ pub struct Placement {
     pub tolerations: Vec<Toleration>,
     pub spread: Vec<SpreadConstraint>,
     pub replicas: ReplicaScheduling,
-    /// `workloadAffinity`, as the line explain shows (it depends on where other workloads
-    /// of the group were scheduled, which the files do not say).
-    pub workload_affinity: Option<String>,
+    /// Lines explain shows for placement fields that act at run time: `workloadAffinity`
+    /// (where other workloads of the group were scheduled) and toleration seconds.
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -492,6 +492,24 @@ fn parse_placement(doc: &Doc, pointer: &str) -> Result<Placement, FleetError> {
             }
         }
     };
+    let mut notes: Vec<String> = workload_affinity.into_iter().collect();
+    let timed: Vec<String> = value
+        .get("clusterTolerations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| {
+            let seconds = t.get("tolerationSeconds").and_then(Value::as_i64)?;
+            let key = t.get("key").and_then(Value::as_str).unwrap_or("*");
+            Some(format!("{key} for {seconds}s"))
+        })
+        .collect();
+    if !timed.is_empty() {
+        notes.push(format!(
+            "clusterTolerations with tolerationSeconds ({}): how long Karmada keeps the workload on a cluster once a NoExecute taint appears; flotilla treats every cluster as Ready, so nothing is evicted offline",
+            timed.join(", ")
+        ));
+    }
     Ok(Placement {
         affinity,
         affinities,
@@ -499,7 +517,7 @@ fn parse_placement(doc: &Doc, pointer: &str) -> Result<Placement, FleetError> {
         tolerations,
         spread,
         replicas,
-        workload_affinity,
+        notes,
     })
 }
 

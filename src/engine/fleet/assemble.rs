@@ -708,9 +708,7 @@ fn karmada_plan(
     plan.steps
         .extend(policy.behaviour.preemption_note(candidates.len() > 1));
     plan.steps.extend(policy.behaviour.notes.iter().cloned());
-    if let Some(note) = &policy.placement.workload_affinity {
-        plan.steps.push(note.clone());
-    }
+    plan.steps.extend(policy.placement.notes.iter().cloned());
     if let Some(missing) = missing_dependent_overrides(policy, overrides) {
         plan.summary = policy.summary(None);
         plan.not_placed_everywhere(format!(
