@@ -36,6 +36,8 @@ fn targets() -> Vec<Target<Arc<FakeCluster>>> {
             failed: Vec::new(),
             prune_kinds: Vec::new(),
             prune_namespaces: Default::default(),
+            suspended: Vec::new(),
+            refuse_unowned: Default::default(),
         })
         .collect()
 }

@@ -166,6 +166,8 @@ pub enum CellStatus {
     NotPlaced(String),
     /// Carries flotilla's ownership marker but is no longer placed.
     Orphaned,
+    /// Placed, but Karmada's `suspension` holds it back; carries which policy and clusters.
+    Suspended(String),
 }
 
 /// The kinds of [`CellStatus`] without their payloads, in severity order: a roll-up picks the
@@ -174,6 +176,7 @@ pub enum CellStatus {
 pub enum StatusKind {
     NotPlaced,
     InSync,
+    Suspended,
     Pending,
     Orphaned,
     Drifted,
@@ -184,7 +187,7 @@ pub enum StatusKind {
 }
 
 impl StatusKind {
-    pub const ALL: [StatusKind; 9] = [
+    pub const ALL: [StatusKind; 10] = [
         StatusKind::InSync,
         StatusKind::Drifted,
         StatusKind::Pending,
@@ -194,6 +197,7 @@ impl StatusKind {
         StatusKind::Unreachable,
         StatusKind::NotPlaced,
         StatusKind::Orphaned,
+        StatusKind::Suspended,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -207,6 +211,7 @@ impl StatusKind {
             StatusKind::Unreachable => "Unreachable",
             StatusKind::NotPlaced => "NotPlaced",
             StatusKind::Orphaned => "Orphaned",
+            StatusKind::Suspended => "Suspended",
         }
     }
 
@@ -240,6 +245,8 @@ impl StatusKind {
             (StatusKind::NotPlaced, true) => '-',
             (StatusKind::Orphaned, false) => '°',
             (StatusKind::Orphaned, true) => 'o',
+            (StatusKind::Suspended, false) => '‖',
+            (StatusKind::Suspended, true) => 's',
         }
     }
 
@@ -267,15 +274,17 @@ impl CellStatus {
             CellStatus::Unreachable => StatusKind::Unreachable,
             CellStatus::NotPlaced(_) => StatusKind::NotPlaced,
             CellStatus::Orphaned => StatusKind::Orphaned,
+            CellStatus::Suspended(_) => StatusKind::Suspended,
         }
     }
 
     /// The reason or manager a status carries, if any.
     pub fn detail(&self) -> Option<&str> {
         match self {
-            CellStatus::Failed(text) | CellStatus::Conflict(text) | CellStatus::NotPlaced(text) => {
-                Some(text)
-            }
+            CellStatus::Failed(text)
+            | CellStatus::Conflict(text)
+            | CellStatus::NotPlaced(text)
+            | CellStatus::Suspended(text) => Some(text),
             _ => None,
         }
     }
@@ -335,7 +344,7 @@ impl HealthKind {
             (HealthKind::Degraded, true) => Some('v'),
             (HealthKind::Progressing, false) => Some('↻'),
             (HealthKind::Progressing, true) => Some('+'),
-            (HealthKind::Suspended, false) => Some('‖'),
+            (HealthKind::Suspended, false) => Some('⊖'),
             (HealthKind::Suspended, true) => Some('|'),
             _ => None,
         }
@@ -484,6 +493,24 @@ mod tests {
                 if ascii {
                     assert!(kind.symbol(true).is_ascii());
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn health_marks_are_distinct_from_every_status_glyph() {
+        for ascii in [false, true] {
+            let statuses: Vec<char> = StatusKind::ALL
+                .into_iter()
+                .map(|kind| kind.symbol(ascii))
+                .collect();
+            let marks: Vec<char> = HealthKind::ALL
+                .into_iter()
+                .filter_map(|kind| kind.symbol(ascii))
+                .collect();
+            assert_eq!(marks.len(), 3);
+            for mark in marks {
+                assert!(!statuses.contains(&mark), "{mark} is also a status glyph");
             }
         }
     }

@@ -122,7 +122,9 @@ impl Demo {
             .decide(cell.resource as usize, cell.cluster as usize)
         {
             Decision::Placed { object, .. } => object.pointer(pointer).cloned().unwrap_or_default(),
-            Decision::NotPlaced { reason } => panic!("not placed: {reason}"),
+            Decision::Suspended { reason, .. } | Decision::NotPlaced { reason } => {
+                panic!("not delivered: {reason}")
+            }
         }
     }
 

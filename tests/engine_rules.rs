@@ -36,7 +36,9 @@ fn decide(fleet: &Fleet, key: &str, cluster: &str) -> Decision {
 fn object(fleet: &Fleet, key: &str, cluster: &str) -> Value {
     match decide(fleet, key, cluster) {
         Decision::Placed { object, .. } => object,
-        Decision::NotPlaced { reason } => panic!("{key} not placed on {cluster}: {reason}"),
+        Decision::Suspended { reason, .. } | Decision::NotPlaced { reason } => {
+            panic!("{key} not delivered to {cluster}: {reason}")
+        }
     }
 }
 
@@ -46,6 +48,8 @@ enum Want {
     Placed(Option<i64>),
     /// Not placed; the reason contains this text.
     Not(&'static str),
+    /// Placed but held back by Karmada's suspension; the reason contains this text.
+    Held(&'static str),
 }
 
 fn check(fleet: &Fleet, rows: &[(&str, &str, Want)]) {
@@ -55,7 +59,8 @@ fn check(fleet: &Fleet, rows: &[(&str, &str, Want)]) {
             (Want::Placed(r), Decision::Placed { replicas, .. }) => {
                 assert_eq!(replicas, r, "{key} on {cluster}: replicas");
             }
-            (Want::Not(text), Decision::NotPlaced { reason }) => {
+            (Want::Not(text), Decision::NotPlaced { reason })
+            | (Want::Held(text), Decision::Suspended { reason, .. }) => {
                 assert!(
                     reason.contains(text),
                     "{key} on {cluster}: reason {reason:?} lacks {text:?}"
@@ -449,7 +454,13 @@ fn inventory_merges_both_dialects() {
 
 #[test]
 fn every_rendered_object_carries_the_ownership_marker() {
-    for case in ["demo", "karmada-placement", "karmada-overrides", "kubefed"] {
+    for case in [
+        "demo",
+        "karmada-placement",
+        "karmada-overrides",
+        "kubefed",
+        "karmada-fidelity",
+    ] {
         let fleet = if case == "demo" {
             load_fleet(&flotilla::demo_fleet::demo_files()).0
         } else {
@@ -539,4 +550,101 @@ fn placement_answers_without_rendering() {
             );
         }
     }
+}
+
+/// propagateDeps, suspension, conflictResolution, dependentOverrides, overflow groups and the
+/// fields only a hub decides, on testdata/fleets/karmada-fidelity, as explain tells them.
+#[test]
+fn karmada_policy_fields_beyond_placement() {
+    use Want::*;
+    let fleet = load("karmada-fidelity");
+    check(
+        &fleet,
+        &[
+            ("ConfigMap/shop/settings", "east", Placed(None)),
+            ("Secret/shop/creds", "west", Placed(None)),
+            ("ServiceAccount/shop/web-sa", "east", Placed(None)),
+            ("PersistentVolumeClaim/shop/web-data", "west", Placed(None)),
+            (
+                "ConfigMap/shop/settings",
+                "edge",
+                Not("Deployment shop/web (which needs it: propagateDeps) is not scheduled here"),
+            ),
+            ("ConfigMap/shop/shared", "edge", Placed(None)),
+            ("ConfigMap/shop/shared", "east", Placed(None)),
+            (
+                "ConfigMap/shop/loose",
+                "east",
+                Not("no PropagationPolicy selects it"),
+            ),
+            ("Job/batch/nightly", "east", Placed(Some(1))),
+            (
+                "Job/batch/nightly",
+                "west",
+                Held("dispatchingOnClusters [west]"),
+            ),
+            (
+                "ConfigMap/batch/paused",
+                "east",
+                Held("suspension.dispatching"),
+            ),
+            ("Deployment/edge/api", "east", Placed(Some(4))),
+            ("Deployment/edge/api", "west", Not("overflow group 'burst'")),
+            (
+                "ConfigMap/edge/waiting",
+                "east",
+                Not("waiting for dependentOverrides"),
+            ),
+        ],
+    );
+    let explain = |key: &str, cluster: &str| {
+        fleet.explain(resource(&fleet, key), fleet.cluster_index(cluster).unwrap())
+    };
+    let settings = explain("ConfigMap/shop/settings", "east");
+    assert_eq!(
+        settings.reason,
+        "placed as a dependency of Deployment shop/web (propagateDeps)"
+    );
+    let steps = settings.steps.join("\n");
+    assert!(
+        steps.contains("conflictResolution: Overwrite"),
+        "web's policy says Overwrite: {steps}"
+    );
+    let shared = explain("ConfigMap/shop/shared", "east").steps.join("\n");
+    assert!(
+        shared.contains("conflictResolution: Abort (the default)"),
+        "its own policy's: {shared}"
+    );
+    let web = explain("Deployment/shop/web", "east").steps.join("\n");
+    assert!(web.contains("propagateDeps: ConfigMap shop/settings, ConfigMap shop/shared, PersistentVolumeClaim shop/web-data, Secret shop/creds, ServiceAccount shop/web-sa follow it"), "{web}");
+    assert!(
+        web.contains("ConfigMap not-in-fleet not in the fleet"),
+        "{web}"
+    );
+    let nightly = explain("Job/batch/nightly", "west");
+    assert!(
+        nightly
+            .reason
+            .starts_with("suspended: PropagationPolicy batch/nightly"),
+        "{}",
+        nightly.reason
+    );
+    let steps = nightly.steps.join("\n");
+    for note in [
+        "failover (application failover after 120s unhealthy, purgeMode Gracefully, graceful eviction within 600s)",
+        "schedulePriority (KubePriorityClass high)",
+        "activationPreference: Lazy",
+    ] {
+        assert!(steps.contains(note), "{note} in {steps}");
+    }
+    let shared = explain("ConfigMap/shop/shared", "edge").steps.join("\n");
+    assert!(
+        shared.contains(
+            "clusterTolerations with tolerationSeconds (cluster.karmada.io/not-ready for 300s)"
+        ),
+        "{shared}"
+    );
+    let api = explain("Deployment/edge/api", "east").steps.join("\n");
+    assert!(api.contains("using affinity group 'backup' (#1)"), "{api}");
+    assert!(api.contains("workloadAffinity: Karmada places it away from the workloads sharing its app.group label value"), "{api}");
 }

@@ -1066,7 +1066,8 @@ proptest! {
                 Value::Null
             } else {
                 match fleet.decide(r, form.cell.1.index(fleet.clusters.len())) {
-                    flotilla::engine::Decision::Placed { object, .. } => object,
+                    flotilla::engine::Decision::Placed { object, .. }
+                    | flotilla::engine::Decision::Suspended { object, .. } => object,
                     flotilla::engine::Decision::NotPlaced { .. } => Value::Null,
                 }
             };

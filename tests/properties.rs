@@ -176,7 +176,7 @@ proptest! {
                         let e = b.explain(r, c);
                         prop_assert!(!e.steps.iter().any(|s| s.contains("override step")), "{:?}", e.steps);
                     }
-                    Decision::Placed { object, .. } => {
+                    Decision::Placed { object, .. } | Decision::Suspended { object, .. } => {
                         let eu = b.clusters[c].labels.get("region").map(String::as_str) == Some("eu");
                         prop_assert_eq!(object["metadata"]["labels"].get("overridden").is_some(), eu);
                     }

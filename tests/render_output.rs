@@ -197,3 +197,108 @@ fn cached_json_variants_render_exactly_what_decide_renders() {
     assert!(json["items"].as_array().unwrap().len() > 1000);
     assert_eq!(json, yaml);
 }
+
+/// The Karmada fields of issue 22 as `flotilla render` shows them on
+/// testdata/fleets/karmada-fidelity: dependencies pulled by propagateDeps, suspended cells,
+/// the affinity group the scheduler fell through to, and a policy waiting for its
+/// dependentOverrides.
+#[test]
+fn karmada_policy_fields_show_in_the_table_and_the_json() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fleets/karmada-fidelity");
+    let files = flotilla::fleet_dir::read_fleet_dir(&dir).unwrap();
+    let table = render(files.clone(), None, OutputFormat::Table);
+    let row = |key: &str| -> String {
+        table
+            .lines()
+            .find(|l| l.starts_with(&format!("{key} ")))
+            .unwrap_or_else(|| panic!("no row {key} in\n{table}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // Columns: east, edge, west.
+    assert_eq!(
+        row("ConfigMap/shop/settings"),
+        "ConfigMap/shop/settings karmada dependency of Deployment shop/web 2/3 - ✓ · ✓"
+    );
+    assert_eq!(
+        row("ServiceAccount/shop/web-sa"),
+        "ServiceAccount/shop/web-sa karmada dependency of Deployment shop/web 2/3 - ✓ · ✓"
+    );
+    assert_eq!(
+        row("ConfigMap/shop/shared"),
+        "ConfigMap/shop/shared karmada edge + dependency 3/3 - ✓ ✓ ✓"
+    );
+    assert_eq!(
+        row("ConfigMap/shop/loose"),
+        "ConfigMap/shop/loose karmada no policy 0/3 - · · ·"
+    );
+    assert_eq!(
+        row("Job/batch/nightly"),
+        "Job/batch/nightly karmada selector env=prod 1/3 1 1 · ‖"
+    );
+    assert_eq!(
+        row("Deployment/edge/api"),
+        "Deployment/edge/api karmada backup: east (Divided) 1/3 4 4 · ·"
+    );
+    for text in [
+        "‖ suspended",
+        "suspended (placed, held back from the cluster), by reason:",
+        "suspension.dispatchingOnClusters [west]",
+        "waiting for dependentOverrides: OverridePolicy edge/edge-tuning not in the fleet",
+        "overflow group 'burst' of affinity group 'backup'",
+    ] {
+        assert!(table.contains(text), "{text} in\n{table}");
+    }
+
+    let json: Value =
+        serde_json::from_str(&render(files.clone(), None, OutputFormat::Json)).unwrap();
+    let yaml: Value = serde_saphyr::from_str(&render(files, None, OutputFormat::Yaml)).unwrap();
+    assert_eq!(json, yaml);
+    let items = json["items"].as_array().unwrap();
+    let on = |cluster: &str, kind: &str, name: &str| {
+        items.iter().any(|i| {
+            i["cluster"] == cluster
+                && i["object"]["kind"] == kind
+                && i["object"]["metadata"]["name"] == name
+        })
+    };
+    assert!(on("east", "Secret", "creds") && on("west", "Secret", "creds"));
+    assert!(!on("edge", "Secret", "creds"));
+    assert!(
+        on("edge", "ConfigMap", "shared"),
+        "its own policy still places it"
+    );
+    assert!(
+        on("east", "Job", "nightly") && !on("west", "Job", "nightly"),
+        "west is suspended"
+    );
+    let suspended: Vec<(String, String)> = json["suspended"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["cluster"].as_str().unwrap().to_string(),
+                s["resource"]["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        suspended,
+        [
+            ("east".to_string(), "paused".to_string()),
+            ("west".to_string(), "nightly".to_string()),
+            ("west".to_string(), "paused".to_string()),
+        ]
+    );
+    assert!(
+        json["unplaced"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|u| u["resource"]["name"] != "nightly" || u["cluster"] == "edge"),
+        "a suspended cell is not also unplaced"
+    );
+}

@@ -42,6 +42,11 @@ pub fn follow_selection(state: &mut State) {
         explanation.object_yaml = Some(match fleet.decide(resource, cluster) {
             Decision::Placed { object, .. } => serde_saphyr::to_string(&secrets::mask(&object))
                 .unwrap_or_else(|err| format!("# cannot show the object as YAML: {err}")),
+            Decision::Suspended { object, reason, .. } => format!(
+                "# {reason}\n{}",
+                serde_saphyr::to_string(&secrets::mask(&object))
+                    .unwrap_or_else(|err| format!("# cannot show the object as YAML: {err}"))
+            ),
             Decision::NotPlaced { reason } => format!("# not placed on this cluster: {reason}"),
         });
     }

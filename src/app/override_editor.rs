@@ -58,7 +58,7 @@ pub fn refresh(state: &mut State, fleet: &Fleet, files: &[SourceFile]) -> bool {
     }
     if !editor.loaded {
         let placed = |cluster: usize| match fleet.decide(editor.resource, cluster) {
-            Decision::Placed { object, .. } => Some(object),
+            Decision::Placed { object, .. } | Decision::Suspended { object, .. } => Some(object),
             Decision::NotPlaced { .. } => None,
         };
         let rendered = placed(editor.cluster).or_else(|| {

@@ -222,7 +222,8 @@ impl Session {
             .filter_map(
                 |cell| match fleet.decide(cell.resource as usize, cell.cluster as usize) {
                     crate::engine::Decision::Placed { object, .. } => Some((*cell, object)),
-                    crate::engine::Decision::NotPlaced { .. } => None,
+                    crate::engine::Decision::Suspended { .. }
+                    | crate::engine::Decision::NotPlaced { .. } => None,
                 },
             )
             .collect();

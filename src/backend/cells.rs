@@ -1,6 +1,7 @@
 //! The cell-status rules of design §4, written once for every backend that works a cell out
 //! from what it knows of a cluster: the live backend from its watch caches, the demo from its
-//! simulated clusters. In order: not placed but present is Orphaned, else NotPlaced; placed on
+//! simulated clusters. In order: not placed but present is Orphaned, else NotPlaced; placed
+//! but held back by Karmada's `suspension` is Suspended (nothing is delivered); placed on
 //! a cluster that cannot be reached is Unreachable (Pending while connecting); a kind the
 //! cluster does not serve is Failed; the last apply's failure stays until the next apply;
 //! applying is Pending; an object that cannot be rendered is Failed; before the cluster's first
@@ -34,6 +35,8 @@ pub trait CellFacts {
     fn placed(&self) -> bool;
     /// Why it does not.
     fn not_placed_reason(&self) -> String;
+    /// Why Karmada's `suspension` holds the placed object back from the cluster, if it does.
+    fn suspended(&self) -> Option<String>;
     /// Whether the cluster holds the object, as far as this backend can tell.
     fn present(&self) -> bool;
     fn reach(&self) -> &Reach;
@@ -58,6 +61,7 @@ pub trait CellFacts {
 pub enum Verdict<'a> {
     Orphaned,
     NotPlaced(String),
+    Suspended(String),
     Unreachable(&'a str),
     Connecting,
     NotServed(String, String),
@@ -79,6 +83,9 @@ pub fn judge<F: CellFacts>(facts: &F) -> Verdict<'_> {
         } else {
             Verdict::NotPlaced(facts.not_placed_reason())
         };
+    }
+    if let Some(reason) = facts.suspended() {
+        return Verdict::Suspended(reason);
     }
     match facts.reach() {
         Reach::Down(reason) => return Verdict::Unreachable(reason),
@@ -135,6 +142,7 @@ impl Verdict<'_> {
                 say("carries flotilla's marker but is no longer placed here"),
             ),
             Verdict::NotPlaced(reason) => (CellStatus::NotPlaced(reason), None),
+            Verdict::Suspended(reason) => (CellStatus::Suspended(reason), None),
             Verdict::Unreachable(reason) => (CellStatus::Unreachable, say(reason)),
             Verdict::Connecting => (CellStatus::Pending, say("connecting to the cluster…")),
             Verdict::NotServed(api_version, kind) => (

@@ -537,7 +537,8 @@ fn adopt_found(
         };
         let desired = match fleet.decide(r, c) {
             crate::engine::Decision::Placed { object, .. } => object,
-            crate::engine::Decision::NotPlaced { reason } => return Err(reason),
+            crate::engine::Decision::Suspended { reason, .. }
+            | crate::engine::Decision::NotPlaced { reason } => return Err(reason),
         };
         let mut wanted = Vec::new();
         for f in fields {
@@ -792,6 +793,8 @@ mod tests {
             failed: Vec::new(),
             prune_kinds: Vec::new(),
             prune_namespaces: BTreeSet::new(),
+            suspended: Vec::new(),
+            refuse_unowned: BTreeSet::new(),
         };
         let (rows, entry) = revert(
             vec![target],

@@ -266,6 +266,8 @@ impl Selection {
                 failed: desired.failed,
                 prune_kinds: self.prune_kinds.clone(),
                 prune_namespaces: self.prune_namespaces.clone(),
+                suspended: desired.suspended,
+                refuse_unowned: desired.refuse_unowned,
             })
             .collect();
         Prepared {

@@ -8,7 +8,16 @@
 //!   conflicting key); provider/region/zones/taints come from the Karmada Cluster, falling back
 //!   to the KubeFedCluster's status; context = `flotilla.dev/context` annotation, else the name.
 //! - YAML is read with YAML 1.2 booleans, so `name: y` or `value: on` stay strings.
-//! - Karmada claims are recomputed from the files (no history), so `preemption` has no effect.
+//! - Karmada claims are recomputed from the files (no history), so `preemption` has no effect
+//!   (explain says so where policies compete); `failover`, `activationPreference`,
+//!   `schedulePriority`, `schedulerName`, `preserveResourcesOnDeletion` and
+//!   `workloadAffinity` need the hub's live state or history and are stated, not applied.
+//! - `propagateDeps`: a dependency goes where every workload that needs it is scheduled, and
+//!   where its own policy places it (checked against Karmada v1.18.2); only templates of the
+//!   fleet are dependencies. A workload's `suspension` does not reach its dependencies.
+//! - `suspension`: the cell is placed and its object built, but never delivered (Suspended).
+//! - `overflowAffinities`: no capacity data, so a group's own clusters are assumed to hold
+//!   every replica; an overflow group is used only when the group itself has no feasible one.
 //! - Karmada's scheduler scores are unknown offline: equal scores, ties broken by cluster name;
 //!   spread groups rank by feasible-cluster count, then name. Spread constraints support
 //!   cluster, region, zone (first zone), provider and labels with upstream's region algorithm

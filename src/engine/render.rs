@@ -32,11 +32,14 @@ struct Unplaced<'a> {
 enum Entry<'a> {
     Item(&'a str, &'a Value),
     Unplaced(&'a str, &'a ResourceRef, &'a str),
+    /// Placed, but Karmada's `suspension` keeps it from the cluster.
+    Suspended(&'a str, &'a ResourceRef, &'a str),
 }
 
 /// Visits every placed object (cluster by cluster: implied namespaces, then resources in
-/// order) and then every unplaced pair. Objects that fail at render time are reported as
-/// unplaced. Memory stays bounded by one object plus the (rare) render failures.
+/// order), then every unplaced pair, then every suspended one. Objects that fail at render
+/// time are reported as unplaced. Memory stays bounded by one object plus the (rare) render
+/// failures.
 fn visit(
     fleet: &Fleet,
     clusters: &[usize],
@@ -51,11 +54,12 @@ fn visit(
             emit(Entry::Item(&cluster.name, &ns))?;
         }
         for r in 0..fleet.resources.len() {
-            if !fleet.is_placed(r, c) {
+            if !fleet.is_placed(r, c) || fleet.suspended_reason(r, c).is_some() {
                 continue;
             }
             match fleet.decide(r, c) {
                 Decision::Placed { object, .. } => emit(Entry::Item(&cluster.name, &object))?,
+                Decision::Suspended { .. } => {}
                 Decision::NotPlaced { reason } => failures.push((c, r, reason)),
             }
         }
@@ -71,6 +75,16 @@ fn visit(
                 failures.iter().find(|(fc, fr, _)| *fc == c && *fr == r)
             {
                 emit(Entry::Unplaced(&cluster.name, &res.target, reason))?;
+            }
+        }
+    }
+    for &c in clusters {
+        let Some(cluster) = fleet.clusters.get(c) else {
+            continue;
+        };
+        for (r, res) in fleet.resources.iter().enumerate() {
+            if let Some(reason) = fleet.suspended_reason(r, c) {
+                emit(Entry::Suspended(&cluster.name, &res.target, reason))?;
             }
         }
     }
@@ -103,7 +117,10 @@ type Variant = ((i32, u32), Result<Vec<u8>, String>);
 /// Most distinct objects (replicas × override set) cached per resource while writing JSON.
 const VARIANTS_PER_RESOURCE: usize = 64;
 
-/// Writes the render contract as JSON, one item per line, streaming cluster by cluster.
+/// Writes the render contract as JSON, one item per line, streaming cluster by cluster. A
+/// fleet with cells that Karmada's `suspension` holds back gets a third list, `suspended`
+/// (cluster, resource, reason, like `unplaced`); those objects are not among the items, as
+/// the clusters do not get them. Without such cells the document has only the two lists.
 ///
 /// Cells of one resource that share replicas and override set render the same object, so
 /// each such variant is serialized once and its bytes reused; the cache is bounded by
@@ -151,6 +168,9 @@ pub fn write_json(
             let Some(key) = fleet.variant(r, c) else {
                 continue;
             };
+            if fleet.suspended_reason(r, c).is_some() {
+                continue;
+            }
             let found = slot.iter().position(|(k, _)| *k == key);
             let rendered = match found {
                 Some(i) => &slot[i].1,
@@ -159,7 +179,9 @@ pub fn write_json(
                         Decision::Placed { object, .. } => {
                             Ok(json(secret_values.apply(&object).as_ref())?)
                         }
-                        Decision::NotPlaced { reason } => Err(reason),
+                        Decision::Suspended { reason, .. } | Decision::NotPlaced { reason } => {
+                            Err(reason)
+                        }
                     };
                     if slot.len() < VARIANTS_PER_RESOURCE {
                         slot.push((key, value));
@@ -224,13 +246,38 @@ pub fn write_json(
     }
     if unplaced == 0 {
         out.write_all(if items == 0 {
-            b"],\"unplaced\":[]}\n"
+            b"],\"unplaced\":[]"
         } else {
-            b"\n],\"unplaced\":[]}\n"
+            b"\n],\"unplaced\":[]"
         })?;
     } else {
-        out.write_all(b"\n]}\n")?;
+        out.write_all(b"\n]")?;
     }
+    let mut suspended = 0usize;
+    for &c in clusters {
+        if c >= fleet.clusters.len() {
+            continue;
+        }
+        for (r, resource_json) in refs.iter().enumerate() {
+            let Some(reason) = fleet.suspended_reason(r, c) else {
+                continue;
+            };
+            out.write_all(if suspended == 0 {
+                b",\"suspended\":[\n"
+            } else {
+                b",\n"
+            })?;
+            suspended += 1;
+            out.write_all(b"{\"cluster\":")?;
+            out.write_all(&names[c])?;
+            out.write_all(b",\"resource\":")?;
+            out.write_all(resource_json)?;
+            out.write_all(b",\"reason\":")?;
+            serde_json::to_writer(&mut out, reason).map_err(io::Error::other)?;
+            out.write_all(b"}")?;
+        }
+    }
+    out.write_all(if suspended == 0 { b"}\n" } else { b"\n]}\n" })?;
     out.flush()
 }
 
@@ -265,6 +312,7 @@ pub fn write_yaml(
     out.write_all(b"items:")?;
     let mut items = 0usize;
     let mut unplaced = 0usize;
+    let mut suspended = 0usize;
     visit(fleet, clusters, |entry| match entry {
         Entry::Item(cluster, object) => {
             if items == 0 {
@@ -298,15 +346,37 @@ pub fn write_yaml(
                 .as_bytes(),
             )
         }
+        Entry::Suspended(cluster, resource, reason) => {
+            if suspended == 0 {
+                if unplaced == 0 {
+                    out.write_all(empty_unplaced(items))?;
+                }
+                out.write_all(b"suspended:\n")?;
+            }
+            suspended += 1;
+            out.write_all(
+                yaml_entry(&Unplaced {
+                    cluster,
+                    resource,
+                    reason,
+                })?
+                .as_bytes(),
+            )
+        }
     })?;
-    if unplaced == 0 {
-        out.write_all(if items == 0 {
-            b" []\nunplaced: []\n"
-        } else {
-            b"unplaced: []\n"
-        })?;
+    if suspended == 0 && unplaced == 0 {
+        out.write_all(empty_unplaced(items))?;
     }
     out.flush()
+}
+
+/// The `unplaced` key with no entries, after `items` entries.
+fn empty_unplaced(items: usize) -> &'static [u8] {
+    if items == 0 {
+        b" []\nunplaced: []\n"
+    } else {
+        b"unplaced: []\n"
+    }
 }
 
 /// Replicas of a placed variant, or why it failed to render.
@@ -360,6 +430,7 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
     }
     // Reason → (cells, a few examples): bounded by the number of distinct reasons.
     let mut reasons: BTreeMap<String, (usize, Vec<String>)> = BTreeMap::new();
+    let mut suspended: BTreeMap<String, (usize, Vec<String>)> = BTreeMap::new();
     for (r, res) in fleet.resources.iter().enumerate() {
         let mut placed = 0;
         let mut total_replicas: Option<i64> = None;
@@ -373,13 +444,20 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
                 cells.push("·".to_string());
                 continue;
             }
+            if let Some(reason) = fleet.suspended_reason(r, c) {
+                note(&mut suspended, reason, || format!("{}@{name}", res.target));
+                cells.push("‖".to_string());
+                continue;
+            }
             let key = fleet.variant(r, c).unwrap_or((-1, 0));
             let outcome = match variants.iter().find(|(k, _)| *k == key) {
                 Some((_, outcome)) => outcome.clone(),
                 None => {
                     let outcome = match fleet.decide(r, c) {
                         Decision::Placed { replicas, .. } => Ok(replicas),
-                        Decision::NotPlaced { reason } => Err(reason),
+                        Decision::Suspended { reason, .. } | Decision::NotPlaced { reason } => {
+                            Err(reason)
+                        }
                     };
                     if variants.len() < VARIANTS_PER_RESOURCE {
                         variants.push((key, outcome.clone()));
@@ -454,7 +532,12 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
     if matrix && !clusters.is_empty() {
         writeln!(
             out,
-            "clusters (columns; a number is the replicas placed there, ✓ placed, · not placed):"
+            "clusters (columns; a number is the replicas placed there, ✓ placed, · not placed{}):",
+            if suspended.is_empty() {
+                ""
+            } else {
+                ", ‖ suspended"
+            }
         )?;
         for (i, &c) in clusters.iter().enumerate() {
             if let Some(cluster) = fleet.clusters.get(c) {
@@ -473,8 +556,17 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
             }
         }
     }
-    if !reasons.is_empty() {
-        writeln!(out, "not placed, by reason:")?;
+    for (title, reasons) in [
+        ("not placed, by reason:", reasons),
+        (
+            "suspended (placed, held back from the cluster), by reason:",
+            suspended,
+        ),
+    ] {
+        if reasons.is_empty() {
+            continue;
+        }
+        writeln!(out, "{title}")?;
         let mut grouped: Vec<(String, (usize, Vec<String>))> = reasons.into_iter().collect();
         grouped.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(&b.0)));
         for (reason, (count, examples)) in grouped {

@@ -10,7 +10,7 @@ use crate::model::{CellHealth, CellStatus, HealthKind, StatusCounts, StatusKind}
 
 /// Per-status cell counts for one row or column, kept up to date as cells change.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct KindCounts([u32; 9]);
+pub struct KindCounts([u32; StatusKind::ALL.len()]);
 
 impl KindCounts {
     fn slot(kind: StatusKind) -> usize {
@@ -267,6 +267,7 @@ impl CellGrid {
             StatusKind::Unreachable => CellStatus::Unreachable,
             StatusKind::NotPlaced => CellStatus::NotPlaced(String::new()),
             StatusKind::Orphaned => CellStatus::Orphaned,
+            StatusKind::Suspended => CellStatus::Suspended(String::new()),
         }
     }
 

@@ -2,8 +2,10 @@
 //! cluster the objects are dry-run with server-side apply and diffed against live (or, with
 //! read-only credentials, the rendered intent is compared with live field by field), and the
 //! objects carrying flotilla's marker that are no longer placed are listed as prune
-//! candidates. It must not write: a dry run is the only PATCH it sends, and never in
-//! read-only mode.
+//! candidates. Objects Karmada's `suspension` holds back are listed as unchanged, with why;
+//! an object the member already has without flotilla's or Karmada's ownership label is a
+//! conflict where Karmada's `conflictResolution` is Abort. It must not write: a dry run is
+//! the only PATCH it sends, and never in read-only mode.
 
 use std::collections::BTreeSet;
 
@@ -16,6 +18,8 @@ use super::object::{FIELD_MANAGER, resource_of};
 use super::targets::{Ignores, Options, Target, cluster_failure, fan_out};
 use crate::engine::compare::ignore::{self, IgnoreRule};
 use crate::engine::compare::{diff, secrets};
+use crate::engine::dialect::karmada_behaviour::KARMADA_MANAGED_LABEL;
+use crate::engine::{MANAGED_BY_LABEL, MANAGED_BY_VALUE};
 use crate::model::{CellStatus, ResourceRef};
 
 /// What a plan would do to one object on one cluster.
@@ -147,9 +151,19 @@ async fn plan_cluster<A: ClusterApi>(
         .enumerate()
         .map(|(index, object)| async move {
             let rules = ignores.for_object(&target.cluster, &resource_of(object));
+            let refuse_unowned = target.refuse_unowned.contains(&resource_of(object));
             (
                 index,
-                plan_object(&target.cluster, api, guard, object, mode, &rules).await,
+                plan_object(
+                    &target.cluster,
+                    api,
+                    guard,
+                    object,
+                    mode,
+                    &rules,
+                    refuse_unowned,
+                )
+                .await,
             )
         })
         .collect();
@@ -181,11 +195,39 @@ async fn plan_cluster<A: ClusterApi>(
         }
     }
     rows.extend(render_failures(target));
+    rows.extend(suspended_rows(target));
     if !target.prune_kinds.is_empty() {
         rows.extend(prune_rows(target, api, guard).await);
     }
     rows
 }
+
+/// The objects Karmada's `suspension` holds back from the cluster: nothing is sent.
+fn suspended_rows<A>(target: &Target<A>) -> Vec<PlanItem> {
+    target
+        .suspended
+        .iter()
+        .map(|(resource, reason)| PlanItem {
+            cluster: target.cluster.clone(),
+            resource: resource.clone(),
+            action: PlanAction::Unchanged,
+            diff: String::new(),
+            message: reason.clone(),
+            health: None,
+        })
+        .collect()
+}
+
+/// Whether a live object carries flotilla's or Karmada's ownership label.
+fn owned(live: &Value) -> bool {
+    let labels = live.pointer("/metadata/labels");
+    let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
+    label(MANAGED_BY_LABEL) == Some(MANAGED_BY_VALUE)
+        || label(KARMADA_MANAGED_LABEL) == Some("true")
+}
+
+/// What plan says of an unowned object under `conflictResolution: Abort`.
+pub const REFUSED_ADOPTION: &str = "Karmada would refuse to adopt it (conflictResolution: Abort): the member already has it without flotilla's or Karmada's ownership label; set conflictResolution: Overwrite (or the template annotation work.karmada.io/conflict-resolution: overwrite) to take it over";
 
 async fn plan_object<A: ClusterApi>(
     cluster: &str,
@@ -194,6 +236,7 @@ async fn plan_object<A: ClusterApi>(
     object: &Value,
     mode: PlanMode,
     rules: &[&IgnoreRule],
+    refuse_unowned: bool,
 ) -> PlanItem {
     let resource = resource_of(object);
     let label = resource.display_key();
@@ -234,6 +277,13 @@ async fn plan_object<A: ClusterApi>(
         Err(err) => return row(PlanAction::Error, String::new(), err.to_string()),
     };
     let _ = health.set(live.as_ref().and_then(crate::engine::health::assess));
+    if refuse_unowned && live.as_ref().is_some_and(|live| !owned(live)) {
+        return row(
+            PlanAction::Conflict,
+            String::new(),
+            REFUSED_ADOPTION.to_string(),
+        );
+    }
     // Credentials that may read but not patch cannot dry-run: compare read-only instead.
     let (predicted, note) = match predicted {
         Some(Err(ApiError::Forbidden(reason))) => (
@@ -315,7 +365,13 @@ async fn plan_requests<A: ClusterApi>(
 
 /// Objects with flotilla's label, of the fleet's kinds, that this cluster should not have.
 async fn prune_rows<A: ClusterApi>(target: &Target<A>, api: &A, guard: &Guard) -> Vec<PlanItem> {
-    let wanted: BTreeSet<ResourceRef> = target.objects.iter().map(resource_of).collect();
+    let mut wanted: BTreeSet<ResourceRef> = target.objects.iter().map(resource_of).collect();
+    wanted.extend(
+        target
+            .suspended
+            .iter()
+            .map(|(resource, _)| resource.clone()),
+    );
     let mut rows = Vec::new();
     for (api_version, kind) in &target.prune_kinds {
         match guard.call(|| api.list_managed(api_version, kind)).await {
@@ -369,6 +425,9 @@ impl PlanItem {
         match self.action {
             PlanAction::Create => CellStatus::Pending,
             PlanAction::Update => CellStatus::Drifted,
+            PlanAction::Unchanged if self.message.starts_with("suspended: ") => {
+                CellStatus::Suspended(self.message.clone())
+            }
             PlanAction::Unchanged => CellStatus::InSync,
             PlanAction::Prune => CellStatus::Orphaned,
             PlanAction::Conflict => CellStatus::Conflict(

@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::cluster_api::{ApiError, ClusterApi, Limits};
 use super::object::resource_of;
 use crate::engine::compare::ignore::{self, IgnoreRule};
+use crate::engine::dialect::karmada_behaviour::ConflictResolution;
 use crate::engine::{Decision, Fleet};
 use crate::model::{ClusterSpec, ResourceRef};
 
@@ -32,6 +33,12 @@ pub struct Target<A> {
     /// and Namespaces not among them, are never touched (another fleet or a person may own
     /// them). Cluster-scoped kinds other than Namespace are not limited.
     pub prune_namespaces: BTreeSet<String>,
+    /// Objects placed here that Karmada's `suspension` holds back, with the reason: never
+    /// applied, never prune candidates, listed by plan as unchanged with the reason.
+    pub suspended: Vec<(ResourceRef, String)>,
+    /// Objects Karmada would refuse to take over when the cluster already has one of that
+    /// name without flotilla's or Karmada's ownership label (`conflictResolution: Abort`).
+    pub refuse_unowned: BTreeSet<ResourceRef>,
 }
 
 /// What one cluster should have for some of the fleet's rows: see [`desired`].
@@ -41,6 +48,10 @@ pub struct Desired {
     pub objects: Vec<Value>,
     /// Rows placed on the cluster whose object could not be rendered, with the reason.
     pub failed: Vec<(ResourceRef, String)>,
+    /// Rows placed on the cluster that Karmada's `suspension` holds back, with the reason.
+    pub suspended: Vec<(ResourceRef, String)>,
+    /// Rows whose Karmada `conflictResolution` is Abort (see [`Target::refuse_unowned`]).
+    pub refuse_unowned: BTreeSet<ResourceRef>,
     /// The rows placed on the cluster, in the order given.
     pub rows: Vec<usize>,
 }
@@ -66,12 +77,18 @@ pub fn desired(
             continue;
         }
         desired.rows.push(row);
+        if fleet.conflict_resolution(row) == Some(ConflictResolution::Abort) {
+            desired.refuse_unowned.insert(resource.target.clone());
+        }
         match fleet.decide(row, cluster) {
             Decision::Placed { object, .. } => {
                 if let Some(ns) = &resource.target.namespace {
                     namespaces.insert(ns.clone());
                 }
                 objects.push(object);
+            }
+            Decision::Suspended { reason, .. } => {
+                desired.suspended.push((resource.target.clone(), reason));
             }
             Decision::NotPlaced { reason } => {
                 desired.failed.push((resource.target.clone(), reason));

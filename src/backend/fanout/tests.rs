@@ -41,6 +41,8 @@ fn target(name: &str, fake: &Arc<FakeCluster>, objects: Vec<Value>) -> Target<Ar
         failed: Vec::new(),
         prune_kinds: Vec::new(),
         prune_namespaces: BTreeSet::new(),
+        suspended: Vec::new(),
+        refuse_unowned: BTreeSet::new(),
     }
 }
 
@@ -418,5 +420,100 @@ async fn a_cluster_fatal_answer_stops_the_rest_of_its_phase_unsent() {
         forbidden.requests.load(Ordering::Relaxed),
         1,
         "one request sent"
+    );
+}
+
+/// Follows the object watcher's `allowUpdate` upstream: Karmada takes over an object the
+/// member already has only when it carries `karmada.io/managed: "true"` or the policy (or
+/// template annotation) says Overwrite; `suspension` keeps objects from the member.
+#[tokio::test]
+async fn plan_flags_what_karmada_would_refuse_to_adopt_and_holds_suspended_objects() {
+    use crate::engine::{SourceFile, load_fleet};
+    let policy = |name: &str, spec: &str| {
+        format!(
+            "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: {name}, namespace: shop}}\nspec:\n  resourceSelectors: [{{apiVersion: v1, kind: ConfigMap, name: {name}}}]\n{spec}---\n"
+        )
+    };
+    let mut text = String::from(
+        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: east}\n---\n",
+    );
+    for name in ["refused", "overwritten", "annotated", "karmadas", "held"] {
+        let annotations = if name == "annotated" {
+            ", annotations: {work.karmada.io/conflict-resolution: overwrite}"
+        } else {
+            ""
+        };
+        text.push_str(&format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: shop{annotations}}}\ndata: {{color: blue}}\n---\n"
+        ));
+    }
+    text.push_str(&policy("refused", ""));
+    text.push_str(&policy("overwritten", "  conflictResolution: Overwrite\n"));
+    text.push_str(&policy("annotated", ""));
+    text.push_str(&policy("karmadas", ""));
+    text.push_str(&policy("held", "  suspension: {dispatching: true}\n"));
+    let (fleet, errors) = load_fleet(&[SourceFile {
+        path: "fleet.yaml".into(),
+        text,
+    }]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let fake = Arc::new(FakeCluster::default());
+    {
+        let mut objects = fake.lock_objects_for_test();
+        for name in ["refused", "overwritten", "annotated", "karmadas", "held"] {
+            let mut live = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": "shop"}, "data": {"color": "red"}});
+            if name == "karmadas" {
+                live["metadata"]["labels"] = json!({"karmada.io/managed": "true"});
+            }
+            if name == "held" {
+                live["metadata"]["labels"] = json!({"app.kubernetes.io/managed-by": "flotilla"});
+            }
+            objects.insert(resource_of(&live), live);
+        }
+    }
+    let wanted = super::targets::desired(&fleet, 0, 0..fleet.resources.len(), true);
+    let mut east = target("east", &fake, wanted.objects);
+    east.suspended = wanted.suspended;
+    east.refuse_unowned = wanted.refuse_unowned;
+    east.prune_kinds = vec![("v1".into(), "ConfigMap".into())];
+    east.prune_namespaces.insert("shop".into());
+    let items = plan(
+        std::slice::from_ref(&east),
+        PlanMode::DryRun,
+        Options::default(),
+        &quiet,
+    )
+    .await;
+    let of = |name: &str| -> Vec<&PlanItem> {
+        items
+            .iter()
+            .filter(|i| i.resource.name == name && i.resource.kind == "ConfigMap")
+            .collect()
+    };
+    let refused = of("refused");
+    assert_eq!(refused.len(), 1, "{items:#?}");
+    assert_eq!(refused[0].action, PlanAction::Conflict);
+    assert!(
+        refused[0]
+            .message
+            .starts_with("Karmada would refuse to adopt it (conflictResolution: Abort)"),
+        "{}",
+        refused[0].message
+    );
+    for name in ["overwritten", "annotated", "karmadas"] {
+        assert_eq!(of(name)[0].action, PlanAction::Update, "{name}: {items:#?}");
+    }
+    let held = of("held");
+    assert_eq!(
+        held.len(),
+        1,
+        "held back, never a prune candidate: {items:#?}"
+    );
+    assert_eq!(held[0].action, PlanAction::Unchanged);
+    assert!(
+        matches!(held[0].cell_status(), CellStatus::Suspended(ref why) if why.contains("suspension.dispatching")),
+        "{:?}",
+        held[0].cell_status()
     );
 }

@@ -149,6 +149,8 @@ impl Hub {
             failed: Vec::new(),
             prune_kinds: Vec::new(),
             prune_namespaces: Default::default(),
+            suspended: Vec::new(),
+            refuse_unowned: Default::default(),
         }
     }
 

@@ -118,7 +118,7 @@ impl SimClusterApi {
                 core.report_status(row, self.cluster, &mut stored);
                 Some(stored)
             }
-            Decision::NotPlaced { .. } => None,
+            Decision::Suspended { .. } | Decision::NotPlaced { .. } => None,
         }
     }
 }
@@ -307,6 +307,8 @@ mod tests {
                     failed: wanted.failed,
                     prune_kinds: Vec::new(),
                     prune_namespaces: BTreeSet::new(),
+                    suspended: wanted.suspended,
+                    refuse_unowned: wanted.refuse_unowned,
                 }
             })
             .collect()

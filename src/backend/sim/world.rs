@@ -197,7 +197,7 @@ impl SimCore {
     fn desired_value(&self, resource: usize, cluster: usize, path: &str) -> Option<Value> {
         match self.fleet.decide(resource, cluster) {
             Decision::Placed { object, .. } => object.pointer(path).cloned(),
-            Decision::NotPlaced { .. } => None,
+            Decision::Suspended { .. } | Decision::NotPlaced { .. } => None,
         }
     }
 
@@ -554,6 +554,13 @@ impl CellFacts for SimFacts<'_> {
             Err(reason) => self.core.reasons[reason as usize].clone(),
             Ok(()) => String::new(),
         }
+    }
+
+    fn suspended(&self) -> Option<String> {
+        self.core
+            .fleet
+            .suspended_reason(self.resource, self.cluster)
+            .map(str::to_string)
     }
 
     fn present(&self) -> bool {

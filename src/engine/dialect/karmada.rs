@@ -7,6 +7,7 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::engine::dialect::karmada_behaviour::Behaviour;
 use crate::engine::document::parse::Doc;
 use crate::engine::document::source::FleetError;
 use crate::engine::overrides::overriders::Overriders;
@@ -180,9 +181,14 @@ pub enum ReplicaScheduling {
 pub struct Placement {
     pub affinity: Option<ClusterAffinity>,
     pub affinities: Vec<(String, ClusterAffinity)>,
+    /// Per `clusterAffinities` group (same index), its `overflowAffinities` in order.
+    pub overflow: Vec<Vec<(String, ClusterAffinity)>>,
     pub tolerations: Vec<Toleration>,
     pub spread: Vec<SpreadConstraint>,
     pub replicas: ReplicaScheduling,
+    /// Lines explain shows for placement fields that act at run time: `workloadAffinity`
+    /// (where other workloads of the group were scheduled) and toleration seconds.
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -194,6 +200,8 @@ pub struct PropagationPolicy {
     pub priority: i64,
     pub selectors: Vec<ResourceSelector>,
     pub placement: Placement,
+    /// propagateDeps, suspension, conflictResolution and the fields only a hub decides.
+    pub behaviour: Behaviour,
     pub location: String,
 }
 
@@ -232,6 +240,7 @@ impl PropagationPolicy {
             })?,
         };
         let placement = parse_placement(doc, "/spec/placement")?;
+        let behaviour = Behaviour::parse(doc, "/spec")?;
         Ok(PropagationPolicy {
             kind: if cluster_scoped {
                 "ClusterPropagationPolicy"
@@ -243,14 +252,19 @@ impl PropagationPolicy {
             priority,
             selectors,
             placement,
+            behaviour,
             location: doc.location("").to_string(),
         })
     }
 
-    /// Short placement summary for tables.
-    pub fn summary(&self) -> String {
+    /// Short placement summary for tables, naming the `clusterAffinities` group the
+    /// scheduler used (`group`, an index; the first when none fits).
+    pub fn summary(&self, group: Option<usize>) -> String {
         let p = &self.placement;
-        let mut out = match (&p.affinity, p.affinities.first()) {
+        let used = group
+            .and_then(|g| p.affinities.get(g))
+            .or(p.affinities.first());
+        let mut out = match (&p.affinity, used) {
             (_, Some((name, a))) => format!("{name}: {}", a.summary()),
             (Some(a), None) => a.summary(),
             (None, None) => "all".into(),
@@ -285,24 +299,65 @@ fn parse_placement(doc: &Doc, pointer: &str) -> Result<Placement, FleetError> {
         None
     };
     let mut affinities = Vec::new();
+    let mut overflow = Vec::new();
+    let named = |item: &Value, p: &str, what: &str| -> Result<String, FleetError> {
+        let name = item
+            .get("affinityName")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        if name.is_empty() {
+            return Err(doc.error(
+                &format!("{p}/affinityName"),
+                format!("each {what} group needs an affinityName"),
+                "add `affinityName: primary`",
+            ));
+        }
+        Ok(name)
+    };
     if let Some(items) = value.get("clusterAffinities").and_then(Value::as_array) {
         for (i, item) in items.iter().enumerate() {
             let p = format!("{pointer}/clusterAffinities/{i}");
-            let name = item
-                .get("affinityName")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            if name.is_empty() {
-                return Err(doc.error(
-                    &format!("{p}/affinityName"),
-                    "each clusterAffinities group needs an affinityName",
-                    "add `affinityName: primary`",
+            let name = named(item, &p, "clusterAffinities")?;
+            affinities.push((name, ClusterAffinity::parse(doc, &p)?));
+            let mut groups = Vec::new();
+            for (j, group) in item
+                .get("overflowAffinities")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let q = format!("{p}/overflowAffinities/{j}");
+                groups.push((
+                    named(group, &q, "overflowAffinities")?,
+                    ClusterAffinity::parse(doc, &q)?,
                 ));
             }
-            affinities.push((name, ClusterAffinity::parse(doc, &p)?));
+            overflow.push(groups);
         }
     }
+    let workload_affinity = value
+        .get("workloadAffinity")
+        .filter(|v| !v.is_null())
+        .map(|w| {
+            let key = |term: &str| {
+                w.pointer(&format!("/{term}/groupByLabelKey"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            };
+            let mut terms = Vec::new();
+            if let Some(k) = key("affinity") {
+                terms.push(format!("with the workloads sharing its {k} label value"));
+            }
+            if let Some(k) = key("antiAffinity") {
+                terms.push(format!("away from the workloads sharing its {k} label value"));
+            }
+            format!(
+                "workloadAffinity: Karmada places it {}, which depends on where the scheduler put those workloads on the hub; flotilla does not apply it offline",
+                if terms.is_empty() { "by workload groups".to_string() } else { terms.join(" and ") }
+            )
+        });
     let tolerations = Toleration::parse_list(doc, &format!("{pointer}/clusterTolerations"))?;
     let mut spread = Vec::new();
     if let Some(items) = value.get("spreadConstraints").and_then(Value::as_array) {
@@ -437,12 +492,32 @@ fn parse_placement(doc: &Doc, pointer: &str) -> Result<Placement, FleetError> {
             }
         }
     };
+    let mut notes: Vec<String> = workload_affinity.into_iter().collect();
+    let timed: Vec<String> = value
+        .get("clusterTolerations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| {
+            let seconds = t.get("tolerationSeconds").and_then(Value::as_i64)?;
+            let key = t.get("key").and_then(Value::as_str).unwrap_or("*");
+            Some(format!("{key} for {seconds}s"))
+        })
+        .collect();
+    if !timed.is_empty() {
+        notes.push(format!(
+            "clusterTolerations with tolerationSeconds ({}): how long Karmada keeps the workload on a cluster once a NoExecute taint appears; flotilla treats every cluster as Ready, so nothing is evicted offline",
+            timed.join(", ")
+        ));
+    }
     Ok(Placement {
         affinity,
         affinities,
+        overflow,
         tolerations,
         spread,
         replicas,
+        notes,
     })
 }
 
@@ -456,6 +531,8 @@ pub struct Schedule {
     pub steps: Vec<String>,
     /// Per cluster static weight when replicas were divided by weight (for explain).
     pub weights: Vec<i64>,
+    /// The `clusterAffinities` group used (index), when the policy has groups and one fit.
+    pub group: Option<usize>,
 }
 
 fn group_value(cluster: &ClusterSpec, by: &SpreadBy) -> Option<String> {
@@ -630,15 +707,57 @@ impl Placement {
                 .map(|g| format!("affinity group '{g}': "))
                 .unwrap_or_default();
             let mut reasons: Vec<String> = vec![String::new(); n];
-            let mut feasible = Vec::new();
+            // Overflow groups widen a group only for kinds with replicas (upstream's
+            // cluster-affinity filter); tier 0 is the group itself, tier k its k-th overflow.
+            let overflow: &[(String, ClusterAffinity)] = match (group, replicas) {
+                (Some(_), Some(_)) => self.overflow.get(gi).map(Vec::as_slice).unwrap_or(&[]),
+                _ => &[],
+            };
+            let mut tiered: Vec<(usize, usize)> = Vec::new();
             for (i, cluster) in clusters.iter().enumerate() {
-                if let Some(reason) = affinity.and_then(|a| a.mismatch(cluster)) {
-                    reasons[i] = format!("{prefix}{reason}");
-                } else if let Some(taint) = untolerated_taint(cluster, &self.tolerations) {
+                let tier = match affinity.and_then(|a| a.mismatch(cluster)) {
+                    None => 0,
+                    Some(reason) => match overflow
+                        .iter()
+                        .position(|(_, a)| a.mismatch(cluster).is_none())
+                    {
+                        Some(k) => k + 1,
+                        None => {
+                            reasons[i] = format!("{prefix}{reason}");
+                            continue;
+                        }
+                    },
+                };
+                if let Some(taint) = untolerated_taint(cluster, &self.tolerations) {
                     reasons[i] = format!("taint {taint} not tolerated");
                 } else {
-                    feasible.push(i);
+                    tiered.push((i, tier));
                 }
+            }
+            // No capacity data offline: the first tier with a feasible cluster is assumed to
+            // hold every replica, so later overflow groups are not used.
+            let first_tier = tiered.iter().map(|&(_, t)| t).min().unwrap_or(0);
+            let mut feasible = Vec::new();
+            for &(i, tier) in &tiered {
+                if tier == first_tier {
+                    feasible.push(i);
+                } else if let (Some(g), Some((name, _))) = (group, overflow.get(tier - 1)) {
+                    reasons[i] = format!(
+                        "overflow group '{name}' of affinity group '{g}': used only when the clusters before it lack capacity for the replicas (depends on the scheduler's estimator; flotilla assumes they have enough)"
+                    );
+                }
+            }
+            if first_tier > 0
+                && let (Some(g), Some((name, _))) = (group, overflow.get(first_tier - 1))
+            {
+                steps.push(format!(
+                    "affinity group '{g}' itself has no feasible cluster; its overflow group '{name}' takes the replicas"
+                ));
+            } else if !overflow.is_empty() && !feasible.is_empty() {
+                steps.push(format!(
+                    "overflowAffinities of group '{}': not used, as flotilla assumes the group's own clusters have capacity for every replica (upstream's estimator decides)",
+                    group.unwrap_or_default()
+                ));
             }
             if feasible.is_empty() {
                 if let Some(g) = group {
@@ -714,6 +833,7 @@ impl Placement {
                 cells,
                 steps,
                 weights,
+                group: group.map(|_| gi),
             };
         }
         if let Some(message) = last_failure {
@@ -734,6 +854,7 @@ impl Placement {
                 .collect(),
             steps,
             weights: Vec::new(),
+            group: None,
         }
     }
 

@@ -5,5 +5,7 @@
 
 pub mod api_groups;
 pub mod karmada;
+pub mod karmada_behaviour;
+pub mod karmada_dependencies;
 pub mod kubefed;
 pub mod ocm;

@@ -416,7 +416,7 @@ pub fn verify(
             .cluster_index(cluster)
             .ok_or_else(|| format!("cluster {cluster} vanished from the fleet"))?;
         let object = match fleet.decide(r, c) {
-            Decision::Placed { object, .. } => object,
+            Decision::Placed { object, .. } | Decision::Suspended { object, .. } => object,
             Decision::NotPlaced { reason } => {
                 return Err(format!(
                     "{} would no longer be placed on {cluster}: {reason}",
@@ -495,7 +495,7 @@ mod tests {
             .position(|f| f.target == web())
             .unwrap();
         match fleet.decide(r, fleet.cluster_index(cluster).unwrap()) {
-            Decision::Placed { object, .. } => object,
+            Decision::Placed { object, .. } | Decision::Suspended { object, .. } => object,
             other => panic!("{other:?}"),
         }
     }

@@ -76,7 +76,7 @@ pub fn adopt_changes(
             .cluster_index(cluster)
             .ok_or_else(|| format!("{cluster} is not in the fleet"))?;
         let desired = match fleet.decide(row, column) {
-            Decision::Placed { object, .. } => object,
+            Decision::Placed { object, .. } | Decision::Suspended { object, .. } => object,
             Decision::NotPlaced { reason } => return Err(reason),
         };
         let mut wanted = Vec::new();

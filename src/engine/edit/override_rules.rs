@@ -934,11 +934,13 @@ pub fn preview_overrides(
                 continue;
             };
             let old = match before.decide(resource, cluster) {
-                Decision::Placed { object, .. } => Some(object),
+                Decision::Placed { object, .. } | Decision::Suspended { object, .. } => {
+                    Some(object)
+                }
                 Decision::NotPlaced { .. } => None,
             };
             let new = match after.decide(new_index, new_cluster) {
-                Decision::Placed { object, .. } => object,
+                Decision::Placed { object, .. } | Decision::Suspended { object, .. } => object,
                 Decision::NotPlaced { reason } => {
                     preview.errors.push(format!(
                         "{} on {}: {reason}",
@@ -1036,7 +1038,7 @@ spec:
         assert!(errors.is_empty(), "{errors:?}");
         let docs = override_docs(&fleet, &files, 0).unwrap();
         let rendered = match fleet.decide(0, 0) {
-            Decision::Placed { object, .. } => object,
+            Decision::Placed { object, .. } | Decision::Suspended { object, .. } => object,
             other => panic!("{other:?}"),
         };
         (fleet, files, docs, rendered)

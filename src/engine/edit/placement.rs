@@ -877,11 +877,15 @@ pub fn preview_placement(
                 });
             }
             let old = match before.decide(*resource, cluster) {
-                Decision::Placed { object, .. } => Some(object),
+                Decision::Placed { object, .. } | Decision::Suspended { object, .. } => {
+                    Some(object)
+                }
                 Decision::NotPlaced { .. } => None,
             };
             let new = match after.decide(new_index, new_cluster) {
-                Decision::Placed { object, .. } => Some(object),
+                Decision::Placed { object, .. } | Decision::Suspended { object, .. } => {
+                    Some(object)
+                }
                 Decision::NotPlaced { .. } => None,
             };
             let text = match (&old, &new) {

@@ -9,6 +9,8 @@ use serde_json::Value;
 
 use crate::engine::dialect::api_groups;
 use crate::engine::dialect::karmada::{OverridePolicy, Precision, PropagationPolicy, best_match};
+use crate::engine::dialect::karmada_behaviour::ConflictResolution;
+use crate::engine::dialect::karmada_dependencies::{dependencies, has_dependency_rule};
 use crate::engine::dialect::kubefed::{FederatedObject, KindMap, Rsp};
 use crate::engine::document::builtin;
 use crate::engine::document::parse::{Doc, parse_files};
@@ -20,7 +22,7 @@ use crate::engine::place::replicas::kubefed_plan;
 use crate::model::{ClusterSpec, Dialect, ResourceRef};
 
 use crate::engine::fleet::plan::{
-    Cell, ImpliedNamespace, Origin, OverrideSet, Plan, mark, replica_path, set_path,
+    Cell, ImpliedNamespace, Origin, OverrideSet, Plan, RequiredBy, mark, replica_path, set_path,
 };
 
 /// Kinds that are cluster-scoped in Kubernetes (everything else is namespaced unless a CRD in
@@ -352,6 +354,8 @@ pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
     };
 
     let mut fed_docs: Vec<(&Doc, FederatedObject)> = Vec::new();
+    // Karmada templates with a plan: (index into `builds`, document, identity).
+    let mut karmada_templates: Vec<(usize, &Doc, ResourceRef)> = Vec::new();
     for (doc, class) in docs.iter().zip(&classes) {
         match class {
             Class::Federated => match FederatedObject::parse(doc, &kinds, &clusters) {
@@ -418,12 +422,14 @@ pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
                         &kinds,
                     ));
                 } else {
+                    karmada_templates.push((builds.len(), doc, target.clone()));
                     builds.push(karmada_plan(
                         doc,
                         target,
                         &propagation,
                         &overrides,
                         &clusters,
+                        &[],
                         &mut errors,
                     ));
                 }
@@ -431,6 +437,14 @@ pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
             _ => {}
         }
     }
+    propagate_dependencies(
+        &mut builds,
+        &karmada_templates,
+        &propagation,
+        &overrides,
+        &clusters,
+        &mut errors,
+    );
     // FederatedNamespaces first: namespaced Federated objects intersect with their placement.
     let mut ns_placement: BTreeMap<String, (Vec<Option<String>>, String)> = BTreeMap::new();
     for (doc, fed) in fed_docs
@@ -557,6 +571,7 @@ fn karmada_plan(
     policies: &[PropagationPolicy],
     overrides: &[(OverridePolicy, String)],
     clusters: &[ClusterSpec],
+    required_by: &[RequiredBy],
     errors: &mut Vec<FleetError>,
 ) -> Built {
     let source_key = target.display_key();
@@ -607,7 +622,47 @@ fn karmada_plan(
         source_key,
     );
     plan.replica_path = replica_path;
+    // Upstream's dependencies distributor: an attached binding takes Overwrite when any
+    // workload that needs it has it, else Abort; the template's annotation comes first.
+    let required_resolution = if required_by
+        .iter()
+        .any(|r| r.conflict_resolution == ConflictResolution::Overwrite)
+    {
+        ConflictResolution::Overwrite
+    } else {
+        ConflictResolution::Abort
+    };
     let Some(&(chosen, precision)) = candidates.first() else {
+        if !required_by.is_empty() {
+            plan.conflict_resolution = Some(ConflictResolution::for_template(
+                required_resolution,
+                &doc.value,
+            ));
+            let names: Vec<&str> = required_by.iter().map(|r| r.workload.as_str()).collect();
+            plan.summary = format!("dependency of {}", names.join(", "));
+            plan.steps.push(format!(
+                "no PropagationPolicy selects it; the propagateDeps of {} brings it to the clusters they are scheduled to, as Karmada's dependencies distributor does",
+                names.join(", ")
+            ));
+            let cells = (0..clusters.len())
+                .map(|c| {
+                    if required_by.iter().any(|r| r.clusters.get(c).copied().unwrap_or(false)) {
+                        Ok(None)
+                    } else {
+                        Err(format!(
+                            "no PropagationPolicy selects it, and {} (which needs it: propagateDeps) is not scheduled here",
+                            names.join(", ")
+                        ))
+                    }
+                })
+                .collect();
+            plan.dependency_only = vec![true; clusters.len()];
+            plan.required_by = required_by.to_vec();
+            fill_karmada_cells(
+                &mut plan, &resource, &target, labels, overrides, cells, errors,
+            );
+            return built(resource, plan);
+        }
         if target.kind == "Namespace" {
             plan.follows_namespace = true;
             plan.summary = "follows its objects".into();
@@ -620,7 +675,10 @@ fn karmada_plan(
         return built(resource, plan);
     };
     let policy = &policies[chosen];
-    plan.summary = policy.summary();
+    plan.conflict_resolution = Some(ConflictResolution::for_template(
+        policy.behaviour.conflict_resolution,
+        &doc.value,
+    ));
     plan.steps.push(format!(
         "claimed by {} (priority {}, matched by {precision}){}",
         policy.display_name(),
@@ -647,16 +705,190 @@ fn karmada_plan(
             o.display_name()
         ));
     }
+    plan.steps
+        .extend(policy.behaviour.preemption_note(candidates.len() > 1));
+    plan.steps.extend(policy.behaviour.notes.iter().cloned());
+    plan.steps.extend(policy.placement.notes.iter().cloned());
+    if let Some(missing) = missing_dependent_overrides(policy, overrides) {
+        plan.summary = policy.summary(None);
+        plan.not_placed_everywhere(format!(
+            "waiting for dependentOverrides: {missing} not in the fleet; Karmada holds the template back until it exists"
+        ));
+        plan.steps.push(format!(
+            "{} lists dependentOverrides; {missing} is missing, so Karmada does not propagate the template yet",
+            policy.display_name()
+        ));
+        return built(resource, plan);
+    }
     let schedule = policy.placement.schedule(clusters, template_replicas);
+    plan.summary = policy.summary(schedule.group);
     plan.steps.extend(schedule.steps);
     plan.weights = schedule.weights;
+    let mut cells = schedule.cells;
+    if !required_by.is_empty() {
+        // A dependency with a policy of its own goes where that policy places it and also
+        // wherever a workload that needs it is scheduled (`mergeTargetClusters` upstream).
+        plan.dependency_only = vec![false; clusters.len()];
+        for (c, cell) in cells.iter_mut().enumerate() {
+            let needed = required_by
+                .iter()
+                .any(|r| r.clusters.get(c).copied().unwrap_or(false));
+            if needed && cell.is_err() {
+                *cell = Ok(None);
+                plan.dependency_only[c] = true;
+            }
+        }
+        let names: Vec<&str> = required_by.iter().map(|r| r.workload.as_str()).collect();
+        plan.steps.push(format!(
+            "also needed by {} (propagateDeps): placed on their clusters too, keeping its own policy's conflictResolution",
+            names.join(", ")
+        ));
+        plan.summary = format!("{} + dependency", plan.summary);
+        plan.required_by = required_by.to_vec();
+    }
+    let suspension = &policy.behaviour.suspension;
+    if !suspension.is_empty() {
+        plan.suspended = clusters
+            .iter()
+            .map(|c| suspension.covers(&c.name))
+            .collect();
+        plan.suspended_reason = suspension.reason(&policy.display_name());
+    }
+    fill_karmada_cells(
+        &mut plan, &resource, &target, labels, overrides, cells, errors,
+    );
+    built(resource, plan)
+}
 
+/// Karmada's `propagateDeps`: every workload whose policy sets it brings the ConfigMaps,
+/// Secrets, ServiceAccounts and PVCs it references (when they are templates of the fleet) to
+/// the clusters it is scheduled to; each such dependency is planned again with those
+/// clusters added (upstream's dependencies distributor and attached bindings). Dependencies
+/// never have dependencies of their own, so one pass is enough.
+fn propagate_dependencies(
+    builds: &mut [Built],
+    templates: &[(usize, &Doc, ResourceRef)],
+    policies: &[PropagationPolicy],
+    overrides: &[(OverridePolicy, String)],
+    clusters: &[ClusterSpec],
+    errors: &mut Vec<FleetError>,
+) {
+    let by_key: HashMap<(&str, Option<&str>, &str), usize> = templates
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, _, t))| t.api_version == "v1")
+        .map(|(i, (_, _, t))| {
+            (
+                (t.kind.as_str(), t.namespace.as_deref(), t.name.as_str()),
+                i,
+            )
+        })
+        .collect();
+    let mut needs: BTreeMap<usize, Vec<RequiredBy>> = BTreeMap::new();
+    for (build, doc, target) in templates {
+        let plan = &builds[*build].plan;
+        let Origin::Karmada { policy: Some(p) } = plan.origin else {
+            continue;
+        };
+        let Some(policy) = policies.get(p) else {
+            continue;
+        };
+        let (true, Some(ns)) = (
+            policy.behaviour.propagate_deps
+                && has_dependency_rule(&target.api_version, &target.kind),
+            target.namespace.as_deref(),
+        ) else {
+            continue;
+        };
+        let placed: Vec<bool> = (0..clusters.len()).map(|c| plan.placed(c)).collect();
+        let workload = format!("{} {ns}/{}", target.kind, target.name);
+        let mut found = Vec::new();
+        let mut absent = Vec::new();
+        for dep in dependencies(&target.api_version, &target.kind, &doc.value) {
+            match by_key.get(&(dep.kind, Some(ns), dep.name.as_str())) {
+                Some(&t) => {
+                    found.push(format!("{} {ns}/{}", dep.kind, dep.name));
+                    needs.entry(t).or_default().push(RequiredBy {
+                        workload: workload.clone(),
+                        clusters: placed.clone(),
+                        // The attached binding takes the workload binding's own value.
+                        conflict_resolution: policy.behaviour.conflict_resolution,
+                    });
+                }
+                None => absent.push(format!("{} {}", dep.kind, dep.name)),
+            }
+        }
+        let plan = &mut builds[*build].plan;
+        if found.is_empty() && absent.is_empty() {
+            plan.steps.push(
+                "propagateDeps: its pod template references no ConfigMap, Secret, ServiceAccount or PersistentVolumeClaim".into(),
+            );
+        }
+        if !found.is_empty() {
+            plan.steps.push(format!(
+                "propagateDeps: {} follow it to its clusters",
+                found.join(", ")
+            ));
+        }
+        if !absent.is_empty() {
+            plan.steps.push(format!(
+                "propagateDeps: {} not in the fleet; Karmada skips a dependency that is not on the hub (it may already exist on the members)",
+                absent.join(", ")
+            ));
+        }
+    }
+    for (t, required_by) in needs {
+        let (build, doc, target) = &templates[t];
+        builds[*build] = karmada_plan(
+            doc,
+            target.clone(),
+            policies,
+            overrides,
+            clusters,
+            &required_by,
+            errors,
+        );
+    }
+}
+
+/// The first OverridePolicy a PropagationPolicy's `dependentOverrides` names that the fleet
+/// lacks (upstream's `IsDependentOverridesPresent`, checked in the policy's namespace).
+fn missing_dependent_overrides(
+    policy: &PropagationPolicy,
+    overrides: &[(OverridePolicy, String)],
+) -> Option<String> {
+    let namespace = policy.namespace.as_ref()?;
+    policy
+        .behaviour
+        .dependent_overrides
+        .iter()
+        .find(|name| {
+            !overrides.iter().any(|(o, _)| {
+                o.kind == "OverridePolicy"
+                    && o.namespace.as_ref() == Some(namespace)
+                    && &o.name == *name
+            })
+        })
+        .map(|name| format!("OverridePolicy {namespace}/{name}"))
+}
+
+/// Turns scheduled cells into plan cells, each placed one with the override sequence that
+/// applies on its cluster, and validates every distinct sequence once.
+fn fill_karmada_cells(
+    plan: &mut Plan,
+    resource: &FederatedResource,
+    target: &ResourceRef,
+    labels: Option<&serde_json::Map<String, Value>>,
+    overrides: &[(OverridePolicy, String)],
+    cells: Vec<Result<Option<i64>, String>>,
+    errors: &mut Vec<FleetError>,
+) {
     // Override sequences: ClusterOverridePolicies, then OverridePolicies of the namespace,
     // each group by precision then name; rules in list order where their targetCluster matches.
     let mut applicable: Vec<(usize, Precision)> = overrides
         .iter()
         .enumerate()
-        .filter_map(|(i, (p, _))| p.matches(&target, labels).map(|prec| (i, prec)))
+        .filter_map(|(i, (p, _))| p.matches(target, labels).map(|prec| (i, prec)))
         .collect();
     applicable.sort_by(|&(a, pa), &(b, pb)| {
         let (x, y) = (&overrides[a].0, &overrides[b].0);
@@ -685,7 +917,7 @@ fn karmada_plan(
         ));
     }
     let mut interned: HashMap<Vec<(u32, u32)>, u32> = HashMap::new();
-    for (c, cell) in schedule.cells.into_iter().enumerate() {
+    for (c, cell) in cells.into_iter().enumerate() {
         match cell {
             Err(reason) => {
                 let idx = plan.reason(reason);
@@ -721,8 +953,8 @@ fn karmada_plan(
         }
     }
     validate_sets(
-        &mut plan,
-        &resource,
+        plan,
+        resource,
         |p, r| {
             let (policy, file) = &overrides[p as usize];
             (
@@ -733,7 +965,6 @@ fn karmada_plan(
         },
         errors,
     );
-    built(resource, plan)
 }
 
 /// Applies every distinct override sequence once; a failing sequence turns its clusters into
@@ -1215,5 +1446,253 @@ spec:
             "{}",
             errors[0]
         );
+    }
+
+    fn fleet_of(text: &str) -> Fleet {
+        let (fleet, errors) = load_fleet(&[SourceFile {
+            path: "f.yaml".into(),
+            text: text.into(),
+        }]);
+        assert!(errors.is_empty(), "{errors:?}");
+        fleet
+    }
+
+    fn row(fleet: &Fleet, key: &str) -> usize {
+        fleet
+            .resources
+            .iter()
+            .position(|r| r.target.display_key() == key)
+            .unwrap()
+    }
+
+    const MEMBERS: &str = "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: a}\n---\napiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: b}\n---\napiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: c}\n---\n";
+
+    fn policy(name: &str, selector: &str, spec: &str) -> String {
+        format!(
+            "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: {name}, namespace: s}}\nspec:\n  resourceSelectors: [{selector}]\n{spec}---\n"
+        )
+    }
+
+    fn web(name: &str, config: &str) -> String {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: s}}\nspec:\n  template:\n    spec:\n      containers: [{{name: w, image: x, envFrom: [{{configMapRef: {{name: {config}}}}}]}}]\n---\n"
+        )
+    }
+
+    const CONFIG: &str =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: s}\ndata: {k: v}\n---\n";
+
+    /// Follows upstream's dependencies distributor (`buildAttachedBinding`,
+    /// `createOrUpdateAttachedBinding`, `detectAndResolveConflictResolution`) and the binding
+    /// controller's `mergeTargetClusters`: a dependency goes wherever a workload that needs
+    /// it is scheduled, besides where its own policy puts it.
+    #[test]
+    fn dependencies_follow_every_workload_that_needs_them() {
+        let deps =
+            |c: &str| format!("  propagateDeps: true\n  conflictResolution: {c}\n  placement:\n");
+        let cases: [(&str, String, [bool; 3], &str); 3] = [
+            // Only one workload pulls it: its clusters, and its conflictResolution.
+            (
+                "one workload",
+                format!(
+                    "{}{}{}",
+                    web("w1", "cfg"),
+                    policy(
+                        "w1",
+                        "{apiVersion: apps/v1, kind: Deployment, name: w1}",
+                        &format!(
+                            "{}    clusterAffinity: {{clusterNames: [a]}}\n",
+                            deps("Overwrite")
+                        )
+                    ),
+                    CONFIG
+                ),
+                [true, false, false],
+                "Overwrite",
+            ),
+            // Two workloads: the union; any Overwrite wins over Abort.
+            (
+                "two workloads",
+                format!(
+                    "{}{}{}{}{}",
+                    web("w1", "cfg"),
+                    policy(
+                        "w1",
+                        "{apiVersion: apps/v1, kind: Deployment, name: w1}",
+                        &format!(
+                            "{}    clusterAffinity: {{clusterNames: [a]}}\n",
+                            deps("Abort")
+                        )
+                    ),
+                    web("w2", "cfg"),
+                    policy(
+                        "w2",
+                        "{apiVersion: apps/v1, kind: Deployment, name: w2}",
+                        &format!(
+                            "{}    clusterAffinity: {{clusterNames: [b]}}\n",
+                            deps("Overwrite")
+                        )
+                    ),
+                    CONFIG
+                ),
+                [true, true, false],
+                "Overwrite",
+            ),
+            // Its own policy places it on c and keeps its own (default) conflictResolution.
+            (
+                "own policy",
+                format!(
+                    "{}{}{}{}",
+                    web("w1", "cfg"),
+                    policy(
+                        "w1",
+                        "{apiVersion: apps/v1, kind: Deployment, name: w1}",
+                        &format!(
+                            "{}    clusterAffinity: {{clusterNames: [a]}}\n",
+                            deps("Overwrite")
+                        )
+                    ),
+                    CONFIG,
+                    policy(
+                        "cfg",
+                        "{apiVersion: v1, kind: ConfigMap, name: cfg}",
+                        "  placement:\n    clusterAffinity: {clusterNames: [c]}\n"
+                    ),
+                ),
+                [true, false, true],
+                "Abort",
+            ),
+        ];
+        for (case, text, want, resolution) in cases {
+            let fleet = fleet_of(&format!("{MEMBERS}{text}"));
+            let cfg = row(&fleet, "ConfigMap/s/cfg");
+            let placed: Vec<bool> = (0..3).map(|c| fleet.is_placed(cfg, c)).collect();
+            assert_eq!(placed, want, "{case}");
+            assert_eq!(
+                fleet
+                    .conflict_resolution(cfg)
+                    .map(|r| r.to_string())
+                    .as_deref(),
+                Some(resolution),
+                "{case}"
+            );
+            let a = fleet.explain(cfg, 0);
+            assert!(
+                a.steps
+                    .iter()
+                    .any(|s| s.contains("needed here by Deployment s/w1 (propagateDeps)")),
+                "{case}: {:?}",
+                a.steps
+            );
+            assert_eq!(
+                a.reason, "placed as a dependency of Deployment s/w1 (propagateDeps)",
+                "{case}"
+            );
+            if case == "own policy" {
+                assert_eq!(
+                    fleet.explain(cfg, 2).reason,
+                    "placed by PropagationPolicy s/cfg",
+                    "{case}"
+                );
+            }
+        }
+        // A dependency the fleet does not have is named in the workload's steps.
+        let fleet = fleet_of(&format!(
+            "{MEMBERS}{}{}{}",
+            web("w1", "absent"),
+            policy(
+                "w1",
+                "{apiVersion: apps/v1, kind: Deployment, name: w1}",
+                "  propagateDeps: true\n"
+            ),
+            CONFIG
+        ));
+        assert!(!fleet.is_placed(row(&fleet, "ConfigMap/s/cfg"), 0));
+        let steps = fleet
+            .explain(row(&fleet, "Deployment/s/w1"), 0)
+            .steps
+            .join("\n");
+        assert!(
+            steps.contains("ConfigMap absent not in the fleet"),
+            "{steps}"
+        );
+    }
+
+    /// Follows the binding controller's `shouldSuspendDispatching` upstream.
+    #[test]
+    fn suspended_cells_keep_their_object_and_say_why() {
+        let fleet = fleet_of(&format!(
+            "{MEMBERS}{CONFIG}{}",
+            policy(
+                "cfg",
+                "{apiVersion: v1, kind: ConfigMap, name: cfg}",
+                "  suspension: {dispatchingOnClusters: {clusterNames: [b]}}\n"
+            )
+        ));
+        let cfg = row(&fleet, "ConfigMap/s/cfg");
+        assert!(matches!(fleet.decide(cfg, 0), Decision::Placed { .. }));
+        let Decision::Suspended { object, reason, .. } = fleet.decide(cfg, 1) else {
+            panic!("b is suspended");
+        };
+        assert_eq!(object["data"]["k"], "v");
+        assert!(reason.contains("dispatchingOnClusters [b]"), "{reason}");
+        assert_eq!(fleet.suspended_reason(cfg, 1), Some(reason.as_str()));
+        assert_eq!(fleet.suspended_reason(cfg, 0), None);
+        let explained = fleet.explain(cfg, 1);
+        assert!(
+            explained
+                .reason
+                .starts_with("suspended: PropagationPolicy s/cfg"),
+            "{}",
+            explained.reason
+        );
+    }
+
+    /// Follows the scheduler's affinity groups and overflow tiers
+    /// (`assignWorkloadReplicas`, the cluster-affinity filter): a later group is used when
+    /// the earlier ones fit nowhere, and the table names it.
+    #[test]
+    fn the_summary_names_the_affinity_group_that_was_used() {
+        let text = format!(
+            "{MEMBERS}apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d, namespace: s}}\nspec: {{replicas: 3}}\n---\n{}",
+            policy(
+                "d",
+                "{apiVersion: apps/v1, kind: Deployment, name: d}",
+                "  placement:\n    clusterAffinities:\n    - {affinityName: first, clusterNames: [zz]}\n    - affinityName: second\n      clusterNames: [a]\n      overflowAffinities: [{affinityName: more, clusterNames: [b]}]\n"
+            )
+        );
+        let fleet = fleet_of(&text);
+        let d = row(&fleet, "Deployment/s/d");
+        assert_eq!(fleet.placement_summary(d), "second: a");
+        assert_eq!(fleet.placement(d, 0), Ok(Some(3)));
+        let overflow = fleet.placement(d, 1).unwrap_err();
+        assert!(overflow.contains("overflow group 'more'"), "{overflow}");
+        assert!(overflow.contains("estimator"), "{overflow}");
+        // With no feasible cluster in the group itself, the overflow group takes the replicas.
+        let fleet = fleet_of(&text.replace("clusterNames: [a]", "clusterNames: [zz]"));
+        let d = row(&fleet, "Deployment/s/d");
+        assert_eq!(fleet.placement(d, 1), Ok(Some(3)));
+    }
+
+    /// Follows the detector's `IsDependentOverridesPresent` wait upstream.
+    #[test]
+    fn a_policy_waits_for_its_dependent_overrides() {
+        let spec = "  dependentOverrides: [tune]\n";
+        let text = format!(
+            "{MEMBERS}{CONFIG}{}",
+            policy("cfg", "{apiVersion: v1, kind: ConfigMap, name: cfg}", spec)
+        );
+        let fleet = fleet_of(&text);
+        let reason = fleet
+            .placement(row(&fleet, "ConfigMap/s/cfg"), 0)
+            .unwrap_err();
+        assert!(
+            reason.contains("OverridePolicy s/tune not in the fleet"),
+            "{reason}"
+        );
+        let fleet = fleet_of(&format!(
+            "{text}apiVersion: policy.karmada.io/v1alpha1\nkind: OverridePolicy\nmetadata: {{name: tune, namespace: s}}\nspec: {{}}\n"
+        ));
+        assert!(fleet.is_placed(row(&fleet, "ConfigMap/s/cfg"), 0));
     }
 }

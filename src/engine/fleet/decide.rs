@@ -125,7 +125,15 @@ impl Fleet {
                             .replica_path
                             .and_then(|p| object.pointer(p))
                             .and_then(Value::as_i64);
-                        Decision::Placed { object, replicas }
+                        if plan.suspended(cluster) {
+                            Decision::Suspended {
+                                object,
+                                replicas,
+                                reason: plan.suspended_reason.clone(),
+                            }
+                        } else {
+                            Decision::Placed { object, replicas }
+                        }
                     }
                     Err(reason) => Decision::NotPlaced { reason },
                 }
@@ -217,8 +225,25 @@ impl Fleet {
     pub fn replicas(&self, resource: usize, cluster: usize) -> Option<i64> {
         match self.decide(resource, cluster) {
             Decision::Placed { replicas, .. } => replicas,
-            Decision::NotPlaced { .. } => None,
+            Decision::Suspended { .. } | Decision::NotPlaced { .. } => None,
         }
+    }
+
+    /// Why Karmada holds `resource` back from `cluster` (`suspension`), when it is placed
+    /// there but not delivered (cheap: no object is built).
+    pub fn suspended_reason(&self, resource: usize, cluster: usize) -> Option<&str> {
+        let plan = self.plans.get(resource)?;
+        plan.suspended(cluster)
+            .then_some(plan.suspended_reason.as_str())
+    }
+
+    /// What Karmada does with `resource` where the member already has an object of that name
+    /// without Karmada's label (`None`: not a Karmada template).
+    pub fn conflict_resolution(
+        &self,
+        resource: usize,
+    ) -> Option<crate::engine::dialect::karmada_behaviour::ConflictResolution> {
+        self.plans.get(resource)?.conflict_resolution
     }
 
     /// Short placement description for tables: `all`, `3 clusters`, `selector env=prod`.
@@ -272,6 +297,14 @@ pub enum Decision {
         object: Value,
         /// Replicas computed for this cluster when the resource has replicas.
         replicas: Option<i64>,
+    },
+    /// Placed, but Karmada's `suspension` holds the Work back: the object it keeps on the
+    /// hub, which the cluster does not get.
+    Suspended {
+        object: Value,
+        replicas: Option<i64>,
+        /// Which policy suspends it, and for which clusters.
+        reason: String,
     },
     NotPlaced {
         reason: String,

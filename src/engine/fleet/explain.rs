@@ -60,6 +60,16 @@ impl Fleet {
                 steps.push(format!("static weight of this cluster: {w} of {sum}"));
             }
         }
+        let needed_by = plan.required_on(cluster);
+        if !needed_by.is_empty() {
+            steps.push(format!(
+                "needed here by {} (propagateDeps): Karmada's default interpreter finds it in the pod template",
+                needed_by.join(", ")
+            ));
+        }
+        if let Some(resolution) = plan.conflict_resolution {
+            steps.push(resolution.describe());
+        }
         if res.dialect == Dialect::Karmada || plan.follows_namespace {
             steps.push("flotilla treats every inventory cluster as joined and Ready; upstream would also skip NotReady clusters through automatic taints".into());
         }
@@ -98,7 +108,14 @@ impl Fleet {
                         {
                             steps.push(format!("replicas on this cluster: {r}"));
                         }
+                        let dependency_only =
+                            plan.dependency_only.get(cluster).copied().unwrap_or(false);
                         let reason = match &plan.origin {
+                            _ if plan.suspended(cluster) => plan.suspended_reason.clone(),
+                            _ if dependency_only && !needed_by.is_empty() => format!(
+                                "placed as a dependency of {} (propagateDeps)",
+                                needed_by.join(", ")
+                            ),
                             Origin::Karmada { policy: Some(p) } => format!(
                                 "placed by {}",
                                 self.propagation
@@ -111,6 +128,12 @@ impl Fleet {
                             }
                             _ => format!("placed by {}", plan.source_key),
                         };
+                        if plan.suspended(cluster) {
+                            steps.push(format!(
+                                "{}; the Work keeps the object below, and the cluster does not get it until the suspension is lifted",
+                                plan.suspended_reason
+                            ));
+                        }
                         Explanation {
                             placed: true,
                             reason,

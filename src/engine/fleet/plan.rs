@@ -3,6 +3,7 @@
 //! replicas live for its kind, and the ownership marker every rendered object carries. It
 //! holds data and small helpers only; it must not parse documents or decide placement.
 
+use crate::engine::dialect::karmada_behaviour::ConflictResolution;
 use crate::engine::document::metadata;
 use serde_json::{Map, Value};
 
@@ -62,6 +63,26 @@ pub(crate) struct Plan {
     pub source_key: String,
     /// A Karmada Namespace template no policy claims: placed where its objects are.
     pub follows_namespace: bool,
+    /// Karmada: what happens to an object already on a member without Karmada's label.
+    pub conflict_resolution: Option<ConflictResolution>,
+    /// Karmada `suspension`: per cluster, whether a placed cell is held back (empty: none).
+    pub suspended: Vec<bool>,
+    /// Why the suspended cells are held back.
+    pub suspended_reason: String,
+    /// Karmada `propagateDeps`: the workloads that pull this object along, and where.
+    pub required_by: Vec<RequiredBy>,
+    /// Per cluster, whether the cell is placed only because a workload needs it (empty: none).
+    pub dependency_only: Vec<bool>,
+}
+
+/// One workload whose policy has `propagateDeps: true` and that references this object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequiredBy {
+    /// e.g. `Deployment shop/web`.
+    pub workload: String,
+    /// The clusters the workload is scheduled to.
+    pub clusters: Vec<bool>,
+    pub conflict_resolution: ConflictResolution,
 }
 
 impl Plan {
@@ -78,6 +99,11 @@ impl Plan {
             origin,
             source_key,
             follows_namespace: false,
+            conflict_resolution: None,
+            suspended: Vec::new(),
+            suspended_reason: String::new(),
+            required_by: Vec::new(),
+            dependency_only: Vec::new(),
         }
     }
 
@@ -98,6 +124,20 @@ impl Plan {
 
     pub fn placed(&self, cluster: usize) -> bool {
         matches!(self.cells.get(cluster), Some(Cell::Placed { .. }))
+    }
+
+    /// Whether a placed cell is held back by Karmada's `suspension`.
+    pub fn suspended(&self, cluster: usize) -> bool {
+        self.suspended.get(cluster).copied().unwrap_or(false) && self.placed(cluster)
+    }
+
+    /// The workloads that need this object on `cluster` (propagateDeps), by name.
+    pub fn required_on(&self, cluster: usize) -> Vec<&str> {
+        self.required_by
+            .iter()
+            .filter(|r| r.clusters.get(cluster).copied().unwrap_or(false))
+            .map(|r| r.workload.as_str())
+            .collect()
     }
 }
 

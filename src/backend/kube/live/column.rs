@@ -383,7 +383,7 @@ impl ClusterCells {
         };
         match self.fleet.decide(resource, cluster) {
             Decision::Placed { object, .. } => self.drift_of(&object, row, live),
-            Decision::NotPlaced { .. } => Vec::new(),
+            Decision::Suspended { .. } | Decision::NotPlaced { .. } => Vec::new(),
         }
     }
 
@@ -450,6 +450,14 @@ impl CellFacts for RowFacts<'_> {
             .unwrap_or_default()
     }
 
+    fn suspended(&self) -> Option<String> {
+        let cells = self.cells;
+        cells
+            .fleet
+            .suspended_reason(self.row as usize, cells.cluster as usize)
+            .map(str::to_string)
+    }
+
     /// The cache says so only while the cluster answers.
     fn present(&self) -> bool {
         self.live().is_some() && self.cells.reach == Reach::Answering
@@ -486,7 +494,7 @@ impl CellFacts for RowFacts<'_> {
             .decide(self.row as usize, cells.cluster as usize)
         {
             Decision::Placed { object, .. } => Ok(object),
-            Decision::NotPlaced { reason } => Err(reason),
+            Decision::Suspended { reason, .. } | Decision::NotPlaced { reason } => Err(reason),
         }
     }
 
@@ -556,7 +564,9 @@ spec:
     fn desired(cells: &ClusterCells) -> Value {
         match cells.fleet.decide(0, cells.cluster as usize) {
             Decision::Placed { object, .. } => object,
-            Decision::NotPlaced { reason } => panic!("{reason}"),
+            Decision::Suspended { reason, .. } | Decision::NotPlaced { reason } => {
+                panic!("{reason}")
+            }
         }
     }
 

@@ -217,6 +217,8 @@ fn delete_target(job: &Job, rows: &[u32]) -> DeleteWork {
         failed: Vec::new(),
         prune_kinds: Vec::new(),
         prune_namespaces: BTreeSet::new(),
+        suspended: Vec::new(),
+        refuse_unowned: BTreeSet::new(),
     };
     (target, row_of, BTreeMap::from([(name.to_string(), doomed)]))
 }
@@ -239,6 +241,8 @@ fn apply_target(job: &Job, rows: &[u32]) -> (Target<KubeCluster>, HashMap<String
         failed: desired.failed,
         prune_kinds: Vec::new(),
         prune_namespaces: BTreeSet::new(),
+        suspended: desired.suspended,
+        refuse_unowned: desired.refuse_unowned,
     };
     (target, row_of)
 }
