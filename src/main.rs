@@ -47,12 +47,23 @@ fn main() -> ExitCode {
     });
     match code {
         Ok(code) => ExitCode::from(code),
+        // The reader went away (`flotilla … | head`): what it wanted, it got.
+        Err(err) if is_broken_pipe(&err) => ExitCode::from(exit::OK),
         Err(err) => {
             tracing::error!("{err:#}");
             eprintln!("error: {err:#}");
             ExitCode::from(exit::INPUT)
         }
     }
+}
+
+/// Whether an error comes from writing to a pipe whose reader closed it.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {

@@ -1,7 +1,8 @@
 //! Conventions every command keeps, through the real binary: the console without a terminal
 //! says what to run instead (exit 2), a `--context` glob that selects none of the fleet's
-//! clusters is an input error, a signal ends a command with 130 (SIGINT) or 143 (SIGTERM), and
-//! an apply it ends is in the audit log as interrupted.
+//! clusters is an input error, a signal ends a command with 130 (SIGINT) or 143 (SIGTERM), an
+//! apply it ends is in the audit log as interrupted, and a reader that closes the pipe early
+//! (`| head`) ends a command quietly.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -211,4 +212,34 @@ fn an_apply_ended_by_sigint_is_in_the_audit_log_as_interrupted() {
             .contains("SIGINT"),
         "{entry}"
     );
+}
+
+#[test]
+fn a_reader_that_closes_the_pipe_early_ends_the_command_quietly() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for args in [
+        ["status", "--demo", "--cluster", "prod-eu-west-1"],
+        ["clusters", "--demo", "-o", "wide"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .args(args)
+            .env("XDG_STATE_HOME", dir.path())
+            .env("XDG_CONFIG_HOME", dir.path())
+            .env_remove("KUBECONFIG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn flotilla");
+        // As `| head -0` does: the reader is gone before anything is written.
+        drop(child.stdout.take());
+        let output = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: not an input error"
+        );
+    }
 }
