@@ -239,6 +239,12 @@ pub struct ScopeArgs {
     /// Only this resource, as KIND/NAMESPACE/NAME or KIND/NAME (repeatable).
     #[arg(long = "resource", value_name = "KIND/NS/NAME")]
     pub resources: Vec<String>,
+    /// Only resources in this namespace.
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+    /// Only resources whose template labels match this selector (kubectl syntax: app=web,tier!=canary).
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -246,6 +252,12 @@ pub struct RenderArgs {
     /// Only this cluster (repeatable).
     #[arg(long = "cluster", value_name = "NAME")]
     pub clusters: Vec<String>,
+    /// Only resources in this namespace.
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+    /// Only resources whose template labels match this selector (kubectl syntax: app=web,tier!=canary).
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
     /// Render everything that is valid and list the errors, instead of stopping at them.
     #[arg(long)]
     pub keep_going: bool,

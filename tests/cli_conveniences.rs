@@ -204,3 +204,61 @@ fn table_columns_line_up_under_their_titles() {
         );
     }
 }
+
+#[test]
+fn namespace_and_selector_narrow_render_and_status_as_kubectl_does() {
+    let render = stdout(&flotilla(&["render", "--demo", "-n", "shop", "-o", "name"]));
+    let rendered: Vec<&str> = render.lines().collect();
+    assert!(rendered.contains(&"Deployment/shop/checkout"), "{render}");
+    assert!(
+        rendered.iter().all(|line| line.contains("/shop/")),
+        "-n shop keeps only the shop namespace's resources:\n{render}"
+    );
+
+    let selected = stdout(&flotilla(&[
+        "render",
+        "--demo",
+        "-l",
+        "app=checkout",
+        "-o",
+        "name",
+    ]));
+    assert_eq!(
+        selected.lines().collect::<Vec<_>>(),
+        ["Deployment/shop/checkout"],
+        "-l matches the template's labels"
+    );
+    let negated = stdout(&flotilla(&[
+        "render",
+        "--demo",
+        "-n",
+        "shop",
+        "-l",
+        "team=shop,app!=checkout",
+        "-o",
+        "name",
+    ]));
+    assert_eq!(
+        negated.lines().collect::<Vec<_>>(),
+        ["Deployment/shop/inventory"]
+    );
+
+    let status = flotilla(&["status", "--demo", "-n", "payments", "-o", "json"]);
+    let json: serde_json::Value =
+        serde_json::from_slice(&status.stdout).expect("status -o json is JSON");
+    let items = json["items"].as_array().expect("items");
+    assert!(!items.is_empty());
+    for item in items {
+        let resource = item["resource"].to_string();
+        assert!(resource.contains("payments"), "{resource}");
+    }
+}
+
+#[test]
+fn a_bad_selector_is_an_input_error_naming_the_flag() {
+    let output = flotilla(&["plan", "--demo", "-l", "tier in a,b"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("-l/--selector"), "{stderr}");
+    assert!(stderr.contains("hint"), "{stderr}");
+}

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use flotilla::commands::render::{FleetInput, OutputFormat, run_render};
+use flotilla::commands::scope::ResourceScope;
 use serde_json::Value;
 
 fn render(case: &str, keep_going: bool) -> (i32, String, String) {
@@ -16,6 +17,7 @@ fn render(case: &str, keep_going: bool) -> (i32, String, String) {
     let code = run_render(
         FleetInput::Dir(&dir),
         &[],
+        &ResourceScope::default(),
         OutputFormat::Json,
         keep_going,
         false,
@@ -226,6 +228,7 @@ fn unknown_cluster_filter_and_missing_directory_exit_2() {
     let code = run_render(
         FleetInput::Files(demo),
         &["nope".to_string()],
+        &ResourceScope::default(),
         OutputFormat::Json,
         false,
         false,
@@ -242,6 +245,7 @@ fn unknown_cluster_filter_and_missing_directory_exit_2() {
     let code = run_render(
         FleetInput::Dir(Path::new("/nonexistent/fleet")),
         &[],
+        &ResourceScope::default(),
         OutputFormat::Table,
         false,
         false,

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use flotilla::commands::render::{FleetInput, OutputFormat, run_render};
+use flotilla::commands::scope::ResourceScope;
 use flotilla::demo_fleet::{demo_files, synthetic_fleet};
 use flotilla::engine::load_fleet;
 use serde_json::Value;
@@ -20,6 +21,7 @@ fn render(
     let code = run_render(
         FleetInput::Files(files),
         &clusters,
+        &ResourceScope::default(),
         format,
         false,
         false,

@@ -7,7 +7,7 @@
 use std::io::Write;
 
 use super::propagate::{Items, plan_exit, plan_table, progress, report_drift};
-use super::scope::{matches_filter, resource_filter};
+use super::scope::{InputError, ResourceScope};
 use crate::backend::CellRef;
 use crate::backend::fanout::drift;
 use crate::backend::fanout::object::resource_of;
@@ -21,15 +21,24 @@ use crate::engine::{Fleet, load_fleet};
 use crate::model::ResourceRef;
 use crate::output;
 
-/// Whether `resource` on `cluster` is in the command's scope.
+/// Whether `resource` on `cluster` is in the command's scope. The hub's objects carry no
+/// template labels here, so `-l` is refused before this is asked (see [`check_scope`]).
 fn in_scope(scope: &ScopeArgs, cluster: &str, resource: &ResourceRef) -> bool {
-    let filters: Vec<_> = scope
-        .resources
-        .iter()
-        .filter_map(|text| resource_filter(text).ok())
-        .collect();
+    let resources = ResourceScope::parse(scope).unwrap_or_default();
     (scope.clusters.is_empty() || scope.clusters.iter().any(|c| c == cluster))
-        && (filters.is_empty() || filters.iter().any(|f| matches_filter(resource, f)))
+        && resources.matches(resource, None)
+}
+
+/// The scope's input errors on a hub: a bad `--resource` or `-n`, and `-l`, which hub
+/// commands do not take yet.
+fn check_scope(scope: &ScopeArgs) -> Result<(), InputError> {
+    if scope.selector.is_some() {
+        return Err(InputError(
+            "-l/--selector is not supported with --hub yet; name objects with --resource or -n"
+                .into(),
+        ));
+    }
+    ResourceScope::parse(scope).map(|_| ())
 }
 
 async fn read_hub(global: &GlobalArgs, context: &str) -> Result<(Hub, HubView), HubError> {
@@ -50,11 +59,9 @@ pub async fn run_plan(
     context: &str,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    for text in &args.scope.resources {
-        if let Err(err) = resource_filter(text) {
-            eprintln!("error: {}", err.0);
-            return Ok(exit::INPUT);
-        }
+    if let Err(err) = check_scope(&args.scope) {
+        eprintln!("error: {}", err.0);
+        return Ok(exit::INPUT);
     }
     let files = match crate::fleet_dir::read_fleet_dir(&global.fleet) {
         Ok(files) => files,
@@ -161,6 +168,10 @@ pub async fn run_drift(
     context: &str,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
+    if let Err(err) = check_scope(scope) {
+        eprintln!("error: {}", err.0);
+        return Ok(exit::INPUT);
+    }
     let (hub, view) = match read_hub(global, context).await {
         Ok(read) => read,
         Err(err) => return Ok(failed(err)),

@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::path::Path;
 
+use super::scope::ResourceScope;
 pub use crate::cli::OutputFormat;
 use crate::engine::{self, SourceFile, render};
 use crate::output::Table;
@@ -25,6 +26,7 @@ pub enum FleetInput<'a> {
 pub fn run_render(
     input: FleetInput<'_>,
     cluster_names: &[String],
+    resources: &ResourceScope,
     format: OutputFormat,
     keep_going: bool,
     show_secrets: bool,
@@ -42,6 +44,11 @@ pub fn run_render(
         FleetInput::Files(files) => files,
     };
     let (fleet, errors) = engine::load_fleet(&files);
+    let fleet = if resources.is_everything() {
+        fleet
+    } else {
+        fleet.narrowed(|row| resources.selects(&fleet, row))
+    };
     // File names and values in the messages come from the fleet: never raw to the terminal.
     for e in &errors {
         let _ = writeln!(err, "{}", printable(&e.to_string(), true));

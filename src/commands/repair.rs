@@ -33,8 +33,8 @@ use crate::safe_text::printable;
 
 use super::propagate::DEMO_WRITES_NOTE;
 use super::scope::{
-    Clusters, InputError, Prepared, confirm, input_error, matches_filter, prepare_clusters,
-    resource_filter,
+    Clusters, InputError, Prepared, ResourceScope, confirm, input_error, matches_filter,
+    prepare_clusters, resource_filter,
 };
 
 /// File new ignore rules go to, inside the fleet directory.
@@ -127,10 +127,8 @@ pub async fn run_repair(
         Ok(path) => path,
         Err(message) => return Ok(input_error(&format!("--path {message}"))),
     };
-    for text in &args.scope.resources {
-        if let Err(InputError(message)) = resource_filter(text) {
-            return Ok(input_error(&message));
-        }
+    if let Err(InputError(message)) = ResourceScope::parse(&args.scope) {
+        return Ok(input_error(&message));
     }
     if way == Way::Revert && global.readonly {
         return Ok(input_error(

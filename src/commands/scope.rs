@@ -17,6 +17,9 @@ use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::{self, kubeconfig::Timeouts};
 use crate::backend::sim::{Scenario, SimClusterApi, SimCore, SimFleet};
 use crate::cli::{GlobalArgs, ScopeArgs, exit};
+use crate::engine::document::parse::Doc;
+use crate::engine::edit::placement::parse_selector;
+use crate::engine::place::selector::LabelSelector;
 use crate::engine::{Fleet, SourceFile};
 use crate::model::{ClusterSpec, ResourceRef};
 use crate::safe_text::printable;
@@ -45,6 +48,105 @@ pub fn matches_filter(resource: &ResourceRef, filter: &(String, Option<String>, 
     resource.kind.eq_ignore_ascii_case(&filter.0)
         && resource.name == filter.2
         && (filter.1.is_none() || resource.namespace == filter.1)
+}
+
+/// The resources a command works on, as kubectl would pick them: any of the `--resource`
+/// names, in the `-n/--namespace` namespace, whose template labels match `-l/--selector`.
+#[derive(Debug, Default)]
+pub struct ResourceScope {
+    filters: Vec<(String, Option<String>, String)>,
+    namespace: Option<String>,
+    selector: Option<LabelSelector>,
+}
+
+impl ResourceScope {
+    pub fn parse(scope: &ScopeArgs) -> Result<ResourceScope, InputError> {
+        ResourceScope::of(
+            &scope.resources,
+            scope.namespace.as_deref(),
+            scope.selector.as_deref(),
+        )
+    }
+
+    pub fn of(
+        resources: &[String],
+        namespace: Option<&str>,
+        selector: Option<&str>,
+    ) -> Result<ResourceScope, InputError> {
+        let filters = resources
+            .iter()
+            .map(|text| resource_filter(text))
+            .collect::<Result<Vec<_>, _>>()?;
+        if namespace.is_some_and(str::is_empty) {
+            return Err(InputError(
+                "-n/--namespace needs a namespace name, e.g. -n shop".into(),
+            ));
+        }
+        let selector = selector.map(label_selector).transpose()?;
+        Ok(ResourceScope {
+            filters,
+            namespace: namespace.map(str::to_string),
+            selector,
+        })
+    }
+
+    /// Whether nothing narrows the resources (so pruning and implied namespaces apply).
+    pub fn is_everything(&self) -> bool {
+        self.filters.is_empty() && self.namespace.is_none() && self.selector.is_none()
+    }
+
+    /// Whether the fleet's resource at `row` is in scope.
+    pub fn selects(&self, fleet: &Fleet, row: usize) -> bool {
+        fleet
+            .resources
+            .get(row)
+            .is_some_and(|resource| self.matches(&resource.target, fleet.template_labels(row)))
+    }
+
+    /// Whether `resource`, whose template carries `labels`, is in scope.
+    pub fn matches(
+        &self,
+        resource: &ResourceRef,
+        labels: Option<&serde_json::Map<String, Value>>,
+    ) -> bool {
+        (self.filters.is_empty() || self.filters.iter().any(|f| matches_filter(resource, f)))
+            && self
+                .namespace
+                .as_ref()
+                .is_none_or(|ns| resource.namespace.as_ref() == Some(ns))
+            && self
+                .selector
+                .as_ref()
+                .is_none_or(|selector| selector.matches_map(labels))
+    }
+
+    /// Each `--resource` that names nothing in the fleet, as an input error.
+    pub fn check_names(&self, fleet: &Fleet, texts: &[String]) -> Result<(), InputError> {
+        for (filter, text) in self.filters.iter().zip(texts) {
+            if !fleet
+                .resources
+                .iter()
+                .any(|r| matches_filter(&r.target, filter))
+            {
+                return Err(InputError(format!(
+                    "--resource {text}: no such resource in the fleet"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `-l/--selector` in kubectl's syntax (`app=web,tier in (a,b),!legacy`).
+fn label_selector(text: &str) -> Result<LabelSelector, InputError> {
+    let bad = |message: String| {
+        InputError(format!(
+            "-l/--selector {text:?}: {message}\n  hint: write it as kubectl does, e.g. -l app=web,tier!=canary"
+        ))
+    };
+    let value = parse_selector(text).map_err(bad)?;
+    let doc = Doc::from_value("--selector", serde_json::json!({ "selector": value }));
+    LabelSelector::parse(&doc, "/selector").map_err(|err| bad(err.message))
 }
 
 /// What a command works on: one target per selected cluster, notes for stderr, the fleet's
@@ -169,22 +271,8 @@ fn select(
     scope: &ScopeArgs,
     prune: bool,
 ) -> Result<Selection, InputError> {
-    let filters = scope
-        .resources
-        .iter()
-        .map(|text| resource_filter(text))
-        .collect::<Result<Vec<_>, _>>()?;
-    for (filter, text) in filters.iter().zip(&scope.resources) {
-        if !fleet
-            .resources
-            .iter()
-            .any(|r| matches_filter(&r.target, filter))
-        {
-            return Err(InputError(format!(
-                "--resource {text}: no such resource in the fleet"
-            )));
-        }
-    }
+    let resources = ResourceScope::parse(scope)?;
+    resources.check_names(&fleet, &scope.resources)?;
     let mut specs = clusters;
     for name in &scope.clusters {
         if !specs.iter().any(|spec| &spec.name == name) {
@@ -203,10 +291,9 @@ fn select(
         .iter()
         .map(|spec| match fleet.cluster_index(&spec.name) {
             Some(c) => {
-                let selected = fleet.resources.iter().enumerate().filter(|(_, r)| {
-                    filters.is_empty() || filters.iter().any(|f| matches_filter(&r.target, f))
-                });
-                desired(&fleet, c, selected.map(|(row, _)| row), filters.is_empty())
+                let selected =
+                    (0..fleet.resources.len()).filter(|&row| resources.selects(&fleet, row));
+                desired(&fleet, c, selected, resources.is_everything())
             }
             None => Desired::default(),
         })
@@ -218,8 +305,8 @@ fn select(
             notes.push(
                 "not pruning: some objects could not be rendered (placement had errors)".into(),
             );
-        } else if !filters.is_empty() {
-            notes.push("not pruning: --resource limits the scope".into());
+        } else if !resources.is_everything() {
+            notes.push("not pruning: --resource, -n or -l limits the scope".into());
         } else {
             let mut kinds: BTreeSet<(String, String)> = fleet
                 .resources

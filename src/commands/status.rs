@@ -16,9 +16,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::propagate::{Items, plan_exit, progress};
-use super::scope::{
-    Clusters, InputError, Prepared, input_error, matches_filter, prepare_clusters, resource_filter,
-};
+use super::scope::{Clusters, InputError, Prepared, ResourceScope, input_error, prepare_clusters};
 use crate::backend::cells::drift_summary;
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::drift;
@@ -53,19 +51,14 @@ pub async fn run_status(
             "status --hub is not supported yet: on a hub, its controllers report propagation\n  hint: `flotilla plan --hub` and `flotilla drift --hub` read it, or open the console with --hub",
         ));
     }
-    let filters = match scope
-        .resources
-        .iter()
-        .map(|text| resource_filter(text))
-        .collect::<Result<Vec<_>, _>>()
-    {
-        Ok(filters) => filters,
+    let resources = match ResourceScope::parse(scope) {
+        Ok(resources) => resources,
         Err(InputError(message)) => return Ok(input_error(&message)),
     };
     let (items, code) = match prepare_clusters(global, scope, true).await {
         Err(InputError(message)) => return Ok(input_error(&message)),
-        Ok(Clusters::Live(prepared)) => cells_of(prepared, &filters).await,
-        Ok(Clusters::Simulated(prepared)) => cells_of(prepared, &filters).await,
+        Ok(Clusters::Live(prepared)) => cells_of(prepared, &resources).await,
+        Ok(Clusters::Simulated(prepared)) => cells_of(prepared, &resources).await,
     };
     output::write(out, global.output, &Items { items: &items }, || {
         table(&items)
@@ -73,13 +66,11 @@ pub async fn run_status(
     Ok(code)
 }
 
-type Filter = (String, Option<String>, String);
-
 /// Every cell of the selected clusters and resources, and the exit code `plan` would give
 /// (3 a cluster or object failed, 1 something not in sync, 0 all in sync).
 async fn cells_of<A: ClusterApi>(
     prepared: Prepared<A>,
-    filters: &[Filter],
+    resources: &ResourceScope,
 ) -> (Vec<StatusItem>, u8) {
     let options = Options::default();
     let on_done = progress("status");
@@ -153,8 +144,7 @@ async fn cells_of<A: ClusterApi>(
             continue;
         };
         for (index, resource) in fleet.resources.iter().enumerate() {
-            let selected =
-                filters.is_empty() || filters.iter().any(|f| matches_filter(&resource.target, f));
+            let selected = resources.selects(fleet, index);
             if let (true, Err(reason)) = (selected, fleet.placement(index, cluster)) {
                 items.push(StatusItem {
                     cluster: target.cluster.clone(),

@@ -42,6 +42,34 @@ impl Fleet {
             .ok()
     }
 
+    /// The labels of the resource's template as the fleet's files write them.
+    pub fn template_labels(&self, resource: usize) -> Option<&serde_json::Map<String, Value>> {
+        self.plans
+            .get(resource)?
+            .base
+            .pointer("/metadata/labels")?
+            .as_object()
+    }
+
+    /// The fleet cut down to the resources `keep` selects, for a command scoped by
+    /// `--resource`, `-n` or `-l`. Implied Namespace objects are left out: a scoped command
+    /// renders what it names, not the namespaces beside it.
+    pub fn narrowed(&self, keep: impl Fn(usize) -> bool) -> Fleet {
+        let rows: Vec<usize> = (0..self.resources.len()).filter(|&r| keep(r)).collect();
+        Fleet {
+            clusters: self.clusters.clone(),
+            resources: rows.iter().map(|&r| self.resources[r].clone()).collect(),
+            plans: rows
+                .iter()
+                .filter_map(|&r| self.plans.get(r).cloned())
+                .collect(),
+            propagation: self.propagation.clone(),
+            overrides: self.overrides.clone(),
+            namespaces: Vec::new(),
+            ignores: self.ignores.clone(),
+        }
+    }
+
     /// Whether this engine placed `resource` (false for a resource read from a hub, whose
     /// scheduler decides instead).
     pub fn plans(&self, resource: usize) -> bool {
