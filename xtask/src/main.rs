@@ -1,5 +1,5 @@
 //! `cargo xtask`: developer commands — the one test command (`test`), the long fuzz run
-//! (`fuzz`), the import-rule check (`layers`) and the real-Kubernetes test environment
+//! (`fuzz`), the import-rule check (`layers`), the README's screenshot (`screenshot`) and the real-Kubernetes test environment
 //! (`testenv`). It must stay light to compile (it runs first on a fresh CI
 //! machine), must never be a dependency of the product, and writes nothing outside the
 //! repository except its binary cache.
@@ -25,6 +25,7 @@ mod ocm;
 mod paths;
 mod pki;
 mod procs;
+mod screenshot;
 mod state;
 mod test;
 mod testenv;
@@ -49,6 +50,8 @@ commands:
   layers                       check the import rules: no import cycle between files (src/ and
                                xtask/src/), no import upward across src/'s layers (the table
                                is in xtask/src/layers.rs), no crossterm under src/app/
+  screenshot                   docs/screenshot.png: the release binary's demo console in a
+                               160x42 tmux session (needs tmux, aha and chromium)
   testenv up [--members N] [--hub karmada|ocm|kubefed]
                                start a hub + N member kube-apiservers on 127.0.0.1 (default 3);
                                builds kube-apiserver/etcd from the Go module proxy when needed;
@@ -89,6 +92,7 @@ fn run(args: &[String]) -> Result<ExitCode> {
             }
         }),
         ["fuzz", rest @ ..] => fuzz::run(&fuzz::parse_args(rest)?),
+        ["screenshot"] => screenshot::run(&paths::repo_root()).map(|()| ExitCode::SUCCESS),
         ["testenv", rest @ ..] => run_testenv(rest),
         [] | ["help" | "-h" | "--help"] => {
             print!("{USAGE}");
