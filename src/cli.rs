@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
+
+use crate::output::jsonpath::Template;
 
 /// Exit codes shared by every command.
 pub mod exit {
@@ -105,8 +107,15 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "NAME")]
     pub keymap: Option<String>,
 
-    /// Output format for scripting commands.
-    #[arg(short = 'o', long = "output", global = true, value_enum, default_value_t = OutputFormat::Table)]
+    /// Output format for scripting commands: table, wide, name, json, yaml, or jsonpath=TEMPLATE
+    /// as kubectl reads it (e.g. '{range .items[*]}{.cluster}{"\t"}{.sync}{"\n"}{end}').
+    #[arg(
+        short = 'o',
+        long = "output",
+        global = true,
+        value_name = "FORMAT",
+        default_value = "table"
+    )]
     pub output: OutputFormat,
 
     /// Write logs here (default $XDG_STATE_HOME/flotilla/flotilla.log).
@@ -121,7 +130,7 @@ impl GlobalArgs {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OutputFormat {
     /// Aligned columns for people.
     Table,
@@ -131,6 +140,30 @@ pub enum OutputFormat {
     Name,
     Json,
     Yaml,
+    /// The JSON shape through a kubectl jsonpath template.
+    JsonPath(Template),
+}
+
+impl FromStr for OutputFormat {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(match text {
+            "table" => OutputFormat::Table,
+            "wide" => OutputFormat::Wide,
+            "name" => OutputFormat::Name,
+            "json" => OutputFormat::Json,
+            "yaml" => OutputFormat::Yaml,
+            _ => match text.strip_prefix("jsonpath=") {
+                Some(template) => OutputFormat::JsonPath(template.parse()?),
+                None => {
+                    return Err(format!(
+                        "{text:?}: expected table, wide, name, json, yaml or jsonpath=TEMPLATE"
+                    ));
+                }
+            },
+        })
+    }
 }
 
 /// `--demo-scale CLUSTERS,RESOURCES`.

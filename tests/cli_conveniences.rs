@@ -262,3 +262,32 @@ fn a_bad_selector_is_an_input_error_naming_the_flag() {
     assert!(stderr.contains("-l/--selector"), "{stderr}");
     assert!(stderr.contains("hint"), "{stderr}");
 }
+
+#[test]
+fn jsonpath_templates_the_json_shape_as_kubectl_does() {
+    // Whatever the exit code (the demo has an unreachable store), the template shapes stdout.
+    let names = printed(&flotilla(&[
+        "clusters",
+        "--demo",
+        "-o",
+        "jsonpath={.items[*].name}",
+    ]));
+    let listed: Vec<&str> = names.split(' ').collect();
+    assert!(listed.contains(&"prod-eu-west-2"), "{names}");
+    assert!(listed.len() > 10, "{names}");
+
+    let rows = printed(&flotilla(&[
+        "status",
+        "--demo",
+        "-n",
+        "shop",
+        "-o",
+        r#"jsonpath={range .items[*]}{.cluster}{"\t"}{.resource.name}{"\t"}{.sync}{"\n"}{end}"#,
+    ]));
+    let first = rows.lines().next().expect("a row per cell");
+    assert_eq!(first.split('\t').count(), 3, "{rows}");
+
+    let bad = flotilla(&["clusters", "--demo", "-o", "jsonpath={.items["]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no closing"));
+}

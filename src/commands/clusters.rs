@@ -66,7 +66,7 @@ pub async fn run_live(
         .map(|(member, status)| ClusterItem::new(&member.spec, status))
         .collect();
     let list = ClusterList { items };
-    output::write(out, global.output, &list, || table(&list.items))?;
+    output::write(out, &global.output, &list, || table(&list.items))?;
     Ok(exit::OK)
 }
 
@@ -91,7 +91,7 @@ pub async fn run_hub(global: &GlobalArgs, hub: &str, out: &mut dyn Write) -> any
         .map(|(spec, status)| ClusterItem::new(&spec, status))
         .collect();
     let list = ClusterList { items };
-    output::write(out, global.output, &list, || table(&list.items))?;
+    output::write(out, &global.output, &list, || table(&list.items))?;
     Ok(exit::OK)
 }
 
@@ -118,7 +118,7 @@ pub fn run_demo(
         .map(|(index, spec)| ClusterItem::new(spec, core.cluster_status(index)))
         .collect();
     let list = ClusterList { items };
-    output::write(out, global.output, &list, || table(&list.items))?;
+    output::write(out, &global.output, &list, || table(&list.items))?;
     Ok(exit::OK)
 }
 

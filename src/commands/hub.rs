@@ -110,7 +110,7 @@ pub async fn run_plan(
         }
     }
     let items = plan_items(&fleet, &view, &args.scope);
-    output::write(out, global.output, &Items { items: &items }, || {
+    output::write(out, &global.output, &Items { items: &items }, || {
         plan_table(&items)
     })?;
     Ok(plan_exit(&items))

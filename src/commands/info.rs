@@ -129,7 +129,7 @@ fn kubeconfig_note(global: &GlobalArgs) -> &'static str {
 /// `flotilla info`.
 pub fn run(global: &GlobalArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let info = collect(global);
-    output::write(out, global.output, &info, || {
+    output::write(out, &global.output, &info, || {
         let mut table = Table::new(&["NAME", "PATH", "EXISTS", "NOTE"]);
         for item in &info.items {
             let path = item.path.as_deref().map_or_else(

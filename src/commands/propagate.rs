@@ -92,7 +92,7 @@ async fn plan_on<A: ClusterApi>(
         &progress("plan"),
     )
     .await;
-    output::write(out, global.output, &Items { items: &items }, || {
+    output::write(out, &global.output, &Items { items: &items }, || {
         plan_table(&items)
     })?;
     Ok(plan_exit(&items))
@@ -266,7 +266,7 @@ async fn apply_on<A: ClusterApi>(
     } else if !items.is_empty() {
         audit::record_or_warn(&audit::Entry::from_apply(action, &items));
     }
-    output::write(out, global.output, &Items { items: &items }, || {
+    output::write(out, &global.output, &Items { items: &items }, || {
         apply_table(&items)
     })?;
     Ok(if items.iter().any(|i| i.result.is_failure()) {
@@ -371,7 +371,7 @@ pub fn report_drift(
         );
         eprintln!("{}", printable(&line, false));
     }
-    output::write(out, global.output, &Items { items }, || {
+    output::write(out, &global.output, &Items { items }, || {
         let mut table = Table::new(&[
             "CLUSTER",
             "RESOURCE",

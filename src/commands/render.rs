@@ -95,6 +95,9 @@ pub fn run_render(
         OutputFormat::Yaml => render::write_yaml(&fleet, &clusters, secret_values, out),
         OutputFormat::Table | OutputFormat::Wide => render::write_table(&fleet, &clusters, out),
         OutputFormat::Name => write_resource_names(&fleet, out),
+        OutputFormat::JsonPath(template) => {
+            write_templated(&fleet, &clusters, secret_values, &template, out)
+        }
     };
     if let Err(e) = written {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
@@ -112,6 +115,21 @@ pub fn run_render(
         return 2;
     }
     0
+}
+
+/// `render -o jsonpath=…`: the JSON contract, held whole (a template may look anywhere in it)
+/// and templated.
+fn write_templated(
+    fleet: &engine::Fleet,
+    clusters: &[usize],
+    secret_values: render::SecretValues,
+    template: &crate::output::jsonpath::Template,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut json = Vec::new();
+    render::write_json(fleet, clusters, secret_values, &mut json)?;
+    let value: serde_json::Value = serde_json::from_slice(&json)?;
+    out.write_all(template.render(&value).as_bytes())
 }
 
 /// `render -o name`: each federated resource the fleet holds, as `KIND/NS/NAME`, one a line.
@@ -160,7 +178,7 @@ pub async fn run_hub(
             item.object = crate::engine::compare::secrets::mask(&item.object);
         }
     }
-    crate::output::write(out, global.output, &rendered, || {
+    crate::output::write(out, &global.output, &rendered, || {
         let mut table = Table::new(&["CLUSTER", "KIND", "NAMESPACE", "NAME", "API VERSION"])
             .wide_only(&["API VERSION"]);
         for item in &rendered.items {

@@ -698,7 +698,7 @@ fn write_report(
 ) -> anyhow::Result<()> {
     output::write(
         out,
-        global.output,
+        &global.output,
         &Report {
             items,
             files,

@@ -60,7 +60,7 @@ pub async fn run_status(
         Ok(Clusters::Live(prepared)) => cells_of(prepared, &resources).await,
         Ok(Clusters::Simulated(prepared)) => cells_of(prepared, &resources).await,
     };
-    output::write(out, global.output, &Items { items: &items }, || {
+    output::write(out, &global.output, &Items { items: &items }, || {
         table(&items)
     })?;
     Ok(code)

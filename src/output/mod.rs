@@ -1,11 +1,14 @@
 //! Writing command results as a table (plain, `wide` or `name`), JSON or YAML. The JSON and
 //! YAML shapes are the contract (design §3); it must not decide what goes in them. Every table
-//! goes through [`Table`], so they all line up the same way and escape the same way.
+//! goes through [`Table`], so they all line up the same way and escape the same way;
+//! `-o jsonpath=…` templates the JSON shape ([`jsonpath`]).
 
 use std::io::Write;
 
 use serde::Serialize;
 use unicode_width::UnicodeWidthStr;
+
+pub mod jsonpath;
 
 use crate::cli::OutputFormat;
 use crate::safe_text::printable;
@@ -13,7 +16,7 @@ use crate::safe_text::printable;
 /// Writes `value` as JSON or YAML, or the table `table` builds for the human forms.
 pub fn write<T: Serialize>(
     out: &mut dyn Write,
-    format: OutputFormat,
+    format: &OutputFormat,
     value: &T,
     table: impl FnOnce() -> Table,
 ) -> anyhow::Result<()> {
@@ -29,6 +32,10 @@ pub fn write<T: Serialize>(
         OutputFormat::Table => table().write(out, false)?,
         OutputFormat::Wide => table().write(out, true)?,
         OutputFormat::Name => table().write_names(out)?,
+        OutputFormat::JsonPath(template) => {
+            let value = serde_json::to_value(value)?;
+            out.write_all(template.render(&value).as_bytes())?;
+        }
     }
     out.flush()?;
     Ok(())
