@@ -366,6 +366,38 @@ pub fn parse_target(
     Ok(Target::Clusters(names))
 }
 
+/// A label (`label`) or an annotation as the editor's form takes it, `key=value`: the key of
+/// letters, digits, `-`, `_`, `.` and `/`; a label's value at most 63 of letters, digits, `-`,
+/// `_`, `.`. An error says what is wrong.
+pub fn key_value_item(text: &str, label: bool) -> Result<Item, String> {
+    let (key, value) = text.split_once('=').ok_or("write key=value")?;
+    let (key, value) = (key.trim().to_string(), value.trim().to_string());
+    let key_ok = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
+    if !key_ok {
+        return Err(format!(
+            "`{key}` is not a key (letters, digits, -, _, ., /)"
+        ));
+    }
+    if label
+        && (value.len() > 63
+            || !value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)))
+    {
+        return Err(format!(
+            "`{value}` is not a label value (at most 63 letters, digits, -, _, .)"
+        ));
+    }
+    Ok(if label {
+        Item::Label { key, value }
+    } else {
+        Item::Annotation { key, value }
+    })
+}
+
 /// A target as the editor shows it in its input.
 pub fn target_text(target: &Target) -> String {
     match target {
