@@ -333,11 +333,17 @@ pub struct EditArgs {
     pub yes: bool,
 }
 
-const EDIT_EXIT_CODES: &str = "Exit codes: 0 written (or nothing to change); 1 --dry-run found changes; \
-    2 input error (unknown resource, bad flag value; nothing written); 3 the hub could not be reached or refused the write.\n\
-    A change that removes the object from some clusters deletes it there: flotilla asks on a terminal, \
-    and without one refuses (exit 2) unless --yes is given. A change that only adds or alters is written at once.\n\
-    Every write is recorded, so `flotilla undo` can take it back.";
+/// The exit codes and confirmation rule of the editing commands, for their help.
+macro_rules! edit_exit_codes {
+    () => {
+        "Exit codes: 0 written (or nothing to change); 1 --dry-run found changes; \
+        2 input error (unknown resource, bad flag value; nothing written); \
+        3 the hub could not be reached or refused the write.\n\
+        A change that removes the object from some clusters deletes it there: flotilla asks on a \
+        terminal, and without one refuses (exit 2) unless --yes is given. A change that only adds \
+        or alters is written at once. Every write is journalled, so `flotilla undo` can take it back."
+    };
+}
 
 #[derive(Debug, Clone, Subcommand)]
 pub enum PlacementCommand {
@@ -345,17 +351,19 @@ pub enum PlacementCommand {
     /// selector, tolerations or replica scheduling. Each flag given replaces that part; parts
     /// not named stay exactly as written. On a fleet directory the policy's file is rewritten
     /// with its comments kept; with --hub the policy is written to the Karmada (or KubeFed) hub.
-    #[command(after_help = EDIT_EXIT_CODES)]
+    #[command(after_help = edit_exit_codes!())]
     Set(PlacementSetArgs),
 }
 
 #[derive(Debug, Clone, Args)]
-#[command(after_long_help = "Examples:\n  \
+#[command(after_long_help = concat!("Examples:\n  \
     flotilla placement set ConfigMap/shop/web --clusters eu-1,eu-2\n  \
     flotilla placement set ConfigMap/shop/web --add-cluster us-1 --dry-run\n  \
-    flotilla placement set Deployment/shop/web --cluster-selector 'env=prod,tier in (web,api)' --tolerate dedicated=gpu:NoSchedule\n  \
-    flotilla placement set Deployment/shop/web --clusters '' --cluster-selector env=prod   # names cleared, a selector instead\n  \
-    flotilla --hub karmada-hub placement set Deployment/shop/web --clusters member-1 -o json --yes")]
+    flotilla placement set Deployment/shop/web --cluster-selector 'tier in (web,api)'\n  \
+    flotilla placement set Deployment/shop/gpu --tolerate dedicated=gpu:NoSchedule\n  \
+    flotilla placement set Deployment/shop/web --clusters '' --cluster-selector env=prod\n  \
+    flotilla --hub karmada placement set Deployment/shop/web --clusters m-1 -o json --yes\n\n",
+    edit_exit_codes!()))]
 pub struct PlacementSetArgs {
     /// The federated resource, as KIND/NAMESPACE/NAME (KIND/NAME when cluster-scoped).
     #[arg(value_name = "KIND/NS/NAME")]
@@ -395,10 +403,10 @@ pub enum OverrideCommand {
     /// JSON patch operation, an image component, replicas, a label, an annotation, a container
     /// env var). It goes into flotilla's own OverridePolicy for the resource (created beside the
     /// template when missing) or, in KubeFed, the Federated object's spec.overrides.
-    #[command(after_help = EDIT_EXIT_CODES)]
+    #[command(after_help = edit_exit_codes!())]
     Add(Box<OverrideAddArgs>),
     /// Remove one override rule, numbered as `flotilla override list` numbers them.
-    #[command(after_help = EDIT_EXIT_CODES)]
+    #[command(after_help = edit_exit_codes!())]
     Remove(OverrideRemoveArgs),
     /// List the override rules that vary a resource, numbered, in the order they apply.
     List(OverrideListArgs),
@@ -408,11 +416,13 @@ pub enum OverrideCommand {
 #[command(group(clap::ArgGroup::new("target").required(true).args(["cluster", "cluster_selector"])))]
 #[command(group(clap::ArgGroup::new("overrider").required(true).args(
     ["json_patch", "image_registry", "image_repository", "image_tag", "replicas", "label", "annotation", "env"])))]
-#[command(after_long_help = "Examples:\n  \
+#[command(after_long_help = concat!("Examples:\n  \
     flotilla override add Deployment/shop/web --cluster eu-1,eu-2 --image-tag 1.26\n  \
     flotilla override add Deployment/shop/web --cluster-selector env=prod --replicas 5\n  \
     flotilla override add Deployment/shop/web --cluster eu-1 --label tier=edge\n  \
-    flotilla override add Deployment/shop/web --cluster eu-1 --json-patch '{\"op\":\"replace\",\"path\":\"/spec/paused\",\"value\":true}'")]
+    flotilla override add Deployment/shop/web --cluster eu-1 \\\n      \
+    --json-patch '{\"op\":\"add\",\"path\":\"/spec/paused\",\"value\":true}'\n\n",
+    edit_exit_codes!()))]
 pub struct OverrideAddArgs {
     /// The federated resource, as KIND/NAMESPACE/NAME (KIND/NAME when cluster-scoped).
     #[arg(value_name = "KIND/NS/NAME")]
@@ -503,14 +513,16 @@ pub enum OcmPlacementCommand {
     /// selectors, tolerations and numberOfClusters. Each flag given replaces that part; the
     /// rest stays as stored. The write is a JSON patch guarded by the Placement's
     /// resourceVersion, as the console's editor sends it.
-    #[command(after_help = EDIT_EXIT_CODES)]
+    #[command(after_help = edit_exit_codes!())]
     Set(OcmPlacementSetArgs),
 }
 
 #[derive(Debug, Clone, Args)]
-#[command(after_long_help = "Examples:\n  \
-    flotilla --hub ocm-hub ocm-placement set default/web --cluster-selector env=prod --number-of-clusters 2\n  \
-    flotilla --hub ocm-hub ocm-placement set default/web --tolerate dedicated=gpu:NoSelect --dry-run")]
+#[command(after_long_help = concat!("Examples:\n  \
+    flotilla --hub ocm ocm-placement set default/web --cluster-selector env=prod\n  \
+    flotilla --hub ocm ocm-placement set default/web --number-of-clusters 2 --dry-run\n  \
+    flotilla --hub ocm ocm-placement set default/web --tolerate dedicated=gpu:NoSelect\n\n",
+    edit_exit_codes!()))]
 pub struct OcmPlacementSetArgs {
     /// The Placement, as NAMESPACE/NAME.
     #[arg(value_name = "NS/NAME")]
