@@ -1691,3 +1691,237 @@ fn hub_karmada_plan_and_drift_compare_with_what_karmada_rendered() {
         support::output_text(&proxied)
     );
 }
+
+/// Runs flotilla on the hub with a state directory the calls share (the edit journal `undo`
+/// reads), without a terminal.
+fn editing(state: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--kubeconfig")
+        .arg(&env().kubeconfig_path)
+        .args(["--hub", "hub"])
+        .args(args)
+        .env("XDG_STATE_HOME", state)
+        .env("XDG_CONFIG_HOME", state)
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run flotilla")
+}
+
+/// The cluster names a PropagationPolicy on the hub places on, as kubectl reads them.
+fn policy_clusters(ns: &str, name: &str) -> Vec<String> {
+    let policy = json("hub", &["get", "propagationpolicy", name, "-n", ns]);
+    policy
+        .pointer("/spec/placement/clusterAffinity/clusterNames")
+        .and_then(Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn report_of(output: &std::process::Output, code: i32) -> Value {
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "{}",
+        support::output_text(output)
+    );
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|err| panic!("not JSON ({err}): {}", support::output_text(output)))
+}
+
+#[test]
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_placement_set_reschedule_and_undo_write_to_the_hub() {
+    let _serial = serial();
+    karmada_hub();
+    let state = tempfile::tempdir().expect("temp dir");
+    let ns = TestNamespace::on("karmada-editors", &["hub".to_string()]);
+    let ns = ns.name.as_str();
+    apply(
+        "hub",
+        &format!(
+            "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
+             metadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
+             - {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  placement:\n    \
+             clusterAffinity: {{clusterNames: [member-1]}}\n"
+        ),
+    );
+    apply("hub", &deployment(ns, "web", 1));
+    let resource = format!("Deployment/{ns}/web");
+    eventually("web on member-1", Duration::from_secs(60), || {
+        member_image("member-1", ns, "web")
+    });
+
+    // Adding a cluster loses none: written at once, and Karmada propagates it there.
+    let added = report_of(
+        &editing(
+            state.path(),
+            &[
+                "placement",
+                "set",
+                &resource,
+                "--add-cluster",
+                "member-2",
+                "-o",
+                "json",
+            ],
+        ),
+        0,
+    );
+    assert_eq!(added["gained"], serde_json::json!(["member-2"]));
+    assert_eq!(added["written"], true);
+    assert_eq!(policy_clusters(ns, "web"), ["member-1", "member-2"]);
+    eventually("web on member-2", Duration::from_secs(60), || {
+        member_image("member-2", ns, "web")
+    });
+
+    // Moving it off member-1 is a deletion there: a dry run shows it, no terminal refuses it.
+    let dry = report_of(
+        &editing(
+            state.path(),
+            &[
+                "placement",
+                "set",
+                &resource,
+                "--clusters",
+                "member-2",
+                "--dry-run",
+                "-o",
+                "json",
+            ],
+        ),
+        1,
+    );
+    assert_eq!(dry["lost"], serde_json::json!(["member-1"]));
+    assert_eq!(dry["written"], false);
+    let refused = editing(
+        state.path(),
+        &["placement", "set", &resource, "--clusters", "member-2"],
+    );
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "{}",
+        support::output_text(&refused)
+    );
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("pass --yes"));
+    assert_eq!(policy_clusters(ns, "web"), ["member-1", "member-2"]);
+
+    // Undo puts the policy back as the hub held it; Karmada takes web off member-2 again.
+    let undo_dry = report_of(
+        &editing(state.path(), &["undo", "--dry-run", "-o", "json"]),
+        1,
+    );
+    assert_eq!(undo_dry["lost"], serde_json::json!(["member-2"]));
+    report_of(&editing(state.path(), &["undo", "--yes", "-o", "json"]), 0);
+    assert_eq!(policy_clusters(ns, "web"), ["member-1"]);
+    eventually("web gone from member-2", Duration::from_secs(60), || {
+        member_image("member-2", ns, "web").is_none().then_some(())
+    });
+
+    // An edit someone else changed on the hub afterwards is not undone.
+    report_of(
+        &editing(
+            state.path(),
+            &[
+                "placement",
+                "set",
+                &resource,
+                "--add-cluster",
+                "member-3",
+                "-o",
+                "json",
+            ],
+        ),
+        0,
+    );
+    kubectl_ok(
+        "hub",
+        &[
+            "patch",
+            "propagationpolicy",
+            "web",
+            "-n",
+            ns,
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"placement":{"clusterAffinity":{"clusterNames":["member-1","member-2","member-3"]}}}}"#,
+        ],
+    );
+    let foreign = editing(state.path(), &["undo", "--yes"]);
+    assert_eq!(
+        foreign.status.code(),
+        Some(2),
+        "{}",
+        support::output_text(&foreign)
+    );
+    assert!(
+        String::from_utf8_lossy(&foreign.stderr).contains("changed since flotilla's placement set")
+    );
+    assert_eq!(
+        policy_clusters(ns, "web"),
+        ["member-1", "member-2", "member-3"],
+        "their change is kept"
+    );
+
+    // Reschedule sets rescheduleTriggeredAt on the binding, as `a` does in the console.
+    let dry = report_of(
+        &editing(
+            state.path(),
+            &["reschedule", &resource, "--dry-run", "-o", "json"],
+        ),
+        1,
+    );
+    assert_eq!(
+        dry["binding"],
+        format!("ResourceBinding/{ns}/web-deployment")
+    );
+    let refused = editing(state.path(), &["reschedule", &resource]);
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "{}",
+        support::output_text(&refused)
+    );
+    let binding = json(
+        "hub",
+        &["get", "resourcebinding", "web-deployment", "-n", ns],
+    );
+    assert!(binding.pointer("/spec/rescheduleTriggeredAt").is_none());
+    let asked = report_of(
+        &editing(
+            state.path(),
+            &["reschedule", &resource, "--yes", "-o", "json"],
+        ),
+        0,
+    );
+    let binding = json(
+        "hub",
+        &["get", "resourcebinding", "web-deployment", "-n", ns],
+    );
+    assert_eq!(
+        binding.pointer("/spec/rescheduleTriggeredAt"),
+        Some(&asked["rescheduleTriggeredAt"])
+    );
+    eventually(
+        "Karmada to reschedule after the trigger",
+        Duration::from_secs(60),
+        || {
+            let binding = json(
+                "hub",
+                &["get", "resourcebinding", "web-deployment", "-n", ns],
+            );
+            let last = binding
+                .pointer("/status/lastScheduledTime")
+                .and_then(Value::as_str)?
+                .to_string();
+            (last.as_str() >= asked["rescheduleTriggeredAt"].as_str()?).then_some(())
+        },
+    );
+}
