@@ -400,6 +400,32 @@ pub struct Write1<'a> {
     pub document: usize,
 }
 
+/// The end every document edit shares: the dry run and confirmation rules, then the write,
+/// then the report (and, on a fleet directory, that `apply` propagates it).
+pub async fn gate_and_write(
+    global: &GlobalArgs,
+    args: &EditArgs,
+    loaded: &Loaded,
+    what: &Write1<'_>,
+    object: &Value,
+    mut report: Report,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    if let Gate::Stop(code) = gate(global, args, &mut report, out)? {
+        return Ok(code);
+    }
+    match write_document(loaded, what, object).await {
+        Ok(warnings) => report.warnings = warnings,
+        Err(code) => return Ok(code),
+    }
+    report.written = true;
+    report.print(global, out)?;
+    if matches!(loaded.store, Store::Dir(_)) {
+        eprintln!("note: the fleet directory changed; `flotilla apply` propagates it");
+    }
+    Ok(exit::OK)
+}
+
 /// Writes one edited document as the console's session does: into its fleet file (a backup
 /// kept, comments kept) or to the hub (server-side apply as flotilla); then the audit log and
 /// the journal. Returns the warnings of the write, or the exit code of a failure (printed).
@@ -411,6 +437,14 @@ pub async fn write_document(
     let mut entry = audit::Entry::new(what.action);
     entry.objects = vec![what.title.to_string()];
     entry.files = vec![what.file.to_string()];
+    let journalled = |change: Change| journal::Entry {
+        fleet: loaded.key(),
+        at: journal::now(),
+        command: what.command.to_string(),
+        title: what.title.to_string(),
+        resource: what.resource.to_string(),
+        change,
+    };
     match &loaded.store {
         Store::Dir(_) => {
             let path = Path::new(what.file);
@@ -421,19 +455,12 @@ pub async fn write_document(
             let after = std::fs::read_to_string(path)
                 .map_err(|err| input_error(&format!("{}: {err}", what.file)))?;
             audit::record_or_warn(&entry);
-            journal::record_or_warn(journal::Entry {
-                fleet: loaded.key(),
-                at: journal::now(),
-                command: what.command.to_string(),
-                title: what.title.to_string(),
-                resource: what.resource.to_string(),
-                change: Change::File {
-                    // Absolute, so an undo from another directory finds it.
-                    path: absolute(path).display().to_string(),
-                    before,
-                    after,
-                },
-            });
+            journal::record_or_warn(journalled(Change::File {
+                // Absolute, so an undo from another directory finds it.
+                path: absolute(path).display().to_string(),
+                before,
+                after,
+            }));
             Ok(saved.warnings)
         }
         Store::Hub(hub) => {
@@ -461,18 +488,11 @@ pub async fn write_document(
                 Err(_) => None,
             }
             .unwrap_or_else(|| object.clone());
-            journal::record_or_warn(journal::Entry {
-                fleet: loaded.key(),
-                at: journal::now(),
-                command: what.command.to_string(),
-                title: what.title.to_string(),
-                resource: what.resource.to_string(),
-                change: Change::HubObject {
-                    file,
-                    before: before.unwrap_or(Value::Null),
-                    after,
-                },
-            });
+            journal::record_or_warn(journalled(Change::HubObject {
+                file,
+                before: before.unwrap_or(Value::Null),
+                after,
+            }));
             Ok(Vec::new())
         }
     }

@@ -10,11 +10,11 @@ use std::io::Write;
 use super::edits::{self, Gate, Report, input_error, text_diff};
 use super::journal::{self, Change};
 use crate::backend::audit;
-use crate::backend::hub::{self, HubKind};
+use crate::backend::hub::{self, Hub, HubKind};
 use crate::cli::{GlobalArgs, OcmPlacementSetArgs, exit};
 use crate::engine::compare::diff;
 use crate::engine::edit::ocm_placement::{
-    DecisionPreview, PlacementEdit, PredicateText, editable, edited, patch, preview,
+    DecisionPreview, PlacementEdit, PlacementWorld, PredicateText, editable, edited, patch, preview,
 };
 use crate::safe_text::printable;
 
@@ -82,6 +82,44 @@ pub fn decision_report(report: &mut Report, decision: &DecisionPreview) {
     report.warnings.extend(decision.notes.iter().cloned());
 }
 
+/// Connects to the OCM hub `context` and reads its Placements: the hub, what they are decided
+/// against, and the index of Placement `namespace/name` among them; or the exit code (printed).
+pub async fn read_placement(
+    global: &GlobalArgs,
+    context: &str,
+    namespace: &str,
+    name: &str,
+) -> Result<(Hub, PlacementWorld, usize), u8> {
+    let hub = edits::connect_hub(global, context).await?;
+    if hub.kind != HubKind::OpenClusterManagement {
+        return Err(input_error(&format!(
+            "--hub {context} is a {} hub, not Open Cluster Management\n  hint: placement set KIND/NS/NAME edits a {} policy",
+            hub.kind.as_str(),
+            hub.kind.as_str()
+        )));
+    }
+    let world = match hub::ocm::placement_world(&hub.client).await {
+        Ok((world, _)) => world,
+        Err(reason) => {
+            eprintln!(
+                "error: --hub {context}: the Placements could not be read: {}",
+                printable(&reason, true)
+            );
+            return Err(exit::PARTIAL);
+        }
+    };
+    let Some(at) = world
+        .placements
+        .iter()
+        .position(|p| p.namespace() == namespace && p.name() == name)
+    else {
+        return Err(input_error(&format!(
+            "no Placement {namespace}/{name} on hub {context}\n  hint: kubectl --context {context} get placements -A"
+        )));
+    };
+    Ok((hub, world, at))
+}
+
 /// `flotilla ocm-placement set`.
 pub async fn run_set(
     global: &GlobalArgs,
@@ -115,36 +153,11 @@ pub async fn run_set(
             "ocm-placement set: name what to change\n  hint: --cluster-selector, --claim-selector, --tolerate or --number-of-clusters (see --help)",
         ));
     }
-    let hub = match edits::connect_hub(global, context).await {
-        Ok(hub) => hub,
+    let (hub, world, at) = match read_placement(global, context, namespace, name).await {
+        Ok(read) => read,
         Err(code) => return Ok(code),
     };
-    if hub.kind != HubKind::OpenClusterManagement {
-        return Ok(input_error(&format!(
-            "--hub {context} is a {} hub, not Open Cluster Management\n  hint: placement set KIND/NS/NAME edits a {} policy",
-            hub.kind.as_str(),
-            hub.kind.as_str()
-        )));
-    }
-    let world = match hub::ocm::placement_world(&hub.client).await {
-        Ok((world, _)) => world,
-        Err(reason) => {
-            eprintln!(
-                "error: --hub {context}: the Placements could not be read: {}",
-                printable(&reason, true)
-            );
-            return Ok(exit::PARTIAL);
-        }
-    };
-    let Some(base) = world
-        .placements
-        .iter()
-        .find(|p| p.namespace() == namespace && p.name() == name)
-    else {
-        return Ok(input_error(&format!(
-            "no Placement {namespace}/{name} on hub {context}\n  hint: kubectl --context {context} get placements -A"
-        )));
-    };
+    let base = &world.placements[at];
     let edit = match edit_of(args, &editable(&base.object)) {
         Ok(edit) => edit,
         Err(message) => return Ok(input_error(&message)),

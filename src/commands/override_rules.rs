@@ -11,8 +11,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::edits::{
-    self, Gate, Loaded, Report, Write1, edited_text, find_resource, input_error, object_diffs,
-    text_diff,
+    self, Loaded, Report, Write1, edited_text, find_resource, input_error, object_diffs, text_diff,
 };
 use crate::cli::{GlobalArgs, OverrideAddArgs, OverrideListArgs, OverrideRemoveArgs, exit};
 use crate::engine::Decision;
@@ -292,10 +291,6 @@ async fn edit_and_write(
             Err(message) => return Ok(input_error(&message)),
         };
     }
-    match edits::gate(global, edit_args, &mut report, out)? {
-        Gate::Stop(code) => return Ok(code),
-        Gate::Go => {}
-    }
     let write = Write1 {
         command,
         action: "save-overrides",
@@ -304,16 +299,22 @@ async fn edit_and_write(
         file: &doc.file,
         document: doc.document,
     };
-    match edits::write_document(loaded, &write, &object).await {
-        Ok(warnings) => report.warnings = warnings,
-        Err(code) => return Ok(code),
+    edits::gate_and_write(global, edit_args, loaded, &write, &object, report, out).await
+}
+
+/// What an editing override command starts with: refusing the demo and `--readonly`, then the
+/// fleet and the resource's override documents.
+async fn prepare(
+    global: &GlobalArgs,
+    command: &str,
+    resource: &str,
+) -> Result<(Loaded, Opened), u8> {
+    if let Some(code) = edits::refuse_here(global, command) {
+        return Err(code);
     }
-    report.written = true;
-    report.print(global, out)?;
-    if matches!(loaded.store, edits::Store::Dir(_)) {
-        eprintln!("note: the fleet directory changed; `flotilla apply` propagates it");
-    }
-    Ok(exit::OK)
+    let loaded = edits::load(global).await?;
+    let opened = open(&loaded, resource).map_err(|message| input_error(&message))?;
+    Ok((loaded, opened))
 }
 
 /// `flotilla override add`.
@@ -322,16 +323,9 @@ pub async fn run_add(
     args: &OverrideAddArgs,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    if let Some(code) = edits::refuse_here(global, "override add") {
-        return Ok(code);
-    }
-    let loaded = match edits::load(global).await {
-        Ok(loaded) => loaded,
+    let (loaded, opened) = match prepare(global, "override add", &args.resource).await {
+        Ok(prepared) => prepared,
         Err(code) => return Ok(code),
-    };
-    let opened = match open(&loaded, &args.resource) {
-        Ok(opened) => opened,
-        Err(message) => return Ok(input_error(&message)),
     };
     let Some(d) = opened.docs.iter().position(|doc| doc.owned) else {
         return Ok(input_error(&format!(
@@ -383,16 +377,9 @@ pub async fn run_remove(
     args: &OverrideRemoveArgs,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    if let Some(code) = edits::refuse_here(global, "override remove") {
-        return Ok(code);
-    }
-    let loaded = match edits::load(global).await {
-        Ok(loaded) => loaded,
+    let (loaded, opened) = match prepare(global, "override remove", &args.resource).await {
+        Ok(prepared) => prepared,
         Err(code) => return Ok(code),
-    };
-    let opened = match open(&loaded, &args.resource) {
-        Ok(opened) => opened,
-        Err(message) => return Ok(input_error(&message)),
     };
     let rows = rows(&loaded, &opened);
     let Some((d, rule)) = args.rule.checked_sub(1).and_then(|at| rows.get(at)) else {

@@ -9,10 +9,10 @@ use std::collections::BTreeSet;
 use std::io::Write;
 
 use super::edits::{
-    self, Gate, Report, Write1, changed_clusters, edited_text, find_resource, input_error,
-    object_diffs, text_diff,
+    self, Report, Write1, changed_clusters, edited_text, find_resource, input_error, object_diffs,
+    text_diff,
 };
-use crate::cli::{GlobalArgs, PlacementSetArgs, exit};
+use crate::cli::{GlobalArgs, PlacementSetArgs};
 use crate::engine::edit::placement::{
     EditablePlacement, parse_field_selector, parse_replicas, parse_selector, parse_tolerations,
     preview_placement,
@@ -182,10 +182,6 @@ pub async fn run_set(
             Err(message) => return Ok(input_error(&message)),
         };
     }
-    match edits::gate(global, &args.edit, &mut report, out)? {
-        Gate::Stop(code) => return Ok(code),
-        Gate::Go => {}
-    }
     let write = Write1 {
         command: "placement set",
         action: "save-placement",
@@ -194,14 +190,5 @@ pub async fn run_set(
         file: &source.file,
         document: source.document,
     };
-    match edits::write_document(&loaded, &write, &object).await {
-        Ok(warnings) => report.warnings = warnings,
-        Err(code) => return Ok(code),
-    }
-    report.written = true;
-    report.print(global, out)?;
-    if matches!(loaded.store, edits::Store::Dir(_)) {
-        eprintln!("note: the fleet directory changed; `flotilla apply` propagates it");
-    }
-    Ok(exit::OK)
+    edits::gate_and_write(global, &args.edit, &loaded, &write, &object, report, out).await
 }

@@ -13,9 +13,9 @@ use serde_json::Value;
 
 use super::edits::{self, Gate, Report, compare_fleets, input_error, text_diff};
 use super::journal::{self, Change};
-use super::ocm_placement::decision_report;
+use super::ocm_placement::{decision_report, read_placement};
 use crate::backend::audit;
-use crate::backend::hub::{self, HubKind};
+use crate::backend::hub;
 use crate::cli::{GlobalArgs, UndoArgs, exit};
 use crate::engine::compare::diff;
 use crate::engine::edit::ocm_placement::{editable, patch, preview, with_parts_of};
@@ -268,34 +268,11 @@ async fn undo_placement(
         return Ok(input_error("undo of an OCM Placement edit needs --hub"));
     };
     report.file = format!("hub:{context}/Placement/{namespace}/{name}");
-    let hub = match edits::connect_hub(global, context).await {
-        Ok(hub) => hub,
+    let (hub, world, at) = match read_placement(global, context, namespace, name).await {
+        Ok(read) => read,
         Err(code) => return Ok(code),
     };
-    if hub.kind != HubKind::OpenClusterManagement {
-        return Ok(input_error(&format!(
-            "--hub {context} is no longer an Open Cluster Management hub"
-        )));
-    }
-    let world = match hub::ocm::placement_world(&hub.client).await {
-        Ok((world, _)) => world,
-        Err(reason) => {
-            eprintln!(
-                "error: --hub {context}: the Placements could not be read: {}",
-                printable(&reason, true)
-            );
-            return Ok(exit::PARTIAL);
-        }
-    };
-    let Some(current) = world
-        .placements
-        .iter()
-        .find(|p| p.namespace() == namespace && p.name() == name)
-    else {
-        return Ok(input_error(&format!(
-            "Placement {namespace}/{name} is gone from the hub; nothing to undo"
-        )));
-    };
+    let current = &world.placements[at];
     if editable(&current.object) != editable(after) {
         return Ok(changed_since(entry, &report.file));
     }
