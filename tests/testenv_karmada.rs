@@ -1451,21 +1451,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         .and_then(Value::as_str)
         .expect("rescheduleTriggeredAt set")
         .to_string();
-    eventually(
-        "Karmada to reschedule after the trigger",
-        Duration::from_secs(60),
-        || {
-            let binding = json(
-                "hub",
-                &["get", "resourcebinding", "web-deployment", "-n", ns],
-            );
-            let last = binding
-                .pointer("/status/lastScheduledTime")
-                .and_then(Value::as_str)?
-                .to_string();
-            (last >= triggered).then_some(())
-        },
-    );
+    rescheduled_since(ns, "web-deployment", &triggered);
 
     // A template bound after the console started becomes a row at the bottom, with its cells;
     // its policies are not in the loaded fleet, so the editors say to reopen.
@@ -1909,19 +1895,25 @@ fn hub_karmada_placement_set_reschedule_and_undo_write_to_the_hub() {
         binding.pointer("/spec/rescheduleTriggeredAt"),
         Some(&asked["rescheduleTriggeredAt"])
     );
+    rescheduled_since(
+        ns,
+        "web-deployment",
+        asked["rescheduleTriggeredAt"].as_str().unwrap_or_default(),
+    );
+}
+
+/// Waits until Karmada scheduled binding `ns/name` at or after `triggered`.
+fn rescheduled_since(ns: &str, name: &str, triggered: &str) {
     eventually(
         "Karmada to reschedule after the trigger",
         Duration::from_secs(60),
         || {
-            let binding = json(
-                "hub",
-                &["get", "resourcebinding", "web-deployment", "-n", ns],
-            );
+            let binding = json("hub", &["get", "resourcebinding", name, "-n", ns]);
             let last = binding
                 .pointer("/status/lastScheduledTime")
                 .and_then(Value::as_str)?
                 .to_string();
-            (last.as_str() >= asked["rescheduleTriggeredAt"].as_str()?).then_some(())
+            (last.as_str() >= triggered).then_some(())
         },
     );
 }

@@ -827,34 +827,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
         ns,
         &format!("      labelSelector:\n        matchLabels: {{{key}: blue}}\n"),
     );
-    let decided = || -> Vec<String> {
-        let list = json(
-            "hub",
-            &[
-                "get",
-                "placementdecisions",
-                "-n",
-                ns,
-                "-l",
-                "cluster.open-cluster-management.io/placement=web",
-            ],
-        );
-        let mut clusters: Vec<String> = list["items"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|d| {
-                d["status"]["decisions"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default()
-            })
-            .filter_map(|d| d["clusterName"].as_str().map(str::to_string))
-            .filter(|c| !c.is_empty())
-            .collect();
-        clusters.sort();
-        clusters
-    };
+    let decided = || decided_for(ns, "web");
     eventually("OCM to decide member-1", APPLY_LIMIT, || {
         (decided() == ["member-1"]).then_some(())
     });
