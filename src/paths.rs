@@ -2,8 +2,9 @@
 //! directories (through `etcetera`): the user's configuration (`$XDG_CONFIG_HOME/flotilla`,
 //! else `~/.config/flotilla`), its state — the audit log, the edit journal `undo` reads and
 //! the default log file — (`$XDG_STATE_HOME/flotilla`, else `~/.local/state/flotilla`), and
-//! the kubeconfig files kubectl would read. As the XDG specification says, an `XDG_*` value that is not an absolute
-//! path is ignored. This module only names paths: it must not create, read or write them.
+//! the kubeconfig files kubectl would read. As the XDG specification says, an `XDG_*` value
+//! that is not an absolute path is ignored. This module only names paths: it must not create,
+//! read or write them.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
