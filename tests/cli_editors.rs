@@ -844,3 +844,81 @@ fn every_editor_explains_itself_in_help() {
         );
     }
 }
+
+#[test]
+fn the_kubefed_dialect_is_edited_in_its_federated_object() {
+    let fleet = Fleet::copy_of("kubefed");
+    let report = fleet.json(
+        &[
+            "placement",
+            "set",
+            "ConfigMap/team/prod",
+            "--cluster-selector",
+            "env=dev",
+            "--yes",
+        ],
+        0,
+    );
+    assert_eq!(report["edited"], "FederatedConfigMap team/prod");
+    assert_eq!(strings(&report["gained"]), ["k3"]);
+    assert_eq!(strings(&report["lost"]), ["k1", "k2"]);
+    assert!(
+        fleet
+            .rendered_on("k3")
+            .contains(&"ConfigMap/prod".to_string())
+    );
+    assert!(
+        !fleet
+            .rendered_on("k1")
+            .contains(&"ConfigMap/prod".to_string())
+    );
+    let text = fleet.read("fleet.yaml");
+    assert!(
+        text.starts_with(
+            "# KubeFed placement and override rules, one Federated object per rule.\n"
+        )
+    );
+    // What KubeFed has no field for is refused, naming the reason.
+    let refused = fleet.run(&[
+        "placement",
+        "set",
+        "ConfigMap/team/prod",
+        "--tolerate",
+        "dedicated=gpu:NoSchedule",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(stderr(&refused).contains("KubeFed placements have no field selector, tolerations"));
+    // An override goes into the Federated object's spec.overrides, for the named cluster only.
+    let report = fleet.json(
+        &[
+            "override",
+            "add",
+            "ConfigMap/team/all",
+            "--cluster",
+            "k1",
+            "--label",
+            "tier=gold",
+        ],
+        0,
+    );
+    assert_eq!(strings(&report["changed"]), ["k1"]);
+    assert_eq!(report["edited"], "FederatedConfigMap team/all");
+    assert_eq!(
+        fleet.rendered_object("k1", "ConfigMap", "all")["metadata"]["labels"]["tier"],
+        "gold"
+    );
+    assert!(
+        fleet.rendered_object("k2", "ConfigMap", "all")["metadata"]["labels"]["tier"].is_null()
+    );
+    let refused = fleet.run(&[
+        "override",
+        "add",
+        "ConfigMap/team/all",
+        "--cluster-selector",
+        "env=prod",
+        "--label",
+        "tier=gold",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(stderr(&refused).contains("KubeFed overrides name clusters one by one"));
+}

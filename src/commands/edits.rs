@@ -398,6 +398,9 @@ pub struct Write1<'a> {
     pub title: &'a str,
     pub file: &'a str,
     pub document: usize,
+    /// The document as the editor found it (for a policy the editor creates, that policy
+    /// without rules), what an undo on a hub writes back when the hub had no such object.
+    pub previous: &'a Value,
 }
 
 /// The end every document edit shares: the dry run and confirmation rules, then the write,
@@ -490,7 +493,7 @@ pub async fn write_document(
             .unwrap_or_else(|| object.clone());
             journal::record_or_warn(journalled(Change::HubObject {
                 file,
-                before: before.unwrap_or(Value::Null),
+                before: before.unwrap_or_else(|| what.previous.clone()),
                 after,
             }));
             Ok(Vec::new())

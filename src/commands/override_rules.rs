@@ -298,6 +298,7 @@ async fn edit_and_write(
         title: &doc.title,
         file: &doc.file,
         document: doc.document,
+        previous: &doc.object,
     };
     edits::gate_and_write(global, edit_args, loaded, &write, &object, report, out).await
 }

@@ -189,6 +189,7 @@ pub async fn run_set(
         title: &source.title,
         file: &source.file,
         document: source.document,
+        previous: &source.object,
     };
     edits::gate_and_write(global, &args.edit, &loaded, &write, &object, report, out).await
 }

@@ -197,12 +197,6 @@ async fn undo_hub_object(
     if !current.as_ref().is_some_and(|c| same_object(c, after)) {
         return Ok(changed_since(entry, file));
     }
-    if before.is_null() {
-        return Ok(input_error(&format!(
-            "{} did not exist on the hub before flotilla created it; undo does not delete it\n  hint: kubectl --context {} delete it if it should go",
-            entry.title, hub.context
-        )));
-    }
     let restored_text = match yaml_text::to_block_yaml(before) {
         Ok(text) => text,
         Err(message) => return Ok(input_error(&message)),
