@@ -5,6 +5,8 @@
 //! and bad input naming its flag. Nothing here reaches a cluster (hub tiers do, in
 //! testenv_karmada.rs).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -921,4 +923,36 @@ fn the_kubefed_dialect_is_edited_in_its_federated_object() {
     ]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(stderr(&refused).contains("KubeFed overrides name clusters one by one"));
+}
+
+#[test]
+fn on_a_terminal_a_removal_is_asked_and_only_yes_writes_it() {
+    let fleet = Fleet::copy_of("karmada-placement");
+    let before = fleet.read("fleet.yaml");
+    let path = fleet.path().display().to_string();
+    let args = [
+        "--fleet",
+        path.as_str(),
+        "placement",
+        "set",
+        "ConfigMap/p/names",
+        "--clusters",
+        "m2",
+    ];
+    let question = "deletes ConfigMap/p/names from 1 cluster (m1)? [y/N]";
+    let mut declined = common::PtyApp::spawn(&args, 160, 50, &[]);
+    declined.wait_for("the question", |screen| screen.contains(question));
+    declined.send("n\r");
+    assert_eq!(declined.wait_exit(), 0);
+    assert_eq!(fleet.read("fleet.yaml"), before, "no: nothing written");
+    let mut accepted = common::PtyApp::spawn(&args, 160, 50, &[]);
+    accepted.wait_for("the question", |screen| screen.contains(question));
+    accepted.send("y\r");
+    assert_eq!(accepted.wait_exit(), 0);
+    assert_ne!(fleet.read("fleet.yaml"), before, "yes: written");
+    assert!(
+        !fleet
+            .rendered_on("m1")
+            .contains(&"ConfigMap/names".to_string())
+    );
 }
