@@ -109,10 +109,7 @@ pub async fn load(global: &GlobalArgs) -> Result<Loaded, u8> {
                 "--hub {context} is an Open Cluster Management hub: it holds no placements or overrides of resources, only Placements\n  hint: flotilla --hub {context} ocm-placement set NS/NAME …"
             )));
         }
-        let (fleet, files) = hub.fleet().await.map_err(|reason| {
-            eprintln!("error: --hub {context}: {}", printable(&reason, true));
-            exit::PARTIAL
-        })?;
+        let (fleet, files) = hub.fleet().await.map_err(|err| hub_failed(&err))?;
         return Ok(Loaded {
             store: Store::Hub(Box::new(hub)),
             fleet,

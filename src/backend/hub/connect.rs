@@ -122,8 +122,9 @@ impl Hub {
     /// The fleet a Karmada or KubeFed hub holds (Karmada: its Clusters, the templates its
     /// bindings name and every policy; KubeFed: its KubeFedClusters, type configs and Federated
     /// objects), loaded by the engine like a fleet directory, with the texts it was loaded from,
-    /// one per hub object; why not when the engine cannot load it or the hub is of another kind.
-    pub async fn fleet(&self) -> Result<(Fleet, Vec<SourceFile>), String> {
+    /// one per hub object; why not: the hub did not answer, or (an input error) the engine
+    /// cannot load what it holds or the hub is of another kind.
+    pub async fn fleet(&self) -> Result<(Fleet, Vec<SourceFile>), HubError> {
         let contexts = self
             .kubeconfig
             .contexts
@@ -131,24 +132,29 @@ impl Hub {
             .map(|c| c.name.clone())
             .collect();
         let files = match self.kind {
-            HubKind::KubeFed => {
-                kubefed::fleet_files(&self.client, &self.context, &contexts).await?
-            }
+            HubKind::KubeFed => kubefed::fleet_files(&self.client, &self.context, &contexts)
+                .await
+                .map_err(|reason| self.failed(reason))?,
             HubKind::Karmada => {
-                let (bindings, _) = karmada::bindings_and_works(&self.client).await?;
-                karmada::fleet_files(&self.client, &self.context, &contexts, &bindings).await?
+                let (bindings, _) = karmada::bindings_and_works(&self.client)
+                    .await
+                    .map_err(|reason| self.failed(reason))?;
+                karmada::fleet_files(&self.client, &self.context, &contexts, &bindings)
+                    .await
+                    .map_err(|reason| self.failed(reason))?
             }
             HubKind::OpenClusterManagement => {
-                return Err(
+                return Err(HubError::Input(
                     "an Open Cluster Management hub holds no templates or policies; its Placements are edited with `ocm-placement set`".into(),
-                );
+                ));
             }
         };
         let (fleet, errors) = crate::engine::load_fleet(&files);
         match errors.first() {
-            Some(error) => Err(format!(
-                "the hub's policies do not load in flotilla's engine, so they cannot be edited here: {error}"
-            )),
+            Some(error) => Err(HubError::Input(format!(
+                "--hub {}: the hub's policies do not load in flotilla's engine, so they cannot be edited here: {error}",
+                self.context
+            ))),
             None => Ok((fleet, files)),
         }
     }
