@@ -1917,3 +1917,97 @@ fn rescheduled_since(ns: &str, name: &str, triggered: &str) {
         },
     );
 }
+
+#[test]
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_override_add_and_remove_write_flotillas_override_policy() {
+    let _serial = serial();
+    karmada_hub();
+    let state = tempfile::tempdir().expect("temp dir");
+    let ns = TestNamespace::on("karmada-override-cmd", &["hub".to_string()]);
+    let ns = ns.name.as_str();
+    apply(
+        "hub",
+        &format!(
+            "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
+             metadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
+             - {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  placement:\n    \
+             clusterAffinity: {{clusterNames: [member-1, member-2]}}\n"
+        ),
+    );
+    apply("hub", &deployment(ns, "web", 1));
+    let resource = format!("Deployment/{ns}/web");
+    for member in ["member-1", "member-2"] {
+        eventually(&format!("web on {member}"), Duration::from_secs(60), || {
+            member_image(member, ns, "web")
+        });
+    }
+    let added = report_of(
+        &editing(
+            state.path(),
+            &[
+                "override",
+                "add",
+                &resource,
+                "--cluster",
+                "member-1",
+                "--image-tag",
+                "1.27",
+                "-o",
+                "json",
+            ],
+        ),
+        0,
+    );
+    assert_eq!(added["changed"], serde_json::json!(["member-1"]));
+    // flotilla's own OverridePolicy for the Deployment, created on the hub.
+    let edited = added["edited"].as_str().unwrap_or_default().to_string();
+    let name = edited
+        .strip_prefix(&format!("OverridePolicy {ns}/"))
+        .unwrap_or_else(|| panic!("an OverridePolicy in {ns}: {edited}"))
+        .to_string();
+    let policy = json("hub", &["get", "overridepolicy", &name, "-n", ns]);
+    assert_eq!(
+        policy.pointer("/spec/overrideRules/0/overriders/imageOverrider/0/value"),
+        Some(&Value::from("1.27"))
+    );
+    eventually("member-1 on nginx:1.27", Duration::from_secs(60), || {
+        (member_image("member-1", ns, "web").as_deref() == Some("nginx:1.27")).then_some(())
+    });
+    assert_eq!(
+        member_image("member-2", ns, "web").as_deref(),
+        Some("nginx:1.25")
+    );
+    // Listed by number, and removed by it: member-1 goes back to the template's image.
+    let output = editing(state.path(), &["override", "list", &resource, "-o", "json"]);
+    let listed = report_of(&output, 0);
+    let items = listed["items"].as_array().expect("items");
+    let rule = items
+        .iter()
+        .find(|item| item["policy"] == edited)
+        .and_then(|item| item["rule"].as_u64())
+        .expect("flotilla's rule listed")
+        .to_string();
+    report_of(
+        &editing(
+            state.path(),
+            &[
+                "override", "remove", &resource, "--rule", &rule, "-o", "json",
+            ],
+        ),
+        0,
+    );
+    let policy = json("hub", &["get", "overridepolicy", &name, "-n", ns]);
+    assert!(
+        policy
+            .pointer("/spec/overrideRules")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty),
+        "the rule is gone from the hub: {policy}"
+    );
+    eventually(
+        "member-1 back on nginx:1.25",
+        Duration::from_secs(60),
+        || (member_image("member-1", ns, "web").as_deref() == Some("nginx:1.25")).then_some(()),
+    );
+}
