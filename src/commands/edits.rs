@@ -141,13 +141,14 @@ pub async fn load(global: &GlobalArgs) -> Result<Loaded, u8> {
     })
 }
 
+/// What a resource argument that is not `KIND/NS/NAME` gets told.
+pub fn resource_usage(text: &str) -> String {
+    format!("{text:?}: name the resource as KIND/NAMESPACE/NAME (KIND/NAME when cluster-scoped)")
+}
+
 /// The index of the federated resource `text` (`KIND/NS/NAME` or `KIND/NAME`) names.
 pub fn find_resource(fleet: &Fleet, text: &str) -> Result<usize, String> {
-    let filter = resource_filter(text).map_err(|err| {
-        err.0
-            .replace("--resource ", "")
-            .replace("expected", "name the resource as")
-    })?;
+    let filter = resource_filter(text).map_err(|_| resource_usage(text))?;
     let found: Vec<usize> = fleet
         .resources
         .iter()
@@ -306,23 +307,30 @@ pub fn text_diff(file: &str, old: &str, new: &str) -> String {
         .to_string()
 }
 
-/// The text `file` would have with document `document` replaced (or appended) by `object`,
-/// as saving writes it; the file's current text first.
-pub fn edited_text(
-    files: &[SourceFile],
+/// Where an edited document is written and the diff of that write, as saving writes it: on a
+/// fleet directory the file with document `document` replaced (or appended); on a hub the
+/// object's own "file" (a policy flotilla creates is an object of its own there).
+pub fn document_diff(
+    loaded: &Loaded,
     file: &str,
     document: usize,
     object: &Value,
 ) -> Result<(String, String), String> {
-    let old = files
+    let (file, document) = match &loaded.store {
+        Store::Dir(_) => (file.to_string(), document),
+        Store::Hub(hub) => (hub::path_of(&hub.context, object), 0),
+    };
+    let old = loaded
+        .files
         .iter()
         .find(|f| f.path == file)
         .map(|f| f.text.clone())
         .unwrap_or_default();
-    let new = yaml_text::replace_or_append(file, &old, document, object)
+    let new = yaml_text::replace_or_append(&file, &old, document, object)
         .map_err(|err| err.to_string())?
         .text;
-    Ok((old, new))
+    let diff = text_diff(&file, &old, &new);
+    Ok((file, diff))
 }
 
 /// What happens next, once the report is known.
@@ -386,7 +394,7 @@ fn plural(count: usize, word: &str) -> String {
 }
 
 /// What a document write needs to know besides the document.
-pub struct Write1<'a> {
+pub struct DocumentWrite<'a> {
     /// The command, for the journal: `placement set`.
     pub command: &'a str,
     /// The audit log's action: `save-placement`.
@@ -406,7 +414,7 @@ pub async fn gate_and_write(
     global: &GlobalArgs,
     args: &EditArgs,
     loaded: &Loaded,
-    what: &Write1<'_>,
+    what: &DocumentWrite<'_>,
     object: &Value,
     mut report: Report,
     out: &mut dyn Write,
@@ -431,7 +439,7 @@ pub async fn gate_and_write(
 /// the journal. Returns the warnings of the write, or the exit code of a failure (printed).
 pub async fn write_document(
     loaded: &Loaded,
-    what: &Write1<'_>,
+    what: &DocumentWrite<'_>,
     object: &Value,
 ) -> Result<Vec<String>, u8> {
     let mut entry = audit::Entry::new(what.action);

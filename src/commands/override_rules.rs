@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::edits::{
-    self, Loaded, Report, Write1, edited_text, find_resource, input_error, object_diffs, text_diff,
+    self, DocumentWrite, Loaded, Report, document_diff, find_resource, input_error, object_diffs,
 };
 use crate::cli::{GlobalArgs, OverrideAddArgs, OverrideListArgs, OverrideRemoveArgs, exit};
 use crate::engine::Decision;
@@ -286,12 +286,12 @@ async fn edit_and_write(
         }
         report.changed = preview.clusters.clone();
         report.diffs = object_diffs(&preview.diffs);
-        report.file_diff = match edited_text(&loaded.files, &doc.file, doc.document, &object) {
-            Ok((old, new)) => text_diff(&doc.file, &old, &new),
+        match document_diff(loaded, &doc.file, doc.document, &object) {
+            Ok((file, diff)) => (report.file, report.file_diff) = (file, diff),
             Err(message) => return Ok(input_error(&message)),
-        };
+        }
     }
-    let write = Write1 {
+    let write = DocumentWrite {
         command,
         action: "save-overrides",
         resource: &opened.key,

@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use std::io::Write;
 
 use super::edits::{
-    self, Report, Write1, changed_clusters, edited_text, find_resource, input_error, object_diffs,
-    text_diff,
+    self, DocumentWrite, Report, changed_clusters, document_diff, find_resource, input_error,
+    object_diffs,
 };
 use crate::cli::{GlobalArgs, PlacementSetArgs};
 use crate::engine::edit::placement::{
@@ -177,12 +177,12 @@ pub async fn run_set(
         report.lost = preview.leaving().map(|c| c.cluster.clone()).collect();
         report.changed = changed_clusters(&preview.diffs, &report.gained, &report.lost);
         report.diffs = object_diffs(&preview.diffs);
-        report.file_diff = match edited_text(files, &source.file, source.document, &object) {
-            Ok((old, new)) => text_diff(&source.file, &old, &new),
+        match document_diff(&loaded, &source.file, source.document, &object) {
+            Ok((file, diff)) => (report.file, report.file_diff) = (file, diff),
             Err(message) => return Ok(input_error(&message)),
-        };
+        }
     }
-    let write = Write1 {
+    let write = DocumentWrite {
         command: "placement set",
         action: "save-placement",
         resource: &key,

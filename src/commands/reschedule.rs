@@ -46,7 +46,7 @@ pub async fn run(
     };
     let filter = match resource_filter(&args.resource) {
         Ok(filter) => filter,
-        Err(err) => return Ok(input_error(&err.0.replace("--resource ", ""))),
+        Err(_) => return Ok(input_error(&edits::resource_usage(&args.resource))),
     };
     let hub = match edits::connect_hub(global, context).await {
         Ok(hub) => hub,
