@@ -956,3 +956,42 @@ fn on_a_terminal_a_removal_is_asked_and_only_yes_writes_it() {
             .contains(&"ConfigMap/names".to_string())
     );
 }
+
+#[test]
+fn a_secrets_values_are_never_printed_by_an_edit() {
+    let fleet = Fleet::copy_of("karmada-fidelity");
+    let patch = r#"{"op":"add","path":"/stringData/token","value":"opensesame"}"#;
+    for (extra, code) in [(&["--dry-run"][..], 1), (&["-o", "json"][..], 0)] {
+        let mut args = vec![
+            "override",
+            "add",
+            "Secret/shop/creds",
+            "--cluster",
+            "east",
+            "--json-patch",
+            patch,
+        ];
+        args.extend(extra);
+        let output = fleet.run(&args);
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            stderr(&output)
+        );
+        assert_eq!(output.status.code(), Some(code), "{printed}");
+        assert!(
+            printed.contains("token"),
+            "the diff still names the key: {printed}"
+        );
+        assert!(!printed.contains("opensesame"), "{printed}");
+        assert!(!printed.contains("hunter2"), "{printed}");
+    }
+    // Written all the same: east's Secret gets the key.
+    let east = fleet.rendered_object("east", "Secret", "creds");
+    assert!(
+        east.pointer("/data/token")
+            .or(east.pointer("/stringData/token"))
+            .is_some(),
+        "{east}"
+    );
+}

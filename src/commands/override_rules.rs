@@ -15,6 +15,7 @@ use super::edits::{
 };
 use crate::cli::{GlobalArgs, OverrideAddArgs, OverrideListArgs, OverrideRemoveArgs, exit};
 use crate::engine::Decision;
+use crate::engine::compare::secrets;
 use crate::engine::edit::override_rules::{
     Item, OverrideDoc, RuleEdit, RuleView, apply_edit, check_patch, image_paths, key_value_item,
     override_docs, parse_target, preview_overrides,
@@ -289,6 +290,13 @@ async fn edit_and_write(
         match document_diff(loaded, &doc.file, doc.document, &object) {
             Ok((file, diff)) => (report.file, report.file_diff) = (file, diff),
             Err(message) => return Ok(input_error(&message)),
+        }
+        // The rule holds the values it writes into the Secret: they are not printed.
+        if secrets::is_secret(&opened.rendered) && !report.file_diff.is_empty() {
+            report.file_diff = format!(
+                "(the diff of {} is not shown: its rules write values into a Secret)\n",
+                report.file
+            );
         }
     }
     let write = DocumentWrite {
