@@ -986,6 +986,9 @@ fn a_secrets_values_are_never_printed_by_an_edit() {
         assert!(!printed.contains("opensesame"), "{printed}");
         assert!(!printed.contains("hunter2"), "{printed}");
     }
+    let undo = fleet.run(&["undo", "--dry-run"]);
+    assert_eq!(undo.status.code(), Some(1), "{}", stderr(&undo));
+    assert!(!String::from_utf8_lossy(&undo.stdout).contains("opensesame"));
     // Written all the same: east's Secret gets the key.
     let east = fleet.rendered_object("east", "Secret", "creds");
     assert!(
