@@ -221,6 +221,19 @@ pub enum Command {
     Completion(CompletionArgs),
     /// Print the manual page (roff): `flotilla man | man -l -`.
     Man,
+    /// The console's placement editor as a command: `placement set KIND/NS/NAME --clusters a,b`.
+    #[command(subcommand)]
+    Placement(PlacementCommand),
+    /// The console's override editor as a command: `override add|remove|list KIND/NS/NAME`.
+    #[command(subcommand)]
+    Override(OverrideCommand),
+    /// Undo the last placement, override or OCM Placement edit flotilla wrote to this fleet (or hub).
+    Undo(UndoArgs),
+    /// Ask a Karmada hub's scheduler to place a resource afresh (sets rescheduleTriggeredAt on its binding).
+    Reschedule(RescheduleArgs),
+    /// The console's OCM Placement editor as a command: `ocm-placement set NS/NAME --cluster-selector …`.
+    #[command(subcommand)]
+    OcmPlacement(OcmPlacementCommand),
 }
 
 impl Command {
@@ -239,6 +252,11 @@ impl Command {
             Command::Info => "info",
             Command::Completion(_) => "completion",
             Command::Man => "man",
+            Command::Placement(_) => "placement",
+            Command::Override(_) => "override",
+            Command::Undo(_) => "undo",
+            Command::Reschedule(_) => "reschedule",
+            Command::OcmPlacement(_) => "ocm-placement",
         }
     }
 }
@@ -346,6 +364,229 @@ pub struct RepairArgs {
     /// Do not ask for confirmation.
     #[arg(long, short = 'y')]
     pub yes: bool,
+}
+
+/// What every editing command shares: preview instead of writing, and confirmation.
+#[derive(Debug, Clone, Args)]
+pub struct EditArgs {
+    /// Print what would change (clusters gaining and losing the object, each object's diff, the
+    /// file's diff) and write nothing; exit 1 when something would change, 0 when nothing would.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask before a change that removes the object from clusters (needed without a terminal).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+/// The exit codes and confirmation rule of the editing commands, for their help.
+macro_rules! edit_exit_codes {
+    () => {
+        "Exit codes: 0 written (or nothing to change); 1 --dry-run found changes; \
+        2 input error (unknown resource, bad flag value; nothing written); \
+        3 the hub could not be reached or refused the write.\n\
+        A change that removes the object from some clusters deletes it there: flotilla asks on a \
+        terminal, and without one refuses (exit 2) unless --yes is given. A change that only adds \
+        or alters is written at once. Every write is journalled, so `flotilla undo` can take it back."
+    };
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum PlacementCommand {
+    /// Change where a resource goes: its explicit clusters, cluster label selector, field
+    /// selector, tolerations or replica scheduling. Each flag given replaces that part; parts
+    /// not named stay exactly as written. On a fleet directory the policy's file is rewritten
+    /// with its comments kept; with --hub the policy is written to the Karmada (or KubeFed) hub.
+    #[command(after_help = edit_exit_codes!())]
+    Set(PlacementSetArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(after_long_help = concat!("Examples:\n  \
+    flotilla placement set ConfigMap/shop/web --clusters eu-1,eu-2\n  \
+    flotilla placement set ConfigMap/shop/web --add-cluster us-1 --dry-run\n  \
+    flotilla placement set Deployment/shop/web --cluster-selector 'tier in (web,api)'\n  \
+    flotilla placement set Deployment/shop/gpu --tolerate dedicated=gpu:NoSchedule\n  \
+    flotilla placement set Deployment/shop/web --clusters '' --cluster-selector env=prod\n  \
+    flotilla --hub karmada placement set Deployment/shop/web --clusters m-1 -o json --yes\n\n",
+    edit_exit_codes!()))]
+pub struct PlacementSetArgs {
+    /// The federated resource, as KIND/NAMESPACE/NAME (KIND/NAME when cluster-scoped).
+    #[arg(value_name = "KIND/NS/NAME")]
+    pub resource: String,
+    /// The explicit cluster list, replacing it (comma-separated, repeatable; '' clears it).
+    #[arg(long, value_name = "A,B", num_args = 1)]
+    pub clusters: Vec<String>,
+    /// Add one cluster to the explicit list (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub add_cluster: Vec<String>,
+    /// Remove one cluster from the explicit list (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub remove_cluster: Vec<String>,
+    /// The cluster label selector in kubectl's -l syntax (`env=prod,tier in (a,b),!legacy`),
+    /// replacing it; repeated flags are ANDed; '' clears it.
+    #[arg(long, value_name = "SELECTOR")]
+    pub cluster_selector: Vec<String>,
+    /// Karmada field selector over provider, region and zone (`region in (eu,us),provider!=gcp`),
+    /// replacing it; repeated flags are ANDed; '' clears it.
+    #[arg(long, value_name = "SELECTOR")]
+    pub field_selector: Vec<String>,
+    /// A Karmada cluster toleration: `key=value:Effect`, `key:Effect` (Exists), `key=value`
+    /// (any effect) or `*`. The flags given replace every toleration; '' clears them.
+    #[arg(long, value_name = "KEY=VALUE:EFFECT")]
+    pub tolerate: Vec<String>,
+    /// Karmada replica scheduling: `duplicated`, `divided`, `divided a=3,b=1` (static weights),
+    /// `aggregated`, or '' for none.
+    #[arg(long, value_name = "MODE")]
+    pub replica_scheduling: Option<String>,
+    #[command(flatten)]
+    pub edit: EditArgs,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum OverrideCommand {
+    /// Add one override rule for some clusters: the overriders the console's editor offers (a
+    /// JSON patch operation, an image component, replicas, a label, an annotation, a container
+    /// env var). It goes into flotilla's own OverridePolicy for the resource (created beside the
+    /// template when missing) or, in KubeFed, the Federated object's spec.overrides.
+    #[command(after_help = edit_exit_codes!())]
+    Add(Box<OverrideAddArgs>),
+    /// Remove one override rule, numbered as `flotilla override list` numbers them.
+    #[command(after_help = edit_exit_codes!())]
+    Remove(OverrideRemoveArgs),
+    /// List the override rules that vary a resource, numbered, in the order they apply.
+    List(OverrideListArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["cluster", "cluster_selector"])))]
+#[command(group(clap::ArgGroup::new("overrider").required(true).args(
+    ["json_patch", "image_registry", "image_repository", "image_tag", "replicas", "label", "annotation", "env"])))]
+#[command(after_long_help = concat!("Examples:\n  \
+    flotilla override add Deployment/shop/web --cluster eu-1,eu-2 --image-tag 1.26\n  \
+    flotilla override add Deployment/shop/web --cluster-selector env=prod --replicas 5\n  \
+    flotilla override add Deployment/shop/web --cluster eu-1 --label tier=edge\n  \
+    flotilla override add Deployment/shop/web --cluster eu-1 \\\n      \
+    --json-patch '{\"op\":\"add\",\"path\":\"/spec/paused\",\"value\":true}'\n\n",
+    edit_exit_codes!()))]
+pub struct OverrideAddArgs {
+    /// The federated resource, as KIND/NAMESPACE/NAME (KIND/NAME when cluster-scoped).
+    #[arg(value_name = "KIND/NS/NAME")]
+    pub resource: String,
+    /// The clusters the rule applies to (comma-separated, repeatable).
+    #[arg(long, value_name = "A,B")]
+    pub cluster: Vec<String>,
+    /// Instead of names, a cluster label selector in kubectl's -l syntax (Karmada only).
+    #[arg(long, value_name = "SELECTOR")]
+    pub cluster_selector: Option<String>,
+    /// One RFC 6902 operation as JSON: `{"op":"replace","path":"/spec/replicas","value":3}`
+    /// (op add, replace or remove), checked against the rendered object.
+    #[arg(long, value_name = "JSON")]
+    pub json_patch: Option<String>,
+    /// Replace the registry of the first container's image.
+    #[arg(long, value_name = "REGISTRY")]
+    pub image_registry: Option<String>,
+    /// Replace the repository of the first container's image.
+    #[arg(long, value_name = "REPOSITORY")]
+    pub image_repository: Option<String>,
+    /// Replace the tag of the first container's image.
+    #[arg(long, value_name = "TAG")]
+    pub image_tag: Option<String>,
+    /// Set /spec/replicas.
+    #[arg(long, value_name = "N")]
+    pub replicas: Option<u32>,
+    /// Add (or replace) one label.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub label: Option<String>,
+    /// Add (or replace) one annotation.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub annotation: Option<String>,
+    /// Add an environment variable to the first container.
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub env: Option<String>,
+    #[command(flatten)]
+    pub edit: EditArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct OverrideRemoveArgs {
+    /// The federated resource, as KIND/NAMESPACE/NAME (KIND/NAME when cluster-scoped).
+    #[arg(value_name = "KIND/NS/NAME")]
+    pub resource: String,
+    /// The rule's number in `flotilla override list KIND/NS/NAME` (from 1).
+    #[arg(long, value_name = "N")]
+    pub rule: usize,
+    #[command(flatten)]
+    pub edit: EditArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct OverrideListArgs {
+    /// The federated resource, as KIND/NAMESPACE/NAME (KIND/NAME when cluster-scoped).
+    #[arg(value_name = "KIND/NS/NAME")]
+    pub resource: String,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(
+    after_help = "Undo restores the file (or hub object) exactly as it was before flotilla's last \
+    edit of this fleet; run it again to go further back. It refuses (exit 2) when the file or object \
+    changed since flotilla wrote it, so someone else's edit is never overwritten.\n\
+    Exit codes: 0 restored (or nothing to undo); 1 --dry-run found changes; 2 refused or input error; 3 the hub could not be reached."
+)]
+pub struct UndoArgs {
+    #[command(flatten)]
+    pub edit: EditArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(
+    after_help = "Needs --hub CONTEXT naming a Karmada hub. The scheduler may move the resource \
+    to other clusters, so flotilla asks first on a terminal and without one needs --yes.\n\
+    Exit codes: 0 asked; 1 --dry-run (something would be asked); 2 input error; 3 the hub could not be reached or refused."
+)]
+pub struct RescheduleArgs {
+    /// The federated resource, as KIND/NAMESPACE/NAME (KIND/NAME when cluster-scoped).
+    #[arg(value_name = "KIND/NS/NAME")]
+    pub resource: String,
+    #[command(flatten)]
+    pub edit: EditArgs,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum OcmPlacementCommand {
+    /// Change an Open Cluster Management Placement on the --hub: its cluster label and claim
+    /// selectors, tolerations and numberOfClusters. Each flag given replaces that part; the
+    /// rest stays as stored. The write is a JSON patch guarded by the Placement's
+    /// resourceVersion, as the console's editor sends it.
+    #[command(after_help = edit_exit_codes!())]
+    Set(OcmPlacementSetArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(after_long_help = concat!("Examples:\n  \
+    flotilla --hub ocm ocm-placement set default/web --cluster-selector env=prod\n  \
+    flotilla --hub ocm ocm-placement set default/web --number-of-clusters 2 --dry-run\n  \
+    flotilla --hub ocm ocm-placement set default/web --tolerate dedicated=gpu:NoSelect\n\n",
+    edit_exit_codes!()))]
+pub struct OcmPlacementSetArgs {
+    /// The Placement, as NAMESPACE/NAME.
+    #[arg(value_name = "NS/NAME")]
+    pub placement: String,
+    /// The label selector of its (single) predicate in kubectl's -l syntax; '' clears it.
+    #[arg(long, value_name = "SELECTOR")]
+    pub cluster_selector: Option<String>,
+    /// The claim selector of its (single) predicate, in the same syntax; '' clears it.
+    #[arg(long, value_name = "SELECTOR")]
+    pub claim_selector: Option<String>,
+    /// A toleration: `key=value:NoSelect`, `key:NoSelect for 300s`. The flags given replace
+    /// every toleration; '' clears them.
+    #[arg(long, value_name = "KEY=VALUE:EFFECT")]
+    pub tolerate: Vec<String>,
+    /// How many of the matching clusters to select; '' selects every match.
+    #[arg(long, value_name = "N")]
+    pub number_of_clusters: Option<String>,
+    #[command(flatten)]
+    pub edit: EditArgs,
 }
 
 #[cfg(test)]

@@ -242,7 +242,7 @@ pub async fn start_hub(
         reschedule: hub.kind.no_reschedule().map(str::to_string),
     };
     if matches!(hub.kind, HubKind::Karmada | HubKind::KubeFed) {
-        match hub_fleet(&hub).await {
+        match hub.fleet().await {
             Ok((fleet, files)) => {
                 let targets: Vec<_> = fleet.resources.iter().map(|r| r.target.clone()).collect();
                 let view = hub::poll::in_rows_of(&targets, view);
@@ -320,29 +320,6 @@ pub async fn start_hub(
         kind,
         placements,
     })
-}
-
-/// The fleet a Karmada or KubeFed hub holds, loaded by the engine like a fleet directory.
-async fn hub_fleet(hub: &hub::Hub) -> Result<(Fleet, Vec<SourceFile>), String> {
-    let contexts = hub
-        .kubeconfig
-        .contexts
-        .iter()
-        .map(|c| c.name.clone())
-        .collect();
-    let files = if hub.kind == HubKind::KubeFed {
-        hub::kubefed::fleet_files(&hub.client, &hub.context, &contexts).await?
-    } else {
-        let (bindings, _) = hub::karmada::bindings_and_works(&hub.client).await?;
-        hub::karmada::fleet_files(&hub.client, &hub.context, &contexts, &bindings).await?
-    };
-    let (fleet, errors) = crate::engine::load_fleet(&files);
-    match errors.first() {
-        Some(error) => Err(format!(
-            "the hub's policies do not load in flotilla's engine, so they cannot be edited here: {error}"
-        )),
-        None => Ok((fleet, files)),
-    }
 }
 
 fn input_error(err: &dyn std::fmt::Display) -> u8 {

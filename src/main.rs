@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use flotilla::cli::{Cli, Command, GlobalArgs, exit};
+use flotilla::cli::{
+    Cli, Command, GlobalArgs, OcmPlacementCommand, OverrideCommand, PlacementCommand, exit,
+};
 use flotilla::commands::render::FleetInput;
 use flotilla::{commands, launch, logging, source};
 
@@ -181,6 +183,25 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
             commands::completion::run(&args, &mut std::io::stdout().lock())
         }
         Command::Man => commands::man::run(&mut std::io::stdout().lock()),
+        Command::Placement(PlacementCommand::Set(args)) => {
+            commands::placement::run_set(&global, &args, &mut std::io::stdout()).await
+        }
+        Command::Override(OverrideCommand::Add(args)) => {
+            commands::override_rules::run_add(&global, &args, &mut std::io::stdout()).await
+        }
+        Command::Override(OverrideCommand::Remove(args)) => {
+            commands::override_rules::run_remove(&global, &args, &mut std::io::stdout()).await
+        }
+        Command::Override(OverrideCommand::List(args)) => {
+            commands::override_rules::run_list(&global, &args, &mut std::io::stdout()).await
+        }
+        Command::Undo(args) => commands::undo::run(&global, &args, &mut std::io::stdout()).await,
+        Command::Reschedule(args) => {
+            commands::reschedule::run(&global, &args, &mut std::io::stdout()).await
+        }
+        Command::OcmPlacement(OcmPlacementCommand::Set(args)) => {
+            commands::ocm_placement::run_set(&global, &args, &mut std::io::stdout()).await
+        }
     }
 }
 

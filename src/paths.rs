@@ -1,9 +1,10 @@
 //! Where flotilla keeps its files on this machine, resolved in one place with the XDG base
 //! directories (through `etcetera`): the user's configuration (`$XDG_CONFIG_HOME/flotilla`,
-//! else `~/.config/flotilla`), its state — the audit log and the default log file —
-//! (`$XDG_STATE_HOME/flotilla`, else `~/.local/state/flotilla`), and the kubeconfig files
-//! kubectl would read. As the XDG specification says, an `XDG_*` value that is not an absolute
-//! path is ignored. This module only names paths: it must not create, read or write them.
+//! else `~/.config/flotilla`), its state — the audit log, the edit journal `undo` reads and
+//! the default log file — (`$XDG_STATE_HOME/flotilla`, else `~/.local/state/flotilla`), and
+//! the kubeconfig files kubectl would read. As the XDG specification says, an `XDG_*` value
+//! that is not an absolute path is ignored. This module only names paths: it must not create,
+//! read or write them.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -44,6 +45,11 @@ pub fn state_dir() -> Option<PathBuf> {
 /// The audit log of every write flotilla sent.
 pub fn audit_log() -> Option<PathBuf> {
     state_dir().map(|dir| dir.join("audit.log"))
+}
+
+/// The journal of the last edits flotilla wrote to each fleet, which `flotilla undo` reads.
+pub fn edit_journal() -> Option<PathBuf> {
+    state_dir().map(|dir| dir.join("edits.json"))
 }
 
 /// The log file when `--log-file` is not given.

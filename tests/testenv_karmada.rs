@@ -1451,21 +1451,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         .and_then(Value::as_str)
         .expect("rescheduleTriggeredAt set")
         .to_string();
-    eventually(
-        "Karmada to reschedule after the trigger",
-        Duration::from_secs(60),
-        || {
-            let binding = json(
-                "hub",
-                &["get", "resourcebinding", "web-deployment", "-n", ns],
-            );
-            let last = binding
-                .pointer("/status/lastScheduledTime")
-                .and_then(Value::as_str)?
-                .to_string();
-            (last >= triggered).then_some(())
-        },
-    );
+    rescheduled_since(ns, "web-deployment", &triggered);
 
     // A template bound after the console started becomes a row at the bottom, with its cells;
     // its policies are not in the loaded fleet, so the editors say to reopen.
@@ -1689,5 +1675,339 @@ fn hub_karmada_plan_and_drift_compare_with_what_karmada_rendered() {
         String::from_utf8_lossy(&proxied.stdout).contains("Drift: 0 field(s)"),
         "{}",
         support::output_text(&proxied)
+    );
+}
+
+/// Runs flotilla on the hub with a state directory the calls share (the edit journal `undo`
+/// reads), without a terminal.
+fn editing(state: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--kubeconfig")
+        .arg(&env().kubeconfig_path)
+        .args(["--hub", "hub"])
+        .args(args)
+        .env("XDG_STATE_HOME", state)
+        .env("XDG_CONFIG_HOME", state)
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run flotilla")
+}
+
+/// The cluster names a PropagationPolicy on the hub places on, as kubectl reads them.
+fn policy_clusters(ns: &str, name: &str) -> Vec<String> {
+    let policy = json("hub", &["get", "propagationpolicy", name, "-n", ns]);
+    policy
+        .pointer("/spec/placement/clusterAffinity/clusterNames")
+        .and_then(Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn report_of(output: &std::process::Output, code: i32) -> Value {
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "{}",
+        support::output_text(output)
+    );
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|err| panic!("not JSON ({err}): {}", support::output_text(output)))
+}
+
+#[test]
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_placement_set_reschedule_and_undo_write_to_the_hub() {
+    let _serial = serial();
+    karmada_hub();
+    let state = tempfile::tempdir().expect("temp dir");
+    let ns = TestNamespace::on("karmada-editors", &["hub".to_string()]);
+    let ns = ns.name.as_str();
+    apply(
+        "hub",
+        &format!(
+            "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
+             metadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
+             - {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  placement:\n    \
+             clusterAffinity: {{clusterNames: [member-1]}}\n"
+        ),
+    );
+    apply("hub", &deployment(ns, "web", 1));
+    let resource = format!("Deployment/{ns}/web");
+    eventually("web on member-1", Duration::from_secs(60), || {
+        member_image("member-1", ns, "web")
+    });
+
+    // Adding a cluster loses none: written at once, and Karmada propagates it there.
+    let added = report_of(
+        &editing(
+            state.path(),
+            &[
+                "placement",
+                "set",
+                &resource,
+                "--add-cluster",
+                "member-2",
+                "-o",
+                "json",
+            ],
+        ),
+        0,
+    );
+    assert_eq!(added["gained"], serde_json::json!(["member-2"]));
+    assert_eq!(added["written"], true);
+    assert_eq!(policy_clusters(ns, "web"), ["member-1", "member-2"]);
+    eventually("web on member-2", Duration::from_secs(60), || {
+        member_image("member-2", ns, "web")
+    });
+
+    // Moving it off member-1 is a deletion there: a dry run shows it, no terminal refuses it.
+    let dry = report_of(
+        &editing(
+            state.path(),
+            &[
+                "placement",
+                "set",
+                &resource,
+                "--clusters",
+                "member-2",
+                "--dry-run",
+                "-o",
+                "json",
+            ],
+        ),
+        1,
+    );
+    assert_eq!(dry["lost"], serde_json::json!(["member-1"]));
+    assert_eq!(dry["written"], false);
+    let refused = editing(
+        state.path(),
+        &["placement", "set", &resource, "--clusters", "member-2"],
+    );
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "{}",
+        support::output_text(&refused)
+    );
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("pass --yes"));
+    assert_eq!(policy_clusters(ns, "web"), ["member-1", "member-2"]);
+
+    // Undo puts the policy back as the hub held it; Karmada takes web off member-2 again.
+    let undo_dry = report_of(
+        &editing(state.path(), &["undo", "--dry-run", "-o", "json"]),
+        1,
+    );
+    assert_eq!(undo_dry["lost"], serde_json::json!(["member-2"]));
+    report_of(&editing(state.path(), &["undo", "--yes", "-o", "json"]), 0);
+    assert_eq!(policy_clusters(ns, "web"), ["member-1"]);
+    eventually("web gone from member-2", Duration::from_secs(60), || {
+        member_image("member-2", ns, "web").is_none().then_some(())
+    });
+
+    // An edit someone else changed on the hub afterwards is not undone.
+    report_of(
+        &editing(
+            state.path(),
+            &[
+                "placement",
+                "set",
+                &resource,
+                "--add-cluster",
+                "member-3",
+                "-o",
+                "json",
+            ],
+        ),
+        0,
+    );
+    kubectl_ok(
+        "hub",
+        &[
+            "patch",
+            "propagationpolicy",
+            "web",
+            "-n",
+            ns,
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"placement":{"clusterAffinity":{"clusterNames":["member-1","member-2","member-3"]}}}}"#,
+        ],
+    );
+    let foreign = editing(state.path(), &["undo", "--yes"]);
+    assert_eq!(
+        foreign.status.code(),
+        Some(2),
+        "{}",
+        support::output_text(&foreign)
+    );
+    assert!(
+        String::from_utf8_lossy(&foreign.stderr).contains("changed since flotilla's placement set")
+    );
+    assert_eq!(
+        policy_clusters(ns, "web"),
+        ["member-1", "member-2", "member-3"],
+        "their change is kept"
+    );
+
+    // Reschedule sets rescheduleTriggeredAt on the binding, as `a` does in the console.
+    let dry = report_of(
+        &editing(
+            state.path(),
+            &["reschedule", &resource, "--dry-run", "-o", "json"],
+        ),
+        1,
+    );
+    assert_eq!(
+        dry["binding"],
+        format!("ResourceBinding/{ns}/web-deployment")
+    );
+    let refused = editing(state.path(), &["reschedule", &resource]);
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "{}",
+        support::output_text(&refused)
+    );
+    let binding = json(
+        "hub",
+        &["get", "resourcebinding", "web-deployment", "-n", ns],
+    );
+    assert!(binding.pointer("/spec/rescheduleTriggeredAt").is_none());
+    let asked = report_of(
+        &editing(
+            state.path(),
+            &["reschedule", &resource, "--yes", "-o", "json"],
+        ),
+        0,
+    );
+    let binding = json(
+        "hub",
+        &["get", "resourcebinding", "web-deployment", "-n", ns],
+    );
+    assert_eq!(
+        binding.pointer("/spec/rescheduleTriggeredAt"),
+        Some(&asked["rescheduleTriggeredAt"])
+    );
+    rescheduled_since(
+        ns,
+        "web-deployment",
+        asked["rescheduleTriggeredAt"].as_str().unwrap_or_default(),
+    );
+}
+
+/// Waits until Karmada scheduled binding `ns/name` at or after `triggered`.
+fn rescheduled_since(ns: &str, name: &str, triggered: &str) {
+    eventually(
+        "Karmada to reschedule after the trigger",
+        Duration::from_secs(60),
+        || {
+            let binding = json("hub", &["get", "resourcebinding", name, "-n", ns]);
+            let last = binding
+                .pointer("/status/lastScheduledTime")
+                .and_then(Value::as_str)?
+                .to_string();
+            (last.as_str() >= triggered).then_some(())
+        },
+    );
+}
+
+#[test]
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_override_add_and_remove_write_flotillas_override_policy() {
+    let _serial = serial();
+    karmada_hub();
+    let state = tempfile::tempdir().expect("temp dir");
+    let ns = TestNamespace::on("karmada-override-cmd", &["hub".to_string()]);
+    let ns = ns.name.as_str();
+    apply(
+        "hub",
+        &format!(
+            "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
+             metadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
+             - {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  placement:\n    \
+             clusterAffinity: {{clusterNames: [member-1, member-2]}}\n"
+        ),
+    );
+    apply("hub", &deployment(ns, "web", 1));
+    let resource = format!("Deployment/{ns}/web");
+    for member in ["member-1", "member-2"] {
+        eventually(&format!("web on {member}"), Duration::from_secs(60), || {
+            member_image(member, ns, "web")
+        });
+    }
+    let added = report_of(
+        &editing(
+            state.path(),
+            &[
+                "override",
+                "add",
+                &resource,
+                "--cluster",
+                "member-1",
+                "--image-tag",
+                "1.27",
+                "-o",
+                "json",
+            ],
+        ),
+        0,
+    );
+    assert_eq!(added["changed"], serde_json::json!(["member-1"]));
+    // flotilla's own OverridePolicy for the Deployment, created on the hub.
+    let edited = added["edited"].as_str().unwrap_or_default().to_string();
+    let name = edited
+        .strip_prefix(&format!("OverridePolicy {ns}/"))
+        .unwrap_or_else(|| panic!("an OverridePolicy in {ns}: {edited}"))
+        .to_string();
+    let policy = json("hub", &["get", "overridepolicy", &name, "-n", ns]);
+    assert_eq!(
+        policy.pointer("/spec/overrideRules/0/overriders/imageOverrider/0/value"),
+        Some(&Value::from("1.27"))
+    );
+    eventually("member-1 on nginx:1.27", Duration::from_secs(60), || {
+        (member_image("member-1", ns, "web").as_deref() == Some("nginx:1.27")).then_some(())
+    });
+    assert_eq!(
+        member_image("member-2", ns, "web").as_deref(),
+        Some("nginx:1.25")
+    );
+    // Listed by number, and removed by it: member-1 goes back to the template's image.
+    let output = editing(state.path(), &["override", "list", &resource, "-o", "json"]);
+    let listed = report_of(&output, 0);
+    let items = listed["items"].as_array().expect("items");
+    let rule = items
+        .iter()
+        .find(|item| item["policy"] == edited)
+        .and_then(|item| item["rule"].as_u64())
+        .expect("flotilla's rule listed")
+        .to_string();
+    report_of(
+        &editing(
+            state.path(),
+            &[
+                "override", "remove", &resource, "--rule", &rule, "-o", "json",
+            ],
+        ),
+        0,
+    );
+    let policy = json("hub", &["get", "overridepolicy", &name, "-n", ns]);
+    assert!(
+        policy
+            .pointer("/spec/overrideRules")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty),
+        "the rule is gone from the hub: {policy}"
+    );
+    eventually(
+        "member-1 back on nginx:1.25",
+        Duration::from_secs(60),
+        || (member_image("member-1", ns, "web").as_deref() == Some("nginx:1.25")).then_some(()),
     );
 }

@@ -827,34 +827,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
         ns,
         &format!("      labelSelector:\n        matchLabels: {{{key}: blue}}\n"),
     );
-    let decided = || -> Vec<String> {
-        let list = json(
-            "hub",
-            &[
-                "get",
-                "placementdecisions",
-                "-n",
-                ns,
-                "-l",
-                "cluster.open-cluster-management.io/placement=web",
-            ],
-        );
-        let mut clusters: Vec<String> = list["items"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|d| {
-                d["status"]["decisions"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default()
-            })
-            .filter_map(|d| d["clusterName"].as_str().map(str::to_string))
-            .filter(|c| !c.is_empty())
-            .collect();
-        clusters.sort();
-        clusters
-    };
+    let decided = || decided_for(ns, "web");
     eventually("OCM to decide member-1", APPLY_LIMIT, || {
         (decided() == ["member-1"]).then_some(())
     });
@@ -1147,4 +1120,172 @@ fn hub_ocm_drift_names_a_field_changed_on_a_member_against_its_manifestwork() {
     assert_eq!(field["desired"], "blue", "what the ManifestWork carries");
     assert_eq!(field["live"], "red", "what kubectl wrote on the member");
     assert_eq!(field["manager"], "kubectl-patch");
+}
+
+/// The clusters OCM decided for Placement `ns/name`, in name order.
+fn decided_for(ns: &str, name: &str) -> Vec<String> {
+    let list = json(
+        "hub",
+        &[
+            "get",
+            "placementdecisions",
+            "-n",
+            ns,
+            "-l",
+            &format!("cluster.open-cluster-management.io/placement={name}"),
+        ],
+    );
+    let mut clusters: Vec<String> = list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|d| {
+            d["status"]["decisions"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|d| d["clusterName"].as_str().map(str::to_string))
+        .filter(|c| !c.is_empty())
+        .collect();
+    clusters.sort();
+    clusters
+}
+
+/// Runs flotilla on the hub with a state directory the calls share (the edit journal `undo`
+/// reads), without a terminal; returns its `-o json` report after checking the exit code.
+fn ocm_editing(state: &std::path::Path, args: &[&str], code: i32) -> Value {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--kubeconfig")
+        .arg(&env().kubeconfig_path)
+        .args(["--hub", "hub"])
+        .args(args)
+        .args(["-o", "json"])
+        .env("XDG_STATE_HOME", state)
+        .env("XDG_CONFIG_HOME", state)
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run flotilla");
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "{args:?}: {}",
+        support::output_text(&output)
+    );
+    if code == 2 {
+        return Value::String(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|err| panic!("not JSON ({err}): {}", support::output_text(&output)))
+}
+
+#[test]
+#[ignore = "needs the OCM testenv: run through cargo xtask test"]
+fn hub_ocm_placement_set_writes_the_placement_and_undo_puts_it_back() {
+    let _serial = serial();
+    ocm_hub();
+    let state = tempfile::tempdir().expect("temp dir");
+    let ns = TestNamespace::on("ocm-editors", &["hub".to_string()]);
+    let ns = ns.name.as_str();
+    let key = format!("{}.flotilla.dev/colour", unique("editors"));
+    let _labels = ClusterLabels::set(&key, &[("member-1", "blue"), ("member-2", "green")]);
+    placement_web(
+        ns,
+        &format!("      labelSelector:\n        matchLabels: {{{key}: blue}}\n"),
+    );
+    eventually("OCM to decide member-1", APPLY_LIMIT, || {
+        (decided_for(ns, "web") == ["member-1"]).then_some(())
+    });
+    let placement = format!("{ns}/web");
+    let selector = format!("{key}=green");
+    let stored_selector = || {
+        json("hub", &["get", "placement", "web", "-n", ns])
+            .pointer("/spec/predicates/0/requiredClusterSelector/labelSelector")
+            .cloned()
+    };
+    let blue = stored_selector();
+
+    // The dry run previews OCM's decision moving from member-1 to member-2 and writes nothing.
+    let dry = ocm_editing(
+        state.path(),
+        &[
+            "ocm-placement",
+            "set",
+            &placement,
+            "--cluster-selector",
+            &selector,
+            "--dry-run",
+        ],
+        1,
+    );
+    assert_eq!(dry["gained"], serde_json::json!(["member-2"]));
+    assert_eq!(dry["lost"], serde_json::json!(["member-1"]));
+    assert_eq!(dry["written"], false);
+    assert_eq!(stored_selector(), blue);
+    // Leaving member-1 is a deletion there: refused without a terminal unless --yes.
+    let refused = ocm_editing(
+        state.path(),
+        &[
+            "ocm-placement",
+            "set",
+            &placement,
+            "--cluster-selector",
+            &selector,
+        ],
+        2,
+    );
+    assert!(
+        refused.as_str().unwrap_or_default().contains("pass --yes"),
+        "{refused}"
+    );
+    assert_eq!(stored_selector(), blue);
+    let written = ocm_editing(
+        state.path(),
+        &[
+            "ocm-placement",
+            "set",
+            &placement,
+            "--cluster-selector",
+            &selector,
+            "--yes",
+        ],
+        0,
+    );
+    assert_eq!(written["written"], true);
+    assert_eq!(
+        stored_selector(),
+        Some(serde_json::json!({"matchLabels": {key.clone(): "green"}}))
+    );
+    eventually("OCM to decide member-2", APPLY_LIMIT, || {
+        (decided_for(ns, "web") == ["member-2"]).then_some(())
+    });
+
+    // Undo writes the predicates back as they were, and OCM decides member-1 again.
+    let undone = ocm_editing(state.path(), &["undo", "--yes"], 0);
+    assert_eq!(undone["gained"], serde_json::json!(["member-1"]));
+    assert_eq!(stored_selector(), blue);
+    eventually("OCM to decide member-1 again", APPLY_LIMIT, || {
+        (decided_for(ns, "web") == ["member-1"]).then_some(())
+    });
+
+    // A bad selector names its flag; nothing is written.
+    let bad = ocm_editing(
+        state.path(),
+        &[
+            "ocm-placement",
+            "set",
+            &placement,
+            "--cluster-selector",
+            "colour in blue",
+        ],
+        2,
+    );
+    assert!(
+        bad.as_str()
+            .unwrap_or_default()
+            .contains("--cluster-selector"),
+        "{bad}"
+    );
+    assert_eq!(stored_selector(), blue);
 }

@@ -20,8 +20,8 @@ use super::state::review::jump;
 use super::state::{LastChange, Mode, PendingApply, State};
 use crate::backend::Effect;
 use crate::engine::edit::override_rules::{
-    Item, RuleEdit, apply_edit, check_patch, complete_path, image_paths, override_docs,
-    parse_target, preview_overrides, target_text,
+    Item, RuleEdit, apply_edit, check_patch, complete_path, image_paths, key_value_item,
+    override_docs, parse_target, preview_overrides, target_text,
 };
 use crate::engine::overrides::overriders::ImageComponent;
 use crate::engine::overrides::patch::OpKind;
@@ -464,32 +464,7 @@ fn build(state: &State, editor: &OverrideEditor, form: &Form) -> Result<(usize, 
             }
         }
         FormKind::Label | FormKind::Annotation => {
-            let (key, value) = form.value.split_once('=').ok_or("write key=value")?;
-            let (key, value) = (key.trim().to_string(), value.trim().to_string());
-            let key_ok = !key.is_empty()
-                && key
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
-            if !key_ok {
-                return Err(format!(
-                    "`{key}` is not a key (letters, digits, -, _, ., /)"
-                ));
-            }
-            if form.kind == FormKind::Label
-                && (value.len() > 63
-                    || !value
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)))
-            {
-                return Err(format!(
-                    "`{value}` is not a label value (at most 63 letters, digits, -, _, .)"
-                ));
-            }
-            if form.kind == FormKind::Label {
-                Item::Label { key, value }
-            } else {
-                Item::Annotation { key, value }
-            }
+            key_value_item(&form.value, form.kind == FormKind::Label)?
         }
     };
     let edit = match form.editing {

@@ -1,5 +1,5 @@
 //! `flotilla info`: where flotilla's files live on this machine — the user's configuration
-//! (settings, theme, key map), its state (audit log, log file), the fleet files' backups and
+//! (settings, theme, key map), its state (audit log, edit journal, log file), the fleet files' backups and
 //! the kubeconfig files in use — whether each exists, and the version. Every path comes from
 //! [`crate::paths`]; this command only looks, it must not create or read any of them.
 
@@ -96,6 +96,11 @@ pub fn collect(global: &GlobalArgs) -> Info {
             "$XDG_STATE_HOME/flotilla, else ~/.local/state/flotilla",
         ),
         InfoItem::new("audit", paths::audit_log(), "every write flotilla sent"),
+        InfoItem::new(
+            "edits",
+            paths::edit_journal(),
+            "the last edits of each fleet, which `flotilla undo` takes back",
+        ),
         InfoItem::new("log", log_path, log_note),
         InfoItem::new(
             "backups",

@@ -3,11 +3,18 @@
 
 pub mod clusters;
 pub mod completion;
+pub mod edits;
 pub mod hub;
 pub mod info;
+pub mod journal;
 pub mod man;
+pub mod ocm_placement;
+pub mod override_rules;
+pub mod placement;
 pub mod propagate;
 pub mod render;
 pub mod repair;
+pub mod reschedule;
 pub mod scope;
 pub mod status;
+pub mod undo;

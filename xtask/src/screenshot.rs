@@ -13,13 +13,15 @@ use anyhow::{Context, Result, bail};
 
 const COLUMNS: u16 = 160;
 const ROWS: u16 = 42;
-/// Pixels per terminal cell at Chromium's default monospace font size.
-const CELL_WIDTH: u32 = 9;
-const CELL_HEIGHT: u32 = 19;
+/// Pixels per terminal cell at Chromium's default monospace font size, and aha's page margin.
+const CELL_WIDTH: u32 = 8;
+const CELL_HEIGHT: u32 = 15;
+const MARGIN: u32 = 16;
 /// The demo seed the picture is taken with, so it changes only when the console does.
 const SEED: &str = "7";
-/// Keys pressed after the demo settles: down to the drifted Deployment, right onto a cluster.
-const KEYS: [&str; 5] = ["j", "j", "j", "l", "l"];
+/// Keys pressed after the demo settles: to the resources pane, down to the drifted
+/// `shop/inventory` Deployment, right onto the cluster where it drifted.
+const KEYS: &[(&str, usize)] = &[("Tab", 1), ("j", 15), ("l", 11)];
 
 pub fn run(root: &Path) -> Result<()> {
     for tool in ["tmux", "aha", "chromium"] {
@@ -65,10 +67,12 @@ pub fn run(root: &Path) -> Result<()> {
 }
 
 fn take(session: &str, root: &Path) -> Result<()> {
-    sleep(Duration::from_secs(4));
-    for key in KEYS {
-        tmux(&["send-keys", "-t", session, key])?;
-        sleep(Duration::from_millis(150));
+    sleep(Duration::from_secs(8));
+    for &(key, times) in KEYS {
+        for _ in 0..times {
+            tmux(&["send-keys", "-t", session, key])?;
+            sleep(Duration::from_millis(100));
+        }
     }
     sleep(Duration::from_secs(1));
     let ansi = Command::new("tmux")
@@ -110,8 +114,8 @@ fn take(session: &str, root: &Path) -> Result<()> {
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!(
             "--window-size={},{}",
-            u32::from(COLUMNS) * CELL_WIDTH,
-            u32::from(ROWS) * CELL_HEIGHT
+            u32::from(COLUMNS) * CELL_WIDTH + MARGIN,
+            u32::from(ROWS) * CELL_HEIGHT + MARGIN
         ))
         .arg(format!("--screenshot={}", png.display()))
         .arg(format!("file://{}", html_path.display()))

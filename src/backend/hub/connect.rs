@@ -17,6 +17,7 @@ use crate::backend::fanout::targets::Target;
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig;
 use crate::backend::kube::kubeconfig::Timeouts;
+use crate::engine::{Fleet, SourceFile};
 use crate::model::{ClusterSpec, ClusterStatus};
 
 /// A connected hub: the context it was named by, what kind of control plane it is, and a
@@ -116,6 +117,46 @@ impl Hub {
             }
         };
         rendered.map_err(|reason| self.failed(reason))
+    }
+
+    /// The fleet a Karmada or KubeFed hub holds (Karmada: its Clusters, the templates its
+    /// bindings name and every policy; KubeFed: its KubeFedClusters, type configs and Federated
+    /// objects), loaded by the engine like a fleet directory, with the texts it was loaded from,
+    /// one per hub object; why not: the hub did not answer, or (an input error) the engine
+    /// cannot load what it holds or the hub is of another kind.
+    pub async fn fleet(&self) -> Result<(Fleet, Vec<SourceFile>), HubError> {
+        let contexts = self
+            .kubeconfig
+            .contexts
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        let files = match self.kind {
+            HubKind::KubeFed => kubefed::fleet_files(&self.client, &self.context, &contexts)
+                .await
+                .map_err(|reason| self.failed(reason))?,
+            HubKind::Karmada => {
+                let (bindings, _) = karmada::bindings_and_works(&self.client)
+                    .await
+                    .map_err(|reason| self.failed(reason))?;
+                karmada::fleet_files(&self.client, &self.context, &contexts, &bindings)
+                    .await
+                    .map_err(|reason| self.failed(reason))?
+            }
+            HubKind::OpenClusterManagement => {
+                return Err(HubError::Input(
+                    "an Open Cluster Management hub holds no templates or policies; its Placements are edited with `ocm-placement set`".into(),
+                ));
+            }
+        };
+        let (fleet, errors) = crate::engine::load_fleet(&files);
+        match errors.first() {
+            Some(error) => Err(HubError::Input(format!(
+                "--hub {}: the hub's policies do not load in flotilla's engine, so they cannot be edited here: {error}",
+                self.context
+            ))),
+            None => Ok((fleet, files)),
+        }
     }
 
     /// The hub kinds whose changes change the view: watched, so the console reads the hub

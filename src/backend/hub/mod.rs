@@ -18,5 +18,5 @@ pub mod write;
 
 pub use connect::{Hub, HubError, connect};
 pub use kind::{HubKind, detect, kind_of};
-pub use objects::{delivered_form, drop_marks, is_flotilla_mark};
+pub use objects::{delivered_form, drop_marks, is_flotilla_mark, path_of};
 pub use view::{HubRender, HubRow, HubView, RenderedObject, Unplaced, sort_rows};

@@ -366,6 +366,38 @@ pub fn parse_target(
     Ok(Target::Clusters(names))
 }
 
+/// A label (`label`) or an annotation as the editor's form takes it, `key=value`: the key of
+/// letters, digits, `-`, `_`, `.` and `/`; a label's value at most 63 of letters, digits, `-`,
+/// `_`, `.`. An error says what is wrong.
+pub fn key_value_item(text: &str, label: bool) -> Result<Item, String> {
+    let (key, value) = text.split_once('=').ok_or("write key=value")?;
+    let (key, value) = (key.trim().to_string(), value.trim().to_string());
+    let key_ok = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
+    if !key_ok {
+        return Err(format!(
+            "`{key}` is not a key (letters, digits, -, _, ., /)"
+        ));
+    }
+    if label
+        && (value.len() > 63
+            || !value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)))
+    {
+        return Err(format!(
+            "`{value}` is not a label value (at most 63 letters, digits, -, _, .)"
+        ));
+    }
+    Ok(if label {
+        Item::Label { key, value }
+    } else {
+        Item::Annotation { key, value }
+    })
+}
+
 /// A target as the editor shows it in its input.
 pub fn target_text(target: &Target) -> String {
     match target {
@@ -567,7 +599,10 @@ pub fn component_name(component: ImageComponent) -> &'static str {
 }
 
 /// The KubeFed operation for an item on a cluster whose rendered object is `rendered`.
-fn kubefed_op(item: &Item, rendered: &Value) -> Result<Value, String> {
+/// KubeFed applies overrides to the Federated object's `template` before it adds its own
+/// labels and annotations, so whether a label or annotation map exists is the template's
+/// question (`template`, when the object has one), not the rendered object's.
+fn kubefed_op(item: &Item, rendered: &Value, template: Option<&Value>) -> Result<Value, String> {
     Ok(match item {
         Item::Patch { op, path, value } => match value {
             Some(value) if *op != OpKind::Remove => {
@@ -601,7 +636,11 @@ fn kubefed_op(item: &Item, rendered: &Value) -> Result<Value, String> {
             } else {
                 "/metadata/annotations"
             };
-            if rendered.pointer(map).is_some_and(Value::is_object) {
+            if template
+                .unwrap_or(rendered)
+                .pointer(map)
+                .is_some_and(Value::is_object)
+            {
                 json!({"op": "add", "path": format!("{map}/{}", escape_token(key)), "value": value})
             } else {
                 json!({"op": "add", "path": map, "value": {key.clone(): value}})
@@ -681,11 +720,12 @@ pub fn apply_edit(
         }
         Dialect::KubeFed => {
             let mut ops = kubefed_ops(&object);
+            let template = object.pointer("/spec/template").cloned();
             let make = |target: &Target, item: &Item| -> Result<Vec<(String, Value)>, String> {
                 let Target::Clusters(names) = target else {
                     return Err("KubeFed overrides name clusters one by one".into());
                 };
-                let op = kubefed_op(item, rendered)?;
+                let op = kubefed_op(item, rendered, template.as_ref())?;
                 Ok(names.iter().map(|n| (n.clone(), op.clone())).collect())
             };
             match edit {
@@ -1235,6 +1275,23 @@ spec:
             Some(&json!({"clusterName": "c", "clusterOverrides": [
                 {"op": "add", "path": "/metadata/labels/team", "value": "pay"}
             ]}))
+        );
+        // A template without labels gets the whole map: KubeFed's own label comes later.
+        let bare = json!({"spec": {"template": {"spec": {"replicas": 3}}}});
+        let label_of = |object: &Value| {
+            let item = Item::Label {
+                key: "team".into(),
+                value: "pay".into(),
+            };
+            let target = Target::Clusters(vec!["a".into()]);
+            apply_edit(&doc, object, &RuleEdit::Add(target, item), &rendered)
+                .unwrap()
+                .pointer("/spec/overrides/0/clusterOverrides")
+                .and_then(|ops| ops.as_array()?.last().cloned())
+        };
+        assert_eq!(
+            label_of(&bare),
+            Some(json!({"op": "add", "path": "/metadata/labels", "value": {"team": "pay"}}))
         );
         // Rule 2 is b's only operation: it cannot move; rule 1 (a's second) moves above a's first.
         assert!(apply_edit(&doc, &added, &RuleEdit::Move(2, true), &rendered).is_err());

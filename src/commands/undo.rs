@@ -1,0 +1,314 @@
+//! `flotilla undo`: takes back the last edit an editing command wrote to this fleet (the fleet
+//! directory, or the `--hub`), from the edit journal. A fleet file gets its whole previous text
+//! back; a hub policy its previous form (server-side apply, as the editors write); an OCM
+//! Placement its previous predicates, tolerations and numberOfClusters (the editor's undo).
+//! It refuses when the file or object changed since flotilla wrote it, so it never overwrites
+//! someone else's edit, and it confirms like the editors when the undo removes objects from
+//! clusters. It must not undo anything the journal does not hold.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::edits::{self, Gate, Report, compare_fleets, input_error, text_diff};
+use super::journal::{self, Change};
+use super::ocm_placement::{decision_report, read_placement};
+use crate::backend::audit;
+use crate::backend::hub;
+use crate::cli::{GlobalArgs, UndoArgs, exit};
+use crate::engine::compare::diff;
+use crate::engine::edit::ocm_placement::{editable, patch, preview, with_parts_of};
+use crate::engine::edit::yaml_text;
+use crate::engine::{SourceFile, load_fleet};
+use crate::fleet_edit;
+use crate::safe_text::printable;
+
+fn changed_since(entry: &journal::Entry, what: &str) -> u8 {
+    input_error(&format!(
+        "{what} changed since flotilla's {} of {} wrote it at {}; nothing was restored, so that change is kept\n  hint: look at it, and edit it back by hand if the undo is still wanted",
+        entry.command, entry.title, entry.at
+    ))
+}
+
+/// `flotilla undo`.
+pub async fn run(global: &GlobalArgs, args: &UndoArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+    if let Some(code) = edits::refuse_here(global, "undo") {
+        return Ok(code);
+    }
+    let key = edits::fleet_key(global);
+    let entry = match journal::latest(&key) {
+        Ok(Some(entry)) => entry,
+        Ok(None) => {
+            eprintln!("nothing to undo: flotilla has written no edit to {key}");
+            return Ok(exit::OK);
+        }
+        Err(message) => return Ok(input_error(&message)),
+    };
+    let mut report = Report {
+        resource: entry.resource.clone(),
+        edited: entry.title.clone(),
+        ..Report::default()
+    };
+    let code = match &entry.change {
+        Change::File {
+            path,
+            before,
+            after,
+        } => undo_file(
+            global,
+            args,
+            &entry,
+            &mut report,
+            (path, before, after),
+            out,
+        )?,
+        Change::HubObject {
+            file,
+            before,
+            after,
+        } => {
+            undo_hub_object(
+                global,
+                args,
+                &entry,
+                &mut report,
+                (file, before, after),
+                out,
+            )
+            .await?
+        }
+        Change::OcmPlacement {
+            namespace,
+            name,
+            before,
+            after,
+        } => {
+            undo_placement(
+                global,
+                args,
+                &entry,
+                &mut report,
+                (namespace, name, before, after),
+                out,
+            )
+            .await?
+        }
+    };
+    if report.written
+        && let Err(message) = journal::forget(&entry)
+    {
+        eprintln!("warning: the undo was written but stays in the edit journal: {message}");
+    }
+    Ok(code)
+}
+
+/// An edit made for a Secret (an override writing values into it) is undone without printing
+/// its diff, which holds those values.
+fn withheld_for_secrets(entry: &journal::Entry, diff: String) -> String {
+    if entry.resource.starts_with("Secret/") && !diff.is_empty() {
+        format!(
+            "(the diff is not shown: the edit of {} writes values into a Secret)\n",
+            entry.title
+        )
+    } else {
+        diff
+    }
+}
+
+/// Writes `report` done, or the code `gate` stopped at.
+fn finish(global: &GlobalArgs, report: &mut Report, out: &mut dyn Write) -> anyhow::Result<u8> {
+    report.written = true;
+    report.print(global, out)?;
+    Ok(exit::OK)
+}
+
+fn undo_file(
+    global: &GlobalArgs,
+    args: &UndoArgs,
+    entry: &journal::Entry,
+    report: &mut Report,
+    (path, before, after): (&str, &str, &str),
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    report.file = path.to_string();
+    let current = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) => return Ok(input_error(&format!("{path}: {err}; nothing restored"))),
+    };
+    if current != after {
+        return Ok(changed_since(entry, path));
+    }
+    // What the undo does on the clusters: the fleet as it is against the fleet restored.
+    let files = match crate::fleet_dir::read_fleet_dir(&global.fleet) {
+        Ok(files) => files,
+        Err(message) => return Ok(input_error(&message)),
+    };
+    let canonical = |p: &str| std::fs::canonicalize(p).ok();
+    let restored: Vec<SourceFile> = files
+        .iter()
+        .map(|file| SourceFile {
+            path: file.path.clone(),
+            text: if canonical(&file.path) == canonical(path) {
+                before.to_string()
+            } else {
+                file.text.clone()
+            },
+        })
+        .collect();
+    let (now, _) = load_fleet(&files);
+    let (then, errors) = load_fleet(&restored);
+    if let Some(error) = errors.first() {
+        return Ok(input_error(&format!(
+            "the fleet would not load with {path} restored ({error}); nothing restored"
+        )));
+    }
+    let (change, diffs) = compare_fleets(&now, &then);
+    report.gained = change.gained;
+    report.lost = change.lost;
+    report.changed = change.changed;
+    report.diffs = diffs;
+    report.file_diff = withheld_for_secrets(entry, text_diff(path, &current, before));
+    match edits::gate(global, &args.edit, report, out)? {
+        Gate::Stop(code) => return Ok(code),
+        Gate::Go => {}
+    }
+    if let Err(err) = fleet_edit::write_text(Path::new(path), Some(&current), before) {
+        return Ok(input_error(&format!("not restored: {err}")));
+    }
+    let mut audit_entry = audit::Entry::new("undo");
+    audit_entry.objects = vec![entry.title.clone()];
+    audit_entry.files = vec![path.to_string()];
+    audit::record_or_warn(&audit_entry);
+    finish(global, report, out)
+}
+
+/// The hub's objects compared without what only the API server or Karmada sets.
+fn same_object(a: &Value, b: &Value) -> bool {
+    a.get("spec") == b.get("spec")
+        && a.pointer("/metadata/labels") == b.pointer("/metadata/labels")
+        && a.pointer("/metadata/annotations") == b.pointer("/metadata/annotations")
+}
+
+async fn undo_hub_object(
+    global: &GlobalArgs,
+    args: &UndoArgs,
+    entry: &journal::Entry,
+    report: &mut Report,
+    (file, before, after): (&str, &Value, &Value),
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    report.file = file.to_string();
+    let loaded = match edits::load(global).await {
+        Ok(loaded) => loaded,
+        Err(code) => return Ok(code),
+    };
+    let edits::Store::Hub(hub) = &loaded.store else {
+        return Ok(input_error("undo of a hub edit needs --hub"));
+    };
+    let current = edits::document_object(&loaded.files, file, 0);
+    if !current.as_ref().is_some_and(|c| same_object(c, after)) {
+        return Ok(changed_since(entry, file));
+    }
+    let restored_text = match yaml_text::to_block_yaml(before) {
+        Ok(text) => text,
+        Err(message) => return Ok(input_error(&message)),
+    };
+    let current_text = loaded
+        .files
+        .iter()
+        .find(|f| f.path == file)
+        .map(|f| f.text.clone())
+        .unwrap_or_default();
+    let restored: Vec<SourceFile> = loaded
+        .files
+        .iter()
+        .map(|f| SourceFile {
+            path: f.path.clone(),
+            text: if f.path == file {
+                restored_text.clone()
+            } else {
+                f.text.clone()
+            },
+        })
+        .collect();
+    let (then, errors) = load_fleet(&restored);
+    if let Some(error) = errors.first() {
+        return Ok(input_error(&format!(
+            "the hub's fleet would not load with {file} restored ({error}); nothing restored"
+        )));
+    }
+    let (change, diffs) = compare_fleets(&loaded.fleet, &then);
+    report.gained = change.gained;
+    report.lost = change.lost;
+    report.changed = change.changed;
+    report.diffs = diffs;
+    report.file_diff = withheld_for_secrets(entry, text_diff(file, &current_text, &restored_text));
+    match edits::gate(global, &args.edit, report, out)? {
+        Gate::Stop(code) => return Ok(code),
+        Gate::Go => {}
+    }
+    if let Err(err) = hub::write::write_object(&hub.client, before).await {
+        eprintln!(
+            "error: hub {} refused {}: {}",
+            hub.context,
+            entry.title,
+            printable(&err, true)
+        );
+        return Ok(exit::PARTIAL);
+    }
+    let mut audit_entry = audit::Entry::new("hub-undo");
+    audit_entry.objects = vec![entry.title.clone()];
+    audit::record_or_warn(&audit_entry);
+    finish(global, report, out)
+}
+
+async fn undo_placement(
+    global: &GlobalArgs,
+    args: &UndoArgs,
+    entry: &journal::Entry,
+    report: &mut Report,
+    (namespace, name, before, after): (&str, &str, &Value, &Value),
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    let Some(context) = &global.hub else {
+        return Ok(input_error("undo of an OCM Placement edit needs --hub"));
+    };
+    report.file = format!("hub:{context}/Placement/{namespace}/{name}");
+    let (hub, world, at) = match read_placement(global, context, namespace, name).await {
+        Ok(read) => read,
+        Err(code) => return Ok(code),
+    };
+    let current = &world.placements[at];
+    if editable(&current.object) != editable(after) {
+        return Ok(changed_since(entry, &report.file));
+    }
+    let restored = with_parts_of(&current.object, before);
+    let decision = match preview(&world, current, &restored) {
+        Ok(decision) => decision,
+        Err(error) => return Ok(input_error(&format!("cannot undo: {error}"))),
+    };
+    decision_report(report, &decision);
+    report.file_diff = text_diff(
+        &report.file,
+        &diff::to_yaml(&current.object),
+        &diff::to_yaml(&restored),
+    );
+    match edits::gate(global, &args.edit, report, out)? {
+        Gate::Stop(code) => return Ok(code),
+        Gate::Go => {}
+    }
+    let ops = patch(&current.object, &restored);
+    if let Err(err) = hub::ocm::write_placement(&hub.client, namespace, name, &ops).await {
+        eprintln!(
+            "error: hub {context} refused {}: {}",
+            entry.title,
+            printable(&err, true)
+        );
+        return Ok(exit::PARTIAL);
+    }
+    let mut audit_entry = audit::Entry::new("hub-placement-undo");
+    audit_entry.objects = vec![format!("Placement/{namespace}/{name}")];
+    audit::record_or_warn(&audit_entry);
+    finish(global, report, out)
+}
