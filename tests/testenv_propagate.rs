@@ -411,7 +411,10 @@ fn apply_refuses_to_take_over_an_unowned_object_under_abort_and_overwrite_takes_
     );
     // plan says beforehand what apply then does.
     let planned = flotilla(dir.path(), &["plan", "-o", "json"]);
-    let planned = json(&planned)["items"].as_array().cloned().unwrap_or_default();
+    let planned = json(&planned)["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let action = |name: &str| {
         planned
             .iter()
