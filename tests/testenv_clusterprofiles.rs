@@ -6,7 +6,8 @@
 //! an exec plugin that works as upstream's secretreader does (the token from a hub Secret
 //! named by the access provider's `clusterName` extension); a provider flotilla has no
 //! credentials for leaves its member Unreachable, saying so; and a placement by a property
-//! label renders on exactly the members that have it. Only this test's namespaces are touched.
+//! label renders on exactly the members that have it; the console's clusters pane shows the
+//! same health from its live backend. Only this test's namespaces are touched.
 
 #[path = "support/faults.rs"]
 #[allow(dead_code)] // only its ServiceAccount is used here
@@ -16,6 +17,8 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use clap::Parser as _;
+use flotilla::model::Health;
 use serde_json::{Value, json};
 
 use faults::ServiceAccount;
@@ -294,4 +297,68 @@ fn cluster_profiles_on_a_real_hub_are_the_inventory() {
         .filter_map(|i| i["cluster"].as_str())
         .collect();
     assert_eq!(placed, ["member-1", "member-2"]);
+
+    // The console's clusters pane: the live backend's statuses, the profiles laid over them.
+    let cli = flotilla::cli::Cli::try_parse_from([
+        "flotilla",
+        "--kubeconfig",
+        &kubeconfig_path.display().to_string(),
+        "--fleet",
+        &fleet.display().to_string(),
+        "--inventory",
+        inventory,
+        "--clusterprofile-provider-file",
+        &provider_file,
+    ])
+    .expect("flags");
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let mut global = cli.global;
+        global.profiles = flotilla::source::read_profiles(&global)
+            .await
+            .expect("read the ClusterProfiles")
+            .map(std::sync::Arc::new);
+        let (live_fleet, _) = flotilla::launch::live_fleet(&global).expect("live fleet");
+        let fleet = live_fleet.fleet.clone();
+        let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+        flotilla::backend::kube::live::spawn_readonly(live_fleet, events_tx);
+        let mut state = flotilla::app::state_for_fleet(&fleet, "test".into());
+        let want = [
+            ("member-1", Health::Ready),
+            ("member-2", Health::Ready),
+            ("member-3", Health::NotReady),
+            ("vaulted", Health::Unreachable),
+        ];
+        let shown = |state: &flotilla::app::state::State| -> Vec<(String, Health)> {
+            state
+                .clusters
+                .iter()
+                .map(|c| (c.spec.name.clone(), c.status.health))
+                .collect()
+        };
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+        while shown(&state)
+            != want
+                .iter()
+                .map(|(n, h)| ((*n).to_string(), *h))
+                .collect::<Vec<_>>()
+        {
+            match tokio::time::timeout_at(deadline, events.recv()).await {
+                Ok(Some(event)) => {
+                    flotilla::app::update(&mut state, flotilla::app::Action::Backend(event));
+                }
+                _ => panic!(
+                    "the clusters pane never showed {want:?}: {:?}",
+                    shown(&state)
+                ),
+            }
+        }
+        let member_3 = &state.clusters[2].status.message;
+        assert!(member_3.contains("ControlPlaneHealthy=False"), "{member_3}");
+        let m1 = &state.clusters[0].spec;
+        assert_eq!(
+            m1.labels.get("region.example.com").map(String::as_str),
+            Some("eu")
+        );
+    });
 }
