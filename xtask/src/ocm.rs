@@ -312,30 +312,7 @@ fn start_part(s: &mut State, part: &Part, bins: &HubBinaries) -> Result<()> {
 /// `kubectl apply --server-side` of every CRD in `dir` on `context`, then waits until they
 /// are established; returns how many there were.
 fn install_crds(context: &str, dir: &Path) -> Result<usize> {
-    let arg = dir.display().to_string();
-    kubectl::run(
-        context,
-        &[
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            "--field-manager=flotilla-testenv",
-            "-f",
-            &arg,
-        ],
-        None,
-    )?;
-    kubectl::run(
-        context,
-        &[
-            "wait",
-            "--for=condition=Established",
-            "--timeout=90s",
-            "-f",
-            &arg,
-        ],
-        None,
-    )?;
+    kubectl::install_crds(context, dir)?;
     Ok(fs::read_dir(dir).map_or(0, Iterator::count))
 }
 

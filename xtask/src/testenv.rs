@@ -342,32 +342,7 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
 fn install_cluster_profile_crd() -> Result<()> {
     let build = gobuild::CLUSTER_INVENTORY;
     let bins = build.ensure_built(&build.version()?)?;
-    let crd = bins.manifests().join(gobuild::CLUSTER_PROFILE_CRD);
-    let arg = crd.display().to_string();
-    kubectl::run(
-        "hub",
-        &[
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            "--field-manager=flotilla-testenv",
-            "-f",
-            &arg,
-        ],
-        None,
-    )?;
-    kubectl::run(
-        "hub",
-        &[
-            "wait",
-            "--for=condition=Established",
-            "--timeout=90s",
-            "-f",
-            &arg,
-        ],
-        None,
-    )?;
-    Ok(())
+    kubectl::install_crds("hub", &bins.manifests().join(gobuild::CLUSTER_PROFILE_CRD))
 }
 
 /// How messages name the hub: `hub`, `Karmada v1.18.2 hub`, `OCM v1.2.1 hub`,
