@@ -38,6 +38,7 @@ fn targets() -> Vec<Target<Arc<FakeCluster>>> {
             prune_namespaces: Default::default(),
             suspended: Vec::new(),
             refuse_unowned: Default::default(),
+            take_over_unowned: Default::default(),
         })
         .collect()
 }

@@ -83,6 +83,20 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "CONTEXT")]
     pub hub: Option<String>,
 
+    /// Read the inventory from SIG Multicluster ClusterProfiles on a hub context:
+    /// `clusterprofiles:CONTEXT`.
+    #[arg(long, global = true, value_name = "SOURCE")]
+    pub inventory: Option<InventorySource>,
+
+    /// Which exec plugin gives credentials for each ClusterProfile access provider (JSON,
+    /// the cluster-inventory-api consumer format `{"providers":[{"name","execConfig"}]}`).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub clusterprofile_provider_file: Option<PathBuf>,
+
+    /// The ClusterProfiles `--inventory` named, once read (never a flag).
+    #[arg(skip)]
+    pub profiles: Option<std::sync::Arc<crate::backend::cluster_profiles::ProfileInventory>>,
+
     /// Use the embedded simulated fleet instead of a fleet directory and real clusters.
     #[arg(long, global = true)]
     pub demo: bool,
@@ -190,6 +204,31 @@ impl FromStr for DemoScale {
             ));
         }
         Ok(scale)
+    }
+}
+
+/// `--inventory clusterprofiles:CONTEXT`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InventorySource {
+    /// The ClusterProfiles the hub context serves.
+    ClusterProfiles { context: String },
+}
+
+impl FromStr for InventorySource {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.split_once(':') {
+            Some(("clusterprofiles", context)) if !context.trim().is_empty() => {
+                Ok(InventorySource::ClusterProfiles {
+                    context: context.to_string(),
+                })
+            }
+            _ => Err(format!(
+                "expected {} (the kubeconfig context of the hub whose ClusterProfiles are the inventory), got {text:?}",
+                crate::backend::cluster_profiles::INVENTORY_FORM
+            )),
+        }
     }
 }
 

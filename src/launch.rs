@@ -373,6 +373,7 @@ pub fn live_fleet(global: &GlobalArgs) -> Result<(LiveFleet, String), source::Lo
             files: inventory.files,
             kubeconfig: inventory.kubeconfig,
             skip,
+            profiles: global.profiles.clone(),
             options: LiveOptions::default(),
         },
         label,

@@ -72,6 +72,13 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
     if matches!(command, Command::Demo) {
         global.demo = true;
     }
+    match source::read_profiles(&global).await {
+        Ok(profiles) => global.profiles = profiles.map(std::sync::Arc::new),
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Ok(exit::of_hub(&err));
+        }
+    }
     // The simulated fleet replaces clusters and hub alike: `--demo` commands never reach a hub.
     let on_hub = global.hub.is_some() && !global.uses_demo();
     match command {
@@ -122,6 +129,15 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
                 ))
             } else if global.demo {
                 FleetInput::Files(flotilla::demo_fleet::demo_files())
+            } else if global.profiles.is_some() {
+                match flotilla::fleet_dir::read_fleet_dir(&global.fleet) {
+                    Ok(files) => FleetInput::Files(source::with_profiles(&global, files)),
+                    // No fleet directory: the ClusterProfiles alone (nothing to render).
+                    Err(_) if !global.fleet.exists() => {
+                        FleetInput::Files(source::with_profiles(&global, Vec::new()))
+                    }
+                    Err(_) => FleetInput::Dir(&global.fleet),
+                }
             } else {
                 FleetInput::Dir(&global.fleet)
             };

@@ -7,8 +7,10 @@ use std::sync::Arc;
 
 use kube::config::Kubeconfig;
 
+use crate::backend::cluster_profiles::{ProfileInventory, ProviderFile};
+use crate::backend::hub::HubError;
 use crate::backend::kube::kubeconfig::{self, KubeconfigError};
-use crate::cli::GlobalArgs;
+use crate::cli::{GlobalArgs, InventorySource};
 use crate::demo_fleet;
 use crate::engine::{Fleet, FleetError, SourceFile, load_fleet};
 use crate::model::ClusterSpec;
@@ -87,6 +89,45 @@ pub fn read_fleet_dir(dir: &Path) -> Result<Vec<SourceFile>, LoadError> {
     })
 }
 
+/// Reads the ClusterProfiles `--inventory clusterprofiles:CONTEXT` names (with the access
+/// providers' credentials `--clusterprofile-provider-file` names), or `None` without the flag.
+pub async fn read_profiles(global: &GlobalArgs) -> Result<Option<ProfileInventory>, HubError> {
+    let Some(InventorySource::ClusterProfiles { context }) = &global.inventory else {
+        return Ok(None);
+    };
+    if global.uses_demo() || global.hub.is_some() {
+        return Err(HubError::Input(format!(
+            "--inventory {}: the simulated fleet and --hub bring their own clusters
+  hint: drop --inventory, or drop --demo / --hub",
+            crate::backend::cluster_profiles::INVENTORY_FORM
+        )));
+    }
+    let providers = match &global.clusterprofile_provider_file {
+        Some(path) => ProviderFile::read(path).map_err(|reason| {
+            HubError::Input(format!("--clusterprofile-provider-file: {reason}"))
+        })?,
+        None => ProviderFile::default(),
+    };
+    let kubeconfig = kubeconfig::load(global.kubeconfig.as_deref())
+        .map_err(|err| HubError::Input(err.to_string()))?;
+    crate::backend::cluster_profiles::read(
+        &kubeconfig,
+        context,
+        &providers,
+        crate::backend::kube::kubeconfig::Timeouts::default(),
+    )
+    .await
+    .map(Some)
+}
+
+/// The fleet directory's files with the ClusterProfiles' inventory documents after them.
+pub fn with_profiles(global: &GlobalArgs, mut files: Vec<SourceFile>) -> Vec<SourceFile> {
+    if let Some(profiles) = &global.profiles {
+        files.extend(profiles.files.iter().cloned());
+    }
+    files
+}
+
 /// The clusters of a live fleet and the kubeconfig that reaches them.
 pub struct LiveInventory {
     pub clusters: Vec<ClusterSpec>,
@@ -101,7 +142,7 @@ pub struct LiveInventory {
 /// without one, exactly the contexts `--context` names. Never every context implicitly.
 pub fn live_inventory(global: &GlobalArgs) -> Result<LiveInventory, LoadError> {
     let (fleet, files) = if global.fleet.is_dir() {
-        let files = read_fleet_dir(&global.fleet)?;
+        let files = with_profiles(global, read_fleet_dir(&global.fleet)?);
         let (fleet, errors) = load_fleet(&files);
         if !errors.is_empty() {
             return Err(LoadError::Invalid(errors));
@@ -110,21 +151,34 @@ pub fn live_inventory(global: &GlobalArgs) -> Result<LiveInventory, LoadError> {
     } else {
         (None, Vec::new())
     };
-    let mut clusters = fleet
-        .as_ref()
-        .map(|fleet| fleet.clusters.clone())
-        .unwrap_or_default();
+    let mut clusters = match (&fleet, &global.profiles) {
+        (Some(fleet), _) => fleet.clusters.clone(),
+        (None, Some(profiles)) => {
+            let (fleet, errors) = load_fleet(&profiles.files);
+            if !errors.is_empty() {
+                return Err(LoadError::Invalid(errors));
+            }
+            fleet.clusters
+        }
+        (None, None) => Vec::new(),
+    };
     if clusters.is_empty() && global.contexts.is_empty() {
-        let reason = match &fleet {
-            Some(_) => format!(
+        let reason = match (&fleet, &global.profiles) {
+            (_, Some(profiles)) => {
+                format!("the hub context {} holds no ClusterProfiles", profiles.hub)
+            }
+            (Some(_), None) => format!(
                 "the fleet directory {} has no cluster inventory",
                 global.fleet.display()
             ),
-            None => format!("there is no fleet directory {}", global.fleet.display()),
+            (None, None) => format!("there is no fleet directory {}", global.fleet.display()),
         };
         return Err(LoadError::NoClusters { reason });
     }
-    let kubeconfig = kubeconfig::load(global.kubeconfig.as_deref())?;
+    let mut kubeconfig = kubeconfig::load(global.kubeconfig.as_deref())?;
+    if let Some(profiles) = &global.profiles {
+        profiles.extend_kubeconfig(&mut kubeconfig);
+    }
     if clusters.is_empty() {
         clusters = kubeconfig::select_contexts(&kubeconfig, &global.contexts)?
             .into_iter()

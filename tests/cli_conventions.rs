@@ -2,7 +2,8 @@
 //! says what to run instead (exit 2), a `--context` glob that selects none of the fleet's
 //! clusters is an input error, a signal ends a command with 130 (SIGINT) or 143 (SIGTERM), an
 //! apply it ends is in the audit log as interrupted, and a reader that closes the pipe early
-//! (`| head`) ends a command quietly.
+//! (`| head`) ends a command quietly; `--inventory` spelt any other way than
+//! `clusterprofiles:CONTEXT` is an input error naming that form.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -242,4 +243,46 @@ fn a_reader_that_closes_the_pipe_early_ends_the_command_quietly() {
             "{args:?}: not an input error"
         );
     }
+}
+
+#[test]
+fn an_inventory_flag_spelt_otherwise_names_the_accepted_form() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for value in [
+        "clusterprofile:hub",
+        "clusterprofiles:",
+        "hub",
+        "ClusterProfiles:hub",
+    ] {
+        let output = flotilla(dir.path(), &["clusters", "--inventory", value]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{value}: {stderr}");
+        assert!(
+            stderr.contains("clusterprofiles:CONTEXT"),
+            "{value}: {stderr}"
+        );
+    }
+    // Well spelt, but naming a context the kubeconfig lacks: an input error too.
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters: []\nusers: []\ncontexts: []\n",
+    )
+    .expect("kubeconfig");
+    let output = flotilla(
+        dir.path(),
+        &[
+            "clusters",
+            "--kubeconfig",
+            &kubeconfig.display().to_string(),
+            "--inventory",
+            "clusterprofiles:nowhere",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--inventory clusterprofiles:nowhere"),
+        "{stderr}"
+    );
 }

@@ -369,6 +369,65 @@ fn hub_ocm_clusters_lists_the_managed_clusters_as_ocm_reports_them() {
     }
 }
 
+/// OCM's registration controller (feature gate `ClusterProfile`, on in the test environment)
+/// writes a ClusterProfile per ManagedCluster into each namespace a cluster set is bound to;
+/// `--inventory clusterprofiles:hub` reads them as any consumer of SIG Multicluster's API
+/// would: the members, OCM as their manager, their version and health.
+#[test]
+#[ignore = "needs the OCM testenv: run through cargo xtask test"]
+fn hub_ocm_cluster_profiles_ocm_writes_are_the_inventory() {
+    let _serial = serial();
+    ocm_hub();
+    let members: Vec<&str> = env().members.iter().map(String::as_str).collect();
+    let profiles = eventually(
+        "OCM to write a ClusterProfile per member",
+        APPLY_LIMIT,
+        || {
+            let list = json("hub", &["get", "clusterprofiles", "-A"]);
+            let items = list["items"].as_array().cloned().unwrap_or_default();
+            let healthy = |name: &str| {
+                items.iter().any(|p| {
+                    p["metadata"]["name"] == name
+                        && condition(p, "ControlPlaneHealthy") == Some("True")
+                        && p.pointer("/status/version/kubernetes").is_some()
+                })
+            };
+            members.iter().all(|m| healthy(m)).then_some(items)
+        },
+    );
+    assert!(
+        profiles
+            .iter()
+            .all(|p| p["spec"]["clusterManager"]["name"] == "open-cluster-management"),
+        "{profiles:?}"
+    );
+    let no_fleet = tempfile::tempdir().expect("temp dir");
+    let out = support::flotilla(
+        &no_fleet.path().join("none"),
+        &[
+            "clusters",
+            "-o",
+            "json",
+            "--inventory",
+            "clusterprofiles:hub",
+        ],
+    );
+    assert!(out.status.success(), "{}", support::output_text(&out));
+    let listed: Value = serde_json::from_slice(&out.stdout).expect("clusters JSON");
+    let items = listed["items"].as_array().cloned().unwrap_or_default();
+    let names: Vec<&str> = items.iter().filter_map(|i| i["name"].as_str()).collect();
+    assert_eq!(names, members);
+    for item in &items {
+        assert_eq!(item["health"], "Ready", "{item}");
+        assert_eq!(item["version"], "v1.36.3", "{item}");
+        assert_eq!(item["context"], item["name"], "{item}");
+        assert_eq!(
+            item["labels"]["x-k8s.io/cluster-manager"], "open-cluster-management",
+            "{item}"
+        );
+    }
+}
+
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_a_stopped_member_turns_not_ready_as_ocm_reports_it() {

@@ -2,7 +2,9 @@
 //! kubectl (an independent client): placement and overrides land on exactly the placed
 //! members, a second plan is clean, drift names the cluster, path and manager, conflicts are
 //! named and not overwritten, a read-only context is Forbidden for that cluster only, and a
-//! kind whose CRD is missing fails on that member only. Each test works in its own namespace
+//! kind whose CRD is missing fails on that member only; under Karmada's `conflictResolution:
+//! Abort` an object the member already has unowned is refused, untouched, where Overwrite
+//! takes its object over. Each test works in its own namespace
 //! and never stops a cluster (that is in testenv_outage_propagate.rs).
 
 mod support;
@@ -355,6 +357,105 @@ fn a_field_owned_by_another_manager_is_a_named_conflict() {
     let forced = flotilla(dir.path(), &["apply", "--yes", "--force-conflicts"]);
     assert_eq!(code(&forced), 0, "{}", output_text(&forced));
     assert_eq!(color(()), "blue");
+}
+
+/// Karmada's object watcher (`allowUpdate`) takes over an existing member object only with
+/// its `karmada.io/managed` label or `conflictResolution: Overwrite`; `flotilla apply` in
+/// raw-contexts mode keeps the same rule, per object and reported.
+#[test]
+#[ignore = "needs testenv: run through cargo xtask test"]
+fn apply_refuses_to_take_over_an_unowned_object_under_abort_and_overwrite_takes_it() {
+    let ns = TestNamespace::new("propagate-abort");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut fleet_text = inventory(&[("east", "member-1", "prod")]);
+    for (name, resolution) in [("kept", ""), ("taken", "  conflictResolution: Overwrite\n")] {
+        fleet_text.push_str(&format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: {ns}}}\n\
+             data: {{color: blue}}\n---\n\
+             apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
+             metadata: {{name: {name}, namespace: {ns}}}\nspec:\n  resourceSelectors: \
+             [{{apiVersion: v1, kind: ConfigMap, name: {name}}}]\n  placement: {{}}\n{resolution}---\n",
+            ns = ns.name
+        ));
+        // Someone else's object of the same name is already on the member.
+        kubectl_ok(
+            "member-1",
+            &[
+                "create",
+                "configmap",
+                name,
+                "-n",
+                &ns.name,
+                "--from-literal=color=red",
+            ],
+        );
+    }
+    write_fleet(dir.path(), &fleet_text);
+    let color = |name: &str| {
+        kubectl_ok(
+            "member-1",
+            &[
+                "get",
+                "configmap",
+                name,
+                "-n",
+                &ns.name,
+                "-o",
+                "jsonpath={.data.color}",
+            ],
+        )
+    };
+    let before = kubectl_ok(
+        "member-1",
+        &["get", "configmap", "kept", "-n", &ns.name, "-o", "json"],
+    );
+    // plan says beforehand what apply then does.
+    let planned = flotilla(dir.path(), &["plan", "-o", "json"]);
+    let planned = json(&planned)["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let action = |name: &str| {
+        planned
+            .iter()
+            .find(|i| i["resource"]["kind"] == "ConfigMap" && i["resource"]["name"] == name)
+            .map(|i| i["action"].clone())
+    };
+    assert_eq!(action("kept"), Some(Value::from("conflict")), "{planned:?}");
+    assert_eq!(action("taken"), Some(Value::from("update")), "{planned:?}");
+    let applied = flotilla(dir.path(), &["apply", "--yes", "-o", "json"]);
+    assert_eq!(code(&applied), 3, "{}", output_text(&applied));
+    let items = json(&applied)["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let item = |name: &str| {
+        items
+            .iter()
+            .find(|i| i["resource"]["kind"] == "ConfigMap" && i["resource"]["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} not reported: {items:?}"))
+    };
+    let kept = item("kept");
+    assert_eq!(kept["result"], "conflict", "{kept}");
+    assert!(
+        kept["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("conflictResolution: Abort"),
+        "{kept}"
+    );
+    assert_eq!(item("taken")["result"], "applied", "{}", item("taken"));
+    let after = kubectl_ok(
+        "member-1",
+        &["get", "configmap", "kept", "-n", &ns.name, "-o", "json"],
+    );
+    let version = |text: &str| {
+        serde_json::from_str::<Value>(text).expect("JSON")["metadata"]["resourceVersion"].clone()
+    };
+    assert_eq!(version(&after), version(&before), "not written at all");
+    assert_eq!(color("kept"), "red");
+    assert_eq!(color("taken"), "blue");
 }
 
 #[test]

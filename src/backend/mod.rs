@@ -14,10 +14,13 @@
 //!   backend with its watch caches.
 //! - [`hub`]: federation hubs (Karmada, Open Cluster Management, KubeFed) and the console's
 //!   backend on one.
+//! - [`cluster_profiles`]: SIG Multicluster ClusterProfiles on a hub as the inventory, and
+//!   the access providers that reach their members.
 //! - [`sim`]: the demo's simulated clusters.
 
 pub mod audit;
 pub mod cells;
+pub mod cluster_profiles;
 pub mod fanout;
 pub mod hub;
 pub mod kube;

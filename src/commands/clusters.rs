@@ -63,7 +63,13 @@ pub async fn run_live(
     let items: Vec<ClusterItem> = members
         .iter()
         .zip(statuses)
-        .map(|(member, status)| ClusterItem::new(&member.spec, status))
+        .map(|(member, status)| {
+            let status = match &global.profiles {
+                Some(profiles) => profiles.status(&member.spec.name, status),
+                None => status,
+            };
+            ClusterItem::new(&member.spec, status)
+        })
         .collect();
     let list = ClusterList { items };
     output::write(out, &global.output, &list, || table(&list.items))?;

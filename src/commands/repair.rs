@@ -793,6 +793,7 @@ mod tests {
             prune_namespaces: BTreeSet::new(),
             suspended: Vec::new(),
             refuse_unowned: BTreeSet::new(),
+            take_over_unowned: BTreeSet::new(),
         };
         let (rows, entry) = revert(
             vec![target],

@@ -355,6 +355,7 @@ impl Selection {
                 prune_namespaces: self.prune_namespaces.clone(),
                 suspended: desired.suspended,
                 refuse_unowned: desired.refuse_unowned,
+                take_over_unowned: desired.take_over_unowned,
             })
             .collect();
         Prepared {

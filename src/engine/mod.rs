@@ -4,9 +4,10 @@
 //!
 //! # Choices where upstream is ambiguous or needs live state (explain says so where it matters)
 //! - Every inventory cluster is treated as joined and Ready; health is shown as status instead.
-//! - Inventory: a name in both dialects is one cluster; labels are united (Karmada wins a
-//!   conflicting key); provider/region/zones/taints come from the Karmada Cluster, falling back
-//!   to the KubeFedCluster's status; context = `flotilla.dev/context` annotation, else the name.
+//! - Inventory: a name in several dialects is one cluster; labels are united (Karmada wins a
+//!   conflicting key, then KubeFed, then a ClusterProfile); provider/region/zones/taints come
+//!   from the Karmada Cluster, falling back to the KubeFedCluster's status; a ClusterProfile's
+//!   `status.properties` are labels; context = `flotilla.dev/context` annotation, else the name.
 //! - YAML is read with YAML 1.2 booleans, so `name: y` or `value: on` stay strings.
 //! - Karmada claims are recomputed from the files (no history), so `preemption` has no effect
 //!   (explain says so where policies compete); `failover`, `activationPreference`,

@@ -752,6 +752,35 @@ fn copy_ocm_manifests(src: &Path, partial: &Path, ov: &str) -> Result<(String, S
     ))
 }
 
+/// SIG Multicluster's cluster inventory API; its version is pinned by
+/// `xtask/go/cluster-inventory/go.mod` and nowhere else.
+const CLUSTER_INVENTORY_MODULE: &str = "sigs.k8s.io/cluster-inventory-api";
+
+/// The ClusterProfile CRD the plain tier installs on its hub, as `manifests/clusterprofiles.crd.yaml`;
+/// no binaries (consumers are what is tested, and flotilla is the consumer).
+pub const CLUSTER_INVENTORY: HubBuild = HubBuild {
+    name: "cluster-inventory-api",
+    cached: "ClusterProfile CRD",
+    wrapper: "cluster-inventory",
+    module: CLUSTER_INVENTORY_MODULE,
+    components: |_| Vec::new(),
+    manifests_format: &[],
+    manifests_files: &[CLUSTER_PROFILE_CRD],
+    copy_manifests: copy_cluster_profile_crd,
+};
+
+/// The CRD's file under the cached `manifests/`.
+pub const CLUSTER_PROFILE_CRD: &str = "clusterprofiles.crd.yaml";
+
+fn copy_cluster_profile_crd(src: &Path, partial: &Path, version: &str) -> Result<(String, String)> {
+    let from = src.join("config/crd/bases/multicluster.x-k8s.io_clusterprofiles.yaml");
+    copy_file(&from, &partial.join(CLUSTER_PROFILE_CRD))?;
+    Ok((
+        String::new(),
+        format!("copied the ClusterProfile CRD from {CLUSTER_INVENTORY_MODULE}@{version}"),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -81,3 +81,33 @@ pub fn apply(context: &str, yaml: &str) -> Result<()> {
     )
     .map(|_| ())
 }
+
+/// Server-side apply of the CRDs in `path` (a file or a directory) on `context`, then waits
+/// until every one is Established.
+pub fn install_crds(context: &str, path: &std::path::Path) -> Result<()> {
+    let arg = path.display().to_string();
+    run(
+        context,
+        &[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "--field-manager=flotilla-testenv",
+            "-f",
+            &arg,
+        ],
+        None,
+    )?;
+    run(
+        context,
+        &[
+            "wait",
+            "--for=condition=Established",
+            "--timeout=90s",
+            "-f",
+            &arg,
+        ],
+        None,
+    )?;
+    Ok(())
+}

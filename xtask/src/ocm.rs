@@ -1,7 +1,8 @@
 //! The Open Cluster Management hub of `cargo xtask testenv up --hub ocm`: OCM's hub CRDs and
 //! its hub controllers — `registration controller`, `placement controller` and `work
 //! manager` (the ManifestWorkReplicaSet controller, an alpha feature switched on with
-//! `--feature-gates=ManifestWorkReplicaSet=true`) — next to the hub's kube-apiserver (whose
+//! `--feature-gates=ManifestWorkReplicaSet=true`; the registration controller runs with
+//! `ClusterProfile=true`, so it writes SIG Multicluster ClusterProfiles) — next to the hub's kube-apiserver (whose
 //! kube-controller-manager also signs the agents' client certificates with the hub's client
 //! CA), one klusterlet `agent` per member registering it under the member's context name,
 //! and the acceptance a hub admin would give (approve the CSR, `hubAcceptsClient: true`).
@@ -53,6 +54,7 @@ pub const PLACEMENT_NAMESPACE: &str = "flotilla-ocm";
 /// without it the manager starts and does nothing). This is the flag the cluster-manager
 /// operator passes when `workConfiguration.featureGates` enables it.
 const WORK_FEATURE_GATES: &str = "--feature-gates=ManifestWorkReplicaSet=true";
+const REGISTRATION_FEATURE_GATES: &str = "--feature-gates=ClusterProfile=true";
 
 /// How many ports an OCM plane needs: three hub controllers and one agent per member.
 pub fn ports(members: usize) -> usize {
@@ -232,6 +234,9 @@ impl Part {
             Self::Registration => {
                 let mut args = vec!["controller".to_string()];
                 args.extend(common(HUB_NAMESPACE, &hub_kubeconfig()));
+                // SIG Multicluster ClusterProfiles for the managed clusters, in every namespace
+                // a ManagedClusterSet is bound to (alpha in v1.2.1, default off).
+                args.push(REGISTRATION_FEATURE_GATES.to_string());
                 args
             }
             Self::Placement => {
@@ -307,30 +312,7 @@ fn start_part(s: &mut State, part: &Part, bins: &HubBinaries) -> Result<()> {
 /// `kubectl apply --server-side` of every CRD in `dir` on `context`, then waits until they
 /// are established; returns how many there were.
 fn install_crds(context: &str, dir: &Path) -> Result<usize> {
-    let arg = dir.display().to_string();
-    kubectl::run(
-        context,
-        &[
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            "--field-manager=flotilla-testenv",
-            "-f",
-            &arg,
-        ],
-        None,
-    )?;
-    kubectl::run(
-        context,
-        &[
-            "wait",
-            "--for=condition=Established",
-            "--timeout=90s",
-            "-f",
-            &arg,
-        ],
-        None,
-    )?;
+    kubectl::install_crds(context, dir)?;
     Ok(fs::read_dir(dir).map_or(0, Iterator::count))
 }
 

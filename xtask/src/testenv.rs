@@ -328,8 +328,21 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
             }
         },
     };
+    if hub == Hub::Plain {
+        install_cluster_profile_crd()?;
+    }
     print_summary(&state, started.elapsed());
     Ok(state.owner)
+}
+
+/// The plain tier's hub serves SIG Multicluster's ClusterProfiles (the upstream CRD at the
+/// version `xtask/go/cluster-inventory/go.mod` pins), so `--inventory clusterprofiles:hub`
+/// can be tested against a real API server. Applied on every `up`: a reused environment
+/// gets it too.
+fn install_cluster_profile_crd() -> Result<()> {
+    let build = gobuild::CLUSTER_INVENTORY;
+    let bins = build.ensure_built(&build.version()?)?;
+    kubectl::install_crds("hub", &bins.manifests().join(gobuild::CLUSTER_PROFILE_CRD))
 }
 
 /// How messages name the hub: `hub`, `Karmada v1.18.2 hub`, `OCM v1.2.1 hub`,

@@ -2,7 +2,10 @@
 //! phase inside a cluster (Namespaces, then CRDs, waiting for them to be Established, then
 //! everything else), then deletion of the prune list the operator confirmed. After an error
 //! that says the whole cluster cannot be worked on, nothing more is sent there. It must not
-//! choose what to prune: the caller hands it a confirmed list.
+//! choose what to prune: the caller hands it a confirmed list. An object Karmada would refuse
+//! to take over (`conflictResolution: Abort`, the member already holding it without flotilla's
+//! or Karmada's label) is read first and, when unowned, refused as a conflict, never written;
+//! under `Overwrite` such an object is taken over whole, its other managers' fields forced.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
@@ -14,6 +17,7 @@ use serde_json::Value;
 
 use super::cluster_api::{ApiError, ApplyMode, ClusterApi, Guard};
 use super::object::{FIELD_MANAGER, resource_of};
+use super::planning::{REFUSED_ADOPTION, owned};
 use super::targets::{Ignores, Options, Target, cluster_failure, fan_out};
 use crate::engine::compare::ignore;
 use crate::model::ResourceRef;
@@ -192,6 +196,26 @@ async fn apply_cluster<A: ClusterApi>(
                 if let Some(reason) = halted.lock().ok().and_then(|h| h.clone()) {
                     return (resource, Sent::No(reason));
                 }
+                let refuse = target.refuse_unowned.contains(&resource);
+                let mut mode = mode;
+                if refuse || target.take_over_unowned.contains(&resource) {
+                    let (live, throttles) =
+                        guard.call_counting_throttles(|| api.get(&resource)).await;
+                    match live {
+                        Ok(Some(live)) if !owned(&live) => {
+                            if refuse {
+                                return (resource, Sent::Refused);
+                            }
+                            mode.force = true;
+                        }
+                        Ok(_) => {}
+                        Err(err) => {
+                            let result = Err(err);
+                            halt_on(&result);
+                            return (resource, Sent::Yes(result, throttles));
+                        }
+                    }
+                }
                 let rules = ignores.for_object(&target.cluster, &resource);
                 if rules.is_empty() {
                     let (result, throttles) = guard
@@ -224,6 +248,15 @@ async fn apply_cluster<A: ClusterApi>(
         for (resource, sent) in results {
             let (result, throttles) = match sent {
                 Sent::Yes(result, throttles) => (result, throttles),
+                Sent::Refused => {
+                    rows.push(ApplyItem {
+                        cluster: target.cluster.clone(),
+                        resource,
+                        result: Outcome::Conflict,
+                        message: format!("not taken over: {REFUSED_ADOPTION}"),
+                    });
+                    continue;
+                }
                 Sent::No(reason) => {
                     rows.push(ApplyItem {
                         cluster: target.cluster.clone(),
@@ -294,6 +327,8 @@ async fn apply_cluster<A: ClusterApi>(
 enum Sent {
     Yes(Result<Value, ApiError>, u32),
     No(String),
+    /// Unowned on the member under `conflictResolution: Abort`: not sent.
+    Refused,
 }
 
 /// An applied row's message: empty, or how often the cluster throttled it first (it answered

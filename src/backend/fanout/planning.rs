@@ -151,19 +151,17 @@ async fn plan_cluster<A: ClusterApi>(
         .enumerate()
         .map(|(index, object)| async move {
             let rules = ignores.for_object(&target.cluster, &resource_of(object));
-            let refuse_unowned = target.refuse_unowned.contains(&resource_of(object));
+            let resource = resource_of(object);
+            let unowned = if target.refuse_unowned.contains(&resource) {
+                Unowned::Refuse
+            } else if target.take_over_unowned.contains(&resource) {
+                Unowned::TakeOver
+            } else {
+                Unowned::AsAny
+            };
             (
                 index,
-                plan_object(
-                    &target.cluster,
-                    api,
-                    guard,
-                    object,
-                    mode,
-                    &rules,
-                    refuse_unowned,
-                )
-                .await,
+                plan_object(&target.cluster, api, guard, object, mode, &rules, unowned).await,
             )
         })
         .collect();
@@ -219,11 +217,23 @@ fn suspended_rows<A>(target: &Target<A>) -> Vec<PlanItem> {
 }
 
 /// Whether a live object carries flotilla's or Karmada's ownership label.
-fn owned(live: &Value) -> bool {
+pub(super) fn owned(live: &Value) -> bool {
     let labels = live.pointer("/metadata/labels");
     let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
     label(MANAGED_BY_LABEL) == Some(MANAGED_BY_VALUE)
         || label(KARMADA_MANAGED_LABEL) == Some("true")
+}
+
+/// What Karmada's `conflictResolution` makes of an object the member already has without
+/// flotilla's or Karmada's label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unowned {
+    /// No Karmada policy speaks for it: planned as any object.
+    AsAny,
+    /// Abort: refused.
+    Refuse,
+    /// Overwrite: taken over whole.
+    TakeOver,
 }
 
 /// What plan says of an unowned object under `conflictResolution: Abort`.
@@ -236,7 +246,7 @@ async fn plan_object<A: ClusterApi>(
     object: &Value,
     mode: PlanMode,
     rules: &[&IgnoreRule],
-    refuse_unowned: bool,
+    unowned: Unowned,
 ) -> PlanItem {
     let resource = resource_of(object);
     let label = resource.display_key();
@@ -277,13 +287,25 @@ async fn plan_object<A: ClusterApi>(
         Err(err) => return row(PlanAction::Error, String::new(), err.to_string()),
     };
     let _ = health.set(live.as_ref().and_then(crate::engine::health::assess));
-    if refuse_unowned && live.as_ref().is_some_and(|live| !owned(live)) {
+    let is_unowned = live.as_ref().is_some_and(|live| !owned(live));
+    if unowned == Unowned::Refuse && is_unowned {
         return row(
             PlanAction::Conflict,
             String::new(),
             REFUSED_ADOPTION.to_string(),
         );
     }
+    // Taken over whole, as apply does: other managers' fields are forced.
+    let predicted = match predicted {
+        Some(Err(ApiError::Conflict { .. })) if unowned == Unowned::TakeOver && is_unowned => {
+            let force = ApplyMode {
+                dry_run: true,
+                force: true,
+            };
+            Some(guard.call(|| api.apply(object, force)).await)
+        }
+        other => other,
+    };
     // Credentials that may read but not patch cannot dry-run: compare read-only instead.
     let (predicted, note) = match predicted {
         Some(Err(ApiError::Forbidden(reason))) => (

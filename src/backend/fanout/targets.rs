@@ -39,6 +39,10 @@ pub struct Target<A> {
     /// Objects Karmada would refuse to take over when the cluster already has one of that
     /// name without flotilla's or Karmada's ownership label (`conflictResolution: Abort`).
     pub refuse_unowned: BTreeSet<ResourceRef>,
+    /// Objects Karmada would take over whole (`conflictResolution: Overwrite`) when the member
+    /// has one unowned: apply forces the fields another manager holds on them, as Karmada's
+    /// update replaces the object.
+    pub take_over_unowned: BTreeSet<ResourceRef>,
 }
 
 /// What one cluster should have for some of the fleet's rows: see [`desired`].
@@ -52,6 +56,8 @@ pub struct Desired {
     pub suspended: Vec<(ResourceRef, String)>,
     /// Rows whose Karmada `conflictResolution` is Abort (see [`Target::refuse_unowned`]).
     pub refuse_unowned: BTreeSet<ResourceRef>,
+    /// Rows whose Karmada `conflictResolution` is Overwrite (see [`Target::take_over_unowned`]).
+    pub take_over_unowned: BTreeSet<ResourceRef>,
     /// The rows placed on the cluster, in the order given.
     pub rows: Vec<usize>,
 }
@@ -77,8 +83,14 @@ pub fn desired(
             continue;
         }
         desired.rows.push(row);
-        if fleet.conflict_resolution(row) == Some(ConflictResolution::Abort) {
-            desired.refuse_unowned.insert(resource.target.clone());
+        match fleet.conflict_resolution(row) {
+            Some(ConflictResolution::Abort) => {
+                desired.refuse_unowned.insert(resource.target.clone());
+            }
+            Some(ConflictResolution::Overwrite) => {
+                desired.take_over_unowned.insert(resource.target.clone());
+            }
+            None => {}
         }
         match fleet.decide(row, cluster) {
             Decision::Placed { object, .. } => {

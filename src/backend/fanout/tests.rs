@@ -43,6 +43,7 @@ fn target(name: &str, fake: &Arc<FakeCluster>, objects: Vec<Value>) -> Target<Ar
         prune_namespaces: BTreeSet::new(),
         suspended: Vec::new(),
         refuse_unowned: BTreeSet::new(),
+        take_over_unowned: BTreeSet::new(),
     }
 }
 
@@ -476,6 +477,7 @@ async fn plan_flags_what_karmada_would_refuse_to_adopt_and_holds_suspended_objec
     let mut east = target("east", &fake, wanted.objects);
     east.suspended = wanted.suspended;
     east.refuse_unowned = wanted.refuse_unowned;
+    east.take_over_unowned = wanted.take_over_unowned;
     east.prune_kinds = vec![("v1".into(), "ConfigMap".into())];
     east.prune_namespaces.insert("shop".into());
     let items = plan(
@@ -503,6 +505,44 @@ async fn plan_flags_what_karmada_would_refuse_to_adopt_and_holds_suspended_objec
     );
     for name in ["overwritten", "annotated", "karmadas"] {
         assert_eq!(of(name)[0].action, PlanAction::Update, "{name}: {items:#?}");
+    }
+    // Apply refuses the same object, reported, and writes nothing to it; Overwrite takes
+    // its object over.
+    let applied = apply(
+        std::slice::from_ref(&east),
+        false,
+        &BTreeMap::new(),
+        Options::default(),
+        &quiet,
+    )
+    .await;
+    let outcome = |name: &str| {
+        applied
+            .iter()
+            .find(|i| i.resource.name == name && i.resource.kind == "ConfigMap")
+            .unwrap_or_else(|| panic!("{name} not reported: {applied:#?}"))
+    };
+    assert_eq!(outcome("refused").result, Outcome::Conflict);
+    assert!(
+        outcome("refused")
+            .message
+            .starts_with("not taken over: Karmada would refuse to adopt it"),
+        "{}",
+        outcome("refused").message
+    );
+    for name in ["overwritten", "annotated", "karmadas"] {
+        assert_eq!(outcome(name).result, Outcome::Applied, "{name}");
+    }
+    {
+        let objects = fake.lock_objects_for_test();
+        let color = |name: &str| {
+            objects
+                .iter()
+                .find(|(r, _)| r.name == name && r.kind == "ConfigMap")
+                .map(|(_, o)| o["data"]["color"].clone())
+        };
+        assert_eq!(color("refused"), Some(json!("red")));
+        assert_eq!(color("overwritten"), Some(json!("blue")));
     }
     let held = of("held");
     assert_eq!(

@@ -192,6 +192,7 @@ impl Hub {
             prune_namespaces: Default::default(),
             suspended: Vec::new(),
             refuse_unowned: Default::default(),
+            take_over_unowned: Default::default(),
         }
     }
 

@@ -29,15 +29,25 @@ pub async fn resolve_exec(
     context: &str,
     deadline: Duration,
 ) -> Result<(), String> {
-    let Some(user) = kubeconfig
+    let Some(named_context) = kubeconfig
         .contexts
         .iter()
         .find(|named| named.name == context)
-        .and_then(|named| named.context.as_ref())
-        .and_then(|ctx| ctx.user.clone())
+        .and_then(|named| named.context.clone())
     else {
         return Ok(());
     };
+    let Some(user) = named_context.user.clone() else {
+        return Ok(());
+    };
+    // What `provideClusterInfo` hands the plugin, as client-go builds it from the context's
+    // cluster (its `client.authentication.k8s.io/exec` extension included).
+    let cluster_info = kubeconfig
+        .clusters
+        .iter()
+        .find(|named| named.name == named_context.cluster)
+        .and_then(|named| named.cluster.as_ref())
+        .and_then(|cluster| kube::config::ExecAuthCluster::try_from(cluster).ok());
     let Some(auth) = kubeconfig
         .auth_infos
         .iter_mut()
@@ -46,9 +56,12 @@ pub async fn resolve_exec(
     else {
         return Ok(());
     };
-    let Some(exec) = plugin_in_use(auth) else {
+    let Some(mut exec) = plugin_in_use(auth) else {
         return Ok(());
     };
+    if exec.provide_cluster_info && exec.cluster.is_none() {
+        exec.cluster = cluster_info;
+    }
     let status = run_plugin(&exec, context, deadline).await?;
     if let (Some(cert), Some(key)) = (&status.client_certificate_data, &status.client_key_data) {
         let engine = base64::engine::general_purpose::STANDARD;
@@ -357,6 +370,52 @@ echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","s
         assert!(
             err.contains("exit 1") && err.contains("needs login"),
             "{err}"
+        );
+    }
+
+    /// client-go's `provideClusterInfo`: the plugin is told the context's cluster, with the
+    /// `client.authentication.k8s.io/exec` extension as `spec.cluster.config` (what
+    /// cluster-inventory-api's secretreader plugin reads its cluster name from).
+    #[tokio::test]
+    async fn provide_cluster_info_hands_the_plugin_the_clusters_exec_extension() {
+        let dir = tempfile::tempdir().unwrap();
+        let plugin = script(
+            dir.path(),
+            r#"case "$KUBERNETES_EXEC_INFO" in *'"config":{"clusterName":"m1"}'*) ;; *) echo "$KUBERNETES_EXEC_INFO" >&2; exit 3;; esac
+echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"tok-1"}}'"#,
+        );
+        let mut kubeconfig = Kubeconfig::from_yaml(&format!(
+            r#"
+apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: "https://127.0.0.1:9"
+    extensions:
+    - name: client.authentication.k8s.io/exec
+      extension: {{clusterName: m1}}
+users:
+- name: u
+  user:
+    exec: {{apiVersion: client.authentication.k8s.io/v1, command: {}, provideClusterInfo: true}}
+contexts:
+- name: m
+  context: {{cluster: c, user: u}}
+"#,
+            plugin.display()
+        ))
+        .unwrap();
+        resolve_exec(&mut kubeconfig, "m", Duration::from_secs(10))
+            .await
+            .unwrap();
+        assert!(
+            kubeconfig.auth_infos[0]
+                .auth_info
+                .as_ref()
+                .unwrap()
+                .token
+                .is_some()
         );
     }
 }

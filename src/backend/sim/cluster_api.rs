@@ -309,6 +309,7 @@ mod tests {
                     prune_namespaces: BTreeSet::new(),
                     suspended: wanted.suspended,
                     refuse_unowned: wanted.refuse_unowned,
+                    take_over_unowned: wanted.take_over_unowned,
                 }
             })
             .collect()

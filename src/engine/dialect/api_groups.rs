@@ -52,6 +52,7 @@ const GROUPS: &[(&str, &[&str], &[&str])] = &[
         &["v1beta1"],
         &["KubeFedCluster", "KubeFedConfig", "FederatedTypeConfig"],
     ),
+    ("multicluster.x-k8s.io", &["v1alpha1"], &["ClusterProfile"]),
     (
         "scheduling.kubefed.io",
         &["v1alpha1"],

@@ -55,6 +55,7 @@ const CLUSTER_SCOPED: &[&str] = &[
 enum Class {
     KarmadaCluster,
     KubeFedCluster,
+    ClusterProfile,
     TypeConfig,
     Ignored,
     DriftIgnore,
@@ -72,6 +73,7 @@ fn classify(doc: &Doc, kinds: &KindMap) -> Class {
     match (group, kind) {
         ("cluster.karmada.io", "Cluster") => Class::KarmadaCluster,
         ("core.kubefed.io", "KubeFedCluster") => Class::KubeFedCluster,
+        ("multicluster.x-k8s.io", "ClusterProfile") => Class::ClusterProfile,
         ("core.kubefed.io", "FederatedTypeConfig") => Class::TypeConfig,
         ("scheduling.kubefed.io", "ReplicaSchedulingPreference") => Class::Rsp,
         ("flotilla.dev", crate::engine::compare::ignore::KIND) => Class::DriftIgnore,
@@ -253,6 +255,7 @@ pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
         let kind = match class {
             Class::KarmadaCluster => InventoryKind::Karmada,
             Class::KubeFedCluster => InventoryKind::KubeFed,
+            Class::ClusterProfile => InventoryKind::ClusterProfile,
             _ => continue,
         };
         match inventory::parse_cluster(doc, kind) {
@@ -1694,5 +1697,53 @@ spec:
             "{text}apiVersion: policy.karmada.io/v1alpha1\nkind: OverridePolicy\nmetadata: {{name: tune, namespace: s}}\nspec: {{}}\n"
         ));
         assert!(fleet.is_placed(row(&fleet, "ConfigMap/s/cfg"), 0));
+    }
+
+    /// ClusterProfiles are inventory: their properties and cluster manager become labels a
+    /// policy selects on, and a Karmada Cluster of the same name is laid over its profile.
+    #[test]
+    fn cluster_profiles_are_inventory_with_properties_as_labels() {
+        let profile = |name: &str, region: &str| {
+            format!(
+                "apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ClusterProfile\nmetadata: {{name: {name}, namespace: fleet}}\n\
+                 spec: {{clusterManager: {{name: ocm}}}}\n\
+                 status: {{properties: [{{name: region.example.com, value: {region}}}]}}\n---\n"
+            )
+        };
+        let text = format!(
+            "{}{}apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {{name: p2, labels: {{region.example.com: us}}}}\n---\n\
+             apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cfg, namespace: s}}\n---\n\
+             apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: cfg, namespace: s}}\n\
+             spec:\n  resourceSelectors: [{{apiVersion: v1, kind: ConfigMap, name: cfg}}]\n  \
+             placement: {{clusterAffinity: {{labelSelector: {{matchLabels: {{region.example.com: eu}}}}}}}}\n",
+            profile("p1", "eu"),
+            profile("p2", "eu"),
+        );
+        let fleet = fleet_of(&text);
+        let names: Vec<&str> = fleet.clusters.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["p1", "p2"]);
+        assert_eq!(
+            fleet.clusters[0]
+                .labels
+                .get("x-k8s.io/cluster-manager")
+                .map(String::as_str),
+            Some("ocm")
+        );
+        let cfg = row(&fleet, "ConfigMap/s/cfg");
+        assert!(fleet.is_placed(cfg, 0));
+        // The Karmada Cluster's label wins over the profile's property.
+        assert!(!fleet.is_placed(cfg, 1));
+        let (_, errors) = load_fleet(&[SourceFile {
+            path: "p.yaml".into(),
+            text: "apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ClusterProfile\nmetadata: {name: p, namespace: f}\nspec: {clusterManager: {name: m}}\nstatus: {properties: [{name: x}]}\n".into(),
+        }]);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0]
+                .to_string()
+                .contains("status.properties[0].value: a property needs a string value"),
+            "{}",
+            errors[0]
+        );
     }
 }

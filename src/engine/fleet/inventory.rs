@@ -1,8 +1,11 @@
-//! The cluster inventory: Karmada `Cluster` and KubeFed `KubeFedCluster` documents merged into
-//! one sorted list of [`ClusterSpec`]. Merge rule for a name declared in both dialects: labels
-//! are united (the Karmada value wins on a conflicting key); provider, region, zones and taints
-//! come from the Karmada Cluster, falling back to the KubeFedCluster's status region/zones; the
-//! context is the Karmada annotation, else the KubeFed one, else the name. It must not place.
+//! The cluster inventory: Karmada `Cluster`, KubeFed `KubeFedCluster` and SIG Multicluster
+//! `ClusterProfile` documents merged into one sorted list of [`ClusterSpec`]. A ClusterProfile's
+//! labels are its own, its cluster manager (`x-k8s.io/cluster-manager`, upstream's label for
+//! it) and its `status.properties` as `name: value`. Merge rule for a name declared in more
+//! than one dialect, from weakest to strongest (ClusterProfile, KubeFed, Karmada): labels are
+//! united (the stronger value wins on a conflicting key); provider, region, zones and taints
+//! come from the strongest that has them; the context is the strongest annotation, else the
+//! name. It must not place.
 
 use std::collections::BTreeMap;
 
@@ -19,7 +22,12 @@ pub const CONTEXT_ANNOTATION: &str = "flotilla.dev/context";
 pub enum InventoryKind {
     Karmada,
     KubeFed,
+    ClusterProfile,
 }
+
+/// The label upstream asks every cluster manager to set on its ClusterProfiles
+/// (cluster-inventory-api `LabelClusterManagerKey`).
+pub const CLUSTER_MANAGER_LABEL: &str = "x-k8s.io/cluster-manager";
 
 fn labels_of(doc: &Doc) -> Result<BTreeMap<String, String>, FleetError> {
     let mut out = BTreeMap::new();
@@ -145,8 +153,49 @@ pub fn parse_cluster(doc: &Doc, kind: InventoryKind) -> Result<ClusterSpec, Flee
             spec.region = text_at(doc, "/status/region");
             spec.zones = string_list(doc, "/status/zones")?;
         }
+        InventoryKind::ClusterProfile => profile_labels(doc, &mut spec.labels)?,
     }
     Ok(spec)
+}
+
+/// A ClusterProfile's cluster manager and properties as labels: a property is a fact about the
+/// cluster its manager reports, which placement selects on as it would on a label.
+fn profile_labels(doc: &Doc, labels: &mut BTreeMap<String, String>) -> Result<(), FleetError> {
+    if let Some(manager) = text_at(doc, "/spec/clusterManager/name") {
+        labels
+            .entry(CLUSTER_MANAGER_LABEL.to_string())
+            .or_insert(manager);
+    }
+    let items = match doc.value.pointer("/status/properties") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            return Err(doc.error(
+                "/status/properties",
+                "properties must be a list",
+                "write `- {name: region, value: eu}`",
+            ));
+        }
+    };
+    for (i, item) in items.iter().enumerate() {
+        let name = item.get("name").and_then(scalar_text).unwrap_or_default();
+        let Some(value) = item.get("value").and_then(scalar_text) else {
+            return Err(doc.error(
+                &format!("/status/properties/{i}/value"),
+                "a property needs a string value",
+                "write `{name: region, value: eu}`",
+            ));
+        };
+        if name.is_empty() {
+            return Err(doc.error(
+                &format!("/status/properties/{i}/name"),
+                "a property needs a name",
+                "write `{name: region, value: eu}`",
+            ));
+        }
+        labels.insert(name, value);
+    }
+    Ok(())
 }
 
 /// Merges the parsed inventory documents (already in a deterministic order) into the sorted
@@ -155,12 +204,17 @@ pub fn merge(
     entries: Vec<(&Doc, InventoryKind, ClusterSpec)>,
     errors: &mut Vec<FleetError>,
 ) -> Vec<ClusterSpec> {
-    let mut karmada: BTreeMap<String, ClusterSpec> = BTreeMap::new();
-    let mut kubefed: BTreeMap<String, ClusterSpec> = BTreeMap::new();
-    let mut seen: BTreeMap<(String, bool), String> = BTreeMap::new();
+    // Weakest first: each later dialect is laid over the ones before it.
+    const ORDER: [InventoryKind; 3] = [
+        InventoryKind::ClusterProfile,
+        InventoryKind::KubeFed,
+        InventoryKind::Karmada,
+    ];
+    let mut by_kind: [BTreeMap<String, ClusterSpec>; 3] = Default::default();
+    let mut seen: BTreeMap<(String, usize), String> = BTreeMap::new();
     for (doc, kind, spec) in entries {
-        let is_karmada = kind == InventoryKind::Karmada;
-        let key = (spec.name.clone(), is_karmada);
+        let rank = ORDER.iter().position(|k| *k == kind).unwrap_or(0);
+        let key = (spec.name.clone(), rank);
         if let Some(first) = seen.get(&key) {
             errors.push(doc.error(
                 "/metadata/name",
@@ -170,42 +224,16 @@ pub fn merge(
             continue;
         }
         seen.insert(key, doc.location("/metadata/name").to_string());
-        if is_karmada {
-            karmada.insert(spec.name.clone(), spec);
-        } else {
-            kubefed.insert(spec.name.clone(), spec);
-        }
+        by_kind[rank].insert(spec.name.clone(), spec);
     }
     let mut out: BTreeMap<String, ClusterSpec> = BTreeMap::new();
-    for (name, k) in kubefed {
-        out.insert(name, k);
-    }
-    for (name, k) in karmada {
-        match out.get_mut(&name) {
-            None => {
-                out.insert(name, k);
-            }
-            Some(existing) => {
-                let mut labels = existing.labels.clone();
-                labels.extend(k.labels);
-                let context = if k.context.is_empty() {
-                    existing.context.clone()
-                } else {
-                    k.context
-                };
-                *existing = ClusterSpec {
-                    name: k.name,
-                    context,
-                    labels,
-                    taints: k.taints,
-                    provider: k.provider.or(existing.provider.take()),
-                    region: k.region.or(existing.region.take()),
-                    zones: if k.zones.is_empty() {
-                        std::mem::take(&mut existing.zones)
-                    } else {
-                        k.zones
-                    },
-                };
+    for dialect in by_kind {
+        for (name, k) in dialect {
+            match out.get_mut(&name) {
+                None => {
+                    out.insert(name, k);
+                }
+                Some(existing) => lay_over(existing, k),
             }
         }
     }
@@ -217,4 +245,24 @@ pub fn merge(
             c
         })
         .collect()
+}
+
+/// `stronger`'s declaration of the same cluster laid over `existing`.
+fn lay_over(existing: &mut ClusterSpec, stronger: ClusterSpec) {
+    existing.labels.extend(stronger.labels);
+    if !stronger.context.is_empty() {
+        existing.context = stronger.context;
+    }
+    if !stronger.taints.is_empty() {
+        existing.taints = stronger.taints;
+    }
+    if stronger.provider.is_some() {
+        existing.provider = stronger.provider;
+    }
+    if stronger.region.is_some() {
+        existing.region = stronger.region;
+    }
+    if !stronger.zones.is_empty() {
+        existing.zones = stronger.zones;
+    }
 }

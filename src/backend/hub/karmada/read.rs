@@ -165,6 +165,15 @@ pub struct Binding {
     /// Karmada's aggregated health of the object on each cluster (`Healthy`, `Unhealthy`,
     /// `Unknown`), from the binding's status.
     pub health: Vec<(String, String)>,
+    /// `spec.suspension`, copied by Karmada from the policy.
+    pub suspension: Suspension,
+}
+
+/// A binding's `spec.suspension`: dispatching held back everywhere, or on these clusters.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Suspension {
+    pub dispatching: bool,
+    pub on_clusters: Vec<String>,
 }
 
 /// What a Work says about its manifests on one cluster.
@@ -183,6 +192,8 @@ pub struct Work {
     pub binding_id: String,
     pub cluster: String,
     pub state: WorkState,
+    /// `spec.suspendDispatching`, or a Dispatching condition Karmada set False for it.
+    pub suspended: bool,
     pub manifests: Vec<Value>,
 }
 
@@ -219,8 +230,26 @@ pub fn binding_of(value: &Value) -> Binding {
                 .collect()
         })
         .unwrap_or_default();
+    let suspension = Suspension {
+        dispatching: value
+            .pointer("/spec/suspension/dispatching")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        on_clusters: value
+            .pointer("/spec/suspension/dispatchingOnClusters/clusterNames")
+            .and_then(Value::as_array)
+            .map(|names| {
+                names
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
     Binding {
         health,
+        suspension,
         name: if namespace.is_empty() {
             name
         } else {
@@ -254,9 +283,16 @@ pub fn work_of(value: &Value) -> Option<Work> {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
+    let suspended = value
+        .pointer("/spec/suspendDispatching")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+        || condition(value, "Dispatching")
+            .is_some_and(|c| c["status"] == "False" && c["reason"] == "SuspendDispatching");
     Some(Work {
         binding_id,
         cluster,
+        suspended,
         state: WorkState {
             applied: applied.map(|c| c["status"] == "True"),
             reason: applied.map(|c| text(c, "/reason")).unwrap_or_default(),
@@ -271,6 +307,34 @@ fn is_target(manifest: &Value, target: &ResourceRef) -> bool {
     text(manifest, "/kind") == target.kind
         && text(manifest, "/metadata/name") == target.name
         && text(manifest, "/metadata/namespace") == target.namespace.clone().unwrap_or_default()
+}
+
+/// Why Karmada holds back dispatching to `cluster`, if it does: the Work's
+/// `spec.suspendDispatching` (upstream's `IsWorkSuspendDispatching`) or, before the Work
+/// says so, the binding's suspension (upstream's `shouldSuspendDispatching`). A suspended
+/// Work may still say Applied (karmada#6542): suspension is what the cell shows.
+pub fn suspended(binding: &Binding, work: Option<&Work>, cluster: &str) -> Option<String> {
+    let on_binding = binding.suspension.dispatching
+        || binding.suspension.on_clusters.iter().any(|c| c == cluster);
+    if !on_binding && !work.is_some_and(|w| w.suspended) {
+        return None;
+    }
+    let scope = if binding.suspension.dispatching {
+        "everywhere".to_string()
+    } else if on_binding {
+        format!("on {}", binding.suspension.on_clusters.join(", "))
+    } else {
+        format!("on {cluster}")
+    };
+    Some(format!(
+        "Karmada holds back dispatching {scope} (ResourceBinding {} suspension); the Work {}",
+        binding.name,
+        match work {
+            Some(w) if w.suspended => "is suspended",
+            Some(_) => "is not yet marked suspended",
+            None => "is not written yet",
+        }
+    ))
 }
 
 /// The console's row for a binding: a cell for every cluster Karmada scheduled it to, from
@@ -292,6 +356,9 @@ pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
                 replicas.push_str(&format!("; {health} on the member"));
             }
             let work = by_cluster.get(cluster.as_str());
+            if let Some(why) = suspended(binding, work.copied(), cluster) {
+                return (cluster.clone(), (CellStatus::Suspended(why), None));
+            }
             let cell = match work.map(|w| &w.state) {
                 None => (
                     CellStatus::Pending,
@@ -557,6 +624,55 @@ mod view_tests {
         assert_eq!(
             row.cells["a"].1.as_deref(),
             Some("scheduled (2 replicas); Unhealthy on the member; no Work for a yet")
+        );
+    }
+
+    #[test]
+    fn suspended_dispatching_shows_suspended_whatever_the_work_last_applied() {
+        let mut binding = view_binding();
+        binding.suspension.on_clusters = vec!["a".into()];
+        let work = |cluster: &str, spec: Value| {
+            work_of(&json!({
+                "metadata": {"namespace": format!("karmada-es-{cluster}"),
+                    "labels": {"resourcebinding.karmada.io/permanent-id": "b1"}},
+                "spec": spec,
+                "status": {"conditions": [
+                    {"type": "Applied", "status": "True", "reason": "AppliedSuccessful"},
+                    {"type": "Dispatching", "status": "False", "reason": "SuspendDispatching"}]},
+            }))
+            .unwrap()
+        };
+        let works = [
+            work("a", json!({"suspendDispatching": true})),
+            work("b", json!({})),
+        ];
+        let row = row_of(&binding, &works);
+        let CellStatus::Suspended(why) = &row.cells["a"].0 else {
+            panic!("a is suspended: {:?}", row.cells["a"]);
+        };
+        assert!(
+            why.contains("on a") && why.contains("is suspended"),
+            "{why}"
+        );
+        // The Work's own mark counts even where the binding names other clusters.
+        assert!(matches!(row.cells["b"].0, CellStatus::Suspended(_)));
+        binding.suspension = Suspension::default();
+        assert_eq!(
+            row_of(&binding, &[work("b", json!({}))]).cells["b"].0,
+            CellStatus::Suspended("Karmada holds back dispatching on b (ResourceBinding shop/web-deployment suspension); the Work is suspended".into())
+        );
+        let all = Suspension {
+            dispatching: true,
+            on_clusters: Vec::new(),
+        };
+        binding.suspension = all;
+        let row = row_of(&binding, &[]);
+        let CellStatus::Suspended(why) = &row.cells["b"].0 else {
+            panic!("b is suspended");
+        };
+        assert!(
+            why.contains("everywhere") && why.contains("not written yet"),
+            "{why}"
         );
     }
 }

@@ -41,6 +41,8 @@ pub struct LiveFleet {
     pub kubeconfig: Kubeconfig,
     /// Per fleet cluster: `None` to connect, or why it is not connected.
     pub skip: Vec<Option<String>>,
+    /// What the ClusterProfiles of `--inventory` report, laid over each probe.
+    pub profiles: Option<Arc<crate::backend::cluster_profiles::ProfileInventory>>,
     pub options: LiveOptions,
 }
 
@@ -86,6 +88,7 @@ fn start(
         apply_permits: Semaphore::new(live.options.apply.concurrency.max(1)),
         options: live.options,
         readonly,
+        profiles: live.profiles,
     });
     columns
         .into_iter()

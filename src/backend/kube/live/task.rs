@@ -72,6 +72,7 @@ pub(super) struct Shared {
     pub apply_permits: Semaphore,
     pub options: LiveOptions,
     pub readonly: bool,
+    pub profiles: Option<Arc<crate::backend::cluster_profiles::ProfileInventory>>,
 }
 
 /// What a cluster's task hears from the tasks it started.
@@ -234,6 +235,19 @@ impl ClusterTask {
     /// Sends the cluster's status when it changed in a way an operator would notice, and a
     /// heartbeat otherwise.
     fn report(&mut self, observed: ClusterStatus) {
+        let observed = match &self.shared.profiles {
+            Some(profiles) => {
+                let name = self
+                    .cells
+                    .fleet()
+                    .clusters
+                    .get(self.index() as usize)
+                    .map(|spec| spec.name.clone())
+                    .unwrap_or_default();
+                profiles.status(&name, observed)
+            }
+            None => observed,
+        };
         let changed = match &self.health {
             None => true,
             Some(before) => {

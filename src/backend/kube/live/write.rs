@@ -219,6 +219,7 @@ fn delete_target(job: &Job, rows: &[u32]) -> DeleteWork {
         prune_namespaces: BTreeSet::new(),
         suspended: Vec::new(),
         refuse_unowned: BTreeSet::new(),
+        take_over_unowned: BTreeSet::new(),
     };
     (target, row_of, BTreeMap::from([(name.to_string(), doomed)]))
 }
@@ -243,6 +244,7 @@ fn apply_target(job: &Job, rows: &[u32]) -> (Target<KubeCluster>, HashMap<String
         prune_namespaces: BTreeSet::new(),
         suspended: desired.suspended,
         refuse_unowned: desired.refuse_unowned,
+        take_over_unowned: desired.take_over_unowned,
     };
     (target, row_of)
 }
