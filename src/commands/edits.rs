@@ -256,7 +256,7 @@ impl Report {
 
     /// Prints the report in the `-o` format.
     pub fn print(&self, global: &GlobalArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-        output::write(out, global.output, self, || self.table())
+        output::write(out, &global.output, self, || self.table())
     }
 }
 

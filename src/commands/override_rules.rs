@@ -108,7 +108,7 @@ pub async fn run_list(
             overriders: rule.items,
         })
         .collect();
-    output::write(out, global.output, &Items { items: &items }, || {
+    output::write(out, &global.output, &Items { items: &items }, || {
         let mut table = Table::new(&["RULE", "POLICY", "TARGET", "CLUSTERS", "OVERRIDERS"])
             .wide_only(&["CLUSTERS"]);
         for item in &items {

@@ -112,7 +112,7 @@ pub async fn run(
         table
     };
     if args.edit.dry_run {
-        output::write(out, global.output, &report, || table(&report))?;
+        output::write(out, &global.output, &report, || table(&report))?;
         return Ok(exit::CHANGES);
     }
     if !args.edit.yes {
@@ -152,6 +152,6 @@ pub async fn run(
     entry.clusters = report.clusters.clone();
     audit::record_or_warn(&entry);
     report.written = true;
-    output::write(out, global.output, &report, || table(&report))?;
+    output::write(out, &global.output, &report, || table(&report))?;
     Ok(exit::OK)
 }
