@@ -26,6 +26,11 @@ use crate::state::ScaleKind;
 const IN_FLIGHT: usize = 48;
 /// How often a phase prints its progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+/// How many bindings are written at once: a binding to 2,000 clusters is close to 1 MB,
+/// and many at once push the API server's writes past its 60 s timeout.
+fn bindings_in_flight(clusters: usize) -> usize {
+    (IN_FLIGHT * 50 / clusters.max(1)).clamp(1, IN_FLIGHT)
+}
 /// Attempts per request on a transient failure (timeout, 429, 5xx).
 const ATTEMPTS: u32 = 6;
 
@@ -240,12 +245,13 @@ async fn put(
     Ok(created.metadata.uid.unwrap_or_default())
 }
 
-/// Writes `items` (each one object, `requests` requests) with at most `IN_FLIGHT` requests
+/// Writes `items` (each one object, `requests` requests) with at most `in_flight` objects
 /// at once, printing progress; returns the per-item results in order.
 async fn phase<T, R, F, Fut>(
     label: &str,
     items: Vec<T>,
     requests: u64,
+    in_flight: usize,
     report: &mut Report,
     write: F,
 ) -> Result<Vec<R>>
@@ -258,8 +264,8 @@ where
     let mut last = Instant::now();
     let mut done = 0usize;
     let mut results = Vec::with_capacity(total);
-    // Each object's requests run one after the other: IN_FLIGHT objects, IN_FLIGHT requests.
-    let mut stream = futures::stream::iter(items.into_iter().map(&write)).buffered(IN_FLIGHT);
+    // Each object's requests run one after the other: as many requests as objects in flight.
+    let mut stream = futures::stream::iter(items.into_iter().map(&write)).buffered(in_flight);
     while let Some(result) = stream.try_next().await? {
         results.push(result);
         done += 1;
@@ -312,23 +318,31 @@ async fn load_karmada(client: &Client, size: Size, now: &str, report: &mut Repor
     } = size;
     let mut names = vec![APPS_NAMESPACE.to_string()];
     names.extend((0..clusters).map(karmada::member_namespace));
-    phase("namespaces", names, 1, report, |name| {
+    phase("namespaces", names, 1, IN_FLIGHT, report, |name| {
         put(client, namespaces(), objects::namespace(&name), None)
     })
     .await?;
-    phase("Clusters", (0..clusters).collect(), 2, report, |c| {
-        put(
-            client,
-            karmada_clusters(),
-            karmada::cluster(c),
-            Some(karmada::cluster_status(now)),
-        )
-    })
+    phase(
+        "Clusters",
+        (0..clusters).collect(),
+        2,
+        IN_FLIGHT,
+        report,
+        |c| {
+            put(
+                client,
+                karmada_clusters(),
+                karmada::cluster(c),
+                Some(karmada::cluster_status(now)),
+            )
+        },
+    )
     .await?;
     let uids = phase(
         "templates (Deployments)",
         (0..resources).collect(),
         2,
+        IN_FLIGHT,
         report,
         |r| {
             put(
@@ -344,6 +358,7 @@ async fn load_karmada(client: &Client, size: Size, now: &str, report: &mut Repor
         "PropagationPolicies",
         (0..resources).collect(),
         1,
+        IN_FLIGHT,
         report,
         |r| put(client, propagation_policies(), karmada::policy(r), None),
     )
@@ -352,6 +367,7 @@ async fn load_karmada(client: &Client, size: Size, now: &str, report: &mut Repor
         "ResourceBindings",
         uids.into_iter().enumerate().collect(),
         2,
+        bindings_in_flight(clusters),
         report,
         |(r, uid)| {
             put(
@@ -367,7 +383,7 @@ async fn load_karmada(client: &Client, size: Size, now: &str, report: &mut Repor
     let pairs: Vec<(usize, usize)> = (0..resources)
         .flat_map(|r| (0..clusters).map(move |c| (r, c)))
         .collect();
-    phase("Works", pairs, 2, report, |(r, c)| {
+    phase("Works", pairs, 2, IN_FLIGHT, report, |(r, c)| {
         put(
             client,
             works(),
@@ -387,11 +403,11 @@ async fn load_ocm(client: &Client, size: Size, now: &str, report: &mut Report) -
     } = size;
     let mut names = vec![APPS_NAMESPACE.to_string()];
     names.extend((0..clusters).map(cluster_name));
-    phase("namespaces", names, 1, report, |name| {
+    phase("namespaces", names, 1, IN_FLIGHT, report, |name| {
         put(client, namespaces(), objects::namespace(&name), None)
     })
     .await?;
-    phase("ManagedClusterSets", vec![()], 2, report, |()| {
+    phase("ManagedClusterSets", vec![()], 2, IN_FLIGHT, report, |()| {
         put(
             client,
             cluster_sets(),
@@ -400,49 +416,77 @@ async fn load_ocm(client: &Client, size: Size, now: &str, report: &mut Report) -
         )
     })
     .await?;
-    phase("ManagedClusterSetBindings", vec![()], 2, report, |()| {
-        put(
-            client,
-            set_bindings(),
-            ocm::set_binding(),
-            Some(ocm::set_binding_status(now)),
-        )
-    })
+    phase(
+        "ManagedClusterSetBindings",
+        vec![()],
+        2,
+        IN_FLIGHT,
+        report,
+        |()| {
+            put(
+                client,
+                set_bindings(),
+                ocm::set_binding(),
+                Some(ocm::set_binding_status(now)),
+            )
+        },
+    )
     .await?;
-    phase("ManagedClusters", (0..clusters).collect(), 2, report, |c| {
-        put(
-            client,
-            managed_clusters(),
-            ocm::managed_cluster(c),
-            Some(ocm::managed_cluster_status(c, now)),
-        )
-    })
+    phase(
+        "ManagedClusters",
+        (0..clusters).collect(),
+        2,
+        IN_FLIGHT,
+        report,
+        |c| {
+            put(
+                client,
+                managed_clusters(),
+                ocm::managed_cluster(c),
+                Some(ocm::managed_cluster_status(c, now)),
+            )
+        },
+    )
     .await?;
-    phase("Placements", (0..resources).collect(), 2, report, |r| {
-        put(
-            client,
-            placements(),
-            ocm::placement(r),
-            Some(ocm::placement_status(r, clusters, now)),
-        )
-    })
+    phase(
+        "Placements",
+        (0..resources).collect(),
+        2,
+        IN_FLIGHT,
+        report,
+        |r| {
+            put(
+                client,
+                placements(),
+                ocm::placement(r),
+                Some(ocm::placement_status(r, clusters, now)),
+            )
+        },
+    )
     .await?;
     let groups: Vec<(usize, usize)> = (0..resources)
         .flat_map(|r| (1..=ocm::decision_objects(clusters)).map(move |g| (r, g)))
         .collect();
-    phase("PlacementDecisions", groups, 2, report, |(r, g)| {
-        put(
-            client,
-            decisions(),
-            ocm::decision(r, g),
-            Some(ocm::decision_status(g, clusters)),
-        )
-    })
+    phase(
+        "PlacementDecisions",
+        groups,
+        2,
+        IN_FLIGHT,
+        report,
+        |(r, g)| {
+            put(
+                client,
+                decisions(),
+                ocm::decision(r, g),
+                Some(ocm::decision_status(g, clusters)),
+            )
+        },
+    )
     .await?;
     let pairs: Vec<(usize, usize)> = (0..resources)
         .flat_map(|r| (0..clusters).map(move |c| (r, c)))
         .collect();
-    phase("ManifestWorks", pairs, 2, report, |(r, c)| {
+    phase("ManifestWorks", pairs, 2, IN_FLIGHT, report, |(r, c)| {
         put(
             client,
             manifest_works(),
