@@ -310,6 +310,14 @@ pub async fn load(size: Size) -> Result<Report> {
     Ok(report)
 }
 
+/// Every (resource, cluster), resource by resource (as Karmada's binding controller and an
+/// OCM user's tooling write them).
+fn pairs(resources: usize, clusters: usize) -> Vec<(usize, usize)> {
+    (0..resources)
+        .flat_map(|r| (0..clusters).map(move |c| (r, c)))
+        .collect()
+}
+
 async fn load_karmada(client: &Client, size: Size, now: &str, report: &mut Report) -> Result<()> {
     let Size {
         clusters,
@@ -379,18 +387,21 @@ async fn load_karmada(client: &Client, size: Size, now: &str, report: &mut Repor
         },
     )
     .await?;
-    // Resource by resource, as Karmada's binding controller writes them.
-    let pairs: Vec<(usize, usize)> = (0..resources)
-        .flat_map(|r| (0..clusters).map(move |c| (r, c)))
-        .collect();
-    phase("Works", pairs, 2, IN_FLIGHT, report, |(r, c)| {
-        put(
-            client,
-            works(),
-            karmada::work(r, c),
-            Some(karmada::work_status(r, !loaded_failed(r, c), now)),
-        )
-    })
+    phase(
+        "Works",
+        pairs(resources, clusters),
+        2,
+        IN_FLIGHT,
+        report,
+        |(r, c)| {
+            put(
+                client,
+                works(),
+                karmada::work(r, c),
+                Some(karmada::work_status(r, !loaded_failed(r, c), now)),
+            )
+        },
+    )
     .await?;
     Ok(())
 }
@@ -483,17 +494,21 @@ async fn load_ocm(client: &Client, size: Size, now: &str, report: &mut Report) -
         },
     )
     .await?;
-    let pairs: Vec<(usize, usize)> = (0..resources)
-        .flat_map(|r| (0..clusters).map(move |c| (r, c)))
-        .collect();
-    phase("ManifestWorks", pairs, 2, IN_FLIGHT, report, |(r, c)| {
-        put(
-            client,
-            manifest_works(),
-            ocm::manifest_work(r, c),
-            Some(ocm::manifest_work_status(r, !loaded_failed(r, c), now)),
-        )
-    })
+    phase(
+        "ManifestWorks",
+        pairs(resources, clusters),
+        2,
+        IN_FLIGHT,
+        report,
+        |(r, c)| {
+            put(
+                client,
+                manifest_works(),
+                ocm::manifest_work(r, c),
+                Some(ocm::manifest_work_status(r, !loaded_failed(r, c), now)),
+            )
+        },
+    )
     .await?;
     Ok(())
 }
