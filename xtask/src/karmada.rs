@@ -267,10 +267,9 @@ fn start_part(s: &mut State, part: Part, bins: &HubBinaries) -> Result<()> {
     )
 }
 
-/// Installs Karmada on the hub and starts its four processes (fresh start): namespaces and
-/// CRDs, the aggregated API server and its APIService, the webhook and its configurations
-/// (URLs rewritten to 127.0.0.1), then the controller-manager and the scheduler.
-pub fn install_and_start(s: &mut State, bins: &HubBinaries, pki: &Pki) -> Result<()> {
+/// Karmada's APIs on the hub without its controllers (the scale hub runs only these):
+/// namespaces and CRDs, the aggregated API server and its APIService.
+pub fn install_cluster_api(s: &mut State, bins: &HubBinaries, pki: &Pki) -> Result<()> {
     let t = Instant::now();
     let k = s.karmada_mut()?.clone();
     let ca = kubeconfig::b64(&pki.ca.cert);
@@ -340,6 +339,17 @@ pub fn install_and_start(s: &mut State, bins: &HubBinaries, pki: &Pki) -> Result
         "testenv: APIService {APISERVICE} available ({:.1} s)",
         t.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// Installs Karmada on the hub and starts its four processes (fresh start): namespaces and
+/// CRDs, the aggregated API server and its APIService, the webhook and its configurations
+/// (URLs rewritten to 127.0.0.1), then the controller-manager and the scheduler.
+pub fn install_and_start(s: &mut State, bins: &HubBinaries, pki: &Pki) -> Result<()> {
+    let t = Instant::now();
+    install_cluster_api(s, bins, pki)?;
+    let k = s.karmada_mut()?.clone();
+    let ca = kubeconfig::b64(&pki.ca.cert);
 
     start_part(s, Part::Webhook, bins)?;
     let local_url = format!("https://127.0.0.1:{}/", k.webhook_port);
@@ -586,6 +596,8 @@ mod tests {
             clusters: vec![],
             complete: false,
             hub_plane: Some(crate::state::HubPlane::Karmada(k.clone())),
+            scale: None,
+            proxies: None,
         };
         for part in PARTS {
             for arg in part.args(&s, &k) {

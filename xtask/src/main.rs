@@ -13,6 +13,7 @@ macro_rules! say {
     }};
 }
 
+mod contexts;
 mod files;
 mod fuzz;
 mod gobuild;
@@ -25,6 +26,9 @@ mod ocm;
 mod paths;
 mod pki;
 mod procs;
+mod scale;
+mod scale_load;
+mod scale_objects;
 mod screenshot;
 mod state;
 mod test;
@@ -61,6 +65,18 @@ commands:
                                member a klusterlet agent, registered under its context name;
                                with --hub kubefed the hub runs KubeFed v0.10.0's controller-manager
                                and the members are joined as KubeFedClusters
+  testenv up --scale karmada|ocm --clusters N --resources M [--churn PER_SECOND]
+                               a hub alone, loaded as a real hub of N clusters and M resources
+                               holds it (Karmada: Clusters, templates, policies, one
+                               ResourceBinding per resource and one Work per resource and
+                               cluster; OCM: ManagedClusters, Placements, PlacementDecisions and
+                               one ManifestWork per resource and cluster), written through its
+                               API server with statuses, no controllers; with --churn a
+                               background loader changes that many Work statuses a second
+  testenv up --contexts N [--latency-ms MS]
+                               the plain tier plus N kubeconfig contexts c0000… each through its
+                               own toxiproxy port to a member, with MS of injected latency
+                               (default: spread over 20–100 ms)
   testenv down                 stop everything testenv started (by process id)
   testenv status               report the environment (exit 0 when fully up, 1 otherwise)
   testenv stop CLUSTER         stop one cluster (e.g. member-2) to simulate an outage
@@ -105,17 +121,33 @@ fn run(args: &[String]) -> Result<ExitCode> {
 fn run_testenv(words: &[&str]) -> Result<ExitCode> {
     match words {
         ["up", rest @ ..] => {
-            let (members, hub) = parse_up(rest)?;
-            testenv::up(
-                testenv::Members::Exactly(members),
-                hub,
-                state::Owner::Manual,
-            )?;
+            match parse_up(rest)? {
+                Up::Tier { members, hub } => {
+                    testenv::up(
+                        testenv::Members::Exactly(members),
+                        hub,
+                        state::Owner::Manual,
+                    )?;
+                }
+                Up::Scale(args) => {
+                    scale::up(args, state::Owner::Manual)?;
+                }
+                Up::Contexts { count, latency_ms } => {
+                    contexts::up(count, latency_ms, state::Owner::Manual)?;
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }
+        // Started by `up --scale … --churn R`; runs until `down` stops it.
+        ["scale-churn"] => scale::run_churn().map(|()| ExitCode::SUCCESS),
         ["down"] => testenv::down().map(|()| ExitCode::SUCCESS),
         ["status"] => testenv::status().map(|up| {
-            if up {
+            // The scale hub's and the proxies' lines follow the clusters'.
+            let extra = match state::State::load(&paths::state_file()) {
+                Ok(Some(s)) => scale::status_lines(&s) & contexts::status_lines(&s),
+                _ => true,
+            };
+            if up && extra {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE
@@ -134,13 +166,34 @@ fn run_testenv(words: &[&str]) -> Result<ExitCode> {
     }
 }
 
-/// Parses `[--members N] [--hub plain|karmada]` (also `--flag=value`, any order); the
-/// defaults are 3 members and the plain hub.
-fn parse_up(words: &[&str]) -> Result<(usize, Hub)> {
-    const UP_USAGE: &str =
-        "usage: cargo xtask testenv up [--members N] [--hub karmada|ocm|kubefed]";
-    let mut members = None;
-    let mut hub = None;
+/// What `testenv up` asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Up {
+    /// `[--members N] [--hub …]`
+    Tier { members: usize, hub: Hub },
+    /// `--scale karmada|ocm --clusters N --resources M [--churn R]`
+    Scale(scale::ScaleArgs),
+    /// `--contexts N [--latency-ms MS]`
+    Contexts {
+        count: usize,
+        latency_ms: Option<u32>,
+    },
+}
+
+const UP_USAGE: &str = "usage: cargo xtask testenv up [--members N] [--hub karmada|ocm|kubefed]\n   \
+     or: cargo xtask testenv up --scale karmada|ocm --clusters N --resources M [--churn PER_SECOND]\n   \
+     or: cargo xtask testenv up --contexts N [--latency-ms MS]";
+
+fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T> {
+    value
+        .parse()
+        .map_err(|_| anyhow::anyhow!("{flag} wants a number, got `{value}`"))
+}
+
+/// Parses the flags of `testenv up` (also `--flag=value`, any order); the defaults are 3
+/// members and the plain hub.
+fn parse_up(words: &[&str]) -> Result<Up> {
+    let mut flags: Vec<(&str, &str)> = Vec::new();
     let mut rest = words;
     while let [first, tail @ ..] = rest {
         let (flag, value, tail) = match first.split_once('=') {
@@ -150,14 +203,75 @@ fn parse_up(words: &[&str]) -> Result<(usize, Hub)> {
                 [] => bail!("{UP_USAGE}"),
             },
         };
-        match flag {
-            "--members" if members.is_none() => members = Some(parse_count(value)?),
-            "--hub" if hub.is_none() => hub = Some(parse_hub(&["--hub", value])?),
-            _ => bail!("{UP_USAGE}"),
+        const KNOWN: [&str; 8] = [
+            "--members",
+            "--hub",
+            "--scale",
+            "--clusters",
+            "--resources",
+            "--churn",
+            "--contexts",
+            "--latency-ms",
+        ];
+        if !KNOWN.contains(&flag) || flags.iter().any(|(f, _)| *f == flag) {
+            bail!("{UP_USAGE}");
         }
+        flags.push((flag, value));
         rest = tail;
     }
-    Ok((members.unwrap_or(3), hub.unwrap_or(Hub::Plain)))
+    let get = |flag: &str| flags.iter().find(|(f, _)| *f == flag).map(|(_, v)| *v);
+    let only = |allowed: &[&str], what: &str| -> Result<()> {
+        match flags.iter().find(|(f, _)| !allowed.contains(f)) {
+            Some((f, _)) => bail!("{f} does not go with {what}\n{UP_USAGE}"),
+            None => Ok(()),
+        }
+    };
+    if let Some(kind) = get("--scale") {
+        only(
+            &["--scale", "--clusters", "--resources", "--churn"],
+            "--scale",
+        )?;
+        let kind = state::ScaleKind::from_flag(kind)
+            .with_context(|| format!("--scale knows `karmada` and `ocm`, not `{kind}`"))?;
+        let clusters = get("--clusters").context("--scale needs --clusters N")?;
+        let resources = get("--resources").context("--scale needs --resources M")?;
+        let churn = get("--churn").map(|v| number("--churn", v)).transpose()?;
+        return Ok(Up::Scale(scale::checked(
+            kind,
+            number("--clusters", clusters)?,
+            number("--resources", resources)?,
+            churn,
+        )?));
+    }
+    if let Some(count) = get("--contexts") {
+        only(&["--contexts", "--latency-ms"], "--contexts")?;
+        let count: usize = number("--contexts", count)?;
+        if !(1..=contexts::MAX_CONTEXTS).contains(&count) {
+            bail!(
+                "--contexts must be between 1 and {}, got {count}",
+                contexts::MAX_CONTEXTS
+            );
+        }
+        let latency_ms = get("--latency-ms")
+            .map(|v| number::<u32>("--latency-ms", v))
+            .transpose()?;
+        if let Some(ms) = latency_ms
+            && !(1..=10_000).contains(&ms)
+        {
+            bail!("--latency-ms must be between 1 and 10000, got {ms}");
+        }
+        return Ok(Up::Contexts { count, latency_ms });
+    }
+    only(
+        &["--members", "--hub"],
+        "a member tier (--clusters, --resources and --churn go with --scale, --latency-ms with --contexts)",
+    )?;
+    let members = get("--members").map(parse_count).transpose()?;
+    let hub = get("--hub").map(|v| parse_hub(&["--hub", v])).transpose()?;
+    Ok(Up::Tier {
+        members: members.unwrap_or(3),
+        hub: hub.unwrap_or(Hub::Plain),
+    })
 }
 
 fn parse_count(value: &str) -> Result<usize> {
@@ -195,11 +309,67 @@ fn parse_hub(words: &[&str]) -> Result<Hub> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Hub, parse_up};
+    use super::{Hub, Up, parse_up};
+    use crate::state::ScaleKind;
+
+    /// The member tier's `(members, hub)`, or an error for any other request.
+    fn tier(words: &[&str]) -> anyhow::Result<(usize, Hub)> {
+        match parse_up(words)? {
+            Up::Tier { members, hub } => Ok((members, hub)),
+            other => anyhow::bail!("not a member tier: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn scale_and_contexts_forms() {
+        let Up::Scale(args) = parse_up(&[
+            "--scale",
+            "ocm",
+            "--clusters=500",
+            "--resources",
+            "20",
+            "--churn",
+            "200",
+        ])
+        .expect("scale") else {
+            panic!("a scale request");
+        };
+        assert_eq!(args.size.kind, ScaleKind::Ocm);
+        assert_eq!((args.size.clusters, args.size.resources), (500, 20));
+        assert_eq!(args.churn, Some(200));
+        assert!(parse_up(&["--scale", "karmada", "--clusters", "5"]).is_err());
+        assert!(parse_up(&["--scale", "kubefed", "--clusters", "5", "--resources", "1"]).is_err());
+        assert!(
+            parse_up(&[
+                "--scale",
+                "karmada",
+                "--clusters",
+                "5",
+                "--resources",
+                "1",
+                "--hub",
+                "ocm"
+            ])
+            .is_err()
+        );
+        assert!(
+            parse_up(&["--clusters", "5"]).is_err(),
+            "--clusters needs --scale"
+        );
+        assert_eq!(
+            parse_up(&["--contexts", "1000", "--latency-ms", "50"]).expect("contexts"),
+            Up::Contexts {
+                count: 1000,
+                latency_ms: Some(50)
+            }
+        );
+        assert!(parse_up(&["--contexts", "0"]).is_err());
+        assert!(parse_up(&["--latency-ms", "50"]).is_err());
+    }
 
     #[test]
     fn members_default_and_forms() {
-        let members = |w: &[&str]| parse_up(w).map(|(n, _)| n);
+        let members = |w: &[&str]| tier(w).map(|(n, _)| n);
         assert_eq!(members(&[]).expect("default"), 3);
         assert_eq!(members(&["--members", "5"]).expect("two words"), 5);
         assert_eq!(members(&["--members=1"]).expect("one word"), 1);
@@ -210,22 +380,22 @@ mod tests {
 
     #[test]
     fn hub_default_and_forms() {
-        assert_eq!(parse_up(&[]).expect("default"), (3, Hub::Plain));
+        assert_eq!(tier(&[]).expect("default"), (3, Hub::Plain));
         assert_eq!(
-            parse_up(&["--hub", "karmada", "--members", "2"]).expect("both"),
+            tier(&["--hub", "karmada", "--members", "2"]).expect("both"),
             (2, Hub::Karmada)
         );
         assert_eq!(
-            parse_up(&["--members=2", "--hub=karmada"]).expect("both, one word each"),
+            tier(&["--members=2", "--hub=karmada"]).expect("both, one word each"),
             (2, Hub::Karmada)
         );
-        assert_eq!(parse_up(&["--hub=ocm"]).expect("ocm"), (3, Hub::Ocm));
+        assert_eq!(tier(&["--hub=ocm"]).expect("ocm"), (3, Hub::Ocm));
         assert_eq!(
-            parse_up(&["--hub", "kubefed", "--members", "2"]).expect("kubefed"),
+            tier(&["--hub", "kubefed", "--members", "2"]).expect("kubefed"),
             (2, Hub::KubeFed)
         );
-        assert!(parse_up(&["--hub", "kubefeed"]).is_err());
-        assert!(parse_up(&["--hub"]).is_err());
-        assert!(parse_up(&["--hub", "karmada", "--hub", "plain"]).is_err());
+        assert!(tier(&["--hub", "kubefeed"]).is_err());
+        assert!(tier(&["--hub"]).is_err());
+        assert!(tier(&["--hub", "karmada", "--hub", "plain"]).is_err());
     }
 }

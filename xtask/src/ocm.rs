@@ -316,9 +316,8 @@ fn install_crds(context: &str, dir: &Path) -> Result<usize> {
     Ok(fs::read_dir(dir).map_or(0, Iterator::count))
 }
 
-/// Installs OCM on the hub and starts its controllers (fresh start): the hub namespace and
-/// CRDs, then `registration controller`, `placement controller` and `work manager`.
-pub fn install_and_start(s: &mut State, bins: &HubBinaries) -> Result<()> {
+/// OCM's hub namespace and CRDs, without its controllers (the scale hub runs only these).
+pub fn install_hub_crds(bins: &HubBinaries) -> Result<()> {
     let t = Instant::now();
     apply(
         HUB,
@@ -329,6 +328,13 @@ pub fn install_and_start(s: &mut State, bins: &HubBinaries) -> Result<()> {
         "testenv: {count} OCM CRDs established on the hub ({:.1} s)",
         t.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// Installs OCM on the hub and starts its controllers (fresh start): the hub namespace and
+/// CRDs, then `registration controller`, `placement controller` and `work manager`.
+pub fn install_and_start(s: &mut State, bins: &HubBinaries) -> Result<()> {
+    install_hub_crds(bins)?;
     start_part(s, &Part::Registration, bins)?;
     start_part(s, &Part::Placement, bins)?;
     start_part(s, &Part::Work, bins)?;

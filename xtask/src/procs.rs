@@ -251,13 +251,30 @@ pub fn port_open(port: u16) -> bool {
 
 /// A minimal plain-HTTP GET on loopback (etcd's `/health`); returns status code and body.
 pub fn http_get(port: u16, path: &str) -> Result<(u16, String)> {
+    http_request(port, "GET", path, None)
+}
+
+/// A minimal plain-HTTP POST of a JSON body on loopback (toxiproxy's API).
+pub fn http_post(port: u16, path: &str, json: &str) -> Result<(u16, String)> {
+    http_request(port, "POST", path, Some(json))
+}
+
+fn http_request(port: u16, method: &str, path: &str, json: Option<&str>) -> Result<(u16, String)> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(1))?;
     stream.set_read_timeout(Some(Duration::from_secs(2)))?;
     write!(
         stream,
-        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n"
     )?;
+    match json {
+        Some(body) => write!(
+            stream,
+            "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )?,
+        None => write!(stream, "\r\n")?,
+    }
     let mut text = String::new();
     stream.read_to_string(&mut text)?;
     let code = text

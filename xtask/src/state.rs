@@ -279,6 +279,127 @@ impl KubeFed {
     }
 }
 
+/// Which hub a scale environment imitates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScaleKind {
+    Karmada,
+    Ocm,
+}
+
+impl ScaleKind {
+    /// The `--scale` value that asks for it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Self::Karmada => "karmada",
+            Self::Ocm => "ocm",
+        }
+    }
+
+    pub fn from_flag(value: &str) -> Option<Self> {
+        match value {
+            "karmada" => Some(Self::Karmada),
+            "ocm" => Some(Self::Ocm),
+            _ => None,
+        }
+    }
+}
+
+/// The scale environment of `testenv up --scale`: a hub API server holding what a hub of
+/// `clusters` clusters and `resources` resources holds, written by the loader, and the
+/// background loader that changes `churn` Work statuses per second (when asked for).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scale {
+    pub kind: ScaleKind,
+    pub clusters: usize,
+    pub resources: usize,
+    pub churn: Option<u32>,
+    pub churn_loader: Option<ProcRec>,
+}
+
+impl Scale {
+    fn to_json(&self) -> Value {
+        json!({
+            "kind": self.kind.flag(),
+            "clusters": self.clusters,
+            "resources": self.resources,
+            "churn": self.churn,
+            "churnLoader": proc_json(self.churn_loader.as_ref()),
+        })
+    }
+
+    fn from_json(v: &Value) -> Result<Self> {
+        let count = |key: &str| {
+            v.get(key)
+                .and_then(Value::as_u64)
+                .and_then(|n| usize::try_from(n).ok())
+                .with_context(|| format!("state: missing or bad `scale.{key}`"))
+        };
+        Ok(Self {
+            kind: ScaleKind::from_flag(&str_from(v, "kind")?).context("state: bad `scale.kind`")?,
+            clusters: count("clusters")?,
+            resources: count("resources")?,
+            churn: v
+                .get("churn")
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok()),
+            churn_loader: v.get("churnLoader").and_then(proc_from),
+        })
+    }
+}
+
+/// The raw-contexts tier of `testenv up --contexts N`: one toxiproxy server (its API on
+/// `api_port`) holding `count` proxies, proxy `i` listening on `ports[i]` in front of the
+/// members in turn, each with a latency toxic around `latency_ms`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proxies {
+    pub count: usize,
+    pub latency_ms: u32,
+    pub api_port: u16,
+    pub ports: Vec<u16>,
+    pub server: Option<ProcRec>,
+}
+
+impl Proxies {
+    fn to_json(&self) -> Value {
+        json!({
+            "count": self.count,
+            "latencyMs": self.latency_ms,
+            "apiPort": self.api_port,
+            "ports": self.ports,
+            "server": proc_json(self.server.as_ref()),
+        })
+    }
+
+    fn from_json(v: &Value) -> Result<Self> {
+        let ports = v
+            .get("ports")
+            .and_then(Value::as_array)
+            .context("state: missing `proxies.ports`")?
+            .iter()
+            .map(|p| {
+                p.as_u64()
+                    .and_then(|p| u16::try_from(p).ok())
+                    .context("state: bad port in `proxies.ports`")
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            count: v
+                .get("count")
+                .and_then(Value::as_u64)
+                .and_then(|n| usize::try_from(n).ok())
+                .context("state: missing `proxies.count`")?,
+            latency_ms: v
+                .get("latencyMs")
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+                .context("state: missing `proxies.latencyMs`")?,
+            api_port: port_from(v, "apiPort")?,
+            ports,
+            server: v.get("server").and_then(proc_from),
+        })
+    }
+}
+
 /// The federation control plane of a hub that is not plain (at most one per environment).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HubPlane {
@@ -385,6 +506,10 @@ pub struct State {
     /// Set once a fresh start finished (RBAC applied, controller-managers started); an
     /// interrupted start leaves it false and the next `up` replaces the environment.
     pub complete: bool,
+    /// `up --scale`: the loaded hub (no members, no controllers).
+    pub scale: Option<Scale>,
+    /// `up --contexts N`: the proxies in front of the members.
+    pub proxies: Option<Proxies>,
 }
 
 fn proc_json(p: Option<&ProcRec>) -> Value {
@@ -452,6 +577,13 @@ impl State {
             .as_ref()
             .map(HubPlane::stop_groups)
             .unwrap_or_default();
+        // The churn loader and the proxies talk to the API servers: they go first.
+        if let Some(p) = self.scale.as_ref().and_then(|s| s.churn_loader.clone()) {
+            controllers.insert(0, ("scale churn loader".to_string(), p));
+        }
+        if let Some(p) = self.proxies.as_ref().and_then(|x| x.server.clone()) {
+            controllers.insert(0, ("toxiproxy".to_string(), p));
+        }
         let mut apiservers = Vec::new();
         for c in &self.clusters {
             if let Some(p) = &c.controller_manager {
@@ -514,6 +646,8 @@ impl State {
         if let Some(p) = &self.hub_plane {
             v[p.key()] = p.to_json();
         }
+        v["scale"] = self.scale.as_ref().map_or(Value::Null, Scale::to_json);
+        v["proxies"] = self.proxies.as_ref().map_or(Value::Null, Proxies::to_json);
         v
     }
 
@@ -568,6 +702,16 @@ impl State {
                     Some(HubPlane::from_json(key, p).with_context(|| format!("state: bad `{key}`")))
                 })
                 .transpose()?,
+            scale: v
+                .get("scale")
+                .filter(|x| !x.is_null())
+                .map(Scale::from_json)
+                .transpose()?,
+            proxies: v
+                .get("proxies")
+                .filter(|x| !x.is_null())
+                .map(Proxies::from_json)
+                .transpose()?,
         })
     }
 
@@ -619,6 +763,8 @@ mod tests {
             clusters: vec![],
             complete: true,
             hub_plane,
+            scale: None,
+            proxies: None,
         }
     }
 
@@ -654,6 +800,35 @@ mod tests {
         // The file keeps one key per kind of plane.
         let v = s.to_json();
         assert!(PLANE_KEYS.iter().all(|k| v[k].is_null()), "{v}");
+    }
+
+    #[test]
+    fn round_trips_a_scale_hub_and_proxies_and_stops_their_loaders_first() {
+        let mut s = with_plane(Some(HubPlane::Karmada(karmada())));
+        s.scale = Some(Scale {
+            kind: ScaleKind::Ocm,
+            clusters: 500,
+            resources: 20,
+            churn: Some(200),
+            churn_loader: rec(21),
+        });
+        s.proxies = Some(Proxies {
+            count: 2,
+            latency_ms: 50,
+            api_port: 4000,
+            ports: vec![4001, 4002],
+            server: rec(22),
+        });
+        let (back, [first, _]) = round_trip(&s);
+        assert_eq!(back.scale, s.scale);
+        assert_eq!(back.proxies, s.proxies);
+        assert_eq!(
+            &first[..2],
+            ["toxiproxy", "scale churn loader"],
+            "what talks to the API servers stops first"
+        );
+        let plain = State::from_json(&with_plane(None).to_json()).expect("parse");
+        assert!(plain.scale.is_none() && plain.proxies.is_none());
     }
 
     fn karmada() -> Karmada {

@@ -12,7 +12,8 @@ use anyhow::{Context, Result, bail};
 use crate::gobuild::{self, Versions};
 use crate::layers;
 use crate::paths;
-use crate::state::Owner;
+use crate::scale;
+use crate::state::{Owner, ScaleKind};
 use crate::testenv::{self, Hub, Members};
 
 /// Integration tests run in parallel within a test binary: they are I/O-bound, each has its
@@ -83,7 +84,7 @@ fn run_counting(mut cmd: Command, what: &str, tally: &mut Tally) -> Result<()> {
 pub fn run() -> Result<()> {
     let total_start = Instant::now();
     let mut timings: Vec<(String, Duration)> = Vec::new();
-    let steps = 5 + HUB_TIERS.len();
+    let steps = 6 + HUB_TIERS.len();
     let mut tally = Tally::default();
     let result = run_steps(steps, &mut timings, &mut tally);
     say!("\n==> summary");
@@ -154,6 +155,11 @@ fn run_steps(steps: usize, timings: &mut Vec<(String, Duration)>, tally: &mut Ta
     for (n, tier) in HUB_TIERS.iter().enumerate() {
         step(6 + n, tier.what, &mut || hub_tier(tier, tally))?;
     }
+    step(
+        6 + HUB_TIERS.len(),
+        "scale tier: Karmada and OCM hubs of 500 clusters × 20 resources (testenv up --scale)",
+        &mut || scale_tier(tally),
+    )?;
     Ok(())
 }
 
@@ -162,6 +168,12 @@ fn run_steps(steps: usize, timings: &mut Vec<(String, Duration)>, tally: &mut Ta
 const KARMADA_TESTS: &str = "hub_karmada_";
 const OCM_TESTS: &str = "hub_ocm_";
 const KUBEFED_TESTS: &str = "hub_kubefed_";
+/// Tests named `scale_karmada_*` and `scale_ocm_*` need the scale hub of their kind.
+const SCALE_KARMADA_TESTS: &str = "scale_karmada_";
+const SCALE_OCM_TESTS: &str = "scale_ocm_";
+/// The scale step's size: big enough that a per-object cost shows, small enough for CI.
+const SCALE_CI_CLUSTERS: usize = 500;
+const SCALE_CI_RESOURCES: usize = 20;
 
 /// One hub tier: the hub's test environment (started unless one runs), its test file, and the
 /// environment stopped again if this run started it.
@@ -243,6 +255,56 @@ fn hub_tier(tier: &HubTier, tally: &mut Tally) -> Result<()> {
     stopped
 }
 
+/// The scale step: for each hub kind, the scale environment at CI size (reused when one of
+/// that size runs), `tests/testenv_scale.rs`'s tests of that kind, and the environment
+/// stopped again if this run started it.
+fn scale_tier(tally: &mut Tally) -> Result<()> {
+    let versions = Versions::from_wrappers()?;
+    for (kind, tests) in [
+        (ScaleKind::Karmada, SCALE_KARMADA_TESTS),
+        (ScaleKind::Ocm, SCALE_OCM_TESTS),
+    ] {
+        let build = match kind {
+            ScaleKind::Karmada => &gobuild::KARMADA,
+            ScaleKind::Ocm => &gobuild::OCM,
+        };
+        if !gobuild::cache_is_complete(&versions)? || !build.cache_is_complete()? {
+            gobuild::check_go()?;
+        }
+        let me = Owner::Test {
+            pid: std::process::id(),
+        };
+        let t = Instant::now();
+        let args = scale::checked(kind, SCALE_CI_CLUSTERS, SCALE_CI_RESOURCES, None)?;
+        let owner = scale::up(args, me)?;
+        say!(
+            "--- {} scale hub ready in {:.1} s",
+            kind.flag(),
+            t.elapsed().as_secs_f64()
+        );
+        let kubeconfig = paths::kubeconfig();
+        let mut cmd = cargo();
+        cmd.args(["test", "--test", "testenv_scale", "--", "--ignored", tests])
+            .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig);
+        let what = format!("cargo test --test testenv_scale -- --ignored {tests}");
+        say!(
+            "--- FLOTILLA_TESTENV_KUBECONFIG={} {what}",
+            kubeconfig.display()
+        );
+        let result = run_counting(cmd, &what, tally);
+        let stopped = if owner == me {
+            say!("--- stopping the scale environment this run started");
+            testenv::down()
+        } else {
+            say!("--- leaving the scale environment running (it was started by `testenv up`)");
+            Ok(())
+        };
+        result?;
+        stopped?;
+    }
+    Ok(())
+}
+
 fn integration(tally: &mut Tally) -> Result<()> {
     // Fail fast and clearly when the binaries would need building and Go is missing.
     let versions = Versions::from_wrappers()?;
@@ -273,6 +335,10 @@ fn integration(tally: &mut Tally) -> Result<()> {
         OCM_TESTS,
         "--skip",
         KUBEFED_TESTS,
+        "--skip",
+        SCALE_KARMADA_TESTS,
+        "--skip",
+        SCALE_OCM_TESTS,
     ])
     .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig)
     .env("RUST_TEST_THREADS", INTEGRATION_TEST_THREADS);
@@ -281,7 +347,7 @@ fn integration(tally: &mut Tally) -> Result<()> {
         cmd.env("FLOTILLA_XTASK_BIN", me);
     }
     say!(
-        "--- FLOTILLA_TESTENV_KUBECONFIG={} RUST_TEST_THREADS={INTEGRATION_TEST_THREADS} cargo test --workspace --tests -- --ignored --skip {KARMADA_TESTS} --skip {OCM_TESTS} --skip {KUBEFED_TESTS}",
+        "--- FLOTILLA_TESTENV_KUBECONFIG={} RUST_TEST_THREADS={INTEGRATION_TEST_THREADS} cargo test --workspace --tests -- --ignored --skip {KARMADA_TESTS} --skip {OCM_TESTS} --skip {KUBEFED_TESTS} --skip {SCALE_KARMADA_TESTS} --skip {SCALE_OCM_TESTS}",
         kubeconfig.display()
     );
     let tests = run_counting(

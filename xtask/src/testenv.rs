@@ -71,7 +71,7 @@ subjects:
 
 /// Stops everything `s` recorded, phase by phase. With etcd already gone the API servers
 /// cannot shut down gracefully, so they get a short grace only.
-fn stop_env(s: &State) -> Result<()> {
+pub(crate) fn stop_env(s: &State) -> Result<()> {
     let etcd_alive = s.etcd.as_ref().is_some_and(procs::is_alive);
     let grace = if etcd_alive {
         STOP_GRACE
@@ -84,7 +84,7 @@ fn stop_env(s: &State) -> Result<()> {
     Ok(())
 }
 
-fn lock() -> Result<Lock> {
+pub(crate) fn lock() -> Result<Lock> {
     Lock::acquire(&paths::lock_file(), LOCK_WAIT)
 }
 
@@ -255,6 +255,11 @@ pub fn up(members: Members, hub: Hub, requester: Owner) -> Result<Owner> {
                     build.name,
                     p.version()
                 ))
+            } else if let Some(scale) = &s.scale {
+                Some(format!(
+                    "it is a scale environment (testenv up --scale {})",
+                    scale.kind.flag()
+                ))
             } else if let Some(HubPlane::Ocm(o)) = &s.hub_plane
                 && o.work_port.is_none()
             {
@@ -354,7 +359,7 @@ fn hub_label(s: &State) -> String {
     }
 }
 
-fn print_summary(s: &State, took: Duration) {
+pub(crate) fn print_summary(s: &State, took: Duration) {
     let kubeconfig = paths::kubeconfig();
     let rel = paths::display(&kubeconfig);
     let hub = hub_label(s);
@@ -395,7 +400,7 @@ fn print_summary(s: &State, took: Duration) {
 }
 
 /// Removes everything a previous environment left in `target/testenv` except build logs.
-fn clean_run_files() -> Result<()> {
+pub(crate) fn clean_run_files() -> Result<()> {
     for dir in [paths::data_dir(), paths::run_dir(), paths::pki_dir()] {
         if dir.exists() {
             fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
@@ -490,6 +495,8 @@ fn fresh_start(
             })
             .collect(),
         complete: false,
+        scale: None,
+        proxies: None,
         hub_plane: match (hub, hub_bins) {
             (Hub::Karmada, Some((kv, _))) => {
                 Some(HubPlane::Karmada(karmada::plane(kv, plane_ports)?))
@@ -551,7 +558,14 @@ fn ensure_plane_running(s: &mut State, bins: &HubBinaries) -> Result<bool> {
     }
 }
 
-fn start_etcd(s: &mut State, bins: &Binaries) -> Result<()> {
+/// etcd's backend quota for a scale environment: 200,000 Works with their status writes
+/// pass the default 2 GiB before the API server's compaction catches up.
+const SCALE_ETCD_QUOTA_BYTES: u64 = 8 << 30;
+/// Soft memory limits of a scale hub's servers (they hold every object in their caches).
+const SCALE_APISERVER_MEMLIMIT: &str = "8GiB";
+const SCALE_ETCD_MEMLIMIT: &str = "4GiB";
+
+pub(crate) fn start_etcd(s: &mut State, bins: &Binaries) -> Result<()> {
     let data = paths::etcd_data_dir();
     fs::create_dir_all(&data)?;
     // etcd warns unless its data directory is private.
@@ -570,8 +584,14 @@ fn start_etcd(s: &mut State, bins: &Binaries) -> Result<()> {
         "--unsafe-no-fsync".to_string(),
         "--log-level=warn".to_string(),
     ];
+    let mut args = args;
+    let mut memlimit = SMALL_MEMLIMIT;
+    if s.scale.is_some() {
+        args.push(format!("--quota-backend-bytes={SCALE_ETCD_QUOTA_BYTES}"));
+        memlimit = SCALE_ETCD_MEMLIMIT;
+    }
     let log = paths::log_file("etcd");
-    let pid = procs::spawn(&bins.etcd, &args, &[("GOMEMLIMIT", SMALL_MEMLIMIT)], &log)?;
+    let pid = procs::spawn(&bins.etcd, &args, &[("GOMEMLIMIT", memlimit)], &log)?;
     s.etcd = Some(ProcRec::new(pid, &bins.etcd));
     s.save(&paths::state_file())?;
 
@@ -635,8 +655,12 @@ fn apiserver_args(s: &State, c: &Cluster) -> Vec<String> {
         "--profiling=false".to_string(),
         // Cheaper on a 2-core machine, and no compaction shared across the clusters' prefixes.
         "--enable-priority-and-fairness=false".to_string(),
-        "--etcd-compaction-interval=0".to_string(),
     ];
+    // A scale hub is alone on its etcd, and its status churn needs compaction (the default
+    // 5 minutes) to keep etcd inside its quota.
+    if s.scale.is_none() {
+        args.push("--etcd-compaction-interval=0".to_string());
+    }
     match (hub, c.name == "hub") {
         (Hub::Karmada, true) => args.extend(karmada::hub_apiserver_args()),
         (Hub::Karmada, false) => args.extend(karmada::member_apiserver_args()),
@@ -647,17 +671,22 @@ fn apiserver_args(s: &State, c: &Cluster) -> Vec<String> {
 }
 
 /// Spawns one cluster's kube-apiserver and records it; readiness is the caller's business.
-fn start_apiserver(s: &mut State, name: &str, bins: &Binaries) -> Result<u32> {
+pub(crate) fn start_apiserver(s: &mut State, name: &str, bins: &Binaries) -> Result<u32> {
     let c = s
         .cluster(name)
         .with_context(|| format!("no cluster `{name}`"))?
         .clone();
     fs::create_dir_all(cluster_run_dir(name).join("certs"))?;
     let args = apiserver_args(s, &c);
+    let memlimit = if s.scale.is_some() {
+        SCALE_APISERVER_MEMLIMIT
+    } else {
+        APISERVER_MEMLIMIT
+    };
     let pid = procs::spawn(
         &bins.kube_apiserver,
         &args,
-        &[("GOMEMLIMIT", APISERVER_MEMLIMIT)],
+        &[("GOMEMLIMIT", memlimit)],
         &paths::log_file(&format!("{name}-kube-apiserver")),
     )?;
     if let Some(c) = s.cluster_mut(name) {
@@ -706,7 +735,7 @@ fn readyz(context: &str) -> bool {
         .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).trim() == "ok")
 }
 
-fn wait_apiservers_ready(s: &State, starting: &mut Vec<(String, u32)>) -> Result<()> {
+pub(crate) fn wait_apiservers_ready(s: &State, starting: &mut Vec<(String, u32)>) -> Result<()> {
     let t = Instant::now();
     let deadline = t + READY_TIMEOUT;
     while !starting.is_empty() {
@@ -755,7 +784,7 @@ fn wait_apiservers_ready(s: &State, starting: &mut Vec<(String, u32)>) -> Result
 }
 
 /// Binds the read-only user to get/list/watch on every cluster (in parallel).
-fn apply_rbac(names: &[String]) -> Result<()> {
+pub(crate) fn apply_rbac(names: &[String]) -> Result<()> {
     let manifest = RBAC_MANIFEST.replace("USER", pki::READONLY_USER);
     let mut running = Vec::new();
     for name in names {
@@ -882,7 +911,8 @@ pub fn status() -> Result<bool> {
     );
     for c in &s.clusters {
         let api = c.apiserver.as_ref().is_some_and(procs::is_alive);
-        let kcm = c.controller_manager.as_ref().is_some_and(procs::is_alive);
+        // A scale hub runs no controller-manager.
+        let kcm = s.scale.is_some() || c.controller_manager.as_ref().is_some_and(procs::is_alive);
         let ready = api && readyz(&c.name);
         let what = if c.stopped && !api {
             "stopped (testenv stop)".to_string()
@@ -909,6 +939,10 @@ pub fn status() -> Result<bool> {
     }
     if let Some(p) = &s.hub_plane {
         let lines = match p {
+            // A scale hub runs only Karmada's aggregated API server (its Cluster API).
+            HubPlane::Karmada(k) if s.scale.is_some() => {
+                karmada::status_lines(k).into_iter().take(1).collect()
+            }
             HubPlane::Karmada(k) => karmada::status_lines(k),
             HubPlane::Ocm(o) => ocm::status_lines(o),
             HubPlane::KubeFed(k) => kubefed::status_lines(k),
@@ -939,6 +973,9 @@ fn load_running() -> Result<State> {
 }
 
 fn check_cluster(s: &State, name: &str) -> Result<()> {
+    if s.scale.is_some() {
+        bail!("a scale environment has only its hub; `testenv stop|start` is for the member tiers");
+    }
     if s.cluster(name).is_none() {
         let names: Vec<&str> = s.clusters.iter().map(|c| c.name.as_str()).collect();
         bail!("no cluster `{name}` (clusters: {})", names.join(", "));

@@ -1,0 +1,277 @@
+//! Whole flotilla commands on big fleets of real API servers, printed as one table: on the
+//! scale hub (`cargo xtask testenv up --scale karmada|ocm --clusters 2000 --resources 100`)
+//! the floor `kubectl get works -A -o json` (`manifestworks` on OCM) next to `flotilla --hub
+//! hub clusters` and `flotilla --hub hub render` (a full read of every binding and Work), and
+//! the hub's own servers' memory; on the raw-contexts tier (`cargo xtask testenv up --contexts
+//! 1000`) `flotilla --context 'c*' clusters` from start until every cluster has a health
+//! answer, with the peak of its open file descriptors, sockets and resident memory, and the
+//! proxy's. Each command runs as its own process; peaks are sampled from /proc every 10 ms.
+//! Environments that are not up are skipped with a note. It only reads the clusters.
+//!
+//! `FLOTILLA_TESTENV_KUBECONFIG=target/testenv/kubeconfig cargo bench --bench fleet_scale`
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// What one run of a command cost.
+#[derive(Debug, Default, Clone, Copy)]
+struct Cost {
+    seconds: f64,
+    peak_rss_mib: f64,
+    peak_fds: usize,
+    peak_sockets: usize,
+    exit: i32,
+    stdout_bytes: usize,
+}
+
+fn status_field(pid: u32, field: &str) -> Option<f64> {
+    let text = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix(field))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib / 1024.0)
+}
+
+/// Open descriptors of `pid`, and how many of them are sockets.
+fn fds(pid: u32) -> (usize, usize) {
+    let Ok(entries) = fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return (0, 0);
+    };
+    let mut total = 0;
+    let mut sockets = 0;
+    for entry in entries.flatten() {
+        total += 1;
+        if fs::read_link(entry.path())
+            .is_ok_and(|target| target.to_string_lossy().starts_with("socket:"))
+        {
+            sockets += 1;
+        }
+    }
+    (total, sockets)
+}
+
+/// Runs `program args`, sampling its memory and descriptors until it exits.
+fn measure(program: &Path, args: &[&str]) -> Cost {
+    let started = Instant::now();
+    let mut child = Command::new(program)
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("run {}: {e}", program.display()));
+    let pid = child.id();
+    let mut stdout = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut buf).map_or(0, |_| buf.len())
+    });
+    let mut cost = Cost::default();
+    let status = loop {
+        if let Some(hwm) = status_field(pid, "VmHWM:") {
+            cost.peak_rss_mib = cost.peak_rss_mib.max(hwm);
+        }
+        let (total, sockets) = fds(pid);
+        cost.peak_fds = cost.peak_fds.max(total);
+        cost.peak_sockets = cost.peak_sockets.max(sockets);
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => panic!("wait: {e}"),
+        }
+    };
+    cost.seconds = started.elapsed().as_secs_f64();
+    cost.exit = status.code().unwrap_or(-1);
+    cost.stdout_bytes = reader.join().unwrap_or(0);
+    cost
+}
+
+fn row(what: &str, cost: &Cost) {
+    println!(
+        "| {what} | {:.2} | {:.0} | {} | {} | {} | {:.1} |",
+        cost.seconds,
+        cost.peak_rss_mib,
+        cost.peak_fds,
+        cost.peak_sockets,
+        cost.exit,
+        cost.stdout_bytes as f64 / 1_048_576.0
+    );
+}
+
+fn kubeconfig() -> Option<PathBuf> {
+    let raw = std::env::var_os("FLOTILLA_TESTENV_KUBECONFIG")?;
+    let path = PathBuf::from(raw);
+    Some(if path.is_relative() {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
+    } else {
+        path
+    })
+}
+
+/// The test environment's record (pids of its servers, scale size, proxies).
+fn state() -> Option<Value> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/testenv/state.json");
+    serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
+}
+
+fn pid_of(v: &Value) -> Option<u32> {
+    v.get("pid")?.as_u64().and_then(|p| u32::try_from(p).ok())
+}
+
+fn server_memory(state: &Value) {
+    let mut servers: Vec<(String, u32)> = Vec::new();
+    if let Some(pid) = state.pointer("/etcd/process").and_then(pid_of) {
+        servers.push(("etcd".into(), pid));
+    }
+    for c in state["clusters"].as_array().into_iter().flatten() {
+        if let Some(pid) = c.get("apiserver").and_then(pid_of) {
+            servers.push((
+                format!("{} kube-apiserver", c["name"].as_str().unwrap_or("?")),
+                pid,
+            ));
+        }
+    }
+    if let Some(pid) = state
+        .pointer("/karmada/aggregatedApiserver")
+        .and_then(pid_of)
+    {
+        servers.push(("karmada-aggregated-apiserver".into(), pid));
+    }
+    if let Some(pid) = state.pointer("/proxies/server").and_then(pid_of) {
+        servers.push(("toxiproxy".into(), pid));
+    }
+    println!();
+    println!("| server | resident MiB | peak resident MiB | open fds | sockets |");
+    println!("|---|---|---|---|---|");
+    for (name, pid) in servers {
+        let (total, sockets) = fds(pid);
+        println!(
+            "| {name} | {:.0} | {:.0} | {total} | {sockets} |",
+            status_field(pid, "VmRSS:").unwrap_or(0.0),
+            status_field(pid, "VmHWM:").unwrap_or(0.0),
+        );
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; nothing here takes arguments.
+    let flotilla = PathBuf::from(env!("CARGO_BIN_EXE_flotilla"));
+    let Some(kc) = kubeconfig() else {
+        println!(
+            "fleet_scale: skipped (set FLOTILLA_TESTENV_KUBECONFIG=target/testenv/kubeconfig and \
+             start `cargo xtask testenv up --scale …` or `--contexts 1000`)"
+        );
+        return;
+    };
+    let kc_arg = kc.display().to_string();
+    let state = state().unwrap_or(Value::Null);
+    let kubectl = PathBuf::from("kubectl");
+    println!("| command | wall s | peak RSS MiB | peak fds | peak sockets | exit | stdout MiB |");
+    println!("|---|---|---|---|---|---|---|");
+    if let Some(scale) = state.get("scale").filter(|s| !s.is_null()) {
+        let works = if scale["kind"] == "ocm" {
+            "manifestworks"
+        } else {
+            "works"
+        };
+        let size = format!(
+            "{} {}×{}",
+            scale["kind"].as_str().unwrap_or("?"),
+            scale["clusters"],
+            scale["resources"]
+        );
+        let floor = measure(
+            &kubectl,
+            &[
+                "--kubeconfig",
+                &kc_arg,
+                "--context",
+                "hub",
+                "get",
+                works,
+                "-A",
+                "-o",
+                "json",
+                "--request-timeout=0",
+            ],
+        );
+        row(
+            &format!("{size}: kubectl get {works} -A -o json (floor)"),
+            &floor,
+        );
+        let clusters = measure(
+            &flotilla,
+            &[
+                "--kubeconfig",
+                &kc_arg,
+                "--hub",
+                "hub",
+                "clusters",
+                "-o",
+                "json",
+            ],
+        );
+        row(
+            &format!("{size}: flotilla --hub hub clusters -o json"),
+            &clusters,
+        );
+        let render = measure(
+            &flotilla,
+            &[
+                "--kubeconfig",
+                &kc_arg,
+                "--hub",
+                "hub",
+                "render",
+                "-o",
+                "json",
+            ],
+        );
+        row(
+            &format!("{size}: flotilla --hub hub render -o json (every binding and Work)"),
+            &render,
+        );
+    } else {
+        println!("| scale hub not up (`cargo xtask testenv up --scale …`): skipped | | | | | | |");
+    }
+    if let Some(proxies) = state.get("proxies").filter(|p| !p.is_null()) {
+        let count = proxies["count"].as_u64().unwrap_or(0);
+        let latency = match proxies["latencyMs"].as_u64() {
+            Some(0) | None => "20–100 ms".to_string(),
+            Some(ms) => format!("{ms} ms"),
+        };
+        let probe = measure(
+            &flotilla,
+            &[
+                "--kubeconfig",
+                &kc_arg,
+                "--context",
+                "c*",
+                "clusters",
+                "-o",
+                "json",
+            ],
+        );
+        row(
+            &format!(
+                "{count} contexts at {latency}: flotilla --context 'c*' clusters (start → every cluster probed)"
+            ),
+            &probe,
+        );
+    } else {
+        println!(
+            "| raw-contexts tier not up (`cargo xtask testenv up --contexts 1000`): skipped | | | | | | |"
+        );
+    }
+    server_memory(&state);
+}
