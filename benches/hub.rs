@@ -209,8 +209,8 @@ fn karmada_caches(bindings: &[Value]) -> (Caches, Vec<Writer<DynamicObject>>, f6
 
 /// Times `events` watch events, each written to its store and taken in by the pass: the
 /// median, the 99th percentile, and the cells sent per event.
-fn time_events(
-    pass: &mut Pass<Live>,
+fn time_events<L: LiveView>(
+    pass: &mut Pass<L>,
     caches: &Caches,
     writers: &mut [Writer<DynamicObject>],
     events: Vec<(usize, DynamicObject)>,
@@ -314,6 +314,63 @@ fn karmada_cached(bindings: &[Value], works: &[Value]) {
     eprintln!();
 }
 
+/// The OCM hub on informer caches: its initial read and one ManifestWork status event.
+fn ocm_cached(works: &[Value], failing: &[Value]) {
+    let shown = ocm_view(works);
+    let started = Instant::now();
+    black_box(changes(&shown, &aligned(&shown, ocm_view(works))));
+    let full_read = started.elapsed();
+    let managed = (0..OCM_CLUSTERS).map(|c| {
+        (
+            0,
+            dynamic(
+                json!({"apiVersion": "cluster.open-cluster-management.io/v1",
+                "kind": "ManagedCluster", "metadata": {"name": format!("member-{c:04}")},
+                "spec": {"hubAcceptsClient": true},
+                "status": {"conditions": [{"type": "ManagedClusterConditionAvailable",
+                    "status": "True", "reason": "ManagedClusterAvailable"}]}}),
+            ),
+        )
+    });
+    let (caches, mut writers) = Caches::in_memory(<ocm::delta::Live as LiveView>::kinds(), managed);
+    let before = resident();
+    for work in works {
+        writers[1].apply_watcher_event(&watcher::Event::Apply(dynamic(work.clone())));
+    }
+    let store_per_work = resident().saturating_sub(before) as f64 / works.len() as f64;
+    let before_index = resident();
+    let started = Instant::now();
+    let (mut pass, _) = Pass::<ocm::delta::Live>::start(&shown, &caches, &Default::default())
+        .expect("the generated hub reads");
+    let initial = started.elapsed();
+    let index_per_work = resident().saturating_sub(before_index) as f64 / works.len() as f64;
+    let json_per_work = serde_json::to_vec(&works[0]).map_or(0, |j| j.len());
+    let events: Vec<(usize, DynamicObject)> = (0..400)
+        .map(|i| {
+            let c = (i * 7) % OCM_CLUSTERS;
+            let work = if i < 200 { &failing[c] } else { &works[c] };
+            (1, dynamic(work.clone()))
+        })
+        .collect();
+    let work = time_events(&mut pass, &caches, &mut writers, events);
+    eprintln!(
+        "ocm on informer caches: {OCM_CLUSTERS} clusters x {OCM_MANIFESTS} manifests ({OCM_CLUSTERS} ManifestWorks)"
+    );
+    eprintln!(
+        "{:<44} {:>14.2?} {:>12.2?} {:>12} {:>10}",
+        "initial read (from the stores)", full_read, initial, "-", "all"
+    );
+    let (p50, p99, cells) = work;
+    eprintln!(
+        "{:<44} {full_read:>14.2?} {p50:>12.2?} {p99:>12.2?} {cells:>10}",
+        "one ManifestWork status event (100 cells)"
+    );
+    eprintln!(
+        "resident memory per cached ManifestWork ({OCM_MANIFESTS} manifests): {store_per_work:.0} B in the reflector store (its JSON is {json_per_work} B), {index_per_work:.0} B in the view's index"
+    );
+    eprintln!();
+}
+
 fn hub_reads(c: &mut Criterion) {
     let (bindings, works) = karmada_objects(true);
     // First, while the process has freed little, so its resident memory counts the caches.
@@ -327,8 +384,9 @@ fn hub_reads(c: &mut Criterion) {
         karmada_view(&bindings, &works)
     });
     let ocm_works = ocm_objects(true);
-    let ocm_shown = ocm_view(&ocm_works);
     let ocm_failing = ocm_objects(false);
+    ocm_cached(&ocm_works, &ocm_failing);
+    let ocm_shown = ocm_view(&ocm_works);
     report(
         "ocm, one manifest unavailable everywhere",
         &ocm_shown,

@@ -113,6 +113,14 @@ impl Caches {
         self.stores.get(kind).map(Store::state).unwrap_or_default()
     }
 
+    /// Every object of kind `kind` in the store now, as JSON.
+    pub fn values(&self, kind: usize) -> Vec<Value> {
+        self.objects(kind)
+            .iter()
+            .map(|object| value_of(object))
+            .collect()
+    }
+
     /// The stored object of kind `kind` named `name` (in `namespace`).
     pub fn get(
         &self,
@@ -184,6 +192,8 @@ pub enum Touched {
         row: usize,
         column: usize,
     },
+    /// Some (row, column) cells.
+    Cells(Vec<(usize, usize)>),
     /// Every cell of a row.
     Row(usize),
     /// A row new to the console, appended at the bottom: it is announced, then its cells.
@@ -211,7 +221,15 @@ pub trait LiveView: Send + Sized + 'static {
     fn touches(&self, kind: usize, object: &DynamicObject) -> Touched;
 
     /// Takes in one object of kind `kind` (`deleted`: it is gone) and says what it touched.
+    /// Rows it adds go at the bottom of the view.
     fn apply(&mut self, kind: usize, object: &DynamicObject, deleted: bool) -> Touched;
+
+    /// Whether a change of kind `kind` may change what the OCM placement editor decides
+    /// against (its Placements, decisions and clusters).
+    fn moves_placements(&self, kind: usize) -> bool {
+        let _ = kind;
+        false
+    }
 
     /// The object the hub rendered for `row` on `cluster`, from the stores (kept there only,
     /// so it is looked up when a preview or a followed edit needs it).
@@ -234,6 +252,11 @@ pub fn cells_of(view: &HubView, touched: &Touched) -> Vec<(CellRef, (CellStatus,
         Touched::Nothing => Vec::new(),
         Touched::Cell { row, column } if row < view.rows.len() => vec![cell(row, column)],
         Touched::Cell { .. } => Vec::new(),
+        Touched::Cells(ref cells) => cells
+            .iter()
+            .filter(|(row, _)| *row < view.rows.len())
+            .map(|&(row, column)| cell(row, column))
+            .collect(),
         Touched::Row(row) | Touched::NewRow(row) if row < view.rows.len() => {
             (0..view.clusters.len())
                 .map(|column| cell(row, column))

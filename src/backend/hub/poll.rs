@@ -17,7 +17,6 @@ use tokio::sync::mpsc;
 
 use super::cache::{Caches, Change, LiveView, Touched, cells_of};
 use super::connect::Hub;
-use super::karmada;
 use super::karmada::write::reschedule;
 use super::kind::HubKind;
 use super::objects::{delivered_form, drop_marks, is_flotilla_mark};
@@ -26,6 +25,7 @@ use super::ocm::write::write_placement;
 pub use super::view::aligned;
 use super::view::{HubRow, HubView};
 use super::write::write_object;
+use super::{karmada, ocm};
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::object::resource_of;
 use crate::backend::fanout::planning::{PlanAction, PlanItem};
@@ -122,7 +122,10 @@ fn start(
                 hub, first, events, effects,
             ));
         }
-        HubKind::OpenClusterManagement | HubKind::KubeFed => {
+        HubKind::OpenClusterManagement => {
+            tokio::spawn(run_cached::<ocm::delta::Live>(hub, first, events, effects));
+        }
+        HubKind::KubeFed => {
             tokio::spawn(run(hub, first, events, effects));
         }
     }
@@ -171,6 +174,44 @@ impl PlacementFollow {
             let world = std::sync::Arc::new(world);
             self.shown = Some(world.clone());
             let _ = events.send(BackendEvent::Placements(world));
+        }
+    }
+}
+
+impl PlacementFollow {
+    /// Writes an edited Placement and follows its decision; `false` when the hub refused it.
+    async fn write(
+        &mut self,
+        hub: &Hub,
+        namespace: String,
+        name: String,
+        patch: &[Value],
+        expect: Vec<String>,
+        events: &mpsc::UnboundedSender<BackendEvent>,
+    ) -> bool {
+        let title = format!("Placement {namespace}/{name}");
+        match write_placement(&hub.client, &namespace, &name, patch).await {
+            Ok(()) => {
+                let _ = events.send(BackendEvent::Notice(format!(
+                    "wrote {title} to hub {} (as flotilla); following its decision until OCM decides [{}]",
+                    hub.context,
+                    expect.join(", ")
+                )));
+                self.expected.push(DecisionExpectation {
+                    namespace,
+                    name,
+                    clusters: expect,
+                    since: Instant::now(),
+                });
+                true
+            }
+            Err(err) => {
+                let _ = events.send(BackendEvent::Notice(format!(
+                    "hub {} refused {title}: {err}",
+                    hub.context
+                )));
+                false
+            }
         }
     }
 }
@@ -257,28 +298,8 @@ async fn run(
             _ = next_nudge(&mut nudges) => {}
             effect = next_effect(&mut effects) => match effect {
                 Some(Effect::WritePlacement { namespace, name, patch, expect }) => {
-                    let title = format!("Placement {namespace}/{name}");
-                    match write_placement(&hub.client, &namespace, &name, &patch).await {
-                        Ok(()) => {
-                            let _ = events.send(BackendEvent::Notice(format!(
-                                "wrote {title} to hub {} (as flotilla); following its decision until OCM decides [{}]",
-                                hub.context,
-                                expect.join(", ")
-                            )));
-                            placements.expected.push(DecisionExpectation {
-                                namespace,
-                                name,
-                                clusters: expect,
-                                since: Instant::now(),
-                            });
-                        }
-                        Err(err) => {
-                            let _ = events.send(BackendEvent::Notice(format!(
-                                "hub {} refused {title}: {err}",
-                                hub.context
-                            )));
-                            continue;
-                        }
+                    if !placements.write(&hub, namespace, name, &patch, expect, &events).await {
+                        continue;
                     }
                 }
                 Some(effect) => {
@@ -371,9 +392,15 @@ async fn run_cached<L: LiveView>(
         }
         Err(_) => return,
     };
+    let mut placements = PlacementFollow {
+        shown: None,
+        expected: Vec::new(),
+    };
+    placements.read(&hub, &events).await;
     let mut ticker = tokio::time::interval(REREAD_EVERY);
     ticker.tick().await;
     loop {
+        let mut placements_moved = false;
         let batch = tokio::select! {
             change = changes.recv() => match change {
                 Some(change) => {
@@ -399,9 +426,15 @@ async fn run_cached<L: LiveView>(
                     }
                 }
                 // Followed edits that never arrive are reported after their time is up.
+                placements_moved = !placements.expected.is_empty();
                 Vec::new()
             }
             effect = next_effect(&mut effects) => match effect {
+                Some(Effect::WritePlacement { namespace, name, patch, expect }) => {
+                    placements_moved =
+                        placements.write(&hub, namespace, name, &patch, expect, &events).await;
+                    Vec::new()
+                }
                 Some(Effect::DryRun { fleet, cells, revision }) => {
                     let view = preview_view(&pass.live, &caches, &fleet.0, &cells);
                     dry_run(&hub, &view, &fleet.0, &cells, revision, &events).await;
@@ -416,6 +449,15 @@ async fn run_cached<L: LiveView>(
         };
         if events.is_closed() {
             return;
+        }
+        placements_moved |= batch.iter().any(|change| match change {
+            Change::Applied { kind, .. } | Change::Deleted { kind, .. } => {
+                pass.live.moves_placements(*kind)
+            }
+            Change::Listed { .. } | Change::Failed { .. } => false,
+        });
+        if placements_moved {
+            placements.read(&hub, &events).await;
         }
         let caches = caches.clone();
         let taken = tokio::task::spawn_blocking(move || {
@@ -897,7 +939,10 @@ impl<L: LiveView> Pass<L> {
     /// the whole view instead.
     pub fn take_in(&mut self, batch: Vec<Change>, caches: &Caches) -> Vec<BackendEvent> {
         let mut whole = false;
-        let mut before = Before::default();
+        let mut before = Before {
+            rows: self.live.view().rows.len(),
+            ..Before::default()
+        };
         for change in batch {
             if self.failing.is_some() && !matches!(change, Change::Failed { .. }) {
                 // The hub answers again: what was missed while it did not is in the stores.
@@ -925,9 +970,7 @@ impl<L: LiveView> Pass<L> {
                 Change::Applied { .. } | Change::Deleted { .. } if whole => {}
                 Change::Applied { kind, object } => {
                     before.keep(self.live.view(), &self.live.touches(kind, &object));
-                    if let Touched::NewRow(row) = self.live.apply(kind, &object, false) {
-                        before.new_rows.insert(row);
-                    }
+                    self.live.apply(kind, &object, false);
                 }
                 Change::Deleted { kind, object } => {
                     before.keep(self.live.view(), &self.live.touches(kind, &object));
@@ -945,7 +988,12 @@ impl<L: LiveView> Pass<L> {
                     "reading the hub's caches: {reason}"
                 ))],
             };
-            events.extend(self.follow_edits(caches, &mut Before::default()));
+            let mut whole = Before {
+                rows: self.live.view().rows.len(),
+                ..Before::default()
+            };
+            events.extend(self.follow_edits(caches, &mut whole));
+            events.extend(whole.delta(self.live.view()));
             return events;
         }
         let mut events = self.follow_edits(caches, &mut before);
@@ -993,7 +1041,8 @@ impl<L: LiveView> Pass<L> {
 struct Before {
     cells: std::collections::BTreeMap<CellRef, (CellStatus, Option<String>)>,
     columns: std::collections::BTreeMap<usize, ClusterStatus>,
-    new_rows: std::collections::BTreeSet<usize>,
+    /// How many rows the view had; those after them are new.
+    rows: usize,
 }
 
 impl Before {
@@ -1015,7 +1064,7 @@ impl Before {
     /// then the columns and cells whose value changed, and every cell of a new row.
     fn delta(self, view: &HubView) -> Vec<BackendEvent> {
         let mut events = Vec::new();
-        let first_new = self.new_rows.first().copied().unwrap_or(view.rows.len());
+        let first_new = self.rows.min(view.rows.len());
         let added: Vec<AddedResource> = view
             .rows
             .iter()

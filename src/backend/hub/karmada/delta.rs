@@ -327,21 +327,20 @@ impl LiveView for Live {
     }
 
     fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
-        let values = |kind: usize| -> Vec<Value> {
-            caches
-                .objects(kind)
-                .iter()
-                .map(|object| value_of(object))
-                .collect()
-        };
-        let mut bindings = values(BINDINGS);
-        bindings.extend(values(CLUSTER_BINDINGS));
+        let mut bindings = caches.values(BINDINGS);
+        bindings.extend(caches.values(CLUSTER_BINDINGS));
         let works: Vec<Value> = caches
             .objects(WORKS)
             .iter()
             .map(|object| work_value(object))
             .collect();
-        Live::from_objects(shown, &values(CLUSTERS), &bindings, &works, kubeconfig)
+        Live::from_objects(
+            shown,
+            &caches.values(CLUSTERS),
+            &bindings,
+            &works,
+            kubeconfig,
+        )
     }
 
     fn view(&self) -> &HubView {
