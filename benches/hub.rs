@@ -194,7 +194,7 @@ fn karmada_caches(bindings: &[Value]) -> (Caches, Vec<Writer<DynamicObject>>, f6
     let objects = (0..KARMADA_CLUSTERS)
         .map(|c| (0, karmada_cluster(c, true)))
         .chain(bindings.iter().map(|b| (1, dynamic(b.clone()))));
-    let (caches, mut writers) = Caches::in_memory(<Live as LiveView>::kinds(), objects);
+    let (caches, mut writers) = Caches::in_memory(karmada::delta::kinds(), objects);
     let before = resident();
     for b in 0..KARMADA_BINDINGS {
         for c in 0..KARMADA_CLUSTERS {
@@ -332,7 +332,7 @@ fn ocm_cached(works: &[Value], failing: &[Value]) {
             ),
         )
     });
-    let (caches, mut writers) = Caches::in_memory(<ocm::delta::Live as LiveView>::kinds(), managed);
+    let (caches, mut writers) = Caches::in_memory(ocm::delta::kinds(), managed);
     let before = resident();
     for work in works {
         writers[1].apply_watcher_event(&watcher::Event::Apply(dynamic(work.clone())));

@@ -200,15 +200,15 @@ pub enum Touched {
     NewRow(usize),
     /// A cluster's health and every cell of its column.
     Column(usize),
+    /// Every cell and every cluster's health.
+    All,
 }
 
 /// A hub view kept current from the caches: built whole from the stores (at the start and
-/// after a relist), then changed one object at a time. Each kind's reader implements it; the
-/// console's hub backend runs it on a blocking thread.
+/// after a relist), then changed one object at a time. Each kind's reader implements it over
+/// the kinds the hub watches (`Hub::watched_kinds`, whose order its `kind` indexes follow);
+/// the console's hub backend runs it on a blocking thread.
 pub trait LiveView: Send + Sized + 'static {
-    /// The kinds it reads, in the order its `kind` indexes name them.
-    fn kinds() -> Vec<ApiResource>;
-
     /// The whole view from the stores, in the rows and columns of `shown`.
     fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Self, String>;
 
@@ -220,9 +220,15 @@ pub trait LiveView: Send + Sized + 'static {
     /// the cells' old values can be kept for the delta.
     fn touches(&self, kind: usize, object: &DynamicObject) -> Touched;
 
-    /// Takes in one object of kind `kind` (`deleted`: it is gone) and says what it touched.
-    /// Rows it adds go at the bottom of the view.
-    fn apply(&mut self, kind: usize, object: &DynamicObject, deleted: bool) -> Touched;
+    /// Takes in one object of kind `kind` (`deleted`: it is gone; the stores already hold the
+    /// change) and says what it touched. Rows it adds go at the bottom of the view.
+    fn apply(
+        &mut self,
+        caches: &Caches,
+        kind: usize,
+        object: &DynamicObject,
+        deleted: bool,
+    ) -> Touched;
 
     /// Whether a change of kind `kind` may change what the OCM placement editor decides
     /// against (its Placements, decisions and clusters).
@@ -264,5 +270,9 @@ pub fn cells_of(view: &HubView, touched: &Touched) -> Vec<(CellRef, (CellStatus,
         }
         Touched::Row(_) | Touched::NewRow(_) => Vec::new(),
         Touched::Column(column) => (0..view.rows.len()).map(|row| cell(row, column)).collect(),
+        Touched::All => (0..view.rows.len())
+            .flat_map(|row| (0..view.clusters.len()).map(move |column| (row, column)))
+            .map(|(row, column)| cell(row, column))
+            .collect(),
     }
 }

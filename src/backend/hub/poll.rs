@@ -25,7 +25,7 @@ use super::ocm::write::write_placement;
 pub use super::view::aligned;
 use super::view::{HubRow, HubView};
 use super::write::write_object;
-use super::{karmada, ocm};
+use super::{karmada, kubefed_delta, ocm};
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::object::resource_of;
 use crate::backend::fanout::planning::{PlanAction, PlanItem};
@@ -126,7 +126,9 @@ fn start(
             tokio::spawn(run_cached::<ocm::delta::Live>(hub, first, events, effects));
         }
         HubKind::KubeFed => {
-            tokio::spawn(run(hub, first, events, effects));
+            tokio::spawn(run_cached::<kubefed_delta::Live>(
+                hub, first, events, effects,
+            ));
         }
     }
 }
@@ -353,7 +355,11 @@ async fn run_cached<L: LiveView>(
             status: status.clone(),
         });
     }
-    let (caches, mut changes) = Caches::start(&hub.client, L::kinds());
+    let kinds = hub.watched_kinds().await;
+    if kinds.is_empty() {
+        return run(hub, first, events, effects).await;
+    }
+    let (caches, mut changes) = Caches::start(&hub.client, kinds);
     let _ = events.send(BackendEvent::Notice(format!(
         "hub {}: syncing the caches of {} kinds…",
         hub.context,
@@ -970,11 +976,11 @@ impl<L: LiveView> Pass<L> {
                 Change::Applied { .. } | Change::Deleted { .. } if whole => {}
                 Change::Applied { kind, object } => {
                     before.keep(self.live.view(), &self.live.touches(kind, &object));
-                    self.live.apply(kind, &object, false);
+                    self.live.apply(caches, kind, &object, false);
                 }
                 Change::Deleted { kind, object } => {
                     before.keep(self.live.view(), &self.live.touches(kind, &object));
-                    self.live.apply(kind, &object, true);
+                    self.live.apply(caches, kind, &object, true);
                 }
             }
         }
@@ -1048,12 +1054,15 @@ struct Before {
 impl Before {
     /// Keeps what `touched` covers in `view` (the first value seen wins).
     fn keep(&mut self, view: &HubView, touched: &Touched) {
-        if let Touched::Column(column) = touched
-            && let Some((_, status)) = view.clusters.get(*column)
-        {
-            self.columns
-                .entry(*column)
-                .or_insert_with(|| status.clone());
+        let columns = match touched {
+            Touched::Column(column) => *column..*column + 1,
+            Touched::All => 0..view.clusters.len(),
+            _ => 0..0,
+        };
+        for column in columns {
+            if let Some((_, status)) = view.clusters.get(column) {
+                self.columns.entry(column).or_insert_with(|| status.clone());
+            }
         }
         for (cell, value) in cells_of(view, touched) {
             self.cells.entry(cell).or_insert(value);
@@ -1280,7 +1289,7 @@ mod tests {
                     "namespace": "shop", "name": "web"},
                     "clusters": [{"name": "a"}, {"name": "b"}]}}));
             let (caches, writers) = Caches::in_memory(
-                <Live as LiveView>::kinds(),
+                crate::backend::hub::karmada::delta::kinds(),
                 [
                     (0, cluster("a")),
                     (0, cluster("b")),

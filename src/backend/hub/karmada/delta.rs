@@ -322,10 +322,6 @@ impl Live {
 }
 
 impl LiveView for Live {
-    fn kinds() -> Vec<ApiResource> {
-        kinds()
-    }
-
     fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
         let mut bindings = caches.values(BINDINGS);
         bindings.extend(caches.values(CLUSTER_BINDINGS));
@@ -355,7 +351,13 @@ impl LiveView for Live {
         Live::touches(self, kind, object)
     }
 
-    fn apply(&mut self, kind: usize, object: &DynamicObject, deleted: bool) -> Touched {
+    fn apply(
+        &mut self,
+        _caches: &Caches,
+        kind: usize,
+        object: &DynamicObject,
+        deleted: bool,
+    ) -> Touched {
         match kind {
             CLUSTERS => self.cluster_changed(&value_of(object), deleted),
             BINDINGS | CLUSTER_BINDINGS => self.binding_changed(&value_of(object), deleted),
@@ -449,10 +451,15 @@ mod tests {
         Live::from_objects(&shown, &clusters, &bindings, &works, &Kubeconfig::default()).unwrap()
     }
 
+    /// The stores these changes go through (this view reads none of them as it changes).
+    fn empty_caches() -> Caches {
+        Caches::in_memory(kinds(), []).0
+    }
+
     fn change(live: &mut Live, kind: usize, value: Value, deleted: bool) -> (Touched, Touched) {
         let object = object(value);
         let before = live.touches(kind, &object);
-        (before, live.apply(kind, &object, deleted))
+        (before, live.apply(&empty_caches(), kind, &object, deleted))
     }
 
     #[test]

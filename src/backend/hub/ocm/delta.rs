@@ -318,10 +318,6 @@ impl Live {
 }
 
 impl LiveView for Live {
-    fn kinds() -> Vec<ApiResource> {
-        kinds()
-    }
-
     fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
         let (clusters, works) = (caches.values(CLUSTERS), caches.values(WORKS));
         Ok(Live::from_objects(shown, &clusters, &works, kubeconfig))
@@ -363,7 +359,13 @@ impl LiveView for Live {
         }
     }
 
-    fn apply(&mut self, kind: usize, object: &DynamicObject, deleted: bool) -> Touched {
+    fn apply(
+        &mut self,
+        _caches: &Caches,
+        kind: usize,
+        object: &DynamicObject,
+        deleted: bool,
+    ) -> Touched {
         match kind {
             CLUSTERS => self.cluster_changed(&value_of(object), deleted),
             WORKS => self.work_changed(object, deleted),
@@ -458,10 +460,15 @@ mod tests {
         Live::from_objects(&shown, &clusters, &works, &Kubeconfig::default())
     }
 
+    /// The stores these changes go through (this view reads none of them as it changes).
+    fn empty_caches() -> Caches {
+        Caches::in_memory(kinds(), []).0
+    }
+
     fn change(live: &mut Live, kind: usize, value: Value, deleted: bool) -> (Touched, Touched) {
         let object = object(value);
         let before = live.touches(kind, &object);
-        (before, live.apply(kind, &object, deleted))
+        (before, live.apply(&empty_caches(), kind, &object, deleted))
     }
 
     #[test]
