@@ -169,13 +169,7 @@ impl LiveView for Live {
             let Some(row) = self.objects.remove(&key) else {
                 return Touched::Nothing;
             };
-            let shown = &mut self.view.rows[row];
-            *shown = crate::backend::hub::HubRow {
-                cells: Default::default(),
-                objects: Default::default(),
-                not_placed: format!("{} is gone from the hub", shown.source),
-                ..shown.clone()
-            };
+            self.view.rows[row] = self.view.rows[row].gone();
             return Touched::Row(row);
         }
         let fresh = self.row_for(&value_of(object), &ty);

@@ -37,6 +37,18 @@ pub struct HubRow {
     pub objects: BTreeMap<String, serde_json::Value>,
 }
 
+impl HubRow {
+    /// The row once the hub object behind it is gone: no cells, no objects, and why.
+    pub fn gone(&self) -> HubRow {
+        HubRow {
+            cells: Default::default(),
+            objects: Default::default(),
+            not_placed: format!("{} is gone from the hub", self.source),
+            ..self.clone()
+        }
+    }
+}
+
 impl HubView {
     /// One cell of the matrix: row `row` on cluster `column`, as design §4 names it. A placed
     /// cell on a member the hub cannot reach is Unreachable whatever the hub last recorded; a
@@ -136,14 +148,7 @@ pub fn aligned(shown: &HubView, view: HubView) -> HubView {
     let mut rows: Vec<HubRow> = shown
         .rows
         .iter()
-        .map(|row| {
-            read_rows.remove(&row.target).unwrap_or_else(|| HubRow {
-                cells: Default::default(),
-                objects: Default::default(),
-                not_placed: format!("{} is gone from the hub", row.source),
-                ..row.clone()
-            })
-        })
+        .map(|row| read_rows.remove(&row.target).unwrap_or_else(|| row.gone()))
         .collect();
     // New rows go last, in the hub's order, so every row the console shows keeps its index.
     let mut newcomers: Vec<HubRow> = read_rows.into_values().collect();

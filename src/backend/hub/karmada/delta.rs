@@ -20,7 +20,7 @@ use super::read::{
 };
 use crate::backend::hub::cache::{Caches, LiveView, Touched, value_of};
 use crate::backend::hub::objects::text;
-use crate::backend::hub::view::{HubRow, HubView, aligned};
+use crate::backend::hub::view::{HubView, aligned};
 use crate::model::{ClusterStatus, Health, ResourceRef};
 
 /// The kinds' places in [`kinds`]: Clusters, ResourceBindings, ClusterResourceBindings, Works;
@@ -210,13 +210,7 @@ impl Live {
             let Some(row) = row else {
                 return Touched::Nothing;
             };
-            let shown = &mut self.view.rows[row];
-            *shown = HubRow {
-                cells: Default::default(),
-                objects: Default::default(),
-                not_placed: format!("{} is gone from the hub", shown.source),
-                ..shown.clone()
-            };
+            self.view.rows[row] = self.view.rows[row].gone();
             self.row_binding[row] = None;
             return Touched::Row(row);
         }
