@@ -214,7 +214,7 @@ fn time_events<L: LiveView>(
     caches: &Caches,
     writers: &mut [Writer<DynamicObject>],
     events: Vec<(usize, DynamicObject)>,
-) -> (Duration, Duration, usize) {
+) -> (Duration, Duration, f64) {
     let mut took = Vec::new();
     let mut cells = 0;
     for (kind, object) in events {
@@ -238,7 +238,7 @@ fn time_events<L: LiveView>(
     }
     took.sort();
     let at = |q: f64| took[((took.len() - 1) as f64 * q) as usize];
-    (at(0.5), at(0.99), cells / took.len().max(1))
+    (at(0.5), at(0.99), cells as f64 / took.len().max(1) as f64)
 }
 
 /// The Karmada hub on informer caches, printed as one table.
@@ -306,7 +306,7 @@ fn karmada_cached(bindings: &[Value], works: &[Value]) {
         ("one binding event (200 cells) -> row delta", binding),
         ("one Cluster event (1,000 cells) -> column delta", cluster),
     ] {
-        eprintln!("{what:<44} {full_read:>14.2?} {p50:>12.2?} {p99:>12.2?} {cells:>10}");
+        eprintln!("{what:<44} {full_read:>14.2?} {p50:>12.2?} {p99:>12.2?} {cells:>10.1}");
     }
     eprintln!(
         "resident memory per cached Work: {store_per_work:.0} B in the reflector store (its JSON is {json_per_work} B), {index_per_work:.0} B in the view's index; manifests stored once"
@@ -347,7 +347,8 @@ fn ocm_cached(works: &[Value], failing: &[Value]) {
     let json_per_work = serde_json::to_vec(&works[0]).map_or(0, |j| j.len());
     let events: Vec<(usize, DynamicObject)> = (0..400)
         .map(|i| {
-            let c = (i * 7) % OCM_CLUSTERS;
+            // The second 200 events turn the first 200's clusters back.
+            let c = ((i % 200) * 7) % OCM_CLUSTERS;
             let work = if i < 200 { &failing[c] } else { &works[c] };
             (1, dynamic(work.clone()))
         })
@@ -362,7 +363,7 @@ fn ocm_cached(works: &[Value], failing: &[Value]) {
     );
     let (p50, p99, cells) = work;
     eprintln!(
-        "{:<44} {full_read:>14.2?} {p50:>12.2?} {p99:>12.2?} {cells:>10}",
+        "{:<44} {full_read:>14.2?} {p50:>12.2?} {p99:>12.2?} {cells:>10.1}",
         "one ManifestWork status event (100 cells)"
     );
     eprintln!(
