@@ -313,15 +313,8 @@ fn hub_karmada_clusters_lists_the_members_as_the_hub_reports_them() {
     );
 }
 
-#[test]
-#[ignore = "needs the karmada testenv: run through cargo xtask test"]
-fn hub_karmada_the_console_model_shows_the_bindings_clusters_and_each_works_state() {
-    use flotilla::backend::hub;
-    use flotilla::model::CellStatus;
-
-    let _serial = serial();
-    karmada_hub();
-    let ns = TestNamespace::on("hub-model", &["hub".to_string()]);
+/// Applies ConfigMap `colors` in `ns` on the hub with a PropagationPolicy naming `members`.
+fn colors_on(ns: &str, members: &str) {
     apply(
         "hub",
         &format!(
@@ -336,11 +329,22 @@ metadata: {{name: colors, namespace: {ns}}}
 spec:
   resourceSelectors: [{{apiVersion: v1, kind: ConfigMap, name: colors}}]
   placement:
-    clusterAffinity: {{clusterNames: [member-1]}}
-"#,
-            ns = ns.name
+    clusterAffinity: {{clusterNames: [{members}]}}
+"#
         ),
     );
+}
+
+#[test]
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_the_console_model_shows_the_bindings_clusters_and_each_works_state() {
+    use flotilla::backend::hub;
+    use flotilla::model::CellStatus;
+
+    let _serial = serial();
+    karmada_hub();
+    let ns = TestNamespace::on("hub-model", &["hub".to_string()]);
+    colors_on(&ns.name, "member-1");
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let hub = runtime
         .block_on(hub::connect(
@@ -386,6 +390,112 @@ spec:
         panic!("member-2 is not scheduled");
     };
     assert!(reason.contains("did not schedule"), "{reason}");
+}
+
+#[test]
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_a_work_status_changed_on_the_hub_reaches_exactly_its_cell_without_a_relist() {
+    use flotilla::backend::BackendEvent;
+    use flotilla::backend::hub::{cache, poll};
+    use flotilla::model::CellStatus;
+
+    let _serial = serial();
+    karmada_hub();
+    let ns = TestNamespace::on("hub-watch", &["hub".to_string()]);
+    colors_on(&ns.name, "member-1, member-2");
+    let works = eventually("both Works to be Applied", Duration::from_secs(60), || {
+        let works: Vec<Value> = ["member-1", "member-2"]
+            .iter()
+            .flat_map(|member| {
+                let list = json(
+                    "hub",
+                    &["get", "works", "-n", &format!("karmada-es-{member}")],
+                );
+                list["items"].as_array().cloned().unwrap_or_default()
+            })
+            .filter(|work| {
+                work.pointer("/spec/workload/manifests/0/metadata/namespace")
+                    == Some(&Value::from(ns.name.as_str()))
+            })
+            .collect();
+        (works.len() == 2
+            && works
+                .iter()
+                .all(|w| condition(w, "Applied") == Some("True")))
+        .then_some(works)
+    });
+    let (mut session, mut hub_events) = hub_console();
+    let key = format!("ConfigMap/{}/colors", ns.name);
+    let row = select_row(&mut session, &key);
+    let member = |name: &str| session.state.fleet.cluster_index(name).expect(name);
+    let (member_1, member_2) = (member("member-1"), member("member-2"));
+    hub_events.pump(&mut session, Duration::from_secs(60), &|s| {
+        s.state.cells.status(row, member_1) == CellStatus::InSync
+            && s.state.cells.status(row, member_2) == CellStatus::InSync
+            && s.state
+                .notice
+                .as_ref()
+                .is_some_and(|n| n.contains("caches synced"))
+    });
+    let (relists, full_reads) = (cache::relists(), poll::full_reads());
+    assert!(
+        full_reads >= 1,
+        "the backend built its view once at the start"
+    );
+
+    let work = works
+        .iter()
+        .find(|w| w["metadata"]["namespace"] == "karmada-es-member-1")
+        .expect("member-1's Work");
+    let name = work["metadata"]["name"].as_str().expect("a name");
+    kubectl_ok(
+        "hub",
+        &[
+            "-n",
+            "karmada-es-member-1",
+            "patch",
+            "work",
+            name,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"conditions":[{"type":"Applied","status":"False","reason":"ProbeFailed","message":"set with kubectl","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}"#,
+        ],
+    );
+    let failed = CellStatus::Failed("ProbeFailed: set with kubectl".into());
+    let seen = hub_events.pump_seeing(&mut session, Duration::from_secs(30), &|s| {
+        s.state.cells.status(row, member_1) == failed
+    });
+    assert_eq!(
+        session.state.cells.status(row, member_2),
+        CellStatus::InSync,
+        "member-2's Work did not change"
+    );
+    let ours: Vec<u32> = seen
+        .iter()
+        .flat_map(|event| match event {
+            BackendEvent::Cells(cells) => cells.clone(),
+            _ => Vec::new(),
+        })
+        .filter(|cell| cell.cell.resource as usize == row)
+        .map(|cell| cell.cell.cluster)
+        .collect();
+    assert_eq!(
+        ours,
+        [member_1 as u32],
+        "the row's only cell update is member-1's"
+    );
+    assert!(
+        !seen
+            .iter()
+            .any(|event| matches!(event, BackendEvent::Snapshot { .. })),
+        "no whole matrix was sent"
+    );
+    assert_eq!(
+        (cache::relists(), poll::full_reads()),
+        (relists, full_reads),
+        "the change came through the watch: no relist, no full read of the view"
+    );
 }
 
 // ----- Oracle: flotilla's offline render against the Works Karmada writes -------------------

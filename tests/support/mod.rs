@@ -437,6 +437,17 @@ impl HubEvents {
         limit: std::time::Duration,
         done: &dyn Fn(&flotilla::app::Session) -> bool,
     ) {
+        self.pump_seeing(session, limit, done);
+    }
+
+    /// [`pump`](Self::pump), returning the events it dispatched.
+    pub fn pump_seeing(
+        &mut self,
+        session: &mut flotilla::app::Session,
+        limit: std::time::Duration,
+        done: &dyn Fn(&flotilla::app::Session) -> bool,
+    ) -> Vec<flotilla::backend::BackendEvent> {
+        let mut seen = Vec::new();
         let deadline = std::time::Instant::now() + limit;
         while !done(session) {
             assert!(
@@ -449,11 +460,15 @@ impl HubEvents {
                     .await
             });
             match next {
-                Ok(Some(event)) => session.dispatch(flotilla::app::Action::Backend(event)),
+                Ok(Some(event)) => {
+                    seen.push(event.clone());
+                    session.dispatch(flotilla::app::Action::Backend(event));
+                }
                 Ok(None) => panic!("the hub backend stopped"),
                 Err(_) => {}
             }
         }
+        seen
     }
 }
 

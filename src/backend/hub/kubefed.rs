@@ -77,7 +77,8 @@ pub async fn clusters(
     clusters_of(&values, kubeconfig)
 }
 
-fn clusters_of(
+/// KubeFedCluster objects as the console's columns, in name order.
+pub fn clusters_of(
     values: &[Value],
     kubeconfig: &Kubeconfig,
 ) -> Result<Vec<(ClusterSpec, ClusterStatus)>, String> {
@@ -459,27 +460,7 @@ pub fn view_of(
     objects: &[(FederatedType, Vec<Value>)],
 ) -> HubView {
     let specs: Vec<ClusterSpec> = clusters.iter().map(|(spec, _)| spec.clone()).collect();
-    let mut kinds = KindMap::builtin();
-    for config in configs {
-        let doc = Doc::from_value(
-            &format!("hub FederatedTypeConfig {}", qualified(config)),
-            config.clone(),
-        );
-        // A config flotilla cannot read keeps the built-in entry for its kind.
-        let _ = kinds.add_type_config(&doc);
-    }
-    let mut namespaces = BTreeMap::new();
-    for (ty, values) in objects {
-        for value in values {
-            let doc = Doc::from_value(&format!("hub {}", ty.resource.kind), value.clone());
-            if let Ok(parsed) = FederatedObject::parse(&doc, &kinds, &specs)
-                && parsed.target_type.kind == "Namespace"
-                && parsed.target_type.api_version == "v1"
-            {
-                namespaces.insert(parsed.target.name.clone(), parsed.placement);
-            }
-        }
-    }
+    let (kinds, namespaces) = context_of(&specs, configs, objects);
     let ctx = Context {
         clusters: &specs,
         kinds: &kinds,
@@ -495,6 +476,37 @@ pub fn view_of(
         clusters,
         rows,
     }
+}
+
+/// What every row reads besides its own object: the type map from the built-in kinds plus
+/// the hub's FederatedTypeConfigs, and the FederatedNamespaces' placements by namespace.
+pub fn context_of(
+    specs: &[ClusterSpec],
+    configs: &[Value],
+    objects: &[(FederatedType, Vec<Value>)],
+) -> (KindMap, BTreeMap<String, KfPlacement>) {
+    let mut kinds = KindMap::builtin();
+    for config in configs {
+        let doc = Doc::from_value(
+            &format!("hub FederatedTypeConfig {}", qualified(config)),
+            config.clone(),
+        );
+        // A config flotilla cannot read keeps the built-in entry for its kind.
+        let _ = kinds.add_type_config(&doc);
+    }
+    let mut namespaces = BTreeMap::new();
+    for (ty, values) in objects {
+        for value in values {
+            let doc = Doc::from_value(&format!("hub {}", ty.resource.kind), value.clone());
+            if let Ok(parsed) = FederatedObject::parse(&doc, &kinds, specs)
+                && parsed.target_type.kind == "Namespace"
+                && parsed.target_type.api_version == "v1"
+            {
+                namespaces.insert(parsed.target.name.clone(), parsed.placement);
+            }
+        }
+    }
+    (kinds, namespaces)
 }
 
 #[cfg(test)]

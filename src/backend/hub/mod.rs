@@ -1,15 +1,19 @@
 //! Hub mode: a federation control plane is the source of truth. [`kind`] tells which kind of
 //! hub a context is from the API groups it serves; [`connect`] reaches it and reads it through
 //! that kind's reader; [`poll`] is the console's backend on a hub. Each kind has a room with its
-//! readers apart from its writers: [`karmada`], [`ocm`] and [`kubefed`] (which only reads);
-//! [`write`] writes an edited object to any hub. Readers only read; only the `write` modules
+//! readers apart from its writers: [`karmada`], [`ocm`] and [`kubefed`] (which only reads,
+//! kept current by [`kubefed_delta`]);
+//! [`write`] writes an edited object to any hub; [`cache`] keeps the informer caches the
+//! console's backend reads from. Readers only read; only the `write` modules
 //! send a mutating request, and a read-only console never reaches them. No file here decides
 //! placement (the engine does) or knows exit codes (the command line does).
 
+pub mod cache;
 pub mod connect;
 pub mod karmada;
 pub mod kind;
 pub mod kubefed;
+pub mod kubefed_delta;
 pub mod objects;
 pub mod ocm;
 pub mod poll;
@@ -19,4 +23,4 @@ pub mod write;
 pub use connect::{Hub, HubError, connect};
 pub use kind::{HubKind, detect, kind_of};
 pub use objects::{delivered_form, drop_marks, is_flotilla_mark, path_of};
-pub use view::{HubRender, HubRow, HubView, RenderedObject, Unplaced, sort_rows};
+pub use view::{HubRender, HubRow, HubView, RenderedObject, Unplaced, aligned, sort_rows};

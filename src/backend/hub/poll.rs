@@ -9,19 +9,23 @@
 //! no code path can write to the hub.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::cache::{Caches, Change, LiveView, Touched, cells_of};
 use super::connect::Hub;
 use super::karmada::write::reschedule;
 use super::kind::HubKind;
 use super::objects::{delivered_form, drop_marks, is_flotilla_mark};
 use super::ocm::read::placement_world;
 use super::ocm::write::write_placement;
-use super::view::{HubRow, HubView, sort_rows};
+pub use super::view::aligned;
+use super::view::{HubRow, HubView};
 use super::write::write_object;
+use super::{karmada, kubefed_delta, ocm};
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::object::resource_of;
 use crate::backend::fanout::planning::{PlanAction, PlanItem};
@@ -101,7 +105,32 @@ pub fn snapshot(view: &HubView) -> BackendEvent {
 /// Starts reading the hub without any way to write to it; `first` is the view the console's
 /// rows and columns were built from.
 pub fn spawn_readonly(hub: Hub, first: HubView, events: mpsc::UnboundedSender<BackendEvent>) {
-    tokio::spawn(run(hub, first, events, None));
+    start(hub, first, events, None);
+}
+
+/// Runs the backend of the hub's kind: from informer caches where its reader keeps a live
+/// view, else by reading the hub whenever a watched object changes.
+fn start(
+    hub: Hub,
+    first: HubView,
+    events: mpsc::UnboundedSender<BackendEvent>,
+    effects: Option<mpsc::UnboundedReceiver<Effect>>,
+) {
+    match hub.kind {
+        HubKind::Karmada => {
+            tokio::spawn(run_cached::<karmada::delta::Live>(
+                hub, first, events, effects,
+            ));
+        }
+        HubKind::OpenClusterManagement => {
+            tokio::spawn(run_cached::<ocm::delta::Live>(hub, first, events, effects));
+        }
+        HubKind::KubeFed => {
+            tokio::spawn(run_cached::<kubefed_delta::Live>(
+                hub, first, events, effects,
+            ));
+        }
+    }
 }
 
 /// Starts reading the hub and taking the console's effects.
@@ -111,7 +140,7 @@ pub fn spawn(
     events: mpsc::UnboundedSender<BackendEvent>,
 ) -> mpsc::UnboundedSender<Effect> {
     let (effects, receiver) = mpsc::unbounded_channel();
-    tokio::spawn(run(hub, first, events, Some(receiver)));
+    start(hub, first, events, Some(receiver));
     effects
 }
 
@@ -147,6 +176,44 @@ impl PlacementFollow {
             let world = std::sync::Arc::new(world);
             self.shown = Some(world.clone());
             let _ = events.send(BackendEvent::Placements(world));
+        }
+    }
+}
+
+impl PlacementFollow {
+    /// Writes an edited Placement and follows its decision; `false` when the hub refused it.
+    async fn write(
+        &mut self,
+        hub: &Hub,
+        namespace: String,
+        name: String,
+        patch: &[Value],
+        expect: Vec<String>,
+        events: &mpsc::UnboundedSender<BackendEvent>,
+    ) -> bool {
+        let title = format!("Placement {namespace}/{name}");
+        match write_placement(&hub.client, &namespace, &name, patch).await {
+            Ok(()) => {
+                let _ = events.send(BackendEvent::Notice(format!(
+                    "wrote {title} to hub {} (as flotilla); following its decision until OCM decides [{}]",
+                    hub.context,
+                    expect.join(", ")
+                )));
+                self.expected.push(DecisionExpectation {
+                    namespace,
+                    name,
+                    clusters: expect,
+                    since: Instant::now(),
+                });
+                true
+            }
+            Err(err) => {
+                let _ = events.send(BackendEvent::Notice(format!(
+                    "hub {} refused {title}: {err}",
+                    hub.context
+                )));
+                false
+            }
         }
     }
 }
@@ -233,28 +300,8 @@ async fn run(
             _ = next_nudge(&mut nudges) => {}
             effect = next_effect(&mut effects) => match effect {
                 Some(Effect::WritePlacement { namespace, name, patch, expect }) => {
-                    let title = format!("Placement {namespace}/{name}");
-                    match write_placement(&hub.client, &namespace, &name, &patch).await {
-                        Ok(()) => {
-                            let _ = events.send(BackendEvent::Notice(format!(
-                                "wrote {title} to hub {} (as flotilla); following its decision until OCM decides [{}]",
-                                hub.context,
-                                expect.join(", ")
-                            )));
-                            placements.expected.push(DecisionExpectation {
-                                namespace,
-                                name,
-                                clusters: expect,
-                                since: Instant::now(),
-                            });
-                        }
-                        Err(err) => {
-                            let _ = events.send(BackendEvent::Notice(format!(
-                                "hub {} refused {title}: {err}",
-                                hub.context
-                            )));
-                            continue;
-                        }
+                    if !placements.write(&hub, namespace, name, &patch, expect, &events).await {
+                        continue;
                     }
                 }
                 Some(effect) => {
@@ -268,17 +315,12 @@ async fn run(
         if events.is_closed() {
             return;
         }
+        FULL_READS.fetch_add(1, Ordering::Relaxed);
         let mut next = match hub.read().await {
             Ok(view) => {
                 let next = aligned(&shown, view);
-                let added = added_rows(&shown, &next);
-                if !added.is_empty() {
-                    let keys: Vec<String> = added.iter().map(|a| a.target.display_key()).collect();
-                    let _ = events.send(BackendEvent::Notice(format!(
-                        "new on the hub since the console started: {} (added at the bottom)",
-                        keys.join(", ")
-                    )));
-                    let _ = events.send(BackendEvent::ResourcesAdded(added));
+                for event in announced(&added_rows(&shown, &next)) {
+                    let _ = events.send(event);
                 }
                 next
             }
@@ -294,6 +336,190 @@ async fn run(
             }
         }
         shown = next;
+    }
+}
+
+/// The console's backend on a hub whose reader keeps a live view: the caches list each kind
+/// once, then every watched change is taken in on a blocking thread and sent as the cells it
+/// changed. The whole view is built only at the start and after a relist or a reconnect.
+async fn run_cached<L: LiveView>(
+    hub: Hub,
+    first: HubView,
+    events: mpsc::UnboundedSender<BackendEvent>,
+    mut effects: Option<mpsc::UnboundedReceiver<Effect>>,
+) {
+    let _ = events.send(snapshot(&first));
+    for (index, (_, status)) in first.clusters.iter().enumerate() {
+        let _ = events.send(BackendEvent::Cluster {
+            cluster: index as u32,
+            status: status.clone(),
+        });
+    }
+    let kinds = hub.watched_kinds().await;
+    if kinds.is_empty() {
+        return run(hub, first, events, effects).await;
+    }
+    let (caches, mut changes) = Caches::start(&hub.client, kinds);
+    let _ = events.send(BackendEvent::Notice(format!(
+        "hub {}: syncing the caches of {} kinds…",
+        hub.context,
+        caches.kinds.len()
+    )));
+    caches.ready().await;
+    let started = {
+        let caches = caches.clone();
+        let kubeconfig = hub.kubeconfig.clone();
+        tokio::task::spawn_blocking(move || {
+            Pass::<L>::start(&first, &caches, &kubeconfig).map_err(|reason| (first, reason))
+        })
+        .await
+    };
+    let mut pass = match started {
+        Ok(Ok((pass, news))) => {
+            let cached: usize = (0..caches.kinds.len())
+                .map(|kind| caches.objects(kind).len())
+                .sum();
+            let _ = events.send(BackendEvent::Notice(format!(
+                "hub {}: caches synced ({cached} objects); following the hub's watch events",
+                hub.context
+            )));
+            for event in news {
+                let _ = events.send(event);
+            }
+            pass
+        }
+        Ok(Err((first, reason))) => {
+            let _ = events.send(BackendEvent::Notice(format!(
+                "hub {}: reading the caches: {reason}; reading the hub on each change instead",
+                hub.context
+            )));
+            drop(changes);
+            return run(hub, first, events, effects).await;
+        }
+        Err(_) => return,
+    };
+    let mut placements = PlacementFollow {
+        shown: None,
+        expected: Vec::new(),
+    };
+    placements.read(&hub, &events).await;
+    let mut ticker = tokio::time::interval(REREAD_EVERY);
+    ticker.tick().await;
+    loop {
+        let mut placements_moved = false;
+        let batch = tokio::select! {
+            change = changes.recv() => match change {
+                Some(change) => {
+                    let mut batch = vec![change];
+                    while batch.len() < BATCH {
+                        match changes.try_recv() {
+                            Ok(change) => batch.push(change),
+                            Err(_) => break,
+                        }
+                    }
+                    batch
+                }
+                None => return,
+            },
+            _ = ticker.tick() => {
+                if pass.failing.is_none() {
+                    let alive: Vec<u32> = pass.live.view().clusters.iter().enumerate()
+                        .filter(|(_, (_, status))| status.health != Health::Unknown)
+                        .map(|(index, _)| index as u32)
+                        .collect();
+                    if !alive.is_empty() {
+                        let _ = events.send(BackendEvent::Heartbeat { clusters: alive });
+                    }
+                }
+                // Followed edits that never arrive are reported after their time is up.
+                placements_moved = !placements.expected.is_empty();
+                Vec::new()
+            }
+            effect = next_effect(&mut effects) => match effect {
+                Some(Effect::WritePlacement { namespace, name, patch, expect }) => {
+                    placements_moved =
+                        placements.write(&hub, namespace, name, &patch, expect, &events).await;
+                    Vec::new()
+                }
+                Some(Effect::DryRun { fleet, cells, revision }) => {
+                    let view = preview_view(&pass.live, &caches, &fleet.0, &cells);
+                    dry_run(&hub, &view, &fleet.0, &cells, revision, &events).await;
+                    continue;
+                }
+                Some(effect) => {
+                    handle(&hub, pass.live.view_mut(), effect, &mut pass.expected, &events).await;
+                    Vec::new()
+                }
+                None => return,
+            },
+        };
+        if events.is_closed() {
+            return;
+        }
+        placements_moved |= batch.iter().any(|change| match change {
+            Change::Applied { kind, .. } | Change::Deleted { kind, .. } => {
+                pass.live.moves_placements(*kind)
+            }
+            Change::Listed { .. } | Change::Failed { .. } => false,
+        });
+        if placements_moved {
+            placements.read(&hub, &events).await;
+        }
+        let caches = caches.clone();
+        let taken = tokio::task::spawn_blocking(move || {
+            let news = pass.take_in(batch, &caches);
+            (pass, news)
+        })
+        .await;
+        let Ok((taken, news)) = taken else {
+            return;
+        };
+        pass = taken;
+        for event in news {
+            if events.send(event).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// The rows a preview of `cells` compares against, with the objects the hub rendered for those
+/// cells looked up in the stores.
+fn preview_view<L: LiveView>(
+    live: &L,
+    caches: &Caches,
+    fleet: &Fleet,
+    cells: &[CellRef],
+) -> HubView {
+    let view = live.view();
+    let mut wanted: HashMap<usize, Vec<String>> = HashMap::new();
+    for cell in cells {
+        let (Some(resource), Some(cluster)) = (
+            fleet.resources.get(cell.resource as usize),
+            fleet.clusters.get(cell.cluster as usize),
+        ) else {
+            continue;
+        };
+        if let Some(row) = view.row_of(&resource.target) {
+            wanted.entry(row).or_default().push(cluster.name.clone());
+        }
+    }
+    let rows = wanted
+        .into_iter()
+        .map(|(row, clusters)| {
+            let mut shown = view.rows[row].clone();
+            for cluster in clusters {
+                if let Some(object) = live.rendered(caches, row, &cluster) {
+                    shown.objects.insert(cluster, object);
+                }
+            }
+            shown
+        })
+        .collect();
+    HubView {
+        kind: view.kind,
+        clusters: view.clusters.clone(),
+        rows,
     }
 }
 
@@ -362,21 +588,10 @@ async fn handle(
             cells,
             revision,
         } => {
-            let view = match hub.read().await {
-                Ok(view) => view,
-                Err(err) => {
-                    notice(format!("preview: {err}"));
-                    return false;
-                }
-            };
-            let items = if hub.kind.keeps_rendered_objects() {
-                let mut items = preview_items(&fleet.0, &cells, &view, Compare::Whole);
-                note_member_state(hub, &view, &mut items).await;
-                items
-            } else {
-                against_members(hub, &fleet.0, &cells, &view).await
-            };
-            let _ = events.send(BackendEvent::DryRun { revision, items });
+            match hub.read().await {
+                Ok(view) => dry_run(hub, &view, &fleet.0, &cells, revision, events).await,
+                Err(err) => notice(format!("preview: {err}")),
+            }
             false
         }
         Effect::UseFleet(_) => false,
@@ -416,6 +631,26 @@ async fn handle(
             false
         }
     }
+}
+
+/// Answers an editor's preview: the engine's render of the edited fleet against what the hub
+/// rendered for each cell in `view` (or, on a hub that keeps none, the members' live objects).
+async fn dry_run(
+    hub: &Hub,
+    view: &HubView,
+    fleet: &Fleet,
+    cells: &[CellRef],
+    revision: u64,
+    events: &mpsc::UnboundedSender<BackendEvent>,
+) {
+    let items = if hub.kind.keeps_rendered_objects() {
+        let mut items = preview_items(fleet, cells, view, Compare::Whole);
+        note_member_state(hub, view, &mut items).await;
+        items
+    } else {
+        against_members(hub, fleet, cells, view).await
+    };
+    let _ = events.send(BackendEvent::DryRun { revision, items });
 }
 
 fn effect_name(effect: &Effect) -> &'static str {
@@ -645,21 +880,282 @@ fn follow(view: &mut HubView, expected: &mut HashMap<CellRef, Expectation>) -> V
     notices
 }
 
+/// Rows new to the console, as the backend announces them: a notice and the rows to append
+/// (nothing when there are none).
+fn announced(added: &[AddedResource]) -> Vec<BackendEvent> {
+    if added.is_empty() {
+        return Vec::new();
+    }
+    let keys: Vec<String> = added.iter().map(|a| a.target.display_key()).collect();
+    vec![
+        BackendEvent::Notice(format!(
+            "new on the hub since the console started: {} (added at the bottom)",
+            keys.join(", ")
+        )),
+        BackendEvent::ResourcesAdded(added.to_vec()),
+    ]
+}
+
+/// How many times, in this process, a hub backend built its whole view: a cached backend
+/// once at the start, then only after a relist or a reconnect; a reading one on every change.
+/// The console's tests read it to tell a watched change from a full read.
+static FULL_READS: AtomicU64 = AtomicU64::new(0);
+
+/// How many whole views the hub backends of this process have built.
+pub fn full_reads() -> u64 {
+    FULL_READS.load(Ordering::Relaxed)
+}
+
+/// How many changes one blocking pass takes in at most, so effects are not held up by a burst.
+const BATCH: usize = 10_000;
+
+/// What the cached backend owns between passes; handed to a blocking thread for each pass.
+pub struct Pass<L> {
+    pub live: L,
+    expected: HashMap<CellRef, Expectation>,
+    /// Per kind: whether its first list arrived (a later one is a relist).
+    listed: Vec<bool>,
+    /// Why the hub stopped answering, while it does not.
+    failing: Option<String>,
+    kubeconfig: kube::config::Kubeconfig,
+}
+
+impl<L: LiveView> Pass<L> {
+    /// The first whole view from the caches, in the rows and columns of `shown`, and what it
+    /// changes in them.
+    pub fn start(
+        shown: &HubView,
+        caches: &Caches,
+        kubeconfig: &kube::config::Kubeconfig,
+    ) -> Result<(Pass<L>, Vec<BackendEvent>), String> {
+        let (live, events) = whole_read::<L>(shown, caches, kubeconfig)?;
+        let pass = Pass {
+            live,
+            expected: HashMap::new(),
+            listed: vec![false; caches.kinds.len()],
+            failing: None,
+            kubeconfig: kubeconfig.clone(),
+        };
+        Ok((pass, events))
+    }
+
+    /// Takes in a batch of changes (already in the stores) and returns the events that carry
+    /// what they changed: the touched cells whose value changed, the columns whose health
+    /// changed, the rows new to the console; a relist (or the hub answering again) rebuilds
+    /// the whole view instead.
+    pub fn take_in(&mut self, batch: Vec<Change>, caches: &Caches) -> Vec<BackendEvent> {
+        let mut whole = false;
+        let mut before = Before {
+            rows: self.live.view().rows.len(),
+            ..Before::default()
+        };
+        for change in batch {
+            if self.failing.is_some() && !matches!(change, Change::Failed { .. }) {
+                // The hub answers again: what was missed while it did not is in the stores.
+                self.failing = None;
+                whole = true;
+            }
+            match change {
+                Change::Listed { kind } => {
+                    if let Some(listed) = self.listed.get_mut(kind) {
+                        whole |= *listed;
+                        *listed = true;
+                    }
+                }
+                Change::Failed { reason } => {
+                    if self.failing.is_none() {
+                        let view = self.live.view_mut();
+                        for column in 0..view.clusters.len() {
+                            before.keep(view, &Touched::Column(column));
+                        }
+                        *view = unreachable_hub(view, &reason);
+                        self.failing = Some(reason);
+                    }
+                }
+                // A whole read follows: it reads these from the stores.
+                Change::Applied { .. } | Change::Deleted { .. } if whole => {}
+                Change::Applied { kind, object } => {
+                    before.keep(self.live.view(), &self.live.touches(kind, &object));
+                    self.live.apply(caches, kind, &object, false);
+                }
+                Change::Deleted { kind, object } => {
+                    before.keep(self.live.view(), &self.live.touches(kind, &object));
+                    self.live.apply(caches, kind, &object, true);
+                }
+            }
+        }
+        if whole {
+            let mut events = match whole_read::<L>(self.live.view(), caches, &self.kubeconfig) {
+                Ok((live, events)) => {
+                    self.live = live;
+                    events
+                }
+                Err(reason) => vec![BackendEvent::Notice(format!(
+                    "reading the hub's caches: {reason}"
+                ))],
+            };
+            let mut whole = Before {
+                rows: self.live.view().rows.len(),
+                ..Before::default()
+            };
+            events.extend(self.follow_edits(caches, &mut whole));
+            events.extend(whole.delta(self.live.view()));
+            return events;
+        }
+        let mut events = self.follow_edits(caches, &mut before);
+        events.extend(before.delta(self.live.view()));
+        events
+    }
+
+    /// Holds each cell awaiting an edit at Pending until the hub rendered the preview (the
+    /// rendered objects looked up in the stores, for those cells only); notices for the edits
+    /// that arrived otherwise.
+    fn follow_edits(&mut self, caches: &Caches, before: &mut Before) -> Vec<BackendEvent> {
+        if self.expected.is_empty() {
+            return Vec::new();
+        }
+        let cells: Vec<CellRef> = self.expected.keys().copied().collect();
+        for cell in &cells {
+            let (row, column) = (cell.resource as usize, cell.cluster as usize);
+            before.keep(self.live.view(), &Touched::Cell { row, column });
+            let Some(cluster) = self
+                .live
+                .view()
+                .clusters
+                .get(column)
+                .map(|(s, _)| s.name.clone())
+            else {
+                continue;
+            };
+            let rendered = self.live.rendered(caches, row, &cluster);
+            if let Some(shown) = self.live.view_mut().rows.get_mut(row) {
+                match rendered {
+                    Some(object) => shown.objects.insert(cluster, object),
+                    None => shown.objects.remove(&cluster),
+                };
+            }
+        }
+        follow(self.live.view_mut(), &mut self.expected)
+            .into_iter()
+            .map(BackendEvent::Notice)
+            .collect()
+    }
+}
+
+/// The cells and columns a pass touched, as they were before it, and the rows it added.
+#[derive(Default)]
+struct Before {
+    cells: std::collections::BTreeMap<CellRef, (CellStatus, Option<String>)>,
+    columns: std::collections::BTreeMap<usize, ClusterStatus>,
+    /// How many rows the view had; those after them are new.
+    rows: usize,
+}
+
+impl Before {
+    /// Keeps what `touched` covers in `view` (the first value seen wins).
+    fn keep(&mut self, view: &HubView, touched: &Touched) {
+        let columns = match touched {
+            Touched::Column(column) => *column..*column + 1,
+            Touched::All => 0..view.clusters.len(),
+            _ => 0..0,
+        };
+        for column in columns {
+            if let Some((_, status)) = view.clusters.get(column) {
+                self.columns.entry(column).or_insert_with(|| status.clone());
+            }
+        }
+        for (cell, value) in cells_of(view, touched) {
+            self.cells.entry(cell).or_insert(value);
+        }
+    }
+
+    /// The events that bring the console from what was kept to `view`: new rows announced,
+    /// then the columns and cells whose value changed, and every cell of a new row.
+    fn delta(self, view: &HubView) -> Vec<BackendEvent> {
+        let mut events = Vec::new();
+        let first_new = self.rows.min(view.rows.len());
+        let added: Vec<AddedResource> = view
+            .rows
+            .iter()
+            .skip(first_new)
+            .map(|row| added_row(view.kind, row))
+            .collect();
+        events.extend(announced(&added));
+        for (column, old) in self.columns {
+            if let Some((_, status)) = view.clusters.get(column)
+                && *status != old
+            {
+                events.push(BackendEvent::Cluster {
+                    cluster: column as u32,
+                    status: status.clone(),
+                });
+            }
+        }
+        let mut cells = Vec::new();
+        for (cell, old) in self.cells {
+            let (row, column) = (cell.resource as usize, cell.cluster as usize);
+            if row >= first_new {
+                continue;
+            }
+            let new = view.cell(row, column);
+            if new != old {
+                cells.push(CellUpdate {
+                    cell,
+                    status: new.0,
+                    message: new.1,
+                });
+            }
+        }
+        for row in first_new..view.rows.len() {
+            for (cell, (status, message)) in cells_of(view, &Touched::Row(row)) {
+                cells.push(CellUpdate {
+                    cell,
+                    status,
+                    message,
+                });
+            }
+        }
+        if !cells.is_empty() {
+            events.push(BackendEvent::Cells(cells));
+        }
+        events
+    }
+}
+
+/// The whole view from the caches in the rows and columns of `shown`, and the events that
+/// bring the console from `shown` to it.
+fn whole_read<L: LiveView>(
+    shown: &HubView,
+    caches: &Caches,
+    kubeconfig: &kube::config::Kubeconfig,
+) -> Result<(L, Vec<BackendEvent>), String> {
+    FULL_READS.fetch_add(1, Ordering::Relaxed);
+    let live = L::read(shown, caches, kubeconfig)?;
+    let mut events = announced(&added_rows(shown, live.view()));
+    events.extend(changes(shown, live.view()));
+    Ok((live, events))
+}
+
 /// The rows `next` has beyond `shown`'s, as the console appends them.
 fn added_rows(shown: &HubView, next: &HubView) -> Vec<AddedResource> {
-    let dialect = match next.kind {
-        HubKind::KubeFed => Dialect::KubeFed,
-        HubKind::Karmada | HubKind::OpenClusterManagement => Dialect::Karmada,
-    };
     next.rows
         .iter()
         .skip(shown.rows.len())
-        .map(|row| AddedResource {
-            target: row.target.clone(),
-            dialect,
-            source: row.source.clone(),
-        })
+        .map(|row| added_row(next.kind, row))
         .collect()
+}
+
+/// A row as the console appends it.
+fn added_row(kind: HubKind, row: &HubRow) -> AddedResource {
+    let dialect = match kind {
+        HubKind::KubeFed => Dialect::KubeFed,
+        HubKind::Karmada | HubKind::OpenClusterManagement => Dialect::Karmada,
+    };
+    AddedResource {
+        target: row.target.clone(),
+        dialect,
+        source: row.source.clone(),
+    }
 }
 
 /// empty row saying so).
@@ -682,59 +1178,6 @@ pub fn in_rows_of(targets: &[crate::model::ResourceRef], view: HubView) -> HubVi
         })
         .collect();
     HubView { rows, ..view }
-}
-
-/// `view` in the rows and columns of `shown`: shown rows keep their index (a row that went
-/// away reports as not placed), rows new on the hub follow them; clusters stay those shown.
-pub fn aligned(shown: &HubView, view: HubView) -> HubView {
-    let HubView {
-        kind,
-        clusters: read_clusters,
-        rows: read_rows,
-    } = view;
-    let mut read_clusters: HashMap<String, ClusterStatus> = read_clusters
-        .into_iter()
-        .map(|(spec, status)| (spec.name, status))
-        .collect();
-    let clusters = shown
-        .clusters
-        .iter()
-        .map(|(spec, _)| {
-            let status = read_clusters
-                .remove(&spec.name)
-                .unwrap_or_else(|| ClusterStatus {
-                    health: Health::Unknown,
-                    message: "no longer a member of the hub".into(),
-                    ..ClusterStatus::default()
-                });
-            (spec.clone(), status)
-        })
-        .collect();
-    let mut read_rows: HashMap<crate::model::ResourceRef, HubRow> = read_rows
-        .into_iter()
-        .map(|row| (row.target.clone(), row))
-        .collect();
-    let mut rows: Vec<HubRow> = shown
-        .rows
-        .iter()
-        .map(|row| {
-            read_rows.remove(&row.target).unwrap_or_else(|| HubRow {
-                cells: Default::default(),
-                objects: Default::default(),
-                not_placed: format!("{} is gone from the hub", row.source),
-                ..row.clone()
-            })
-        })
-        .collect();
-    // New rows go last, in the hub's order, so every row the console shows keeps its index.
-    let mut newcomers: Vec<HubRow> = read_rows.into_values().collect();
-    sort_rows(&mut newcomers);
-    rows.append(&mut newcomers);
-    HubView {
-        kind,
-        clusters,
-        rows,
-    }
 }
 
 /// The hub did not answer: every cluster's health is unknown, with the reason.
@@ -798,6 +1241,189 @@ mod tests {
 
     use super::*;
     use crate::model::{ClusterSpec, ResourceRef};
+
+    /// A Karmada hub in memory: members a and b, binding `web` on both, both Works Applied
+    /// with `color` blue; the pass started from the view of the same objects.
+    mod cached {
+        use std::sync::Arc;
+
+        use kube::api::DynamicObject;
+        use kube::runtime::reflector::store::Writer;
+        use kube::runtime::watcher;
+
+        use super::*;
+        use crate::backend::hub::karmada::delta::Live;
+
+        const WORKS: usize = 3;
+
+        fn object(value: Value) -> DynamicObject {
+            serde_json::from_value(value).expect("an object")
+        }
+
+        fn work(cluster: &str, applied: &str, color: &str, version: &str) -> DynamicObject {
+            object(
+                json!({"apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+                "metadata": {"name": "web-w", "namespace": format!("karmada-es-{cluster}"),
+                    "resourceVersion": version,
+                    "labels": {"resourcebinding.karmada.io/permanent-id": "id-web"}},
+                "spec": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "web", "namespace": "shop"}, "data": {"color": color}}]}},
+                "status": {"conditions": [{"type": "Applied", "status": applied,
+                    "reason": "AppliedFailed", "message": "from the member"}]}}),
+            )
+        }
+
+        fn hub() -> (Caches, Vec<Writer<DynamicObject>>, Pass<Live>) {
+            let cluster = |name: &str| {
+                object(
+                    json!({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+                    "metadata": {"name": name},
+                    "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
+                )
+            };
+            let binding = object(json!({"apiVersion": "work.karmada.io/v1alpha2",
+                "kind": "ResourceBinding",
+                "metadata": {"name": "web-configmap", "namespace": "shop",
+                    "labels": {"resourcebinding.karmada.io/permanent-id": "id-web"}},
+                "spec": {"resource": {"apiVersion": "v1", "kind": "ConfigMap",
+                    "namespace": "shop", "name": "web"},
+                    "clusters": [{"name": "a"}, {"name": "b"}]}}));
+            let (caches, writers) = Caches::in_memory(
+                crate::backend::hub::karmada::delta::kinds(),
+                [
+                    (0, cluster("a")),
+                    (0, cluster("b")),
+                    (1, binding),
+                    (WORKS, work("a", "True", "blue", "1")),
+                    (WORKS, work("b", "True", "blue", "1")),
+                ],
+            );
+            let kubeconfig = kube::config::Kubeconfig::default();
+            // The console's columns, as its first read of the hub gave them: in name order.
+            let mut clusters: Vec<_> = caches
+                .objects(0)
+                .iter()
+                .map(|c| {
+                    let value = crate::backend::hub::cache::value_of(c);
+                    crate::backend::hub::karmada::read::member_of(&value, &kubeconfig)
+                        .expect("a member")
+                })
+                .collect();
+            clusters.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+            let shown = HubView {
+                kind: HubKind::Karmada,
+                clusters,
+                rows: Vec::new(),
+            };
+            let (first, _) = Pass::<Live>::start(&shown, &caches, &kubeconfig).expect("start");
+            let (mut pass, news) =
+                Pass::<Live>::start(first.live.view(), &caches, &kubeconfig).expect("start");
+            assert!(
+                news.iter()
+                    .all(|e| matches!(e, BackendEvent::Heartbeat { .. })),
+                "the same objects: no cell to send {news:?}"
+            );
+            for kind in 0..caches.kinds.len() {
+                assert!(
+                    pass.take_in(vec![Change::Listed { kind }], &caches)
+                        .is_empty()
+                );
+            }
+            (caches, writers, pass)
+        }
+
+        fn watched(writers: &mut [Writer<DynamicObject>], object: DynamicObject) -> Change {
+            writers[WORKS].apply_watcher_event(&watcher::Event::Apply(object.clone()));
+            Change::Applied {
+                kind: WORKS,
+                object: Arc::new(object),
+            }
+        }
+
+        fn cells(events: &[BackendEvent]) -> Vec<CellUpdate> {
+            events
+                .iter()
+                .flat_map(|event| match event {
+                    BackendEvent::Cells(cells) => cells.clone(),
+                    _ => Vec::new(),
+                })
+                .collect()
+        }
+
+        #[test]
+        fn a_work_status_change_reaches_the_console_as_exactly_its_cell() {
+            let (caches, mut writers, mut pass) = hub();
+            let reads = full_reads();
+            let change = watched(&mut writers, work("b", "False", "blue", "2"));
+            let events = pass.take_in(vec![change], &caches);
+            assert_eq!(
+                cells(&events),
+                [CellUpdate {
+                    cell: CellRef {
+                        resource: 0,
+                        cluster: 1
+                    },
+                    status: CellStatus::Failed("AppliedFailed: from the member".into()),
+                    message: None,
+                }]
+            );
+            assert_eq!(events.len(), 1, "{events:?}");
+            let same = watched(&mut writers, work("b", "False", "blue", "3"));
+            assert!(
+                pass.take_in(vec![same], &caches).is_empty(),
+                "a Work that changed nothing the cell shows sends nothing"
+            );
+            assert!(full_reads() >= reads, "never fewer");
+        }
+
+        #[test]
+        fn a_relist_rebuilds_the_whole_view_and_sends_what_it_changed() {
+            let (caches, mut writers, mut pass) = hub();
+            // The store relisted with a change the watch never delivered.
+            writers[WORKS].apply_watcher_event(&watcher::Event::Init);
+            writers[WORKS]
+                .apply_watcher_event(&watcher::Event::InitApply(work("a", "False", "blue", "5")));
+            writers[WORKS]
+                .apply_watcher_event(&watcher::Event::InitApply(work("b", "True", "blue", "5")));
+            writers[WORKS].apply_watcher_event(&watcher::Event::InitDone);
+            let events = pass.take_in(vec![Change::Listed { kind: WORKS }], &caches);
+            let changed: Vec<CellRef> = cells(&events).iter().map(|c| c.cell).collect();
+            assert_eq!(
+                changed,
+                [CellRef {
+                    resource: 0,
+                    cluster: 0
+                }]
+            );
+        }
+
+        #[test]
+        fn a_followed_edit_holds_its_cell_pending_until_the_stored_work_renders_it() {
+            let (caches, mut writers, mut pass) = hub();
+            let config_map = |color: &str| {
+                json!({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "web", "namespace": "shop"}, "data": {"color": color}})
+            };
+            let cell = CellRef {
+                resource: 0,
+                cluster: 0,
+            };
+            pass.expected.insert(
+                cell,
+                Expectation {
+                    object: delivered_form(&config_map("red")),
+                    title: "OverridePolicy shop/web".into(),
+                    since: Instant::now(),
+                },
+            );
+            let events = pass.take_in(Vec::new(), &caches);
+            assert_eq!(cells(&events)[0].status, CellStatus::Pending, "still blue");
+            let change = watched(&mut writers, work("a", "True", "red", "7"));
+            let events = pass.take_in(vec![change], &caches);
+            assert_eq!(cells(&events)[0].status, CellStatus::InSync, "{events:?}");
+            assert!(pass.expected.is_empty(), "arrived: no longer followed");
+        }
+    }
 
     fn target(name: &str) -> ResourceRef {
         ResourceRef {

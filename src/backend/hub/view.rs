@@ -37,6 +37,18 @@ pub struct HubRow {
     pub objects: BTreeMap<String, serde_json::Value>,
 }
 
+impl HubRow {
+    /// The row once the hub object behind it is gone: no cells, no objects, and why.
+    pub fn gone(&self) -> HubRow {
+        HubRow {
+            cells: Default::default(),
+            objects: Default::default(),
+            not_placed: format!("{} is gone from the hub", self.source),
+            ..self.clone()
+        }
+    }
+}
+
 impl HubView {
     /// One cell of the matrix: row `row` on cluster `column`, as design §4 names it. A placed
     /// cell on a member the hub cannot reach is Unreachable whatever the hub last recorded; a
@@ -100,6 +112,52 @@ impl HubView {
             }
         }
         unplaced
+    }
+}
+
+/// `view` in the rows and columns of `shown`: shown rows keep their index (a row that went
+/// away reports as not placed), rows new on the hub follow them; clusters stay those shown.
+pub fn aligned(shown: &HubView, view: HubView) -> HubView {
+    let HubView {
+        kind,
+        clusters: read_clusters,
+        rows: read_rows,
+    } = view;
+    let mut read_clusters: std::collections::HashMap<String, ClusterStatus> = read_clusters
+        .into_iter()
+        .map(|(spec, status)| (spec.name, status))
+        .collect();
+    let clusters = shown
+        .clusters
+        .iter()
+        .map(|(spec, _)| {
+            let status = read_clusters
+                .remove(&spec.name)
+                .unwrap_or_else(|| ClusterStatus {
+                    health: Health::Unknown,
+                    message: "no longer a member of the hub".into(),
+                    ..ClusterStatus::default()
+                });
+            (spec.clone(), status)
+        })
+        .collect();
+    let mut read_rows: std::collections::HashMap<ResourceRef, HubRow> = read_rows
+        .into_iter()
+        .map(|row| (row.target.clone(), row))
+        .collect();
+    let mut rows: Vec<HubRow> = shown
+        .rows
+        .iter()
+        .map(|row| read_rows.remove(&row.target).unwrap_or_else(|| row.gone()))
+        .collect();
+    // New rows go last, in the hub's order, so every row the console shows keeps its index.
+    let mut newcomers: Vec<HubRow> = read_rows.into_values().collect();
+    sort_rows(&mut newcomers);
+    rows.append(&mut newcomers);
+    HubView {
+        kind,
+        clusters,
+        rows,
     }
 }
 

@@ -34,16 +34,24 @@ pub async fn clusters(
     let mut clusters = Vec::new();
     for object in list.items {
         let value = serde_json::to_value(&object).map_err(|err| err.to_string())?;
-        let name = object.metadata.name.clone().unwrap_or_default();
-        let doc = Doc::from_value(&format!("hub Cluster/{name}"), value.clone());
-        let mut spec = parse_cluster(&doc, InventoryKind::Karmada).map_err(|e| e.to_string())?;
-        if spec.context.is_empty() && kubeconfig.contexts.iter().any(|c| c.name == spec.name) {
-            spec.context = spec.name.clone();
-        }
-        clusters.push((spec, status_of(&value)));
+        clusters.push(member_of(&value, kubeconfig)?);
     }
     clusters.sort_by(|a, b| a.0.name.cmp(&b.0.name));
     Ok(clusters)
+}
+
+/// One member Cluster object as the console's column: its spec and the health Karmada reports.
+pub fn member_of(
+    value: &Value,
+    kubeconfig: &Kubeconfig,
+) -> Result<(ClusterSpec, ClusterStatus), String> {
+    let name = text(value, "/metadata/name");
+    let doc = Doc::from_value(&format!("hub Cluster/{name}"), value.clone());
+    let mut spec = parse_cluster(&doc, InventoryKind::Karmada).map_err(|e| e.to_string())?;
+    if spec.context.is_empty() && kubeconfig.contexts.iter().any(|c| c.name == spec.name) {
+        spec.context = spec.name.clone();
+    }
+    Ok((spec, status_of(value)))
 }
 
 /// A Karmada Cluster's health: its Ready condition (an unreachable member is Unreachable, any
@@ -303,7 +311,7 @@ pub fn work_of(value: &Value) -> Option<Work> {
 }
 
 /// Whether a Work's manifest is the binding's template.
-fn is_target(manifest: &Value, target: &ResourceRef) -> bool {
+pub fn is_target(manifest: &Value, target: &ResourceRef) -> bool {
     text(manifest, "/kind") == target.kind
         && text(manifest, "/metadata/name") == target.name
         && text(manifest, "/metadata/namespace") == target.namespace.clone().unwrap_or_default()

@@ -1,8 +1,10 @@
 //! An Open Cluster Management hub: [`read`] turns its ManagedClusters, cluster sets,
-//! Placements and ManifestWorks into the console's view and the placement editor's world, and
-//! [`write`] writes an edited Placement back. The reader only reads; writing is [`write`]'s
+//! Placements and ManifestWorks into the console's view and the placement editor's world,
+//! [`delta`] keeps that view current one watched object at a time, and [`write`] writes an
+//! edited Placement back. The reader only reads; writing is [`write`]'s
 //! alone.
 
+pub mod delta;
 pub mod read;
 pub mod types;
 pub mod write;

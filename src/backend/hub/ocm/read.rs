@@ -43,16 +43,19 @@ pub async fn clusters(
     .await?;
     let mut clusters: Vec<_> = items
         .iter()
-        .map(|value| {
-            let mut spec = spec_of(value);
-            if kubeconfig.contexts.iter().any(|c| c.name == spec.name) {
-                spec.context = spec.name.clone();
-            }
-            (spec, status_of(value))
-        })
+        .map(|value| member_of(value, kubeconfig))
         .collect();
     clusters.sort_by(|a, b| a.0.name.cmp(&b.0.name));
     Ok(clusters)
+}
+
+/// One ManagedCluster as the console's column: its spec and the health OCM reports.
+pub fn member_of(value: &Value, kubeconfig: &Kubeconfig) -> (ClusterSpec, ClusterStatus) {
+    let mut spec = spec_of(value);
+    if kubeconfig.contexts.iter().any(|c| c.name == spec.name) {
+        spec.context = spec.name.clone();
+    }
+    (spec, status_of(value))
 }
 
 /// A ManagedCluster as flotilla's cluster. The engine reads the object as a Placement sees it
@@ -477,7 +480,8 @@ fn feedback_value(value: &Value) -> String {
     )
 }
 
-fn manifest_ref(manifest: &Value) -> ResourceRef {
+/// What a manifest is: its apiVersion, kind, namespace and name.
+pub fn manifest_ref(manifest: &Value) -> ResourceRef {
     ResourceRef {
         api_version: text(manifest, "/apiVersion"),
         kind: text(manifest, "/kind"),
@@ -639,6 +643,21 @@ pub fn manifest_cell(
     }
 }
 
+/// A row for `target` before any cell: not placed where no ManifestWork carries it.
+pub fn row_for(target: &ResourceRef) -> HubRow {
+    HubRow {
+        target: target.clone(),
+        source: String::new(),
+        carrier: None,
+        cells: BTreeMap::new(),
+        not_placed: format!(
+            "no ManifestWork in this cluster's namespace carries {}",
+            target.display_key()
+        ),
+        objects: BTreeMap::new(),
+    }
+}
+
 /// The console's rows: one per distinct manifest (apiVersion, kind, namespace, name) across
 /// every ManifestWork, with a cell for each cluster whose namespace holds a ManifestWork
 /// carrying it. On a cluster that is not Available the cell is Unreachable, whatever the
@@ -670,17 +689,7 @@ pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]
                 Some(index) => *index,
                 None => {
                     row_index.insert(target.clone(), rows.len());
-                    rows.push(HubRow {
-                        target: target.clone(),
-                        source: String::new(),
-                        carrier: None,
-                        cells: BTreeMap::new(),
-                        not_placed: format!(
-                            "no ManifestWork in this cluster's namespace carries {}",
-                            target.display_key()
-                        ),
-                        objects: BTreeMap::new(),
-                    });
+                    rows.push(row_for(target));
                     sources.push(Default::default());
                     carriers.push(Default::default());
                     rows.len() - 1

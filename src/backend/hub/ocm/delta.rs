@@ -1,0 +1,546 @@
+//! An OCM hub's view kept current one object at a time, from the informer caches: a
+//! ManifestWork change touches exactly the cells of the manifests it carried or carries, on its
+//! cluster (a manifest new to the hub adds a row at the bottom); a ManagedCluster change its
+//! column; Placements and PlacementDecisions no cell (they move the placement editor's world,
+//! which the backend reads again). The per-object rules are the reader's (`read.rs`); this file
+//! only indexes them. It keeps no manifest object: the reflector store holds each ManifestWork
+//! once, and the rendered object of a cell is looked up there when a preview or a followed
+//! edit needs it. It must not talk to the hub.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use kube::api::DynamicObject;
+use kube::config::Kubeconfig;
+use kube::discovery::ApiResource;
+use serde_json::Value;
+
+use super::read::{
+    ManifestWork, manifest_cell, manifest_ref, manifest_work_of, member_of, row_for, rows_of,
+};
+use super::types::WORK_GROUP;
+use crate::backend::hub::cache::{Caches, LiveView, Touched, value_of};
+use crate::backend::hub::kind::HubKind;
+use crate::backend::hub::view::{HubView, aligned};
+use crate::model::{CellStatus, Health, ResourceRef};
+
+/// The kinds' places in [`kinds`].
+const CLUSTERS: usize = 0;
+const WORKS: usize = 1;
+const PLACEMENTS: usize = 2;
+const DECISIONS: usize = 3;
+
+/// What the console watches and caches on an OCM hub, in the order [`Live`] names them.
+pub fn kinds() -> Vec<ApiResource> {
+    super::read::watched_kinds()
+}
+
+/// A ManifestWork is known by its cluster (namespace) and name.
+type WorkKey = (String, String);
+
+/// The OCM view and the indexes that find what one object touches.
+pub struct Live {
+    view: HubView,
+    kubeconfig: Kubeconfig,
+    /// Every ManifestWork, its manifests without their objects.
+    works: HashMap<WorkKey, ManifestWork>,
+    /// Cluster → the names of the ManifestWorks in its namespace.
+    by_cluster: HashMap<String, BTreeSet<String>>,
+    rows: HashMap<ResourceRef, usize>,
+    /// Row → the ManifestWorks carrying it, and how many carry each source label.
+    carriers: Vec<BTreeSet<WorkKey>>,
+    labels: Vec<BTreeMap<String, usize>>,
+    columns: HashMap<String, usize>,
+}
+
+/// A ManifestWork as the index keeps it: its manifests' objects dropped.
+fn without_objects(mut work: ManifestWork) -> ManifestWork {
+    for manifest in &mut work.manifests {
+        manifest.object = Value::Null;
+    }
+    work
+}
+
+/// The label a row's source names a ManifestWork by.
+fn label_of(work: &ManifestWork) -> String {
+    match &work.owner {
+        Some(owner) => format!("{} ({owner})", work.name),
+        None => work.name.clone(),
+    }
+}
+
+/// The manifests a ManifestWork object carries, without parsing their status.
+fn targets_of(object: &DynamicObject) -> Vec<ResourceRef> {
+    object
+        .data
+        .pointer("/spec/workload/manifests")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().map(manifest_ref).collect())
+        .unwrap_or_default()
+}
+
+fn key_of(object: &DynamicObject) -> WorkKey {
+    (
+        object.metadata.namespace.clone().unwrap_or_default(),
+        object.metadata.name.clone().unwrap_or_default(),
+    )
+}
+
+impl Live {
+    /// The view of these ManagedClusters and ManifestWorks in the rows and columns of `shown`,
+    /// with its indexes.
+    pub fn from_objects(
+        shown: &HubView,
+        clusters: &[Value],
+        works: &[Value],
+        kubeconfig: &Kubeconfig,
+    ) -> Live {
+        let mut members: Vec<_> = clusters.iter().map(|c| member_of(c, kubeconfig)).collect();
+        members.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+        let works: Vec<ManifestWork> = works
+            .iter()
+            .map(|w| without_objects(manifest_work_of(w)))
+            .collect();
+        let mut rows = rows_of(&works, &members);
+        for row in &mut rows {
+            row.objects.clear();
+        }
+        let view = aligned(
+            shown,
+            HubView {
+                kind: HubKind::OpenClusterManagement,
+                clusters: members,
+                rows,
+            },
+        );
+        let mut live = Live {
+            rows: view
+                .rows
+                .iter()
+                .enumerate()
+                .map(|(index, row)| (row.target.clone(), index))
+                .collect(),
+            carriers: vec![BTreeSet::new(); view.rows.len()],
+            labels: vec![BTreeMap::new(); view.rows.len()],
+            columns: view
+                .clusters
+                .iter()
+                .enumerate()
+                .map(|(index, (spec, _))| (spec.name.clone(), index))
+                .collect(),
+            view,
+            kubeconfig: kubeconfig.clone(),
+            works: HashMap::new(),
+            by_cluster: HashMap::new(),
+        };
+        for work in works {
+            live.carry(&work, 1);
+            live.by_cluster
+                .entry(work.cluster.clone())
+                .or_default()
+                .insert(work.name.clone());
+            live.works
+                .insert((work.cluster.clone(), work.name.clone()), work);
+        }
+        live
+    }
+
+    /// Counts `work` in (`1`) or out (`-1`) of the rows it carries; a manifest no row shows
+    /// yet gets one at the bottom.
+    fn carry(&mut self, work: &ManifestWork, sign: i8) {
+        let key = (work.cluster.clone(), work.name.clone());
+        let label = label_of(work);
+        for manifest in &work.manifests {
+            let row = match self.rows.get(&manifest.target) {
+                Some(&row) => row,
+                None if sign > 0 => self.add_row(&manifest.target),
+                None => continue,
+            };
+            if sign > 0 {
+                self.carriers[row].insert(key.clone());
+                *self.labels[row].entry(label.clone()).or_default() += 1;
+            } else {
+                self.carriers[row].remove(&key);
+                if let Some(count) = self.labels[row].get_mut(&label) {
+                    *count -= 1;
+                    if *count == 0 {
+                        self.labels[row].remove(&label);
+                    }
+                }
+            }
+        }
+    }
+
+    fn add_row(&mut self, target: &ResourceRef) -> usize {
+        let row = self.view.rows.len();
+        self.view.rows.push(row_for(target));
+        self.rows.insert(target.clone(), row);
+        self.carriers.push(BTreeSet::new());
+        self.labels.push(BTreeMap::new());
+        row
+    }
+
+    /// Row `row`'s source and carrier from the ManifestWorks carrying it, as the reader words
+    /// them (a row no ManifestWork carries any more keeps its last words).
+    fn name_row(&mut self, row: usize) {
+        let labels: Vec<&str> = self.labels[row].keys().map(String::as_str).collect();
+        if labels.is_empty() {
+            return;
+        }
+        let shown = &mut self.view.rows[row];
+        shown.source = format!(
+            "{} {}",
+            if labels.len() == 1 {
+                "ManifestWork"
+            } else {
+                "ManifestWorks"
+            },
+            labels.join(", ")
+        );
+        shown.carrier = match self.carriers[row].iter().collect::<Vec<_>>().as_slice() {
+            [(cluster, name)] => Some(ResourceRef {
+                api_version: format!("{WORK_GROUP}/v1"),
+                kind: "ManifestWork".into(),
+                namespace: Some(cluster.clone()),
+                name: name.clone(),
+            }),
+            _ => None,
+        };
+    }
+
+    /// Cell (`row`, `cluster`) again from the ManifestWorks in the cluster's namespace: the
+    /// worst of those carrying the row's object; Unreachable on a cluster that is not
+    /// Available; no cell where none carries it.
+    fn recompute(&mut self, row: usize, cluster: &str) {
+        let target = &self.view.rows[row].target;
+        let status = self
+            .columns
+            .get(cluster)
+            .map(|&column| &self.view.clusters[column].1);
+        let mut worst: Option<(CellStatus, Option<String>)> = None;
+        for name in self.by_cluster.get(cluster).into_iter().flatten() {
+            let Some(work) = self.works.get(&(cluster.to_string(), name.clone())) else {
+                continue;
+            };
+            for manifest in work.manifests.iter().filter(|m| m.target == *target) {
+                let cell = match status {
+                    Some(status) if status.health != Health::Ready => {
+                        (CellStatus::Unreachable, Some(status.message.clone()))
+                    }
+                    _ => manifest_cell(work, manifest.state.as_ref()),
+                };
+                if worst
+                    .as_ref()
+                    .is_none_or(|(kept, _)| cell.0.kind() > kept.kind())
+                {
+                    worst = Some(cell);
+                }
+            }
+        }
+        let cells = &mut self.view.rows[row].cells;
+        match worst {
+            Some(cell) => cells.insert(cluster.to_string(), cell),
+            None => cells.remove(cluster),
+        };
+    }
+
+    fn work_changed(&mut self, object: &DynamicObject, deleted: bool) -> Touched {
+        let key = key_of(object);
+        let mut rows: BTreeSet<usize> = BTreeSet::new();
+        if let Some(old) = self.works.remove(&key) {
+            rows.extend(
+                old.manifests
+                    .iter()
+                    .filter_map(|m| self.rows.get(&m.target)),
+            );
+            self.carry(&old, -1);
+        }
+        if deleted {
+            if let Some(names) = self.by_cluster.get_mut(&key.0) {
+                names.remove(&key.1);
+            }
+        } else {
+            let work = without_objects(manifest_work_of(&value_of(object)));
+            self.carry(&work, 1);
+            rows.extend(
+                work.manifests
+                    .iter()
+                    .filter_map(|m| self.rows.get(&m.target)),
+            );
+            self.by_cluster
+                .entry(key.0.clone())
+                .or_default()
+                .insert(key.1.clone());
+            self.works.insert(key.clone(), work);
+        }
+        for &row in &rows {
+            self.recompute(row, &key.0);
+            self.name_row(row);
+        }
+        match self.columns.get(&key.0) {
+            Some(&column) => Touched::Cells(rows.into_iter().map(|row| (row, column)).collect()),
+            None => Touched::Nothing,
+        }
+    }
+
+    fn cluster_changed(&mut self, value: &Value, deleted: bool) -> Touched {
+        let name = crate::backend::hub::objects::text(value, "/metadata/name");
+        let Some(&column) = self.columns.get(&name) else {
+            // Columns stay those the console started with, as a full read keeps them.
+            return Touched::Nothing;
+        };
+        self.view.clusters[column] = if deleted {
+            let spec = self.view.clusters[column].0.clone();
+            (
+                spec,
+                crate::model::ClusterStatus {
+                    health: Health::Unknown,
+                    message: "no longer a member of the hub".into(),
+                    ..Default::default()
+                },
+            )
+        } else {
+            member_of(value, &self.kubeconfig)
+        };
+        let rows: BTreeSet<usize> = self
+            .by_cluster
+            .get(&name)
+            .into_iter()
+            .flatten()
+            .filter_map(|work| self.works.get(&(name.clone(), work.clone())))
+            .flat_map(|work| work.manifests.iter())
+            .filter_map(|m| self.rows.get(&m.target).copied())
+            .collect();
+        for row in rows {
+            self.recompute(row, &name);
+        }
+        Touched::Column(column)
+    }
+}
+
+impl LiveView for Live {
+    fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
+        let (clusters, works) = (caches.values(CLUSTERS), caches.values(WORKS));
+        Ok(Live::from_objects(shown, &clusters, &works, kubeconfig))
+    }
+
+    fn view(&self) -> &HubView {
+        &self.view
+    }
+
+    fn view_mut(&mut self) -> &mut HubView {
+        &mut self.view
+    }
+
+    fn touches(&self, kind: usize, object: &DynamicObject) -> Touched {
+        match kind {
+            CLUSTERS => object
+                .metadata
+                .name
+                .as_ref()
+                .and_then(|name| self.columns.get(name))
+                .map_or(Touched::Nothing, |&column| Touched::Column(column)),
+            WORKS => {
+                let key = key_of(object);
+                let Some(&column) = self.columns.get(&key.0) else {
+                    return Touched::Nothing;
+                };
+                let old = self
+                    .works
+                    .get(&key)
+                    .into_iter()
+                    .flat_map(|w| w.manifests.iter().map(|m| m.target.clone()));
+                let rows: BTreeSet<usize> = old
+                    .chain(targets_of(object))
+                    .filter_map(|target| self.rows.get(&target).copied())
+                    .collect();
+                Touched::Cells(rows.into_iter().map(|row| (row, column)).collect())
+            }
+            _ => Touched::Nothing,
+        }
+    }
+
+    fn apply(
+        &mut self,
+        _caches: &Caches,
+        kind: usize,
+        object: &DynamicObject,
+        deleted: bool,
+    ) -> Touched {
+        match kind {
+            CLUSTERS => self.cluster_changed(&value_of(object), deleted),
+            WORKS => self.work_changed(object, deleted),
+            _ => Touched::Nothing,
+        }
+    }
+
+    fn moves_placements(&self, kind: usize) -> bool {
+        matches!(kind, CLUSTERS | PLACEMENTS | DECISIONS)
+    }
+
+    fn rendered(&self, caches: &Caches, row: usize, cluster: &str) -> Option<Value> {
+        let target = &self.view.rows.get(row)?.target;
+        self.carriers
+            .get(row)?
+            .iter()
+            .filter(|(c, _)| c == cluster)
+            .filter_map(|(c, name)| caches.get(WORKS, Some(c), name))
+            .find_map(|work| {
+                work.data
+                    .pointer("/spec/workload/manifests")
+                    .and_then(Value::as_array)?
+                    .iter()
+                    .find(|m| manifest_ref(m) == *target)
+                    .cloned()
+            })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn object(value: Value) -> DynamicObject {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn cluster(name: &str, available: &str) -> Value {
+        json!({"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+            "metadata": {"name": name},
+            "spec": {"hubAcceptsClient": true},
+            "status": {"conditions": [{"type": "ManagedClusterConditionAvailable",
+                "status": available, "reason": "ManagedClusterAvailable", "message": "lease"}]}})
+    }
+
+    /// ManifestWork `shop` on `cluster` carrying ConfigMaps `names`, the first `Available`
+    /// as given, the rest Available.
+    fn work(cluster: &str, names: &[&str], first: &str) -> Value {
+        let manifests: Vec<Value> = names
+            .iter()
+            .map(|n| {
+                json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": n, "namespace": "shop"}, "data": {"color": "blue"}})
+            })
+            .collect();
+        let statuses: Vec<Value> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let up = if i == 0 { first } else { "True" };
+                json!({"resourceMeta": {"ordinal": i, "group": "", "version": "v1",
+                    "kind": "ConfigMap", "namespace": "shop", "name": n},
+                    "conditions": [{"type": "Applied", "status": "True", "reason": "Done"},
+                        {"type": "Available", "status": up, "reason": "ResourceAvailable"}]})
+            })
+            .collect();
+        json!({"apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+            "metadata": {"name": "shop", "namespace": cluster},
+            "spec": {"workload": {"manifests": manifests}},
+            "status": {"conditions": [{"type": "Applied", "status": "True"}],
+                "resourceStatus": {"manifests": statuses}}})
+    }
+
+    /// Clusters a and b, each with ManifestWork `shop` carrying `db` and `web`.
+    fn live() -> Live {
+        let clusters = [cluster("a", "True"), cluster("b", "True")];
+        let shown = HubView {
+            kind: HubKind::OpenClusterManagement,
+            clusters: clusters
+                .iter()
+                .map(|c| member_of(c, &Kubeconfig::default()))
+                .collect(),
+            rows: Vec::new(),
+        };
+        let works = [
+            work("a", &["db", "web"], "True"),
+            work("b", &["db", "web"], "True"),
+        ];
+        Live::from_objects(&shown, &clusters, &works, &Kubeconfig::default())
+    }
+
+    /// The stores these changes go through (this view reads none of them as it changes).
+    fn empty_caches() -> Caches {
+        Caches::in_memory(kinds(), []).0
+    }
+
+    fn change(live: &mut Live, kind: usize, value: Value, deleted: bool) -> (Touched, Touched) {
+        let object = object(value);
+        let before = live.touches(kind, &object);
+        (before, live.apply(&empty_caches(), kind, &object, deleted))
+    }
+
+    #[test]
+    fn a_manifestwork_status_change_touches_its_manifests_cells_on_its_cluster_only() {
+        let mut live = live();
+        assert_eq!(live.view.rows[0].target.name, "db");
+        let (expected, touched) =
+            change(&mut live, WORKS, work("b", &["db", "web"], "False"), false);
+        assert_eq!(touched, Touched::Cells(vec![(0, 1), (1, 1)]));
+        assert_eq!(expected, touched, "known before the change is applied");
+        assert_eq!(
+            live.view.cell(0, 1).0,
+            CellStatus::Missing,
+            "db on b not Available"
+        );
+        assert_eq!(live.view.cell(1, 1).0, CellStatus::InSync);
+        assert_eq!(live.view.cell(0, 0).0, CellStatus::InSync, "a untouched");
+    }
+
+    #[test]
+    fn a_manifest_new_to_the_hub_adds_a_row_and_a_dropped_one_leaves_its_cell() {
+        let mut live = live();
+        let (_, touched) = change(&mut live, WORKS, work("a", &["web", "api"], "True"), false);
+        assert_eq!(live.view.rows.len(), 3);
+        assert_eq!(live.view.rows[2].target.name, "api", "added at the bottom");
+        assert_eq!(touched, Touched::Cells(vec![(0, 0), (1, 0), (2, 0)]));
+        assert!(
+            matches!(live.view.cell(0, 0).0, CellStatus::NotPlaced(_)),
+            "db left a"
+        );
+        assert_eq!(live.view.cell(0, 1).0, CellStatus::InSync, "db stays on b");
+        assert_eq!(live.view.cell(2, 0).0, CellStatus::InSync);
+        assert_eq!(live.view.rows[2].source, "ManifestWork shop");
+        assert_eq!(
+            live.view.rows[2].carrier.as_ref().map(|c| c.display_key()),
+            Some("ManifestWork/a/shop".into()),
+            "one ManifestWork carries it"
+        );
+        assert_eq!(live.view.rows[1].carrier, None, "two carry web");
+        let (_, gone) = change(&mut live, WORKS, work("b", &[], "True"), true);
+        assert_eq!(gone, Touched::Cells(vec![(0, 1), (1, 1)]));
+        assert!(matches!(live.view.cell(1, 1).0, CellStatus::NotPlaced(_)));
+    }
+
+    #[test]
+    fn a_cluster_change_touches_its_column() {
+        let mut live = live();
+        let (expected, touched) = change(&mut live, CLUSTERS, cluster("a", "Unknown"), false);
+        assert_eq!(touched, Touched::Column(0));
+        assert_eq!(expected, touched);
+        assert_eq!(live.view.cell(0, 0).0, CellStatus::Unreachable);
+        assert_eq!(live.view.cell(0, 1).0, CellStatus::InSync);
+        change(&mut live, CLUSTERS, cluster("a", "True"), false);
+        assert_eq!(live.view.cell(1, 0).0, CellStatus::InSync, "back");
+    }
+
+    #[test]
+    fn changes_agree_with_a_full_read_of_the_same_objects_and_keep_no_manifest() {
+        let mut live = live();
+        change(&mut live, WORKS, work("b", &["db", "web"], "False"), false);
+        change(&mut live, WORKS, work("a", &["web", "api"], "True"), false);
+        let clusters = [cluster("a", "True"), cluster("b", "True")];
+        let works = [
+            work("a", &["web", "api"], "True"),
+            work("b", &["db", "web"], "False"),
+        ];
+        let whole = Live::from_objects(&live.view, &clusters, &works, &Kubeconfig::default());
+        assert_eq!(whole.view.rows, live.view.rows);
+        assert!(
+            live.works
+                .values()
+                .all(|w| w.manifests.iter().all(|m| m.object.is_null()))
+        );
+    }
+}
