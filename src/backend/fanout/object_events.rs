@@ -218,14 +218,28 @@ pub struct LiveItem {
     pub live: LiveObject,
 }
 
-/// Every target object's live object and recent Events, with bounded fan-out; a cluster that
-/// fails gives each of its objects the error.
-pub async fn read_live<A: ClusterApi>(targets: &[Target<A>], options: Options) -> Vec<LiveItem> {
+/// The live object and recent Events of every target object `select` picks, with bounded
+/// fan-out; a cluster that fails gives each of its picked objects the error.
+pub async fn read_live<A: ClusterApi>(
+    targets: &[Target<A>],
+    options: Options,
+    select: &(dyn Fn(&ResourceRef) -> bool + Sync),
+) -> Vec<LiveItem> {
     let quiet = |_: usize, _: usize| {};
+    fn picked<'t, A>(
+        target: &'t Target<A>,
+        select: &(dyn Fn(&ResourceRef) -> bool + Sync),
+    ) -> Vec<&'t Value> {
+        target
+            .objects
+            .iter()
+            .filter(|object| select(&resource_of(object)))
+            .collect()
+    }
     let per_cluster = fan_out(targets, options, &quiet, |target, api| async move {
         let guard = Guard::new(options.limits);
         let guard = &guard;
-        futures::stream::iter(&target.objects)
+        futures::stream::iter(picked(target, select))
             .map(|desired| async move {
                 let resource = resource_of(desired);
                 let live = match guard.call(|| api.get(&resource)).await {
@@ -260,7 +274,7 @@ pub async fn read_live<A: ClusterApi>(targets: &[Target<A>], options: Options) -
             Some(rows) => items.extend(rows),
             None => {
                 let err = cluster_failure(target, options).to_string();
-                items.extend(target.objects.iter().map(|desired| LiveItem {
+                items.extend(picked(target, select).into_iter().map(|desired| LiveItem {
                     cluster: target.cluster.clone(),
                     resource: resource_of(desired),
                     live: LiveObject {
