@@ -995,6 +995,16 @@ mod tests {
     }
 
     #[test]
+    fn a_read_only_console_asks_its_backend_for_nothing_when_a_cell_opens() {
+        let mut state = state(3, 2);
+        state.readonly = true;
+        update(&mut state, Action::Command(KeyCommand::FocusNext));
+        let opened = update(&mut state, Action::Command(KeyCommand::Select));
+        assert!(matches!(state.mode, Mode::Object { .. }));
+        assert!(opened.is_empty(), "{opened:?}");
+    }
+
+    #[test]
     fn the_object_view_follows_its_cell_while_open_and_stops_when_it_closes() {
         let mut state = state(3, 2);
         update(&mut state, Action::Command(KeyCommand::FocusNext));
