@@ -9,7 +9,7 @@ use super::state::object_view::{LiveRead, ObjectTab};
 use super::state::{Mode, State};
 use crate::backend::{CellRef, Effect, LiveObject};
 use crate::config::keymap::KeyCommand;
-use crate::engine::compare::{diff, live};
+use crate::engine::compare::{diff, live_state};
 
 /// Opens the object view on the selected cell, at the desired object.
 pub fn open(state: &mut State) {
@@ -127,7 +127,7 @@ pub fn receive(state: &mut State, cell: CellRef, live: LiveObject) {
     let yaml = live
         .object
         .as_ref()
-        .map(|object| diff::to_yaml(&live::for_reading(object)))
+        .map(|object| diff::to_yaml(&live_state::for_reading(object)))
         .unwrap_or_default();
     state.live.reads.insert(
         cell,
@@ -148,7 +148,7 @@ fn groups_len(state: &State) -> usize {
 
 /// The clusters the resource is placed on grouped by identical live state, largest first
 /// (clusters not read yet, or that could not be read, are left out).
-pub fn live_groups(state: &State, resource: usize) -> Vec<live::LiveGroup<usize>> {
+pub fn live_groups(state: &State, resource: usize) -> Vec<live_state::LiveGroup<usize>> {
     let members: Vec<(usize, Option<(u64, &serde_json::Value)>)> = placed_clusters(state, resource)
         .into_iter()
         .filter_map(|cluster| {
@@ -168,5 +168,5 @@ pub fn live_groups(state: &State, resource: usize) -> Vec<live::LiveGroup<usize>
             Some((cluster, shown))
         })
         .collect();
-    live::group_by_state(&members)
+    live_state::group_by_state(&members)
 }

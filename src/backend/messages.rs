@@ -207,7 +207,7 @@ pub struct LiveObject {
     /// reads it (Secret values masked); empty when nothing differs.
     pub diff: String,
     /// A fingerprint of the unmasked object's normalised state, so clusters group by what
-    /// they really hold (see `engine::compare::live::fingerprint`).
+    /// they really hold (see `engine::compare::live_state::fingerprint`).
     pub fingerprint: Option<u64>,
     /// The cluster's recent Events for the object (and its pods, for a workload), newest first.
     pub events: Vec<ObjectEvent>,

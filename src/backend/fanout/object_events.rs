@@ -15,7 +15,7 @@ use super::cluster_api::{ApiError, ClusterApi, Guard, ListQuery};
 use super::object::resource_of;
 use super::targets::{Options, Target, cluster_failure, fan_out};
 use crate::backend::messages::{LiveObject, ObjectEvent};
-use crate::engine::compare::{live, secrets};
+use crate::engine::compare::{live_state, secrets};
 use crate::model::ResourceRef;
 
 /// Kinds whose pods' Events belong to the object's.
@@ -197,14 +197,14 @@ pub fn live_object(
 ) -> LiveObject {
     let diff = match desired {
         Some(desired) => {
-            live::diff_against_desired(held, desired, &resource_of(desired).display_key())
+            live_state::diff_against_desired(held, desired, &resource_of(desired).display_key())
         }
         None => String::new(),
     };
     LiveObject {
         object: held.map(secrets::mask),
         diff,
-        fingerprint: held.map(live::fingerprint),
+        fingerprint: held.map(live_state::fingerprint),
         events,
         error,
     }

@@ -5,5 +5,5 @@
 
 pub mod diff;
 pub mod ignore;
-pub mod live;
+pub mod live_state;
 pub mod secrets;
