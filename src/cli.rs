@@ -232,6 +232,17 @@ impl FromStr for InventorySource {
     }
 }
 
+/// What `status --help` says of its output beyond the flags.
+const STATUS_HELP: &str = "\
+Output (-o json; yaml is the same structure):
+  {\"items\":[{\"cluster\",\"resource\":{...},\"sync\",\"health\",\"reason\",\"since\"}]}
+With --resource, each placed cell also carries what the cluster holds:
+  \"live\": the live object, Secret values as \"***\" (null when the cluster does not hold it)
+  \"events\": its recent Events (and its pods', for a workload), newest first:
+            [{\"type\",\"reason\",\"message\",\"count\",\"object\",\"lastSeen\",\"ageSeconds\"}]
+  \"liveError\": why the object or its Events could not be read, when they could not
+and the table adds the latest Warning Event's reason and message per cell (EVENT).";
+
 #[derive(Debug, Clone, Subcommand)]
 pub enum Command {
     /// Open the interactive console (the default).
@@ -253,6 +264,7 @@ pub enum Command {
     /// Resolve drift: revert it, adopt it as an override, or ignore it from now on.
     Repair(RepairArgs),
     /// Every (resource, cluster) cell: sync status, health and reason, and a line per cluster; read-only (exit 0 all in sync, 1 something not, 2 input error, 3 some clusters failed).
+    #[command(after_help = STATUS_HELP)]
     Status(ScopeArgs),
     /// Where flotilla's config, key map, theme, state (audit log) and log files live, which exist, the kubeconfig files in use, and the version.
     Info,

@@ -437,6 +437,97 @@ fn status_on_the_demo_lists_every_cell_with_the_contract_shape_and_exit_codes() 
 }
 
 #[test]
+fn status_of_one_resource_carries_its_masked_live_object_and_recent_events() {
+    let degraded = flotilla(&[
+        "status",
+        "--demo",
+        "--resource",
+        "Deployment/payments/ledger",
+        "--cluster",
+        "prod-eu-west-2",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(degraded.status.code(), Some(1), "{}", stderr(&degraded));
+    let value = json(&degraded);
+    let item = &value["items"][0];
+    assert_eq!(item["health"], "Degraded", "{item}");
+    assert_eq!(item["live"]["status"]["availableReplicas"], 1, "{item}");
+    let events = item["events"].as_array().expect("the cell's Events");
+    let reasons: Vec<&str> = events.iter().filter_map(|e| e["reason"].as_str()).collect();
+    assert_eq!(
+        reasons,
+        [
+            "FailedScheduling",
+            "ProgressDeadlineExceeded",
+            "ScalingReplicaSet"
+        ],
+        "newest first, the pod's with the Deployment's: {item}"
+    );
+    assert_eq!(events[0]["type"], "Warning");
+    assert!(
+        events[0]["object"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("Pod payments/ledger-"))
+    );
+    assert!(
+        events[1]["ageSeconds"]
+            .as_u64()
+            .is_some_and(|age| age >= 240)
+    );
+
+    let table = flotilla(&[
+        "status",
+        "--demo",
+        "--resource",
+        "Deployment/payments/ledger",
+        "--cluster",
+        "prod-eu-west-2",
+    ]);
+    let text = stdout(&table);
+    assert!(
+        text.lines().next().is_some_and(|h| h.ends_with("EVENT")),
+        "{text}"
+    );
+    assert!(
+        text.contains("FailedScheduling: 0/3 nodes are available"),
+        "{text}"
+    );
+
+    let secret = flotilla(&[
+        "status",
+        "--demo",
+        "--resource",
+        "Secret/payments/ledger-db",
+        "-o",
+        "json",
+    ]);
+    let text = stdout(&secret);
+    let secret_value = json(&secret);
+    let placed = rows(&secret_value, "prod-eu-west-1", "ledger-db");
+    assert_eq!(placed[0]["live"]["data"]["password"], "***", "{text}");
+    assert!(
+        !text.contains("not-a-real-password") && !text.contains("bm90LWEtcmVhbC1wYXNzd29yZA"),
+        "{text}"
+    );
+
+    // Without --resource the shape stays as it was: no live objects, no Events.
+    let all = json(&flotilla(&[
+        "status",
+        "--demo",
+        "--cluster",
+        "prod-eu-west-2",
+        "-o",
+        "json",
+    ]));
+    assert!(all["items"].as_array().is_some_and(|items| {
+        items
+            .iter()
+            .all(|i| i.get("live").is_none() && i.get("events").is_none())
+    }));
+}
+
+#[test]
 fn a_missing_fleet_directory_is_an_input_error() {
     let output = flotilla(&["clusters", "--fleet", "/nonexistent/fleet"]);
     assert_eq!(output.status.code(), Some(2));

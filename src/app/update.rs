@@ -10,7 +10,8 @@ use super::palette::{self, PaletteCommand};
 use super::state::{CellDetail, FleetEdit, Mode, Pane, PendingApply, ResourceRow, SortKey, State};
 use super::text_input::edit_text;
 use super::{
-    drift, explanation, ocm_placement, override_editor, placement_editor, review, rollout,
+    drift, explanation, object_view, ocm_placement, override_editor, placement_editor, review,
+    rollout,
 };
 use crate::backend::CellRef;
 use crate::backend::{BackendEvent, Effect};
@@ -22,8 +23,9 @@ use crate::model::StatusKind;
 /// view's prepared repairs) is brought up to date before it returns, each part only when its
 /// inputs changed.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
-    let effects = apply(state, action);
+    let mut effects = apply(state, action);
     derive(state);
+    effects.extend(object_view::follow(state));
     effects
 }
 
@@ -139,32 +141,8 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
         }
         return Vec::new();
     }
-    if let Mode::Object { scroll } = state.mode {
-        let page = state.page_rows.max(1);
-        state.mode = match command {
-            KeyCommand::Quit => {
-                state.should_quit = true;
-                Mode::Object { scroll }
-            }
-            KeyCommand::Back | KeyCommand::Select => Mode::Normal,
-            KeyCommand::Down => Mode::Object { scroll: scroll + 1 },
-            KeyCommand::Up => Mode::Object {
-                scroll: scroll.saturating_sub(1),
-            },
-            KeyCommand::PageDown => Mode::Object {
-                scroll: scroll + page,
-            },
-            KeyCommand::PageUp => Mode::Object {
-                scroll: scroll.saturating_sub(page),
-            },
-            KeyCommand::Top => Mode::Object { scroll: 0 },
-            // Moving to the next or previous cluster shows that cluster's object.
-            KeyCommand::Left | KeyCommand::Right => {
-                step_cluster(state, command == KeyCommand::Right);
-                Mode::Object { scroll }
-            }
-            _ => Mode::Object { scroll },
-        };
+    if matches!(state.mode, Mode::Object { .. }) {
+        object_view::run_command(state, command);
         return Vec::new();
     }
     let page = state.page_rows.max(1);
@@ -183,8 +161,8 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
         KeyCommand::PageDown => move_cursor(state, |cursor, _| cursor + page),
         KeyCommand::Top => move_cursor(state, |_, _| 0),
         KeyCommand::Bottom => move_cursor(state, |_, len| len),
-        KeyCommand::Left => step_cluster(state, false),
-        KeyCommand::Right => step_cluster(state, true),
+        KeyCommand::Left => state.step_cluster(false),
+        KeyCommand::Right => state.step_cluster(true),
         KeyCommand::Filter => {
             let pane = state.focus;
             state.mode = Mode::Filter {
@@ -220,9 +198,7 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
         KeyCommand::Select => match state.focus {
             // Enter on a cluster takes you to its column in the matrix.
             Pane::Clusters => state.focus = Pane::Resources,
-            Pane::Resources if state.selected_cell().is_some() => {
-                state.mode = Mode::Object { scroll: 0 };
-            }
+            Pane::Resources if state.selected_cell().is_some() => object_view::open(state),
             Pane::Resources => {}
         },
         KeyCommand::Collapse => {
@@ -259,17 +235,6 @@ fn move_cursor(state: &mut State, step: impl Fn(usize, usize) -> usize) {
     let view = state.view_mut(state.focus);
     let len = view.visible.len();
     view.cursor = step(view.cursor, len).min(len.saturating_sub(1));
-}
-
-/// Moves the selected cluster (the matrix column) without leaving the focused pane.
-fn step_cluster(state: &mut State, forward: bool) {
-    let view = &mut state.cluster_view;
-    let len = view.visible.len();
-    view.cursor = if forward {
-        (view.cursor + 1).min(len.saturating_sub(1))
-    } else {
-        view.cursor.saturating_sub(1)
-    };
 }
 
 /// Cells of the selected resource that propagation would fix: placed but not in sync.
@@ -598,6 +563,7 @@ fn run_palette(state: &mut State, command: PaletteCommand) {
 
 fn apply_backend_event(state: &mut State, event: BackendEvent) {
     match event {
+        BackendEvent::LiveObject { cell, live } => object_view::receive(state, cell, *live),
         BackendEvent::FleetLoaded { fleet, files } => {
             state.files = files;
             state.take_fleet(fleet.0);
@@ -682,6 +648,7 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::state::object_view::ObjectTab;
     use crate::app::state::{ClusterRow, ResourceRow};
     use crate::backend::{CellRef, CellUpdate};
     use crate::model::{
@@ -1009,10 +976,15 @@ mod tests {
             "enter on a cluster goes to its column"
         );
         command(&mut state, KeyCommand::Select);
-        assert_eq!(state.mode, Mode::Object { scroll: 0 });
+        let at = |scroll, tab| Mode::Object {
+            scroll,
+            tab,
+            group: 0,
+        };
+        assert_eq!(state.mode, at(0, ObjectTab::Desired));
         command(&mut state, KeyCommand::Down);
         command(&mut state, KeyCommand::Right);
-        assert_eq!(state.mode, Mode::Object { scroll: 1 });
+        assert_eq!(state.mode, at(1, ObjectTab::Desired));
         assert_eq!(
             state.selected_cluster(),
             Some(2),
@@ -1020,6 +992,60 @@ mod tests {
         );
         command(&mut state, KeyCommand::Back);
         assert_eq!(state.mode, Mode::Normal);
+    }
+
+    #[test]
+    fn a_read_only_console_asks_its_backend_for_nothing_when_a_cell_opens() {
+        let mut state = state(3, 2);
+        state.readonly = true;
+        update(&mut state, Action::Command(KeyCommand::FocusNext));
+        let opened = update(&mut state, Action::Command(KeyCommand::Select));
+        assert!(matches!(state.mode, Mode::Object { .. }));
+        assert!(opened.is_empty(), "{opened:?}");
+    }
+
+    #[test]
+    fn the_object_view_follows_its_cell_while_open_and_stops_when_it_closes() {
+        let mut state = state(3, 2);
+        update(&mut state, Action::Command(KeyCommand::FocusNext));
+        let opened = update(&mut state, Action::Command(KeyCommand::Select));
+        let cell = CellRef {
+            resource: 0,
+            cluster: 0,
+        };
+        assert_eq!(opened, vec![Effect::FollowObject { cells: vec![cell] }]);
+        let tabbed = update(&mut state, Action::Command(KeyCommand::FocusNext));
+        assert!(
+            tabbed.is_empty(),
+            "the same cell stays followed: {tabbed:?}"
+        );
+        assert!(matches!(
+            state.mode,
+            Mode::Object {
+                tab: ObjectTab::Live,
+                ..
+            }
+        ));
+        let moved = update(&mut state, Action::Command(KeyCommand::Right));
+        let next = CellRef {
+            resource: 0,
+            cluster: 1,
+        };
+        assert_eq!(moved, vec![Effect::FollowObject { cells: vec![next] }]);
+        // A read for a cell no longer followed is dropped; the followed one is kept.
+        let read = |cell| {
+            Action::Backend(BackendEvent::LiveObject {
+                cell,
+                live: Box::default(),
+            })
+        };
+        update(&mut state, read(cell));
+        update(&mut state, read(next));
+        assert!(state.live.reads.contains_key(&next));
+        assert!(!state.live.reads.contains_key(&cell));
+        let closed = update(&mut state, Action::Command(KeyCommand::Back));
+        assert_eq!(closed, vec![Effect::StopFollowing]);
+        assert!(state.live.reads.is_empty());
     }
 
     #[test]

@@ -76,6 +76,12 @@ pub enum BackendEvent {
         cell: CellRef,
         fields: Vec<DriftField>,
     },
+    /// A followed cell's live object and recent Events (answering
+    /// [`Effect::FollowObject`], then again every few seconds while it is followed).
+    LiveObject {
+        cell: CellRef,
+        live: Box<LiveObject>,
+    },
 }
 
 impl BackendEvent {
@@ -179,7 +185,58 @@ pub enum Effect {
         patch: Vec<serde_json::Value>,
         expect: Vec<String>,
     },
+    /// The live view opened on these cells (or moved to them): read each one's live object
+    /// and recent Events, answer with [`BackendEvent::LiveObject`] and keep answering every
+    /// few seconds until another follow or [`Effect::StopFollowing`] replaces the set. Reads
+    /// only.
+    FollowObject { cells: Vec<CellRef> },
+    /// The live view closed: stop reading for it.
+    StopFollowing,
     /// Take back exactly these drifted fields (re-apply the desired values with force),
     /// confirmed by the operator. Other drifted fields of the same objects keep their values.
     Revert { fields: Vec<RevertField> },
+}
+
+/// What one cluster holds for a followed cell, as the live view shows it. Text in it is as the
+/// cluster sent it: whoever prints it escapes it.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct LiveObject {
+    /// The object on the cluster with Secret values masked; `None` when it does not hold it.
+    pub object: Option<serde_json::Value>,
+    /// The unified diff of the live object against the desired one, as a read-only plan
+    /// reads it (Secret values masked); empty when nothing differs.
+    pub diff: String,
+    /// A fingerprint of the unmasked object's normalised state, so clusters group by what
+    /// they really hold (see `engine::compare::live_state::fingerprint`).
+    pub fingerprint: Option<u64>,
+    /// The cluster's recent Events for the object (and its pods, for a workload), newest first.
+    pub events: Vec<ObjectEvent>,
+    /// Why the object or its Events could not be read, if they could not.
+    pub error: Option<String>,
+}
+
+/// One cluster Event about a followed object or one of its pods.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectEvent {
+    /// `Normal` or `Warning`.
+    #[serde(rename = "type")]
+    pub event_type: String,
+    pub reason: String,
+    pub message: String,
+    pub count: u32,
+    /// What it is about: `Deployment shop/web`, `Pod shop/web-7d9c4-x2x`.
+    pub object: String,
+    /// When it last happened (RFC 3339), where the cluster says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_seen: Option<String>,
+    /// Seconds from then until it was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub age_seconds: Option<u64>,
+}
+
+impl ObjectEvent {
+    pub fn is_warning(&self) -> bool {
+        self.event_type == "Warning"
+    }
 }

@@ -29,6 +29,6 @@ pub mod sim;
 
 pub use fanout::drift::DriftField;
 pub use messages::{
-    AddedResource, BackendEvent, CellRef, CellUpdate, Effect, HealthUpdate, RevertField,
-    SharedFleet,
+    AddedResource, BackendEvent, CellRef, CellUpdate, Effect, HealthUpdate, LiveObject,
+    ObjectEvent, RevertField, SharedFleet,
 };

@@ -120,6 +120,11 @@ impl ResourceScope {
                 .is_none_or(|selector| selector.matches_map(labels))
     }
 
+    /// Whether a `--resource` names `resource` (not merely `-n` or `-l` letting it through).
+    pub fn names(&self, resource: &ResourceRef) -> bool {
+        self.filters.iter().any(|f| matches_filter(resource, f))
+    }
+
     /// Each `--resource` that names nothing in the fleet, as an input error.
     pub fn check_names(&self, fleet: &Fleet, texts: &[String]) -> Result<(), InputError> {
         for (filter, text) in self.filters.iter().zip(texts) {

@@ -14,12 +14,15 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 use serde::Serialize;
+use serde_json::Value;
 
 use super::propagate::{Items, plan_exit, progress};
 use super::scope::{Clusters, InputError, Prepared, ResourceScope, input_error, prepare_clusters};
+use crate::backend::ObjectEvent;
 use crate::backend::cells::drift_summary;
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::drift;
+use crate::backend::fanout::object_events::{LiveItem, read_live};
 use crate::backend::fanout::planning::{self, PlanAction, PlanItem, PlanMode};
 use crate::backend::fanout::targets::Options;
 use crate::cli::{GlobalArgs, ScopeArgs, exit};
@@ -38,6 +41,16 @@ pub struct StatusItem {
     pub reason: String,
     /// When the state began, where the cluster says (a drifted field's managedFields time).
     pub since: Option<String>,
+    /// With `--resource`: the live object, Secret values masked (`null`: not held).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live: Option<Value>,
+    /// With `--resource`: the cluster's recent Events for the object (and its pods'), newest
+    /// first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<ObjectEvent>>,
+    /// With `--resource`: why the live object or its Events could not be read.
+    #[serde(rename = "liveError", skip_serializing_if = "Option::is_none")]
+    pub live_error: Option<String>,
 }
 
 /// `flotilla status`.
@@ -75,7 +88,10 @@ async fn cells_of<A: ClusterApi>(
     let options = Options::default();
     let on_done = progress("status");
     let quiet = |_: usize, _: usize| {};
-    let (plan, (drifted, _)) = futures::join!(
+    // The live objects and their Events only for the resources asked for by name: one
+    // more read per cell, and Events are what one looks at for a few, not for a fleet.
+    let selected = |resource: &ResourceRef| resources.names(resource);
+    let (plan, (drifted, _), live) = futures::join!(
         planning::plan_with(
             &prepared.targets,
             PlanMode::ReadOnly,
@@ -84,7 +100,12 @@ async fn cells_of<A: ClusterApi>(
             &on_done,
         ),
         drift::drift_with(&prepared.targets, options, &prepared.ignores, &quiet),
+        read_live(&prepared.targets, options, &selected),
     );
+    let live_of: BTreeMap<(&str, &ResourceRef), &LiveItem> = live
+        .iter()
+        .map(|item| ((item.cluster.as_str(), &item.resource), item))
+        .collect();
     let fleet = &prepared.fleet;
     let drift_of: BTreeMap<(&str, &ResourceRef), _> = drifted
         .iter()
@@ -130,6 +151,7 @@ async fn cells_of<A: ClusterApi>(
             }
             _ => reason,
         };
+        let read = live_of.get(&(row.cluster.as_str(), &row.resource));
         items.push(StatusItem {
             cluster: row.cluster.clone(),
             health: cell_health,
@@ -137,6 +159,9 @@ async fn cells_of<A: ClusterApi>(
             resource: row.resource.clone(),
             reason,
             since,
+            live: read.map(|read| read.live.object.clone().unwrap_or(Value::Null)),
+            events: read.map(|read| read.live.events.clone()),
+            live_error: read.and_then(|read| read.live.error.clone()),
         });
     }
     for target in &prepared.targets {
@@ -153,6 +178,9 @@ async fn cells_of<A: ClusterApi>(
                     health: "None",
                     reason,
                     since: None,
+                    live: None,
+                    events: None,
+                    live_error: None,
                 });
             }
         }
@@ -195,12 +223,29 @@ fn health(row: &PlanItem, status: &CellStatus) -> &'static str {
     }
 }
 
+/// "ProgressDeadlineExceeded: Deployment \"web\" has timed out progressing." for the newest
+/// Warning Event of a cell read live; "-" when there is none.
+fn latest_warning(item: &StatusItem) -> String {
+    item.events
+        .iter()
+        .flatten()
+        .find(|event| event.is_warning())
+        .map_or_else(
+            || "-".to_string(),
+            |event| {
+                crate::safe_text::printable(&format!("{}: {}", event.reason, event.message), false)
+            },
+        )
+}
+
 fn table(items: &[StatusItem]) -> Table {
     let listed: Vec<&StatusItem> = items
         .iter()
         .filter(|item| item.sync != StatusKind::NotPlaced)
         .collect();
-    let mut table = Table::new(&[
+    // Cells read live (`--resource`) also show their latest Warning Event.
+    let with_events = listed.iter().any(|item| item.events.is_some());
+    let mut headers = vec![
         "RESOURCE",
         "CLUSTER",
         "SYNC",
@@ -208,22 +253,26 @@ fn table(items: &[StatusItem]) -> Table {
         "SINCE",
         "API VERSION",
         "REASON",
-    ])
-    .wide_only(&["SINCE", "API VERSION"]);
+    ];
+    if with_events {
+        headers.push("EVENT");
+    }
+    let mut table = Table::new(&headers).wide_only(&["SINCE", "API VERSION"]);
     for item in &listed {
         let key = item.resource.display_key();
-        table.row(
+        let mut cells = vec![
             key.clone(),
-            vec![
-                key,
-                item.cluster.clone(),
-                item.sync.as_str().to_string(),
-                item.health.to_string(),
-                item.since.clone().unwrap_or_else(|| "-".into()),
-                item.resource.api_version.clone(),
-                item.reason.clone(),
-            ],
-        );
+            item.cluster.clone(),
+            item.sync.as_str().to_string(),
+            item.health.to_string(),
+            item.since.clone().unwrap_or_else(|| "-".into()),
+            item.resource.api_version.clone(),
+            item.reason.clone(),
+        ];
+        if with_events {
+            cells.push(latest_warning(item));
+        }
+        table.row(key, cells);
     }
     table.footer("");
     let cluster_width = listed

@@ -98,8 +98,8 @@ impl KeyCommand {
             KeyCommand::Quit => "quit flotilla",
             KeyCommand::Help => "show or hide this help",
             KeyCommand::Back => "close the overlay / go back",
-            KeyCommand::FocusNext => "next pane",
-            KeyCommand::FocusPrev => "previous pane",
+            KeyCommand::FocusNext => "next pane · a cell's next view",
+            KeyCommand::FocusPrev => "previous pane · previous view",
             KeyCommand::Up => "move up",
             KeyCommand::Down => "move down",
             KeyCommand::PageUp => "page up",
@@ -124,7 +124,9 @@ impl KeyCommand {
             KeyCommand::Undo => {
                 "undo the last placement change (asks first, lists what it deletes)"
             }
-            KeyCommand::Select => "drill in: a cluster's column, a cell's rendered object",
+            KeyCommand::Select => {
+                "drill in: a cluster's column, a cell's object (tab: desired, live, diff, Events, clusters)"
+            }
             KeyCommand::Drift => {
                 "drift view: every drifted field, grouped; r revert · a adopt · i ignore · space mark (asks first)"
             }

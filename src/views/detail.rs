@@ -132,7 +132,7 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
 }
 
 /// "worst  ~ Drifted  Deployment/shop/web on prod-eu-west-1 — /spec/replicas changed by …".
-fn cell_line<'a>(
+pub(super) fn cell_line<'a>(
     state: &'a State,
     context: &ViewContext,
     label: &str,
@@ -176,46 +176,4 @@ fn cell_line<'a>(
         ));
     }
     Line::from(spans)
-}
-
-/// The drilled-in view of one cell: the exact object the engine renders for that cluster.
-pub(super) fn render_object(
-    frame: &mut Frame,
-    area: Rect,
-    state: &State,
-    context: &ViewContext,
-    scroll: usize,
-) {
-    let theme = context.theme;
-    let (Some(resource), Some(cluster)) = (state.selected_resource(), state.selected_cluster())
-    else {
-        return;
-    };
-    let title = format!(
-        "{} on {} · rendered object · esc back · ←→ other cluster",
-        state.resources[resource].target.display_key(),
-        state.clusters[cluster].spec.name
-    );
-    frame.render_widget(pane_block(&title, true, theme), area);
-    let text = state
-        .explanation
-        .as_ref()
-        .filter(|e| e.resource == resource && e.cluster == cluster)
-        .and_then(|e| e.object_yaml.as_deref())
-        .unwrap_or("");
-    let lines: Vec<Line> = text
-        .lines()
-        .skip(scroll)
-        .map(|line| {
-            let style = if line.trim_start().starts_with('#') {
-                theme.muted
-            } else if line.contains("flotilla") {
-                theme.title
-            } else {
-                theme.text
-            };
-            Line::from(Span::styled(line.to_string(), style))
-        })
-        .collect();
-    frame.render_widget(Paragraph::new(lines), inner(area));
 }

@@ -8,6 +8,7 @@ mod detail;
 mod drift;
 mod help;
 mod input;
+mod object_view;
 mod ocm_placement;
 mod override_editor;
 mod placement_editor;
@@ -70,9 +71,14 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
     };
     let [resources_area, detail_area] =
         Layout::vertical([Constraint::Min(3), Constraint::Length(detail_height)]).areas(right);
-    clusters::render(frame, left, state, context);
-    if let Mode::Object { scroll } = state.mode {
-        detail::render_object(frame, right, state, context, scroll);
+    if let Mode::Object { scroll, tab, group } = state.mode {
+        // A cell's object reads best at full width; its title names the cluster.
+        object_view::render(frame, body, state, context, (tab, scroll, group));
+    } else {
+        clusters::render(frame, left, state, context);
+    }
+    if matches!(state.mode, Mode::Object { .. }) {
+        // Drawn above.
     } else if let Mode::Placement(placement) = &state.mode {
         placement_editor::render(frame, right, state, placement, context);
     } else if let Mode::OcmPlacement(editor) = &state.mode {

@@ -7,6 +7,7 @@
 pub mod cells;
 pub mod drift;
 pub mod edits;
+pub mod object_view;
 pub mod ocm_placement;
 pub mod override_editor;
 pub mod placement_editor;
@@ -171,9 +172,12 @@ pub enum Mode {
     Help,
     /// Asking before a write: what would change, and what the operator must type to go ahead.
     Confirm(Box<PendingApply>),
-    /// Drilled into the selected cell: its rendered object, scrolled by `scroll` lines.
+    /// Drilled into the selected cell: one of its views (`tab`), scrolled by `scroll` lines;
+    /// `group` is the highlighted group of the clusters view.
     Object {
         scroll: usize,
+        tab: object_view::ObjectTab,
+        group: usize,
     },
     /// Editing the selected resource's placement.
     Placement(Box<placement_editor::PlacementEditor>),
@@ -306,6 +310,8 @@ pub struct State {
     pub rollout: Option<rollout::Rollout>,
     /// The drift the backend reported, field by field.
     pub drift: drift::DriftBook,
+    /// What the object view follows on the clusters, and what they answered.
+    pub live: object_view::LiveBook,
 }
 
 /// The engine's explanation of one cell, as lines for the detail pane.
@@ -447,6 +453,18 @@ impl State {
     /// The (resource, cluster) cell both cursors point at.
     pub fn selected_cell(&self) -> Option<(usize, usize)> {
         Some((self.selected_resource()?, self.selected_cluster()?))
+    }
+
+    /// Moves the clusters pane's cursor one cluster on (or back), clamped: the matrix
+    /// column, and the cluster an open object view shows.
+    pub fn step_cluster(&mut self, forward: bool) {
+        let view = &mut self.cluster_view;
+        let len = view.visible.len();
+        view.cursor = if forward {
+            (view.cursor + 1).min(len.saturating_sub(1))
+        } else {
+            view.cursor.saturating_sub(1)
+        };
     }
 
     /// The cluster under the clusters pane's cursor.

@@ -157,6 +157,19 @@ pub trait ClusterApi: Send + Sync {
         api_version: &str,
         kind: &str,
     ) -> impl Future<Output = Result<Vec<Value>, ApiError>> + Send;
+    /// Objects of one kind in one namespace, selected as `kubectl get -l LABELS
+    /// --field-selector FIELDS` selects them (an empty selector selects all). Reads only.
+    fn list(&self, query: &ListQuery) -> impl Future<Output = Result<Vec<Value>, ApiError>> + Send;
+}
+
+/// What [`ClusterApi::list`] lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListQuery {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: String,
+    pub labels: String,
+    pub fields: String,
 }
 
 /// A token bucket: `rate` requests per second on average, bursts up to `burst`.

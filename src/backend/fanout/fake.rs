@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::cluster_api::{ApiError, ApplyMode, ClusterApi};
-use super::object::{FIELD_MANAGER, resource_of};
+use super::cluster_api::{ApiError, ApplyMode, ClusterApi, ListQuery};
+use super::object::{FIELD_MANAGER, resource_of, selected_by};
 use crate::engine::MANAGED_BY_LABEL;
 use crate::model::ResourceRef;
 
@@ -181,6 +181,21 @@ impl ClusterApi for FakeCluster {
             .map(|(_, o)| o.clone())
             .collect())
     }
+
+    async fn list(&self, query: &ListQuery) -> Result<Vec<Value>, ApiError> {
+        self.round_trip().await?;
+        Ok(self
+            .lock_objects()
+            .iter()
+            .filter(|(r, o)| {
+                r.api_version == query.api_version
+                    && r.kind == query.kind
+                    && r.namespace.as_deref() == Some(query.namespace.as_str())
+                    && selected_by(o, &query.labels, &query.fields)
+            })
+            .map(|(_, o)| o.clone())
+            .collect())
+    }
 }
 
 /// Lets tests and benchmarks share one fake between targets and checks.
@@ -199,6 +214,9 @@ impl ClusterApi for std::sync::Arc<FakeCluster> {
     }
     async fn list_managed(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, ApiError> {
         self.as_ref().list_managed(api_version, kind).await
+    }
+    async fn list(&self, query: &ListQuery) -> Result<Vec<Value>, ApiError> {
+        self.as_ref().list(query).await
     }
 }
 

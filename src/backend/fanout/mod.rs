@@ -12,6 +12,8 @@
 //! - [`targets`]: per-cluster work, ignore rules, fan-out settings and the fan-out itself.
 //! - [`planning`], [`apply`], [`drift`]: the three passes; [`revert`] takes back chosen
 //!   drifted fields through [`apply`].
+//! - [`object_events`]: the live view's reads of one object: its recent Events (and its
+//!   pods'), masked, with its diff against the desired object.
 //! - [`fake`]: an in-memory cluster for tests and the fan-out benchmark.
 //!
 //! [`ClusterApi`]: cluster_api::ClusterApi
@@ -21,6 +23,7 @@ pub mod cluster_api;
 pub mod drift;
 pub mod fake;
 pub mod object;
+pub mod object_events;
 pub mod planning;
 pub mod revert;
 pub mod targets;

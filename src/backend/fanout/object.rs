@@ -29,3 +29,65 @@ pub fn resource_of(object: &Value) -> ResourceRef {
         name: text("/metadata/name"),
     }
 }
+
+/// Whether an object is selected by a label selector and a field selector as the API server
+/// reads simple ones: comma-separated `key=value`, `key==value` and `key!=value` terms (a
+/// field's key is its dotted path, e.g. `involvedObject.name`); an empty selector selects
+/// everything. For the in-memory and simulated clusters; a real server does its own.
+pub fn selected_by(object: &Value, labels: &str, fields: &str) -> bool {
+    let label = |key: &str| {
+        object
+            .pointer("/metadata/labels")
+            .and_then(|labels| labels.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let field = |key: &str| {
+        let pointer = format!("/{}", key.replace('.', "/"));
+        object.pointer(&pointer).map(|value| match value {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+    };
+    terms_hold(labels, label) && terms_hold(fields, field)
+}
+
+fn terms_hold(selector: &str, value_of: impl Fn(&str) -> Option<String>) -> bool {
+    selector
+        .split(',')
+        .map(str::trim)
+        .filter(|term| !term.is_empty())
+        .all(|term| {
+            if let Some((key, wanted)) = term.split_once("!=") {
+                value_of(key.trim()).as_deref() != Some(wanted.trim())
+            } else if let Some((key, wanted)) =
+                term.split_once("==").or_else(|| term.split_once('='))
+            {
+                value_of(key.trim()).as_deref() == Some(wanted.trim())
+            } else {
+                value_of(term).is_some()
+            }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simple_selectors_select_as_the_server_does() {
+        let event = serde_json::json!({
+            "metadata": {"labels": {"app": "web"}},
+            "involvedObject": {"kind": "Pod", "name": "web-1"},
+        });
+        assert!(selected_by(&event, "", ""));
+        assert!(selected_by(&event, "app=web", "involvedObject.kind=Pod"));
+        assert!(selected_by(
+            &event,
+            "app==web",
+            "involvedObject.name!=web-2"
+        ));
+        assert!(!selected_by(&event, "app=api", ""));
+        assert!(!selected_by(&event, "", "involvedObject.kind=Deployment"));
+    }
+}

@@ -18,7 +18,9 @@ use serde_json::Value;
 
 use super::probe::short_error;
 use super::retry_after::RetryAfter;
-use crate::backend::fanout::cluster_api::{ApiError, ApplyMode, ClusterApi, conflict_managers};
+use crate::backend::fanout::cluster_api::{
+    ApiError, ApplyMode, ClusterApi, ListQuery, conflict_managers,
+};
 use crate::backend::fanout::object::{FIELD_MANAGER, resource_of};
 use crate::engine::{MANAGED_BY_LABEL, MANAGED_BY_VALUE};
 use crate::model::ResourceRef;
@@ -312,7 +314,36 @@ impl ClusterApi for KubeCluster {
             })
             .collect()
     }
+
+    async fn list(&self, query: &ListQuery) -> Result<Vec<Value>, ApiError> {
+        let scope = ResourceRef {
+            api_version: query.api_version.clone(),
+            kind: query.kind.clone(),
+            namespace: Some(query.namespace.clone()),
+            name: String::new(),
+        };
+        let list = self
+            .with_resolution(&scope, |api| {
+                let mut params = ListParams::default().limit(LIST_LIMIT);
+                if !query.labels.is_empty() {
+                    params = params.labels(&query.labels);
+                }
+                if !query.fields.is_empty() {
+                    params = params.fields(&query.fields);
+                }
+                async move { api.list(&params).await }
+            })
+            .await?;
+        list.items
+            .into_iter()
+            .map(|object| serde_json::to_value(object).map_err(|e| ApiError::Other(e.to_string())))
+            .collect()
+    }
 }
+
+/// The most objects one [`ClusterApi::list`] reads (one page): the live view wants the recent
+/// ones, not a namespace's history.
+const LIST_LIMIT: u32 = 500;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -12,15 +12,13 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
-use super::world::{SimCore, SimDrift};
-use crate::backend::fanout::cluster_api::{ApiError, ApplyMode, ClusterApi};
-use crate::backend::fanout::object::{FIELD_MANAGER, resource_of};
+use super::stored::{as_stored, held_object};
+use super::world::SimCore;
+use crate::backend::fanout::cluster_api::{ApiError, ApplyMode, ClusterApi, ListQuery};
+use crate::backend::fanout::object::{resource_of, selected_by};
 use crate::backend::messages::CellRef;
-use crate::engine::Decision;
-use crate::engine::compare::diff::{self, Segment};
-use crate::engine::compare::secrets;
 use crate::model::{Health, ResourceRef};
 
 /// The simulated fleet one command works on: one world, shared by its clusters' APIs.
@@ -111,62 +109,8 @@ impl SimClusterApi {
 
     /// The object the cluster holds for a fleet row, if it holds one.
     fn held_object(&self, core: &SimCore, row: usize) -> Option<Value> {
-        let drift = core.held(row, self.cluster)?;
-        match core.fleet().decide(row, self.cluster) {
-            Decision::Placed { object, .. } => {
-                let mut stored = as_stored(&object, drift);
-                core.report_status(row, self.cluster, &mut stored);
-                Some(stored)
-            }
-            Decision::Suspended { .. } | Decision::NotPlaced { .. } => None,
-        }
+        held_object(core, row, self.cluster)
     }
-}
-
-/// An object as the cluster stores it: `stringData` folded into `data`, the drifted field at
-/// its live value and owned by the manager that changed it, everything else by flotilla.
-fn as_stored(applied: &Value, drift: Option<&SimDrift>) -> Value {
-    let mut stored = applied.clone();
-    secrets::fold_string_data(&mut stored);
-    let mut managed = vec![json!({"manager": FIELD_MANAGER, "operation": "Apply"})];
-    if let Some(drift) = drift
-        && let Some(slot) = stored.pointer_mut(&drift.path)
-    {
-        *slot = drift.live.clone();
-        let owned: Vec<Vec<Segment>> = diff::drifted_fields(applied, &stored)
-            .into_iter()
-            .map(|field| field.path)
-            .collect();
-        managed.push(json!({
-            "manager": drift.manager,
-            "operation": "Update",
-            "fieldsV1": fields_v1(&owned),
-        }));
-    }
-    if let Some(meta) = stored.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.insert("managedFields".into(), Value::Array(managed));
-    }
-    stored
-}
-
-/// The FieldsV1 set of managedFields that owns exactly these paths.
-fn fields_v1(paths: &[Vec<Segment>]) -> Value {
-    let mut root = Map::new();
-    for path in paths {
-        let mut node = &mut root;
-        for segment in path {
-            let key = match segment {
-                Segment::Field(name) => format!("f:{name}"),
-                Segment::Keyed { key, .. } => format!("k:{}", Value::Object(key.clone())),
-            };
-            let child = node.entry(key).or_insert_with(|| json!({}));
-            let Some(map) = child.as_object_mut() else {
-                break;
-            };
-            node = map;
-        }
-    }
-    Value::Object(root)
 }
 
 /// The dotted field name an API server's conflict message uses: `.spec.replicas`.
@@ -272,6 +216,49 @@ impl ClusterApi for SimClusterApi {
         }
         Ok(objects)
     }
+
+    /// The fleet's objects the cluster holds, the synthetic Events about them and one pod per
+    /// held workload, selected as the query says.
+    async fn list(&self, query: &ListQuery) -> Result<Vec<Value>, ApiError> {
+        self.round_trip().await?;
+        let core = lock(&self.core);
+        let in_namespace = |row: &usize| {
+            core.fleet().resources[*row].target.namespace.as_deref()
+                == Some(query.namespace.as_str())
+        };
+        let rows: Vec<usize> = (0..core.fleet().resources.len())
+            .filter(in_namespace)
+            .collect();
+        let candidates: Vec<Value> = match (query.api_version.as_str(), query.kind.as_str()) {
+            ("v1", "Event") => rows
+                .iter()
+                .flat_map(|row| {
+                    super::live_view::event_objects(
+                        &core,
+                        *row,
+                        self.cluster,
+                        std::time::SystemTime::now(),
+                    )
+                })
+                .collect(),
+            ("v1", "Pod") => rows
+                .iter()
+                .filter_map(|row| super::live_view::pod_object(&core, *row, self.cluster))
+                .collect(),
+            (api_version, kind) => rows
+                .iter()
+                .filter(|row| {
+                    let target = &core.fleet().resources[**row].target;
+                    target.api_version == api_version && target.kind == kind
+                })
+                .filter_map(|row| self.held_object(&core, *row))
+                .collect(),
+        };
+        Ok(candidates
+            .into_iter()
+            .filter(|object| selected_by(object, &query.labels, &query.fields))
+            .collect())
+    }
 }
 
 #[cfg(test)]
@@ -284,7 +271,9 @@ mod tests {
     use crate::backend::fanout::planning::{PlanAction, PlanItem, PlanMode, plan_with};
     use crate::backend::fanout::targets::{Ignores, Options, Target, desired};
     use crate::backend::sim::scenario::Scenario;
+    use crate::engine::Decision;
     use crate::engine::load_fleet;
+    use serde_json::json;
 
     fn demo() -> SimFleet {
         let (fleet, errors) = load_fleet(&crate::demo_fleet::demo_files());

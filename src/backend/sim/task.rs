@@ -43,12 +43,27 @@ pub fn spawn_readonly(core: SimCore, events: mpsc::UnboundedSender<BackendEvent>
 /// How often every answering cluster reports that it is alive.
 const HEARTBEAT_MS: u64 = 5_000;
 
+/// How often the cells the live view follows are read again.
+const LIVE_REFRESH_MS: u64 = 2_000;
+
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Scheduled {
     Heartbeat,
-    Probe { cluster: usize },
-    ApplyDone { cluster: usize, cells: Vec<CellRef> },
-    DeleteDone { cluster: usize, cells: Vec<CellRef> },
+    Probe {
+        cluster: usize,
+    },
+    ApplyDone {
+        cluster: usize,
+        cells: Vec<CellRef>,
+    },
+    DeleteDone {
+        cluster: usize,
+        cells: Vec<CellRef>,
+    },
+    /// Read the followed cells again, unless a newer follow replaced this one.
+    LiveRefresh {
+        follow: u64,
+    },
 }
 
 async fn run(
@@ -72,6 +87,9 @@ async fn run(
         schedule(&mut queue, at, Scheduled::Probe { cluster });
     }
     schedule(&mut queue, HEARTBEAT_MS, Scheduled::Heartbeat);
+    // The cells the live view follows, and which follow that is.
+    let mut followed: Vec<CellRef> = Vec::new();
+    let mut follow = 0u64;
     loop {
         let next_at = queue
             .peek()
@@ -89,6 +107,20 @@ async fn run(
                 let cells = match effect {
                     None => return,
                     Some(Effect::Apply { cells }) => cells,
+                    Some(Effect::FollowObject { cells }) => {
+                        follow += 1;
+                        followed = cells;
+                        if !send_live(&core, &events, &followed, elapsed_ms()) {
+                            return;
+                        }
+                        schedule(&mut queue, elapsed_ms() + LIVE_REFRESH_MS, Scheduled::LiveRefresh { follow });
+                        continue;
+                    }
+                    Some(Effect::StopFollowing) => {
+                        follow += 1;
+                        followed.clear();
+                        continue;
+                    }
                     Some(Effect::UseFleet(fleet)) => {
                         core.set_fleet(fleet.0);
                         if !send(&core, &events, core.snapshot()) {
@@ -145,6 +177,16 @@ async fn run(
                         },
                         Scheduled::ApplyDone { cluster, cells } => BackendEvent::Cells(core.apply(cluster, &cells)),
                         Scheduled::DeleteDone { cluster, cells } => BackendEvent::Cells(core.delete(cluster, &cells)),
+                        Scheduled::LiveRefresh { follow: which } => {
+                            if which != follow || followed.is_empty() {
+                                continue;
+                            }
+                            if !send_live(&core, &events, &followed, now) {
+                                return;
+                            }
+                            schedule(&mut queue, now + LIVE_REFRESH_MS, Scheduled::LiveRefresh { follow });
+                            continue;
+                        }
                     };
                     if !send(&core, &events, event) {
                         return;
@@ -157,6 +199,21 @@ async fn run(
             }
         }
     }
+}
+
+/// What each followed cell's cluster holds for it. False when the app has gone.
+fn send_live(
+    core: &SimCore,
+    events: &mpsc::UnboundedSender<BackendEvent>,
+    cells: &[CellRef],
+    now_ms: u64,
+) -> bool {
+    cells.iter().all(|cell| {
+        let live = Box::new(super::live_view::live_object(core, *cell, now_ms));
+        events
+            .send(BackendEvent::LiveObject { cell: *cell, live })
+            .is_ok()
+    })
 }
 
 /// The cells of each cluster, by cluster index.

@@ -348,6 +348,11 @@ impl SimCore {
         }
     }
 
+    /// Whether the scenario stalled this cell's rollout (its live health is Degraded).
+    pub fn is_stalled(&self, resource: usize, cluster: usize) -> bool {
+        self.stalled.contains(&self.index(resource, cluster))
+    }
+
     /// Live health the console is told of: the held workloads whose rollout stalled (every
     /// other simulated workload is settled and healthy, which needs no mark).
     pub fn health_events(&self) -> Vec<BackendEvent> {

@@ -161,6 +161,20 @@ async fn dispatch(
                     ToCluster::Write(Write::Revert(fields))
                 })
             }
+            Effect::FollowObject { cells } => {
+                let mut rows = rows(cells);
+                for (cluster, task) in clusters.iter().enumerate() {
+                    if let Some(task) = task {
+                        let followed = rows.remove(&(cluster as u32)).unwrap_or_default();
+                        let _ = task.send(ToCluster::Follow(followed));
+                    }
+                }
+            }
+            Effect::StopFollowing => {
+                for task in clusters.iter().flatten() {
+                    let _ = task.send(ToCluster::Follow(Vec::new()));
+                }
+            }
             Effect::UseFleet(fleet) => {
                 for task in clusters.iter().flatten() {
                     let _ = task.send(ToCluster::UseFleet(fleet.0.clone()));

@@ -5,6 +5,7 @@
 //! watch keeps flowing). Connects, probes and writes are bounded across the fleet by shared
 //! permits. It must not log credentials; a read-only task has no request channel.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,12 +18,16 @@ use super::column::{ApplyResult, ClusterCells, FleetIndex, WatchChange};
 use super::watcher::{discover, watch_kind};
 use super::write::{self, Job, Write};
 use crate::backend::cells::Reach;
+use crate::backend::fanout::cluster_api::Guard;
+use crate::backend::fanout::object_events::{live_object, object_events};
 use crate::backend::fanout::targets::Options;
+use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig::{self, Timeouts};
 use crate::backend::kube::probe;
-use crate::backend::messages::{BackendEvent, CellUpdate};
-use crate::engine::Fleet;
+use crate::backend::messages::{BackendEvent, CellUpdate, ObjectEvent};
+use crate::engine::{Decision, Fleet};
 use crate::model::{CellStatus, ClusterStatus, Health};
+use serde_json::Value;
 
 /// How the live backend paces itself.
 #[derive(Debug, Clone, Copy)]
@@ -63,7 +68,12 @@ pub(super) enum ToCluster {
         revision: u64,
     },
     UseFleet(Arc<Fleet>),
+    /// The live view follows these rows (none: it closed).
+    Follow(Vec<u32>),
 }
+
+/// How often the followed rows' Events are read again while the live view is open.
+const LIVE_REFRESH: Duration = Duration::from_secs(3);
 
 pub(super) struct Shared {
     pub kubeconfig: Kubeconfig,
@@ -87,6 +97,22 @@ enum Message {
         message: String,
     },
     Applied(Vec<(u32, ApplyResult)>, String),
+    /// The Events read for the followed rows (`follow` says for which follow).
+    EventsRead {
+        follow: u64,
+        events: Vec<(u32, Result<Vec<ObjectEvent>, String>)>,
+    },
+}
+
+/// The rows the live view follows on this cluster and the Events last read for them.
+#[derive(Default)]
+struct Following {
+    rows: Vec<u32>,
+    /// Bumped with every follow, so a late read for an old one is dropped.
+    follow: u64,
+    /// One Events read at a time per cluster.
+    reading: bool,
+    events: HashMap<u32, Result<Vec<ObjectEvent>, String>>,
 }
 
 /// One cluster: its client, health, discovery, watches and cells.
@@ -101,6 +127,7 @@ pub(super) struct ClusterTask {
     served: Vec<bool>,
     messages_tx: mpsc::UnboundedSender<Message>,
     messages: mpsc::UnboundedReceiver<Message>,
+    following: Following,
 }
 
 impl ClusterTask {
@@ -116,6 +143,7 @@ impl ClusterTask {
             served: Vec::new(),
             messages_tx,
             messages,
+            following: Following::default(),
         }
     }
 
@@ -155,8 +183,11 @@ impl ClusterTask {
         });
         let mut probes = tokio::time::interval(self.shared.options.probe_every);
         probes.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut live_refresh = tokio::time::interval(LIVE_REFRESH);
+        live_refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
+                _ = live_refresh.tick(), if !self.following.rows.is_empty() => self.refresh_live(),
                 _ = probes.tick() => {
                     if self.shared.events.is_closed() {
                         break;
@@ -344,6 +375,13 @@ impl ClusterTask {
                 self.send_cells(updates);
                 let _ = self.shared.events.send(BackendEvent::Notice(notice));
             }
+            Message::EventsRead { follow, events } => {
+                if follow == self.following.follow {
+                    self.following.reading = false;
+                    self.following.events.extend(events);
+                    self.send_live();
+                }
+            }
         }
     }
 
@@ -355,6 +393,13 @@ impl ClusterTask {
                 rows,
                 revision,
             } => self.dry_run(fleet, rows, revision),
+            ToCluster::Follow(rows) => {
+                self.following.follow += 1;
+                self.following.reading = false;
+                self.following.events.retain(|row, _| rows.contains(row));
+                self.following.rows = rows;
+                self.refresh_live();
+            }
             ToCluster::UseFleet(fleet) => {
                 let index = Arc::new(FleetIndex::new(&fleet));
                 let kinds_changed = index.kinds != self.cells.index().kinds;
@@ -364,6 +409,76 @@ impl ClusterTask {
                     self.discover_and_watch(&client, true).await;
                 }
             }
+        }
+    }
+
+    /// Sends what the watch cache holds for the followed rows now, and starts a read of their
+    /// Events unless one is in flight: in a task of its own, so the watch keeps flowing, and
+    /// one at a time, so a slow cluster is asked no faster than it answers.
+    fn refresh_live(&mut self) {
+        self.send_live();
+        if self.following.reading || self.following.rows.is_empty() {
+            return;
+        }
+        let Some(client) = self.client.clone() else {
+            return;
+        };
+        let objects: Vec<(u32, Value)> = self
+            .following
+            .rows
+            .iter()
+            .filter_map(|row| self.cells.live(*row).map(|object| (*row, object.clone())))
+            .collect();
+        if objects.is_empty() {
+            return;
+        }
+        self.following.reading = true;
+        let (follow, messages) = (self.following.follow, self.messages_tx.clone());
+        let limits = self.shared.options.apply.limits;
+        tokio::spawn(async move {
+            // Only reads: a read-only API refuses anything else before it is sent.
+            let api = KubeCluster::new(client, true);
+            let guard = Guard::new(limits);
+            let mut events = Vec::new();
+            for (row, object) in objects {
+                let read = object_events(&api, &guard, &object, std::time::SystemTime::now())
+                    .await
+                    .map_err(|err| err.to_string());
+                events.push((row, read));
+            }
+            let _ = messages.send(Message::EventsRead { follow, events });
+        });
+    }
+
+    /// What this cluster holds for each followed row, with the Events last read for it.
+    fn send_live(&self) {
+        for row in &self.following.rows {
+            let desired = match self
+                .cells
+                .fleet()
+                .decide(*row as usize, self.index() as usize)
+            {
+                Decision::Placed { object, .. } => Some(object),
+                _ => None,
+            };
+            let held = self.cells.live(*row);
+            let (events, error) = match self.following.events.get(row) {
+                Some(Ok(events)) => (events.clone(), None),
+                Some(Err(err)) => (Vec::new(), Some(format!("cannot read Events: {err}"))),
+                None => (Vec::new(), None),
+            };
+            let error = match self.cells.reach() {
+                Reach::Down(reason) => Some(reason.clone()),
+                _ => error,
+            };
+            let live = live_object(desired.as_ref(), held, events, error);
+            let _ = self.shared.events.send(BackendEvent::LiveObject {
+                cell: crate::backend::messages::CellRef {
+                    resource: *row,
+                    cluster: self.index(),
+                },
+                live: Box::new(live),
+            });
         }
     }
 

@@ -1,0 +1,172 @@
+//! The object view's keys and what it asks of the backend: scrolling, other clusters (← →),
+//! the views it cycles through (tab / shift-tab: desired, live, diff, events, clusters), the
+//! group highlighted in the clusters view, and the cells the backend must follow while it is
+//! open — asked for with [`Effect::FollowObject`], dropped with [`Effect::StopFollowing`]
+//! once it closes. Live reads the backend sends are kept only for followed cells. It must not
+//! do I/O nor draw.
+
+use super::state::object_view::{LiveRead, ObjectTab};
+use super::state::{Mode, State};
+use crate::backend::{CellRef, Effect, LiveObject};
+use crate::config::keymap::KeyCommand;
+use crate::engine::compare::{diff, live_state};
+
+/// Opens the object view on the selected cell, at the desired object.
+pub fn open(state: &mut State) {
+    state.mode = Mode::Object {
+        scroll: 0,
+        tab: ObjectTab::Desired,
+        group: 0,
+    };
+}
+
+/// A key while the object view is open.
+pub fn run_command(state: &mut State, command: KeyCommand) {
+    let Mode::Object { scroll, tab, group } = state.mode else {
+        return;
+    };
+    let page = state.page_rows.max(1);
+    let (mut scroll, mut tab, mut group) = (scroll, tab, group);
+    match command {
+        KeyCommand::Quit => state.should_quit = true,
+        KeyCommand::Back | KeyCommand::Select => {
+            state.mode = Mode::Normal;
+            return;
+        }
+        KeyCommand::FocusNext | KeyCommand::FocusPrev => {
+            tab = tab.step(command == KeyCommand::FocusPrev);
+            scroll = 0;
+        }
+        // In the clusters view up and down pick a group; its object scrolls by page.
+        KeyCommand::Down if tab == ObjectTab::Clusters => {
+            group = (group + 1).min(groups_len(state).saturating_sub(1));
+            scroll = 0;
+        }
+        KeyCommand::Up if tab == ObjectTab::Clusters => {
+            group = group.saturating_sub(1);
+            scroll = 0;
+        }
+        KeyCommand::Down => scroll += 1,
+        KeyCommand::Up => scroll = scroll.saturating_sub(1),
+        KeyCommand::PageDown => scroll += page,
+        KeyCommand::PageUp => scroll = scroll.saturating_sub(page),
+        KeyCommand::Top => scroll = 0,
+        // Moving to the next or previous cluster shows that cluster's object.
+        KeyCommand::Left | KeyCommand::Right => {
+            state.step_cluster(command == KeyCommand::Right);
+        }
+        _ => {}
+    }
+    state.mode = Mode::Object { scroll, tab, group };
+}
+
+/// The clusters the selected resource is placed on (or that still hold it), in fleet order.
+pub fn placed_clusters(state: &State, resource: usize) -> Vec<usize> {
+    (0..state.clusters.len())
+        .filter(|&cluster| {
+            state.fleet.is_placed(resource, cluster)
+                || state.cells.status(resource, cluster).kind()
+                    != crate::model::StatusKind::NotPlaced
+        })
+        .collect()
+}
+
+/// The cells the open view needs read: the selected cell, or in the clusters view every
+/// cluster the resource is placed on. None when the view is closed, on a hub and in a
+/// read-only console.
+fn wanted(state: &State) -> Vec<CellRef> {
+    let Mode::Object { tab, .. } = state.mode else {
+        return Vec::new();
+    };
+    // A hub's backend does not read members' objects yet, and a read-only backend takes no
+    // requests at all.
+    if state.hub.is_some() || state.readonly {
+        return Vec::new();
+    }
+    let Some((resource, cluster)) = state.selected_cell() else {
+        return Vec::new();
+    };
+    let clusters = if tab == ObjectTab::Clusters {
+        placed_clusters(state, resource)
+    } else {
+        vec![cluster]
+    };
+    clusters
+        .into_iter()
+        .map(|cluster| CellRef {
+            resource: resource as u32,
+            cluster: cluster as u32,
+        })
+        .collect()
+}
+
+/// Brings what the backend follows in line with the view: a new follow when the cells it
+/// needs changed, a stop when it closed. Reads of cells no longer followed are dropped.
+pub fn follow(state: &mut State) -> Vec<Effect> {
+    let wanted = wanted(state);
+    if wanted == state.live.followed {
+        return Vec::new();
+    }
+    state.live.reads.retain(|cell, _| wanted.contains(cell));
+    let effect = if wanted.is_empty() {
+        Effect::StopFollowing
+    } else {
+        Effect::FollowObject {
+            cells: wanted.clone(),
+        }
+    };
+    state.live.followed = wanted;
+    vec![effect]
+}
+
+/// A live read arrived: kept, with its YAML for reading, when the cell is followed.
+pub fn receive(state: &mut State, cell: CellRef, live: LiveObject) {
+    if !state.live.followed.contains(&cell) {
+        return;
+    }
+    let yaml = live
+        .object
+        .as_ref()
+        .map(|object| diff::to_yaml(&live_state::for_reading(object)))
+        .unwrap_or_default();
+    state.live.reads.insert(
+        cell,
+        LiveRead {
+            live,
+            received_ms: state.now_ms,
+            yaml,
+        },
+    );
+}
+
+/// How many groups the clusters view shows.
+fn groups_len(state: &State) -> usize {
+    state
+        .selected_resource()
+        .map_or(0, |resource| live_groups(state, resource).len())
+}
+
+/// The clusters the resource is placed on grouped by identical live state, largest first
+/// (clusters not read yet, or that could not be read, are left out).
+pub fn live_groups(state: &State, resource: usize) -> Vec<live_state::LiveGroup<usize>> {
+    let members: Vec<(usize, Option<(u64, &serde_json::Value)>)> = placed_clusters(state, resource)
+        .into_iter()
+        .filter_map(|cluster| {
+            let cell = CellRef {
+                resource: resource as u32,
+                cluster: cluster as u32,
+            };
+            let read = state.live.reads.get(&cell)?;
+            // A cluster that could not be read holds nothing anyone knows of.
+            if read.live.object.is_none() && read.live.error.is_some() {
+                return None;
+            }
+            let shown = match (&read.live.object, read.live.fingerprint) {
+                (Some(object), Some(print)) => Some((print, object)),
+                _ => None,
+            };
+            Some((cluster, shown))
+        })
+        .collect();
+    live_state::group_by_state(&members)
+}

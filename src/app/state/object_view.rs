@@ -1,0 +1,76 @@
+//! The drilled-in view of one cell, as data: which of its views is showing (the desired
+//! object, the live one, their diff, the cluster's Events, or every placed cluster grouped by
+//! live state), how far it is scrolled, and what the backend last read for the cells it
+//! follows. Plain data; it must not act on the state nor hold anything but what was received.
+
+use std::collections::HashMap;
+
+use crate::backend::{CellRef, LiveObject};
+
+/// One of the object view's views, cycled with the focus keys (tab / shift-tab).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ObjectTab {
+    /// The object the engine renders for the cluster.
+    #[default]
+    Desired,
+    /// The object on the cluster, Secret values masked, server bookkeeping left out.
+    Live,
+    /// Live against desired, as a read-only plan reads it.
+    Diff,
+    /// The cluster's recent Events for the object (and its pods), newest first.
+    Events,
+    /// Every cluster the resource is placed on, grouped by identical live state.
+    Clusters,
+}
+
+impl ObjectTab {
+    pub const ALL: [ObjectTab; 5] = [
+        ObjectTab::Desired,
+        ObjectTab::Live,
+        ObjectTab::Diff,
+        ObjectTab::Events,
+        ObjectTab::Clusters,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ObjectTab::Desired => "desired",
+            ObjectTab::Live => "live",
+            ObjectTab::Diff => "diff",
+            ObjectTab::Events => "events",
+            ObjectTab::Clusters => "clusters",
+        }
+    }
+
+    /// The next view (or the previous one, going `back`), wrapping around.
+    pub fn step(self, back: bool) -> ObjectTab {
+        let count = ObjectTab::ALL.len();
+        let at = ObjectTab::ALL
+            .iter()
+            .position(|tab| *tab == self)
+            .unwrap_or(0);
+        let next = if back {
+            (at + count - 1) % count
+        } else {
+            (at + 1) % count
+        };
+        ObjectTab::ALL[next]
+    }
+}
+
+/// What the backend last read for a followed cell, and when it arrived (app clock, ms).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveRead {
+    pub live: LiveObject,
+    pub received_ms: u64,
+    /// The live object as YAML for reading: Secret values masked, server bookkeeping out,
+    /// status kept. Empty when the cluster does not hold it.
+    pub yaml: String,
+}
+
+/// The cells the backend is asked to follow and what it answered for each.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LiveBook {
+    pub followed: Vec<CellRef>,
+    pub reads: HashMap<CellRef, LiveRead>,
+}

@@ -1,0 +1,196 @@
+//! What a simulated cluster answers the console's live view: the object it holds (Secret
+//! values masked), its diff against the desired object and its fingerprint, and synthetic
+//! Events a real cluster's controllers would have recorded — for a workload whose rollout the
+//! scenario stalls, the Deployment's ProgressDeadlineExceeded and a pod's FailedScheduling;
+//! for a settled workload, the scaling that created its pods. Ages run on the simulation's
+//! clock. It must not touch real clusters or decide a cell's status.
+
+use serde_json::{Value, json};
+
+use super::stored::held_object;
+use super::world::SimCore;
+use crate::backend::fanout::object_events;
+use crate::backend::messages::{CellRef, LiveObject, ObjectEvent};
+use crate::engine::Decision;
+use crate::model::Health;
+
+/// One synthetic Event: what it is about, and how long before the demo started it happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimEvent {
+    pub event_type: &'static str,
+    pub reason: &'static str,
+    pub message: String,
+    pub count: u32,
+    pub about_kind: &'static str,
+    pub about_name: String,
+    pub seconds_before_start: u64,
+}
+
+const WORKLOADS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "Job"];
+
+/// The pod a workload's synthetic Events name.
+fn pod_name(name: &str) -> String {
+    format!("{name}-7d9c4b5f6-x2x8q")
+}
+
+/// The Events a simulated cluster holds about a fleet row's object and its pods, newest first.
+pub fn events(core: &SimCore, resource: usize, cluster: usize) -> Vec<SimEvent> {
+    let Some(row) = core.fleet().resources.get(resource) else {
+        return Vec::new();
+    };
+    let kind = row.target.kind.as_str();
+    let Some(about_kind) = WORKLOADS.iter().copied().find(|w| *w == kind) else {
+        return Vec::new();
+    };
+    if core.held(resource, cluster).is_none() {
+        return Vec::new();
+    }
+    let name = row.target.name.clone();
+    let mut events = Vec::new();
+    if core.is_stalled(resource, cluster) {
+        events.push(SimEvent {
+            event_type: "Warning",
+            reason: "FailedScheduling",
+            message: "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.".into(),
+            count: 14,
+            about_kind: "Pod",
+            about_name: pod_name(&name),
+            seconds_before_start: 20,
+        });
+        events.push(SimEvent {
+            event_type: "Warning",
+            reason: "ProgressDeadlineExceeded",
+            message: format!("Deployment \"{name}\" has timed out progressing."),
+            count: 1,
+            about_kind,
+            about_name: name.clone(),
+            seconds_before_start: 240,
+        });
+    }
+    events.push(SimEvent {
+        event_type: "Normal",
+        reason: if about_kind == "Deployment" {
+            "ScalingReplicaSet"
+        } else {
+            "SuccessfulCreate"
+        },
+        message: if about_kind == "Deployment" {
+            format!("Scaled up replica set {name}-7d9c4b5f6 from 0 to 3")
+        } else {
+            format!(
+                "create Pod {} in {about_kind} {name} successful",
+                pod_name(&name)
+            )
+        },
+        count: 1,
+        about_kind,
+        about_name: name,
+        seconds_before_start: 900,
+    });
+    events
+}
+
+/// What the live view is told of one cell at `now_ms` into the simulation.
+pub fn live_object(core: &SimCore, cell: CellRef, now_ms: u64) -> LiveObject {
+    let (resource, cluster) = (cell.resource as usize, cell.cluster as usize);
+    let status = core.cluster_status(cluster);
+    if status.health == Health::Unreachable {
+        return LiveObject {
+            error: Some(format!("cluster unreachable: {}", status.message)),
+            ..LiveObject::default()
+        };
+    }
+    let held = held_object(core, resource, cluster);
+    let desired = match core.fleet().decide(resource, cluster) {
+        Decision::Placed { object, .. } => Some(object),
+        _ => None,
+    };
+    let namespace = core.fleet().resources[resource]
+        .target
+        .namespace
+        .clone()
+        .unwrap_or_default();
+    let events = events(core, resource, cluster)
+        .into_iter()
+        .map(|event| ObjectEvent {
+            event_type: event.event_type.into(),
+            reason: event.reason.into(),
+            message: event.message,
+            count: event.count,
+            object: format!("{} {namespace}/{}", event.about_kind, event.about_name),
+            last_seen: None,
+            age_seconds: Some(event.seconds_before_start + now_ms / 1000),
+        })
+        .collect();
+    object_events::live_object(desired.as_ref(), held.as_ref(), events, None)
+}
+
+/// The synthetic Events as core/v1 Event objects (what `kubectl get events -o json` lists),
+/// their times `now` minus their age.
+pub fn event_objects(
+    core: &SimCore,
+    resource: usize,
+    cluster: usize,
+    now: std::time::SystemTime,
+) -> Vec<Value> {
+    let Some(row) = core.fleet().resources.get(resource) else {
+        return Vec::new();
+    };
+    let namespace = row.target.namespace.clone().unwrap_or_default();
+    events(core, resource, cluster)
+        .into_iter()
+        .enumerate()
+        .map(|(index, event)| {
+            let at = now - std::time::Duration::from_secs(event.seconds_before_start);
+            let stamp = rfc3339(at);
+            json!({
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {"name": format!("{}.{index}", event.about_name), "namespace": namespace},
+                "involvedObject": {
+                    "apiVersion": if event.about_kind == "Pod" { "v1" } else { row.target.api_version.as_str() },
+                    "kind": event.about_kind,
+                    "name": event.about_name,
+                    "namespace": namespace,
+                },
+                "type": event.event_type,
+                "reason": event.reason,
+                "message": event.message,
+                "count": event.count,
+                "lastTimestamp": stamp,
+            })
+        })
+        .collect()
+}
+
+/// The pod a held workload's synthetic Events name, labelled as its selector selects.
+pub fn pod_object(core: &SimCore, resource: usize, cluster: usize) -> Option<Value> {
+    let row = core.fleet().resources.get(resource)?;
+    if !WORKLOADS.contains(&row.target.kind.as_str()) {
+        return None;
+    }
+    let held = held_object(core, resource, cluster)?;
+    let labels = held
+        .pointer("/spec/selector/matchLabels")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    Some(json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": pod_name(&row.target.name),
+            "namespace": row.target.namespace,
+            "labels": labels,
+        },
+    }))
+}
+
+/// `at` as RFC 3339 (UTC, seconds).
+fn rfc3339(at: std::time::SystemTime) -> String {
+    let seconds = at
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    k8s_openapi::jiff::Timestamp::from_second(seconds)
+        .map(|stamp| stamp.to_string())
+        .unwrap_or_default()
+}

@@ -1,0 +1,254 @@
+//! The live view of a cell driven headless on the demo, through the console's own key mapping
+//! and the real `update` (the shared `common::console` harness): `enter` on a cell, `tab`
+//! through desired → live → diff → events → clusters, with a simulated fleet (`SimCore`)
+//! answering each follow as the demo's backend does. An operator sees the degraded
+//! Deployment's ProgressDeadlineExceeded and its pod's FailedScheduling, a drifted field in the
+//! diff and in the clusters grouped by live state, and a Secret's keys but never its values.
+
+mod common;
+
+use common::console::Console;
+use flotilla::app::action::Action;
+use flotilla::app::state::Mode;
+use flotilla::app::state::object_view::ObjectTab;
+use flotilla::backend::sim::{Scenario, SimCore, live_view};
+use flotilla::backend::{BackendEvent, Effect};
+use flotilla::config::keymap::Keymap;
+use flotilla::config::theme::Theme;
+use flotilla::views::{self, ViewContext};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+/// The demo console with the simulated fleet that answers it.
+struct Demo {
+    console: Console,
+    core: SimCore,
+}
+
+impl Demo {
+    fn new() -> Demo {
+        let mut console = Console::demo();
+        let mut scenario = Scenario::demo();
+        scenario.drift_every_seconds = 0;
+        let core = SimCore::new(console.state.fleet.clone(), &scenario, 7);
+        console.act(Action::Backend(core.snapshot()));
+        for event in core
+            .all_drift_events()
+            .into_iter()
+            .chain(core.health_events())
+        {
+            console.act(Action::Backend(event));
+        }
+        for cluster in 0..core.cluster_count() {
+            console.act(Action::Backend(BackendEvent::Cluster {
+                cluster: cluster as u32,
+                status: core.cluster_status(cluster),
+            }));
+        }
+        Demo { console, core }
+    }
+
+    /// Presses keys and answers every follow they ask for, as the demo's backend does.
+    fn keys(&mut self, keys: &str) -> Vec<Effect> {
+        let effects = self.console.keys(keys);
+        for effect in &effects {
+            if let Effect::FollowObject { cells } = effect {
+                for cell in cells {
+                    let live = Box::new(live_view::live_object(&self.core, *cell, 0));
+                    self.console.act(Action::Backend(BackendEvent::LiveObject {
+                        cell: *cell,
+                        live,
+                    }));
+                }
+            }
+        }
+        effects
+    }
+
+    /// Opens the live view on a cell.
+    fn open(&mut self, resource: &str, cluster: &str) -> Vec<Effect> {
+        self.console.select(resource);
+        self.console.select_cluster(cluster);
+        self.keys("<enter>")
+    }
+
+    fn tab(&self) -> Option<ObjectTab> {
+        match self.console.state.mode {
+            Mode::Object { tab, .. } => Some(tab),
+            _ => None,
+        }
+    }
+
+    fn draw(&self, width: u16, height: u16) -> Terminal<TestBackend> {
+        let theme = Theme::load(None, true);
+        let keymap = Keymap::built_in("default");
+        let context = ViewContext {
+            theme: &theme,
+            keymap: &keymap,
+            ascii: false,
+        };
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
+        terminal
+            .draw(|frame| views::render(frame, &self.console.state, &context))
+            .expect("draw");
+        terminal
+    }
+
+    fn screen(&self) -> String {
+        let terminal = self.draw(200, 50);
+        let buffer = terminal.backend().buffer();
+        let width = usize::from(buffer.area.width);
+        let cells: Vec<&str> = buffer.content().iter().map(|c| c.symbol()).collect();
+        cells
+            .chunks(width)
+            .map(|row| row.concat())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+const LEDGER: &str = "Deployment/payments/ledger";
+
+#[test]
+fn the_degraded_deployment_shows_its_health_live_status_and_warning_events() {
+    let mut demo = Demo::new();
+    let opened = demo.open(LEDGER, "prod-eu-west-2");
+    assert!(
+        opened
+            .iter()
+            .any(|effect| matches!(effect, Effect::FollowObject { cells } if cells.len() == 1)),
+        "enter follows the cell: {opened:?}"
+    );
+    assert_eq!(demo.tab(), Some(ObjectTab::Desired));
+    let screen = demo.screen();
+    assert!(screen.contains("health Degraded"), "{screen}");
+    assert!(
+        screen.contains("ProgressDeadlineExceeded"),
+        "the reason: {screen}"
+    );
+
+    demo.keys("<tab>");
+    assert_eq!(demo.tab(), Some(ObjectTab::Live));
+    let screen = demo.screen();
+    assert!(screen.contains("availableReplicas: 1"), "{screen}");
+    assert!(
+        !screen.contains("managedFields"),
+        "server bookkeeping is left out: {screen}"
+    );
+
+    demo.keys("<tab>");
+    assert_eq!(demo.tab(), Some(ObjectTab::Diff));
+    assert!(
+        demo.screen().contains("live matches the desired object"),
+        "{}",
+        demo.screen()
+    );
+
+    demo.keys("<tab>");
+    assert_eq!(demo.tab(), Some(ObjectTab::Events));
+    let screen = demo.screen();
+    let deadline = screen
+        .find("ProgressDeadlineExceeded  ")
+        .expect("the Deployment's warning");
+    let scheduling = screen.find("FailedScheduling").expect("the pod's warning");
+    let scaled = screen
+        .find("ScalingReplicaSet")
+        .expect("the older Normal event");
+    assert!(
+        scheduling < deadline && deadline < scaled,
+        "newest first: {screen}"
+    );
+    assert!(screen.contains("Pod payments/ledger-"), "{screen}");
+    assert!(screen.contains("Insufficient cpu"), "{screen}");
+
+    let closed = demo.keys("<esc>");
+    assert_eq!(closed, vec![Effect::StopFollowing]);
+    assert_eq!(demo.console.state.mode, Mode::Normal);
+}
+
+#[test]
+fn a_drift_shows_in_the_diff_and_sets_its_cluster_apart() {
+    let mut demo = Demo::new();
+    demo.open("Deployment/shop/inventory", "prod-us-east-2");
+    demo.keys("<tab><tab>");
+    let screen = demo.screen();
+    assert!(
+        screen.contains("-  replicas: 9"),
+        "the live value: {screen}"
+    );
+    assert!(
+        screen.contains("+  replicas: "),
+        "the desired value: {screen}"
+    );
+
+    let effects = demo.keys("<tab><tab>");
+    assert_eq!(demo.tab(), Some(ObjectTab::Clusters));
+    let placed = effects
+        .iter()
+        .find_map(|effect| match effect {
+            Effect::FollowObject { cells } => Some(cells.len()),
+            _ => None,
+        })
+        .expect("the clusters view follows every placed cluster");
+    assert!(placed > 1, "{effects:?}");
+    let screen = demo.screen();
+    assert!(
+        screen.contains("prod-us-east-2: differs in /spec/replicas"),
+        "{screen}"
+    );
+    assert!(screen.contains("identical (the most clusters)"), "{screen}");
+    // Picking the drifted cluster's group shows its object.
+    for _ in 0..10 {
+        if demo.screen().contains("▸ prod-us-east-2") {
+            break;
+        }
+        demo.keys("j");
+    }
+    let screen = demo.screen();
+    assert!(screen.contains("# live on prod-us-east-2"), "{screen}");
+    assert!(screen.contains("replicas: 9"), "{screen}");
+}
+
+#[test]
+fn a_secret_on_a_cluster_shows_its_keys_never_its_values() {
+    let mut demo = Demo::new();
+    demo.open("Secret/payments/ledger-db", "prod-eu-west-1");
+    demo.keys("<tab>");
+    let screen = demo.screen();
+    assert!(
+        screen.contains("password: '***'")
+            || screen.contains("password: \"***\"")
+            || screen.contains("password: ***"),
+        "{screen}"
+    );
+    for leak in ["not-a-real-password", "bm90LWEtcmVhbC1wYXNzd29yZA=="] {
+        assert!(!screen.contains(leak), "{screen}");
+    }
+    demo.keys("<tab>");
+    assert!(!demo.screen().contains("not-a-real-password"));
+}
+
+#[test]
+fn the_events_view_at_120x40() {
+    let mut demo = Demo::new();
+    demo.open(LEDGER, "prod-eu-west-2");
+    demo.keys("<tab><tab><tab>");
+    insta::assert_snapshot!(demo.draw(120, 40).backend());
+}
+
+#[test]
+fn the_events_view_at_80x24() {
+    let mut demo = Demo::new();
+    demo.open(LEDGER, "prod-eu-west-2");
+    demo.keys("<tab><tab><tab>");
+    insta::assert_snapshot!(demo.draw(80, 24).backend());
+}
+
+#[test]
+fn the_clusters_view_at_120x40() {
+    let mut demo = Demo::new();
+    demo.open("Deployment/shop/inventory", "prod-us-east-2");
+    demo.keys("<shift-tab>");
+    assert_eq!(demo.tab(), Some(ObjectTab::Clusters));
+    insta::assert_snapshot!(demo.draw(120, 40).backend());
+}

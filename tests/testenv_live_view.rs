@@ -1,0 +1,318 @@
+//! The live view of a cell on real member API servers: a Deployment applied by `flotilla
+//! apply`, an Event kubectl creates for it and the status kubectl writes as a controller would,
+//! seen by the console's live backend (driven headless through the real `update`, its effects
+//! sent to the backend) in the live, diff and events views; a `kubectl scale` shows in the
+//! diff; and `flotilla status --resource … -o json` carries the Event and the live object with
+//! a Secret's values masked. kubectl checks the end states.
+
+mod common;
+mod support;
+
+use std::path::Path;
+
+use clap::Parser;
+use flotilla::app::state::State;
+use flotilla::app::{self, Action};
+use flotilla::backend::kube::live;
+use flotilla::backend::{BackendEvent, CellRef, Effect};
+use flotilla::cli::Cli;
+use flotilla::config::keymap::{KeyCommand, Keymap};
+use flotilla::config::theme::Theme;
+use flotilla::model::StatusKind;
+use tokio::sync::mpsc;
+
+use support::{
+    TestNamespace, env, flotilla, inventory, jsonpath, kubectl_ok, kubectl_stdin, output_text,
+};
+
+fn fleet(dir: &Path, ns: &str, members: &[String]) {
+    let clusters: Vec<(&str, &str, &str)> = members
+        .iter()
+        .map(|m| (m.as_str(), m.as_str(), "prod"))
+        .collect();
+    let mut text = inventory(&clusters);
+    text.push_str(&format!(
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: web, namespace: {ns}}}
+spec:
+  replicas: 2
+  selector: {{matchLabels: {{app: web}}}}
+  template:
+    metadata: {{labels: {{app: web}}}}
+    spec:
+      containers: [{{name: web, image: nginx:1.27}}]
+---
+apiVersion: v1
+kind: Secret
+metadata: {{name: db, namespace: {ns}}}
+stringData: {{password: hunter2}}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {{name: everything, namespace: {ns}}}
+spec:
+  resourceSelectors:
+  - {{apiVersion: apps/v1, kind: Deployment, name: web}}
+  - {{apiVersion: v1, kind: Secret, name: db}}
+  placement:
+    clusterAffinity: {{labelSelector: {{matchLabels: {{env: prod}}}}}}
+"#
+    ));
+    std::fs::write(dir.join("fleet.yaml"), text).expect("write fleet");
+}
+
+async fn run_until(
+    state: &mut State,
+    events: &mut mpsc::UnboundedReceiver<BackendEvent>,
+    what: &str,
+    done: impl Fn(&State) -> bool,
+) {
+    let deadline = tokio::time::Instant::now() + common::wait_limit();
+    while !done(state) {
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Some(event)) => {
+                app::update(state, Action::Backend(event));
+            }
+            Ok(None) => panic!("the backend stopped before {what}"),
+            Err(_) => panic!("timed out waiting for {what}"),
+        }
+    }
+}
+
+/// A key through the real `update`; its effects go to the backend, as the session sends them.
+fn press(state: &mut State, effects: &mpsc::UnboundedSender<Effect>, command: KeyCommand) {
+    for effect in app::update(state, Action::Command(command)) {
+        effects.send(effect).expect("the backend takes effects");
+    }
+}
+
+fn screen(state: &State) -> String {
+    let theme = Theme::load(None, true);
+    let keymap = Keymap::built_in("default");
+    let context = flotilla::views::ViewContext {
+        theme: &theme,
+        keymap: &keymap,
+        ascii: false,
+    };
+    let mut terminal =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(160, 50)).expect("terminal");
+    terminal
+        .draw(|frame| flotilla::views::render(frame, state, &context))
+        .expect("draw");
+    let buffer = terminal.backend().buffer();
+    let cells: Vec<&str> = buffer.content().iter().map(|c| c.symbol()).collect();
+    cells
+        .chunks(usize::from(buffer.area.width))
+        .map(|row| row.concat())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+#[ignore = "needs testenv: run through cargo xtask test"]
+fn the_live_view_shows_live_status_the_diff_after_a_scale_and_the_clusters_events() {
+    let members: Vec<String> = env().members.iter().take(2).cloned().collect();
+    let ns = TestNamespace::on("live-view", &members);
+    let dir = tempfile::tempdir().expect("temp dir");
+    fleet(dir.path(), &ns.name, &members);
+    let applied = flotilla(dir.path(), &["apply", "--yes"]);
+    assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+    let member = &members[0];
+
+    // What a controller and the scheduler would have written: the Deployment's status, and a
+    // Warning Event about it.
+    let generation = jsonpath(member, "deployment/web", &ns.name, "{.metadata.generation}");
+    let status = format!(
+        r#"{{"status":{{"observedGeneration":{generation},"replicas":2,"updatedReplicas":2,"readyReplicas":1,"availableReplicas":1,"conditions":[{{"type":"Progressing","status":"False","reason":"ProgressDeadlineExceeded","message":"ReplicaSet web-1 has timed out progressing."}}]}}}}"#
+    );
+    kubectl_ok(
+        member,
+        &[
+            "patch",
+            "deployment",
+            "web",
+            "-n",
+            &ns.name,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &status,
+        ],
+    );
+    let now = k8s_openapi::jiff::Timestamp::now().to_string();
+    let event = format!(
+        r#"apiVersion: v1
+kind: Event
+metadata: {{name: web.deadline, namespace: {ns}}}
+involvedObject: {{apiVersion: apps/v1, kind: Deployment, name: web, namespace: {ns}}}
+type: Warning
+reason: ProgressDeadlineExceeded
+message: Deployment "web" has timed out progressing on the testenv.
+count: 2
+firstTimestamp: "{now}"
+lastTimestamp: "{now}"
+source: {{component: deployment-controller}}
+"#,
+        ns = ns.name
+    );
+    let created = kubectl_stdin(member, &["create", "-f", "-"], &event);
+    assert!(created.status.success(), "{}", output_text(&created));
+
+    let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
+    let fleet_dir = dir.path().to_string_lossy().to_string();
+    let cli = Cli::try_parse_from([
+        "flotilla",
+        "--kubeconfig",
+        &kubeconfig,
+        "--fleet",
+        &fleet_dir,
+    ])
+    .expect("flags");
+    let (live_fleet, _) = flotilla::launch::live_fleet(&cli.global).expect("live fleet");
+    let fleet = live_fleet.fleet.clone();
+    let row = fleet
+        .resources
+        .iter()
+        .position(|r| r.target.kind == "Deployment")
+        .expect("the Deployment row");
+    let column = fleet.cluster_index(member).expect("member-1 column");
+    let cell = CellRef {
+        resource: row as u32,
+        cluster: column as u32,
+    };
+
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let (events_tx, mut events) = mpsc::unbounded_channel();
+        let effects = live::spawn(live_fleet, events_tx);
+        let mut state = app::state_for_fleet(&fleet, "test".into());
+        run_until(&mut state, &mut events, "the Deployment in sync", |s| {
+            s.cells.kind(row, column) == StatusKind::InSync
+        })
+        .await;
+        press(&mut state, &effects, KeyCommand::FocusNext);
+        state.resource_view.cursor = state
+            .resource_view
+            .visible
+            .iter()
+            .position(|r| *r == row)
+            .expect("the row is visible");
+        state.cluster_view.cursor = state
+            .cluster_view
+            .visible
+            .iter()
+            .position(|c| *c == column)
+            .expect("the column is visible");
+        press(&mut state, &effects, KeyCommand::Select);
+        run_until(
+            &mut state,
+            &mut events,
+            "the live object and its Event",
+            |s| {
+                s.live.reads.get(&cell).is_some_and(|read| {
+                    read.yaml.contains("availableReplicas: 1")
+                        && read
+                            .live
+                            .events
+                            .iter()
+                            .any(|e| e.message.contains("on the testenv"))
+                })
+            },
+        )
+        .await;
+        press(&mut state, &effects, KeyCommand::FocusNext);
+        let live = screen(&state);
+        assert!(live.contains("availableReplicas: 1"), "{live}");
+        assert!(live.contains("health Degraded"), "{live}");
+        assert!(!live.contains("managedFields"), "{live}");
+
+        kubectl_ok(
+            member,
+            &["scale", "deployment", "web", "-n", &ns.name, "--replicas=5"],
+        );
+        run_until(&mut state, &mut events, "the scale in the diff", |s| {
+            s.live
+                .reads
+                .get(&cell)
+                .is_some_and(|read| read.live.diff.contains("-  replicas: 5"))
+        })
+        .await;
+        press(&mut state, &effects, KeyCommand::FocusNext);
+        let diff = screen(&state);
+        assert!(diff.contains("-  replicas: 5"), "{diff}");
+        assert!(diff.contains("+  replicas: 2"), "{diff}");
+
+        press(&mut state, &effects, KeyCommand::FocusNext);
+        let shown = screen(&state);
+        assert!(shown.contains("ProgressDeadlineExceeded"), "{shown}");
+        assert!(
+            shown.contains("Deployment \"web\" has timed out progressing on the testenv."),
+            "{shown}"
+        );
+        assert!(shown.contains("×2"), "{shown}");
+
+        let closed = app::update(&mut state, Action::Command(KeyCommand::Back));
+        assert_eq!(closed, vec![Effect::StopFollowing]);
+    });
+    assert_eq!(
+        jsonpath(member, "deployment/web", &ns.name, "{.spec.replicas}"),
+        "5"
+    );
+
+    let key = format!("Deployment/{}/web", ns.name);
+    let status = flotilla(
+        dir.path(),
+        &[
+            "status",
+            "--resource",
+            &key,
+            "--cluster",
+            member,
+            "-o",
+            "json",
+        ],
+    );
+    let text = String::from_utf8_lossy(&status.stdout).to_string();
+    let value: serde_json::Value = serde_json::from_str(&text).expect("status JSON");
+    let item = &value["items"][0];
+    assert_eq!(item["live"]["spec"]["replicas"], 5, "{text}");
+    assert!(
+        item["events"]
+            .as_array()
+            .is_some_and(|events| events.iter().any(|e| {
+                e["reason"] == "ProgressDeadlineExceeded"
+                    && e["count"] == 2
+                    && e["type"] == "Warning"
+            })),
+        "{text}"
+    );
+    let secret = format!("Secret/{}/db", ns.name);
+    let status = flotilla(
+        dir.path(),
+        &[
+            "status",
+            "--resource",
+            &secret,
+            "--cluster",
+            member,
+            "-o",
+            "json",
+        ],
+    );
+    let text = String::from_utf8_lossy(&status.stdout).to_string();
+    let value: serde_json::Value = serde_json::from_str(&text).expect("status JSON");
+    assert_eq!(
+        value["items"][0]["live"]["data"]["password"], "***",
+        "{text}"
+    );
+    assert!(
+        !text.contains("hunter2") && !text.contains("aHVudGVyMg=="),
+        "{text}"
+    );
+    // The Secret on the cluster still holds its value: masking is only in what is shown.
+    assert_eq!(
+        jsonpath(member, "secret/db", &ns.name, "{.data.password}"),
+        "aHVudGVyMg=="
+    );
+}
