@@ -21,7 +21,7 @@ const MARGIN: u32 = 16;
 const SEED: &str = "7";
 /// Keys pressed after the demo settles: to the resources pane, down to the drifted
 /// `shop/inventory` Deployment, right onto the cluster where it drifted.
-const KEYS: &[(&str, usize)] = &[("Tab", 1), ("j", 15), ("l", 11)];
+const KEYS: &[(&str, usize)] = &[("Tab", 1), ("j", 14), ("l", 11)];
 
 pub fn run(root: &Path) -> Result<()> {
     for tool in ["tmux", "aha", "chromium"] {
@@ -67,7 +67,7 @@ pub fn run(root: &Path) -> Result<()> {
 }
 
 fn take(session: &str, root: &Path) -> Result<()> {
-    sleep(Duration::from_secs(8));
+    sleep(Duration::from_secs(12));
     for &(key, times) in KEYS {
         for _ in 0..times {
             tmux(&["send-keys", "-t", session, key])?;
