@@ -2053,7 +2053,7 @@ fn hub_karmada_placement_set_reschedule_and_undo_write_to_the_hub() {
                 "set",
                 &resource,
                 "--add-cluster",
-                "member-3",
+                "member-2",
                 "-o",
                 "json",
             ],
@@ -2071,7 +2071,7 @@ fn hub_karmada_placement_set_reschedule_and_undo_write_to_the_hub() {
             "--type",
             "merge",
             "-p",
-            r#"{"spec":{"placement":{"clusterAffinity":{"clusterNames":["member-1","member-2","member-3"]}}}}"#,
+            r#"{"spec":{"placement":{"clusterAffinity":{"clusterNames":["member-2"]}}}}"#,
         ],
     );
     let foreign = editing(state.path(), &["undo", "--yes"]);
@@ -2086,7 +2086,7 @@ fn hub_karmada_placement_set_reschedule_and_undo_write_to_the_hub() {
     );
     assert_eq!(
         policy_clusters(ns, "web"),
-        ["member-1", "member-2", "member-3"],
+        ["member-2"],
         "their change is kept"
     );
 
