@@ -45,6 +45,8 @@ usage: cargo xtask <command>
 commands:
   test                         the one test command: fmt check, clippy, the layer check, unit
                                tests, then the integration tier against a real test environment
+  test-scale                   the scale tier: Karmada and OCM scale hubs of 500 clusters x 20
+                               resources (testenv up --scale) and tests/testenv_scale.rs
   fuzz [--minutes N] [--scale S]
                                the long run of the property-based fuzz tests (tests/fuzz.rs):
                                builds them in release and runs round after round, fresh seeds
@@ -100,6 +102,7 @@ fn run(args: &[String]) -> Result<ExitCode> {
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
     match words.as_slice() {
         ["test"] => test::run().map(|()| ExitCode::SUCCESS),
+        ["test-scale"] => test::run_scale().map(|()| ExitCode::SUCCESS),
         ["layers"] => layers::run().map(|ok| {
             if ok {
                 ExitCode::SUCCESS
