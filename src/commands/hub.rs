@@ -21,24 +21,34 @@ use crate::engine::{Fleet, load_fleet};
 use crate::model::ResourceRef;
 use crate::output;
 
-/// Whether `resource` on `cluster` is in the command's scope. The hub's objects carry no
-/// template labels here, so `-l` is refused before this is asked (see [`check_scope`]).
-fn in_scope(scope: &ScopeArgs, cluster: &str, resource: &ResourceRef) -> bool {
-    let resources = ResourceScope::parse(scope).unwrap_or_default();
-    (scope.clusters.is_empty() || scope.clusters.iter().any(|c| c == cluster))
-        && resources.matches(resource, None)
+/// A hub command's scope, parsed once: `--cluster`, and `--resource` and `-n`.
+struct HubScope<'a> {
+    clusters: &'a [String],
+    resources: ResourceScope,
 }
 
-/// The scope's input errors on a hub: a bad `--resource` or `-n`, and `-l`, which hub
+impl HubScope<'_> {
+    /// Whether `resource` on `cluster` is in scope. The hub's objects carry no template labels
+    /// here, which is why [`check_scope`] refuses `-l`.
+    fn includes(&self, cluster: &str, resource: &ResourceRef) -> bool {
+        (self.clusters.is_empty() || self.clusters.iter().any(|c| c == cluster))
+            && self.resources.matches(resource, None)
+    }
+}
+
+/// The scope, or its input errors on a hub: a bad `--resource` or `-n`, and `-l`, which hub
 /// commands do not take yet.
-fn check_scope(scope: &ScopeArgs) -> Result<(), InputError> {
+fn check_scope(scope: &ScopeArgs) -> Result<HubScope<'_>, InputError> {
     if scope.selector.is_some() {
         return Err(InputError(
             "-l/--selector is not supported with --hub yet; name objects with --resource or -n"
                 .into(),
         ));
     }
-    ResourceScope::parse(scope).map(|_| ())
+    Ok(HubScope {
+        clusters: &scope.clusters,
+        resources: ResourceScope::parse(scope)?,
+    })
 }
 
 async fn read_hub(global: &GlobalArgs, context: &str) -> Result<(Hub, HubView), HubError> {
@@ -59,10 +69,13 @@ pub async fn run_plan(
     context: &str,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    if let Err(err) = check_scope(&args.scope) {
-        eprintln!("error: {}", err.0);
-        return Ok(exit::INPUT);
-    }
+    let scope = match check_scope(&args.scope) {
+        Ok(scope) => scope,
+        Err(err) => {
+            eprintln!("error: {}", err.0);
+            return Ok(exit::INPUT);
+        }
+    };
     let files = match crate::fleet_dir::read_fleet_dir(&global.fleet) {
         Ok(files) => files,
         Err(message) => {
@@ -109,7 +122,7 @@ pub async fn run_plan(
             );
         }
     }
-    let items = plan_items(&fleet, &view, &args.scope);
+    let items = plan_items(&fleet, &view, &scope);
     output::write(out, &global.output, &Items { items: &items }, || {
         plan_table(&items)
     })?;
@@ -119,11 +132,11 @@ pub async fn run_plan(
 /// Every placed cell of the fleet against the hub's rendered object, and every object the hub
 /// rendered for a fleet resource on a cluster the fleet no longer places it on (the hub will
 /// remove it).
-pub fn plan_items(fleet: &Fleet, view: &HubView, scope: &ScopeArgs) -> Vec<PlanItem> {
+fn plan_items(fleet: &Fleet, view: &HubView, scope: &HubScope) -> Vec<PlanItem> {
     let mut cells = Vec::new();
     for (r, resource) in fleet.resources.iter().enumerate() {
         for (c, cluster) in fleet.clusters.iter().enumerate() {
-            if fleet.is_placed(r, c) && in_scope(scope, &cluster.name, &resource.target) {
+            if fleet.is_placed(r, c) && scope.includes(&cluster.name, &resource.target) {
                 cells.push(CellRef {
                     resource: r as u32,
                     cluster: c as u32,
@@ -140,7 +153,7 @@ pub fn plan_items(fleet: &Fleet, view: &HubView, scope: &ScopeArgs) -> Vec<PlanI
             let placed = fleet
                 .cluster_index(cluster)
                 .is_some_and(|c| fleet.is_placed(r, c));
-            if !placed && in_scope(scope, cluster, &resource.target) {
+            if !placed && scope.includes(cluster, &resource.target) {
                 items.push(PlanItem {
                     cluster: cluster.clone(),
                     resource: resource_of(object),
@@ -168,10 +181,13 @@ pub async fn run_drift(
     context: &str,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    if let Err(err) = check_scope(scope) {
-        eprintln!("error: {}", err.0);
-        return Ok(exit::INPUT);
-    }
+    let hub_scope = match check_scope(scope) {
+        Ok(scope) => scope,
+        Err(err) => {
+            eprintln!("error: {}", err.0);
+            return Ok(exit::INPUT);
+        }
+    };
     let (hub, view) = match read_hub(global, context).await {
         Ok(read) => read,
         Err(err) => return Ok(failed(err)),
@@ -191,7 +207,7 @@ pub async fn run_drift(
         let objects: Vec<serde_json::Value> = view
             .rows
             .iter()
-            .filter(|row| in_scope(scope, &spec.name, &row.target))
+            .filter(|row| hub_scope.includes(&spec.name, &row.target))
             .filter_map(|row| row.objects.get(&spec.name).cloned())
             .collect();
         if objects.is_empty() {
