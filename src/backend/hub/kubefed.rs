@@ -9,15 +9,14 @@
 use std::collections::BTreeMap;
 
 use kube::Client;
-use kube::api::{Api, DynamicObject, ListParams};
 use kube::config::Kubeconfig;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 
 use super::kind::HubKind;
-use super::objects::{as_written, condition, path_of, reason_message, text};
+use super::objects::{self, as_written, condition, path_of, reason_message, text};
 use super::view::{HubRow, HubView, sort_rows};
-use crate::backend::kube::probe::short_error;
+use crate::backend::fanout::cluster_api::ApiError;
 use crate::engine::dialect::kubefed::{FederatedObject, KfPlacement, KindMap};
 use crate::engine::document::parse::Doc;
 use crate::engine::fleet::inventory::{InventoryKind, parse_cluster};
@@ -39,19 +38,10 @@ fn core_resource(kind: &str, plural: &str) -> ApiResource {
 /// Lists every object of `resource` in all namespaces; a resource the hub does not serve
 /// (a FederatedTypeConfig whose CRD is missing) lists as empty.
 async fn list_values(client: &Client, resource: &ApiResource) -> Result<Vec<Value>, String> {
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), resource);
-    match api.list(&ListParams::default()).await {
-        Ok(list) => Ok(list
-            .items
-            .into_iter()
-            .filter_map(|object| serde_json::to_value(object).ok())
-            .collect()),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(Vec::new()),
-        Err(err) => Err(format!(
-            "listing {} on the hub: {}",
-            resource.kind,
-            short_error(&err)
-        )),
+    match objects::list_objects(client, resource).await {
+        Ok(values) => Ok(values),
+        Err(ApiError::NotFound(_)) => Ok(Vec::new()),
+        Err(err) => Err(format!("listing {} on the hub: {err}", resource.kind)),
     }
 }
 

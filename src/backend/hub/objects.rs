@@ -3,10 +3,13 @@
 //! compared in, and the form a stored object reads back as written (for the hub's fleet
 //! files). It must not decide what a hub means by its objects: each kind's reader does.
 
+use std::time::Duration;
+
 use kube::Client;
 use serde_json::Value;
 
-use crate::backend::kube::probe::short_error;
+use crate::backend::fanout::cluster_api::{ApiError, Guard, Limits};
+use crate::backend::kube::api::map_error;
 
 /// An object the hub rendered, without the labels and annotations the hub and flotilla add
 /// for themselves, so it compares with the engine's render of the same intent.
@@ -52,17 +55,36 @@ pub(super) async fn list_values(
     client: &Client,
     resource: &kube::discovery::ApiResource,
 ) -> Result<Vec<Value>, String> {
-    let api: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(client.clone(), resource);
-    let list = api
-        .list(&kube::api::ListParams::default())
+    list_objects(client, resource)
         .await
-        .map_err(|err| {
-            format!(
-                "listing {} on the hub: {}",
-                resource.kind,
-                short_error(&err)
-            )
-        })?;
+        .map_err(|err| format!("listing {} on the hub: {err}", resource.kind))
+}
+
+/// How long a hub read keeps retrying: a large list takes seconds, and a hub whose storage is
+/// still initialising answers 429 until it is done.
+fn hub_read_limits() -> Limits {
+    Limits {
+        request_timeout: Duration::from_secs(60),
+        retry_budget: Duration::from_secs(60),
+        ..Limits::default()
+    }
+}
+
+/// [`list_values`], with the error kept typed (a kind the hub does not serve is `NotFound`).
+/// Answers the API server asks to have retried (429 with its `Retry-After`, 503, other 5xx)
+/// are retried through the same guard member requests use.
+pub(super) async fn list_objects(
+    client: &Client,
+    resource: &kube::discovery::ApiResource,
+) -> Result<Vec<Value>, ApiError> {
+    let api: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(client.clone(), resource);
+    let list = Guard::new(hub_read_limits())
+        .call(|| async {
+            api.list(&kube::api::ListParams::default())
+                .await
+                .map_err(map_error)
+        })
+        .await?;
     Ok(list
         .items
         .into_iter()

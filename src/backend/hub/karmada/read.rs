@@ -5,7 +5,6 @@
 //! Work. Only reads; it must not write to the hub.
 
 use kube::Client;
-use kube::api::{Api, DynamicObject, ListParams};
 use kube::config::Kubeconfig;
 use kube::discovery::ApiResource;
 use serde_json::Value;
@@ -14,7 +13,6 @@ use super::types::{binding_resources, cluster_resource, policy_resources};
 use crate::backend::hub::kind::HubKind;
 use crate::backend::hub::objects::{condition, list_values, reason_message, text};
 use crate::backend::hub::view::{HubRender, HubRow, HubView, RenderedObject, sort_rows};
-use crate::backend::kube::probe::short_error;
 use crate::engine::document::parse::Doc;
 use crate::engine::fleet::inventory::{InventoryKind, parse_cluster};
 use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef};
@@ -26,14 +24,8 @@ pub async fn clusters(
     client: &Client,
     kubeconfig: &Kubeconfig,
 ) -> Result<Vec<(ClusterSpec, ClusterStatus)>, String> {
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &cluster_resource());
-    let list = api
-        .list(&ListParams::default())
-        .await
-        .map_err(|err| format!("listing Karmada Clusters on the hub: {}", short_error(&err)))?;
     let mut clusters = Vec::new();
-    for object in list.items {
-        let value = serde_json::to_value(&object).map_err(|err| err.to_string())?;
+    for value in list_values(client, &cluster_resource()).await? {
         clusters.push(member_of(&value, kubeconfig)?);
     }
     clusters.sort_by(|a, b| a.0.name.cmp(&b.0.name));
