@@ -116,10 +116,10 @@ fn a_bad_flag_is_a_usage_error_with_exit_2() {
 
 #[test]
 fn what_flotilla_cannot_do_yet_says_so_with_exit_2() {
-    let output = flotilla(&["status", "--hub", "karmada"]);
+    let output = flotilla(&["status", "--hub", "karmada", "-l", "app=web"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(
-        stderr(&output).contains("status --hub is not supported yet"),
+        stderr(&output).contains("-l/--selector is not supported with --hub yet"),
         "{}",
         stderr(&output)
     );

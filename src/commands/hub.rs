@@ -22,7 +22,7 @@ use crate::model::ResourceRef;
 use crate::output;
 
 /// A hub command's scope, parsed once: `--cluster`, and `--resource` and `-n`.
-struct HubScope<'a> {
+pub(super) struct HubScope<'a> {
     clusters: &'a [String],
     resources: ResourceScope,
 }
@@ -30,7 +30,7 @@ struct HubScope<'a> {
 impl HubScope<'_> {
     /// Whether `resource` on `cluster` is in scope. The hub's objects carry no template labels
     /// here, which is why [`check_scope`] refuses `-l`.
-    fn includes(&self, cluster: &str, resource: &ResourceRef) -> bool {
+    pub(super) fn includes(&self, cluster: &str, resource: &ResourceRef) -> bool {
         (self.clusters.is_empty() || self.clusters.iter().any(|c| c == cluster))
             && self.resources.matches(resource, None)
     }
@@ -38,7 +38,7 @@ impl HubScope<'_> {
 
 /// The scope, or its input errors on a hub: a bad `--resource` or `-n`, and `-l`, which hub
 /// commands do not take yet.
-fn check_scope(scope: &ScopeArgs) -> Result<HubScope<'_>, InputError> {
+pub(super) fn check_scope(scope: &ScopeArgs) -> Result<HubScope<'_>, InputError> {
     if scope.selector.is_some() {
         return Err(InputError(
             "-l/--selector is not supported with --hub yet; name objects with --resource or -n"
@@ -51,13 +51,16 @@ fn check_scope(scope: &ScopeArgs) -> Result<HubScope<'_>, InputError> {
     })
 }
 
-async fn read_hub(global: &GlobalArgs, context: &str) -> Result<(Hub, HubView), HubError> {
+pub(super) async fn read_hub(
+    global: &GlobalArgs,
+    context: &str,
+) -> Result<(Hub, HubView), HubError> {
     let hub = hub::connect(global.kubeconfig.as_deref(), context, Timeouts::default()).await?;
     let view = hub.read().await?;
     Ok((hub, view))
 }
 
-fn failed(err: HubError) -> u8 {
+pub(super) fn failed(err: HubError) -> u8 {
     eprintln!("error: {err}");
     exit::of_hub(&err)
 }

@@ -16,6 +16,7 @@ use std::io::Write;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::hub;
 use super::propagate::{Items, plan_exit, progress};
 use super::scope::{Clusters, InputError, Prepared, ResourceScope, input_error, prepare_clusters};
 use crate::backend::ObjectEvent;
@@ -59,10 +60,8 @@ pub async fn run_status(
     scope: &ScopeArgs,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    if global.hub.is_some() && !global.uses_demo() {
-        return Ok(input_error(
-            "status --hub is not supported yet: on a hub, its controllers report propagation\n  hint: `flotilla plan --hub` and `flotilla drift --hub` read it, or open the console with --hub",
-        ));
+    if let (Some(context), false) = (&global.hub, global.uses_demo()) {
+        return hub_status(global, scope, context, out).await;
     }
     let resources = match ResourceScope::parse(scope) {
         Ok(resources) => resources,
@@ -77,6 +76,76 @@ pub async fn run_status(
         table(&items)
     })?;
     Ok(code)
+}
+
+/// `flotilla --hub CONTEXT status`: every cell as the hub reports it — the propagation status
+/// its controllers record and the health it aggregates from the members (Karmada's
+/// `aggregatedStatus`, OCM's status feedback) — read once, as the console's first frame is.
+async fn hub_status(
+    global: &GlobalArgs,
+    scope: &ScopeArgs,
+    context: &str,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    let scope = match hub::check_scope(scope) {
+        Ok(scope) => scope,
+        Err(InputError(message)) => return Ok(input_error(&message)),
+    };
+    let view = match hub::read_hub(global, context).await {
+        Ok((_, view)) => view,
+        Err(err) => return Ok(hub::failed(err)),
+    };
+    let mut items = Vec::new();
+    for (row, resource) in view.rows.iter().enumerate() {
+        for (column, (spec, _)) in view.clusters.iter().enumerate() {
+            if !scope.includes(&spec.name, &resource.target) {
+                continue;
+            }
+            let (status, message) = view.cell(row, column);
+            let health = view.health(row, column);
+            let reason = match (&status, &health) {
+                (CellStatus::NotPlaced(why), _) => why.clone(),
+                (_, Some(health)) if health.kind != HealthKind::Healthy => health.reason.clone(),
+                _ => message
+                    .clone()
+                    .or_else(|| status.detail().map(str::to_string))
+                    .unwrap_or_default(),
+            };
+            items.push(StatusItem {
+                cluster: spec.name.clone(),
+                resource: resource.target.clone(),
+                sync: status.kind(),
+                health: match (&status, &health) {
+                    (CellStatus::NotPlaced(_), _) => "None",
+                    (_, Some(health)) => health.kind.as_str(),
+                    (_, None) => "Unknown",
+                },
+                reason,
+                since: None,
+                live: None,
+                events: None,
+                live_error: None,
+            });
+        }
+    }
+    let failed = items
+        .iter()
+        .any(|item| matches!(item.sync, StatusKind::Failed | StatusKind::Unreachable));
+    let unsettled = items.iter().any(|item| {
+        item.sync != StatusKind::NotPlaced
+            && (item.sync != StatusKind::InSync
+                || matches!(item.health, "Degraded" | "Progressing" | "Unknown"))
+    });
+    output::write(out, &global.output, &Items { items: &items }, || {
+        table(&items)
+    })?;
+    Ok(if failed {
+        exit::PARTIAL
+    } else if unsettled {
+        exit::CHANGES
+    } else {
+        exit::OK
+    })
 }
 
 /// Every cell of the selected clusters and resources, and the exit code `plan` would give

@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 
 use crate::backend::hub::view::HubView;
 use crate::backend::messages::CellRef;
-use crate::model::CellStatus;
+use crate::model::{CellHealth, CellStatus};
 
 /// How often, in this process, a hub cache's watcher listed its kind again after its first
 /// list (410 Gone, a reconnect). The console's tests read it to tell a watched change from a
@@ -245,34 +245,47 @@ pub trait LiveView: Send + Sized + 'static {
 /// The cells a change touched, with their values in `view` now (a column's and a row's every
 /// cell; nothing for a row `view` does not have yet).
 pub fn cells_of(view: &HubView, touched: &Touched) -> Vec<(CellRef, (CellStatus, Option<String>))> {
-    let cell = |row: usize, column: usize| {
-        (
-            CellRef {
-                resource: row as u32,
-                cluster: column as u32,
-            },
-            view.cell(row, column),
-        )
-    };
+    positions(view, touched)
+        .into_iter()
+        .map(|(row, column)| (cell_ref(row, column), view.cell(row, column)))
+        .collect()
+}
+
+/// The workload health the hub reports for each cell `touched` covers in `view`.
+pub fn health_of(view: &HubView, touched: &Touched) -> Vec<(CellRef, Option<CellHealth>)> {
+    positions(view, touched)
+        .into_iter()
+        .map(|(row, column)| (cell_ref(row, column), view.health(row, column)))
+        .collect()
+}
+
+fn cell_ref(row: usize, column: usize) -> CellRef {
+    CellRef {
+        resource: row as u32,
+        cluster: column as u32,
+    }
+}
+
+/// The (row, column) positions `touched` covers that exist in `view`.
+fn positions(view: &HubView, touched: &Touched) -> Vec<(usize, usize)> {
+    let rows = view.rows.len();
+    let columns = view.clusters.len();
     match *touched {
         Touched::Nothing => Vec::new(),
-        Touched::Cell { row, column } if row < view.rows.len() => vec![cell(row, column)],
+        Touched::Cell { row, column } if row < rows => vec![(row, column)],
         Touched::Cell { .. } => Vec::new(),
         Touched::Cells(ref cells) => cells
             .iter()
-            .filter(|(row, _)| *row < view.rows.len())
-            .map(|&(row, column)| cell(row, column))
+            .filter(|(row, _)| *row < rows)
+            .copied()
             .collect(),
-        Touched::Row(row) | Touched::NewRow(row) if row < view.rows.len() => {
-            (0..view.clusters.len())
-                .map(|column| cell(row, column))
-                .collect()
+        Touched::Row(row) | Touched::NewRow(row) if row < rows => {
+            (0..columns).map(|column| (row, column)).collect()
         }
         Touched::Row(_) | Touched::NewRow(_) => Vec::new(),
-        Touched::Column(column) => (0..view.rows.len()).map(|row| cell(row, column)).collect(),
-        Touched::All => (0..view.rows.len())
-            .flat_map(|row| (0..view.clusters.len()).map(move |column| (row, column)))
-            .map(|(row, column)| cell(row, column))
+        Touched::Column(column) => (0..rows).map(|row| (row, column)).collect(),
+        Touched::All => (0..rows)
+            .flat_map(|row| (0..columns).map(move |column| (row, column)))
             .collect(),
     }
 }

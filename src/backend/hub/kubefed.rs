@@ -304,6 +304,8 @@ pub fn row_of(object: &Value, ty: &FederatedType, ctx: &Context<'_>) -> HubRow {
         not_placed,
         // KubeFed renders each member's object in memory and keeps no copy on the hub.
         objects: BTreeMap::new(),
+        // KubeFed's status reports propagation only; health comes from the members' watch.
+        health: BTreeMap::new(),
     }
 }
 

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::cache::{Caches, Change, LiveView, Touched, cells_of};
+use super::cache::{Caches, Change, LiveView, Touched, cells_of, health_of};
 use super::connect::Hub;
 use super::karmada::write::reschedule;
 use super::kind::HubKind;
@@ -30,12 +30,14 @@ use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::object::resource_of;
 use crate::backend::fanout::planning::{PlanAction, PlanItem};
 use crate::backend::kube::api::KubeCluster;
-use crate::backend::messages::{AddedResource, BackendEvent, CellRef, CellUpdate, Effect};
+use crate::backend::messages::{
+    AddedResource, BackendEvent, CellRef, CellUpdate, Effect, HealthUpdate,
+};
 use crate::engine::compare::diff;
 use crate::engine::edit::ocm_placement::PlacementWorld;
 use crate::engine::{Decision, Fleet};
 use crate::model::Dialect;
-use crate::model::{CellStatus, ClusterStatus, Health};
+use crate::model::{CellHealth, CellStatus, ClusterStatus, Health};
 
 /// How long an edit may take to show in the hub's rendered objects before flotilla says the
 /// hub rendered something else than its preview.
@@ -100,6 +102,17 @@ pub fn snapshot(view: &HubView) -> BackendEvent {
     BackendEvent::snapshot(view.rows.len(), view.clusters.len(), |row, column| {
         view.cell(row, column)
     })
+}
+
+/// The health the hub reports for every cell of a view that has one, as one event (`None`
+/// when no cell has a health).
+pub fn health_snapshot(view: &HubView) -> Option<BackendEvent> {
+    let updates: Vec<HealthUpdate> = health_of(view, &Touched::All)
+        .into_iter()
+        .filter(|(_, health)| health.is_some())
+        .map(|(cell, health)| HealthUpdate { cell, health })
+        .collect();
+    (!updates.is_empty()).then_some(BackendEvent::Health(updates))
 }
 
 /// Starts reading the hub without any way to write to it; `first` is the view the console's
@@ -275,6 +288,9 @@ async fn run(
 ) {
     let mut shown = first;
     let _ = events.send(snapshot(&shown));
+    if let Some(health) = health_snapshot(&shown) {
+        let _ = events.send(health);
+    }
     for (index, (_, status)) in shown.clusters.iter().enumerate() {
         let _ = events.send(BackendEvent::Cluster {
             cluster: index as u32,
@@ -349,6 +365,9 @@ async fn run_cached<L: LiveView>(
     mut effects: Option<mpsc::UnboundedReceiver<Effect>>,
 ) {
     let _ = events.send(snapshot(&first));
+    if let Some(health) = health_snapshot(&first) {
+        let _ = events.send(health);
+    }
     for (index, (_, status)) in first.clusters.iter().enumerate() {
         let _ = events.send(BackendEvent::Cluster {
             cluster: index as u32,
@@ -1046,6 +1065,7 @@ impl<L: LiveView> Pass<L> {
 #[derive(Default)]
 struct Before {
     cells: std::collections::BTreeMap<CellRef, (CellStatus, Option<String>)>,
+    health: std::collections::BTreeMap<CellRef, Option<CellHealth>>,
     columns: std::collections::BTreeMap<usize, ClusterStatus>,
     /// How many rows the view had; those after them are new.
     rows: usize,
@@ -1066,6 +1086,9 @@ impl Before {
         }
         for (cell, value) in cells_of(view, touched) {
             self.cells.entry(cell).or_insert(value);
+        }
+        for (cell, health) in health_of(view, touched) {
+            self.health.entry(cell).or_insert(health);
         }
     }
 
@@ -1117,6 +1140,26 @@ impl Before {
         }
         if !cells.is_empty() {
             events.push(BackendEvent::Cells(cells));
+        }
+        let mut health: Vec<HealthUpdate> = self
+            .health
+            .into_iter()
+            .filter(|(cell, _)| (cell.resource as usize) < first_new)
+            .filter_map(|(cell, old)| {
+                let new = view.health(cell.resource as usize, cell.cluster as usize);
+                (new != old).then_some(HealthUpdate { cell, health: new })
+            })
+            .collect();
+        for row in first_new..view.rows.len() {
+            health.extend(
+                health_of(view, &Touched::Row(row))
+                    .into_iter()
+                    .filter(|(_, health)| health.is_some())
+                    .map(|(cell, health)| HealthUpdate { cell, health }),
+            );
+        }
+        if !health.is_empty() {
+            events.push(BackendEvent::Health(health));
         }
         events
     }
@@ -1174,6 +1217,7 @@ pub fn in_rows_of(targets: &[crate::model::ResourceRef], view: HubView) -> HubVi
                     cells: Default::default(),
                     not_placed: "no binding on the hub: no propagation policy claims it".into(),
                     objects: Default::default(),
+                    health: Default::default(),
                 })
         })
         .collect();
@@ -1209,25 +1253,40 @@ pub fn changes(before: &HubView, after: &HubView) -> Vec<BackendEvent> {
         }
     }
     let mut cells = Vec::new();
+    let mut health = Vec::new();
     for row in 0..after.rows.len() {
         for column in 0..after.clusters.len() {
             let old = before.cell(row, column);
             let new = after.cell(row, column);
             // A row new to the console starts Pending there: every cell of it is news.
+            let cell = CellRef {
+                resource: row as u32,
+                cluster: column as u32,
+            };
             if old != new || row >= before.rows.len() {
                 cells.push(CellUpdate {
-                    cell: CellRef {
-                        resource: row as u32,
-                        cluster: column as u32,
-                    },
+                    cell,
                     status: new.0,
                     message: new.1,
+                });
+            }
+            let new_health = after.health(row, column);
+            let old_health = (row < before.rows.len())
+                .then(|| before.health(row, column))
+                .flatten();
+            if new_health != old_health {
+                health.push(HealthUpdate {
+                    cell,
+                    health: new_health,
                 });
             }
         }
     }
     if !cells.is_empty() {
         events.push(BackendEvent::Cells(cells));
+    }
+    if !health.is_empty() {
+        events.push(BackendEvent::Health(health));
     }
     if !alive.is_empty() {
         events.push(BackendEvent::Heartbeat { clusters: alive });
@@ -1377,6 +1436,49 @@ mod tests {
         }
 
         #[test]
+        fn karmadas_aggregated_health_reaches_the_console_as_that_cells_health_alone() {
+            let (caches, mut writers, mut pass) = hub();
+            let binding = object(json!({"apiVersion": "work.karmada.io/v1alpha2",
+                "kind": "ResourceBinding",
+                "metadata": {"name": "web-configmap", "namespace": "shop",
+                    "labels": {"resourcebinding.karmada.io/permanent-id": "id-web"}},
+                "spec": {"resource": {"apiVersion": "v1", "kind": "ConfigMap",
+                    "namespace": "shop", "name": "web"},
+                    "clusters": [{"name": "a"}, {"name": "b"}]},
+                "status": {"aggregatedStatus": [{"clusterName": "b", "applied": true,
+                    "health": "Unhealthy"}]}}));
+            writers[1].apply_watcher_event(&watcher::Event::Apply(binding.clone()));
+            let events = pass.take_in(
+                vec![Change::Applied {
+                    kind: 1,
+                    object: Arc::new(binding),
+                }],
+                &caches,
+            );
+            assert!(cells(&events).is_empty(), "the sync status did not move");
+            let health: Vec<HealthUpdate> = events
+                .iter()
+                .flat_map(|event| match event {
+                    BackendEvent::Health(updates) => updates.clone(),
+                    _ => Vec::new(),
+                })
+                .collect();
+            assert_eq!(
+                health,
+                [HealthUpdate {
+                    cell: CellRef {
+                        resource: 0,
+                        cluster: 1
+                    },
+                    health: Some(CellHealth {
+                        kind: crate::model::HealthKind::Progressing,
+                        reason: "Karmada reports Unhealthy".into(),
+                    }),
+                }]
+            );
+        }
+
+        #[test]
         fn a_relist_rebuilds_the_whole_view_and_sends_what_it_changed() {
             let (caches, mut writers, mut pass) = hub();
             // The store relisted with a change the watch never delivered.
@@ -1458,6 +1560,7 @@ mod tests {
                         .iter()
                         .map(|o| ("m1".to_string(), o.clone()))
                         .collect(),
+                    health: Default::default(),
                 })
                 .collect(),
         }

@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::kind::HubKind;
-use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef};
+use crate::model::{
+    CellHealth, CellStatus, ClusterSpec, ClusterStatus, Health, HealthKind, ResourceRef,
+};
 
 /// Everything the console shows of a hub at one moment: its members and one row per object
 /// the hub delivers to them, each cell in the hub's own words.
@@ -35,6 +37,9 @@ pub struct HubRow {
     /// By cluster name: the object as the hub rendered it for that cluster (Karmada's Work
     /// manifest), where the hub keeps one.
     pub objects: BTreeMap<String, serde_json::Value>,
+    /// By cluster name: whether the object is doing its job there, as the hub reports it
+    /// (Karmada's aggregated status, OCM's status feedback); absent where the hub says nothing.
+    pub health: BTreeMap<String, CellHealth>,
 }
 
 impl HubRow {
@@ -43,6 +48,7 @@ impl HubRow {
         HubRow {
             cells: Default::default(),
             objects: Default::default(),
+            health: Default::default(),
             not_placed: format!("{} is gone from the hub", self.source),
             ..self.clone()
         }
@@ -65,6 +71,21 @@ impl HubView {
                 (CellStatus::Unreachable, Some(status.message.clone()))
             }
             Some(cell) => cell.clone(),
+        }
+    }
+
+    /// The workload health the hub reports for row `row` on cluster `column`: none for a cell
+    /// that is not placed, and Unknown on a member the hub cannot reach.
+    pub fn health(&self, row: usize, column: usize) -> Option<CellHealth> {
+        let (row, (spec, status)) = (self.rows.get(row)?, self.clusters.get(column)?);
+        let health = row.health.get(&spec.name)?;
+        match row.cells.get(&spec.name) {
+            None | Some((CellStatus::NotPlaced(_), _)) => None,
+            Some(_) if status.health == Health::Unreachable => Some(CellHealth {
+                kind: HealthKind::Unknown,
+                reason: format!("last reported {}; {}", health.kind.as_str(), status.message),
+            }),
+            Some(_) => Some(health.clone()),
         }
     }
 

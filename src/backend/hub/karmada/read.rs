@@ -15,7 +15,9 @@ use crate::backend::hub::objects::{condition, list_values, reason_message, text}
 use crate::backend::hub::view::{HubRender, HubRow, HubView, RenderedObject, sort_rows};
 use crate::engine::document::parse::Doc;
 use crate::engine::fleet::inventory::{InventoryKind, parse_cluster};
-use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef};
+use crate::model::{
+    CellHealth, CellStatus, ClusterSpec, ClusterStatus, Health, HealthKind, ResourceRef,
+};
 
 /// Every member Cluster of the hub, in name order, with the health Karmada reports for it.
 /// A member reaches flotilla through the kubeconfig context of its name when there is one
@@ -162,9 +164,8 @@ pub struct Binding {
     pub clusters: Vec<(String, Option<i64>)>,
     /// The Scheduled condition's status and message, when it is not True.
     pub unscheduled: Option<String>,
-    /// Karmada's aggregated health of the object on each cluster (`Healthy`, `Unhealthy`,
-    /// `Unknown`), from the binding's status.
-    pub health: Vec<(String, String)>,
+    /// The object's health on each cluster, from the binding's `aggregatedStatus`.
+    pub health: Vec<(String, CellHealth)>,
     /// `spec.suspension`, copied by Karmada from the policy.
     pub suspension: Suspension,
 }
@@ -225,8 +226,8 @@ pub fn binding_of(value: &Value) -> Binding {
         .and_then(Value::as_array)
         .map(|list| {
             list.iter()
-                .map(|s| (text(s, "/clusterName"), text(s, "/health")))
-                .filter(|(cluster, health)| !cluster.is_empty() && !health.is_empty())
+                .filter_map(|item| Some((text(item, "/clusterName"), aggregated_health(item)?)))
+                .filter(|(cluster, _)| !cluster.is_empty())
                 .collect()
         })
         .unwrap_or_default();
@@ -263,6 +264,43 @@ pub fn binding_of(value: &Value) -> Binding {
         clusters,
         unscheduled,
     }
+}
+
+/// What one `aggregatedStatus` entry says of the object's health on its cluster: Karmada's
+/// verdict (its interpreter's `Healthy`, `Unhealthy` or `Unknown`) with the replica counts it
+/// reflected from the member. Karmada calls a rollout still under way Unhealthy, so that is
+/// Progressing here; the hub backend turns one stuck past its progress deadline Degraded.
+/// `None` where Karmada has not applied the object or gives no verdict.
+pub fn aggregated_health(item: &Value) -> Option<CellHealth> {
+    if item.get("applied").and_then(Value::as_bool) != Some(true) {
+        return None;
+    }
+    let verdict = text(item, "/health");
+    let kind = match verdict.as_str() {
+        "Healthy" => HealthKind::Healthy,
+        "Unhealthy" => HealthKind::Progressing,
+        "Unknown" => HealthKind::Unknown,
+        _ => return None,
+    };
+    let count = |field: &str| {
+        item.pointer(&format!("/status/{field}"))
+            .and_then(Value::as_i64)
+    };
+    let counts = match (count("replicas"), count("availableReplicas")) {
+        (Some(replicas), available) => format!(
+            " ({}/{replicas} available{})",
+            available.unwrap_or(0),
+            count("updatedReplicas")
+                .filter(|updated| *updated != replicas)
+                .map(|updated| format!(", {updated} updated"))
+                .unwrap_or_default()
+        ),
+        (None, _) => String::new(),
+    };
+    Some(CellHealth {
+        kind,
+        reason: format!("Karmada reports {verdict}{counts}"),
+    })
 }
 
 /// A Work object; `None` when it belongs to no binding or to no member namespace.
@@ -349,12 +387,9 @@ pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
         .clusters
         .iter()
         .map(|(cluster, replicas)| {
-            let mut replicas = replicas
+            let replicas = replicas
                 .map(|r| format!(" ({r} replicas)"))
                 .unwrap_or_default();
-            if let Some((_, health)) = binding.health.iter().find(|(c, _)| c == cluster) {
-                replicas.push_str(&format!("; {health} on the member"));
-            }
             let work = by_cluster.get(cluster.as_str());
             if let Some(why) = suspended(binding, work.copied(), cluster) {
                 return (cluster.clone(), (CellStatus::Suspended(why), None));
@@ -410,6 +445,12 @@ pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
         namespace,
         name,
     };
+    let health = binding
+        .health
+        .iter()
+        .filter(|(cluster, _)| binding.clusters.iter().any(|(c, _)| c == cluster))
+        .cloned()
+        .collect();
     HubRow {
         target: binding.target.clone(),
         source: format!("ResourceBinding {}", binding.name),
@@ -417,6 +458,7 @@ pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
         cells,
         not_placed,
         objects,
+        health,
     }
 }
 
@@ -546,7 +588,8 @@ mod view_tests {
                 "namespace": "shop", "name": "web"},
                 "clusters": [{"name": "a", "replicas": 2}, {"name": "b", "replicas": 1}]},
             "status": {"aggregatedStatus": [{"clusterName": "a", "applied": true,
-                "health": "Unhealthy"}]},
+                "health": "Unhealthy", "status": {"replicas": 2, "updatedReplicas": 2,
+                "readyReplicas": 1, "availableReplicas": 1}}]},
         }))
     }
 
@@ -592,9 +635,18 @@ mod view_tests {
         assert_eq!(status, CellStatus::InSync);
         assert_eq!(
             message.as_deref(),
-            Some("Work Applied (2 replicas); Unhealthy on the member"),
-            "the schedule's replicas and Karmada's aggregated health"
+            Some("Work Applied (2 replicas)"),
+            "the schedule's replicas"
         );
+        assert_eq!(
+            view.health(0, 0),
+            Some(CellHealth {
+                kind: HealthKind::Progressing,
+                reason: "Karmada reports Unhealthy (1/2 available)".into(),
+            }),
+            "Karmada's verdict with the counts it reflected from the member"
+        );
+        assert_eq!(view.health(0, 1), None, "no aggregated status for b");
         assert_eq!(
             view.cell(0, 1).0,
             CellStatus::Failed("AppliedFailed: admission webhook denied".into())
@@ -605,6 +657,41 @@ mod view_tests {
         assert!(
             reason.contains("did not schedule ResourceBinding shop/web-deployment to this cluster"),
             "{reason}"
+        );
+    }
+
+    #[test]
+    fn karmadas_verdict_is_the_health_and_an_unhealthy_rollout_is_progressing() {
+        let item = |health: &str, applied: bool| {
+            json!({"clusterName": "a", "applied": applied, "health": health,
+                "status": {"replicas": 3, "updatedReplicas": 3, "availableReplicas": 3}})
+        };
+        assert_eq!(
+            aggregated_health(&item("Healthy", true)),
+            Some(CellHealth {
+                kind: HealthKind::Healthy,
+                reason: "Karmada reports Healthy (3/3 available)".into(),
+            })
+        );
+        assert_eq!(
+            aggregated_health(&item("Unhealthy", true)).map(|h| h.kind),
+            Some(HealthKind::Progressing)
+        );
+        assert_eq!(
+            aggregated_health(&item("Unknown", true)).map(|h| h.kind),
+            Some(HealthKind::Unknown)
+        );
+        assert_eq!(
+            aggregated_health(&item("Healthy", false)),
+            None,
+            "not applied: nothing to judge"
+        );
+        let mut view = view();
+        view.clusters[0].1.health = Health::Unreachable;
+        assert_eq!(
+            view.health(0, 0).map(|h| h.kind),
+            Some(HealthKind::Unknown),
+            "an unreachable member's last verdict is not current"
         );
     }
 
@@ -623,7 +710,7 @@ mod view_tests {
         assert_eq!(row.cells["a"].0, CellStatus::Pending);
         assert_eq!(
             row.cells["a"].1.as_deref(),
-            Some("scheduled (2 replicas); Unhealthy on the member; no Work for a yet")
+            Some("scheduled (2 replicas); no Work for a yet")
         );
     }
 

@@ -217,6 +217,7 @@ impl Live {
             .get(cluster)
             .map(|&column| &self.view.clusters[column].1);
         let mut worst: Option<(CellStatus, Option<String>)> = None;
+        let mut health = None;
         for name in self.by_cluster.get(cluster).into_iter().flatten() {
             let Some(work) = self.works.get(&(cluster.to_string(), name.clone())) else {
                 continue;
@@ -233,13 +234,21 @@ impl Live {
                     .is_none_or(|(kept, _)| cell.0.kind() > kept.kind())
                 {
                     worst = Some(cell);
+                    health = manifest
+                        .state
+                        .as_ref()
+                        .and_then(|state| state.health.clone());
                 }
             }
         }
-        let cells = &mut self.view.rows[row].cells;
+        let row = &mut self.view.rows[row];
         match worst {
-            Some(cell) => cells.insert(cluster.to_string(), cell),
-            None => cells.remove(cluster),
+            Some(cell) => row.cells.insert(cluster.to_string(), cell),
+            None => row.cells.remove(cluster),
+        };
+        match health {
+            Some(health) => row.health.insert(cluster.to_string(), health),
+            None => row.health.remove(cluster),
         };
     }
 

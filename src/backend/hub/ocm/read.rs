@@ -21,7 +21,7 @@ use crate::backend::hub::objects::{condition, list_values, reason_message, text}
 use crate::backend::hub::view::{HubRender, HubRow, HubView, RenderedObject, sort_rows};
 use crate::engine::dialect::ocm::{OcmCluster, OcmClusterSet};
 use crate::engine::edit::ocm_placement::{HubPlacement, PlacementWorld, ReplicaSetRef};
-use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef};
+use crate::model::{CellHealth, CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef};
 
 /// The condition the hub keeps from the agent's lease and health checks.
 const AVAILABLE: &str = "ManagedClusterConditionAvailable";
@@ -420,6 +420,8 @@ pub struct ManifestState {
     pub conditions: BTreeMap<String, (String, String)>,
     /// Status feedback values, `name=value`.
     pub feedback: Vec<String>,
+    /// Whether the object is doing its job on the cluster, from the status feedback.
+    pub health: Option<CellHealth>,
 }
 
 /// One manifest of a ManifestWork: the object, what it is, and what the agent reported for
@@ -480,6 +482,97 @@ fn feedback_value(value: &Value) -> String {
     )
 }
 
+/// A status feedback value as JSON: a scalar as itself, a raw JSON string (the work agent's
+/// `RawFeedbackJsonString`) parsed.
+fn feedback_json(value: &Value) -> Option<(&str, Value)> {
+    let name = value.get("name").and_then(Value::as_str)?;
+    let field = value.get("fieldValue")?;
+    let json = match field.get("type").and_then(Value::as_str)? {
+        "Integer" => field.get("integer")?.clone(),
+        "Boolean" => field.get("boolean")?.clone(),
+        "String" => field.get("string")?.clone(),
+        "JsonRaw" => serde_json::from_str(field.get("jsonRaw")?.as_str()?).ok()?,
+        _ => return None,
+    };
+    Some((name, json))
+}
+
+/// The health of `manifest` on its cluster from the status feedback the work agent returned
+/// for it, judged by the same rules as a live object: the whole `status` when a JSONPaths
+/// rule named `status` returns it raw (conditions and all), else the status OCM's
+/// `WellKnownStatus` rule reflects for Deployments, DaemonSets, Jobs and Pods. `None` when the
+/// feedback says nothing of it.
+fn feedback_health(manifest: &Value, values: &[Value]) -> Option<CellHealth> {
+    let values: BTreeMap<&str, Value> = values.iter().filter_map(feedback_json).collect();
+    let status = match values.get("status") {
+        Some(status @ Value::Object(_)) => status.clone(),
+        _ => well_known_status(manifest, &values)?,
+    };
+    let mut object = manifest.clone();
+    object["status"] = status;
+    // The member's generation is not the hub's: the feedback alone says what was observed.
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("generation");
+    }
+    let assessed = crate::engine::health::assess(&object)?;
+    Some(CellHealth {
+        kind: assessed.kind,
+        reason: format!("status feedback: {}", assessed.reason),
+    })
+}
+
+/// The status OCM's `WellKnownStatus` feedback reflects, in the object's own field names. It
+/// has no updated counts, so every replica counts as updated.
+fn well_known_status(manifest: &Value, values: &BTreeMap<&str, Value>) -> Option<Value> {
+    let get = |name: &str| values.get(name).cloned();
+    let status = match text(manifest, "/kind").as_str() {
+        "Deployment" => {
+            let replicas = get("Replicas")?;
+            serde_json::json!({
+                "replicas": replicas,
+                "updatedReplicas": replicas,
+                "readyReplicas": get("ReadyReplicas").unwrap_or(Value::from(0)),
+                "availableReplicas": get("AvailableReplicas").unwrap_or(Value::from(0)),
+            })
+        }
+        "DaemonSet" => {
+            let desired = get("DesiredNumberScheduled")?;
+            serde_json::json!({
+                "desiredNumberScheduled": desired,
+                "updatedNumberScheduled": desired,
+                "numberReady": get("NumberReady").unwrap_or(Value::from(0)),
+                "numberAvailable": get("NumberAvailable").unwrap_or(Value::from(0)),
+            })
+        }
+        "Job" => {
+            let complete = get("JobComplete");
+            let succeeded = get("JobSucceeded");
+            if complete.is_none() && succeeded.is_none() {
+                return None;
+            }
+            let mut status = serde_json::json!({});
+            if let Some(succeeded) = succeeded {
+                status["succeeded"] = succeeded;
+            }
+            if let Some(complete) = complete {
+                status["conditions"] =
+                    serde_json::json!([{"type": "Complete", "status": complete}]);
+            }
+            status
+        }
+        "Pod" => {
+            let phase = get("PodPhase")?;
+            let mut status = serde_json::json!({"phase": phase});
+            if let Some(ready) = get("PodReady") {
+                status["conditions"] = serde_json::json!([{"type": "Ready", "status": ready}]);
+            }
+            status
+        }
+        _ => return None,
+    };
+    Some(status)
+}
+
 /// What a manifest is: its apiVersion, kind, namespace and name.
 pub fn manifest_ref(manifest: &Value) -> ResourceRef {
     ResourceRef {
@@ -532,13 +625,14 @@ pub fn manifest_work_of(value: &Value) -> ManifestWork {
                 .map(|(ordinal, manifest)| {
                     let target = manifest_ref(manifest);
                     let state = status_for(statuses, &by_ordinal, ordinal, &target).map(|s| {
+                        let values = s
+                            .pointer("/statusFeedback/values")
+                            .and_then(Value::as_array)
+                            .map_or(&[][..], Vec::as_slice);
                         ManifestState {
                             conditions: conditions_by_type(s.get("conditions")),
-                            feedback: s
-                                .pointer("/statusFeedback/values")
-                                .and_then(Value::as_array)
-                                .map(|values| values.iter().map(feedback_value).collect())
-                                .unwrap_or_default(),
+                            feedback: values.iter().map(feedback_value).collect(),
+                            health: feedback_health(manifest, values),
                         }
                     });
                     Manifest {
@@ -655,6 +749,7 @@ pub fn row_for(target: &ResourceRef) -> HubRow {
             target.display_key()
         ),
         objects: BTreeMap::new(),
+        health: BTreeMap::new(),
     }
 }
 
@@ -712,6 +807,10 @@ pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]
                 _ => {
                     row.cells.insert(work.cluster.clone(), cell);
                     row.objects.insert(work.cluster.clone(), object.clone());
+                    match state.as_ref().and_then(|state| state.health.clone()) {
+                        Some(health) => row.health.insert(work.cluster.clone(), health),
+                        None => row.health.remove(&work.cluster),
+                    };
                 }
             }
         }
@@ -812,6 +911,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::model::HealthKind;
 
     /// A ManagedCluster as OCM v1.2 writes it once accepted, joined and available.
     fn managed_cluster(name: &str, available: Value) -> Value {
@@ -1188,6 +1288,99 @@ mod tests {
         assert_eq!(
             missing.bound,
             Err("ClusterSetNotFound: Failed to find clusterset".into())
+        );
+    }
+
+    /// A ManifestWork carrying a 3-replica Deployment, with this status feedback for it.
+    fn work_with_feedback(values: Value) -> ManifestWork {
+        manifest_work_of(&json!({
+            "metadata": {"name": "web", "namespace": "member-1"},
+            "spec": {"workload": {"manifests": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web", "namespace": "shop", "generation": 4},
+                "spec": {"replicas": 3, "progressDeadlineSeconds": 30}}]}},
+            "status": {"resourceStatus": {"manifests": [{
+                "resourceMeta": {"ordinal": 0, "group": "apps", "kind": "Deployment",
+                    "name": "web", "namespace": "shop"},
+                "conditions": [{"type": "Applied", "status": "True"},
+                    {"type": "Available", "status": "True"}],
+                "statusFeedback": {"values": values}}]}},
+        }))
+    }
+
+    fn feedback_health_of(values: Value) -> Option<CellHealth> {
+        work_with_feedback(values).manifests[0]
+            .state
+            .as_ref()
+            .and_then(|state| state.health.clone())
+    }
+
+    fn integer(name: &str, value: i64) -> Value {
+        json!({"name": name, "fieldValue": {"type": "Integer", "integer": value}})
+    }
+
+    #[test]
+    fn well_known_feedback_tells_a_deployment_progressing_until_every_replica_is_available() {
+        let progressing = feedback_health_of(json!([
+            integer("ReadyReplicas", 1),
+            integer("Replicas", 3),
+            integer("AvailableReplicas", 1)
+        ]))
+        .unwrap();
+        assert_eq!(progressing.kind, HealthKind::Progressing);
+        assert_eq!(progressing.reason, "status feedback: 1/3 available");
+        let healthy = feedback_health_of(json!([
+            integer("ReadyReplicas", 3),
+            integer("Replicas", 3),
+            integer("AvailableReplicas", 3)
+        ]))
+        .unwrap();
+        assert_eq!(healthy.kind, HealthKind::Healthy, "{}", healthy.reason);
+        assert_eq!(
+            feedback_health_of(json!([])),
+            None,
+            "no feedback, no health"
+        );
+    }
+
+    #[test]
+    fn a_raw_status_feedback_carries_the_members_progress_deadline_verdict() {
+        let status = json!({"observedGeneration": 2, "replicas": 3, "updatedReplicas": 3,
+            "readyReplicas": 1, "availableReplicas": 1, "conditions": [
+                {"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+                 "message": "ReplicaSet \"web-7d\" has timed out progressing."}]});
+        let degraded = feedback_health_of(json!([{"name": "status", "fieldValue": {
+            "type": "JsonRaw", "jsonRaw": status.to_string()}}]))
+        .unwrap();
+        assert_eq!(degraded.kind, HealthKind::Degraded);
+        assert!(
+            degraded.reason.contains("ProgressDeadlineExceeded")
+                && degraded.reason.contains("has timed out progressing"),
+            "{}",
+            degraded.reason
+        );
+        let view = HubView {
+            kind: HubKind::OpenClusterManagement,
+            rows: rows_of(
+                &[work_with_feedback(
+                    json!([{"name": "status", "fieldValue": {
+                    "type": "JsonRaw", "jsonRaw": status.to_string()}}]),
+                )],
+                &[],
+            ),
+            clusters: vec![(
+                ClusterSpec {
+                    name: "member-1".into(),
+                    ..ClusterSpec::default()
+                },
+                ClusterStatus {
+                    health: Health::Ready,
+                    ..ClusterStatus::default()
+                },
+            )],
+        };
+        assert_eq!(
+            view.health(0, 0).map(|h| h.kind),
+            Some(HealthKind::Degraded)
         );
     }
 }
