@@ -19,15 +19,16 @@ use serde_json::Value;
 use super::hub;
 use super::propagate::{Items, plan_exit, progress};
 use super::scope::{Clusters, InputError, Prepared, ResourceScope, input_error, prepare_clusters};
-use crate::backend::ObjectEvent;
 use crate::backend::cells::drift_summary;
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::drift;
 use crate::backend::fanout::object_events::{LiveItem, read_live};
 use crate::backend::fanout::planning::{self, PlanAction, PlanItem, PlanMode};
 use crate::backend::fanout::targets::Options;
+use crate::backend::hub::member_health;
+use crate::backend::{CellRef, ObjectEvent};
 use crate::cli::{GlobalArgs, ScopeArgs, exit};
-use crate::model::{CellStatus, HealthKind, ResourceRef, StatusKind};
+use crate::model::{CellHealth, CellStatus, HealthKind, ResourceRef, StatusKind};
 use crate::output::{self, Table};
 
 /// One row of `status -o json`: `{"cluster","resource","sync","health","reason","since"}`.
@@ -91,10 +92,29 @@ async fn hub_status(
         Ok(scope) => scope,
         Err(InputError(message)) => return Ok(input_error(&message)),
     };
-    let view = match hub::read_hub(global, context).await {
-        Ok((_, view)) => view,
+    let (hub, view) = match hub::read_hub(global, context).await {
+        Ok(read) => read,
         Err(err) => return Ok(hub::failed(err)),
     };
+    // Where the hub says only "not healthy yet", the member says whether it is stuck, as in
+    // the console.
+    let progressing: Vec<CellRef> = (0..view.rows.len())
+        .flat_map(|row| (0..view.clusters.len()).map(move |column| (row, column)))
+        .filter(|&(row, column)| {
+            view.health(row, column)
+                .is_some_and(|health| health.kind == HealthKind::Progressing)
+        })
+        .map(|(row, column)| CellRef {
+            resource: row as u32,
+            cluster: column as u32,
+        })
+        .collect();
+    let refined: BTreeMap<CellRef, Option<CellHealth>> =
+        member_health::refine(&hub, member_health::questions(&view, &progressing))
+            .await
+            .into_iter()
+            .map(|update| (update.cell, update.health))
+            .collect();
     let mut items = Vec::new();
     for (row, resource) in view.rows.iter().enumerate() {
         for (column, (spec, _)) in view.clusters.iter().enumerate() {
@@ -102,7 +122,14 @@ async fn hub_status(
                 continue;
             }
             let (status, message) = view.cell(row, column);
-            let health = view.health(row, column);
+            let cell = CellRef {
+                resource: row as u32,
+                cluster: column as u32,
+            };
+            let health = match refined.get(&cell) {
+                Some(refined) => refined.clone(),
+                None => view.health(row, column),
+            };
             let reason = match (&status, &health) {
                 (CellStatus::NotPlaced(why), _) => why.clone(),
                 (_, Some(health)) if health.kind != HealthKind::Healthy => health.reason.clone(),

@@ -22,6 +22,7 @@ use crate::model::{ClusterSpec, ClusterStatus};
 
 /// A connected hub: the context it was named by, what kind of control plane it is, and a
 /// client for it.
+#[derive(Clone)]
 pub struct Hub {
     pub context: String,
     pub kind: HubKind,

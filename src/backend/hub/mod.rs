@@ -14,6 +14,7 @@ pub mod karmada;
 pub mod kind;
 pub mod kubefed;
 pub mod kubefed_delta;
+pub mod member_health;
 pub mod objects;
 pub mod ocm;
 pub mod poll;

@@ -19,6 +19,7 @@ use super::cache::{Caches, Change, LiveView, Touched, cells_of, health_of};
 use super::connect::Hub;
 use super::karmada::write::reschedule;
 use super::kind::HubKind;
+use super::member_health::{self, Unsettled};
 use super::objects::{delivered_form, drop_marks, is_flotilla_mark};
 use super::ocm::read::placement_world;
 use super::ocm::write::write_placement;
@@ -365,7 +366,11 @@ async fn run_cached<L: LiveView>(
     mut effects: Option<mpsc::UnboundedReceiver<Effect>>,
 ) {
     let _ = events.send(snapshot(&first));
+    let mut unsettled = Unsettled::default();
     if let Some(health) = health_snapshot(&first) {
+        let mut health = [health];
+        unsettled.note(&mut health);
+        let [health] = health;
         let _ = events.send(health);
     }
     for (index, (_, status)) in first.clusters.iter().enumerate() {
@@ -402,6 +407,8 @@ async fn run_cached<L: LiveView>(
                 "hub {}: caches synced ({cached} objects); following the hub's watch events",
                 hub.context
             )));
+            let mut news = news;
+            unsettled.note(&mut news);
             for event in news {
                 let _ = events.send(event);
             }
@@ -424,6 +431,8 @@ async fn run_cached<L: LiveView>(
     placements.read(&hub, &events).await;
     let mut ticker = tokio::time::interval(REREAD_EVERY);
     ticker.tick().await;
+    let (answers_to, mut answers_from) = mpsc::unbounded_channel();
+    let mut asking = false;
     loop {
         let mut placements_moved = false;
         let batch = tokio::select! {
@@ -450,9 +459,27 @@ async fn run_cached<L: LiveView>(
                         let _ = events.send(BackendEvent::Heartbeat { clusters: alive });
                     }
                 }
+                let asked = unsettled.cells();
+                if !asked.is_empty() && !asking {
+                    // Members are read apart from the loop: a slow one holds up nothing.
+                    let questions = member_health::questions(pass.live.view(), &asked);
+                    let (hub, answers) = (hub.clone(), answers_to.clone());
+                    asking = true;
+                    tokio::spawn(async move {
+                        let _ = answers.send(member_health::refine(&hub, questions).await);
+                    });
+                }
                 // Followed edits that never arrive are reported after their time is up.
                 placements_moved = !placements.expected.is_empty();
                 Vec::new()
+            }
+            Some(answers) = answers_from.recv() => {
+                asking = false;
+                let changed = unsettled.take(answers);
+                if !changed.is_empty() {
+                    let _ = events.send(BackendEvent::Health(changed));
+                }
+                continue;
             }
             effect = next_effect(&mut effects) => match effect {
                 Some(Effect::WritePlacement { namespace, name, patch, expect }) => {
@@ -494,6 +521,8 @@ async fn run_cached<L: LiveView>(
             return;
         };
         pass = taken;
+        let mut news = news;
+        unsettled.note(&mut news);
         for event in news {
             if events.send(event).is_err() {
                 return;
