@@ -1,0 +1,360 @@
+//! The console's hub backend on a big Karmada hub of real API servers, as a user waits on it:
+//! start → the first view (one full read, as the console's launch does) → the informer caches
+//! synced, next to the floor of `kubectl get works -A -o json` on the same server; then Work
+//! status changes written at a steady rate, each timed from its write to the cell delta the
+//! backend hands the app; the backend's CPU under that load and its resident memory against the
+//! JSON size of what it caches. Prints one table.
+//!
+//! Start the scale hub first (`cargo xtask testenv up --scale karmada --clusters N --resources
+//! M`), then `FLOTILLA_TESTENV_KUBECONFIG=target/testenv/kubeconfig cargo bench --bench
+//! hub_live`. Without a Karmada scale hub it says so and measures nothing.
+//!
+//! The backend runs in a child process of this binary, so its CPU and memory are its own; the
+//! parent writes the changes. Each change sets one Work's `Applied` condition to False with a
+//! message carrying the write's wall-clock time; the child prints, for each cell delta carrying
+//! such a message, how long after the write it arrived (one clock: same machine).
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use futures::StreamExt;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::discovery::ApiResource;
+use serde_json::{Value, json};
+
+use flotilla::backend::BackendEvent;
+use flotilla::backend::hub::{self, poll};
+use flotilla::backend::kube::kubeconfig::Timeouts;
+
+/// Status changes written a second, and for how long.
+const RATE: u64 = 200;
+const CHURN_FOR: Duration = Duration::from_secs(30);
+const IN_FLIGHT: usize = 16;
+const CHILD: &str = "FLOTILLA_HUB_LIVE_CHILD";
+const MARK: &str = "hub-live-sent-";
+
+fn now_nanos() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+fn kubeconfig() -> Option<PathBuf> {
+    let path = PathBuf::from(std::env::var_os("FLOTILLA_TESTENV_KUBECONFIG")?);
+    Some(if path.is_relative() {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
+    } else {
+        path
+    })
+}
+
+fn state() -> Option<Value> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/testenv/state.json");
+    serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
+}
+
+fn proc_field(pid: u32, field: &str) -> f64 {
+    fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(field))?
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<f64>()
+                .ok()
+        })
+        .map_or(0.0, |kib| kib / 1024.0)
+}
+
+/// utime + stime of `pid`, in seconds.
+fn cpu_seconds(pid: u32) -> f64 {
+    let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    // Fields after the command name's closing parenthesis; utime and stime are 14th and 15th.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // 100 ticks a second on Linux.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+/// The child: the hub backend the console runs, reporting what the parent times.
+async fn child(kubeconfig: PathBuf) {
+    let started = Instant::now();
+    let hub = match hub::connect(Some(&kubeconfig), "hub", Timeouts::default()).await {
+        Ok(hub) => hub,
+        Err(err) => {
+            println!("error {err}");
+            return;
+        }
+    };
+    let first = match hub.read().await {
+        Ok(view) => view,
+        Err(err) => {
+            println!("error {err}");
+            return;
+        }
+    };
+    println!("first {}", started.elapsed().as_secs_f64());
+    let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
+    poll::spawn_readonly(hub, first, events);
+    while let Some(event) = received.recv().await {
+        match event {
+            BackendEvent::Notice(text) if text.contains("caches synced") => {
+                println!("synced {}", started.elapsed().as_secs_f64());
+            }
+            BackendEvent::Cells(cells) => {
+                let arrived = now_nanos();
+                for cell in cells {
+                    let text = format!("{:?}", cell.status);
+                    if let Some(sent) = text
+                        .split(MARK)
+                        .nth(1)
+                        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+                        .and_then(|digits| digits.parse::<u128>().ok())
+                    {
+                        println!("delta {}", arrived.saturating_sub(sent));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn works() -> ApiResource {
+    ApiResource {
+        group: "work.karmada.io".into(),
+        version: "v1alpha1".into(),
+        api_version: "work.karmada.io/v1alpha1".into(),
+        kind: "Work".into(),
+        plural: "works".into(),
+    }
+}
+
+/// Writes `RATE` Work status changes a second for `CHURN_FOR`, round-robin over `targets`.
+async fn churn(kubeconfig: &PathBuf, targets: &[(String, String)]) -> (u64, u64) {
+    let Ok(raw) = Kubeconfig::read_from(kubeconfig) else {
+        return (0, 0);
+    };
+    let options = KubeConfigOptions {
+        context: Some("hub".into()),
+        ..KubeConfigOptions::default()
+    };
+    let Ok(config) = kube::Config::from_custom_kubeconfig(raw, &options).await else {
+        return (0, 0);
+    };
+    let Ok(client) = kube::Client::try_from(config) else {
+        return (0, 0);
+    };
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    let ticks = CHURN_FOR.as_millis() as u64 / 100;
+    let (mut written, mut failed) = (0u64, 0u64);
+    let mut next = 0usize;
+    for _ in 0..ticks {
+        tick.tick().await;
+        let batch: Vec<(String, String)> = (0..RATE / 10)
+            .map(|_| {
+                next = (next + 7919) % targets.len().max(1);
+                targets[next].clone()
+            })
+            .collect();
+        let results: Vec<bool> = futures::stream::iter(batch)
+            .map(|(namespace, name)| {
+                let api: Api<DynamicObject> =
+                    Api::namespaced_with(client.clone(), &namespace, &works());
+                async move {
+                    let patch = json!({"status": {"conditions": [{
+                        "type": "Applied", "status": "False", "reason": "AppliedFailed",
+                        "message": format!("{MARK}{}", now_nanos()),
+                        "lastTransitionTime": "2026-12-01T00:00:00Z"}]}});
+                    api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                        .await
+                        .is_ok()
+                }
+            })
+            .buffer_unordered(IN_FLIGHT)
+            .collect()
+            .await;
+        for ok in results {
+            if ok {
+                written += 1;
+            } else {
+                failed += 1;
+            }
+        }
+    }
+    (written, failed)
+}
+
+fn main() {
+    let Some(kubeconfig) = kubeconfig() else {
+        println!(
+            "hub_live: nothing measured: set FLOTILLA_TESTENV_KUBECONFIG=target/testenv/kubeconfig \
+             and start `cargo xtask testenv up --scale karmada --clusters N --resources M`"
+        );
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    if std::env::var_os(CHILD).is_some() {
+        runtime.block_on(child(kubeconfig));
+        return;
+    }
+    let scale = state().and_then(|s| s.get("scale").cloned());
+    let Some(scale) = scale.filter(|s| s["kind"] == "karmada") else {
+        println!(
+            "hub_live: nothing measured: no Karmada scale hub is up (`testenv up --scale karmada …`)"
+        );
+        return;
+    };
+    let size = format!(
+        "{} clusters × {} resources",
+        scale["clusters"], scale["resources"]
+    );
+
+    // The floor: the API server's own list of every Work, through kubectl.
+    let floor_started = Instant::now();
+    let listed = Command::new("kubectl")
+        .args(["--kubeconfig", &kubeconfig.display().to_string()])
+        .args(["--context", "hub", "get", "works", "-A", "-o", "json"])
+        .stderr(Stdio::null())
+        .output()
+        .expect("kubectl runs");
+    let floor = floor_started.elapsed().as_secs_f64();
+    let json_bytes = listed.stdout.len();
+    let list: Value = serde_json::from_slice(&listed.stdout).unwrap_or(Value::Null);
+    let targets: Vec<(String, String)> = list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|work| {
+            Some((
+                work.pointer("/metadata/namespace")?.as_str()?.to_string(),
+                work.pointer("/metadata/name")?.as_str()?.to_string(),
+            ))
+        })
+        .collect();
+
+    let mut backend = Command::new(std::env::current_exe().expect("this binary"))
+        .env(CHILD, "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the backend process starts");
+    let pid = backend.id();
+    let (lines_to, lines) = mpsc::channel::<String>();
+    let stdout = backend.stdout.take().expect("its stdout");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines_to.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let (mut first, mut synced) = (f64::NAN, f64::NAN);
+    while synced.is_nan() {
+        let Ok(line) = lines.recv_timeout(Duration::from_secs(600)) else {
+            println!("hub_live: the backend did not sync within 10 minutes");
+            let _ = backend.kill();
+            let _ = backend.wait();
+            return;
+        };
+        match line.split_once(' ') {
+            Some(("first", at)) => first = at.parse().unwrap_or(f64::NAN),
+            Some(("synced", at)) => synced = at.parse().unwrap_or(f64::NAN),
+            Some(("error", why)) => {
+                println!("hub_live: the backend failed: {why}");
+                let _ = backend.wait();
+                return;
+            }
+            _ => {}
+        }
+    }
+    // Let the first deltas settle before sampling memory.
+    std::thread::sleep(Duration::from_secs(5));
+    while lines.try_recv().is_ok() {}
+    let rss_synced = proc_field(pid, "VmRSS:");
+
+    let cpu_before = cpu_seconds(pid);
+    let churn_started = Instant::now();
+    let (written, failed) = runtime.block_on(churn(&kubeconfig, &targets));
+    let churned = churn_started.elapsed().as_secs_f64();
+    let cpu = (cpu_seconds(pid) - cpu_before) / churned;
+    // Deltas still in flight arrive within a few seconds.
+    let mut latencies: Vec<f64> = Vec::new();
+    let drain_until = Instant::now() + Duration::from_secs(5);
+    while let Some(left) = drain_until.checked_duration_since(Instant::now()) {
+        match lines.recv_timeout(left) {
+            Ok(line) => {
+                if let Some(nanos) = line
+                    .strip_prefix("delta ")
+                    .and_then(|n| n.parse::<f64>().ok())
+                {
+                    latencies.push(nanos / 1e6);
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    let rss_peak = proc_field(pid, "VmHWM:");
+    let _ = backend.kill();
+    let _ = backend.wait();
+    latencies.sort_by(f64::total_cmp);
+
+    let mib = |bytes: usize| bytes as f64 / 1_048_576.0;
+    println!(
+        "hub_live: Karmada scale hub, {size}, {} Works",
+        targets.len()
+    );
+    println!();
+    println!("| what | figure |");
+    println!("|---|---|");
+    println!(
+        "| floor: `kubectl get works -A -o json` | {floor:.2} s, {:.0} MiB of JSON |",
+        mib(json_bytes)
+    );
+    println!("| backend start → first view (one full read) | {first:.2} s |");
+    println!(
+        "| backend start → caches synced | {synced:.2} s (ratio to the floor {:.2}) |",
+        synced / floor
+    );
+    println!(
+        "| Work status change → cell delta, {} changes written at {:.0}/s ({failed} failed) | p50 {:.1} ms, p99 {:.1} ms, {} deltas seen |",
+        written,
+        written as f64 / churned,
+        percentile(&latencies, 50.0),
+        percentile(&latencies, 99.0),
+        latencies.len()
+    );
+    println!(
+        "| backend CPU under that load | {:.1} % of one core |",
+        cpu * 100.0
+    );
+    println!(
+        "| backend resident memory, synced / peak | {rss_synced:.0} / {rss_peak:.0} MiB ({:.2}× / {:.2}× the Works' JSON) |",
+        rss_synced / mib(json_bytes),
+        rss_peak / mib(json_bytes)
+    );
+}
