@@ -1,5 +1,6 @@
 //! The live view of a cell on real member API servers: a Deployment applied by `flotilla
-//! apply`, an Event kubectl creates for it and the status kubectl writes as a controller would,
+//! apply` that asks for more CPU than a member's Node holds, an Event kubectl creates for it
+//! and the stalled status the members' controllers write,
 //! seen by the console's live backend (driven headless through the real `update`, its effects
 //! sent to the backend) in the live, diff and events views; a `kubectl scale` shows in the
 //! diff; and `flotilla status --resource … -o json` carries the Event and the live object with
@@ -37,11 +38,15 @@ kind: Deployment
 metadata: {{name: web, namespace: {ns}}}
 spec:
   replicas: 2
+  progressDeadlineSeconds: 5
   selector: {{matchLabels: {{app: web}}}}
   template:
     metadata: {{labels: {{app: web}}}}
     spec:
-      containers: [{{name: web, image: nginx:1.27}}]
+      containers:
+      - name: web
+        image: nginx:1.27
+        resources: {{requests: {{cpu: "3"}}}}
 ---
 apiVersion: v1
 kind: Secret
@@ -120,26 +125,9 @@ fn the_live_view_shows_live_status_the_diff_after_a_scale_and_the_clusters_event
     assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
     let member = &members[0];
 
-    // What a controller and the scheduler would have written: the Deployment's status, and a
+    // A member's KWOK Node holds four CPUs: one of the two replicas asking for three runs,
+    // and the rollout passes its deadline (the controllers write that status). kubectl adds a
     // Warning Event about it.
-    let generation = jsonpath(member, "deployment/web", &ns.name, "{.metadata.generation}");
-    let status = format!(
-        r#"{{"status":{{"observedGeneration":{generation},"replicas":2,"updatedReplicas":2,"readyReplicas":1,"availableReplicas":1,"conditions":[{{"type":"Progressing","status":"False","reason":"ProgressDeadlineExceeded","message":"ReplicaSet web-1 has timed out progressing."}}]}}}}"#
-    );
-    kubectl_ok(
-        member,
-        &[
-            "patch",
-            "deployment",
-            "web",
-            "-n",
-            &ns.name,
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            &status,
-        ],
-    );
     let now = k8s_openapi::jiff::Timestamp::now().to_string();
     let event = format!(
         r#"apiVersion: v1
@@ -212,6 +200,7 @@ source: {{component: deployment-controller}}
             |s| {
                 s.live.reads.get(&cell).is_some_and(|read| {
                     read.yaml.contains("availableReplicas: 1")
+                        && read.yaml.contains("reason: ProgressDeadlineExceeded")
                         && read
                             .live
                             .events

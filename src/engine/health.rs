@@ -106,21 +106,22 @@ fn deployment(object: &Value) -> CellHealth {
     if let Some(waiting) = unobserved(object) {
         return waiting;
     }
-    if let Some(progressing) = condition(object, "Progressing")
-        && progressing.get("reason").and_then(Value::as_str) == Some("ProgressDeadlineExceeded")
-    {
-        return health(
-            HealthKind::Degraded,
-            format!(
-                "progress deadline exceeded: {}",
-                condition_words(progressing)
-            ),
-        );
-    }
     let desired = int(object, "/spec/replicas").unwrap_or(1);
     let updated = int(object, "/status/updatedReplicas").unwrap_or(0);
     let current = int(object, "/status/replicas").unwrap_or(0);
     let available = int(object, "/status/availableReplicas").unwrap_or(0);
+    if let Some(progressing) = condition(object, "Progressing")
+        && progressing.get("reason").and_then(Value::as_str) == Some("ProgressDeadlineExceeded")
+    {
+        // The controller's message names only the ReplicaSet; how far it got is the counts.
+        return health(
+            HealthKind::Degraded,
+            format!(
+                "progress deadline exceeded, {available}/{desired} available: {}",
+                condition_words(progressing)
+            ),
+        );
+    }
     if updated < desired {
         return health(
             HealthKind::Progressing,
@@ -396,6 +397,7 @@ mod tests {
             include_str!("../../testdata/health/workloads.yaml"),
             include_str!("../../testdata/health/jobs-and-pods.yaml"),
             include_str!("../../testdata/health/networking-and-storage.yaml"),
+            include_str!("../../testdata/health/captured.yaml"),
         ];
         let mut checked = 0;
         for file in files {

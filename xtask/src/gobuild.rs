@@ -1,6 +1,7 @@
-//! Builds kube-apiserver, kube-controller-manager and etcd (and, for each hub, what its
-//! `HubBuild` describes: its components plus a copy of its module's manifests) from the
-//! committed Go wrapper modules (`xtask/go/*`) into versioned caches, atomically and with a stamp, so an
+//! Builds kube-apiserver, kube-controller-manager, kube-scheduler, etcd and KWOK (with its
+//! lifecycle stages, generated from its module) and, for each hub, what its `HubBuild`
+//! describes (its components plus a copy of its module's manifests) from the committed Go
+//! wrapper modules (`xtask/go/*`) into versioned caches, atomically and with a stamp, so an
 //! interrupted build never leaves a binary that looks valid. It must not run anything but
 //! `go`, and must never write into the repository except through `go`'s own go.mod/go.sum
 //! upkeep (`-mod=mod`).
@@ -76,7 +77,11 @@ pub(crate) fn require_version(go_mod: &Path, module: &str) -> Result<String> {
 pub struct Binaries {
     pub kube_apiserver: PathBuf,
     pub kube_controller_manager: PathBuf,
+    pub kube_scheduler: PathBuf,
     pub etcd: PathBuf,
+    /// KWOK and its stages (see `KWOK`), which the members run beside the scheduler.
+    pub kwok: PathBuf,
+    pub kwok_stages: PathBuf,
 }
 
 /// One binary to build: where, what, how it is stamped and how `--version` proves it.
@@ -134,11 +139,24 @@ fn components(v: &Versions) -> Result<Vec<Component>> {
             name: "kube-controller-manager",
             module: "kube-apiserver",
             package: "k8s.io/kubernetes/cmd/kube-controller-manager",
-            ldflags: k8s_ldflags,
+            ldflags: k8s_ldflags.clone(),
             expect_version: format!("Kubernetes {}", v.kubernetes),
             version_args: &["--version"],
             version: v.kubernetes.clone(),
             estimate: "about 5 more minutes",
+        },
+        // Not a `tool` line in the wrapper's go.mod: that would change the inputs hash of the
+        // two binaries above and rebuild them. Every package it imports is already in the
+        // wrapper's go.sum (`go list -mod=readonly -deps`), so it builds from them unchanged.
+        Component {
+            name: "kube-scheduler",
+            module: "kube-apiserver",
+            package: "k8s.io/kubernetes/cmd/kube-scheduler",
+            ldflags: k8s_ldflags,
+            expect_version: format!("Kubernetes {}", v.kubernetes),
+            version_args: &["--version"],
+            version: v.kubernetes.clone(),
+            estimate: "a minute or two more",
         },
     ])
 }
@@ -196,9 +214,13 @@ pub(crate) fn stamp_matches(dir: &Path, c: &Component, hash: &str) -> bool {
     has("version", &c.version) && has("inputs", hash) && dir.join(c.name).is_file()
 }
 
-/// True when every binary of `v` is cached with a matching stamp (no Go needed then).
+/// True when every binary of `v` (and KWOK's) is cached with a matching stamp (no Go needed
+/// then).
 pub fn cache_is_complete(v: &Versions) -> Result<bool> {
-    all_stamped(&paths::cache_dir(&v.kubernetes)?, &components(v)?)
+    Ok(
+        all_stamped(&paths::cache_dir(&v.kubernetes)?, &components(v)?)?
+            && KWOK.cache_is_complete()?,
+    )
 }
 
 /// True when every one of `comps` is cached in `dir` with a matching stamp.
@@ -241,9 +263,13 @@ pub fn check_go() -> Result<String> {
 pub fn ensure_built(v: &Versions) -> Result<Binaries> {
     let dir = paths::cache_dir(&v.kubernetes)?;
     ensure_components(&dir, &components(v)?)?;
+    let kwok = KWOK.ensure_built(&KWOK.version()?)?;
     Ok(Binaries {
+        kwok: kwok.exe("kwok"),
+        kwok_stages: kwok.manifests().join(KWOK_STAGES),
         kube_apiserver: dir.join("kube-apiserver"),
         kube_controller_manager: dir.join("kube-controller-manager"),
+        kube_scheduler: dir.join("kube-scheduler"),
         etcd: dir.join("etcd"),
     })
 }
@@ -752,6 +778,99 @@ fn copy_ocm_manifests(src: &Path, partial: &Path, ov: &str) -> Result<(String, S
     ))
 }
 
+/// The KWOK module; its release is pinned by `xtask/go/kwok/go.mod`.
+const KWOK_MODULE: &str = "sigs.k8s.io/kwok";
+/// The wrapper module's directory name under `xtask/go/` (and the cache's prefix).
+const KWOK_WRAPPER: &str = "kwok";
+/// The cached stages file under `manifests/`.
+pub const KWOK_STAGES: &str = "stages.yaml";
+/// The module's kustomization whose stages KWOK runs: nodes turn Ready at once and keep a
+/// lease, pods turn Running and Ready at once, complete when they are a Job's, go when deleted.
+const KWOK_STAGE_SET: &str = "kustomize/stage/fast";
+/// How the stages file is made (in the stamp: a change regenerates it).
+const KWOK_STAGES_FORMAT: &str = "format=stage-fast-concatenated";
+
+/// KWOK's binary and its stages, cached in `~/.cache/flotilla/testenv/kwok-<release>/`.
+pub const KWOK: HubBuild = HubBuild {
+    name: "KWOK",
+    cached: "binary and lifecycle stages",
+    wrapper: KWOK_WRAPPER,
+    module: KWOK_MODULE,
+    components: kwok_components,
+    manifests_format: &[KWOK_STAGES_FORMAT],
+    manifests_files: &[KWOK_STAGES],
+    copy_manifests: write_kwok_stages,
+};
+
+fn kwok_components(version: &str) -> Vec<Component> {
+    let bare = version.trim_start_matches('v');
+    vec![Component {
+        name: "kwok",
+        module: KWOK_WRAPPER,
+        package: "sigs.k8s.io/kwok/cmd/kwok",
+        ldflags: format!("-s -w -X {KWOK_MODULE}/pkg/consts.Version={bare}"),
+        // cobra's `--version`: `kwok version v0.8.0 …`.
+        expect_version: bare.to_string(),
+        version_args: &["--version"],
+        version: version.to_string(),
+        estimate: "about 2 minutes on 2 cores",
+    }]
+}
+
+/// The stage files a kustomization lists, in its order, following listed directories.
+fn kwok_stage_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let path = dir.join("kustomization.yaml");
+    let text = fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let mut in_resources = false;
+    for line in text.lines() {
+        if !line.starts_with([' ', '-']) {
+            in_resources = line.trim_end() == "resources:";
+            continue;
+        }
+        let Some(entry) = line.trim().strip_prefix("- ").filter(|_| in_resources) else {
+            continue;
+        };
+        let target = dir.join(entry.trim());
+        if target.is_dir() {
+            kwok_stage_files(&target, out)?;
+        } else {
+            out.push(target);
+        }
+    }
+    Ok(())
+}
+
+/// Writes the stages of `KWOK_STAGE_SET` as one multi-document file (KWOK's `--config`).
+fn write_kwok_stages(src: &Path, partial: &Path, version: &str) -> Result<(String, String)> {
+    let mut files = Vec::new();
+    kwok_stage_files(&src.join(KWOK_STAGE_SET), &mut files)?;
+    if files.is_empty() {
+        bail!("{KWOK_MODULE}@{version} lists no stages in {KWOK_STAGE_SET}/kustomization.yaml");
+    }
+    let mut text = String::new();
+    for file in &files {
+        let stage =
+            fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        if !stage.contains("kind: Stage") {
+            bail!(
+                "{} is not a KWOK Stage: upstream changed shape",
+                file.display()
+            );
+        }
+        text.push_str("---\n");
+        text.push_str(stage.trim_end());
+        text.push('\n');
+    }
+    fs::write(partial.join(KWOK_STAGES), text)?;
+    Ok((
+        format!("{KWOK_STAGES_FORMAT}\nstages={}\n", files.len()),
+        format!(
+            "wrote {} KWOK stages from {KWOK_MODULE}@{version}/{KWOK_STAGE_SET}",
+            files.len()
+        ),
+    ))
+}
+
 /// SIG Multicluster's cluster inventory API; its version is pinned by
 /// `xtask/go/cluster-inventory/go.mod` and nowhere else.
 const CLUSTER_INVENTORY_MODULE: &str = "sigs.k8s.io/cluster-inventory-api";
@@ -801,6 +920,31 @@ mod tests {
             "spec:\n  group: addon.open-cluster-management.io\n  versions:\n  - name: v1alpha1\n"
         );
         assert_eq!(without_conversion_webhook("a: b\n"), "a: b\n");
+    }
+
+    #[test]
+    fn a_kwok_kustomization_is_followed_in_order_through_its_directories() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path();
+        fs::create_dir_all(root.join("set")).expect("mkdir");
+        fs::create_dir_all(root.join("node")).expect("mkdir");
+        fs::write(
+            root.join("set/kustomization.yaml"),
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../node\n- own.yaml\n",
+        )
+        .expect("write");
+        fs::write(
+            root.join("node/kustomization.yaml"),
+            "resources:\n- a.yaml\n- b.yaml\nlabels:\n- pairs: {x: y}\n",
+        )
+        .expect("write");
+        let mut files = Vec::new();
+        kwok_stage_files(&root.join("set"), &mut files).expect("follow");
+        let names: Vec<String> = files
+            .iter()
+            .map(|f| f.file_name().expect("name").to_string_lossy().to_string())
+            .collect();
+        assert_eq!(names, ["a.yaml", "b.yaml", "own.yaml"]);
     }
 
     #[test]

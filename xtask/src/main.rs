@@ -21,6 +21,7 @@ mod karmada;
 mod kubeconfig;
 mod kubectl;
 mod kubefed;
+mod kwok;
 mod layers;
 mod ocm;
 mod paths;

@@ -173,6 +173,8 @@ fn fresh_start(
             port: hub_port,
             apiserver: None,
             controller_manager: None,
+            scheduler: None,
+            kwok: None,
             stopped: false,
         }],
         hub_plane: match kind {

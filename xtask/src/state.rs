@@ -29,6 +29,9 @@ pub struct Cluster {
     pub port: u16,
     pub apiserver: Option<ProcRec>,
     pub controller_manager: Option<ProcRec>,
+    /// A member's kube-scheduler and kwok (`kwok.rs`); `None` on the hub.
+    pub scheduler: Option<ProcRec>,
+    pub kwok: Option<ProcRec>,
     /// Stopped on purpose with `testenv stop` (an outage), as opposed to crashed.
     pub stopped: bool,
 }
@@ -36,6 +39,28 @@ pub struct Cluster {
 impl Cluster {
     pub fn etcd_prefix(&self) -> String {
         format!("/flotilla-testenv/{}/registry", self.name)
+    }
+
+    /// The recorded processes that talk to this cluster's API server, named: kwok, the
+    /// scheduler, the controller-manager.
+    pub fn named_controllers(&self) -> Vec<Named> {
+        [
+            ("kwok", &self.kwok),
+            ("kube-scheduler", &self.scheduler),
+            ("kube-controller-manager", &self.controller_manager),
+        ]
+        .into_iter()
+        .filter_map(|(what, p)| Some((format!("{} {what}", self.name), p.clone()?)))
+        .collect()
+    }
+
+    /// Takes those processes out of the record (for a stop).
+    pub fn take_controllers(&mut self) -> Vec<Named> {
+        let named = self.named_controllers();
+        self.kwok = None;
+        self.scheduler = None;
+        self.controller_manager = None;
+        named
     }
 }
 
@@ -586,9 +611,7 @@ impl State {
         }
         let mut apiservers = Vec::new();
         for c in &self.clusters {
-            if let Some(p) = &c.controller_manager {
-                controllers.push((format!("{} kube-controller-manager", c.name), p.clone()));
-            }
+            controllers.extend(c.named_controllers());
             if let Some(p) = &c.apiserver {
                 apiservers.push((format!("{} kube-apiserver", c.name), p.clone()));
             }
@@ -622,6 +645,8 @@ impl State {
                     "stopped": c.stopped,
                     "apiserver": proc_json(c.apiserver.as_ref()),
                     "controllerManager": proc_json(c.controller_manager.as_ref()),
+                    "scheduler": proc_json(c.scheduler.as_ref()),
+                    "kwok": proc_json(c.kwok.as_ref()),
                 })
             })
             .collect();
@@ -677,6 +702,8 @@ impl State {
                     port: port_from(c, "port")?,
                     apiserver: c.get("apiserver").and_then(proc_from),
                     controller_manager: c.get("controllerManager").and_then(proc_from),
+                    scheduler: c.get("scheduler").and_then(proc_from),
+                    kwok: c.get("kwok").and_then(proc_from),
                     stopped: c.get("stopped").and_then(Value::as_bool).unwrap_or(false),
                 })
             })
@@ -787,6 +814,8 @@ mod tests {
             port: 2000,
             apiserver: None,
             controller_manager: rec(9),
+            scheduler: rec(10),
+            kwok: None,
             stopped: true,
         }];
         let (back, _) = round_trip(&s);
@@ -796,7 +825,16 @@ mod tests {
         assert!(back.clusters[0].stopped);
         assert!(back.complete);
         assert!(back.clusters[0].apiserver.is_none());
-        assert_eq!(back.all_procs().len(), 2);
+        assert_eq!(back.clusters[0].scheduler, rec(10));
+        let names: Vec<String> = back.all_procs().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(
+            names,
+            [
+                "member-1 kube-scheduler",
+                "member-1 kube-controller-manager",
+                "etcd"
+            ]
+        );
         // The file keeps one key per kind of plane.
         let v = s.to_json();
         assert!(PLANE_KEYS.iter().all(|k| v[k].is_null()), "{v}");

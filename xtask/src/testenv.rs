@@ -1,6 +1,8 @@
 //! `cargo xtask testenv up|down|status|stop|start|build`: a hub and N member clusters, each a
-//! real upstream kube-apiserver (plus a kube-controller-manager running only the namespace and
-//! garbage-collector controllers) on 127.0.0.1, sharing one etcd under separate key prefixes;
+//! real upstream kube-apiserver on 127.0.0.1, sharing one etcd under separate key prefixes. The
+//! hub runs a kube-controller-manager with only the namespace and garbage-collector
+//! controllers; every member also runs the workload controllers, a kube-scheduler and KWOK
+//! with one fake Node (`kwok.rs`), so its Deployments roll out and report real status;
 //! with `--hub karmada` the hub is a Karmada control plane (see `karmada.rs`), with `--hub ocm`
 //! an Open Cluster Management hub with one klusterlet agent per member (see `ocm.rs`), with
 //! `--hub kubefed` a plain hub running KubeFed (see `kubefed.rs`).
@@ -23,6 +25,7 @@ use crate::karmada;
 use crate::kubeconfig;
 use crate::kubectl;
 use crate::kubefed;
+use crate::kwok;
 use crate::ocm;
 use crate::paths;
 use crate::pki::{self, PkiFiles};
@@ -105,7 +108,7 @@ pub fn build(hub: Hub) -> Result<()> {
     let t = Instant::now();
     let bins = gobuild::ensure_built(&v)?;
     say!(
-        "testenv: kube-apiserver, kube-controller-manager {} and etcd {} cached in {} ({:.1} s)",
+        "testenv: kube-apiserver, kube-controller-manager, kube-scheduler {}, etcd {} and kwok cached in {} ({:.1} s)",
         v.kubernetes,
         v.etcd,
         bins.kube_apiserver
@@ -491,6 +494,8 @@ fn fresh_start(
                 port: *port,
                 apiserver: None,
                 controller_manager: None,
+                scheduler: None,
+                kwok: None,
                 stopped: false,
             })
             .collect(),
@@ -532,7 +537,9 @@ fn fresh_start(
     }
     for name in &names {
         start_controller_manager(&mut s, name, bins)?;
+        start_member_workloads(&mut s, name, bins)?;
     }
+    wait_member_nodes(&s, &names)?;
     match (hub_bins, &karmada_pki, &kubefed_token) {
         (_, Some(kpki), _) => karmada::join_members(&s, &pki, kpki)?,
         (Some(b), _, Some(token)) => {
@@ -704,8 +711,13 @@ fn start_controller_manager(s: &mut State, name: &str, bins: &Binaries) -> Resul
             "--kubeconfig={}",
             dir.join("controller-manager.kubeconfig").display()
         ),
-        // Only what tests need: namespace deletion and ownerReference cascades.
-        "--controllers=namespace-controller,garbage-collector-controller".to_string(),
+        // The hub only deletes namespaces and cascades ownerReferences (its workloads are
+        // templates for the members); members run the workload controllers too.
+        if name == "hub" {
+            "--controllers=namespace-controller,garbage-collector-controller".to_string()
+        } else {
+            format!("--controllers={}", kwok::MEMBER_CONTROLLERS)
+        },
         "--leader-elect=false".to_string(),
         "--secure-port=0".to_string(),
         "--use-service-account-credentials=false".to_string(),
@@ -723,6 +735,69 @@ fn start_controller_manager(s: &mut State, name: &str, bins: &Binaries) -> Resul
         c.controller_manager = Some(ProcRec::new(pid, &bins.kube_controller_manager));
     }
     s.save(&paths::state_file())?;
+    Ok(())
+}
+
+/// Starts what makes member `name` run pods and is not running yet: its fake Node, its
+/// kube-scheduler and kwok. Returns whether it started anything (then its Node is awaited).
+fn start_member_workloads(s: &mut State, name: &str, bins: &Binaries) -> Result<bool> {
+    let Some(c) = s.cluster(name).filter(|_| name != "hub").cloned() else {
+        return Ok(false);
+    };
+    let kubeconfig = cluster_run_dir(name).join("controller-manager.kubeconfig");
+    let mut started = false;
+    if !c.scheduler.as_ref().is_some_and(procs::is_alive) {
+        let pid = procs::spawn(
+            &bins.kube_scheduler,
+            &kwok::scheduler_args(&kubeconfig),
+            &[("GOMEMLIMIT", SMALL_MEMLIMIT)],
+            &paths::log_file(&format!("{name}-kube-scheduler")),
+        )?;
+        if let Some(c) = s.cluster_mut(name) {
+            c.scheduler = Some(ProcRec::new(pid, &bins.kube_scheduler));
+        }
+        s.save(&paths::state_file())?;
+        started = true;
+    }
+    if !c.kwok.as_ref().is_some_and(procs::is_alive) {
+        kwok::ensure_node(name)?;
+        let pid = procs::spawn(
+            &bins.kwok,
+            &kwok::args(&kubeconfig, &bins.kwok_stages),
+            &[("GOMEMLIMIT", SMALL_MEMLIMIT)],
+            &paths::log_file(&format!("{name}-kwok")),
+        )?;
+        if let Some(c) = s.cluster_mut(name) {
+            c.kwok = Some(ProcRec::new(pid, &bins.kwok));
+        }
+        s.save(&paths::state_file())?;
+        started = true;
+    }
+    Ok(started)
+}
+
+/// Waits until every member's fake Node is Ready (KWOK plays it).
+fn wait_member_nodes(s: &State, names: &[String]) -> Result<()> {
+    let t = Instant::now();
+    for name in names.iter().filter(|n| n.as_str() != "hub") {
+        kwok::wait_node_ready(name).with_context(|| {
+            let kwok_alive = s
+                .cluster(name)
+                .and_then(|c| c.kwok.as_ref())
+                .is_some_and(procs::is_alive);
+            let log = paths::log_file(&format!("{name}-kwok"));
+            format!(
+                "{name}'s node did not turn Ready (kwok {}); last lines of {}:\n{}",
+                if kwok_alive { "running" } else { "exited" },
+                log.display(),
+                procs::tail(&log, 25)
+            )
+        })?;
+    }
+    say!(
+        "testenv: members' KWOK nodes Ready ({:.1} s)",
+        t.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 
@@ -827,24 +902,33 @@ fn ensure_cluster_running(s: &mut State, name: &str, bins: &Binaries) -> Result<
         .clone();
     let api_alive = c.apiserver.as_ref().is_some_and(procs::is_alive);
     let kcm_alive = c.controller_manager.as_ref().is_some_and(procs::is_alive);
-    if api_alive && kcm_alive {
+    let member = name != "hub";
+    let workloads_alive = !member
+        || (c.scheduler.as_ref().is_some_and(procs::is_alive)
+            && c.kwok.as_ref().is_some_and(procs::is_alive));
+    if api_alive && kcm_alive && workloads_alive {
         return Ok(false);
     }
     if !api_alive {
-        // A dead API server's controller-manager is restarted with it.
-        if let Some(kcm) = c.controller_manager.clone() {
-            procs::stop_all(
-                &[(format!("{name} kube-controller-manager"), kcm)],
-                STOP_GRACE,
-            )?;
-        }
+        // A dead API server's controllers are restarted with it.
+        let controllers = s
+            .cluster_mut(name)
+            .map(Cluster::take_controllers)
+            .unwrap_or_default();
+        s.save(&paths::state_file())?;
+        procs::stop_all(&controllers, STOP_GRACE)?;
         say!("testenv: starting {name} on https://127.0.0.1:{}", c.port);
         let pid = start_apiserver(s, name, bins)?;
         wait_apiservers_ready(s, &mut vec![(name.to_string(), pid)])?;
         // Idempotent; covers a fresh start that was interrupted before the RBAC step.
         apply_rbac(&[name.to_string()])?;
     }
-    start_controller_manager(s, name, bins)?;
+    if !(api_alive && kcm_alive) {
+        start_controller_manager(s, name, bins)?;
+    }
+    if start_member_workloads(s, name, bins)? {
+        wait_member_nodes(s, &[name.to_string()])?;
+    }
     if let Some(c) = s.cluster_mut(name) {
         c.stopped = false;
     }
@@ -911,23 +995,35 @@ pub fn status() -> Result<bool> {
     );
     for c in &s.clusters {
         let api = c.apiserver.as_ref().is_some_and(procs::is_alive);
-        // A scale hub runs no controller-manager.
-        let kcm = s.scale.is_some() || c.controller_manager.as_ref().is_some_and(procs::is_alive);
+        // A scale hub runs no controller-manager; members also run kube-scheduler and kwok.
+        let alive = |p: &Option<ProcRec>| p.as_ref().is_some_and(procs::is_alive);
+        let kcm = s.scale.is_some() || alive(&c.controller_manager);
+        let workloads = c.name == "hub" || (alive(&c.scheduler) && alive(&c.kwok));
         let ready = api && readyz(&c.name);
         let what = if c.stopped && !api {
             "stopped (testenv stop)".to_string()
-        } else if ready && kcm {
+        } else if ready && kcm && workloads {
             "ready".to_string()
         } else {
+            let up = |running: bool| if running { "running" } else { "down" };
             format!(
-                "DEGRADED (kube-apiserver {}, kube-controller-manager {}; \
+                "DEGRADED (kube-apiserver {}, kube-controller-manager {}{}; \
                  `cargo xtask testenv up` restarts what is down)",
                 match (api, ready) {
                     (true, true) => "ready",
                     (true, false) => "running but not ready",
                     _ => "down",
                 },
-                if kcm { "running" } else { "down" }
+                up(kcm),
+                if c.name == "hub" {
+                    String::new()
+                } else {
+                    format!(
+                        ", kube-scheduler {}, kwok {}",
+                        up(alive(&c.scheduler)),
+                        up(alive(&c.kwok))
+                    )
+                }
             )
         };
         all_up &= what == "ready";
@@ -1008,9 +1104,7 @@ pub fn stop_cluster(name: &str) -> Result<()> {
     }
     let mut procs_ = Vec::new();
     if let Some(c) = s.cluster_mut(name) {
-        if let Some(p) = c.controller_manager.take() {
-            procs_.push((format!("{name} kube-controller-manager"), p));
-        }
+        procs_.extend(c.take_controllers());
         if let Some(p) = c.apiserver.take() {
             procs_.push((format!("{name} kube-apiserver"), p));
         }

@@ -45,9 +45,17 @@ pub fn stalled(stored: &Value) -> Value {
             "type": "Progressing",
             "status": "False",
             "reason": "ProgressDeadlineExceeded",
-            "message": format!("1/{replicas} available: pods are not becoming ready"),
+            // As the deployment controller words it (it names the ReplicaSet only).
+            "message": format!("ReplicaSet \"{}-7d9c4b5f6\" has timed out progressing.", name(stored)),
         }],
     })
+}
+
+fn name(stored: &Value) -> &str {
+    stored
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("workload")
 }
 
 fn replicas(stored: &Value) -> i64 {
