@@ -2246,3 +2246,182 @@ fn hub_karmada_override_add_and_remove_write_flotillas_override_policy() {
         || (member_image("member-1", ns, "web").as_deref() == Some("nginx:1.25")).then_some(()),
     );
 }
+
+/// The console model's health of the Deployment row on each member: (kind, reason).
+fn console_health(
+    session: &flotilla::app::Session,
+    key: &str,
+) -> std::collections::BTreeMap<String, (flotilla::model::HealthKind, String)> {
+    let Some(row) = session
+        .state
+        .resources
+        .iter()
+        .position(|r| r.target.display_key() == key)
+    else {
+        return Default::default();
+    };
+    session
+        .state
+        .clusters
+        .iter()
+        .enumerate()
+        .filter_map(|(column, cluster)| {
+            let health = session.state.cells.health(row, column)?;
+            Some((
+                cluster.spec.name.clone(),
+                (health.kind, health.reason.clone()),
+            ))
+        })
+        .collect()
+}
+
+/// `flotilla --hub hub status -o json` for one resource: (health, reason) per member.
+fn status_health(key: &str) -> std::collections::BTreeMap<String, (String, String)> {
+    let fleet = tempfile::tempdir().expect("a fleet dir");
+    let out = support::flotilla(
+        fleet.path(),
+        &["--hub", "hub", "status", "--resource", key, "-o", "json"],
+    );
+    let value: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("status -o json: {}", support::output_text(&out)));
+    value["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["sync"] != "NotPlaced")
+        .map(|item| {
+            (
+                item["cluster"].as_str().unwrap_or_default().to_string(),
+                (
+                    item["health"].as_str().unwrap_or_default().to_string(),
+                    item["reason"].as_str().unwrap_or_default().to_string(),
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degraded() {
+    use flotilla::model::HealthKind;
+
+    let _serial = serial();
+    karmada_hub();
+    let ns = TestNamespace::on("karmada-health", &["hub".to_string()]);
+    let ns = ns.name.as_str();
+    // Each replica asks for one of the KWOK Node's four CPUs; `minReadySeconds` keeps a new
+    // pod unavailable long enough for Progressing to be seen.
+    apply(
+        "hub",
+        &format!(
+            "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
+             metadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
+             - {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  placement:\n    \
+             clusterAffinity: {{clusterNames: [member-1, member-2]}}\n---\n\
+             apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: {ns}}}\n\
+             spec:\n  replicas: 2\n  minReadySeconds: 15\n  progressDeadlineSeconds: 20\n  \
+             selector: {{matchLabels: {{app: web}}}}\n  template:\n    \
+             metadata: {{labels: {{app: web}}}}\n    spec:\n      containers:\n      \
+             - name: web\n        image: nginx:1.27\n        \
+             resources: {{requests: {{cpu: \"1\"}}}}\n"
+        ),
+    );
+    let key = format!("Deployment/{ns}/web");
+    let (mut session, mut events) = hub_console();
+    let limit = Duration::from_secs(240);
+    let members = &env().members;
+    let seen = events.pump_seeing(&mut session, limit, &|s| {
+        let health = console_health(s, &key);
+        members.iter().all(|m| {
+            health
+                .get(m)
+                .is_some_and(|(kind, _)| *kind == HealthKind::Healthy)
+        })
+    });
+    assert!(
+        seen.iter().any(|event| matches!(event,
+            flotilla::backend::BackendEvent::Health(updates)
+                if updates.iter().any(|u| u.health.as_ref()
+                    .is_some_and(|h| h.kind == HealthKind::Progressing)))),
+        "the rollout was seen in progress"
+    );
+    let healthy = console_health(&session, &key);
+    for member in &env().members {
+        assert!(
+            healthy[member]
+                .1
+                .starts_with("Karmada reports Healthy (2/2 available"),
+            "Karmada's verdict with its counts: {healthy:?}"
+        );
+        let available = kubectl_ok(
+            member,
+            &[
+                "get",
+                "deploy",
+                "web",
+                "-n",
+                ns,
+                "-o",
+                "jsonpath={.status.availableReplicas}",
+            ],
+        );
+        assert_eq!(available.trim(), "2", "kubectl on {member}");
+    }
+    let status = eventually("status --hub to say Healthy", limit, || {
+        let status = status_health(&key);
+        env()
+            .members
+            .iter()
+            .all(|m| status.get(m).is_some_and(|(h, _)| h == "Healthy"))
+            .then_some(status)
+    });
+    assert_eq!(status.len(), 2, "{status:?}");
+
+    // A new rollout on member-2 alone that its Node cannot hold passes its deadline there.
+    apply(
+        "hub",
+        &format!(
+            "apiVersion: policy.karmada.io/v1alpha1\nkind: OverridePolicy\n\
+             metadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
+             - {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  overrideRules:\n  \
+             - targetCluster: {{clusterNames: [member-2]}}\n    overriders:\n      \
+             imageOverrider: [{{component: Tag, operator: replace, value: \"1.28\"}}]\n      \
+             plaintext: [{{path: /spec/replicas, operator: replace, value: 6}}]\n"
+        ),
+    );
+    events.pump(&mut session, limit, &|s| {
+        console_health(s, &key)
+            .get("member-2")
+            .is_some_and(|(kind, _)| *kind == HealthKind::Degraded)
+    });
+    let health = console_health(&session, &key);
+    let reason = &health["member-2"].1;
+    assert!(
+        reason.starts_with("Karmada reports Unhealthy")
+            && reason.contains("on the member: progress deadline exceeded")
+            && reason.contains("ProgressDeadlineExceeded"),
+        "Karmada's verdict and the member controller's reason: {reason}"
+    );
+    assert_eq!(health["member-1"].0, HealthKind::Healthy, "{health:?}");
+    let progressing = json("member-2", &["get", "deploy", "web", "-n", ns]);
+    let reason_on_member = progressing["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "Progressing")
+        .and_then(|c| c["reason"].as_str())
+        .map(str::to_string);
+    assert_eq!(
+        reason_on_member.as_deref(),
+        Some("ProgressDeadlineExceeded"),
+        "kubectl on member-2"
+    );
+    let status = status_health(&key);
+    assert_eq!(status["member-2"].0, "Degraded", "{status:?}");
+    assert!(
+        status["member-2"].1.contains("ProgressDeadlineExceeded"),
+        "{status:?}"
+    );
+    assert_eq!(status["member-1"].0, "Healthy", "{status:?}");
+}

@@ -1348,3 +1348,182 @@ fn hub_ocm_placement_set_writes_the_placement_and_undo_puts_it_back() {
     );
     assert_eq!(stored_selector(), blue);
 }
+
+/// A ManifestWork for `cluster` carrying namespace `ns` and Deployment `web` there (`replicas`
+/// of one CPU each on `image`), whose status feedback is OCM's well-known values and the
+/// whole status (the work agent runs with `RawFeedbackJsonString`).
+fn deployment_work(cluster: &str, name: &str, ns: &str, replicas: u32, image: &str) -> String {
+    format!(
+        "apiVersion: work.open-cluster-management.io/v1\nkind: ManifestWork\n\
+         metadata: {{name: {name}, namespace: {cluster}}}\nspec:\n  workload:\n    manifests:\n    \
+         - apiVersion: v1\n      kind: Namespace\n      metadata: {{name: {ns}}}\n    \
+         - apiVersion: apps/v1\n      kind: Deployment\n      metadata: {{name: web, namespace: {ns}}}\n      \
+         spec:\n        replicas: {replicas}\n        minReadySeconds: 15\n        \
+         progressDeadlineSeconds: 20\n        selector: {{matchLabels: {{app: web}}}}\n        \
+         template:\n          metadata: {{labels: {{app: web}}}}\n          spec:\n            \
+         containers:\n            - name: web\n              image: {image}\n              \
+         resources: {{requests: {{cpu: \"1\"}}}}\n  manifestConfigs:\n  \
+         - resourceIdentifier: {{group: apps, resource: deployments, name: web, namespace: {ns}}}\n    \
+         feedbackRules:\n    - type: WellKnownStatus\n    - type: JSONPaths\n      \
+         jsonPaths: [{{name: status, path: .status}}]\n"
+    )
+}
+
+/// The console model's health of row `key` on each member: (kind, reason).
+fn console_health(
+    session: &flotilla::app::Session,
+    key: &str,
+) -> std::collections::BTreeMap<String, (flotilla::model::HealthKind, String)> {
+    let Some(row) = session
+        .state
+        .resources
+        .iter()
+        .position(|r| r.target.display_key() == key)
+    else {
+        return Default::default();
+    };
+    session
+        .state
+        .clusters
+        .iter()
+        .enumerate()
+        .filter_map(|(column, cluster)| {
+            let health = session.state.cells.health(row, column)?;
+            Some((
+                cluster.spec.name.clone(),
+                (health.kind, health.reason.clone()),
+            ))
+        })
+        .collect()
+}
+
+/// `flotilla --hub hub status -o json` for one resource: (health, reason) per placed member.
+fn status_health(key: &str) -> std::collections::BTreeMap<String, (String, String)> {
+    let fleet = tempfile::tempdir().expect("a fleet dir");
+    let out = support::flotilla(
+        fleet.path(),
+        &["--hub", "hub", "status", "--resource", key, "-o", "json"],
+    );
+    let value: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("status -o json: {}", support::output_text(&out)));
+    value["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["sync"] != "NotPlaced")
+        .map(|item| {
+            (
+                item["cluster"].as_str().unwrap_or_default().to_string(),
+                (
+                    item["health"].as_str().unwrap_or_default().to_string(),
+                    item["reason"].as_str().unwrap_or_default().to_string(),
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs the OCM testenv: run through cargo xtask test"]
+fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason() {
+    use flotilla::model::HealthKind;
+
+    let _serial = serial();
+    ocm_hub();
+    let name = unique("health");
+    let _works: Vec<Cleanup> = env()
+        .members
+        .iter()
+        .map(|m| Cleanup::new("hub", &["manifestwork", &name, "-n", m]))
+        .collect();
+    for member in &env().members {
+        apply(
+            "hub",
+            &deployment_work(member, &name, &name, 2, "nginx:1.27"),
+        );
+    }
+    let key = format!("Deployment/{name}/web");
+    let (mut session, mut events) = hub_console();
+    let limit = Duration::from_secs(240);
+    let members = &env().members;
+    let seen = events.pump_seeing(&mut session, limit, &|s| {
+        let health = console_health(s, &key);
+        members.iter().all(|m| {
+            health
+                .get(m)
+                .is_some_and(|(kind, _)| *kind == HealthKind::Healthy)
+        })
+    });
+    assert!(
+        seen.iter().any(|event| matches!(event,
+            flotilla::backend::BackendEvent::Health(updates)
+                if updates.iter().any(|u| u.health.as_ref()
+                    .is_some_and(|h| h.kind == HealthKind::Progressing)))),
+        "the rollout was seen in progress"
+    );
+    let healthy = console_health(&session, &key);
+    for member in members {
+        assert!(
+            healthy[member].1.starts_with("status feedback: "),
+            "{healthy:?}"
+        );
+        let available = kubectl_ok(
+            member,
+            &[
+                "get",
+                "deploy",
+                "web",
+                "-n",
+                &name,
+                "-o",
+                "jsonpath={.status.availableReplicas}",
+            ],
+        );
+        assert_eq!(available.trim(), "2", "kubectl on {member}");
+    }
+    let status = eventually("status --hub to say Healthy", limit, || {
+        let status = status_health(&key);
+        members
+            .iter()
+            .all(|m| status.get(m).is_some_and(|(h, _)| h == "Healthy"))
+            .then_some(status)
+    });
+    assert_eq!(status.len(), 2, "{status:?}");
+
+    // member-2's ManifestWork alone rolls onto an image with more replicas than its Node holds.
+    apply(
+        "hub",
+        &deployment_work("member-2", &name, &name, 6, "nginx:1.28"),
+    );
+    events.pump(&mut session, limit, &|s| {
+        console_health(s, &key)
+            .get("member-2")
+            .is_some_and(|(kind, _)| *kind == HealthKind::Degraded)
+    });
+    let health = console_health(&session, &key);
+    let reason = &health["member-2"].1;
+    assert!(
+        reason.contains("ProgressDeadlineExceeded") && reason.contains("has timed out progressing"),
+        "the member controller's reason, through OCM's feedback: {reason}"
+    );
+    assert_eq!(health["member-1"].0, HealthKind::Healthy, "{health:?}");
+    let on_member = json("member-2", &["get", "deploy", "web", "-n", &name]);
+    let reason_on_member = on_member["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "Progressing")
+        .and_then(|c| c["reason"].as_str())
+        .map(str::to_string);
+    assert_eq!(
+        reason_on_member.as_deref(),
+        Some("ProgressDeadlineExceeded")
+    );
+    let status = status_health(&key);
+    assert_eq!(status["member-2"].0, "Degraded", "{status:?}");
+    assert!(
+        status["member-2"].1.contains("ProgressDeadlineExceeded"),
+        "{status:?}"
+    );
+    assert_eq!(status["member-1"].0, "Healthy", "{status:?}");
+}

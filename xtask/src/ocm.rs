@@ -55,6 +55,7 @@ pub const PLACEMENT_NAMESPACE: &str = "flotilla-ocm";
 /// operator passes when `workConfiguration.featureGates` enables it.
 const WORK_FEATURE_GATES: &str = "--feature-gates=ManifestWorkReplicaSet=true";
 const REGISTRATION_FEATURE_GATES: &str = "--feature-gates=ClusterProfile=true";
+const AGENT_FEATURE_GATES: &str = "--feature-gates=RawFeedbackJsonString=true";
 
 /// How many ports an OCM plane needs: three hub controllers and one agent per member.
 pub fn ports(members: usize) -> usize {
@@ -270,6 +271,10 @@ impl Part {
                     ),
                     // Faster than upstream's 60 s so tests see manifest status sooner.
                     "--status-sync-interval=5s".to_string(),
+                    // A JSONPaths feedback rule may return a whole status (alpha, off by
+                    // default), as long as a Deployment's with its conditions.
+                    AGENT_FEATURE_GATES.to_string(),
+                    "--max-json-raw-length=8192".to_string(),
                 ]);
                 args
             }
