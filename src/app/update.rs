@@ -57,10 +57,7 @@ fn apply(state: &mut State, action: Action) -> Vec<Effect> {
             state.viewport = (width, height);
             Vec::new()
         }
-        Action::Tick { now_ms } => {
-            tick(state, now_ms);
-            Vec::new()
-        }
+        Action::Tick { now_ms } => tick(state, now_ms),
         Action::Terminate => {
             state.should_quit = true;
             Vec::new()
@@ -95,11 +92,12 @@ pub fn is_typing(state: &State) -> bool {
     )
 }
 
-/// Advances the app clock; turns the wall's page when its interval has passed.
-fn tick(state: &mut State, now_ms: u64) {
+/// Advances the app clock; turns the wall's page when its interval has passed. A rollout held
+/// by its gate's hold may start its next wave.
+fn tick(state: &mut State, now_ms: u64) -> Vec<Effect> {
     state.now_ms = state.now_ms.max(now_ms);
     state.cells.set_now(state.now_ms);
-    rollout::tick(state);
+    let effects = rollout::tick(state);
     if let Some(wall) = &mut state.wall
         && wall.page_every_ms > 0
         && state.now_ms.saturating_sub(wall.page_turned_ms) >= wall.page_every_ms
@@ -107,6 +105,7 @@ fn tick(state: &mut State, now_ms: u64) {
         wall.page += 1;
         wall.page_turned_ms = state.now_ms;
     }
+    effects
 }
 
 /// The wall display obeys only quit and paging; everything else does nothing.
@@ -191,6 +190,7 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
             state.notice = Some(format!("sorted by {}", next.name()));
         }
         KeyCommand::Apply => return ask_to_apply(state),
+        KeyCommand::PauseRollout => return rollout::toggle_pause(state),
         KeyCommand::EditPlacement => placement_editor::open(state),
         KeyCommand::EditOverrides => override_editor::open(state),
         KeyCommand::Undo => placement_editor::ask_to_undo(state),

@@ -184,6 +184,9 @@ fn header_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
     if state.readonly {
         spans.push(Span::styled(" READ-ONLY ", theme.danger));
     }
+    if state.rollout.as_ref().is_some_and(|rollout| rollout.paused) {
+        spans.push(Span::styled(" PAUSED ", theme.danger));
+    }
     if state
         .selected_cluster()
         .is_some_and(|cluster| state.is_dangerous(cluster))
@@ -211,18 +214,47 @@ fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
     let mut spans = Vec::new();
     if let Some(rollout) = &state.rollout {
         // While propagating, the footer is the progress line.
-        spans.push(Span::styled(
+        let held = rollout.paused && rollout.waiting.is_empty();
+        let wave = if held {
             format!(
-                " propagating wave {}/{}: {} of {} in sync, {} failed, {} waiting ",
+                " PAUSED before wave {}/{}: ",
+                rollout.current + 2,
+                rollout.waves.len()
+            )
+        } else if rollout.paused {
+            format!(
+                " PAUSED after wave {}/{}: ",
                 rollout.current + 1,
-                rollout.waves.len(),
-                rollout.synced,
-                rollout.total(),
-                rollout.failed.len(),
-                rollout.waiting.len()
-            ),
-            theme.title,
-        ));
+                rollout.waves.len()
+            )
+        } else {
+            format!(
+                " propagating wave {}/{}: ",
+                rollout.current + 1,
+                rollout.waves.len()
+            )
+        };
+        let healthy_wait = rollout.awaiting_health.len();
+        let mut progress = format!(
+            "{} of {} {}, {} failed, {} waiting",
+            rollout.settled,
+            rollout.total(),
+            rollout.gate,
+            rollout.failed.len(),
+            rollout.waiting.len()
+        );
+        if healthy_wait > 0 {
+            progress.push_str(&format!(" ({healthy_wait} in sync, not yet Healthy)"));
+        }
+        let style = if rollout.paused {
+            theme.danger
+        } else {
+            theme.title
+        };
+        spans.push(Span::styled(wave, style));
+        spans.push(Span::styled(format!("{progress} "), theme.title));
+        let pause = if rollout.paused { "resume" } else { "pause" };
+        spans.extend(hint(KeyCommand::PauseRollout, pause));
         spans.extend(hint(KeyCommand::Back, "cancel later waves"));
         return Paragraph::new(Line::from(spans));
     }

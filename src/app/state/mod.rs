@@ -308,6 +308,8 @@ pub struct State {
     pub last_placement: Option<(String, String, serde_json::Value)>,
     /// The propagation in progress, if any.
     pub rollout: Option<rollout::Rollout>,
+    /// When a propagation's next wave may start (`waveGate` in `config.yaml`).
+    pub wave_gate: crate::config::wave_gate::WaveGate,
     /// The drift the backend reported, field by field.
     pub drift: drift::DriftBook,
     /// What the object view follows on the clusters, and what they answered.
