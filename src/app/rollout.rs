@@ -108,10 +108,10 @@ pub fn observe(state: &mut State, updates: &[CellUpdate]) {
 
 /// `Deployment/shop/web on prod-eu-1`.
 fn cell_name(state: &State, cell: CellRef) -> String {
-    let resource = state
-        .resources
-        .get(cell.resource as usize)
-        .map_or_else(|| format!("row {}", cell.resource), |row| row.target.display_key());
+    let resource = state.resources.get(cell.resource as usize).map_or_else(
+        || format!("row {}", cell.resource),
+        |row| row.target.display_key(),
+    );
     let cluster = state
         .clusters
         .get(cell.cluster as usize)
@@ -284,8 +284,7 @@ pub fn tick(state: &mut State) -> Vec<Effect> {
         WaveGate::Sync => 0,
     };
     let limit = WAVE_TIMEOUT_MS + hold;
-    if rollout.waiting.is_empty() || state.now_ms.saturating_sub(rollout.wave_started_ms) < limit
-    {
+    if rollout.waiting.is_empty() || state.now_ms.saturating_sub(rollout.wave_started_ms) < limit {
         return effects;
     }
     let examples: Vec<String> = rollout

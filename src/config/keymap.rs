@@ -133,9 +133,7 @@ impl KeyCommand {
             KeyCommand::Drift => {
                 "drift view: every drifted field, grouped; r revert · a adopt · i ignore · space mark (asks first)"
             }
-            KeyCommand::PauseRollout => {
-                "pause a propagation (the next wave waits) or resume it"
-            }
+            KeyCommand::PauseRollout => "pause a propagation (the next wave waits) or resume it",
         }
     }
 

@@ -56,7 +56,7 @@ fn hold(text: &str, amount: &str, unit: &str) -> Result<WaveGate, String> {
     let digits = amount.trim_end_matches(|c: char| c.is_ascii_alphabetic());
     let unit = if unit.is_empty() {
         &amount[digits.len()..]
-    } else if digits.len() == amount.len() {
+    } else if digits.len() == amount.len() || digits.is_empty() {
         unit
     } else {
         return Err(format!(

@@ -27,9 +27,7 @@ const ASSESSED: [(&str, &str, fn(&Value) -> CellHealth); 11] = [
 ];
 
 fn assessor(api_version: &str, kind: &str) -> Option<fn(&Value) -> CellHealth> {
-    let group = api_version
-        .rsplit_once('/')
-        .map_or("", |(group, _)| group);
+    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
     ASSESSED
         .iter()
         .find(|(g, k, _)| *g == group && *k == kind)

@@ -65,7 +65,9 @@ enum Scheduled {
     },
     /// The controllers of a cluster finished rolling out what an apply wrote: its workloads
     /// report their settled health.
-    RolledOut { cells: Vec<CellRef> },
+    RolledOut {
+        cells: Vec<CellRef>,
+    },
     /// Read the followed cells again, unless a newer follow replaced this one.
     LiveRefresh {
         follow: u64,
