@@ -11,8 +11,11 @@ use serde_json::Value;
 
 use crate::model::{CellHealth, HealthKind};
 
+/// How one kind's objects are assessed.
+type Assess = fn(&Value) -> CellHealth;
+
 /// The kinds with a notion of health, by API group and kind, and how each is assessed.
-const ASSESSED: [(&str, &str, fn(&Value) -> CellHealth); 11] = [
+const ASSESSED: [(&str, &str, Assess); 11] = [
     ("apps", "Deployment", deployment),
     ("apps", "StatefulSet", stateful_set),
     ("apps", "DaemonSet", daemon_set),
@@ -26,7 +29,7 @@ const ASSESSED: [(&str, &str, fn(&Value) -> CellHealth); 11] = [
     ("autoscaling", "HorizontalPodAutoscaler", autoscaler),
 ];
 
-fn assessor(api_version: &str, kind: &str) -> Option<fn(&Value) -> CellHealth> {
+fn assessor(api_version: &str, kind: &str) -> Option<Assess> {
     let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
     ASSESSED
         .iter()
