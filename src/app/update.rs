@@ -638,7 +638,7 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
             for update in updates {
                 state.cells.set_health(update.cell, update.health);
             }
-            if state.health_filter.is_some() {
+            if state.views_follow_cells() {
                 state.refresh_views();
             }
         }

@@ -258,8 +258,8 @@ fn cluster_glyph(
     if state.is_stale(cluster) {
         return (if ascii { ':' } else { '◌' }, theme.health_unknown);
     }
-    let worst = state.cells.cluster_counts(cluster).worst();
-    (worst.symbol(ascii), theme.status_style(worst))
+    let worst = state.cells.cluster_concern(cluster);
+    (worst.symbol(ascii), theme.status_style(worst.severity()))
 }
 
 fn render_heatmap(
@@ -298,7 +298,7 @@ fn render_heatmap(
             .iter()
             .filter(|&&c| {
                 state.clusters[c].status.health != Health::Ready
-                    || state.cells.cluster_counts(c).worst().is_problem()
+                    || state.cells.cluster_concern(c).is_problem()
             })
             .count();
         lines.push(Line::from(vec![

@@ -14,7 +14,7 @@ pub mod placement_editor;
 pub mod review;
 pub mod rollout;
 
-pub use cells::{CellDetail, CellGrid, KindCounts};
+pub use cells::{CellDetail, CellGrid, HealthCounts, KindCounts};
 pub use edits::{FileText, FleetEdit, FleetSave, FleetWrite};
 
 use std::collections::BTreeMap;
@@ -523,6 +523,9 @@ impl State {
     /// changes must recompute the visible rows.
     pub fn views_follow_cells(&self) -> bool {
         self.status_filter.is_some()
+            || self.health_filter.is_some()
+            || self.cluster_view.filter.looks_at_cells()
+            || self.resource_view.filter.looks_at_cells()
             || self.cluster_view.sort == SortKey::Worst
             || self.resource_view.sort == SortKey::Worst
     }
@@ -533,7 +536,6 @@ impl State {
         let matcher = SkimMatcherV2::default();
         let selected_cluster = self.selected_cluster();
         let selected_resource = self.selected_resource();
-        let unwell = self.health_filter.map(|kind| self.cells.with_health(kind));
 
         let mut clusters: Vec<usize> = (0..self.clusters.len())
             .filter(|&index| {
@@ -542,13 +544,14 @@ impl State {
                     text: &row.spec.name,
                     labels: &row.spec.labels,
                 };
+                let (statuses, healths) = (
+                    self.cells.cluster_counts(index),
+                    self.cells.cluster_health(index),
+                );
                 self.cluster_view.filter.matches(&matcher, &candidate)
-                    && self
-                        .status_filter
-                        .is_none_or(|kind| self.cells.cluster_counts(index).get(kind) > 0)
-                    && unwell
-                        .as_ref()
-                        .is_none_or(|(_, clusters)| clusters.contains(&index))
+                    && self.cluster_view.filter.matches_cells(&statuses, &healths)
+                    && self.status_filter.is_none_or(|kind| statuses.get(kind) > 0)
+                    && self.health_filter.is_none_or(|kind| healths.get(kind) > 0)
             })
             .collect();
         sort_clusters(self, &mut clusters);
@@ -571,17 +574,18 @@ impl State {
                     text: &text,
                     labels: row.labels.as_ref().unwrap_or(&no_labels),
                 };
+                let (statuses, healths) = (
+                    self.cells.resource_counts(index),
+                    self.cells.resource_health(index),
+                );
                 self.resource_view.filter.matches(&matcher, &candidate)
+                    && self.resource_view.filter.matches_cells(&statuses, &healths)
                     && self
                         .kind_filter
                         .as_deref()
                         .is_none_or(|kind| kind_matches(&row.target.kind, kind))
-                    && self
-                        .status_filter
-                        .is_none_or(|kind| self.cells.resource_counts(index).get(kind) > 0)
-                    && unwell
-                        .as_ref()
-                        .is_none_or(|(resources, _)| resources.contains(&index))
+                    && self.status_filter.is_none_or(|kind| statuses.get(kind) > 0)
+                    && self.health_filter.is_none_or(|kind| healths.get(kind) > 0)
             })
             .collect();
         sort_resources(self, &mut resources);
@@ -637,7 +641,7 @@ fn sort_clusters(state: &State, clusters: &mut [usize]) {
         SortKey::Fleet | SortKey::Kind => {}
         SortKey::Name => clusters.sort_by(|a, b| rows[*a].spec.name.cmp(&rows[*b].spec.name)),
         SortKey::Worst => {
-            clusters.sort_by_key(|c| std::cmp::Reverse(state.cells.cluster_counts(*c).worst()))
+            clusters.sort_by_key(|c| std::cmp::Reverse(state.cells.cluster_concern(*c).severity()))
         }
         SortKey::Health => {
             clusters.sort_by_key(|c| std::cmp::Reverse(health_rank(rows[*c].status.health)))
@@ -666,8 +670,7 @@ fn sort_resources(state: &State, resources: &mut [usize]) {
             (&rows[*a].target.kind, &rows[*a].target.name)
                 .cmp(&(&rows[*b].target.kind, &rows[*b].target.name))
         }),
-        SortKey::Worst => {
-            resources.sort_by_key(|r| std::cmp::Reverse(state.cells.resource_counts(*r).worst()))
-        }
+        SortKey::Worst => resources
+            .sort_by_key(|r| std::cmp::Reverse(state.cells.resource_concern(*r).severity())),
     }
 }
