@@ -7,6 +7,7 @@
 pub mod cells;
 pub mod drift;
 pub mod edits;
+pub mod history;
 pub mod object_view;
 pub mod ocm_placement;
 pub mod override_editor;
@@ -297,6 +298,8 @@ pub struct State {
     pub now_ms: u64,
     /// The terminal size.
     pub viewport: (u16, u16),
+    /// Clusters Unreachable or Unauthorized, kept as their statuses change.
+    pub unreachable_clusters: usize,
     /// Set when this is the read-only wall display.
     pub wall: Option<Wall>,
     /// Why the selected resource is or is not on the selected cluster, from the engine.
@@ -341,6 +344,8 @@ pub struct Wall {
     pub stale_after_ms: u64,
     /// Draw with ASCII only.
     pub ascii: bool,
+    /// The last hour of Degraded, Drifted and Unreachable counts, for the tiles' sparklines.
+    pub history: history::History,
 }
 
 /// Edits a source does not support, each with the reason the console gives.
@@ -389,6 +394,7 @@ impl State {
             })
             .collect();
         self.cells = CellGrid::new(self.resources.len(), self.clusters.len());
+        self.unreachable_clusters = 0;
         self.fleet = fleet;
         self.explanation = None;
         if self.clusters.len() > LARGE_FLEET && self.group_by.is_none() {
@@ -406,8 +412,13 @@ const LARGE_FLEET: usize = 200;
 impl State {
     pub fn new(source: String, clusters: Vec<ClusterRow>, resources: Vec<ResourceRow>) -> State {
         let cells = CellGrid::new(resources.len(), clusters.len());
+        let unreachable_clusters = clusters
+            .iter()
+            .filter(|row| is_unreachable(row.status.health))
+            .count();
         let mut state = State {
             source,
+            unreachable_clusters,
             clusters,
             resources,
             cells,
@@ -649,6 +660,11 @@ fn sort_clusters(state: &State, clusters: &mut [usize]) {
         SortKey::Latency => clusters
             .sort_by_key(|c| std::cmp::Reverse(rows[*c].status.latency_ms.unwrap_or(u64::MAX))),
     }
+}
+
+/// Whether a cluster's connection counts as unreachable on the wall.
+pub fn is_unreachable(health: Health) -> bool {
+    matches!(health, Health::Unreachable | Health::Unauthorized)
 }
 
 fn health_rank(health: Health) -> u8 {
