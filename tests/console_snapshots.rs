@@ -14,6 +14,11 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 fn settled_demo_state() -> app::state::State {
+    settled_demo().0
+}
+
+/// The settled demo and the simulated clusters behind it.
+fn settled_demo() -> (app::state::State, SimCore) {
     let (fleet, errors) = load_fleet(&flotilla::demo_fleet::demo_files());
     assert!(errors.is_empty(), "{errors:?}");
     let fleet = Arc::new(fleet);
@@ -27,7 +32,7 @@ fn settled_demo_state() -> app::state::State {
         };
         update(&mut state, Action::Backend(event));
     }
-    state
+    (state, core)
 }
 
 fn draw(state: &app::state::State, width: u16, height: u16) -> Terminal<TestBackend> {
@@ -186,10 +191,7 @@ fn a_degraded_cell_shows_its_health_mark_the_header_count_and_why() {
 fn demo_state_with_health() -> app::state::State {
     use flotilla::backend::{CellRef, HealthUpdate};
     use flotilla::model::{CellHealth, HealthKind};
-    let (fleet, errors) = load_fleet(&flotilla::demo_fleet::demo_files());
-    assert!(errors.is_empty(), "{errors:?}");
-    let core = SimCore::new(Arc::new(fleet), &Scenario::demo(), 7);
-    let mut state = settled_demo_state();
+    let (mut state, core) = settled_demo();
     for event in core.health_events() {
         update(&mut state, Action::Backend(event));
     }

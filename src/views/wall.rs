@@ -133,19 +133,7 @@ fn render_trends(frame: &mut Frame, area: Rect, state: &State, context: &ViewCon
     let ascii = ascii(context, state);
     let areas = Layout::horizontal([Constraint::Ratio(1, 3); 3]).split(area);
     for (tile, tile_area) in tiles.into_iter().zip(areas.iter()) {
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.border)
-            .title(Span::styled(
-                format!(
-                    " {} ",
-                    fit(
-                        &format!("{} · last hour", tile.label),
-                        usize::from(tile_area.width.saturating_sub(4))
-                    )
-                ),
-                theme.muted,
-            ));
+        let block = tile_block(&format!("{} · last hour", tile.label), *tile_area, context);
         let inner = block.inner(*tile_area);
         frame.render_widget(block, *tile_area);
         let digits = tile.now.to_string();
@@ -188,6 +176,21 @@ fn render_trends(frame: &mut Frame, area: Rect, state: &State, context: &ViewCon
         }
         frame.render_widget(sparkline, spark_area);
     }
+}
+
+/// A tile's frame, titled with as much of `title` as fits.
+fn tile_block<'a>(title: &str, area: Rect, context: &ViewContext) -> Block<'a> {
+    let theme = context.theme;
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border)
+        .title(Span::styled(
+            format!(
+                " {} ",
+                fit(title, usize::from(area.width.saturating_sub(4)))
+            ),
+            theme.muted,
+        ))
 }
 
 /// At most `width` values: runs of neighbours folded into their largest.
@@ -264,16 +267,7 @@ fn render_counts(frame: &mut Frame, area: Rect, state: &State, context: &ViewCon
     let constraints = vec![Constraint::Ratio(1, tiles.len() as u32); tiles.len()];
     let areas = Layout::horizontal(constraints).split(area);
     for ((label, value, style), tile) in tiles.into_iter().zip(areas.iter()) {
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.border)
-            .title(Span::styled(
-                format!(
-                    " {} ",
-                    fit(&label, usize::from(tile.width.saturating_sub(4)))
-                ),
-                theme.muted,
-            ));
+        let block = tile_block(&label, *tile, context);
         let number = Paragraph::new(Line::from(Span::styled(
             format!(" {value}"),
             style.add_modifier(ratatui::style::Modifier::BOLD),
