@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
 
-use super::state::{HealthCounts, KindCounts};
+use super::state::cells::{HealthCounts, KindCounts};
 use crate::glob::glob_match;
 use crate::model::{HealthKind, StatusKind};
 
@@ -224,7 +224,7 @@ mod tests {
             check("health=Degraded prod", "prod-eu-west-1", &[]),
             "text still matches"
         );
-        let mut grid = crate::app::state::CellGrid::new(1, 2);
+        let mut grid = crate::app::state::cells::CellGrid::new(1, 2);
         grid.set(
             crate::backend::CellRef {
                 resource: 0,
