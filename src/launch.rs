@@ -391,6 +391,7 @@ fn dressed_state(global: &GlobalArgs, fleet: &Arc<Fleet>, label: String) -> (Sta
     let keymap = Keymap::load(&keymap_name, user_dir.as_deref());
     let mut state = app::state_for_fleet(fleet, label);
     state.danger_patterns = settings.danger_patterns();
+    state.wave_gate = settings.wave_gate();
     state.warnings = settings_warnings
         .iter()
         .chain(&theme.warnings)

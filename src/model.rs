@@ -364,6 +364,91 @@ impl fmt::Display for HealthKind {
     }
 }
 
+impl HealthKind {
+    /// Where this health ranks on the sync statuses' scale, for roll-ups that show the worse
+    /// of the two: Degraded as badly as Failed (the workload does not work), Progressing as
+    /// Pending, Suspended as Suspended; Healthy, Unknown and Missing (which the sync status
+    /// already says) never outrank a sync status.
+    pub fn severity(self) -> StatusKind {
+        match self {
+            HealthKind::Degraded => StatusKind::Failed,
+            HealthKind::Progressing => StatusKind::Pending,
+            HealthKind::Suspended => StatusKind::Suspended,
+            HealthKind::Healthy | HealthKind::Unknown | HealthKind::Missing => {
+                StatusKind::NotPlaced
+            }
+        }
+    }
+}
+
+/// What a cell or a roll-up shows: the worse of its sync status and its live health. On a tie
+/// the sync status shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Concern {
+    Sync(StatusKind),
+    Health(HealthKind),
+}
+
+impl Concern {
+    /// The worse of a sync status and a live health.
+    pub fn of(sync: StatusKind, health: Option<HealthKind>) -> Concern {
+        match health {
+            Some(health) if health.severity() > sync => Concern::Health(health),
+            _ => Concern::Sync(sync),
+        }
+    }
+
+    /// Its rank on the sync statuses' scale (what picks its colour).
+    pub fn severity(self) -> StatusKind {
+        match self {
+            Concern::Sync(kind) => kind,
+            Concern::Health(kind) => kind.severity(),
+        }
+    }
+
+    pub fn symbol(self, ascii: bool) -> char {
+        match self {
+            Concern::Sync(kind) => kind.symbol(ascii),
+            Concern::Health(kind) => kind.symbol(ascii).unwrap_or('?'),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Concern::Sync(kind) => kind.as_str(),
+            Concern::Health(kind) => kind.as_str(),
+        }
+    }
+
+    /// Whether it asks for an operator's attention.
+    pub fn is_problem(self) -> bool {
+        self.severity().is_problem()
+    }
+}
+
+/// Worse is greater: by severity, and a sync status above a health of the same severity.
+impl Ord for Concern {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let rank = |concern: &Concern| {
+            (
+                concern.severity(),
+                matches!(concern, Concern::Sync(_)),
+                match concern {
+                    Concern::Sync(kind) => *kind as u8,
+                    Concern::Health(kind) => *kind as u8,
+                },
+            )
+        };
+        rank(self).cmp(&rank(other))
+    }
+}
+
+impl PartialOrd for Concern {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 /// A live object's health and why ("1/3 available", "progress deadline exceeded: …").
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CellHealth {

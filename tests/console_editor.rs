@@ -370,6 +370,8 @@ fn propagating_in_waves_sends_the_canary_first_and_the_rest_once_it_is_in_sync()
     use flotilla::model::CellStatus;
 
     let mut console = Console::demo();
+    // The sync gate: the next wave starts once the canary is in sync, whatever its health.
+    console.session.state.wave_gate = flotilla::config::wave_gate::WaveGate::Sync;
     let service = console.select("Service/shop/checkout");
     // Every placed cell of the Service waits to be applied.
     let placed: Vec<usize> = (0..console.state.fleet.clusters.len())

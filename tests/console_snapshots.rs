@@ -14,6 +14,11 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 fn settled_demo_state() -> app::state::State {
+    settled_demo().0
+}
+
+/// The settled demo and the simulated clusters behind it.
+fn settled_demo() -> (app::state::State, SimCore) {
     let (fleet, errors) = load_fleet(&flotilla::demo_fleet::demo_files());
     assert!(errors.is_empty(), "{errors:?}");
     let fleet = Arc::new(fleet);
@@ -27,7 +32,7 @@ fn settled_demo_state() -> app::state::State {
         };
         update(&mut state, Action::Backend(event));
     }
-    state
+    (state, core)
 }
 
 fn draw(state: &app::state::State, width: u16, height: u16) -> Terminal<TestBackend> {
@@ -179,4 +184,126 @@ fn a_degraded_cell_shows_its_health_mark_the_header_count_and_why() {
         screen.contains("health Degraded: 0/3 available"),
         "{screen}"
     );
+}
+
+/// The settled demo with the live health its simulated clusters report (the stalled ledger
+/// rollout is Degraded, one workload Progressing).
+fn demo_state_with_health() -> app::state::State {
+    use flotilla::backend::{CellRef, HealthUpdate};
+    use flotilla::model::{CellHealth, HealthKind};
+    let (mut state, core) = settled_demo();
+    for event in core.health_events() {
+        update(&mut state, Action::Backend(event));
+    }
+    let inventory = state
+        .resources
+        .iter()
+        .position(|row| row.target.display_key() == "Deployment/shop/inventory")
+        .expect("the demo's inventory Deployment");
+    let cluster = state
+        .fleet
+        .cluster_index("prod-us-east-1")
+        .expect("a demo cluster");
+    let progressing = HealthUpdate {
+        cell: CellRef {
+            resource: inventory as u32,
+            cluster: cluster as u32,
+        },
+        health: Some(CellHealth {
+            kind: HealthKind::Progressing,
+            reason: "2/3 updated".into(),
+        }),
+    };
+    update(
+        &mut state,
+        Action::Backend(BackendEvent::Health(vec![progressing])),
+    );
+    assert_eq!(state.cells.health_count(HealthKind::Degraded), 1);
+    state
+}
+
+#[test]
+fn header_and_matrix_with_health_at_120x40() {
+    let state = demo_state_with_health();
+    insta::assert_snapshot!(draw(&state, 120, 40).backend());
+}
+
+#[test]
+fn heat_strips_with_health_at_120x40() {
+    let mut state = demo_state_with_health();
+    update(&mut state, Action::Command(KeyCommand::Collapse));
+    insta::assert_snapshot!(draw(&state, 120, 40).backend());
+}
+
+/// The wall after an hour: the first twenty minutes as the demo starts, then three more cells
+/// drifted, then the unreachable cluster back and a second one gone.
+fn wall_after_an_hour(ascii: bool) -> app::state::State {
+    use flotilla::backend::{CellRef, CellUpdate};
+    use flotilla::model::{CellStatus, ClusterStatus, Health};
+    let mut state = demo_state_with_health();
+    state.wall = Some(app::state::Wall {
+        stale_after_ms: 86_400_000,
+        ascii,
+        ..Default::default()
+    });
+    let tick = |state: &mut app::state::State, minutes: std::ops::Range<u64>| {
+        for minute in minutes {
+            update(
+                state,
+                Action::Tick {
+                    now_ms: minute * 60_000,
+                },
+            );
+        }
+    };
+    tick(&mut state, 0..20);
+    let drifted: Vec<CellUpdate> = (0..state.resources.len())
+        .filter_map(|resource| {
+            let cluster = (0..state.clusters.len()).find(|&cluster| {
+                state.cells.kind(resource, cluster) == flotilla::model::StatusKind::InSync
+            })?;
+            Some(CellUpdate {
+                cell: CellRef {
+                    resource: resource as u32,
+                    cluster: cluster as u32,
+                },
+                status: CellStatus::Drifted,
+                message: None,
+            })
+        })
+        .take(3)
+        .collect();
+    update(&mut state, Action::Backend(BackendEvent::Cells(drifted)));
+    tick(&mut state, 20..40);
+    let cluster = state
+        .fleet
+        .cluster_index("staging-us-east-1")
+        .expect("a demo cluster") as u32;
+    let down = ClusterStatus {
+        health: Health::Unreachable,
+        version: None,
+        latency_ms: None,
+        message: "dial tcp: i/o timeout".into(),
+    };
+    update(
+        &mut state,
+        Action::Backend(BackendEvent::Cluster {
+            cluster,
+            status: down,
+        }),
+    );
+    tick(&mut state, 40..61);
+    state
+}
+
+#[test]
+fn wall_at_120x40() {
+    let state = wall_after_an_hour(false);
+    insta::assert_snapshot!(draw(&state, 120, 40).backend());
+}
+
+#[test]
+fn wall_at_80x24_in_ascii() {
+    let state = wall_after_an_hour(true);
+    insta::assert_snapshot!(draw(&state, 80, 24).backend());
 }

@@ -1,6 +1,8 @@
 //! The filter language shared by the clusters and resources panes: whitespace-separated terms
 //! that must all match — a fuzzy term (`euwest`), a negated term (`!staging`), a label
-//! selector (`-l region=eu-west`, `-l env!=prod`, `-l gpu`, `-l !gpu`) and a glob (`prod-*`).
+//! selector (`-l region=eu-west`, `-l env!=prod`, `-l gpu`, `-l !gpu`), a glob (`prod-*`),
+//! and the row's cells: `health=degraded` (a cell of that live health), `status=drifted` (a
+//! cell in that sync status), matched against the row's running counts.
 //! Also how `:kind` matches a kind (`deploy` finds Deployment). Parsing reports mistakes as
 //! text; matching must not allocate per row more than needed.
 
@@ -9,7 +11,9 @@ use std::collections::BTreeMap;
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
 
+use super::state::cells::{HealthCounts, KindCounts};
 use crate::glob::glob_match;
+use crate::model::{HealthKind, StatusKind};
 
 /// One parsed term.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +25,10 @@ enum Term {
     LabelNotEquals(String, String),
     LabelExists(String),
     LabelAbsent(String),
+    /// A cell of the row has this live health.
+    Health(HealthKind),
+    /// A cell of the row is in this sync status.
+    Status(StatusKind),
 }
 
 /// A parsed filter; the empty filter matches everything.
@@ -58,6 +66,22 @@ impl Filter {
                 for part in selector.split(',').filter(|part| !part.is_empty()) {
                     terms.push(parse_label(part)?);
                 }
+            } else if let Some(name) = word.strip_prefix("health=") {
+                let kind = HealthKind::parse(name).ok_or_else(|| {
+                    format!(
+                        "health={name}: unknown health; one of {}",
+                        HealthKind::ALL.map(HealthKind::as_str).join(", ")
+                    )
+                })?;
+                terms.push(Term::Health(kind));
+            } else if let Some(name) = word.strip_prefix("status=") {
+                let kind = StatusKind::parse(name).ok_or_else(|| {
+                    format!(
+                        "status={name}: unknown status; one of {}",
+                        StatusKind::ALL.map(StatusKind::as_str).join(", ")
+                    )
+                })?;
+                terms.push(Term::Status(kind));
             } else if let Some(negated) = word.strip_prefix('!') {
                 if negated.is_empty() {
                     return Err("! needs a word after it, e.g. !staging".into());
@@ -84,8 +108,11 @@ impl Filter {
         &self.text
     }
 
+    /// Whether a row's text and labels match; the terms on its cells are left to
+    /// [`Filter::matches_cells`].
     pub fn matches(&self, matcher: &SkimMatcherV2, candidate: &Candidate) -> bool {
         self.terms.iter().all(|term| match term {
+            Term::Health(_) | Term::Status(_) => true,
             Term::Fuzzy(pattern) => matcher.fuzzy_match(candidate.text, pattern).is_some(),
             Term::Glob(pattern) => glob_match(pattern, candidate.text),
             Term::Not(word) => !candidate.text.to_lowercase().contains(word.as_str()),
@@ -94,6 +121,22 @@ impl Filter {
             Term::LabelExists(key) => candidate.labels.contains_key(key),
             Term::LabelAbsent(key) => !candidate.labels.contains_key(key),
         })
+    }
+
+    /// Whether a row's cells match the `health=` and `status=` terms, from its counts.
+    pub fn matches_cells(&self, status: &KindCounts, health: &HealthCounts) -> bool {
+        self.terms.iter().all(|term| match term {
+            Term::Health(kind) => health.get(*kind) > 0,
+            Term::Status(kind) => status.get(*kind) > 0,
+            _ => true,
+        })
+    }
+
+    /// Whether the filter looks at cells, so their changes can change what it keeps.
+    pub fn looks_at_cells(&self) -> bool {
+        self.terms
+            .iter()
+            .any(|term| matches!(term, Term::Health(_) | Term::Status(_)))
     }
 }
 
@@ -171,6 +214,51 @@ mod tests {
                 labels: &labels,
             },
         )
+    }
+
+    #[test]
+    fn cell_terms_match_the_rows_counts() {
+        let filter = Filter::parse("health=degraded prod").unwrap();
+        assert!(filter.looks_at_cells());
+        assert!(
+            check("health=Degraded prod", "prod-eu-west-1", &[]),
+            "text still matches"
+        );
+        let mut grid = crate::app::state::cells::CellGrid::new(1, 2);
+        grid.set(
+            crate::backend::CellRef {
+                resource: 0,
+                cluster: 1,
+            },
+            crate::model::CellStatus::Drifted,
+            None,
+        );
+        assert!(!filter.matches_cells(&grid.resource_counts(0), &grid.resource_health(0)));
+        grid.set_health(
+            crate::backend::CellRef {
+                resource: 0,
+                cluster: 1,
+            },
+            Some(crate::model::CellHealth {
+                kind: HealthKind::Degraded,
+                reason: String::new(),
+            }),
+        );
+        assert!(filter.matches_cells(&grid.resource_counts(0), &grid.resource_health(0)));
+        assert!(!filter.matches_cells(&grid.cluster_counts(0), &grid.cluster_health(0)));
+        let drifted = Filter::parse("status=drifted").unwrap();
+        assert!(drifted.matches_cells(&grid.cluster_counts(1), &grid.cluster_health(1)));
+        assert!(!Filter::parse("prod").unwrap().looks_at_cells());
+        let error = Filter::parse("health=wobbly").unwrap_err();
+        assert!(
+            error.contains("Degraded") && error.contains("wobbly"),
+            "{error}"
+        );
+        assert!(
+            Filter::parse("status=shiny")
+                .unwrap_err()
+                .contains("Drifted")
+        );
     }
 
     #[test]

@@ -7,7 +7,10 @@
 use super::action::{Action, InputKey};
 use super::filter::Filter;
 use super::palette::{self, PaletteCommand};
-use super::state::{CellDetail, FleetEdit, Mode, Pane, PendingApply, ResourceRow, SortKey, State};
+use super::state::history::Sample;
+use super::state::{
+    CellDetail, FleetEdit, Mode, Pane, PendingApply, ResourceRow, SortKey, State, is_unreachable,
+};
 use super::text_input::edit_text;
 use super::{
     drift, explanation, object_view, ocm_placement, override_editor, placement_editor, review,
@@ -16,7 +19,7 @@ use super::{
 use crate::backend::CellRef;
 use crate::backend::{BackendEvent, Effect};
 use crate::config::keymap::KeyCommand;
-use crate::model::StatusKind;
+use crate::model::{HealthKind, StatusKind};
 
 /// Applies one action to the state and returns what the backend should do. What the state
 /// derives from its inputs (the selected cell's explanation, the editors' previews, the drift
@@ -57,10 +60,7 @@ fn apply(state: &mut State, action: Action) -> Vec<Effect> {
             state.viewport = (width, height);
             Vec::new()
         }
-        Action::Tick { now_ms } => {
-            tick(state, now_ms);
-            Vec::new()
-        }
+        Action::Tick { now_ms } => tick(state, now_ms),
         Action::Terminate => {
             state.should_quit = true;
             Vec::new()
@@ -95,11 +95,22 @@ pub fn is_typing(state: &State) -> bool {
     )
 }
 
-/// Advances the app clock; turns the wall's page when its interval has passed.
-fn tick(state: &mut State, now_ms: u64) {
+/// Advances the app clock; turns the wall's page when its interval has passed. A rollout held
+/// by its gate's hold may start its next wave.
+fn tick(state: &mut State, now_ms: u64) -> Vec<Effect> {
     state.now_ms = state.now_ms.max(now_ms);
     state.cells.set_now(state.now_ms);
-    rollout::tick(state);
+    let effects = rollout::tick(state);
+    if let Some(wall) = &mut state.wall {
+        wall.history.record(
+            state.now_ms,
+            Sample {
+                degraded: state.cells.health_count(HealthKind::Degraded),
+                drifted: state.cells.totals().get(StatusKind::Drifted) as u32,
+                unreachable: state.unreachable_clusters as u32,
+            },
+        );
+    }
     if let Some(wall) = &mut state.wall
         && wall.page_every_ms > 0
         && state.now_ms.saturating_sub(wall.page_turned_ms) >= wall.page_every_ms
@@ -107,6 +118,7 @@ fn tick(state: &mut State, now_ms: u64) {
         wall.page += 1;
         wall.page_turned_ms = state.now_ms;
     }
+    effects
 }
 
 /// The wall display obeys only quit and paging; everything else does nothing.
@@ -191,6 +203,7 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
             state.notice = Some(format!("sorted by {}", next.name()));
         }
         KeyCommand::Apply => return ask_to_apply(state),
+        KeyCommand::PauseRollout => return rollout::toggle_pause(state),
         KeyCommand::EditPlacement => placement_editor::open(state),
         KeyCommand::EditOverrides => override_editor::open(state),
         KeyCommand::Undo => placement_editor::ask_to_undo(state),
@@ -591,6 +604,10 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
         }
         BackendEvent::Cluster { cluster, status } => {
             if let Some(row) = state.clusters.get_mut(cluster as usize) {
+                let was = is_unreachable(row.status.health);
+                let now = is_unreachable(status.health);
+                state.unreachable_clusters = (state.unreachable_clusters + usize::from(now))
+                    .saturating_sub(usize::from(was));
                 row.status = status;
                 row.last_seen_ms = Some(state.now_ms);
                 if matches!(state.cluster_view.sort, SortKey::Health | SortKey::Latency) {
@@ -638,7 +655,7 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
             for update in updates {
                 state.cells.set_health(update.cell, update.health);
             }
-            if state.health_filter.is_some() {
+            if state.views_follow_cells() {
                 state.refresh_views();
             }
         }

@@ -78,7 +78,7 @@ pub fn collect(global: &GlobalArgs) -> Info {
         InfoItem::new(
             "settings",
             config_dir.as_deref().map(paths::settings_file),
-            "keys: theme, keymap, dangerClusters",
+            "keys: theme, keymap, dangerClusters, waveGate",
         ),
         InfoItem::new(
             "theme",

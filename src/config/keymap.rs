@@ -34,10 +34,11 @@ pub enum KeyCommand {
     Undo,
     Select,
     Drift,
+    PauseRollout,
 }
 
 impl KeyCommand {
-    pub const ALL: [KeyCommand; 23] = [
+    pub const ALL: [KeyCommand; 24] = [
         KeyCommand::Quit,
         KeyCommand::Help,
         KeyCommand::Back,
@@ -61,6 +62,7 @@ impl KeyCommand {
         KeyCommand::Undo,
         KeyCommand::Select,
         KeyCommand::Drift,
+        KeyCommand::PauseRollout,
     ];
 
     /// The name used in key map files.
@@ -89,6 +91,7 @@ impl KeyCommand {
             KeyCommand::Undo => "undo",
             KeyCommand::Select => "select",
             KeyCommand::Drift => "drift",
+            KeyCommand::PauseRollout => "pause",
         }
     }
 
@@ -130,6 +133,7 @@ impl KeyCommand {
             KeyCommand::Drift => {
                 "drift view: every drifted field, grouped; r revert · a adopt · i ignore · space mark (asks first)"
             }
+            KeyCommand::PauseRollout => "pause a propagation (the next wave waits) or resume it",
         }
     }
 

@@ -4,12 +4,14 @@
 
 pub mod keymap;
 pub mod theme;
+pub mod wave_gate;
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use crate::paths;
+use wave_gate::WaveGate;
 
 /// `$XDG_CONFIG_HOME/flotilla`, else `~/.config/flotilla` (see [`crate::paths`]).
 pub fn user_dir() -> Option<PathBuf> {
@@ -63,6 +65,10 @@ pub struct Settings {
     /// Cluster name globs that get the danger cue (default `prod*` and `*-prod*`).
     #[serde(default)]
     pub danger_clusters: Option<Vec<String>>,
+    /// When a propagation's next wave starts: `sync`, `healthy` (the default) or
+    /// `healthy for N s`.
+    #[serde(default)]
+    pub wave_gate: Option<String>,
 }
 
 /// The danger class when the user names none.
@@ -76,12 +82,21 @@ impl Settings {
         };
         let path = paths::settings_file(dir);
         match std::fs::read_to_string(&path) {
-            Ok(text) => match serde_saphyr::from_str(&text) {
-                Ok(settings) => (settings, Vec::new()),
+            Ok(text) => match serde_saphyr::from_str::<Settings>(&text) {
+                Ok(settings) => {
+                    let warnings = match settings.wave_gate.as_deref().map(WaveGate::parse) {
+                        Some(Err(err)) => vec![format!(
+                            "{}: waveGate: {err}; using healthy",
+                            path.display()
+                        )],
+                        _ => Vec::new(),
+                    };
+                    (settings, warnings)
+                }
                 Err(err) => (
                     Settings::default(),
                     vec![format!(
-                        "{}: {err}; using defaults (keys: theme, keymap, dangerClusters)",
+                        "{}: {err}; using defaults (keys: theme, keymap, dangerClusters, waveGate)",
                         path.display()
                     )],
                 ),
@@ -106,6 +121,15 @@ impl Settings {
         flag.or(self.keymap.as_deref())
             .unwrap_or("default")
             .to_string()
+    }
+
+    /// The wave gate in use: the settings' when it parses (`load` warned otherwise), else
+    /// `healthy`.
+    pub fn wave_gate(&self) -> WaveGate {
+        self.wave_gate
+            .as_deref()
+            .and_then(|text| WaveGate::parse(text).ok())
+            .unwrap_or_default()
     }
 
     pub fn danger_patterns(&self) -> Vec<String> {
@@ -148,6 +172,22 @@ mod tests {
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(settings.theme.as_deref(), Some("light"));
         assert_eq!(settings.danger_patterns(), vec!["live-*"]);
+        assert_eq!(settings.wave_gate(), WaveGate::Healthy { for_ms: 0 });
+        std::fs::write(
+            dir.path().join("config.yaml"),
+            "waveGate: healthy for 30s\n",
+        )
+        .unwrap();
+        let (settings, warnings) = Settings::load(Some(dir.path()));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(settings.wave_gate(), WaveGate::Healthy { for_ms: 30_000 });
+        std::fs::write(dir.path().join("config.yaml"), "waveGate: green\n").unwrap();
+        let (settings, warnings) = Settings::load(Some(dir.path()));
+        assert!(
+            warnings.len() == 1 && warnings[0].contains("config.yaml: waveGate: \"green\""),
+            "{warnings:?}"
+        );
+        assert_eq!(settings.wave_gate(), WaveGate::default());
         std::fs::write(dir.path().join("config.yaml"), "colour: loud\n").unwrap();
         let (_, warnings) = Settings::load(Some(dir.path()));
         assert!(warnings[0].contains("dangerClusters"), "{warnings:?}");

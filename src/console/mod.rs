@@ -203,8 +203,9 @@ impl Console {
                 }
                 _ = clock.tick() => {
                     let now_ms = started.elapsed().as_millis() as u64;
-                    // Only the wall shows time; the console redraws only on change.
-                    if self.session.state.wall.is_some() {
+                    // Only the wall shows time, and a rollout may pass its gate's hold on a
+                    // tick; otherwise the console redraws only on change.
+                    if self.session.state.wall.is_some() || self.session.state.rollout.is_some() {
                         dirty = true;
                     }
                     self.session.dispatch(Action::Tick { now_ms });

@@ -11,28 +11,46 @@ use serde_json::Value;
 
 use crate::model::{CellHealth, HealthKind};
 
+/// How one kind's objects are assessed.
+type Assess = fn(&Value) -> CellHealth;
+
+/// The kinds with a notion of health, by API group and kind, and how each is assessed.
+const ASSESSED: [(&str, &str, Assess); 11] = [
+    ("apps", "Deployment", deployment),
+    ("apps", "StatefulSet", stateful_set),
+    ("apps", "DaemonSet", daemon_set),
+    ("apps", "ReplicaSet", replica_set),
+    ("batch", "Job", job),
+    ("batch", "CronJob", cron_job),
+    ("", "Pod", pod),
+    ("", "Service", service),
+    ("", "PersistentVolumeClaim", claim),
+    ("networking.k8s.io", "Ingress", ingress),
+    ("autoscaling", "HorizontalPodAutoscaler", autoscaler),
+];
+
+fn assessor(api_version: &str, kind: &str) -> Option<Assess> {
+    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+    ASSESSED
+        .iter()
+        .find(|(g, k, _)| *g == group && *k == kind)
+        .map(|(_, _, assess)| *assess)
+}
+
+/// Whether objects of this API version and kind have a health (a Deployment does, a
+/// ConfigMap does not).
+pub fn has_health(api_version: &str, kind: &str) -> bool {
+    assessor(api_version, kind).is_some()
+}
+
 /// The health of a live object, or `None` for a kind without one (a ConfigMap, a Role).
 pub fn assess(object: &Value) -> Option<CellHealth> {
-    let group = object
+    let version = object
         .get("apiVersion")
         .and_then(Value::as_str)
-        .and_then(|version| version.rsplit_once('/').map(|(group, _)| group))
         .unwrap_or("");
     let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
-    match (group, kind) {
-        ("apps", "Deployment") => Some(deployment(object)),
-        ("apps", "StatefulSet") => Some(stateful_set(object)),
-        ("apps", "DaemonSet") => Some(daemon_set(object)),
-        ("apps", "ReplicaSet") => Some(replica_set(object)),
-        ("batch", "Job") => Some(job(object)),
-        ("batch", "CronJob") => Some(cron_job(object)),
-        ("", "Pod") => Some(pod(object)),
-        ("", "Service") => Some(service(object)),
-        ("", "PersistentVolumeClaim") => Some(claim(object)),
-        ("networking.k8s.io", "Ingress") => Some(ingress(object)),
-        ("autoscaling", "HorizontalPodAutoscaler") => Some(autoscaler(object)),
-        _ => None,
-    }
+    assessor(version, kind).map(|assess| assess(object))
 }
 
 fn health(kind: HealthKind, reason: impl Into<String>) -> CellHealth {

@@ -85,7 +85,7 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
         let row = &state.clusters[index];
         let selected = position == view.cursor;
         let base = row_style(selected, is_focused, theme);
-        let worst = state.cells.cluster_counts(index).worst();
+        let worst = state.cells.cluster_concern(index);
         let name_style = if state.is_dangerous(index) {
             base.patch(theme.danger)
         } else {
@@ -125,7 +125,7 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
         };
         spans.push(Span::styled(
             worst_text,
-            base.patch(theme.status_style(worst)),
+            base.patch(theme.status_style(worst.severity())),
         ));
         lines.push(Line::from(spans));
         drawn += 1;

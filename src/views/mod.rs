@@ -45,7 +45,7 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
         Constraint::Length(1),
     ])
     .areas(area);
-    frame.render_widget(header_line(state, context), header);
+    frame.render_widget(header_line(state, context, header.width), header);
     if matches!(state.mode, Mode::Filter { .. } | Mode::Palette { .. }) {
         input::render_line(frame, footer, state, context);
     } else {
@@ -107,8 +107,26 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
     }
 }
 
-fn header_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
+/// The header: the source, clusters Ready, cells by sync status and by health (Degraded and
+/// Progressing), the filters in force, and the read-only, paused and danger cues. When it does
+/// not fit, the counts drop their words and keep their glyphs.
+fn header_line<'a>(state: &'a State, context: &ViewContext, width: u16) -> Paragraph<'a> {
+    let line = header_spans(state, context, true);
+    if line.width() <= usize::from(width) {
+        return Paragraph::new(line).style(context.theme.header);
+    }
+    Paragraph::new(header_spans(state, context, false)).style(context.theme.header)
+}
+
+fn header_spans<'a>(state: &'a State, context: &ViewContext, words: bool) -> Line<'a> {
     let theme = context.theme;
+    let word = |text: &str| {
+        if words {
+            format!(" {text}")
+        } else {
+            String::new()
+        }
+    };
     let mut spans = vec![
         Span::styled(" flotilla ", theme.title),
         Span::styled(format!("│ {} ", state.source), theme.header),
@@ -134,7 +152,12 @@ fn header_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
             continue;
         }
         spans.push(Span::styled(
-            format!("{}{} {} ", kind.symbol(context.ascii), count, kind.as_str()),
+            format!(
+                "{}{}{} ",
+                kind.symbol(context.ascii),
+                count,
+                word(kind.as_str())
+            ),
             theme.status_style(kind),
         ));
     }
@@ -151,7 +174,10 @@ fn header_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
                 _ => theme.status_style(StatusKind::Pending),
             };
             let symbol = kind.symbol(context.ascii).unwrap_or(' ');
-            spans.push(Span::styled(format!("{symbol}{count} {kind} "), style));
+            spans.push(Span::styled(
+                format!("{symbol}{count}{} ", word(kind.as_str())),
+                style,
+            ));
         }
     }
     let mut filters = Vec::new();
@@ -184,6 +210,9 @@ fn header_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
     if state.readonly {
         spans.push(Span::styled(" READ-ONLY ", theme.danger));
     }
+    if state.rollout.as_ref().is_some_and(|rollout| rollout.paused) {
+        spans.push(Span::styled(" PAUSED ", theme.danger));
+    }
     if state
         .selected_cluster()
         .is_some_and(|cluster| state.is_dangerous(cluster))
@@ -193,7 +222,7 @@ fn header_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
             theme.danger,
         ));
     }
-    Paragraph::new(Line::from(spans)).style(theme.header)
+    Line::from(spans)
 }
 
 fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
@@ -211,18 +240,47 @@ fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
     let mut spans = Vec::new();
     if let Some(rollout) = &state.rollout {
         // While propagating, the footer is the progress line.
-        spans.push(Span::styled(
+        let held = rollout.paused && rollout.waiting.is_empty();
+        let wave = if held {
             format!(
-                " propagating wave {}/{}: {} of {} in sync, {} failed, {} waiting ",
+                " PAUSED before wave {}/{}: ",
+                rollout.current + 2,
+                rollout.waves.len()
+            )
+        } else if rollout.paused {
+            format!(
+                " PAUSED after wave {}/{}: ",
                 rollout.current + 1,
-                rollout.waves.len(),
-                rollout.synced,
-                rollout.total(),
-                rollout.failed.len(),
-                rollout.waiting.len()
-            ),
-            theme.title,
-        ));
+                rollout.waves.len()
+            )
+        } else {
+            format!(
+                " propagating wave {}/{}: ",
+                rollout.current + 1,
+                rollout.waves.len()
+            )
+        };
+        let healthy_wait = rollout.awaiting_health.len();
+        let mut progress = format!(
+            "{} of {} {}, {} failed, {} waiting",
+            rollout.settled,
+            rollout.total(),
+            rollout.gate,
+            rollout.failed.len(),
+            rollout.waiting.len()
+        );
+        if healthy_wait > 0 {
+            progress.push_str(&format!(" ({healthy_wait} in sync, not yet Healthy)"));
+        }
+        let style = if rollout.paused {
+            theme.danger
+        } else {
+            theme.title
+        };
+        spans.push(Span::styled(wave, style));
+        spans.push(Span::styled(format!("{progress} "), theme.title));
+        let pause = if rollout.paused { "resume" } else { "pause" };
+        spans.extend(hint(KeyCommand::PauseRollout, pause));
         spans.extend(hint(KeyCommand::Back, "cancel later waves"));
         return Paragraph::new(Line::from(spans));
     }

@@ -10,7 +10,7 @@ use ratatui::widgets::Paragraph;
 
 use super::widgets::{ViewContext, fit, focused, inner, pane_block, row_style, scroll_offset};
 use crate::app::state::{Pane, State};
-use crate::model::StatusKind;
+use crate::model::{Concern, StatusKind};
 
 /// A matrix column: one cluster, or a whole group drawn as a heat strip.
 enum Column {
@@ -110,7 +110,7 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
         let row = &state.resources[index];
         let selected = position == view.cursor;
         let base = row_style(selected, is_focused, theme);
-        let worst = state.cells.resource_counts(index).worst();
+        let worst = state.cells.resource_concern(index);
         let name = match &row.target.namespace {
             Some(namespace) => format!("{namespace}/{}", row.target.name),
             None => row.target.name.clone(),
@@ -118,7 +118,7 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
         let mut spans = vec![
             Span::styled(
                 format!("{} ", worst.symbol(context.ascii)),
-                base.patch(theme.status_style(worst)),
+                base.patch(theme.status_style(worst.severity())),
             ),
             Span::styled(
                 format!("{:<11} ", fit(&row.target.kind, 11)),
@@ -137,21 +137,22 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
         }
         for column in &columns {
             let mut strip_counts = None;
-            let (kind, under_cursor) = match column {
+            // Coloured by the worse of sync and health; a strip's glyph is its worst too.
+            let (worst, under_cursor) = match column {
                 Column::Cluster { position, cluster } => (
-                    state.cells.kind(index, *cluster),
+                    state.cells.concern(index, *cluster),
                     *position == selected_position,
                 ),
                 Column::Group { index: group } => {
                     let members = state.groups[*group].members.clone();
-                    let mut worst = StatusKind::NotPlaced;
+                    let mut worst = Concern::Sync(StatusKind::NotPlaced);
                     let mut count = 0usize;
                     for cluster in &state.cluster_view.visible[members.clone()] {
-                        let kind = state.cells.kind(index, *cluster);
-                        if kind > worst {
-                            worst = kind;
+                        let concern = state.cells.concern(index, *cluster);
+                        if concern > worst {
+                            worst = concern;
                             count = 1;
-                        } else if kind == worst {
+                        } else if concern == worst {
                             count += 1;
                         }
                     }
@@ -159,11 +160,17 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
                     (worst, members.contains(&selected_position))
                 }
             };
-            let mut style = theme.status_style(kind);
+            let mut style = theme.status_style(worst.severity());
             if selected && under_cursor {
                 style = style.patch(theme.selection);
             }
-            let symbol = kind.symbol(context.ascii);
+            let symbol = match column {
+                // A single cell keeps its sync glyph; its health's mark follows it.
+                Column::Cluster { cluster, .. } => {
+                    state.cells.kind(index, *cluster).symbol(context.ascii)
+                }
+                Column::Group { .. } => worst.symbol(context.ascii),
+            };
             let text = if collapsed {
                 // The worst state and how many of the group's clusters are in it.
                 let count = strip_counts.unwrap_or(0);

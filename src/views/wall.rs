@@ -1,16 +1,21 @@
-//! The wall display: summary tiles, a heatmap with one cell per cluster grouped by region or
-//! provider, and the worst problems with their age — readable from across a room. Pure: it
+//! The wall display: summary tiles, then Degraded and Drifted cells and Unreachable clusters
+//! in large digits, each with a sparkline of its last hour, a heatmap
+//! with one cell per cluster grouped by region or provider (coloured by the worse of sync and
+//! health), and the worst problems with their age — readable from across a room. Pure: it
 //! draws `&State` and never changes it; pages that do not fit are chosen by `wall.page`.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::Style;
+use ratatui::style::{Modifier, Style};
+use ratatui::symbols;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::{Block, Borders, Paragraph, RenderDirection, Sparkline};
+use tui_big_text::{BigText, PixelSize};
 
 use super::widgets::{ViewContext, fit};
+use crate::app::state::history::Sample;
 use crate::app::state::{State, group_value};
-use crate::model::{Health, StatusKind};
+use crate::model::{Health, HealthKind, StatusKind};
 
 /// Draws the wall display.
 pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
@@ -24,9 +29,12 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
         return;
     }
     let problem_rows = (area.height / 4).clamp(3, 12);
-    let [title, tiles, heat, problems] = Layout::vertical([
+    // Digits four rows tall when the screen has room for them and the heatmap.
+    let trend_rows = if area.height >= 30 { 6 } else { 4 };
+    let [title, counts, trends, heat, problems] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(4),
+        Constraint::Length(trend_rows),
         Constraint::Min(3),
         Constraint::Length(problem_rows + 2),
     ])
@@ -36,7 +44,8 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
         wall.page.rem_euclid(pages.len().max(1) as i64) as usize
     });
     render_title(frame, title, state, context, page, pages.len());
-    render_tiles(frame, tiles, state, context);
+    render_counts(frame, counts, state, context);
+    render_trends(frame, trends, state, context);
     render_heatmap(
         frame,
         heat,
@@ -87,7 +96,129 @@ fn render_title(
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.header), area);
 }
 
-fn render_tiles(frame: &mut Frame, area: Rect, state: &State, context: &ViewContext) {
+/// One tile: what it counts, now and over the last hour, and its colour.
+struct Tile {
+    label: &'static str,
+    now: usize,
+    hour: Vec<u64>,
+    style: Style,
+}
+
+/// Degraded and Drifted cells and Unreachable clusters in large digits, each beside a
+/// sparkline of its last hour.
+fn render_trends(frame: &mut Frame, area: Rect, state: &State, context: &ViewContext) {
+    let theme = context.theme;
+    let history = state.wall.as_ref().map(|wall| &wall.history);
+    let hour = |value: fn(&Sample) -> u32| history.map_or_else(Vec::new, |h| h.series(value));
+    let tiles = [
+        Tile {
+            label: "Degraded",
+            now: state.cells.health_count(HealthKind::Degraded) as usize,
+            hour: hour(|sample| sample.degraded),
+            style: theme.status_style(HealthKind::Degraded.severity()),
+        },
+        Tile {
+            label: "Drifted",
+            now: state.cells.totals().get(StatusKind::Drifted),
+            hour: hour(|sample| sample.drifted),
+            style: theme.status_style(StatusKind::Drifted),
+        },
+        Tile {
+            label: "Unreachable clusters",
+            now: state.unreachable_clusters,
+            hour: hour(|sample| sample.unreachable),
+            style: theme.health_unreachable,
+        },
+    ];
+    let ascii = ascii(context, state);
+    let areas = Layout::horizontal([Constraint::Ratio(1, 3); 3]).split(area);
+    for (tile, tile_area) in tiles.into_iter().zip(areas.iter()) {
+        let block = tile_block(&format!("{} · last hour", tile.label), *tile_area, context);
+        let inner = block.inner(*tile_area);
+        frame.render_widget(block, *tile_area);
+        let digits = tile.now.to_string();
+        // Quadrant pixels: each 8×8 glyph takes four columns and four rows.
+        let big = !ascii && inner.height >= 4 && inner.width >= digits.len() as u16 * 4 + 8;
+        let number_width = if big {
+            digits.len() as u16 * 4 + 1
+        } else {
+            digits.len() as u16 + 2
+        };
+        let [number_area, spark_area] =
+            Layout::horizontal([Constraint::Length(number_width), Constraint::Min(0)]).areas(inner);
+        let number_style = tile.style.add_modifier(Modifier::BOLD);
+        if big {
+            let text = BigText::builder()
+                .pixel_size(PixelSize::Quadrant)
+                .style(number_style)
+                .lines(vec![Line::from(digits)])
+                .build();
+            frame.render_widget(text, number_area);
+        } else {
+            frame.render_widget(
+                Paragraph::new(Span::styled(format!(" {digits}"), number_style)),
+                number_area,
+            );
+        }
+        // The whole hour, a bar per minute or, when narrower, per few minutes (their worst);
+        // the scale starts at zero.
+        // Newest first, drawn from the right edge, so now is always at the right.
+        let mut shown = squeeze(&tile.hour, usize::from(spark_area.width));
+        shown.reverse();
+        let peak = shown.iter().copied().max().unwrap_or(0).max(1);
+        let mut sparkline = Sparkline::default()
+            .data(&shown)
+            .max(peak)
+            .style(tile.style)
+            .direction(RenderDirection::RightToLeft);
+        if ascii {
+            sparkline = sparkline.bar_set(ASCII_BARS);
+        }
+        frame.render_widget(sparkline, spark_area);
+    }
+}
+
+/// A tile's frame, titled with as much of `title` as fits.
+fn tile_block<'a>(title: &str, area: Rect, context: &ViewContext) -> Block<'a> {
+    let theme = context.theme;
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border)
+        .title(Span::styled(
+            format!(
+                " {} ",
+                fit(title, usize::from(area.width.saturating_sub(4)))
+            ),
+            theme.muted,
+        ))
+}
+
+/// At most `width` values: runs of neighbours folded into their largest.
+fn squeeze(values: &[u64], width: usize) -> Vec<u64> {
+    if values.len() <= width || width == 0 {
+        return values.to_vec();
+    }
+    values
+        .chunks(values.len().div_ceil(width))
+        .map(|run| run.iter().copied().max().unwrap_or(0))
+        .collect()
+}
+
+/// Sparkline bars for terminals without Unicode.
+const ASCII_BARS: symbols::bar::Set = symbols::bar::Set {
+    full: "#",
+    seven_eighths: "#",
+    three_quarters: "=",
+    five_eighths: "=",
+    half: "-",
+    three_eighths: "-",
+    one_quarter: ".",
+    one_eighth: ".",
+    empty: " ",
+};
+
+/// The counts at a glance: clusters by connection, cells by sync status and health.
+fn render_counts(frame: &mut Frame, area: Rect, state: &State, context: &ViewContext) {
     let theme = context.theme;
     let count = |health: Health| {
         state
@@ -111,21 +242,11 @@ fn render_tiles(frame: &mut Frame, area: Rect, state: &State, context: &ViewCont
             count(Health::NotReady),
             theme.health_not_ready,
         ),
-        (
-            "Unreachable".into(),
-            count(Health::Unreachable) + count(Health::Unauthorized),
-            theme.health_unreachable,
-        ),
         ("Stale".into(), stale, theme.health_unknown),
         (
             "Cells InSync".into(),
             totals.get(StatusKind::InSync),
             theme.status_style(StatusKind::InSync),
-        ),
-        (
-            "Drifted".into(),
-            totals.get(StatusKind::Drifted),
-            theme.status_style(StatusKind::Drifted),
         ),
         (
             "Failed".into(),
@@ -137,20 +258,16 @@ fn render_tiles(frame: &mut Frame, area: Rect, state: &State, context: &ViewCont
             totals.get(StatusKind::Pending),
             theme.status_style(StatusKind::Pending),
         ),
+        (
+            "Progressing".into(),
+            state.cells.health_count(HealthKind::Progressing) as usize,
+            theme.status_style(HealthKind::Progressing.severity()),
+        ),
     ];
     let constraints = vec![Constraint::Ratio(1, tiles.len() as u32); tiles.len()];
     let areas = Layout::horizontal(constraints).split(area);
     for ((label, value, style), tile) in tiles.into_iter().zip(areas.iter()) {
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.border)
-            .title(Span::styled(
-                format!(
-                    " {} ",
-                    fit(&label, usize::from(tile.width.saturating_sub(4)))
-                ),
-                theme.muted,
-            ));
+        let block = tile_block(&label, *tile, context);
         let number = Paragraph::new(Line::from(Span::styled(
             format!(" {value}"),
             style.add_modifier(ratatui::style::Modifier::BOLD),
@@ -258,8 +375,8 @@ fn cluster_glyph(
     if state.is_stale(cluster) {
         return (if ascii { ':' } else { '◌' }, theme.health_unknown);
     }
-    let worst = state.cells.cluster_counts(cluster).worst();
-    (worst.symbol(ascii), theme.status_style(worst))
+    let worst = state.cells.cluster_concern(cluster);
+    (worst.symbol(ascii), theme.status_style(worst.severity()))
 }
 
 fn render_heatmap(
@@ -298,7 +415,7 @@ fn render_heatmap(
             .iter()
             .filter(|&&c| {
                 state.clusters[c].status.health != Health::Ready
-                    || state.cells.cluster_counts(c).worst().is_problem()
+                    || state.cells.cluster_concern(c).is_problem()
             })
             .count();
         lines.push(Line::from(vec![
@@ -414,6 +531,15 @@ pub fn age(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_narrow_sparkline_keeps_every_spike() {
+        let hour: Vec<u64> = (0..60).map(|minute| u64::from(minute == 7) * 5).collect();
+        let squeezed = squeeze(&hour, 25);
+        assert!(squeezed.len() <= 25);
+        assert_eq!(squeezed.iter().max(), Some(&5));
+        assert_eq!(squeeze(&hour[..10], 25), hour[..10]);
+    }
 
     #[test]
     fn ages_read_at_a_glance() {

@@ -1,12 +1,13 @@
 //! The propagation matrix as the console keeps it: one status kind per (resource, cluster)
-//! cell, a sparse map of details, running counts per row and column, and since when each
-//! problem cell has been in its state. Plain data: it must not know about panes, modes or
+//! cell, a sparse map of details and of live health, running counts of both per row, per
+//! column and over the fleet (kept by each cell's change, never recounted over the fleet for
+//! a health change), and since when each problem cell has been in its state. Plain data: it must not know about panes, modes or
 //! anything else in the state.
 
 use std::collections::{BTreeMap, HashMap};
 
 use crate::backend::CellRef;
-use crate::model::{CellHealth, CellStatus, HealthKind, StatusCounts, StatusKind};
+use crate::model::{CellHealth, CellStatus, Concern, HealthKind, StatusCounts, StatusKind};
 
 /// Per-status cell counts for one row or column, kept up to date as cells change.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -40,6 +41,34 @@ impl KindCounts {
     }
 }
 
+/// Per-health cell counts for one row, one column or the fleet, kept up to date as cells
+/// change.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HealthCounts([u32; HealthKind::ALL.len()]);
+
+impl HealthCounts {
+    fn add(&mut self, kind: HealthKind) {
+        self.0[kind as usize] += 1;
+    }
+
+    fn remove(&mut self, kind: HealthKind) {
+        let slot = &mut self.0[kind as usize];
+        *slot = slot.saturating_sub(1);
+    }
+
+    pub fn get(&self, kind: HealthKind) -> u32 {
+        self.0[kind as usize]
+    }
+
+    /// The health present that ranks worst (`None` when no cell has one).
+    pub fn worst(&self) -> Option<HealthKind> {
+        HealthKind::ALL
+            .into_iter()
+            .filter(|kind| self.get(*kind) > 0)
+            .max_by_key(|kind| (kind.severity(), *kind))
+    }
+}
+
 /// The propagation matrix: one status per (resource, cluster), with roll-ups per row and column.
 /// Stored as one byte-sized kind per cell plus a sparse map of details, so 2,000 clusters ×
 /// 1,000 resources stay small.
@@ -54,9 +83,11 @@ pub struct CellGrid {
     /// Every cell's kind counted, for the header and the wall's tiles.
     all: KindCounts,
     /// Live health of the cells a backend reported one for, sparse (most cells are healthy
-    /// or have no health), with counts per health kind for the header.
+    /// or have no health), with counts per health kind per row, per column and for the header.
     health: HashMap<CellRef, CellHealth>,
-    health_counts: [u32; 6],
+    health_per_resource: Vec<HealthCounts>,
+    health_per_cluster: Vec<HealthCounts>,
+    health_all: HealthCounts,
     /// Problem cells and since when (app clock, ms) they have been in their state.
     problems: BTreeMap<CellRef, u64>,
     /// The app clock, stamped on problems as they appear.
@@ -82,7 +113,9 @@ impl CellGrid {
             per_cluster: vec![KindCounts::default(); clusters],
             all: KindCounts::default(),
             health: HashMap::new(),
-            health_counts: [0; 6],
+            health_per_resource: vec![HealthCounts::default(); resources],
+            health_per_cluster: vec![HealthCounts::default(); clusters],
+            health_all: HealthCounts::default(),
             problems: BTreeMap::new(),
             now_ms: 0,
         };
@@ -114,6 +147,8 @@ impl CellGrid {
     /// Appends `count` resource rows, every cell Pending until the backend reports.
     pub fn add_resources(&mut self, count: usize) {
         self.resources += count;
+        self.health_per_resource
+            .resize(self.resources, HealthCounts::default());
         self.kinds.extend(std::iter::repeat_n(
             StatusKind::Pending,
             count * self.clusters,
@@ -203,11 +238,16 @@ impl CellGrid {
         if cell.resource as usize >= self.resources || cell.cluster as usize >= self.clusters {
             return false;
         }
+        let (resource, cluster) = (cell.resource as usize, cell.cluster as usize);
         if let Some(old) = self.health.remove(&cell) {
-            self.health_counts[old.kind as usize] -= 1;
+            self.health_all.remove(old.kind);
+            self.health_per_resource[resource].remove(old.kind);
+            self.health_per_cluster[cluster].remove(old.kind);
         }
         if let Some(health) = health {
-            self.health_counts[health.kind as usize] += 1;
+            self.health_all.add(health.kind);
+            self.health_per_resource[resource].add(health.kind);
+            self.health_per_cluster[cluster].add(health.kind);
             self.health.insert(cell, health);
         }
         true
@@ -221,24 +261,47 @@ impl CellGrid {
         })
     }
 
-    /// The resources and the clusters with a cell of this live health.
-    pub fn with_health(
-        &self,
-        kind: HealthKind,
-    ) -> (
-        std::collections::HashSet<usize>,
-        std::collections::HashSet<usize>,
-    ) {
-        self.health
-            .iter()
-            .filter(|(_, health)| health.kind == kind)
-            .map(|(cell, _)| (cell.resource as usize, cell.cluster as usize))
-            .unzip()
-    }
-
     /// How many cells have this live health.
     pub fn health_count(&self, kind: HealthKind) -> u32 {
-        self.health_counts[kind as usize]
+        self.health_all.get(kind)
+    }
+
+    pub fn resource_health(&self, resource: usize) -> HealthCounts {
+        self.health_per_resource
+            .get(resource)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    pub fn cluster_health(&self, cluster: usize) -> HealthCounts {
+        self.health_per_cluster
+            .get(cluster)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// What a cell shows: the worse of its sync status and its live health.
+    pub fn concern(&self, resource: usize, cluster: usize) -> Concern {
+        Concern::of(
+            self.kind(resource, cluster),
+            self.health(resource, cluster).map(|health| health.kind),
+        )
+    }
+
+    /// A resource's roll-up: the worse of its worst sync status and its worst health.
+    pub fn resource_concern(&self, resource: usize) -> Concern {
+        Concern::of(
+            self.resource_counts(resource).worst(),
+            self.resource_health(resource).worst(),
+        )
+    }
+
+    /// A cluster's roll-up: the worse of its worst sync status and its worst health.
+    pub fn cluster_concern(&self, cluster: usize) -> Concern {
+        Concern::of(
+            self.cluster_counts(cluster).worst(),
+            self.cluster_health(cluster).worst(),
+        )
     }
 
     pub fn kind(&self, resource: usize, cluster: usize) -> StatusKind {
@@ -287,16 +350,26 @@ impl CellGrid {
         self.per_cluster.get(cluster).copied().unwrap_or_default()
     }
 
-    /// The cluster whose cell causes a resource's worst status (the roll-up's trace).
+    /// The cluster whose cell causes a resource's roll-up (its trace).
     pub fn resource_cause(&self, resource: usize) -> Option<usize> {
-        let worst = self.resource_counts(resource).worst();
-        (0..self.clusters).find(|&cluster| self.kind(resource, cluster) == worst)
+        let worst = self.resource_concern(resource);
+        (0..self.clusters).find(|&cluster| self.shows(resource, cluster, worst))
     }
 
-    /// The resource whose cell causes a cluster's worst status.
+    /// The resource whose cell causes a cluster's roll-up.
     pub fn cluster_cause(&self, cluster: usize) -> Option<usize> {
-        let worst = self.cluster_counts(cluster).worst();
-        (0..self.resources).find(|&resource| self.kind(resource, cluster) == worst)
+        let worst = self.cluster_concern(cluster);
+        (0..self.resources).find(|&resource| self.shows(resource, cluster, worst))
+    }
+
+    /// Whether a cell holds the status or health a roll-up shows.
+    fn shows(&self, resource: usize, cluster: usize, concern: Concern) -> bool {
+        match concern {
+            Concern::Sync(kind) => self.kind(resource, cluster) == kind,
+            Concern::Health(kind) => self
+                .health(resource, cluster)
+                .is_some_and(|health| health.kind == kind),
+        }
     }
 
     /// Counts of every cell by status, kept as cells change.
@@ -358,6 +431,51 @@ mod tests {
         grid.set_health(cell(0, 1), None);
         assert_eq!(grid.health_count(HealthKind::Healthy), 0);
         assert!(!grid.set_health(cell(9, 0), None));
+    }
+
+    #[test]
+    fn roll_ups_show_the_worse_of_sync_and_health() {
+        let mut grid = CellGrid::new(2, 2);
+        for (r, c) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+            grid.set(cell(r, c), CellStatus::InSync, None);
+        }
+        grid.set(cell(1, 1), CellStatus::Drifted, None);
+        let degraded = CellHealth {
+            kind: HealthKind::Degraded,
+            reason: "progress deadline exceeded".into(),
+        };
+        grid.set_health(cell(0, 1), Some(degraded.clone()));
+        assert_eq!(
+            grid.resource_concern(0),
+            Concern::Health(HealthKind::Degraded)
+        );
+        assert_eq!(
+            grid.cluster_concern(1),
+            Concern::Health(HealthKind::Degraded)
+        );
+        assert_eq!(grid.resource_cause(0), Some(1));
+        assert_eq!(grid.cluster_cause(1), Some(0), "Degraded outranks Drifted");
+        assert_eq!(grid.cluster_concern(0), Concern::Sync(StatusKind::InSync));
+        assert_eq!(grid.resource_health(0).get(HealthKind::Degraded), 1);
+        // Progressing ranks as Pending: a Drifted row still shows Drifted.
+        grid.set_health(
+            cell(1, 1),
+            Some(CellHealth {
+                kind: HealthKind::Progressing,
+                reason: String::new(),
+            }),
+        );
+        assert_eq!(grid.resource_concern(1), Concern::Sync(StatusKind::Drifted));
+        grid.set_health(cell(0, 1), None);
+        assert_eq!(grid.resource_concern(0), Concern::Sync(StatusKind::InSync));
+        assert_eq!(grid.cluster_concern(1), Concern::Sync(StatusKind::Drifted));
+        // Rows added later start with no health.
+        grid.add_resources(1);
+        assert!(grid.set_health(cell(2, 0), Some(degraded)));
+        assert_eq!(
+            grid.resource_concern(2),
+            Concern::Health(HealthKind::Degraded)
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod cells;
 pub mod drift;
 pub mod edits;
+pub mod history;
 pub mod object_view;
 pub mod ocm_placement;
 pub mod override_editor;
@@ -14,7 +15,7 @@ pub mod placement_editor;
 pub mod review;
 pub mod rollout;
 
-pub use cells::{CellDetail, CellGrid, KindCounts};
+pub use cells::{CellDetail, CellGrid, HealthCounts, KindCounts};
 pub use edits::{FileText, FleetEdit, FleetSave, FleetWrite};
 
 use std::collections::BTreeMap;
@@ -297,6 +298,8 @@ pub struct State {
     pub now_ms: u64,
     /// The terminal size.
     pub viewport: (u16, u16),
+    /// Clusters Unreachable or Unauthorized, kept as their statuses change.
+    pub unreachable_clusters: usize,
     /// Set when this is the read-only wall display.
     pub wall: Option<Wall>,
     /// Why the selected resource is or is not on the selected cluster, from the engine.
@@ -308,6 +311,8 @@ pub struct State {
     pub last_placement: Option<(String, String, serde_json::Value)>,
     /// The propagation in progress, if any.
     pub rollout: Option<rollout::Rollout>,
+    /// When a propagation's next wave may start (`waveGate` in `config.yaml`).
+    pub wave_gate: crate::config::wave_gate::WaveGate,
     /// The drift the backend reported, field by field.
     pub drift: drift::DriftBook,
     /// What the object view follows on the clusters, and what they answered.
@@ -339,6 +344,8 @@ pub struct Wall {
     pub stale_after_ms: u64,
     /// Draw with ASCII only.
     pub ascii: bool,
+    /// The last hour of Degraded, Drifted and Unreachable counts, for the tiles' sparklines.
+    pub history: history::History,
 }
 
 /// Edits a source does not support, each with the reason the console gives.
@@ -387,6 +394,7 @@ impl State {
             })
             .collect();
         self.cells = CellGrid::new(self.resources.len(), self.clusters.len());
+        self.unreachable_clusters = 0;
         self.fleet = fleet;
         self.explanation = None;
         if self.clusters.len() > LARGE_FLEET && self.group_by.is_none() {
@@ -404,8 +412,13 @@ const LARGE_FLEET: usize = 200;
 impl State {
     pub fn new(source: String, clusters: Vec<ClusterRow>, resources: Vec<ResourceRow>) -> State {
         let cells = CellGrid::new(resources.len(), clusters.len());
+        let unreachable_clusters = clusters
+            .iter()
+            .filter(|row| is_unreachable(row.status.health))
+            .count();
         let mut state = State {
             source,
+            unreachable_clusters,
             clusters,
             resources,
             cells,
@@ -521,6 +534,9 @@ impl State {
     /// changes must recompute the visible rows.
     pub fn views_follow_cells(&self) -> bool {
         self.status_filter.is_some()
+            || self.health_filter.is_some()
+            || self.cluster_view.filter.looks_at_cells()
+            || self.resource_view.filter.looks_at_cells()
             || self.cluster_view.sort == SortKey::Worst
             || self.resource_view.sort == SortKey::Worst
     }
@@ -531,7 +547,6 @@ impl State {
         let matcher = SkimMatcherV2::default();
         let selected_cluster = self.selected_cluster();
         let selected_resource = self.selected_resource();
-        let unwell = self.health_filter.map(|kind| self.cells.with_health(kind));
 
         let mut clusters: Vec<usize> = (0..self.clusters.len())
             .filter(|&index| {
@@ -540,13 +555,14 @@ impl State {
                     text: &row.spec.name,
                     labels: &row.spec.labels,
                 };
+                let (statuses, healths) = (
+                    self.cells.cluster_counts(index),
+                    self.cells.cluster_health(index),
+                );
                 self.cluster_view.filter.matches(&matcher, &candidate)
-                    && self
-                        .status_filter
-                        .is_none_or(|kind| self.cells.cluster_counts(index).get(kind) > 0)
-                    && unwell
-                        .as_ref()
-                        .is_none_or(|(_, clusters)| clusters.contains(&index))
+                    && self.cluster_view.filter.matches_cells(&statuses, &healths)
+                    && self.status_filter.is_none_or(|kind| statuses.get(kind) > 0)
+                    && self.health_filter.is_none_or(|kind| healths.get(kind) > 0)
             })
             .collect();
         sort_clusters(self, &mut clusters);
@@ -569,17 +585,18 @@ impl State {
                     text: &text,
                     labels: row.labels.as_ref().unwrap_or(&no_labels),
                 };
+                let (statuses, healths) = (
+                    self.cells.resource_counts(index),
+                    self.cells.resource_health(index),
+                );
                 self.resource_view.filter.matches(&matcher, &candidate)
+                    && self.resource_view.filter.matches_cells(&statuses, &healths)
                     && self
                         .kind_filter
                         .as_deref()
                         .is_none_or(|kind| kind_matches(&row.target.kind, kind))
-                    && self
-                        .status_filter
-                        .is_none_or(|kind| self.cells.resource_counts(index).get(kind) > 0)
-                    && unwell
-                        .as_ref()
-                        .is_none_or(|(resources, _)| resources.contains(&index))
+                    && self.status_filter.is_none_or(|kind| statuses.get(kind) > 0)
+                    && self.health_filter.is_none_or(|kind| healths.get(kind) > 0)
             })
             .collect();
         sort_resources(self, &mut resources);
@@ -635,7 +652,7 @@ fn sort_clusters(state: &State, clusters: &mut [usize]) {
         SortKey::Fleet | SortKey::Kind => {}
         SortKey::Name => clusters.sort_by(|a, b| rows[*a].spec.name.cmp(&rows[*b].spec.name)),
         SortKey::Worst => {
-            clusters.sort_by_key(|c| std::cmp::Reverse(state.cells.cluster_counts(*c).worst()))
+            clusters.sort_by_key(|c| std::cmp::Reverse(state.cells.cluster_concern(*c).severity()))
         }
         SortKey::Health => {
             clusters.sort_by_key(|c| std::cmp::Reverse(health_rank(rows[*c].status.health)))
@@ -643,6 +660,11 @@ fn sort_clusters(state: &State, clusters: &mut [usize]) {
         SortKey::Latency => clusters
             .sort_by_key(|c| std::cmp::Reverse(rows[*c].status.latency_ms.unwrap_or(u64::MAX))),
     }
+}
+
+/// Whether a cluster's connection counts as unreachable on the wall.
+pub fn is_unreachable(health: Health) -> bool {
+    matches!(health, Health::Unreachable | Health::Unauthorized)
 }
 
 fn health_rank(health: Health) -> u8 {
@@ -664,8 +686,7 @@ fn sort_resources(state: &State, resources: &mut [usize]) {
             (&rows[*a].target.kind, &rows[*a].target.name)
                 .cmp(&(&rows[*b].target.kind, &rows[*b].target.name))
         }),
-        SortKey::Worst => {
-            resources.sort_by_key(|r| std::cmp::Reverse(state.cells.resource_counts(*r).worst()))
-        }
+        SortKey::Worst => resources
+            .sort_by_key(|r| std::cmp::Reverse(state.cells.resource_concern(*r).severity())),
     }
 }

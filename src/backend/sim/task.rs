@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use super::world::{CONNECT_TIMEOUT_MS, SimCore};
 use crate::backend::messages::{BackendEvent, CellRef, Effect, by_cluster};
-use crate::model::Health;
+use crate::model::{CellStatus, Health};
 
 /// Runs a [`SimCore`] as a tokio task: probes clusters with their latency, sends a snapshot,
 /// applies with per-cluster latency, and lets drift appear over time.
@@ -43,6 +43,9 @@ pub fn spawn_readonly(core: SimCore, events: mpsc::UnboundedSender<BackendEvent>
 /// How often every answering cluster reports that it is alive.
 const HEARTBEAT_MS: u64 = 5_000;
 
+/// How long a simulated workload takes to roll out after it was written.
+const ROLLOUT_MS: u64 = 1_500;
+
 /// How often the cells the live view follows are read again.
 const LIVE_REFRESH_MS: u64 = 2_000;
 
@@ -58,6 +61,11 @@ enum Scheduled {
     },
     DeleteDone {
         cluster: usize,
+        cells: Vec<CellRef>,
+    },
+    /// The controllers of a cluster finished rolling out what an apply wrote: its workloads
+    /// report their settled health.
+    RolledOut {
         cells: Vec<CellRef>,
     },
     /// Read the followed cells again, unless a newer follow replaced this one.
@@ -175,7 +183,25 @@ async fn run(
                             cluster: cluster as u32,
                             status: core.cluster_status(cluster),
                         },
-                        Scheduled::ApplyDone { cluster, cells } => BackendEvent::Cells(core.apply(cluster, &cells)),
+                        Scheduled::ApplyDone { cluster, cells } => {
+                            // Written: in sync at once, Healthy once the rollout is done.
+                            let updates = core.apply(cluster, &cells);
+                            let written: Vec<CellRef> = updates
+                                .iter()
+                                .filter(|update| update.status == CellStatus::InSync)
+                                .map(|update| update.cell)
+                                .collect();
+                            if !send(&core, &events, BackendEvent::Cells(updates)) {
+                                return;
+                            }
+                            let rolling = core.rolling_out(&written);
+                            if rolling.is_empty() {
+                                continue;
+                            }
+                            schedule(&mut queue, now + ROLLOUT_MS, Scheduled::RolledOut { cells: written });
+                            BackendEvent::Health(rolling)
+                        }
+                        Scheduled::RolledOut { cells } => BackendEvent::Health(core.health_of(&cells)),
                         Scheduled::DeleteDone { cluster, cells } => BackendEvent::Cells(core.delete(cluster, &cells)),
                         Scheduled::LiveRefresh { follow: which } => {
                             if which != follow || followed.is_empty() {

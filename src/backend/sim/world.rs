@@ -17,7 +17,7 @@ use crate::backend::fanout::drift::DriftField;
 use crate::backend::messages::{BackendEvent, CellRef, CellUpdate, HealthUpdate};
 use crate::engine::compare::secrets;
 use crate::engine::{Decision, Fleet};
-use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health};
+use crate::model::{CellHealth, CellStatus, ClusterSpec, ClusterStatus, Health, HealthKind};
 
 /// A field whose live value left the desired one.
 #[derive(Debug, Clone, PartialEq)]
@@ -353,16 +353,38 @@ impl SimCore {
         self.stalled.contains(&self.index(resource, cluster))
     }
 
-    /// Live health the console is told of: the held workloads whose rollout stalled (every
-    /// other simulated workload is settled and healthy, which needs no mark).
+    /// Live health the console is told of at the start: the held workloads whose rollout
+    /// stalled (every other simulated workload is settled and healthy, which needs no mark).
     pub fn health_events(&self) -> Vec<BackendEvent> {
-        let mut updates = Vec::new();
         let mut stalled: Vec<usize> = self.stalled.iter().copied().collect();
         stalled.sort_unstable();
         let clusters = self.clusters.len().max(1);
-        for index in stalled {
-            let (resource, cluster) = (index / clusters, index % clusters);
-            if !self.cells[index].applied {
+        let cells: Vec<CellRef> = stalled
+            .into_iter()
+            .map(|index| CellRef {
+                resource: (index / clusters) as u32,
+                cluster: (index % clusters) as u32,
+            })
+            .collect();
+        let updates = self.health_of(&cells);
+        if updates.is_empty() {
+            Vec::new()
+        } else {
+            vec![BackendEvent::Health(updates)]
+        }
+    }
+
+    /// The live health of these cells' objects as their clusters hold them: settled, or a
+    /// stalled rollout where the scenario degrades it. Cells not held, and kinds without a
+    /// notion of health, are left out.
+    pub fn health_of(&self, cells: &[CellRef]) -> Vec<HealthUpdate> {
+        let mut updates = Vec::new();
+        for cell in cells {
+            let (resource, cluster) = (cell.resource as usize, cell.cluster as usize);
+            if resource >= self.fleet.resources.len() || cluster >= self.clusters.len() {
+                continue;
+            }
+            if !self.cells[self.index(resource, cluster)].applied {
                 continue;
             }
             let Decision::Placed { object, .. } = self.fleet.decide(resource, cluster) else {
@@ -370,19 +392,29 @@ impl SimCore {
             };
             let mut stored = object;
             self.report_status(resource, cluster, &mut stored);
-            updates.push(HealthUpdate {
-                cell: CellRef {
-                    resource: resource as u32,
-                    cluster: cluster as u32,
-                },
-                health: crate::engine::health::assess(&stored),
-            });
+            if let Some(health) = crate::engine::health::assess(&stored) {
+                updates.push(HealthUpdate {
+                    cell: *cell,
+                    health: Some(health),
+                });
+            }
         }
-        if updates.is_empty() {
-            Vec::new()
-        } else {
-            vec![BackendEvent::Health(updates)]
-        }
+        updates
+    }
+
+    /// What a just-written workload's health reads until its controller has rolled it out:
+    /// Progressing, for the cells of `cells` that are held and whose kind has a health.
+    pub fn rolling_out(&self, cells: &[CellRef]) -> Vec<HealthUpdate> {
+        self.health_of(cells)
+            .into_iter()
+            .map(|update| HealthUpdate {
+                cell: update.cell,
+                health: Some(CellHealth {
+                    kind: HealthKind::Progressing,
+                    reason: "waiting for the new pods to become available".into(),
+                }),
+            })
+            .collect()
     }
 
     /// The whole matrix as a snapshot event. A cell the fleet does not place and the cluster
