@@ -12,6 +12,10 @@ use flotilla::commands::render::FleetInput;
 use flotilla::{commands, launch, logging, source};
 
 fn main() -> ExitCode {
+    // The shell asking for completion candidates: answer before anything else runs.
+    if let Some(code) = commands::completion::complete_if_asked() {
+        return ExitCode::from(code);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // clap prints usage errors with exit 2 and help/version with exit 0.
