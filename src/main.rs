@@ -202,7 +202,7 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
         Command::Completion(args) => {
             commands::completion::run(&args, &mut std::io::stdout().lock())
         }
-        Command::Man => commands::man::run(&mut std::io::stdout().lock()),
+        Command::Man(args) => commands::man::run(&args, &mut std::io::stdout().lock()),
         Command::Placement(PlacementCommand::Set(args)) => {
             commands::placement::run_set(&global, &args, &mut std::io::stdout()).await
         }

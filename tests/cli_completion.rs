@@ -52,7 +52,11 @@ fn a_command_name_completes_from_its_first_letters() {
 #[test]
 fn context_values_come_from_the_kubeconfig_the_line_names() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let file = kubeconfig(dir.path(), "kc", &["hub", "member-a", "member-b", "staging"]);
+    let file = kubeconfig(
+        dir.path(),
+        "kc",
+        &["hub", "member-a", "member-b", "staging"],
+    );
     let file = file.to_str().expect("utf-8 path");
     assert_eq!(
         bash_candidates(
@@ -64,7 +68,11 @@ fn context_values_come_from_the_kubeconfig_the_line_names() {
     );
     // --hub takes a context too, and --kubeconfig may come after the command.
     assert_eq!(
-        bash_candidates(dir.path(), None, &["clusters", "--kubeconfig", file, "--hub", "h"]),
+        bash_candidates(
+            dir.path(),
+            None,
+            &["clusters", "--kubeconfig", file, "--hub", "h"]
+        ),
         vec!["hub".to_string()]
     );
 }
@@ -77,7 +85,11 @@ fn context_values_merge_the_kubeconfig_files_of_kubeconfig_env_and_skip_missing_
     let missing = dir.path().join("missing");
     let list = std::env::join_paths([first, missing, second]).expect("join paths");
     assert_eq!(
-        bash_candidates(dir.path(), Some(Path::new(&list)), &["status", "--context", "e"]),
+        bash_candidates(
+            dir.path(),
+            Some(Path::new(&list)),
+            &["status", "--context", "e"]
+        ),
         vec!["east-1".to_string(), "east-2".to_string()]
     );
 }
@@ -86,7 +98,10 @@ fn context_values_merge_the_kubeconfig_files_of_kubeconfig_env_and_skip_missing_
 fn cluster_and_resource_values_come_from_the_fleet_directory() {
     let dir = tempfile::tempdir().expect("temp dir");
     // The default ./fleet for --cluster …
-    copy_fleet("testdata/fleets/karmada-placement", &dir.path().join("fleet"));
+    copy_fleet(
+        "testdata/fleets/karmada-placement",
+        &dir.path().join("fleet"),
+    );
     let clusters = bash_candidates(dir.path(), None, &["plan", "--cluster", "m"]);
     assert_eq!(clusters, ["m1", "m2", "m3", "m4", "m5", "m6"]);
     // … and --fleet DIR for resources, as a flag and as an editor's positional argument.
@@ -104,7 +119,10 @@ fn cluster_and_resource_values_come_from_the_fleet_directory() {
     let in_default = bash_candidates(dir.path(), None, &["status", "--resource", ""]);
     assert_ne!(resources, in_default, "--fleet was not honoured");
     let positional = bash_candidates(dir.path(), None, &["placement", "set", "Deployment/p/div"]);
-    assert_eq!(positional, ["Deployment/p/divided", "Deployment/p/divided-few"]);
+    assert_eq!(
+        positional,
+        ["Deployment/p/divided", "Deployment/p/divided-few"]
+    );
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The conveniences a kubectl user expects, through the real binary: `info` naming where
-//! flotilla's files live (from the XDG variables), shell completion, the man page, and
+//! flotilla's files live (from the XDG variables), shell completion, the man pages, and
 //! `-o wide` / `-o name` on the tables.
 
 use std::path::Path;
@@ -133,6 +133,46 @@ fn the_man_page_is_roff_with_every_command() {
     for command in ["render", "plan", "repair", "completion"] {
         assert!(page.contains(command), "man page lacks {command}");
     }
+}
+
+/// `flotilla-placement-set` for `placement set`: every command's page name, depth first.
+fn page_names(command: &clap::Command, prefix: &str, names: &mut Vec<String>) {
+    for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
+        let name = format!("{prefix}-{}", sub.get_name());
+        names.push(name.clone());
+        page_names(sub, &name, names);
+    }
+}
+
+#[test]
+fn man_out_writes_a_page_for_every_command() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("man");
+    std::fs::create_dir(&out).expect("mkdir");
+    let listed = stdout(&flotilla(&["man", "--out", out.to_str().expect("utf-8")]));
+    let mut expected = vec!["flotilla".to_string()];
+    page_names(
+        &<flotilla::cli::Cli as clap::CommandFactory>::command(),
+        "flotilla",
+        &mut expected,
+    );
+    assert!(expected.len() > 20, "{expected:?}");
+    assert!(expected.contains(&"flotilla-placement-set".to_string()));
+    for name in &expected {
+        let path = out.join(format!("{name}.1"));
+        let page = std::fs::read_to_string(&path)
+            .unwrap_or_else(|err| panic!("no page {}: {err}", path.display()));
+        assert!(page.contains(&format!(".TH {name} 1")), "{name}: {page}");
+        assert!(listed.contains(&path.display().to_string()), "{listed}");
+    }
+    let plan = std::fs::read_to_string(out.join("flotilla-plan.1")).expect("plan page");
+    assert!(plan.contains("prune"), "{plan}");
+    let refused = flotilla(&[
+        "man",
+        "--out",
+        dir.path().join("absent").to_str().expect("utf-8"),
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
 }
 
 #[test]

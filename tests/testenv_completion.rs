@@ -28,7 +28,10 @@ fn context_completion_offers_the_member_contexts_of_the_testenv_kubeconfig() {
     );
     assert_eq!(offered, expected);
     for member in &env.members {
-        assert!(offered.contains(member), "{member} not offered: {offered:?}");
+        assert!(
+            offered.contains(member),
+            "{member} not offered: {offered:?}"
+        );
     }
     assert!(!offered.iter().any(|name| name == "hub"), "{offered:?}");
 }

@@ -98,8 +98,7 @@ impl Sources {
             if flag != "--fleet" && flag != "--kubeconfig" {
                 continue;
             }
-            let Some(value) = inline.or_else(|| words.next().map(|next| next.into_owned()))
-            else {
+            let Some(value) = inline.or_else(|| words.next().map(|next| next.into_owned())) else {
                 break;
             };
             if flag == "--fleet" {
