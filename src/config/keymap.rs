@@ -464,6 +464,80 @@ pub const BUILT_IN: [(&str, &str); 3] = [
     ("k9s", include_str!("../../keymaps/k9s.yaml")),
 ];
 
+/// Where a section's entries come from, for errors.
+struct Place<'a> {
+    origin: &'a str,
+    section: &'a str,
+    text: &'a str,
+}
+
+/// Binds one command's keys in a section; a key that does not parse, or that the section
+/// already binds to another command, is an error.
+fn bind<C: Copy + Ord>(
+    (bindings, listed): (&mut BTreeMap<Key, C>, &mut BTreeMap<C, Vec<Key>>),
+    (command, name): (C, fn(C) -> &'static str),
+    (command_name, keys): (&str, Vec<String>),
+    place: &Place,
+    errors: &mut Vec<String>,
+) {
+    let at = |field: &str| line_of(place.text, place.section, Some(field));
+    for key_text in keys {
+        match Key::parse(&key_text) {
+            Ok(key) => {
+                listed.entry(command).or_default().push(key);
+                if let Some(previous) = bindings.insert(key, command)
+                    && previous != command
+                {
+                    errors.push(conflict(
+                        place.origin,
+                        place.section,
+                        key,
+                        (name(previous), at(name(previous))),
+                        (name(command), at(command_name)),
+                    ));
+                }
+            }
+            Err(err) => errors.push(format!(
+                "{}:{}: {}: {command_name}: {err}",
+                place.origin,
+                at(command_name),
+                place.section
+            )),
+        }
+    }
+}
+
+/// Lays a user's section over a built-in one: each command the user lists lets go of its old
+/// keys first (so two commands may swap) and takes the user's; a key the built-in section
+/// still binds to a command the user did not list is an error.
+fn lay_over<C: Copy + Ord>(
+    (bindings, listed): (&mut BTreeMap<Key, C>, &mut BTreeMap<C, Vec<Key>>),
+    user: BTreeMap<C, Vec<Key>>,
+    name: fn(C) -> &'static str,
+    (place, map_name): (&Place, &str),
+    errors: &mut Vec<String>,
+) {
+    bindings.retain(|_, bound| !user.contains_key(bound));
+    for (command, keys) in user {
+        listed.insert(command, keys.clone());
+        for key in keys {
+            if let Some(previous) = bindings.insert(key, command)
+                && previous != command
+            {
+                errors.push(format!(
+                    "{}:{}: {}: {}: key {key} is also bound to {} by the {map_name} map; list {} with other keys too",
+                    place.origin,
+                    line_of(place.text, place.section, Some(name(command))),
+                    place.section,
+                    name(command),
+                    name(previous),
+                    name(previous)
+                ));
+            }
+        }
+    }
+}
+
 /// A key bound to two commands of one section, said at the later of their lines.
 fn conflict(
     origin: &str,
@@ -506,48 +580,33 @@ impl Keymap {
         };
         if let Some((path, text)) = user {
             let overlay = Keymap::parse(name, &text, &path);
-            // Every listed command lets go of its old keys first, so two commands may swap.
-            map.bindings
-                .retain(|_, bound| !overlay.listed.contains_key(bound));
-            for (command, keys) in overlay.listed {
-                map.listed.insert(command, keys.clone());
-                for key in keys {
-                    if let Some(previous) = map.bindings.insert(key, command)
-                        && previous != command
-                    {
-                        map.errors.push(format!(
-                            "{path}:{}: global: {}: key {key} is also bound to {} by the {name} map; list {} with other keys too",
-                            line_of(&text, "global", Some(command.name()))
-                                .max(line_of(&text, "main", Some(command.name()))),
-                            command.name(),
-                            previous.name(),
-                            previous.name()
-                        ));
-                    }
-                }
-            }
+            let main_section = if text.lines().any(|line| line.starts_with("main:")) {
+                "main"
+            } else {
+                "global"
+            };
+            let mut place = Place {
+                origin: &path,
+                section: main_section,
+                text: &text,
+            };
+            lay_over(
+                (&mut map.bindings, &mut map.listed),
+                overlay.listed,
+                KeyCommand::name,
+                (&place, name),
+                &mut map.errors,
+            );
             for (section, view) in overlay.views {
                 let keys_of = map.views.entry(section).or_default();
-                keys_of
-                    .bindings
-                    .retain(|_, bound| !view.listed.contains_key(bound));
-                for (command, keys) in view.listed {
-                    keys_of.listed.insert(command, keys.clone());
-                    for key in keys {
-                        if let Some(previous) = keys_of.bindings.insert(key, command)
-                            && previous != command
-                        {
-                            map.errors.push(format!(
-                                "{path}:{}: {}: {}: key {key} is also bound to {} by the {name} map; list {} with other keys too",
-                                line_of(&text, section.name(), Some(command.name())),
-                                section.name(),
-                                command.name(),
-                                previous.name(),
-                                previous.name()
-                            ));
-                        }
-                    }
-                }
+                place.section = section.name();
+                lay_over(
+                    (&mut keys_of.bindings, &mut keys_of.listed),
+                    view.listed,
+                    ViewCommand::name,
+                    (&place, name),
+                    &mut map.errors,
+                );
             }
             map.warnings.extend(overlay.warnings);
             map.errors.extend(overlay.errors);
@@ -604,6 +663,11 @@ impl Keymap {
         };
         for (section_name, commands) in file {
             let at = |field: Option<&str>| line_of(text, &section_name, field);
+            let place = Place {
+                origin,
+                section: &section_name,
+                text,
+            };
             if section_name == "global" || section_name == "main" {
                 for (command_name, keys) in commands {
                     let Some(command) = KeyCommand::from_name(&command_name) else {
@@ -614,28 +678,13 @@ impl Keymap {
                         ));
                         continue;
                     };
-                    for key_text in keys {
-                        match Key::parse(&key_text) {
-                            Ok(key) => {
-                                map.listed.entry(command).or_default().push(key);
-                                if let Some(previous) = map.bindings.insert(key, command)
-                                    && previous != command
-                                {
-                                    map.errors.push(conflict(
-                                        origin,
-                                        &section_name,
-                                        key,
-                                        (previous.name(), at(Some(previous.name()))),
-                                        (command.name(), at(Some(&command_name))),
-                                    ));
-                                }
-                            }
-                            Err(err) => map.errors.push(format!(
-                                "{origin}:{}: {section_name}: {command_name}: {err}",
-                                at(Some(&command_name))
-                            )),
-                        }
-                    }
+                    bind(
+                        (&mut map.bindings, &mut map.listed),
+                        (command, KeyCommand::name),
+                        (&command_name, keys),
+                        &place,
+                        &mut map.errors,
+                    );
                 }
                 continue;
             }
@@ -667,28 +716,13 @@ impl Keymap {
                     ));
                     continue;
                 };
-                for key_text in keys {
-                    match Key::parse(&key_text) {
-                        Ok(key) => {
-                            view.listed.entry(command).or_default().push(key);
-                            if let Some(previous) = view.bindings.insert(key, command)
-                                && previous != command
-                            {
-                                map.errors.push(conflict(
-                                    origin,
-                                    &section_name,
-                                    key,
-                                    (previous.name(), at(Some(previous.name()))),
-                                    (command.name(), at(Some(&command_name))),
-                                ));
-                            }
-                        }
-                        Err(err) => map.errors.push(format!(
-                            "{origin}:{}: {section_name}: {command_name}: {err}",
-                            at(Some(&command_name))
-                        )),
-                    }
-                }
+                bind(
+                    (&mut view.bindings, &mut view.listed),
+                    (command, ViewCommand::name),
+                    (&command_name, keys),
+                    &place,
+                    &mut map.errors,
+                );
             }
         }
         map
