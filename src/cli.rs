@@ -270,8 +270,8 @@ pub enum Command {
     Info,
     /// Print a shell completion script: `source <(flotilla completion bash)`.
     Completion(CompletionArgs),
-    /// Print the manual page (roff): `flotilla man | man -l -`.
-    Man,
+    /// Print the manual page (roff): `flotilla man | man -l -`; with --out DIR, write one page per command there.
+    Man(ManArgs),
     /// The console's placement editor as a command: `placement set KIND/NS/NAME --clusters a,b`.
     #[command(subcommand)]
     Placement(PlacementCommand),
@@ -302,7 +302,7 @@ impl Command {
             Command::Status(_) => "status",
             Command::Info => "info",
             Command::Completion(_) => "completion",
-            Command::Man => "man",
+            Command::Man(_) => "man",
             Command::Placement(_) => "placement",
             Command::Override(_) => "override",
             Command::Undo(_) => "undo",
@@ -317,6 +317,14 @@ pub struct CompletionArgs {
     /// The shell to complete in.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ManArgs {
+    /// Write flotilla.1 and one page per command (flotilla-plan.1, flotilla-placement-set.1, …)
+    /// into this existing directory instead of printing the main page.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -47,6 +47,15 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
 /// arrives as [`BackendEvent::FleetLoaded`]. `Err` is the exit status of a start that failed
 /// (the error already printed).
 pub async fn console(global: &GlobalArgs, wall: Option<WatchArgs>) -> Result<Console, u8> {
+    if let Err(errors) = check_keymap(global) {
+        for error in errors {
+            eprintln!("error: {error}");
+        }
+        eprintln!(
+            "  hint: fix the lines named above; the shipped keymaps/default.yaml shows every section"
+        );
+        return Err(crate::cli::exit::INPUT);
+    }
     let readonly = global.readonly || wall.is_some();
     let (events_tx, events) = mpsc::unbounded_channel();
     if let Some(hub) = &global.hub {
@@ -378,6 +387,20 @@ pub fn live_fleet(global: &GlobalArgs) -> Result<(LiveFleet, String), source::Lo
         },
         label,
     ))
+}
+
+/// The errors of the user's key map file, if it has any: the console does not start on a map
+/// that would leave a key doing something else than the file says.
+fn check_keymap(global: &GlobalArgs) -> Result<(), Vec<String>> {
+    let user_dir = config::user_dir();
+    let (settings, _) = Settings::load(user_dir.as_deref());
+    let name = settings.keymap_name(global.keymap.as_deref());
+    let keymap = Keymap::load(&name, user_dir.as_deref());
+    if keymap.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(keymap.errors)
+    }
 }
 
 /// The initial state with the user's settings, theme and key map applied.

@@ -12,6 +12,10 @@ use flotilla::commands::render::FleetInput;
 use flotilla::{commands, launch, logging, source};
 
 fn main() -> ExitCode {
+    // The shell asking for completion candidates: answer before anything else runs.
+    if let Some(code) = commands::completion::complete_if_asked() {
+        return ExitCode::from(code);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // clap prints usage errors with exit 2 and help/version with exit 0.
@@ -198,7 +202,7 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
         Command::Completion(args) => {
             commands::completion::run(&args, &mut std::io::stdout().lock())
         }
-        Command::Man => commands::man::run(&mut std::io::stdout().lock()),
+        Command::Man(args) => commands::man::run(&args, &mut std::io::stdout().lock()),
         Command::Placement(PlacementCommand::Set(args)) => {
             commands::placement::run_set(&global, &args, &mut std::io::stdout()).await
         }

@@ -1,5 +1,5 @@
 //! The conveniences a kubectl user expects, through the real binary: `info` naming where
-//! flotilla's files live (from the XDG variables), shell completion, the man page, and
+//! flotilla's files live (from the XDG variables), shell completion, the man pages, and
 //! `-o wide` / `-o name` on the tables.
 
 use std::path::Path;
@@ -115,10 +115,10 @@ fn info_names_the_kubeconfig_files_kubectl_would_read() {
 }
 
 #[test]
-fn completion_scripts_name_the_commands_for_each_shell() {
+fn completion_scripts_call_flotilla_back_for_each_shell() {
     for shell in ["bash", "zsh", "fish"] {
         let script = stdout(&flotilla(&["completion", shell]));
-        for word in ["plan", "drift", "info", "context", "kubeconfig"] {
+        for word in ["FLOTILLA_COMPLETE", "flotilla"] {
             assert!(script.contains(word), "{shell} script lacks {word}");
         }
     }
@@ -133,6 +133,46 @@ fn the_man_page_is_roff_with_every_command() {
     for command in ["render", "plan", "repair", "completion"] {
         assert!(page.contains(command), "man page lacks {command}");
     }
+}
+
+/// `flotilla-placement-set` for `placement set`: every command's page name, depth first.
+fn page_names(command: &clap::Command, prefix: &str, names: &mut Vec<String>) {
+    for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
+        let name = format!("{prefix}-{}", sub.get_name());
+        names.push(name.clone());
+        page_names(sub, &name, names);
+    }
+}
+
+#[test]
+fn man_out_writes_a_page_for_every_command() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("man");
+    std::fs::create_dir(&out).expect("mkdir");
+    let listed = stdout(&flotilla(&["man", "--out", out.to_str().expect("utf-8")]));
+    let mut expected = vec!["flotilla".to_string()];
+    page_names(
+        &<flotilla::cli::Cli as clap::CommandFactory>::command(),
+        "flotilla",
+        &mut expected,
+    );
+    assert!(expected.len() > 20, "{expected:?}");
+    assert!(expected.contains(&"flotilla-placement-set".to_string()));
+    for name in &expected {
+        let path = out.join(format!("{name}.1"));
+        let page = std::fs::read_to_string(&path)
+            .unwrap_or_else(|err| panic!("no page {}: {err}", path.display()));
+        assert!(page.contains(&format!(".TH {name} 1")), "{name}: {page}");
+        assert!(listed.contains(&path.display().to_string()), "{listed}");
+    }
+    let plan = std::fs::read_to_string(out.join("flotilla-plan.1")).expect("plan page");
+    assert!(plan.contains("prune"), "{plan}");
+    let refused = flotilla(&[
+        "man",
+        "--out",
+        dir.path().join("absent").to_str().expect("utf-8"),
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
 }
 
 #[test]
@@ -290,4 +330,27 @@ fn jsonpath_templates_the_json_shape_as_kubectl_does() {
     let bad = flotilla(&["clusters", "--demo", "-o", "jsonpath={.items["]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no closing"));
+}
+
+#[test]
+fn a_user_key_map_with_a_bad_entry_stops_the_console_naming_file_line_and_field() {
+    let config = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(config.path().join("flotilla/keymaps")).expect("mkdir");
+    let file = config.path().join("flotilla/keymaps/mine.yaml");
+    std::fs::write(&file, "drift:\n  revert: [R]\n  explode: [E]\n").expect("write");
+    let output = flotilla_in(config.path(), config.path(), &["demo", "--keymap", "mine"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{}:3: drift: explode: unknown command",
+            file.display()
+        )),
+        "{stderr}"
+    );
+    // A good one passes the check (and then needs a terminal, which a test has not).
+    std::fs::write(&file, "drift:\n  revert: [R]\n").expect("write");
+    let output = flotilla_in(config.path(), config.path(), &["demo", "--keymap", "mine"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("needs a terminal"), "{stderr}");
 }

@@ -555,3 +555,71 @@ fn a_revert_the_audit_log_remembers_makes_new_drift_of_that_field_an_owner_fight
             .any(|(c, path)| *c == cell && path != "/spec/replicas")
     );
 }
+
+/// A user key map file `keymaps/mine.yaml` with this text, loaded as the console loads it.
+fn user_keymap(text: &str) -> flotilla::config::keymap::Keymap {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join("keymaps")).expect("mkdir");
+    std::fs::write(dir.path().join("keymaps/mine.yaml"), text).expect("write");
+    let map = flotilla::config::keymap::Keymap::load("mine", Some(dir.path()));
+    assert!(map.errors.is_empty(), "{:?}", map.errors);
+    map
+}
+
+#[test]
+fn the_drift_views_keys_work_as_shipped_through_the_console_key_mapping() {
+    let mut demo = Demo::new(Scenario::demo());
+    demo.keys("D");
+    demo.cursor_to("prod-us-east-2");
+    demo.keys("r");
+    assert!(!demo.plan().lines.is_empty(), "r asks to revert");
+    assert!(demo.sent().is_empty(), "nothing before confirmation");
+    demo.keys("<esc>");
+    assert_eq!(demo.view().stage, Stage::Browsing);
+    demo.keys("<esc>");
+    assert!(
+        matches!(demo.session.state.mode, Mode::Normal),
+        "esc leaves the view"
+    );
+}
+
+#[test]
+fn a_remapped_drift_key_reverts_and_the_key_it_replaced_does_nothing() {
+    let mut demo = Demo::new(Scenario::demo());
+    demo.use_keymap(user_keymap("drift:\n  revert: [R]\n  back: [ctrl-g]\n"));
+    demo.session.state.danger_patterns = vec!["prod*".into()];
+    let cell = demo.cell(INVENTORY, "prod-us-east-2");
+    demo.keys("D");
+    demo.cursor_to("prod-us-east-2");
+    demo.keys("r");
+    assert_eq!(demo.view().stage, Stage::Browsing, "r no longer reverts");
+    demo.keys("<esc>");
+    assert!(
+        matches!(demo.session.state.mode, Mode::Drift(_)),
+        "esc no longer leaves"
+    );
+    demo.keys("R");
+    assert!(
+        demo.plan()
+            .lines
+            .iter()
+            .any(|l| l.contains("/spec/replicas")),
+        "R asks to revert: {:?}",
+        demo.plan().lines
+    );
+    assert_eq!(demo.plan().confirm_word, "prod-us-east-2");
+    demo.type_text("prod-us-east-2");
+    demo.keys("<enter>");
+    let sent = demo.sent();
+    assert!(
+        matches!(sent.as_slice(), [Effect::Revert { fields }] if fields.iter().all(|f| f.cell == cell)),
+        "{sent:?}"
+    );
+    demo.play(sent);
+    assert!(!demo.drifted(cell), "reverted");
+    demo.keys("<ctrl-g>");
+    assert!(
+        matches!(demo.session.state.mode, Mode::Normal),
+        "ctrl-g leaves the view"
+    );
+}

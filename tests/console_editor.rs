@@ -431,3 +431,73 @@ fn propagating_in_waves_sends_the_canary_first_and_the_rest_once_it_is_in_sync()
         .expect("still following wave 2");
     assert_eq!(rollout.current, 1);
 }
+
+/// The placement editor on the nightly report, widened to dev, in its review of the changes.
+fn reviewing_a_widened_selector(console: &mut Console) {
+    console.select("CronJob/batch/nightly-report");
+    console.command(KeyCommand::EditPlacement);
+    console.key(InputKey::Tab);
+    console.key(InputKey::ClearLine);
+    console.type_text("env in (batch,dev)");
+    console.keys("<enter>");
+}
+
+fn review_stage(scroll: usize, side_by_side: bool) -> Stage {
+    Stage::Reviewing {
+        scroll,
+        side_by_side,
+    }
+}
+
+#[test]
+fn the_reviews_keys_work_as_shipped_through_the_console_key_mapping() {
+    let mut console = Console::demo();
+    reviewing_a_widened_selector(&mut console);
+    assert_eq!(console.editor().stage, review_stage(0, false));
+    console.keys("n");
+    assert_eq!(console.editor().stage, review_stage(1, false));
+    console.keys("s");
+    assert_eq!(console.editor().stage, review_stage(1, true));
+    console.keys("<esc>");
+    assert_eq!(
+        console.editor().stage,
+        Stage::Editing,
+        "esc goes back to editing"
+    );
+}
+
+#[test]
+fn remapped_review_keys_move_and_the_keys_they_replaced_do_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join("keymaps")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("keymaps/mine.yaml"),
+        "editor:\n  next-change: [ctrl-n]\n  side-by-side: [v]\n  save: [ctrl-s]\n",
+    )
+    .expect("write");
+    let keymap = flotilla::config::keymap::Keymap::load("mine", Some(dir.path()));
+    assert!(keymap.errors.is_empty(), "{:?}", keymap.errors);
+    let mut console = Console::demo();
+    console.use_keymap(keymap);
+    reviewing_a_widened_selector(&mut console);
+    console.keys("ns");
+    assert_eq!(
+        console.editor().stage,
+        review_stage(0, false),
+        "n and s moved away"
+    );
+    console.keys("<ctrl-n>v");
+    assert_eq!(console.editor().stage, review_stage(1, true));
+    console.keys("y<enter>");
+    assert!(
+        matches!(console.state.mode, Mode::Placement(_)),
+        "y and enter no longer save"
+    );
+    console.keys("<ctrl-s>");
+    assert!(
+        !matches!(console.state.mode, Mode::Placement(_)),
+        "ctrl-s asks to save: {:?}",
+        console.state.mode
+    );
+    assert!(console.state.edits.is_empty(), "asking writes nothing");
+}

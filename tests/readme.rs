@@ -1,12 +1,12 @@
 //! The README and the docs cannot drift from the binary: every `flotilla …` command in a fenced
-//! shell block parses with the real command line, and the README's key table is the default key
-//! map's help, line for line. `FLOTILLA_BLESS=1 cargo test --test readme` rewrites the key table.
+//! shell block parses with the real command line, and the README's key tables are the default key
+//! map's help, section by section, line for line. `FLOTILLA_BLESS=1 cargo test --test readme` rewrites the key table.
 
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use flotilla::cli::Cli;
-use flotilla::config::keymap::Keymap;
+use flotilla::config::keymap::{Keymap, Section};
 
 const BEGIN: &str = "<!-- keys:begin";
 const END: &str = "<!-- keys:end -->";
@@ -104,10 +104,9 @@ fn a_command_that_does_not_exist_is_caught() {
     assert!(Cli::try_parse_from(argv).is_err());
 }
 
-/// The README's key table as the default key map's help screen lists it.
-fn key_table() -> String {
+fn table(entries: Vec<(String, &'static str)>) -> String {
     let mut table = String::from("| keys | does |\n|---|---|\n");
-    for (keys, does) in Keymap::built_in("default").help_entries(false) {
+    for (keys, does) in entries {
         let keys: Vec<String> = keys.split(' ').map(|key| format!("`{key}`")).collect();
         table.push_str(&format!(
             "| {} | {} |\n",
@@ -116,6 +115,22 @@ fn key_table() -> String {
         ));
     }
     table
+}
+
+/// The README's key tables as the default key map's help screen lists them: the main view's,
+/// then each view's own section.
+fn key_table() -> String {
+    let map = Keymap::built_in("default");
+    let mut text = table(map.help_entries(false));
+    for section in Section::ALL {
+        text.push_str(&format!(
+            "\n{} (`{}:` in a key map file):\n\n",
+            section.title(),
+            section.name()
+        ));
+        text.push_str(&table(map.section_help(section, false)));
+    }
+    text
 }
 
 #[test]

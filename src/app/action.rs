@@ -3,7 +3,7 @@
 //! or clients (the console turns terminal events into these).
 
 use crate::backend::{BackendEvent, SharedFleet};
-use crate::config::keymap::KeyCommand;
+use crate::config::keymap::{Key, KeyCodeName, KeyCommand};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -35,4 +35,25 @@ pub enum InputKey {
     Tab,
     Up,
     Down,
+}
+
+impl InputKey {
+    /// The key map's name for this key, for views that read their own key map section.
+    pub fn key(self) -> Key {
+        let (code, ctrl) = match self {
+            InputKey::Char(c) => (KeyCodeName::Char(c), false),
+            InputKey::Backspace => (KeyCodeName::Backspace, false),
+            InputKey::ClearLine => (KeyCodeName::Char('u'), true),
+            InputKey::Enter => (KeyCodeName::Enter, false),
+            InputKey::Esc => (KeyCodeName::Esc, false),
+            InputKey::Tab => (KeyCodeName::Tab, false),
+            InputKey::Up => (KeyCodeName::Up, false),
+            InputKey::Down => (KeyCodeName::Down, false),
+        };
+        Key {
+            code,
+            ctrl,
+            alt: false,
+        }
+    }
 }

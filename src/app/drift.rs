@@ -21,6 +21,7 @@ use super::state::{Mode, State};
 use super::text_input::edit_text;
 use crate::backend::fanout::object::FIELD_MANAGER;
 use crate::backend::{CellRef, DriftField, Effect, RevertField};
+use crate::config::keymap::{Keymap, Section, ViewCommand};
 use crate::engine::compare::secrets;
 use crate::engine::edit::drift_repair::{self, Chosen};
 use crate::engine::{Fleet, SourceFile};
@@ -196,19 +197,19 @@ pub fn key(state: &mut State, mut view: Box<DriftView>, key: InputKey) -> Vec<Ef
         Pane::Fields => &mut view.cursor,
         Pane::Rules => &mut view.rule_cursor,
     };
-    match key {
-        InputKey::Esc => return Vec::new(),
-        InputKey::Up | InputKey::Char('k') => *cursor = cursor.saturating_sub(1),
-        InputKey::Down | InputKey::Char('j') => *cursor = (*cursor + 1).min(len.saturating_sub(1)),
-        InputKey::Char('g') => *cursor = 0,
-        InputKey::Char('G') => *cursor = len.saturating_sub(1),
-        InputKey::Tab => {
+    match Keymap::built_in_view_command(Section::Drift, key.key()) {
+        Some(ViewCommand::Back) => return Vec::new(),
+        Some(ViewCommand::Up) => *cursor = cursor.saturating_sub(1),
+        Some(ViewCommand::Down) => *cursor = (*cursor + 1).min(len.saturating_sub(1)),
+        Some(ViewCommand::Top) => *cursor = 0,
+        Some(ViewCommand::Bottom) => *cursor = len.saturating_sub(1),
+        Some(ViewCommand::SwitchPane) => {
             view.pane = match view.pane {
                 Pane::Fields => Pane::Rules,
                 Pane::Rules => Pane::Fields,
             }
         }
-        InputKey::Char(' ') if view.pane == Pane::Fields => {
+        Some(ViewCommand::Mark) if view.pane == Pane::Fields => {
             if let Some(row) = rows.get(view.cursor) {
                 let fields = row_fields(&groups, *row);
                 if fields.iter().all(|f| view.marked.contains(f)) {
@@ -221,10 +222,12 @@ pub fn key(state: &mut State, mut view: Box<DriftView>, key: InputKey) -> Vec<Ef
                 view.cursor = (view.cursor + 1).min(rows.len().saturating_sub(1));
             }
         }
-        InputKey::Char(c @ ('r' | 'a' | 'i')) if view.pane == Pane::Fields => {
-            let verb = match c {
-                'r' => Verb::Revert,
-                'a' => Verb::Adopt,
+        Some(command @ (ViewCommand::Revert | ViewCommand::Adopt | ViewCommand::Ignore))
+            if view.pane == Pane::Fields =>
+        {
+            let verb = match command {
+                ViewCommand::Revert => Verb::Revert,
+                ViewCommand::Adopt => Verb::Adopt,
                 _ => Verb::Ignore,
             };
             if state.readonly {
@@ -244,7 +247,7 @@ pub fn key(state: &mut State, mut view: Box<DriftView>, key: InputKey) -> Vec<Ef
                 }
             }
         }
-        InputKey::Char('d') | InputKey::Char('x') if view.pane == Pane::Rules => {
+        Some(ViewCommand::RemoveRule) if view.pane == Pane::Rules => {
             if state.readonly {
                 state.notice = Some("read-only: ignore rules cannot be removed here".into());
             } else if let Some(rule) = view.rules.get(view.rule_cursor) {

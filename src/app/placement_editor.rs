@@ -14,6 +14,7 @@ use super::state::placement_editor::{Field, PlacementEditor, Stage, review_rows}
 use super::state::review::jump;
 use super::state::{LastChange, Mode, PendingApply, State};
 use crate::backend::{CellRef, Effect};
+use crate::config::keymap::{Keymap, Section, ViewCommand};
 use crate::engine::edit::placement::{
     DiffGroup, PlacementPreview, parse_field_selector, parse_replicas, parse_selector,
     parse_tolerations, preview_placement,
@@ -96,20 +97,21 @@ pub fn key(state: &mut State, mut editor: Box<PlacementEditor>, key: InputKey) -
         } => {
             let rows = review_rows(&editor);
             let last = rows.len().saturating_sub(1);
-            let scroll = match key {
-                InputKey::Esc => {
+            let command = Keymap::built_in_view_command(Section::Editor, key.key());
+            let scroll = match command {
+                Some(ViewCommand::Back) => {
                     editor.stage = Stage::Editing;
                     state.mode = Mode::Placement(editor);
                     return Vec::new();
                 }
-                InputKey::Enter | InputKey::Char('y') => return propose(state, editor),
-                InputKey::Up | InputKey::Char('k') => scroll.saturating_sub(1),
-                InputKey::Down | InputKey::Char('j') => (scroll + 1).min(last),
-                InputKey::Char('n') => jump(&rows, scroll, true),
-                InputKey::Char('p') => jump(&rows, scroll, false),
+                Some(ViewCommand::Save) => return propose(state, editor),
+                Some(ViewCommand::Up) => scroll.saturating_sub(1),
+                Some(ViewCommand::Down) => (scroll + 1).min(last),
+                Some(ViewCommand::NextChange) => jump(&rows, scroll, true),
+                Some(ViewCommand::PrevChange) => jump(&rows, scroll, false),
                 _ => scroll,
             };
-            let side_by_side = side_by_side ^ (key == InputKey::Char('s'));
+            let side_by_side = side_by_side ^ (command == Some(ViewCommand::SideBySide));
             editor.stage = Stage::Reviewing {
                 scroll,
                 side_by_side,

@@ -7,7 +7,10 @@
 use super::action::{Action, InputKey};
 use super::filter::Filter;
 use super::palette::{self, PaletteCommand};
+use super::state::drift::Stage as DriftStage;
 use super::state::history::Sample;
+use super::state::override_editor::Stage as OverrideStage;
+use super::state::placement_editor::Stage as PlacementStage;
 use super::state::{
     CellDetail, FleetEdit, Mode, Pane, PendingApply, ResourceRow, SortKey, State, is_unreachable,
 };
@@ -18,7 +21,7 @@ use super::{
 };
 use crate::backend::CellRef;
 use crate::backend::{BackendEvent, Effect};
-use crate::config::keymap::KeyCommand;
+use crate::config::keymap::{KeyCommand, Section};
 use crate::model::{HealthKind, StatusKind};
 
 /// Applies one action to the state and returns what the backend should do. What the state
@@ -93,6 +96,33 @@ pub fn is_typing(state: &State) -> bool {
             | Mode::Overrides(_)
             | Mode::Drift(_)
     )
+}
+
+/// Where keys go now: to the main key map, to a view's own section, or typed into an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyContext {
+    Commands,
+    View(Section),
+    Typing,
+}
+
+/// Which [`KeyContext`] the state reads keys in: a view's section while it browses (the drift
+/// view's rows, an editor's review of changes); typing while a text input or a confirmation
+/// is open.
+pub fn key_context(state: &State) -> KeyContext {
+    match &state.mode {
+        Mode::Drift(view) if matches!(view.stage, DriftStage::Browsing) => {
+            KeyContext::View(Section::Drift)
+        }
+        Mode::Placement(editor) if matches!(editor.stage, PlacementStage::Reviewing { .. }) => {
+            KeyContext::View(Section::Editor)
+        }
+        Mode::Overrides(editor) if matches!(editor.stage, OverrideStage::Reviewing { .. }) => {
+            KeyContext::View(Section::Editor)
+        }
+        _ if is_typing(state) => KeyContext::Typing,
+        _ => KeyContext::Commands,
+    }
 }
 
 /// Advances the app clock; turns the wall's page when its interval has passed. A rollout held

@@ -1,12 +1,13 @@
-//! Key maps: which keys trigger which named console command. Built-in maps live in
-//! `keymaps/*.yaml` (embedded); the help screen is generated from the map in use. Bad entries
-//! become warnings, never errors. It must not know what a command does, only its name, nor
-//! read terminal events (the console turns those into [`Key`]s).
+//! Key maps: which keys trigger which named console command, one section per part of the
+//! console — `global` (the main view, also spelled `main`), `drift` (the drift view) and
+//! `editor` (the editors' review of changes). Built-in maps live in `keymaps/*.yaml`
+//! (embedded); the help screen is generated from the map in use. A user file's unknown
+//! section, command or key, and a key bound twice in one section, are errors naming the file
+//! and line. It must not know what a command does, only its name, nor read terminal events
+//! (the console turns those into [`Key`]s).
 
 use std::collections::BTreeMap;
 use std::fmt;
-
-use serde::Deserialize;
 
 /// Every command a key can trigger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -131,7 +132,7 @@ impl KeyCommand {
                 "drill in: a cluster's column, a cell's object (tab: desired, live, diff, Events, clusters)"
             }
             KeyCommand::Drift => {
-                "drift view: every drifted field, grouped; r revert · a adopt · i ignore · space mark (asks first)"
+                "drift view: every drifted field, grouped, to revert, adopt or ignore (its keys below; each asks first)"
             }
             KeyCommand::PauseRollout => "pause a propagation (the next wave waits) or resume it",
         }
@@ -152,6 +153,165 @@ impl KeyCommand {
         KeyCommand::ALL
             .into_iter()
             .find(|command| command.name() == name)
+    }
+}
+
+/// The parts of the console that read keys of their own, each a section of a key map file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Section {
+    /// The drift view (`D`): its fields and ignore rules.
+    Drift,
+    /// The placement and override editors' review of the changes before anything is saved.
+    Editor,
+}
+
+impl Section {
+    pub const ALL: [Section; 2] = [Section::Drift, Section::Editor];
+
+    /// The section's name in key map files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::Drift => "drift",
+            Section::Editor => "editor",
+        }
+    }
+
+    /// Where the section's keys work, for the help screen and the README.
+    pub fn title(self) -> &'static str {
+        match self {
+            Section::Drift => "In the drift view",
+            Section::Editor => "In an editor's review of the changes",
+        }
+    }
+
+    /// The commands the section can bind, in help order.
+    pub fn commands(self) -> &'static [ViewCommand] {
+        match self {
+            Section::Drift => &[
+                ViewCommand::Back,
+                ViewCommand::Up,
+                ViewCommand::Down,
+                ViewCommand::Top,
+                ViewCommand::Bottom,
+                ViewCommand::SwitchPane,
+                ViewCommand::Mark,
+                ViewCommand::Revert,
+                ViewCommand::Adopt,
+                ViewCommand::Ignore,
+                ViewCommand::RemoveRule,
+            ],
+            Section::Editor => &[
+                ViewCommand::Back,
+                ViewCommand::Up,
+                ViewCommand::Down,
+                ViewCommand::NextChange,
+                ViewCommand::PrevChange,
+                ViewCommand::SideBySide,
+                ViewCommand::Save,
+            ],
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Section> {
+        Section::ALL
+            .into_iter()
+            .find(|section| section.name() == name)
+    }
+}
+
+/// A command of a view's own section. Each opens at most a confirmation: no view command
+/// writes anything by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ViewCommand {
+    Back,
+    Up,
+    Down,
+    Top,
+    Bottom,
+    SwitchPane,
+    Mark,
+    Revert,
+    Adopt,
+    Ignore,
+    RemoveRule,
+    NextChange,
+    PrevChange,
+    SideBySide,
+    Save,
+}
+
+impl ViewCommand {
+    /// The name used in key map files.
+    pub fn name(self) -> &'static str {
+        match self {
+            ViewCommand::Back => "back",
+            ViewCommand::Up => "up",
+            ViewCommand::Down => "down",
+            ViewCommand::Top => "top",
+            ViewCommand::Bottom => "bottom",
+            ViewCommand::SwitchPane => "switch-pane",
+            ViewCommand::Mark => "mark",
+            ViewCommand::Revert => "revert",
+            ViewCommand::Adopt => "adopt",
+            ViewCommand::Ignore => "ignore",
+            ViewCommand::RemoveRule => "remove-rule",
+            ViewCommand::NextChange => "next-change",
+            ViewCommand::PrevChange => "prev-change",
+            ViewCommand::SideBySide => "side-by-side",
+            ViewCommand::Save => "save",
+        }
+    }
+
+    /// What the help screen says about it.
+    pub fn description(self) -> &'static str {
+        match self {
+            ViewCommand::Back => "go back (nothing is written)",
+            ViewCommand::Up => "move up",
+            ViewCommand::Down => "move down",
+            ViewCommand::Top => "first row",
+            ViewCommand::Bottom => "last row",
+            ViewCommand::SwitchPane => "switch between drifted fields and ignore rules",
+            ViewCommand::Mark => "mark the field or group, so one confirmation repairs them all",
+            ViewCommand::Revert => "revert: take the desired value back (asks first)",
+            ViewCommand::Adopt => "adopt: keep the live value as an override (asks first)",
+            ViewCommand::Ignore => "ignore: write a DriftIgnore rule (asks first)",
+            ViewCommand::RemoveRule => "remove the selected ignore rule (asks first)",
+            ViewCommand::NextChange => "next changed hunk",
+            ViewCommand::PrevChange => "previous changed hunk",
+            ViewCommand::SideBySide => "old and new side by side, or one column",
+            ViewCommand::Save => "save and propagate (asks first)",
+        }
+    }
+
+    /// Whether the command leads to a write (hidden from a read-only console's help).
+    pub fn is_mutating(self) -> bool {
+        matches!(
+            self,
+            ViewCommand::Revert
+                | ViewCommand::Adopt
+                | ViewCommand::Ignore
+                | ViewCommand::RemoveRule
+                | ViewCommand::Save
+        )
+    }
+}
+
+/// One view section's bindings.
+#[derive(Debug, Clone, Default)]
+struct ViewKeys {
+    bindings: BTreeMap<Key, ViewCommand>,
+    listed: BTreeMap<ViewCommand, Vec<Key>>,
+}
+
+impl ViewKeys {
+    fn keys_for(&self, command: ViewCommand) -> Vec<Key> {
+        self.listed
+            .get(&command)
+            .into_iter()
+            .flatten()
+            .filter(|key| self.bindings.get(key) == Some(&command))
+            .copied()
+            .collect()
     }
 }
 
@@ -258,13 +418,47 @@ pub struct Keymap {
     bindings: BTreeMap<Key, KeyCommand>,
     /// Keys per command in the order the file lists them, so hints show the first one.
     listed: BTreeMap<KeyCommand, Vec<Key>>,
+    /// The views' own sections.
+    views: BTreeMap<Section, ViewKeys>,
     pub warnings: Vec<String>,
+    /// What a user's file got wrong (`file:line: section: field: message`): the console
+    /// refuses to start with any.
+    pub errors: Vec<String>,
 }
 
-#[derive(Debug, Deserialize)]
-struct KeymapFile {
-    #[serde(default)]
-    global: BTreeMap<String, Vec<String>>,
+/// A key map file: section → command → keys.
+type KeymapFile = BTreeMap<String, BTreeMap<String, Vec<String>>>;
+
+/// The 1-based line of `field` inside `section` in a block-style file, else the section's
+/// line, else 1: where an error points.
+fn line_of(text: &str, section: &str, field: Option<&str>) -> usize {
+    let mut in_section = false;
+    let mut section_line = None;
+    for (index, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('#') || trimmed.is_empty() {
+            continue;
+        }
+        let indented = trimmed.len() != line.len();
+        let name = trimmed
+            .split(':')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .trim_matches(['"', '\'']);
+        if !indented {
+            in_section = name == section;
+            if in_section {
+                section_line = Some(index + 1);
+                if field.is_none() {
+                    return index + 1;
+                }
+            }
+        } else if in_section && Some(name) == field {
+            return index + 1;
+        }
+    }
+    section_line.unwrap_or(1)
 }
 
 /// The shipped key maps, embedded so the binary needs no files.
@@ -273,6 +467,105 @@ pub const BUILT_IN: [(&str, &str); 3] = [
     ("vim", include_str!("../../keymaps/vim.yaml")),
     ("k9s", include_str!("../../keymaps/k9s.yaml")),
 ];
+
+/// Where a section's entries come from, for errors.
+struct Place<'a> {
+    origin: &'a str,
+    section: &'a str,
+    text: &'a str,
+}
+
+/// Binds one command's keys in a section; a key that does not parse, or that the section
+/// already binds to another command, is an error.
+fn bind<C: Copy + Ord>(
+    (bindings, listed): (&mut BTreeMap<Key, C>, &mut BTreeMap<C, Vec<Key>>),
+    (command, name): (C, fn(C) -> &'static str),
+    (command_name, keys): (&str, Vec<String>),
+    place: &Place,
+    errors: &mut Vec<String>,
+) {
+    let at = |field: &str| line_of(place.text, place.section, Some(field));
+    for key_text in keys {
+        match Key::parse(&key_text) {
+            Ok(key) => {
+                listed.entry(command).or_default().push(key);
+                if let Some(previous) = bindings.insert(key, command)
+                    && previous != command
+                {
+                    errors.push(conflict(
+                        place.origin,
+                        place.section,
+                        key,
+                        (name(previous), at(name(previous))),
+                        (name(command), at(command_name)),
+                    ));
+                }
+            }
+            Err(err) => errors.push(format!(
+                "{}:{}: {}: {command_name}: {err}",
+                place.origin,
+                at(command_name),
+                place.section
+            )),
+        }
+    }
+}
+
+/// Lays a user's section over a built-in one: each command the user lists lets go of its old
+/// keys first (so two commands may swap) and takes the user's; a key the built-in section
+/// still binds to a command the user did not list is an error.
+fn lay_over<C: Copy + Ord>(
+    (bindings, listed): (&mut BTreeMap<Key, C>, &mut BTreeMap<C, Vec<Key>>),
+    user: BTreeMap<C, Vec<Key>>,
+    name: fn(C) -> &'static str,
+    (place, map_name): (&Place, &str),
+    errors: &mut Vec<String>,
+) {
+    bindings.retain(|_, bound| !user.contains_key(bound));
+    for (command, keys) in user {
+        listed.insert(command, keys.clone());
+        for key in keys {
+            if let Some(previous) = bindings.insert(key, command)
+                && previous != command
+            {
+                errors.push(format!(
+                    "{}:{}: {}: {}: key {key} is also bound to {} by the {map_name} map; list {} with other keys too",
+                    place.origin,
+                    line_of(place.text, place.section, Some(name(command))),
+                    place.section,
+                    name(command),
+                    name(previous),
+                    name(previous)
+                ));
+            }
+        }
+    }
+}
+
+/// A key bound to two commands of one section, said at the later of their lines.
+fn conflict(
+    origin: &str,
+    section: &str,
+    key: Key,
+    one: (&str, usize),
+    other: (&str, usize),
+) -> String {
+    let (earlier, later) = if one.1 <= other.1 {
+        (one, other)
+    } else {
+        (other, one)
+    };
+    format!(
+        "{origin}:{}: {section}: {}: key {key} is already bound to {} (line {}); a key does one thing per section",
+        later.1, later.0, earlier.0, earlier.1
+    )
+}
+
+/// The built-in default map, parsed once: the keys the views' code understands.
+fn default_map() -> &'static Keymap {
+    static DEFAULT: std::sync::OnceLock<Keymap> = std::sync::OnceLock::new();
+    DEFAULT.get_or_init(|| Keymap::built_in("default"))
+}
 
 impl Keymap {
     /// A map by name with `<user_dir>/keymaps/<name>.yaml` laid over the built-in of the same
@@ -291,23 +584,36 @@ impl Keymap {
         };
         if let Some((path, text)) = user {
             let overlay = Keymap::parse(name, &text, &path);
-            for (command, keys) in overlay.listed {
-                map.bindings.retain(|_, bound| *bound != command);
-                map.listed.insert(command, Vec::new());
-                for key in keys {
-                    if let Some(previous) = map.bindings.insert(key, command)
-                        && previous != command
-                    {
-                        map.warnings.push(format!(
-                            "{path}: key {key} was bound to {}; now {}",
-                            previous.name(),
-                            command.name()
-                        ));
-                    }
-                    map.listed.entry(command).or_default().push(key);
-                }
+            let main_section = if text.lines().any(|line| line.starts_with("main:")) {
+                "main"
+            } else {
+                "global"
+            };
+            let mut place = Place {
+                origin: &path,
+                section: main_section,
+                text: &text,
+            };
+            lay_over(
+                (&mut map.bindings, &mut map.listed),
+                overlay.listed,
+                KeyCommand::name,
+                (&place, name),
+                &mut map.errors,
+            );
+            for (section, view) in overlay.views {
+                let keys_of = map.views.entry(section).or_default();
+                place.section = section.name();
+                lay_over(
+                    (&mut keys_of.bindings, &mut keys_of.listed),
+                    view.listed,
+                    ViewCommand::name,
+                    (&place, name),
+                    &mut map.errors,
+                );
             }
             map.warnings.extend(overlay.warnings);
+            map.errors.extend(overlay.errors);
         }
         map.warnings.splice(0..0, warnings);
         map
@@ -320,7 +626,15 @@ impl Keymap {
             .find(|(candidate, _)| *candidate == name)
             .map(|(_, text)| *text);
         match text {
-            Some(text) => Keymap::parse(name, text, &format!("keymaps/{name}.yaml")),
+            Some(text) => {
+                let mut map = Keymap::parse(name, text, &format!("keymaps/{name}.yaml"));
+                // A shipped map without a view's section uses the default map's keys there.
+                let default = Keymap::parse("default", BUILT_IN[0].1, "keymaps/default.yaml");
+                for (section, keys) in default.views {
+                    map.views.entry(section).or_insert(keys);
+                }
+                map
+            }
             None => {
                 let mut map = Keymap::parse("default", BUILT_IN[0].1, "keymaps/default.yaml");
                 map.warnings.insert(
@@ -335,7 +649,8 @@ impl Keymap {
         }
     }
 
-    /// Parses a key map file; whatever cannot be used becomes a warning naming `origin`.
+    /// Parses a key map file; whatever cannot be used is an error naming `origin`, the line,
+    /// the section and the field.
     pub fn parse(name: &str, text: &str, origin: &str) -> Keymap {
         let mut map = Keymap {
             name: name.to_string(),
@@ -344,38 +659,74 @@ impl Keymap {
         let file: KeymapFile = match serde_saphyr::from_str(text) {
             Ok(file) => file,
             Err(err) => {
-                map.warnings
-                    .push(format!("{origin}: not a key map ({err}); keys unchanged"));
+                map.errors.push(format!(
+                    "{origin}: not a key map ({err}); expected sections such as global: {{quit: [q]}}"
+                ));
                 return map;
             }
         };
-        for (command_name, keys) in file.global {
-            let Some(command) = KeyCommand::from_name(&command_name) else {
-                map.warnings.push(format!(
-                    "{origin}: unknown command {command_name:?}; known: {}",
-                    KeyCommand::ALL.map(KeyCommand::name).join(", ")
+        for (section_name, commands) in file {
+            let at = |field: Option<&str>| line_of(text, &section_name, field);
+            let place = Place {
+                origin,
+                section: &section_name,
+                text,
+            };
+            if section_name == "global" || section_name == "main" {
+                for (command_name, keys) in commands {
+                    let Some(command) = KeyCommand::from_name(&command_name) else {
+                        map.errors.push(format!(
+                            "{origin}:{}: {section_name}: {command_name}: unknown command; known: {}",
+                            at(Some(&command_name)),
+                            KeyCommand::ALL.map(KeyCommand::name).join(", ")
+                        ));
+                        continue;
+                    };
+                    bind(
+                        (&mut map.bindings, &mut map.listed),
+                        (command, KeyCommand::name),
+                        (&command_name, keys),
+                        &place,
+                        &mut map.errors,
+                    );
+                }
+                continue;
+            }
+            let Some(section) = Section::from_name(&section_name) else {
+                map.errors.push(format!(
+                    "{origin}:{}: {section_name}: unknown section; known: global (or main), {}",
+                    at(None),
+                    Section::ALL.map(Section::name).join(", ")
                 ));
                 continue;
             };
-            for key_text in keys {
-                match Key::parse(&key_text) {
-                    Ok(key) => {
-                        map.listed.entry(command).or_default().push(key);
-                        if let Some(previous) = map.bindings.insert(key, command)
-                            && previous != command
-                        {
-                            map.warnings.push(format!(
-                                "{origin}: key {key} is bound to both {} and {}; using {}",
-                                previous.name(),
-                                command.name(),
-                                command.name()
-                            ));
-                        }
-                    }
-                    Err(err) => map
-                        .warnings
-                        .push(format!("{origin}: {command_name}: {err}")),
-                }
+            let view = map.views.entry(section).or_default();
+            for (command_name, keys) in commands {
+                let Some(command) = section
+                    .commands()
+                    .iter()
+                    .copied()
+                    .find(|command| command.name() == command_name)
+                else {
+                    map.errors.push(format!(
+                        "{origin}:{}: {section_name}: {command_name}: unknown command; known in {section_name}: {}",
+                        at(Some(&command_name)),
+                        section
+                            .commands()
+                            .iter()
+                            .map(|command| command.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                    continue;
+                };
+                bind(
+                    (&mut view.bindings, &mut view.listed),
+                    (command, ViewCommand::name),
+                    (&command_name, keys),
+                    &place,
+                    &mut map.errors,
+                );
             }
         }
         map
@@ -394,6 +745,61 @@ impl Keymap {
             .flatten()
             .filter(|key| self.bindings.get(key) == Some(&command))
             .copied()
+            .collect()
+    }
+
+    /// The command a key triggers in a view's section, if any.
+    pub fn view_command(&self, section: Section, key: Key) -> Option<ViewCommand> {
+        self.views.get(&section)?.bindings.get(&key).copied()
+    }
+
+    /// The keys bound to a view command, for help and hints.
+    pub fn view_keys(&self, section: Section, command: ViewCommand) -> Vec<Key> {
+        self.views
+            .get(&section)
+            .map(|view| view.keys_for(command))
+            .unwrap_or_default()
+    }
+
+    /// The first key of a view command as the hints write it, `-` when none is bound.
+    pub fn view_hint(&self, section: Section, command: ViewCommand) -> String {
+        self.view_keys(section, command)
+            .first()
+            .map_or_else(|| "-".to_string(), Key::to_string)
+    }
+
+    /// The command the views' code reads a key as: the built-in default map's section.
+    pub fn built_in_view_command(section: Section, key: Key) -> Option<ViewCommand> {
+        default_map().view_command(section, key)
+    }
+
+    /// The key a view's code understands for what `key` does in this map's section: the
+    /// default map's first key for the command it is bound to; `None` when the key triggers
+    /// nothing here but would trigger a command in the default map (this map moved that
+    /// command elsewhere); the key itself when neither map binds it.
+    pub fn translate(&self, section: Section, key: Key) -> Option<Key> {
+        match self.view_command(section, key) {
+            Some(command) => default_map().view_keys(section, command).first().copied(),
+            None if default_map().view_command(section, key).is_some() => None,
+            None => Some(key),
+        }
+    }
+
+    /// Help lines of a view's section, in the section's order; without the commands that
+    /// lead to writes when `readonly`.
+    pub fn section_help(&self, section: Section, readonly: bool) -> Vec<(String, &'static str)> {
+        section
+            .commands()
+            .iter()
+            .copied()
+            .filter(|command| !(readonly && command.is_mutating()))
+            .filter_map(|command| {
+                let keys = self.view_keys(section, command);
+                (!keys.is_empty()).then(|| {
+                    let names: Vec<String> = keys.iter().map(Key::to_string).collect();
+                    (names.join(" "), command.description())
+                })
+            })
             .collect()
     }
 
@@ -485,24 +891,107 @@ mod tests {
     }
 
     #[test]
-    fn bad_entries_warn_and_keep_the_rest() {
+    fn bad_entries_are_errors_naming_file_line_section_and_field() {
         let map = Keymap::parse(
             "mine",
-            "global:\n  quit: [x, ctrl-]\n  launch-rockets: [r]\n  down: [j]\n  up: [j]\n",
+            "global:\n  quit: [x, ctrl-]\n  launch-rockets: [r]\n  down: [j]\n  up: [j]\ndrift:\n  revert: [R]\n  explode: [E]\n  adopt: [R]\nwall:\n  quit: [q]\n",
             "mine.yaml",
         );
-        assert_eq!(map.warnings.len(), 3, "{:?}", map.warnings);
-        assert!(map.warnings.iter().any(|w| w.contains("launch-rockets")));
-        assert!(map.warnings.iter().any(|w| w.contains("bound to both")));
-        let x = key("x");
-        assert_eq!(map.command_for(x), Some(KeyCommand::Quit));
+        let expect = [
+            "mine.yaml:2: global: quit: unknown key \"ctrl-\"",
+            "mine.yaml:3: global: launch-rockets: unknown command",
+            "mine.yaml:5: global: up: key j is already bound to down (line 4)",
+            "mine.yaml:8: drift: explode: unknown command; known in drift:",
+            "mine.yaml:9: drift: adopt: key R is already bound to revert (line 7)",
+            "mine.yaml:10: wall: unknown section",
+        ];
+        assert_eq!(map.errors.len(), expect.len(), "{:#?}", map.errors);
+        for expected in expect {
+            assert!(
+                map.errors.iter().any(|error| error.starts_with(expected)),
+                "no error {expected:?} in {:#?}",
+                map.errors
+            );
+        }
     }
 
     #[test]
-    fn unparsable_files_warn_instead_of_failing() {
+    fn unparsable_files_are_an_error_naming_the_file() {
         let map = Keymap::parse("broken", "global: [unclosed", "broken.yaml");
-        assert_eq!(map.warnings.len(), 1);
-        assert!(map.warnings[0].starts_with("broken.yaml"));
+        assert_eq!(map.errors.len(), 1);
+        assert!(map.errors[0].starts_with("broken.yaml"));
+    }
+
+    #[test]
+    fn a_user_section_replaces_the_keys_of_the_commands_it_names_and_conflicts_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("keymaps")).unwrap();
+        let write = |text: &str| std::fs::write(dir.path().join("keymaps/vim.yaml"), text).unwrap();
+        write("drift:\n  revert: [R]\neditor:\n  save: [ctrl-s]\n");
+        let map = Keymap::load("vim", Some(dir.path()));
+        assert!(map.errors.is_empty(), "{:?}", map.errors);
+        assert_eq!(
+            map.view_command(Section::Drift, key("R")),
+            Some(ViewCommand::Revert)
+        );
+        assert_eq!(map.view_command(Section::Drift, key("r")), None);
+        assert_eq!(
+            map.view_command(Section::Drift, key("a")),
+            Some(ViewCommand::Adopt)
+        );
+        assert_eq!(
+            map.view_command(Section::Editor, key("ctrl-s")),
+            Some(ViewCommand::Save)
+        );
+        // The views read the default map's keys: R arrives as r, r itself as nothing.
+        assert_eq!(map.translate(Section::Drift, key("R")), Some(key("r")));
+        assert_eq!(map.translate(Section::Drift, key("r")), None);
+        assert_eq!(map.translate(Section::Drift, key("a")), Some(key("a")));
+        assert_eq!(map.translate(Section::Drift, key("w")), Some(key("w")));
+        assert_eq!(
+            map.translate(Section::Editor, key("ctrl-s")),
+            Some(key("enter"))
+        );
+        write("drift:\n  revert: [a]\n");
+        let clash = Keymap::load("vim", Some(dir.path()));
+        assert_eq!(clash.errors.len(), 1, "{:?}", clash.errors);
+        assert!(
+            clash.errors[0].contains("vim.yaml:2: drift: revert: key a is also bound to adopt"),
+            "{:?}",
+            clash.errors
+        );
+        write("drift:\n  revert: [a]\n  adopt: [r]\n");
+        let swapped = Keymap::load("vim", Some(dir.path()));
+        assert!(swapped.errors.is_empty(), "{:?}", swapped.errors);
+        assert_eq!(swapped.translate(Section::Drift, key("a")), Some(key("r")));
+        assert_eq!(swapped.translate(Section::Drift, key("r")), Some(key("a")));
+    }
+
+    #[test]
+    fn every_shipped_map_has_every_views_section_without_conflicts_or_single_key_writes() {
+        for (name, _) in BUILT_IN {
+            let map = Keymap::built_in(name);
+            assert!(map.errors.is_empty(), "{name}: {:?}", map.errors);
+            for section in Section::ALL {
+                for command in section.commands() {
+                    assert!(
+                        !map.view_keys(section, *command).is_empty(),
+                        "{name}: {} has no key for {}",
+                        section.name(),
+                        command.name()
+                    );
+                }
+                let keys: Vec<Key> = section
+                    .commands()
+                    .iter()
+                    .flat_map(|command| map.view_keys(section, *command))
+                    .collect();
+                assert!(
+                    !keys.contains(&key("q")) && !keys.contains(&key("ctrl-c")),
+                    "{name}: q and ctrl-c stay quit"
+                );
+            }
+        }
     }
 
     #[test]

@@ -7,23 +7,45 @@
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::app::action::{Action, InputKey};
+use crate::app::update::KeyContext;
 use crate::config::keymap::{Key, KeyCodeName, Keymap};
 
 /// The action a terminal event stands for, if any: `typing` says whether keys go to a text
 /// input (see [`crate::app::update::is_typing`]) rather than to the key map.
 pub fn action_for(event: Event, typing: bool, keymap: &Keymap) -> Option<Action> {
+    let context = if typing {
+        KeyContext::Typing
+    } else {
+        KeyContext::Commands
+    };
+    action_in(event, context, keymap)
+}
+
+/// The action a terminal event stands for where keys go now (see
+/// [`crate::app::update::key_context`]). In a view's section the key map's key is handed on as
+/// the key the view's code reads for that command, and a key this map moved away is dropped.
+pub fn action_in(event: Event, context: KeyContext, keymap: &Keymap) -> Option<Action> {
     match event {
         Event::Key(key) if key.kind != KeyEventKind::Release => {
             let ctrl_c =
                 key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
             if ctrl_c {
-                Some(Action::Terminate)
-            } else if typing {
-                input_key_of(key).map(Action::Input)
-            } else {
-                key_of(key)
+                return Some(Action::Terminate);
+            }
+            match context {
+                KeyContext::Typing => input_key_of(key).map(Action::Input),
+                KeyContext::Commands => key_of(key)
                     .and_then(|key| keymap.command_for(key))
-                    .map(Action::Command)
+                    .map(Action::Command),
+                KeyContext::View(section) => {
+                    let pressed = key_of(key)?;
+                    let understood = keymap.translate(section, pressed)?;
+                    if understood == pressed {
+                        input_key_of(key).map(Action::Input)
+                    } else {
+                        input_key_of_key(understood).map(Action::Input)
+                    }
+                }
             }
         }
         Event::Resize(width, height) => Some(Action::Resize { width, height }),
@@ -46,6 +68,27 @@ pub fn input_key_of(event: KeyEvent) -> Option<InputKey> {
         KeyCode::Down => InputKey::Down,
         _ => return None,
     })
+}
+
+/// The input key a key map key stands for (a view's own key, always a plain one).
+fn input_key_of_key(key: Key) -> Option<InputKey> {
+    let modifiers = if key.ctrl {
+        KeyModifiers::CONTROL
+    } else {
+        KeyModifiers::NONE
+    };
+    let code = match key.code {
+        KeyCodeName::Char(c) => KeyCode::Char(c),
+        KeyCodeName::Enter => KeyCode::Enter,
+        KeyCodeName::Esc => KeyCode::Esc,
+        KeyCodeName::Tab => KeyCode::Tab,
+        KeyCodeName::BackTab => KeyCode::BackTab,
+        KeyCodeName::Up => KeyCode::Up,
+        KeyCodeName::Down => KeyCode::Down,
+        KeyCodeName::Backspace => KeyCode::Backspace,
+        _ => return None,
+    };
+    input_key_of(KeyEvent::new(code, modifiers))
 }
 
 /// The key a terminal event stands for, if a map could name it. Shift is not part of a key:

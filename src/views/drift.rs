@@ -12,6 +12,7 @@ use super::widgets::{ViewContext, fit, pane_block, popup, scroll_offset};
 use crate::app::drift;
 use crate::app::state::State;
 use crate::app::state::drift::{DriftView, Group, Pane, Row, Stage};
+use crate::config::keymap::{Section, ViewCommand};
 use crate::engine::compare::secrets;
 use crate::model::StatusKind;
 
@@ -58,11 +59,29 @@ pub(super) fn render(
         view.marked.len()
     );
     let mut lines: Vec<Line> = Vec::new();
+    let key = |command| context.keymap.view_hint(Section::Drift, command);
+    let moves = format!(
+        "{}/{} move · {} rules",
+        key(ViewCommand::Down),
+        key(ViewCommand::Up),
+        key(ViewCommand::SwitchPane)
+    );
     let keys = if state.readonly {
-        "read-only: look only · j/k move · tab rules · esc back".to_string()
+        format!(
+            "read-only: look only · {moves} · {} back",
+            key(ViewCommand::Back)
+        )
     } else {
-        "j/k move · space mark · r revert · a adopt · i ignore · tab rules (d remove) · esc back"
-            .to_string()
+        format!(
+            "{} · {} mark · {} revert · {} adopt · {} ignore · ({} removes a rule) · {} back",
+            moves,
+            key(ViewCommand::Mark),
+            key(ViewCommand::Revert),
+            key(ViewCommand::Adopt),
+            key(ViewCommand::Ignore),
+            key(ViewCommand::RemoveRule),
+            key(ViewCommand::Back)
+        )
     };
     lines.push(Line::from(Span::styled(fit(&keys, width), theme.muted)));
     if let Some(batch) = &state.drift.last_batch {

@@ -49,7 +49,7 @@ pub(super) fn render(
             side_by_side,
         } => {
             lines.push(Line::from(Span::styled(
-                " enter/y save and propagate (asks first) · n/p next/previous hunk · s side by side · ↑↓ scroll · esc back",
+                super::widgets::review_hint(context.keymap, "back"),
                 theme.muted,
             )));
             let rows = review_rows(editor);

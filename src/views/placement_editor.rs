@@ -41,7 +41,7 @@ pub(super) fn render(
         Stage::Reviewing {
             scroll,
             side_by_side,
-        } => review_lines(editor, theme, scroll, side_by_side, area.width),
+        } => review_lines(editor, context, scroll, side_by_side, area.width),
     };
     frame.render_widget(
         Paragraph::new(lines).block(pane_block(&title, true, theme)),
@@ -187,15 +187,16 @@ pub(super) fn membership_span(
 
 fn review_lines(
     editor: &PlacementEditor,
-    theme: &Theme,
+    context: &ViewContext,
     scroll: usize,
     side_by_side: bool,
     width: u16,
 ) -> Vec<Line<'static>> {
+    let theme = context.theme;
     let mut lines = vec![
         Line::from(Span::styled(summary(editor), theme.text)),
         Line::from(Span::styled(
-            " enter/y save and propagate (asks first) · n/p next/previous hunk · s side by side · ↑↓ scroll · esc edit",
+            super::widgets::review_hint(context.keymap, "edit"),
             theme.muted,
         )),
     ];

@@ -86,3 +86,20 @@ pub(super) fn inner(area: Rect) -> Rect {
         height: area.height.saturating_sub(2),
     }
 }
+
+/// The editors' review hint line, with the keys the map in use binds; `back` says where esc
+/// goes (`back`, `edit`).
+pub(super) fn review_hint(keymap: &Keymap, back: &str) -> String {
+    use crate::config::keymap::{Section, ViewCommand};
+    let key = |command| keymap.view_hint(Section::Editor, command);
+    format!(
+        " {} save and propagate (asks first) · {}/{} next/previous hunk · {} side by side · {}{} scroll · {} {back}",
+        key(ViewCommand::Save),
+        key(ViewCommand::NextChange),
+        key(ViewCommand::PrevChange),
+        key(ViewCommand::SideBySide),
+        key(ViewCommand::Up),
+        key(ViewCommand::Down),
+        key(ViewCommand::Back),
+    )
+}

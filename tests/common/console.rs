@@ -12,7 +12,7 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use flotilla::app::action::{Action, InputKey};
 use flotilla::app::session::{Session, Store};
 use flotilla::app::state::State;
-use flotilla::app::update::is_typing;
+use flotilla::app::update::key_context;
 use flotilla::backend::Effect;
 use flotilla::config::keymap::{Key, KeyCodeName, KeyCommand, Keymap};
 use flotilla::engine::{Fleet, SourceFile, load_fleet};
@@ -69,6 +69,11 @@ impl Console {
         Console::new(state, Arc::new(Fleet::default()), Vec::new())
     }
 
+    /// From now on keys go through this key map instead of the default one.
+    pub fn use_keymap(&mut self, keymap: Keymap) {
+        self.keymap = keymap;
+    }
+
     /// The session also runs every action's effects, as the console loop does.
     pub fn running_effects(mut self) -> Console {
         self.runs_effects = true;
@@ -110,9 +115,9 @@ impl Console {
     pub fn keys(&mut self, sequence: &str) -> Vec<Effect> {
         let mut effects = Vec::new();
         for key in parse_keys(sequence) {
-            let typing = is_typing(&self.session.state);
+            let context = key_context(&self.session.state);
             let event = Event::Key(key_event(key));
-            if let Some(action) = flotilla::console::keys::action_for(event, typing, &self.keymap) {
+            if let Some(action) = flotilla::console::keys::action_in(event, context, &self.keymap) {
                 effects.extend(self.act(action));
             }
         }

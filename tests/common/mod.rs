@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod completion;
 pub mod console;
 
 use std::io::{Read, Write};

@@ -1,5 +1,5 @@
 //! `cargo xtask`: developer commands — the one test command (`test`), the long fuzz run
-//! (`fuzz`), the import-rule check (`layers`), the README's screenshot (`screenshot`) and the real-Kubernetes test environment
+//! (`fuzz`), the import-rule check (`layers`), the manual pages (`man`), the README's screenshot (`screenshot`) and the real-Kubernetes test environment
 //! (`testenv`). It must stay light to compile (it runs first on a fresh CI
 //! machine), must never be a dependency of the product, and writes nothing outside the
 //! repository except its binary cache.
@@ -23,6 +23,7 @@ mod kubectl;
 mod kubefed;
 mod kwok;
 mod layers;
+mod man;
 mod ocm;
 mod paths;
 mod pki;
@@ -57,6 +58,9 @@ commands:
   layers                       check the import rules: no import cycle between files (src/ and
                                xtask/src/), no import upward across src/'s layers (the table
                                is in xtask/src/layers.rs), no crossterm under src/app/
+  man [--out DIR]              the manual pages, flotilla.1 and one per command
+                               (flotilla-plan.1, flotilla-placement-set.1, …), written into DIR
+                               (default target/man) by `flotilla man --out`
   screenshot                   docs/screenshot.png: the release binary's demo console in a
                                160x42 tmux session (needs tmux, aha and chromium)
   testenv up [--members N] [--hub karmada|ocm|kubefed]
@@ -112,6 +116,7 @@ fn run(args: &[String]) -> Result<ExitCode> {
             }
         }),
         ["fuzz", rest @ ..] => fuzz::run(&fuzz::parse_args(rest)?),
+        ["man", rest @ ..] => man::run(&man::parse_args(rest)?).map(|()| ExitCode::SUCCESS),
         ["screenshot"] => screenshot::run(&paths::repo_root()).map(|()| ExitCode::SUCCESS),
         ["testenv", rest @ ..] => run_testenv(rest),
         [] | ["help" | "-h" | "--help"] => {
