@@ -144,8 +144,11 @@ async fn watch(
     changes: mpsc::Sender<Change>,
 ) {
     let config = watcher::Config::default().timeout(45);
+    // No reader looks at managedFields, often the larger part of a hub object: the store
+    // keeps objects without them.
     let mut stream = watcher::watcher(api, config)
         .default_backoff()
+        .modify(|object| object.metadata.managed_fields = None)
         .reflect(writer)
         .boxed();
     let mut listed_before = false;
