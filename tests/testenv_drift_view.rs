@@ -223,3 +223,57 @@ fn an_image_ignored_in_the_drift_view_stops_counting_and_apply_leaves_it() {
     assert!(log.contains("\"console-ignore\""), "{log}");
     assert!(log.contains("\"console-remove-ignore\""), "{log}");
 }
+
+#[test]
+#[ignore = "needs testenv: run through cargo xtask test"]
+fn enter_on_a_drifted_cell_shows_the_live_object_its_diff_and_the_clusters_events() {
+    let members: Vec<String> = env().members.iter().take(2).cloned().collect();
+    let ns = TestNamespace::on("liveview-pty", &members);
+    let ns = ns.name.as_str();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let state = tempfile::tempdir().expect("state dir");
+    std::fs::write(dir.path().join("fleet.yaml"), fleet_text(ns)).expect("write the fleet");
+    let applied = flotilla(dir.path(), &["apply", "--yes"]);
+    assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+    // The member's deployment controller records the scale as an Event of the Deployment.
+    kubectl_ok(
+        "member-1",
+        &["scale", "deployment", "web", "-n", ns, "--replicas=3"],
+    );
+
+    let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
+    let fleet = dir.path().to_string_lossy().to_string();
+    let state_dir = state.path().to_string_lossy().to_string();
+    let mut console = PtyApp::spawn(
+        &["--kubeconfig", &kubeconfig, "--fleet", &fleet, "console"],
+        200,
+        50,
+        &[("XDG_STATE_HOME", &state_dir)],
+    );
+    console.wait_for("member-1 drifted", |s| s.contains("~1 Drifted"));
+    // The cursor starts on the Deployment's row and the first cluster, member-1.
+    console.send("\r");
+    let title = format!("Deployment/{ns}/web on member-1");
+    console.wait_for("the cell's object view", |s| s.contains(&title));
+    console.send("\t");
+    console.wait_for("the live object, scaled", |s| {
+        s.contains(&title) && s.contains("replicas: 3")
+    });
+    console.send("\t");
+    console.wait_for("the diff naming the drifted field", |s| {
+        s.contains(&title)
+            && s.contains("replicas")
+            && s.contains('3')
+            && s.contains('2')
+            && !s.contains("live matches the desired object")
+    });
+    console.send("\t");
+    let events = console.wait_for("the member's Event for the scale", |s| {
+        s.contains(&title) && s.contains("ScalingReplicaSet")
+    });
+    assert!(events.contains("Scaled up replica set"), "{events}");
+    console.send("\x1b");
+    console.wait_for("the matrix again", |s| s.contains("Federated resources"));
+    console.send("q");
+    assert_eq!(console.wait_exit(), 0);
+}
