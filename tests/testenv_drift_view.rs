@@ -251,9 +251,11 @@ fn enter_on_a_drifted_cell_shows_the_live_object_its_diff_and_the_clusters_event
         &[("XDG_STATE_HOME", &state_dir)],
     );
     console.wait_for("member-1 drifted", |s| s.contains("~1 Drifted"));
-    // The cursor starts on the Deployment's row and the first cluster, member-1.
+    // Focus starts on the clusters, member-1 first: enter goes to its column in the matrix,
+    // whose cursor is on the Deployment's row; enter again opens that cell.
     console.send("\r");
-    let title = format!("Deployment/{ns}/web on member-1");
+    console.send("\r");
+    let title = format!("Deployment/{ns}/web on member-1 · tab next view");
     console.wait_for("the cell's object view", |s| s.contains(&title));
     console.send("\t");
     console.wait_for("the live object, scaled", |s| {
