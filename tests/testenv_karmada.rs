@@ -2247,60 +2247,6 @@ fn hub_karmada_override_add_and_remove_write_flotillas_override_policy() {
     );
 }
 
-/// The console model's health of the Deployment row on each member: (kind, reason).
-fn console_health(
-    session: &flotilla::app::Session,
-    key: &str,
-) -> std::collections::BTreeMap<String, (flotilla::model::HealthKind, String)> {
-    let Some(row) = session
-        .state
-        .resources
-        .iter()
-        .position(|r| r.target.display_key() == key)
-    else {
-        return Default::default();
-    };
-    session
-        .state
-        .clusters
-        .iter()
-        .enumerate()
-        .filter_map(|(column, cluster)| {
-            let health = session.state.cells.health(row, column)?;
-            Some((
-                cluster.spec.name.clone(),
-                (health.kind, health.reason.clone()),
-            ))
-        })
-        .collect()
-}
-
-/// `flotilla --hub hub status -o json` for one resource: (health, reason) per member.
-fn status_health(key: &str) -> std::collections::BTreeMap<String, (String, String)> {
-    let fleet = tempfile::tempdir().expect("a fleet dir");
-    let out = support::flotilla(
-        fleet.path(),
-        &["--hub", "hub", "status", "--resource", key, "-o", "json"],
-    );
-    let value: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|_| panic!("status -o json: {}", support::output_text(&out)));
-    value["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|item| item["sync"] != "NotPlaced")
-        .map(|item| {
-            (
-                item["cluster"].as_str().unwrap_or_default().to_string(),
-                (
-                    item["health"].as_str().unwrap_or_default().to_string(),
-                    item["reason"].as_str().unwrap_or_default().to_string(),
-                ),
-            )
-        })
-        .collect()
-}
-
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degraded() {
@@ -2332,7 +2278,7 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
     let limit = Duration::from_secs(240);
     let members = &env().members;
     let seen = events.pump_seeing(&mut session, limit, &|s| {
-        let health = console_health(s, &key);
+        let health = support::console_health(s, &key);
         members.iter().all(|m| {
             health
                 .get(m)
@@ -2346,7 +2292,7 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
                     .is_some_and(|h| h.kind == HealthKind::Progressing)))),
         "the rollout was seen in progress"
     );
-    let healthy = console_health(&session, &key);
+    let healthy = support::console_health(&session, &key);
     for member in &env().members {
         assert!(
             healthy[member]
@@ -2369,7 +2315,7 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
         assert_eq!(available.trim(), "2", "kubectl on {member}");
     }
     let status = eventually("status --hub to say Healthy", limit, || {
-        let status = status_health(&key);
+        let status = support::hub_status_health(&key);
         env()
             .members
             .iter()
@@ -2391,11 +2337,11 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
         ),
     );
     events.pump(&mut session, limit, &|s| {
-        console_health(s, &key)
+        support::console_health(s, &key)
             .get("member-2")
             .is_some_and(|(kind, _)| *kind == HealthKind::Degraded)
     });
-    let health = console_health(&session, &key);
+    let health = support::console_health(&session, &key);
     let reason = &health["member-2"].1;
     assert!(
         reason.starts_with("Karmada reports Unhealthy")
@@ -2417,7 +2363,7 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
         Some("ProgressDeadlineExceeded"),
         "kubectl on member-2"
     );
-    let status = status_health(&key);
+    let status = support::hub_status_health(&key);
     assert_eq!(status["member-2"].0, "Degraded", "{status:?}");
     assert!(
         status["member-2"].1.contains("ProgressDeadlineExceeded"),

@@ -1369,60 +1369,6 @@ fn deployment_work(cluster: &str, name: &str, ns: &str, replicas: u32, image: &s
     )
 }
 
-/// The console model's health of row `key` on each member: (kind, reason).
-fn console_health(
-    session: &flotilla::app::Session,
-    key: &str,
-) -> std::collections::BTreeMap<String, (flotilla::model::HealthKind, String)> {
-    let Some(row) = session
-        .state
-        .resources
-        .iter()
-        .position(|r| r.target.display_key() == key)
-    else {
-        return Default::default();
-    };
-    session
-        .state
-        .clusters
-        .iter()
-        .enumerate()
-        .filter_map(|(column, cluster)| {
-            let health = session.state.cells.health(row, column)?;
-            Some((
-                cluster.spec.name.clone(),
-                (health.kind, health.reason.clone()),
-            ))
-        })
-        .collect()
-}
-
-/// `flotilla --hub hub status -o json` for one resource: (health, reason) per placed member.
-fn status_health(key: &str) -> std::collections::BTreeMap<String, (String, String)> {
-    let fleet = tempfile::tempdir().expect("a fleet dir");
-    let out = support::flotilla(
-        fleet.path(),
-        &["--hub", "hub", "status", "--resource", key, "-o", "json"],
-    );
-    let value: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|_| panic!("status -o json: {}", support::output_text(&out)));
-    value["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|item| item["sync"] != "NotPlaced")
-        .map(|item| {
-            (
-                item["cluster"].as_str().unwrap_or_default().to_string(),
-                (
-                    item["health"].as_str().unwrap_or_default().to_string(),
-                    item["reason"].as_str().unwrap_or_default().to_string(),
-                ),
-            )
-        })
-        .collect()
-}
-
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason() {
@@ -1447,7 +1393,7 @@ fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason(
     let limit = Duration::from_secs(240);
     let members = &env().members;
     let seen = events.pump_seeing(&mut session, limit, &|s| {
-        let health = console_health(s, &key);
+        let health = support::console_health(s, &key);
         members.iter().all(|m| {
             health
                 .get(m)
@@ -1461,7 +1407,7 @@ fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason(
                     .is_some_and(|h| h.kind == HealthKind::Progressing)))),
         "the rollout was seen in progress"
     );
-    let healthy = console_health(&session, &key);
+    let healthy = support::console_health(&session, &key);
     for member in members {
         assert!(
             healthy[member].1.starts_with("status feedback: "),
@@ -1482,7 +1428,7 @@ fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason(
         assert_eq!(available.trim(), "2", "kubectl on {member}");
     }
     let status = eventually("status --hub to say Healthy", limit, || {
-        let status = status_health(&key);
+        let status = support::hub_status_health(&key);
         members
             .iter()
             .all(|m| status.get(m).is_some_and(|(h, _)| h == "Healthy"))
@@ -1496,11 +1442,11 @@ fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason(
         &deployment_work("member-2", &name, &name, 6, "nginx:1.28"),
     );
     events.pump(&mut session, limit, &|s| {
-        console_health(s, &key)
+        support::console_health(s, &key)
             .get("member-2")
             .is_some_and(|(kind, _)| *kind == HealthKind::Degraded)
     });
-    let health = console_health(&session, &key);
+    let health = support::console_health(&session, &key);
     let reason = &health["member-2"].1;
     assert!(
         reason.contains("ProgressDeadlineExceeded") && reason.contains("has timed out progressing"),
@@ -1519,7 +1465,7 @@ fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason(
         reason_on_member.as_deref(),
         Some("ProgressDeadlineExceeded")
     );
-    let status = status_health(&key);
+    let status = support::hub_status_health(&key);
     assert_eq!(status["member-2"].0, "Degraded", "{status:?}");
     assert!(
         status["member-2"].1.contains("ProgressDeadlineExceeded"),

@@ -510,3 +510,57 @@ pub fn select_row(session: &mut flotilla::app::Session, key: &str) -> usize {
         .unwrap_or_else(|| panic!("{key} is visible"));
     row
 }
+
+/// The console model's health of row `key` on each member: (kind, reason).
+pub fn console_health(
+    session: &flotilla::app::Session,
+    key: &str,
+) -> std::collections::BTreeMap<String, (flotilla::model::HealthKind, String)> {
+    let Some(row) = session
+        .state
+        .resources
+        .iter()
+        .position(|r| r.target.display_key() == key)
+    else {
+        return Default::default();
+    };
+    session
+        .state
+        .clusters
+        .iter()
+        .enumerate()
+        .filter_map(|(column, cluster)| {
+            let health = session.state.cells.health(row, column)?;
+            Some((
+                cluster.spec.name.clone(),
+                (health.kind, health.reason.clone()),
+            ))
+        })
+        .collect()
+}
+
+/// `flotilla --hub hub status -o json` for one resource: (health, reason) per placed member.
+pub fn hub_status_health(key: &str) -> std::collections::BTreeMap<String, (String, String)> {
+    let fleet = tempfile::tempdir().expect("a fleet dir");
+    let out = flotilla(
+        fleet.path(),
+        &["--hub", "hub", "status", "--resource", key, "-o", "json"],
+    );
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("status -o json: {}", output_text(&out)));
+    value["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["sync"] != "NotPlaced")
+        .map(|item| {
+            (
+                item["cluster"].as_str().unwrap_or_default().to_string(),
+                (
+                    item["health"].as_str().unwrap_or_default().to_string(),
+                    item["reason"].as_str().unwrap_or_default().to_string(),
+                ),
+            )
+        })
+        .collect()
+}
