@@ -606,6 +606,13 @@ fn without_server_fields(object: &mut Value) {
         ] {
             meta.remove(key);
         }
+        // The member's deployment controller records its rollout revision on the object.
+        if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+            annotations.remove("deployment.kubernetes.io/revision");
+            if annotations.is_empty() {
+                meta.remove("annotations");
+            }
+        }
     }
 }
 
