@@ -170,10 +170,12 @@ fn a_paused_rollout_holds_the_next_wave_until_resumed() {
             (available.trim() == "1").then_some(())
         },
     );
-    // Long enough for the console to see the canary Healthy: the wave has passed its gate.
-    std::thread::sleep(Duration::from_secs(5));
-    let screen = app.screen_text();
-    assert!(screen.contains("PAUSED"), "{screen}");
+    // The console saw the canary Healthy: the wave passed its gate and the next one is held.
+    app.wait_for_within(
+        "the canary wave through its gate, the next held",
+        Duration::from_secs(180),
+        |s| s.contains("PAUSED before wave 2/2"),
+    );
     for member in &members[1..] {
         assert!(
             !has_web(member, ns),
@@ -184,7 +186,7 @@ fn a_paused_rollout_holds_the_next_wave_until_resumed() {
     for member in &members[1..] {
         eventually(
             &format!("the next wave on {member}"),
-            Duration::from_secs(60),
+            Duration::from_secs(120),
             || has_web(member, ns).then_some(()),
         );
     }
