@@ -14,9 +14,13 @@ use std::time::Duration;
 use common::PtyApp;
 use support::{TestNamespace, env, eventually, inventory, kubectl, kubectl_ok};
 
+/// The two tests share the members' Nodes: one at a time, so one's replicas never starve the
+/// other's.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A fleet placing Deployment `web` (`replicas` of one CPU each; a member's KWOK Node holds
-/// four) on every member.
-fn write_fleet(dir: &std::path::Path, ns: &str, replicas: u32) {
+/// four, with `deadline` seconds to progress) on every member.
+fn write_fleet(dir: &std::path::Path, ns: &str, replicas: u32, deadline: u32) {
     let clusters: Vec<(&str, &str, &str)> = env()
         .members
         .iter()
@@ -29,7 +33,7 @@ kind: Deployment
 metadata: {{name: web, namespace: {ns}}}
 spec:
   replicas: {replicas}
-  progressDeadlineSeconds: 15
+  progressDeadlineSeconds: {deadline}
   selector: {{matchLabels: {{app: web}}}}
   template:
     metadata: {{labels: {{app: web}}}}
@@ -93,7 +97,8 @@ fn a_degraded_canary_stops_the_rollout_and_nothing_reaches_the_other_members() {
     let ns = ns.name.as_str();
     let dir = tempfile::tempdir().expect("temp dir");
     let state = tempfile::tempdir().expect("state dir");
-    write_fleet(dir.path(), ns, 6);
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    write_fleet(dir.path(), ns, 6, 15);
     let mut app = console(dir.path(), state.path());
     propagate_with_a_canary(&mut app);
     let screen = app.wait_for_within(
@@ -146,7 +151,9 @@ fn a_paused_rollout_holds_the_next_wave_until_resumed() {
     let ns = ns.name.as_str();
     let dir = tempfile::tempdir().expect("temp dir");
     let state = tempfile::tempdir().expect("state dir");
-    write_fleet(dir.path(), ns, 1);
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    // A deadline no slow start reaches: this test is about the pause, not about Degraded.
+    write_fleet(dir.path(), ns, 1, 600);
     let mut app = console(dir.path(), state.path());
     propagate_with_a_canary(&mut app);
     app.send("p");
