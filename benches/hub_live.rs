@@ -118,7 +118,7 @@ async fn child(kubeconfig: PathBuf) {
     };
     println!("first {}", started.elapsed().as_secs_f64());
     let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
-    poll::spawn_readonly(hub, first, events);
+    let _reads = poll::spawn_readonly(hub, first, None, events);
     while let Some(event) = received.recv().await {
         match event {
             BackendEvent::Notice(text) if text.contains("caches synced") => {

@@ -67,17 +67,16 @@ pub async fn console(global: &GlobalArgs, wall: Option<WatchArgs>) -> Result<Con
                 return Err(crate::cli::exit::of_hub(&err));
             }
         };
-        let readonly = started.effects.is_none();
+        let readonly = started.readonly;
         let (fleet, label) = (started.fleet.clone(), started.label.clone());
         let session = |state: State| started.session(state);
         return Ok(show(global, wall, &fleet, label, readonly, events, session));
     }
     if global.uses_demo() {
         let (effects, effects_rx) = if readonly {
-            (None, None)
+            crate::backend::messages::reads_only()
         } else {
-            let (effects, effects_rx) = mpsc::unbounded_channel();
-            (Some(effects), Some(effects_rx))
+            mpsc::unbounded_channel()
         };
         let label = match global.demo_scale {
             Some(scale) => format!("demo-scale {}×{}", scale.clusters, scale.resources),
@@ -93,7 +92,7 @@ pub async fn console(global: &GlobalArgs, wall: Option<WatchArgs>) -> Result<Con
         load_demo_in_background(global.clone(), events_tx, effects_rx);
         let session = |mut state: State| {
             state.loading = Some(loading);
-            Session::new(state, Vec::new(), effects, Store::Memory)
+            Session::new(state, Vec::new(), Some(effects), Store::Memory)
         };
         let empty = Arc::new(Fleet::default());
         return Ok(show(global, wall, &empty, label, readonly, events, session));
@@ -105,7 +104,7 @@ pub async fn console(global: &GlobalArgs, wall: Option<WatchArgs>) -> Result<Con
     let fleet = live.fleet.clone();
     let files = live.files.clone();
     let effects = start_live(live, events_tx, readonly);
-    let session = |state| Session::new(state, files, effects, Store::Directory);
+    let session = |state| Session::new(state, files, Some(effects), Store::Directory);
     Ok(show(global, wall, &fleet, label, readonly, events, session))
 }
 
@@ -120,7 +119,7 @@ fn notice(events: &mpsc::UnboundedSender<BackendEvent>, err: &str) {
 fn load_demo_in_background(
     global: GlobalArgs,
     events: mpsc::UnboundedSender<BackendEvent>,
-    effects: Option<mpsc::UnboundedReceiver<Effect>>,
+    effects: mpsc::UnboundedReceiver<Effect>,
 ) {
     tokio::spawn(async move {
         let built = tokio::task::spawn_blocking(move || {
@@ -144,7 +143,7 @@ fn load_demo_in_background(
             files: Arc::new(loaded.files),
         };
         if events.send(loaded_event).is_ok() {
-            sim::spawn_on(core, events, effects);
+            sim::spawn_on(core, events, Some(effects));
         }
     });
 }
@@ -201,12 +200,15 @@ fn show(
 }
 
 /// A hub session's beginnings: the fleet the console shows, the texts its editors edit, the
-/// header label, the backend's effect channel (`None` when read-only) and a first notice.
+/// header label, the backend's effect channel and a first notice.
 pub struct HubStart {
     pub fleet: Arc<Fleet>,
     pub files: Vec<SourceFile>,
     pub label: String,
-    pub effects: Option<mpsc::UnboundedSender<Effect>>,
+    /// Where effects go; a read-only backend's channel takes only the live view's reads.
+    pub effects: mpsc::UnboundedSender<Effect>,
+    /// Whether the console may only look: asked for, or a hub flotilla cannot edit.
+    pub readonly: bool,
     pub notice: Option<String>,
     /// Edits this kind of hub has no API for, with the reason.
     pub cannot_edit: CannotEdit,
@@ -224,7 +226,8 @@ impl HubStart {
         state.cannot_edit = self.cannot_edit;
         state.hub = Some(self.kind);
         state.placements = self.placements;
-        Session::new(state, self.files, self.effects, Store::Hub)
+        state.readonly = self.readonly;
+        Session::new(state, self.files, Some(self.effects), Store::Hub)
     }
 }
 
@@ -255,17 +258,18 @@ pub async fn start_hub(
             Ok((fleet, files)) => {
                 let targets: Vec<_> = fleet.resources.iter().map(|r| r.target.clone()).collect();
                 let view = hub::poll::in_rows_of(&targets, view);
+                let fleet = Arc::new(fleet);
                 let effects = if readonly {
-                    hub::poll::spawn_readonly(hub, view, events);
-                    None
+                    hub::poll::spawn_readonly(hub, view, Some(fleet.clone()), events)
                 } else {
-                    Some(hub::poll::spawn(hub, view, events))
+                    hub::poll::spawn(hub, view, Some(fleet.clone()), events)
                 };
                 return Ok(HubStart {
-                    fleet: Arc::new(fleet),
+                    fleet,
                     files,
                     label,
                     effects,
+                    readonly,
                     notice,
                     cannot_edit,
                     kind,
@@ -313,17 +317,18 @@ pub async fn start_hub(
     } else {
         None
     };
-    let effects = if placements.is_some() {
-        Some(hub::poll::spawn(hub, view, events))
+    let readonly = placements.is_none();
+    let effects = if readonly {
+        hub::poll::spawn_readonly(hub, view, None, events)
     } else {
-        hub::poll::spawn_readonly(hub, view, events);
-        None
+        hub::poll::spawn(hub, view, None, events)
     };
     Ok(HubStart {
         fleet: Arc::new(fleet),
         files: Vec::new(),
         label,
         effects,
+        readonly,
         notice,
         cannot_edit,
         kind,
@@ -340,12 +345,11 @@ fn start_live(
     live: LiveFleet,
     events: mpsc::UnboundedSender<BackendEvent>,
     readonly: bool,
-) -> Option<mpsc::UnboundedSender<Effect>> {
+) -> mpsc::UnboundedSender<Effect> {
     if readonly {
-        live::spawn_readonly(live, events);
-        None
+        live::spawn_readonly(live, events)
     } else {
-        Some(live::spawn(live, events))
+        live::spawn(live, events)
     }
 }
 

@@ -321,7 +321,7 @@ fn cluster_profiles_on_a_real_hub_are_the_inventory() {
         let (live_fleet, _) = flotilla::launch::live_fleet(&global).expect("live fleet");
         let fleet = live_fleet.fleet.clone();
         let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
-        flotilla::backend::kube::live::spawn_readonly(live_fleet, events_tx);
+        let _reads = flotilla::backend::kube::live::spawn_readonly(live_fleet, events_tx);
         let mut state = flotilla::app::state_for_fleet(&fleet, "test".into());
         let want = [
             ("member-1", Health::Ready),

@@ -10,7 +10,9 @@
 //! predicts the objects Karmada refuses to adopt under `conflictResolution: Abort`; an override edited
 //! through the console's session on the hub reaches the member exactly as previewed, and `a`
 //! reschedules; `plan --hub` and `drift --hub` compare with what Karmada rendered, reading
-//! members through their contexts or Karmada's cluster proxy. `cargo xtask test` runs them in their own step against `testenv up --hub
+//! members through their contexts or Karmada's cluster proxy; health follows Karmada's
+//! aggregated status, a stuck member turns its cell Degraded, and the live view reads that
+//! member's object and Events. `cargo xtask test` runs them in their own step against `testenv up --hub
 //! karmada` (their names start with `hub_karmada_`, which the plain-hub step skips); they
 //! only touch their own namespaces, and the outage test restarts the member it stops.
 
@@ -1470,7 +1472,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
     // The console's session on the hub, without a terminal.
     let (mut session, mut hub_events) = hub_console();
     assert!(
-        session.effects.is_some(),
+        !session.state.readonly,
         "editable: {:?}",
         session.state.notice
     );
@@ -2276,20 +2278,8 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
     let key = format!("Deployment/{ns}/web");
     let (mut session, mut events) = hub_console();
     let limit = Duration::from_secs(240);
-    let members = &env().members;
-    let seen = events.pump_seeing(&mut session, limit, &|s| {
-        let health = support::console_health(s, &key);
-        members.iter().all(|m| {
-            health
-                .get(m)
-                .is_some_and(|(kind, _)| *kind == HealthKind::Healthy)
-        })
-    });
     assert!(
-        seen.iter().any(|event| matches!(event,
-            flotilla::backend::BackendEvent::Health(updates)
-                if updates.iter().any(|u| u.health.as_ref()
-                    .is_some_and(|h| h.kind == HealthKind::Progressing)))),
+        support::pump_until_healthy(&mut session, &mut events, &key, limit),
         "the rollout was seen in progress"
     );
     let healthy = support::console_health(&session, &key);
@@ -2370,4 +2360,22 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
         "{status:?}"
     );
     assert_eq!(status["member-1"].0, "Healthy", "{status:?}");
+
+    // The live view of the stuck cell: member-2's own object, read through its context or
+    // Karmada's proxy, with its controller's Events; it holds what Karmada's Work says.
+    let read = support::live_view_of(&mut session, &mut events, &key, "member-2", &|read| {
+        read.live
+            .events
+            .iter()
+            .any(|e| e.reason == "ScalingReplicaSet")
+    });
+    assert!(read.live.error.is_none(), "{:?}", read.live.error);
+    assert!(read.yaml.contains("replicas: 6"), "{}", read.yaml);
+    assert!(read.yaml.contains("image: nginx:1.28"), "{}", read.yaml);
+    assert!(
+        read.yaml.contains("reason: ProgressDeadlineExceeded"),
+        "{}",
+        read.yaml
+    );
+    assert_eq!(read.live.diff, "", "member-2 holds what its Work renders");
 }

@@ -4,7 +4,9 @@
 //! propagation status in KubeFed's words; a member stopped with `testenv stop` turns
 //! Unreachable in `flotilla --hub hub clusters` as KubeFed reports it; and the oracle:
 //! flotilla's offline `render` of a fleet equals, field for field, what KubeFed's controller
-//! writes to the members. `cargo xtask test` runs them in their own step (their names start
+//! writes to the members; and health, which KubeFed does not report, read from each member's
+//! object (Progressing, Healthy, then Degraded on one member), with the live view of a cell.
+//! `cargo xtask test` runs them in their own step (their names start
 //! with `hub_kubefed_`, which the plain-hub step skips); they only touch their own namespaces
 //! (plus a label on the KubeFedClusters that they remove again), and the outage test restarts
 //! the member it stops.
@@ -988,21 +990,11 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
             && member_replicas("member-2", &ns, "web") == Some(2))
         .then_some(())
     });
-    // The console loads every Federated object on the hub; the oracle test's edge cases
-    // (which the engine rightly refuses to load) must be gone before it starts.
-    eventually("the oracle test's namespaces to be deleted", LIMIT, || {
-        let list = json("hub", &["get", "namespaces"]);
-        let left = list["items"].as_array().into_iter().flatten().any(|n| {
-            n["metadata"]["name"]
-                .as_str()
-                .is_some_and(|name| name.starts_with("t-kubefed-oracle"))
-        });
-        (!left).then_some(())
-    });
+    no_oracle_namespaces_left();
 
     let (mut session, mut hub_events) = hub_console();
     assert!(
-        session.effects.is_some(),
+        !session.state.readonly,
         "editable: {:?}",
         session.state.notice
     );
@@ -1128,4 +1120,146 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
         "{:?}",
         session.state.notice
     );
+}
+
+/// Waits until no namespace of the oracle test is left: the console loads every Federated
+/// object on the hub, and the oracle's edge cases are ones the engine rightly refuses.
+fn no_oracle_namespaces_left() {
+    eventually("the oracle test's namespaces to be deleted", LIMIT, || {
+        let list = json("hub", &["get", "namespaces"]);
+        let left = list["items"].as_array().into_iter().flatten().any(|n| {
+            n["metadata"]["name"]
+                .as_str()
+                .is_some_and(|name| name.starts_with("t-kubefed-oracle"))
+        });
+        (!left).then_some(())
+    });
+}
+
+#[test]
+#[ignore = "needs the kubefed testenv: run through cargo xtask test"]
+fn hub_kubefed_health_and_the_live_view_come_from_the_members_own_objects() {
+    use flotilla::model::HealthKind;
+
+    let _serial = serial();
+    kubefed_hub();
+    let ns = TestNamespace::on("hub-kubefed-health", &["hub".to_string()]);
+    let ns = ns.name.as_str().to_owned();
+    let _members = MemberNamespaces(ns.clone());
+    let both = "{clusters: [{name: member-1}, {name: member-2}]}";
+    apply("hub", &federated_namespace(&ns, both));
+    // Each replica asks for one of a member Node's four CPUs; `minReadySeconds` keeps a new
+    // pod unavailable long enough for Progressing to be seen.
+    let deployment = |overrides: &str| {
+        format!(
+            r#"apiVersion: types.kubefed.io/v1beta1
+kind: FederatedDeployment
+metadata: {{name: web, namespace: {ns}}}
+spec:
+  template:
+    metadata: {{labels: {{app: web}}}}
+    spec:
+      replicas: 2
+      minReadySeconds: 15
+      progressDeadlineSeconds: 20
+      selector: {{matchLabels: {{app: web}}}}
+      template:
+        metadata: {{labels: {{app: web}}}}
+        spec:
+          containers:
+          - name: web
+            image: "nginx:1.27"
+            resources: {{requests: {{cpu: "1"}}}}
+  placement: {both}
+  overrides: {overrides}
+"#
+        )
+    };
+    apply("hub", &deployment("[]"));
+    no_oracle_namespaces_left();
+
+    let key = format!("Deployment/{ns}/web");
+    let (mut session, mut events) = hub_console();
+    let members = &env().members;
+    assert!(
+        support::pump_until_healthy(&mut session, &mut events, &key, Duration::from_secs(240)),
+        "the rollout was seen in progress on a member"
+    );
+    for member in members {
+        let available = kubectl_ok(
+            member,
+            &[
+                "get",
+                "deploy",
+                "web",
+                "-n",
+                &ns,
+                "-o",
+                "jsonpath={.status.availableReplicas}",
+            ],
+        );
+        assert_eq!(available.trim(), "2", "kubectl on {member}");
+    }
+    let status = support::hub_status_health(&key);
+    assert!(
+        members
+            .iter()
+            .all(|m| status.get(m).is_some_and(|(h, _)| h == "Healthy")),
+        "status --hub reads the members too: {status:?}"
+    );
+
+    // The live view of member-1's cell: its object and its controller's Events, no diff.
+    let read = support::live_view_of(&mut session, &mut events, &key, "member-1", &|read| {
+        read.live
+            .events
+            .iter()
+            .any(|e| e.reason == "ScalingReplicaSet")
+    });
+    assert!(read.live.error.is_none(), "{:?}", read.live.error);
+    assert!(read.yaml.contains("availableReplicas: 2"), "{}", read.yaml);
+    assert_eq!(read.live.diff, "", "member-1 holds what KubeFed renders");
+    session.dispatch(flotilla::app::Action::Command(
+        flotilla::config::keymap::KeyCommand::Back,
+    ));
+
+    // A new rollout on member-2 alone that its Node cannot hold passes its deadline there.
+    apply(
+        "hub",
+        &deployment(
+            "[{clusterName: member-2, clusterOverrides: [\
+             {path: /spec/replicas, value: 6}, \
+             {path: /spec/template/spec/containers/0/image, value: \"nginx:1.28\"}]}]",
+        ),
+    );
+    events.pump(&mut session, Duration::from_secs(240), &|s| {
+        support::console_health(s, &key)
+            .get("member-2")
+            .is_some_and(|(kind, _)| *kind == HealthKind::Degraded)
+    });
+    let health = support::console_health(&session, &key);
+    assert!(
+        health["member-2"].1.contains("progress deadline exceeded")
+            && health["member-2"].1.contains("ProgressDeadlineExceeded"),
+        "the member controller's reason: {health:?}"
+    );
+    assert_eq!(health["member-1"].0, HealthKind::Healthy, "{health:?}");
+    let on_member = json("member-2", &["get", "deploy", "web", "-n", &ns]);
+    assert_eq!(
+        condition_reason(&on_member, "Progressing").as_deref(),
+        Some("ProgressDeadlineExceeded"),
+        "kubectl on member-2"
+    );
+    let status = support::hub_status_health(&key);
+    assert_eq!(status["member-2"].0, "Degraded", "{status:?}");
+    assert_eq!(status["member-1"].0, "Healthy", "{status:?}");
+}
+
+/// The `reason` of condition `kind` in an object's status.
+fn condition_reason(object: &Value, kind: &str) -> Option<String> {
+    object["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == kind)?["reason"]
+        .as_str()
+        .map(str::to_string)
 }

@@ -4,7 +4,8 @@
 //! seen by the console's live backend (driven headless through the real `update`, its effects
 //! sent to the backend) in the live, diff and events views; a `kubectl scale` shows in the
 //! diff; and `flotilla status --resource … -o json` carries the Event and the live object with
-//! a Secret's values masked. kubectl checks the end states.
+//! a Secret's values masked. A read-only console reads the same live object and diff, and
+//! the writes sent down its channel never reach the member. kubectl checks the end states.
 
 mod common;
 mod support;
@@ -85,6 +86,56 @@ async fn run_until(
     }
 }
 
+/// The live fleet of the fleet directory `dir` (with `flags` besides `--kubeconfig` and
+/// `--fleet`) and the cell of its Deployment on `member`.
+fn deployment_cell(dir: &Path, member: &str, flags: &[&str]) -> (live::LiveFleet, CellRef) {
+    let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
+    let fleet_dir = dir.to_string_lossy().to_string();
+    let mut args = vec![
+        "flotilla",
+        "--kubeconfig",
+        &kubeconfig,
+        "--fleet",
+        &fleet_dir,
+    ];
+    args.extend(flags);
+    let cli = Cli::try_parse_from(args).expect("flags");
+    let (live_fleet, _) = flotilla::launch::live_fleet(&cli.global).expect("live fleet");
+    let row = live_fleet
+        .fleet
+        .resources
+        .iter()
+        .position(|r| r.target.kind == "Deployment")
+        .expect("the Deployment row");
+    let column = live_fleet
+        .fleet
+        .cluster_index(member)
+        .expect("the member's column");
+    let cell = CellRef {
+        resource: row as u32,
+        cluster: column as u32,
+    };
+    (live_fleet, cell)
+}
+
+/// Opens the object view on `cell`: the matrix, the cell, enter.
+fn open_cell(state: &mut State, effects: &mpsc::UnboundedSender<Effect>, cell: CellRef) {
+    press(state, effects, KeyCommand::FocusNext);
+    state.resource_view.cursor = state
+        .resource_view
+        .visible
+        .iter()
+        .position(|r| *r == cell.resource as usize)
+        .expect("the row is visible");
+    state.cluster_view.cursor = state
+        .cluster_view
+        .visible
+        .iter()
+        .position(|c| *c == cell.cluster as usize)
+        .expect("the column is visible");
+    press(state, effects, KeyCommand::Select);
+}
+
 /// A key through the real `update`; its effects go to the backend, as the session sends them.
 fn press(state: &mut State, effects: &mpsc::UnboundedSender<Effect>, command: KeyCommand) {
     for effect in app::update(state, Action::Command(command)) {
@@ -147,28 +198,9 @@ source: {{component: deployment-controller}}
     let created = kubectl_stdin(member, &["create", "-f", "-"], &event);
     assert!(created.status.success(), "{}", output_text(&created));
 
-    let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
-    let fleet_dir = dir.path().to_string_lossy().to_string();
-    let cli = Cli::try_parse_from([
-        "flotilla",
-        "--kubeconfig",
-        &kubeconfig,
-        "--fleet",
-        &fleet_dir,
-    ])
-    .expect("flags");
-    let (live_fleet, _) = flotilla::launch::live_fleet(&cli.global).expect("live fleet");
+    let (live_fleet, cell) = deployment_cell(dir.path(), member, &[]);
     let fleet = live_fleet.fleet.clone();
-    let row = fleet
-        .resources
-        .iter()
-        .position(|r| r.target.kind == "Deployment")
-        .expect("the Deployment row");
-    let column = fleet.cluster_index(member).expect("member-1 column");
-    let cell = CellRef {
-        resource: row as u32,
-        cluster: column as u32,
-    };
+    let (row, column) = (cell.resource as usize, cell.cluster as usize);
 
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
@@ -179,20 +211,7 @@ source: {{component: deployment-controller}}
             s.cells.kind(row, column) == StatusKind::InSync
         })
         .await;
-        press(&mut state, &effects, KeyCommand::FocusNext);
-        state.resource_view.cursor = state
-            .resource_view
-            .visible
-            .iter()
-            .position(|r| *r == row)
-            .expect("the row is visible");
-        state.cluster_view.cursor = state
-            .cluster_view
-            .visible
-            .iter()
-            .position(|c| *c == column)
-            .expect("the column is visible");
-        press(&mut state, &effects, KeyCommand::Select);
+        open_cell(&mut state, &effects, cell);
         run_until(
             &mut state,
             &mut events,
@@ -303,5 +322,91 @@ source: {{component: deployment-controller}}
     assert_eq!(
         jsonpath(member, "secret/db", &ns.name, "{.data.password}"),
         "aHVudGVyMg=="
+    );
+}
+
+#[test]
+#[ignore = "needs testenv: run through cargo xtask test"]
+fn a_read_only_console_shows_the_live_object_and_its_channel_lets_no_write_through() {
+    let members: Vec<String> = env().members.iter().take(1).cloned().collect();
+    let ns = TestNamespace::on("live-view-ro", &members);
+    let dir = tempfile::tempdir().expect("temp dir");
+    fleet(dir.path(), &ns.name, &members);
+    let applied = flotilla(dir.path(), &["apply", "--yes"]);
+    assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+    let member = &members[0];
+    kubectl_ok(
+        member,
+        &["scale", "deployment", "web", "-n", &ns.name, "--replicas=5"],
+    );
+
+    let (live_fleet, cell) = deployment_cell(dir.path(), member, &["--readonly"]);
+    let fleet = live_fleet.fleet.clone();
+    let (row, column) = (cell.resource as usize, cell.cluster as usize);
+
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let (events_tx, mut events) = mpsc::unbounded_channel();
+        let reads = live::spawn_readonly(live_fleet, events_tx);
+        let mut state = app::state_for_fleet(&fleet, "test".into());
+        state.readonly = true;
+        run_until(
+            &mut state,
+            &mut events,
+            "the scaled Deployment drifted",
+            |s| s.cells.kind(row, column) == StatusKind::Drifted,
+        )
+        .await;
+        open_cell(&mut state, &reads, cell);
+        run_until(
+            &mut state,
+            &mut events,
+            "the live object and its diff",
+            |s| {
+                s.live.reads.get(&cell).is_some_and(|read| {
+                    read.yaml.contains("replicas: 5") && read.live.diff.contains("-  replicas: 5")
+                })
+            },
+        )
+        .await;
+        press(&mut state, &reads, KeyCommand::FocusNext);
+        press(&mut state, &reads, KeyCommand::FocusNext);
+        let diff = screen(&state);
+        assert!(diff.contains("-  replicas: 5"), "{diff}");
+        assert!(diff.contains("+  replicas: 2"), "{diff}");
+
+        // Writes sent down a read-only console's channel are refused; the live view goes on
+        // reading the member, which keeps its five replicas.
+        for write in [
+            Effect::Apply { cells: vec![cell] },
+            Effect::Delete { cells: vec![cell] },
+        ] {
+            reads.send(write).expect("the channel takes it");
+        }
+        let mut answers = 0;
+        let deadline = tokio::time::Instant::now() + common::wait_limit();
+        while answers < 3 {
+            match tokio::time::timeout_at(deadline, events.recv()).await {
+                Ok(Some(event)) => {
+                    if matches!(&event, BackendEvent::LiveObject { cell: c, .. } if *c == cell) {
+                        answers += 1;
+                    }
+                    app::update(&mut state, Action::Backend(event));
+                }
+                Ok(None) => panic!("the backend stopped"),
+                Err(_) => panic!("timed out waiting for the live view's refreshes"),
+            }
+        }
+        let read = &state.live.reads[&cell];
+        assert!(read.yaml.contains("replicas: 5"), "{}", read.yaml);
+    });
+    assert_eq!(
+        jsonpath(member, "deployment/web", &ns.name, "{.spec.replicas}"),
+        "5",
+        "kubectl: nothing was applied"
+    );
+    assert!(
+        !jsonpath(member, "deployment/web", &ns.name, "{.metadata.name}").is_empty(),
+        "kubectl: nothing was deleted"
     );
 }

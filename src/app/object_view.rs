@@ -72,17 +72,12 @@ pub fn placed_clusters(state: &State, resource: usize) -> Vec<usize> {
 }
 
 /// The cells the open view needs read: the selected cell, or in the clusters view every
-/// cluster the resource is placed on. None when the view is closed, on a hub and in a
-/// read-only console.
+/// cluster the resource is placed on; none when the view is closed. Reads are all a
+/// read-only console asks of its backend.
 fn wanted(state: &State) -> Vec<CellRef> {
     let Mode::Object { tab, .. } = state.mode else {
         return Vec::new();
     };
-    // A hub's backend does not read members' objects yet, and a read-only backend takes no
-    // requests at all.
-    if state.hub.is_some() || state.readonly {
-        return Vec::new();
-    }
     let Some((resource, cluster)) = state.selected_cell() else {
         return Vec::new();
     };

@@ -1042,13 +1042,14 @@ mod tests {
     }
 
     #[test]
-    fn a_read_only_console_asks_its_backend_for_nothing_when_a_cell_opens() {
+    fn a_read_only_console_asks_its_backend_only_to_read_when_a_cell_opens() {
         let mut state = state(3, 2);
         state.readonly = true;
         update(&mut state, Action::Command(KeyCommand::FocusNext));
         let opened = update(&mut state, Action::Command(KeyCommand::Select));
         assert!(matches!(state.mode, Mode::Object { .. }));
-        assert!(opened.is_empty(), "{opened:?}");
+        assert!(!opened.is_empty(), "the live view reads its cell");
+        assert!(opened.iter().all(Effect::only_reads), "{opened:?}");
     }
 
     #[test]

@@ -197,6 +197,52 @@ pub enum Effect {
     Revert { fields: Vec<RevertField> },
 }
 
+impl Effect {
+    /// A short name for messages: `apply`, `dry run`, `follow`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Effect::Apply { .. } => "apply",
+            Effect::Delete { .. } => "delete",
+            Effect::UseFleet(_) => "use fleet",
+            Effect::DryRun { .. } => "dry run",
+            Effect::HubApply { .. } => "hub apply",
+            Effect::WritePlacement { .. } => "placement write",
+            Effect::FollowObject { .. } => "follow",
+            Effect::StopFollowing => "stop following",
+            Effect::Revert { .. } => "revert",
+        }
+    }
+
+    /// Whether the effect only reads (the live view's follows), so a read-only backend takes it.
+    pub fn only_reads(&self) -> bool {
+        matches!(self, Effect::FollowObject { .. } | Effect::StopFollowing)
+    }
+}
+
+/// The channel of a read-only backend: the console sends on it as on any other, and only
+/// effects that merely read ([`Effect::only_reads`]) reach the backend; any other is refused
+/// with a warning, so nothing sent to a read-only backend can become a write. Must be called
+/// within a tokio runtime.
+pub fn reads_only() -> (
+    tokio::sync::mpsc::UnboundedSender<Effect>,
+    tokio::sync::mpsc::UnboundedReceiver<Effect>,
+) {
+    let (console, mut sent) = tokio::sync::mpsc::unbounded_channel::<Effect>();
+    let (reads, backend) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(effect) = sent.recv().await {
+            if !effect.only_reads() {
+                tracing::warn!("read-only: a {} request was refused", effect.name());
+                continue;
+            }
+            if reads.send(effect).is_err() {
+                return;
+            }
+        }
+    });
+    (console, backend)
+}
+
 /// What one cluster holds for a followed cell, as the live view shows it. Text in it is as the
 /// cluster sent it: whoever prints it escapes it.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
@@ -238,5 +284,39 @@ pub struct ObjectEvent {
 impl ObjectEvent {
     pub fn is_warning(&self) -> bool {
         self.event_type == "Warning"
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_read_only_channel_lets_the_live_views_reads_through_and_nothing_else() {
+        let (console, mut backend) = reads_only();
+        let cell = CellRef {
+            resource: 0,
+            cluster: 1,
+        };
+        console.send(Effect::Apply { cells: vec![cell] }).unwrap();
+        console.send(Effect::Delete { cells: vec![cell] }).unwrap();
+        console.send(Effect::Revert { fields: Vec::new() }).unwrap();
+        console
+            .send(Effect::FollowObject { cells: vec![cell] })
+            .unwrap();
+        console.send(Effect::StopFollowing).unwrap();
+        drop(console);
+        let mut received = Vec::new();
+        while let Some(effect) = backend.recv().await {
+            received.push(effect);
+        }
+        assert_eq!(
+            received,
+            [
+                Effect::FollowObject { cells: vec![cell] },
+                Effect::StopFollowing
+            ]
+        );
     }
 }

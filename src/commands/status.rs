@@ -97,20 +97,23 @@ async fn hub_status(
         Err(err) => return Ok(hub::failed(err)),
     };
     // Where the hub says only "not healthy yet", the member says whether it is stuck, as in
-    // the console.
-    let progressing: Vec<CellRef> = (0..view.rows.len())
-        .flat_map(|row| (0..view.clusters.len()).map(move |column| (row, column)))
-        .filter(|&(row, column)| {
-            view.health(row, column)
-                .is_some_and(|health| health.kind == HealthKind::Progressing)
-        })
-        .map(|(row, column)| CellRef {
-            resource: row as u32,
-            cluster: column as u32,
+    // the console; on a hub that reports no health, every placed cell in scope asks its member.
+    let in_scope = |cell: &CellRef| {
+        let (row, column) = (cell.resource as usize, cell.cluster as usize);
+        scope.includes(&view.clusters[column].0.name, &view.rows[row].target)
+    };
+    let asked: Vec<CellRef> = member_health::placed_cells(&view)
+        .into_iter()
+        .filter(in_scope)
+        .filter(|cell| {
+            !hub.kind.reports_health()
+                || view
+                    .health(cell.resource as usize, cell.cluster as usize)
+                    .is_some_and(|health| health.kind == HealthKind::Progressing)
         })
         .collect();
     let refined: BTreeMap<CellRef, Option<CellHealth>> =
-        member_health::refine(&hub, member_health::questions(&view, &progressing))
+        member_health::refine(&hub, member_health::questions(&view, &asked))
             .await
             .into_iter()
             .map(|update| (update.cell, update.health))

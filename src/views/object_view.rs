@@ -79,14 +79,6 @@ pub(super) fn render(
     let read = state.live.reads.get(&cell);
     let body: Vec<Line> = match tab {
         ObjectTab::Desired => yaml_lines(desired_yaml(state, resource, cluster), theme),
-        _ if state.hub.is_some() => vec![muted(
-            "# live object not available on a hub yet: the hub's own status shows in the cell",
-            theme,
-        )],
-        _ if state.readonly => vec![muted(
-            "# live object not available in a read-only console yet: `flotilla status --resource KIND/NS/NAME -o yaml` reads it",
-            theme,
-        )],
         ObjectTab::Clusters => clusters_lines(state, context, resource, group, scroll),
         _ => match read {
             None => vec![muted(&format!("# reading from {cluster_name}…"), theme)],

@@ -511,6 +511,77 @@ pub fn select_row(session: &mut flotilla::app::Session, key: &str) -> usize {
     row
 }
 
+/// Opens the live view of row `key` on `member` through the real `update` (the matrix, then
+/// enter) and waits until the backend's read of that cell passes `done`.
+pub fn live_view_of(
+    session: &mut flotilla::app::Session,
+    events: &mut HubEvents,
+    key: &str,
+    member: &str,
+    done: &dyn Fn(&flotilla::app::state::object_view::LiveRead) -> bool,
+) -> flotilla::app::state::object_view::LiveRead {
+    use flotilla::app::Action;
+    use flotilla::config::keymap::KeyCommand;
+
+    let row = select_row(session, key);
+    let column = session
+        .state
+        .fleet
+        .cluster_index(member)
+        .unwrap_or_else(|| panic!("{member} is a column"));
+    session.dispatch(Action::Command(KeyCommand::FocusNext));
+    session.state.cluster_view.cursor = session
+        .state
+        .cluster_view
+        .visible
+        .iter()
+        .position(|c| *c == column)
+        .unwrap_or_else(|| panic!("{member} is visible"));
+    session.dispatch(Action::Command(KeyCommand::Select));
+    assert!(
+        matches!(
+            session.state.mode,
+            flotilla::app::state::Mode::Object { .. }
+        ),
+        "enter opens the cell: {:?}",
+        session.state.notice
+    );
+    let cell = flotilla::backend::CellRef {
+        resource: row as u32,
+        cluster: column as u32,
+    };
+    events.pump(session, std::time::Duration::from_secs(120), &|s| {
+        s.state.live.reads.get(&cell).is_some_and(done)
+    });
+    session.state.live.reads[&cell].clone()
+}
+
+/// Pumps the hub console until row `key` is Healthy on every testenv member; whether a cell
+/// was seen Progressing on the way.
+pub fn pump_until_healthy(
+    session: &mut flotilla::app::Session,
+    events: &mut HubEvents,
+    key: &str,
+    limit: std::time::Duration,
+) -> bool {
+    use flotilla::model::HealthKind;
+
+    let members = &env().members;
+    let seen = events.pump_seeing(session, limit, &|s| {
+        let health = console_health(s, key);
+        members.iter().all(|m| {
+            health
+                .get(m)
+                .is_some_and(|(kind, _)| *kind == HealthKind::Healthy)
+        })
+    });
+    seen.iter().any(|event| {
+        matches!(event, flotilla::backend::BackendEvent::Health(updates)
+            if updates.iter().any(|u| u.health.as_ref()
+                .is_some_and(|h| h.kind == HealthKind::Progressing)))
+    })
+}
+
 /// The console model's health of row `key` on each member: (kind, reason).
 pub fn console_health(
     session: &flotilla::app::Session,

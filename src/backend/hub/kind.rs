@@ -33,6 +33,12 @@ impl HubKind {
         }
     }
 
+    /// Whether the hub reports how each member's workload is doing (Karmada's aggregated
+    /// status, OCM's status feedback); KubeFed reports propagation only.
+    pub fn reports_health(self) -> bool {
+        !matches!(self, HubKind::KubeFed)
+    }
+
     /// Whether the hub stores the object it renders for each member (Karmada's Works, OCM's
     /// ManifestWorks); KubeFed renders in memory and keeps only a status.
     pub fn keeps_rendered_objects(self) -> bool {

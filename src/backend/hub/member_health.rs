@@ -1,9 +1,11 @@
 //! Where a hub's verdict stops at "not healthy yet" — Karmada calls every unfinished rollout
 //! Unhealthy and reflects no conditions — the member's own object says whether the workload is
-//! still progressing or stuck past its progress deadline. Reads go only to the cells the hub
-//! reports Progressing, on members flotilla can reach (their kubeconfig context or Karmada's
-//! proxy), a few at a time; a member that cannot be read keeps the hub's word. It only reads,
-//! and judges with the same rules as a live object.
+//! still progressing or stuck past its progress deadline; where the hub says nothing about
+//! health (KubeFed reports propagation only), the member's object is the only word. Reads go
+//! to the cells the hub reports Progressing ([`Unsettled`]), or on a hub without health to
+//! every placed cell in turn ([`Survey`]), on members flotilla can reach (their kubeconfig
+//! context or Karmada's proxy), a few at a time; a member that cannot be read keeps the hub's
+//! word. It only reads, and judges with the same rules as a live object.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -15,7 +17,7 @@ use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig::Timeouts;
 use crate::backend::messages::{BackendEvent, CellRef, HealthUpdate};
-use crate::model::{CellHealth, ClusterSpec, HealthKind, ResourceRef};
+use crate::model::{CellHealth, ClusterSpec, HealthKind, ResourceRef, StatusKind};
 
 /// Members read at once.
 const AT_ONCE: usize = 8;
@@ -32,12 +34,10 @@ pub struct Question {
     hub_says: Option<CellHealth>,
 }
 
-/// The questions for `cells` of `view` (at most [`PER_PASS`]), owned, so the reads can run
-/// apart from the view.
+/// The questions for `cells` of `view`, owned, so the reads can run apart from the view.
 pub fn questions(view: &HubView, cells: &[CellRef]) -> Vec<Question> {
     cells
         .iter()
-        .take(PER_PASS)
         .filter_map(|&cell| {
             let (row, column) = (cell.resource as usize, cell.cluster as usize);
             Some(Question {
@@ -144,14 +144,82 @@ impl Unsettled {
     }
 }
 
-/// The hub's verdict, unless the member itself reports the workload Degraded.
+/// The hub's verdict, unless the member itself reports the workload Degraded; the member's
+/// where the hub says nothing.
 fn judged(hub_says: Option<CellHealth>, member_says: Option<CellHealth>) -> Option<CellHealth> {
     match (hub_says, member_says) {
         (Some(hub), Some(member)) if member.kind == HealthKind::Degraded => Some(CellHealth {
             kind: HealthKind::Degraded,
             reason: format!("{}; on the member: {}", hub.reason, member.reason),
         }),
+        (None, member) => member,
         (hub, _) => hub,
+    }
+}
+
+/// The placed cells of `view`, row by row: those a member should hold.
+pub fn placed_cells(view: &HubView) -> Vec<CellRef> {
+    let mut cells = Vec::new();
+    for row in 0..view.rows.len() {
+        for column in 0..view.clusters.len() {
+            if view.cell(row, column).0.kind() != StatusKind::NotPlaced {
+                cells.push(CellRef {
+                    resource: row as u32,
+                    cluster: column as u32,
+                });
+            }
+        }
+    }
+    cells
+}
+
+/// Health on a hub that reports none: every placed cell is asked its member in turn, at most
+/// [`PER_PASS`] a pass, cells not yet Healthy first, so a rollout's progress shows soon.
+#[derive(Debug, Default)]
+pub struct Survey {
+    /// Where the next pass goes on in the placed cells.
+    cursor: usize,
+    shown: BTreeMap<CellRef, Option<CellHealth>>,
+}
+
+impl Survey {
+    /// The cells to ask about in the next pass.
+    pub fn cells(&mut self, view: &HubView) -> Vec<CellRef> {
+        let placed = placed_cells(view);
+        self.shown
+            .retain(|cell, _| placed.binary_search(cell).is_ok());
+        let mut asked: Vec<CellRef> = self
+            .shown
+            .iter()
+            .filter(|(_, health)| {
+                health
+                    .as_ref()
+                    .is_none_or(|health| health.kind != HealthKind::Healthy)
+            })
+            .map(|(cell, _)| *cell)
+            .take(PER_PASS)
+            .collect();
+        let start = self.cursor.min(placed.len());
+        for cell in placed[start..].iter().chain(&placed[..start]) {
+            if asked.len() >= PER_PASS.min(placed.len()) {
+                break;
+            }
+            self.cursor = (self.cursor + 1) % placed.len().max(1);
+            if !asked.contains(cell) {
+                asked.push(*cell);
+            }
+        }
+        asked
+    }
+
+    /// A pass's answers ([`refine`]): the updates that change what the console shows.
+    pub fn take(&mut self, answers: Vec<HealthUpdate>) -> Vec<HealthUpdate> {
+        answers
+            .into_iter()
+            .filter(|answer| {
+                self.shown.insert(answer.cell, answer.health.clone()) != Some(answer.health.clone())
+            })
+            .collect()
     }
 }
 
@@ -242,6 +310,95 @@ mod tests {
             "still progressing: the hub's word stands"
         );
         assert_eq!(judged(Some(hub.clone()), None), Some(hub), "member unread");
-        assert_eq!(judged(None, Some(health(HealthKind::Degraded, "x"))), None);
+    }
+
+    fn view(rows: usize, clusters: usize) -> HubView {
+        use crate::backend::hub::view::HubRow;
+        use crate::model::{CellStatus, ClusterStatus, Health};
+        let specs: Vec<(ClusterSpec, ClusterStatus)> = (0..clusters)
+            .map(|c| {
+                let spec = ClusterSpec {
+                    name: format!("member-{c}"),
+                    ..ClusterSpec::default()
+                };
+                let status = ClusterStatus {
+                    health: Health::Ready,
+                    ..ClusterStatus::default()
+                };
+                (spec, status)
+            })
+            .collect();
+        let rows = (0..rows)
+            .map(|r| HubRow {
+                target: ResourceRef {
+                    api_version: "apps/v1".into(),
+                    kind: "Deployment".into(),
+                    namespace: Some("shop".into()),
+                    name: format!("web-{r}"),
+                },
+                source: String::new(),
+                carrier: None,
+                // Member 0 is left out of every row.
+                cells: (1..clusters)
+                    .map(|c| (format!("member-{c}"), (CellStatus::InSync, None)))
+                    .collect(),
+                not_placed: "not placed".into(),
+                objects: Default::default(),
+                health: Default::default(),
+            })
+            .collect();
+        HubView {
+            kind: crate::backend::hub::HubKind::KubeFed,
+            rows,
+            clusters: specs,
+        }
+    }
+
+    #[test]
+    fn where_the_hub_says_nothing_the_member_is_the_word() {
+        let member = health(HealthKind::Progressing, "1/2 available");
+        assert_eq!(judged(None, Some(member.clone())), Some(member));
+        assert_eq!(judged(None, None), None);
+    }
+
+    #[test]
+    fn a_survey_asks_about_every_placed_cell_in_turn_and_the_unsettled_ones_each_pass() {
+        // 300 rows on members 1 and 2: 600 placed cells, more than one pass asks.
+        let view = view(300, 3);
+        assert_eq!(placed_cells(&view).len(), 600);
+        assert!(placed_cells(&view).iter().all(|cell| cell.cluster != 0));
+        let mut survey = Survey::default();
+        let first = survey.cells(&view);
+        assert_eq!(first.len(), PER_PASS);
+        let answer = |cell: CellRef, kind| HealthUpdate {
+            cell,
+            health: Some(health(kind, "x")),
+        };
+        let stuck = first[7];
+        let answers: Vec<HealthUpdate> = first
+            .iter()
+            .map(|&cell| {
+                let kind = if cell == stuck {
+                    HealthKind::Progressing
+                } else {
+                    HealthKind::Healthy
+                };
+                answer(cell, kind)
+            })
+            .collect();
+        assert_eq!(survey.take(answers.clone()).len(), PER_PASS, "all new");
+        assert!(
+            survey.take(answers).is_empty(),
+            "the same answers change nothing"
+        );
+        let second = survey.cells(&view);
+        assert_eq!(second[0], stuck, "the unsettled cell is asked again first");
+        assert!(
+            second[1..].iter().all(|cell| !first.contains(cell)),
+            "then the cells not asked yet"
+        );
+        let mut seen: BTreeSet<CellRef> = first.iter().chain(&second).copied().collect();
+        seen.extend(survey.cells(&view));
+        assert_eq!(seen.len(), 600, "three passes reach every placed cell");
     }
 }

@@ -4,7 +4,8 @@
 //! readers apart from its writers: [`karmada`], [`ocm`] and [`kubefed`] (which only reads,
 //! kept current by [`kubefed_delta`]);
 //! [`write`] writes an edited object to any hub; [`cache`] keeps the informer caches the
-//! console's backend reads from. Readers only read; only the `write` modules
+//! console's backend reads from; [`member_health`] and [`live_view`] read members' own objects
+//! where the hub's word is not enough. Readers only read; only the `write` modules
 //! send a mutating request, and a read-only console never reaches them. No file here decides
 //! placement (the engine does) or knows exit codes (the command line does).
 
@@ -14,6 +15,7 @@ pub mod karmada;
 pub mod kind;
 pub mod kubefed;
 pub mod kubefed_delta;
+pub mod live_view;
 pub mod member_health;
 pub mod objects;
 pub mod ocm;

@@ -5,10 +5,12 @@
 //! index. With an effect channel it also hands confirmed edits to the hub's writers (policies
 //! and Federated objects; an OCM Placement; a Karmada reschedule), answers the editors' previews
 //! with the engine's render against the hub's rendered objects, and follows each edit until the
-//! hub has rendered (or, for a Placement, decided) exactly what the preview said. Read-only, it has no effect channel, so
-//! no code path can write to the hub.
+//! hub has rendered (or, for a Placement, decided) exactly what the preview said. Either way it
+//! reads followed cells on their members for the live view (`live_view`). Read-only, its channel
+//! lets only those reads through, so no code path can write to the hub.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -19,6 +21,7 @@ use super::cache::{Caches, Change, LiveView, Touched, cells_of, health_of};
 use super::connect::Hub;
 use super::karmada::write::reschedule;
 use super::kind::HubKind;
+use super::live_view::Following;
 use super::member_health::{self, Unsettled};
 use super::objects::{delivered_form, drop_marks, is_flotilla_mark};
 use super::ocm::read::placement_world;
@@ -32,7 +35,7 @@ use crate::backend::fanout::object::resource_of;
 use crate::backend::fanout::planning::{PlanAction, PlanItem};
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::messages::{
-    AddedResource, BackendEvent, CellRef, CellUpdate, Effect, HealthUpdate,
+    AddedResource, BackendEvent, CellRef, CellUpdate, Effect, HealthUpdate, reads_only,
 };
 use crate::engine::compare::diff;
 use crate::engine::edit::ocm_placement::PlacementWorld;
@@ -50,6 +53,10 @@ pub const POLL_EVERY: Duration = Duration::from_secs(5);
 /// Time between reads of a watched hub when nothing changed (health the hub recomputes, such
 /// as a member's Ready condition, still arrives through the Cluster watch).
 pub const REREAD_EVERY: Duration = Duration::from_secs(30);
+
+/// Time between passes that ask members how their workloads are doing, where the hub's word
+/// is not enough (`member_health`).
+const ASK_MEMBERS_EVERY: Duration = Duration::from_secs(10);
 
 /// How long to gather a burst of changes into one read.
 const SETTLE: Duration = Duration::from_millis(200);
@@ -117,9 +124,16 @@ pub fn health_snapshot(view: &HubView) -> Option<BackendEvent> {
 }
 
 /// Starts reading the hub without any way to write to it; `first` is the view the console's
-/// rows and columns were built from.
-pub fn spawn_readonly(hub: Hub, first: HubView, events: mpsc::UnboundedSender<BackendEvent>) {
-    start(hub, first, events, None);
+/// rows and columns were built from. The channel returned takes only the live view's reads.
+pub fn spawn_readonly(
+    hub: Hub,
+    first: HubView,
+    fleet: Option<Arc<Fleet>>,
+    events: mpsc::UnboundedSender<BackendEvent>,
+) -> mpsc::UnboundedSender<Effect> {
+    let (reads, receiver) = reads_only();
+    start(hub, first, fleet, events, receiver);
+    reads
 }
 
 /// Runs the backend of the hub's kind: from informer caches where its reader keeps a live
@@ -127,34 +141,41 @@ pub fn spawn_readonly(hub: Hub, first: HubView, events: mpsc::UnboundedSender<Ba
 fn start(
     hub: Hub,
     first: HubView,
+    fleet: Option<Arc<Fleet>>,
     events: mpsc::UnboundedSender<BackendEvent>,
-    effects: Option<mpsc::UnboundedReceiver<Effect>>,
+    effects: mpsc::UnboundedReceiver<Effect>,
 ) {
+    let following = Following::start(hub.clone(), fleet, events.clone());
+    let effects = Some(effects);
     match hub.kind {
         HubKind::Karmada => {
             tokio::spawn(run_cached::<karmada::delta::Live>(
-                hub, first, events, effects,
+                hub, first, events, effects, following,
             ));
         }
         HubKind::OpenClusterManagement => {
-            tokio::spawn(run_cached::<ocm::delta::Live>(hub, first, events, effects));
+            tokio::spawn(run_cached::<ocm::delta::Live>(
+                hub, first, events, effects, following,
+            ));
         }
         HubKind::KubeFed => {
             tokio::spawn(run_cached::<kubefed_delta::Live>(
-                hub, first, events, effects,
+                hub, first, events, effects, following,
             ));
         }
     }
 }
 
-/// Starts reading the hub and taking the console's effects.
+/// Starts reading the hub and taking the console's effects; `fleet` is the hub's fleet where
+/// the engine could load it.
 pub fn spawn(
     hub: Hub,
     first: HubView,
+    fleet: Option<Arc<Fleet>>,
     events: mpsc::UnboundedSender<BackendEvent>,
 ) -> mpsc::UnboundedSender<Effect> {
     let (effects, receiver) = mpsc::unbounded_channel();
-    start(hub, first, events, Some(receiver));
+    start(hub, first, fleet, events, receiver);
     effects
 }
 
@@ -286,6 +307,7 @@ async fn run(
     first: HubView,
     events: mpsc::UnboundedSender<BackendEvent>,
     mut effects: Option<mpsc::UnboundedReceiver<Effect>>,
+    mut following: Following,
 ) {
     let mut shown = first;
     let _ = events.send(snapshot(&shown));
@@ -316,6 +338,18 @@ async fn run(
             _ = ticker.tick() => {}
             _ = next_nudge(&mut nudges) => {}
             effect = next_effect(&mut effects) => match effect {
+                Some(Effect::FollowObject { cells }) => {
+                    following.follow(&shown, cells);
+                    continue;
+                }
+                Some(Effect::StopFollowing) => {
+                    following.follow(&shown, Vec::new());
+                    continue;
+                }
+                Some(Effect::UseFleet(fleet)) => {
+                    following.use_fleet(&shown, fleet.0);
+                    continue;
+                }
                 Some(Effect::WritePlacement { namespace, name, patch, expect }) => {
                     if !placements.write(&hub, namespace, name, &patch, expect, &events).await {
                         continue;
@@ -347,12 +381,14 @@ async fn run(
             let _ = events.send(BackendEvent::Notice(notice));
         }
         placements.read(&hub, &events).await;
-        for event in changes(&shown, &next) {
+        let changed = changes(&shown, &next);
+        shown = next;
+        following.view_changed(&shown, &touched_cells(&changed));
+        for event in changed {
             if events.send(event).is_err() {
                 return;
             }
         }
-        shown = next;
     }
 }
 
@@ -364,6 +400,7 @@ async fn run_cached<L: LiveView>(
     first: HubView,
     events: mpsc::UnboundedSender<BackendEvent>,
     mut effects: Option<mpsc::UnboundedReceiver<Effect>>,
+    mut following: Following,
 ) {
     let _ = events.send(snapshot(&first));
     let mut unsettled = Unsettled::default();
@@ -381,7 +418,7 @@ async fn run_cached<L: LiveView>(
     }
     let kinds = hub.watched_kinds().await;
     if kinds.is_empty() {
-        return run(hub, first, events, effects).await;
+        return run(hub, first, events, effects, following).await;
     }
     let (caches, mut changes) = Caches::start(&hub.client, kinds);
     let _ = events.send(BackendEvent::Notice(format!(
@@ -420,7 +457,7 @@ async fn run_cached<L: LiveView>(
                 hub.context
             )));
             drop(changes);
-            return run(hub, first, events, effects).await;
+            return run(hub, first, events, effects, following).await;
         }
         Err(_) => return,
     };
@@ -433,6 +470,9 @@ async fn run_cached<L: LiveView>(
     ticker.tick().await;
     let (answers_to, mut answers_from) = mpsc::unbounded_channel();
     let mut asking = false;
+    let mut survey = member_health::Survey::default();
+    let mut members_tick = tokio::time::interval(ASK_MEMBERS_EVERY);
+    members_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let mut placements_moved = false;
         let batch = tokio::select! {
@@ -459,8 +499,17 @@ async fn run_cached<L: LiveView>(
                         let _ = events.send(BackendEvent::Heartbeat { clusters: alive });
                     }
                 }
-                let asked = unsettled.cells();
-                if !asked.is_empty() && !asking {
+                // Followed edits that never arrive are reported after their time is up.
+                placements_moved = !placements.expected.is_empty();
+                Vec::new()
+            }
+            _ = members_tick.tick(), if !asking => {
+                let asked = if hub.kind.reports_health() {
+                    unsettled.cells()
+                } else {
+                    survey.cells(pass.live.view())
+                };
+                if !asked.is_empty() {
                     // Members are read apart from the loop: a slow one holds up nothing.
                     let questions = member_health::questions(pass.live.view(), &asked);
                     let (hub, answers) = (hub.clone(), answers_to.clone());
@@ -469,19 +518,33 @@ async fn run_cached<L: LiveView>(
                         let _ = answers.send(member_health::refine(&hub, questions).await);
                     });
                 }
-                // Followed edits that never arrive are reported after their time is up.
-                placements_moved = !placements.expected.is_empty();
-                Vec::new()
+                continue;
             }
             Some(answers) = answers_from.recv() => {
                 asking = false;
-                let changed = unsettled.take(answers);
+                let changed = if hub.kind.reports_health() {
+                    unsettled.take(answers)
+                } else {
+                    survey.take(answers)
+                };
                 if !changed.is_empty() {
                     let _ = events.send(BackendEvent::Health(changed));
                 }
                 continue;
             }
             effect = next_effect(&mut effects) => match effect {
+                Some(Effect::FollowObject { cells }) => {
+                    following.follow(pass.live.view(), cells);
+                    continue;
+                }
+                Some(Effect::StopFollowing) => {
+                    following.follow(pass.live.view(), Vec::new());
+                    continue;
+                }
+                Some(Effect::UseFleet(fleet)) => {
+                    following.use_fleet(pass.live.view(), fleet.0);
+                    continue;
+                }
                 Some(Effect::WritePlacement { namespace, name, patch, expect }) => {
                     placements_moved =
                         placements.write(&hub, namespace, name, &patch, expect, &events).await;
@@ -523,6 +586,7 @@ async fn run_cached<L: LiveView>(
         pass = taken;
         let mut news = news;
         unsettled.note(&mut news);
+        following.view_changed(pass.live.view(), &touched_cells(&news));
         for event in news {
             if events.send(event).is_err() {
                 return;
@@ -674,11 +738,22 @@ async fn handle(
             notice(format!(
                 "on a {} hub the hub propagates: edit its policies (e, o) instead ({} not sent)",
                 hub.kind.as_str(),
-                effect_name(&other)
+                other.name()
             ));
             false
         }
     }
+}
+
+/// The cells whose status `events` change.
+fn touched_cells(events: &[BackendEvent]) -> Vec<CellRef> {
+    events
+        .iter()
+        .flat_map(|event| match event {
+            BackendEvent::Cells(updates) => updates.iter().map(|update| update.cell).collect(),
+            _ => Vec::new(),
+        })
+        .collect()
 }
 
 /// Answers an editor's preview: the engine's render of the edited fleet against what the hub
@@ -699,15 +774,6 @@ async fn dry_run(
         against_members(hub, fleet, cells, view).await
     };
     let _ = events.send(BackendEvent::DryRun { revision, items });
-}
-
-fn effect_name(effect: &Effect) -> &'static str {
-    match effect {
-        Effect::Apply { .. } => "apply",
-        Effect::Delete { .. } => "delete",
-        Effect::Revert { .. } => "revert",
-        _ => "request",
-    }
 }
 
 /// How [`preview_items`] compares.

@@ -57,14 +57,19 @@ pub fn spawn(
     effects_tx
 }
 
-/// Starts a backend that can only watch: there is no way to hand it an effect, and its
-/// clusters refuse to send a mutating request.
-pub fn spawn_readonly(live: LiveFleet, events: mpsc::UnboundedSender<BackendEvent>) {
-    drop(start(live, events, true));
+/// Starts a backend that can only watch: its channel takes only the live view's reads, and
+/// its clusters refuse to send a mutating request.
+pub fn spawn_readonly(
+    live: LiveFleet,
+    events: mpsc::UnboundedSender<BackendEvent>,
+) -> mpsc::UnboundedSender<Effect> {
+    let (reads, receiver) = crate::backend::messages::reads_only();
+    let commands = start(live, events, true);
+    tokio::spawn(dispatch(receiver, commands));
+    reads
 }
 
-/// Sends the first snapshot and starts one task per connected cluster. In a read-only
-/// backend the clusters get no command channel at all.
+/// Sends the first snapshot and starts one task per connected cluster.
 fn start(
     live: LiveFleet,
     events: mpsc::UnboundedSender<BackendEvent>,
@@ -101,14 +106,9 @@ fn start(
                 });
                 return None;
             }
-            let (commands, receiver) = if readonly {
-                (None, None)
-            } else {
-                let (tx, rx) = mpsc::unbounded_channel();
-                (Some(tx), Some(rx))
-            };
-            tokio::spawn(ClusterTask::new(shared.clone(), cells).run(receiver));
-            commands
+            let (commands, receiver) = mpsc::unbounded_channel();
+            tokio::spawn(ClusterTask::new(shared.clone(), cells).run(Some(receiver)));
+            Some(commands)
         })
         .collect()
 }

@@ -1,0 +1,242 @@
+//! The live view of cells on a hub: what each followed cell's member really holds, read
+//! through the member's kubeconfig context or the hub's proxy to it, with the member's recent
+//! Events, compared with the object the hub rendered for that member (or, on a hub that keeps
+//! none, the engine's render of the fleet). One reader task per console does the reads apart
+//! from the backend's loop, so a slow member holds up nothing, and reads the followed cells
+//! again every few seconds while the view is open. It only reads, and never decides a cell's
+//! status.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use futures::StreamExt;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::connect::Hub;
+use super::objects::delivered_form;
+use super::view::HubView;
+use crate::backend::fanout::cluster_api::{ClusterApi, Guard, Limits};
+use crate::backend::fanout::object_events::{live_object, object_events};
+use crate::backend::kube::api::KubeCluster;
+use crate::backend::kube::kubeconfig::Timeouts;
+use crate::backend::messages::{BackendEvent, CellRef, LiveObject};
+use crate::engine::{Decision, Fleet};
+use crate::model::{ClusterSpec, ResourceRef};
+
+/// How often the followed cells are read again while the live view is open.
+const LIVE_REFRESH: Duration = Duration::from_secs(3);
+
+/// Members read at once.
+const AT_ONCE: usize = 8;
+
+/// One followed cell, owned, so the reader needs no view: where it is and what it should be.
+#[derive(Debug, Clone)]
+struct Read {
+    cell: CellRef,
+    member: ClusterSpec,
+    target: ResourceRef,
+    desired: Option<Value>,
+}
+
+/// What the reader is asked: the cells to read now (a new follow) or, when only what they
+/// should be changed, at its next refresh.
+struct Request {
+    reads: Vec<Read>,
+    now: bool,
+}
+
+/// The live view's side of a hub backend: the followed cells and the reader they go to.
+pub struct Following {
+    cells: Vec<CellRef>,
+    fleet: Option<Arc<Fleet>>,
+    reader: mpsc::UnboundedSender<Request>,
+}
+
+impl Following {
+    /// Starts the reader; `fleet` is what desired objects come from where the hub keeps no
+    /// rendered ones.
+    pub fn start(
+        hub: Hub,
+        fleet: Option<Arc<Fleet>>,
+        events: mpsc::UnboundedSender<BackendEvent>,
+    ) -> Following {
+        let (reader, requests) = mpsc::unbounded_channel();
+        tokio::spawn(read_while_followed(hub, requests, events));
+        Following {
+            cells: Vec::new(),
+            fleet,
+            reader,
+        }
+    }
+
+    /// The live view now follows `cells` (none: it closed); they are read at once.
+    pub fn follow(&mut self, view: &HubView, cells: Vec<CellRef>) {
+        self.cells = cells;
+        self.ask(view, true);
+    }
+
+    /// The fleet was edited: desired objects come from this one now.
+    pub fn use_fleet(&mut self, view: &HubView, fleet: Arc<Fleet>) {
+        self.fleet = Some(fleet);
+        self.ask(view, false);
+    }
+
+    /// The view changed `touched` cells: a followed one is compared with what it should be
+    /// now from the next refresh on.
+    pub fn view_changed(&mut self, view: &HubView, touched: &[CellRef]) {
+        if self.cells.iter().any(|cell| touched.contains(cell)) {
+            self.ask(view, false);
+        }
+    }
+
+    fn ask(&self, view: &HubView, now: bool) {
+        let reads = self
+            .cells
+            .iter()
+            .filter_map(|&cell| read_of(view, self.fleet.as_deref(), cell))
+            .collect();
+        let _ = self.reader.send(Request { reads, now });
+    }
+}
+
+/// What reading `cell` needs, from the view (and the fleet where the hub rendered nothing).
+fn read_of(view: &HubView, fleet: Option<&Fleet>, cell: CellRef) -> Option<Read> {
+    let (row, column) = (cell.resource as usize, cell.cluster as usize);
+    let (member, _) = view.clusters.get(column)?;
+    let row_of = view.rows.get(row)?;
+    let rendered = row_of.objects.get(&member.name).cloned().or_else(|| {
+        let fleet = fleet?;
+        let resource = fleet
+            .resources
+            .iter()
+            .position(|resource| resource.target == row_of.target)?;
+        let cluster = fleet.clusters.iter().position(|c| c.name == member.name)?;
+        match fleet.decide(resource, cluster) {
+            Decision::Placed { object, .. } => Some(object),
+            _ => None,
+        }
+    });
+    Some(Read {
+        cell,
+        member: member.clone(),
+        target: row_of.target.clone(),
+        desired: rendered.as_ref().map(delivered_form),
+    })
+}
+
+/// The reader: reads the requested cells when asked and every [`LIVE_REFRESH`] while any is
+/// followed, and sends each as a [`BackendEvent::LiveObject`]. A member's client is kept
+/// while it answers.
+async fn read_while_followed(
+    hub: Hub,
+    mut requests: mpsc::UnboundedReceiver<Request>,
+    events: mpsc::UnboundedSender<BackendEvent>,
+) {
+    let mut reads: Vec<Read> = Vec::new();
+    let mut clients: HashMap<String, KubeCluster> = HashMap::new();
+    let mut refresh = tokio::time::interval(LIVE_REFRESH);
+    refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let mut now = tokio::select! {
+            request = requests.recv() => match request {
+                Some(request) => {
+                    reads = request.reads;
+                    request.now
+                }
+                None => return,
+            },
+            _ = refresh.tick(), if !reads.is_empty() => true,
+        };
+        while let Ok(request) = requests.try_recv() {
+            reads = request.reads;
+            now |= request.now;
+        }
+        if !now || reads.is_empty() {
+            continue;
+        }
+        for (cell, live) in read_cells(&hub, &mut clients, &reads).await {
+            let live = Box::new(live);
+            if events
+                .send(BackendEvent::LiveObject { cell, live })
+                .is_err()
+            {
+                return;
+            }
+        }
+        refresh.reset();
+    }
+}
+
+/// Reads each cell on its member, a few members at a time.
+async fn read_cells(
+    hub: &Hub,
+    clients: &mut HashMap<String, KubeCluster>,
+    reads: &[Read],
+) -> Vec<(CellRef, LiveObject)> {
+    let mut unreachable: HashMap<String, String> = HashMap::new();
+    for read in reads {
+        let name = &read.member.name;
+        if clients.contains_key(name) || unreachable.contains_key(name) {
+            continue;
+        }
+        match hub.member_client(&read.member, Timeouts::default()).await {
+            Ok(client) => {
+                clients.insert(name.clone(), KubeCluster::new(client, true));
+            }
+            Err(reason) => {
+                unreachable.insert(name.clone(), format!("cannot reach {name}: {reason}"));
+            }
+        }
+    }
+    let shared = &*clients;
+    let unreachable = &unreachable;
+    let answers: Vec<(CellRef, LiveObject, bool)> = futures::stream::iter(reads.to_vec())
+        .map(|read| async move {
+            let Some(api) = shared.get(&read.member.name) else {
+                let reason = unreachable.get(&read.member.name).cloned();
+                let live = live_object(read.desired.as_ref(), None, Vec::new(), reason);
+                return (read.cell, live, false);
+            };
+            let (live, answered) = read_one(api, &read).await;
+            (read.cell, live, answered)
+        })
+        .buffered(AT_ONCE)
+        .collect()
+        .await;
+    for ((_, _, answered), read) in answers.iter().zip(reads) {
+        if !answered {
+            clients.remove(&read.member.name);
+        }
+    }
+    answers
+        .into_iter()
+        .map(|(cell, live, _)| (cell, live))
+        .collect()
+}
+
+/// One cell's live object and Events; false when the member did not answer.
+async fn read_one(api: &KubeCluster, read: &Read) -> (LiveObject, bool) {
+    let guard = Guard::new(Limits::default());
+    let desired = read.desired.as_ref();
+    match guard.call(|| api.get(&read.target)).await {
+        Err(err) => (
+            live_object(desired, None, Vec::new(), Some(err.to_string())),
+            false,
+        ),
+        Ok(None) => (live_object(desired, None, Vec::new(), None), true),
+        Ok(Some(held)) => match object_events(api, &guard, &held, SystemTime::now()).await {
+            Ok(events) => (live_object(desired, Some(&held), events, None), true),
+            Err(err) => (
+                live_object(
+                    desired,
+                    Some(&held),
+                    Vec::new(),
+                    Some(format!("cannot read Events: {err}")),
+                ),
+                true,
+            ),
+        },
+    }
+}
