@@ -1,18 +1,21 @@
-//! The console's hub backend on a big Karmada hub of real API servers, as a user waits on it:
-//! start → the first view (one full read, as the console's launch does) → the informer caches
-//! synced, next to the floor of `kubectl get works -A -o json` on the same server; then Work
-//! status changes written at a steady rate, each timed from its write to the cell delta the
-//! backend hands the app; the backend's CPU under that load and its resident memory against the
-//! JSON size of what it caches. Prints one table.
+//! The console's hub backend on a big Karmada or OCM hub of real API servers, as a user waits
+//! on it: start → the first view (one full read, as the console's launch does) → the informer
+//! caches synced, next to the floor of `kubectl get works -A -o json` (`manifestworks` on OCM)
+//! on the same server; then Work status changes written at a steady rate, each timed from its
+//! write to the cell delta the backend hands the app, and apart from that, from its write to
+//! the event a plain watch of the same API server receives (the server's share of the wait);
+//! the backend's CPU under that load and its resident memory against the JSON size of what it
+//! caches. Prints one table.
 //!
-//! Start the scale hub first (`cargo xtask testenv up --scale karmada --clusters N --resources
-//! M`), then `FLOTILLA_TESTENV_KUBECONFIG=target/testenv/kubeconfig cargo bench --bench
-//! hub_live`. Without a Karmada scale hub it says so and measures nothing.
+//! Start the scale hub first (`cargo xtask testenv up --scale karmada|ocm --clusters N
+//! --resources M`), then `FLOTILLA_TESTENV_KUBECONFIG=target/testenv/kubeconfig cargo bench
+//! --bench hub_live`. Without a scale hub it says so and measures nothing.
 //!
 //! The backend runs in a child process of this binary, so its CPU and memory are its own; the
-//! parent writes the changes. Each change sets one Work's `Applied` condition to False with a
-//! message carrying the write's wall-clock time; the child prints, for each cell delta carrying
-//! such a message, how long after the write it arrived (one clock: same machine).
+//! parent writes the changes and runs the plain watch. Each change sets a condition of one Work
+//! (Karmada: `Applied` False; OCM: the ManifestWork's `Degraded` True) with a message carrying
+//! the write's wall-clock time; the child prints, for each cell delta carrying such a message,
+//! how long after the write it arrived (one clock: same machine).
 
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -127,13 +130,8 @@ async fn child(kubeconfig: PathBuf) {
             BackendEvent::Cells(cells) => {
                 let arrived = now_nanos();
                 for cell in cells {
-                    let text = format!("{:?}", cell.status);
-                    if let Some(sent) = text
-                        .split(MARK)
-                        .nth(1)
-                        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
-                        .and_then(|digits| digits.parse::<u128>().ok())
-                    {
+                    let text = format!("{:?} {:?}", cell.status, cell.message);
+                    if let Some(sent) = sent_at(&text) {
                         println!("delta {}", arrived.saturating_sub(sent));
                     }
                 }
@@ -143,29 +141,113 @@ async fn child(kubeconfig: PathBuf) {
     }
 }
 
-fn works() -> ApiResource {
-    ApiResource {
-        group: "work.karmada.io".into(),
-        version: "v1alpha1".into(),
-        api_version: "work.karmada.io/v1alpha1".into(),
-        kind: "Work".into(),
-        plural: "works".into(),
+/// The kind of hub the scale tier runs: what its Works are and how a change marks one.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Karmada,
+    Ocm,
+}
+
+impl Kind {
+    fn works(self) -> ApiResource {
+        match self {
+            Kind::Karmada => ApiResource {
+                group: "work.karmada.io".into(),
+                version: "v1alpha1".into(),
+                api_version: "work.karmada.io/v1alpha1".into(),
+                kind: "Work".into(),
+                plural: "works".into(),
+            },
+            Kind::Ocm => ApiResource {
+                group: "work.open-cluster-management.io".into(),
+                version: "v1".into(),
+                api_version: "work.open-cluster-management.io/v1".into(),
+                kind: "ManifestWork".into(),
+                plural: "manifestworks".into(),
+            },
+        }
+    }
+
+    /// The status patch of one change, its message carrying the write's time.
+    fn change(self) -> Value {
+        let message = format!("{MARK}{}", now_nanos());
+        let condition = match self {
+            Kind::Karmada => json!({"type": "Applied", "status": "False",
+                "reason": "AppliedFailed", "message": message,
+                "lastTransitionTime": "2026-12-01T00:00:00Z"}),
+            Kind::Ocm => json!({"type": "Degraded", "status": "True",
+                "reason": "HubLiveBench", "message": message,
+                "lastTransitionTime": "2026-12-01T00:00:00Z"}),
+        };
+        json!({"status": {"conditions": [condition]}})
     }
 }
 
-/// Writes `RATE` Work status changes a second for `CHURN_FOR`, round-robin over `targets`.
-async fn churn(kubeconfig: &PathBuf, targets: &[(String, String)]) -> (u64, u64) {
-    let Ok(raw) = Kubeconfig::read_from(kubeconfig) else {
-        return (0, 0);
-    };
+/// The write time a change's mark carries, in `text`.
+fn sent_at(text: &str) -> Option<u128> {
+    text.split(MARK)
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|digits| digits.parse::<u128>().ok())
+}
+
+async fn hub_client(kubeconfig: &PathBuf) -> Option<kube::Client> {
+    let raw = Kubeconfig::read_from(kubeconfig).ok()?;
     let options = KubeConfigOptions {
         context: Some("hub".into()),
         ..KubeConfigOptions::default()
     };
-    let Ok(config) = kube::Config::from_custom_kubeconfig(raw, &options).await else {
-        return (0, 0);
+    let config = kube::Config::from_custom_kubeconfig(raw, &options)
+        .await
+        .ok()?;
+    kube::Client::try_from(config).ok()
+}
+
+/// A plain watch of every Work from now on: for each marked change it sees, how long after
+/// the write the API server delivered it, in ms. Runs until `stop` is dropped.
+async fn watch_marks(
+    kubeconfig: PathBuf,
+    kind: Kind,
+    stop: tokio::sync::oneshot::Receiver<()>,
+) -> Vec<f64> {
+    use kube::api::{ListParams, WatchEvent, WatchParams};
+
+    let Some(client) = hub_client(&kubeconfig).await else {
+        return Vec::new();
     };
-    let Ok(client) = kube::Client::try_from(config) else {
+    let api: Api<DynamicObject> = Api::all_with(client, &kind.works());
+    let Ok(listed) = api.list_metadata(&ListParams::default().limit(1)).await else {
+        return Vec::new();
+    };
+    let version = listed.metadata.resource_version.unwrap_or_default();
+    let Ok(stream) = api.watch(&WatchParams::default(), &version).await else {
+        return Vec::new();
+    };
+    let mut stream = std::pin::pin!(stream);
+    let mut stop = std::pin::pin!(stop);
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::select! {
+            _ = &mut stop => return seen,
+            event = stream.next() => event,
+        };
+        let Some(Ok(WatchEvent::Modified(object))) = event else {
+            if event.is_none() {
+                return seen;
+            }
+            continue;
+        };
+        let arrived = now_nanos();
+        let text = object.data["status"]["conditions"].to_string();
+        if let Some(sent) = sent_at(&text) {
+            seen.push(arrived.saturating_sub(sent) as f64 / 1e6);
+        }
+    }
+}
+
+/// Writes `RATE` Work status changes a second for `CHURN_FOR`, round-robin over `targets`.
+async fn churn(kubeconfig: &PathBuf, kind: Kind, targets: &[(String, String)]) -> (u64, u64) {
+    let Some(client) = hub_client(kubeconfig).await else {
         return (0, 0);
     };
     let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -183,12 +265,9 @@ async fn churn(kubeconfig: &PathBuf, targets: &[(String, String)]) -> (u64, u64)
         let results: Vec<bool> = futures::stream::iter(batch)
             .map(|(namespace, name)| {
                 let api: Api<DynamicObject> =
-                    Api::namespaced_with(client.clone(), &namespace, &works());
+                    Api::namespaced_with(client.clone(), &namespace, &kind.works());
                 async move {
-                    let patch = json!({"status": {"conditions": [{
-                        "type": "Applied", "status": "False", "reason": "AppliedFailed",
-                        "message": format!("{MARK}{}", now_nanos()),
-                        "lastTransitionTime": "2026-12-01T00:00:00Z"}]}});
+                    let patch = kind.change();
                     api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
                         .await
                         .is_ok()
@@ -222,11 +301,19 @@ fn main() {
         return;
     }
     let scale = state().and_then(|s| s.get("scale").cloned());
-    let Some(scale) = scale.filter(|s| s["kind"] == "karmada") else {
+    let Some((scale, kind)) = scale.and_then(|s| match s["kind"].as_str() {
+        Some("karmada") => Some((s, Kind::Karmada)),
+        Some("ocm") => Some((s, Kind::Ocm)),
+        _ => None,
+    }) else {
         println!(
-            "hub_live: nothing measured: no Karmada scale hub is up (`testenv up --scale karmada …`)"
+            "hub_live: nothing measured: no scale hub is up (`testenv up --scale karmada|ocm …`)"
         );
         return;
+    };
+    let (hub_name, plural) = match kind {
+        Kind::Karmada => ("Karmada", "works"),
+        Kind::Ocm => ("Open Cluster Management", "manifestworks"),
     };
     let size = format!(
         "{} clusters × {} resources",
@@ -237,7 +324,7 @@ fn main() {
     let floor_started = Instant::now();
     let listed = Command::new("kubectl")
         .args(["--kubeconfig", &kubeconfig.display().to_string()])
-        .args(["--context", "hub", "get", "works", "-A", "-o", "json"])
+        .args(["--context", "hub", "get", plural, "-A", "-o", "json"])
         .stderr(Stdio::null())
         .output()
         .expect("kubectl runs");
@@ -297,9 +384,13 @@ fn main() {
     while lines.try_recv().is_ok() {}
     let rss_synced = proc_field(pid, "VmRSS:");
 
+    let (stop_watch, stopped) = tokio::sync::oneshot::channel();
+    let watching = runtime.spawn(watch_marks(kubeconfig.clone(), kind, stopped));
+    // The plain watch starts from the current version before the first write.
+    std::thread::sleep(Duration::from_secs(2));
     let cpu_before = cpu_seconds(pid);
     let churn_started = Instant::now();
-    let (written, failed) = runtime.block_on(churn(&kubeconfig, &targets));
+    let (written, failed) = runtime.block_on(churn(&kubeconfig, kind, &targets));
     let churned = churn_started.elapsed().as_secs_f64();
     let cpu = (cpu_seconds(pid) - cpu_before) / churned;
     // Deltas still in flight arrive within a few seconds.
@@ -322,17 +413,20 @@ fn main() {
     let _ = backend.kill();
     let _ = backend.wait();
     latencies.sort_by(f64::total_cmp);
+    let _ = stop_watch.send(());
+    let mut served = runtime.block_on(watching).unwrap_or_default();
+    served.sort_by(f64::total_cmp);
 
     let mib = |bytes: usize| bytes as f64 / 1_048_576.0;
     println!(
-        "hub_live: Karmada scale hub, {size}, {} Works",
+        "hub_live: {hub_name} scale hub, {size}, {} Works",
         targets.len()
     );
     println!();
     println!("| what | figure |");
     println!("|---|---|");
     println!(
-        "| floor: `kubectl get works -A -o json` | {floor:.2} s, {:.0} MiB of JSON |",
+        "| floor: `kubectl get {plural} -A -o json` | {floor:.2} s, {:.0} MiB of JSON |",
         mib(json_bytes)
     );
     println!("| backend start → first view (one full read) | {first:.2} s |");
@@ -347,6 +441,12 @@ fn main() {
         percentile(&latencies, 50.0),
         percentile(&latencies, 99.0),
         latencies.len()
+    );
+    println!(
+        "| of which the API server: write → a plain watch's event | p50 {:.1} ms, p99 {:.1} ms, {} events seen |",
+        percentile(&served, 50.0),
+        percentile(&served, 99.0),
+        served.len()
     );
     println!(
         "| backend CPU under that load | {:.1} % of one core |",

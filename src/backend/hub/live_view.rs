@@ -47,6 +47,10 @@ struct Request {
     now: bool,
 }
 
+/// What the hub rendered for row `row` on the named member, where it keeps one (from the
+/// informer caches, or the rows of a full read).
+pub type Rendered<'a> = &'a dyn Fn(usize, &str) -> Option<Value>;
+
 /// The live view's side of a hub backend: the followed cells and the reader they go to.
 pub struct Following {
     cells: Vec<CellRef>,
@@ -72,41 +76,47 @@ impl Following {
     }
 
     /// The live view now follows `cells` (none: it closed); they are read at once.
-    pub fn follow(&mut self, view: &HubView, cells: Vec<CellRef>) {
+    pub fn follow(&mut self, view: &HubView, rendered: Rendered, cells: Vec<CellRef>) {
         self.cells = cells;
-        self.ask(view, true);
+        self.ask(view, rendered, true);
     }
 
     /// The fleet was edited: desired objects come from this one now.
-    pub fn use_fleet(&mut self, view: &HubView, fleet: Arc<Fleet>) {
+    pub fn use_fleet(&mut self, view: &HubView, rendered: Rendered, fleet: Arc<Fleet>) {
         self.fleet = Some(fleet);
-        self.ask(view, false);
+        self.ask(view, rendered, false);
     }
 
     /// The view changed `touched` cells: a followed one is compared with what it should be
     /// now from the next refresh on.
-    pub fn view_changed(&mut self, view: &HubView, touched: &[CellRef]) {
+    pub fn view_changed(&mut self, view: &HubView, rendered: Rendered, touched: &[CellRef]) {
         if self.cells.iter().any(|cell| touched.contains(cell)) {
-            self.ask(view, false);
+            self.ask(view, rendered, false);
         }
     }
 
-    fn ask(&self, view: &HubView, now: bool) {
+    fn ask(&self, view: &HubView, rendered: Rendered, now: bool) {
         let reads = self
             .cells
             .iter()
-            .filter_map(|&cell| read_of(view, self.fleet.as_deref(), cell))
+            .filter_map(|&cell| read_of(view, rendered, self.fleet.as_deref(), cell))
             .collect();
         let _ = self.reader.send(Request { reads, now });
     }
 }
 
-/// What reading `cell` needs, from the view (and the fleet where the hub rendered nothing).
-fn read_of(view: &HubView, fleet: Option<&Fleet>, cell: CellRef) -> Option<Read> {
+/// What reading `cell` needs: its member, its object, and what the hub rendered for it (the
+/// fleet's render where the hub keeps none).
+fn read_of(
+    view: &HubView,
+    rendered: Rendered,
+    fleet: Option<&Fleet>,
+    cell: CellRef,
+) -> Option<Read> {
     let (row, column) = (cell.resource as usize, cell.cluster as usize);
     let (member, _) = view.clusters.get(column)?;
     let row_of = view.rows.get(row)?;
-    let rendered = row_of.objects.get(&member.name).cloned().or_else(|| {
+    let rendered = rendered(row, &member.name).or_else(|| {
         let fleet = fleet?;
         let resource = fleet
             .resources

@@ -339,15 +339,15 @@ async fn run(
             _ = next_nudge(&mut nudges) => {}
             effect = next_effect(&mut effects) => match effect {
                 Some(Effect::FollowObject { cells }) => {
-                    following.follow(&shown, cells);
+                    following.follow(&shown, &rendered_in(&shown), cells);
                     continue;
                 }
                 Some(Effect::StopFollowing) => {
-                    following.follow(&shown, Vec::new());
+                    following.follow(&shown, &rendered_in(&shown), Vec::new());
                     continue;
                 }
                 Some(Effect::UseFleet(fleet)) => {
-                    following.use_fleet(&shown, fleet.0);
+                    following.use_fleet(&shown, &rendered_in(&shown), fleet.0);
                     continue;
                 }
                 Some(Effect::WritePlacement { namespace, name, patch, expect }) => {
@@ -383,7 +383,7 @@ async fn run(
         placements.read(&hub, &events).await;
         let changed = changes(&shown, &next);
         shown = next;
-        following.view_changed(&shown, &touched_cells(&changed));
+        following.view_changed(&shown, &rendered_in(&shown), &touched_cells(&changed));
         for event in changed {
             if events.send(event).is_err() {
                 return;
@@ -534,15 +534,17 @@ async fn run_cached<L: LiveView>(
             }
             effect = next_effect(&mut effects) => match effect {
                 Some(Effect::FollowObject { cells }) => {
-                    following.follow(pass.live.view(), cells);
+                    let rendered = |row: usize, member: &str| pass.live.rendered(&caches, row, member);
+                    following.follow(pass.live.view(), &rendered, cells);
                     continue;
                 }
                 Some(Effect::StopFollowing) => {
-                    following.follow(pass.live.view(), Vec::new());
+                    following.follow(pass.live.view(), &|_, _| None, Vec::new());
                     continue;
                 }
                 Some(Effect::UseFleet(fleet)) => {
-                    following.use_fleet(pass.live.view(), fleet.0);
+                    let rendered = |row: usize, member: &str| pass.live.rendered(&caches, row, member);
+                    following.use_fleet(pass.live.view(), &rendered, fleet.0);
                     continue;
                 }
                 Some(Effect::WritePlacement { namespace, name, patch, expect }) => {
@@ -574,9 +576,9 @@ async fn run_cached<L: LiveView>(
         if placements_moved {
             placements.read(&hub, &events).await;
         }
-        let caches = caches.clone();
+        let stores = caches.clone();
         let taken = tokio::task::spawn_blocking(move || {
-            let news = pass.take_in(batch, &caches);
+            let news = pass.take_in(batch, &stores);
             (pass, news)
         })
         .await;
@@ -586,7 +588,8 @@ async fn run_cached<L: LiveView>(
         pass = taken;
         let mut news = news;
         unsettled.note(&mut news);
-        following.view_changed(pass.live.view(), &touched_cells(&news));
+        let rendered = |row: usize, member: &str| pass.live.rendered(&caches, row, member);
+        following.view_changed(pass.live.view(), &rendered, &touched_cells(&news));
         for event in news {
             if events.send(event).is_err() {
                 return;
@@ -743,6 +746,11 @@ async fn handle(
             false
         }
     }
+}
+
+/// What a full read's view holds as rendered for a row on a member.
+fn rendered_in(view: &HubView) -> impl Fn(usize, &str) -> Option<Value> + '_ {
+    |row, member| view.rows.get(row)?.objects.get(member).cloned()
 }
 
 /// The cells whose status `events` change.
