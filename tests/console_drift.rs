@@ -9,7 +9,7 @@ mod common;
 
 use std::ops::{Deref, DerefMut};
 
-use common::console::Console;
+use common::console::{Console, user_keymap};
 use flotilla::app::action::{Action, InputKey};
 use flotilla::app::drift;
 use flotilla::app::state::Mode;
@@ -554,16 +554,6 @@ fn a_revert_the_audit_log_remembers_makes_new_drift_of_that_field_an_owner_fight
             .keys()
             .any(|(c, path)| *c == cell && path != "/spec/replicas")
     );
-}
-
-/// A user key map file `keymaps/mine.yaml` with this text, loaded as the console loads it.
-fn user_keymap(text: &str) -> flotilla::config::keymap::Keymap {
-    let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::create_dir_all(dir.path().join("keymaps")).expect("mkdir");
-    std::fs::write(dir.path().join("keymaps/mine.yaml"), text).expect("write");
-    let map = flotilla::config::keymap::Keymap::load("mine", Some(dir.path()));
-    assert!(map.errors.is_empty(), "{:?}", map.errors);
-    map
 }
 
 #[test]

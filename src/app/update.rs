@@ -10,7 +10,7 @@ use super::palette::{self, PaletteCommand};
 use super::state::drift::Stage as DriftStage;
 use super::state::history::Sample;
 use super::state::override_editor::Stage as OverrideStage;
-use super::state::placement_editor::Stage as PlacementStage;
+use super::state::placement_editor::{Field as PlacementField, Stage as PlacementStage};
 use super::state::{
     CellDetail, FleetEdit, Mode, Pane, PendingApply, ResourceRow, SortKey, State, is_unreachable,
 };
@@ -103,12 +103,15 @@ pub fn is_typing(state: &State) -> bool {
 pub enum KeyContext {
     Commands,
     View(Section),
+    /// A view's text field: characters are text, the other keys go through the view's section.
+    Form(Section),
     Typing,
 }
 
 /// Which [`KeyContext`] the state reads keys in: a view's section while it browses (the drift
-/// view's rows, an editor's review of changes); typing while a text input or a confirmation
-/// is open.
+/// view's rows, the placement editor's clusters, the override editor's rules, an editor's
+/// review of changes) or while one of its text fields has the focus; typing while any other
+/// text input or a confirmation is open.
 pub fn key_context(state: &State) -> KeyContext {
     match &state.mode {
         Mode::Drift(view) if matches!(view.stage, DriftStage::Browsing) => {
@@ -117,8 +120,15 @@ pub fn key_context(state: &State) -> KeyContext {
         Mode::Placement(editor) if matches!(editor.stage, PlacementStage::Reviewing { .. }) => {
             KeyContext::View(Section::Editor)
         }
+        Mode::Placement(editor) if editor.field == PlacementField::Clusters => {
+            KeyContext::View(Section::Placement)
+        }
+        Mode::Placement(_) => KeyContext::Form(Section::Placement),
         Mode::Overrides(editor) if matches!(editor.stage, OverrideStage::Reviewing { .. }) => {
             KeyContext::View(Section::Editor)
+        }
+        Mode::Overrides(editor) if matches!(editor.stage, OverrideStage::List) => {
+            KeyContext::View(Section::Overrides)
         }
         _ if is_typing(state) => KeyContext::Typing,
         _ => KeyContext::Commands,

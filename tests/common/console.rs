@@ -224,3 +224,14 @@ fn key_event(key: Key) -> KeyEvent {
     }
     KeyEvent::new(code, modifiers)
 }
+
+/// A user key map file `keymaps/mine.yaml` with this text, loaded as the console loads it;
+/// it must load without errors.
+pub fn user_keymap(text: &str) -> Keymap {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join("keymaps")).expect("mkdir");
+    std::fs::write(dir.path().join("keymaps/mine.yaml"), text).expect("write");
+    let map = Keymap::load("mine", Some(dir.path()));
+    assert!(map.errors.is_empty(), "{:?}", map.errors);
+    map
+}
