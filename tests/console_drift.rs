@@ -613,3 +613,15 @@ fn a_remapped_drift_key_reverts_and_the_key_it_replaced_does_nothing() {
         "ctrl-g leaves the view"
     );
 }
+
+#[test]
+fn help_opens_over_the_drift_view_and_closes_back_to_it_as_it_was() {
+    let mut demo = Demo::new(Scenario::demo());
+    demo.keys("D");
+    demo.cursor_to("prod-us-east-2");
+    demo.keys("<space>");
+    assert_eq!(demo.view().marked.len(), 1);
+    demo.help_and_back("jr<space>");
+    assert_eq!(demo.view().marked.len(), 1);
+    assert!(demo.sent().is_empty(), "nothing was asked of the clusters");
+}

@@ -557,3 +557,23 @@ fn remapped_placement_keys_work_on_the_cluster_list_and_out_of_text_fields_and_t
     );
     assert!(console.state.edits.is_empty(), "reviewing writes nothing");
 }
+
+#[test]
+fn help_opens_from_the_cluster_list_and_the_review_but_is_text_in_a_field() {
+    let mut console = Console::demo();
+    console.select("CronJob/batch/nightly-report");
+    console.command(KeyCommand::EditPlacement);
+    console.keys("j");
+    console.help_and_back("j<space><tab><enter>");
+    console.keys("<tab><ctrl-u>env in (batch,dev)?");
+    assert!(!console.state.help_open, "in a text field ? is text");
+    assert_eq!(console.editor().edit.selector, "env in (batch,dev)?");
+    console.keys("<backspace><enter>n");
+    assert_eq!(console.editor().stage, review_stage(1, false));
+    console.help_and_back("s<enter>y");
+    assert_eq!(console.editor().stage, review_stage(1, false));
+    assert!(
+        console.state.edits.is_empty(),
+        "saving under help did nothing"
+    );
+}

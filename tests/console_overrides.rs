@@ -509,3 +509,20 @@ fn remapped_list_keys_open_forms_and_delete_rules_and_the_keys_they_replaced_do_
     assert_eq!(console.state.mode, Mode::Normal);
     assert!(console.state.edits.is_empty(), "nothing was written");
 }
+
+#[test]
+fn help_opens_from_the_list_of_rules_but_is_text_in_a_form() {
+    let mut console = Console::demo();
+    console.open("Deployment/shop/checkout", "prod-eu-west-1");
+    console.keys("r<ctrl-u>5<enter>");
+    assert_eq!(console.changed_clusters(), ["prod-eu-west-1"]);
+    console.help_and_back("dKa<enter>");
+    assert_eq!(console.changed_clusters(), ["prod-eu-west-1"]);
+    console.keys("n");
+    console.keys("note=why?");
+    assert!(!console.state.help_open);
+    let Stage::Form(form) = &console.editor().stage else {
+        panic!("the annotation form: {:?}", console.editor().stage);
+    };
+    assert_eq!(form.value, "note=why?");
+}

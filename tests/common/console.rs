@@ -124,6 +124,29 @@ impl Console {
         effects
     }
 
+    /// Opens the help with `?` over the view now open, presses `under_help` (which must change
+    /// nothing) and closes the help with esc: the view is back as it was.
+    pub fn help_and_back(&mut self, under_help: &str) {
+        let before = self.session.state.mode.clone();
+        self.keys("?");
+        assert!(self.session.state.help_open, "? opens the help");
+        let effects = self.keys(under_help);
+        assert!(effects.is_empty(), "{under_help:?} under help: {effects:?}");
+        assert_eq!(
+            self.session.state.mode, before,
+            "{under_help:?} under help left the view alone"
+        );
+        self.keys("<esc>");
+        assert!(!self.session.state.help_open, "esc closes the help");
+        assert_eq!(
+            self.session.state.mode, before,
+            "esc closes the help, not the view"
+        );
+        self.keys("??");
+        assert!(!self.session.state.help_open, "? closes it too");
+        assert_eq!(self.session.state.mode, before);
+    }
+
     /// Effects the session sent to the backend so far.
     pub fn sent(&mut self) -> Vec<Effect> {
         let mut sent = Vec::new();
