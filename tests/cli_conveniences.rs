@@ -337,17 +337,26 @@ fn a_user_key_map_with_a_bad_entry_stops_the_console_naming_file_line_and_field(
     let config = tempfile::tempdir().expect("temp dir");
     std::fs::create_dir_all(config.path().join("flotilla/keymaps")).expect("mkdir");
     let file = config.path().join("flotilla/keymaps/mine.yaml");
-    std::fs::write(&file, "drift:\n  revert: [R]\n  explode: [E]\n").expect("write");
-    let output = flotilla_in(config.path(), config.path(), &["demo", "--keymap", "mine"]);
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains(&format!(
-            "{}:3: drift: explode: unknown command",
-            file.display()
-        )),
-        "{stderr}"
-    );
+    // The views' sections and the editors' are checked alike.
+    for (text, expected) in [
+        (
+            "drift:\n  revert: [R]\n  explode: [E]\n",
+            "3: drift: explode: unknown command",
+        ),
+        (
+            "placement:\n  toggle: [x]\noverrides:\n  delete: [x]\n  remove: [y]\n",
+            "5: overrides: remove: unknown command",
+        ),
+    ] {
+        std::fs::write(&file, text).expect("write");
+        let output = flotilla_in(config.path(), config.path(), &["demo", "--keymap", "mine"]);
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&format!("{}:{expected}", file.display())),
+            "{stderr}"
+        );
+    }
     // A good one passes the check (and then needs a terminal, which a test has not).
     std::fs::write(&file, "drift:\n  revert: [R]\n").expect("write");
     let output = flotilla_in(config.path(), config.path(), &["demo", "--keymap", "mine"]);

@@ -9,7 +9,7 @@ mod common;
 
 use std::ops::{Deref, DerefMut};
 
-use common::console::Console;
+use common::console::{Console, user_keymap};
 use flotilla::app::action::{Action, InputKey};
 use flotilla::app::drift;
 use flotilla::app::state::Mode;
@@ -556,16 +556,6 @@ fn a_revert_the_audit_log_remembers_makes_new_drift_of_that_field_an_owner_fight
     );
 }
 
-/// A user key map file `keymaps/mine.yaml` with this text, loaded as the console loads it.
-fn user_keymap(text: &str) -> flotilla::config::keymap::Keymap {
-    let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::create_dir_all(dir.path().join("keymaps")).expect("mkdir");
-    std::fs::write(dir.path().join("keymaps/mine.yaml"), text).expect("write");
-    let map = flotilla::config::keymap::Keymap::load("mine", Some(dir.path()));
-    assert!(map.errors.is_empty(), "{:?}", map.errors);
-    map
-}
-
 #[test]
 fn the_drift_views_keys_work_as_shipped_through_the_console_key_mapping() {
     let mut demo = Demo::new(Scenario::demo());
@@ -622,4 +612,16 @@ fn a_remapped_drift_key_reverts_and_the_key_it_replaced_does_nothing() {
         matches!(demo.session.state.mode, Mode::Normal),
         "ctrl-g leaves the view"
     );
+}
+
+#[test]
+fn help_opens_over_the_drift_view_and_closes_back_to_it_as_it_was() {
+    let mut demo = Demo::new(Scenario::demo());
+    demo.keys("D");
+    demo.cursor_to("prod-us-east-2");
+    demo.keys("<space>");
+    assert_eq!(demo.view().marked.len(), 1);
+    demo.help_and_back("jr<space>");
+    assert_eq!(demo.view().marked.len(), 1);
+    assert!(demo.sent().is_empty(), "nothing was asked of the clusters");
 }

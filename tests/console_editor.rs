@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::console::Console;
+use common::console::{Console, user_keymap};
 use flotilla::app::action::{Action, InputKey};
 use flotilla::app::state::FleetEdit;
 use flotilla::app::state::Mode;
@@ -468,15 +468,8 @@ fn the_reviews_keys_work_as_shipped_through_the_console_key_mapping() {
 
 #[test]
 fn remapped_review_keys_move_and_the_keys_they_replaced_do_nothing() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::create_dir_all(dir.path().join("keymaps")).expect("mkdir");
-    std::fs::write(
-        dir.path().join("keymaps/mine.yaml"),
-        "editor:\n  next-change: [ctrl-n]\n  side-by-side: [v]\n  save: [ctrl-s]\n",
-    )
-    .expect("write");
-    let keymap = flotilla::config::keymap::Keymap::load("mine", Some(dir.path()));
-    assert!(keymap.errors.is_empty(), "{:?}", keymap.errors);
+    let keymap =
+        user_keymap("editor:\n  next-change: [ctrl-n]\n  side-by-side: [v]\n  save: [ctrl-s]\n");
     let mut console = Console::demo();
     console.use_keymap(keymap);
     reviewing_a_widened_selector(&mut console);
@@ -500,4 +493,87 @@ fn remapped_review_keys_move_and_the_keys_they_replaced_do_nothing() {
         console.state.mode
     );
     assert!(console.state.edits.is_empty(), "asking writes nothing");
+}
+
+#[test]
+fn remapped_placement_keys_work_on_the_cluster_list_and_out_of_text_fields_and_the_keys_they_replaced_do_nothing()
+ {
+    let keymap = user_keymap(
+        "placement:\n  toggle: [x]\n  down: [ctrl-n]\n  next-field: [ctrl-f]\n  review: [ctrl-r]\n",
+    );
+    let mut console = Console::demo();
+    console.use_keymap(keymap);
+    console.select("CronJob/batch/nightly-report");
+    console.command(KeyCommand::EditPlacement);
+    assert_eq!(console.editor().field, Field::Clusters);
+    let first = console.state.clusters[0].spec.name.clone();
+    let second = console.state.clusters[1].spec.name.clone();
+
+    console.keys("j<space>");
+    assert_eq!(console.editor().cursor, 0, "j moved away");
+    assert!(
+        console.editor().edit.clusters.is_empty(),
+        "space moved away"
+    );
+    console.keys("x");
+    assert!(console.editor().edit.clusters.contains(&first), "x toggles");
+    console.keys("<ctrl-n>x");
+    assert_eq!(console.editor().cursor, 1, "ctrl-n moves down");
+    assert!(console.editor().edit.clusters.contains(&second));
+    console.keys("x");
+    assert!(
+        !console.editor().edit.clusters.contains(&second),
+        "and back"
+    );
+    console.keys("kx");
+    assert!(
+        console.editor().edit.clusters.is_empty(),
+        "k still moves up"
+    );
+
+    console.keys("<tab>");
+    assert_eq!(console.editor().field, Field::Clusters, "tab moved away");
+    console.keys("<ctrl-f>");
+    assert_eq!(
+        console.editor().field,
+        Field::Selector,
+        "ctrl-f: next field"
+    );
+    // In a text field characters are text, even the ones the section binds.
+    console.keys("<ctrl-u>env in (batch,dev)x<backspace>");
+    assert_eq!(console.editor().edit.selector, "env in (batch,dev)");
+    console.keys("<tab><enter>");
+    assert_eq!(console.editor().field, Field::Selector);
+    assert_eq!(console.editor().stage, Stage::Editing, "enter moved away");
+    let asked = console.keys("<ctrl-r>");
+    assert_eq!(
+        console.editor().stage,
+        review_stage(0, false),
+        "ctrl-r reviews"
+    );
+    assert!(
+        matches!(asked.as_slice(), [Effect::DryRun { .. }]),
+        "{asked:?}"
+    );
+    assert!(console.state.edits.is_empty(), "reviewing writes nothing");
+}
+
+#[test]
+fn help_opens_from_the_cluster_list_and_the_review_but_is_text_in_a_field() {
+    let mut console = Console::demo();
+    console.select("CronJob/batch/nightly-report");
+    console.command(KeyCommand::EditPlacement);
+    console.keys("j");
+    console.help_and_back("j<space><tab><enter>");
+    console.keys("<tab><ctrl-u>env in (batch,dev)?");
+    assert!(!console.state.help_open, "in a text field ? is text");
+    assert_eq!(console.editor().edit.selector, "env in (batch,dev)?");
+    console.keys("<backspace><enter>n");
+    assert_eq!(console.editor().stage, review_stage(1, false));
+    console.help_and_back("s<enter>y");
+    assert_eq!(console.editor().stage, review_stage(1, false));
+    assert!(
+        console.state.edits.is_empty(),
+        "saving under help did nothing"
+    );
 }

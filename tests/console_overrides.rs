@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::console::Console;
+use common::console::{Console, user_keymap};
 use flotilla::app::action::{Action, InputKey};
 use flotilla::app::state::FleetEdit;
 use flotilla::app::state::Mode;
@@ -477,4 +477,52 @@ fn preview_resource(console: &Console) -> flotilla::model::ResourceRef {
     console.state.resources[console.editor().resource]
         .target
         .clone()
+}
+
+#[test]
+fn remapped_list_keys_open_forms_and_delete_rules_and_the_keys_they_replaced_do_nothing() {
+    let keymap = user_keymap("overrides:\n  replicas: [R]\n  delete: [x]\n  back: [ctrl-g]\n");
+    let mut console = Console::demo();
+    console.use_keymap(keymap);
+    console.open("Deployment/shop/checkout", "prod-eu-west-1");
+    let rules = console.editor().rows.len();
+
+    console.keys("r");
+    assert_eq!(console.editor().stage, Stage::List, "r moved away");
+    console.keys("R<ctrl-u>5<enter>");
+    assert_eq!(console.editor().stage, Stage::List, "R opened the form");
+    assert_eq!(console.editor().rows.len(), rules + 1);
+    assert_eq!(console.changed_clusters(), ["prod-eu-west-1"]);
+
+    console.keys("d");
+    assert_eq!(console.editor().rows.len(), rules + 1, "d moved away");
+    console.keys("x");
+    assert_eq!(console.editor().rows.len(), rules, "x deletes the new rule");
+    assert_eq!(console.editor().dirty, None);
+
+    console.keys("<esc>");
+    assert!(
+        matches!(console.state.mode, Mode::Overrides(_)),
+        "esc moved away"
+    );
+    console.keys("<ctrl-g>");
+    assert_eq!(console.state.mode, Mode::Normal);
+    assert!(console.state.edits.is_empty(), "nothing was written");
+}
+
+#[test]
+fn help_opens_from_the_list_of_rules_but_is_text_in_a_form() {
+    let mut console = Console::demo();
+    console.open("Deployment/shop/checkout", "prod-eu-west-1");
+    console.keys("r<ctrl-u>5<enter>");
+    assert_eq!(console.changed_clusters(), ["prod-eu-west-1"]);
+    console.help_and_back("dKa<enter>");
+    assert_eq!(console.changed_clusters(), ["prod-eu-west-1"]);
+    console.keys("n");
+    console.keys("note=why?");
+    assert!(!console.state.help_open);
+    let Stage::Form(form) = &console.editor().stage else {
+        panic!("the annotation form: {:?}", console.editor().stage);
+    };
+    assert_eq!(form.value, "note=why?");
 }

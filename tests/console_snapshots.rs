@@ -82,6 +82,42 @@ fn help_overlay_at_120x40() {
 }
 
 #[test]
+fn help_over_the_drift_view_lists_the_drift_keys_first_at_120x40() {
+    let (mut state, core) = settled_demo();
+    for event in core.all_drift_events() {
+        update(&mut state, Action::Backend(event));
+    }
+    update(&mut state, Action::Command(KeyCommand::Drift));
+    update(
+        &mut state,
+        Action::Input(flotilla::app::action::InputKey::Char('?')),
+    );
+    assert!(state.help_open);
+    let screen = draw(&state, 120, 40).backend().to_string();
+    // (row, column) of a text on the screen.
+    let at = |text: &str| {
+        screen
+            .lines()
+            .enumerate()
+            .find_map(|(row, line)| line.find(text).map(|column| (row, column)))
+            .unwrap_or_else(|| panic!("no {text:?} in\n{screen}"))
+    };
+    let (drift, main) = (at("In the drift view"), at("In the main view"));
+    assert_eq!(
+        drift.0,
+        at("Help — key map default").0 + 1,
+        "the drift keys come first"
+    );
+    assert_eq!(main.0, drift.0, "then the main keys, beside them");
+    assert!(main.1 > drift.1);
+    assert!(
+        !screen.contains("Cell symbols"),
+        "the view's help is its keys"
+    );
+    insta::assert_snapshot!(screen);
+}
+
+#[test]
 fn tiny_and_odd_sizes_never_panic() {
     let state = settled_demo_state();
     for (width, height) in [

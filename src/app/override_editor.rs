@@ -11,7 +11,7 @@
 use serde_json::Value;
 
 use super::action::InputKey;
-use super::review::{NEW_SINCE_START, cells_of, dry_run_of};
+use super::review::{NEW_SINCE_START, cells_of, dry_run_of, not_ready};
 use super::state::FleetSave;
 use super::state::override_editor::{
     Form, FormField, FormKind, OverrideEditor, Stage, review_rows,
@@ -172,22 +172,25 @@ fn list_key(state: &mut State, editor: &mut OverrideEditor, key: InputKey) -> bo
         .map(|c| c.spec.name.clone())
         .unwrap_or_default();
     let form = |kind: FormKind| Form::new(kind, cluster_name.clone());
-    match key {
-        InputKey::Esc => {
+    let Some(command) = Keymap::built_in_view_command(Section::Overrides, key.key()) else {
+        return false;
+    };
+    match command {
+        ViewCommand::Back => {
             state.notice = Some("override edit cancelled; nothing written".into());
             state.mode = Mode::Normal;
             return true;
         }
-        InputKey::Up | InputKey::Char('k') => editor.cursor = editor.cursor.saturating_sub(1),
-        InputKey::Down | InputKey::Char('j') => {
+        ViewCommand::Up => editor.cursor = editor.cursor.saturating_sub(1),
+        ViewCommand::Down => {
             editor.cursor = (editor.cursor + 1).min(editor.rows.len().saturating_sub(1))
         }
-        InputKey::Char('a') => {
+        ViewCommand::Patch => {
             let mut form = form(FormKind::Patch);
             form.field = FormField::Path;
             editor.stage = Stage::Form(Box::new(form));
         }
-        InputKey::Char('i') => {
+        ViewCommand::Image => {
             let mut form = form(FormKind::Image);
             form.path = image_paths(&editor.rendered)
                 .into_iter()
@@ -199,7 +202,7 @@ fn list_key(state: &mut State, editor: &mut OverrideEditor, key: InputKey) -> bo
             }
             editor.stage = Stage::Form(Box::new(form));
         }
-        InputKey::Char('r') => {
+        ViewCommand::Replicas => {
             let Some(current) = editor.rendered.pointer("/spec/replicas") else {
                 state.notice = Some("this object has no /spec/replicas".into());
                 return false;
@@ -209,9 +212,9 @@ fn list_key(state: &mut State, editor: &mut OverrideEditor, key: InputKey) -> bo
             form.value = current.to_string();
             editor.stage = Stage::Form(Box::new(form));
         }
-        InputKey::Char('l') => editor.stage = Stage::Form(Box::new(form(FormKind::Label))),
-        InputKey::Char('n') => editor.stage = Stage::Form(Box::new(form(FormKind::Annotation))),
-        InputKey::Char('v') => {
+        ViewCommand::Label => editor.stage = Stage::Form(Box::new(form(FormKind::Label))),
+        ViewCommand::Annotation => editor.stage = Stage::Form(Box::new(form(FormKind::Annotation))),
+        ViewCommand::Env => {
             let Some(image) = image_paths(&editor.rendered).into_iter().next() else {
                 state.notice = Some("this object has no container".into());
                 return false;
@@ -232,7 +235,7 @@ fn list_key(state: &mut State, editor: &mut OverrideEditor, key: InputKey) -> bo
             }
             editor.stage = Stage::Form(Box::new(form));
         }
-        InputKey::Char('e') => {
+        ViewCommand::EditRule => {
             let Some((doc, rule)) = editor.rows.get(editor.cursor) else {
                 return false;
             };
@@ -274,7 +277,7 @@ fn list_key(state: &mut State, editor: &mut OverrideEditor, key: InputKey) -> bo
             }
             editor.stage = Stage::Form(Box::new(form));
         }
-        InputKey::Char('d') => {
+        ViewCommand::DeleteRule => {
             if let Some((doc, rule)) = editor.rows.get(editor.cursor) {
                 let (doc, index) = (*doc, rule.index);
                 if let Err(error) = change(editor, doc, &RuleEdit::Delete(index)) {
@@ -282,10 +285,10 @@ fn list_key(state: &mut State, editor: &mut OverrideEditor, key: InputKey) -> bo
                 }
             }
         }
-        InputKey::Char(c @ ('K' | 'J')) => {
+        ViewCommand::MoveUp | ViewCommand::MoveDown => {
             if let Some((doc, rule)) = editor.rows.get(editor.cursor) {
                 let (doc, index) = (*doc, rule.index);
-                let up = c == 'K';
+                let up = command == ViewCommand::MoveUp;
                 match change(editor, doc, &RuleEdit::Move(index, up)) {
                     Ok(()) => {
                         // Follow the moved rule (Karmada rules are adjacent; KubeFed moves
@@ -300,18 +303,21 @@ fn list_key(state: &mut State, editor: &mut OverrideEditor, key: InputKey) -> bo
                 }
             }
         }
-        InputKey::Enter => {
-            if let Some(error) = &editor.error {
-                state.notice = Some(format!("fix the overrides first: {error}"));
-            } else if editor.dirty.is_none() {
-                state.notice = Some("nothing changed yet".into());
-            } else if !editor.preview_is_current() {
-                state.notice = Some("the preview is still being computed".into());
-            } else {
-                editor.stage = Stage::Reviewing {
-                    scroll: 0,
-                    side_by_side: false,
-                };
+        ViewCommand::Review => {
+            let not_ready = not_ready(
+                "overrides",
+                editor.error.as_ref(),
+                editor.dirty.is_some(),
+                editor.preview_is_current(),
+            );
+            match not_ready {
+                Some(notice) => state.notice = Some(notice),
+                None => {
+                    editor.stage = Stage::Reviewing {
+                        scroll: 0,
+                        side_by_side: false,
+                    }
+                }
             }
         }
         _ => {}

@@ -8,7 +8,7 @@
 //! confirms.
 
 use super::action::InputKey;
-use super::review::{NEW_SINCE_START, cells_of, dry_run_of};
+use super::review::{NEW_SINCE_START, cells_of, dry_run_of, not_ready};
 use super::state::FleetSave;
 use super::state::placement_editor::{Field, PlacementEditor, Stage, review_rows};
 use super::state::review::jump;
@@ -117,52 +117,58 @@ pub fn key(state: &mut State, mut editor: Box<PlacementEditor>, key: InputKey) -
                 side_by_side,
             };
         }
-        Stage::Editing => match key {
-            InputKey::Esc => {
-                state.notice = Some("placement edit cancelled; nothing written".into());
-                return Vec::new();
-            }
-            InputKey::Tab => {
-                let dialect = editor.source.as_ref().map(|source| source.dialect);
-                editor.field = editor.field.next(dialect);
-            }
-            InputKey::Enter => {
-                if let Some(error) = &editor.error {
-                    state.notice = Some(format!("fix the placement first: {error}"));
-                } else if !editor.changed() {
-                    state.notice = Some("nothing changed yet".into());
-                } else if !editor.preview_is_current() {
-                    state.notice = Some("the preview is still being computed".into());
-                } else {
-                    editor.stage = Stage::Reviewing {
-                        scroll: 0,
-                        side_by_side: false,
-                    };
-                    let effects = ask_for_dry_run(state, &mut editor);
-                    state.mode = Mode::Placement(editor);
-                    return effects;
+        Stage::Editing => {
+            // In a text field characters are text; elsewhere they are the section's keys.
+            let typing = editor.field != Field::Clusters;
+            let command = match key {
+                InputKey::Char(_) | InputKey::Backspace if typing => None,
+                _ => Keymap::built_in_view_command(Section::Placement, key.key()),
+            };
+            match command {
+                Some(ViewCommand::Back) => {
+                    state.notice = Some("placement edit cancelled; nothing written".into());
+                    return Vec::new();
                 }
-            }
-            other => match editor.field {
-                Field::Clusters => cluster_key(state, &mut editor, other),
-                Field::Selector | Field::Fields | Field::Tolerations | Field::Replicas => {
-                    text_key(&mut editor, other)
+                Some(ViewCommand::NextField) => {
+                    let dialect = editor.source.as_ref().map(|source| source.dialect);
+                    editor.field = editor.field.next(dialect);
                 }
-            },
-        },
+                Some(ViewCommand::Review) => {
+                    let not_ready = not_ready(
+                        "placement",
+                        editor.error.as_ref(),
+                        editor.changed(),
+                        editor.preview_is_current(),
+                    );
+                    if let Some(notice) = not_ready {
+                        state.notice = Some(notice);
+                    } else {
+                        editor.stage = Stage::Reviewing {
+                            scroll: 0,
+                            side_by_side: false,
+                        };
+                        let effects = ask_for_dry_run(state, &mut editor);
+                        state.mode = Mode::Placement(editor);
+                        return effects;
+                    }
+                }
+                _ if typing => text_key(&mut editor, key),
+                Some(command) => cluster_command(state, &mut editor, command),
+                None => {}
+            }
+        }
     }
     state.mode = Mode::Placement(editor);
     Vec::new()
 }
 
-fn cluster_key(state: &State, editor: &mut PlacementEditor, key: InputKey) {
+/// A command of the placement section on the cluster list.
+fn cluster_command(state: &State, editor: &mut PlacementEditor, command: ViewCommand) {
     let count = state.clusters.len();
-    match key {
-        InputKey::Up | InputKey::Char('k') => editor.cursor = editor.cursor.saturating_sub(1),
-        InputKey::Down | InputKey::Char('j') => {
-            editor.cursor = (editor.cursor + 1).min(count.saturating_sub(1))
-        }
-        InputKey::Char(' ') => {
+    match command {
+        ViewCommand::Up => editor.cursor = editor.cursor.saturating_sub(1),
+        ViewCommand::Down => editor.cursor = (editor.cursor + 1).min(count.saturating_sub(1)),
+        ViewCommand::Toggle => {
             if let Some(row) = state.clusters.get(editor.cursor) {
                 let name = row.spec.name.clone();
                 if !editor.edit.clusters.remove(&name) {

@@ -17,6 +17,25 @@ use crate::engine::edit::placement::DiffGroup;
 pub const NEW_SINCE_START: &str =
     "this row is new on the hub since the console started: reopen the console to edit it";
 
+/// Why an edit cannot go to review yet — the notice to show — or `None` when it can: its
+/// `error`, no change, or a preview not yet computed for the latest change.
+pub fn not_ready(
+    what: &str,
+    error: Option<&String>,
+    changed: bool,
+    preview_current: bool,
+) -> Option<String> {
+    if let Some(error) = error {
+        Some(format!("fix the {what} first: {error}"))
+    } else if !changed {
+        Some("nothing changed yet".into())
+    } else if !preview_current {
+        Some("the preview is still being computed".into())
+    } else {
+        None
+    }
+}
+
 /// The dry run an edit under review asks for — the cells its diffs change, rendered from the
 /// edited fleet — and how many clusters it asks. Shared by the placement and override editors.
 pub fn dry_run_of(

@@ -10,7 +10,7 @@ use super::palette::{self, PaletteCommand};
 use super::state::drift::Stage as DriftStage;
 use super::state::history::Sample;
 use super::state::override_editor::Stage as OverrideStage;
-use super::state::placement_editor::Stage as PlacementStage;
+use super::state::placement_editor::{Field as PlacementField, Stage as PlacementStage};
 use super::state::{
     CellDetail, FleetEdit, Mode, Pane, PendingApply, ResourceRow, SortKey, State, is_unreachable,
 };
@@ -21,7 +21,7 @@ use super::{
 };
 use crate::backend::CellRef;
 use crate::backend::{BackendEvent, Effect};
-use crate::config::keymap::{KeyCommand, Section};
+use crate::config::keymap::{KeyCommand, Keymap, Section, ViewCommand};
 use crate::model::{HealthKind, StatusKind};
 
 /// Applies one action to the state and returns what the backend should do. What the state
@@ -103,13 +103,25 @@ pub fn is_typing(state: &State) -> bool {
 pub enum KeyContext {
     Commands,
     View(Section),
+    /// A view's text field: characters are text, the other keys go through the view's section.
+    Form(Section),
     Typing,
 }
 
-/// Which [`KeyContext`] the state reads keys in: a view's section while it browses (the drift
-/// view's rows, an editor's review of changes); typing while a text input or a confirmation
-/// is open.
+/// Which [`KeyContext`] the state reads keys in: the main key map while the help screen is
+/// open, else as [`view_key_context`] says.
 pub fn key_context(state: &State) -> KeyContext {
+    if state.help_open {
+        return KeyContext::Commands;
+    }
+    view_key_context(state)
+}
+
+/// Which [`KeyContext`] the view in `state.mode` reads keys in: its section while it browses
+/// (the drift view's rows, the placement editor's clusters, the override editor's rules, an
+/// editor's review of changes) or while one of its text fields has the focus; typing while any
+/// other text input or a confirmation is open.
+pub fn view_key_context(state: &State) -> KeyContext {
     match &state.mode {
         Mode::Drift(view) if matches!(view.stage, DriftStage::Browsing) => {
             KeyContext::View(Section::Drift)
@@ -117,8 +129,15 @@ pub fn key_context(state: &State) -> KeyContext {
         Mode::Placement(editor) if matches!(editor.stage, PlacementStage::Reviewing { .. }) => {
             KeyContext::View(Section::Editor)
         }
+        Mode::Placement(editor) if editor.field == PlacementField::Clusters => {
+            KeyContext::View(Section::Placement)
+        }
+        Mode::Placement(_) => KeyContext::Form(Section::Placement),
         Mode::Overrides(editor) if matches!(editor.stage, OverrideStage::Reviewing { .. }) => {
             KeyContext::View(Section::Editor)
+        }
+        Mode::Overrides(editor) if matches!(editor.stage, OverrideStage::List) => {
+            KeyContext::View(Section::Overrides)
         }
         _ if is_typing(state) => KeyContext::Typing,
         _ => KeyContext::Commands,
@@ -175,12 +194,16 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
         run_wall_command(state, command);
         return Vec::new();
     }
-    if state.mode == Mode::Help {
+    if state.help_open {
         match command {
             KeyCommand::Quit => state.should_quit = true,
-            KeyCommand::Help | KeyCommand::Back => state.mode = Mode::Normal,
+            KeyCommand::Help | KeyCommand::Back => state.help_open = false,
             _ => {}
         }
+        return Vec::new();
+    }
+    if command == KeyCommand::Help {
+        state.help_open = true;
         return Vec::new();
     }
     if matches!(state.mode, Mode::Object { .. }) {
@@ -190,7 +213,7 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
     let page = state.page_rows.max(1);
     match command {
         KeyCommand::Quit => state.should_quit = true,
-        KeyCommand::Help => state.mode = Mode::Help,
+        KeyCommand::Help => {}
         KeyCommand::Back => {
             if !rollout::cancel(state) {
                 clear_focused_filter(state);
@@ -449,6 +472,15 @@ fn start_apply(state: &mut State, pending: Box<PendingApply>) -> Vec<Effect> {
 }
 
 fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
+    if state.help_open {
+        return Vec::new();
+    }
+    if let KeyContext::View(section) = key_context(state)
+        && Keymap::built_in_view_command(section, key.key()) == Some(ViewCommand::Help)
+    {
+        state.help_open = true;
+        return Vec::new();
+    }
     match std::mem::take(&mut state.mode) {
         Mode::Confirm(pending) => return confirm(state, pending, key),
         Mode::Placement(placement) => return placement_editor::key(state, placement, key),
@@ -597,7 +629,7 @@ fn run_palette(state: &mut State, command: PaletteCommand) {
             state.status_filter = None;
             state.health_filter = None;
         }
-        PaletteCommand::Help => state.mode = Mode::Help,
+        PaletteCommand::Help => state.help_open = true,
         PaletteCommand::Quit => state.should_quit = true,
         PaletteCommand::Drift => drift::open(state),
     }
@@ -782,15 +814,54 @@ mod tests {
 
     #[test]
     fn help_opens_and_closes_and_quit_quits() {
-        let mut state = state(1, 1);
+        let mut state = state(3, 1);
         command(&mut state, KeyCommand::Help);
-        assert_eq!(state.mode, Mode::Help);
+        assert!(state.help_open);
         command(&mut state, KeyCommand::Down);
-        assert_eq!(state.mode, Mode::Help, "other keys do nothing under help");
+        assert_eq!(
+            state.cluster_view.cursor, 0,
+            "other keys do nothing under help"
+        );
         command(&mut state, KeyCommand::Back);
+        assert!(!state.help_open);
         assert_eq!(state.mode, Mode::Normal);
         command(&mut state, KeyCommand::Quit);
         assert!(state.should_quit);
+    }
+
+    #[test]
+    fn help_opens_over_a_cells_object_and_closes_back_to_it_as_it_was() {
+        let mut state = state(3, 2);
+        command(&mut state, KeyCommand::FocusNext);
+        update(&mut state, Action::Command(KeyCommand::Select));
+        command(&mut state, KeyCommand::FocusNext);
+        command(&mut state, KeyCommand::Down);
+        let object = state.mode.clone();
+        let followed = state.live.followed.clone();
+        assert!(
+            matches!(object, Mode::Object { scroll: 1, .. }),
+            "{object:?}"
+        );
+        let opened = update(&mut state, Action::Command(KeyCommand::Help));
+        assert!(state.help_open);
+        assert!(
+            opened.is_empty(),
+            "the object stays followed under help: {opened:?}"
+        );
+        for key in [KeyCommand::Down, KeyCommand::Right, KeyCommand::FocusNext] {
+            assert!(update(&mut state, Action::Command(key)).is_empty());
+        }
+        assert_eq!(state.mode, object, "keys under help leave the view alone");
+        assert_eq!(state.selected_cluster(), Some(0));
+        update(&mut state, Action::Command(KeyCommand::Help));
+        assert!(!state.help_open, "? closes it too");
+        assert_eq!(state.mode, object);
+        assert_eq!(state.live.followed, followed);
+        command(&mut state, KeyCommand::Help);
+        command(&mut state, KeyCommand::Back);
+        assert_eq!(state.mode, object, "esc closes the help, not the view");
+        command(&mut state, KeyCommand::Back);
+        assert_eq!(state.mode, Mode::Normal);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Key maps: which keys trigger which named console command, one section per part of the
-//! console — `global` (the main view, also spelled `main`), `drift` (the drift view) and
-//! `editor` (the editors' review of changes). Built-in maps live in `keymaps/*.yaml`
+//! console — `global` (the main view, also spelled `main`), `drift` (the drift view),
+//! `placement` (the placement editor), `overrides` (the override editor's rules) and `editor`
+//! (the editors' review of changes). Built-in maps live in `keymaps/*.yaml`
 //! (embedded); the help screen is generated from the map in use. A user file's unknown
 //! section, command or key, and a key bound twice in one section, are errors naming the file
 //! and line. It must not know what a command does, only its name, nor read terminal events
@@ -161,17 +162,29 @@ impl KeyCommand {
 pub enum Section {
     /// The drift view (`D`): its fields and ignore rules.
     Drift,
+    /// The placement editor (`e`): its cluster list, and the keys that leave its text fields.
+    Placement,
+    /// The override editor (`o`): its list of rules, before a rule's form opens.
+    Overrides,
     /// The placement and override editors' review of the changes before anything is saved.
     Editor,
 }
 
 impl Section {
-    pub const ALL: [Section; 2] = [Section::Drift, Section::Editor];
+    /// In help order.
+    pub const ALL: [Section; 4] = [
+        Section::Drift,
+        Section::Placement,
+        Section::Overrides,
+        Section::Editor,
+    ];
 
     /// The section's name in key map files.
     pub fn name(self) -> &'static str {
         match self {
             Section::Drift => "drift",
+            Section::Placement => "placement",
+            Section::Overrides => "overrides",
             Section::Editor => "editor",
         }
     }
@@ -180,6 +193,8 @@ impl Section {
     pub fn title(self) -> &'static str {
         match self {
             Section::Drift => "In the drift view",
+            Section::Placement => "In the placement editor",
+            Section::Overrides => "In the override editor's list of rules",
             Section::Editor => "In an editor's review of the changes",
         }
     }
@@ -199,6 +214,33 @@ impl Section {
                 ViewCommand::Adopt,
                 ViewCommand::Ignore,
                 ViewCommand::RemoveRule,
+                ViewCommand::Help,
+            ],
+            Section::Placement => &[
+                ViewCommand::Back,
+                ViewCommand::NextField,
+                ViewCommand::Up,
+                ViewCommand::Down,
+                ViewCommand::Toggle,
+                ViewCommand::Review,
+                ViewCommand::Help,
+            ],
+            Section::Overrides => &[
+                ViewCommand::Back,
+                ViewCommand::Up,
+                ViewCommand::Down,
+                ViewCommand::Patch,
+                ViewCommand::Image,
+                ViewCommand::Replicas,
+                ViewCommand::Label,
+                ViewCommand::Annotation,
+                ViewCommand::Env,
+                ViewCommand::EditRule,
+                ViewCommand::DeleteRule,
+                ViewCommand::MoveUp,
+                ViewCommand::MoveDown,
+                ViewCommand::Review,
+                ViewCommand::Help,
             ],
             Section::Editor => &[
                 ViewCommand::Back,
@@ -208,6 +250,7 @@ impl Section {
                 ViewCommand::PrevChange,
                 ViewCommand::SideBySide,
                 ViewCommand::Save,
+                ViewCommand::Help,
             ],
         }
     }
@@ -238,6 +281,20 @@ pub enum ViewCommand {
     PrevChange,
     SideBySide,
     Save,
+    Help,
+    NextField,
+    Toggle,
+    Review,
+    Patch,
+    Image,
+    Replicas,
+    Label,
+    Annotation,
+    Env,
+    EditRule,
+    DeleteRule,
+    MoveUp,
+    MoveDown,
 }
 
 impl ViewCommand {
@@ -259,6 +316,20 @@ impl ViewCommand {
             ViewCommand::PrevChange => "prev-change",
             ViewCommand::SideBySide => "side-by-side",
             ViewCommand::Save => "save",
+            ViewCommand::Help => "help",
+            ViewCommand::NextField => "next-field",
+            ViewCommand::Toggle => "toggle",
+            ViewCommand::Review => "review",
+            ViewCommand::Patch => "patch",
+            ViewCommand::Image => "image",
+            ViewCommand::Replicas => "replicas",
+            ViewCommand::Label => "label",
+            ViewCommand::Annotation => "annotation",
+            ViewCommand::Env => "env",
+            ViewCommand::EditRule => "edit",
+            ViewCommand::DeleteRule => "delete",
+            ViewCommand::MoveUp => "move-up",
+            ViewCommand::MoveDown => "move-down",
         }
     }
 
@@ -280,6 +351,22 @@ impl ViewCommand {
             ViewCommand::PrevChange => "previous changed hunk",
             ViewCommand::SideBySide => "old and new side by side, or one column",
             ViewCommand::Save => "save and propagate (asks first)",
+            ViewCommand::Help => "help: this view's keys first, then the main view's",
+            ViewCommand::NextField => {
+                "next field: clusters, selector, fields, tolerations, replicas (as the dialect has them)"
+            }
+            ViewCommand::Toggle => "name the cluster under the cursor explicitly, or drop its name",
+            ViewCommand::Review => "review the diffs before anything is written",
+            ViewCommand::Patch => "new rule: a JSON patch (tab completes the path)",
+            ViewCommand::Image => "new rule: a container image's tag, registry or repository",
+            ViewCommand::Replicas => "new rule: the replicas",
+            ViewCommand::Label => "new rule: a label (key=value)",
+            ViewCommand::Annotation => "new rule: an annotation (key=value)",
+            ViewCommand::Env => "new rule: a container environment variable",
+            ViewCommand::EditRule => "edit the selected rule in its form",
+            ViewCommand::DeleteRule => "delete the selected rule",
+            ViewCommand::MoveUp => "move the selected rule earlier (rules apply in order)",
+            ViewCommand::MoveDown => "move the selected rule later",
         }
     }
 
@@ -829,6 +916,18 @@ mod tests {
         Key::parse(text).unwrap()
     }
 
+    /// The map has exactly these errors, each found by how it starts.
+    fn assert_errors(map: &Keymap, expect: &[&str]) {
+        assert_eq!(map.errors.len(), expect.len(), "{:#?}", map.errors);
+        for expected in expect {
+            assert!(
+                map.errors.iter().any(|error| error.starts_with(expected)),
+                "no error {expected:?} in {:#?}",
+                map.errors
+            );
+        }
+    }
+
     #[test]
     fn the_default_map_binds_quit_help_and_moves_without_warnings() {
         let map = Keymap::built_in("default");
@@ -905,12 +1004,76 @@ mod tests {
             "mine.yaml:9: drift: adopt: key R is already bound to revert (line 7)",
             "mine.yaml:10: wall: unknown section",
         ];
-        assert_eq!(map.errors.len(), expect.len(), "{:#?}", map.errors);
-        for expected in expect {
-            assert!(
-                map.errors.iter().any(|error| error.starts_with(expected)),
-                "no error {expected:?} in {:#?}",
-                map.errors
+        assert_errors(&map, &expect);
+    }
+
+    #[test]
+    fn the_editors_sections_report_bad_entries_with_file_and_line() {
+        let map = Keymap::parse(
+            "mine",
+            "overrides:\n  patch: [A]\n  explode: [E]\n  label: [A]\nplacement:\n  toggle: [ctrl-]\n  review: [enter]\n  next-field: [enter]\n",
+            "mine.yaml",
+        );
+        let expect = [
+            "mine.yaml:3: overrides: explode: unknown command; known in overrides: back, up, down, patch,",
+            "mine.yaml:4: overrides: label: key A is already bound to patch (line 2)",
+            "mine.yaml:6: placement: toggle: unknown key \"ctrl-\"",
+            "mine.yaml:8: placement: next-field: key enter is already bound to review (line 7)",
+        ];
+        assert_errors(&map, &expect);
+        // Over the default map, a key the default still binds to another command clashes.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("keymaps")).unwrap();
+        std::fs::write(
+            dir.path().join("keymaps/mine.yaml"),
+            "# mine\noverrides:\n  delete: [e]\n",
+        )
+        .unwrap();
+        let clash = Keymap::load("mine", Some(dir.path()));
+        assert_eq!(clash.errors.len(), 1, "{:?}", clash.errors);
+        assert!(
+            clash.errors[0].contains("mine.yaml:3: overrides: delete: key e is also bound to edit"),
+            "{:?}",
+            clash.errors
+        );
+    }
+
+    #[test]
+    fn the_editors_sections_keep_the_keys_the_editors_always_had() {
+        let map = Keymap::built_in("default");
+        let bound = |section, text: &str| map.view_command(section, key(text));
+        for (text, command) in [
+            ("esc", ViewCommand::Back),
+            ("tab", ViewCommand::NextField),
+            ("k", ViewCommand::Up),
+            ("down", ViewCommand::Down),
+            ("space", ViewCommand::Toggle),
+            ("enter", ViewCommand::Review),
+        ] {
+            assert_eq!(bound(Section::Placement, text), Some(command), "{text}");
+        }
+        for (text, command) in [
+            ("a", ViewCommand::Patch),
+            ("i", ViewCommand::Image),
+            ("r", ViewCommand::Replicas),
+            ("l", ViewCommand::Label),
+            ("n", ViewCommand::Annotation),
+            ("v", ViewCommand::Env),
+            ("e", ViewCommand::EditRule),
+            ("d", ViewCommand::DeleteRule),
+            ("K", ViewCommand::MoveUp),
+            ("J", ViewCommand::MoveDown),
+            ("enter", ViewCommand::Review),
+            ("esc", ViewCommand::Back),
+        ] {
+            assert_eq!(bound(Section::Overrides, text), Some(command), "{text}");
+        }
+        for section in Section::ALL {
+            assert_eq!(
+                bound(section, "?"),
+                Some(ViewCommand::Help),
+                "{}",
+                section.name()
             );
         }
     }

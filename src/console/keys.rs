@@ -46,6 +46,21 @@ pub fn action_in(event: Event, context: KeyContext, keymap: &Keymap) -> Option<A
                         input_key_of_key(understood).map(Action::Input)
                     }
                 }
+                KeyContext::Form(section) => {
+                    let pressed = key_of(key)?;
+                    if is_text(pressed) {
+                        return input_key_of(key).map(Action::Input);
+                    }
+                    let understood = keymap.translate(section, pressed)?;
+                    if understood == pressed {
+                        input_key_of(key).map(Action::Input)
+                    } else if is_text(understood) {
+                        // A command whose key is a character means nothing in a text field.
+                        None
+                    } else {
+                        input_key_of_key(understood).map(Action::Input)
+                    }
+                }
             }
         }
         Event::Resize(width, height) => Some(Action::Resize { width, height }),
@@ -68,6 +83,11 @@ pub fn input_key_of(event: KeyEvent) -> Option<InputKey> {
         KeyCode::Down => InputKey::Down,
         _ => return None,
     })
+}
+
+/// Whether a text field takes the key as text: a character without ctrl or alt, or backspace.
+fn is_text(key: Key) -> bool {
+    !key.ctrl && !key.alt && matches!(key.code, KeyCodeName::Char(_) | KeyCodeName::Backspace)
 }
 
 /// The input key a key map key stands for (a view's own key, always a plain one).
@@ -186,6 +206,50 @@ mod tests {
                 width: 100,
                 height: 30
             })
+        );
+    }
+
+    #[test]
+    fn in_a_form_characters_are_text_and_the_other_keys_go_through_the_section() {
+        use crate::config::keymap::Section;
+        let text = "placement:\n  next-field: [ctrl-f]\n  toggle: [ctrl-t]\n";
+        let map = Keymap::parse("mine", text, "mine.yaml");
+        assert!(map.errors.is_empty(), "{:?}", map.errors);
+        let form = KeyContext::Form(Section::Placement);
+        let press_in = |code, modifiers, context| action_in(press(code, modifiers), context, &map);
+        let none = KeyModifiers::NONE;
+        assert_eq!(
+            press_in(KeyCode::Char('k'), none, form),
+            Some(Action::Input(InputKey::Char('k'))),
+            "k is up on the list, a letter in the field"
+        );
+        assert_eq!(
+            press_in(KeyCode::Char(' '), none, form),
+            Some(Action::Input(InputKey::Char(' ')))
+        );
+        assert_eq!(
+            press_in(KeyCode::Char('f'), KeyModifiers::CONTROL, form),
+            Some(Action::Input(InputKey::Tab)),
+            "ctrl-f leaves the field as tab did"
+        );
+        assert_eq!(press_in(KeyCode::Tab, none, form), None, "tab moved away");
+        assert_eq!(
+            press_in(KeyCode::Char('t'), KeyModifiers::CONTROL, form),
+            None,
+            "toggling means nothing in a text field, and types no space"
+        );
+        assert_eq!(
+            press_in(
+                KeyCode::Char('t'),
+                KeyModifiers::CONTROL,
+                KeyContext::View(Section::Placement)
+            ),
+            Some(Action::Input(InputKey::Char(' '))),
+            "on the list ctrl-t toggles as space did"
+        );
+        assert_eq!(
+            press_in(KeyCode::Char('u'), KeyModifiers::CONTROL, form),
+            Some(Action::Input(InputKey::ClearLine))
         );
     }
 }

@@ -68,19 +68,21 @@ pub(super) fn render(
     );
     let keys = if state.readonly {
         format!(
-            "read-only: look only · {moves} · {} back",
-            key(ViewCommand::Back)
+            "read-only: look only · {moves} · {} back · {} help",
+            key(ViewCommand::Back),
+            key(ViewCommand::Help)
         )
     } else {
         format!(
-            "{} · {} mark · {} revert · {} adopt · {} ignore · ({} removes a rule) · {} back",
+            "{} · {} mark · {} revert · {} adopt · {} ignore · ({} removes a rule) · {} back · {} help",
             moves,
             key(ViewCommand::Mark),
             key(ViewCommand::Revert),
             key(ViewCommand::Adopt),
             key(ViewCommand::Ignore),
             key(ViewCommand::RemoveRule),
-            key(ViewCommand::Back)
+            key(ViewCommand::Back),
+            key(ViewCommand::Help)
         )
     };
     lines.push(Line::from(Span::styled(fit(&keys, width), theme.muted)));

@@ -93,8 +93,8 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
             detail::render(frame, detail_area, state, context);
         }
     }
-    if state.mode == Mode::Help {
-        help::render(frame, area, context, state.readonly);
+    if state.help_open {
+        help::render(frame, area, state, context);
     }
     if matches!(state.mode, Mode::Palette { .. }) {
         input::render_completions(frame, body, state, context);

@@ -13,6 +13,7 @@ use crate::app::state::State;
 use crate::app::state::override_editor::{
     Form, FormField, FormKind, OverrideEditor, Stage, review_rows,
 };
+use crate::config::keymap::{Section, ViewCommand};
 use crate::config::theme::Theme;
 use crate::engine::edit::override_rules::component_name;
 
@@ -64,10 +65,7 @@ pub(super) fn render(
         Stage::List => {
             let rows = usize::from(area.height.saturating_sub(5)).max(1);
             lines.extend(visible(rule_lines(editor, cluster, theme), rows));
-            lines.push(Line::from(Span::styled(
-                " a patch · i image · r replicas · l label · n annotation · v env · e edit · d delete · K/J move · enter review · esc cancel",
-                theme.muted,
-            )));
+            lines.push(Line::from(Span::styled(list_hint(context), theme.muted)));
         }
         Stage::Form(form) => {
             let form = form_lines(form, theme);
@@ -82,6 +80,27 @@ pub(super) fn render(
         Paragraph::new(lines).block(pane_block(&title, true, theme)),
         area,
     );
+}
+
+/// The list's keys as the key map in use binds them.
+fn list_hint(context: &ViewContext) -> String {
+    let key = |command| context.keymap.view_hint(Section::Overrides, command);
+    format!(
+        " {} patch · {} image · {} replicas · {} label · {} annotation · {} env · {} edit · {} delete · {}/{} move · {} review · {} cancel · {} help",
+        key(ViewCommand::Patch),
+        key(ViewCommand::Image),
+        key(ViewCommand::Replicas),
+        key(ViewCommand::Label),
+        key(ViewCommand::Annotation),
+        key(ViewCommand::Env),
+        key(ViewCommand::EditRule),
+        key(ViewCommand::DeleteRule),
+        key(ViewCommand::MoveUp),
+        key(ViewCommand::MoveDown),
+        key(ViewCommand::Review),
+        key(ViewCommand::Back),
+        key(ViewCommand::Help),
+    )
 }
 
 fn summary(editor: &OverrideEditor) -> String {

@@ -13,6 +13,7 @@ use super::widgets::{ViewContext, pane_block};
 use crate::app::state::State;
 use crate::app::state::placement_editor::{Field, PlacementEditor, Stage, review_rows};
 use crate::app::state::review::ReviewRow;
+use crate::config::keymap::{Section, ViewCommand};
 use crate::config::theme::Theme;
 use crate::engine::edit::placement::{ClusterChange, Membership};
 
@@ -37,7 +38,7 @@ pub(super) fn render(
         None => format!("Placement of {resource}"),
     };
     let lines = match editor.stage {
-        Stage::Editing => editing_lines(state, editor, theme, area),
+        Stage::Editing => editing_lines(state, editor, context, area),
         Stage::Reviewing {
             scroll,
             side_by_side,
@@ -52,9 +53,10 @@ pub(super) fn render(
 fn editing_lines<'a>(
     state: &State,
     editor: &'a PlacementEditor,
-    theme: &Theme,
+    context: &ViewContext,
     area: Rect,
 ) -> Vec<Line<'a>> {
+    let theme = context.theme;
     let focus = |field: Field| {
         if editor.field == field {
             theme.title
@@ -137,9 +139,17 @@ fn editing_lines<'a>(
         }
         lines.push(Line::from(spans));
     }
+    let key = |command| context.keymap.view_hint(Section::Placement, command);
     lines.push(Line::from(Span::styled(
-        " tab next field · space toggle a cluster · enter review the diffs · esc cancel   \
-         tolerations: key=value:Effect, key:Effect, *   replicas: duplicated | divided a=3,b=1 | aggregated",
+        format!(
+            " {} next field · {} toggle a cluster · {} review the diffs · {} cancel · {} help   \
+             tolerations: key=value:Effect, key:Effect, *   replicas: duplicated | divided a=3,b=1 | aggregated",
+            key(ViewCommand::NextField),
+            key(ViewCommand::Toggle),
+            key(ViewCommand::Review),
+            key(ViewCommand::Back),
+            key(ViewCommand::Help),
+        ),
         theme.muted,
     )));
     lines

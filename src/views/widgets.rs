@@ -93,7 +93,7 @@ pub(super) fn review_hint(keymap: &Keymap, back: &str) -> String {
     use crate::config::keymap::{Section, ViewCommand};
     let key = |command| keymap.view_hint(Section::Editor, command);
     format!(
-        " {} save and propagate (asks first) · {}/{} next/previous hunk · {} side by side · {}{} scroll · {} {back}",
+        " {} save and propagate (asks first) · {}/{} next/previous hunk · {} side by side · {}{} scroll · {} {back} · {} help",
         key(ViewCommand::Save),
         key(ViewCommand::NextChange),
         key(ViewCommand::PrevChange),
@@ -101,5 +101,6 @@ pub(super) fn review_hint(keymap: &Keymap, back: &str) -> String {
         key(ViewCommand::Up),
         key(ViewCommand::Down),
         key(ViewCommand::Back),
+        key(ViewCommand::Help),
     )
 }

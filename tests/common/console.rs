@@ -124,6 +124,29 @@ impl Console {
         effects
     }
 
+    /// Opens the help with `?` over the view now open, presses `under_help` (which must change
+    /// nothing) and closes the help with esc: the view is back as it was.
+    pub fn help_and_back(&mut self, under_help: &str) {
+        let before = self.session.state.mode.clone();
+        self.keys("?");
+        assert!(self.session.state.help_open, "? opens the help");
+        let effects = self.keys(under_help);
+        assert!(effects.is_empty(), "{under_help:?} under help: {effects:?}");
+        assert_eq!(
+            self.session.state.mode, before,
+            "{under_help:?} under help left the view alone"
+        );
+        self.keys("<esc>");
+        assert!(!self.session.state.help_open, "esc closes the help");
+        assert_eq!(
+            self.session.state.mode, before,
+            "esc closes the help, not the view"
+        );
+        self.keys("??");
+        assert!(!self.session.state.help_open, "? closes it too");
+        assert_eq!(self.session.state.mode, before);
+    }
+
     /// Effects the session sent to the backend so far.
     pub fn sent(&mut self) -> Vec<Effect> {
         let mut sent = Vec::new();
@@ -223,4 +246,15 @@ fn key_event(key: Key) -> KeyEvent {
         modifiers |= KeyModifiers::ALT;
     }
     KeyEvent::new(code, modifiers)
+}
+
+/// A user key map file `keymaps/mine.yaml` with this text, loaded as the console loads it;
+/// it must load without errors.
+pub fn user_keymap(text: &str) -> Keymap {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join("keymaps")).expect("mkdir");
+    std::fs::write(dir.path().join("keymaps/mine.yaml"), text).expect("write");
+    let map = Keymap::load("mine", Some(dir.path()));
+    assert!(map.errors.is_empty(), "{:?}", map.errors);
+    map
 }

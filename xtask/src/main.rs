@@ -47,8 +47,12 @@ usage: cargo xtask <command>
 commands:
   test                         the one test command: fmt check, clippy, the layer check, unit
                                tests, then the integration tier against a real test environment
-  test-scale                   the scale tier: Karmada and OCM scale hubs of 500 clusters x 20
-                               resources (testenv up --scale) and tests/testenv_scale.rs
+  test --tier plain|karmada|ocm|kubefed|scale
+                               one tier of `test` alone: its test environment up, its tests
+                               (as `test` runs them), the environment down again
+  test-scale                   the scale tier (`test --tier scale`): Karmada and OCM scale hubs
+                               of 500 clusters x 20 resources (testenv up --scale) and
+                               tests/testenv_scale.rs
   fuzz [--minutes N] [--scale S]
                                the long run of the property-based fuzz tests (tests/fuzz.rs):
                                builds them in release and runs round after round, fresh seeds
@@ -106,8 +110,15 @@ fn main() -> ExitCode {
 fn run(args: &[String]) -> Result<ExitCode> {
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
     match words.as_slice() {
-        ["test"] => test::run().map(|()| ExitCode::SUCCESS),
-        ["test-scale"] => test::run_scale().map(|()| ExitCode::SUCCESS),
+        ["test"] => test::run(None).map(|()| ExitCode::SUCCESS),
+        ["test", "--tier", name] => {
+            test::run(Some(test::Tier::parse(name)?)).map(|()| ExitCode::SUCCESS)
+        }
+        ["test", flag] if flag.starts_with("--tier=") => {
+            test::run(Some(test::Tier::parse(&flag["--tier=".len()..])?))
+                .map(|()| ExitCode::SUCCESS)
+        }
+        ["test-scale"] => test::run(Some(test::Tier::Scale)).map(|()| ExitCode::SUCCESS),
         ["layers"] => layers::run().map(|ok| {
             if ok {
                 ExitCode::SUCCESS

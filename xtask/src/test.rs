@@ -1,7 +1,8 @@
 //! `cargo xtask test`: the one test command (README and `.ci/run` call it). Runs the format
-//! check, clippy, the layer check (`cargo xtask layers`), the workspace tests, then the
-//! integration tier against a real test environment, stopping at the first failure. It must
-//! never skip the integration tier, and must leave nothing running that it started.
+//! check, clippy, the layer check (`cargo xtask layers`), the workspace tests, then each tier
+//! of the integration suite against a real test environment, stopping at the first failure;
+//! `--tier NAME` runs one tier, through the same steps. It must never skip a tier it was asked
+//! for, and must leave nothing running that it started.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -81,92 +82,170 @@ fn run_counting(mut cmd: Command, what: &str, tally: &mut Tally) -> Result<()> {
     Ok(())
 }
 
-pub fn run() -> Result<()> {
+/// A step of `cargo xtask test`: a check of the tree, or a tier of the integration suite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Fmt,
+    Clippy,
+    Layers,
+    Unit,
+    Tier(Tier),
+}
+
+/// A tier of the integration suite: the test environment it starts and the tests that need it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    Plain,
+    Karmada,
+    Ocm,
+    KubeFed,
+    Scale,
+}
+
+impl Tier {
+    /// In the order the full run takes them.
+    const ALL: [Tier; 5] = [
+        Tier::Plain,
+        Tier::Karmada,
+        Tier::Ocm,
+        Tier::KubeFed,
+        Tier::Scale,
+    ];
+
+    /// The name `--tier` takes.
+    fn name(self) -> &'static str {
+        match self {
+            Tier::Plain => "plain",
+            Tier::Karmada => "karmada",
+            Tier::Ocm => "ocm",
+            Tier::KubeFed => "kubefed",
+            Tier::Scale => "scale",
+        }
+    }
+
+    /// The tier `--tier NAME` names.
+    pub fn parse(name: &str) -> Result<Tier> {
+        Tier::ALL
+            .into_iter()
+            .find(|tier| tier.name() == name)
+            .with_context(|| {
+                format!(
+                    "--tier knows {}, not `{name}`",
+                    Tier::ALL.map(Tier::name).join(", ")
+                )
+            })
+    }
+}
+
+/// The steps a run takes: every check and every tier, or the one tier asked for.
+fn plan(only: Option<Tier>) -> Vec<Step> {
+    match only {
+        Some(tier) => vec![Step::Tier(tier)],
+        None => [Step::Fmt, Step::Clippy, Step::Layers, Step::Unit]
+            .into_iter()
+            .chain(Tier::ALL.map(Step::Tier))
+            .collect(),
+    }
+}
+
+impl Step {
+    /// The step's header line.
+    fn what(self) -> &'static str {
+        match self {
+            Step::Fmt => "cargo fmt --all -- --check",
+            Step::Clippy => "cargo clippy --workspace --all-targets -- -D warnings",
+            Step::Layers => "cargo xtask layers (import cycles and layers)",
+            Step::Unit => "cargo test --workspace --all-targets",
+            Step::Tier(Tier::Plain) => {
+                "integration tier against a real test environment (cargo xtask testenv)"
+            }
+            Step::Tier(Tier::Karmada) => KARMADA.what,
+            Step::Tier(Tier::Ocm) => OCM.what,
+            Step::Tier(Tier::KubeFed) => KUBEFED.what,
+            Step::Tier(Tier::Scale) => "scale tier: Karmada and OCM scale hubs at CI size",
+        }
+    }
+
+    fn run(self, tally: &mut Tally) -> Result<()> {
+        match self {
+            Step::Fmt => {
+                let mut cmd = cargo();
+                cmd.args(["fmt", "--all", "--", "--check"]);
+                run_checked(cmd, self.what())
+            }
+            Step::Clippy => {
+                let mut cmd = cargo();
+                cmd.args([
+                    "clippy",
+                    "--workspace",
+                    "--all-targets",
+                    "--",
+                    "-D",
+                    "warnings",
+                ]);
+                run_checked(cmd, self.what())
+            }
+            Step::Layers => layers::check_all(),
+            Step::Unit => {
+                let mut cmd = cargo();
+                cmd.args(["test", "--workspace", "--all-targets"]);
+                run_counting(cmd, self.what(), tally)
+            }
+            Step::Tier(Tier::Plain) => integration(tally),
+            Step::Tier(Tier::Karmada) => hub_tier(&KARMADA, tally),
+            Step::Tier(Tier::Ocm) => hub_tier(&OCM, tally),
+            Step::Tier(Tier::KubeFed) => hub_tier(&KUBEFED, tally),
+            Step::Tier(Tier::Scale) => scale_tier(tally),
+        }
+    }
+}
+
+/// `cargo xtask test` (every step) or `cargo xtask test --tier NAME` (that tier alone: its
+/// environment up, its tests, the environment down), with one summary either way.
+pub fn run(only: Option<Tier>) -> Result<()> {
     let total_start = Instant::now();
     let mut timings: Vec<(String, Duration)> = Vec::new();
-    let steps = 6 + HUB_TIERS.len();
     let mut tally = Tally::default();
-    let result = run_steps(steps, &mut timings, &mut tally);
+    let result = run_steps(&plan(only), &mut timings, &mut tally);
     say!("\n==> summary");
     for (what, took) in &timings {
         say!("  {:>7.1} s  {what}", took.as_secs_f64());
     }
     say!("  {:>7.1} s  total", total_start.elapsed().as_secs_f64());
+    let command = match only {
+        Some(tier) => format!("cargo xtask test --tier {}", tier.name()),
+        None => "cargo xtask test".to_string(),
+    };
     match &result {
-        Ok(()) => say!("cargo xtask test: all steps passed"),
-        Err(_) => say!("cargo xtask test: FAILED (the error follows)"),
+        Ok(()) => say!("{command}: all steps passed"),
+        Err(_) => say!("{command}: FAILED (the error follows)"),
     }
-    // One closing line counting every test executed from step 4 on (the integration tests
-    // that step 4 lists as ignored are the ones the later steps run).
+    // One closing line counting every test executed (in the full run, the integration tests
+    // that the unit step lists as ignored are the ones the tiers run).
     say!("tests: {} passed, {} failed", tally.passed, tally.failed);
     result
 }
 
-fn run_steps(steps: usize, timings: &mut Vec<(String, Duration)>, tally: &mut Tally) -> Result<()> {
-    let mut step = |n: usize, what: &str, f: &mut dyn FnMut() -> Result<()>| -> Result<()> {
-        header(n, steps, what);
+fn run_steps(
+    steps: &[Step],
+    timings: &mut Vec<(String, Duration)>,
+    tally: &mut Tally,
+) -> Result<()> {
+    let total = steps.len();
+    for (index, step) in steps.iter().enumerate() {
+        let (n, what) = (index + 1, step.what());
+        header(n, total, what);
         let t = Instant::now();
-        let r = f();
+        let r = step.run(tally);
         timings.push((what.to_string(), t.elapsed()));
         say!(
-            "--- [{n}/{steps}] {what}: {} in {:.1} s",
+            "--- [{n}/{total}] {what}: {} in {:.1} s",
             if r.is_ok() { "ok" } else { "FAILED" },
             t.elapsed().as_secs_f64()
         );
-        r
-    };
-
-    step(1, "cargo fmt --all -- --check", &mut || {
-        let mut cmd = cargo();
-        cmd.args(["fmt", "--all", "--", "--check"]);
-        run_checked(cmd, "cargo fmt --all -- --check")
-    })?;
-    step(
-        2,
-        "cargo clippy --workspace --all-targets -- -D warnings",
-        &mut || {
-            let mut cmd = cargo();
-            cmd.args([
-                "clippy",
-                "--workspace",
-                "--all-targets",
-                "--",
-                "-D",
-                "warnings",
-            ]);
-            run_checked(cmd, "cargo clippy --workspace --all-targets -- -D warnings")
-        },
-    )?;
-    step(
-        3,
-        "cargo xtask layers (import cycles and layers)",
-        &mut layers::check_all,
-    )?;
-    step(4, "cargo test --workspace --all-targets", &mut || {
-        let mut cmd = cargo();
-        cmd.args(["test", "--workspace", "--all-targets"]);
-        run_counting(cmd, "cargo test --workspace --all-targets", tally)
-    })?;
-    step(
-        5,
-        "integration tier against a real test environment (cargo xtask testenv)",
-        &mut || integration(tally),
-    )?;
-    for (n, tier) in HUB_TIERS.iter().enumerate() {
-        step(6 + n, tier.what, &mut || hub_tier(tier, tally))?;
+        r?;
     }
-    step(
-        6 + HUB_TIERS.len(),
-        "scale tier: Karmada and OCM scale hubs at CI size",
-        &mut || scale_tier(tally),
-    )?;
     Ok(())
-}
-
-/// `cargo xtask test-scale`: the scale tier on its own (it is also `test`'s last step).
-pub fn run_scale() -> Result<()> {
-    let mut tally = Tally::default();
-    scale_tier(&mut tally)
 }
 
 /// Tests named `hub_karmada_*`, `hub_ocm_*` and `hub_kubefed_*` need their hub; the plain-hub
@@ -190,82 +269,103 @@ struct HubTier {
     test_file: &'static str,
 }
 
-const HUB_TIERS: [HubTier; 3] = [
-    HubTier {
-        hub: Hub::Karmada,
-        name: "Karmada",
-        what: "Karmada hub tier against a real Karmada control plane (testenv up --hub karmada)",
-        test_file: "testenv_karmada",
-    },
-    HubTier {
-        hub: Hub::Ocm,
-        name: "OCM",
-        what: "OCM hub tier against a real Open Cluster Management hub (testenv up --hub ocm)",
-        test_file: "testenv_ocm",
-    },
-    HubTier {
-        hub: Hub::KubeFed,
-        name: "KubeFed",
-        what: "KubeFed hub tier against a real KubeFed controller (testenv up --hub kubefed)",
-        test_file: "testenv_kubefed",
-    },
-];
+const KARMADA: HubTier = HubTier {
+    hub: Hub::Karmada,
+    name: "Karmada",
+    what: "Karmada hub tier against a real Karmada control plane (testenv up --hub karmada)",
+    test_file: "testenv_karmada",
+};
+const OCM: HubTier = HubTier {
+    hub: Hub::Ocm,
+    name: "OCM",
+    what: "OCM hub tier against a real Open Cluster Management hub (testenv up --hub ocm)",
+    test_file: "testenv_ocm",
+};
+const KUBEFED: HubTier = HubTier {
+    hub: Hub::KubeFed,
+    name: "KubeFed",
+    what: "KubeFed hub tier against a real KubeFed controller (testenv up --hub kubefed)",
+    test_file: "testenv_kubefed",
+};
 
-fn hub_tier(tier: &HubTier, tally: &mut Tally) -> Result<()> {
+/// Fails fast and clearly when binaries would need building and Go is missing: `cached` says
+/// whether the tier's own binaries (beyond kube-apiserver and etcd) are all there.
+fn check_go_unless_cached(cached: bool) -> Result<()> {
     let versions = Versions::from_wrappers()?;
-    // The hub's own binaries too: else Go must be there to build them.
-    let hub_cached = tier
-        .hub
-        .build()
-        .map_or(Ok(true), |b| b.cache_is_complete())?;
-    if !gobuild::cache_is_complete(&versions)? || !hub_cached {
+    if !gobuild::cache_is_complete(&versions)? || !cached {
         gobuild::check_go()?;
     }
+    Ok(())
+}
+
+/// Brings an environment up with `up` (which reuses one already running), runs `tests` with
+/// the kubeconfig it wrote, and stops the environment if this run started it — also when the
+/// tests failed.
+fn in_testenv(
+    name: &str,
+    up: impl FnOnce(Owner) -> Result<Owner>,
+    tests: impl FnOnce(&std::path::Path) -> Result<()>,
+) -> Result<()> {
     let me = Owner::Test {
         pid: std::process::id(),
     };
     let t = Instant::now();
-    let owner = testenv::up(Members::AtLeast(2), tier.hub, me)?;
-    say!(
-        "--- {} testenv ready in {:.1} s",
-        tier.name,
-        t.elapsed().as_secs_f64()
-    );
-    let ours = owner == me;
-    let kubeconfig = paths::kubeconfig();
+    let owner = up(me)?;
+    say!("--- {name} ready in {:.1} s", t.elapsed().as_secs_f64());
+    let result = tests(&paths::kubeconfig());
+    let stopped = if owner == me {
+        say!("--- stopping the {name} this run started");
+        testenv::down()
+    } else {
+        say!("--- leaving the {name} running (it was started by `testenv up`)");
+        Ok(())
+    };
+    result?;
+    stopped
+}
+
+/// A `cargo test` against the environment whose kubeconfig is at `kubeconfig`.
+fn cargo_test(args: &[&str], kubeconfig: &std::path::Path) -> Command {
     let mut cmd = cargo();
-    // Hub edits driven in-process write the audit log: keep it out of the user's state.
-    cmd.args(["test", "--test", tier.test_file, "--", "--ignored"])
-        .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig)
-        .env("XDG_STATE_HOME", paths::testenv_dir().join("state"));
+    cmd.arg("test")
+        .args(args)
+        .env("FLOTILLA_TESTENV_KUBECONFIG", kubeconfig);
+    // Tests that stop/start clusters call this binary instead of a nested cargo.
     if let Ok(me) = std::env::current_exe() {
         cmd.env("FLOTILLA_XTASK_BIN", me);
     }
-    let what = format!("cargo test --test {} -- --ignored", tier.test_file);
-    say!(
-        "--- FLOTILLA_TESTENV_KUBECONFIG={} {what}",
-        kubeconfig.display()
-    );
-    let tests = run_counting(cmd, &what, tally);
-    let stopped = if ours {
-        say!(
-            "--- stopping the {} test environment this run started",
-            tier.name
-        );
-        testenv::down()
-    } else {
-        say!("--- leaving the test environment running (it was started by `testenv up`)");
-        Ok(())
-    };
-    tests?;
-    stopped
+    cmd
+}
+
+fn hub_tier(tier: &HubTier, tally: &mut Tally) -> Result<()> {
+    // The hub's own binaries too: else Go must be there to build them.
+    check_go_unless_cached(
+        tier.hub
+            .build()
+            .map_or(Ok(true), |b| b.cache_is_complete())?,
+    )?;
+    in_testenv(
+        &format!("{} test environment", tier.name),
+        |me| testenv::up(Members::AtLeast(2), tier.hub, me),
+        |kubeconfig| {
+            let args = ["--test", tier.test_file, "--", "--ignored"];
+            let mut cmd = cargo_test(&args, kubeconfig);
+            // Hub edits driven in-process write the audit log: keep it out of the user's state.
+            cmd.env("XDG_STATE_HOME", paths::testenv_dir().join("state"));
+            let what = format!("cargo test {}", args.join(" "));
+            say!(
+                "--- FLOTILLA_TESTENV_KUBECONFIG={} {what}",
+                kubeconfig.display()
+            );
+            run_counting(cmd, &what, tally)
+        },
+    )
 }
 
 /// The scale step: for each hub kind, the scale environment at CI size (reused when one of
 /// that size runs), `tests/testenv_scale.rs`'s tests of that kind, and the environment
 /// stopped again if this run started it.
 fn scale_tier(tally: &mut Tally) -> Result<()> {
-    let versions = Versions::from_wrappers()?;
     for (kind, tests) in [
         (ScaleKind::Karmada, SCALE_KARMADA_TESTS),
         (ScaleKind::Ocm, SCALE_OCM_TESTS),
@@ -274,101 +374,113 @@ fn scale_tier(tally: &mut Tally) -> Result<()> {
             ScaleKind::Karmada => &gobuild::KARMADA,
             ScaleKind::Ocm => &gobuild::OCM,
         };
-        if !gobuild::cache_is_complete(&versions)? || !build.cache_is_complete()? {
-            gobuild::check_go()?;
-        }
-        let me = Owner::Test {
-            pid: std::process::id(),
-        };
-        let t = Instant::now();
-        let args = scale::checked(kind, SCALE_CI_CLUSTERS, SCALE_CI_RESOURCES, None)?;
-        let owner = scale::up(args, me)?;
-        say!(
-            "--- {} scale hub ready in {:.1} s",
-            kind.flag(),
-            t.elapsed().as_secs_f64()
-        );
-        let kubeconfig = paths::kubeconfig();
-        let mut cmd = cargo();
-        cmd.args(["test", "--test", "testenv_scale", "--", "--ignored", tests])
-            .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig);
-        let what = format!("cargo test --test testenv_scale -- --ignored {tests}");
-        say!(
-            "--- FLOTILLA_TESTENV_KUBECONFIG={} {what}",
-            kubeconfig.display()
-        );
-        let result = run_counting(cmd, &what, tally);
-        let stopped = if owner == me {
-            say!("--- stopping the scale environment this run started");
-            testenv::down()
-        } else {
-            say!("--- leaving the scale environment running (it was started by `testenv up`)");
-            Ok(())
-        };
-        result?;
-        stopped?;
+        check_go_unless_cached(build.cache_is_complete()?)?;
+        in_testenv(
+            &format!("{} scale environment", kind.flag()),
+            |me| {
+                let args = scale::checked(kind, SCALE_CI_CLUSTERS, SCALE_CI_RESOURCES, None)?;
+                scale::up(args, me)
+            },
+            |kubeconfig| {
+                let args = ["--test", "testenv_scale", "--", "--ignored", tests];
+                let cmd = cargo_test(&args, kubeconfig);
+                let what = format!("cargo test {}", args.join(" "));
+                say!(
+                    "--- FLOTILLA_TESTENV_KUBECONFIG={} {what}",
+                    kubeconfig.display()
+                );
+                run_counting(cmd, &what, tally)
+            },
+        )?;
     }
     Ok(())
 }
 
 fn integration(tally: &mut Tally) -> Result<()> {
-    // Fail fast and clearly when the binaries would need building and Go is missing.
-    let versions = Versions::from_wrappers()?;
-    if !gobuild::cache_is_complete(&versions)? {
-        gobuild::check_go()?;
-    }
-    let me = Owner::Test {
-        pid: std::process::id(),
-    };
-    let t = Instant::now();
-    let owner = testenv::up(Members::AtLeast(3), Hub::Plain, me)?;
-    say!("--- testenv ready in {:.1} s", t.elapsed().as_secs_f64());
-    let ours = owner == me;
+    check_go_unless_cached(true)?;
+    in_testenv(
+        "test environment",
+        |me| testenv::up(Members::AtLeast(3), Hub::Plain, me),
+        |kubeconfig| {
+            let args = [
+                "--workspace",
+                "--tests",
+                "--",
+                "--ignored",
+                "--skip",
+                KARMADA_TESTS,
+                "--skip",
+                OCM_TESTS,
+                "--skip",
+                KUBEFED_TESTS,
+                "--skip",
+                SCALE_KARMADA_TESTS,
+                "--skip",
+                SCALE_OCM_TESTS,
+            ];
+            let mut cmd = cargo_test(&args, kubeconfig);
+            // Threads go through RUST_TEST_THREADS, not `--test-threads`: criterion benches
+            // (built by --all-targets) accept `--ignored` but reject unknown libtest flags.
+            cmd.env("RUST_TEST_THREADS", INTEGRATION_TEST_THREADS);
+            say!(
+                "--- FLOTILLA_TESTENV_KUBECONFIG={} RUST_TEST_THREADS={INTEGRATION_TEST_THREADS} cargo test {}",
+                kubeconfig.display(),
+                args.join(" ")
+            );
+            run_counting(
+                cmd,
+                "cargo test --workspace --tests -- --ignored (plain hub)",
+                tally,
+            )
+        },
+    )
+}
 
-    let kubeconfig = paths::kubeconfig();
-    let mut cmd = cargo();
-    // Threads go through RUST_TEST_THREADS, not `--test-threads`: criterion benches (built by
-    // --all-targets) accept `--ignored` but reject unknown libtest flags.
-    cmd.args([
-        "test",
-        "--workspace",
-        "--tests",
-        "--",
-        "--ignored",
-        "--skip",
-        KARMADA_TESTS,
-        "--skip",
-        OCM_TESTS,
-        "--skip",
-        KUBEFED_TESTS,
-        "--skip",
-        SCALE_KARMADA_TESTS,
-        "--skip",
-        SCALE_OCM_TESTS,
-    ])
-    .env("FLOTILLA_TESTENV_KUBECONFIG", &kubeconfig)
-    .env("RUST_TEST_THREADS", INTEGRATION_TEST_THREADS);
-    // Tests that stop/start clusters call this binary instead of a nested cargo.
-    if let Ok(me) = std::env::current_exe() {
-        cmd.env("FLOTILLA_XTASK_BIN", me);
-    }
-    say!(
-        "--- FLOTILLA_TESTENV_KUBECONFIG={} RUST_TEST_THREADS={INTEGRATION_TEST_THREADS} cargo test --workspace --tests -- --ignored --skip {KARMADA_TESTS} --skip {OCM_TESTS} --skip {KUBEFED_TESTS} --skip {SCALE_KARMADA_TESTS} --skip {SCALE_OCM_TESTS}",
-        kubeconfig.display()
-    );
-    let tests = run_counting(
-        cmd,
-        "cargo test --workspace --tests -- --ignored (plain hub)",
-        tally,
-    );
+#[cfg(test)]
+mod tests {
+    use super::{Step, Tier, plan};
 
-    let stopped = if ours {
-        say!("--- stopping the test environment this run started");
-        testenv::down()
-    } else {
-        say!("--- leaving the test environment running (it was started by `testenv up`)");
-        Ok(())
-    };
-    tests?;
-    stopped
+    #[test]
+    fn a_tier_alone_is_the_very_step_the_full_run_takes_for_it() {
+        let full = plan(None);
+        assert_eq!(
+            full[..4],
+            [Step::Fmt, Step::Clippy, Step::Layers, Step::Unit],
+            "the checks come first"
+        );
+        let tiers: Vec<Step> = full[4..].to_vec();
+        assert_eq!(
+            tiers,
+            Tier::ALL.map(Step::Tier),
+            "then every tier, in order"
+        );
+        for name in ["plain", "karmada", "ocm", "kubefed", "scale"] {
+            let tier = Tier::parse(name).expect("a tier");
+            let alone = plan(Some(tier));
+            assert_eq!(
+                alone,
+                [Step::Tier(tier)],
+                "{name}: its tier and nothing else"
+            );
+            assert_eq!(
+                full.iter().filter(|step| **step == alone[0]).count(),
+                1,
+                "{name} is one step of the full run"
+            );
+            assert_eq!(tier.name(), name);
+        }
+        let mut headers: Vec<&str> = full.iter().map(|step| step.what()).collect();
+        headers.sort_unstable();
+        headers.dedup();
+        assert_eq!(headers.len(), full.len(), "each step says which it is");
+    }
+
+    #[test]
+    fn an_unknown_tier_names_the_known_ones() {
+        let error = Tier::parse("kubefeed").expect_err("no such tier");
+        assert_eq!(
+            error.to_string(),
+            "--tier knows plain, karmada, ocm, kubefed, scale, not `kubefeed`"
+        );
+    }
 }

@@ -170,7 +170,6 @@ pub enum Mode {
         selected: usize,
         error: Option<String>,
     },
-    Help,
     /// Asking before a write: what would change, and what the operator must type to go ahead.
     Confirm(Box<PendingApply>),
     /// Drilled into the selected cell: one of its views (`tab`), scrolled by `scroll` lines;
@@ -278,6 +277,8 @@ pub struct State {
     /// Cluster name globs that mark dangerous clusters (e.g. `prod-*`).
     pub danger_patterns: Vec<String>,
     pub mode: Mode,
+    /// The help screen is open over the view `mode` holds, which stays as it was beneath it.
+    pub help_open: bool,
     pub readonly: bool,
     /// Why the source cannot take edits of this kind at all (a hub without the API), said
     /// instead of the generic read-only notice.
