@@ -585,6 +585,9 @@ fn build_one(dir: &Path, c: &Component, hash: &str, go: &str, mode: Mode<'_>) ->
     let log =
         fs::File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
     let partial = dir.join(format!(".{}.partial-{}", c.name, std::process::id()));
+    // `go`'s work directory, ours to remove: an interrupted `go build` leaves its own behind.
+    let go_tmp = dir.join(format!(".go-tmp-{}", std::process::id()));
+    fs::create_dir_all(&go_tmp).with_context(|| format!("creating {}", go_tmp.display()))?;
     let module_dir = paths::go_module_dir(c.module);
 
     mode.say(format_args!(
@@ -605,6 +608,7 @@ fn build_one(dir: &Path, c: &Component, hash: &str, go: &str, mode: Mode<'_>) ->
         .env("GOTOOLCHAIN", "local")
         .env("GOFLAGS", goflags())
         .env("CGO_ENABLED", "0")
+        .env("GOTMPDIR", &go_tmp)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
@@ -618,6 +622,7 @@ fn build_one(dir: &Path, c: &Component, hash: &str, go: &str, mode: Mode<'_>) ->
         if mode.stopped() {
             interrupt(&mut child);
             let _ = fs::remove_file(&partial);
+            let _ = fs::remove_dir_all(&go_tmp);
             bail!("stopped building {}: the run ended", c.name);
         }
         std::thread::sleep(Duration::from_millis(500));
@@ -631,6 +636,7 @@ fn build_one(dir: &Path, c: &Component, hash: &str, go: &str, mode: Mode<'_>) ->
             next_report += 60;
         }
     };
+    let _ = fs::remove_dir_all(&go_tmp);
     if !status.success() {
         let _ = fs::remove_file(&partial);
         bail!(
