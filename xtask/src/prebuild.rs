@@ -16,6 +16,9 @@ use anyhow::{Result, anyhow, bail};
 use crate::gobuild::{self, HubBuild, Mode, Versions};
 use crate::kubefed;
 
+/// How long a tier waits before it says so: checking the stamps of a warm cache takes less.
+const QUIET_WAIT: Duration = Duration::from_secs(1);
+
 /// One cached set of binaries (and manifests) a tier's environment is started from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GoBuild {
@@ -161,7 +164,7 @@ impl Prebuild {
                     Some(Status::Ready(_)) => break,
                     Some(Status::Failed(error)) => return Err(anyhow!("{error}")),
                     Some(Status::Queued | Status::Building) => {
-                        if !waited {
+                        if !waited && started.elapsed() >= QUIET_WAIT {
                             say!(
                                 "--- waiting for the Go build of {} (under way in the background)",
                                 need.name()
@@ -171,8 +174,8 @@ impl Prebuild {
                         status = self
                             .shared
                             .changed
-                            .wait(status)
-                            .unwrap_or_else(PoisonError::into_inner);
+                            .wait_timeout(status, QUIET_WAIT)
+                            .map_or_else(|poisoned| poisoned.into_inner().0, |(guard, _)| guard);
                     }
                 }
             }
