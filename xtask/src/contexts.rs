@@ -73,7 +73,7 @@ fn component(v: &str) -> Component {
 pub fn ensure_built() -> Result<PathBuf> {
     let v = version()?;
     let dir = paths::cache_dir(&format!("{WRAPPER}-{v}"))?;
-    gobuild::ensure_components(&dir, &[component(&v)])?;
+    gobuild::ensure_components(&dir, &[component(&v)], gobuild::Mode::Foreground)?;
     Ok(dir.join(BINARY))
 }
 

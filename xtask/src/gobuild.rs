@@ -2,14 +2,16 @@
 //! lifecycle stages, generated from its module) and, for each hub, what its `HubBuild`
 //! describes (its components plus a copy of its module's manifests) from the committed Go
 //! wrapper modules (`xtask/go/*`) into versioned caches, atomically and with a stamp, so an
-//! interrupted build never leaves a binary that looks valid. It must not run anything but
-//! `go`, and must never write into the repository except through `go`'s own go.mod/go.sum
-//! upkeep (`-mod=mod`).
+//! interrupted build never leaves a binary that looks valid; a build in the background (see
+//! `Mode`) prefixes its lines, runs under `nice` and stops when told. It must not run anything
+//! but `go` (and `nice` in front of it), and must never write into the repository except through
+//! `go`'s own go.mod/go.sum upkeep (`-mod=mod`).
 
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
@@ -214,25 +216,6 @@ pub(crate) fn stamp_matches(dir: &Path, c: &Component, hash: &str) -> bool {
     has("version", &c.version) && has("inputs", hash) && dir.join(c.name).is_file()
 }
 
-/// True when every binary of `v` (and KWOK's) is cached with a matching stamp (no Go needed
-/// then).
-pub fn cache_is_complete(v: &Versions) -> Result<bool> {
-    Ok(
-        all_stamped(&paths::cache_dir(&v.kubernetes)?, &components(v)?)?
-            && KWOK.cache_is_complete()?,
-    )
-}
-
-/// True when every one of `comps` is cached in `dir` with a matching stamp.
-fn all_stamped(dir: &Path, comps: &[Component]) -> Result<bool> {
-    for c in comps {
-        if !stamp_matches(dir, c, &inputs_hash(c)?) {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
 /// Checks `go` is on PATH and new enough; returns its version string.
 pub fn check_go() -> Result<String> {
     let out = Command::new("go")
@@ -259,11 +242,64 @@ pub fn check_go() -> Result<String> {
     Ok(version)
 }
 
+/// Whom a build runs for. `cargo xtask test` builds in the background while cargo prints and
+/// the tiers' servers run: there every line carries `BACKGROUND_PREFIX`, `go` runs under
+/// `nice` (it takes the cores the others leave idle) and the build stops when `stop` is set.
+#[derive(Debug, Clone, Copy)]
+pub enum Mode<'a> {
+    Foreground,
+    Background { stop: &'a AtomicBool },
+}
+
+/// What begins every line a background build prints, so it stands out from cargo's.
+pub const BACKGROUND_PREFIX: &str = "[go] ";
+
+/// How long an interrupted `go build` gets to finish the compiles under way and clean up.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(30);
+
+impl Mode<'_> {
+    fn say(self, line: std::fmt::Arguments<'_>) {
+        match self {
+            Mode::Foreground => say!("{line}"),
+            Mode::Background { .. } => {
+                use std::io::IsTerminal as _;
+                // Cargo redraws its progress bar on the terminal's last line: clear it first.
+                let clear = if std::io::stdout().is_terminal() && std::io::stderr().is_terminal() {
+                    "\r\x1b[K"
+                } else {
+                    ""
+                };
+                say!("{clear}{BACKGROUND_PREFIX}{line}");
+            }
+        }
+    }
+
+    fn stopped(self) -> bool {
+        matches!(self, Mode::Background { stop } if stop.load(Ordering::Relaxed))
+    }
+
+    fn go(self) -> Command {
+        match self {
+            Mode::Foreground => Command::new("go"),
+            Mode::Background { .. } => {
+                let mut cmd = Command::new("nice");
+                cmd.args(["-n", "10", "go"]);
+                cmd
+            }
+        }
+    }
+}
+
 /// Makes sure all binaries are cached, building what is missing or out of date.
 pub fn ensure_built(v: &Versions) -> Result<Binaries> {
+    ensure_built_as(v, Mode::Foreground)
+}
+
+/// `ensure_built` for `mode`.
+pub fn ensure_built_as(v: &Versions, mode: Mode<'_>) -> Result<Binaries> {
     let dir = paths::cache_dir(&v.kubernetes)?;
-    ensure_components(&dir, &components(v)?)?;
-    let kwok = KWOK.ensure_built(&KWOK.version()?)?;
+    ensure_components(&dir, &components(v)?, mode)?;
+    let kwok = KWOK.ensure_built_as(&KWOK.version()?, mode)?;
     Ok(Binaries {
         kwok: kwok.exe("kwok"),
         kwok_stages: kwok.manifests().join(KWOK_STAGES),
@@ -275,7 +311,7 @@ pub fn ensure_built(v: &Versions) -> Result<Binaries> {
 }
 
 /// Builds every component of `comps` whose stamp in `dir` does not match its inputs.
-pub(crate) fn ensure_components(dir: &Path, comps: &[Component]) -> Result<()> {
+pub(crate) fn ensure_components(dir: &Path, comps: &[Component], mode: Mode<'_>) -> Result<()> {
     let mut go_version = None;
     for c in comps {
         let hash = inputs_hash(c)?;
@@ -286,7 +322,7 @@ pub(crate) fn ensure_components(dir: &Path, comps: &[Component]) -> Result<()> {
             Some(go) => go,
             None => go_version.insert(check_go()?),
         };
-        build_one(dir, c, &hash, go)?;
+        build_one(dir, c, &hash, go, mode)?;
     }
     Ok(())
 }
@@ -360,21 +396,18 @@ impl HubBuild {
         paths::cache_dir(&format!("{}-{version}", self.wrapper))
     }
 
-    /// True when the pinned release's binaries and manifests are cached (no Go needed).
-    pub fn cache_is_complete(&self) -> Result<bool> {
-        let version = self.version()?;
-        let dir = self.dir(&version)?;
-        Ok(all_stamped(&dir, &(self.components)(&version))?
-            && self.manifests_stamped(&dir, &version))
-    }
-
     /// Makes sure the binaries and manifests of `version` are cached.
     pub fn ensure_built(&self, version: &str) -> Result<HubBinaries> {
+        self.ensure_built_as(version, Mode::Foreground)
+    }
+
+    /// `ensure_built` for `mode`.
+    pub fn ensure_built_as(&self, version: &str, mode: Mode<'_>) -> Result<HubBinaries> {
         let dir = self.dir(version)?;
-        ensure_components(&dir, &(self.components)(version))?;
+        ensure_components(&dir, &(self.components)(version), mode)?;
         if !self.manifests_stamped(&dir, version) {
             check_go()?;
-            self.copy_manifests_into(&dir, version)?;
+            self.copy_manifests_into(&dir, version, mode)?;
         }
         Ok(HubBinaries(dir))
     }
@@ -390,7 +423,7 @@ impl HubBuild {
     }
 
     /// Copies the manifests into `dir/manifests` (atomically, then the stamp).
-    fn copy_manifests_into(&self, dir: &Path, version: &str) -> Result<()> {
+    fn copy_manifests_into(&self, dir: &Path, version: &str, mode: Mode<'_>) -> Result<()> {
         let src = module_source(self.wrapper, self.module, version)?;
         let partial = dir.join(format!(".manifests.partial-{}", std::process::id()));
         if partial.exists() {
@@ -407,7 +440,7 @@ impl HubBuild {
             stamp_path(dir, "manifests"),
             format!("component=manifests\nversion={version}\n{stamp}"),
         )?;
-        say!("testenv: {message}");
+        mode.say(format_args!("testenv: {message}"));
         Ok(())
     }
 }
@@ -545,28 +578,29 @@ fn copy_karmada_manifests(src: &Path, partial: &Path, kv: &str) -> Result<(Strin
     ))
 }
 
-fn build_one(dir: &Path, c: &Component, hash: &str, go: &str) -> Result<()> {
+fn build_one(dir: &Path, c: &Component, hash: &str, go: &str, mode: Mode<'_>) -> Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     fs::create_dir_all(paths::logs_dir())?;
     let log_path = paths::logs_dir().join(format!("build-{}.log", c.name));
     let log =
         fs::File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
     let partial = dir.join(format!(".{}.partial-{}", c.name, std::process::id()));
+    // `go`'s work directory, ours to remove: an interrupted `go build` leaves its own behind.
+    let go_tmp = dir.join(format!(".go-tmp-{}", std::process::id()));
+    fs::create_dir_all(&go_tmp).with_context(|| format!("creating {}", go_tmp.display()))?;
     let module_dir = paths::go_module_dir(c.module);
 
-    say!(
-        "testenv: building {} {} with {go} from the Go module proxy into {}",
+    mode.say(format_args!(
+        "testenv: building {} {} with {go} into {} (cold build takes {}; later runs reuse the cache) log: {}",
         c.name,
         c.version,
-        dir.display()
-    );
-    say!(
-        "testenv:   (cold build takes {}; later runs reuse the cache) log: {}",
+        dir.display(),
         c.estimate,
         paths::display(&log_path)
-    );
+    ));
     let started = Instant::now();
-    let mut child = Command::new("go")
+    let mut child = mode
+        .go()
         .args(["build", "-trimpath", "-ldflags", &c.ldflags, "-o"])
         .arg(&partial)
         .arg(c.package)
@@ -574,6 +608,7 @@ fn build_one(dir: &Path, c: &Component, hash: &str, go: &str) -> Result<()> {
         .env("GOTOOLCHAIN", "local")
         .env("GOFLAGS", goflags())
         .env("CGO_ENABLED", "0")
+        .env("GOTMPDIR", &go_tmp)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
@@ -584,17 +619,24 @@ fn build_one(dir: &Path, c: &Component, hash: &str, go: &str) -> Result<()> {
         if let Some(status) = child.try_wait()? {
             break status;
         }
+        if mode.stopped() {
+            interrupt(&mut child);
+            let _ = fs::remove_file(&partial);
+            let _ = fs::remove_dir_all(&go_tmp);
+            bail!("stopped building {}: the run ended", c.name);
+        }
         std::thread::sleep(Duration::from_millis(500));
         let secs = started.elapsed().as_secs();
         if secs >= next_report {
-            say!(
+            mode.say(format_args!(
                 "testenv:   ... still building {} ({} min)",
                 c.name,
                 secs / 60
-            );
+            ));
             next_report += 60;
         }
     };
+    let _ = fs::remove_dir_all(&go_tmp);
     if !status.success() {
         let _ = fs::remove_file(&partial);
         bail!(
@@ -637,13 +679,28 @@ fn build_one(dir: &Path, c: &Component, hash: &str, go: &str) -> Result<()> {
     f.write_all(stamp.as_bytes())?;
     f.sync_all()?;
     fs::rename(&stamp_tmp, stamp_path(dir, c.name))?;
-    say!(
+    mode.say(format_args!(
         "testenv: built {} ({}) in {:.0} s",
         c.name,
         printed.trim(),
         secs
-    );
+    ));
     Ok(())
+}
+
+/// Stops a `go build`: an interrupt lets it finish the compiles under way and remove its work
+/// directory; one that outlives `INTERRUPT_GRACE` is killed.
+fn interrupt(child: &mut Child) {
+    crate::procs::interrupt(child);
+    let deadline = Instant::now() + INTERRUPT_GRACE;
+    while Instant::now() < deadline {
+        if !matches!(child.try_wait(), Ok(None)) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// The Open Cluster Management module; its release is pinned by `xtask/go/ocm/go.mod`.

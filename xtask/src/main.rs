@@ -27,6 +27,7 @@ mod man;
 mod ocm;
 mod paths;
 mod pki;
+mod prebuild;
 mod procs;
 mod scale;
 mod scale_load;

@@ -1,10 +1,11 @@
 //! Process plumbing for the test environment: spawn a server in its own process group with
 //! its output in a log file (and, for the hub planes' processes, record it and wait until it
 //! answers), tell whether a recorded pid is still *our* process, stop processes by pid (TERM,
-//! then KILL) and verify they are gone, pick free loopback ports, and the lock that serialises
-//! testenv commands. It must never signal a process it did not record (it checks argv[0]
-//! against the recorded executable first), and it knows nothing of the state file: callers
-//! record what it starts.
+//! then KILL) and verify they are gone, interrupt a child process it is handed, pick free
+//! loopback ports, and the lock that serialises testenv commands. It must never signal a
+//! process it did not record or is not handed as a child (it checks argv[0] against the
+//! recorded executable first), and it knows nothing of the state file: callers record what it
+//! starts.
 
 use std::fs;
 use std::io::{Read as _, Write as _};
@@ -181,6 +182,15 @@ fn signal(pid: u32, sig: &str) {
     // `kill -- -PID` signals the whole process group (each server leads its own group).
     let _ = Command::new("kill")
         .args(["-s", sig, "--", &format!("-{pid}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// Sends SIGINT to `child` alone (not its process group), as Ctrl-C would.
+pub fn interrupt(child: &Child) {
+    let _ = Command::new("kill")
+        .args(["-s", "INT", &child.id().to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();

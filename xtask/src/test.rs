@@ -1,8 +1,9 @@
 //! `cargo xtask test`: the one test command (README and `.ci/run` call it). Runs the format
 //! check, clippy, the layer check (`cargo xtask layers`), the workspace tests, then each tier
 //! of the integration suite against a real test environment, stopping at the first failure;
-//! `--tier NAME` runs one tier, through the same steps. It must never skip a tier it was asked
-//! for, and must leave nothing running that it started.
+//! `--tier NAME` runs one tier, through the same steps. The Go builds every tier of the run
+//! needs start in the background with the run (`prebuild`), and each tier waits for its own.
+//! It must never skip a tier it was asked for, and must leave nothing running that it started.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -10,9 +11,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::gobuild::{self, Versions};
+use crate::gobuild;
 use crate::layers;
 use crate::paths;
+use crate::prebuild::{GoBuild, Prebuild};
 use crate::scale;
 use crate::state::{Owner, ScaleKind};
 use crate::testenv::{self, Hub, Members};
@@ -137,6 +139,32 @@ impl Tier {
     }
 }
 
+/// The Go builds each step's environment is started from.
+impl Step {
+    fn go_builds(self) -> &'static [GoBuild] {
+        match self {
+            Step::Fmt | Step::Clippy | Step::Layers | Step::Unit => &[],
+            Step::Tier(Tier::Plain) => &[GoBuild::ControlPlane, GoBuild::ClusterInventory],
+            Step::Tier(Tier::Karmada) => &[GoBuild::ControlPlane, GoBuild::Karmada],
+            Step::Tier(Tier::Ocm) => &[GoBuild::ControlPlane, GoBuild::Ocm],
+            Step::Tier(Tier::KubeFed) => &[GoBuild::ControlPlane, GoBuild::KubeFed],
+            Step::Tier(Tier::Scale) => &[GoBuild::ControlPlane, GoBuild::Karmada, GoBuild::Ocm],
+        }
+    }
+}
+
+/// What the background builds of a run of `steps` are, in the order the steps first need
+/// them.
+fn go_builds(steps: &[Step]) -> Vec<GoBuild> {
+    let mut builds: Vec<GoBuild> = Vec::new();
+    for build in steps.iter().flat_map(|step| step.go_builds()) {
+        if !builds.contains(build) {
+            builds.push(*build);
+        }
+    }
+    builds
+}
+
 /// The steps a run takes: every check and every tier, or the one tier asked for.
 fn plan(only: Option<Tier>) -> Vec<Step> {
     match only {
@@ -166,7 +194,8 @@ impl Step {
         }
     }
 
-    fn run(self, tally: &mut Tally) -> Result<()> {
+    fn run(self, tally: &mut Tally, prebuild: &Prebuild) -> Result<()> {
+        prebuild.wait_for(self.go_builds())?;
         match self {
             Step::Fmt => {
                 let mut cmd = cargo();
@@ -206,10 +235,22 @@ pub fn run(only: Option<Tier>) -> Result<()> {
     let total_start = Instant::now();
     let mut timings: Vec<(String, Duration)> = Vec::new();
     let mut tally = Tally::default();
-    let result = run_steps(&plan(only), &mut timings, &mut tally);
+    let steps = plan(only);
+    let prebuild = Prebuild::start(&go_builds(&steps));
+    let result = run_steps(&steps, &mut timings, &mut tally, &prebuild);
+    let go_took = prebuild.took();
+    drop(prebuild);
     say!("\n==> summary");
     for (what, took) in &timings {
         say!("  {:>7.1} s  {what}", took.as_secs_f64());
+    }
+    for (build, took) in &go_took {
+        say!(
+            "  {:>7.1} s  {}{} cached (beside the steps above)",
+            took.as_secs_f64(),
+            gobuild::BACKGROUND_PREFIX,
+            build.name()
+        );
     }
     say!("  {:>7.1} s  total", total_start.elapsed().as_secs_f64());
     let command = match only {
@@ -230,13 +271,14 @@ fn run_steps(
     steps: &[Step],
     timings: &mut Vec<(String, Duration)>,
     tally: &mut Tally,
+    prebuild: &Prebuild,
 ) -> Result<()> {
     let total = steps.len();
     for (index, step) in steps.iter().enumerate() {
         let (n, what) = (index + 1, step.what());
         header(n, total, what);
         let t = Instant::now();
-        let r = step.run(tally);
+        let r = step.run(tally, prebuild);
         timings.push((what.to_string(), t.elapsed()));
         say!(
             "--- [{n}/{total}] {what}: {} in {:.1} s",
@@ -288,16 +330,6 @@ const KUBEFED: HubTier = HubTier {
     test_file: "testenv_kubefed",
 };
 
-/// Fails fast and clearly when binaries would need building and Go is missing: `cached` says
-/// whether the tier's own binaries (beyond kube-apiserver and etcd) are all there.
-fn check_go_unless_cached(cached: bool) -> Result<()> {
-    let versions = Versions::from_wrappers()?;
-    if !gobuild::cache_is_complete(&versions)? || !cached {
-        gobuild::check_go()?;
-    }
-    Ok(())
-}
-
 /// Brings an environment up with `up` (which reuses one already running), runs `tests` with
 /// the kubeconfig it wrote, and stops the environment if this run started it — also when the
 /// tests failed.
@@ -338,12 +370,6 @@ fn cargo_test(args: &[&str], kubeconfig: &std::path::Path) -> Command {
 }
 
 fn hub_tier(tier: &HubTier, tally: &mut Tally) -> Result<()> {
-    // The hub's own binaries too: else Go must be there to build them.
-    check_go_unless_cached(
-        tier.hub
-            .build()
-            .map_or(Ok(true), |b| b.cache_is_complete())?,
-    )?;
     in_testenv(
         &format!("{} test environment", tier.name),
         |me| testenv::up(Members::AtLeast(2), tier.hub, me),
@@ -370,11 +396,6 @@ fn scale_tier(tally: &mut Tally) -> Result<()> {
         (ScaleKind::Karmada, SCALE_KARMADA_TESTS),
         (ScaleKind::Ocm, SCALE_OCM_TESTS),
     ] {
-        let build = match kind {
-            ScaleKind::Karmada => &gobuild::KARMADA,
-            ScaleKind::Ocm => &gobuild::OCM,
-        };
-        check_go_unless_cached(build.cache_is_complete()?)?;
         in_testenv(
             &format!("{} scale environment", kind.flag()),
             |me| {
@@ -397,7 +418,6 @@ fn scale_tier(tally: &mut Tally) -> Result<()> {
 }
 
 fn integration(tally: &mut Tally) -> Result<()> {
-    check_go_unless_cached(true)?;
     in_testenv(
         "test environment",
         |me| testenv::up(Members::AtLeast(3), Hub::Plain, me),
@@ -438,7 +458,7 @@ fn integration(tally: &mut Tally) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Step, Tier, plan};
+    use super::{GoBuild, Step, Tier, go_builds, plan};
 
     #[test]
     fn a_tier_alone_is_the_very_step_the_full_run_takes_for_it() {
@@ -473,6 +493,44 @@ mod tests {
         headers.sort_unstable();
         headers.dedup();
         assert_eq!(headers.len(), full.len(), "each step says which it is");
+    }
+
+    #[test]
+    fn the_full_run_builds_every_tiers_go_binaries_once_in_the_order_they_are_needed() {
+        assert_eq!(
+            go_builds(&plan(None)),
+            [
+                GoBuild::ControlPlane,
+                GoBuild::ClusterInventory,
+                GoBuild::Karmada,
+                GoBuild::Ocm,
+                GoBuild::KubeFed,
+            ],
+            "the plain tier's first, then each hub's"
+        );
+        for (name, builds) in [
+            (
+                "plain",
+                &[GoBuild::ControlPlane, GoBuild::ClusterInventory][..],
+            ),
+            ("karmada", &[GoBuild::ControlPlane, GoBuild::Karmada]),
+            ("ocm", &[GoBuild::ControlPlane, GoBuild::Ocm]),
+            ("kubefed", &[GoBuild::ControlPlane, GoBuild::KubeFed]),
+            (
+                "scale",
+                &[GoBuild::ControlPlane, GoBuild::Karmada, GoBuild::Ocm],
+            ),
+        ] {
+            let tier = Tier::parse(name).expect("a tier");
+            assert_eq!(
+                go_builds(&plan(Some(tier))),
+                builds,
+                "{name} builds its own"
+            );
+        }
+        for check in [Step::Fmt, Step::Clippy, Step::Layers, Step::Unit] {
+            assert!(check.go_builds().is_empty(), "{check:?} needs no Go");
+        }
     }
 
     #[test]
