@@ -11,19 +11,21 @@ pub mod history;
 pub mod object_view;
 pub mod ocm_placement;
 pub mod override_editor;
+pub mod panes;
 pub mod placement_editor;
 pub mod review;
 pub mod rollout;
 
 pub use cells::{CellDetail, CellGrid, HealthCounts, KindCounts};
 pub use edits::{FileText, FleetEdit, FleetSave, FleetWrite};
+pub use panes::{Pane, PaneView, SortKey};
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use fuzzy_matcher::skim::SkimMatcherV2;
 
-use super::filter::{Candidate, Filter, kind_matches};
+use super::filter::{Candidate, kind_matches};
 use crate::backend::CellRef;
 use crate::engine::{Fleet, SourceFile};
 use crate::model::{ClusterSpec, ClusterStatus, Dialect, Health, ResourceRef, StatusKind};
@@ -54,101 +56,6 @@ impl ResourceRow {
             Some(namespace) => format!("{} {namespace}/{}", self.target.kind, self.target.name),
             None => format!("{} {}", self.target.kind, self.target.name),
         }
-    }
-}
-
-/// Which pane has the keyboard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Pane {
-    #[default]
-    Clusters,
-    Resources,
-}
-
-impl Pane {
-    pub fn next(self) -> Pane {
-        match self {
-            Pane::Clusters => Pane::Resources,
-            Pane::Resources => Pane::Clusters,
-        }
-    }
-}
-
-/// What a pane's rows are sorted by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SortKey {
-    /// Fleet order: the order of the inventory or the fleet files.
-    #[default]
-    Fleet,
-    Name,
-    /// Worst cell status first.
-    Worst,
-    /// Clusters only: unhealthy first.
-    Health,
-    /// Clusters only: slowest first.
-    Latency,
-    /// Resources only.
-    Kind,
-}
-
-impl SortKey {
-    pub fn name(self) -> &'static str {
-        match self {
-            SortKey::Fleet => "fleet order",
-            SortKey::Name => "name",
-            SortKey::Worst => "worst status",
-            SortKey::Health => "health",
-            SortKey::Latency => "latency",
-            SortKey::Kind => "kind",
-        }
-    }
-
-    /// The keys a pane cycles through.
-    pub fn cycle(pane: Pane) -> &'static [SortKey] {
-        match pane {
-            Pane::Clusters => &[
-                SortKey::Fleet,
-                SortKey::Name,
-                SortKey::Worst,
-                SortKey::Health,
-                SortKey::Latency,
-            ],
-            Pane::Resources => &[SortKey::Fleet, SortKey::Name, SortKey::Worst, SortKey::Kind],
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<SortKey> {
-        [
-            SortKey::Fleet,
-            SortKey::Name,
-            SortKey::Worst,
-            SortKey::Health,
-            SortKey::Latency,
-            SortKey::Kind,
-        ]
-        .into_iter()
-        .find(|key| {
-            key.name().starts_with(&text.to_lowercase())
-                || (text == "fleet" && *key == SortKey::Fleet)
-        })
-    }
-}
-
-/// The rows a pane shows: its filter and sort, and the resulting row order.
-#[derive(Debug, Clone, Default)]
-pub struct PaneView {
-    pub filter: Filter,
-    pub sort: SortKey,
-    /// Indexes into the pane's rows, in display order, after filtering.
-    pub visible: Vec<usize>,
-    /// Position of the cursor within `visible`.
-    pub cursor: usize,
-}
-
-impl PaneView {
-    /// The row under the cursor.
-    pub fn selected(&self) -> Option<usize> {
-        self.visible.get(self.cursor).copied()
     }
 }
 
