@@ -3,9 +3,12 @@
 //! `flotilla demo --demo-scale C,R` starts it (the simulated fleet is built and placed in the
 //! background while the console draws), keys sent one at a time as a keyboard sends them, and
 //! then a sustained flood of 2,000 cell changes a second from the backend with keys still
-//! arriving. Prints one table: first frame, fleet shown, settled (no Pending cell), key →
-//! frame p50/p99 idle and under the flood, event → frame p50/p99 under the flood, resident
-//! memory after settling. A criterion group then times one settled frame's draw.
+//! arriving — first on the fleet as it starts (grouped into heat strips), then with both
+//! panes sorted by worst status and filtered to rows with a Drifted cell (`:sort worst`,
+//! `:status drifted`), so every change can move, hide or show rows. Prints one table: first
+//! frame, fleet shown, settled (no Pending cell), key → frame p50/p99 idle and under each
+//! flood, event → frame p50/p99 under each flood, resident memory after settling. A
+//! criterion group then times one settled frame's draw.
 //! Run: `cargo bench --bench console`.
 
 use std::sync::{Arc, Mutex};
@@ -14,6 +17,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use flotilla::app::state::SortKey;
 use flotilla::app::{self, Action, update};
 use flotilla::backend::sim::{Scenario, SimCore};
 use flotilla::backend::{BackendEvent, CellRef, CellUpdate};
@@ -43,6 +47,8 @@ struct Seen {
     drawn: FrameDrawn,
     loaded: bool,
     settled: bool,
+    /// Both panes sorted by worst status and only rows with a Drifted cell shown.
+    sorted_filtered: bool,
 }
 
 #[derive(Default)]
@@ -53,6 +59,8 @@ struct Row {
     key_idle: (Duration, Duration),
     key_flood: (Duration, Duration),
     event_flood: (Duration, Duration),
+    key_sorted: (Duration, Duration),
+    event_sorted: (Duration, Duration),
     resident_mib: f64,
 }
 
@@ -104,6 +112,33 @@ fn wait_frame(
     }
 }
 
+/// Types keys without timing them, and waits until a frame has handled them all.
+fn type_keys(
+    frames: &Mutex<Vec<Seen>>,
+    keys: &futures::channel::mpsc::UnboundedSender<std::io::Result<Event>>,
+    pressed: &mut u64,
+    codes: impl IntoIterator<Item = KeyCode>,
+) {
+    for code in codes {
+        if keys.unbounded_send(key(code)).is_err() {
+            return;
+        }
+        *pressed += 1;
+    }
+    let wanted = *pressed;
+    let _ = wait_frame(frames, Instant::now() + Duration::from_secs(30), |seen| {
+        seen.drawn.inputs >= wanted
+    });
+}
+
+/// The palette line `line`, typed and entered.
+fn palette(line: &str) -> Vec<KeyCode> {
+    std::iter::once(KeyCode::Char(':'))
+        .chain(line.chars().map(KeyCode::Char))
+        .chain([KeyCode::Enter])
+        .collect()
+}
+
 /// Presses `KEYS` keys; each one's latency is from the press to the first frame that had
 /// handled it.
 fn press_keys(
@@ -130,6 +165,85 @@ fn press_keys(
         std::thread::sleep(KEY_GAP);
     }
     latencies
+}
+
+/// The backend's flood: where its changes go, when each batch reached the loop, and where
+/// its generator is, so a second flood goes on where the first stopped.
+struct Flood {
+    clusters: usize,
+    resources: usize,
+    seed: u64,
+    to_loop: mpsc::UnboundedSender<BackendEvent>,
+    sent: Arc<Mutex<Vec<(u64, Instant)>>>,
+}
+
+impl Flood {
+    /// Sends `FLOOD_PER_SECOND` cell changes a second over placed-looking cells, statuses
+    /// alternating so every change is a real one, while `KEYS` keys are pressed; returns key
+    /// → frame and event → frame p50/p99 over that flood.
+    fn run(
+        &mut self,
+        frames: &Mutex<Vec<Seen>>,
+        keys: &futures::channel::mpsc::UnboundedSender<std::io::Result<Event>>,
+        pressed: &mut u64,
+    ) -> ((Duration, Duration), (Duration, Duration)) {
+        if let Ok(mut log) = self.sent.lock() {
+            log.clear();
+        }
+        let flooding = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let still = flooding.clone();
+        let sender = self.to_loop.clone();
+        let (clusters, resources, start) = (self.clusters, self.resources, self.seed);
+        let flooder = std::thread::spawn(move || {
+            let per_tick = FLOOD_PER_SECOND * FLOOD_TICK.as_millis() as usize / 1000;
+            let mut n = start;
+            while still.load(std::sync::atomic::Ordering::Relaxed) {
+                let updates = (0..per_tick)
+                    .map(|_| {
+                        n = n
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        let cell = CellRef {
+                            resource: ((n >> 33) % resources as u64) as u32,
+                            cluster: ((n >> 13) % clusters as u64) as u32,
+                        };
+                        let status = if n & 1 == 0 {
+                            CellStatus::Drifted
+                        } else {
+                            CellStatus::InSync
+                        };
+                        CellUpdate {
+                            cell,
+                            status,
+                            message: None,
+                        }
+                    })
+                    .collect();
+                if sender.send(BackendEvent::Cells(updates)).is_err() {
+                    break;
+                }
+                std::thread::sleep(FLOOD_TICK);
+            }
+            n
+        });
+        std::thread::sleep(Duration::from_secs(1));
+        let key_latencies = percentiles(press_keys(frames, keys, pressed));
+        flooding.store(false, std::sync::atomic::Ordering::Relaxed);
+        self.seed = flooder.join().unwrap_or(start);
+        std::thread::sleep(Duration::from_millis(200));
+        let sent = self.sent.lock().map(|log| log.clone()).unwrap_or_default();
+        let seen = frames
+            .lock()
+            .map(|frames| frames.clone())
+            .unwrap_or_default();
+        let mut event_latencies = Vec::new();
+        for (index, at) in sent {
+            if let Some(frame) = seen.iter().find(|seen| seen.drawn.events > index) {
+                event_latencies.push(frame.at.saturating_duration_since(at));
+            }
+        }
+        (key_latencies, percentiles(event_latencies))
+    }
 }
 
 fn run_size(clusters: usize, resources: usize) -> Row {
@@ -179,12 +293,16 @@ fn run_size(clusters: usize, resources: usize) -> Row {
             .drive(&mut terminal, inputs, None, |state, drawn| {
                 let loaded = state.loading.is_none() && !state.clusters.is_empty();
                 let settled = loaded && state.cells.totals().get(StatusKind::Pending) == 0;
+                let sorted_filtered = state.cluster_view.sort == SortKey::Worst
+                    && state.resource_view.sort == SortKey::Worst
+                    && state.status_filter == Some(StatusKind::Drifted);
                 if let Ok(mut frames) = recorder.lock() {
                     frames.push(Seen {
                         at: Instant::now(),
                         drawn,
                         loaded,
                         settled,
+                        sorted_filtered,
                     });
                 }
             })
@@ -204,58 +322,30 @@ fn run_size(clusters: usize, resources: usize) -> Row {
     let mut pressed = 0;
     row.key_idle = percentiles(press_keys(&frames, &keys, &mut pressed));
 
-    // The flood: FLOOD_PER_SECOND changes a second over placed-looking cells, statuses
-    // alternating so every change is a real one.
-    let flooding = Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let still = flooding.clone();
-    let flood = std::thread::spawn(move || {
-        let per_tick = FLOOD_PER_SECOND * FLOOD_TICK.as_millis() as usize / 1000;
-        let mut n: u64 = 0;
-        while still.load(std::sync::atomic::Ordering::Relaxed) {
-            let updates = (0..per_tick)
-                .map(|_| {
-                    n = n
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    let cell = CellRef {
-                        resource: ((n >> 33) % resources as u64) as u32,
-                        cluster: ((n >> 13) % clusters as u64) as u32,
-                    };
-                    let status = if n & 1 == 0 {
-                        CellStatus::Drifted
-                    } else {
-                        CellStatus::InSync
-                    };
-                    CellUpdate {
-                        cell,
-                        status,
-                        message: None,
-                    }
-                })
-                .collect();
-            if flood_tx.send(BackendEvent::Cells(updates)).is_err() {
-                break;
-            }
-            std::thread::sleep(FLOOD_TICK);
-        }
-    });
-    std::thread::sleep(Duration::from_secs(1));
-    row.key_flood = percentiles(press_keys(&frames, &keys, &mut pressed));
-    flooding.store(false, std::sync::atomic::Ordering::Relaxed);
-    let _ = flood.join();
-    std::thread::sleep(Duration::from_millis(200));
-    let sent = flood_sent.lock().map(|log| log.clone()).unwrap_or_default();
-    let seen = frames
-        .lock()
-        .map(|frames| frames.clone())
-        .unwrap_or_default();
-    let mut event_latencies = Vec::new();
-    for (index, at) in sent {
-        if let Some(frame) = seen.iter().find(|seen| seen.drawn.events > index) {
-            event_latencies.push(frame.at.saturating_duration_since(at));
-        }
+    let mut flood = Flood {
+        clusters,
+        resources,
+        seed: 0,
+        to_loop: flood_tx,
+        sent: flood_sent,
+    };
+    (row.key_flood, row.event_flood) = flood.run(&frames, &keys, &mut pressed);
+
+    // The same again with both panes sorted by worst status and filtered to Drifted rows.
+    let mut view = palette("sort worst");
+    view.push(KeyCode::Tab);
+    view.extend(palette("sort worst"));
+    view.push(KeyCode::Tab);
+    view.extend(palette("status drifted"));
+    type_keys(&frames, &keys, &mut pressed, view);
+    if wait_frame(&frames, Instant::now() + Duration::from_secs(10), |seen| {
+        seen.sorted_filtered
+    })
+    .is_none()
+    {
+        eprintln!("{clusters}×{resources}: the palette did not sort and filter the panes");
     }
-    row.event_flood = percentiles(event_latencies);
+    (row.key_sorted, row.event_sorted) = flood.run(&frames, &keys, &mut pressed);
     let _ = keys.unbounded_send(key(KeyCode::Char('q')));
     let _ = runtime.block_on(looping);
     runtime.shutdown_timeout(Duration::from_secs(1));
@@ -271,7 +361,7 @@ fn whole_path(_: &mut Criterion) {
         "console whole path, 250x80, {FLOOD_PER_SECOND} cell changes/s in the flood, {KEYS} keys per phase"
     );
     println!(
-        "{:<14} {:>12} {:>11} {:>11} {:>17} {:>17} {:>19} {:>10}",
+        "{:<14} {:>12} {:>11} {:>11} {:>17} {:>17} {:>19} {:>17} {:>19} {:>10}",
         "fleet",
         "first frame",
         "fleet shown",
@@ -279,23 +369,37 @@ fn whole_path(_: &mut Criterion) {
         "key→frame idle",
         "key→frame flood",
         "event→frame flood",
+        "key→frame sorted",
+        "event→frame sorted",
         "resident"
     );
     println!(
-        "{:<14} {:>12} {:>11} {:>11} {:>17} {:>17} {:>19} {:>10}",
-        "", "ms", "ms", "ms", "p50/p99 ms", "p50/p99 ms", "p50/p99 ms", "MiB"
+        "{:<14} {:>12} {:>11} {:>11} {:>17} {:>17} {:>19} {:>17} {:>19} {:>10}",
+        "",
+        "ms",
+        "ms",
+        "ms",
+        "p50/p99 ms",
+        "p50/p99 ms",
+        "p50/p99 ms",
+        "p50/p99 ms",
+        "p50/p99 ms",
+        "MiB"
     );
     for (clusters, resources) in [(2_000, 1_000), (10_000, 1_000)] {
         let row = run_size(clusters, resources);
+        let pair = |(p50, p99): (Duration, Duration)| format!("{}/{}", ms(p50), ms(p99));
         println!(
-            "{:<14} {:>12} {:>11} {:>11} {:>17} {:>17} {:>19} {:>10.0}",
+            "{:<14} {:>12} {:>11} {:>11} {:>17} {:>17} {:>19} {:>17} {:>19} {:>10.0}",
             format!("{clusters}×{resources}"),
             ms(row.first_frame),
             ms(row.loaded),
             ms(row.settled),
-            format!("{}/{}", ms(row.key_idle.0), ms(row.key_idle.1)),
-            format!("{}/{}", ms(row.key_flood.0), ms(row.key_flood.1)),
-            format!("{}/{}", ms(row.event_flood.0), ms(row.event_flood.1)),
+            pair(row.key_idle),
+            pair(row.key_flood),
+            pair(row.event_flood),
+            pair(row.key_sorted),
+            pair(row.event_sorted),
             row.resident_mib,
         );
     }

@@ -672,9 +672,7 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
                     .saturating_sub(usize::from(was));
                 row.status = status;
                 row.last_seen_ms = Some(state.now_ms);
-                if matches!(state.cluster_view.sort, SortKey::Health | SortKey::Latency) {
-                    state.refresh_views();
-                }
+                state.cluster_status_changed(cluster as usize);
             }
         }
         BackendEvent::Heartbeat { clusters } => {
@@ -688,15 +686,14 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
             review::dry_run_answered(state, revision, items);
         }
         BackendEvent::Cells(updates) => {
+            let changed: Vec<CellRef> = updates.iter().map(|update| update.cell).collect();
             for update in updates {
                 if let Some(row) = state.clusters.get_mut(update.cell.cluster as usize) {
                     row.last_seen_ms = Some(state.now_ms);
                 }
                 state.cells.set(update.cell, update.status, update.message);
             }
-            if state.views_follow_cells() {
-                state.refresh_views();
-            }
+            state.cells_changed(&changed);
             drift::forget_settled(state);
         }
         BackendEvent::Notice(text) => state.notice = Some(text),
@@ -714,12 +711,11 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
         ),
         BackendEvent::Drift { cell, fields } => drift::record(state, cell, fields),
         BackendEvent::Health(updates) => {
+            let changed: Vec<CellRef> = updates.iter().map(|update| update.cell).collect();
             for update in updates {
                 state.cells.set_health(update.cell, update.health);
             }
-            if state.views_follow_cells() {
-                state.refresh_views();
-            }
+            state.cells_changed(&changed);
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The federated resources pane with the propagation matrix: one row per resource and one
 //! symbol per cluster — or, collapsed, one heat strip per cluster group — so every
-//! (resource, cluster) pair reads at a glance. Only the columns that fit are computed. It must
-//! not change state.
+//! (resource, cluster) pair reads at a glance. Only the rows and columns that fit are read; a
+//! strip's worst state and count come from the counts the cells keep. It must not change
+//! state.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -10,7 +11,6 @@ use ratatui::widgets::Paragraph;
 
 use super::widgets::{ViewContext, fit, focused, inner, pane_block, row_style, scroll_offset};
 use crate::app::state::{Pane, State};
-use crate::model::{Concern, StatusKind};
 
 /// A matrix column: one cluster, or a whole group drawn as a heat strip.
 enum Column {
@@ -144,20 +144,10 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
                     *position == selected_position,
                 ),
                 Column::Group { index: group } => {
-                    let members = state.groups[*group].members.clone();
-                    let mut worst = Concern::Sync(StatusKind::NotPlaced);
-                    let mut count = 0usize;
-                    for cluster in &state.cluster_view.visible[members.clone()] {
-                        let concern = state.cells.concern(index, *cluster);
-                        if concern > worst {
-                            worst = concern;
-                            count = 1;
-                        } else if concern == worst {
-                            count += 1;
-                        }
-                    }
-                    strip_counts = Some(count);
-                    (worst, members.contains(&selected_position))
+                    let group = &state.groups[*group];
+                    let (worst, count) = state.cells.strip(index, group.strip).worst();
+                    strip_counts = Some(count as usize);
+                    (worst, group.members.contains(&selected_position))
                 }
             };
             let mut style = theme.status_style(worst.severity());

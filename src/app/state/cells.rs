@@ -1,8 +1,9 @@
 //! The propagation matrix as the console keeps it: one status kind per (resource, cluster)
 //! cell, a sparse map of details and of live health, running counts of both per row, per
-//! column and over the fleet (kept by each cell's change, never recounted over the fleet for
-//! a health change), and since when each problem cell has been in its state. Plain data: it must not know about panes, modes or
-//! anything else in the state.
+//! column, per heat strip and over the fleet (kept by each cell's change, never recounted over
+//! the fleet for a health change), and since when each problem cell has been in its state.
+//! Plain data: it must not know about panes, modes or anything else in the state; which
+//! strip a cluster's column counts in is handed to it.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -69,6 +70,59 @@ impl HealthCounts {
     }
 }
 
+/// Cells counted by what they show (the worse of sync and health, [`Concern`]): a cell whose
+/// health outranks its sync status counts under its health, every other cell under its sync
+/// status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConcernCounts {
+    sync: KindCounts,
+    health: HealthCounts,
+}
+
+impl ConcernCounts {
+    fn add(&mut self, concern: Concern) {
+        match concern {
+            Concern::Sync(kind) => self.sync.add(kind),
+            Concern::Health(kind) => self.health.add(kind),
+        }
+    }
+
+    fn remove(&mut self, concern: Concern) {
+        match concern {
+            Concern::Sync(kind) => self.sync.remove(kind),
+            Concern::Health(kind) => self.health.remove(kind),
+        }
+    }
+
+    /// What the worst of the cells shows and how many show it; NotPlaced and 0 when none.
+    pub fn worst(&self) -> (Concern, u32) {
+        let sync = Some(self.sync.worst()).filter(|kind| self.sync.get(*kind) > 0);
+        match sync
+            .map(Concern::Sync)
+            .max(self.health.worst().map(Concern::Health))
+        {
+            Some(Concern::Sync(kind)) => (Concern::Sync(kind), self.sync.get(kind)),
+            Some(Concern::Health(kind)) => (Concern::Health(kind), self.health.get(kind)),
+            None => (Concern::Sync(StatusKind::NotPlaced), 0),
+        }
+    }
+}
+
+/// A cluster column counted in no heat strip.
+const NO_STRIP: u32 = u32::MAX;
+
+/// Heat strips: for each resource, the cells of each strip's clusters counted by what they
+/// show, kept by each cell's change like the row and column counts.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Strips {
+    /// The strip each cluster's column is counted in, or `NO_STRIP`.
+    of_cluster: Vec<u32>,
+    /// Strips per resource.
+    count: usize,
+    /// Resource-major: `resource * count + strip`.
+    counts: Vec<ConcernCounts>,
+}
+
 /// The propagation matrix: one status per (resource, cluster), with roll-ups per row and column.
 /// Stored as one byte-sized kind per cell plus a sparse map of details, so 2,000 clusters ×
 /// 1,000 resources stay small.
@@ -88,6 +142,7 @@ pub struct CellGrid {
     health_per_resource: Vec<HealthCounts>,
     health_per_cluster: Vec<HealthCounts>,
     health_all: HealthCounts,
+    strips: Strips,
     /// Problem cells and since when (app clock, ms) they have been in their state.
     problems: BTreeMap<CellRef, u64>,
     /// The app clock, stamped on problems as they appear.
@@ -116,6 +171,7 @@ impl CellGrid {
             health_per_resource: vec![HealthCounts::default(); resources],
             health_per_cluster: vec![HealthCounts::default(); clusters],
             health_all: HealthCounts::default(),
+            strips: Strips::default(),
             problems: BTreeMap::new(),
             now_ms: 0,
         };
@@ -142,6 +198,124 @@ impl CellGrid {
                 self.problems.insert(cell, since);
             }
         }
+        self.recount_strips();
+    }
+
+    /// Counts every strip anew from the cells of the clusters in it.
+    fn recount_strips(&mut self) {
+        let count = self.strips.count;
+        let mut counts = vec![ConcernCounts::default(); self.resources * count];
+        if count > 0 {
+            let of_cluster = &self.strips.of_cluster;
+            for (row, kinds) in self.kinds.chunks(self.clusters.max(1)).enumerate() {
+                for (kind, strip) in kinds.iter().zip(of_cluster) {
+                    if *strip != NO_STRIP {
+                        counts[row * count + *strip as usize].sync.add(*kind);
+                    }
+                }
+            }
+            for (cell, health) in &self.health {
+                let strip = of_cluster.get(cell.cluster as usize).copied();
+                let Some(strip) = strip.filter(|strip| *strip != NO_STRIP) else {
+                    continue;
+                };
+                let kind = self.kind(cell.resource as usize, cell.cluster as usize);
+                let counted = &mut counts[cell.resource as usize * count + strip as usize];
+                counted.sync.remove(kind);
+                counted.add(Concern::of(kind, Some(health.kind)));
+            }
+        }
+        self.strips.counts = counts;
+    }
+
+    /// Says which heat strip each cluster's column counts in (`None`: none), `count` strips
+    /// a resource. Only the clusters whose strip changed are counted again, unless so many
+    /// did that counting everything is quicker.
+    pub fn set_strips(&mut self, of_cluster: &[Option<u32>], count: usize) {
+        let wanted: Vec<u32> = (0..self.clusters)
+            .map(|cluster| {
+                of_cluster
+                    .get(cluster)
+                    .copied()
+                    .flatten()
+                    .filter(|strip| (*strip as usize) < count)
+                    .unwrap_or(NO_STRIP)
+            })
+            .collect();
+        if count != self.strips.count || self.strips.of_cluster.len() != self.clusters {
+            self.strips = Strips {
+                of_cluster: wanted,
+                count,
+                counts: Vec::new(),
+            };
+            self.recount_strips();
+            return;
+        }
+        let moved: Vec<usize> = (0..self.clusters)
+            .filter(|cluster| self.strips.of_cluster[*cluster] != wanted[*cluster])
+            .collect();
+        // A column read strides the whole grid; a few columns are still cheaper than all.
+        if moved.len() * 4 > self.clusters {
+            self.strips.of_cluster = wanted;
+            self.recount_strips();
+            return;
+        }
+        for cluster in moved {
+            let strip = wanted[cluster];
+            self.move_to_strip(cluster, (strip != NO_STRIP).then_some(strip));
+        }
+    }
+
+    /// Moves one cluster's column into another strip (`None`: out of every strip).
+    pub fn move_to_strip(&mut self, cluster: usize, strip: Option<u32>) {
+        let Some(&old) = self.strips.of_cluster.get(cluster) else {
+            return;
+        };
+        let new = strip
+            .filter(|strip| (*strip as usize) < self.strips.count)
+            .unwrap_or(NO_STRIP);
+        if old == new {
+            return;
+        }
+        let has_health = self.health_per_cluster[cluster] != HealthCounts::default();
+        let count = self.strips.count;
+        for resource in 0..self.resources {
+            let concern = if has_health {
+                self.concern(resource, cluster)
+            } else {
+                Concern::Sync(self.kinds[resource * self.clusters + cluster])
+            };
+            if old != NO_STRIP {
+                self.strips.counts[resource * count + old as usize].remove(concern);
+            }
+            if new != NO_STRIP {
+                self.strips.counts[resource * count + new as usize].add(concern);
+            }
+        }
+        self.strips.of_cluster[cluster] = new;
+    }
+
+    /// A resource's cells in one heat strip, counted by what they show.
+    pub fn strip(&self, resource: usize, strip: usize) -> ConcernCounts {
+        if strip >= self.strips.count {
+            return ConcernCounts::default();
+        }
+        self.strips
+            .counts
+            .get(resource * self.strips.count + strip)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// The counts of the strip a cell's cluster is in, if it is in one.
+    fn strip_of_cell(&mut self, cell: CellRef) -> Option<&mut ConcernCounts> {
+        let strip = *self.strips.of_cluster.get(cell.cluster as usize)?;
+        if strip == NO_STRIP {
+            return None;
+        }
+        self.strips
+            .counts
+            .get_mut(cell.resource as usize * self.strips.count + strip as usize)
     }
 
     /// Appends `count` resource rows, every cell Pending until the backend reports.
@@ -212,6 +386,13 @@ impl CellGrid {
         let index = resource * self.clusters + cluster;
         let old = self.kinds[index];
         let new = status.kind();
+        if old != new {
+            let health = self.health.get(&cell).map(|health| health.kind);
+            if let Some(strip) = self.strip_of_cell(cell) {
+                strip.remove(Concern::of(old, health));
+                strip.add(Concern::of(new, health));
+            }
+        }
         self.per_resource[resource].remove(old);
         self.per_cluster[cluster].remove(old);
         self.per_resource[resource].add(new);
@@ -239,6 +420,15 @@ impl CellGrid {
             return false;
         }
         let (resource, cluster) = (cell.resource as usize, cell.cluster as usize);
+        let kind = self.kind(resource, cluster);
+        let before = Concern::of(kind, self.health.get(&cell).map(|health| health.kind));
+        let after = Concern::of(kind, health.as_ref().map(|health| health.kind));
+        if before != after
+            && let Some(strip) = self.strip_of_cell(cell)
+        {
+            strip.remove(before);
+            strip.add(after);
+        }
         if let Some(old) = self.health.remove(&cell) {
             self.health_all.remove(old.kind);
             self.health_per_resource[resource].remove(old.kind);
@@ -475,6 +665,71 @@ mod tests {
         assert_eq!(
             grid.resource_concern(2),
             Concern::Health(HealthKind::Degraded)
+        );
+    }
+
+    #[test]
+    fn heat_strips_count_what_their_cells_show_as_cells_and_members_change() {
+        let mut grid = CellGrid::new(2, 4);
+        for (r, c) in [(0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (1, 1)] {
+            grid.set(cell(r, c), CellStatus::InSync, None);
+        }
+        // Strip 0 holds clusters 0 and 1, strip 1 cluster 2; cluster 3 is in none.
+        grid.set_strips(&[Some(0), Some(0), Some(1), None], 2);
+        assert_eq!(
+            grid.strip(0, 0).worst(),
+            (Concern::Sync(StatusKind::InSync), 2)
+        );
+        assert_eq!(
+            grid.strip(1, 1).worst(),
+            (Concern::Sync(StatusKind::Pending), 1)
+        );
+        grid.set(cell(0, 1), CellStatus::Drifted, None);
+        assert_eq!(
+            grid.strip(0, 0).worst(),
+            (Concern::Sync(StatusKind::Drifted), 1)
+        );
+        let degraded = CellHealth {
+            kind: HealthKind::Degraded,
+            reason: String::new(),
+        };
+        grid.set_health(cell(0, 0), Some(degraded.clone()));
+        assert_eq!(
+            grid.strip(0, 0).worst(),
+            (Concern::Health(HealthKind::Degraded), 1),
+            "a cell counts under its health when that is worse"
+        );
+        grid.set(cell(0, 3), CellStatus::Failed("boom".into()), None);
+        assert_eq!(
+            grid.strip(0, 1).worst(),
+            (Concern::Sync(StatusKind::InSync), 1),
+            "a cluster in no strip counts nowhere"
+        );
+        grid.move_to_strip(3, Some(1));
+        assert_eq!(
+            grid.strip(0, 1).worst(),
+            (Concern::Sync(StatusKind::Failed), 1)
+        );
+        grid.move_to_strip(0, None);
+        assert_eq!(
+            grid.strip(0, 0).worst(),
+            (Concern::Sync(StatusKind::Drifted), 1)
+        );
+        grid.set_health(cell(0, 0), None);
+        grid.move_to_strip(0, Some(0));
+        assert_eq!(
+            grid.strip(0, 0).worst(),
+            (Concern::Sync(StatusKind::Drifted), 1),
+            "health dropped while out of the strip is not counted back"
+        );
+        // Counting everything again agrees with the counts kept on the way.
+        let kept = grid.clone();
+        grid.set_strips(&[None; 4], 2);
+        grid.set_strips(&[Some(0), Some(0), Some(1), Some(1)], 2);
+        assert_eq!(grid, kept);
+        assert_eq!(
+            grid.strip(0, 5).worst(),
+            (Concern::Sync(StatusKind::NotPlaced), 0)
         );
     }
 

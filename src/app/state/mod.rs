@@ -11,22 +11,25 @@ pub mod history;
 pub mod object_view;
 pub mod ocm_placement;
 pub mod override_editor;
+pub mod panes;
 pub mod placement_editor;
 pub mod review;
 pub mod rollout;
 
 pub use cells::{CellDetail, CellGrid, HealthCounts, KindCounts};
 pub use edits::{FileText, FleetEdit, FleetSave, FleetWrite};
+pub use panes::{Pane, PaneView, SortKey};
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use fuzzy_matcher::skim::SkimMatcherV2;
 
-use super::filter::{Candidate, Filter, kind_matches};
+use super::filter::{Candidate, kind_matches};
 use crate::backend::CellRef;
 use crate::engine::{Fleet, SourceFile};
 use crate::model::{ClusterSpec, ClusterStatus, Dialect, Health, ResourceRef, StatusKind};
+use panes::{Entry, Place};
 /// A cluster as the console shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClusterRow {
@@ -54,101 +57,6 @@ impl ResourceRow {
             Some(namespace) => format!("{} {namespace}/{}", self.target.kind, self.target.name),
             None => format!("{} {}", self.target.kind, self.target.name),
         }
-    }
-}
-
-/// Which pane has the keyboard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Pane {
-    #[default]
-    Clusters,
-    Resources,
-}
-
-impl Pane {
-    pub fn next(self) -> Pane {
-        match self {
-            Pane::Clusters => Pane::Resources,
-            Pane::Resources => Pane::Clusters,
-        }
-    }
-}
-
-/// What a pane's rows are sorted by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SortKey {
-    /// Fleet order: the order of the inventory or the fleet files.
-    #[default]
-    Fleet,
-    Name,
-    /// Worst cell status first.
-    Worst,
-    /// Clusters only: unhealthy first.
-    Health,
-    /// Clusters only: slowest first.
-    Latency,
-    /// Resources only.
-    Kind,
-}
-
-impl SortKey {
-    pub fn name(self) -> &'static str {
-        match self {
-            SortKey::Fleet => "fleet order",
-            SortKey::Name => "name",
-            SortKey::Worst => "worst status",
-            SortKey::Health => "health",
-            SortKey::Latency => "latency",
-            SortKey::Kind => "kind",
-        }
-    }
-
-    /// The keys a pane cycles through.
-    pub fn cycle(pane: Pane) -> &'static [SortKey] {
-        match pane {
-            Pane::Clusters => &[
-                SortKey::Fleet,
-                SortKey::Name,
-                SortKey::Worst,
-                SortKey::Health,
-                SortKey::Latency,
-            ],
-            Pane::Resources => &[SortKey::Fleet, SortKey::Name, SortKey::Worst, SortKey::Kind],
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<SortKey> {
-        [
-            SortKey::Fleet,
-            SortKey::Name,
-            SortKey::Worst,
-            SortKey::Health,
-            SortKey::Latency,
-            SortKey::Kind,
-        ]
-        .into_iter()
-        .find(|key| {
-            key.name().starts_with(&text.to_lowercase())
-                || (text == "fleet" && *key == SortKey::Fleet)
-        })
-    }
-}
-
-/// The rows a pane shows: its filter and sort, and the resulting row order.
-#[derive(Debug, Clone, Default)]
-pub struct PaneView {
-    pub filter: Filter,
-    pub sort: SortKey,
-    /// Indexes into the pane's rows, in display order, after filtering.
-    pub visible: Vec<usize>,
-    /// Position of the cursor within `visible`.
-    pub cursor: usize,
-}
-
-impl PaneView {
-    /// The row under the cursor.
-    pub fn selected(&self) -> Option<usize> {
-        self.visible.get(self.cursor).copied()
     }
 }
 
@@ -240,6 +148,8 @@ pub struct ClusterGroup {
     pub name: String,
     /// Positions in the clusters pane's `visible` list.
     pub members: std::ops::Range<usize>,
+    /// The heat strip that counts the group's cells ([`CellGrid::strip`]).
+    pub strip: usize,
 }
 
 /// Everything the console shows.
@@ -272,6 +182,9 @@ pub struct State {
     pub group_by: Option<String>,
     /// Groups of the visible clusters, when grouped.
     pub groups: Vec<ClusterGroup>,
+    /// Every value the clusters are grouped by, sorted: a cluster's group, and the heat strip
+    /// that counts its cells, is its value's index here.
+    pub group_values: Vec<String>,
     /// Draw the matrix as one heat strip per group instead of one column per cluster.
     pub collapsed: bool,
     /// Cluster name globs that mark dangerous clusters (e.g. `prod-*`).
@@ -531,88 +444,306 @@ impl State {
         })
     }
 
-    /// Whether the state depends on cell statuses for its row order or filtering, so cell
-    /// changes must recompute the visible rows.
-    pub fn views_follow_cells(&self) -> bool {
+    /// Whether a pane's filter or order depends on its rows' cells, so their changes can
+    /// move its rows.
+    fn follows_cells(&self, pane: Pane) -> bool {
+        let view = self.view(pane);
         self.status_filter.is_some()
             || self.health_filter.is_some()
-            || self.cluster_view.filter.looks_at_cells()
-            || self.resource_view.filter.looks_at_cells()
-            || self.cluster_view.sort == SortKey::Worst
-            || self.resource_view.sort == SortKey::Worst
+            || view.filter.looks_at_cells()
+            || view.sort == SortKey::Worst
     }
 
-    /// Recomputes both panes' visible rows (filter, status filter, sort, grouping), keeping
-    /// each cursor on the same row when it is still visible.
+    /// Whether the matrix draws heat strips, so their counts are kept.
+    fn keeps_strips(&self) -> bool {
+        self.collapsed && self.group_by.is_some()
+    }
+
+    /// Recomputes both panes' visible rows (filter, status filter, sort, grouping) and the
+    /// heat strips' members from scratch, keeping each cursor on the same row when it is
+    /// still visible. Cell and cluster changes move only their rows instead
+    /// ([`State::cells_changed`], [`State::cluster_status_changed`]).
     pub fn refresh_views(&mut self) {
         let matcher = SkimMatcherV2::default();
         let selected_cluster = self.selected_cluster();
         let selected_resource = self.selected_resource();
+        self.order_clusters(&matcher);
+        self.order_resources(&matcher);
+        self.cluster_view.restore_cursor(selected_cluster);
+        self.resource_view.restore_cursor(selected_resource);
+    }
 
-        let mut clusters: Vec<usize> = (0..self.clusters.len())
-            .filter(|&index| {
+    /// Each cluster's group: its grouping value's index in `group_values`, filled here.
+    fn group_clusters(&mut self) -> Vec<u32> {
+        match &self.group_by {
+            Some(key) => {
+                let values: Vec<String> = self
+                    .clusters
+                    .iter()
+                    .map(|row| group_value(&row.spec, key))
+                    .collect();
+                let mut distinct = values.clone();
+                distinct.sort();
+                distinct.dedup();
+                let groups = values
+                    .iter()
+                    .map(|value| distinct.binary_search(value).unwrap_or(0) as u32)
+                    .collect();
+                self.group_values = distinct;
+                groups
+            }
+            None => {
+                self.group_values = Vec::new();
+                vec![0; self.clusters.len()]
+            }
+        }
+    }
+
+    /// Filters, sorts and groups the clusters pane from scratch, and puts the clusters shown
+    /// into their heat strips.
+    fn order_clusters(&mut self, matcher: &SkimMatcherV2) {
+        let cluster_groups = self.group_clusters();
+        if self.keeps_strips() && self.group_values.len() > MAX_STRIPS {
+            self.collapsed = false;
+            self.notice = Some(format!(
+                "{} groups are too many for heat strips (at most {MAX_STRIPS}); showing clusters",
+                self.group_values.len()
+            ));
+        }
+        let names = match self.cluster_view.sort {
+            SortKey::Name => ranks(self.clusters.len(), |c| &self.clusters[c].spec.name),
+            _ => Vec::new(),
+        };
+        let entries = (0..self.clusters.len())
+            .map(|index| {
                 let row = &self.clusters[index];
                 let candidate = Candidate {
                     text: &row.spec.name,
                     labels: &row.spec.labels,
                 };
-                let (statuses, healths) = (
-                    self.cells.cluster_counts(index),
-                    self.cells.cluster_health(index),
-                );
-                self.cluster_view.filter.matches(&matcher, &candidate)
-                    && self.cluster_view.filter.matches_cells(&statuses, &healths)
-                    && self.status_filter.is_none_or(|kind| statuses.get(kind) > 0)
-                    && self.health_filter.is_none_or(|kind| healths.get(kind) > 0)
+                let matches_text = self.cluster_view.filter.matches(matcher, &candidate);
+                let place = Place {
+                    group: cluster_groups[index],
+                    rank: names
+                        .get(index)
+                        .copied()
+                        .unwrap_or_else(|| self.cluster_rank(index)),
+                };
+                Entry {
+                    place,
+                    matches_text,
+                    shown: matches_text && self.cells_match(Pane::Clusters, index),
+                }
             })
             .collect();
-        sort_clusters(self, &mut clusters);
-        self.groups = match &self.group_by {
-            Some(key) => {
-                let value = |index: usize| group_value(&self.clusters[index].spec, key);
-                clusters.sort_by_cached_key(|cluster| value(*cluster));
-                group_runs(&clusters, value)
-            }
-            None => Vec::new(),
+        self.cluster_view.rebuild(entries);
+        self.regroup();
+        let strips: Vec<Option<u32>> = (0..self.clusters.len())
+            .map(|cluster| self.strip_of(cluster))
+            .collect();
+        let strip_count = if self.keeps_strips() {
+            self.group_values.len()
+        } else {
+            0
         };
-        self.cluster_view.visible = clusters;
+        self.cells.set_strips(&strips, strip_count);
+    }
 
+    /// Filters and sorts the resources pane from scratch.
+    fn order_resources(&mut self, matcher: &SkimMatcherV2) {
+        let rows = &self.resources;
+        let ranked = match self.resource_view.sort {
+            SortKey::Name => ranks(rows.len(), |r| &rows[r].target.name),
+            SortKey::Kind => ranks(rows.len(), |r| (&rows[r].target.kind, &rows[r].target.name)),
+            _ => Vec::new(),
+        };
         let no_labels = std::collections::BTreeMap::new();
-        let mut resources: Vec<usize> = (0..self.resources.len())
-            .filter(|&index| {
+        let entries = (0..self.resources.len())
+            .map(|index| {
                 let row = &self.resources[index];
                 let text = row.search_text();
                 let candidate = Candidate {
                     text: &text,
                     labels: row.labels.as_ref().unwrap_or(&no_labels),
                 };
-                let (statuses, healths) = (
-                    self.cells.resource_counts(index),
-                    self.cells.resource_health(index),
-                );
-                self.resource_view.filter.matches(&matcher, &candidate)
-                    && self.resource_view.filter.matches_cells(&statuses, &healths)
+                let matches_text = self.resource_view.filter.matches(matcher, &candidate)
                     && self
                         .kind_filter
                         .as_deref()
-                        .is_none_or(|kind| kind_matches(&row.target.kind, kind))
-                    && self.status_filter.is_none_or(|kind| statuses.get(kind) > 0)
-                    && self.health_filter.is_none_or(|kind| healths.get(kind) > 0)
+                        .is_none_or(|kind| kind_matches(&row.target.kind, kind));
+                let place = Place {
+                    group: 0,
+                    rank: ranked
+                        .get(index)
+                        .copied()
+                        .unwrap_or_else(|| self.resource_rank(index)),
+                };
+                Entry {
+                    place,
+                    matches_text,
+                    shown: matches_text && self.cells_match(Pane::Resources, index),
+                }
             })
             .collect();
-        sort_resources(self, &mut resources);
-        self.resource_view.visible = resources;
+        self.resource_view.rebuild(entries);
+    }
 
-        restore_cursor(&mut self.cluster_view, selected_cluster);
-        restore_cursor(&mut self.resource_view, selected_resource);
+    /// After these cells changed: moves the rows whose filter match or sort rank changed
+    /// with them, and the clusters that came into view or left it into or out of their heat
+    /// strips. Costs O(k log n) for k changed rows.
+    pub fn cells_changed(&mut self, cells: &[CellRef]) {
+        for pane in [Pane::Clusters, Pane::Resources] {
+            if !self.follows_cells(pane) {
+                continue;
+            }
+            let selected = self.view(pane).selected();
+            let mut rows: Vec<usize> = cells
+                .iter()
+                .map(|cell| match pane {
+                    Pane::Clusters => cell.cluster as usize,
+                    Pane::Resources => cell.resource as usize,
+                })
+                .collect();
+            rows.sort_unstable();
+            rows.dedup();
+            let mut came_or_left = Vec::new();
+            for row in rows {
+                let Some(old) = self.view(pane).entry(row) else {
+                    continue;
+                };
+                let entry = Entry {
+                    place: Place {
+                        rank: self.changed_rank(pane, row, old.place.rank),
+                        ..old.place
+                    },
+                    shown: old.matches_text && self.cells_match(pane, row),
+                    ..old
+                };
+                if self.view_mut(pane).reposition(row, entry) && old.shown != entry.shown {
+                    came_or_left.push(row);
+                }
+            }
+            if pane == Pane::Clusters && !came_or_left.is_empty() {
+                self.regroup();
+                for cluster in came_or_left {
+                    let strip = self.strip_of(cluster);
+                    self.cells.move_to_strip(cluster, strip);
+                }
+            }
+            self.view_mut(pane).restore_cursor(selected);
+        }
+    }
+
+    /// After a cluster's connection status changed: moves it when the clusters are sorted
+    /// by health or latency.
+    pub fn cluster_status_changed(&mut self, cluster: usize) {
+        if !matches!(self.cluster_view.sort, SortKey::Health | SortKey::Latency) {
+            return;
+        }
+        let Some(old) = self.cluster_view.entry(cluster) else {
+            return;
+        };
+        let selected = self.selected_cluster();
+        let entry = Entry {
+            place: Place {
+                rank: self.cluster_rank(cluster),
+                ..old.place
+            },
+            ..old
+        };
+        self.cluster_view.reposition(cluster, entry);
+        self.cluster_view.restore_cursor(selected);
+    }
+
+    /// The groups of the visible clusters, from their order.
+    fn regroup(&mut self) {
+        self.groups = match self.group_by {
+            Some(_) => self
+                .cluster_view
+                .group_runs(self.group_values.len() as u32)
+                .into_iter()
+                .map(|(group, members)| ClusterGroup {
+                    name: self.group_values[group as usize].clone(),
+                    members,
+                    strip: group as usize,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+    }
+
+    /// The heat strip a cluster's cells count in: its group's, while it is visible and the
+    /// matrix draws strips.
+    fn strip_of(&self, cluster: usize) -> Option<u32> {
+        let entry = self.cluster_view.entry(cluster)?;
+        (self.keeps_strips() && entry.shown).then_some(entry.place.group)
+    }
+
+    /// Whether a row's cells pass the filters that look at cells.
+    fn cells_match(&self, pane: Pane, row: usize) -> bool {
+        let (statuses, healths) = match pane {
+            Pane::Clusters => (
+                self.cells.cluster_counts(row),
+                self.cells.cluster_health(row),
+            ),
+            Pane::Resources => (
+                self.cells.resource_counts(row),
+                self.cells.resource_health(row),
+            ),
+        };
+        self.view(pane).filter.matches_cells(&statuses, &healths)
+            && self.status_filter.is_none_or(|kind| statuses.get(kind) > 0)
+            && self.health_filter.is_none_or(|kind| healths.get(kind) > 0)
+    }
+
+    /// A row's rank after its cells changed: anew when it sorts by its cells, else as it was.
+    fn changed_rank(&self, pane: Pane, row: usize, rank: u64) -> u64 {
+        match (pane, self.view(pane).sort) {
+            (Pane::Clusters, SortKey::Worst) => self.cluster_rank(row),
+            (Pane::Resources, SortKey::Worst) => self.resource_rank(row),
+            _ => rank,
+        }
+    }
+
+    /// A cluster's rank under a sort key that needs no comparison with other clusters
+    /// (every key but name): worst status, unhealthy and slowest first.
+    fn cluster_rank(&self, cluster: usize) -> u64 {
+        let row = &self.clusters[cluster];
+        match self.cluster_view.sort {
+            SortKey::Fleet | SortKey::Kind | SortKey::Name => 0,
+            SortKey::Worst => worst_first(self.cells.cluster_concern(cluster).severity()),
+            SortKey::Health => u64::from(u8::MAX - health_rank(row.status.health)),
+            SortKey::Latency => u64::MAX - row.status.latency_ms.unwrap_or(u64::MAX),
+        }
+    }
+
+    /// A resource's rank under a sort key that needs no comparison with other resources.
+    fn resource_rank(&self, resource: usize) -> u64 {
+        match self.resource_view.sort {
+            SortKey::Worst => worst_first(self.cells.resource_concern(resource).severity()),
+            _ => 0,
+        }
     }
 }
 
-fn restore_cursor(view: &mut PaneView, selected: Option<usize>) {
-    if let Some(position) = selected.and_then(|row| view.visible.iter().position(|r| *r == row)) {
-        view.cursor = position;
+/// Groups beyond which the matrix draws clusters instead of heat strips: each strip keeps a
+/// count per resource, and more strips than a screen shows are no summary.
+const MAX_STRIPS: usize = 256;
+
+/// Ranks that sort worse statuses first.
+fn worst_first(kind: StatusKind) -> u64 {
+    u64::from(u8::MAX - kind as u8)
+}
+
+/// Each of `count` rows' position when sorted by `key`, ties in fleet order.
+fn ranks<K: Ord>(count: usize, key: impl Fn(usize) -> K) -> Vec<u64> {
+    let mut order: Vec<usize> = (0..count).collect();
+    order.sort_by_key(|row| key(*row));
+    let mut ranks = vec![0; count];
+    for (rank, row) in order.into_iter().enumerate() {
+        ranks[row] = rank as u64;
     }
-    view.cursor = view.cursor.min(view.visible.len().saturating_sub(1));
+    ranks
 }
 
 /// The value a cluster is grouped under: a label, or provider/region/zone from the inventory.
@@ -632,37 +763,6 @@ pub fn group_value(spec: &ClusterSpec, key: &str) -> String {
     value.unwrap_or_else(|| format!("(no {key})"))
 }
 
-fn group_runs(clusters: &[usize], value: impl Fn(usize) -> String) -> Vec<ClusterGroup> {
-    let mut groups: Vec<ClusterGroup> = Vec::new();
-    for (position, &cluster) in clusters.iter().enumerate() {
-        let name = value(cluster);
-        match groups.last_mut() {
-            Some(group) if group.name == name => group.members.end = position + 1,
-            _ => groups.push(ClusterGroup {
-                name,
-                members: position..position + 1,
-            }),
-        }
-    }
-    groups
-}
-
-fn sort_clusters(state: &State, clusters: &mut [usize]) {
-    let rows = &state.clusters;
-    match state.cluster_view.sort {
-        SortKey::Fleet | SortKey::Kind => {}
-        SortKey::Name => clusters.sort_by(|a, b| rows[*a].spec.name.cmp(&rows[*b].spec.name)),
-        SortKey::Worst => {
-            clusters.sort_by_key(|c| std::cmp::Reverse(state.cells.cluster_concern(*c).severity()))
-        }
-        SortKey::Health => {
-            clusters.sort_by_key(|c| std::cmp::Reverse(health_rank(rows[*c].status.health)))
-        }
-        SortKey::Latency => clusters
-            .sort_by_key(|c| std::cmp::Reverse(rows[*c].status.latency_ms.unwrap_or(u64::MAX))),
-    }
-}
-
 /// Whether a cluster's connection counts as unreachable on the wall.
 pub fn is_unreachable(health: Health) -> bool {
     matches!(health, Health::Unreachable | Health::Unauthorized)
@@ -678,16 +778,395 @@ fn health_rank(health: Health) -> u8 {
     }
 }
 
-fn sort_resources(state: &State, resources: &mut [usize]) {
-    let rows = &state.resources;
-    match state.resource_view.sort {
-        SortKey::Fleet | SortKey::Health | SortKey::Latency => {}
-        SortKey::Name => resources.sort_by(|a, b| rows[*a].target.name.cmp(&rows[*b].target.name)),
-        SortKey::Kind => resources.sort_by(|a, b| {
-            (&rows[*a].target.kind, &rows[*a].target.name)
-                .cmp(&(&rows[*b].target.kind, &rows[*b].target.name))
-        }),
-        SortKey::Worst => resources
-            .sort_by_key(|r| std::cmp::Reverse(state.cells.resource_concern(*r).severity())),
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::app::filter::Filter;
+    use crate::model::{CellHealth, CellStatus, Concern, HealthKind};
+    use proptest::prelude::*;
+
+    const REGIONS: [&str; 3] = ["eu-west", "us-east", "ap-south"];
+
+    /// Clusters with repeated names (so name order has ties) over three regions, the last
+    /// without one; resources alternating two kinds.
+    fn state(clusters: usize, resources: usize) -> State {
+        let clusters = (0..clusters)
+            .map(|index| {
+                let mut spec = ClusterSpec {
+                    name: format!("c{}", index % 5),
+                    ..ClusterSpec::default()
+                };
+                if index + 1 < clusters {
+                    let region = REGIONS[index % 3].to_string();
+                    spec.labels.insert("region".into(), region.clone());
+                    spec.region = Some(region);
+                }
+                ClusterRow {
+                    spec,
+                    status: ClusterStatus::default(),
+                    last_seen_ms: None,
+                }
+            })
+            .collect();
+        let resources = (0..resources)
+            .map(|index| ResourceRow {
+                target: ResourceRef {
+                    api_version: "v1".into(),
+                    kind: ["ConfigMap", "Deployment"][index % 2].into(),
+                    namespace: Some("ns".into()),
+                    name: format!("r{}", index % 4),
+                },
+                dialect: Dialect::Karmada,
+                placement: String::new(),
+                labels: None,
+            })
+            .collect();
+        State::new("test".into(), clusters, resources)
+    }
+
+    /// The rows a pane shows as they were computed before the order was kept by delta:
+    /// every row filtered, sorted by the pane's key, clusters then grouped.
+    fn plain_clusters(state: &State) -> (Vec<usize>, Vec<(String, std::ops::Range<usize>)>) {
+        let matcher = SkimMatcherV2::default();
+        let mut rows: Vec<usize> = (0..state.clusters.len())
+            .filter(|&index| {
+                let row = &state.clusters[index];
+                let candidate = Candidate {
+                    text: &row.spec.name,
+                    labels: &row.spec.labels,
+                };
+                let statuses = state.cells.cluster_counts(index);
+                let healths = state.cells.cluster_health(index);
+                state.cluster_view.filter.matches(&matcher, &candidate)
+                    && state.cluster_view.filter.matches_cells(&statuses, &healths)
+                    && state
+                        .status_filter
+                        .is_none_or(|kind| statuses.get(kind) > 0)
+                    && state.health_filter.is_none_or(|kind| healths.get(kind) > 0)
+            })
+            .collect();
+        let clusters = &state.clusters;
+        match state.cluster_view.sort {
+            SortKey::Fleet | SortKey::Kind => {}
+            SortKey::Name => {
+                rows.sort_by(|a, b| clusters[*a].spec.name.cmp(&clusters[*b].spec.name))
+            }
+            SortKey::Worst => {
+                rows.sort_by_key(|c| std::cmp::Reverse(state.cells.cluster_concern(*c).severity()))
+            }
+            SortKey::Health => {
+                rows.sort_by_key(|c| std::cmp::Reverse(health_rank(clusters[*c].status.health)))
+            }
+            SortKey::Latency => rows.sort_by_key(|c| {
+                std::cmp::Reverse(clusters[*c].status.latency_ms.unwrap_or(u64::MAX))
+            }),
+        }
+        let mut groups: Vec<(String, std::ops::Range<usize>)> = Vec::new();
+        if let Some(key) = &state.group_by {
+            rows.sort_by_cached_key(|c| group_value(&clusters[*c].spec, key));
+            for (position, cluster) in rows.iter().enumerate() {
+                let name = group_value(&clusters[*cluster].spec, key);
+                match groups.last_mut() {
+                    Some((last, members)) if *last == name => members.end = position + 1,
+                    _ => groups.push((name, position..position + 1)),
+                }
+            }
+        }
+        (rows, groups)
+    }
+
+    fn plain_resources(state: &State) -> Vec<usize> {
+        let matcher = SkimMatcherV2::default();
+        let no_labels = BTreeMap::new();
+        let mut rows: Vec<usize> = (0..state.resources.len())
+            .filter(|&index| {
+                let row = &state.resources[index];
+                let text = row.search_text();
+                let candidate = Candidate {
+                    text: &text,
+                    labels: &no_labels,
+                };
+                let statuses = state.cells.resource_counts(index);
+                let healths = state.cells.resource_health(index);
+                state.resource_view.filter.matches(&matcher, &candidate)
+                    && state
+                        .resource_view
+                        .filter
+                        .matches_cells(&statuses, &healths)
+                    && state
+                        .kind_filter
+                        .as_deref()
+                        .is_none_or(|kind| kind_matches(&row.target.kind, kind))
+                    && state
+                        .status_filter
+                        .is_none_or(|kind| statuses.get(kind) > 0)
+                    && state.health_filter.is_none_or(|kind| healths.get(kind) > 0)
+            })
+            .collect();
+        let resources = &state.resources;
+        match state.resource_view.sort {
+            SortKey::Fleet | SortKey::Health | SortKey::Latency => {}
+            SortKey::Name => {
+                rows.sort_by(|a, b| resources[*a].target.name.cmp(&resources[*b].target.name))
+            }
+            SortKey::Kind => rows.sort_by(|a, b| {
+                (&resources[*a].target.kind, &resources[*a].target.name)
+                    .cmp(&(&resources[*b].target.kind, &resources[*b].target.name))
+            }),
+            SortKey::Worst => {
+                rows.sort_by_key(|r| std::cmp::Reverse(state.cells.resource_concern(*r).severity()))
+            }
+        }
+        rows
+    }
+
+    /// A heat strip as the matrix drew it before strips were counted: its members' worst
+    /// concern, and how many show it.
+    fn plain_strip(state: &State, resource: usize, members: &[usize]) -> (Concern, u32) {
+        let mut worst = Concern::Sync(StatusKind::NotPlaced);
+        let mut count = 0;
+        for cluster in members {
+            let concern = state.cells.concern(resource, *cluster);
+            if concern > worst {
+                (worst, count) = (concern, 1);
+            } else if concern == worst {
+                count += 1;
+            }
+        }
+        (worst, count)
+    }
+
+    /// The state shows what computing everything anew shows: rows, groups and strips.
+    fn assert_same_as_plain(state: &State) -> Result<(), TestCaseError> {
+        let (clusters, groups) = plain_clusters(state);
+        prop_assert_eq!(&state.cluster_view.visible, &clusters);
+        prop_assert_eq!(&state.resource_view.visible, &plain_resources(state));
+        let shown: Vec<(String, std::ops::Range<usize>)> = state
+            .groups
+            .iter()
+            .map(|group| (group.name.clone(), group.members.clone()))
+            .collect();
+        prop_assert_eq!(shown, groups);
+        if state.collapsed {
+            for group in &state.groups {
+                let members = &state.cluster_view.visible[group.members.clone()];
+                for resource in 0..state.resources.len() {
+                    prop_assert_eq!(
+                        state.cells.strip(resource, group.strip).worst(),
+                        plain_strip(state, resource, members),
+                        "resource {} in group {}",
+                        resource,
+                        &group.name
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn status_of(kind: usize) -> CellStatus {
+        match kind % 6 {
+            0 => CellStatus::InSync,
+            1 => CellStatus::Drifted,
+            2 => CellStatus::Failed("boom".into()),
+            3 => CellStatus::Pending,
+            4 => CellStatus::NotPlaced(String::new()),
+            _ => CellStatus::Missing,
+        }
+    }
+
+    fn health_of(kind: usize) -> Option<CellHealth> {
+        [
+            None,
+            Some(HealthKind::Healthy),
+            Some(HealthKind::Progressing),
+            Some(HealthKind::Degraded),
+            Some(HealthKind::Missing),
+        ][kind % 5]
+            .map(|kind| CellHealth {
+                kind,
+                reason: String::new(),
+            })
+    }
+
+    /// One backend event or key, as the state takes it.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Cells(Vec<(usize, usize, usize)>),
+        Health(Vec<(usize, usize, usize)>),
+        Cluster(usize, usize, Option<u64>),
+        Cursor(usize, usize),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        let cells = prop::collection::vec((0..8usize, 0..14usize, 0..6usize), 1..5);
+        prop_oneof![
+            3 => cells.clone().prop_map(Step::Cells),
+            2 => cells.prop_map(Step::Health),
+            1 => (0..14usize, 0..5usize, prop::option::of(0..200u64))
+                .prop_map(|(cluster, health, latency)| Step::Cluster(cluster, health, latency)),
+            1 => (0..14usize, 0..8usize).prop_map(|(cluster, resource)| Step::Cursor(cluster, resource)),
+        ]
+    }
+
+    /// How the panes are filtered, sorted and grouped.
+    #[derive(Debug, Clone)]
+    struct Setup {
+        cluster_sort: usize,
+        resource_sort: usize,
+        cluster_filter: &'static str,
+        resource_filter: &'static str,
+        status: Option<StatusKind>,
+        health: Option<HealthKind>,
+        kind: Option<&'static str>,
+        grouped: bool,
+        collapsed: bool,
+    }
+
+    fn setup() -> impl Strategy<Value = Setup> {
+        (
+            (0..5usize, 0..4usize),
+            prop::sample::select(vec![
+                "",
+                "c1",
+                "status=drifted",
+                "health=degraded",
+                "-l region=eu-west",
+            ]),
+            prop::sample::select(vec!["", "r1", "status=failed", "health=progressing"]),
+            prop::sample::select(vec![
+                None,
+                Some(StatusKind::Drifted),
+                Some(StatusKind::Failed),
+            ]),
+            prop::sample::select(vec![None, Some(HealthKind::Degraded)]),
+            prop::sample::select(vec![None, Some("deploy")]),
+            (any::<bool>(), any::<bool>()),
+        )
+            .prop_map(
+                |(
+                    (cluster_sort, resource_sort),
+                    cluster_filter,
+                    resource_filter,
+                    status,
+                    health,
+                    kind,
+                    (grouped, collapsed),
+                )| Setup {
+                    cluster_sort,
+                    resource_sort,
+                    cluster_filter,
+                    resource_filter,
+                    status,
+                    health,
+                    kind,
+                    grouped,
+                    collapsed,
+                },
+            )
+    }
+
+    fn apply(state: &mut State, step: &Step) {
+        let (clusters, resources) = (state.clusters.len(), state.resources.len());
+        let cell = |resource: usize, cluster: usize| CellRef {
+            resource: (resource % resources) as u32,
+            cluster: (cluster % clusters) as u32,
+        };
+        match step {
+            Step::Cells(changes) => {
+                let cells: Vec<CellRef> = changes.iter().map(|(r, c, _)| cell(*r, *c)).collect();
+                for ((_, _, kind), cell) in changes.iter().zip(&cells) {
+                    state.cells.set(*cell, status_of(*kind), None);
+                }
+                state.cells_changed(&cells);
+            }
+            Step::Health(changes) => {
+                let cells: Vec<CellRef> = changes.iter().map(|(r, c, _)| cell(*r, *c)).collect();
+                for ((_, _, kind), cell) in changes.iter().zip(&cells) {
+                    state.cells.set_health(*cell, health_of(*kind));
+                }
+                state.cells_changed(&cells);
+            }
+            Step::Cluster(cluster, health, latency) => {
+                let cluster = cluster % clusters;
+                state.clusters[cluster].status.health = [
+                    Health::Ready,
+                    Health::NotReady,
+                    Health::Unreachable,
+                    Health::Unauthorized,
+                    Health::Unknown,
+                ][*health];
+                state.clusters[cluster].status.latency_ms = *latency;
+                state.cluster_status_changed(cluster);
+            }
+            Step::Cursor(cluster, resource) => {
+                state.cluster_view.cursor = *cluster;
+                state.resource_view.cursor = *resource;
+                state.cluster_view.restore_cursor(None);
+                state.resource_view.restore_cursor(None);
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn rows_kept_by_delta_match_rows_computed_anew(
+            (clusters, resources) in (1..14usize, 1..8usize),
+            setup in setup(),
+            steps in prop::collection::vec(step(), 1..40),
+        ) {
+            let mut state = state(clusters, resources);
+            state.cluster_view.sort = SortKey::cycle(Pane::Clusters)[setup.cluster_sort];
+            state.resource_view.sort = SortKey::cycle(Pane::Resources)[setup.resource_sort];
+            state.cluster_view.filter = Filter::parse(setup.cluster_filter).unwrap();
+            state.resource_view.filter = Filter::parse(setup.resource_filter).unwrap();
+            state.status_filter = setup.status;
+            state.health_filter = setup.health;
+            state.kind_filter = setup.kind.map(str::to_string);
+            state.group_by = setup.grouped.then(|| "region".to_string());
+            state.collapsed = setup.collapsed;
+            state.refresh_views();
+            assert_same_as_plain(&state)?;
+            for step in &steps {
+                let selected = (state.selected_cluster(), state.selected_resource());
+                let cursors = (state.cluster_view.cursor, state.resource_view.cursor);
+                apply(&mut state, step);
+                assert_same_as_plain(&state)?;
+                if !matches!(step, Step::Cursor(..)) {
+                    // The cursor stays on its row, or where it was when its row left.
+                    for (view, selected, cursor) in [
+                        (&state.cluster_view, selected.0, cursors.0),
+                        (&state.resource_view, selected.1, cursors.1),
+                    ] {
+                        let expected = selected
+                            .and_then(|row| view.visible.iter().position(|r| *r == row))
+                            .unwrap_or(cursor.min(view.visible.len().saturating_sub(1)));
+                        prop_assert_eq!(view.cursor, expected);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn too_many_groups_for_strips_show_clusters_and_say_why() {
+        let mut state = state(MAX_STRIPS + 2, 1);
+        for (index, row) in state.clusters.iter_mut().enumerate() {
+            row.spec.labels.insert("store".into(), format!("s{index}"));
+        }
+        state.group_by = Some("store".into());
+        state.collapsed = true;
+        state.refresh_views();
+        assert!(!state.collapsed);
+        assert_eq!(state.groups.len(), MAX_STRIPS + 2, "still grouped");
+        assert!(
+            state
+                .notice
+                .as_deref()
+                .is_some_and(|notice| notice.contains("too many for heat strips")),
+            "{:?}",
+            state.notice
+        );
     }
 }
