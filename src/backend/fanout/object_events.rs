@@ -31,12 +31,11 @@ const WORKLOADS: &[&str] = &[
 pub const MAX_EVENTS: usize = 50;
 
 /// The recent Events about `object` on the cluster (and its pods', for a workload), newest
-/// first, their ages counted to `now`.
+/// first, their ages counted to the moment the last list answered.
 pub async fn object_events<A: ClusterApi>(
     api: &A,
     guard: &Guard,
     object: &Value,
-    now: SystemTime,
 ) -> Result<Vec<ObjectEvent>, ApiError> {
     let target = resource_of(object);
     // Events about cluster-scoped objects are recorded in `default`.
@@ -86,6 +85,9 @@ pub async fn object_events<A: ClusterApi>(
             );
         }
     }
+    // Counted once every list has answered: an Event the cluster stamped while answering is
+    // never younger than it is.
+    let now = SystemTime::now();
     let mut rows: Vec<ObjectEvent> = events.iter().map(|event| event_row(event, now)).collect();
     rows.sort_by_key(|row| row.age_seconds.unwrap_or(u64::MAX));
     rows.truncate(MAX_EVENTS);
@@ -245,17 +247,15 @@ pub async fn read_live<A: ClusterApi>(
                 let live = match guard.call(|| api.get(&resource)).await {
                     Err(err) => live_object(Some(desired), None, Vec::new(), Some(err.to_string())),
                     Ok(None) => live_object(Some(desired), None, Vec::new(), None),
-                    Ok(Some(held)) => {
-                        match object_events(api, guard, &held, SystemTime::now()).await {
-                            Ok(events) => live_object(Some(desired), Some(&held), events, None),
-                            Err(err) => live_object(
-                                Some(desired),
-                                Some(&held),
-                                Vec::new(),
-                                Some(format!("cannot read Events: {err}")),
-                            ),
-                        }
-                    }
+                    Ok(Some(held)) => match object_events(api, guard, &held).await {
+                        Ok(events) => live_object(Some(desired), Some(&held), events, None),
+                        Err(err) => live_object(
+                            Some(desired),
+                            Some(&held),
+                            Vec::new(),
+                            Some(format!("cannot read Events: {err}")),
+                        ),
+                    },
                 };
                 LiveItem {
                     cluster: target.cluster.clone(),

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::Value;
@@ -236,7 +236,7 @@ async fn read_one(api: &KubeCluster, read: &Read) -> (LiveObject, bool) {
             false,
         ),
         Ok(None) => (live_object(desired, None, Vec::new(), None), true),
-        Ok(Some(held)) => match object_events(api, &guard, &held, SystemTime::now()).await {
+        Ok(Some(held)) => match object_events(api, &guard, &held).await {
             Ok(events) => (live_object(desired, Some(&held), events, None), true),
             Err(err) => (
                 live_object(

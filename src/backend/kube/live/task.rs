@@ -441,7 +441,7 @@ impl ClusterTask {
             let guard = Guard::new(limits);
             let mut events = Vec::new();
             for (row, object) in objects {
-                let read = object_events(&api, &guard, &object, std::time::SystemTime::now())
+                let read = object_events(&api, &guard, &object)
                     .await
                     .map_err(|err| err.to_string());
                 events.push((row, read));
