@@ -2258,6 +2258,8 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
     karmada_hub();
     let ns = TestNamespace::on("karmada-health", &["hub".to_string()]);
     let ns = ns.name.as_str();
+    // The console is open before the deployment exists, so it sees the rollout from its start.
+    let (mut session, mut events) = hub_console();
     // Each replica asks for one of the KWOK Node's four CPUs; `minReadySeconds` keeps a new
     // pod unavailable long enough for Progressing to be seen.
     apply(
@@ -2276,7 +2278,6 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
         ),
     );
     let key = format!("Deployment/{ns}/web");
-    let (mut session, mut events) = hub_console();
     let limit = Duration::from_secs(240);
     assert!(
         support::pump_until_healthy(&mut session, &mut events, &key, limit),

@@ -1148,8 +1148,11 @@ fn hub_kubefed_health_and_the_live_view_come_from_the_members_own_objects() {
     let _members = MemberNamespaces(ns.clone());
     let both = "{clusters: [{name: member-1}, {name: member-2}]}";
     apply("hub", &federated_namespace(&ns, both));
+    no_oracle_namespaces_left();
+    // The console is open before the deployment exists, so it sees the rollout from its start.
+    let (mut session, mut events) = hub_console();
     // Each replica asks for one of a member Node's four CPUs; `minReadySeconds` keeps a new
-    // pod unavailable long enough for Progressing to be seen.
+    // pod unavailable for three of the console's member surveys, so Progressing is seen.
     let deployment = |overrides: &str| {
         format!(
             r#"apiVersion: types.kubefed.io/v1beta1
@@ -1160,8 +1163,8 @@ spec:
     metadata: {{labels: {{app: web}}}}
     spec:
       replicas: 2
-      minReadySeconds: 15
-      progressDeadlineSeconds: 20
+      minReadySeconds: 30
+      progressDeadlineSeconds: 35
       selector: {{matchLabels: {{app: web}}}}
       template:
         metadata: {{labels: {{app: web}}}}
@@ -1176,10 +1179,8 @@ spec:
         )
     };
     apply("hub", &deployment("[]"));
-    no_oracle_namespaces_left();
 
     let key = format!("Deployment/{ns}/web");
-    let (mut session, mut events) = hub_console();
     let members = &env().members;
     assert!(
         support::pump_until_healthy(&mut session, &mut events, &key, Duration::from_secs(240)),

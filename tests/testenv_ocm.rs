@@ -1382,6 +1382,8 @@ fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason(
         .iter()
         .map(|m| Cleanup::new("hub", &["manifestwork", &name, "-n", m]))
         .collect();
+    // The console is open before the works exist, so it sees the rollout from its start.
+    let (mut session, mut events) = hub_console();
     for member in &env().members {
         apply(
             "hub",
@@ -1389,7 +1391,6 @@ fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason(
         );
     }
     let key = format!("Deployment/{name}/web");
-    let (mut session, mut events) = hub_console();
     let limit = Duration::from_secs(240);
     let members = &env().members;
     assert!(

@@ -567,6 +567,9 @@ pub fn pump_until_healthy(
     use flotilla::model::HealthKind;
 
     let members = &env().members;
+    let progressing_already = console_health(session, key)
+        .values()
+        .any(|(kind, _)| *kind == HealthKind::Progressing);
     let seen = events.pump_seeing(session, limit, &|s| {
         let health = console_health(s, key);
         members.iter().all(|m| {
@@ -575,11 +578,12 @@ pub fn pump_until_healthy(
                 .is_some_and(|(kind, _)| *kind == HealthKind::Healthy)
         })
     });
-    seen.iter().any(|event| {
-        matches!(event, flotilla::backend::BackendEvent::Health(updates)
+    progressing_already
+        || seen.iter().any(|event| {
+            matches!(event, flotilla::backend::BackendEvent::Health(updates)
             if updates.iter().any(|u| u.health.as_ref()
                 .is_some_and(|h| h.kind == HealthKind::Progressing)))
-    })
+        })
 }
 
 /// The console model's health of row `key` on each member: (kind, reason).
