@@ -8,7 +8,9 @@
 //! `:status drifted`), so every change can move, hide or show rows. Prints one table: first
 //! frame, fleet shown, settled (no Pending cell), key → frame p50/p99 idle and under each
 //! flood, event → frame p50/p99 under each flood, resident memory after settling. A
-//! criterion group then times one settled frame's draw.
+//! second table times the start on a fleet directory of the same sizes (the console path of
+//! `flotilla --fleet DIR console`): first frame and the loaded fleet shown. A criterion group
+//! then times one settled frame's draw.
 //! Run: `cargo bench --bench console`.
 
 use std::sync::{Arc, Mutex};
@@ -352,6 +354,76 @@ fn run_size(clusters: usize, resources: usize) -> Row {
     row
 }
 
+/// Starts the console exactly as `flotilla --fleet DIR console` does on a fleet directory of
+/// `clusters` × `resources` whose contexts all point at a closed port: when the first frame
+/// was drawn and when the loaded fleet was shown, from the start of the console path.
+fn live_start(clusters: usize, resources: usize) -> (Duration, Duration) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fleet = dir.path().join("fleet");
+    for file in flotilla::demo_fleet::synthetic_fleet(clusters, resources) {
+        let path = fleet.join(&file.path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("fleet directory");
+        }
+        std::fs::write(&path, &file.text).expect("fleet file");
+    }
+    let mut kubeconfig = String::from(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: closed\n  cluster: {server: 'https://127.0.0.1:1'}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n",
+    );
+    for i in 0..clusters {
+        kubeconfig.push_str(&format!(
+            "- name: store-{i:05}\n  context: {{cluster: closed, user: u}}\n"
+        ));
+    }
+    let kubeconfig_path = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig_path, kubeconfig).expect("kubeconfig");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let cli = Cli::parse_from([
+        "flotilla".as_ref(),
+        "--kubeconfig".as_ref(),
+        kubeconfig_path.as_os_str(),
+        "--fleet".as_ref(),
+        fleet.as_os_str(),
+        "console".as_ref(),
+    ]);
+    let frames: Arc<Mutex<Vec<Seen>>> = Arc::default();
+    let (keys, inputs) = futures::channel::mpsc::unbounded();
+    let recorder = frames.clone();
+    let started = Instant::now();
+    let looping = runtime.spawn(async move {
+        let Ok(console) = flotilla::launch::console(&cli.global, None).await else {
+            panic!("the console did not start on the fleet directory");
+        };
+        let mut terminal = Terminal::new(TestBackend::new(250, 80)).expect("terminal");
+        let _ = console
+            .drive(&mut terminal, inputs, None, |state, drawn| {
+                let loaded = state.loading.is_none() && !state.clusters.is_empty();
+                if let Ok(mut frames) = recorder.lock() {
+                    frames.push(Seen {
+                        at: Instant::now(),
+                        drawn,
+                        loaded,
+                        settled: false,
+                        sorted_filtered: false,
+                    });
+                }
+            })
+            .await;
+    });
+    let deadline = started + Duration::from_secs(180);
+    let first =
+        wait_frame(&frames, deadline, |_| true).map_or(Duration::MAX, |seen| seen.at - started);
+    let shown = wait_frame(&frames, deadline, |seen| seen.loaded)
+        .map_or(Duration::MAX, |seen| seen.at - started);
+    let _ = keys.unbounded_send(key(KeyCode::Char('q')));
+    let _ = runtime.block_on(looping);
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    (first, shown)
+}
+
 fn ms(duration: Duration) -> String {
     format!("{:.1}", duration.as_secs_f64() * 1e3)
 }
@@ -405,6 +477,24 @@ fn whole_path(_: &mut Criterion) {
     }
 }
 
+fn live_directory(_: &mut Criterion) {
+    println!("console start on a fleet directory (contexts unreachable), 250x80");
+    println!(
+        "{:<14} {:>12} {:>11}",
+        "fleet", "first frame", "fleet shown"
+    );
+    println!("{:<14} {:>12} {:>11}", "", "ms", "ms");
+    for (clusters, resources) in [(2_000, 1_000), (10_000, 1_000)] {
+        let (first, shown) = live_start(clusters, resources);
+        println!(
+            "{:<14} {:>12} {:>11}",
+            format!("{clusters}×{resources}"),
+            ms(first),
+            ms(shown)
+        );
+    }
+}
+
 fn settled_state(clusters: usize, resources: usize) -> app::state::State {
     let (fleet, errors) = load_fleet(&flotilla::demo_fleet::synthetic_fleet(clusters, resources));
     assert!(errors.is_empty(), "{errors:?}");
@@ -446,5 +536,5 @@ fn frame(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, whole_path, frame);
+criterion_group!(benches, whole_path, live_directory, frame);
 criterion_main!(benches);

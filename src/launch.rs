@@ -20,7 +20,7 @@ use crate::cli::{GlobalArgs, WatchArgs, exit};
 use crate::config::keymap::Keymap;
 use crate::config::theme::Theme;
 use crate::config::{self, Settings};
-use crate::console::Console;
+use crate::console::{Console, Ended};
 use crate::engine::edit::ocm_placement::PlacementWorld;
 use crate::engine::{FederatedResource, Fleet, SourceFile, SourceLocation};
 use crate::model::Dialect;
@@ -28,34 +28,44 @@ use crate::source;
 
 /// Runs the console (or, with `wall`, the read-only wall display) until the operator quits.
 pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result<u8> {
-    let is_wall = wall.is_some();
+    if let Some(message) = no_terminal(wall.is_some()) {
+        return Ok(refuse_without_terminal(global, &message));
+    }
     let console = match console(global, wall).await {
         Ok(console) => console,
         Err(code) => return Ok(code),
     };
-    if let Some(message) = no_terminal(is_wall) {
-        eprintln!("error: {message}");
-        return Ok(exit::INPUT);
-    }
-    let code = console.run().await?.map_or(exit::OK, exit::of_signal);
-    Ok(code)
+    Ok(match console.run().await? {
+        Ended::Quit => exit::OK,
+        Ended::Signal(signal) => exit::of_signal(signal),
+        Ended::LoadFailed(error) => input_error(&error),
+    })
 }
 
-/// The console (or the wall display) ready to run, its backend started: on a hub once the
-/// hub was read, on live clusters once the fleet directory loaded, and for the demo at once —
-/// the simulated fleet is built and placed in the background while the console draws, and
-/// arrives as [`BackendEvent::FleetLoaded`]. `Err` is the exit status of a start that failed
+/// Without a terminal the console does not start; what is wrong with the input is said
+/// first (it is what to fix), then which command to run instead.
+fn refuse_without_terminal(global: &GlobalArgs, message: &str) -> u8 {
+    if let Err(code) = keymap_checked(global) {
+        return code;
+    }
+    if global.hub.is_none()
+        && !global.uses_demo()
+        && let Err(err) = live_fleet(global)
+    {
+        return input_error(&err);
+    }
+    eprintln!("error: {message}");
+    exit::INPUT
+}
+
+/// The console (or the wall display) ready to run: on a hub once the hub was read; on live
+/// clusters and for the demo at once — the fleet is loaded and placed in the background
+/// while the console draws, arrives as [`BackendEvent::FleetLoaded`] and its backend starts
+/// then; a fleet that fails to load arrives as [`BackendEvent::LoadFailed`] and ends the
+/// console with the input-error status. `Err` is the exit status of a start that failed
 /// (the error already printed).
 pub async fn console(global: &GlobalArgs, wall: Option<WatchArgs>) -> Result<Console, u8> {
-    if let Err(errors) = check_keymap(global) {
-        for error in errors {
-            eprintln!("error: {error}");
-        }
-        eprintln!(
-            "  hint: fix the lines named above; the shipped keymaps/default.yaml shows every section"
-        );
-        return Err(crate::cli::exit::INPUT);
-    }
+    keymap_checked(global)?;
     let readonly = global.readonly || wall.is_some();
     let (events_tx, events) = mpsc::unbounded_channel();
     if let Some(hub) = &global.hub {
@@ -72,12 +82,12 @@ pub async fn console(global: &GlobalArgs, wall: Option<WatchArgs>) -> Result<Con
         let session = |state: State| started.session(state);
         return Ok(show(global, wall, &fleet, label, readonly, events, session));
     }
+    let (effects, effects_rx) = if readonly {
+        crate::backend::messages::reads_only()
+    } else {
+        mpsc::unbounded_channel()
+    };
     if global.uses_demo() {
-        let (effects, effects_rx) = if readonly {
-            crate::backend::messages::reads_only()
-        } else {
-            mpsc::unbounded_channel()
-        };
         let label = match global.demo_scale {
             Some(scale) => format!("demo-scale {}×{}", scale.clusters, scale.resources),
             None => "demo (simulated)".to_string(),
@@ -97,21 +107,55 @@ pub async fn console(global: &GlobalArgs, wall: Option<WatchArgs>) -> Result<Con
         let empty = Arc::new(Fleet::default());
         return Ok(show(global, wall, &empty, label, readonly, events, session));
     }
-    let (live, label) = match live_fleet(global) {
-        Ok(found) => found,
-        Err(err) => return Err(input_error(&err)),
+    let label = live_label(global);
+    let wants_audit = wall.is_none();
+    load_live_in_background(global.clone(), wants_audit, events_tx, effects_rx, readonly);
+    let session = |mut state: State| {
+        state.loading = Some("loading the fleet directory…".to_string());
+        Session::new(state, Vec::new(), Some(effects), Store::Directory)
     };
-    let fleet = live.fleet.clone();
-    let files = live.files.clone();
-    let effects = start_live(live, events_tx, readonly);
-    let session = |state| Session::new(state, files, Some(effects), Store::Directory);
-    Ok(show(global, wall, &fleet, label, readonly, events, session))
+    let empty = Arc::new(Fleet::default());
+    Ok(show(global, wall, &empty, label, readonly, events, session))
 }
 
-fn notice(events: &mpsc::UnboundedSender<BackendEvent>, err: &str) {
-    let _ = events.send(BackendEvent::Notice(format!(
-        "the demo did not load: {err}"
-    )));
+fn load_failed(events: &mpsc::UnboundedSender<BackendEvent>, error: String) {
+    let _ = events.send(BackendEvent::LoadFailed(error));
+}
+
+/// Loads the live fleet on a blocking thread (with the audit log when `wants_audit`, for the
+/// drift view's owner-fight notes), hands it to the console, then starts the live backend on
+/// `effects`.
+fn load_live_in_background(
+    global: GlobalArgs,
+    wants_audit: bool,
+    events: mpsc::UnboundedSender<BackendEvent>,
+    effects: mpsc::UnboundedReceiver<Effect>,
+    readonly: bool,
+) {
+    tokio::spawn(async move {
+        let loaded = tokio::task::spawn_blocking(move || {
+            let (live, _) = live_fleet(&global).map_err(|err| err.to_string())?;
+            let audit = if wants_audit {
+                crate::backend::audit::read_entries()
+            } else {
+                Vec::new()
+            };
+            Ok::<_, String>((live, audit))
+        })
+        .await;
+        let (live, audit) = match loaded.map_err(|err| err.to_string()) {
+            Ok(Ok(loaded)) => loaded,
+            Ok(Err(err)) | Err(err) => return load_failed(&events, err),
+        };
+        let loaded_event = BackendEvent::FleetLoaded {
+            fleet: crate::backend::SharedFleet(live.fleet.clone()),
+            files: Arc::new(live.files.clone()),
+            audit: Arc::new(audit),
+        };
+        if events.send(loaded_event).is_ok() {
+            live::spawn_on(live, events, effects, readonly);
+        }
+    });
 }
 
 /// Builds and places the demo fleet and its simulation on a blocking thread, hands the fleet
@@ -135,12 +179,13 @@ fn load_demo_in_background(
         .await;
         let (loaded, core) = match built.map_err(|err| err.to_string()) {
             Ok(Ok(built)) => built,
-            Ok(Err(err)) => return notice(&events, &err.to_string()),
-            Err(err) => return notice(&events, &err),
+            Ok(Err(err)) => return load_failed(&events, format!("the demo did not load: {err}")),
+            Err(err) => return load_failed(&events, format!("the demo did not load: {err}")),
         };
         let loaded_event = BackendEvent::FleetLoaded {
             fleet: crate::backend::SharedFleet(loaded.fleet),
             files: Arc::new(loaded.files),
+            audit: Arc::default(),
         };
         if events.send(loaded_event).is_ok() {
             sim::spawn_on(core, events, Some(effects));
@@ -177,10 +222,6 @@ fn show(
 ) -> Console {
     let (mut state, theme, keymap) = dressed_state(global, fleet, label);
     state.readonly = readonly;
-    if !global.uses_demo() && global.hub.is_none() && wall.is_none() {
-        // Reverts of earlier sessions, for owner-fight notes in the drift view.
-        app::drift::remember_reverts(&mut state, &crate::backend::audit::read_entries());
-    }
     let ascii = wall.as_ref().is_some_and(|args| args.ascii);
     if let Some(args) = &wall {
         state.wall = Some(Wall {
@@ -341,15 +382,12 @@ fn input_error(err: &dyn std::fmt::Display) -> u8 {
     exit::INPUT
 }
 
-fn start_live(
-    live: LiveFleet,
-    events: mpsc::UnboundedSender<BackendEvent>,
-    readonly: bool,
-) -> mpsc::UnboundedSender<Effect> {
-    if readonly {
-        live::spawn_readonly(live, events)
+/// The header's name for a live fleet, known before it is loaded.
+fn live_label(global: &GlobalArgs) -> String {
+    if global.fleet.is_dir() {
+        format!("fleet {} · live", global.fleet.display())
     } else {
-        live::spawn(live, events)
+        format!("contexts {} · live", global.contexts.join(","))
     }
 }
 
@@ -359,17 +397,14 @@ fn start_live(
 /// are not connected.
 pub fn live_fleet(global: &GlobalArgs) -> Result<(LiveFleet, String), source::LoadError> {
     let inventory = source::live_inventory(global)?;
-    let (fleet, label) = match inventory.fleet {
-        Some(fleet) => (fleet, format!("fleet {} · live", global.fleet.display())),
+    let fleet = match inventory.fleet {
+        Some(fleet) => fleet,
         None => {
             let mut clusters = inventory.clusters.clone();
             clusters.sort_by(|a, b| a.name.cmp(&b.name));
             let mut fleet = Fleet::default();
             fleet.clusters = clusters;
-            (
-                Arc::new(fleet),
-                format!("contexts {} · live", global.contexts.join(",")),
-            )
+            Arc::new(fleet)
         }
     };
     let skip = fleet
@@ -389,8 +424,24 @@ pub fn live_fleet(global: &GlobalArgs) -> Result<(LiveFleet, String), source::Lo
             profiles: global.profiles.clone(),
             options: LiveOptions::default(),
         },
-        label,
+        live_label(global),
     ))
+}
+
+/// Prints the errors of the user's key map file, if it has any, and gives the exit status:
+/// the console does not start on a map that would leave a key doing something else than
+/// the file says.
+fn keymap_checked(global: &GlobalArgs) -> Result<(), u8> {
+    let Err(errors) = check_keymap(global) else {
+        return Ok(());
+    };
+    for error in errors {
+        eprintln!("error: {error}");
+    }
+    eprintln!(
+        "  hint: fix the lines named above; the shipped keymaps/default.yaml shows every section"
+    );
+    Err(exit::INPUT)
 }
 
 /// The errors of the user's key map file, if it has any: the console does not start on a map

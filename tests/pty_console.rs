@@ -1,5 +1,6 @@
 //! The real binary in a pseudo-terminal: it opens, shows the fleet, quits on `q` with status 0,
-//! and leaves the terminal as it found it, also when ended by a signal (status 130 or 143).
+//! and leaves the terminal as it found it, also when ended by a signal (status 130 or 143) or
+//! by a bad fleet file found while the fleet loads (status 2, the error on the screen).
 
 mod common;
 
@@ -94,6 +95,29 @@ fn help_lists_the_live_key_map() {
     app.wait_for("help closed", |s| !s.contains("quit flotilla"));
     app.send("q");
     assert_eq!(app.wait_exit(), 0);
+}
+
+#[test]
+fn a_bad_fleet_file_found_while_loading_ends_the_console_naming_it_with_status_2() {
+    let fleet = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/testdata/fleets/invalid/bad-selector-operator"
+    );
+    let mut app = PtyApp::spawn(
+        &["--fleet", fleet, "console"],
+        400,
+        30,
+        &[("KUBECONFIG", "/nonexistent/kubeconfig")],
+    );
+    assert_eq!(app.wait_exit(), 2, "a bad fleet file is an input error");
+    assert_restored(&app);
+    let screen = app.screen_text();
+    assert!(
+        screen.contains("policy.yaml:16")
+            && screen.contains("unknown selector operator `Equals`")
+            && screen.contains("use In, NotIn, Exists or DoesNotExist"),
+        "the file, line, what is wrong and the fix, on the restored screen:\n{screen}"
+    );
 }
 
 #[test]

@@ -639,10 +639,19 @@ fn run_palette(state: &mut State, command: PaletteCommand) {
 fn apply_backend_event(state: &mut State, event: BackendEvent) {
     match event {
         BackendEvent::LiveObject { cell, live } => object_view::receive(state, cell, *live),
-        BackendEvent::FleetLoaded { fleet, files } => {
+        BackendEvent::FleetLoaded {
+            fleet,
+            files,
+            audit,
+        } => {
             state.files = files;
             state.take_fleet(fleet.0);
+            drift::remember_reverts(state, &audit);
             state.loading = None;
+        }
+        BackendEvent::LoadFailed(error) => {
+            state.load_failed = Some(error);
+            state.should_quit = true;
         }
         BackendEvent::Snapshot { kinds, details } => {
             let details = details

@@ -42,7 +42,13 @@ pub enum BackendEvent {
     FleetLoaded {
         fleet: SharedFleet,
         files: std::sync::Arc<Vec<crate::engine::SourceFile>>,
+        /// The audit log's entries, read beside the fleet, for the drift view's owner-fight
+        /// notes (empty for the simulated fleet).
+        audit: std::sync::Arc<Vec<serde_json::Value>>,
     },
+    /// The fleet the console started on could not be loaded (a bad fleet file, an unknown
+    /// context): the console ends and prints this, with the input-error exit status.
+    LoadFailed(String),
     /// The whole matrix at once: one status kind per cell, resource-major
     /// (`resource * clusters + cluster`), plus the cells whose status carries detail.
     Snapshot {

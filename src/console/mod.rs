@@ -56,11 +56,21 @@ pub struct FrameDrawn {
     pub events: u64,
 }
 
+/// Why the console loop ended, for the exit status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    /// The operator quit.
+    Quit,
+    /// A signal ended it (SIGINT, SIGTERM, SIGHUP).
+    Signal(&'static str),
+    /// The fleet loading in the background turned out to be bad input; why.
+    LoadFailed(String),
+}
+
 impl Console {
-    /// Runs on the real terminal until the operator quits or a signal arrives; the terminal
-    /// is restored on return. Returns the signal that ended it (`None` when the operator
-    /// quit), for the exit status.
-    pub async fn run(self) -> anyhow::Result<Option<&'static str>> {
+    /// Runs on the real terminal until the operator quits, a signal arrives or the fleet
+    /// fails to load; the terminal is restored on return.
+    pub async fn run(self) -> anyhow::Result<Ended> {
         let mut guard = TerminalGuard::enter()?;
         let mut signals = Signals::new()?;
         let ended_by = self
@@ -84,7 +94,7 @@ impl Console {
         mut inputs: I,
         mut signals: Option<&mut Signals>,
         mut on_frame: impl FnMut(&crate::app::State, FrameDrawn),
-    ) -> anyhow::Result<Option<&'static str>>
+    ) -> anyhow::Result<Ended>
     where
         B: ratatui::backend::Backend,
         B::Error: Send + Sync + 'static,
@@ -213,6 +223,9 @@ impl Console {
                 () = frame_timer => {}
             }
         }
-        Ok(ended_by)
+        if let Some(error) = self.session.state.load_failed.take() {
+            return Ok(Ended::LoadFailed(error));
+        }
+        Ok(ended_by.map_or(Ended::Quit, Ended::Signal))
     }
 }

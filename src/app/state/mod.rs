@@ -164,6 +164,8 @@ pub struct State {
     pub files: Arc<Vec<SourceFile>>,
     /// What is still being loaded in the background, for the header ("loading the fleet…").
     pub loading: Option<String>,
+    /// Why the fleet loaded in the background could not be, once it failed; the console ends.
+    pub load_failed: Option<String>,
     /// Confirmed edits of the fleet's files, in order, for the session to write.
     pub edits: Vec<FleetEdit>,
     pub clusters: Vec<ClusterRow>,

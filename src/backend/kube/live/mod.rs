@@ -52,9 +52,21 @@ pub fn spawn(
     events: mpsc::UnboundedSender<BackendEvent>,
 ) -> mpsc::UnboundedSender<Effect> {
     let (effects_tx, effects_rx) = mpsc::unbounded_channel();
-    let commands = start(live, events, false);
-    tokio::spawn(dispatch(effects_rx, commands));
+    spawn_on(live, events, effects_rx, false);
     effects_tx
+}
+
+/// Starts the backend on a channel made before the fleet was loaded (the console's progressive
+/// start); `readonly` clusters refuse to send a mutating request, and `effects` is then the
+/// receiving end of [`crate::backend::messages::reads_only`].
+pub fn spawn_on(
+    live: LiveFleet,
+    events: mpsc::UnboundedSender<BackendEvent>,
+    effects: mpsc::UnboundedReceiver<Effect>,
+    readonly: bool,
+) {
+    let commands = start(live, events, readonly);
+    tokio::spawn(dispatch(effects, commands));
 }
 
 /// Starts a backend that can only watch: its channel takes only the live view's reads, and
@@ -64,8 +76,7 @@ pub fn spawn_readonly(
     events: mpsc::UnboundedSender<BackendEvent>,
 ) -> mpsc::UnboundedSender<Effect> {
     let (reads, receiver) = crate::backend::messages::reads_only();
-    let commands = start(live, events, true);
-    tokio::spawn(dispatch(receiver, commands));
+    spawn_on(live, events, receiver, true);
     reads
 }
 
