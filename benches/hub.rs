@@ -17,13 +17,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use flotilla::backend::hub::cache::{Caches, Change, LiveView};
+use flotilla::backend::hub::cache::{CacheWriter, Caches, Change, LiveView};
 use flotilla::backend::hub::karmada::delta::Live;
 use flotilla::backend::hub::poll::{Pass, aligned, changes};
 use flotilla::backend::hub::{karmada, ocm};
 use flotilla::model::{ClusterSpec, ClusterStatus, Health};
 use kube::api::DynamicObject;
-use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher;
 use serde_json::{Value, json};
 
@@ -190,7 +189,7 @@ fn karmada_work(b: usize, c: usize, applied: bool) -> Value {
 
 /// The Karmada hub in reflector stores: Clusters and bindings, then every Work applied as a
 /// watcher would; the resident memory the Works added, per Work.
-fn karmada_caches(bindings: &[Value]) -> (Caches, Vec<Writer<DynamicObject>>, f64) {
+fn karmada_caches(bindings: &[Value]) -> (Caches, Vec<CacheWriter>, f64) {
     let objects = (0..KARMADA_CLUSTERS)
         .map(|c| (0, karmada_cluster(c, true)))
         .chain(bindings.iter().map(|b| (1, dynamic(b.clone()))));
@@ -212,7 +211,7 @@ fn karmada_caches(bindings: &[Value]) -> (Caches, Vec<Writer<DynamicObject>>, f6
 fn time_events<L: LiveView>(
     pass: &mut Pass<L>,
     caches: &Caches,
-    writers: &mut [Writer<DynamicObject>],
+    writers: &mut [CacheWriter],
     events: Vec<(usize, DynamicObject)>,
 ) -> (Duration, Duration, f64) {
     let mut took = Vec::new();

@@ -2,16 +2,21 @@
 //! fed by a watcher that lists once and then only watches (it lists again only after 410 Gone
 //! or a reconnect, as kube's watcher does). Every object change reaches the console's hub
 //! backend as a [`Change`] naming its kind; every completed (re)list as [`Change::Listed`].
-//! The stores hold each object once, behind an `Arc`. It must not interpret the objects —
+//! The stores hold each object once, behind an `Arc`, compactly ([`Stored`]: its metadata,
+//! and the rest as JSON text parsed again when read). It must not interpret the objects —
 //! each kind's reader does — and it never writes to the hub.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures::StreamExt;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Client;
-use kube::api::{Api, DynamicObject};
+use kube::Resource;
+use kube::api::{Api, DynamicObject, TypeMeta};
 use kube::config::Kubeconfig;
+use kube::core::DynamicResourceScope;
 use kube::discovery::ApiResource;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -50,11 +55,106 @@ pub enum Change {
     Failed { reason: String },
 }
 
+/// An object as a store keeps it: its metadata (what the store indexes by), and everything
+/// else as its JSON text, parsed again when a reader asks. As a `serde_json::Value` tree a
+/// hub object takes several times the size of its text, and a big hub holds hundreds of
+/// thousands of Works whose readers look at each one only when it changes or on a relist.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    types: Option<TypeMeta>,
+    metadata: ObjectMeta,
+    rest: Box<str>,
+}
+
+impl Stored {
+    /// The compact form of `object`, without its managedFields, which no reader looks at and
+    /// which are often the larger part of a hub object.
+    pub fn of(object: &DynamicObject) -> Stored {
+        let mut metadata = object.metadata.clone();
+        metadata.managed_fields = None;
+        Stored {
+            types: object.types.clone(),
+            metadata,
+            rest: serde_json::to_string(&object.data)
+                .unwrap_or_default()
+                .into_boxed_str(),
+        }
+    }
+
+    /// The object again, as the API server sent it (less its managedFields).
+    pub fn object(&self) -> DynamicObject {
+        DynamicObject {
+            types: self.types.clone(),
+            metadata: self.metadata.clone(),
+            data: serde_json::from_str(&self.rest).unwrap_or_default(),
+        }
+    }
+}
+
+impl Resource for Stored {
+    type DynamicType = ApiResource;
+    type Scope = DynamicResourceScope;
+
+    fn kind(kind: &ApiResource) -> Cow<'_, str> {
+        kind.kind.as_str().into()
+    }
+
+    fn group(kind: &ApiResource) -> Cow<'_, str> {
+        kind.group.as_str().into()
+    }
+
+    fn version(kind: &ApiResource) -> Cow<'_, str> {
+        kind.version.as_str().into()
+    }
+
+    fn api_version(kind: &ApiResource) -> Cow<'_, str> {
+        kind.api_version.as_str().into()
+    }
+
+    fn plural(kind: &ApiResource) -> Cow<'_, str> {
+        kind.plural.as_str().into()
+    }
+
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// Feeds one kind's store with watcher events as the watcher sees them, keeping each
+/// object in its [`Stored`] form.
+pub struct CacheWriter {
+    writer: reflector::store::Writer<Stored>,
+}
+
+impl CacheWriter {
+    fn new(kind: ApiResource) -> CacheWriter {
+        CacheWriter {
+            writer: reflector::store::Writer::new(kind),
+        }
+    }
+
+    /// Applies one watcher event to the store.
+    pub fn apply_watcher_event(&mut self, event: &watcher::Event<DynamicObject>) {
+        let stored = match event {
+            watcher::Event::Apply(object) => watcher::Event::Apply(Stored::of(object)),
+            watcher::Event::Delete(object) => watcher::Event::Delete(Stored::of(object)),
+            watcher::Event::Init => watcher::Event::Init,
+            watcher::Event::InitApply(object) => watcher::Event::InitApply(Stored::of(object)),
+            watcher::Event::InitDone => watcher::Event::InitDone,
+        };
+        self.writer.apply_watcher_event(&stored);
+    }
+}
+
 /// The reflector stores of a hub's kinds, in the order they were started.
 #[derive(Clone)]
 pub struct Caches {
     pub kinds: Vec<ApiResource>,
-    pub stores: Vec<Store<DynamicObject>>,
+    stores: Vec<Store<Stored>>,
 }
 
 impl Caches {
@@ -66,8 +166,8 @@ impl Caches {
         let (sender, receiver) = mpsc::channel(4096);
         let mut stores = Vec::new();
         for (index, kind) in kinds.iter().enumerate() {
-            let writer = reflector::store::Writer::new(kind.clone());
-            stores.push(writer.as_reader());
+            let writer = CacheWriter::new(kind.clone());
+            stores.push(writer.writer.as_reader());
             let api: Api<DynamicObject> = Api::all_with(client.clone(), kind);
             tokio::spawn(watch(api, writer, index, sender.clone()));
         }
@@ -79,10 +179,10 @@ impl Caches {
     pub fn in_memory(
         kinds: Vec<ApiResource>,
         objects: impl IntoIterator<Item = (usize, DynamicObject)>,
-    ) -> (Caches, Vec<reflector::store::Writer<DynamicObject>>) {
+    ) -> (Caches, Vec<CacheWriter>) {
         let mut writers: Vec<_> = kinds
             .iter()
-            .map(|kind| reflector::store::Writer::new(kind.clone()))
+            .map(|kind| CacheWriter::new(kind.clone()))
             .collect();
         for writer in &mut writers {
             writer.apply_watcher_event(&watcher::Event::Init);
@@ -95,7 +195,10 @@ impl Caches {
         for writer in &mut writers {
             writer.apply_watcher_event(&watcher::Event::InitDone);
         }
-        let stores = writers.iter().map(|writer| writer.as_reader()).collect();
+        let stores = writers
+            .iter()
+            .map(|writer| writer.writer.as_reader())
+            .collect();
         (Caches { kinds, stores }, writers)
     }
 
@@ -108,51 +211,59 @@ impl Caches {
         }
     }
 
-    /// Every object of kind `kind` in the store now.
-    pub fn objects(&self, kind: usize) -> Vec<Arc<DynamicObject>> {
+    /// How many objects of kind `kind` the store holds now.
+    pub fn count(&self, kind: usize) -> usize {
+        self.stores.get(kind).map_or(0, |store| store.len())
+    }
+
+    /// Every object of kind `kind` in the store now, in its compact form.
+    pub fn stored(&self, kind: usize) -> Vec<Arc<Stored>> {
         self.stores.get(kind).map(Store::state).unwrap_or_default()
+    }
+
+    /// Every object of kind `kind` in the store now (each parsed from its stored text).
+    pub fn objects(&self, kind: usize) -> Vec<DynamicObject> {
+        self.stored(kind)
+            .iter()
+            .map(|stored| stored.object())
+            .collect()
     }
 
     /// Every object of kind `kind` in the store now, as JSON.
     pub fn values(&self, kind: usize) -> Vec<Value> {
-        self.objects(kind)
+        self.stored(kind)
             .iter()
-            .map(|object| value_of(object))
+            .map(|stored| value_of(&stored.object()))
             .collect()
     }
 
     /// The stored object of kind `kind` named `name` (in `namespace`).
-    pub fn get(
-        &self,
-        kind: usize,
-        namespace: Option<&str>,
-        name: &str,
-    ) -> Option<Arc<DynamicObject>> {
+    pub fn get(&self, kind: usize, namespace: Option<&str>, name: &str) -> Option<DynamicObject> {
         let resource = self.kinds.get(kind)?;
-        let mut key = ObjectRef::<DynamicObject>::new_with(name, resource.clone());
+        let mut key = ObjectRef::<Stored>::new_with(name, resource.clone());
         if let Some(namespace) = namespace {
             key = key.within(namespace);
         }
-        self.stores.get(kind)?.get(&key)
+        Some(self.stores.get(kind)?.get(&key)?.object())
     }
 }
 
 async fn watch(
     api: Api<DynamicObject>,
-    writer: reflector::store::Writer<DynamicObject>,
+    mut writer: CacheWriter,
     kind: usize,
     changes: mpsc::Sender<Change>,
 ) {
     let config = watcher::Config::default().timeout(45);
-    // No reader looks at managedFields, often the larger part of a hub object: the store
-    // keeps objects without them.
     let mut stream = watcher::watcher(api, config)
         .default_backoff()
         .modify(|object| object.metadata.managed_fields = None)
-        .reflect(writer)
         .boxed();
     let mut listed_before = false;
     while let Some(event) = stream.next().await {
+        if let Ok(event) = &event {
+            writer.apply_watcher_event(event);
+        }
         let change = match event {
             Ok(watcher::Event::Apply(object)) => Change::Applied {
                 kind,
@@ -290,5 +401,50 @@ fn positions(view: &HubView, touched: &Touched) -> Vec<(usize, usize)> {
         Touched::All => (0..rows)
             .flat_map(|row| (0..columns).map(move |column| (row, column)))
             .collect(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_stored_object_reads_back_as_sent_less_its_managed_fields() {
+        let sent = json!({
+            "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+            "metadata": {"name": "web-1", "namespace": "karmada-es-member-1",
+                "labels": {"app": "web"},
+                "managedFields": [{"manager": "karmada-controller-manager", "operation": "Update"}]},
+            "spec": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "web"}, "data": {"key": "value"}}]}},
+            "status": {"conditions": [{"type": "Applied", "status": "True"}]}
+        });
+        let kind = ApiResource {
+            group: "work.karmada.io".into(),
+            version: "v1alpha1".into(),
+            api_version: "work.karmada.io/v1alpha1".into(),
+            kind: "Work".into(),
+            plural: "works".into(),
+        };
+        let (caches, _) = Caches::in_memory(
+            vec![kind],
+            [(0, serde_json::from_value(sent.clone()).unwrap())],
+        );
+        let mut expected = sent;
+        expected["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("managedFields");
+        let read = caches.get(0, Some("karmada-es-member-1"), "web-1").unwrap();
+        assert_eq!(value_of(&read), expected);
+        assert_eq!(caches.values(0), vec![expected]);
+        assert_eq!(caches.count(0), 1);
+        assert!(
+            caches
+                .get(0, Some("karmada-es-member-2"), "web-1")
+                .is_none()
+        );
     }
 }

@@ -237,11 +237,7 @@ mod tests {
     }
 
     /// Members 1 (eu) and 2 (us), and FederatedConfigMap `colors` on member-1.
-    fn hub() -> (
-        Caches,
-        Vec<kube::runtime::reflector::store::Writer<DynamicObject>>,
-        Live,
-    ) {
+    fn hub() -> (Caches, Vec<crate::backend::hub::cache::CacheWriter>, Live) {
         let ftc = json!({"apiVersion": "core.kubefed.io/v1beta1", "kind": "FederatedTypeConfig",
             "metadata": {"name": "configmaps", "namespace": "kube-federation-system"},
             "spec": {"federatedType": {"group": "types.kubefed.io", "kind": "FederatedConfigMap",

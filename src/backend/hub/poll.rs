@@ -437,9 +437,7 @@ async fn run_cached<L: LiveView>(
     };
     let mut pass = match started {
         Ok(Ok((pass, news))) => {
-            let cached: usize = (0..caches.kinds.len())
-                .map(|kind| caches.objects(kind).len())
-                .sum();
+            let cached: usize = (0..caches.kinds.len()).map(|kind| caches.count(kind)).sum();
             let _ = events.send(BackendEvent::Notice(format!(
                 "hub {}: caches synced ({cached} objects); following the hub's watch events",
                 hub.context
@@ -1409,8 +1407,8 @@ mod tests {
     mod cached {
         use std::sync::Arc;
 
+        use crate::backend::hub::cache::CacheWriter;
         use kube::api::DynamicObject;
-        use kube::runtime::reflector::store::Writer;
         use kube::runtime::watcher;
 
         use super::*;
@@ -1435,7 +1433,7 @@ mod tests {
             )
         }
 
-        fn hub() -> (Caches, Vec<Writer<DynamicObject>>, Pass<Live>) {
+        fn hub() -> (Caches, Vec<CacheWriter>, Pass<Live>) {
             let cluster = |name: &str| {
                 object(
                     json!({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
@@ -1494,7 +1492,7 @@ mod tests {
             (caches, writers, pass)
         }
 
-        fn watched(writers: &mut [Writer<DynamicObject>], object: DynamicObject) -> Change {
+        fn watched(writers: &mut [CacheWriter], object: DynamicObject) -> Change {
             writers[WORKS].apply_watcher_event(&watcher::Event::Apply(object.clone()));
             Change::Applied {
                 kind: WORKS,
