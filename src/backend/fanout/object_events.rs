@@ -222,6 +222,35 @@ pub struct LiveItem {
 
 /// The live object and recent Events of every target object `select` picks, with bounded
 /// fan-out; a cluster that fails gives each of its picked objects the error.
+/// What one cluster holds of `resource` next to `desired`, with its recent Events; and
+/// whether the cluster answered (a missing object is an answer, a failed read is not).
+pub async fn live_one<A: ClusterApi>(
+    api: &A,
+    guard: &Guard,
+    resource: &ResourceRef,
+    desired: Option<&Value>,
+) -> (LiveObject, bool) {
+    match guard.call(|| api.get(resource)).await {
+        Err(err) => (
+            live_object(desired, None, Vec::new(), Some(err.to_string())),
+            false,
+        ),
+        Ok(None) => (live_object(desired, None, Vec::new(), None), true),
+        Ok(Some(held)) => match object_events(api, guard, &held).await {
+            Ok(events) => (live_object(desired, Some(&held), events, None), true),
+            Err(err) => (
+                live_object(
+                    desired,
+                    Some(&held),
+                    Vec::new(),
+                    Some(format!("cannot read Events: {err}")),
+                ),
+                true,
+            ),
+        },
+    }
+}
+
 pub async fn read_live<A: ClusterApi>(
     targets: &[Target<A>],
     options: Options,
@@ -244,19 +273,7 @@ pub async fn read_live<A: ClusterApi>(
         futures::stream::iter(picked(target, select))
             .map(|desired| async move {
                 let resource = resource_of(desired);
-                let live = match guard.call(|| api.get(&resource)).await {
-                    Err(err) => live_object(Some(desired), None, Vec::new(), Some(err.to_string())),
-                    Ok(None) => live_object(Some(desired), None, Vec::new(), None),
-                    Ok(Some(held)) => match object_events(api, guard, &held).await {
-                        Ok(events) => live_object(Some(desired), Some(&held), events, None),
-                        Err(err) => live_object(
-                            Some(desired),
-                            Some(&held),
-                            Vec::new(),
-                            Some(format!("cannot read Events: {err}")),
-                        ),
-                    },
-                };
+                let (live, _) = live_one(api, guard, &resource, Some(desired)).await;
                 LiveItem {
                     cluster: target.cluster.clone(),
                     resource,

@@ -17,8 +17,8 @@ use tokio::sync::mpsc;
 use super::connect::Hub;
 use super::objects::delivered_form;
 use super::view::HubView;
-use crate::backend::fanout::cluster_api::{ClusterApi, Guard, Limits};
-use crate::backend::fanout::object_events::{live_object, object_events};
+use crate::backend::fanout::cluster_api::{Guard, Limits};
+use crate::backend::fanout::object_events::{live_object, live_one};
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig::Timeouts;
 use crate::backend::messages::{BackendEvent, CellRef, LiveObject};
@@ -87,10 +87,17 @@ impl Following {
         self.ask(view, rendered, false);
     }
 
-    /// The view changed `touched` cells: a followed one is compared with what it should be
-    /// now from the next refresh on.
-    pub fn view_changed(&mut self, view: &HubView, rendered: Rendered, touched: &[CellRef]) {
-        if self.cells.iter().any(|cell| touched.contains(cell)) {
+    /// The view changed as `news` says: a followed cell among its cell updates is compared
+    /// with what it should be now from the next refresh on.
+    pub fn view_changed(&mut self, view: &HubView, rendered: Rendered, news: &[BackendEvent]) {
+        if self.cells.is_empty() {
+            return;
+        }
+        let touched = news.iter().any(|event| {
+            matches!(event, BackendEvent::Cells(updates)
+                if updates.iter().any(|update| self.cells.contains(&update.cell)))
+        });
+        if touched {
             self.ask(view, rendered, false);
         }
     }
@@ -209,7 +216,8 @@ async fn read_cells(
                 let live = live_object(read.desired.as_ref(), None, Vec::new(), reason);
                 return (read.cell, live, false);
             };
-            let (live, answered) = read_one(api, &read).await;
+            let guard = Guard::new(Limits::default());
+            let (live, answered) = live_one(api, &guard, &read.target, read.desired.as_ref()).await;
             (read.cell, live, answered)
         })
         .buffered(AT_ONCE)
@@ -224,29 +232,4 @@ async fn read_cells(
         .into_iter()
         .map(|(cell, live, _)| (cell, live))
         .collect()
-}
-
-/// One cell's live object and Events; false when the member did not answer.
-async fn read_one(api: &KubeCluster, read: &Read) -> (LiveObject, bool) {
-    let guard = Guard::new(Limits::default());
-    let desired = read.desired.as_ref();
-    match guard.call(|| api.get(&read.target)).await {
-        Err(err) => (
-            live_object(desired, None, Vec::new(), Some(err.to_string())),
-            false,
-        ),
-        Ok(None) => (live_object(desired, None, Vec::new(), None), true),
-        Ok(Some(held)) => match object_events(api, &guard, &held).await {
-            Ok(events) => (live_object(desired, Some(&held), events, None), true),
-            Err(err) => (
-                live_object(
-                    desired,
-                    Some(&held),
-                    Vec::new(),
-                    Some(format!("cannot read Events: {err}")),
-                ),
-                true,
-            ),
-        },
-    }
 }

@@ -383,7 +383,7 @@ async fn run(
         placements.read(&hub, &events).await;
         let changed = changes(&shown, &next);
         shown = next;
-        following.view_changed(&shown, &rendered_in(&shown), &touched_cells(&changed));
+        following.view_changed(&shown, &rendered_in(&shown), &changed);
         for event in changed {
             if events.send(event).is_err() {
                 return;
@@ -532,8 +532,7 @@ async fn run_cached<L: LiveView>(
             }
             effect = next_effect(&mut effects) => match effect {
                 Some(Effect::FollowObject { cells }) => {
-                    let rendered = |row: usize, member: &str| pass.live.rendered(&caches, row, member);
-                    following.follow(pass.live.view(), &rendered, cells);
+                    following.follow(pass.live.view(), &rendered_by(&pass.live, &caches), cells);
                     continue;
                 }
                 Some(Effect::StopFollowing) => {
@@ -541,8 +540,7 @@ async fn run_cached<L: LiveView>(
                     continue;
                 }
                 Some(Effect::UseFleet(fleet)) => {
-                    let rendered = |row: usize, member: &str| pass.live.rendered(&caches, row, member);
-                    following.use_fleet(pass.live.view(), &rendered, fleet.0);
+                    following.use_fleet(pass.live.view(), &rendered_by(&pass.live, &caches), fleet.0);
                     continue;
                 }
                 Some(Effect::WritePlacement { namespace, name, patch, expect }) => {
@@ -586,8 +584,7 @@ async fn run_cached<L: LiveView>(
         pass = taken;
         let mut news = news;
         unsettled.note(&mut news);
-        let rendered = |row: usize, member: &str| pass.live.rendered(&caches, row, member);
-        following.view_changed(pass.live.view(), &rendered, &touched_cells(&news));
+        following.view_changed(pass.live.view(), &rendered_by(&pass.live, &caches), &news);
         for event in news {
             if events.send(event).is_err() {
                 return;
@@ -751,15 +748,12 @@ fn rendered_in(view: &HubView) -> impl Fn(usize, &str) -> Option<Value> + '_ {
     |row, member| view.rows.get(row)?.objects.get(member).cloned()
 }
 
-/// The cells whose status `events` change.
-fn touched_cells(events: &[BackendEvent]) -> Vec<CellRef> {
-    events
-        .iter()
-        .flat_map(|event| match event {
-            BackendEvent::Cells(updates) => updates.iter().map(|update| update.cell).collect(),
-            _ => Vec::new(),
-        })
-        .collect()
+/// What the hub rendered for a row on a member, looked up in the caches' stores.
+fn rendered_by<'a, L: LiveView>(
+    live: &'a L,
+    caches: &'a Caches,
+) -> impl Fn(usize, &str) -> Option<Value> + 'a {
+    move |row, member| live.rendered(caches, row, member)
 }
 
 /// Answers an editor's preview: the engine's render of the edited fleet against what the hub
