@@ -15,13 +15,13 @@ use crate::backend::BackendEvent;
 use crate::backend::Effect;
 use crate::backend::hub::{self, HubKind};
 use crate::backend::kube::live::{self, LiveFleet, LiveOptions};
+use crate::backend::messages::HubTraits;
 use crate::backend::sim::{self, Scenario, SimCore};
 use crate::cli::{GlobalArgs, WatchArgs, exit};
 use crate::config::keymap::Keymap;
 use crate::config::theme::Theme;
 use crate::config::{self, Settings};
 use crate::console::{Console, Ended};
-use crate::engine::edit::ocm_placement::PlacementWorld;
 use crate::engine::{FederatedResource, Fleet, SourceFile, SourceLocation};
 use crate::model::Dialect;
 use crate::source;
@@ -38,7 +38,10 @@ pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result
     Ok(match console.run().await? {
         Ended::Quit => exit::OK,
         Ended::Signal(signal) => exit::of_signal(signal),
-        Ended::LoadFailed(error) => input_error(&error),
+        Ended::StartFailed { error, input } => {
+            eprintln!("error: {error}");
+            if input { exit::INPUT } else { exit::PARTIAL }
+        }
     })
 }
 
@@ -58,35 +61,33 @@ fn refuse_without_terminal(global: &GlobalArgs, message: &str) -> u8 {
     exit::INPUT
 }
 
-/// The console (or the wall display) ready to run: on a hub once the hub was read; on live
-/// clusters and for the demo at once — the fleet is loaded and placed in the background
-/// while the console draws, arrives as [`BackendEvent::FleetLoaded`] and its backend starts
-/// then; a fleet that fails to load arrives as [`BackendEvent::LoadFailed`] and ends the
-/// console with the input-error status. `Err` is the exit status of a start that failed
-/// (the error already printed).
+/// The console (or the wall display) ready to run, at once: the fleet is loaded and placed
+/// (or the hub connected and read) in the background while the console draws, arrives as
+/// [`BackendEvent::FleetLoaded`] (or [`BackendEvent::HubLoaded`]) and its backend starts
+/// then; a start that fails arrives as [`BackendEvent::StartFailed`] and ends the console
+/// with its exit status. `Err` is the exit status of a start refused before that (a bad key
+/// map; the error already printed).
 pub async fn console(global: &GlobalArgs, wall: Option<WatchArgs>) -> Result<Console, u8> {
     keymap_checked(global)?;
     let readonly = global.readonly || wall.is_some();
     let (events_tx, events) = mpsc::unbounded_channel();
-    if let Some(hub) = &global.hub {
-        let started = match start_hub(global.kubeconfig.as_deref(), hub, readonly, events_tx).await
-        {
-            Ok(started) => started,
-            Err(err) => {
-                eprintln!("error: {err}");
-                return Err(crate::cli::exit::of_hub(&err));
-            }
-        };
-        let readonly = started.readonly;
-        let (fleet, label) = (started.fleet.clone(), started.label.clone());
-        let session = |state: State| started.session(state);
-        return Ok(show(global, wall, &fleet, label, readonly, events, session));
-    }
     let (effects, effects_rx) = if readonly {
         crate::backend::messages::reads_only()
     } else {
         mpsc::unbounded_channel()
     };
+    let empty = Arc::new(Fleet::default());
+    if let Some(context) = &global.hub {
+        let kubeconfig = global.kubeconfig.clone();
+        connect_hub_in_background(kubeconfig, context.clone(), readonly, events_tx, effects_rx);
+        let loading = format!("connecting to hub {context} and reading it…");
+        let session = |mut state: State| {
+            state.loading = Some(loading);
+            Session::new(state, Vec::new(), Some(effects), Store::Hub)
+        };
+        let label = format!("hub {context}");
+        return Ok(show(global, wall, &empty, label, readonly, events, session));
+    }
     if global.uses_demo() {
         let label = match global.demo_scale {
             Some(scale) => format!("demo-scale {}×{}", scale.clusters, scale.resources),
@@ -104,7 +105,6 @@ pub async fn console(global: &GlobalArgs, wall: Option<WatchArgs>) -> Result<Con
             state.loading = Some(loading);
             Session::new(state, Vec::new(), Some(effects), Store::Memory)
         };
-        let empty = Arc::new(Fleet::default());
         return Ok(show(global, wall, &empty, label, readonly, events, session));
     }
     let label = live_label(global);
@@ -114,12 +114,47 @@ pub async fn console(global: &GlobalArgs, wall: Option<WatchArgs>) -> Result<Con
         state.loading = Some("loading the fleet directory…".to_string());
         Session::new(state, Vec::new(), Some(effects), Store::Directory)
     };
-    let empty = Arc::new(Fleet::default());
     Ok(show(global, wall, &empty, label, readonly, events, session))
 }
 
 fn load_failed(events: &mpsc::UnboundedSender<BackendEvent>, error: String) {
-    let _ = events.send(BackendEvent::LoadFailed(error));
+    let _ = events.send(BackendEvent::StartFailed { error, input: true });
+}
+
+/// Connects to the hub and reads it ([`start_hub`]), hands what it found to the console,
+/// then passes the console's effects on to the hub's backend.
+fn connect_hub_in_background(
+    kubeconfig: Option<std::path::PathBuf>,
+    context: String,
+    readonly: bool,
+    events: mpsc::UnboundedSender<BackendEvent>,
+    mut effects: mpsc::UnboundedReceiver<Effect>,
+) {
+    tokio::spawn(async move {
+        let started = start_hub(kubeconfig.as_deref(), &context, readonly, events.clone()).await;
+        let started = match started {
+            Ok(started) => started,
+            Err(err) => {
+                let input = exit::of_hub(&err) == exit::INPUT;
+                let error = err.to_string();
+                let _ = events.send(BackendEvent::StartFailed { error, input });
+                return;
+            }
+        };
+        let loaded = BackendEvent::HubLoaded {
+            fleet: crate::backend::SharedFleet(started.fleet),
+            files: Arc::new(started.files),
+            hub: Box::new(started.traits),
+        };
+        if events.send(loaded).is_err() {
+            return;
+        }
+        while let Some(effect) = effects.recv().await {
+            if started.effects.send(effect).is_err() {
+                return;
+            }
+        }
+    });
 }
 
 /// Loads the live fleet on a blocking thread (with the audit log when `wants_audit`, for the
@@ -241,33 +276,21 @@ fn show(
 }
 
 /// A hub session's beginnings: the fleet the console shows, the texts its editors edit, the
-/// header label, the backend's effect channel and a first notice.
+/// backend's effect channel, and what the hub is and allows (`traits.readonly`: the console
+/// may only look, asked for or on a hub flotilla cannot edit).
 pub struct HubStart {
     pub fleet: Arc<Fleet>,
     pub files: Vec<SourceFile>,
-    pub label: String,
     /// Where effects go; a read-only backend's channel takes only the live view's reads.
     pub effects: mpsc::UnboundedSender<Effect>,
-    /// Whether the console may only look: asked for, or a hub flotilla cannot edit.
-    pub readonly: bool,
-    pub notice: Option<String>,
-    /// Edits this kind of hub has no API for, with the reason.
-    pub cannot_edit: CannotEdit,
-    /// The hub's kind, as the header names it.
-    pub kind: String,
-    /// On an Open Cluster Management hub, its Placements for the placement editor.
-    pub placements: Option<Arc<PlacementWorld>>,
+    pub traits: HubTraits,
 }
 
 impl HubStart {
-    /// The console's session on this hub, from `state` (made from this fleet and label): the
-    /// first notice, what the hub cannot edit, its kind and (on OCM) its Placements.
+    /// The console's session on this hub, from `state` (made from this fleet): the hub's
+    /// label, kind, first notice, what it cannot edit and (on OCM) its Placements.
     pub fn session(self, mut state: State) -> Session {
-        state.notice = self.notice;
-        state.cannot_edit = self.cannot_edit;
-        state.hub = Some(self.kind);
-        state.placements = self.placements;
-        state.readonly = self.readonly;
+        state.take_hub(self.traits);
         Session::new(state, self.files, Some(self.effects), Store::Hub)
     }
 }
@@ -308,13 +331,15 @@ pub async fn start_hub(
                 return Ok(HubStart {
                     fleet,
                     files,
-                    label,
                     effects,
-                    readonly,
-                    notice,
-                    cannot_edit,
-                    kind,
-                    placements: None,
+                    traits: HubTraits {
+                        label,
+                        kind,
+                        readonly,
+                        notice,
+                        cannot_edit,
+                        placements: None,
+                    },
                 });
             }
             Err(reason) => {
@@ -367,13 +392,15 @@ pub async fn start_hub(
     Ok(HubStart {
         fleet: Arc::new(fleet),
         files: Vec::new(),
-        label,
         effects,
-        readonly,
-        notice,
-        cannot_edit,
-        kind,
-        placements,
+        traits: HubTraits {
+            label,
+            kind,
+            readonly,
+            notice,
+            cannot_edit,
+            placements,
+        },
     })
 }
 

@@ -1,6 +1,7 @@
 //! The real binary in a pseudo-terminal: it opens, shows the fleet, quits on `q` with status 0,
 //! and leaves the terminal as it found it, also when ended by a signal (status 130 or 143) or
-//! by a bad fleet file found while the fleet loads (status 2, the error on the screen).
+//! by a bad fleet file found while the fleet loads (status 2, the error on the screen) or a hub
+//! that does not answer (status 3).
 
 mod common;
 
@@ -118,6 +119,36 @@ fn a_bad_fleet_file_found_while_loading_ends_the_console_naming_it_with_status_2
             && screen.contains("use In, NotIn, Exists or DoesNotExist"),
         "the file, line, what is wrong and the fix, on the restored screen:\n{screen}"
     );
+}
+
+#[test]
+fn a_hub_that_does_not_answer_ends_the_console_with_status_3_and_says_why() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: closed\n  cluster: {server: 'https://127.0.0.1:1'}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n- name: hub\n  context: {cluster: closed, user: u}\n",
+    )
+    .expect("kubeconfig");
+    let kubeconfig = kubeconfig.to_string_lossy().into_owned();
+    let mut app = PtyApp::spawn(
+        &["--kubeconfig", &kubeconfig, "--hub", "hub", "console"],
+        400,
+        30,
+        &[],
+    );
+    assert_eq!(
+        app.wait_exit(),
+        3,
+        "a hub that did not answer counts as a failed cluster"
+    );
+    assert_restored(&app);
+    let screen = app.screen_text();
+    assert!(
+        screen.contains("error: --hub hub: cannot reach the hub"),
+        "{screen}"
+    );
+    assert!(!screen.contains("token: t"), "{screen}");
 }
 
 #[test]

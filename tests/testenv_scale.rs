@@ -147,7 +147,7 @@ impl HubConsole {
                 events_tx,
             ))
             .expect("start the hub session");
-        let state = flotilla::app::state_for_fleet(&started.fleet, started.label.clone());
+        let state = flotilla::app::state_for_fleet(&started.fleet, started.traits.label.clone());
         let session = started.session(state);
         HubConsole {
             runtime,

@@ -649,8 +649,14 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
             drift::remember_reverts(state, &audit);
             state.loading = None;
         }
-        BackendEvent::LoadFailed(error) => {
-            state.load_failed = Some(error);
+        BackendEvent::HubLoaded { fleet, files, hub } => {
+            state.files = files;
+            state.take_fleet(fleet.0);
+            state.take_hub(*hub);
+            state.loading = None;
+        }
+        BackendEvent::StartFailed { error, input } => {
+            state.start_failed = Some((error, input));
             state.should_quit = true;
         }
         BackendEvent::Snapshot { kinds, details } => {

@@ -34,6 +34,28 @@ pub struct CellUpdate {
     pub message: Option<String>,
 }
 
+/// Edits a source does not support, each with the reason the console gives.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CannotEdit {
+    pub overrides: Option<String>,
+    pub placements: Option<String>,
+    /// Why `a` has nothing to ask of this hub.
+    pub reschedule: Option<String>,
+}
+
+/// What a connected hub is and lets the console do: the header's label, the hub's kind,
+/// whether the console may only look, a first notice, the edits it has no API for, and (on
+/// Open Cluster Management) its Placements for the placement editor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HubTraits {
+    pub label: String,
+    pub kind: String,
+    pub readonly: bool,
+    pub notice: Option<String>,
+    pub cannot_edit: CannotEdit,
+    pub placements: Option<std::sync::Arc<crate::engine::edit::ocm_placement::PlacementWorld>>,
+}
+
 /// Facts a backend reports.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BackendEvent {
@@ -46,9 +68,17 @@ pub enum BackendEvent {
         /// notes (empty for the simulated fleet).
         audit: std::sync::Arc<Vec<serde_json::Value>>,
     },
-    /// The fleet the console started on could not be loaded (a bad fleet file, an unknown
-    /// context): the console ends and prints this, with the input-error exit status.
-    LoadFailed(String),
+    /// A hub, connected and read in the background after the console started: its fleet
+    /// (as [`BackendEvent::FleetLoaded`]) and what it lets the console do.
+    HubLoaded {
+        fleet: SharedFleet,
+        files: std::sync::Arc<Vec<crate::engine::SourceFile>>,
+        hub: Box<HubTraits>,
+    },
+    /// The fleet or hub the console started on could not be had (a bad fleet file, an unknown
+    /// context, a hub that did not answer): the console ends and prints `error`; `input` says
+    /// whether it was the user's input (exit 2) or an unreachable hub (exit 3).
+    StartFailed { error: String, input: bool },
     /// The whole matrix at once: one status kind per cell, resource-major
     /// (`resource * clusters + cluster`), plus the cells whose status carries detail.
     Snapshot {

@@ -63,13 +63,14 @@ pub enum Ended {
     Quit,
     /// A signal ended it (SIGINT, SIGTERM, SIGHUP).
     Signal(&'static str),
-    /// The fleet loading in the background turned out to be bad input; why.
-    LoadFailed(String),
+    /// The fleet or hub loading in the background could not be had: why, and whether it was
+    /// the user's input (else a hub that did not answer).
+    StartFailed { error: String, input: bool },
 }
 
 impl Console {
-    /// Runs on the real terminal until the operator quits, a signal arrives or the fleet
-    /// fails to load; the terminal is restored on return.
+    /// Runs on the real terminal until the operator quits, a signal arrives or the fleet (or
+    /// hub) fails to load; the terminal is restored on return.
     pub async fn run(self) -> anyhow::Result<Ended> {
         let mut guard = TerminalGuard::enter()?;
         let mut signals = Signals::new()?;
@@ -223,8 +224,8 @@ impl Console {
                 () = frame_timer => {}
             }
         }
-        if let Some(error) = self.session.state.load_failed.take() {
-            return Ok(Ended::LoadFailed(error));
+        if let Some((error, input)) = self.session.state.start_failed.take() {
+            return Ok(Ended::StartFailed { error, input });
         }
         Ok(ended_by.map_or(Ended::Quit, Ended::Signal))
     }

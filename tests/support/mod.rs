@@ -489,7 +489,7 @@ pub fn hub_console() -> (flotilla::app::Session, HubEvents) {
             events_tx,
         ))
         .expect("start the hub session");
-    let state = flotilla::app::state_for_fleet(&started.fleet, started.label.clone());
+    let state = flotilla::app::state_for_fleet(&started.fleet, started.traits.label.clone());
     (started.session(state), HubEvents { runtime, events })
 }
 

@@ -164,8 +164,9 @@ pub struct State {
     pub files: Arc<Vec<SourceFile>>,
     /// What is still being loaded in the background, for the header ("loading the fleet…").
     pub loading: Option<String>,
-    /// Why the fleet loaded in the background could not be, once it failed; the console ends.
-    pub load_failed: Option<String>,
+    /// Why the fleet or hub loaded in the background could not be had, once that failed, and
+    /// whether it was the user's input; the console ends.
+    pub start_failed: Option<(String, bool)>,
     /// Confirmed edits of the fleet's files, in order, for the session to write.
     pub edits: Vec<FleetEdit>,
     pub clusters: Vec<ClusterRow>,
@@ -264,14 +265,7 @@ pub struct Wall {
     pub history: history::History,
 }
 
-/// Edits a source does not support, each with the reason the console gives.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CannotEdit {
-    pub overrides: Option<String>,
-    pub placements: Option<String>,
-    /// Why `a` has nothing to ask of this hub.
-    pub reschedule: Option<String>,
-}
+pub use crate::backend::messages::CannotEdit;
 
 /// The initial state for a fleet: its clusters (health unknown until probed) and resources.
 pub fn state_for_fleet(fleet: &Arc<Fleet>, source: String) -> State {
@@ -288,6 +282,17 @@ impl State {
     /// Shows this fleet: its clusters (health unknown until probed) and resources, every cell
     /// Pending until the backend reports. A large fleet starts as one heat strip per region
     /// unless the operator already grouped it.
+    /// Takes in what a connected hub is and allows: its label, kind, notice, the edits it
+    /// cannot make, its Placements, and whether the console may only look.
+    pub fn take_hub(&mut self, hub: crate::backend::messages::HubTraits) {
+        self.source = hub.label;
+        self.hub = Some(hub.kind);
+        self.readonly |= hub.readonly;
+        self.notice = hub.notice;
+        self.cannot_edit = hub.cannot_edit;
+        self.placements = hub.placements;
+    }
+
     pub fn take_fleet(&mut self, fleet: Arc<Fleet>) {
         self.clusters = fleet
             .clusters
