@@ -10,8 +10,8 @@
 //! `update` as actions again; it draws `&State` with `views` at once after a key and at a
 //! capped rate after events. The pure, deterministic `engine` (placement, overrides,
 //! rendering, diffs) is called by `app`, `backend` and `commands` (the one-shot command-line
-//! subcommands); `launch` wires a console together (the demo's fleet is built in the
-//! background while the console already draws). Imports point one way: `console` → `views` →
+//! subcommands); `launch` wires a console together (the fleet — demo, directory or hub — is
+//! loaded in the background while the console already draws, and arrives as an event). Imports point one way: `console` → `views` →
 //! `app` → `backend` → `engine`, and `app` knows nothing of the terminal.
 
 pub mod app;
