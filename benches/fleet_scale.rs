@@ -4,9 +4,10 @@
 //! hub clusters` and `flotilla --hub hub render` (a full read of every binding and Work), and
 //! the hub's own servers' memory; on the raw-contexts tier (`cargo xtask testenv up --contexts
 //! 1000`) `flotilla --context 'c*' clusters` from start until every cluster has a health
-//! answer, with the peak of its open file descriptors, sockets and resident memory, and the
-//! proxy's. Each command runs as its own process; peaks are sampled from /proc every 10 ms.
-//! Environments that are not up are skipped with a note. It only reads the clusters.
+//! answer, then `plan` and `apply --yes` of one ConfigMap placed on every one of them, each
+//! with the peak of its open file descriptors, sockets and resident memory, and the proxy's. Each command runs as its own process; peaks are sampled from /proc every 10 ms.
+//! Environments that are not up are skipped with a note. It only reads the clusters, but for
+//! that one ConfigMap (`default/fleet-scale-probe`).
 //!
 //! `FLOTILLA_TESTENV_KUBECONFIG=target/testenv/kubeconfig cargo bench --bench fleet_scale`
 
@@ -163,6 +164,29 @@ fn server_memory(state: &Value) {
     }
 }
 
+/// A fleet directory whose inventory is the tier's contexts `c0000`… and whose one resource,
+/// a ConfigMap, a PropagationPolicy places on every cluster.
+fn one_resource_everywhere(clusters: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut inventory = String::new();
+    for index in 0..clusters {
+        inventory.push_str(&format!(
+            "---\napiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {{name: c{index:04}}}\nspec: {{syncMode: Push}}\n"
+        ));
+    }
+    fs::write(dir.path().join("clusters.yaml"), inventory).expect("inventory");
+    fs::write(
+        dir.path().join("probe.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fleet-scale-probe, namespace: default}\n\
+         data: {purpose: one object on every cluster}\n---\n\
+         apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
+         metadata: {name: everywhere, namespace: default}\nspec:\n  resourceSelectors:\n  \
+         - {apiVersion: v1, kind: ConfigMap, name: fleet-scale-probe}\n  placement: {}\n",
+    )
+    .expect("resource");
+    dir
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; nothing here takes arguments.
     let flotilla = PathBuf::from(env!("CARGO_BIN_EXE_flotilla"));
@@ -267,6 +291,27 @@ fn main() {
                 "{count} contexts at {latency}: flotilla --context 'c*' clusters (start → every cluster probed)"
             ),
             &probe,
+        );
+        let fleet = one_resource_everywhere(count as usize);
+        let fleet_arg = fleet.path().display().to_string();
+        let common = [
+            "--kubeconfig",
+            kc_arg.as_str(),
+            "--fleet",
+            fleet_arg.as_str(),
+        ];
+        let plan = measure(&flotilla, &[&common[..], &["plan", "-o", "json"]].concat());
+        row(
+            &format!("{count} contexts at {latency}: flotilla plan of one ConfigMap on all"),
+            &plan,
+        );
+        let apply = measure(
+            &flotilla,
+            &[&common[..], &["apply", "--yes", "-o", "json"]].concat(),
+        );
+        row(
+            &format!("{count} contexts at {latency}: flotilla apply of one ConfigMap to all"),
+            &apply,
         );
     } else {
         println!(
