@@ -17,32 +17,59 @@ use crate::model::StatusKind;
 pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &ViewContext) {
     let theme = context.theme;
     let readonly = state.readonly;
-    let entry = |(keys, description): &(String, &str)| {
-        Line::from(vec![
-            Span::styled(format!(" {keys:<22}"), theme.title),
-            Span::styled(description.to_string(), theme.text),
-        ])
-    };
-    let titled = |title: &str, entries: Vec<(String, &str)>| {
-        let mut lines = vec![Line::from(Span::styled(format!(" {title}"), theme.title))];
-        lines.extend(entries.iter().map(entry));
-        lines
-    };
-    let main = titled(
-        "In the main view (and a cell's object)",
-        context.keymap.help_entries(readonly),
-    );
     let section = match view_key_context(state) {
         KeyContext::View(section) | KeyContext::Form(section) => Some(section),
         KeyContext::Commands | KeyContext::Typing => None,
+    };
+    // Two parts side by side: a view's keys and the main keys in halves, or the main keys and
+    // the narrow cell symbols; one below the other where a half leaves a description less
+    // than 20 columns. A description longer than its room goes on below its first line.
+    let inner = area.width.saturating_sub(2);
+    let (left, right) = match section {
+        Some(_) => (inner / 2, inner - inner / 2),
+        None => (inner.saturating_sub(SYMBOLS_COLUMN), SYMBOLS_COLUMN),
+    };
+    let needs = KEYS_COLUMN + 20;
+    let side_by_side = left >= needs && (section.is_none() || right >= needs);
+    let (left, right) = if side_by_side {
+        (left, right)
+    } else {
+        (inner, inner)
+    };
+    let entry = |room: u16, (keys, description): &(String, &str)| {
+        let width = usize::from(room.saturating_sub(KEYS_COLUMN + 1).max(20));
+        wrapped(description, width)
+            .into_iter()
+            .enumerate()
+            .map(|(index, part)| {
+                let keys = if index == 0 { keys.as_str() } else { "" };
+                Line::from(vec![
+                    Span::styled(format!(" {keys:<22}"), theme.title),
+                    Span::styled(part, theme.text),
+                ])
+            })
+            .collect::<Vec<_>>()
+    };
+    let titled = |title: &str, entries: Vec<(String, &str)>, room: u16| {
+        let mut lines = vec![Line::from(Span::styled(format!(" {title}"), theme.title))];
+        lines.extend(entries.iter().flat_map(|item| entry(room, item)));
+        lines
+    };
+    let main = |room: u16| {
+        titled(
+            "In the main view (and a cell's object)",
+            context.keymap.help_entries(readonly),
+            room,
+        )
     };
     let (first, second) = match section {
         Some(section) => (
             titled(
                 section.title(),
                 context.keymap.section_help(section, readonly),
+                left,
             ),
-            main,
+            main(right),
         ),
         None => {
             let mut symbols = vec![Line::from(Span::styled(" Cell symbols", theme.title))];
@@ -58,34 +85,63 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
             symbols.push(Line::from(""));
             let help = context.keymap.view_hint(Section::Drift, ViewCommand::Help);
             for text in [
-                " The drift view and the editors have keys of their own:".to_string(),
+                " The drift view and the editors".to_string(),
+                " have keys of their own:".to_string(),
                 format!(" {help} in one lists them first."),
             ] {
                 symbols.push(Line::from(Span::styled(text, theme.muted)));
             }
-            (main, symbols)
+            (main(left), symbols)
         }
     };
     let title = format!("Help — key map {}", context.keymap.name);
     let block = pane_block(&title, true, theme);
-    // The two parts side by side when the terminal is wide enough, else one below the other.
-    let side_by_side = area.width >= 2 * COLUMN + 2;
+    let widest = |lines: &[Line]| lines.iter().map(Line::width).max().unwrap_or(0) as u16 + 1;
+    let (left_width, right_width) = (widest(&first), widest(&second));
     if side_by_side {
-        let popup = popup(frame, area, 2 * COLUMN + 2, first.len().max(second.len()));
+        let popup = popup(
+            frame,
+            area,
+            left_width + right_width + 2,
+            first.len().max(second.len()),
+        );
         let inner = block.inner(popup);
         frame.render_widget(block, popup);
         let [left, right] =
-            Layout::horizontal([Constraint::Length(COLUMN), Constraint::Fill(1)]).areas(inner);
+            Layout::horizontal([Constraint::Length(left_width), Constraint::Fill(1)]).areas(inner);
         frame.render_widget(Paragraph::new(first), left);
         frame.render_widget(Paragraph::new(second), right);
     } else {
+        let width = left_width.max(right_width) + 2;
         let mut lines = first;
         lines.push(Line::from(""));
         lines.extend(second);
-        let popup = popup(frame, area, COLUMN, lines.len());
+        let popup = popup(frame, area, width, lines.len());
         frame.render_widget(Paragraph::new(lines).block(block), popup);
     }
 }
 
-/// One column of the help: keys and what they do.
-const COLUMN: u16 = 58;
+/// How wide the keys of an entry are shown (with the space before them).
+const KEYS_COLUMN: u16 = 23;
+
+/// How wide the part beside the keys is (the cell symbols, or the main view's keys).
+const SYMBOLS_COLUMN: u16 = 34;
+
+/// `text` in lines of at most `width` columns, broken between words (a word longer than a
+/// line gets a line of its own).
+fn wrapped(text: &str, width: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthStr;
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.width() + 1 + word.width() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
+}
