@@ -159,7 +159,8 @@ fn connect_hub_in_background(
 
 /// Loads the live fleet on a blocking thread (with the audit log when `wants_audit`, for the
 /// drift view's owner-fight notes), hands it to the console, then starts the live backend on
-/// `effects`.
+/// `effects` from the same thread: laying out the cells of a big fleet takes seconds, which
+/// must not hold up an async worker the console loop may be waiting on.
 fn load_live_in_background(
     global: GlobalArgs,
     wants_audit: bool,
@@ -167,28 +168,29 @@ fn load_live_in_background(
     effects: mpsc::UnboundedReceiver<Effect>,
     readonly: bool,
 ) {
-    tokio::spawn(async move {
-        let loaded = tokio::task::spawn_blocking(move || {
-            let (live, _) = live_fleet(&global).map_err(|err| err.to_string())?;
-            let audit = if wants_audit {
-                crate::backend::audit::read_entries()
-            } else {
-                Vec::new()
-            };
-            Ok::<_, String>((live, audit))
-        })
-        .await;
-        let (live, audit) = match loaded.map_err(|err| err.to_string()) {
-            Ok(Ok(loaded)) => loaded,
-            Ok(Err(err)) | Err(err) => return load_failed(&events, err),
+    let on_panic = events.clone();
+    let loading = tokio::task::spawn_blocking(move || {
+        let live = match live_fleet(&global) {
+            Ok((live, _)) => live,
+            Err(err) => return load_failed(&events, err.to_string()),
         };
-        let loaded_event = BackendEvent::FleetLoaded {
+        let audit = if wants_audit {
+            crate::backend::audit::read_entries()
+        } else {
+            Vec::new()
+        };
+        let loaded = BackendEvent::FleetLoaded {
             fleet: crate::backend::SharedFleet(live.fleet.clone()),
             files: Arc::new(live.files.clone()),
             audit: Arc::new(audit),
         };
-        if events.send(loaded_event).is_ok() {
+        if events.send(loaded).is_ok() {
             live::spawn_on(live, events, effects, readonly);
+        }
+    });
+    tokio::spawn(async move {
+        if let Err(err) = loading.await {
+            load_failed(&on_panic, format!("loading the fleet failed: {err}"));
         }
     });
 }
