@@ -221,19 +221,16 @@ impl Caches {
         self.stores.get(kind).map(Store::state).unwrap_or_default()
     }
 
-    /// Every object of kind `kind` in the store now (each parsed from its stored text).
-    pub fn objects(&self, kind: usize) -> Vec<DynamicObject> {
-        self.stored(kind)
-            .iter()
-            .map(|stored| stored.object())
-            .collect()
+    /// Every object of kind `kind` in the store now, each parsed from its stored text as it is
+    /// taken, so a whole read holds one parsed object at a time, not all of them.
+    pub fn each_object(&self, kind: usize) -> impl Iterator<Item = DynamicObject> + use<> {
+        self.stored(kind).into_iter().map(|stored| stored.object())
     }
 
     /// Every object of kind `kind` in the store now, as JSON.
     pub fn values(&self, kind: usize) -> Vec<Value> {
-        self.stored(kind)
-            .iter()
-            .map(|stored| value_of(&stored.object()))
+        self.each_object(kind)
+            .map(|object| value_of(&object))
             .collect()
     }
 

@@ -137,7 +137,7 @@ impl Hub {
                 .await
                 .map_err(|reason| self.failed(reason))?,
             HubKind::Karmada => {
-                let (bindings, _) = karmada::bindings_and_works(&self.client)
+                let bindings = karmada::read::bindings(&self.client)
                     .await
                     .map_err(|reason| self.failed(reason))?;
                 karmada::fleet_files(&self.client, &self.context, &contexts, &bindings)

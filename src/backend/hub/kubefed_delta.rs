@@ -90,7 +90,7 @@ impl Live {
         };
         for (index, ty) in live.types.clone().iter().enumerate() {
             let Some(ty) = ty else { continue };
-            for object in caches.objects(index) {
+            for object in caches.each_object(index) {
                 let target = live.row_for(&value_of(&object), ty).target;
                 if let Some(&row) = live.rows.get(&target) {
                     live.objects.insert((index, key_of(&object)), row);

@@ -1455,11 +1455,10 @@ mod tests {
             let kubeconfig = kube::config::Kubeconfig::default();
             // The console's columns, as its first read of the hub gave them: in name order.
             let mut clusters: Vec<_> = caches
-                .objects(0)
+                .values(0)
                 .iter()
-                .map(|c| {
-                    let value = crate::backend::hub::cache::value_of(c);
-                    crate::backend::hub::karmada::read::member_of(&value, &kubeconfig)
+                .map(|value| {
+                    crate::backend::hub::karmada::read::member_of(value, &kubeconfig)
                         .expect("a member")
                 })
                 .collect();

@@ -325,7 +325,10 @@ impl LiveView for Live {
     fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
         let mut bindings = caches.values(BINDINGS);
         bindings.extend(caches.values(CLUSTER_BINDINGS));
-        let works: Vec<Value> = caches.objects(WORKS).iter().map(work_value).collect();
+        let works: Vec<Value> = caches
+            .each_object(WORKS)
+            .map(|work| work_value(&work))
+            .collect();
         Live::from_objects(
             shown,
             &caches.values(CLUSTERS),

@@ -472,19 +472,25 @@ pub fn watched_kinds() -> Vec<ApiResource> {
 
 /// The hub's bindings and Works as they are now.
 pub async fn bindings_and_works(client: &Client) -> Result<(Vec<Binding>, Vec<Work>), String> {
-    let [bindings, cluster_bindings, works] = binding_resources();
-    let bindings = list_values(client, &bindings)
-        .await?
-        .iter()
-        .chain(list_values(client, &cluster_bindings).await?.iter())
-        .map(binding_of)
-        .collect();
+    let bindings = bindings(client).await?;
+    let [_, _, works] = binding_resources();
     let works = list_values(client, &works)
         .await?
         .iter()
         .filter_map(work_of)
         .collect();
     Ok((bindings, works))
+}
+
+/// Every ResourceBinding and ClusterResourceBinding on the hub (not their Works).
+pub async fn bindings(client: &Client) -> Result<Vec<Binding>, String> {
+    let [bindings, cluster_bindings, _] = binding_resources();
+    Ok(list_values(client, &bindings)
+        .await?
+        .iter()
+        .chain(list_values(client, &cluster_bindings).await?.iter())
+        .map(binding_of)
+        .collect())
 }
 
 /// Reads the hub: clusters, and one row per binding (sorted by their template) with its Works.

@@ -94,12 +94,22 @@ impl Live {
         works: &[Value],
         kubeconfig: &Kubeconfig,
     ) -> Live {
-        let mut members: Vec<_> = clusters.iter().map(|c| member_of(c, kubeconfig)).collect();
-        members.sort_by(|a, b| a.0.name.cmp(&b.0.name));
-        let works: Vec<ManifestWork> = works
+        let works = works
             .iter()
             .map(|w| without_objects(manifest_work_of(w)))
             .collect();
+        Live::from_works(shown, clusters, works, kubeconfig)
+    }
+
+    /// [`Live::from_objects`] with the ManifestWorks already read (their objects dropped).
+    fn from_works(
+        shown: &HubView,
+        clusters: &[Value],
+        works: Vec<ManifestWork>,
+        kubeconfig: &Kubeconfig,
+    ) -> Live {
+        let mut members: Vec<_> = clusters.iter().map(|c| member_of(c, kubeconfig)).collect();
+        members.sort_by(|a, b| a.0.name.cmp(&b.0.name));
         let mut rows = rows_of(&works, &members);
         for row in &mut rows {
             row.objects.clear();
@@ -328,8 +338,16 @@ impl Live {
 
 impl LiveView for Live {
     fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
-        let (clusters, works) = (caches.values(CLUSTERS), caches.values(WORKS));
-        Ok(Live::from_objects(shown, &clusters, &works, kubeconfig))
+        let works = caches
+            .each_object(WORKS)
+            .map(|work| without_objects(manifest_work_of(&value_of(&work))))
+            .collect();
+        Ok(Live::from_works(
+            shown,
+            &caches.values(CLUSTERS),
+            works,
+            kubeconfig,
+        ))
     }
 
     fn view(&self) -> &HubView {
