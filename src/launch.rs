@@ -310,7 +310,7 @@ pub async fn start_hub(
     events: mpsc::UnboundedSender<BackendEvent>,
 ) -> Result<HubStart, hub::HubError> {
     let hub = hub::connect(kubeconfig, context, LiveOptions::default().timeouts).await?;
-    let view = hub.read().await?;
+    let mut first = hub::poll::first_view(&hub).await?;
     let label = hub.label();
     let kind = hub.kind.as_str().to_string();
     let mut notice = None;
@@ -323,12 +323,12 @@ pub async fn start_hub(
         match hub.fleet().await {
             Ok((fleet, files)) => {
                 let targets: Vec<_> = fleet.resources.iter().map(|r| r.target.clone()).collect();
-                let view = hub::poll::in_rows_of(&targets, view);
+                first.view = hub::poll::in_rows_of(&targets, first.view);
                 let fleet = Arc::new(fleet);
                 let effects = if readonly {
-                    hub::poll::spawn_readonly(hub, view, Some(fleet.clone()), events)
+                    hub::poll::spawn_readonly(hub, first, Some(fleet.clone()), events)
                 } else {
-                    hub::poll::spawn(hub, view, Some(fleet.clone()), events)
+                    hub::poll::spawn(hub, first, Some(fleet.clone()), events)
                 };
                 return Ok(HubStart {
                     fleet,
@@ -354,6 +354,7 @@ pub async fn start_hub(
         HubKind::Karmada | HubKind::OpenClusterManagement => Dialect::Karmada,
     };
     let mut fleet = Fleet::default();
+    let view = &first.view;
     fleet.clusters = view.clusters.iter().map(|(spec, _)| spec.clone()).collect();
     fleet.resources = view
         .rows
@@ -387,9 +388,9 @@ pub async fn start_hub(
     };
     let readonly = placements.is_none();
     let effects = if readonly {
-        hub::poll::spawn_readonly(hub, view, None, events)
+        hub::poll::spawn_readonly(hub, first, None, events)
     } else {
-        hub::poll::spawn(hub, view, None, events)
+        hub::poll::spawn(hub, first, None, events)
     };
     Ok(HubStart {
         fleet: Arc::new(fleet),

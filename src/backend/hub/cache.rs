@@ -155,6 +155,8 @@ impl CacheWriter {
 pub struct Caches {
     pub kinds: Vec<ApiResource>,
     stores: Vec<Store<Stored>>,
+    /// Whether a watcher's last event was an error (its backoff retries).
+    failing: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Caches {
@@ -165,13 +167,20 @@ impl Caches {
         // growing without end; the stores stay current either way.
         let (sender, receiver) = mpsc::channel(4096);
         let mut stores = Vec::new();
+        let failing = Arc::new(std::sync::atomic::AtomicBool::new(false));
         for (index, kind) in kinds.iter().enumerate() {
             let writer = CacheWriter::new(kind.clone());
             stores.push(writer.writer.as_reader());
             let api: Api<DynamicObject> = Api::all_with(client.clone(), kind);
-            tokio::spawn(watch(api, writer, index, sender.clone()));
+            let watching = watch(api, writer, index, sender.clone(), failing.clone());
+            tokio::spawn(watching);
         }
-        (Caches { kinds, stores }, receiver)
+        let caches = Caches {
+            kinds,
+            stores,
+            failing,
+        };
+        (caches, receiver)
     }
 
     /// Caches filled from objects in hand rather than from a hub — for tests and benchmarks of
@@ -199,7 +208,12 @@ impl Caches {
             .iter()
             .map(|writer| writer.writer.as_reader())
             .collect();
-        (Caches { kinds, stores }, writers)
+        let caches = Caches {
+            kinds,
+            stores,
+            failing: Arc::default(),
+        };
+        (caches, writers)
     }
 
     /// Waits until every store holds its first complete list.
@@ -209,6 +223,11 @@ impl Caches {
             // so through its rows, so there is nothing more to wait for.
             let _ = store.wait_until_ready().await;
         }
+    }
+
+    /// Whether a watcher's last attempt failed (it retries with backoff).
+    pub fn failing(&self) -> bool {
+        self.failing.load(Ordering::Relaxed)
     }
 
     /// How many objects of kind `kind` the store holds now.
@@ -250,6 +269,7 @@ async fn watch(
     mut writer: CacheWriter,
     kind: usize,
     changes: mpsc::Sender<Change>,
+    failing: Arc<std::sync::atomic::AtomicBool>,
 ) {
     let config = watcher::Config::default().timeout(45);
     let mut stream = watcher::watcher(api, config)
@@ -261,6 +281,7 @@ async fn watch(
         if let Ok(event) = &event {
             writer.apply_watcher_event(event);
         }
+        failing.store(event.is_err(), Ordering::Relaxed);
         let change = match event {
             Ok(watcher::Event::Apply(object)) => Change::Applied {
                 kind,
@@ -322,6 +343,12 @@ pub enum Touched {
 pub trait LiveView: Send + Sized + 'static {
     /// The whole view from the stores, in the rows and columns of `shown`.
     fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Self, String>;
+
+    /// The hub's members in the stores now, as the view's columns name them.
+    fn members(
+        caches: &Caches,
+        kubeconfig: &Kubeconfig,
+    ) -> Result<Vec<(crate::model::ClusterSpec, crate::model::ClusterStatus)>, String>;
 
     fn view(&self) -> &HubView;
 

@@ -230,7 +230,7 @@ impl Hub {
         }
     }
 
-    fn failed(&self, reason: String) -> HubError {
+    pub(super) fn failed(&self, reason: String) -> HubError {
         HubError::Unreachable(format!("--hub {}: {reason}", self.context))
     }
 }

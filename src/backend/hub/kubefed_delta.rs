@@ -126,6 +126,13 @@ impl LiveView for Live {
         Live::build(shown, caches, kubeconfig)
     }
 
+    fn members(
+        caches: &Caches,
+        kubeconfig: &Kubeconfig,
+    ) -> Result<Vec<(crate::model::ClusterSpec, crate::model::ClusterStatus)>, String> {
+        clusters_of(&caches.values(CLUSTERS), kubeconfig)
+    }
+
     fn view(&self) -> &HubView {
         &self.view
     }

@@ -127,7 +127,7 @@ pub fn health_snapshot(view: &HubView) -> Option<BackendEvent> {
 /// rows and columns were built from. The channel returned takes only the live view's reads.
 pub fn spawn_readonly(
     hub: Hub,
-    first: HubView,
+    first: FirstView,
     fleet: Option<Arc<Fleet>>,
     events: mpsc::UnboundedSender<BackendEvent>,
 ) -> mpsc::UnboundedSender<Effect> {
@@ -140,7 +140,7 @@ pub fn spawn_readonly(
 /// view, else by reading the hub whenever a watched object changes.
 fn start(
     hub: Hub,
-    first: HubView,
+    first: FirstView,
     fleet: Option<Arc<Fleet>>,
     events: mpsc::UnboundedSender<BackendEvent>,
     effects: mpsc::UnboundedReceiver<Effect>,
@@ -170,7 +170,7 @@ fn start(
 /// the engine could load it.
 pub fn spawn(
     hub: Hub,
-    first: HubView,
+    first: FirstView,
     fleet: Option<Arc<Fleet>>,
     events: mpsc::UnboundedSender<BackendEvent>,
 ) -> mpsc::UnboundedSender<Effect> {
@@ -392,16 +392,101 @@ async fn run(
     }
 }
 
+/// The view a hub's backend starts from: the console's first view, and, when it was built from
+/// the hub's informer caches ([`first_view`]), those caches, which the backend goes on with.
+pub struct FirstView {
+    pub view: HubView,
+    cached: Option<(Caches, mpsc::Receiver<Change>)>,
+}
+
+impl FirstView {
+    /// A view read whole (`Hub::read`): the backend starts its caches after it.
+    pub fn read(view: HubView) -> FirstView {
+        FirstView { view, cached: None }
+    }
+}
+
+/// How long the caches may keep failing before their first lists before the first view is
+/// read whole instead (which then says what is wrong with the hub).
+const CACHES_FAILING_FOR: Duration = Duration::from_secs(15);
+
+/// The console's first view of a hub, built from its informer caches: they are started and
+/// synced here (each kind listed a page at a time), so no full read of every Work at once
+/// comes before them, and the backend goes on with the same caches. A hub whose kind watches
+/// nothing, or whose caches keep failing to list, is read whole.
+pub async fn first_view(hub: &Hub) -> Result<FirstView, crate::backend::hub::HubError> {
+    let kinds = hub.watched_kinds().await;
+    if kinds.is_empty() {
+        return Ok(FirstView::read(hub.read().await?));
+    }
+    let (caches, changes) = Caches::start(&hub.client, kinds);
+    let mut failing_since: Option<Instant> = None;
+    loop {
+        tokio::select! {
+            () = caches.ready() => break,
+            () = tokio::time::sleep(Duration::from_secs(1)) => {}
+        }
+        if caches.failing() {
+            let since = *failing_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= CACHES_FAILING_FOR {
+                drop(changes);
+                return Ok(FirstView::read(hub.read().await?));
+            }
+        } else {
+            failing_since = None;
+        }
+    }
+    let kind = hub.kind;
+    let kubeconfig = hub.kubeconfig.clone();
+    let stores = caches.clone();
+    let built = tokio::task::spawn_blocking(move || match kind {
+        HubKind::Karmada => whole_view::<karmada::delta::Live>(kind, &stores, &kubeconfig),
+        HubKind::OpenClusterManagement => {
+            whole_view::<ocm::delta::Live>(kind, &stores, &kubeconfig)
+        }
+        HubKind::KubeFed => whole_view::<kubefed_delta::Live>(kind, &stores, &kubeconfig),
+    })
+    .await;
+    match built {
+        Ok(Ok(view)) => Ok(FirstView {
+            view,
+            cached: Some((caches, changes)),
+        }),
+        Ok(Err(reason)) => Err(hub.failed(reason)),
+        Err(err) => Err(hub.failed(err.to_string())),
+    }
+}
+
+/// The whole view of the stores as the hub has it: every member, in name order, and every row.
+fn whole_view<L: LiveView>(
+    kind: HubKind,
+    caches: &Caches,
+    kubeconfig: &kube::config::Kubeconfig,
+) -> Result<HubView, String> {
+    let mut clusters = L::members(caches, kubeconfig)?;
+    clusters.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+    let shown = HubView {
+        kind,
+        clusters,
+        rows: Vec::new(),
+    };
+    Ok(L::read(&shown, caches, kubeconfig)?.view().clone())
+}
+
 /// The console's backend on a hub whose reader keeps a live view: the caches list each kind
 /// once, then every watched change is taken in on a blocking thread and sent as the cells it
 /// changed. The whole view is built only at the start and after a relist or a reconnect.
 async fn run_cached<L: LiveView>(
     hub: Hub,
-    first: HubView,
+    first: FirstView,
     events: mpsc::UnboundedSender<BackendEvent>,
     mut effects: Option<mpsc::UnboundedReceiver<Effect>>,
     mut following: Following,
 ) {
+    let FirstView {
+        view: first,
+        cached,
+    } = first;
     let _ = events.send(snapshot(&first));
     let mut unsettled = Unsettled::default();
     if let Some(health) = health_snapshot(&first) {
@@ -416,17 +501,23 @@ async fn run_cached<L: LiveView>(
             status: status.clone(),
         });
     }
-    let kinds = hub.watched_kinds().await;
-    if kinds.is_empty() {
-        return run(hub, first, events, effects, following).await;
-    }
-    let (caches, mut changes) = Caches::start(&hub.client, kinds);
-    let _ = events.send(BackendEvent::Notice(format!(
-        "hub {}: syncing the caches of {} kinds…",
-        hub.context,
-        caches.kinds.len()
-    )));
-    caches.ready().await;
+    let (caches, mut changes) = match cached {
+        Some(cached) => cached,
+        None => {
+            let kinds = hub.watched_kinds().await;
+            if kinds.is_empty() {
+                return run(hub, first, events, effects, following).await;
+            }
+            let (caches, changes) = Caches::start(&hub.client, kinds);
+            let _ = events.send(BackendEvent::Notice(format!(
+                "hub {}: syncing the caches of {} kinds…",
+                hub.context,
+                caches.kinds.len()
+            )));
+            caches.ready().await;
+            (caches, changes)
+        }
+    };
     let started = {
         let caches = caches.clone();
         let kubeconfig = hub.kubeconfig.clone();

@@ -338,6 +338,17 @@ impl LiveView for Live {
         )
     }
 
+    fn members(
+        caches: &Caches,
+        kubeconfig: &Kubeconfig,
+    ) -> Result<Vec<(crate::model::ClusterSpec, ClusterStatus)>, String> {
+        caches
+            .values(CLUSTERS)
+            .iter()
+            .map(|cluster| member_of(cluster, kubeconfig))
+            .collect()
+    }
+
     fn view(&self) -> &HubView {
         &self.view
     }
