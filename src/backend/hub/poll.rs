@@ -1518,6 +1518,20 @@ mod tests {
             )
         }
 
+        #[test]
+        fn the_first_view_from_the_caches_has_every_member_in_name_order_and_every_cell() {
+            let (caches, _, _) = hub();
+            let kubeconfig = kube::config::Kubeconfig::default();
+            let view =
+                whole_view::<Live>(HubKind::Karmada, &caches, &kubeconfig).expect("the view");
+            let names: Vec<&str> = view.clusters.iter().map(|(s, _)| s.name.as_str()).collect();
+            assert_eq!(names, ["a", "b"]);
+            assert_eq!(view.rows.len(), 1);
+            assert_eq!(view.rows[0].target.display_key(), "ConfigMap/shop/web");
+            assert_eq!(view.cell(0, 0).0, CellStatus::InSync);
+            assert_eq!(view.cell(0, 1).0, CellStatus::InSync);
+        }
+
         fn hub() -> (Caches, Vec<CacheWriter>, Pass<Live>) {
             let cluster = |name: &str| {
                 object(
@@ -1544,24 +1558,10 @@ mod tests {
                 ],
             );
             let kubeconfig = kube::config::Kubeconfig::default();
-            // The console's columns, as its first read of the hub gave them: in name order.
-            let mut clusters: Vec<_> = caches
-                .values(0)
-                .iter()
-                .map(|value| {
-                    crate::backend::hub::karmada::read::member_of(value, &kubeconfig)
-                        .expect("a member")
-                })
-                .collect();
-            clusters.sort_by(|a, b| a.0.name.cmp(&b.0.name));
-            let shown = HubView {
-                kind: HubKind::Karmada,
-                clusters,
-                rows: Vec::new(),
-            };
-            let (first, _) = Pass::<Live>::start(&shown, &caches, &kubeconfig).expect("start");
+            // The console's first view, as launch builds it from the caches.
+            let shown = whole_view::<Live>(HubKind::Karmada, &caches, &kubeconfig).expect("view");
             let (mut pass, news) =
-                Pass::<Live>::start(first.live.view(), &caches, &kubeconfig).expect("start");
+                Pass::<Live>::start(&shown, &caches, &kubeconfig).expect("start");
             assert!(
                 news.iter()
                     .all(|e| matches!(e, BackendEvent::Heartbeat { .. })),
