@@ -2,7 +2,8 @@
 //! typed keys, backend facts, resizes and ticks. It must not carry terminal types, handles
 //! or clients (the console turns terminal events into these).
 
-use crate::backend::{BackendEvent, SharedFleet};
+use super::state::Saved;
+use crate::backend::BackendEvent;
 use crate::config::keymap::{Key, KeyCodeName, KeyCommand};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -19,8 +20,8 @@ pub enum Action {
     Tick { now_ms: u64 },
     /// Quit for a reason other than a key (a signal).
     Terminate,
-    /// The fleet was saved and loaded again from the saved files: work from this one now.
-    FleetSaved(SharedFleet),
+    /// What the session's write of a confirmed fleet edit did.
+    Saved(Saved),
 }
 
 /// Keys a text input understands.

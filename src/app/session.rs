@@ -1,7 +1,8 @@
-//! One console session without a terminal: the state, the fleet and its files, and the
-//! channel to the backend. It applies actions (`update`, then the engine work the state asks
-//! for, then the effects), and saves confirmed fleet edits before handing the backend the new
-//! fleet. The terminal loop and headless tests drive it the same way. It must not draw.
+//! One console session without a terminal: the state (which owns the fleet and its files)
+//! and the channel to the backend. It applies actions (`update`, then the effects it
+//! returns), and writes the fleet edits `update` confirmed, handing what each write did back
+//! to `update` as an action. The terminal loop and headless tests drive it the same way. It
+//! must not draw, nor change the state other than through `update`.
 
 use std::sync::Arc;
 
@@ -9,12 +10,12 @@ use tokio::sync::mpsc;
 
 use super::action::Action;
 use super::state::State;
-use super::state::{FleetEdit, FleetSave, FleetWrite};
+use super::state::{AfterSave, FleetEdit, FleetSave, FleetWrite, Saved};
 use super::update::update;
 use crate::backend::audit;
-use crate::backend::{CellRef, Effect, SharedFleet};
+use crate::backend::{CellRef, Effect};
+use crate::engine::SourceFile;
 use crate::engine::edit::yaml_text;
-use crate::engine::{Fleet, SourceFile, load_fleet};
 use crate::fleet_edit;
 
 pub struct Session {
@@ -60,19 +61,21 @@ impl Session {
         self.write_edits();
     }
 
-    /// Writes the confirmed edits `update` left in the state, in order: each is saved (to
-    /// disk, or in memory for the demo), the fleet reloads, and the backend gets the new
-    /// fleet and the cells to propagate.
+    /// Writes the confirmed edits `update` left in the state, in order, and hands what each
+    /// write did back to `update` (which reloads the fleet from the new texts), running the
+    /// effects that follow: the backend gets the new fleet and the cells to propagate.
     pub fn write_edits(&mut self) {
         for edit in std::mem::take(&mut self.state.edits) {
-            match edit {
+            let saved = match edit {
                 FleetEdit::Document {
                     save,
                     cells,
                     delete,
-                } => self.save_and_apply(save, cells, delete),
-                FleetEdit::Files(write) => self.write_fleet(write),
-            }
+                } => self.save_document(save, cells, delete),
+                FleetEdit::Files(write) => self.write_files(write),
+            };
+            let effects = update(&mut self.state, Action::Saved(saved));
+            self.run_effects(effects);
         }
     }
 
@@ -116,18 +119,18 @@ impl Session {
         }
     }
 
-    /// Saves an edited fleet document (to disk, or in memory for the demo), reloads the fleet,
-    /// hands it to the backend and propagates the cells. Nothing reaches a cluster when the
-    /// save fails.
-    fn save_and_apply(&mut self, save: FleetSave, cells: Vec<CellRef>, delete: Vec<CellRef>) {
-        let Some(index) = self
-            .state
-            .files
-            .iter()
-            .position(|file| file.path == save.file)
-        else {
-            self.refuse(format!("{} is not one of the fleet's files", save.file));
-            return;
+    /// Saves an edited fleet document (to disk, or in memory for the demo and a hub, whose
+    /// backend then writes the policy). Nothing reaches a cluster when the save fails.
+    fn save_document(&self, save: FleetSave, cells: Vec<CellRef>, delete: Vec<CellRef>) -> Saved {
+        let refused = |reason: String| Saved::NotWritten {
+            files: Vec::new(),
+            notice: format!("{reason}; nothing was written"),
+        };
+        if self.store == Store::Hub && self.effects.is_none() {
+            return refused("read-only: the hub was not written".into());
+        }
+        let Some(current) = self.state.files.iter().find(|file| file.path == save.file) else {
+            return refused(format!("{} is not one of the fleet's files", save.file));
         };
         let saved = if self.store == Store::Directory {
             let path = std::path::Path::new(&save.file);
@@ -143,31 +146,19 @@ impl Session {
                     Ok((text, saved.warnings, backup))
                 })
         } else {
-            yaml_text::replace_or_append(
-                &save.file,
-                &self.state.files[index].text,
-                save.document,
-                &save.object,
-            )
-            .map(|edited| {
-                let place = match self.store {
-                    Store::Hub => String::new(),
-                    _ => " (in memory: the demo)".into(),
-                };
-                (edited.text, edited.warnings, place)
-            })
-            .map_err(|err| err.to_string())
+            yaml_text::replace_or_append(&save.file, &current.text, save.document, &save.object)
+                .map(|edited| {
+                    let place = match self.store {
+                        Store::Hub => String::new(),
+                        _ => " (in memory: the demo)".into(),
+                    };
+                    (edited.text, edited.warnings, place)
+                })
+                .map_err(|err| err.to_string())
         };
         let (text, warnings, backup) = match saved {
             Ok(saved) => saved,
-            Err(error) => {
-                self.refuse(format!("not saved: {error}"));
-                return;
-            }
-        };
-        Arc::make_mut(&mut self.state.files)[index].text = text;
-        let Some(fleet) = self.reload_after_save() else {
-            return;
+            Err(error) => return refused(format!("not saved: {error}")),
         };
         if self.store != Store::Memory {
             let action = match self.store {
@@ -179,9 +170,20 @@ impl Session {
             entry.files = vec![save.file.clone()];
             audit::record_or_warn(&entry);
         }
+        let files = vec![SourceFile {
+            path: save.file.clone(),
+            text,
+        }];
         if self.store == Store::Hub {
-            self.write_to_hub(save, &cells, &fleet);
-            return;
+            return Saved::Written {
+                files,
+                notice: String::new(),
+                then: AfterSave::WriteToHub {
+                    object: save.object,
+                    title: save.title,
+                    cells,
+                },
+            };
         }
         let mut notice = format!("saved {} to {}{backup}", save.title, save.file);
         if !cells.is_empty() || !delete.is_empty() {
@@ -198,55 +200,19 @@ impl Session {
         if let Some(warning) = warnings.first() {
             notice.push_str(&format!(" — {warning}"));
         }
-        self.state.notice = Some(notice);
-        let mut follow = vec![Effect::UseFleet(SharedFleet(fleet))];
-        if !cells.is_empty() {
-            follow.push(Effect::Apply { cells });
-        }
-        if !delete.is_empty() {
-            follow.push(Effect::Delete { cells: delete });
-        }
-        for effect in follow {
-            match &self.effects {
-                Some(effects) if effects.send(effect).is_ok() => {}
-                _ => tracing::warn!("the backend cannot take the saved fleet's effects"),
-            }
+        Saved::Written {
+            files,
+            notice,
+            then: AfterSave::Propagate {
+                apply: cells,
+                delete,
+            },
         }
     }
 
-    /// Hands a saved policy to the hub's backend, with the engine's render of every cell it
-    /// changes, so the backend can follow the hub until it rendered exactly that.
-    fn write_to_hub(&mut self, save: FleetSave, cells: &[CellRef], fleet: &Fleet) {
-        let expect: Vec<(CellRef, serde_json::Value)> = cells
-            .iter()
-            .filter_map(
-                |cell| match fleet.decide(cell.resource as usize, cell.cluster as usize) {
-                    crate::engine::Decision::Placed { object, .. } => Some((*cell, object)),
-                    crate::engine::Decision::Suspended { .. }
-                    | crate::engine::Decision::NotPlaced { .. } => None,
-                },
-            )
-            .collect();
-        self.state.notice = Some(format!(
-            "writing {} to the hub; {} cell(s) will follow",
-            save.title,
-            expect.len()
-        ));
-        let effect = Effect::HubApply {
-            object: save.object,
-            title: save.title,
-            expect,
-        };
-        match &self.effects {
-            Some(effects) if effects.send(effect).is_ok() => {}
-            _ => self.refuse("read-only: the hub was not written".into()),
-        }
-    }
-
-    /// Writes whole fleet files (to disk, or in memory for the demo), reloads the fleet, hands
-    /// it to the backend and propagates the cells. Refused when a file changed since the
-    /// change was prepared; nothing reaches a cluster when a write fails.
-    fn write_fleet(&mut self, write: FleetWrite) {
+    /// Writes whole fleet files (to disk, or in memory for the demo). Refused when a file
+    /// changed since the change was prepared; nothing reaches a cluster when a write fails.
+    fn write_files(&self, write: FleetWrite) -> Saved {
         for file in &write.files {
             let current = self.state.files.iter().find(|f| f.path == file.path);
             let unchanged = match (current, &file.old) {
@@ -255,49 +221,47 @@ impl Session {
                 _ => false,
             };
             if !unchanged {
-                self.refuse(format!(
-                    "{} changed since the change was prepared",
-                    file.path
-                ));
-                return;
+                return Saved::NotWritten {
+                    files: Vec::new(),
+                    notice: format!(
+                        "{} changed since the change was prepared; nothing was written",
+                        file.path
+                    ),
+                };
             }
         }
-        let mut written = Vec::new();
+        let mut written: Vec<SourceFile> = Vec::new();
         for file in &write.files {
             if self.store == Store::Directory {
                 let path = std::path::Path::new(&file.path);
                 if let Err(error) = fleet_edit::write_text(path, file.old.as_deref(), &file.new) {
-                    tracing::warn!("not saved: {error}");
-                    self.state.notice = Some(if written.is_empty() {
+                    let notice = if written.is_empty() {
                         format!("not saved: {error}; nothing was written")
                     } else {
+                        let paths: Vec<&str> = written.iter().map(|f| f.path.as_str()).collect();
                         format!(
                             "not saved: {error}; already written: {}; nothing was propagated",
-                            written.join(", ")
+                            paths.join(", ")
                         )
-                    });
-                    return;
+                    };
+                    return Saved::NotWritten {
+                        files: written,
+                        notice,
+                    };
                 }
             }
-            let files = Arc::make_mut(&mut self.state.files);
-            match files.iter().position(|f| f.path == file.path) {
-                Some(index) => files[index].text = file.new.clone(),
-                None => files.push(SourceFile {
-                    path: file.path.clone(),
-                    text: file.new.clone(),
-                }),
-            }
-            written.push(file.path.clone());
+            written.push(SourceFile {
+                path: file.path.clone(),
+                text: file.new.clone(),
+            });
         }
-        let Some(fleet) = self.reload_after_save() else {
-            return;
-        };
+        let paths: Vec<String> = written.iter().map(|f| f.path.clone()).collect();
         if self.store == Store::Directory {
             let mut entry = audit::Entry::new(&write.action);
             entry.clusters = write.clusters.clone();
             entry.objects = write.objects.clone();
             entry.paths = write.paths.clone();
-            entry.files = written.clone();
+            entry.files = paths.clone();
             audit::record_or_warn(&entry);
         }
         let place = if self.store == Store::Directory {
@@ -305,42 +269,17 @@ impl Session {
         } else {
             " (in memory: the demo)"
         };
-        let mut notice = format!("{}: saved {}{place}", write.title, written.join(", "));
+        let mut notice = format!("{}: saved {}{place}", write.title, paths.join(", "));
         if !write.apply.is_empty() {
             notice.push_str(&format!("; propagating {} object(s)", write.apply.len()));
         }
-        self.state.notice = Some(notice);
-        let mut follow = vec![Effect::UseFleet(SharedFleet(fleet))];
-        if !write.apply.is_empty() {
-            follow.push(Effect::Apply { cells: write.apply });
+        Saved::Written {
+            files: written,
+            notice,
+            then: AfterSave::Propagate {
+                apply: write.apply,
+                delete: Vec::new(),
+            },
         }
-        for effect in follow {
-            match &self.effects {
-                Some(effects) if effects.send(effect).is_ok() => {}
-                _ => tracing::warn!("the backend cannot take the saved fleet's effects"),
-            }
-        }
-    }
-    /// Loads the fleet again from the saved files and hands it to the state, which derives
-    /// what depends on it; `None` (with a notice) when the saved files no longer load.
-    fn reload_after_save(&mut self) -> Option<Arc<Fleet>> {
-        let (fleet, errors) = load_fleet(&self.state.files);
-        if let Some(error) = errors.first() {
-            self.refuse(format!("saved, but the fleet no longer loads: {error}"));
-            return None;
-        }
-        let fleet = Arc::new(fleet);
-        update(
-            &mut self.state,
-            Action::FleetSaved(SharedFleet(fleet.clone())),
-        );
-        Some(fleet)
-    }
-
-    /// A save that did not happen: say so, and forget the undo it would have offered.
-    fn refuse(&mut self, message: String) {
-        tracing::warn!("{message}");
-        self.state.notice = Some(format!("{message}; nothing was written"));
-        self.state.last_change = None;
     }
 }

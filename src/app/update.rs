@@ -12,7 +12,8 @@ use super::state::history::Sample;
 use super::state::override_editor::Stage as OverrideStage;
 use super::state::placement_editor::{Field as PlacementField, Stage as PlacementStage};
 use super::state::{
-    CellDetail, FleetEdit, Mode, Pane, PendingApply, ResourceRow, SortKey, State, is_unreachable,
+    AfterSave, CellDetail, FleetEdit, Mode, Pane, PendingApply, ResourceRow, Saved, SortKey, State,
+    is_unreachable,
 };
 use super::text_input::edit_text;
 use super::{
@@ -20,7 +21,7 @@ use super::{
     rollout,
 };
 use crate::backend::CellRef;
-use crate::backend::{BackendEvent, Effect};
+use crate::backend::{BackendEvent, Effect, SharedFleet};
 use crate::config::keymap::{KeyCommand, Keymap, Section, ViewCommand};
 use crate::model::{HealthKind, StatusKind};
 
@@ -68,11 +69,92 @@ fn apply(state: &mut State, action: Action) -> Vec<Effect> {
             state.should_quit = true;
             Vec::new()
         }
-        Action::FleetSaved(fleet) => {
-            use_fleet(state, fleet.0);
-            Vec::new()
+        Action::Saved(saved) => take_saved(state, saved),
+    }
+}
+
+/// Takes what the session's write of a confirmed edit did: the new texts, the fleet reloaded
+/// from them, the notice, and the effects that follow (the backend's new fleet and the cells
+/// to propagate, or the policy to write to the hub).
+fn take_saved(state: &mut State, saved: Saved) -> Vec<Effect> {
+    let (files, outcome) = match saved {
+        Saved::Written {
+            files,
+            notice,
+            then,
+        } => (files, Ok((notice, then))),
+        Saved::NotWritten { files, notice } => (files, Err(notice)),
+    };
+    let texts = std::sync::Arc::make_mut(&mut state.files);
+    for file in files {
+        match texts.iter_mut().find(|known| known.path == file.path) {
+            Some(known) => known.text = file.text,
+            None => texts.push(file),
         }
     }
+    let (notice, then) = match outcome {
+        Ok(written) => written,
+        Err(notice) => {
+            refuse_save(state, notice);
+            return Vec::new();
+        }
+    };
+    let (fleet, errors) = crate::engine::load_fleet(&state.files);
+    if let Some(error) = errors.first() {
+        refuse_save(
+            state,
+            format!("saved, but the fleet no longer loads: {error}; nothing was written"),
+        );
+        return Vec::new();
+    }
+    let fleet = std::sync::Arc::new(fleet);
+    use_fleet(state, fleet.clone());
+    match then {
+        AfterSave::Propagate { apply, delete } => {
+            state.notice = Some(notice);
+            let mut effects = vec![Effect::UseFleet(SharedFleet(fleet))];
+            if !apply.is_empty() {
+                effects.push(Effect::Apply { cells: apply });
+            }
+            if !delete.is_empty() {
+                effects.push(Effect::Delete { cells: delete });
+            }
+            effects
+        }
+        AfterSave::WriteToHub {
+            object,
+            title,
+            cells,
+        } => {
+            let expect: Vec<(CellRef, serde_json::Value)> = cells
+                .iter()
+                .filter_map(|cell| {
+                    match fleet.decide(cell.resource as usize, cell.cluster as usize) {
+                        crate::engine::Decision::Placed { object, .. } => Some((*cell, object)),
+                        crate::engine::Decision::Suspended { .. }
+                        | crate::engine::Decision::NotPlaced { .. } => None,
+                    }
+                })
+                .collect();
+            state.notice = Some(format!(
+                "writing {title} to the hub; {} cell(s) will follow",
+                expect.len()
+            ));
+            vec![Effect::HubApply {
+                object,
+                title,
+                expect,
+            }]
+        }
+    }
+}
+
+/// A save that did not happen (or not whole): say so, and forget the undo it would have
+/// offered.
+fn refuse_save(state: &mut State, notice: String) {
+    tracing::warn!("{notice}");
+    state.notice = Some(notice);
+    state.last_change = None;
 }
 
 /// Works from a fleet saved after an edit: same clusters and resources, new placements.

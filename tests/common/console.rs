@@ -80,7 +80,8 @@ impl Console {
         self
     }
 
-    /// One action through `update` and the session's engine work; its effects.
+    /// One action through `update` (and, when running effects, the rest of what the session
+    /// does with it); its effects.
     pub fn act(&mut self, action: Action) -> Vec<Effect> {
         let effects = self.session.step(action);
         if self.runs_effects {

@@ -1,9 +1,11 @@
 //! Confirmed edits of the fleet's own files, as `update` leaves them for the session to
 //! write: one edited document (a placement or override edit, or its undo), or whole files
 //! (adopting drift, adding or removing an ignore rule), each with the cells to propagate once
-//! the fleet reloads. Plain data: it must not write files or know the backends.
+//! the fleet reloads; and what the write did ([`Saved`]), which the session hands back to
+//! `update`. Plain data: it must not write files or know the backends.
 
 use crate::backend::CellRef;
+use crate::engine::SourceFile;
 
 /// An edit waiting to be written.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,4 +57,39 @@ pub struct FleetSave {
     pub object: serde_json::Value,
     /// e.g. `PropagationPolicy shop/web`, for notices and the audit log.
     pub title: String,
+}
+
+/// What the session's write of a confirmed edit did, handed back to `update`, which takes
+/// the new texts, reloads the fleet from them and says what follows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Saved {
+    /// The files now hold these texts (on disk, or in memory for the demo and a hub).
+    Written {
+        files: Vec<SourceFile>,
+        notice: String,
+        then: AfterSave,
+    },
+    /// Nothing (more) was written; the notice says why. `files` are any written before the
+    /// failure.
+    NotWritten {
+        files: Vec<SourceFile>,
+        notice: String,
+    },
+}
+
+/// What follows a written edit once the fleet reloads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AfterSave {
+    /// The backend works from the new fleet and propagates (and deletes) these cells.
+    Propagate {
+        apply: Vec<CellRef>,
+        delete: Vec<CellRef>,
+    },
+    /// The hub's backend writes the edited policy and follows the hub until it rendered the
+    /// engine's objects for these cells.
+    WriteToHub {
+        object: serde_json::Value,
+        title: String,
+        cells: Vec<CellRef>,
+    },
 }

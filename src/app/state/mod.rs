@@ -1,5 +1,4 @@
-//! The console's state: plain data owned by the session and changed only by `update` and the
-//! engine work the session runs. Its parts live in rooms below it (the cells, each editor's
+//! The console's state: plain data owned by the session and changed only by `update`. Its parts live in rooms below it (the cells, each editor's
 //! own data, the drift book, the rollout, the review rows), and none of them imports this
 //! file. It must not hold clients, channels or terminal types, so views and tests can borrow
 //! it, nor import anything that acts on the state.
@@ -17,7 +16,7 @@ pub mod review;
 pub mod rollout;
 
 pub use cells::{CellDetail, CellGrid, HealthCounts, KindCounts};
-pub use edits::{FileText, FleetEdit, FleetSave, FleetWrite};
+pub use edits::{AfterSave, FileText, FleetEdit, FleetSave, FleetWrite, Saved};
 pub use panes::{Pane, PaneView, SortKey};
 
 use std::collections::BTreeMap;
