@@ -112,6 +112,8 @@ impl Console {
             events: 0,
         };
         let mut batch = Batch::default();
+        // Backend events received; `drawn.events` counts those applied.
+        let mut received = 0;
         let mut dirty = true;
         let mut draw_now = true;
         let mut last_frame: Option<Instant> = None;
@@ -126,7 +128,16 @@ impl Console {
                 break;
             }
             let due = last_frame.map_or(Instant::now(), |at| at + FRAME_INTERVAL);
-            if dirty && (draw_now || Instant::now() >= due) {
+            let frame_due = Instant::now() >= due;
+            if frame_due && !batch.is_empty() {
+                // The events queued since the last frame, one update per changed cell.
+                for event in batch.take() {
+                    self.session.dispatch(Action::Backend(event));
+                }
+                drawn.events = received;
+                dirty = true;
+            }
+            if dirty && (draw_now || frame_due) {
                 let context = ViewContext {
                     theme: &self.theme,
                     keymap: &self.keymap,
@@ -139,7 +150,7 @@ impl Console {
                 last_frame = Some(Instant::now());
             }
             let frame_timer = async {
-                if dirty {
+                if dirty || !batch.is_empty() {
                     tokio::time::sleep_until(due).await;
                 } else {
                     std::future::pending::<()>().await;
@@ -198,19 +209,15 @@ impl Console {
                         continue;
                     };
                     batch.push(event);
-                    drawn.events += 1;
+                    received += 1;
                     let taking = Instant::now();
                     while taking.elapsed() < EVENT_BUDGET {
                         let Ok(event) = self.events.try_recv() else {
                             break;
                         };
                         batch.push(event);
-                        drawn.events += 1;
+                        received += 1;
                     }
-                    for event in batch.take() {
-                        self.session.dispatch(Action::Backend(event));
-                    }
-                    dirty = true;
                 }
                 _ = clock.tick() => {
                     let now_ms = started.elapsed().as_millis() as u64;
