@@ -418,7 +418,7 @@ fn status_on_the_demo_lists_every_cell_with_the_contract_shape_and_exit_codes() 
     let text = stdout(&table);
     assert!(text.starts_with("RESOURCE "), "{text}");
     assert!(
-        text.contains("prod-us-east-2  1 Drifted, 1 Pending, 4 InSync"),
+        text.contains("prod-us-east-2   1 Drifted, 1 Pending, 4 InSync"),
         "{text}"
     );
     assert!(text.contains("Status: "), "{text}");

@@ -93,7 +93,9 @@ pub fn run_render(
     let written = match format {
         OutputFormat::Json => render::write_json(&fleet, &clusters, secret_values, out),
         OutputFormat::Yaml => render::write_yaml(&fleet, &clusters, secret_values, out),
-        OutputFormat::Table | OutputFormat::Wide => render::write_table(&fleet, &clusters, out),
+        OutputFormat::Table | OutputFormat::Wide => {
+            write_summary(&render::summary(&fleet, &clusters), out)
+        }
         OutputFormat::Name => write_resource_names(&fleet, out),
         OutputFormat::JsonPath(template) => {
             write_templated(&fleet, &clusters, secret_values, &template, out)
@@ -206,4 +208,17 @@ pub async fn run_hub(
         table
     })?;
     Ok(crate::cli::exit::OK)
+}
+
+/// Writes `render`'s summary through the commands' one table writer.
+pub fn write_summary(summary: &render::Summary, out: &mut dyn Write) -> std::io::Result<()> {
+    let titles: Vec<&str> = summary.header.iter().map(String::as_str).collect();
+    let mut table = Table::new(&titles);
+    for row in &summary.rows {
+        table.row(row.first().cloned().unwrap_or_default(), row.clone());
+    }
+    for note in &summary.notes {
+        table.footer(note.clone());
+    }
+    table.write(out, false)
 }

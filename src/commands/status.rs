@@ -374,12 +374,6 @@ fn table(items: &[StatusItem]) -> Table {
         table.row(key, cells);
     }
     table.footer("");
-    let cluster_width = listed
-        .iter()
-        .map(|item| item.cluster.len())
-        .max()
-        .unwrap_or(0)
-        .max("CLUSTER".len());
     let mut clusters: Vec<(&str, BTreeMap<StatusKind, usize>)> = Vec::new();
     for item in items {
         let index = match clusters.iter().position(|(name, _)| *name == item.cluster) {
@@ -392,6 +386,7 @@ fn table(items: &[StatusItem]) -> Table {
         *clusters[index].1.entry(item.sync).or_default() += 1;
     }
     clusters.sort_by_key(|(name, _)| *name);
+    let mut per_cluster = Vec::new();
     for (name, counts) in &clusters {
         let parts: Vec<String> = counts
             .iter()
@@ -404,7 +399,10 @@ fn table(items: &[StatusItem]) -> Table {
             .find(|i| &i.cluster == name && i.sync == StatusKind::Unreachable)
             .map(|i| format!("  ({})", i.reason))
             .unwrap_or_default();
-        table.footer(format!("{name:<cluster_width$}  {}{why}", parts.join(", ")));
+        per_cluster.push(vec![name.to_string(), format!("{}{why}", parts.join(", "))]);
+    }
+    for line in output::aligned(&per_cluster) {
+        table.footer(line);
     }
     let count = |kind: StatusKind| items.iter().filter(|i| i.sync == kind).count();
     let totals: Vec<String> = StatusKind::ALL

@@ -401,21 +401,31 @@ fn note(
 /// Above this many clusters the table shows counts instead of one column per cluster.
 pub const MATRIX_MAX_CLUSTERS: usize = 16;
 
-fn pad(text: &str, width: usize) -> String {
-    let len = text.chars().count();
-    if len >= width {
-        text.to_string()
-    } else {
-        format!("{text}{}", " ".repeat(width - len))
+/// The placement column is cut to this many characters, so the table stays readable.
+const PLACEMENT_WIDTH: usize = 36;
+
+fn cut(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
     }
+    text.chars().take(width - 1).chain(['…']).collect()
 }
 
-/// Writes a resources × clusters summary: one row per resource with its placement, how many
+/// `render`'s table: a resources × clusters summary, as data for the command's table writer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    pub header: Vec<String>,
+    /// One row per resource; its first cell is the resource's key.
+    pub rows: Vec<Vec<String>>,
+    /// Lines after the rows: the counts, the legend of cluster columns, the reasons.
+    pub notes: Vec<String>,
+}
+
+/// A resources × clusters summary: one row per resource with its placement, how many
 /// clusters it reaches and its replicas; one column per cluster when there are few; then the
 /// reasons for unplaced cells, grouped. Names and reasons come from fleet data: their control
 /// characters are escaped, so the table cannot drive the terminal.
-pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io::Result<()> {
-    let mut out = io::BufWriter::new(out);
+pub fn summary(fleet: &Fleet, clusters: &[usize]) -> Summary {
     let matrix = clusters.len() <= MATRIX_MAX_CLUSTERS;
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut header = vec![
@@ -484,7 +494,10 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
         let mut row = vec![
             printable(&res.target.display_key(), false),
             res.dialect.to_string(),
-            printable(&fleet.placement_summary(r), false),
+            cut(
+                &printable(&fleet.placement_summary(r), false),
+                PLACEMENT_WIDTH,
+            ),
             format!("{placed}/{}", clusters.len()),
             total_replicas
                 .map(|n| n.to_string())
@@ -495,55 +508,27 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
         }
         rows.push(row);
     }
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in &rows {
-        for (i, cell) in row.iter().enumerate() {
-            widths[i] = widths[i].max(cell.chars().count());
-        }
-    }
-    // Keep the placement column readable in a terminal.
-    if widths.len() > 2 {
-        widths[2] = widths[2].min(36);
-    }
-    let line = |cells: &[String]| -> String {
-        let parts: Vec<String> = cells
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let mut text = c.clone();
-                if i == 2 && text.chars().count() > widths[2] {
-                    text = text.chars().take(widths[2] - 1).collect::<String>() + "…";
-                }
-                pad(&text, widths[i])
-            })
-            .collect();
-        parts.join("  ").trim_end().to_string()
-    };
-    writeln!(out, "{}", line(&header))?;
-    for row in &rows {
-        writeln!(out, "{}", line(row))?;
-    }
-    writeln!(
-        out,
-        "\n{} resources × {} clusters",
-        fleet.resources.len(),
-        clusters.len()
-    )?;
+    let mut notes = vec![
+        String::new(),
+        format!(
+            "{} resources × {} clusters",
+            fleet.resources.len(),
+            clusters.len()
+        ),
+    ];
     if matrix && !clusters.is_empty() {
-        writeln!(
-            out,
+        notes.push(format!(
             "clusters (columns; a number is the replicas placed there, ✓ placed, · not placed{}):",
             if suspended.is_empty() {
                 ""
             } else {
                 ", ‖ suspended"
             }
-        )?;
+        ));
         for (i, &c) in clusters.iter().enumerate() {
             if let Some(cluster) = fleet.clusters.get(c) {
                 let taints: Vec<String> = cluster.taints.iter().map(|t| t.to_string()).collect();
-                writeln!(
-                    out,
+                notes.push(format!(
                     "  {:>2}  {}{}",
                     i + 1,
                     printable(&cluster.name, false),
@@ -552,7 +537,7 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
                     } else {
                         printable(&format!("  (taint {})", taints.join(", ")), false)
                     }
-                )?;
+                ));
             }
         }
     }
@@ -566,7 +551,7 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
         if reasons.is_empty() {
             continue;
         }
-        writeln!(out, "{title}")?;
+        notes.push(title.to_string());
         let mut grouped: Vec<(String, (usize, Vec<String>))> = reasons.into_iter().collect();
         grouped.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(&b.0)));
         for (reason, (count, examples)) in grouped {
@@ -576,9 +561,13 @@ pub fn write_table(fleet: &Fleet, clusters: &[usize], out: &mut dyn Write) -> io
             } else {
                 String::new()
             };
-            writeln!(out, "  {count:>5}  {}", printable(&reason, false))?;
-            writeln!(out, "         e.g. {}{more}", shown.join(", "))?;
+            notes.push(format!("  {count:>5}  {}", printable(&reason, false)));
+            notes.push(format!("         e.g. {}{more}", shown.join(", ")));
         }
     }
-    out.flush()
+    Summary {
+        header,
+        rows,
+        notes,
+    }
 }

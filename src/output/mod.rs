@@ -6,7 +6,6 @@
 use std::io::Write;
 
 use serde::Serialize;
-use unicode_width::UnicodeWidthStr;
 
 pub mod jsonpath;
 
@@ -41,8 +40,25 @@ pub fn write<T: Serialize>(
     Ok(())
 }
 
-/// Columns between two cells.
-const GAP: &str = "   ";
+/// Spaces between two cells.
+const GAP: u16 = 3;
+
+/// `rows` as lines whose columns line up (by display width), without borders, the last
+/// column unpadded: one line a row, so the cells must hold no newlines.
+pub fn aligned(rows: &[Vec<String>]) -> Vec<String> {
+    let mut grid = comfy_table::Table::new();
+    grid.load_style(comfy_table::presets::NOTHING);
+    for row in rows {
+        grid.add_row(row.clone());
+    }
+    let last = grid.column_count().saturating_sub(1);
+    for (index, column) in grid.column_iter_mut().enumerate() {
+        column.set_padding((0, if index == last { 0 } else { GAP }));
+    }
+    grid.lines()
+        .map(|line| line.trim_end().to_string())
+        .collect()
+}
 
 /// A table as kubectl prints one: upper-case titles, each column as wide as its widest cell,
 /// the last column unpadded. Columns marked wide appear only with `-o wide`. Each row has a
@@ -58,7 +74,7 @@ pub struct Table {
 
 #[derive(Debug)]
 struct Column {
-    title: &'static str,
+    title: String,
     wide_only: bool,
 }
 
@@ -71,19 +87,19 @@ struct Row {
 
 impl Table {
     /// A table with these column titles, always shown.
-    pub fn new(titles: &[&'static str]) -> Table {
+    pub fn new(titles: &[&str]) -> Table {
         let mut table = Table::default();
         table.columns.extend(titles.iter().map(|title| Column {
-            title,
+            title: title.to_string(),
             wide_only: false,
         }));
         table
     }
 
     /// Marks the columns of these titles as shown only with `-o wide`.
-    pub fn wide_only(mut self, titles: &[&'static str]) -> Table {
+    pub fn wide_only(mut self, titles: &[&str]) -> Table {
         for column in &mut self.columns {
-            if titles.contains(&column.title) {
+            if titles.contains(&column.title.as_str()) {
                 column.wide_only = true;
             }
         }
@@ -114,50 +130,31 @@ impl Table {
     /// Writes the table, with the wide-only columns when `wide`. A table without rows prints
     /// no header, only its footer.
     pub fn write(&self, out: &mut dyn Write, wide: bool) -> std::io::Result<()> {
-        let shown: Vec<usize> = (0..self.columns.len())
-            .filter(|&index| wide || !self.columns[index].wide_only)
-            .collect();
-        let cell = |row: &Row, index: usize| {
-            printable(row.cells.get(index).map_or("", String::as_str), false)
-        };
-        let widths: Vec<usize> = shown
-            .iter()
-            .map(|&index| {
+        if !self.rows.is_empty() {
+            let shown: Vec<usize> = (0..self.columns.len())
+                .filter(|&index| wide || !self.columns[index].wide_only)
+                .collect();
+            let cell = |row: &Row, index: usize| {
+                printable(row.cells.get(index).map_or("", String::as_str), false)
+            };
+            let mut grid = vec![
+                shown
+                    .iter()
+                    .map(|&index| self.columns[index].title.clone())
+                    .collect(),
+            ];
+            grid.extend(
                 self.rows
                     .iter()
-                    .map(|row| cell(row, index).width())
-                    .chain([self.columns[index].title.width()])
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let line = |cells: Vec<String>| {
-            let mut text = String::new();
-            for (position, (value, width)) in cells.iter().zip(&widths).enumerate() {
-                if position + 1 == cells.len() {
-                    text.push_str(value);
-                } else {
-                    text.push_str(value);
-                    text.push_str(&" ".repeat(width.saturating_sub(value.width())));
-                    text.push_str(GAP);
+                    .map(|row| shown.iter().map(|&index| cell(row, index)).collect()),
+            );
+            let mut lines = aligned(&grid).into_iter();
+            writeln!(out, "{}", lines.next().unwrap_or_default())?;
+            for row in &self.rows {
+                writeln!(out, "{}", lines.next().unwrap_or_default())?;
+                for detail in &row.details {
+                    writeln!(out, "    {}", printable(detail, true))?;
                 }
-            }
-            text.trim_end().to_string()
-        };
-        if !self.rows.is_empty() {
-            let titles = shown
-                .iter()
-                .map(|&index| self.columns[index].title.to_string());
-            writeln!(out, "{}", line(titles.collect()))?;
-        }
-        for row in &self.rows {
-            writeln!(
-                out,
-                "{}",
-                line(shown.iter().map(|&index| cell(row, index)).collect())
-            )?;
-            for detail in &row.details {
-                writeln!(out, "    {}", printable(detail, true))?;
             }
         }
         for footer in &self.footer {

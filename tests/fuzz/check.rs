@@ -7,7 +7,8 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use flotilla::engine::render::{SecretValues, write_json, write_table, write_yaml};
+use flotilla::commands::render::write_summary;
+use flotilla::engine::render::{SecretValues, summary, write_json, write_yaml};
 use flotilla::engine::{Fleet, FleetError, SourceFile, load_fleet};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -169,7 +170,8 @@ pub fn check_fleet(fleet: &Fleet) -> Result<(), TestCaseError> {
     write_yaml(fleet, &all, SecretValues::Shown, &mut out)
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
     out.clear();
-    write_table(fleet, &all, &mut out).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    write_summary(&summary(fleet, &all), &mut out)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     for r in 0..fleet.resources.len() {
         let _ = fleet.placement_summary(r);
         for c in 0..fleet.clusters.len() {
