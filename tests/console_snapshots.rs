@@ -1,12 +1,17 @@
 //! Snapshot tests of the console screen at the sizes operators use, drawn from a settled demo
-//! fleet (every cluster probed) into ratatui's TestBackend. No terminal, no timing.
+//! fleet (every cluster probed) into ratatui's TestBackend. Keys go through the console's key
+//! mapping (`common::console::press`). No terminal, no timing.
+
+mod common;
 
 use std::sync::Arc;
+
+use common::console::press;
 
 use flotilla::app::{self, Action, update};
 use flotilla::backend::BackendEvent;
 use flotilla::backend::sim::{Scenario, SimCore};
-use flotilla::config::keymap::{KeyCommand, Keymap};
+use flotilla::config::keymap::Keymap;
 use flotilla::config::theme::Theme;
 use flotilla::engine::load_fleet;
 use flotilla::views::{self, ViewContext};
@@ -77,7 +82,7 @@ fn console_at_40x12() {
 #[test]
 fn help_overlay_at_120x40() {
     let mut state = settled_demo_state();
-    update(&mut state, Action::Command(KeyCommand::Help));
+    press(&mut state, "?");
     insta::assert_snapshot!(draw(&state, 120, 40).backend());
 }
 
@@ -87,11 +92,7 @@ fn help_over_the_drift_view_lists_the_drift_keys_first_at_120x40() {
     for event in core.all_drift_events() {
         update(&mut state, Action::Backend(event));
     }
-    update(&mut state, Action::Command(KeyCommand::Drift));
-    update(
-        &mut state,
-        Action::Input(flotilla::app::action::InputKey::Char('?')),
-    );
+    press(&mut state, "D?");
     assert!(state.help_open);
     let screen = draw(&state, 120, 40).backend().to_string();
     // (row, column) of a text on the screen.
@@ -167,7 +168,7 @@ fn every_shipped_theme_renders_with_its_status_colours() {
 #[test]
 fn the_propagate_confirmation_lists_what_would_be_written() {
     let mut state = settled_demo_state();
-    update(&mut state, Action::Command(KeyCommand::FocusNext));
+    press(&mut state, "<tab>");
     let drifted = (0..state.resources.len())
         .find(|r| {
             state
@@ -183,7 +184,7 @@ fn the_propagate_confirmation_lists_what_would_be_written() {
         .iter()
         .position(|r| *r == drifted)
         .expect("visible");
-    update(&mut state, Action::Command(KeyCommand::Apply));
+    press(&mut state, "a");
     let screen = format!("{:?}", draw(&state, 160, 45).backend());
     assert!(screen.contains("Propagate?"), "{screen}");
     assert!(screen.contains("y propagate"), "{screen}");
@@ -193,7 +194,7 @@ fn the_propagate_confirmation_lists_what_would_be_written() {
 fn a_degraded_cell_shows_its_health_mark_the_header_count_and_why() {
     let mut state = settled_demo_state();
     // The cell's detail shows with the matrix focused.
-    update(&mut state, Action::Command(KeyCommand::FocusNext));
+    press(&mut state, "<tab>");
     let selected = state.selected_cell().expect("a selected cell");
     let cell = flotilla::backend::CellRef {
         resource: selected.0 as u32,
@@ -267,7 +268,7 @@ fn header_and_matrix_with_health_at_120x40() {
 #[test]
 fn heat_strips_with_health_at_120x40() {
     let mut state = demo_state_with_health();
-    update(&mut state, Action::Command(KeyCommand::Collapse));
+    press(&mut state, "z");
     insta::assert_snapshot!(draw(&state, 120, 40).backend());
 }
 

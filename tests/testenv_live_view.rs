@@ -18,7 +18,7 @@ use flotilla::app::{self, Action};
 use flotilla::backend::kube::live;
 use flotilla::backend::{BackendEvent, CellRef, Effect};
 use flotilla::cli::Cli;
-use flotilla::config::keymap::{KeyCommand, Keymap};
+use flotilla::config::keymap::Keymap;
 use flotilla::config::theme::Theme;
 use flotilla::model::StatusKind;
 use tokio::sync::mpsc;
@@ -120,7 +120,7 @@ fn deployment_cell(dir: &Path, member: &str, flags: &[&str]) -> (live::LiveFleet
 
 /// Opens the object view on `cell`: the matrix, the cell, enter.
 fn open_cell(state: &mut State, effects: &mpsc::UnboundedSender<Effect>, cell: CellRef) {
-    press(state, effects, KeyCommand::FocusNext);
+    press(state, effects, "<tab>");
     state.resource_view.cursor = state
         .resource_view
         .visible
@@ -133,12 +133,13 @@ fn open_cell(state: &mut State, effects: &mpsc::UnboundedSender<Effect>, cell: C
         .iter()
         .position(|c| *c == cell.cluster as usize)
         .expect("the column is visible");
-    press(state, effects, KeyCommand::Select);
+    press(state, effects, "<enter>");
 }
 
-/// A key through the real `update`; its effects go to the backend, as the session sends them.
-fn press(state: &mut State, effects: &mpsc::UnboundedSender<Effect>, command: KeyCommand) {
-    for effect in app::update(state, Action::Command(command)) {
+/// Keys through the console's key mapping into the real `update`; their effects go to the
+/// backend, as the session sends them.
+fn press(state: &mut State, effects: &mpsc::UnboundedSender<Effect>, keys: &str) {
+    for effect in common::console::press(state, keys) {
         effects.send(effect).expect("the backend takes effects");
     }
 }
@@ -229,7 +230,7 @@ source: {{component: deployment-controller}}
             },
         )
         .await;
-        press(&mut state, &effects, KeyCommand::FocusNext);
+        press(&mut state, &effects, "<tab>");
         let live = screen(&state);
         assert!(live.contains("availableReplicas: 1"), "{live}");
         assert!(live.contains("health Degraded"), "{live}");
@@ -246,12 +247,12 @@ source: {{component: deployment-controller}}
                 .is_some_and(|read| read.live.diff.contains("-  replicas: 5"))
         })
         .await;
-        press(&mut state, &effects, KeyCommand::FocusNext);
+        press(&mut state, &effects, "<tab>");
         let diff = screen(&state);
         assert!(diff.contains("-  replicas: 5"), "{diff}");
         assert!(diff.contains("+  replicas: 2"), "{diff}");
 
-        press(&mut state, &effects, KeyCommand::FocusNext);
+        press(&mut state, &effects, "<tab>");
         let shown = screen(&state);
         assert!(shown.contains("ProgressDeadlineExceeded"), "{shown}");
         assert!(
@@ -260,7 +261,7 @@ source: {{component: deployment-controller}}
         );
         assert!(shown.contains("×2"), "{shown}");
 
-        let closed = app::update(&mut state, Action::Command(KeyCommand::Back));
+        let closed = common::console::press(&mut state, "<esc>");
         assert_eq!(closed, vec![Effect::StopFollowing]);
     });
     assert_eq!(
@@ -369,8 +370,8 @@ fn a_read_only_console_shows_the_live_object_and_its_channel_lets_no_write_throu
             },
         )
         .await;
-        press(&mut state, &reads, KeyCommand::FocusNext);
-        press(&mut state, &reads, KeyCommand::FocusNext);
+        press(&mut state, &reads, "<tab>");
+        press(&mut state, &reads, "<tab>");
         let diff = screen(&state);
         assert!(diff.contains("-  replicas: 5"), "{diff}");
         assert!(diff.contains("+  replicas: 2"), "{diff}");

@@ -116,9 +116,7 @@ impl Console {
     pub fn keys(&mut self, sequence: &str) -> Vec<Effect> {
         let mut effects = Vec::new();
         for key in parse_keys(sequence) {
-            let context = key_context(&self.session.state);
-            let event = Event::Key(key_event(key));
-            if let Some(action) = flotilla::console::keys::action_in(event, context, &self.keymap) {
+            if let Some(action) = key_action(&self.session.state, key, &self.keymap) {
                 effects.extend(self.act(action));
             }
         }
@@ -258,4 +256,24 @@ pub fn user_keymap(text: &str) -> Keymap {
     let map = Keymap::load("mine", Some(dir.path()));
     assert!(map.errors.is_empty(), "{:?}", map.errors);
     map
+}
+
+/// The action a key makes in `state`'s current key context, as the console loop maps it.
+fn key_action(state: &State, key: Key, keymap: &Keymap) -> Option<Action> {
+    let event = Event::Key(key_event(key));
+    flotilla::console::keys::action_in(event, key_context(state), keymap)
+}
+
+/// Presses keys (as [`Console::keys`] reads them) on a bare state through the default key
+/// map into the real `update`, for tests that only draw what follows; the effects are
+/// returned, not run.
+pub fn press(state: &mut State, sequence: &str) -> Vec<Effect> {
+    let keymap = Keymap::built_in("default");
+    let mut effects = Vec::new();
+    for key in parse_keys(sequence) {
+        if let Some(action) = key_action(state, key, &keymap) {
+            effects.extend(flotilla::app::update(state, action));
+        }
+    }
+    effects
 }
