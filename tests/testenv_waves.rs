@@ -162,7 +162,8 @@ fn a_paused_rollout_holds_the_next_wave_until_resumed() {
         "the canary's Deployment available",
         Duration::from_secs(120),
         || {
-            let available = kubectl_ok(
+            // The canary's apply may still be on its way when the pause is shown.
+            let available = kubectl(
                 "member-1",
                 &[
                     "get",
@@ -174,6 +175,7 @@ fn a_paused_rollout_holds_the_next_wave_until_resumed() {
                     "jsonpath={.status.availableReplicas}",
                 ],
             );
+            let available = String::from_utf8_lossy(&available.stdout);
             (available.trim() == "1").then_some(())
         },
     );
