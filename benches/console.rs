@@ -9,8 +9,11 @@
 //! frame, fleet shown, settled (no Pending cell), key → frame p50/p99 idle and under each
 //! flood, event → frame p50/p99 under each flood, resident memory after settling. A
 //! second table times the start on a fleet directory of the same sizes (the console path of
-//! `flotilla --fleet DIR console`): first frame and the loaded fleet shown. A criterion group
-//! then times one settled frame's draw.
+//! `flotilla --fleet DIR console`): first frame and the loaded fleet shown. Before both, a
+//! table starts the real binary (`flotilla demo --demo-scale C,R`) in a 250×80 pseudo-terminal
+//! and times process start → the first frame on its screen (first, while this process is
+//! still small and quiet: forking it later, with two simulated fleets behind it, costs more
+//! than the binary's own start). A criterion group then times one settled frame's draw.
 //! Run: `cargo bench --bench console`.
 
 use std::sync::{Arc, Mutex};
@@ -536,5 +539,78 @@ fn frame(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, whole_path, live_directory, frame);
+/// Starts the real binary in a 250×80 pseudo-terminal and times spawn → the first frame on
+/// its screen (its header, which names the fleet), then quits it with `q`.
+fn process_start(clusters: usize, resources: usize) -> Duration {
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    use std::io::{Read, Write};
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows: 80,
+            cols: 250,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("a pty");
+    let state = tempfile::tempdir().expect("state dir");
+    let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_flotilla"));
+    command.args(["demo", "--demo-scale", &format!("{clusters},{resources}")]);
+    command.env("TERM", "xterm-256color");
+    command.env("XDG_STATE_HOME", state.path());
+    command.env("XDG_CONFIG_HOME", state.path());
+    let started = Instant::now();
+    let mut child = pty.slave.spawn_command(command).expect("spawn flotilla");
+    drop(pty.slave);
+    let mut reader = pty.master.try_clone_reader().expect("pty reader");
+    let mut writer = pty.master.take_writer().expect("pty writer");
+    let mut screen = vt100::Parser::new(
+        std::num::NonZeroU16::new(80).expect("rows"),
+        std::num::NonZeroU16::new(250).expect("cols"),
+        0,
+    );
+    let mut buffer = [0u8; 65536];
+    let first = loop {
+        let n = reader.read(&mut buffer).expect("read the pty");
+        assert!(n > 0, "flotilla ended before drawing");
+        screen.process(&buffer[..n]);
+        // Answer a cursor-position query as a terminal would.
+        if buffer[..n].windows(4).any(|w| w == b"\x1b[6n") {
+            let _ = writer.write_all(b"\x1b[1;1R");
+        }
+        if screen.screen().contents().contains("demo-scale") {
+            break started.elapsed();
+        }
+    };
+    let _ = writer.write_all(b"q");
+    let drain =
+        std::thread::spawn(move || while matches!(reader.read(&mut buffer), Ok(n) if n > 0) {});
+    let _ = child.wait();
+    drop(writer);
+    drop(pty.master);
+    let _ = drain.join();
+    first
+}
+
+fn from_process_start(_: &mut Criterion) {
+    println!("the real binary in a 250x80 pseudo-terminal: process start → first frame");
+    println!("{:<14} {:>12}", "fleet", "first frame");
+    println!("{:<14} {:>12}", "", "ms (median of 5)");
+    for (clusters, resources) in [(2_000, 1_000), (10_000, 1_000)] {
+        let mut runs: Vec<Duration> = (0..5).map(|_| process_start(clusters, resources)).collect();
+        runs.sort();
+        println!(
+            "{:<14} {:>12}",
+            format!("{clusters}×{resources}"),
+            ms(runs[runs.len() / 2])
+        );
+    }
+}
+
+criterion_group!(
+    benches,
+    whole_path,
+    live_directory,
+    from_process_start,
+    frame
+);
 criterion_main!(benches);
