@@ -142,8 +142,11 @@ fn write_resource_names(fleet: &engine::Fleet, out: &mut dyn Write) -> std::io::
 }
 
 /// `flotilla --hub CONTEXT render`: the per-cluster objects the hub itself rendered (Karmada's
-/// Works), in the same shapes as the offline render. Exit 0, 2 for a bad context or a hub
-/// that keeps no per-cluster objects, 3 when the hub cannot be read. Secret values are masked
+/// Works, OCM's ManifestWorks), in the same shapes as the offline render; on KubeFed, which
+/// keeps none, the engine's render of the hub's Federated objects, with a note saying so (a
+/// field of the JSON and YAML, a line under the table). Exit 0; 2 for a bad context, or
+/// after rendering the rest when some of the hub's Federated objects do not load in the
+/// engine (each named on stderr); 3 when the hub cannot be read. Secret values are masked
 /// unless `show_secrets`.
 pub async fn run_hub(
     global: &crate::cli::GlobalArgs,
@@ -178,6 +181,9 @@ pub async fn run_hub(
             item.object = crate::engine::compare::secrets::mask(&item.object);
         }
     }
+    for error in &rendered.errors {
+        eprintln!("error: {}", printable(error, true));
+    }
     crate::output::write(out, &global.output, &rendered, || {
         let mut table = Table::new(&["CLUSTER", "KIND", "NAMESPACE", "NAME", "API VERSION"])
             .wide_only(&["API VERSION"]);
@@ -203,7 +209,17 @@ pub async fn run_hub(
                 ],
             );
         }
+        if let Some(note) = &rendered.note {
+            table.footer(format!("note: {note}"));
+        }
         table
     })?;
+    if !rendered.errors.is_empty() {
+        eprintln!(
+            "{} of the hub's objects do not load in flotilla's engine; everything else was rendered",
+            rendered.errors.len()
+        );
+        return Ok(crate::cli::exit::INPUT);
+    }
     Ok(crate::cli::exit::OK)
 }

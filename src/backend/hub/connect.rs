@@ -1,6 +1,7 @@
 //! Connecting to a hub: the kubeconfig context it is named by, a client, and which kind of
 //! control plane it is; then reading it through that kind's reader (members, the console's
-//! view, the rendered objects) and reaching its members. Errors are typed: whether the operator
+//! view, the rendered objects — on KubeFed, which keeps none, the engine's render of its
+//! Federated objects) and reaching its members. Errors are typed: whether the operator
 //! named something unusable or the hub did not answer; the command line turns them into exit
 //! codes. It only reads; writes go through the writers.
 
@@ -103,7 +104,9 @@ impl Hub {
     }
 
     /// The per-cluster objects the hub has rendered for its members (after overrides), and
-    /// why the rest are not placed. Hubs that keep no per-cluster objects say so.
+    /// why the rest are not placed. KubeFed keeps no per-cluster objects: there they are the
+    /// engine's render of the hub's Federated objects, as the console shows its cells, and the
+    /// render's note says so.
     pub async fn rendered(&self) -> Result<HubRender, HubError> {
         let rendered = match self.kind {
             HubKind::Karmada => karmada::read::rendered(&self.client, &self.kubeconfig).await,
@@ -111,10 +114,13 @@ impl Hub {
                 ocm::read::rendered(&self.client, &self.kubeconfig).await
             }
             HubKind::KubeFed => {
-                return Err(HubError::Input(format!(
-                    "--hub {}: KubeFed keeps no per-cluster objects on the hub (its controller renders them in memory)\n  hint: `flotilla render --fleet DIR` on the same Federated files gives them offline (checked against KubeFed v0.10.0)",
-                    self.context
-                )));
+                // What does not load is left out and reported, the rest rendered: a Federated
+                // object whose override cannot apply is a state KubeFed reports too.
+                let files = self.fleet_files().await?;
+                let (fleet, errors) = crate::engine::load_fleet(&files);
+                let mut rendered = kubefed::rendered(&fleet);
+                rendered.errors = errors.iter().map(ToString::to_string).collect();
+                return Ok(rendered);
             }
         };
         rendered.map_err(|reason| self.failed(reason))
@@ -126,30 +132,7 @@ impl Hub {
     /// one per hub object; why not: the hub did not answer, or (an input error) the engine
     /// cannot load what it holds or the hub is of another kind.
     pub async fn fleet(&self) -> Result<(Fleet, Vec<SourceFile>), HubError> {
-        let contexts = self
-            .kubeconfig
-            .contexts
-            .iter()
-            .map(|c| c.name.clone())
-            .collect();
-        let files = match self.kind {
-            HubKind::KubeFed => kubefed::fleet_files(&self.client, &self.context, &contexts)
-                .await
-                .map_err(|reason| self.failed(reason))?,
-            HubKind::Karmada => {
-                let bindings = karmada::read::bindings(&self.client)
-                    .await
-                    .map_err(|reason| self.failed(reason))?;
-                karmada::fleet_files(&self.client, &self.context, &contexts, &bindings)
-                    .await
-                    .map_err(|reason| self.failed(reason))?
-            }
-            HubKind::OpenClusterManagement => {
-                return Err(HubError::Input(
-                    "an Open Cluster Management hub holds no templates or policies; its Placements are edited with `ocm-placement set`".into(),
-                ));
-            }
-        };
+        let files = self.fleet_files().await?;
         let (fleet, errors) = crate::engine::load_fleet(&files);
         match errors.first() {
             Some(error) => Err(HubError::Input(format!(
@@ -157,6 +140,33 @@ impl Hub {
                 self.context
             ))),
             None => Ok((fleet, files)),
+        }
+    }
+
+    /// The texts of the fleet a Karmada or KubeFed hub holds, one per hub object (see
+    /// [`Hub::fleet`]); an input error on an OCM hub, which holds no templates or policies.
+    async fn fleet_files(&self) -> Result<Vec<SourceFile>, HubError> {
+        let contexts = self
+            .kubeconfig
+            .contexts
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        match self.kind {
+            HubKind::KubeFed => kubefed::fleet_files(&self.client, &self.context, &contexts)
+                .await
+                .map_err(|reason| self.failed(reason)),
+            HubKind::Karmada => {
+                let bindings = karmada::read::bindings(&self.client)
+                    .await
+                    .map_err(|reason| self.failed(reason))?;
+                karmada::fleet_files(&self.client, &self.context, &contexts, &bindings)
+                    .await
+                    .map_err(|reason| self.failed(reason))
+            }
+            HubKind::OpenClusterManagement => Err(HubError::Input(
+                "an Open Cluster Management hub holds no templates or policies; its Placements are edited with `ocm-placement set`".into(),
+            )),
         }
     }
 

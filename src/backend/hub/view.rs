@@ -95,11 +95,20 @@ impl HubView {
     }
 }
 
-/// The per-cluster objects a hub stores, in `flotilla render`'s JSON shape (design §3).
+/// The per-cluster objects a hub stores, in `flotilla render`'s JSON shape (design §3). A hub
+/// that keeps none (KubeFed) gets flotilla's render of its templates instead, and `note` says
+/// so.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct HubRender {
+    /// Whose rendering the objects are, when they are not the hub's own copies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     pub items: Vec<RenderedObject>,
     pub unplaced: Vec<Unplaced>,
+    /// What flotilla could not render of the hub's objects, in the engine's words
+    /// (`file:line: field: message`), reported apart from the objects.
+    #[serde(skip)]
+    pub errors: Vec<String>,
 }
 
 /// One object as the hub will write it to `cluster`.
