@@ -1346,8 +1346,8 @@ spec:
     assert!(read.live.error.is_none(), "{:?}", read.live.error);
     assert!(read.yaml.contains("availableReplicas: 2"), "{}", read.yaml);
     assert_eq!(read.live.diff, "", "member-1 holds what KubeFed renders");
-    session.dispatch(flotilla::app::Action::Command(
-        flotilla::config::keymap::KeyCommand::Back,
+    session.dispatch(flotilla::app::Action::Input(
+        flotilla::app::action::InputKey::Esc,
     ));
 
     // A new rollout on member-2 alone that its Node cannot hold passes its deadline there.

@@ -13,6 +13,7 @@ mod support;
 use std::path::Path;
 
 use clap::Parser;
+use flotilla::app::action::InputKey;
 use flotilla::app::state::State;
 use flotilla::app::{self, Action};
 use flotilla::backend::kube::live;
@@ -143,6 +144,13 @@ fn press(state: &mut State, effects: &mpsc::UnboundedSender<Effect>, command: Ke
     }
 }
 
+/// A key in the object view (its own key map section), as `press`.
+fn key(state: &mut State, effects: &mpsc::UnboundedSender<Effect>, key: InputKey) {
+    for effect in app::update(state, Action::Input(key)) {
+        effects.send(effect).expect("the backend takes effects");
+    }
+}
+
 fn screen(state: &State) -> String {
     let theme = Theme::load(None, true);
     let keymap = Keymap::built_in("default");
@@ -229,7 +237,7 @@ source: {{component: deployment-controller}}
             },
         )
         .await;
-        press(&mut state, &effects, KeyCommand::FocusNext);
+        key(&mut state, &effects, InputKey::Tab);
         let live = screen(&state);
         assert!(live.contains("availableReplicas: 1"), "{live}");
         assert!(live.contains("health Degraded"), "{live}");
@@ -246,12 +254,12 @@ source: {{component: deployment-controller}}
                 .is_some_and(|read| read.live.diff.contains("-  replicas: 5"))
         })
         .await;
-        press(&mut state, &effects, KeyCommand::FocusNext);
+        key(&mut state, &effects, InputKey::Tab);
         let diff = screen(&state);
         assert!(diff.contains("-  replicas: 5"), "{diff}");
         assert!(diff.contains("+  replicas: 2"), "{diff}");
 
-        press(&mut state, &effects, KeyCommand::FocusNext);
+        key(&mut state, &effects, InputKey::Tab);
         let shown = screen(&state);
         assert!(shown.contains("ProgressDeadlineExceeded"), "{shown}");
         assert!(
@@ -260,7 +268,7 @@ source: {{component: deployment-controller}}
         );
         assert!(shown.contains("×2"), "{shown}");
 
-        let closed = app::update(&mut state, Action::Command(KeyCommand::Back));
+        let closed = app::update(&mut state, Action::Input(InputKey::Esc));
         assert_eq!(closed, vec![Effect::StopFollowing]);
     });
     assert_eq!(
@@ -369,8 +377,8 @@ fn a_read_only_console_shows_the_live_object_and_its_channel_lets_no_write_throu
             },
         )
         .await;
-        press(&mut state, &reads, KeyCommand::FocusNext);
-        press(&mut state, &reads, KeyCommand::FocusNext);
+        key(&mut state, &reads, InputKey::Tab);
+        key(&mut state, &reads, InputKey::Tab);
         let diff = screen(&state);
         assert!(diff.contains("-  replicas: 5"), "{diff}");
         assert!(diff.contains("+  replicas: 2"), "{diff}");
