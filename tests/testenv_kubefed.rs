@@ -927,18 +927,44 @@ fn hub_kubefed_render_equals_what_the_kubefed_controller_writes() {
     );
 }
 
+/// `flotilla --hub hub ARGS…` with the test environment's kubeconfig.
+fn on_the_hub(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--kubeconfig")
+        .arg(&env().kubeconfig_path)
+        .args(["--hub", "hub"])
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run flotilla")
+}
+
+/// (cluster, kind, name) of each entry of `list` in a render's JSON (`object` for items,
+/// `resource` for unplaced pairs), sorted.
+fn entries(rendered: &Value, list: &str) -> Vec<(String, String, String)> {
+    let mut out: Vec<(String, String, String)> = rendered[list]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|entry| {
+            let (kind, name) = match entry.get("object") {
+                Some(object) => (&object["kind"], &object["metadata"]["name"]),
+                None => (&entry["resource"]["kind"], &entry["resource"]["name"]),
+            };
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            (text(&entry["cluster"]), text(kind), text(name))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// `flotilla --hub hub render -o json --show-secrets`, parsed, with only the objects of
 /// namespace `ns` (and the Namespace itself): other tests' Federated objects may be on the hub
 /// too. Exit 2 is allowed (another test's object that does not load is named on stderr and
 /// left out), as long as none of the errors is in `ns`.
 fn hub_render_of(ns: &str) -> Value {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .arg("--kubeconfig")
-        .arg(&env().kubeconfig_path)
-        .args(["--hub", "hub", "render", "-o", "json", "--show-secrets"])
-        .env_remove("KUBECONFIG")
-        .output()
-        .expect("run flotilla");
+    let out = on_the_hub(&["render", "-o", "json", "--show-secrets"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         matches!(out.status.code(), Some(0 | 2)) && !stderr.contains(&format!("/{ns}/")),
@@ -1049,6 +1075,60 @@ fn hub_kubefed_render_on_the_hub_equals_what_kubefed_wrote_on_each_member() {
         agreed,
         "render --hub differs from what KubeFed wrote:\n{}",
         last.join("\n")
+    );
+
+    // -n and -l pick the objects by namespace and by their Federated template's labels.
+    let scoped = |selector: &str| {
+        let out = on_the_hub(&["render", "-o", "json", "-n", ns, "-l", selector]);
+        assert!(
+            matches!(out.status.code(), Some(0 | 2)),
+            "{}",
+            output_text(&out)
+        );
+        let rendered: Value = serde_json::from_slice(&out.stdout).expect("render JSON");
+        (entries(&rendered, "items"), entries(&rendered, "unplaced"))
+    };
+    let entry = |cluster: &str, kind: &str, name: &str| {
+        (cluster.to_string(), kind.to_string(), name.to_string())
+    };
+    assert_eq!(
+        scoped("app=web"),
+        (
+            vec![
+                entry("member-1", "Deployment", "web"),
+                entry("member-2", "Deployment", "web")
+            ],
+            vec![]
+        )
+    );
+    assert_eq!(
+        scoped("!app"),
+        (
+            vec![entry("member-2", "ConfigMap", "settings")],
+            vec![entry("member-1", "ConfigMap", "settings")]
+        ),
+        "the ConfigMap's template has no labels; -n leaves the Namespace out"
+    );
+    let out = on_the_hub(&["status", "-o", "json", "-n", ns, "-l", "app=web"]);
+    let status: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("status printed no JSON ({e}): {}", output_text(&out)));
+    let names: Vec<(String, String)> = status["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|item| {
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            (text(&item["cluster"]), text(&item["resource"]["name"]))
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("member-1".to_string(), "web".to_string()),
+            ("member-2".to_string(), "web".to_string())
+        ],
+        "status --hub -l: {}",
+        output_text(&out)
     );
 }
 

@@ -142,7 +142,9 @@ fn write_resource_names(fleet: &engine::Fleet, out: &mut dyn Write) -> std::io::
 }
 
 /// `flotilla --hub CONTEXT render`: the per-cluster objects the hub itself rendered (Karmada's
-/// Works, OCM's ManifestWorks), in the same shapes as the offline render; on KubeFed, which
+/// Works, OCM's ManifestWorks), in the same shapes as the offline render, on the `--cluster`
+/// clusters, in the `-n` namespace, whose template's labels (OCM: the manifest's) match `-l`
+/// (a Namespace is in no namespace: `-n` leaves it out); on KubeFed, which
 /// keeps none, the engine's render of the hub's Federated objects, with a note saying so (a
 /// field of the JSON and YAML, a line under the table). Exit 0; 2 for a bad context, or
 /// after rendering the rest when some of the hub's Federated objects do not load in the
@@ -151,31 +153,40 @@ fn write_resource_names(fleet: &engine::Fleet, out: &mut dyn Write) -> std::io::
 pub async fn run_hub(
     global: &crate::cli::GlobalArgs,
     context: &str,
-    cluster_names: &[String],
+    (cluster_names, resources): (&[String], &ResourceScope),
     show_secrets: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     use crate::backend::hub;
-    let rendered =
-        match hub::connect(global.kubeconfig.as_deref(), context, Default::default()).await {
-            Ok(hub) => hub.rendered().await,
-            Err(err) => Err(err),
+    let read = async {
+        let hub = hub::connect(global.kubeconfig.as_deref(), context, Default::default()).await?;
+        let rendered = hub.rendered().await?;
+        // `-l` matches the templates' labels (on OCM the manifests'), read only when asked.
+        let labels = if resources.has_selector() {
+            hub.template_labels().await?
+        } else {
+            hub::TemplateLabels::default()
         };
-    let mut rendered = match rendered {
-        Ok(rendered) => rendered,
+        Ok::<_, hub::HubError>((rendered, labels))
+    };
+    let (mut rendered, labels) = match read.await {
+        Ok(read) => read,
         Err(err) => {
             eprintln!("error: {}", printable(&err.to_string(), true));
             return Ok(crate::cli::exit::of_hub(&err));
         }
     };
-    if !cluster_names.is_empty() {
-        rendered
-            .items
-            .retain(|item| cluster_names.contains(&item.cluster));
-        rendered
-            .unplaced
-            .retain(|item| cluster_names.contains(&item.cluster));
-    }
+    let in_cluster = |cluster: &String| cluster_names.is_empty() || cluster_names.contains(cluster);
+    let in_scope = |resource: &crate::model::ResourceRef| {
+        resources.is_everything() || resources.matches(resource, labels.of(resource))
+    };
+    rendered.items.retain(|item| {
+        in_cluster(&item.cluster)
+            && in_scope(&crate::backend::fanout::object::resource_of(&item.object))
+    });
+    rendered
+        .unplaced
+        .retain(|item| in_cluster(&item.cluster) && in_scope(&item.resource));
     if !show_secrets {
         for item in &mut rendered.items {
             item.object = crate::engine::compare::secrets::mask(&item.object);

@@ -11,7 +11,7 @@ use kube::Client;
 use kube::config::Kubeconfig;
 
 use super::kind::{HubKind, detect};
-use super::view::{HubRender, HubView};
+use super::view::{HubRender, HubView, TemplateLabels};
 use super::{karmada, kubefed, ocm};
 use crate::backend::fanout::cluster_api::ApiError;
 use crate::backend::fanout::targets::Target;
@@ -124,6 +124,38 @@ impl Hub {
             }
         };
         rendered.map_err(|reason| self.failed(reason))
+    }
+
+    /// The labels `-l` matches for each object the hub delivers: its template's — Karmada's
+    /// resource templates, KubeFed's Federated templates, as the engine loads the hub's fleet
+    /// (an object whose template does not load has none) — and on OCM, whose ManifestWorks
+    /// carry the objects themselves, the manifest's own (the first cluster's, where
+    /// ManifestWorks differ).
+    pub async fn template_labels(&self) -> Result<TemplateLabels, HubError> {
+        let mut labels = TemplateLabels::default();
+        match self.kind {
+            HubKind::OpenClusterManagement => {
+                for row in self.read().await?.rows {
+                    let own = row.objects.values().find_map(|object| {
+                        object
+                            .pointer("/metadata/labels")
+                            .and_then(serde_json::Value::as_object)
+                    });
+                    if let Some(own) = own {
+                        labels.insert(&row.target, own.clone());
+                    }
+                }
+            }
+            HubKind::Karmada | HubKind::KubeFed => {
+                let (fleet, _) = crate::engine::load_fleet(&self.fleet_files().await?);
+                for (r, resource) in fleet.resources.iter().enumerate() {
+                    if let Some(own) = fleet.template_labels(r) {
+                        labels.insert(&resource.target, own.clone());
+                    }
+                }
+            }
+        }
+        Ok(labels)
     }
 
     /// The fleet a Karmada or KubeFed hub holds (Karmada: its Clusters, the templates its
