@@ -106,20 +106,23 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
             };
             commands::clusters::run_live(&global, inventory, &mut std::io::stdout()).await
         }
-        Command::Render(args)
-            if global.hub.is_some() && (args.namespace.is_some() || args.selector.is_some()) =>
-        {
-            eprintln!(
-                "error: render --hub does not take -n or -l yet; name objects with --cluster, or filter the JSON (-o json)"
-            );
-            Ok(exit::INPUT)
-        }
         Command::Render(args) if global.hub.is_some() => {
             let hub = global.hub.clone().unwrap_or_default();
+            let resources = match commands::scope::ResourceScope::of(
+                &[],
+                args.namespace.as_deref(),
+                args.selector.as_deref(),
+            ) {
+                Ok(resources) => resources,
+                Err(commands::scope::InputError(message)) => {
+                    eprintln!("error: {message}");
+                    return Ok(exit::INPUT);
+                }
+            };
             commands::render::run_hub(
                 &global,
                 &hub,
-                &args.clusters,
+                (&args.clusters, &resources),
                 args.show_secrets,
                 &mut std::io::stdout(),
             )

@@ -115,14 +115,21 @@ fn a_bad_flag_is_a_usage_error_with_exit_2() {
 }
 
 #[test]
-fn what_flotilla_cannot_do_yet_says_so_with_exit_2() {
-    let output = flotilla(&["status", "--hub", "karmada", "-l", "app=web"]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("-l/--selector is not supported with --hub yet"),
-        "{}",
-        stderr(&output)
-    );
+fn a_bad_selector_on_a_hub_is_an_input_error_before_any_hub_is_reached() {
+    for command in ["status", "drift", "render"] {
+        let output = flotilla(&[command, "--hub", "no-such-context", "-l", "app in (web"]);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(
+            stderr(&output).contains("-l/--selector \"app in (web\""),
+            "{command}: {}",
+            stderr(&output)
+        );
+        assert!(
+            !stderr(&output).contains("no-such-context"),
+            "{command}: the hub was not asked: {}",
+            stderr(&output)
+        );
+    }
 }
 
 fn stdout(output: &Output) -> String {

@@ -347,6 +347,14 @@ fn a_user_key_map_with_a_bad_entry_stops_the_console_naming_file_line_and_field(
             "placement:\n  toggle: [x]\noverrides:\n  delete: [x]\n  remove: [y]\n",
             "5: overrides: remove: unknown command",
         ),
+        (
+            "object:\n  next-view: [n]\n  explode: [E]\n",
+            "3: object: explode: unknown command",
+        ),
+        (
+            "ocm-placement:\n  confirm: [ctrl-s]\nobjekt:\n  up: [k]\n",
+            "3: objekt: unknown section",
+        ),
     ] {
         std::fs::write(&file, text).expect("write");
         let output = flotilla_in(config.path(), config.path(), &["demo", "--keymap", "mine"]);

@@ -615,6 +615,21 @@ fn a_remapped_drift_key_reverts_and_the_key_it_replaced_does_nothing() {
 }
 
 #[test]
+fn a_remapped_help_key_opens_the_help_and_a_question_mark_bound_elsewhere_does_that() {
+    let mut demo = Demo::new(Scenario::demo());
+    demo.use_keymap(user_keymap("drift:\n  help: [h]\n  mark: [\"?\"]\n"));
+    demo.keys("D");
+    demo.keys("?");
+    assert!(!demo.session.state.help_open, "? marks now");
+    assert_eq!(demo.view().marked.len(), 1, "? marked the field");
+    demo.keys("h");
+    assert!(demo.session.state.help_open, "h opens the help");
+    demo.keys("<esc>");
+    assert!(!demo.session.state.help_open);
+    assert!(matches!(demo.session.state.mode, Mode::Drift(_)));
+}
+
+#[test]
 fn help_opens_over_the_drift_view_and_closes_back_to_it_as_it_was() {
     let mut demo = Demo::new(Scenario::demo());
     demo.keys("D");

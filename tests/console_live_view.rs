@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::console::Console;
+use common::console::{Console, user_keymap};
 use flotilla::app::action::Action;
 use flotilla::app::state::Mode;
 use flotilla::app::state::object_view::ObjectTab;
@@ -80,11 +80,14 @@ impl Demo {
     }
 
     fn draw(&self, width: u16, height: u16) -> Terminal<TestBackend> {
+        self.draw_with(width, height, &Keymap::built_in("default"))
+    }
+
+    fn draw_with(&self, width: u16, height: u16, keymap: &Keymap) -> Terminal<TestBackend> {
         let theme = Theme::load(None, true);
-        let keymap = Keymap::built_in("default");
         let context = ViewContext {
             theme: &theme,
-            keymap: &keymap,
+            keymap,
             ascii: false,
         };
         let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
@@ -95,7 +98,11 @@ impl Demo {
     }
 
     fn screen(&self) -> String {
-        let terminal = self.draw(200, 50);
+        self.screen_with(&Keymap::built_in("default"))
+    }
+
+    fn screen_with(&self, keymap: &Keymap) -> String {
+        let terminal = self.draw_with(200, 50, keymap);
         let buffer = terminal.backend().buffer();
         let width = usize::from(buffer.area.width);
         let cells: Vec<&str> = buffer.content().iter().map(|c| c.symbol()).collect();
@@ -251,4 +258,60 @@ fn the_clusters_view_at_120x40() {
     demo.keys("<shift-tab>");
     assert_eq!(demo.tab(), Some(ObjectTab::Clusters));
     insta::assert_snapshot!(demo.draw(120, 40).backend());
+}
+
+#[test]
+fn a_user_key_map_moves_the_object_views_keys_and_its_help_lists_them() {
+    let mut demo = Demo::new();
+    let keymap = user_keymap("object:\n  next-view: [n]\n  next-cluster: [L]\n  back: [ctrl-g]\n");
+    demo.console.use_keymap(keymap.clone());
+    demo.open(LEDGER, "prod-eu-west-2");
+    let cluster = demo.console.state.selected_cluster();
+    demo.keys("<tab>");
+    assert_eq!(demo.tab(), Some(ObjectTab::Desired), "tab moved to n");
+    demo.keys("n");
+    assert_eq!(demo.tab(), Some(ObjectTab::Live));
+    demo.keys("l<right>");
+    assert_eq!(
+        demo.console.state.selected_cluster(),
+        cluster,
+        "l and → moved to L"
+    );
+    demo.keys("L");
+    assert_ne!(
+        demo.console.state.selected_cluster(),
+        cluster,
+        "L shows the next cluster"
+    );
+    demo.keys("<esc>");
+    assert_eq!(demo.tab(), Some(ObjectTab::Live), "esc moved to ctrl-g");
+    assert!(
+        demo.screen_with(&keymap).contains("n next view"),
+        "the title names the keys in use"
+    );
+
+    demo.keys("?");
+    assert!(demo.console.state.help_open);
+    let help = demo.screen_with(&keymap);
+    assert!(help.contains("In a cell's object view"), "{help}");
+    assert!(
+        help.contains(&format!(" {:<22}next view: desired", "n")),
+        "the moved key is listed with what it does: {help}"
+    );
+    demo.keys("<esc>");
+    assert!(!demo.console.state.help_open);
+    assert_eq!(
+        demo.tab(),
+        Some(ObjectTab::Live),
+        "the view stays open under help"
+    );
+
+    demo.keys("<ctrl-g>");
+    assert_eq!(demo.console.state.mode, Mode::Normal);
+    demo.open(LEDGER, "prod-eu-west-2");
+    demo.keys("q");
+    assert!(
+        demo.console.state.should_quit,
+        "q still quits from the object view"
+    );
 }

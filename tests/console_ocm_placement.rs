@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 mod common;
 
-use common::console::Console;
+use common::console::{Console, user_keymap};
 use flotilla::app::state::ocm_placement::{OcmField, OcmStage};
 use flotilla::app::state::{ClusterRow, Mode, ResourceRow, State};
 use flotilla::backend::Effect;
@@ -251,5 +251,61 @@ fn a_on_a_hub_without_reschedule_says_why() {
     assert_eq!(
         console.state.notice.as_deref(),
         Some("nothing to reschedule on OCM")
+    );
+}
+
+#[test]
+fn a_user_key_map_moves_the_placement_editors_keys_in_the_list_and_in_the_fields() {
+    let mut console = Console::on_state(ocm_state());
+    if let Some(world) = &mut console.state.placements {
+        Arc::make_mut(world).replica_sets.clear();
+    }
+    console.use_keymap(user_keymap(
+        "ocm-placement:\n  down: [J]\n  confirm: [ctrl-s]\n  next-field: [ctrl-n]\n",
+    ));
+    console.command(KeyCommand::EditPlacement);
+    let choosing = |console: &Console| match &console.state.mode {
+        Mode::OcmPlacement(editor) => match editor.stage {
+            OcmStage::Choosing { cursor } => Some(cursor),
+            OcmStage::Editing => None,
+        },
+        other => panic!("the editor is open: {other:?}"),
+    };
+    console.keys("j<down>");
+    assert_eq!(choosing(&console), Some(0), "j and down moved to J");
+    console.keys("J<enter>");
+    assert_eq!(
+        choosing(&console),
+        Some(1),
+        "J moves down; enter no longer chooses"
+    );
+    console.keys("<ctrl-s>");
+    let Mode::OcmPlacement(editor) = &console.state.mode else {
+        panic!("editing");
+    };
+    assert_eq!(
+        editor.base.as_ref().unwrap().name(),
+        "web",
+        "ctrl-s chose it"
+    );
+    assert_eq!(editor.field, OcmField::Labels(0));
+
+    // In the fields characters are text, J included; ctrl-n leaves the field, tab does not.
+    console.keys("<ctrl-u>env=devJ<backspace><tab><ctrl-n>");
+    let Mode::OcmPlacement(editor) = &console.state.mode else {
+        panic!("still editing");
+    };
+    assert_eq!(editor.edit.predicates[0].labels, "env=dev");
+    assert_eq!(editor.field, OcmField::Claims(0));
+    console.keys("<enter>");
+    assert!(
+        matches!(console.state.mode, Mode::OcmPlacement(_)),
+        "enter no longer confirms"
+    );
+    console.keys("<ctrl-s>");
+    assert!(
+        matches!(console.state.mode, Mode::Confirm(_)),
+        "ctrl-s asks to write: {:?}",
+        console.state.notice
     );
 }

@@ -910,6 +910,53 @@ fn hub_karmada_oracle_offline_render_equals_the_works_karmada_writes() {
         "the lower-priority policy's cluster is listed as unplaced: {}",
         hub_render["unplaced"]
     );
+
+    // -n and -l pick by namespace and by the resource template's labels — not the Work's:
+    // member-1's labelsOverrider adds tier=edge to dup there, which -l does not match.
+    let scoped = |selector: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .arg("--kubeconfig")
+            .arg(&env().kubeconfig_path)
+            .args([
+                "--hub", "hub", "render", "-o", "json", "-n", ns, "-l", selector,
+            ])
+            .env_remove("KUBECONFIG")
+            .output()
+            .expect("run flotilla");
+        assert!(out.status.success(), "{}", support::output_text(&out));
+        let rendered: Value = serde_json::from_slice(&out.stdout).expect("render JSON");
+        let listed = |list: &str| {
+            let mut out: Vec<String> = rendered[list]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|entry| {
+                    let object = entry.get("object").unwrap_or(&entry["resource"]);
+                    let name = object
+                        .pointer("/metadata/name")
+                        .or_else(|| object.get("name"))
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    format!(
+                        "{} {}/{name}",
+                        entry["cluster"].as_str().unwrap_or_default(),
+                        object["kind"].as_str().unwrap_or_default()
+                    )
+                })
+                .collect();
+            out.sort();
+            out
+        };
+        (listed("items"), listed("unplaced"))
+    };
+    assert_eq!(
+        scoped("app=prio"),
+        (
+            vec!["member-2 ConfigMap/prio".to_string()],
+            vec!["member-1 ConfigMap/prio".to_string()]
+        )
+    );
+    assert_eq!(scoped("tier=edge"), (vec![], vec![]));
 }
 
 /// Removes a taint from a hub Cluster when dropped, even when an assertion fails.

@@ -5,7 +5,9 @@
 //! Unreachable in `flotilla --hub hub clusters` as KubeFed reports it; and the oracle:
 //! flotilla's offline `render` of a fleet equals, field for field, what KubeFed's controller
 //! writes to the members; and health, which KubeFed does not report, read from each member's
-//! object (Progressing, Healthy, then Degraded on one member), with the live view of a cell.
+//! object (Progressing, Healthy, then Degraded on one member), with the live view of a cell;
+//! and `--hub hub render`, flotilla's render of the hub's Federated objects, equals what
+//! KubeFed wrote on each member, overrides included.
 //! `cargo xtask test` runs them in their own step (their names start
 //! with `hub_kubefed_`, which the plain-hub step skips); they only touch their own namespaces
 //! (plus a label on the KubeFedClusters that they remove again), and the outage test restarts
@@ -925,6 +927,211 @@ fn hub_kubefed_render_equals_what_the_kubefed_controller_writes() {
     );
 }
 
+/// `flotilla --hub hub ARGS…` with the test environment's kubeconfig.
+fn on_the_hub(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--kubeconfig")
+        .arg(&env().kubeconfig_path)
+        .args(["--hub", "hub"])
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run flotilla")
+}
+
+/// (cluster, kind, name) of each entry of `list` in a render's JSON (`object` for items,
+/// `resource` for unplaced pairs), sorted.
+fn entries(rendered: &Value, list: &str) -> Vec<(String, String, String)> {
+    let mut out: Vec<(String, String, String)> = rendered[list]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|entry| {
+            let (kind, name) = match entry.get("object") {
+                Some(object) => (&object["kind"], &object["metadata"]["name"]),
+                None => (&entry["resource"]["kind"], &entry["resource"]["name"]),
+            };
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            (text(&entry["cluster"]), text(kind), text(name))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// `flotilla --hub hub render -o json --show-secrets`, parsed, with only the objects of
+/// namespace `ns` (and the Namespace itself): other tests' Federated objects may be on the hub
+/// too. Exit 2 is allowed (another test's object that does not load is named on stderr and
+/// left out), as long as none of the errors is in `ns`.
+fn hub_render_of(ns: &str) -> Value {
+    let out = on_the_hub(&["render", "-o", "json", "--show-secrets"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        matches!(out.status.code(), Some(0 | 2)) && !stderr.contains(&format!("/{ns}/")),
+        "{}",
+        output_text(&out)
+    );
+    let mut rendered: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("render --hub printed no JSON ({e}): {}", output_text(&out)));
+    // Items carry objects, unplaced entries resource references.
+    let in_ns = |entry: &Value| {
+        let (namespace, kind, name) = match entry.get("object") {
+            Some(object) => (
+                object.pointer("/metadata/namespace"),
+                &object["kind"],
+                object.pointer("/metadata/name"),
+            ),
+            None => (
+                entry.pointer("/resource/namespace"),
+                &entry["resource"]["kind"],
+                entry.pointer("/resource/name"),
+            ),
+        };
+        let ns = Value::String(ns.to_string());
+        namespace == Some(&ns) || (kind == "Namespace" && name == Some(&ns))
+    };
+    for list in ["items", "unplaced"] {
+        if let Some(entries) = rendered[list].as_array_mut() {
+            entries.retain(in_ns);
+        }
+    }
+    rendered
+}
+
+#[test]
+#[ignore = "needs the kubefed testenv: run through cargo xtask test"]
+fn hub_kubefed_render_on_the_hub_equals_what_kubefed_wrote_on_each_member() {
+    let _serial = serial();
+    kubefed_hub();
+    let scratch = TestNamespace::on("kubefed-hub-render-scratch", &env().members);
+    let ns = TestNamespace::on("kubefed-hub-render", &["hub".to_string()]);
+    let _members = MemberNamespaces(ns.name.clone());
+    let ns = ns.name.as_str();
+    let fleet = fleet_by_names(ns);
+    apply("hub", &fleet);
+    for (kind, name) in federated_objects(&fleet) {
+        let mut last = reconciled(&kind, ns, &name);
+        let propagated = eventually_or_last(LIMIT, || {
+            last = json("hub", &["get", &kind, &name, "-n", ns]);
+            condition(&last, "Propagation") == Some("True")
+        });
+        assert!(
+            propagated,
+            "KubeFed could not propagate {kind} {ns}/{name}: {}",
+            last["status"]
+        );
+    }
+    let rendered = hub_render_of(ns);
+    let note = rendered["note"].as_str().unwrap_or_default();
+    assert!(
+        note.starts_with("flotilla's rendering of the hub's Federated objects"),
+        "the render says whose it is: {rendered}"
+    );
+    // The namespace and web on both members, settings on member-2 only.
+    let items = rendered["items"].as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), 5, "{rendered}");
+    let placed_on = |kind: &str, name: &str| -> Vec<String> {
+        items
+            .iter()
+            .filter(|item| {
+                item["object"]["kind"] == kind && item["object"]["metadata"]["name"] == name
+            })
+            .filter_map(|item| item["cluster"].as_str().map(str::to_string))
+            .collect()
+    };
+    assert_eq!(placed_on("ConfigMap", "settings"), ["member-2"]);
+    assert!(
+        rendered["unplaced"]
+            .as_array()
+            .is_some_and(|unplaced| unplaced
+                .iter()
+                .any(|u| { u["cluster"] == "member-1" && u["resource"]["name"] == "settings" })),
+        "member-1 is not placed, with the reason: {rendered}"
+    );
+    // member-1's override of the replicas, in the render and on the member.
+    let web_on_1 = items
+        .iter()
+        .find(|item| item["cluster"] == "member-1" && item["object"]["kind"] == "Deployment")
+        .expect("web on member-1");
+    assert_eq!(web_on_1["object"]["spec"]["replicas"], 5, "{web_on_1}");
+    assert!(
+        eventually_or_last(LIMIT, || member_replicas("member-1", ns, "web") == Some(5)),
+        "KubeFed wrote member-1's override"
+    );
+    // Every object, field for field, as the member's API server stores KubeFed's copy; and
+    // KubeFed wrote nothing the render does not have.
+    let mut last = Vec::new();
+    let agreed = eventually_or_last(LIMIT, || {
+        if !all_written(&rendered, ns) {
+            last = vec![format!(
+                "{ns}: KubeFed has not written every rendered object"
+            )];
+            return false;
+        }
+        last = compare_fleet(ns, &rendered, &scratch.name);
+        last.is_empty()
+    });
+    assert!(
+        agreed,
+        "render --hub differs from what KubeFed wrote:\n{}",
+        last.join("\n")
+    );
+
+    // -n and -l pick the objects by namespace and by their Federated template's labels.
+    let scoped = |selector: &str| {
+        let out = on_the_hub(&["render", "-o", "json", "-n", ns, "-l", selector]);
+        assert!(
+            matches!(out.status.code(), Some(0 | 2)),
+            "{}",
+            output_text(&out)
+        );
+        let rendered: Value = serde_json::from_slice(&out.stdout).expect("render JSON");
+        (entries(&rendered, "items"), entries(&rendered, "unplaced"))
+    };
+    let entry = |cluster: &str, kind: &str, name: &str| {
+        (cluster.to_string(), kind.to_string(), name.to_string())
+    };
+    assert_eq!(
+        scoped("app=web"),
+        (
+            vec![
+                entry("member-1", "Deployment", "web"),
+                entry("member-2", "Deployment", "web")
+            ],
+            vec![]
+        )
+    );
+    assert_eq!(
+        scoped("!app"),
+        (
+            vec![entry("member-2", "ConfigMap", "settings")],
+            vec![entry("member-1", "ConfigMap", "settings")]
+        ),
+        "the ConfigMap's template has no labels; -n leaves the Namespace out"
+    );
+    let out = on_the_hub(&["status", "-o", "json", "-n", ns, "-l", "app=web"]);
+    let status: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("status printed no JSON ({e}): {}", output_text(&out)));
+    let names: Vec<(String, String)> = status["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|item| {
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            (text(&item["cluster"]), text(&item["resource"]["name"]))
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("member-1".to_string(), "web".to_string()),
+            ("member-2".to_string(), "web".to_string())
+        ],
+        "status --hub -l: {}",
+        output_text(&out)
+    );
+}
+
 /// Polls `check` every second until it is true (returns true) or `limit` passes (false).
 fn eventually_or_last(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
     let t = Instant::now();
@@ -1219,8 +1426,8 @@ spec:
     assert!(read.live.error.is_none(), "{:?}", read.live.error);
     assert!(read.yaml.contains("availableReplicas: 2"), "{}", read.yaml);
     assert_eq!(read.live.diff, "", "member-1 holds what KubeFed renders");
-    session.dispatch(flotilla::app::Action::Command(
-        flotilla::config::keymap::KeyCommand::Back,
+    session.dispatch(flotilla::app::Action::Input(
+        flotilla::app::action::InputKey::Esc,
     ));
 
     // A new rollout on member-2 alone that its Node cannot hold passes its deadline there.

@@ -5,7 +5,8 @@
 //! a PlacementDecision the reader shows; a member stopped with `testenv stop` turns not ready
 //! in `flotilla --hub hub clusters` as OCM reports it; a ManifestWorkReplicaSet (the hub's work
 //! manager) follows its Placement from member-1 to member-2, and flotilla's hub read shows the
-//! result. `cargo xtask test` runs them in their own step (their names start with `hub_ocm_`,
+//! result; `render --hub` and `status --hub` with `-n` and `-l` pick the objects by namespace
+//! and by the manifests' labels. `cargo xtask test` runs them in their own step (their names start with `hub_ocm_`,
 //! which the plain-hub step skips). They only touch objects named after themselves (and a
 //! ManagedCluster label named so), delete them afterwards, and the outage test restarts the
 //! member it stops.
@@ -1462,4 +1463,113 @@ fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason(
         "{status:?}"
     );
     assert_eq!(status["member-1"].0, "Healthy", "{status:?}");
+}
+
+/// `flotilla --hub hub ARGS…` printing JSON, parsed (exit 0, 1 or 3 allowed: status reports
+/// cells that are not placed or not healthy yet).
+fn hub_json(args: &[&str]) -> Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--kubeconfig")
+        .arg(&env().kubeconfig_path)
+        .args(["--hub", "hub"])
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run flotilla");
+    assert!(
+        matches!(out.status.code(), Some(0 | 1 | 3)),
+        "{}",
+        support::output_text(&out)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", support::output_text(&out)))
+}
+
+#[test]
+#[ignore = "needs the OCM testenv: run through cargo xtask test"]
+fn hub_ocm_render_and_status_pick_objects_by_namespace_and_the_manifests_labels() {
+    let _serial = serial();
+    ocm_hub();
+    let name = unique("scope");
+    let _work = Cleanup::new("hub", &["manifestwork", &name, "-n", "member-2"]);
+    let labelled = format!(
+        "    - apiVersion: v1\n      kind: ConfigMap\n      \
+         metadata: {{name: labelled, namespace: {name}, labels: {{app: web}}}}\n      \
+         data: {{color: green}}\n"
+    );
+    apply("hub", &manifest_work("member-2", &name, &name, &labelled));
+    eventually("the labelled ConfigMap on member-2", APPLY_LIMIT, || {
+        member_has("member-2", &["get", "configmap", "labelled", "-n", &name]).then_some(())
+    });
+    let listed = |value: &Value, list: &str| {
+        let mut out: Vec<String> = value[list]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|entry| {
+                let (kind, object_name) = match entry.get("object") {
+                    Some(object) => (&object["kind"], &object["metadata"]["name"]),
+                    None => (&entry["resource"]["kind"], &entry["resource"]["name"]),
+                };
+                format!(
+                    "{} {}/{}",
+                    entry["cluster"].as_str().unwrap_or_default(),
+                    kind.as_str().unwrap_or_default(),
+                    object_name.as_str().unwrap_or_default()
+                )
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let render = |selector: &str| {
+        let value = hub_json(&["render", "-o", "json", "-n", &name, "-l", selector]);
+        (listed(&value, "items"), listed(&value, "unplaced"))
+    };
+    assert_eq!(
+        render("app=web"),
+        (
+            vec!["member-2 ConfigMap/labelled".to_string()],
+            vec!["member-1 ConfigMap/labelled".to_string()]
+        )
+    );
+    assert_eq!(
+        render("!app"),
+        (
+            vec!["member-2 ConfigMap/colors".to_string()],
+            vec!["member-1 ConfigMap/colors".to_string()]
+        ),
+        "-n leaves the Namespace out"
+    );
+    // Once OCM reports the ManifestWork Available, the one cell in scope is in sync.
+    let cells = || {
+        let status = hub_json(&["status", "-o", "json", "-n", &name, "-l", "app=web"]);
+        status["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|item| {
+                format!(
+                    "{} {} {}",
+                    item["cluster"].as_str().unwrap_or_default(),
+                    item["resource"]["name"].as_str().unwrap_or_default(),
+                    item["sync"].as_str().unwrap_or_default()
+                )
+            })
+            .collect::<Vec<String>>()
+    };
+    let expected = [
+        "member-1 labelled NotPlaced".to_string(),
+        "member-2 labelled InSync".to_string(),
+    ];
+    let mut last = Vec::new();
+    let settled = (0..60).any(|_| {
+        last = cells();
+        let done = last == expected;
+        if !done {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        done
+    });
+    assert!(settled, "status --hub -n -l: {last:?}");
 }

@@ -24,7 +24,9 @@ pub enum Action {
     Saved(Saved),
 }
 
-/// Keys a text input understands.
+/// Keys a text input understands, and the keys a view with a key map section of its own
+/// reads (the object view's shift-tab, arrows left and right, pages and home; a text input
+/// never gets these).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputKey {
     Char(char),
@@ -36,6 +38,13 @@ pub enum InputKey {
     Tab,
     Up,
     Down,
+    BackTab,
+    Left,
+    Right,
+    PageUp,
+    PageDown,
+    Home,
+    End,
 }
 
 impl InputKey {
@@ -50,6 +59,13 @@ impl InputKey {
             InputKey::Tab => (KeyCodeName::Tab, false),
             InputKey::Up => (KeyCodeName::Up, false),
             InputKey::Down => (KeyCodeName::Down, false),
+            InputKey::BackTab => (KeyCodeName::BackTab, false),
+            InputKey::Left => (KeyCodeName::Left, false),
+            InputKey::Right => (KeyCodeName::Right, false),
+            InputKey::PageUp => (KeyCodeName::PageUp, false),
+            InputKey::PageDown => (KeyCodeName::PageDown, false),
+            InputKey::Home => (KeyCodeName::Home, false),
+            InputKey::End => (KeyCodeName::End, false),
         };
         Key {
             code,

@@ -412,6 +412,8 @@ fn form_key(state: &mut State, editor: &mut OverrideEditor, mut form: Box<Form>,
             form.completions.clear();
             form.error = None;
         }
+        // A form never gets the keys only views read (pages, left and right).
+        _ => {}
     }
     // Check as the operator types, so a bad path or value shows at once.
     if !matches!(key, InputKey::Enter) {

@@ -9,6 +9,7 @@ use super::filter::Filter;
 use super::palette::{self, PaletteCommand};
 use super::state::drift::Stage as DriftStage;
 use super::state::history::Sample;
+use super::state::ocm_placement::OcmStage;
 use super::state::override_editor::Stage as OverrideStage;
 use super::state::placement_editor::{Field as PlacementField, Stage as PlacementStage};
 use super::state::{
@@ -200,11 +201,17 @@ pub fn key_context(state: &State) -> KeyContext {
 }
 
 /// Which [`KeyContext`] the view in `state.mode` reads keys in: its section while it browses
-/// (the drift view's rows, the placement editor's clusters, the override editor's rules, an
-/// editor's review of changes) or while one of its text fields has the focus; typing while any
-/// other text input or a confirmation is open.
+/// (a cell's object, the drift view's rows, the placement editor's clusters, the override
+/// editor's rules, an editor's review of changes, the OCM Placement editor's list) or while one
+/// of its text fields has the focus; typing while any other text input or a confirmation is
+/// open.
 pub fn view_key_context(state: &State) -> KeyContext {
     match &state.mode {
+        Mode::Object { .. } => KeyContext::View(Section::Object),
+        Mode::OcmPlacement(editor) if matches!(editor.stage, OcmStage::Choosing { .. }) => {
+            KeyContext::View(Section::OcmPlacement)
+        }
+        Mode::OcmPlacement(_) => KeyContext::Form(Section::OcmPlacement),
         Mode::Drift(view) if matches!(view.stage, DriftStage::Browsing) => {
             KeyContext::View(Section::Drift)
         }
@@ -557,6 +564,9 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
     if state.help_open {
         return Vec::new();
     }
+    // The console hands a view the default map's key for what the operator's key means in
+    // the map in use (`console::keys`), so the default map names the command here: the
+    // operator's own help key arrives as `?`, and a `?` they bound elsewhere does not.
     if let KeyContext::View(section) = key_context(state)
         && Keymap::built_in_view_command(section, key.key()) == Some(ViewCommand::Help)
     {
@@ -571,6 +581,10 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
         }
         Mode::Overrides(overrides) => return override_editor::key(state, overrides, key),
         Mode::Drift(view) => return drift::key(state, view, key),
+        mode @ Mode::Object { .. } => {
+            state.mode = mode;
+            object_view::key(state, key);
+        }
         Mode::Filter {
             pane,
             mut input,
@@ -866,6 +880,11 @@ mod tests {
         update(state, Action::Command(command));
     }
 
+    /// A key as the console hands it to a view with a section of its own.
+    fn press(state: &mut State, key: InputKey) -> Vec<Effect> {
+        update(state, Action::Input(key))
+    }
+
     fn type_text(state: &mut State, text: &str) {
         for c in text.chars() {
             update(state, Action::Input(InputKey::Char(c)));
@@ -927,8 +946,8 @@ mod tests {
         let mut state = state(3, 2);
         command(&mut state, KeyCommand::FocusNext);
         update(&mut state, Action::Command(KeyCommand::Select));
-        command(&mut state, KeyCommand::FocusNext);
-        command(&mut state, KeyCommand::Down);
+        press(&mut state, InputKey::Tab);
+        press(&mut state, InputKey::Down);
         let object = state.mode.clone();
         let followed = state.live.followed.clone();
         assert!(
@@ -953,7 +972,7 @@ mod tests {
         command(&mut state, KeyCommand::Help);
         command(&mut state, KeyCommand::Back);
         assert_eq!(state.mode, object, "esc closes the help, not the view");
-        command(&mut state, KeyCommand::Back);
+        press(&mut state, InputKey::Esc);
         assert_eq!(state.mode, Mode::Normal);
     }
 
@@ -1193,15 +1212,31 @@ mod tests {
             group: 0,
         };
         assert_eq!(state.mode, at(0, ObjectTab::Desired));
-        command(&mut state, KeyCommand::Down);
-        command(&mut state, KeyCommand::Right);
+        press(&mut state, InputKey::Down);
+        press(&mut state, InputKey::Right);
         assert_eq!(state.mode, at(1, ObjectTab::Desired));
         assert_eq!(
             state.selected_cluster(),
             Some(2),
             "right shows the next cluster's object"
         );
-        command(&mut state, KeyCommand::Back);
+        press(&mut state, InputKey::PageDown);
+        assert_eq!(state.mode, at(1 + state.page_rows, ObjectTab::Desired));
+        press(&mut state, InputKey::BackTab);
+        assert_eq!(
+            state.mode,
+            at(0, ObjectTab::Clusters),
+            "shift-tab: the view before"
+        );
+        press(&mut state, InputKey::Char('x'));
+        assert_eq!(
+            state.mode,
+            at(0, ObjectTab::Clusters),
+            "a free key does nothing"
+        );
+        command(&mut state, KeyCommand::Quit);
+        assert!(state.should_quit, "quit still quits");
+        press(&mut state, InputKey::Esc);
         assert_eq!(state.mode, Mode::Normal);
     }
 
@@ -1226,7 +1261,7 @@ mod tests {
             cluster: 0,
         };
         assert_eq!(opened, vec![Effect::FollowObject { cells: vec![cell] }]);
-        let tabbed = update(&mut state, Action::Command(KeyCommand::FocusNext));
+        let tabbed = press(&mut state, InputKey::Tab);
         assert!(
             tabbed.is_empty(),
             "the same cell stays followed: {tabbed:?}"
@@ -1238,7 +1273,7 @@ mod tests {
                 ..
             }
         ));
-        let moved = update(&mut state, Action::Command(KeyCommand::Right));
+        let moved = press(&mut state, InputKey::Right);
         let next = CellRef {
             resource: 0,
             cluster: 1,
@@ -1255,7 +1290,7 @@ mod tests {
         update(&mut state, read(next));
         assert!(state.live.reads.contains_key(&next));
         assert!(!state.live.reads.contains_key(&cell));
-        let closed = update(&mut state, Action::Command(KeyCommand::Back));
+        let closed = press(&mut state, InputKey::Esc);
         assert_eq!(closed, vec![Effect::StopFollowing]);
         assert!(state.live.reads.is_empty());
     }

@@ -2,7 +2,9 @@
 //! of the local fleet directory with what the hub rendered for each member now (what applying
 //! those files to the hub would change; only the fields the files set are compared, as the
 //! hub's API server defaults the rest), and `drift` compares each member's live objects with
-//! what the hub rendered for it. Both only read; neither writes to the hub or a member.
+//! what the hub rendered for it. Both only read; neither writes to the hub or a member. `-l`
+//! matches the local fleet's templates in `plan`, the hub's templates (or OCM's manifests)
+//! elsewhere.
 
 use std::io::Write;
 
@@ -14,40 +16,55 @@ use crate::backend::fanout::object::resource_of;
 use crate::backend::fanout::planning::{PlanAction, PlanItem};
 use crate::backend::fanout::targets::{Ignores, Options};
 use crate::backend::hub::poll::{Compare, preview_items};
-use crate::backend::hub::{self, Hub, HubError, HubView};
+use crate::backend::hub::{self, Hub, HubError, HubView, TemplateLabels};
 use crate::backend::kube::kubeconfig::Timeouts;
 use crate::cli::{GlobalArgs, PlanArgs, ScopeArgs, exit};
 use crate::engine::{Fleet, load_fleet};
 use crate::model::ResourceRef;
 use crate::output;
 
-/// A hub command's scope, parsed once: `--cluster`, and `--resource` and `-n`.
+/// A hub command's scope, parsed once: `--cluster`, and `--resource`, `-n` and `-l`; with `-l`,
+/// the labels of the templates behind the hub's objects ([`HubScope::read_labels`]).
 pub(super) struct HubScope<'a> {
     clusters: &'a [String],
     resources: ResourceScope,
+    labels: TemplateLabels,
 }
 
 impl HubScope<'_> {
-    /// Whether `resource` on `cluster` is in scope. The hub's objects carry no template labels
-    /// here, which is why [`check_scope`] refuses `-l`.
+    /// Whether `resource` on `cluster` is in scope, `-l` matching the labels of its template on
+    /// the hub.
     pub(super) fn includes(&self, cluster: &str, resource: &ResourceRef) -> bool {
+        self.includes_labelled(cluster, resource, self.labels.of(resource))
+    }
+
+    /// Whether `resource` on `cluster`, whose template carries `labels`, is in scope.
+    pub(super) fn includes_labelled(
+        &self,
+        cluster: &str,
+        resource: &ResourceRef,
+        labels: Option<&serde_json::Map<String, serde_json::Value>>,
+    ) -> bool {
         (self.clusters.is_empty() || self.clusters.iter().any(|c| c == cluster))
-            && self.resources.matches(resource, None)
+            && self.resources.matches(resource, labels)
+    }
+
+    /// With `-l`, reads what it matches: the labels of the hub's templates (Karmada's
+    /// resource templates, KubeFed's Federated templates, OCM's manifests).
+    pub(super) async fn read_labels(&mut self, hub: &Hub) -> Result<(), HubError> {
+        if self.resources.has_selector() {
+            self.labels = hub.template_labels().await?;
+        }
+        Ok(())
     }
 }
 
-/// The scope, or its input errors on a hub: a bad `--resource` or `-n`, and `-l`, which hub
-/// commands do not take yet.
+/// The scope, or its input errors on a hub: a bad `--resource`, `-n` or `-l`.
 pub(super) fn check_scope(scope: &ScopeArgs) -> Result<HubScope<'_>, InputError> {
-    if scope.selector.is_some() {
-        return Err(InputError(
-            "-l/--selector is not supported with --hub yet; name objects with --resource or -n"
-                .into(),
-        ));
-    }
     Ok(HubScope {
         clusters: &scope.clusters,
         resources: ResourceScope::parse(scope)?,
+        labels: TemplateLabels::default(),
     })
 }
 
@@ -139,7 +156,13 @@ fn plan_items(fleet: &Fleet, view: &HubView, scope: &HubScope) -> Vec<PlanItem> 
     let mut cells = Vec::new();
     for (r, resource) in fleet.resources.iter().enumerate() {
         for (c, cluster) in fleet.clusters.iter().enumerate() {
-            if fleet.is_placed(r, c) && scope.includes(&cluster.name, &resource.target) {
+            if fleet.is_placed(r, c)
+                && scope.includes_labelled(
+                    &cluster.name,
+                    &resource.target,
+                    fleet.template_labels(r),
+                )
+            {
                 cells.push(CellRef {
                     resource: r as u32,
                     cluster: c as u32,
@@ -156,7 +179,9 @@ fn plan_items(fleet: &Fleet, view: &HubView, scope: &HubScope) -> Vec<PlanItem> 
             let placed = fleet
                 .cluster_index(cluster)
                 .is_some_and(|c| fleet.is_placed(r, c));
-            if !placed && scope.includes(cluster, &resource.target) {
+            if !placed
+                && scope.includes_labelled(cluster, &resource.target, fleet.template_labels(r))
+            {
                 items.push(PlanItem {
                     cluster: cluster.clone(),
                     resource: resource_of(object),
@@ -184,7 +209,7 @@ pub async fn run_drift(
     context: &str,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    let hub_scope = match check_scope(scope) {
+    let mut hub_scope = match check_scope(scope) {
         Ok(scope) => scope,
         Err(err) => {
             eprintln!("error: {}", err.0);
@@ -201,6 +226,9 @@ pub async fn run_drift(
             hub.kind.as_str()
         );
         return Ok(exit::INPUT);
+    }
+    if let Err(err) = hub_scope.read_labels(&hub).await {
+        return Ok(failed(err));
     }
     let mut targets = Vec::new();
     for (spec, _) in &view.clusters {

@@ -144,41 +144,58 @@ fn write_resource_names(fleet: &engine::Fleet, out: &mut dyn Write) -> std::io::
 }
 
 /// `flotilla --hub CONTEXT render`: the per-cluster objects the hub itself rendered (Karmada's
-/// Works), in the same shapes as the offline render. Exit 0, 2 for a bad context or a hub
-/// that keeps no per-cluster objects, 3 when the hub cannot be read. Secret values are masked
+/// Works, OCM's ManifestWorks), in the same shapes as the offline render, on the `--cluster`
+/// clusters, in the `-n` namespace, whose template's labels (OCM: the manifest's) match `-l`
+/// (a Namespace is in no namespace: `-n` leaves it out); on KubeFed, which
+/// keeps none, the engine's render of the hub's Federated objects, with a note saying so (a
+/// field of the JSON and YAML, a line under the table). Exit 0; 2 for a bad context, or
+/// after rendering the rest when some of the hub's Federated objects do not load in the
+/// engine (each named on stderr); 3 when the hub cannot be read. Secret values are masked
 /// unless `show_secrets`.
 pub async fn run_hub(
     global: &crate::cli::GlobalArgs,
     context: &str,
-    cluster_names: &[String],
+    (cluster_names, resources): (&[String], &ResourceScope),
     show_secrets: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     use crate::backend::hub;
-    let rendered =
-        match hub::connect(global.kubeconfig.as_deref(), context, Default::default()).await {
-            Ok(hub) => hub.rendered().await,
-            Err(err) => Err(err),
+    let read = async {
+        let hub = hub::connect(global.kubeconfig.as_deref(), context, Default::default()).await?;
+        let rendered = hub.rendered().await?;
+        // `-l` matches the templates' labels (on OCM the manifests'), read only when asked.
+        let labels = if resources.has_selector() {
+            hub.template_labels().await?
+        } else {
+            hub::TemplateLabels::default()
         };
-    let mut rendered = match rendered {
-        Ok(rendered) => rendered,
+        Ok::<_, hub::HubError>((rendered, labels))
+    };
+    let (mut rendered, labels) = match read.await {
+        Ok(read) => read,
         Err(err) => {
             eprintln!("error: {}", printable(&err.to_string(), true));
             return Ok(crate::cli::exit::of_hub(&err));
         }
     };
-    if !cluster_names.is_empty() {
-        rendered
-            .items
-            .retain(|item| cluster_names.contains(&item.cluster));
-        rendered
-            .unplaced
-            .retain(|item| cluster_names.contains(&item.cluster));
-    }
+    let in_cluster = |cluster: &String| cluster_names.is_empty() || cluster_names.contains(cluster);
+    let in_scope = |resource: &crate::model::ResourceRef| {
+        resources.is_everything() || resources.matches(resource, labels.of(resource))
+    };
+    rendered.items.retain(|item| {
+        in_cluster(&item.cluster)
+            && in_scope(&crate::backend::fanout::object::resource_of(&item.object))
+    });
+    rendered
+        .unplaced
+        .retain(|item| in_cluster(&item.cluster) && in_scope(&item.resource));
     if !show_secrets {
         for item in &mut rendered.items {
             item.object = crate::engine::compare::secrets::mask(&item.object);
         }
+    }
+    for error in &rendered.errors {
+        eprintln!("error: {}", printable(error, true));
     }
     crate::output::write(out, &global.output, &rendered, || {
         let mut table = Table::new(&["CLUSTER", "KIND", "NAMESPACE", "NAME", "API VERSION"])
@@ -205,8 +222,18 @@ pub async fn run_hub(
                 ],
             );
         }
+        if let Some(note) = &rendered.note {
+            table.footer(format!("note: {note}"));
+        }
         table
     })?;
+    if !rendered.errors.is_empty() {
+        eprintln!(
+            "{} of the hub's objects do not load in flotilla's engine; everything else was rendered",
+            rendered.errors.len()
+        );
+        return Ok(crate::cli::exit::INPUT);
+    }
     Ok(crate::cli::exit::OK)
 }
 

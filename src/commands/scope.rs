@@ -90,6 +90,11 @@ impl ResourceScope {
         })
     }
 
+    /// Whether `-l` narrows the resources (so their templates' labels must be known).
+    pub fn has_selector(&self) -> bool {
+        self.selector.is_some()
+    }
+
     /// Whether nothing narrows the resources (so pruning and implied namespaces apply).
     pub fn is_everything(&self) -> bool {
         self.filters.is_empty() && self.namespace.is_none() && self.selector.is_none()

@@ -88,7 +88,7 @@ async fn hub_status(
     context: &str,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    let scope = match hub::check_scope(scope) {
+    let mut scope = match hub::check_scope(scope) {
         Ok(scope) => scope,
         Err(InputError(message)) => return Ok(input_error(&message)),
     };
@@ -96,6 +96,9 @@ async fn hub_status(
         Ok(read) => read,
         Err(err) => return Ok(hub::failed(err)),
     };
+    if let Err(err) = scope.read_labels(&hub).await {
+        return Ok(hub::failed(err));
+    }
     // Where the hub says only "not healthy yet", the member says whether it is stuck, as in
     // the console; on a hub that reports no health, every placed cell in scope asks its member.
     let in_scope = |cell: &CellRef| {

@@ -1,7 +1,8 @@
 //! Key maps: which keys trigger which named console command, one section per part of the
-//! console — `global` (the main view, also spelled `main`), `drift` (the drift view),
-//! `placement` (the placement editor), `overrides` (the override editor's rules) and `editor`
-//! (the editors' review of changes). Built-in maps live in `keymaps/*.yaml`
+//! console — `global` (the main view, also spelled `main`), `object` (a cell's object view),
+//! `drift` (the drift view), `placement` (the placement editor), `overrides` (the override
+//! editor's rules), `editor` (the editors' review of changes) and `ocm-placement` (the Open
+//! Cluster Management Placement editor). Built-in maps live in `keymaps/*.yaml`
 //! (embedded); the help screen is generated from the map in use. A user file's unknown
 //! section, command or key, and a key bound twice in one section, are errors naming the file
 //! and line. It must not know what a command does, only its name, nor read terminal events
@@ -103,8 +104,8 @@ impl KeyCommand {
             KeyCommand::Quit => "quit flotilla",
             KeyCommand::Help => "show or hide this help",
             KeyCommand::Back => "close the overlay / go back",
-            KeyCommand::FocusNext => "next pane · a cell's next view",
-            KeyCommand::FocusPrev => "previous pane · previous view",
+            KeyCommand::FocusNext => "next pane",
+            KeyCommand::FocusPrev => "previous pane",
             KeyCommand::Up => "move up",
             KeyCommand::Down => "move down",
             KeyCommand::PageUp => "page up",
@@ -160,6 +161,8 @@ impl KeyCommand {
 /// The parts of the console that read keys of their own, each a section of a key map file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Section {
+    /// A cell's object view (`enter` on a cell): its views, scrolling and other clusters.
+    Object,
     /// The drift view (`D`): its fields and ignore rules.
     Drift,
     /// The placement editor (`e`): its cluster list, and the keys that leave its text fields.
@@ -168,40 +171,62 @@ pub enum Section {
     Overrides,
     /// The placement and override editors' review of the changes before anything is saved.
     Editor,
+    /// The Open Cluster Management Placement editor (`e` on an OCM hub): the list of
+    /// Placements, and the keys that leave its text fields.
+    OcmPlacement,
 }
 
 impl Section {
     /// In help order.
-    pub const ALL: [Section; 4] = [
+    pub const ALL: [Section; 6] = [
+        Section::Object,
         Section::Drift,
         Section::Placement,
         Section::Overrides,
         Section::Editor,
+        Section::OcmPlacement,
     ];
 
     /// The section's name in key map files.
     pub fn name(self) -> &'static str {
         match self {
+            Section::Object => "object",
             Section::Drift => "drift",
             Section::Placement => "placement",
             Section::Overrides => "overrides",
             Section::Editor => "editor",
+            Section::OcmPlacement => "ocm-placement",
         }
     }
 
     /// Where the section's keys work, for the help screen and the README.
     pub fn title(self) -> &'static str {
         match self {
+            Section::Object => "In a cell's object view",
             Section::Drift => "In the drift view",
             Section::Placement => "In the placement editor",
             Section::Overrides => "In the override editor's list of rules",
             Section::Editor => "In an editor's review of the changes",
+            Section::OcmPlacement => "In the Open Cluster Management Placement editor",
         }
     }
 
     /// The commands the section can bind, in help order.
     pub fn commands(self) -> &'static [ViewCommand] {
         match self {
+            Section::Object => &[
+                ViewCommand::Back,
+                ViewCommand::NextView,
+                ViewCommand::PrevView,
+                ViewCommand::Up,
+                ViewCommand::Down,
+                ViewCommand::PageUp,
+                ViewCommand::PageDown,
+                ViewCommand::Top,
+                ViewCommand::PrevCluster,
+                ViewCommand::NextCluster,
+                ViewCommand::Help,
+            ],
             Section::Drift => &[
                 ViewCommand::Back,
                 ViewCommand::Up,
@@ -252,6 +277,14 @@ impl Section {
                 ViewCommand::Save,
                 ViewCommand::Help,
             ],
+            Section::OcmPlacement => &[
+                ViewCommand::Back,
+                ViewCommand::Up,
+                ViewCommand::Down,
+                ViewCommand::NextField,
+                ViewCommand::Confirm,
+                ViewCommand::Help,
+            ],
         }
     }
 
@@ -295,6 +328,13 @@ pub enum ViewCommand {
     DeleteRule,
     MoveUp,
     MoveDown,
+    NextView,
+    PrevView,
+    PageUp,
+    PageDown,
+    PrevCluster,
+    NextCluster,
+    Confirm,
 }
 
 impl ViewCommand {
@@ -330,6 +370,13 @@ impl ViewCommand {
             ViewCommand::DeleteRule => "delete",
             ViewCommand::MoveUp => "move-up",
             ViewCommand::MoveDown => "move-down",
+            ViewCommand::NextView => "next-view",
+            ViewCommand::PrevView => "prev-view",
+            ViewCommand::PageUp => "page-up",
+            ViewCommand::PageDown => "page-down",
+            ViewCommand::PrevCluster => "prev-cluster",
+            ViewCommand::NextCluster => "next-cluster",
+            ViewCommand::Confirm => "confirm",
         }
     }
 
@@ -367,6 +414,41 @@ impl ViewCommand {
             ViewCommand::DeleteRule => "delete the selected rule",
             ViewCommand::MoveUp => "move the selected rule earlier (rules apply in order)",
             ViewCommand::MoveDown => "move the selected rule later",
+            ViewCommand::NextView => "next view: desired, live, diff, Events, clusters",
+            ViewCommand::PrevView => "previous view",
+            ViewCommand::PageUp => "page up",
+            ViewCommand::PageDown => "page down",
+            ViewCommand::PrevCluster => "the previous cluster's object",
+            ViewCommand::NextCluster => "the next cluster's object",
+            ViewCommand::Confirm => {
+                "edit the Placement under the cursor; in its fields, ask to write the edit (lists the decision change first)"
+            }
+        }
+    }
+
+    /// What the help screen says about it in `section`, where a section gives it a meaning of
+    /// its own.
+    pub fn description_in(self, section: Section) -> &'static str {
+        match (section, self) {
+            (Section::Object, ViewCommand::Back) => "close the object view",
+            (Section::Object, ViewCommand::Up) => {
+                "scroll up; in the clusters view, the group above"
+            }
+            (Section::Object, ViewCommand::Down) => {
+                "scroll down; in the clusters view, the group below"
+            }
+            (Section::Object, ViewCommand::Top) => "back to the top",
+            (Section::OcmPlacement, ViewCommand::Back) => "cancel the edit (nothing is written)",
+            (Section::OcmPlacement, ViewCommand::Up) => {
+                "move up the Placements; in the fields, the previous field"
+            }
+            (Section::OcmPlacement, ViewCommand::Down) => {
+                "move down the Placements; in the fields, the next field"
+            }
+            (Section::OcmPlacement, ViewCommand::NextField) => {
+                "next field: each predicate's label and claim selectors, tolerations, number of clusters"
+            }
+            _ => self.description(),
         }
     }
 
@@ -379,6 +461,7 @@ impl ViewCommand {
                 | ViewCommand::Ignore
                 | ViewCommand::RemoveRule
                 | ViewCommand::Save
+                | ViewCommand::Confirm
         )
     }
 }
@@ -884,7 +967,7 @@ impl Keymap {
                 let keys = self.view_keys(section, command);
                 (!keys.is_empty()).then(|| {
                     let names: Vec<String> = keys.iter().map(Key::to_string).collect();
-                    (names.join(" "), command.description())
+                    (names.join(" "), command.description_in(section))
                 })
             })
             .collect()
@@ -1076,6 +1159,75 @@ mod tests {
                 section.name()
             );
         }
+    }
+
+    #[test]
+    fn the_object_and_ocm_placement_sections_remap_and_their_help_lists_them() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("keymaps")).unwrap();
+        std::fs::write(
+            dir.path().join("keymaps/mine.yaml"),
+            "object:\n  next-view: [n]\n  prev-cluster: [H]\nocm-placement:\n  confirm: [ctrl-s]\n  down: [J]\n",
+        )
+        .unwrap();
+        let map = Keymap::load("mine", Some(dir.path()));
+        assert!(map.errors.is_empty(), "{:?}", map.errors);
+        // The views read the default map's keys: n arrives as tab, tab itself as nothing.
+        assert_eq!(map.translate(Section::Object, key("n")), Some(key("tab")));
+        assert_eq!(map.translate(Section::Object, key("tab")), None);
+        assert_eq!(map.translate(Section::Object, key("H")), Some(key("left")));
+        assert_eq!(map.translate(Section::Object, key("h")), None);
+        assert_eq!(
+            map.translate(Section::Object, key("shift-tab")),
+            Some(key("shift-tab")),
+            "what the user did not list stays"
+        );
+        assert_eq!(
+            map.translate(Section::OcmPlacement, key("ctrl-s")),
+            Some(key("enter"))
+        );
+        assert_eq!(map.translate(Section::OcmPlacement, key("enter")), None);
+        assert_eq!(
+            map.translate(Section::OcmPlacement, key("J")),
+            Some(key("down"))
+        );
+        // The help lists each section with the keys in use.
+        let object = map.section_help(Section::Object, false);
+        assert!(
+            object.contains(&("n".to_string(), ViewCommand::NextView.description())),
+            "{object:?}"
+        );
+        assert!(
+            object.contains(&("H".to_string(), ViewCommand::PrevCluster.description())),
+            "{object:?}"
+        );
+        let ocm = map.section_help(Section::OcmPlacement, false);
+        assert!(
+            ocm.contains(&("ctrl-s".to_string(), ViewCommand::Confirm.description())),
+            "{ocm:?}"
+        );
+        assert!(
+            !map.section_help(Section::OcmPlacement, true)
+                .iter()
+                .any(|(_, what)| *what == ViewCommand::Confirm.description()),
+            "a read-only console's help offers no write"
+        );
+    }
+
+    #[test]
+    fn the_new_sections_report_bad_entries_with_file_and_line() {
+        let map = Keymap::parse(
+            "mine",
+            "object:\n  next-view: [n]\n  explode: [x]\n  top: [n]\nocm-placement:\n  toggle: [t]\nobjects:\n  up: [k]\n",
+            "mine.yaml",
+        );
+        let expect = [
+            "mine.yaml:3: object: explode: unknown command; known in object: back, next-view, prev-view,",
+            "mine.yaml:4: object: top: key n is already bound to next-view (line 2)",
+            "mine.yaml:6: ocm-placement: toggle: unknown command; known in ocm-placement: back, up, down, next-field, confirm, help",
+            "mine.yaml:7: objects: unknown section; known: global (or main), object, drift, placement, overrides, editor, ocm-placement",
+        ];
+        assert_errors(&map, &expect);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::app::action::{Action, InputKey};
 use crate::app::update::KeyContext;
-use crate::config::keymap::{Key, KeyCodeName, Keymap};
+use crate::config::keymap::{Key, KeyCodeName, Keymap, Section};
 
 /// The action a terminal event stands for, if any: `typing` says whether keys go to a text
 /// input (see [`crate::app::update::is_typing`]) rather than to the key map.
@@ -39,12 +39,15 @@ pub fn action_in(event: Event, context: KeyContext, keymap: &Keymap) -> Option<A
                     .map(Action::Command),
                 KeyContext::View(section) => {
                     let pressed = key_of(key)?;
-                    let understood = keymap.translate(section, pressed)?;
-                    if understood == pressed {
-                        input_key_of(key).map(Action::Input)
-                    } else {
-                        input_key_of_key(understood).map(Action::Input)
+                    // The object view reads the main view's keys beneath its own section: a
+                    // key the section leaves free does what the main map says (the view
+                    // obeys quit only).
+                    if section == Section::Object && keymap.view_command(section, pressed).is_none()
+                    {
+                        return keymap.command_for(pressed).map(Action::Command);
                     }
+                    let understood = keymap.translate(section, pressed)?;
+                    view_input_key(understood).map(Action::Input)
                 }
                 KeyContext::Form(section) => {
                     let pressed = key_of(key)?;
@@ -82,6 +85,29 @@ pub fn input_key_of(event: KeyEvent) -> Option<InputKey> {
         KeyCode::Up | KeyCode::BackTab => InputKey::Up,
         KeyCode::Down => InputKey::Down,
         _ => return None,
+    })
+}
+
+/// The key a view with a section of its own reads for a key map key: every key as it is,
+/// ctrl-u as the clear-line key text inputs also know, no other ctrl or alt character.
+fn view_input_key(key: Key) -> Option<InputKey> {
+    Some(match key.code {
+        KeyCodeName::Char('u') if key.ctrl && !key.alt => InputKey::ClearLine,
+        KeyCodeName::Char(_) if key.ctrl || key.alt => return None,
+        KeyCodeName::Char(c) => InputKey::Char(c),
+        KeyCodeName::Enter => InputKey::Enter,
+        KeyCodeName::Esc => InputKey::Esc,
+        KeyCodeName::Tab => InputKey::Tab,
+        KeyCodeName::BackTab => InputKey::BackTab,
+        KeyCodeName::Up => InputKey::Up,
+        KeyCodeName::Down => InputKey::Down,
+        KeyCodeName::Left => InputKey::Left,
+        KeyCodeName::Right => InputKey::Right,
+        KeyCodeName::PageUp => InputKey::PageUp,
+        KeyCodeName::PageDown => InputKey::PageDown,
+        KeyCodeName::Home => InputKey::Home,
+        KeyCodeName::End => InputKey::End,
+        KeyCodeName::Backspace => InputKey::Backspace,
     })
 }
 
@@ -210,8 +236,40 @@ mod tests {
     }
 
     #[test]
+    fn the_object_view_gets_its_sections_keys_and_the_main_maps_quit() {
+        let map = Keymap::built_in("vim");
+        let object = KeyContext::View(Section::Object);
+        let press_in = |code, modifiers| action_in(press(code, modifiers), object, &map);
+        let none = KeyModifiers::NONE;
+        assert_eq!(
+            press_in(KeyCode::BackTab, KeyModifiers::SHIFT),
+            Some(Action::Input(InputKey::BackTab)),
+            "shift-tab is the previous view, not up"
+        );
+        assert_eq!(
+            press_in(KeyCode::Char('b'), KeyModifiers::CONTROL),
+            Some(Action::Input(InputKey::PageUp)),
+            "vim's ctrl-b pages up as the default's pageup"
+        );
+        assert_eq!(
+            press_in(KeyCode::Char('h'), none),
+            Some(Action::Input(InputKey::Left)),
+            "h is the previous cluster"
+        );
+        assert_eq!(
+            press_in(KeyCode::Char('q'), none),
+            Some(Action::Command(KeyCommand::Quit)),
+            "a key the section leaves free is the main map's"
+        );
+        assert_eq!(
+            press_in(KeyCode::Left, none),
+            None,
+            "vim binds no arrows, in the section or the main map"
+        );
+    }
+
+    #[test]
     fn in_a_form_characters_are_text_and_the_other_keys_go_through_the_section() {
-        use crate::config::keymap::Section;
         let text = "placement:\n  next-field: [ctrl-f]\n  toggle: [ctrl-t]\n";
         let map = Keymap::parse("mine", text, "mine.yaml");
         assert!(map.errors.is_empty(), "{:?}", map.errors);

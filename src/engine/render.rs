@@ -91,6 +91,39 @@ fn visit(
     Ok(())
 }
 
+/// The render held in memory, for a caller that reshapes it (a hub's render of its own
+/// templates): every placed object with its cluster's name, then every unplaced and every
+/// suspended (cluster, resource) pair with the reason, in the order the writers use.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rendered {
+    pub items: Vec<(String, Value)>,
+    pub unplaced: Vec<(String, ResourceRef, String)>,
+    pub suspended: Vec<(String, ResourceRef, String)>,
+}
+
+/// Renders `clusters` of `fleet` into memory, as [`write_json`] writes them (Secret values as
+/// the fleet has them: the caller masks).
+pub fn rendered(fleet: &Fleet, clusters: &[usize]) -> Rendered {
+    let mut out = Rendered::default();
+    let pair = |cluster: &str, resource: &ResourceRef, reason: &str| {
+        (cluster.to_string(), resource.clone(), reason.to_string())
+    };
+    // Collecting into memory cannot fail: the visitor's only errors are the writer's.
+    let _ = visit(fleet, clusters, |entry| {
+        match entry {
+            Entry::Item(cluster, object) => out.items.push((cluster.to_string(), object.clone())),
+            Entry::Unplaced(cluster, resource, reason) => {
+                out.unplaced.push(pair(cluster, resource, reason))
+            }
+            Entry::Suspended(cluster, resource, reason) => {
+                out.suspended.push(pair(cluster, resource, reason))
+            }
+        }
+        Ok(())
+    });
+    out
+}
+
 /// Whether Secret values are written as they are or masked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SecretValues {

@@ -1,7 +1,7 @@
 //! The help overlay, generated from the key map in use so it always matches the bindings: the
-//! section of the view it was opened from first, then the main view's keys; opened from the
-//! main view (or a cell's object, which reads the main keys), the main keys and the cell
-//! symbols. It must not list a key the map does not bind, nor change state.
+//! section of the view it was opened from first (a cell's object, the drift view, an editor),
+//! then the main view's keys; opened from the main view, the main keys and the cell symbols.
+//! It must not list a key the map does not bind, nor change state.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -57,7 +57,7 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
     };
     let main = |room: u16| {
         titled(
-            "In the main view (and a cell's object)",
+            "In the main view",
             context.keymap.help_entries(readonly),
             room,
         )
@@ -85,9 +85,9 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
             symbols.push(Line::from(""));
             let help = context.keymap.view_hint(Section::Drift, ViewCommand::Help);
             for text in [
-                " The drift view and the editors".to_string(),
-                " have keys of their own:".to_string(),
-                format!(" {help} in one lists them first."),
+                " A cell's object, drift view".to_string(),
+                " and editors have keys of their".to_string(),
+                format!(" own: {help} in one lists them."),
             ] {
                 symbols.push(Line::from(Span::styled(text, theme.muted)));
             }

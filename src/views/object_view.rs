@@ -16,7 +16,7 @@ use crate::app::object_view::live_groups;
 use crate::app::state::State;
 use crate::app::state::object_view::{LiveRead, ObjectTab};
 use crate::backend::CellRef;
-use crate::config::keymap::KeyCommand;
+use crate::config::keymap::{Section, ViewCommand};
 use crate::safe_text::printable;
 
 pub(super) fn render(
@@ -32,19 +32,15 @@ pub(super) fn render(
         return;
     };
     let cluster_name = &state.clusters[cluster].spec.name;
-    let key = |command: KeyCommand| {
-        context
-            .keymap
-            .keys_for(command)
-            .first()
-            .map_or_else(String::new, ToString::to_string)
-    };
+    let key = |command| context.keymap.view_hint(Section::Object, command);
     let title = format!(
-        "{} on {} · {} next view · ←→ other cluster · {} back",
+        "{} on {} · {} next view · {}{} other cluster · {} back",
         state.resources[resource].target.display_key(),
         cluster_name,
-        key(KeyCommand::FocusNext),
-        key(KeyCommand::Back),
+        key(ViewCommand::NextView),
+        key(ViewCommand::PrevCluster),
+        key(ViewCommand::NextCluster),
+        key(ViewCommand::Back),
     );
     frame.render_widget(pane_block(&title, true, theme), area);
     let mut tabs = vec![Span::raw(" ")];

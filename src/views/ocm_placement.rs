@@ -13,7 +13,7 @@ use super::widgets::{ViewContext, pane_block};
 use crate::app::ocm_placement::changed_on_hub;
 use crate::app::state::State;
 use crate::app::state::ocm_placement::{OcmField, OcmPlacementEditor, OcmStage};
-use crate::config::theme::Theme;
+use crate::config::keymap::{Section, ViewCommand};
 
 pub(super) fn render(
     frame: &mut Frame,
@@ -26,7 +26,7 @@ pub(super) fn render(
     let (title, lines) = match editor.stage {
         OcmStage::Choosing { cursor } => (
             "Choose a Placement to edit".to_string(),
-            choosing_lines(state, cursor, theme),
+            choosing_lines(state, cursor, context),
         ),
         OcmStage::Editing => (
             editor
@@ -34,7 +34,7 @@ pub(super) fn render(
                 .as_ref()
                 .map(|base| base.title())
                 .unwrap_or_default(),
-            editing_lines(state, editor, theme, area),
+            editing_lines(state, editor, context, area),
         ),
     };
     frame.render_widget(
@@ -53,7 +53,8 @@ fn decided(clusters: &[String]) -> String {
     }
 }
 
-fn choosing_lines(state: &State, cursor: usize, theme: &Theme) -> Vec<Line<'static>> {
+fn choosing_lines(state: &State, cursor: usize, context: &ViewContext) -> Vec<Line<'static>> {
+    let theme = context.theme;
     let Some(world) = &state.placements else {
         return Vec::new();
     };
@@ -99,8 +100,16 @@ fn choosing_lines(state: &State, cursor: usize, theme: &Theme) -> Vec<Line<'stat
         })
         .collect();
     lines.push(Line::from(""));
+    let key = |command| context.keymap.view_hint(Section::OcmPlacement, command);
     lines.push(Line::from(Span::styled(
-        " ↑↓ choose · enter edit · esc cancel",
+        format!(
+            " {}{} choose · {} edit · {} cancel · {} help",
+            key(ViewCommand::Up),
+            key(ViewCommand::Down),
+            key(ViewCommand::Confirm),
+            key(ViewCommand::Back),
+            key(ViewCommand::Help),
+        ),
         theme.muted,
     )));
     lines
@@ -109,9 +118,10 @@ fn choosing_lines(state: &State, cursor: usize, theme: &Theme) -> Vec<Line<'stat
 fn editing_lines(
     state: &State,
     editor: &OcmPlacementEditor,
-    theme: &Theme,
+    context: &ViewContext,
     area: Rect,
 ) -> Vec<Line<'static>> {
+    let theme = context.theme;
     let focus = |field: OcmField| {
         if editor.field == field {
             theme.title
@@ -236,9 +246,17 @@ fn editing_lines(
             )));
         }
     }
+    let key = |command| context.keymap.view_hint(Section::OcmPlacement, command);
     lines.push(Line::from(Span::styled(
-        " tab/↓ next field · ↑ previous · enter confirm · esc cancel   selectors: env=prod,tier in (a,b),!legacy   \
-         tolerations: key=value:NoSelect, key:NoSelectIfNew for 300s, *",
+        format!(
+            " {}/{} next field · {} previous · {} confirm · {} cancel   selectors: env=prod,tier in (a,b),!legacy   \
+             tolerations: key=value:NoSelect, key:NoSelectIfNew for 300s, *",
+            key(ViewCommand::NextField),
+            key(ViewCommand::Down),
+            key(ViewCommand::Up),
+            key(ViewCommand::Confirm),
+            key(ViewCommand::Back),
+        ),
         theme.muted,
     )));
     lines

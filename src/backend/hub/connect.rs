@@ -1,6 +1,7 @@
 //! Connecting to a hub: the kubeconfig context it is named by, a client, and which kind of
 //! control plane it is; then reading it through that kind's reader (members, the console's
-//! view, the rendered objects) and reaching its members. Errors are typed: whether the operator
+//! view, the rendered objects — on KubeFed, which keeps none, the engine's render of its
+//! Federated objects) and reaching its members. Errors are typed: whether the operator
 //! named something unusable or the hub did not answer; the command line turns them into exit
 //! codes. It only reads; writes go through the writers.
 
@@ -10,7 +11,7 @@ use kube::Client;
 use kube::config::Kubeconfig;
 
 use super::kind::{HubKind, detect};
-use super::view::{HubRender, HubView};
+use super::view::{HubRender, HubView, TemplateLabels};
 use super::{karmada, kubefed, ocm};
 use crate::backend::fanout::cluster_api::ApiError;
 use crate::backend::fanout::targets::Target;
@@ -103,7 +104,9 @@ impl Hub {
     }
 
     /// The per-cluster objects the hub has rendered for its members (after overrides), and
-    /// why the rest are not placed. Hubs that keep no per-cluster objects say so.
+    /// why the rest are not placed. KubeFed keeps no per-cluster objects: there they are the
+    /// engine's render of the hub's Federated objects, as the console shows its cells, and the
+    /// render's note says so.
     pub async fn rendered(&self) -> Result<HubRender, HubError> {
         let rendered = match self.kind {
             HubKind::Karmada => karmada::read::rendered(&self.client, &self.kubeconfig).await,
@@ -111,13 +114,48 @@ impl Hub {
                 ocm::read::rendered(&self.client, &self.kubeconfig).await
             }
             HubKind::KubeFed => {
-                return Err(HubError::Input(format!(
-                    "--hub {}: KubeFed keeps no per-cluster objects on the hub (its controller renders them in memory)\n  hint: `flotilla render --fleet DIR` on the same Federated files gives them offline (checked against KubeFed v0.10.0)",
-                    self.context
-                )));
+                // What does not load is left out and reported, the rest rendered: a Federated
+                // object whose override cannot apply is a state KubeFed reports too.
+                let files = self.fleet_files().await?;
+                let (fleet, errors) = crate::engine::load_fleet(&files);
+                let mut rendered = kubefed::rendered(&fleet);
+                rendered.errors = errors.iter().map(ToString::to_string).collect();
+                return Ok(rendered);
             }
         };
         rendered.map_err(|reason| self.failed(reason))
+    }
+
+    /// The labels `-l` matches for each object the hub delivers: its template's — Karmada's
+    /// resource templates, KubeFed's Federated templates, as the engine loads the hub's fleet
+    /// (an object whose template does not load has none) — and on OCM, whose ManifestWorks
+    /// carry the objects themselves, the manifest's own (the first cluster's, where
+    /// ManifestWorks differ).
+    pub async fn template_labels(&self) -> Result<TemplateLabels, HubError> {
+        let mut labels = TemplateLabels::default();
+        match self.kind {
+            HubKind::OpenClusterManagement => {
+                for row in self.read().await?.rows {
+                    let own = row.objects.values().find_map(|object| {
+                        object
+                            .pointer("/metadata/labels")
+                            .and_then(serde_json::Value::as_object)
+                    });
+                    if let Some(own) = own {
+                        labels.insert(&row.target, own.clone());
+                    }
+                }
+            }
+            HubKind::Karmada | HubKind::KubeFed => {
+                let (fleet, _) = crate::engine::load_fleet(&self.fleet_files().await?);
+                for (r, resource) in fleet.resources.iter().enumerate() {
+                    if let Some(own) = fleet.template_labels(r) {
+                        labels.insert(&resource.target, own.clone());
+                    }
+                }
+            }
+        }
+        Ok(labels)
     }
 
     /// The fleet a Karmada or KubeFed hub holds (Karmada: its Clusters, the templates its
@@ -126,30 +164,7 @@ impl Hub {
     /// one per hub object; why not: the hub did not answer, or (an input error) the engine
     /// cannot load what it holds or the hub is of another kind.
     pub async fn fleet(&self) -> Result<(Fleet, Vec<SourceFile>), HubError> {
-        let contexts = self
-            .kubeconfig
-            .contexts
-            .iter()
-            .map(|c| c.name.clone())
-            .collect();
-        let files = match self.kind {
-            HubKind::KubeFed => kubefed::fleet_files(&self.client, &self.context, &contexts)
-                .await
-                .map_err(|reason| self.failed(reason))?,
-            HubKind::Karmada => {
-                let bindings = karmada::read::bindings(&self.client)
-                    .await
-                    .map_err(|reason| self.failed(reason))?;
-                karmada::fleet_files(&self.client, &self.context, &contexts, &bindings)
-                    .await
-                    .map_err(|reason| self.failed(reason))?
-            }
-            HubKind::OpenClusterManagement => {
-                return Err(HubError::Input(
-                    "an Open Cluster Management hub holds no templates or policies; its Placements are edited with `ocm-placement set`".into(),
-                ));
-            }
-        };
+        let files = self.fleet_files().await?;
         let (fleet, errors) = crate::engine::load_fleet(&files);
         match errors.first() {
             Some(error) => Err(HubError::Input(format!(
@@ -157,6 +172,33 @@ impl Hub {
                 self.context
             ))),
             None => Ok((fleet, files)),
+        }
+    }
+
+    /// The texts of the fleet a Karmada or KubeFed hub holds, one per hub object (see
+    /// [`Hub::fleet`]); an input error on an OCM hub, which holds no templates or policies.
+    async fn fleet_files(&self) -> Result<Vec<SourceFile>, HubError> {
+        let contexts = self
+            .kubeconfig
+            .contexts
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        match self.kind {
+            HubKind::KubeFed => kubefed::fleet_files(&self.client, &self.context, &contexts)
+                .await
+                .map_err(|reason| self.failed(reason)),
+            HubKind::Karmada => {
+                let bindings = karmada::read::bindings(&self.client)
+                    .await
+                    .map_err(|reason| self.failed(reason))?;
+                karmada::fleet_files(&self.client, &self.context, &contexts, &bindings)
+                    .await
+                    .map_err(|reason| self.failed(reason))
+            }
+            HubKind::OpenClusterManagement => Err(HubError::Input(
+                "an Open Cluster Management hub holds no templates or policies; its Placements are edited with `ocm-placement set`".into(),
+            )),
         }
     }
 

@@ -3,8 +3,9 @@
 //! ConfigMalformed conditions with their reason and message; the version KubeFed probed), its
 //! FederatedTypeConfigs (which Federated kinds exist and what they propagate), and every
 //! Federated object as one row whose cells come from `status.clusters[]` and the Propagation
-//! condition, with placement reasons for the clusters KubeFed leaves out. Only reads; it must
-//! not write to the hub.
+//! condition, with placement reasons for the clusters KubeFed leaves out; and, since KubeFed
+//! keeps no per-cluster objects, `render --hub`'s objects as flotilla's engine renders the
+//! Federated objects, labelled so. Only reads; it must not write to the hub.
 
 use std::collections::BTreeMap;
 
@@ -15,7 +16,7 @@ use serde_json::Value;
 
 use super::kind::HubKind;
 use super::objects::{self, as_written, condition, path_of, reason_message, text};
-use super::view::{HubRow, HubView, sort_rows};
+use super::view::{HubRender, HubRow, HubView, RenderedObject, Unplaced, sort_rows};
 use crate::backend::fanout::cluster_api::ApiError;
 use crate::engine::dialect::kubefed::{FederatedObject, KfPlacement, KindMap};
 use crate::engine::document::parse::Doc;
@@ -411,6 +412,44 @@ pub async fn fleet_files(
         }
     }
     Ok(files)
+}
+
+/// What `render --hub` says of a KubeFed hub's objects: they are flotilla's rendering, since
+/// KubeFed keeps none.
+pub const RENDER_NOTE: &str = "flotilla's rendering of the hub's Federated objects (template, placement and overrides, by flotilla's engine): KubeFed keeps no rendered copies on the hub, its controller renders them in memory";
+
+/// The per-cluster objects of a KubeFed hub's fleet (as [`fleet_files`] reads it), rendered by
+/// the engine as the console renders its cells, without the marks flotilla adds when it
+/// applies objects itself (KubeFed writes these), and labelled as flotilla's rendering; every
+/// other (object, cluster) pair is unplaced with the engine's reason.
+pub fn rendered(fleet: &crate::engine::Fleet) -> HubRender {
+    let clusters: Vec<usize> = (0..fleet.clusters.len()).collect();
+    let rendered = crate::engine::render::rendered(fleet, &clusters);
+    let items = rendered
+        .items
+        .into_iter()
+        .map(|(cluster, mut object)| {
+            objects::drop_marks(&mut object, objects::is_flotilla_mark);
+            RenderedObject { cluster, object }
+        })
+        .collect();
+    // KubeFed suspends nothing: whatever the engine holds back is unplaced all the same.
+    let unplaced = rendered
+        .unplaced
+        .into_iter()
+        .chain(rendered.suspended)
+        .map(|(cluster, resource, reason)| Unplaced {
+            cluster,
+            resource,
+            reason,
+        })
+        .collect();
+    HubRender {
+        note: Some(RENDER_NOTE.to_string()),
+        items,
+        unplaced,
+        errors: Vec::new(),
+    }
 }
 
 /// What the console watches on a KubeFed hub: KubeFedClusters, FederatedTypeConfigs and the
@@ -907,5 +946,77 @@ mod tests {
         }
         assert_eq!(cell_of_status("").0, CellStatus::InSync);
         assert_eq!(cell_of_status("WaitingForRemoval").0, CellStatus::Pending);
+    }
+
+    /// The hub's fleet as `fleet_files` reads it: three members, shop federated on member-1
+    /// and member-2, and `web` on both with member-2's replicas overridden to 5.
+    fn hub_fleet() -> crate::engine::Fleet {
+        let members: Vec<String> = ["member-1", "member-2", "member-3"]
+            .iter()
+            .map(|name| {
+                format!(
+                    "apiVersion: core.kubefed.io/v1beta1\nkind: KubeFedCluster\nmetadata: {{name: {name}, namespace: kube-federation-system}}\nspec: {{apiEndpoint: 'https://127.0.0.1:6443'}}\n"
+                )
+            })
+            .collect();
+        let mut web = web(json!({}));
+        web["spec"]["overrides"][0]["clusterOverrides"][0]["value"] = json!(5);
+        let files = vec![
+            crate::engine::SourceFile {
+                path: "hub:hub/clusters".into(),
+                text: members.join("---\n"),
+            },
+            crate::engine::SourceFile {
+                path: "hub:hub/FederatedNamespace/shop/shop".into(),
+                text: serde_saphyr::to_string(&as_written(&federated_namespace(
+                    "shop",
+                    &["member-1", "member-2"],
+                )))
+                .unwrap(),
+            },
+            crate::engine::SourceFile {
+                path: "hub:hub/FederatedDeployment/shop/web".into(),
+                text: serde_saphyr::to_string(&as_written(&web)).unwrap(),
+            },
+        ];
+        let (fleet, errors) = crate::engine::load_fleet(&files);
+        assert!(errors.is_empty(), "{errors:?}");
+        fleet
+    }
+
+    #[test]
+    fn render_on_the_hub_is_the_engines_render_of_the_federated_objects_labelled_so() {
+        let render = rendered(&hub_fleet());
+        assert_eq!(render.note.as_deref(), Some(RENDER_NOTE));
+        assert!(RENDER_NOTE.starts_with("flotilla's rendering"));
+        let deployment = |cluster: &str| {
+            render
+                .items
+                .iter()
+                .find(|item| item.cluster == cluster && item.object["kind"] == "Deployment")
+                .map(|item| item.object.clone())
+        };
+        let (one, two) = (
+            deployment("member-1").unwrap(),
+            deployment("member-2").unwrap(),
+        );
+        assert_eq!(one["spec"]["replicas"], 2, "the template's replicas");
+        assert_eq!(two["spec"]["replicas"], 5, "member-2's override");
+        assert_eq!(two["metadata"]["namespace"], "shop");
+        // As KubeFed writes it: its managed label, none of flotilla's own marks.
+        assert_eq!(
+            two["metadata"]["labels"],
+            json!({"app": "web", "kubefed.io/managed": "true"})
+        );
+        assert_eq!(two["metadata"].get("annotations"), None);
+        assert_eq!(deployment("member-3"), None);
+        let out = render
+            .unplaced
+            .iter()
+            .find(|u| u.cluster == "member-3" && u.resource.kind == "Deployment")
+            .expect("member-3 is not placed, with the engine's reason");
+        assert!(out.reason.contains("placement"), "{}", out.reason);
+        let json = serde_json::to_value(&render).unwrap();
+        assert!(json["note"].as_str().is_some(), "the JSON carries the note");
     }
 }

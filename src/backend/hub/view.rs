@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use serde_json::Value;
 
 use super::kind::HubKind;
 use crate::model::{
@@ -95,11 +96,20 @@ impl HubView {
     }
 }
 
-/// The per-cluster objects a hub stores, in `flotilla render`'s JSON shape (design §3).
+/// The per-cluster objects a hub stores, in `flotilla render`'s JSON shape (design §3). A hub
+/// that keeps none (KubeFed) gets flotilla's render of its templates instead, and `note` says
+/// so.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct HubRender {
+    /// Whose rendering the objects are, when they are not the hub's own copies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     pub items: Vec<RenderedObject>,
     pub unplaced: Vec<Unplaced>,
+    /// What flotilla could not render of the hub's objects, in the engine's words
+    /// (`file:line: field: message`), reported apart from the objects.
+    #[serde(skip)]
+    pub errors: Vec<String>,
 }
 
 /// One object as the hub will write it to `cluster`.
@@ -134,6 +144,32 @@ impl HubView {
         }
         unplaced
     }
+}
+
+/// The labels of the template behind each object a hub delivers, for `-l`: by kind, namespace
+/// and name (a hub and the engine may spell an object's API version differently).
+#[derive(Debug, Clone, Default)]
+pub struct TemplateLabels(
+    std::collections::HashMap<(String, Option<String>, String), serde_json::Map<String, Value>>,
+);
+
+impl TemplateLabels {
+    pub fn insert(&mut self, resource: &ResourceRef, labels: serde_json::Map<String, Value>) {
+        self.0.insert(key_of(resource), labels);
+    }
+
+    /// The labels of `resource`'s template; `None` when it has none (or none is known).
+    pub fn of(&self, resource: &ResourceRef) -> Option<&serde_json::Map<String, Value>> {
+        self.0.get(&key_of(resource))
+    }
+}
+
+fn key_of(resource: &ResourceRef) -> (String, Option<String>, String) {
+    (
+        resource.kind.clone(),
+        resource.namespace.clone(),
+        resource.name.clone(),
+    )
 }
 
 /// `view` in the rows and columns of `shown`: shown rows keep their index (a row that went

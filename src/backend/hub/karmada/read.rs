@@ -574,8 +574,10 @@ pub async fn rendered(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubRen
         }
     }
     Ok(HubRender {
+        note: None,
         items,
         unplaced: view.unplaced(),
+        errors: Vec::new(),
     })
 }
 

@@ -900,8 +900,10 @@ pub fn render_of(view: &HubView) -> HubRender {
         }
     }
     HubRender {
+        note: None,
         items,
         unplaced: view.unplaced(),
+        errors: Vec::new(),
     }
 }
 
