@@ -126,7 +126,8 @@ pub struct PendingApply {
     pub delete: Vec<CellRef>,
     /// How to take this change back, remembered once it is confirmed.
     pub undo: Option<LastChange>,
-    /// A canary cluster first, the rest once it is in sync (tab toggles).
+    /// A canary cluster first, the rest once it passes the wave gate (`state.wave_gate`: in
+    /// sync, and by default Healthy) (tab toggles).
     pub waves: bool,
 }
 
