@@ -95,7 +95,12 @@ impl Demo {
     }
 
     fn screen(&self) -> String {
-        let terminal = self.draw(200, 50);
+        self.screen_at(200)
+    }
+
+    /// The screen this many columns wide, 50 rows high.
+    fn screen_at(&self, width: u16) -> String {
+        let terminal = self.draw(width, 50);
         let buffer = terminal.backend().buffer();
         let width = usize::from(buffer.area.width);
         let cells: Vec<&str> = buffer.content().iter().map(|c| c.symbol()).collect();
@@ -251,4 +256,61 @@ fn the_clusters_view_at_120x40() {
     demo.keys("<shift-tab>");
     assert_eq!(demo.tab(), Some(ObjectTab::Clusters));
     insta::assert_snapshot!(demo.draw(120, 40).backend());
+}
+
+#[test]
+fn the_detail_says_how_long_ago_a_progress_deadline_passed_by_the_clock_of_the_last_tick() {
+    use flotilla::backend::{CellRef, HealthUpdate};
+    let mut demo = Demo::new();
+    let resource = demo.console.select(LEDGER);
+    let cluster = demo.console.select_cluster("prod-eu-west-2");
+    // The live object as its cluster's deployment controller left it past its deadline.
+    let stalled = serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "ledger", "namespace": "payments", "generation": 1},
+        "spec": {"replicas": 3},
+        "status": {"observedGeneration": 1, "replicas": 3, "updatedReplicas": 3,
+            "availableReplicas": 1, "conditions": [{
+                "type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+                "message": "ReplicaSet \"ledger-7d9c4b5f6\" has timed out progressing.",
+                "lastTransitionTime": "2026-12-01T18:51:15Z",
+                "lastUpdateTime": "2026-12-01T18:51:15Z"}]},
+    });
+    demo.console
+        .act(Action::Backend(BackendEvent::Health(vec![HealthUpdate {
+            cell: CellRef {
+                resource: resource as u32,
+                cluster: cluster as u32,
+            },
+            health: flotilla::engine::health::assess(&stalled),
+        }])));
+    assert!(
+        demo.console.state.shows_a_time(),
+        "the console redraws as the clock moves"
+    );
+    let before_a_tick = demo.screen_at(400);
+    assert!(
+        before_a_tick.contains("1/3 available, progress deadline exceeded: ProgressDeadline"),
+        "without a clock, the reason as it is: {before_a_tick}"
+    );
+    let at = |stamp: &str| {
+        let time: k8s_openapi::jiff::Timestamp = stamp.parse().expect("a time");
+        Action::Tick {
+            now_ms: 1_000,
+            unix_ms: u64::try_from(time.as_millisecond()).ok(),
+        }
+    };
+    demo.console.act(at("2026-12-01T18:55:20Z"));
+    let screen = demo.screen_at(400);
+    assert!(
+        screen.contains("1/3 available, progress deadline exceeded 4 m ago: ProgressDeadline"),
+        "{screen}"
+    );
+    demo.console.act(at("2026-12-01T21:51:15Z"));
+    assert!(
+        demo.screen_at(400)
+            .contains("progress deadline exceeded 3 h ago"),
+        "{}",
+        demo.screen_at(400)
+    );
 }

@@ -117,7 +117,10 @@ impl Demo {
     }
 
     fn tick(&mut self, now_ms: u64) {
-        self.console.act(Action::Tick { now_ms });
+        self.console.act(Action::Tick {
+            now_ms,
+            unix_ms: None,
+        });
     }
 
     /// The screen as the operator sees it, one string per row.

@@ -2336,7 +2336,8 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
     let reason = &health["member-2"].1;
     assert!(
         reason.starts_with("Karmada reports Unhealthy")
-            && reason.contains("on the member: progress deadline exceeded")
+            && reason.contains("on the member: ")
+            && reason.contains("available, progress deadline exceeded")
             && reason.contains("ProgressDeadlineExceeded"),
         "Karmada's verdict and the member controller's reason: {reason}"
     );

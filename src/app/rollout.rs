@@ -448,6 +448,7 @@ mod tests {
             Some(crate::model::CellHealth {
                 kind,
                 reason: String::new(),
+                since: None,
             }),
         );
         advance(state)
@@ -497,6 +498,7 @@ mod tests {
             Some(crate::model::CellHealth {
                 kind: HealthKind::Healthy,
                 reason: String::new(),
+                since: None,
             }),
         );
         start(&mut state, waves(&[cell(0, 0), cell(0, 1)], true));

@@ -41,7 +41,8 @@ pub struct StatusItem {
     /// kinds without health, `Unknown` where the cluster could not say or it is not assessed.
     pub health: &'static str,
     pub reason: String,
-    /// When the state began, where the cluster says (a drifted field's managedFields time).
+    /// When the state began, where the cluster says: a drifted field's managedFields time, or
+    /// when a rollout passed its progress deadline.
     pub since: Option<String>,
     /// With `--resource`: the live object, Secret values masked (`null`: not held).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -133,13 +134,18 @@ async fn hub_status(
                 Some(refined) => refined.clone(),
                 None => view.health(row, column),
             };
-            let reason = match (&status, &health) {
-                (CellStatus::NotPlaced(why), _) => why.clone(),
-                (_, Some(health)) if health.kind != HealthKind::Healthy => health.reason.clone(),
-                _ => message
-                    .clone()
-                    .or_else(|| status.detail().map(str::to_string))
-                    .unwrap_or_default(),
+            let (reason, since) = match (&status, &health) {
+                (CellStatus::NotPlaced(why), _) => (why.clone(), None),
+                (_, Some(health)) if health.kind != HealthKind::Healthy => {
+                    (health.reason.clone(), health.since.clone())
+                }
+                _ => (
+                    message
+                        .clone()
+                        .or_else(|| status.detail().map(str::to_string))
+                        .unwrap_or_default(),
+                    None,
+                ),
             };
             items.push(StatusItem {
                 cluster: spec.name.clone(),
@@ -151,7 +157,7 @@ async fn hub_status(
                     (_, None) => "Unknown",
                 },
                 reason,
-                since: None,
+                since,
                 live: None,
                 events: None,
                 live_error: None,
@@ -243,12 +249,13 @@ async fn cells_of<A: ClusterApi>(
             _ => (row.message.clone(), None),
         };
         let cell_health = health(row, &status);
-        // In sync but not healthy: why it is not is the reason worth reading.
-        let reason = match &row.health {
+        // In sync but not healthy: why it is not is the reason worth reading, and since
+        // when, where the object says (a progress deadline's passing).
+        let (reason, since) = match &row.health {
             Some(live) if reason.is_empty() && live.kind != HealthKind::Healthy => {
-                live.reason.clone()
+                (live.reason.clone(), live.since.clone())
             }
-            _ => reason,
+            _ => (reason, since),
         };
         let read = live_of.get(&(row.cluster.as_str(), &row.resource));
         items.push(StatusItem {
