@@ -196,7 +196,8 @@ fn a_drift_shows_in_the_diff_and_sets_its_cluster_apart() {
         })
         .expect("the clusters view follows every placed cluster");
     assert!(placed > 1, "{effects:?}");
-    let screen = demo.screen();
+    // On a narrow terminal the groups are a list.
+    let screen = demo.screen_at(90);
     assert!(
         screen.contains("prod-us-east-2: differs in /spec/replicas"),
         "{screen}"
@@ -204,14 +205,67 @@ fn a_drift_shows_in_the_diff_and_sets_its_cluster_apart() {
     assert!(screen.contains("identical (the most clusters)"), "{screen}");
     // Picking the drifted cluster's group shows its object.
     for _ in 0..10 {
-        if demo.screen().contains("▸ prod-us-east-2") {
+        if demo.screen_at(90).contains("▸ prod-us-east-2") {
             break;
         }
         demo.keys("j");
     }
-    let screen = demo.screen();
+    let screen = demo.screen_at(90);
     assert!(screen.contains("# live on prod-us-east-2"), "{screen}");
     assert!(screen.contains("replicas: 9"), "{screen}");
+}
+
+#[test]
+fn on_a_wide_terminal_the_groups_stand_side_by_side_headed_by_their_clusters() {
+    let mut demo = Demo::new();
+    demo.open("Deployment/shop/inventory", "prod-us-east-2");
+    demo.keys("<shift-tab>");
+    assert_eq!(demo.tab(), Some(ObjectTab::Clusters));
+    let resource = demo.console.state.selected_resource().expect("a row");
+    let groups = flotilla::app::object_view::live_groups(&demo.console.state, resource);
+    assert!(groups.len() > 4, "more groups than fit: {}", groups.len());
+    let screen = demo.screen_at(200);
+    assert!(screen.contains("side by side"), "{screen}");
+    let rows: Vec<&str> = screen.lines().collect();
+    // The largest group's clusters head the first column, the next group's the second, on
+    // the same row.
+    let heading = rows
+        .iter()
+        .find(|row| row.contains("▸ prod-eu-west-1, prod-eu-west-2"))
+        .unwrap_or_else(|| panic!("the first group heads a column: {screen}"));
+    assert!(heading.contains("edge-store-0001"), "{screen}");
+    // Each column shows its group's object: the drifted replicas beside the desired ones.
+    let replicas = rows
+        .iter()
+        .find(|row| row.contains("replicas: 3"))
+        .unwrap_or_else(|| panic!("the first group's replicas: {screen}"));
+    assert!(
+        replicas.find("replicas: 3") < replicas.find(" │ "),
+        "the first group on the left: {replicas}"
+    );
+    assert!(
+        !screen.contains("prod-us-east-2: differs in"),
+        "no list: {screen}"
+    );
+    // Picking a group beyond the shown columns moves them along.
+    for _ in 0..groups.len() {
+        demo.keys("j");
+    }
+    let screen = demo.screen_at(200);
+    assert!(
+        screen.contains(&format!("of {} groups", groups.len()))
+            || screen.contains(&format!(" of {})", groups.len())),
+        "{screen}"
+    );
+    assert!(screen.contains("▸ prod-us-east-2"), "{screen}");
+    assert!(
+        screen.contains("replicas: 9"),
+        "the drifted group's object: {screen}"
+    );
+    assert!(
+        !screen.contains("prod-eu-west-1, prod-eu-west-2"),
+        "the first group scrolled out: {screen}"
+    );
 }
 
 #[test]
@@ -256,6 +310,22 @@ fn the_clusters_view_at_120x40() {
     demo.keys("<shift-tab>");
     assert_eq!(demo.tab(), Some(ObjectTab::Clusters));
     insta::assert_snapshot!(demo.draw(120, 40).backend());
+}
+
+#[test]
+fn the_clusters_view_at_200x50() {
+    let mut demo = Demo::new();
+    demo.open("Deployment/shop/inventory", "prod-us-east-2");
+    demo.keys("<shift-tab>");
+    insta::assert_snapshot!(demo.draw(200, 50).backend());
+}
+
+#[test]
+fn the_clusters_view_at_80x24() {
+    let mut demo = Demo::new();
+    demo.open("Deployment/shop/inventory", "prod-us-east-2");
+    demo.keys("<shift-tab>");
+    insta::assert_snapshot!(demo.draw(80, 24).backend());
 }
 
 #[test]
