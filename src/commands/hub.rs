@@ -28,6 +28,11 @@ pub(super) struct HubScope<'a> {
 }
 
 impl HubScope<'_> {
+    /// Whether a `--resource` names `resource` (not merely `-n` letting it through).
+    pub(super) fn names(&self, resource: &ResourceRef) -> bool {
+        self.resources.names(resource)
+    }
+
     /// Whether `resource` on `cluster` is in scope. The hub's objects carry no template labels
     /// here, which is why [`check_scope`] refuses `-l`.
     pub(super) fn includes(&self, cluster: &str, resource: &ResourceRef) -> bool {

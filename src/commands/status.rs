@@ -25,8 +25,8 @@ use crate::backend::fanout::drift;
 use crate::backend::fanout::object_events::{LiveItem, read_live};
 use crate::backend::fanout::planning::{self, PlanAction, PlanItem, PlanMode};
 use crate::backend::fanout::targets::Options;
-use crate::backend::hub::member_health;
-use crate::backend::{CellRef, ObjectEvent};
+use crate::backend::hub::{live_view, member_health};
+use crate::backend::{CellRef, LiveObject, ObjectEvent};
 use crate::cli::{GlobalArgs, ScopeArgs, exit};
 use crate::model::{CellHealth, CellStatus, HealthKind, ResourceRef, StatusKind};
 use crate::output::{self, Table};
@@ -82,7 +82,8 @@ pub async fn run_status(
 
 /// `flotilla --hub CONTEXT status`: every cell as the hub reports it — the propagation status
 /// its controllers record and the health it aggregates from the members (Karmada's
-/// `aggregatedStatus`, OCM's status feedback) — read once, as the console's first frame is.
+/// `aggregatedStatus`, OCM's status feedback) — read once, as the console's first frame is;
+/// with `--resource`, each named cell's live object and Events from its member too.
 async fn hub_status(
     global: &GlobalArgs,
     scope: &ScopeArgs,
@@ -113,12 +114,22 @@ async fn hub_status(
                     .is_some_and(|health| health.kind == HealthKind::Progressing)
         })
         .collect();
-    let refined: BTreeMap<CellRef, Option<CellHealth>> =
-        member_health::refine(&hub, member_health::questions(&view, &asked))
-            .await
-            .into_iter()
-            .map(|update| (update.cell, update.health))
-            .collect();
+    // The live objects and their Events only for the resources asked for by name, read on
+    // the members as the console's live view reads them.
+    let named: Vec<CellRef> = member_health::placed_cells(&view)
+        .into_iter()
+        .filter(in_scope)
+        .filter(|cell| scope.names(&view.rows[cell.resource as usize].target))
+        .collect();
+    let (refined, live) = futures::join!(
+        member_health::refine(&hub, member_health::questions(&view, &asked)),
+        live_view::read_once(&hub, &view, &named),
+    );
+    let refined: BTreeMap<CellRef, Option<CellHealth>> = refined
+        .into_iter()
+        .map(|update| (update.cell, update.health))
+        .collect();
+    let live: BTreeMap<CellRef, LiveObject> = live.into_iter().collect();
     let mut items = Vec::new();
     for (row, resource) in view.rows.iter().enumerate() {
         for (column, (spec, _)) in view.clusters.iter().enumerate() {
@@ -130,6 +141,7 @@ async fn hub_status(
                 resource: row as u32,
                 cluster: column as u32,
             };
+            let read = live.get(&cell);
             let health = match refined.get(&cell) {
                 Some(refined) => refined.clone(),
                 None => view.health(row, column),
@@ -158,9 +170,9 @@ async fn hub_status(
                 },
                 reason,
                 since,
-                live: None,
-                events: None,
-                live_error: None,
+                live: read.map(|read| read.object.clone().unwrap_or(Value::Null)),
+                events: read.map(|read| read.events.clone()),
+                live_error: read.and_then(|read| read.error.clone()),
             });
         }
     }
