@@ -113,6 +113,7 @@ fn soak() {
                 &mut state,
                 Action::Tick {
                     now_ms: minute * 60_000 + event * 6,
+                    unix_ms: None,
                 },
             );
             update(

@@ -449,12 +449,18 @@ impl PartialOrd for Concern {
     }
 }
 
-/// A live object's health and why ("1/3 available", "progress deadline exceeded: …").
+/// A live object's health and why ("1/3 available", "1/3 available, progress deadline
+/// exceeded: …").
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CellHealth {
     pub kind: HealthKind,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
+    /// When what the reason tells began, where the object says (RFC 3339): for a rollout past
+    /// its progress deadline, when its Progressing condition said so. Whoever shows the
+    /// reason counts how long ago from it, against a clock of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
 }
 
 /// The worst status among a set of cells, with the position of the cell that caused it.

@@ -98,11 +98,20 @@ impl Demo {
     }
 
     fn screen(&self) -> String {
-        self.screen_with(&Keymap::built_in("default"))
+        self.screen_at(200)
     }
 
     fn screen_with(&self, keymap: &Keymap) -> String {
-        let terminal = self.draw_with(200, 50, keymap);
+        self.screen_of(200, keymap)
+    }
+
+    /// The screen this many columns wide, 50 rows high.
+    fn screen_at(&self, width: u16) -> String {
+        self.screen_of(width, &Keymap::built_in("default"))
+    }
+
+    fn screen_of(&self, width: u16, keymap: &Keymap) -> String {
+        let terminal = self.draw_with(width, 50, keymap);
         let buffer = terminal.backend().buffer();
         let width = usize::from(buffer.area.width);
         let cells: Vec<&str> = buffer.content().iter().map(|c| c.symbol()).collect();
@@ -198,7 +207,8 @@ fn a_drift_shows_in_the_diff_and_sets_its_cluster_apart() {
         })
         .expect("the clusters view follows every placed cluster");
     assert!(placed > 1, "{effects:?}");
-    let screen = demo.screen();
+    // On a narrow terminal the groups are a list.
+    let screen = demo.screen_at(90);
     assert!(
         screen.contains("prod-us-east-2: differs in /spec/replicas"),
         "{screen}"
@@ -206,14 +216,67 @@ fn a_drift_shows_in_the_diff_and_sets_its_cluster_apart() {
     assert!(screen.contains("identical (the most clusters)"), "{screen}");
     // Picking the drifted cluster's group shows its object.
     for _ in 0..10 {
-        if demo.screen().contains("▸ prod-us-east-2") {
+        if demo.screen_at(90).contains("▸ prod-us-east-2") {
             break;
         }
         demo.keys("j");
     }
-    let screen = demo.screen();
+    let screen = demo.screen_at(90);
     assert!(screen.contains("# live on prod-us-east-2"), "{screen}");
     assert!(screen.contains("replicas: 9"), "{screen}");
+}
+
+#[test]
+fn on_a_wide_terminal_the_groups_stand_side_by_side_headed_by_their_clusters() {
+    let mut demo = Demo::new();
+    demo.open("Deployment/shop/inventory", "prod-us-east-2");
+    demo.keys("<shift-tab>");
+    assert_eq!(demo.tab(), Some(ObjectTab::Clusters));
+    let resource = demo.console.state.selected_resource().expect("a row");
+    let groups = flotilla::app::object_view::live_groups(&demo.console.state, resource);
+    assert!(groups.len() > 4, "more groups than fit: {}", groups.len());
+    let screen = demo.screen_at(200);
+    assert!(screen.contains("side by side"), "{screen}");
+    let rows: Vec<&str> = screen.lines().collect();
+    // The largest group's clusters head the first column, the next group's the second, on
+    // the same row.
+    let heading = rows
+        .iter()
+        .find(|row| row.contains("▸ prod-eu-west-1, prod-eu-west-2"))
+        .unwrap_or_else(|| panic!("the first group heads a column: {screen}"));
+    assert!(heading.contains("edge-store-0001"), "{screen}");
+    // Each column shows its group's object: the drifted replicas beside the desired ones.
+    let replicas = rows
+        .iter()
+        .find(|row| row.contains("replicas: 3"))
+        .unwrap_or_else(|| panic!("the first group's replicas: {screen}"));
+    assert!(
+        replicas.find("replicas: 3") < replicas.find(" │ "),
+        "the first group on the left: {replicas}"
+    );
+    assert!(
+        !screen.contains("prod-us-east-2: differs in"),
+        "no list: {screen}"
+    );
+    // Picking a group beyond the shown columns moves them along.
+    for _ in 0..groups.len() {
+        demo.keys("j");
+    }
+    let screen = demo.screen_at(200);
+    assert!(
+        screen.contains(&format!("of {} groups", groups.len()))
+            || screen.contains(&format!(" of {})", groups.len())),
+        "{screen}"
+    );
+    assert!(screen.contains("▸ prod-us-east-2"), "{screen}");
+    assert!(
+        screen.contains("replicas: 9"),
+        "the drifted group's object: {screen}"
+    );
+    assert!(
+        !screen.contains("prod-eu-west-1, prod-eu-west-2"),
+        "the first group scrolled out: {screen}"
+    );
 }
 
 #[test]
@@ -313,5 +376,78 @@ fn a_user_key_map_moves_the_object_views_keys_and_its_help_lists_them() {
     assert!(
         demo.console.state.should_quit,
         "q still quits from the object view"
+    );
+}
+
+#[test]
+fn the_clusters_view_at_200x50() {
+    let mut demo = Demo::new();
+    demo.open("Deployment/shop/inventory", "prod-us-east-2");
+    demo.keys("<shift-tab>");
+    insta::assert_snapshot!(demo.draw(200, 50).backend());
+}
+
+#[test]
+fn the_clusters_view_at_80x24() {
+    let mut demo = Demo::new();
+    demo.open("Deployment/shop/inventory", "prod-us-east-2");
+    demo.keys("<shift-tab>");
+    insta::assert_snapshot!(demo.draw(80, 24).backend());
+}
+
+#[test]
+fn the_detail_says_how_long_ago_a_progress_deadline_passed_by_the_clock_of_the_last_tick() {
+    use flotilla::backend::{CellRef, HealthUpdate};
+    let mut demo = Demo::new();
+    let resource = demo.console.select(LEDGER);
+    let cluster = demo.console.select_cluster("prod-eu-west-2");
+    // The live object as its cluster's deployment controller left it past its deadline.
+    let stalled = serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "ledger", "namespace": "payments", "generation": 1},
+        "spec": {"replicas": 3},
+        "status": {"observedGeneration": 1, "replicas": 3, "updatedReplicas": 3,
+            "availableReplicas": 1, "conditions": [{
+                "type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+                "message": "ReplicaSet \"ledger-7d9c4b5f6\" has timed out progressing.",
+                "lastTransitionTime": "2026-12-01T18:51:15Z",
+                "lastUpdateTime": "2026-12-01T18:51:15Z"}]},
+    });
+    demo.console
+        .act(Action::Backend(BackendEvent::Health(vec![HealthUpdate {
+            cell: CellRef {
+                resource: resource as u32,
+                cluster: cluster as u32,
+            },
+            health: flotilla::engine::health::assess(&stalled),
+        }])));
+    assert!(
+        demo.console.state.shows_a_time(),
+        "the console redraws as the clock moves"
+    );
+    let before_a_tick = demo.screen_at(400);
+    assert!(
+        before_a_tick.contains("1/3 available, progress deadline exceeded: ProgressDeadline"),
+        "without a clock, the reason as it is: {before_a_tick}"
+    );
+    let at = |stamp: &str| {
+        let time: k8s_openapi::jiff::Timestamp = stamp.parse().expect("a time");
+        Action::Tick {
+            now_ms: 1_000,
+            unix_ms: u64::try_from(time.as_millisecond()).ok(),
+        }
+    };
+    demo.console.act(at("2026-12-01T18:55:20Z"));
+    let screen = demo.screen_at(400);
+    assert!(
+        screen.contains("1/3 available, progress deadline exceeded 4 m ago: ProgressDeadline"),
+        "{screen}"
+    );
+    demo.console.act(at("2026-12-01T21:51:15Z"));
+    assert!(
+        demo.screen_at(400)
+            .contains("progress deadline exceeded 3 h ago"),
+        "{}",
+        demo.screen_at(400)
     );
 }

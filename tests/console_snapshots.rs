@@ -203,6 +203,7 @@ fn a_degraded_cell_shows_its_health_mark_the_header_count_and_why() {
     let health = flotilla::model::CellHealth {
         kind: flotilla::model::HealthKind::Degraded,
         reason: "0/3 available".into(),
+        since: None,
     };
     update(
         &mut state,
@@ -249,6 +250,7 @@ fn demo_state_with_health() -> app::state::State {
         health: Some(CellHealth {
             kind: HealthKind::Progressing,
             reason: "2/3 updated".into(),
+            since: None,
         }),
     };
     update(
@@ -289,6 +291,7 @@ fn wall_after_an_hour(ascii: bool) -> app::state::State {
                 state,
                 Action::Tick {
                     now_ms: minute * 60_000,
+                    unix_ms: None,
                 },
             );
         }

@@ -117,7 +117,10 @@ impl Demo {
     }
 
     fn tick(&mut self, now_ms: u64) {
-        self.console.act(Action::Tick { now_ms });
+        self.console.act(Action::Tick {
+            now_ms,
+            unix_ms: None,
+        });
     }
 
     /// The screen as the operator sees it, one string per row.
@@ -290,4 +293,29 @@ fn the_sync_gate_moves_on_as_soon_as_the_canary_is_in_sync() {
         .map(|health| health.kind);
     assert_eq!(degraded, Some(HealthKind::Degraded));
     assert!(demo.console.state.rollout.is_some(), "wave 2 carries on");
+}
+
+#[test]
+fn the_confirmation_says_what_the_gate_waits_for_before_the_rest() {
+    for (gate, says) in [
+        (
+            WaveGate::default(),
+            "the rest once it is in sync and Healthy (tab",
+        ),
+        (
+            WaveGate::Healthy { for_ms: 30_000 },
+            "the rest once it is in sync and Healthy for 30 s (tab",
+        ),
+        (WaveGate::Sync, "the rest once it is in sync (tab"),
+    ] {
+        let mut demo = Demo::new(gate, false);
+        demo.console.select(CHECKOUT);
+        demo.console.keys("a<tab>");
+        let screen = demo.screen();
+        let canary = &demo.console.state.clusters[demo.canary as usize].spec.name;
+        assert!(
+            screen.contains(&format!("waves: {canary} first,")) && screen.contains(says),
+            "{gate}: {screen}"
+        );
+    }
 }

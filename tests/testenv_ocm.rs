@@ -6,10 +6,11 @@
 //! in `flotilla --hub hub clusters` as OCM reports it; a ManifestWorkReplicaSet (the hub's work
 //! manager) follows its Placement from member-1 to member-2, and flotilla's hub read shows the
 //! result; `render --hub` and `status --hub` with `-n` and `-l` pick the objects by namespace
-//! and by the manifests' labels. `cargo xtask test` runs them in their own step (their names start with `hub_ocm_`,
-//! which the plain-hub step skips). They only touch objects named after themselves (and a
-//! ManagedCluster label named so), delete them afterwards, and the outage test restarts the
-//! member it stops.
+//! and by the manifests' labels; the live view of a ManifestWork's Deployment (and `status
+//! --hub --resource`) reads the member's object and Events as kubectl does. `cargo xtask test`
+//! runs them in their own step (their names start with `hub_ocm_`, which the plain-hub step
+//! skips). They only touch objects named after themselves (and a ManagedCluster label named
+//! so), delete them afterwards, and the outage test restarts the member it stops.
 
 mod support;
 
@@ -1485,6 +1486,32 @@ fn hub_json(args: &[&str]) -> Value {
         .unwrap_or_else(|e| panic!("no JSON ({e}): {}", support::output_text(&out)))
 }
 
+/// (reason, message) of the Events kubectl lists on `member` about Deployment `ns/web`.
+fn deployment_events(member: &str, ns: &str) -> Vec<(String, String)> {
+    let listed = json(
+        member,
+        &[
+            "get",
+            "events",
+            "-n",
+            ns,
+            "--field-selector",
+            "involvedObject.kind=Deployment,involvedObject.name=web",
+        ],
+    );
+    listed["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            (
+                e["reason"].as_str().unwrap_or_default().to_string(),
+                e["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_render_and_status_pick_objects_by_namespace_and_the_manifests_labels() {
@@ -1572,4 +1599,109 @@ fn hub_ocm_render_and_status_pick_objects_by_namespace_and_the_manifests_labels(
         done
     });
     assert!(settled, "status --hub -n -l: {last:?}");
+}
+
+#[test]
+#[ignore = "needs the OCM testenv: run through cargo xtask test"]
+fn hub_ocm_the_live_view_reads_a_manifestworks_deployment_and_its_events_on_the_member() {
+    let _serial = serial();
+    ocm_hub();
+    let name = unique("live-view");
+    let _work = Cleanup::new("hub", &["manifestwork", &name, "-n", "member-1"]);
+    let (mut session, mut events) = hub_console();
+    apply(
+        "hub",
+        &deployment_work("member-1", &name, &name, 1, "nginx:1.27"),
+    );
+    let key = format!("Deployment/{name}/web");
+    let limit = Duration::from_secs(180);
+    // member-1's deployment controller has scaled the Deployment's ReplicaSet: an Event.
+    eventually("web's Events on member-1", limit, || {
+        deployment_events("member-1", &name)
+            .iter()
+            .any(|(reason, _)| reason == "ScalingReplicaSet")
+            .then_some(())
+    });
+    events.pump(&mut session, limit, &|s| {
+        s.state
+            .resources
+            .iter()
+            .any(|row| row.target.display_key() == key)
+    });
+
+    // `enter` on the cell: the live view reads member-1 itself (through its context).
+    let read = support::live_view_of(&mut session, &mut events, &key, "member-1", &|read| {
+        read.live
+            .events
+            .iter()
+            .any(|e| e.reason == "ScalingReplicaSet")
+    });
+    assert!(read.live.error.is_none(), "{:?}", read.live.error);
+    let live = read
+        .live
+        .object
+        .as_ref()
+        .expect("member-1 holds the Deployment");
+    let on_member = json("member-1", &["get", "deployment", "web", "-n", &name]);
+    assert_eq!(
+        live["metadata"]["uid"], on_member["metadata"]["uid"],
+        "kubectl on member-1 reads the same object"
+    );
+    assert_eq!(live["spec"], on_member["spec"], "kubectl on member-1");
+    assert!(read.yaml.contains("image: nginx:1.27"), "{}", read.yaml);
+    assert_eq!(
+        read.live.diff, "",
+        "member-1 holds what its ManifestWork says"
+    );
+    let listed = deployment_events("member-1", &name);
+    let of_deployment: Vec<_> = read
+        .live
+        .events
+        .iter()
+        .filter(|e| e.object == format!("Deployment {name}/web"))
+        .collect();
+    assert!(!of_deployment.is_empty(), "{:?}", read.live.events);
+    for event in of_deployment {
+        let pair = (event.reason.clone(), event.message.clone());
+        assert!(
+            listed.contains(&pair),
+            "{pair:?} among kubectl's {listed:?}"
+        );
+    }
+
+    // `status --hub --resource` reads the same member by the same code.
+    let fleet = tempfile::tempdir().expect("a fleet dir");
+    let out = support::flotilla(
+        fleet.path(),
+        &["--hub", "hub", "status", "--resource", &key, "-o", "json"],
+    );
+    let value: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("status -o json: {}", support::output_text(&out)));
+    let item = value["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|item| item["cluster"] == "member-1")
+        .unwrap_or_else(|| panic!("member-1's cell: {value}"));
+    assert_eq!(
+        item["live"]["metadata"]["uid"], on_member["metadata"]["uid"],
+        "{item}"
+    );
+    assert!(
+        item["events"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|e| e["reason"] == "ScalingReplicaSet"),
+        "{item}"
+    );
+    let on_member_2 = value["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|item| item["cluster"] == "member-2");
+    assert!(
+        on_member_2.is_none_or(|item| item["sync"] == "NotPlaced" && item.get("live").is_none()),
+        "member-2 is not placed: nothing read there: {on_member_2:?}"
+    );
 }

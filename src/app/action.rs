@@ -16,8 +16,10 @@ pub enum Action {
     Backend(BackendEvent),
     /// The terminal now has this many columns and rows.
     Resize { width: u16, height: u16 },
-    /// The clock moved: milliseconds since the app started.
-    Tick { now_ms: u64 },
+    /// The clock moved: milliseconds since the app started, and the wall clock's milliseconds
+    /// since the Unix epoch where the caller reads one (for how long ago a time an object
+    /// carries was).
+    Tick { now_ms: u64, unix_ms: Option<u64> },
     /// Quit for a reason other than a key (a signal).
     Terminate,
     /// What the session's write of a confirmed fleet edit did.

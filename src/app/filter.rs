@@ -242,6 +242,7 @@ mod tests {
             Some(crate::model::CellHealth {
                 kind: HealthKind::Degraded,
                 reason: String::new(),
+                since: None,
             }),
         );
         assert!(filter.matches_cells(&grid.resource_counts(0), &grid.resource_health(0)));

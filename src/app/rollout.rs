@@ -31,8 +31,8 @@ pub fn waves(cells: &[CellRef], canary: bool) -> Vec<Vec<CellRef>> {
 }
 
 /// Starts following `waves` under the state's gate; the caller sends the first wave. On a hub
-/// the hub's controllers roll out, and health arrives only where the hub aggregates it (not
-/// from KubeFed, nor for a ManifestWork without status feedback), so the gate is sync.
+/// the hub's controllers roll out, and health may come late or never (a ManifestWork without
+/// status feedback, a KubeFed member flotilla cannot reach), so the gate is sync.
 pub fn start(state: &mut State, waves: Vec<Vec<CellRef>>) {
     let waiting = waves
         .first()
@@ -448,6 +448,7 @@ mod tests {
             Some(crate::model::CellHealth {
                 kind,
                 reason: String::new(),
+                since: None,
             }),
         );
         advance(state)
@@ -497,6 +498,7 @@ mod tests {
             Some(crate::model::CellHealth {
                 kind: HealthKind::Healthy,
                 reason: String::new(),
+                since: None,
             }),
         );
         start(&mut state, waves(&[cell(0, 0), cell(0, 1)], true));

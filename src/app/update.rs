@@ -65,7 +65,7 @@ fn apply(state: &mut State, action: Action) -> Vec<Effect> {
             state.viewport = (width, height);
             Vec::new()
         }
-        Action::Tick { now_ms } => tick(state, now_ms),
+        Action::Tick { now_ms, unix_ms } => tick(state, now_ms, unix_ms),
         Action::Terminate => {
             state.should_quit = true;
             Vec::new()
@@ -233,10 +233,13 @@ pub fn view_key_context(state: &State) -> KeyContext {
     }
 }
 
-/// Advances the app clock; turns the wall's page when its interval has passed. A rollout held
-/// by its gate's hold may start its next wave.
-fn tick(state: &mut State, now_ms: u64) -> Vec<Effect> {
+/// Advances the app clock and takes the wall clock's time; turns the wall's page when its
+/// interval has passed. A rollout held by its gate's hold may start its next wave.
+fn tick(state: &mut State, now_ms: u64, unix_ms: Option<u64>) -> Vec<Effect> {
     state.now_ms = state.now_ms.max(now_ms);
+    if unix_ms.is_some() {
+        state.unix_ms = unix_ms;
+    }
     state.cells.set_now(state.now_ms);
     let effects = rollout::tick(state);
     if let Some(wall) = &mut state.wall {
@@ -1034,6 +1037,7 @@ mod tests {
                 health: Some(crate::model::CellHealth {
                     kind: crate::model::HealthKind::Degraded,
                     reason: "0/3 available".into(),
+                    since: None,
                 }),
             }]))
         };
@@ -1382,7 +1386,13 @@ mod tests {
             Some(-1),
             "paging wraps in the view"
         );
-        update(&mut state, Action::Tick { now_ms: 10_000 });
+        update(
+            &mut state,
+            Action::Tick {
+                now_ms: 10_000,
+                unix_ms: None,
+            },
+        );
         assert_eq!(
             state.wall.as_ref().map(|w| w.page),
             Some(0),
@@ -1424,12 +1434,24 @@ mod tests {
                 clusters: vec![0, 1],
             }),
         );
-        update(&mut state, Action::Tick { now_ms: 50_000 });
+        update(
+            &mut state,
+            Action::Tick {
+                now_ms: 50_000,
+                unix_ms: None,
+            },
+        );
         update(
             &mut state,
             Action::Backend(BackendEvent::Heartbeat { clusters: vec![1] }),
         );
-        update(&mut state, Action::Tick { now_ms: 70_000 });
+        update(
+            &mut state,
+            Action::Tick {
+                now_ms: 70_000,
+                unix_ms: None,
+            },
+        );
         assert!(state.is_stale(0), "no event for 70 s");
         assert!(!state.is_stale(1), "heard from 20 s ago");
     }
@@ -1437,7 +1459,13 @@ mod tests {
     #[test]
     fn problems_remember_when_they_started() {
         let mut state = state(2, 2);
-        update(&mut state, Action::Tick { now_ms: 1_000 });
+        update(
+            &mut state,
+            Action::Tick {
+                now_ms: 1_000,
+                unix_ms: None,
+            },
+        );
         let drift = |state: &mut State, cluster| {
             update(
                 state,
@@ -1452,7 +1480,13 @@ mod tests {
             );
         };
         drift(&mut state, 0);
-        update(&mut state, Action::Tick { now_ms: 5_000 });
+        update(
+            &mut state,
+            Action::Tick {
+                now_ms: 5_000,
+                unix_ms: None,
+            },
+        );
         drift(&mut state, 0);
         drift(&mut state, 1);
         let problems = state.cells.worst_problems(10);

@@ -32,6 +32,11 @@ pub(super) struct HubScope<'a> {
 }
 
 impl HubScope<'_> {
+    /// Whether a `--resource` names `resource` (not merely `-n` letting it through).
+    pub(super) fn names(&self, resource: &ResourceRef) -> bool {
+        self.resources.names(resource)
+    }
+
     /// Whether `resource` on `cluster` is in scope, `-l` matching the labels of its template on
     /// the hub.
     pub(super) fn includes(&self, cluster: &str, resource: &ResourceRef) -> bool {

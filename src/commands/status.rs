@@ -25,8 +25,8 @@ use crate::backend::fanout::drift;
 use crate::backend::fanout::object_events::{LiveItem, read_live};
 use crate::backend::fanout::planning::{self, PlanAction, PlanItem, PlanMode};
 use crate::backend::fanout::targets::Options;
-use crate::backend::hub::member_health;
-use crate::backend::{CellRef, ObjectEvent};
+use crate::backend::hub::{live_view, member_health};
+use crate::backend::{CellRef, LiveObject, ObjectEvent};
 use crate::cli::{GlobalArgs, ScopeArgs, exit};
 use crate::model::{CellHealth, CellStatus, HealthKind, ResourceRef, StatusKind};
 use crate::output::{self, Table};
@@ -41,7 +41,8 @@ pub struct StatusItem {
     /// kinds without health, `Unknown` where the cluster could not say or it is not assessed.
     pub health: &'static str,
     pub reason: String,
-    /// When the state began, where the cluster says (a drifted field's managedFields time).
+    /// When the state began, where the cluster says: a drifted field's managedFields time, or
+    /// when a rollout passed its progress deadline.
     pub since: Option<String>,
     /// With `--resource`: the live object, Secret values masked (`null`: not held).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -81,7 +82,8 @@ pub async fn run_status(
 
 /// `flotilla --hub CONTEXT status`: every cell as the hub reports it — the propagation status
 /// its controllers record and the health it aggregates from the members (Karmada's
-/// `aggregatedStatus`, OCM's status feedback) — read once, as the console's first frame is.
+/// `aggregatedStatus`, OCM's status feedback) — read once, as the console's first frame is;
+/// with `--resource`, each named cell's live object and Events from its member too.
 async fn hub_status(
     global: &GlobalArgs,
     scope: &ScopeArgs,
@@ -115,12 +117,22 @@ async fn hub_status(
                     .is_some_and(|health| health.kind == HealthKind::Progressing)
         })
         .collect();
-    let refined: BTreeMap<CellRef, Option<CellHealth>> =
-        member_health::refine(&hub, member_health::questions(&view, &asked))
-            .await
-            .into_iter()
-            .map(|update| (update.cell, update.health))
-            .collect();
+    // The live objects and their Events only for the resources asked for by name, read on
+    // the members as the console's live view reads them.
+    let named: Vec<CellRef> = member_health::placed_cells(&view)
+        .into_iter()
+        .filter(in_scope)
+        .filter(|cell| scope.names(&view.rows[cell.resource as usize].target))
+        .collect();
+    let (refined, live) = futures::join!(
+        member_health::refine(&hub, member_health::questions(&view, &asked)),
+        live_view::read_once(&hub, &view, &named),
+    );
+    let refined: BTreeMap<CellRef, Option<CellHealth>> = refined
+        .into_iter()
+        .map(|update| (update.cell, update.health))
+        .collect();
+    let live: BTreeMap<CellRef, LiveObject> = live.into_iter().collect();
     let mut items = Vec::new();
     for (row, resource) in view.rows.iter().enumerate() {
         for (column, (spec, _)) in view.clusters.iter().enumerate() {
@@ -132,17 +144,23 @@ async fn hub_status(
                 resource: row as u32,
                 cluster: column as u32,
             };
+            let read = live.get(&cell);
             let health = match refined.get(&cell) {
                 Some(refined) => refined.clone(),
                 None => view.health(row, column),
             };
-            let reason = match (&status, &health) {
-                (CellStatus::NotPlaced(why), _) => why.clone(),
-                (_, Some(health)) if health.kind != HealthKind::Healthy => health.reason.clone(),
-                _ => message
-                    .clone()
-                    .or_else(|| status.detail().map(str::to_string))
-                    .unwrap_or_default(),
+            let (reason, since) = match (&status, &health) {
+                (CellStatus::NotPlaced(why), _) => (why.clone(), None),
+                (_, Some(health)) if health.kind != HealthKind::Healthy => {
+                    (health.reason.clone(), health.since.clone())
+                }
+                _ => (
+                    message
+                        .clone()
+                        .or_else(|| status.detail().map(str::to_string))
+                        .unwrap_or_default(),
+                    None,
+                ),
             };
             items.push(StatusItem {
                 cluster: spec.name.clone(),
@@ -154,10 +172,10 @@ async fn hub_status(
                     (_, None) => "Unknown",
                 },
                 reason,
-                since: None,
-                live: None,
-                events: None,
-                live_error: None,
+                since,
+                live: read.map(|read| read.object.clone().unwrap_or(Value::Null)),
+                events: read.map(|read| read.events.clone()),
+                live_error: read.and_then(|read| read.error.clone()),
             });
         }
     }
@@ -246,12 +264,13 @@ async fn cells_of<A: ClusterApi>(
             _ => (row.message.clone(), None),
         };
         let cell_health = health(row, &status);
-        // In sync but not healthy: why it is not is the reason worth reading.
-        let reason = match &row.health {
+        // In sync but not healthy: why it is not is the reason worth reading, and since
+        // when, where the object says (a progress deadline's passing).
+        let (reason, since) = match &row.health {
             Some(live) if reason.is_empty() && live.kind != HealthKind::Healthy => {
-                live.reason.clone()
+                (live.reason.clone(), live.since.clone())
             }
-            _ => reason,
+            _ => (reason, since),
         };
         let read = live_of.get(&(row.cluster.as_str(), &row.resource));
         items.push(StatusItem {

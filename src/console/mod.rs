@@ -11,7 +11,7 @@ pub mod keys;
 pub mod signals;
 pub mod terminal;
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crossterm::event::{Event, EventStream};
 use futures::{Stream, StreamExt};
@@ -221,12 +221,18 @@ impl Console {
                 }
                 _ = clock.tick() => {
                     let now_ms = started.elapsed().as_millis() as u64;
-                    // Only the wall shows time, and a rollout may pass its gate's hold on a
-                    // tick; otherwise the console redraws only on change.
-                    if self.session.state.wall.is_some() || self.session.state.rollout.is_some() {
+                    let unix_ms = SystemTime::now()
+                        .duration_since(UNIX_EPOCH)
+                        .ok()
+                        .and_then(|since| u64::try_from(since.as_millis()).ok());
+                    // The wall shows time, a rollout may pass its gate's hold on a tick, and
+                    // the detail may say how long ago a deadline passed; otherwise the console
+                    // redraws only on change.
+                    let state = &self.session.state;
+                    if state.wall.is_some() || state.rollout.is_some() || state.shows_a_time() {
                         dirty = true;
                     }
-                    self.session.dispatch(Action::Tick { now_ms });
+                    self.session.dispatch(Action::Tick { now_ms, unix_ms });
                 }
                 () = frame_timer => {}
             }

@@ -57,6 +57,42 @@ fn health(kind: HealthKind, reason: impl Into<String>) -> CellHealth {
     CellHealth {
         kind,
         reason: reason.into(),
+        since: None,
+    }
+}
+
+/// How a reason says that a rollout passed its progress deadline; [`reason_at`] puts how
+/// long ago right after it.
+pub const DEADLINE_EXCEEDED: &str = "progress deadline exceeded";
+
+/// `health`'s reason as of `now` (seconds since the Unix epoch, from the caller's clock):
+/// where it says a progress deadline was exceeded and the health carries when, how long ago
+/// follows — "1/3 available, progress deadline exceeded 4 m ago: …". Without a clock or a
+/// time it reads, the reason as it is.
+pub fn reason_at(health: &CellHealth, now: Option<i64>) -> String {
+    let passed = health
+        .since
+        .as_deref()
+        .and_then(|since| since.parse::<k8s_openapi::jiff::Timestamp>().ok());
+    let (Some(passed), Some(now)) = (passed, now) else {
+        return health.reason.clone();
+    };
+    let Some(at) = health.reason.find(DEADLINE_EXCEEDED) else {
+        return health.reason.clone();
+    };
+    let end = at + DEADLINE_EXCEEDED.len();
+    let ago = ago(now.saturating_sub(passed.as_second()));
+    format!("{} {ago}{}", &health.reason[..end], &health.reason[end..])
+}
+
+/// "45 s ago", "4 m ago", "3 h ago", "2 d ago"; a time ahead of the clock is "just now".
+fn ago(seconds: i64) -> String {
+    match seconds {
+        s if s < 1 => "just now".to_string(),
+        s if s < 60 => format!("{s} s ago"),
+        s if s < 2 * 3600 => format!("{} m ago", s / 60),
+        s if s < 2 * 86_400 => format!("{} h ago", s / 3600),
+        s => format!("{} d ago", s / 86_400),
     }
 }
 
@@ -132,13 +168,23 @@ fn deployment(object: &Value) -> CellHealth {
         && progressing.get("reason").and_then(Value::as_str) == Some("ProgressDeadlineExceeded")
     {
         // The controller's message names only the ReplicaSet; how far it got is the counts.
-        return health(
-            HealthKind::Degraded,
-            format!(
-                "progress deadline exceeded, {available}/{desired} available: {}",
-                condition_words(progressing)
-            ),
-        );
+        // It writes the condition's times when its reason turns ProgressDeadlineExceeded, and
+        // the update time moves with a new reason even where the status stays False.
+        let since = ["lastUpdateTime", "lastTransitionTime"]
+            .iter()
+            .find_map(|field| progressing.get(*field).and_then(Value::as_str))
+            .filter(|time| !time.is_empty())
+            .map(str::to_string);
+        return CellHealth {
+            since,
+            ..health(
+                HealthKind::Degraded,
+                format!(
+                    "{available}/{desired} available, {DEADLINE_EXCEEDED}: {}",
+                    condition_words(progressing)
+                ),
+            )
+        };
     }
     if updated < desired {
         return health(
@@ -395,14 +441,26 @@ fn autoscaler(object: &Value) -> CellHealth {
 mod tests {
     use super::*;
 
-    /// One case of a fixture file: a live object as a cluster returns it, and its health.
+    /// One case of a fixture file: a live object as a cluster returns it, its health, and
+    /// for a health that carries a time, that time and the reason as shown at a given moment.
     #[derive(serde::Deserialize)]
     struct Case {
         name: String,
         health: Option<HealthKind>,
         #[serde(default)]
         reason: String,
+        #[serde(default)]
+        since: Option<String>,
+        #[serde(default)]
+        shown: Vec<Shown>,
         object: Value,
+    }
+
+    /// The reason as [`reason_at`] words it at `at`.
+    #[derive(serde::Deserialize)]
+    struct Shown {
+        at: String,
+        reason: String,
     }
 
     fn cases(text: &str) -> Vec<Case> {
@@ -435,6 +493,18 @@ mod tests {
                         got.reason,
                         case.reason
                     );
+                    assert_eq!(got.since, case.since, "{}: since", case.name);
+                    for shown in &case.shown {
+                        let at: k8s_openapi::jiff::Timestamp = shown.at.parse().unwrap();
+                        assert_eq!(
+                            reason_at(&got, Some(at.as_second())),
+                            shown.reason,
+                            "{} at {}",
+                            case.name,
+                            shown.at
+                        );
+                    }
+                    assert_eq!(reason_at(&got, None), got.reason, "{}", case.name);
                 }
                 checked += 1;
             }

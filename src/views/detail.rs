@@ -161,10 +161,12 @@ pub(super) fn cell_line<'a>(
         spans.push(Span::styled(format!(" — {message}"), theme.muted));
     }
     if let Some(health) = state.cells.health(resource, cluster) {
+        // How long ago a deadline passed, by the wall clock of the last tick.
+        let now = state.unix_ms.and_then(|ms| i64::try_from(ms / 1000).ok());
         let reason = if health.reason.is_empty() {
             String::new()
         } else {
-            format!(": {}", health.reason)
+            format!(": {}", crate::engine::health::reason_at(health, now))
         };
         spans.push(Span::styled(
             format!(

@@ -97,7 +97,7 @@ pub(super) fn render_confirm(frame: &mut Frame, area: Rect, state: &State, conte
     let mut lines: Vec<Line> = pending
         .summary
         .iter()
-        .take(usize::from(area.height.saturating_sub(6)))
+        .take(usize::from(area.height.saturating_sub(7)))
         .map(|line| Line::from(Span::styled(format!(" {line}"), theme.text)))
         .collect();
     let clusters: std::collections::BTreeSet<u32> =
@@ -127,17 +127,28 @@ pub(super) fn render_confirm(frame: &mut Frame, area: Rect, state: &State, conte
             .and_then(|c| state.clusters.get(*c as usize))
             .map(|row| row.spec.name.as_str())
             .unwrap_or_default();
-        lines.push(Line::from(Span::styled(
-            if pending.waves {
-                format!(" waves: {canary} first, the rest once it is in sync (tab: all at once)")
-            } else {
+        if pending.waves {
+            // What the gate waits for can be long: it gets a line of its own.
+            lines.push(Line::from(Span::styled(
+                format!(" waves: {canary} first,"),
+                theme.text,
+            )));
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "   then the rest once it is {} (tab: all at once)",
+                    state.wave_gate
+                ),
+                theme.text,
+            )));
+        } else {
+            lines.push(Line::from(Span::styled(
                 format!(
                     " all {} clusters at once (tab: {canary} first as a canary)",
                     clusters.len()
-                )
-            },
-            theme.text,
-        )));
+                ),
+                theme.text,
+            )));
+        }
     }
     lines.push(Line::from(""));
     if pending.confirm_word == "y" {

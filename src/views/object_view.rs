@@ -1,8 +1,9 @@
 //! The drilled-in view of one cell: a header with the cell's sync status, health and reason,
 //! then one of its views — the object the engine renders for the cluster, the live object
 //! there, their diff, the cluster's recent Events for it, or every placed cluster grouped by
-//! identical live state with the highlighted group's object. Every text a cluster sent is
-//! escaped before it is drawn. It must not change state.
+//! identical live state: on a wide terminal each group's object in a column of its own, side by
+//! side, else the list of groups with the highlighted group's object. Every text a cluster
+//! sent is escaped before it is drawn. It must not change state.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -11,12 +12,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::detail::cell_line;
-use super::widgets::{ViewContext, inner, pane_block};
+use super::widgets::{ViewContext, fit, inner, pane_block};
 use crate::app::object_view::live_groups;
 use crate::app::state::State;
 use crate::app::state::object_view::{LiveRead, ObjectTab};
 use crate::backend::CellRef;
 use crate::config::keymap::{Section, ViewCommand};
+use crate::engine::compare::live_state::{self, LiveGroup};
 use crate::safe_text::printable;
 
 pub(super) fn render(
@@ -67,6 +69,10 @@ pub(super) fn render(
         header_area,
     );
     frame.render_widget(Paragraph::new(Line::from(tabs)), tabs_area);
+    if tab == ObjectTab::Clusters && side_by_side(state, resource, body_area.width) {
+        render_columns(frame, body_area, state, context, (resource, group, scroll));
+        return;
+    }
     let mut lines = Vec::new();
     let cell = CellRef {
         resource: resource as u32,
@@ -241,55 +247,35 @@ fn event_lines(
     lines
 }
 
-/// Every placed cluster grouped by live state, then the highlighted group's object.
-fn clusters_lines(
-    state: &State,
-    context: &ViewContext,
-    resource: usize,
-    group: usize,
-    scroll: usize,
-) -> Vec<Line<'static>> {
-    let theme = context.theme;
-    let groups = live_groups(state, resource);
-    let placed = crate::app::object_view::placed_clusters(state, resource).len();
-    let read: usize = groups.iter().map(|g| g.members.len()).sum();
-    let mut lines = vec![muted(
-        &format!("# {placed} clusters placed, grouped by identical live state (↑↓ pick a group)"),
-        theme,
-    )];
-    let name = |cluster: &usize| state.clusters[*cluster].spec.name.clone();
-    for (index, each) in groups.iter().enumerate() {
-        let members: Vec<String> = each.members.iter().map(name).collect();
-        let verdict = if !each.present {
-            "does not hold it".to_string()
-        } else if index == 0 {
-            if groups.len() == 1 {
-                "identical".to_string()
-            } else {
-                "identical (the most clusters)".to_string()
-            }
-        } else if each.differs.is_empty() {
-            "differs in a Secret value".to_string()
+/// How a group's live state compares: the first (largest) group is the reference.
+fn verdict(index: usize, group: &LiveGroup<usize>, groups: usize) -> String {
+    if !group.present {
+        "does not hold it".to_string()
+    } else if index == 0 {
+        if groups == 1 {
+            "identical".to_string()
         } else {
-            format!("differs in {}", each.differs.join(", "))
-        };
-        let marker = if index == group { "▸ " } else { "  " };
-        let style = if index == group {
-            theme.selection
-        } else {
-            theme.text
-        };
-        lines.push(Line::from(Span::styled(
-            format!(
-                "{marker}{}: {}",
-                members.join(", "),
-                printable(&verdict, false)
-            ),
-            style,
-        )));
+            "identical (the most clusters)".to_string()
+        }
+    } else if group.differs.is_empty() {
+        "differs in a Secret value".to_string()
+    } else {
+        format!("differs in {}", group.differs.join(", "))
     }
-    let mut unread = placed - read.min(placed);
-    for cluster in crate::app::object_view::placed_clusters(state, resource) {
+}
+
+/// The placed clusters that could not be read, and how many are still being read.
+fn unread_lines(
+    state: &State,
+    resource: usize,
+    groups: &[LiveGroup<usize>],
+    theme: &crate::config::theme::Theme,
+) -> Vec<Line<'static>> {
+    let placed = crate::app::object_view::placed_clusters(state, resource);
+    let read: usize = groups.iter().map(|g| g.members.len()).sum();
+    let mut unread = placed.len() - read.min(placed.len());
+    let mut lines = Vec::new();
+    for cluster in placed {
         let cell = CellRef {
             resource: resource as u32,
             cluster: cluster as u32,
@@ -302,7 +288,7 @@ fn clusters_lines(
             lines.push(Line::from(Span::styled(
                 format!(
                     "  {}: not read: {}",
-                    name(&cluster),
+                    state.clusters[cluster].spec.name,
                     printable(error, false)
                 ),
                 theme.danger,
@@ -315,21 +301,286 @@ fn clusters_lines(
             theme,
         ));
     }
+    lines
+}
+
+/// What the backend read on a group's first cluster.
+fn group_read<'a>(
+    state: &'a State,
+    resource: usize,
+    group: &LiveGroup<usize>,
+) -> Option<&'a LiveRead> {
+    let first = group.members.first()?;
+    state.live.reads.get(&CellRef {
+        resource: resource as u32,
+        cluster: *first as u32,
+    })
+}
+
+/// Every placed cluster grouped by live state, then the highlighted group's object.
+fn clusters_lines(
+    state: &State,
+    context: &ViewContext,
+    resource: usize,
+    group: usize,
+    scroll: usize,
+) -> Vec<Line<'static>> {
+    let theme = context.theme;
+    let groups = live_groups(state, resource);
+    let placed = crate::app::object_view::placed_clusters(state, resource).len();
+    let mut lines = vec![muted(
+        &format!("# {placed} clusters placed, grouped by identical live state (↑↓ pick a group)"),
+        theme,
+    )];
+    let name = |cluster: &usize| state.clusters[*cluster].spec.name.clone();
+    for (index, each) in groups.iter().enumerate() {
+        let members: Vec<String> = each.members.iter().map(name).collect();
+        let marker = if index == group { "▸ " } else { "  " };
+        let style = if index == group {
+            theme.selection
+        } else {
+            theme.text
+        };
+        lines.push(Line::from(Span::styled(
+            format!(
+                "{marker}{}: {}",
+                members.join(", "),
+                printable(&verdict(index, each, groups.len()), false)
+            ),
+            style,
+        )));
+    }
+    lines.extend(unread_lines(state, resource, &groups, theme));
     if let Some(chosen) = groups.get(group.min(groups.len().saturating_sub(1)))
         && let Some(first) = chosen.members.first()
+        && let Some(read) = group_read(state, resource, chosen)
     {
-        let cell = CellRef {
-            resource: resource as u32,
-            cluster: *first as u32,
-        };
-        if let Some(read) = state.live.reads.get(&cell) {
-            lines.push(Line::from(""));
-            lines.push(muted(&format!("# live on {}", name(first)), theme));
-            if read.live.object.is_none() {
-                lines.push(muted("# not held", theme));
-            }
-            lines.extend(yaml_lines(&read.yaml, theme).into_iter().skip(scroll));
+        lines.push(Line::from(""));
+        lines.push(muted(&format!("# live on {}", name(first)), theme));
+        if read.live.object.is_none() {
+            lines.push(muted("# not held", theme));
         }
+        lines.extend(yaml_lines(&read.yaml, theme).into_iter().skip(scroll));
     }
     lines
+}
+
+/// The narrowest column of the side-by-side clusters view.
+const COLUMN_MIN: u16 = 44;
+
+/// Between two columns: " │ ".
+const COLUMN_GAP: u16 = 3;
+
+/// The most lines a column's heading gives its clusters' names.
+const HEADING_LINES: usize = 3;
+
+/// How many groups stand side by side in `width`: `None` (the list) unless there are two
+/// groups or more and two columns fit.
+fn columns_fit(groups: usize, width: u16) -> Option<usize> {
+    let fit = usize::from(width.saturating_add(COLUMN_GAP) / (COLUMN_MIN + COLUMN_GAP));
+    (groups > 1 && fit > 1).then(|| fit.min(groups))
+}
+
+/// Whether the clusters view draws its groups side by side in an area this wide.
+fn side_by_side(state: &State, resource: usize, width: u16) -> bool {
+    columns_fit(live_groups(state, resource).len(), width).is_some()
+}
+
+/// Names joined by ", " in lines at most `width` wide, at most [`HEADING_LINES`] of them, the
+/// last saying how many more there are when they do not all fit.
+fn name_lines(names: &[&str], width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for (index, name) in names.iter().enumerate() {
+        let piece = if index + 1 < names.len() {
+            format!("{name},")
+        } else {
+            (*name).to_string()
+        };
+        let wanted =
+            current.chars().count() + usize::from(!current.is_empty()) + piece.chars().count();
+        if !current.is_empty() && wanted > width {
+            lines.push(std::mem::take(&mut current));
+        }
+        if !current.is_empty() {
+            current.push(' ');
+        }
+        current.push_str(&piece);
+    }
+    if !current.is_empty() {
+        lines.push(current);
+    }
+    if lines.len() > HEADING_LINES {
+        let shown: usize = lines[..HEADING_LINES - 1]
+            .iter()
+            .map(|line| line.matches(',').count())
+            .sum();
+        lines.truncate(HEADING_LINES - 1);
+        lines.push(format!("and {} more", names.len() - shown));
+    }
+    lines.into_iter().map(|line| fit(&line, width)).collect()
+}
+
+/// The clusters view on a wide terminal: each group's live object in a column of its own,
+/// headed by the group's clusters and how it compares, the picked group's column among those
+/// shown. Lines stand beside the first group's line they equal or change, and what the first
+/// group does not have stands out.
+fn render_columns(
+    frame: &mut Frame,
+    area: Rect,
+    state: &State,
+    context: &ViewContext,
+    (resource, group, scroll): (usize, usize, usize),
+) {
+    let theme = context.theme;
+    let groups = live_groups(state, resource);
+    let Some(count) = columns_fit(groups.len(), area.width) else {
+        return;
+    };
+    let picked = group.min(groups.len() - 1);
+    let first = (picked + 1).saturating_sub(count);
+    let placed = crate::app::object_view::placed_clusters(state, resource).len();
+    let window = if count < groups.len() {
+        format!(
+            ", groups {}–{} of {}",
+            first + 1,
+            first + count,
+            groups.len()
+        )
+    } else {
+        String::new()
+    };
+    let mut top = vec![muted(
+        &format!(
+            "# {placed} clusters placed in {} groups of identical live state, side by side (↑↓ pick a group{window})",
+            groups.len()
+        ),
+        theme,
+    )];
+    top.extend(unread_lines(state, resource, &groups, theme));
+    let [top_area, columns_area] =
+        Layout::vertical([Constraint::Length(top.len() as u16), Constraint::Min(1)]).areas(area);
+    frame.render_widget(Paragraph::new(top), top_area);
+    let mut constraints = Vec::new();
+    for index in 0..count {
+        if index > 0 {
+            constraints.push(Constraint::Length(COLUMN_GAP));
+        }
+        constraints.push(Constraint::Fill(1));
+    }
+    let areas = Layout::horizontal(constraints).split(columns_area);
+    let shown = &groups[first..first + count];
+    let headings: Vec<Vec<String>> = shown
+        .iter()
+        .zip(areas.iter().step_by(2))
+        .map(|(each, column)| {
+            let names: Vec<&str> = each
+                .members
+                .iter()
+                .map(|cluster| state.clusters[*cluster].spec.name.as_str())
+                .collect();
+            name_lines(&names, usize::from(column.width).saturating_sub(2))
+        })
+        .collect();
+    let heading_height = headings.iter().map(Vec::len).max().unwrap_or(1);
+    // Each shown group's object beside the first group's, line beside line.
+    let reference: Vec<&str> = groups
+        .first()
+        .and_then(|reference| group_read(state, resource, reference))
+        .map(|read| read.yaml.lines().collect())
+        .unwrap_or_default();
+    let reads: Vec<Option<&LiveRead>> = shown
+        .iter()
+        .map(|each| group_read(state, resource, each))
+        .collect();
+    let texts: Vec<Vec<&str>> = reads
+        .iter()
+        .map(|read| read.map_or_else(Vec::new, |read| read.yaml.lines().collect()))
+        .collect();
+    let slices: Vec<&[&str]> = texts.iter().map(Vec::as_slice).collect();
+    let laid = live_state::side_by_side(&reference, &slices);
+    for (offset, (each, heading)) in shown.iter().zip(headings).enumerate() {
+        let index = first + offset;
+        let column = areas[offset * 2];
+        let width = usize::from(column.width);
+        let chosen = index == picked;
+        let style = if chosen { theme.selection } else { theme.title };
+        let mut lines: Vec<Line> = Vec::new();
+        for (row, name) in heading.iter().enumerate() {
+            let marker = match (row, chosen) {
+                (0, true) => "▸ ",
+                _ => "  ",
+            };
+            lines.push(Line::from(Span::styled(format!("{marker}{name}"), style)));
+        }
+        while lines.len() < heading_height {
+            lines.push(Line::from(""));
+        }
+        lines.push(Line::from(Span::styled(
+            fit(
+                &format!(
+                    "  {}",
+                    printable(&verdict(index, each, groups.len()), false)
+                ),
+                width,
+            ),
+            theme.muted,
+        )));
+        lines.push(Line::from(Span::styled("─".repeat(width), theme.muted)));
+        match reads[offset] {
+            None => lines.push(muted("# reading…", theme)),
+            Some(read) if read.live.object.is_none() => lines.push(muted("# not held", theme)),
+            Some(_) => {
+                // What the first group does not have stands out.
+                for cell in laid[offset].iter().skip(scroll) {
+                    lines.push(match cell {
+                        None => Line::from(""),
+                        Some((line, differs)) => Line::from(Span::styled(
+                            fit(&printable(line, false), width),
+                            if *differs {
+                                theme.diff_added
+                            } else {
+                                theme.text
+                            },
+                        )),
+                    });
+                }
+            }
+        }
+        frame.render_widget(Paragraph::new(lines), column);
+    }
+    for gap in areas.iter().skip(1).step_by(2) {
+        let bars: Vec<Line> = (0..gap.height)
+            .map(|_| Line::from(Span::styled(" │ ", theme.muted)))
+            .collect();
+        frame.render_widget(Paragraph::new(bars), *gap);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_groups_heading_names_what_fits_and_counts_the_rest() {
+        let names: Vec<String> = (1..=40).map(|n| format!("edge-store-{n:04}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let lines = name_lines(&names, 40);
+        assert_eq!(lines.len(), HEADING_LINES, "{lines:?}");
+        assert_eq!(lines[0], "edge-store-0001, edge-store-0002,");
+        assert_eq!(lines[2], "and 36 more");
+        assert_eq!(
+            name_lines(&names[..2], 40),
+            ["edge-store-0001, edge-store-0002"]
+        );
+        // Where even one name is too wide, it is cut, not lost.
+        assert_eq!(
+            name_lines(&["a-very-long-cluster-name"], 10),
+            ["a-very-lo…"]
+        );
+        assert_eq!(columns_fit(6, 78), None, "one column is the list");
+        assert_eq!(columns_fit(1, 198), None, "one group is the list");
+        assert_eq!(columns_fit(6, 198), Some(4));
+        assert_eq!(columns_fit(2, 198), Some(2));
+    }
 }

@@ -607,6 +607,7 @@ mod tests {
         let degraded = CellHealth {
             kind: HealthKind::Degraded,
             reason: "0/3 available".into(),
+            since: None,
         };
         assert!(grid.set_health(cell(0, 1), Some(degraded.clone())));
         assert_eq!(grid.health(0, 1), Some(&degraded));
@@ -614,6 +615,7 @@ mod tests {
         let healthy = CellHealth {
             kind: HealthKind::Healthy,
             reason: String::new(),
+            since: None,
         };
         grid.set_health(cell(0, 1), Some(healthy));
         assert_eq!(grid.health_count(HealthKind::Degraded), 0);
@@ -633,6 +635,7 @@ mod tests {
         let degraded = CellHealth {
             kind: HealthKind::Degraded,
             reason: "progress deadline exceeded".into(),
+            since: None,
         };
         grid.set_health(cell(0, 1), Some(degraded.clone()));
         assert_eq!(
@@ -653,6 +656,7 @@ mod tests {
             Some(CellHealth {
                 kind: HealthKind::Progressing,
                 reason: String::new(),
+                since: None,
             }),
         );
         assert_eq!(grid.resource_concern(1), Concern::Sync(StatusKind::Drifted));
@@ -692,6 +696,7 @@ mod tests {
         let degraded = CellHealth {
             kind: HealthKind::Degraded,
             reason: String::new(),
+            since: None,
         };
         grid.set_health(cell(0, 0), Some(degraded.clone()));
         assert_eq!(

@@ -125,7 +125,8 @@ pub struct PendingApply {
     pub delete: Vec<CellRef>,
     /// How to take this change back, remembered once it is confirmed.
     pub undo: Option<LastChange>,
-    /// A canary cluster first, the rest once it is in sync (tab toggles).
+    /// A canary cluster first, the rest once it passes the wave gate (`state.wave_gate`: in
+    /// sync, and by default Healthy) (tab toggles).
     pub waves: bool,
 }
 
@@ -212,6 +213,9 @@ pub struct State {
     pub warnings: Vec<String>,
     /// The app clock in milliseconds since start, advanced by ticks.
     pub now_ms: u64,
+    /// The wall clock at the last tick, in milliseconds since the Unix epoch: how long ago a
+    /// time an object carries was (a progress deadline passed). None before the first tick.
+    pub unix_ms: Option<u64>,
     /// The terminal size.
     pub viewport: (u16, u16),
     /// Clusters Unreachable or Unauthorized, kept as their statuses change.
@@ -386,6 +390,26 @@ impl State {
     /// The (resource, cluster) cell both cursors point at.
     pub fn selected_cell(&self) -> Option<(usize, usize)> {
         Some((self.selected_resource()?, self.selected_cluster()?))
+    }
+
+    /// Whether a cell the detail shows (the selected one, or the cause of the selected row's
+    /// or column's worst state) has a health that counts from a time it carries ("progress
+    /// deadline exceeded 4 m ago"), so what is drawn changes as the clock moves.
+    pub fn shows_a_time(&self) -> bool {
+        let resource = self.selected_resource();
+        let cluster = self.selected_cluster();
+        [
+            resource.zip(cluster),
+            resource.and_then(|r| Some((r, self.cells.resource_cause(r)?))),
+            cluster.and_then(|c| Some((self.cells.cluster_cause(c)?, c))),
+        ]
+        .into_iter()
+        .flatten()
+        .any(|(r, c)| {
+            self.cells
+                .health(r, c)
+                .is_some_and(|health| health.since.is_some())
+        })
     }
 
     /// Moves the clusters pane's cursor one cluster on (or back), clamped: the matrix
@@ -993,6 +1017,7 @@ mod tests {
             .map(|kind| CellHealth {
                 kind,
                 reason: String::new(),
+                since: None,
             })
     }
 

@@ -220,8 +220,6 @@ pub struct LiveItem {
     pub live: LiveObject,
 }
 
-/// The live object and recent Events of every target object `select` picks, with bounded
-/// fan-out; a cluster that fails gives each of its picked objects the error.
 /// What one cluster holds of `resource` next to `desired`, with its recent Events; and
 /// whether the cluster answered (a missing object is an answer, a failed read is not).
 pub async fn live_one<A: ClusterApi>(
@@ -251,6 +249,8 @@ pub async fn live_one<A: ClusterApi>(
     }
 }
 
+/// The live object and recent Events of every target object `select` picks, with bounded
+/// fan-out; a cluster that fails gives each of its picked objects the error.
 pub async fn read_live<A: ClusterApi>(
     targets: &[Target<A>],
     options: Options,

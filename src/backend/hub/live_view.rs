@@ -4,7 +4,7 @@
 //! none, the engine's render of the fleet). One reader task per console does the reads apart
 //! from the backend's loop, so a slow member holds up nothing, and reads the followed cells
 //! again every few seconds while the view is open. It only reads, and never decides a cell's
-//! status.
+//! status. [`read_once`] does the same reads once, for `status`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -141,6 +141,19 @@ fn read_of(
         target: row_of.target.clone(),
         desired: rendered.as_ref().map(delivered_form),
     })
+}
+
+/// Reads `cells` once, as the live view does — each on its member, through the member's
+/// kubeconfig context or the hub's proxy to it, compared with what the hub rendered for it in
+/// `view` — for `flotilla --hub CONTEXT status --resource`. A cell `view` does not have is
+/// left out.
+pub async fn read_once(hub: &Hub, view: &HubView, cells: &[CellRef]) -> Vec<(CellRef, LiveObject)> {
+    let rendered = |row: usize, member: &str| view.rows.get(row)?.objects.get(member).cloned();
+    let reads: Vec<Read> = cells
+        .iter()
+        .filter_map(|&cell| read_of(view, &rendered, None, cell))
+        .collect();
+    read_cells(hub, &mut HashMap::new(), &reads).await
 }
 
 /// The reader: reads the requested cells when asked and every [`LIVE_REFRESH`] while any is

@@ -151,6 +151,7 @@ fn judged(hub_says: Option<CellHealth>, member_says: Option<CellHealth>) -> Opti
         (Some(hub), Some(member)) if member.kind == HealthKind::Degraded => Some(CellHealth {
             kind: HealthKind::Degraded,
             reason: format!("{}; on the member: {}", hub.reason, member.reason),
+            since: member.since,
         }),
         (None, member) => member,
         (hub, _) => hub,
@@ -231,6 +232,7 @@ mod tests {
         CellHealth {
             kind,
             reason: reason.into(),
+            since: None,
         }
     }
 
@@ -288,18 +290,26 @@ mod tests {
             HealthKind::Progressing,
             "Karmada reports Unhealthy (1/3 available)",
         );
+        // When the member's deadline passed comes along, so the console can say how long ago.
+        let since = Some("2026-12-01T18:51:15Z".to_string());
         assert_eq!(
             judged(
                 Some(hub.clone()),
-                Some(health(
-                    HealthKind::Degraded,
-                    "progress deadline exceeded: ProgressDeadlineExceeded: ReplicaSet \"web-7d\" has timed out progressing."
-                ))
+                Some(CellHealth {
+                    since: since.clone(),
+                    ..health(
+                        HealthKind::Degraded,
+                        "1/3 available, progress deadline exceeded: ProgressDeadlineExceeded: ReplicaSet \"web-7d\" has timed out progressing."
+                    )
+                })
             ),
-            Some(health(
-                HealthKind::Degraded,
-                "Karmada reports Unhealthy (1/3 available); on the member: progress deadline exceeded: ProgressDeadlineExceeded: ReplicaSet \"web-7d\" has timed out progressing."
-            ))
+            Some(CellHealth {
+                since,
+                ..health(
+                    HealthKind::Degraded,
+                    "Karmada reports Unhealthy (1/3 available); on the member: 1/3 available, progress deadline exceeded: ProgressDeadlineExceeded: ReplicaSet \"web-7d\" has timed out progressing."
+                )
+            })
         );
         assert_eq!(
             judged(

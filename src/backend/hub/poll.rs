@@ -1658,6 +1658,7 @@ mod tests {
                     health: Some(CellHealth {
                         kind: crate::model::HealthKind::Progressing,
                         reason: "Karmada reports Unhealthy".into(),
+                        since: None
                     }),
                 }]
             );

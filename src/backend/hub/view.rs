@@ -85,6 +85,7 @@ impl HubView {
             Some(_) if status.health == Health::Unreachable => Some(CellHealth {
                 kind: HealthKind::Unknown,
                 reason: format!("last reported {}; {}", health.kind.as_str(), status.message),
+                since: None,
             }),
             Some(_) => Some(health.clone()),
         }

@@ -412,6 +412,7 @@ impl SimCore {
                 health: Some(CellHealth {
                     kind: HealthKind::Progressing,
                     reason: "waiting for the new pods to become available".into(),
+                    since: None,
                 }),
             })
             .collect()

@@ -1,8 +1,9 @@
 //! The live view's comparisons: one cluster's live object against the desired one, read as a
 //! read-only `plan` reads it (only the fields the intent sets, so server defaults are not
 //! changes), and the live objects of several clusters grouped by identical normalised state,
-//! each group with the paths where it differs from the largest. It must not do I/O or mask
-//! anything itself beyond what [`diff::unified`] masks: callers hand it JSON values.
+//! each group with the paths where it differs from the largest, and their texts laid side by
+//! side, line beside line. It must not do I/O or mask anything itself beyond what
+//! [`diff::unified`] masks: callers hand it JSON values.
 
 use serde_json::Value;
 
@@ -99,6 +100,75 @@ pub fn group_by_state<K: Clone>(members: &[(K, Option<(u64, &Value)>)]) -> Vec<L
         .collect()
 }
 
+/// One row of a column laid [`side_by_side`]: the line there (`None`: a gap) and whether it
+/// is not the reference's line on that row.
+pub type Cell<'a> = Option<(&'a str, bool)>;
+
+/// Texts (as lines) laid out beside a `reference` text so that each line sits on the row of
+/// the reference line it equals, and a changed line on the row of the line it replaces (a
+/// changed value beside the reference's value); lines the reference lacks get rows of their
+/// own, the columns without one left empty there. One column per text, all as long; rows
+/// empty in every column are left out (the reference itself need not be among the texts).
+pub fn side_by_side<'a>(reference: &[&'a str], texts: &[&[&'a str]]) -> Vec<Vec<Cell<'a>>> {
+    let rows = reference.len();
+    // Per text: the line on each reference row, and the lines before each reference row.
+    let laid: Vec<(Vec<Cell<'a>>, Vec<Vec<&'a str>>)> = texts
+        .iter()
+        .map(|lines| {
+            let mut at: Vec<Cell<'a>> = vec![None; rows];
+            let mut before: Vec<Vec<&'a str>> = vec![Vec::new(); rows + 1];
+            for op in similar::capture_diff_slices(similar::Algorithm::Myers, reference, lines) {
+                match op {
+                    similar::DiffOp::Equal {
+                        old_index,
+                        new_index,
+                        len,
+                    } => {
+                        for k in 0..len {
+                            at[old_index + k] = Some((lines[new_index + k], false));
+                        }
+                    }
+                    similar::DiffOp::Delete { .. } => {}
+                    similar::DiffOp::Insert {
+                        old_index,
+                        new_index,
+                        new_len,
+                    } => before[old_index].extend(&lines[new_index..new_index + new_len]),
+                    similar::DiffOp::Replace {
+                        old_index,
+                        old_len,
+                        new_index,
+                        new_len,
+                    } => {
+                        let paired = old_len.min(new_len);
+                        for k in 0..paired {
+                            at[old_index + k] = Some((lines[new_index + k], true));
+                        }
+                        before[old_index + old_len]
+                            .extend(&lines[new_index + paired..new_index + new_len]);
+                    }
+                }
+            }
+            (at, before)
+        })
+        .collect();
+    let mut columns: Vec<Vec<Cell<'a>>> = vec![Vec::new(); texts.len()];
+    for row in 0..=rows {
+        let inserted = laid.iter().map(|(_, before)| before[row].len()).max();
+        for extra in 0..inserted.unwrap_or(0) {
+            for (column, (_, before)) in columns.iter_mut().zip(&laid) {
+                column.push(before[row].get(extra).map(|line| (*line, true)));
+            }
+        }
+        if row < rows && laid.iter().any(|(at, _)| at[row].is_some()) {
+            for (column, (at, _)) in columns.iter_mut().zip(&laid) {
+                column.push(at[row]);
+            }
+        }
+    }
+    columns
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,6 +181,68 @@ mod tests {
             "spec": {"replicas": replicas, "template": {"spec": {"containers": [{"name": "web", "image": image}]}}},
             "status": {"availableReplicas": 1},
         })
+    }
+
+    #[test]
+    fn texts_side_by_side_keep_each_field_on_the_references_row() {
+        let reference = [
+            "metadata:",
+            "  labels:",
+            "    app: web",
+            "spec:",
+            "  replicas: 3",
+        ];
+        let labelled = [
+            "metadata:",
+            "  labels:",
+            "    app: web",
+            "    footprint: store",
+            "spec:",
+            "  replicas: 1",
+        ];
+        let unlabelled = ["metadata:", "spec:", "  replicas: 3"];
+        let columns = side_by_side(&reference, &[&reference, &labelled, &unlabelled]);
+        let shown = |column: &[Cell]| -> Vec<String> {
+            column
+                .iter()
+                .map(|cell| match cell {
+                    None => "·".to_string(),
+                    Some((line, false)) => line.trim().to_string(),
+                    Some((line, true)) => format!("*{}", line.trim()),
+                })
+                .collect()
+        };
+        // The extra label gets a row of its own; the changed count sits beside the reference's;
+        // lines a text lacks leave gaps, so `spec:` stays on one row in every column.
+        assert_eq!(
+            shown(&columns[0]),
+            [
+                "metadata:",
+                "labels:",
+                "app: web",
+                "·",
+                "spec:",
+                "replicas: 3"
+            ]
+        );
+        assert_eq!(
+            shown(&columns[1]),
+            [
+                "metadata:",
+                "labels:",
+                "app: web",
+                "*footprint: store",
+                "spec:",
+                "*replicas: 1"
+            ]
+        );
+        assert_eq!(
+            shown(&columns[2]),
+            ["metadata:", "·", "·", "·", "spec:", "replicas: 3"]
+        );
+        // Without the reference among them, rows nobody shown has are left out.
+        let columns = side_by_side(&reference, &[&unlabelled]);
+        assert_eq!(shown(&columns[0]), ["metadata:", "spec:", "replicas: 3"]);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! the two sides of a comparison as `*** (changed)`, as `kubectl diff` marks it), and
 //! `stringData` folded into `data` (base64) before anything is compared, because the API
 //! server stores only `data` and never returns `stringData`. It must not mask anything but
-//! the values of a core/v1 Secret's `data` and `stringData`.
+//! the values of a core/v1 Secret's `data` and `stringData`, wherever they stand: in the
+//! Secret itself and in the copy `kubectl apply` keeps in its last-applied annotation.
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
@@ -54,8 +55,33 @@ pub fn mask(object: &Value) -> Value {
     if is_secret(&out) {
         fold_string_data(&mut out);
         for_each_value(&mut out, |_, value| *value = Value::String(MASK.into()));
+        mask_last_applied(&mut out);
     }
     out
+}
+
+/// The annotation `kubectl apply` writes: the whole object it applied, as JSON text.
+const LAST_APPLIED: &str =
+    "/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration";
+
+/// A Secret's last-applied annotation with the values its copy holds masked (keys kept), or
+/// the whole text masked where it does not read as a Secret. A hub that propagates a Secret
+/// applied with kubectl copies the annotation to every member.
+fn mask_last_applied(object: &mut Value) {
+    let Some(text) = object.pointer_mut(LAST_APPLIED) else {
+        return;
+    };
+    let applied = text
+        .as_str()
+        .and_then(|text| serde_json::from_str::<Value>(text).ok());
+    let masked = match applied {
+        Some(mut applied) if is_secret(&applied) => {
+            for_each_value(&mut applied, |_, value| *value = Value::String(MASK.into()));
+            applied.to_string()
+        }
+        _ => MASK.to_string(),
+    };
+    *text = Value::String(masked);
 }
 
 /// Both sides of a comparison with Secret values masked: on the desired side a key whose value
@@ -82,6 +108,10 @@ pub fn mask_pair(desired: &Value, live: Option<&Value>) -> (Value, Option<Value>
     });
     if let Some(live) = live.as_mut() {
         for_each_value(live, |_, value| *value = Value::String(MASK.into()));
+        mask_last_applied(live);
+    }
+    if is_secret(&desired) {
+        mask_last_applied(&mut desired);
     }
     (desired, live)
 }
@@ -167,6 +197,45 @@ mod tests {
         let text = format!("{d}{l}");
         assert!(
             !text.contains("hunter2") && !text.contains("eQ==") && !text.contains("aHVudGVyMg==")
+        );
+    }
+
+    #[test]
+    fn the_copy_kubectl_apply_keeps_in_an_annotation_is_masked_too() {
+        let applied = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "s", "annotations": {}},
+            "stringData": {"password": "not-a-real-password"}});
+        let mut live = secret(
+            json!({"password": "bm90LWEtcmVhbC1wYXNzd29yZA=="}),
+            json!(null),
+        );
+        live["metadata"]["annotations"] = json!({
+            "kubectl.kubernetes.io/last-applied-configuration": format!("{applied}\n"),
+            "team": "payments",
+        });
+        for shown in [mask(&live), mask_pair(&live, Some(&live)).1.unwrap()] {
+            let text = shown.to_string();
+            assert!(!text.contains("not-a-real-password"), "{text}");
+            assert!(!text.contains("bm90LWEtcmVhbC1wYXNzd29yZA"), "{text}");
+            let kept: Value = serde_json::from_str(
+                shown["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+                    .as_str()
+                    .unwrap(),
+            )
+            .unwrap();
+            assert_eq!(
+                kept["stringData"],
+                json!({"password": MASK}),
+                "the key still shows"
+            );
+            assert_eq!(shown["metadata"]["annotations"]["team"], "payments");
+        }
+        // Text that does not read as a Secret is masked whole.
+        live["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] =
+            json!("{not json: not-a-real-password");
+        assert_eq!(
+            mask(&live)["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"],
+            MASK
         );
     }
 

@@ -300,6 +300,7 @@ pub fn aggregated_health(item: &Value) -> Option<CellHealth> {
     Some(CellHealth {
         kind,
         reason: format!("Karmada reports {verdict}{counts}"),
+        since: None,
     })
 }
 
@@ -651,6 +652,7 @@ mod view_tests {
             Some(CellHealth {
                 kind: HealthKind::Progressing,
                 reason: "Karmada reports Unhealthy (1/2 available)".into(),
+                since: None
             }),
             "Karmada's verdict with the counts it reflected from the member"
         );
@@ -679,6 +681,7 @@ mod view_tests {
             Some(CellHealth {
                 kind: HealthKind::Healthy,
                 reason: "Karmada reports Healthy (3/3 available)".into(),
+                since: None
             })
         );
         assert_eq!(

@@ -518,6 +518,7 @@ fn feedback_health(manifest: &Value, values: &[Value]) -> Option<CellHealth> {
     Some(CellHealth {
         kind: assessed.kind,
         reason: format!("status feedback: {}", assessed.reason),
+        since: assessed.since,
     })
 }
 
