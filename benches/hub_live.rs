@@ -123,7 +123,12 @@ async fn child(kubeconfig: PathBuf) {
     println!("first {}", started.elapsed().as_secs_f64());
     let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
     let _reads = poll::spawn_readonly(hub, first, None, events);
+    let mut relists = hub::cache::relists();
     while let Some(event) = received.recv().await {
+        if hub::cache::relists() > relists {
+            relists = hub::cache::relists();
+            println!("relist {}", started.elapsed().as_secs_f64());
+        }
         match event {
             BackendEvent::Notice(text) if text.contains("caches synced") => {
                 println!("synced {}", started.elapsed().as_secs_f64());
@@ -396,10 +401,12 @@ fn main() {
     let cpu = (cpu_seconds(pid) - cpu_before) / churned;
     // Deltas still in flight arrive within a few seconds.
     let mut latencies: Vec<f64> = Vec::new();
+    let mut relists = 0;
     let drain_until = Instant::now() + Duration::from_secs(5);
     while let Some(left) = drain_until.checked_duration_since(Instant::now()) {
         match lines.recv_timeout(left) {
             Ok(line) => {
+                relists += usize::from(line.starts_with("relist "));
                 if let Some(nanos) = line
                     .strip_prefix("delta ")
                     .and_then(|n| n.parse::<f64>().ok())
@@ -436,11 +443,12 @@ fn main() {
         synced / floor
     );
     println!(
-        "| Work status change → cell delta, {} changes written at {:.0}/s ({failed} failed) | p50 {:.1} ms, p99 {:.1} ms, {} deltas seen |",
+        "| Work status change → cell delta, {} changes written at {:.0}/s ({failed} failed) | p50 {:.1} ms, p99 {:.1} ms, max {:.0} ms, {} deltas seen; {relists} relist(s) meanwhile |",
         written,
         written as f64 / churned,
         percentile(&latencies, 50.0),
         percentile(&latencies, 99.0),
+        latencies.last().copied().unwrap_or(f64::NAN),
         latencies.len()
     );
     println!(

@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -161,8 +162,15 @@ pub struct Caches {
 
 impl Caches {
     /// Starts one reflector per kind; their changes arrive on the returned receiver. The
-    /// watchers stop when the receiver is dropped.
-    pub fn start(client: &Client, kinds: Vec<ApiResource>) -> (Caches, mpsc::Receiver<Change>) {
+    /// watchers stop when the receiver is dropped. `read_timeout` is the client's: each watch
+    /// request asks the server to end it before that, so a kind that is quiet for longer is
+    /// watched again from where it was rather than failing on the read timeout.
+    pub fn start(
+        client: &Client,
+        kinds: Vec<ApiResource>,
+        read_timeout: Duration,
+    ) -> (Caches, mpsc::Receiver<Change>) {
+        let watch_for = watch_seconds(read_timeout);
         // Bounded, so a burst the console cannot keep up with slows the watchers rather than
         // growing without end; the stores stay current either way.
         let (sender, receiver) = mpsc::channel(4096);
@@ -172,7 +180,14 @@ impl Caches {
             let writer = CacheWriter::new(kind.clone());
             stores.push(writer.writer.as_reader());
             let api: Api<DynamicObject> = Api::all_with(client.clone(), kind);
-            let watching = watch(api, writer, index, sender.clone(), failing.clone());
+            let watching = watch(
+                api,
+                writer,
+                index,
+                watch_for,
+                sender.clone(),
+                failing.clone(),
+            );
             tokio::spawn(watching);
         }
         let caches = Caches {
@@ -264,14 +279,23 @@ impl Caches {
     }
 }
 
+/// How long one watch request may last: three quarters of the client's read timeout (a
+/// watch that outlived it would fail with "timed out" whenever its kind is quiet that long,
+/// and the backend would take the hub for unreachable), at least 5 s.
+fn watch_seconds(read_timeout: Duration) -> u32 {
+    let seconds = read_timeout.as_secs().saturating_mul(3) / 4;
+    u32::try_from(seconds).unwrap_or(u32::MAX).max(5)
+}
+
 async fn watch(
     api: Api<DynamicObject>,
     mut writer: CacheWriter,
     kind: usize,
+    watch_for: u32,
     changes: mpsc::Sender<Change>,
     failing: Arc<std::sync::atomic::AtomicBool>,
 ) {
-    let config = watcher::Config::default().timeout(45);
+    let config = watcher::Config::default().timeout(watch_for);
     let mut stream = watcher::watcher(api, config)
         .default_backoff()
         .modify(|object| object.metadata.managed_fields = None)

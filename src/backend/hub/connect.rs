@@ -29,6 +29,8 @@ pub struct Hub {
     pub kind: HubKind,
     pub client: Client,
     pub kubeconfig: Kubeconfig,
+    /// The client's timeouts: its watches must end before its read timeout does.
+    pub timeouts: Timeouts,
 }
 
 /// Why a hub could not be used.
@@ -72,6 +74,7 @@ pub async fn connect(
         kind,
         client,
         kubeconfig,
+        timeouts,
     })
 }
 

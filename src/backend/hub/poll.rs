@@ -419,7 +419,7 @@ pub async fn first_view(hub: &Hub) -> Result<FirstView, crate::backend::hub::Hub
     if kinds.is_empty() {
         return Ok(FirstView::read(hub.read().await?));
     }
-    let (caches, changes) = Caches::start(&hub.client, kinds);
+    let (caches, changes) = Caches::start(&hub.client, kinds, hub.timeouts.read);
     let mut failing_since: Option<Instant> = None;
     loop {
         tokio::select! {
@@ -508,7 +508,7 @@ async fn run_cached<L: LiveView>(
             if kinds.is_empty() {
                 return run(hub, first, events, effects, following).await;
             }
-            let (caches, changes) = Caches::start(&hub.client, kinds);
+            let (caches, changes) = Caches::start(&hub.client, kinds, hub.timeouts.read);
             let _ = events.send(BackendEvent::Notice(format!(
                 "hub {}: syncing the caches of {} kinds…",
                 hub.context,
@@ -1114,14 +1114,22 @@ pub fn full_reads() -> u64 {
 /// How many changes one blocking pass takes in at most, so effects are not held up by a burst.
 const BATCH: usize = 10_000;
 
+/// How long the caches' watches must keep failing before the hub is shown unreachable: a
+/// watcher retries at once, and a single failed watch request loses nothing.
+const UNREACHABLE_AFTER: Duration = Duration::from_secs(10);
+
 /// What the cached backend owns between passes; handed to a blocking thread for each pass.
 pub struct Pass<L> {
     pub live: L,
     expected: HashMap<CellRef, Expectation>,
     /// Per kind: whether its first list arrived (a later one is a relist).
     listed: Vec<bool>,
-    /// Why the hub stopped answering, while it does not.
+    /// Why the hub stopped answering, while it does not (and the view says so).
     failing: Option<String>,
+    /// Since when the caches' watches have been failing, while not yet for long enough to
+    /// call the hub unreachable: a watcher retries, and one failed watch request loses
+    /// nothing (the watch goes on from where it was).
+    failing_since: Option<Instant>,
     kubeconfig: kube::config::Kubeconfig,
 }
 
@@ -1139,6 +1147,7 @@ impl<L: LiveView> Pass<L> {
             expected: HashMap::new(),
             listed: vec![false; caches.kinds.len()],
             failing: None,
+            failing_since: None,
             kubeconfig: kubeconfig.clone(),
         };
         Ok((pass, events))
@@ -1155,10 +1164,12 @@ impl<L: LiveView> Pass<L> {
             ..Before::default()
         };
         for change in batch {
-            if self.failing.is_some() && !matches!(change, Change::Failed { .. }) {
-                // The hub answers again: what was missed while it did not is in the stores.
-                self.failing = None;
-                whole = true;
+            if !matches!(change, Change::Failed { .. }) {
+                self.failing_since = None;
+                if self.failing.take().is_some() {
+                    // The hub answers again: what was missed while it did not is in the stores.
+                    whole = true;
+                }
             }
             match change {
                 Change::Listed { kind } => {
@@ -1168,7 +1179,8 @@ impl<L: LiveView> Pass<L> {
                     }
                 }
                 Change::Failed { reason } => {
-                    if self.failing.is_none() {
+                    let since = *self.failing_since.get_or_insert_with(Instant::now);
+                    if self.failing.is_none() && since.elapsed() >= UNREACHABLE_AFTER {
                         let view = self.live.view_mut();
                         for column in 0..view.clusters.len() {
                             before.keep(view, &Touched::Column(column));
@@ -1662,6 +1674,35 @@ mod tests {
                     }),
                 }]
             );
+        }
+
+        #[test]
+        fn a_failed_watch_request_leaves_the_view_alone_and_a_lasting_failure_marks_the_hub_unreachable()
+         {
+            let (caches, mut writers, mut pass) = hub();
+            let failed = || Change::Failed {
+                reason: "watch stream failed: timed out".into(),
+            };
+            assert!(
+                pass.take_in(vec![failed()], &caches).is_empty(),
+                "one failed watch request changes nothing on screen"
+            );
+            let change = watched(&mut writers, work("b", "False", "blue", "2"));
+            let events = pass.take_in(vec![change], &caches);
+            assert_eq!(cells(&events).len(), 1, "the watch went on: {events:?}");
+
+            pass.take_in(vec![failed()], &caches);
+            pass.failing_since = Some(Instant::now() - UNREACHABLE_AFTER);
+            let events = pass.take_in(vec![failed()], &caches);
+            let down: Vec<&ClusterStatus> = events
+                .iter()
+                .filter_map(|event| match event {
+                    BackendEvent::Cluster { status, .. } => Some(status),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(down.len(), 2, "every cluster: {events:?}");
+            assert!(down.iter().all(|status| status.health == Health::Unknown));
         }
 
         #[test]
