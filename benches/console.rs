@@ -608,9 +608,9 @@ fn from_process_start(_: &mut Criterion) {
 
 criterion_group!(
     benches,
+    from_process_start,
     whole_path,
     live_directory,
-    from_process_start,
     frame
 );
 criterion_main!(benches);
