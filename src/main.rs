@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use flotilla::cli::{
-    Cli, Command, GlobalArgs, OcmPlacementCommand, OverrideCommand, PlacementCommand, exit,
+    Cli, Command, GlobalArgs, OcmPlacementCommand, OverrideCommand, PlacementCommand, RenderArgs,
+    exit,
 };
 use flotilla::commands::render::FleetInput;
 use flotilla::{commands, launch, logging, source};
@@ -108,16 +109,8 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
         }
         Command::Render(args) if global.hub.is_some() => {
             let hub = global.hub.clone().unwrap_or_default();
-            let resources = match commands::scope::ResourceScope::of(
-                &[],
-                args.namespace.as_deref(),
-                args.selector.as_deref(),
-            ) {
-                Ok(resources) => resources,
-                Err(commands::scope::InputError(message)) => {
-                    eprintln!("error: {message}");
-                    return Ok(exit::INPUT);
-                }
+            let Some(resources) = render_scope(&args) else {
+                return Ok(exit::INPUT);
             };
             commands::render::run_hub(
                 &global,
@@ -148,16 +141,8 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
             } else {
                 FleetInput::Dir(&global.fleet)
             };
-            let resources = match commands::scope::ResourceScope::of(
-                &[],
-                args.namespace.as_deref(),
-                args.selector.as_deref(),
-            ) {
-                Ok(resources) => resources,
-                Err(commands::scope::InputError(message)) => {
-                    eprintln!("error: {message}");
-                    return Ok(exit::INPUT);
-                }
+            let Some(resources) = render_scope(&args) else {
+                return Ok(exit::INPUT);
             };
             let code = commands::render::run_render(
                 input,
@@ -251,4 +236,11 @@ async fn end_on_signal() {
 fn input_error(err: &dyn std::fmt::Display) -> u8 {
     eprintln!("error: {err}");
     exit::INPUT
+}
+
+/// `render`'s `-n` and `-l` as a scope, or `None` when they do not parse (said on stderr).
+fn render_scope(args: &RenderArgs) -> Option<commands::scope::ResourceScope> {
+    commands::scope::ResourceScope::of(&[], args.namespace.as_deref(), args.selector.as_deref())
+        .map_err(|commands::scope::InputError(message)| eprintln!("error: {message}"))
+        .ok()
 }

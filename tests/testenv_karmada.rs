@@ -2523,28 +2523,7 @@ fn hub_karmada_status_with_a_resource_carries_each_members_live_object_and_event
         );
         assert_eq!(live["spec"], on_member["spec"], "{member}");
         // Its Events are the member's: each one the JSON names, kubectl lists there.
-        let listed = json(
-            member,
-            &[
-                "get",
-                "events",
-                "-n",
-                ns,
-                "--field-selector",
-                "involvedObject.kind=Deployment,involvedObject.name=web",
-            ],
-        );
-        let on_member: Vec<(String, String)> = listed["items"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|e| {
-                (
-                    e["reason"].as_str().unwrap_or_default().to_string(),
-                    e["message"].as_str().unwrap_or_default().to_string(),
-                )
-            })
-            .collect();
+        let on_member = support::deployment_events(member, ns);
         let of_deployment: Vec<&Value> = item["events"]
             .as_array()
             .into_iter()

@@ -1486,32 +1486,6 @@ fn hub_json(args: &[&str]) -> Value {
         .unwrap_or_else(|e| panic!("no JSON ({e}): {}", support::output_text(&out)))
 }
 
-/// (reason, message) of the Events kubectl lists on `member` about Deployment `ns/web`.
-fn deployment_events(member: &str, ns: &str) -> Vec<(String, String)> {
-    let listed = json(
-        member,
-        &[
-            "get",
-            "events",
-            "-n",
-            ns,
-            "--field-selector",
-            "involvedObject.kind=Deployment,involvedObject.name=web",
-        ],
-    );
-    listed["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|e| {
-            (
-                e["reason"].as_str().unwrap_or_default().to_string(),
-                e["message"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
-
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_render_and_status_pick_objects_by_namespace_and_the_manifests_labels() {
@@ -1617,7 +1591,7 @@ fn hub_ocm_the_live_view_reads_a_manifestworks_deployment_and_its_events_on_the_
     let limit = Duration::from_secs(180);
     // member-1's deployment controller has scaled the Deployment's ReplicaSet: an Event.
     eventually("web's Events on member-1", limit, || {
-        deployment_events("member-1", &name)
+        support::deployment_events("member-1", &name)
             .iter()
             .any(|(reason, _)| reason == "ScalingReplicaSet")
             .then_some(())
@@ -1653,7 +1627,7 @@ fn hub_ocm_the_live_view_reads_a_manifestworks_deployment_and_its_events_on_the_
         read.live.diff, "",
         "member-1 holds what its ManifestWork says"
     );
-    let listed = deployment_events("member-1", &name);
+    let listed = support::deployment_events("member-1", &name);
     let of_deployment: Vec<_> = read
         .live
         .events

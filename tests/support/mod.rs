@@ -378,6 +378,32 @@ pub fn kubectl_stdin(context: &str, args: &[&str], input: &str) -> Output {
     child.wait_with_output().expect("waiting for kubectl")
 }
 
+/// (reason, message) of the Events kubectl lists on `member` about Deployment `ns/web`.
+pub fn deployment_events(member: &str, ns: &str) -> Vec<(String, String)> {
+    let listed = json(
+        member,
+        &[
+            "get",
+            "events",
+            "-n",
+            ns,
+            "--field-selector",
+            "involvedObject.kind=Deployment,involvedObject.name=web",
+        ],
+    );
+    listed["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            (
+                e["reason"].as_str().unwrap_or_default().to_string(),
+                e["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
 /// `kubectl get OBJECT -n NS -o jsonpath=PATH` on `context`, e.g. `deployment/web` and
 /// `{.spec.replicas}`.
 pub fn jsonpath(context: &str, object: &str, ns: &str, path: &str) -> String {
