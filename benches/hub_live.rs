@@ -121,6 +121,9 @@ async fn child(kubeconfig: PathBuf) {
         }
     };
     println!("first {}", started.elapsed().as_secs_f64());
+    if let Some((objects, bytes)) = first.footprint() {
+        println!("stores {objects} {bytes}");
+    }
     let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
     let _reads = poll::spawn_readonly(hub, first, None, events);
     let mut relists = hub::cache::relists();
@@ -145,6 +148,36 @@ async fn child(kubeconfig: PathBuf) {
             _ => {}
         }
     }
+}
+
+/// The JSON size of every object the backend caches (each kind the hub's backend watches):
+/// (objects, bytes as the API server serves them, bytes without their managedFields, which
+/// the caches drop).
+async fn cached_json(kubeconfig: &std::path::Path) -> (usize, usize, usize) {
+    let Ok(hub) = hub::connect(Some(kubeconfig), "hub", Timeouts::default()).await else {
+        return (0, 0, 0);
+    };
+    let (mut objects, mut served, mut kept) = (0, 0, 0);
+    for kind in hub.watched_kinds().await {
+        let api: Api<DynamicObject> = Api::all_with(hub.client.clone(), &kind);
+        let mut params = kube::api::ListParams::default().limit(500);
+        loop {
+            let Ok(page) = api.list(&params).await else {
+                break;
+            };
+            for mut object in page.items {
+                objects += 1;
+                served += serde_json::to_vec(&object).map_or(0, |text| text.len());
+                object.metadata.managed_fields = None;
+                kept += serde_json::to_vec(&object).map_or(0, |text| text.len());
+            }
+            match page.metadata.continue_ {
+                Some(token) if !token.is_empty() => params = params.continue_token(&token),
+                _ => break,
+            }
+        }
+    }
+    (objects, served, kept)
 }
 
 /// The kind of hub the scale tier runs: what its Works are and how a change marks one.
@@ -349,6 +382,8 @@ fn main() {
         })
         .collect();
 
+    let (cached_objects, served_bytes, kept_bytes) = runtime.block_on(cached_json(&kubeconfig));
+
     let mut backend = Command::new(std::env::current_exe().expect("this binary"))
         .env(CHILD, "1")
         .stdin(Stdio::null())
@@ -367,6 +402,7 @@ fn main() {
         }
     });
     let (mut first, mut synced) = (f64::NAN, f64::NAN);
+    let mut stores: Option<(usize, usize)> = None;
     while synced.is_nan() {
         let Ok(line) = lines.recv_timeout(Duration::from_secs(600)) else {
             println!("hub_live: the backend did not sync within 10 minutes");
@@ -377,6 +413,11 @@ fn main() {
         match line.split_once(' ') {
             Some(("first", at)) => first = at.parse().unwrap_or(f64::NAN),
             Some(("synced", at)) => synced = at.parse().unwrap_or(f64::NAN),
+            Some(("stores", figures)) => {
+                stores = figures
+                    .split_once(' ')
+                    .and_then(|(n, b)| Some((n.parse().ok()?, b.parse().ok()?)));
+            }
             Some(("error", why)) => {
                 println!("hub_live: the backend failed: {why}");
                 let _ = backend.wait();
@@ -417,6 +458,7 @@ fn main() {
             Err(_) => break,
         }
     }
+    let rss_after = proc_field(pid, "VmRSS:");
     let rss_peak = proc_field(pid, "VmHWM:");
     let _ = backend.kill();
     let _ = backend.wait();
@@ -462,8 +504,29 @@ fn main() {
         cpu * 100.0
     );
     println!(
-        "| backend resident memory, synced / peak | {rss_synced:.0} / {rss_peak:.0} MiB ({:.2}× / {:.2}× the Works' JSON) |",
-        rss_synced / mib(json_bytes),
-        rss_peak / mib(json_bytes)
+        "| what the backend caches: {cached_objects} objects of every watched kind | {:.0} MiB of JSON as served, {:.0} MiB without managedFields |",
+        mib(served_bytes),
+        mib(kept_bytes)
+    );
+    if let Some((objects, bytes)) = stores {
+        println!(
+            "| the stores' own bytes | {:.1} MiB for {objects} objects: {:.0} bytes an object, {:.2}× their JSON without managedFields |",
+            mib(bytes),
+            bytes as f64 / objects.max(1) as f64,
+            bytes as f64 / kept_bytes.max(1) as f64
+        );
+    }
+    let ratios = |rss: f64| {
+        format!(
+            "{rss:.0} MiB ({:.2}× / {:.2}×)",
+            rss / mib(served_bytes),
+            rss / mib(kept_bytes)
+        )
+    };
+    println!(
+        "| backend resident memory (× the cached objects' JSON as served / without managedFields): 5 s after the sync; after the changes; peak | {}; {}; {} |",
+        ratios(rss_synced),
+        ratios(rss_after),
+        ratios(rss_peak)
     );
 }

@@ -33,3 +33,9 @@ pub mod paths;
 pub mod safe_text;
 pub mod source;
 pub mod views;
+
+/// mimalloc, for every binary built on this crate: the console's hub caches hold hundreds of
+/// thousands of small objects built among the short-lived trees of each listed page, and
+/// glibc's allocator kept the space of those trees resident long after they were freed.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

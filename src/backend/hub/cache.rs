@@ -56,72 +56,124 @@ pub enum Change {
     Failed { reason: String },
 }
 
-/// An object as a store keeps it: its metadata (what the store indexes by), and everything
-/// else as its JSON text, parsed again when a reader asks. As a `serde_json::Value` tree a
-/// hub object takes several times the size of its text, and a big hub holds hundreds of
-/// thousands of Works whose readers look at each one only when it changes or on a relist.
+/// An object as a store keeps it: its name and namespace (what the store indexes it by), and
+/// the whole object, less its managedFields, as JSON text compressed with LZ4 against its
+/// kind's dictionary, parsed again when a reader asks. As a `serde_json::Value` tree a hub
+/// object takes several times the size of its text, and a big hub holds hundreds of thousands
+/// of Works whose readers look at each one only when it changes or on a relist. Objects of one
+/// kind differ little, so each is compressed against the first its store took: what is kept of
+/// it is mostly what makes it different.
 #[derive(Debug, Clone)]
 pub struct Stored {
-    types: Option<TypeMeta>,
-    metadata: ObjectMeta,
-    rest: Box<str>,
+    key: ObjectMeta,
+    packed: Box<[u8]>,
+    dictionary: Arc<[u8]>,
+}
+
+/// A [`DynamicObject`] as JSON, its metadata without managedFields (no reader looks at them,
+/// and they are often the larger part of a hub object).
+#[derive(serde::Serialize)]
+struct WithoutManagedFields<'a> {
+    #[serde(flatten)]
+    types: &'a Option<TypeMeta>,
+    metadata: Cow<'a, ObjectMeta>,
+    #[serde(flatten)]
+    data: &'a Value,
+}
+
+/// How much of the first object a store took serves as its kind's dictionary: LZ4 looks back
+/// no further.
+const DICTIONARY_BYTES: usize = 64 * 1024;
+
+/// `object` as JSON text, without its managedFields.
+fn text_of(object: &DynamicObject) -> Vec<u8> {
+    let metadata = if object.metadata.managed_fields.is_some() {
+        let mut metadata = object.metadata.clone();
+        metadata.managed_fields = None;
+        Cow::Owned(metadata)
+    } else {
+        Cow::Borrowed(&object.metadata)
+    };
+    serde_json::to_vec(&WithoutManagedFields {
+        types: &object.types,
+        metadata,
+        data: &object.data,
+    })
+    .unwrap_or_default()
 }
 
 impl Stored {
-    /// The compact form of `object`, without its managedFields, which no reader looks at and
-    /// which are often the larger part of a hub object.
-    pub fn of(object: &DynamicObject) -> Stored {
-        let mut metadata = object.metadata.clone();
-        metadata.managed_fields = None;
+    /// The compact form of an object whose JSON text is `text`.
+    fn of(object: &DynamicObject, text: &[u8], dictionary: &Arc<[u8]>) -> Stored {
         Stored {
-            types: object.types.clone(),
-            metadata,
-            rest: serde_json::to_string(&object.data)
-                .unwrap_or_default()
-                .into_boxed_str(),
+            key: ObjectMeta {
+                name: object.metadata.name.clone(),
+                namespace: object.metadata.namespace.clone(),
+                ..ObjectMeta::default()
+            },
+            packed: lz4_flex::block::compress_prepend_size_with_dict(text, dictionary)
+                .into_boxed_slice(),
+            dictionary: dictionary.clone(),
         }
     }
 
     /// The object again, as the API server sent it (less its managedFields).
     pub fn object(&self) -> DynamicObject {
-        DynamicObject {
-            types: self.types.clone(),
-            metadata: self.metadata.clone(),
-            data: serde_json::from_str(&self.rest).unwrap_or_default(),
-        }
+        lz4_flex::block::decompress_size_prepended_with_dict(&self.packed, &self.dictionary)
+            .ok()
+            .and_then(|text| serde_json::from_slice(&text).ok())
+            .unwrap_or_else(|| DynamicObject {
+                types: None,
+                metadata: self.key.clone(),
+                data: Value::Null,
+            })
+    }
+
+    /// The bytes this object holds in its store: itself, its entry there and the entry's
+    /// copy of its name and namespace (its kind's dictionary is shared, not counted).
+    pub fn footprint(&self) -> usize {
+        let text = |s: &Option<String>| s.as_ref().map_or(0, String::capacity);
+        let entry = std::mem::size_of::<(ObjectRef<Stored>, Arc<Stored>)>()
+            + 2 * std::mem::size_of::<usize>();
+        entry
+            + std::mem::size_of::<Stored>()
+            + self.packed.len()
+            + 2 * (text(&self.key.name) + text(&self.key.namespace))
     }
 }
 
+/// Each kind has a store of its own ([`Caches::kinds`] says which), so its objects are keyed
+/// by namespace and name alone: a key carries no kind, and the kind's names are empty here.
 impl Resource for Stored {
-    type DynamicType = ApiResource;
+    type DynamicType = ();
     type Scope = DynamicResourceScope;
 
-    fn kind(kind: &ApiResource) -> Cow<'_, str> {
-        kind.kind.as_str().into()
+    fn kind((): &()) -> Cow<'_, str> {
+        Cow::Borrowed("")
     }
 
-    fn group(kind: &ApiResource) -> Cow<'_, str> {
-        kind.group.as_str().into()
+    fn group((): &()) -> Cow<'_, str> {
+        Cow::Borrowed("")
     }
 
-    fn version(kind: &ApiResource) -> Cow<'_, str> {
-        kind.version.as_str().into()
+    fn version((): &()) -> Cow<'_, str> {
+        Cow::Borrowed("")
     }
 
-    fn api_version(kind: &ApiResource) -> Cow<'_, str> {
-        kind.api_version.as_str().into()
+    fn api_version((): &()) -> Cow<'_, str> {
+        Cow::Borrowed("")
     }
 
-    fn plural(kind: &ApiResource) -> Cow<'_, str> {
-        kind.plural.as_str().into()
+    fn plural((): &()) -> Cow<'_, str> {
+        Cow::Borrowed("")
     }
 
     fn meta(&self) -> &ObjectMeta {
-        &self.metadata
+        &self.key
     }
 
     fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
+        &mut self.key
     }
 }
 
@@ -129,22 +181,34 @@ impl Resource for Stored {
 /// object in its [`Stored`] form.
 pub struct CacheWriter {
     writer: reflector::store::Writer<Stored>,
+    /// The kind's dictionary: the end of the first object's text (empty until one came).
+    dictionary: Arc<[u8]>,
 }
 
 impl CacheWriter {
-    fn new(kind: ApiResource) -> CacheWriter {
+    fn new() -> CacheWriter {
         CacheWriter {
-            writer: reflector::store::Writer::new(kind),
+            writer: reflector::store::Writer::new(()),
+            dictionary: Arc::from([]),
         }
+    }
+
+    fn stored(&mut self, object: &DynamicObject) -> Stored {
+        let text = text_of(object);
+        if self.dictionary.is_empty() {
+            let from = text.len().saturating_sub(DICTIONARY_BYTES);
+            self.dictionary = Arc::from(text.get(from..).unwrap_or_default());
+        }
+        Stored::of(object, &text, &self.dictionary)
     }
 
     /// Applies one watcher event to the store.
     pub fn apply_watcher_event(&mut self, event: &watcher::Event<DynamicObject>) {
         let stored = match event {
-            watcher::Event::Apply(object) => watcher::Event::Apply(Stored::of(object)),
-            watcher::Event::Delete(object) => watcher::Event::Delete(Stored::of(object)),
+            watcher::Event::Apply(object) => watcher::Event::Apply(self.stored(object)),
+            watcher::Event::Delete(object) => watcher::Event::Delete(self.stored(object)),
             watcher::Event::Init => watcher::Event::Init,
-            watcher::Event::InitApply(object) => watcher::Event::InitApply(Stored::of(object)),
+            watcher::Event::InitApply(object) => watcher::Event::InitApply(self.stored(object)),
             watcher::Event::InitDone => watcher::Event::InitDone,
         };
         self.writer.apply_watcher_event(&stored);
@@ -165,9 +229,13 @@ impl Caches {
     /// watchers stop when the receiver is dropped. `read_timeout` is the client's: each watch
     /// request asks the server to end it before that, so a kind that is quiet for longer is
     /// watched again from where it was rather than failing on the read timeout.
+    /// `page_size` says how many objects of a kind one list request asks for: a page is
+    /// parsed whole before its objects are stored, so kinds whose objects are big come a few
+    /// at a time.
     pub fn start(
         client: &Client,
         kinds: Vec<ApiResource>,
+        page_size: impl Fn(&ApiResource) -> u32,
         read_timeout: Duration,
     ) -> (Caches, mpsc::Receiver<Change>) {
         let watch_for = watch_seconds(read_timeout);
@@ -177,17 +245,13 @@ impl Caches {
         let mut stores = Vec::new();
         let failing = Arc::new(std::sync::atomic::AtomicBool::new(false));
         for (index, kind) in kinds.iter().enumerate() {
-            let writer = CacheWriter::new(kind.clone());
+            let writer = CacheWriter::new();
             stores.push(writer.writer.as_reader());
             let api: Api<DynamicObject> = Api::all_with(client.clone(), kind);
-            let watching = watch(
-                api,
-                writer,
-                index,
-                watch_for,
-                sender.clone(),
-                failing.clone(),
-            );
+            let config = watcher::Config::default()
+                .timeout(watch_for)
+                .page_size(page_size(kind));
+            let watching = watch(api, writer, index, config, sender.clone(), failing.clone());
             tokio::spawn(watching);
         }
         let caches = Caches {
@@ -204,10 +268,7 @@ impl Caches {
         kinds: Vec<ApiResource>,
         objects: impl IntoIterator<Item = (usize, DynamicObject)>,
     ) -> (Caches, Vec<CacheWriter>) {
-        let mut writers: Vec<_> = kinds
-            .iter()
-            .map(|kind| CacheWriter::new(kind.clone()))
-            .collect();
+        let mut writers: Vec<_> = kinds.iter().map(|_| CacheWriter::new()).collect();
         for writer in &mut writers {
             writer.apply_watcher_event(&watcher::Event::Init);
         }
@@ -250,6 +311,20 @@ impl Caches {
         self.stores.get(kind).map_or(0, |store| store.len())
     }
 
+    /// How many objects the stores hold, and the bytes they take: each object's
+    /// [`Stored::footprint`] and each kind's dictionary.
+    pub fn footprint(&self) -> (usize, usize) {
+        let mut objects = 0;
+        let mut bytes = 0;
+        for store in &self.stores {
+            let state = store.state();
+            objects += state.len();
+            bytes += state.iter().map(|stored| stored.footprint()).sum::<usize>();
+            bytes += state.first().map_or(0, |stored| stored.dictionary.len());
+        }
+        (objects, bytes)
+    }
+
     /// Every object of kind `kind` in the store now, in its compact form.
     pub fn stored(&self, kind: usize) -> Vec<Arc<Stored>> {
         self.stores.get(kind).map(Store::state).unwrap_or_default()
@@ -270,8 +345,7 @@ impl Caches {
 
     /// The stored object of kind `kind` named `name` (in `namespace`).
     pub fn get(&self, kind: usize, namespace: Option<&str>, name: &str) -> Option<DynamicObject> {
-        let resource = self.kinds.get(kind)?;
-        let mut key = ObjectRef::<Stored>::new_with(name, resource.clone());
+        let mut key = ObjectRef::<Stored>::new_with(name, ());
         if let Some(namespace) = namespace {
             key = key.within(namespace);
         }
@@ -291,11 +365,10 @@ async fn watch(
     api: Api<DynamicObject>,
     mut writer: CacheWriter,
     kind: usize,
-    watch_for: u32,
+    config: watcher::Config,
     changes: mpsc::Sender<Change>,
     failing: Arc<std::sync::atomic::AtomicBool>,
 ) {
-    let config = watcher::Config::default().timeout(watch_for);
     let mut stream = watcher::watcher(api, config)
         .default_backoff()
         .modify(|object| object.metadata.managed_fields = None)
@@ -458,6 +531,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn work_kind() -> ApiResource {
+        ApiResource {
+            group: "work.karmada.io".into(),
+            version: "v1alpha1".into(),
+            api_version: "work.karmada.io/v1alpha1".into(),
+            kind: "Work".into(),
+            plural: "works".into(),
+        }
+    }
+
     #[test]
     fn a_stored_object_reads_back_as_sent_less_its_managed_fields() {
         let sent = json!({
@@ -469,15 +552,8 @@ mod tests {
                 "metadata": {"name": "web"}, "data": {"key": "value"}}]}},
             "status": {"conditions": [{"type": "Applied", "status": "True"}]}
         });
-        let kind = ApiResource {
-            group: "work.karmada.io".into(),
-            version: "v1alpha1".into(),
-            api_version: "work.karmada.io/v1alpha1".into(),
-            kind: "Work".into(),
-            plural: "works".into(),
-        };
         let (caches, _) = Caches::in_memory(
-            vec![kind],
+            vec![work_kind()],
             [(0, serde_json::from_value(sent.clone()).unwrap())],
         );
         let mut expected = sent;
@@ -494,5 +570,66 @@ mod tests {
                 .get(0, Some("karmada-es-member-2"), "web-1")
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_store_of_works_holds_less_than_half_their_json() {
+        let work = |index: usize| {
+            json!({
+                "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+                "metadata": {"name": "web-5d4f8", "namespace": format!("karmada-es-member-{index}"),
+                    "labels": {"work.karmada.io/permanent-id": format!("6f1c-{index:08}")}},
+                "spec": {"workload": {"manifests": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                    "metadata": {"name": "web", "namespace": "shop", "labels": {"app": "web",
+                        "propagationpolicy.karmada.io/permanent-id": "0b9f6a52-9a0e-4c1b-8f4e-1d2c3b4a5f60",
+                        "work.karmada.io/permanent-id": format!("6f1c-{index:08}")},
+                        "annotations": {"propagationpolicy.karmada.io/name": "web",
+                            "propagationpolicy.karmada.io/namespace": "shop",
+                            "resourcebinding.karmada.io/name": "web-deployment",
+                            "resourcebinding.karmada.io/namespace": "shop",
+                            "work.karmada.io/conflict-resolution": "abort",
+                            "work.karmada.io/name": "web-5d4f8",
+                            "work.karmada.io/namespace": format!("karmada-es-member-{index}")}},
+                    // As Karmada's API server stores the template, defaults filled in.
+                    "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                        "progressDeadlineSeconds": 600, "revisionHistoryLimit": 10,
+                        "strategy": {"type": "RollingUpdate",
+                            "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+                        "template": {"metadata": {"labels": {"app": "web"}},
+                            "spec": {"containers": [{"name": "web", "image": "nginx:1.27",
+                                "imagePullPolicy": "IfNotPresent",
+                                "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+                                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
+                                "terminationMessagePath": "/dev/termination-log",
+                                "terminationMessagePolicy": "File"}],
+                                "dnsPolicy": "ClusterFirst", "restartPolicy": "Always",
+                                "schedulerName": "default-scheduler", "securityContext": {},
+                                "terminationGracePeriodSeconds": 30}}}}]}},
+                "status": {"conditions": [{"type": "Applied", "status": "True",
+                    "reason": "AppliedSuccessful", "message": "Manifest has been successfully applied",
+                    "lastTransitionTime": "2026-12-02T10:00:00Z"}],
+                    "manifestStatuses": [{"identifier": {"ordinal": 0, "group": "apps",
+                        "version": "v1", "kind": "Deployment", "namespace": "shop", "name": "web"},
+                        "status": {"observedGeneration": 1, "replicas": 3, "readyReplicas": 3,
+                            "availableReplicas": 3, "updatedReplicas": 3},
+                        "health": "Healthy"}]}
+            })
+        };
+        let works: Vec<Value> = (0..1_000).map(work).collect();
+        let json_bytes: usize = works.iter().map(|w| w.to_string().len()).sum();
+        let (caches, _) = Caches::in_memory(
+            vec![work_kind()],
+            works
+                .iter()
+                .map(|w| (0, serde_json::from_value(w.clone()).unwrap())),
+        );
+        let (objects, bytes) = caches.footprint();
+        assert_eq!(objects, 1_000);
+        assert!(
+            bytes * 2 < json_bytes,
+            "{bytes} bytes held for {json_bytes} bytes of JSON"
+        );
+        let seventh = caches.get(0, Some("karmada-es-member-7"), "web-5d4f8");
+        assert_eq!(seventh.as_ref().map(value_of), Some(works[7].clone()));
     }
 }

@@ -215,6 +215,14 @@ impl Hub {
         }
     }
 
+    /// How many objects of `kind` one list request of the console's caches asks for.
+    pub fn list_page_size(&self, kind: &kube::discovery::ApiResource) -> u32 {
+        match self.kind {
+            HubKind::Karmada => karmada::read::list_page_size(kind),
+            HubKind::OpenClusterManagement | HubKind::KubeFed => super::LIST_PAGE_SIZE,
+        }
+    }
+
     /// A read-only fan-out target for `member`, named `cluster`, carrying `objects` (a plan or
     /// drift against what the hub delivered there); a member that cannot be reached is an
     /// error row of its own.

@@ -404,6 +404,12 @@ impl FirstView {
     pub fn read(view: HubView) -> FirstView {
         FirstView { view, cached: None }
     }
+
+    /// What the informer caches behind it hold: objects and bytes ([`Caches::footprint`]);
+    /// `None` for a view read whole.
+    pub fn footprint(&self) -> Option<(usize, usize)> {
+        self.cached.as_ref().map(|(caches, _)| caches.footprint())
+    }
 }
 
 /// How long the caches may keep failing before their first lists before the first view is
@@ -419,7 +425,12 @@ pub async fn first_view(hub: &Hub) -> Result<FirstView, crate::backend::hub::Hub
     if kinds.is_empty() {
         return Ok(FirstView::read(hub.read().await?));
     }
-    let (caches, changes) = Caches::start(&hub.client, kinds, hub.timeouts.read);
+    let (caches, changes) = Caches::start(
+        &hub.client,
+        kinds,
+        |kind| hub.list_page_size(kind),
+        hub.timeouts.read,
+    );
     let mut failing_since: Option<Instant> = None;
     loop {
         tokio::select! {
@@ -508,7 +519,12 @@ async fn run_cached<L: LiveView>(
             if kinds.is_empty() {
                 return run(hub, first, events, effects, following).await;
             }
-            let (caches, changes) = Caches::start(&hub.client, kinds, hub.timeouts.read);
+            let (caches, changes) = Caches::start(
+                &hub.client,
+                kinds,
+                |kind| hub.list_page_size(kind),
+                hub.timeouts.read,
+            );
             let _ = events.send(BackendEvent::Notice(format!(
                 "hub {}: syncing the caches of {} kinds…",
                 hub.context,

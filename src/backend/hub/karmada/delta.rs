@@ -73,28 +73,32 @@ pub fn work_value(object: &DynamicObject) -> Value {
 impl Live {
     /// The view of these objects (Work values as [`work_value`] gives them) in the rows and
     /// columns of `shown`, with its indexes.
+    /// The objects are taken one at a time, so a big hub's are never all parsed at once.
     pub fn from_objects(
         shown: &HubView,
-        clusters: &[Value],
-        bindings: &[Value],
-        works: &[Value],
+        clusters: impl IntoIterator<Item = Value>,
+        bindings: impl IntoIterator<Item = Value>,
+        works: impl IntoIterator<Item = Value>,
         kubeconfig: &Kubeconfig,
     ) -> Result<Live, String> {
         let mut members = clusters
-            .iter()
-            .map(|cluster| member_of(cluster, kubeconfig))
+            .into_iter()
+            .map(|cluster| member_of(&cluster, kubeconfig))
             .collect::<Result<Vec<_>, String>>()?;
         members.sort_by(|a, b| a.0.name.cmp(&b.0.name));
-        let bindings: Vec<Binding> = bindings.iter().map(binding_of).collect();
+        let bindings: Vec<Binding> = bindings
+            .into_iter()
+            .map(|binding| binding_of(&binding))
+            .collect();
         let mut index: HashMap<String, HashMap<String, WorkEntry>> = HashMap::new();
         let works: Vec<Work> = works
-            .iter()
+            .into_iter()
             .filter_map(|value| {
-                let work = work_of(value)?;
+                let work = work_of(&value)?;
                 index.entry(work.binding_id.clone()).or_default().insert(
                     work.cluster.clone(),
                     WorkEntry {
-                        name: text(value, "/metadata/name"),
+                        name: text(&value, "/metadata/name"),
                         state: work.state.clone(),
                         suspended: work.suspended,
                     },
@@ -323,19 +327,15 @@ impl Live {
 
 impl LiveView for Live {
     fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
-        let mut bindings = caches.values(BINDINGS);
-        bindings.extend(caches.values(CLUSTER_BINDINGS));
-        let works: Vec<Value> = caches
-            .each_object(WORKS)
-            .map(|work| work_value(&work))
-            .collect();
-        Live::from_objects(
-            shown,
-            &caches.values(CLUSTERS),
-            &bindings,
-            &works,
-            kubeconfig,
-        )
+        let bindings = caches
+            .each_object(BINDINGS)
+            .chain(caches.each_object(CLUSTER_BINDINGS))
+            .map(|binding| value_of(&binding));
+        let works = caches.each_object(WORKS).map(|work| work_value(&work));
+        let clusters = caches
+            .each_object(CLUSTERS)
+            .map(|cluster| value_of(&cluster));
+        Live::from_objects(shown, clusters, bindings, works, kubeconfig)
     }
 
     fn members(
@@ -343,9 +343,8 @@ impl LiveView for Live {
         kubeconfig: &Kubeconfig,
     ) -> Result<Vec<(crate::model::ClusterSpec, ClusterStatus)>, String> {
         caches
-            .values(CLUSTERS)
-            .iter()
-            .map(|cluster| member_of(cluster, kubeconfig))
+            .each_object(CLUSTERS)
+            .map(|cluster| member_of(&value_of(&cluster), kubeconfig))
             .collect()
     }
 
@@ -458,7 +457,14 @@ mod tests {
                 .collect(),
             ..empty()
         };
-        Live::from_objects(&shown, &clusters, &bindings, &works, &Kubeconfig::default()).unwrap()
+        Live::from_objects(
+            &shown,
+            clusters.clone(),
+            bindings,
+            works,
+            &Kubeconfig::default(),
+        )
+        .unwrap()
     }
 
     /// The stores these changes go through (this view reads none of them as it changes).
@@ -589,9 +595,9 @@ mod tests {
         .collect();
         let whole = Live::from_objects(
             &live.view,
-            &clusters,
-            &bindings,
-            &works,
+            clusters,
+            bindings,
+            works,
             &Kubeconfig::default(),
         )
         .unwrap();

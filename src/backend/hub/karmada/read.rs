@@ -471,6 +471,18 @@ pub fn watched_kinds() -> Vec<ApiResource> {
     kinds
 }
 
+/// Objects per list page when the console's caches list a kind: a binding carries an entry per
+/// member cluster in its spec and in its status (about 0.5 MB on a hub of a thousand
+/// clusters), and a page is parsed whole, so bindings come a few at a time.
+pub fn list_page_size(kind: &ApiResource) -> u32 {
+    let [bindings, cluster_bindings, _] = binding_resources();
+    if *kind == bindings || *kind == cluster_bindings {
+        10
+    } else {
+        crate::backend::hub::LIST_PAGE_SIZE
+    }
+}
+
 /// The hub's bindings and Works as they are now.
 pub async fn bindings_and_works(client: &Client) -> Result<(Vec<Binding>, Vec<Work>), String> {
     let bindings = bindings(client).await?;
