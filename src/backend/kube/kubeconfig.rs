@@ -198,7 +198,7 @@ async fn config_for(
     // The whole credential step has one deadline, so a slow plugin costs only its own cluster.
     let deadline = timeouts.credentials();
     let step = async {
-        let mut kubeconfig = kubeconfig.clone();
+        let mut kubeconfig = only_context(kubeconfig, context);
         credentials::resolve_exec(&mut kubeconfig, context, deadline).await?;
         let options = KubeConfigOptions {
             context: Some(context.to_string()),
@@ -215,6 +215,41 @@ async fn config_for(
             deadline.as_secs(),
             credentials::needs_login(context)
         )),
+    }
+}
+
+/// The part of `kubeconfig` that `context` uses: the context, its cluster and its user. Each
+/// client is built from its own part rather than from a copy of the whole file, which with a
+/// thousand contexts would copy every context's credentials for every client.
+fn only_context(kubeconfig: &Kubeconfig, context: &str) -> Kubeconfig {
+    let named = kubeconfig
+        .contexts
+        .iter()
+        .find(|named| named.name == context)
+        .cloned();
+    let uses = named.as_ref().and_then(|named| named.context.as_ref());
+    let cluster = uses.map(|uses| uses.cluster.as_str());
+    let user = uses.and_then(|uses| uses.user.as_deref());
+    Kubeconfig {
+        preferences: kubeconfig.preferences.clone(),
+        clusters: kubeconfig
+            .clusters
+            .iter()
+            .filter(|named| Some(named.name.as_str()) == cluster)
+            .cloned()
+            .collect(),
+        auth_infos: kubeconfig
+            .auth_infos
+            .iter()
+            .filter(|named| Some(named.name.as_str()) == user)
+            .cloned()
+            .collect(),
+        contexts: named.into_iter().collect(),
+        current_context: Some(context.to_string()),
+        extensions: kubeconfig.extensions.clone(),
+        kind: kubeconfig.kind.clone(),
+        api_version: kubeconfig.api_version.clone(),
+        other: kubeconfig.other.clone(),
     }
 }
 
