@@ -187,6 +187,214 @@ fn one_resource_everywhere(clusters: usize) -> tempfile::TempDir {
     dir
 }
 
+/// The console as a person starts it, in a 250×80 pseudo-terminal: from process start to the
+/// first frame, to every cluster answering its probe (`clusters N/N Ready` in the header), and
+/// to every cell in sync (`N InSync`: its watch listed the object), then watched for
+/// `WATCH_FOR` more; peaks of memory, descriptors and sockets over the whole run.
+fn console(program: &Path, args: &[&str], count: usize) -> (Cost, [Option<f64>; 3]) {
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    use std::io::{Read, Write};
+    use std::sync::{Arc, Mutex};
+    const WATCH_FOR: Duration = Duration::from_secs(10);
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows: 80,
+            cols: 250,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("a pty");
+    let home = tempfile::tempdir().expect("state dir");
+    let mut command = CommandBuilder::new(program);
+    command.args(args);
+    command.env_remove("KUBECONFIG");
+    command.env("TERM", "xterm-256color");
+    command.env("XDG_STATE_HOME", home.path());
+    command.env("XDG_CONFIG_HOME", home.path());
+    let started = Instant::now();
+    let mut child = pty.slave.spawn_command(command).expect("spawn flotilla");
+    drop(pty.slave);
+    let pid = child.process_id().unwrap_or(0);
+    let mut reader = pty.master.try_clone_reader().expect("pty reader");
+    let mut writer = pty.master.take_writer().expect("pty writer");
+    let marks = [
+        " flotilla ".to_string(),
+        format!("clusters {count}/{count} Ready"),
+        format!("{count} InSync"),
+    ];
+    let seen: Arc<Mutex<[Option<f64>; 3]>> = Arc::default();
+    let answer_queries: Arc<Mutex<bool>> = Arc::default();
+    let reading = {
+        let seen = seen.clone();
+        let answer_queries = answer_queries.clone();
+        std::thread::spawn(move || {
+            let mut screen = vt100::Parser::new(
+                std::num::NonZeroU16::new(80).expect("rows"),
+                std::num::NonZeroU16::new(250).expect("cols"),
+                0,
+            );
+            let mut buffer = [0u8; 65536];
+            while let Ok(n) = reader.read(&mut buffer) {
+                if n == 0 {
+                    break;
+                }
+                screen.process(&buffer[..n]);
+                if buffer[..n].windows(4).any(|w| w == b"\x1b[6n")
+                    && let Ok(mut answer) = answer_queries.lock()
+                {
+                    *answer = true;
+                }
+                let contents = screen.screen().contents();
+                if let Ok(mut seen) = seen.lock() {
+                    for (mark, at) in marks.iter().zip(seen.iter_mut()) {
+                        if at.is_none() && contents.contains(mark.as_str()) {
+                            *at = Some(started.elapsed().as_secs_f64());
+                        }
+                    }
+                }
+            }
+        })
+    };
+    let mut cost = Cost::default();
+    let deadline = started + Duration::from_secs(180);
+    let mut watched_until: Option<Instant> = None;
+    loop {
+        if let Ok(mut answer) = answer_queries.lock()
+            && *answer
+        {
+            // A cursor-position query, answered as a terminal would.
+            let _ = writer.write_all(b"\x1b[1;1R");
+            *answer = false;
+        }
+        if let Some(hwm) = status_field(pid, "VmHWM:") {
+            cost.peak_rss_mib = cost.peak_rss_mib.max(hwm);
+        }
+        let (total, sockets) = fds(pid);
+        cost.peak_fds = cost.peak_fds.max(total);
+        cost.peak_sockets = cost.peak_sockets.max(sockets);
+        let all_seen = seen
+            .lock()
+            .map(|s| s.iter().all(Option::is_some))
+            .unwrap_or(true);
+        let now = Instant::now();
+        if all_seen && watched_until.is_none() {
+            watched_until = Some(now + WATCH_FOR);
+        }
+        if watched_until.is_some_and(|until| now >= until) || now >= deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = writer.write_all(b"q");
+    let status = child.wait();
+    cost.seconds = started.elapsed().as_secs_f64();
+    cost.exit = status.map_or(-1, |s| s.exit_code() as i32);
+    drop(writer);
+    drop(pty.master);
+    let _ = reading.join();
+    let seen = seen.lock().map(|s| *s).unwrap_or_default();
+    (cost, seen)
+}
+
+/// What a floor stands for: the requests flotilla's command needs, without flotilla.
+#[derive(Clone, Copy, PartialEq)]
+enum Floor {
+    /// Server-side apply of the Namespace, a read of the ConfigMap, then its server-side
+    /// apply: the read is Karmada's `conflictResolution: Abort` (the default), which takes
+    /// over no object that is there without its owner's label.
+    Apply,
+    /// A read and a dry-run server-side apply of each of the two, all four at once.
+    Plan,
+}
+
+/// The floor for `apply` or `plan`: what any client pays for the same requests — one kube-rs
+/// client per context, `concurrency` contexts at a time, from reading the kubeconfig to the
+/// last answer. Returns the seconds and how many contexts answered every request.
+fn floor(kubeconfig: &Path, count: usize, concurrency: usize, what: Floor) -> (f64, usize) {
+    use futures::StreamExt;
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    use kube::api::{Api, Patch, PatchParams};
+    use kube::config::{KubeConfigOptions, Kubeconfig};
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    runtime.block_on(async {
+        let started = Instant::now();
+        let Ok(file) = Kubeconfig::read_from(kubeconfig) else {
+            return (f64::NAN, 0);
+        };
+        let file = &file;
+        let answered = futures::stream::iter(0..count)
+            .map(|index| async move {
+                let context = format!("c{index:04}");
+                let named = file.contexts.iter().find(|c| c.name == context)?.clone();
+                let uses = named.context.clone()?;
+                let one = Kubeconfig {
+                    clusters: file
+                        .clusters
+                        .iter()
+                        .filter(|c| c.name == uses.cluster)
+                        .cloned()
+                        .collect(),
+                    auth_infos: file
+                        .auth_infos
+                        .iter()
+                        .filter(|u| Some(&u.name) == uses.user.as_ref())
+                        .cloned()
+                        .collect(),
+                    contexts: vec![named],
+                    ..Kubeconfig::default()
+                };
+                let options = KubeConfigOptions {
+                    context: Some(context),
+                    ..KubeConfigOptions::default()
+                };
+                let config = kube::Config::from_custom_kubeconfig(one, &options)
+                    .await
+                    .ok()?;
+                let client = kube::Client::try_from(config).ok()?;
+                let namespaces = Api::<Namespace>::all(client.clone());
+                let maps = Api::<ConfigMap>::namespaced(client, "default");
+                let namespace = serde_json::json!({
+                    "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}
+                });
+                let map = serde_json::json!({
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "fleet-scale-floor", "namespace": "default"},
+                    "data": {"purpose": "the floor of one object on every cluster"}
+                });
+                match what {
+                    Floor::Apply => {
+                        let params = PatchParams::apply("fleet-scale-floor");
+                        namespaces
+                            .patch("default", &params, &Patch::Apply(namespace))
+                            .await
+                            .ok()?;
+                        maps.get_opt("fleet-scale-floor").await.ok()?;
+                        maps.patch("fleet-scale-floor", &params, &Patch::Apply(map))
+                            .await
+                            .ok()?;
+                    }
+                    Floor::Plan => {
+                        let params = PatchParams::apply("fleet-scale-floor").dry_run();
+                        let (namespace, map) = (Patch::Apply(namespace), Patch::Apply(map));
+                        let (a, b, c, d) = futures::join!(
+                            namespaces.get_opt("default"),
+                            namespaces.patch("default", &params, &namespace),
+                            maps.get_opt("fleet-scale-floor"),
+                            maps.patch("fleet-scale-floor", &params, &map),
+                        );
+                        (a.is_ok() && b.is_ok() && c.is_ok() && d.is_ok()).then_some(())?;
+                    }
+                }
+                Some(())
+            })
+            .buffer_unordered(concurrency)
+            .filter(|answered| std::future::ready(answered.is_some()))
+            .count()
+            .await;
+        (started.elapsed().as_secs_f64(), answered)
+    })
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; nothing here takes arguments.
     let flotilla = PathBuf::from(env!("CARGO_BIN_EXE_flotilla"));
@@ -312,6 +520,38 @@ fn main() {
         row(
             &format!("{count} contexts at {latency}: flotilla apply of one ConfigMap to all"),
             &apply,
+        );
+        for (what, name, requests) in [
+            (
+                Floor::Plan,
+                "plan",
+                "a read and a dry run of the Namespace and the ConfigMap, all four at once",
+            ),
+            (
+                Floor::Apply,
+                "apply",
+                "server-side apply of the Namespace, a read of the ConfigMap (Karmada's default conflictResolution, Abort), then its server-side apply",
+            ),
+        ] {
+            let (seconds, answered) = floor(&kc, count as usize, 32, what);
+            println!(
+                "| {count} contexts at {latency}: floor for {name}: {requests}, from kube-rs alone, 32 contexts at a time ({answered} of {count} answered) | {seconds:.2} | | | | | |"
+            );
+        }
+        let (console_cost, marks) = console(
+            &flotilla,
+            &[&common[..], &["console"]].concat(),
+            count as usize,
+        );
+        let at = |mark: Option<f64>| mark.map_or("never".to_string(), |s| format!("{s:.2} s"));
+        row(
+            &format!(
+                "{count} contexts at {latency}: flotilla console (first frame {}, every cluster Ready {}, every cell InSync {}, then watched 10 s)",
+                at(marks[0]),
+                at(marks[1]),
+                at(marks[2])
+            ),
+            &console_cost,
         );
     } else {
         println!(

@@ -205,7 +205,7 @@ impl ClusterTask {
 
     async fn probe(&mut self) {
         let shared = self.shared.clone();
-        let Ok(_permit) = shared.permits.acquire().await else {
+        let Ok(permit) = shared.permits.acquire().await else {
             return;
         };
         if self.client.is_none() {
@@ -236,6 +236,10 @@ impl ClusterTask {
             return;
         };
         let observed = probe::probe(&client, self.shared.options.timeouts.connect).await;
+        // The permits bound connections and probes: discovery and the watches go over the
+        // connection the probe opened, and waiting for them would hold up the next
+        // cluster's health answer.
+        drop(permit);
         if observed.health == Health::Unauthorized {
             // Credentials from an exec plugin are resolved once per client: a rejected token
             // (expired, say) is resolved afresh by the next probe's new client.
