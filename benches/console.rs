@@ -37,6 +37,9 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
 
+#[path = "support/pty.rs"]
+mod pty;
+
 /// Cell changes a second during the flood, sent as batches every `FLOOD_TICK`.
 const FLOOD_PER_SECOND: usize = 2_000;
 const FLOOD_TICK: Duration = Duration::from_millis(10);
@@ -542,52 +545,27 @@ fn frame(c: &mut Criterion) {
 /// Starts the real binary in a 250×80 pseudo-terminal and times spawn → the first frame on
 /// its screen (its header, which names the fleet), then quits it with `q`.
 fn process_start(clusters: usize, resources: usize) -> Duration {
-    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     use std::io::{Read, Write};
-    let pty = native_pty_system()
-        .openpty(PtySize {
-            rows: 80,
-            cols: 250,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("a pty");
-    let state = tempfile::tempdir().expect("state dir");
-    let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_flotilla"));
-    command.args(["demo", "--demo-scale", &format!("{clusters},{resources}")]);
-    command.env("TERM", "xterm-256color");
-    command.env("XDG_STATE_HOME", state.path());
-    command.env("XDG_CONFIG_HOME", state.path());
+    let scale = format!("{clusters},{resources}");
     let started = Instant::now();
-    let mut child = pty.slave.spawn_command(command).expect("spawn flotilla");
-    drop(pty.slave);
-    let mut reader = pty.master.try_clone_reader().expect("pty reader");
-    let mut writer = pty.master.take_writer().expect("pty writer");
-    let mut screen = vt100::Parser::new(
-        std::num::NonZeroU16::new(80).expect("rows"),
-        std::num::NonZeroU16::new(250).expect("cols"),
-        0,
+    let mut console = pty::start(
+        std::path::Path::new(env!("CARGO_BIN_EXE_flotilla")),
+        &["demo", "--demo-scale", &scale],
     );
+    let mut screen = pty::screen();
     let mut buffer = [0u8; 65536];
     let first = loop {
-        let n = reader.read(&mut buffer).expect("read the pty");
+        let n = console.reader.read(&mut buffer).expect("read the pty");
         assert!(n > 0, "flotilla ended before drawing");
         screen.process(&buffer[..n]);
-        // Answer a cursor-position query as a terminal would.
-        if buffer[..n].windows(4).any(|w| w == b"\x1b[6n") {
-            let _ = writer.write_all(b"\x1b[1;1R");
+        if pty::asks_cursor_position(&buffer[..n]) {
+            let _ = console.writer.write_all(pty::CURSOR_AT_HOME);
         }
         if screen.screen().contents().contains("demo-scale") {
             break started.elapsed();
         }
     };
-    let _ = writer.write_all(b"q");
-    let drain =
-        std::thread::spawn(move || while matches!(reader.read(&mut buffer), Ok(n) if n > 0) {});
-    let _ = child.wait();
-    drop(writer);
-    drop(pty.master);
-    let _ = drain.join();
+    console.quit();
     first
 }
 

@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "support/pty.rs"]
+mod pty;
+
 /// What one run of a command cost.
 #[derive(Debug, Default, Clone, Copy)]
 struct Cost {
@@ -192,57 +195,35 @@ fn one_resource_everywhere(clusters: usize) -> tempfile::TempDir {
 /// to every cell in sync (`N InSync`: its watch listed the object), then watched for
 /// `WATCH_FOR` more; peaks of memory, descriptors and sockets over the whole run.
 fn console(program: &Path, args: &[&str], count: usize) -> (Cost, [Option<f64>; 3]) {
-    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     use std::io::{Read, Write};
     use std::sync::{Arc, Mutex};
     const WATCH_FOR: Duration = Duration::from_secs(10);
-    let pty = native_pty_system()
-        .openpty(PtySize {
-            rows: 80,
-            cols: 250,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("a pty");
-    let home = tempfile::tempdir().expect("state dir");
-    let mut command = CommandBuilder::new(program);
-    command.args(args);
-    command.env_remove("KUBECONFIG");
-    command.env("TERM", "xterm-256color");
-    command.env("XDG_STATE_HOME", home.path());
-    command.env("XDG_CONFIG_HOME", home.path());
     let started = Instant::now();
-    let mut child = pty.slave.spawn_command(command).expect("spawn flotilla");
-    drop(pty.slave);
-    let pid = child.process_id().unwrap_or(0);
-    let mut reader = pty.master.try_clone_reader().expect("pty reader");
-    let mut writer = pty.master.take_writer().expect("pty writer");
+    let mut console = pty::start(program, args);
+    let pid = console.child.process_id().unwrap_or(0);
+    let mut reader = std::mem::replace(&mut console.reader, Box::new(std::io::empty()));
     let marks = [
         " flotilla ".to_string(),
         format!("clusters {count}/{count} Ready"),
         format!("{count} InSync"),
     ];
     let seen: Arc<Mutex<[Option<f64>; 3]>> = Arc::default();
-    let answer_queries: Arc<Mutex<bool>> = Arc::default();
+    let asked: Arc<Mutex<bool>> = Arc::default();
     let reading = {
         let seen = seen.clone();
-        let answer_queries = answer_queries.clone();
+        let asked = asked.clone();
         std::thread::spawn(move || {
-            let mut screen = vt100::Parser::new(
-                std::num::NonZeroU16::new(80).expect("rows"),
-                std::num::NonZeroU16::new(250).expect("cols"),
-                0,
-            );
+            let mut screen = pty::screen();
             let mut buffer = [0u8; 65536];
             while let Ok(n) = reader.read(&mut buffer) {
                 if n == 0 {
                     break;
                 }
                 screen.process(&buffer[..n]);
-                if buffer[..n].windows(4).any(|w| w == b"\x1b[6n")
-                    && let Ok(mut answer) = answer_queries.lock()
+                if pty::asks_cursor_position(&buffer[..n])
+                    && let Ok(mut asked) = asked.lock()
                 {
-                    *answer = true;
+                    *asked = true;
                 }
                 let contents = screen.screen().contents();
                 if let Ok(mut seen) = seen.lock() {
@@ -259,12 +240,11 @@ fn console(program: &Path, args: &[&str], count: usize) -> (Cost, [Option<f64>; 
     let deadline = started + Duration::from_secs(180);
     let mut watched_until: Option<Instant> = None;
     loop {
-        if let Ok(mut answer) = answer_queries.lock()
-            && *answer
+        if let Ok(mut asked) = asked.lock()
+            && *asked
         {
-            // A cursor-position query, answered as a terminal would.
-            let _ = writer.write_all(b"\x1b[1;1R");
-            *answer = false;
+            let _ = console.writer.write_all(pty::CURSOR_AT_HOME);
+            *asked = false;
         }
         if let Some(hwm) = status_field(pid, "VmHWM:") {
             cost.peak_rss_mib = cost.peak_rss_mib.max(hwm);
@@ -285,12 +265,9 @@ fn console(program: &Path, args: &[&str], count: usize) -> (Cost, [Option<f64>; 
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    let _ = writer.write_all(b"q");
-    let status = child.wait();
+    let exit = console.quit();
     cost.seconds = started.elapsed().as_secs_f64();
-    cost.exit = status.map_or(-1, |s| s.exit_code() as i32);
-    drop(writer);
-    drop(pty.master);
+    cost.exit = exit.map_or(-1, |code| code as i32);
     let _ = reading.join();
     let seen = seen.lock().map(|s| *s).unwrap_or_default();
     (cost, seen)
