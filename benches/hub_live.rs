@@ -369,18 +369,29 @@ fn main() {
         .expect("kubectl runs");
     let floor = floor_started.elapsed().as_secs_f64();
     let json_bytes = listed.stdout.len();
-    let list: Value = serde_json::from_slice(&listed.stdout).unwrap_or(Value::Null);
-    let targets: Vec<(String, String)> = list["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|work| {
-            Some((
-                work.pointer("/metadata/namespace")?.as_str()?.to_string(),
-                work.pointer("/metadata/name")?.as_str()?.to_string(),
-            ))
+    // Only the names are kept: a list of 200,000 Works parsed whole would take gigabytes.
+    #[derive(serde::Deserialize)]
+    struct Names {
+        namespace: String,
+        name: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Item {
+        metadata: Names,
+    }
+    #[derive(serde::Deserialize)]
+    struct List {
+        items: Vec<Item>,
+    }
+    let targets: Vec<(String, String)> = serde_json::from_slice::<List>(&listed.stdout)
+        .map(|list| {
+            list.items
+                .into_iter()
+                .map(|item| (item.metadata.namespace, item.metadata.name))
+                .collect()
         })
-        .collect();
+        .unwrap_or_default();
+    drop(listed);
 
     let (cached_objects, served_bytes, kept_bytes) = runtime.block_on(cached_json(&kubeconfig));
 
