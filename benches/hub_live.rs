@@ -364,7 +364,7 @@ fn main() {
     let listed = Command::new("kubectl")
         .args(["--kubeconfig", &kubeconfig.display().to_string()])
         .args(["--context", "hub", "get", plural, "-A", "-o", "json"])
-        .stderr(Stdio::null())
+        .arg("--request-timeout=0")
         .output()
         .expect("kubectl runs");
     let floor = floor_started.elapsed().as_secs_f64();
@@ -391,6 +391,14 @@ fn main() {
                 .collect()
         })
         .unwrap_or_default();
+    if targets.is_empty() {
+        println!(
+            "hub_live: kubectl listed no {plural} ({}): {}",
+            listed.status,
+            String::from_utf8_lossy(&listed.stderr).trim()
+        );
+        return;
+    }
     drop(listed);
 
     let (cached_objects, served_bytes, kept_bytes) = runtime.block_on(cached_json(&kubeconfig));
