@@ -38,6 +38,10 @@ pub fn relists() -> u64 {
     RELISTS.load(Ordering::Relaxed)
 }
 
+/// Objects per list page when a cache lists a kind, as kube's watcher pages them; a hub's
+/// reader asks for fewer where its objects are big.
+pub const LIST_PAGE_SIZE: u32 = 500;
+
 /// One change a watcher saw, already applied to its store. `kind` indexes the kinds the
 /// caches were started with.
 #[derive(Debug, Clone)]

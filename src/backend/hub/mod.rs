@@ -24,9 +24,6 @@ pub mod view;
 pub mod write;
 
 pub use connect::{Hub, HubError, connect};
-
-/// Objects per list page when the console's caches list a kind, as kube's watcher pages them.
-pub const LIST_PAGE_SIZE: u32 = 500;
 pub use kind::{HubKind, detect, kind_of};
 pub use objects::{delivered_form, drop_marks, is_flotilla_mark, path_of};
 pub use view::{

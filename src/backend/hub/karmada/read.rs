@@ -479,7 +479,7 @@ pub fn list_page_size(kind: &ApiResource) -> u32 {
     if *kind == bindings || *kind == cluster_bindings {
         10
     } else {
-        crate::backend::hub::LIST_PAGE_SIZE
+        crate::backend::hub::cache::LIST_PAGE_SIZE
     }
 }
 
