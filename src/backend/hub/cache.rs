@@ -89,6 +89,15 @@ struct WithoutManagedFields<'a> {
 /// no further.
 const DICTIONARY_BYTES: usize = 64 * 1024;
 
+/// The name and namespace of `object`, the store's key for it.
+fn key_meta(object: &DynamicObject) -> ObjectMeta {
+    ObjectMeta {
+        name: object.metadata.name.clone(),
+        namespace: object.metadata.namespace.clone(),
+        ..ObjectMeta::default()
+    }
+}
+
 /// `object` as JSON text, without its managedFields.
 fn text_of(object: &DynamicObject) -> Vec<u8> {
     let metadata = if object.metadata.managed_fields.is_some() {
@@ -110,14 +119,19 @@ impl Stored {
     /// The compact form of an object whose JSON text is `text`.
     fn of(object: &DynamicObject, text: &[u8], dictionary: &Arc<[u8]>) -> Stored {
         Stored {
-            key: ObjectMeta {
-                name: object.metadata.name.clone(),
-                namespace: object.metadata.namespace.clone(),
-                ..ObjectMeta::default()
-            },
+            key: key_meta(object),
             packed: lz4_flex::block::compress_prepend_size_with_dict(text, dictionary)
                 .into_boxed_slice(),
             dictionary: dictionary.clone(),
+        }
+    }
+
+    /// Only what the store keys `object` by, for taking it out.
+    fn key_of(object: &DynamicObject) -> Stored {
+        Stored {
+            key: key_meta(object),
+            packed: Box::default(),
+            dictionary: Arc::from([]),
         }
     }
 
@@ -210,7 +224,8 @@ impl CacheWriter {
     pub fn apply_watcher_event(&mut self, event: &watcher::Event<DynamicObject>) {
         let stored = match event {
             watcher::Event::Apply(object) => watcher::Event::Apply(self.stored(object)),
-            watcher::Event::Delete(object) => watcher::Event::Delete(self.stored(object)),
+            // The store finds a deleted object by its key alone: nothing of it is kept.
+            watcher::Event::Delete(object) => watcher::Event::Delete(Stored::key_of(object)),
             watcher::Event::Init => watcher::Event::Init,
             watcher::Event::InitApply(object) => watcher::Event::InitApply(self.stored(object)),
             watcher::Event::InitDone => watcher::Event::InitDone,
@@ -635,5 +650,23 @@ mod tests {
         );
         let seventh = caches.get(0, Some("karmada-es-member-7"), "web-5d4f8");
         assert_eq!(seventh.as_ref().map(value_of), Some(works[7].clone()));
+    }
+
+    #[test]
+    fn a_deleted_object_leaves_its_store() {
+        let work = |name: &str| -> DynamicObject {
+            serde_json::from_value(json!({
+                "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+                "metadata": {"name": name, "namespace": "karmada-es-member-1"},
+                "spec": {"workload": {"manifests": []}}
+            }))
+            .unwrap()
+        };
+        let (caches, mut writers) =
+            Caches::in_memory(vec![work_kind()], [(0, work("web")), (0, work("db"))]);
+        writers[0].apply_watcher_event(&watcher::Event::Delete(work("web")));
+        assert!(caches.get(0, Some("karmada-es-member-1"), "web").is_none());
+        assert!(caches.get(0, Some("karmada-es-member-1"), "db").is_some());
+        assert_eq!(caches.count(0), 1);
     }
 }

@@ -73,6 +73,7 @@ pub fn work_value(object: &DynamicObject) -> Value {
 impl Live {
     /// The view of these objects (Work values as [`work_value`] gives them) in the rows and
     /// columns of `shown`, with its indexes.
+    ///
     /// The objects are taken one at a time, so a big hub's are never all parsed at once.
     pub fn from_objects(
         shown: &HubView,
