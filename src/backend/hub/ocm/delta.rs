@@ -15,13 +15,13 @@ use kube::discovery::ApiResource;
 use serde_json::Value;
 
 use super::read::{
-    ManifestWork, manifest_cell, manifest_ref, manifest_work_of, member_of, row_for, rows_of,
+    ManifestWork, manifest_cell, manifest_ref, manifest_work_of, member_of, row_for,
 };
 use super::types::WORK_GROUP;
 use crate::backend::hub::cache::{Caches, LiveView, Touched, value_of};
 use crate::backend::hub::kind::HubKind;
-use crate::backend::hub::view::{HubView, aligned};
-use crate::model::{CellStatus, Health, ResourceRef};
+use crate::backend::hub::view::{HubRow, HubView, aligned};
+use crate::model::{CellHealth, CellStatus, Health, ResourceRef};
 
 /// The kinds' places in [`kinds`].
 const CLUSTERS: usize = 0;
@@ -37,12 +37,28 @@ pub fn kinds() -> Vec<ApiResource> {
 /// A ManifestWork is known by its cluster (namespace) and name.
 type WorkKey = (String, String);
 
+/// What the index keeps of one manifest a ManifestWork carries: its row, and the cell and
+/// health the agent's report makes of it on a cluster that is Available.
+struct Carried {
+    row: usize,
+    cell: (CellStatus, Option<String>),
+    health: Option<CellHealth>,
+}
+
+/// What the index keeps of a ManifestWork: enough to name its rows and give their cells,
+/// nothing of its objects or conditions.
+struct Kept {
+    /// The label rows name it by (see [`label_of`]).
+    label: String,
+    manifests: Vec<Carried>,
+}
+
 /// The OCM view and the indexes that find what one object touches.
 pub struct Live {
     view: HubView,
     kubeconfig: Kubeconfig,
-    /// Every ManifestWork, its manifests without their objects.
-    works: HashMap<WorkKey, ManifestWork>,
+    /// Every ManifestWork, as far as its cells go.
+    works: HashMap<WorkKey, Kept>,
     /// Cluster → the names of the ManifestWorks in its namespace.
     by_cluster: HashMap<String, BTreeSet<String>>,
     rows: HashMap<ResourceRef, usize>,
@@ -50,14 +66,6 @@ pub struct Live {
     carriers: Vec<BTreeSet<WorkKey>>,
     labels: Vec<BTreeMap<String, usize>>,
     columns: HashMap<String, usize>,
-}
-
-/// A ManifestWork as the index keeps it: its manifests' objects dropped.
-fn without_objects(mut work: ManifestWork) -> ManifestWork {
-    for manifest in &mut work.manifests {
-        manifest.object = Value::Null;
-    }
-    work
 }
 
 /// The label a row's source names a ManifestWork by.
@@ -94,34 +102,29 @@ impl Live {
         works: &[Value],
         kubeconfig: &Kubeconfig,
     ) -> Live {
-        let works = works
-            .iter()
-            .map(|w| without_objects(manifest_work_of(w)))
-            .collect();
-        Live::from_works(shown, clusters, works, kubeconfig)
+        Live::from_works(shown, clusters, works.iter().cloned(), kubeconfig)
     }
 
-    /// [`Live::from_objects`] with the ManifestWorks already read (their objects dropped).
+    /// [`Live::from_objects`] reading one ManifestWork at a time, so that no more than one is
+    /// ever parsed whole: the rows `shown` has keep their places, rows new to it follow in
+    /// the reader's order, and each cell is what a full read (`rows_of`) makes of it.
     fn from_works(
         shown: &HubView,
         clusters: &[Value],
-        works: Vec<ManifestWork>,
+        works: impl Iterator<Item = Value>,
         kubeconfig: &Kubeconfig,
     ) -> Live {
         let mut members: Vec<_> = clusters.iter().map(|c| member_of(c, kubeconfig)).collect();
         members.sort_by(|a, b| a.0.name.cmp(&b.0.name));
-        let mut rows = rows_of(&works, &members);
-        for row in &mut rows {
-            row.objects.clear();
-        }
         let view = aligned(
             shown,
             HubView {
                 kind: HubKind::OpenClusterManagement,
                 clusters: members,
-                rows,
+                rows: Vec::new(),
             },
         );
+        let known = view.rows.len();
         let mut live = Live {
             rows: view
                 .rows
@@ -129,8 +132,8 @@ impl Live {
                 .enumerate()
                 .map(|(index, row)| (row.target.clone(), index))
                 .collect(),
-            carriers: vec![BTreeSet::new(); view.rows.len()],
-            labels: vec![BTreeMap::new(); view.rows.len()],
+            carriers: vec![BTreeSet::new(); known],
+            labels: vec![BTreeMap::new(); known],
             columns: view
                 .clusters
                 .iter()
@@ -143,37 +146,108 @@ impl Live {
             by_cluster: HashMap::new(),
         };
         for work in works {
-            live.carry(&work, 1);
-            live.by_cluster
-                .entry(work.cluster.clone())
-                .or_default()
-                .insert(work.name.clone());
-            live.works
-                .insert((work.cluster.clone(), work.name.clone()), work);
+            let work = manifest_work_of(&work);
+            for manifest in &work.manifests {
+                // A row `shown` had is read again from scratch once a ManifestWork carries it.
+                if let Some(&row) = live.rows.get(&manifest.target)
+                    && row < known
+                    && live.carriers[row].is_empty()
+                {
+                    live.view.rows[row] = row_for(&manifest.target);
+                }
+            }
+            live.insert(&work);
+        }
+        live.sort_newcomers(known);
+        let mut touched: BTreeSet<(usize, String)> = BTreeSet::new();
+        for ((cluster, _), kept) in &live.works {
+            touched.extend(kept.manifests.iter().map(|m| (m.row, cluster.clone())));
+        }
+        for (row, cluster) in touched {
+            live.recompute(row, &cluster);
+        }
+        for row in 0..live.view.rows.len() {
+            live.name_row(row);
         }
         live
     }
 
-    /// Counts `work` in (`1`) or out (`-1`) of the rows it carries; a manifest no row shows
-    /// yet gets one at the bottom.
-    fn carry(&mut self, work: &ManifestWork, sign: i8) {
-        let key = (work.cluster.clone(), work.name.clone());
-        let label = label_of(work);
-        for manifest in &work.manifests {
-            let row = match self.rows.get(&manifest.target) {
-                Some(&row) => row,
-                None if sign > 0 => self.add_row(&manifest.target),
-                None => continue,
+    /// Rows from `first` on in [`sort_rows`]' order, as a full read gives rows `shown` did
+    /// not have, with every index that points at them moved along.
+    fn sort_newcomers(&mut self, first: usize) {
+        let mut order: Vec<usize> = (first..self.view.rows.len()).collect();
+        order.sort_by(|&a, &b| {
+            let key = |row: usize| {
+                let target = &self.view.rows[row].target;
+                (&target.namespace, &target.name, &target.kind)
             };
+            key(a).cmp(&key(b))
+        });
+        let mut moved: Vec<usize> = (0..self.view.rows.len()).collect();
+        for (place, &row) in order.iter().enumerate() {
+            moved[row] = first + place;
+        }
+        let mut rows: Vec<Option<HubRow>> = self.view.rows.drain(first..).map(Some).collect();
+        let mut carriers: Vec<_> = self.carriers.drain(first..).map(Some).collect();
+        let mut labels: Vec<_> = self.labels.drain(first..).map(Some).collect();
+        for &row in &order {
+            let at = row - first;
+            self.view.rows.extend(rows[at].take());
+            self.carriers.extend(carriers[at].take());
+            self.labels.extend(labels[at].take());
+        }
+        for row in self.rows.values_mut() {
+            *row = moved[*row];
+        }
+        for kept in self.works.values_mut() {
+            for manifest in &mut kept.manifests {
+                manifest.row = moved[manifest.row];
+            }
+        }
+    }
+
+    /// Indexes `work` (the reader's form of it): its rows, which a manifest new to the hub
+    /// adds at the bottom, and its cells, which [`Live::recompute`] then reads.
+    fn insert(&mut self, work: &ManifestWork) {
+        let manifests = work
+            .manifests
+            .iter()
+            .map(|manifest| Carried {
+                row: self
+                    .rows
+                    .get(&manifest.target)
+                    .copied()
+                    .unwrap_or_else(|| self.add_row(&manifest.target)),
+                cell: manifest_cell(work, manifest.state.as_ref()),
+                health: manifest.state.as_ref().and_then(|s| s.health.clone()),
+            })
+            .collect();
+        let key = (work.cluster.clone(), work.name.clone());
+        let kept = Kept {
+            label: label_of(work),
+            manifests,
+        };
+        self.carry(&key, &kept, 1);
+        self.by_cluster
+            .entry(work.cluster.clone())
+            .or_default()
+            .insert(work.name.clone());
+        self.works.insert(key, kept);
+    }
+
+    /// Counts the ManifestWork `key` in (`1`) or out (`-1`) of the rows it carries.
+    fn carry(&mut self, key: &WorkKey, kept: &Kept, sign: i8) {
+        for manifest in &kept.manifests {
+            let row = manifest.row;
             if sign > 0 {
                 self.carriers[row].insert(key.clone());
-                *self.labels[row].entry(label.clone()).or_default() += 1;
+                *self.labels[row].entry(kept.label.clone()).or_default() += 1;
             } else {
-                self.carriers[row].remove(&key);
-                if let Some(count) = self.labels[row].get_mut(&label) {
+                self.carriers[row].remove(key);
+                if let Some(count) = self.labels[row].get_mut(&kept.label) {
                     *count -= 1;
                     if *count == 0 {
-                        self.labels[row].remove(&label);
+                        self.labels[row].remove(&kept.label);
                     }
                 }
             }
@@ -221,7 +295,6 @@ impl Live {
     /// worst of those carrying the row's object; Unreachable on a cluster that is not
     /// Available; no cell where none carries it.
     fn recompute(&mut self, row: usize, cluster: &str) {
-        let target = &self.view.rows[row].target;
         let status = self
             .columns
             .get(cluster)
@@ -229,25 +302,22 @@ impl Live {
         let mut worst: Option<(CellStatus, Option<String>)> = None;
         let mut health = None;
         for name in self.by_cluster.get(cluster).into_iter().flatten() {
-            let Some(work) = self.works.get(&(cluster.to_string(), name.clone())) else {
+            let Some(kept) = self.works.get(&(cluster.to_string(), name.clone())) else {
                 continue;
             };
-            for manifest in work.manifests.iter().filter(|m| m.target == *target) {
+            for manifest in kept.manifests.iter().filter(|m| m.row == row) {
                 let cell = match status {
                     Some(status) if status.health != Health::Ready => {
                         (CellStatus::Unreachable, Some(status.message.clone()))
                     }
-                    _ => manifest_cell(work, manifest.state.as_ref()),
+                    _ => manifest.cell.clone(),
                 };
                 if worst
                     .as_ref()
                     .is_none_or(|(kept, _)| cell.0.kind() > kept.kind())
                 {
                     worst = Some(cell);
-                    health = manifest
-                        .state
-                        .as_ref()
-                        .and_then(|state| state.health.clone());
+                    health = manifest.health.clone();
                 }
             }
         }
@@ -266,30 +336,22 @@ impl Live {
         let key = key_of(object);
         let mut rows: BTreeSet<usize> = BTreeSet::new();
         if let Some(old) = self.works.remove(&key) {
-            rows.extend(
-                old.manifests
-                    .iter()
-                    .filter_map(|m| self.rows.get(&m.target)),
-            );
-            self.carry(&old, -1);
+            rows.extend(old.manifests.iter().map(|m| m.row));
+            self.carry(&key, &old, -1);
         }
         if deleted {
             if let Some(names) = self.by_cluster.get_mut(&key.0) {
                 names.remove(&key.1);
             }
         } else {
-            let work = without_objects(manifest_work_of(&value_of(object)));
-            self.carry(&work, 1);
+            let work = manifest_work_of(&value_of(object));
+            self.insert(&work);
             rows.extend(
-                work.manifests
-                    .iter()
-                    .filter_map(|m| self.rows.get(&m.target)),
+                self.works
+                    .get(&key)
+                    .into_iter()
+                    .flat_map(|kept| kept.manifests.iter().map(|m| m.row)),
             );
-            self.by_cluster
-                .entry(key.0.clone())
-                .or_default()
-                .insert(key.1.clone());
-            self.works.insert(key.clone(), work);
         }
         for &row in &rows {
             self.recompute(row, &key.0);
@@ -326,8 +388,7 @@ impl Live {
             .into_iter()
             .flatten()
             .filter_map(|work| self.works.get(&(name.clone(), work.clone())))
-            .flat_map(|work| work.manifests.iter())
-            .filter_map(|m| self.rows.get(&m.target).copied())
+            .flat_map(|kept| kept.manifests.iter().map(|m| m.row))
             .collect();
         for row in rows {
             self.recompute(row, &name);
@@ -338,14 +399,10 @@ impl Live {
 
 impl LiveView for Live {
     fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
-        let works = caches
-            .each_object(WORKS)
-            .map(|work| without_objects(manifest_work_of(&value_of(&work))))
-            .collect();
         Ok(Live::from_works(
             shown,
             &caches.values(CLUSTERS),
-            works,
+            caches.each_object(WORKS).map(|work| value_of(&work)),
             kubeconfig,
         ))
     }
@@ -386,10 +443,11 @@ impl LiveView for Live {
                     .works
                     .get(&key)
                     .into_iter()
-                    .flat_map(|w| w.manifests.iter().map(|m| m.target.clone()));
-                let rows: BTreeSet<usize> = old
-                    .chain(targets_of(object))
-                    .filter_map(|target| self.rows.get(&target).copied())
+                    .flat_map(|kept| kept.manifests.iter().map(|m| m.row));
+                let rows: BTreeSet<usize> = targets_of(object)
+                    .iter()
+                    .filter_map(|target| self.rows.get(target).copied())
+                    .chain(old)
                     .collect();
                 Touched::Cells(rows.into_iter().map(|row| (row, column)).collect())
             }
@@ -564,7 +622,66 @@ mod tests {
     }
 
     #[test]
-    fn changes_agree_with_a_full_read_of_the_same_objects_and_keep_no_manifest() {
+    fn the_view_built_a_manifestwork_at_a_time_is_the_readers() {
+        let clusters = [cluster("a", "True"), cluster("b", "Unknown")];
+        let works = [
+            work("a", &["web", "db"], "False"),
+            work("b", &["web", "api"], "True"),
+        ];
+        let members: Vec<_> = clusters
+            .iter()
+            .map(|c| member_of(c, &Kubeconfig::default()))
+            .collect();
+        let empty = HubView {
+            kind: HubKind::OpenClusterManagement,
+            clusters: members.clone(),
+            rows: Vec::new(),
+        };
+        let parsed: Vec<ManifestWork> = works.iter().map(manifest_work_of).collect();
+        let mut read = super::super::read::rows_of(&parsed, &members);
+        for row in &mut read {
+            row.objects.clear();
+        }
+        let live = Live::from_objects(&empty, &clusters, &works, &Kubeconfig::default());
+        assert_eq!(live.view.rows, read, "rows in the reader's order and words");
+        let names: Vec<&str> = read.iter().map(|r| r.target.name.as_str()).collect();
+        assert_eq!(names, ["api", "db", "web"]);
+
+        // Rows the console shows keep their places; one no ManifestWork carries is gone.
+        let mut shown = empty;
+        shown.rows = vec![
+            read[2].clone(),
+            row_for(&ResourceRef {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                namespace: Some("shop".into()),
+                name: "old".into(),
+            }),
+        ];
+        let live = Live::from_objects(&shown, &clusters, &works, &Kubeconfig::default());
+        let names: Vec<&str> = live
+            .view
+            .rows
+            .iter()
+            .map(|r| r.target.name.as_str())
+            .collect();
+        assert_eq!(names, ["web", "old", "api", "db"]);
+        assert_eq!(live.view.rows[0], read[2]);
+        assert_eq!(live.view.rows[2], read[0]);
+        assert!(live.view.rows[1].cells.is_empty());
+        let (touched, _) = {
+            let mut live = live;
+            change(&mut live, WORKS, work("a", &["web", "db"], "True"), false)
+        };
+        assert_eq!(
+            touched,
+            Touched::Cells(vec![(0, 0), (3, 0)]),
+            "indexes follow the sort"
+        );
+    }
+
+    #[test]
+    fn changes_agree_with_a_full_read_of_the_same_objects() {
         let mut live = live();
         change(&mut live, WORKS, work("b", &["db", "web"], "False"), false);
         change(&mut live, WORKS, work("a", &["web", "api"], "True"), false);
@@ -575,10 +692,5 @@ mod tests {
         ];
         let whole = Live::from_objects(&live.view, &clusters, &works, &Kubeconfig::default());
         assert_eq!(whole.view.rows, live.view.rows);
-        assert!(
-            live.works
-                .values()
-                .all(|w| w.manifests.iter().all(|m| m.object.is_null()))
-        );
     }
 }
