@@ -219,16 +219,12 @@ pub fn aligned(shown: &HubView, view: HubView) -> HubView {
     }
 }
 
-/// Rows in a stable order: by namespace, name, then kind of the object they show.
+/// Where a row showing `target` sorts: by namespace, name, then kind.
+pub fn row_order(target: &ResourceRef) -> (&Option<String>, &str, &str) {
+    (&target.namespace, &target.name, &target.kind)
+}
+
+/// Rows in a stable order (see [`row_order`]).
 pub fn sort_rows(rows: &mut [HubRow]) {
-    rows.sort_by(|a, b| {
-        let key = |row: &HubRow| {
-            (
-                row.target.namespace.clone(),
-                row.target.name.clone(),
-                row.target.kind.clone(),
-            )
-        };
-        key(a).cmp(&key(b))
-    });
+    rows.sort_by(|a, b| row_order(&a.target).cmp(&row_order(&b.target)));
 }

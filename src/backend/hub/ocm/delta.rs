@@ -20,8 +20,8 @@ use super::read::{
 use super::types::WORK_GROUP;
 use crate::backend::hub::cache::{Caches, LiveView, Touched, value_of};
 use crate::backend::hub::kind::HubKind;
-use crate::backend::hub::view::{HubRow, HubView, aligned};
-use crate::model::{CellHealth, CellStatus, Health, ResourceRef};
+use crate::backend::hub::view::{HubRow, HubView, aligned, row_order};
+use crate::model::{CellHealth, CellStatus, ClusterStatus, Health, ResourceRef};
 
 /// The kinds' places in [`kinds`].
 const CLUSTERS: usize = 0;
@@ -93,6 +93,30 @@ fn key_of(object: &DynamicObject) -> WorkKey {
     )
 }
 
+/// Offers `manifest`'s cell on `cluster` (of `status`) to `row`, as the reader does: the worse
+/// of two ManifestWorks delivering one object wins, the first on a tie; on a cluster that is
+/// not Available the cell is Unreachable, whatever the agent last reported.
+fn offer(row: &mut HubRow, cluster: &str, status: Option<&ClusterStatus>, manifest: &Carried) {
+    let cell = match status {
+        Some(status) if status.health != Health::Ready => {
+            (CellStatus::Unreachable, Some(status.message.clone()))
+        }
+        _ => manifest.cell.clone(),
+    };
+    if row
+        .cells
+        .get(cluster)
+        .is_some_and(|(shown, _)| shown.kind() >= cell.0.kind())
+    {
+        return;
+    }
+    row.cells.insert(cluster.to_string(), cell);
+    match &manifest.health {
+        Some(health) => row.health.insert(cluster.to_string(), health.clone()),
+        None => row.health.remove(cluster),
+    };
+}
+
 impl Live {
     /// The view of these ManagedClusters and ManifestWorks in the rows and columns of `shown`,
     /// with its indexes.
@@ -157,31 +181,21 @@ impl Live {
                 }
             }
             live.insert(&work);
+            live.show(&(work.cluster, work.name));
         }
         live.sort_newcomers(known);
-        let mut touched: BTreeSet<(usize, String)> = BTreeSet::new();
-        for ((cluster, _), kept) in &live.works {
-            touched.extend(kept.manifests.iter().map(|m| (m.row, cluster.clone())));
-        }
-        for (row, cluster) in touched {
-            live.recompute(row, &cluster);
-        }
         for row in 0..live.view.rows.len() {
             live.name_row(row);
         }
         live
     }
 
-    /// Rows from `first` on in [`sort_rows`]' order, as a full read gives rows `shown` did
+    /// Rows from `first` on in [`row_order`], as a full read gives rows `shown` did
     /// not have, with every index that points at them moved along.
     fn sort_newcomers(&mut self, first: usize) {
         let mut order: Vec<usize> = (first..self.view.rows.len()).collect();
         order.sort_by(|&a, &b| {
-            let key = |row: usize| {
-                let target = &self.view.rows[row].target;
-                (&target.namespace, &target.name, &target.kind)
-            };
-            key(a).cmp(&key(b))
+            row_order(&self.view.rows[a].target).cmp(&row_order(&self.view.rows[b].target))
         });
         let mut moved: Vec<usize> = (0..self.view.rows.len()).collect();
         for (place, &row) in order.iter().enumerate() {
@@ -207,7 +221,7 @@ impl Live {
     }
 
     /// Indexes `work` (the reader's form of it): its rows, which a manifest new to the hub
-    /// adds at the bottom, and its cells, which [`Live::recompute`] then reads.
+    /// adds at the bottom, and what its cells would be.
     fn insert(&mut self, work: &ManifestWork) {
         let manifests = work
             .manifests
@@ -291,45 +305,39 @@ impl Live {
         };
     }
 
-    /// Cell (`row`, `cluster`) again from the ManifestWorks in the cluster's namespace: the
-    /// worst of those carrying the row's object; Unreachable on a cluster that is not
-    /// Available; no cell where none carries it.
+    /// Offers the cells of ManifestWork `key`'s manifests, each to its row on the
+    /// ManifestWork's cluster.
+    fn show(&mut self, key: &WorkKey) {
+        let Some(kept) = self.works.get(key) else {
+            return;
+        };
+        let status = self
+            .columns
+            .get(&key.0)
+            .map(|&column| &self.view.clusters[column].1);
+        for manifest in &kept.manifests {
+            offer(&mut self.view.rows[manifest.row], &key.0, status, manifest);
+        }
+    }
+
+    /// Cell (`row`, `cluster`) again from the ManifestWorks in the cluster's namespace; no
+    /// cell where none carries it.
     fn recompute(&mut self, row: usize, cluster: &str) {
+        let shown = &mut self.view.rows[row];
+        shown.cells.remove(cluster);
+        shown.health.remove(cluster);
         let status = self
             .columns
             .get(cluster)
             .map(|&column| &self.view.clusters[column].1);
-        let mut worst: Option<(CellStatus, Option<String>)> = None;
-        let mut health = None;
         for name in self.by_cluster.get(cluster).into_iter().flatten() {
             let Some(kept) = self.works.get(&(cluster.to_string(), name.clone())) else {
                 continue;
             };
             for manifest in kept.manifests.iter().filter(|m| m.row == row) {
-                let cell = match status {
-                    Some(status) if status.health != Health::Ready => {
-                        (CellStatus::Unreachable, Some(status.message.clone()))
-                    }
-                    _ => manifest.cell.clone(),
-                };
-                if worst
-                    .as_ref()
-                    .is_none_or(|(kept, _)| cell.0.kind() > kept.kind())
-                {
-                    worst = Some(cell);
-                    health = manifest.health.clone();
-                }
+                offer(&mut self.view.rows[row], cluster, status, manifest);
             }
         }
-        let row = &mut self.view.rows[row];
-        match worst {
-            Some(cell) => row.cells.insert(cluster.to_string(), cell),
-            None => row.cells.remove(cluster),
-        };
-        match health {
-            Some(health) => row.health.insert(cluster.to_string(), health),
-            None => row.health.remove(cluster),
-        };
     }
 
     fn work_changed(&mut self, object: &DynamicObject, deleted: bool) -> Touched {
