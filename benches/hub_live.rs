@@ -411,6 +411,10 @@ fn main() {
     };
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     if std::env::var_os(CHILD).is_some() {
+        // With FLOTILLA_LOG set, the backend logs (its watchers' lists and errors) to the
+        // default log file, as the console does.
+        let _log =
+            std::env::var_os("FLOTILLA_LOG").and_then(|_| flotilla::logging::init(None).ok());
         runtime.block_on(child(kubeconfig));
         return;
     }

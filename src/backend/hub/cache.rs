@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -270,7 +270,14 @@ impl Caches {
             let config = watcher::Config::default()
                 .timeout(watch_for)
                 .page_size(page_size(kind));
-            let watching = watch(api, writer, index, config, sender.clone(), failing.clone());
+            let watching = watch(
+                api,
+                writer,
+                (index, kind.plural.clone()),
+                config,
+                sender.clone(),
+                failing.clone(),
+            );
             tokio::spawn(watching);
         }
         let caches = Caches {
@@ -383,7 +390,7 @@ fn watch_seconds(read_timeout: Duration) -> u32 {
 async fn watch(
     api: Api<DynamicObject>,
     mut writer: CacheWriter,
-    kind: usize,
+    (kind, plural): (usize, String),
     config: watcher::Config,
     changes: mpsc::Sender<Change>,
     failing: Arc<std::sync::atomic::AtomicBool>,
@@ -393,11 +400,27 @@ async fn watch(
         .modify(|object| object.metadata.managed_fields = None)
         .boxed();
     let mut listed_before = false;
+    let mut listing_since = Instant::now();
     while let Some(event) = stream.next().await {
         if let Ok(event) = &event {
             writer.apply_watcher_event(event);
         }
         failing.store(event.is_err(), Ordering::Relaxed);
+        match &event {
+            Ok(watcher::Event::Init) => listing_since = Instant::now(),
+            Ok(watcher::Event::InitDone) => tracing::info!(
+                kind = %plural,
+                objects = writer.writer.as_reader().len(),
+                seconds = listing_since.elapsed().as_secs_f64(),
+                "listed"
+            ),
+            Err(err) => tracing::warn!(
+                kind = %plural,
+                error = %crate::backend::kube::probe::short_error(err),
+                "watch failed; retrying"
+            ),
+            Ok(_) => {}
+        }
         let change = match event {
             Ok(watcher::Event::Apply(object)) => Change::Applied {
                 kind,
