@@ -396,7 +396,15 @@ async fn run(
 /// the hub's informer caches ([`first_view`]), those caches, which the backend goes on with.
 pub struct FirstView {
     pub view: HubView,
-    cached: Option<(Caches, mpsc::Receiver<Change>)>,
+    cached: Option<Cached>,
+}
+
+/// A first view's caches, their changes since, and the live view it was built as (the
+/// kind's [`LiveView`], taken back by [`run_cached`] so the caches are not read whole again).
+struct Cached {
+    caches: Caches,
+    changes: mpsc::Receiver<Change>,
+    live: Box<dyn std::any::Any + Send>,
 }
 
 impl FirstView {
@@ -408,7 +416,7 @@ impl FirstView {
     /// What the informer caches behind it hold: objects and bytes ([`Caches::footprint`]);
     /// `None` for a view read whole.
     pub fn footprint(&self) -> Option<(usize, usize)> {
-        self.cached.as_ref().map(|(caches, _)| caches.footprint())
+        self.cached.as_ref().map(|cached| cached.caches.footprint())
     }
 }
 
@@ -459,21 +467,26 @@ pub async fn first_view(hub: &Hub) -> Result<FirstView, crate::backend::hub::Hub
     })
     .await;
     match built {
-        Ok(Ok(view)) => Ok(FirstView {
+        Ok(Ok((view, live))) => Ok(FirstView {
             view,
-            cached: Some((caches, changes)),
+            cached: Some(Cached {
+                caches,
+                changes,
+                live,
+            }),
         }),
         Ok(Err(reason)) => Err(hub.failed(reason)),
         Err(err) => Err(hub.failed(err.to_string())),
     }
 }
 
-/// The whole view of the stores as the hub has it: every member, in name order, and every row.
+/// The whole view of the stores as the hub has it: every member, in name order, and every row;
+/// with the live view it came from.
 fn whole_view<L: LiveView>(
     kind: HubKind,
     caches: &Caches,
     kubeconfig: &kube::config::Kubeconfig,
-) -> Result<HubView, String> {
+) -> Result<(HubView, Box<dyn std::any::Any + Send>), String> {
     let mut clusters = L::members(caches, kubeconfig)?;
     clusters.sort_by(|a, b| a.0.name.cmp(&b.0.name));
     let shown = HubView {
@@ -481,7 +494,9 @@ fn whole_view<L: LiveView>(
         clusters,
         rows: Vec::new(),
     };
-    Ok(L::read(&shown, caches, kubeconfig)?.view().clone())
+    FULL_READS.fetch_add(1, Ordering::Relaxed);
+    let live = L::read(&shown, caches, kubeconfig)?;
+    Ok((live.view().clone(), Box::new(live)))
 }
 
 /// The console's backend on a hub whose reader keeps a live view: the caches list each kind
@@ -512,8 +527,12 @@ async fn run_cached<L: LiveView>(
             status: status.clone(),
         });
     }
-    let (caches, mut changes) = match cached {
-        Some(cached) => cached,
+    let (caches, mut changes, built) = match cached {
+        Some(Cached {
+            caches,
+            changes,
+            live,
+        }) => (caches, changes, live.downcast::<L>().ok()),
         None => {
             let kinds = hub.watched_kinds().await;
             if kinds.is_empty() {
@@ -531,16 +550,24 @@ async fn run_cached<L: LiveView>(
                 caches.kinds.len()
             )));
             caches.ready().await;
-            (caches, changes)
+            (caches, changes, None)
         }
     };
-    let started = {
-        let caches = caches.clone();
-        let kubeconfig = hub.kubeconfig.clone();
-        tokio::task::spawn_blocking(move || {
-            Pass::<L>::start(&first, &caches, &kubeconfig).map_err(|reason| (first, reason))
-        })
-        .await
+    let started = match built {
+        // The first view was built from these caches as this live view: the changes queued
+        // since are taken in below, so there is nothing to read again.
+        Some(live) => Ok(Ok((
+            Pass::new(*live, caches.kinds.len(), &hub.kubeconfig),
+            Vec::new(),
+        ))),
+        None => {
+            let caches = caches.clone();
+            let kubeconfig = hub.kubeconfig.clone();
+            tokio::task::spawn_blocking(move || {
+                Pass::<L>::start(&first, &caches, &kubeconfig).map_err(|reason| (first, reason))
+            })
+            .await
+        }
     };
     let mut pass = match started {
         Ok(Ok((pass, news))) => {
@@ -1158,15 +1185,19 @@ impl<L: LiveView> Pass<L> {
         kubeconfig: &kube::config::Kubeconfig,
     ) -> Result<(Pass<L>, Vec<BackendEvent>), String> {
         let (live, events) = whole_read::<L>(shown, caches, kubeconfig)?;
-        let pass = Pass {
+        Ok((Pass::new(live, caches.kinds.len(), kubeconfig), events))
+    }
+
+    /// Goes on from `live`, a whole view of caches watching `kinds` kinds.
+    fn new(live: L, kinds: usize, kubeconfig: &kube::config::Kubeconfig) -> Pass<L> {
+        Pass {
             live,
             expected: HashMap::new(),
-            listed: vec![false; caches.kinds.len()],
+            listed: vec![false; kinds],
             failing: None,
             failing_since: None,
             kubeconfig: kubeconfig.clone(),
-        };
-        Ok((pass, events))
+        }
     }
 
     /// Takes in a batch of changes (already in the stores) and returns the events that carry
@@ -1550,8 +1581,12 @@ mod tests {
         fn the_first_view_from_the_caches_has_every_member_in_name_order_and_every_cell() {
             let (caches, _, _) = hub();
             let kubeconfig = kube::config::Kubeconfig::default();
-            let view =
+            let (view, live) =
                 whole_view::<Live>(HubKind::Karmada, &caches, &kubeconfig).expect("the view");
+            let live = live
+                .downcast::<Live>()
+                .expect("the live view the backend goes on with");
+            assert_eq!(format!("{:?}", live.view()), format!("{view:?}"));
             let names: Vec<&str> = view.clusters.iter().map(|(s, _)| s.name.as_str()).collect();
             assert_eq!(names, ["a", "b"]);
             assert_eq!(view.rows.len(), 1);
@@ -1587,7 +1622,8 @@ mod tests {
             );
             let kubeconfig = kube::config::Kubeconfig::default();
             // The console's first view, as launch builds it from the caches.
-            let shown = whole_view::<Live>(HubKind::Karmada, &caches, &kubeconfig).expect("view");
+            let (shown, _) =
+                whole_view::<Live>(HubKind::Karmada, &caches, &kubeconfig).expect("view");
             let (mut pass, news) =
                 Pass::<Live>::start(&shown, &caches, &kubeconfig).expect("start");
             assert!(
