@@ -239,8 +239,16 @@ impl CacheWriter {
 pub struct Caches {
     pub kinds: Vec<ApiResource>,
     stores: Vec<Store<Stored>>,
+    progress: Arc<Progress>,
+}
+
+/// How the watchers are getting on, for whoever waits for their first lists.
+#[derive(Default)]
+struct Progress {
     /// Whether a watcher's last event was an error (its backoff retries).
-    failing: Arc<std::sync::atomic::AtomicBool>,
+    failing: std::sync::atomic::AtomicBool,
+    /// How many objects the watchers have taken from lists so far.
+    listed: AtomicU64,
 }
 
 impl Caches {
@@ -262,28 +270,33 @@ impl Caches {
         // growing without end; the stores stay current either way.
         let (sender, receiver) = mpsc::channel(4096);
         let mut stores = Vec::new();
-        let failing = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let progress = Arc::new(Progress::default());
         for (index, kind) in kinds.iter().enumerate() {
             let writer = CacheWriter::new();
             stores.push(writer.writer.as_reader());
             let api: Api<DynamicObject> = Api::all_with(client.clone(), kind);
+            // A list at the latest version, in pages. Any version ("0", the watcher's
+            // default) is served from the API server's watch cache, which ignores the page
+            // size and sends every object in one response: at 200,000 Works that response
+            // outlasts the server's request timeout and the list never completes.
             let config = watcher::Config::default()
                 .timeout(watch_for)
-                .page_size(page_size(kind));
+                .page_size(page_size(kind))
+                .list_semantic(watcher::ListSemantic::MostRecent);
             let watching = watch(
                 api,
                 writer,
                 (index, kind.plural.clone()),
                 config,
                 sender.clone(),
-                failing.clone(),
+                progress.clone(),
             );
             tokio::spawn(watching);
         }
         let caches = Caches {
             kinds,
             stores,
-            failing,
+            progress,
         };
         (caches, receiver)
     }
@@ -313,7 +326,7 @@ impl Caches {
         let caches = Caches {
             kinds,
             stores,
-            failing: Arc::default(),
+            progress: Arc::default(),
         };
         (caches, writers)
     }
@@ -329,7 +342,13 @@ impl Caches {
 
     /// Whether a watcher's last attempt failed (it retries with backoff).
     pub fn failing(&self) -> bool {
-        self.failing.load(Ordering::Relaxed)
+        self.progress.failing.load(Ordering::Relaxed)
+    }
+
+    /// How many objects the watchers have taken from lists so far, relists included: while it
+    /// grows, the caches are getting somewhere even if a watcher failed on the way.
+    pub fn listed(&self) -> u64 {
+        self.progress.listed.load(Ordering::Relaxed)
     }
 
     /// How many objects of kind `kind` the store holds now.
@@ -393,7 +412,7 @@ async fn watch(
     (kind, plural): (usize, String),
     config: watcher::Config,
     changes: mpsc::Sender<Change>,
-    failing: Arc<std::sync::atomic::AtomicBool>,
+    progress: Arc<Progress>,
 ) {
     let mut stream = watcher::watcher(api, config)
         .default_backoff()
@@ -405,7 +424,7 @@ async fn watch(
         if let Ok(event) = &event {
             writer.apply_watcher_event(event);
         }
-        failing.store(event.is_err(), Ordering::Relaxed);
+        progress.failing.store(event.is_err(), Ordering::Relaxed);
         match &event {
             Ok(watcher::Event::Init) => listing_since = Instant::now(),
             Ok(watcher::Event::InitDone) => tracing::info!(
@@ -437,7 +456,10 @@ async fn watch(
                 listed_before = true;
                 continue;
             }
-            Ok(watcher::Event::InitApply(_)) => continue,
+            Ok(watcher::Event::InitApply(_)) => {
+                progress.listed.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
             Ok(watcher::Event::InitDone) => Change::Listed { kind },
             Err(err) => Change::Failed {
                 reason: crate::backend::kube::probe::short_error(&err),

@@ -420,9 +420,32 @@ impl FirstView {
     }
 }
 
-/// How long the caches may keep failing before their first lists before the first view is
-/// read whole instead (which then says what is wrong with the hub).
+/// How long the caches may keep failing before their first lists, without listing a single
+/// object more, before the first view is read whole instead (which then says what is wrong with
+/// the hub). Caches that are still listing are waited for: a whole read of a big hub is one
+/// response of every object, which may never complete.
 const CACHES_FAILING_FOR: Duration = Duration::from_secs(15);
+
+/// Whether caches that are still listing have stalled: failing, and not one object more
+/// listed, for [`CACHES_FAILING_FOR`].
+#[derive(Default)]
+struct Stalled {
+    since: Option<Instant>,
+    listed: u64,
+}
+
+impl Stalled {
+    /// Takes in how the caches stand at `now`; true once they have stalled.
+    fn after(&mut self, failing: bool, listed: u64, now: Instant) -> bool {
+        let progressed = std::mem::replace(&mut self.listed, listed) != listed;
+        if !failing || progressed {
+            self.since = None;
+            return false;
+        }
+        let since = *self.since.get_or_insert(now);
+        now.duration_since(since) >= CACHES_FAILING_FOR
+    }
+}
 
 /// The console's first view of a hub, built from its informer caches: they are started and
 /// synced here (each kind listed a page at a time), so no full read of every Work at once
@@ -439,20 +462,15 @@ pub async fn first_view(hub: &Hub) -> Result<FirstView, crate::backend::hub::Hub
         |kind| hub.list_page_size(kind),
         hub.timeouts.read,
     );
-    let mut failing_since: Option<Instant> = None;
+    let mut stalled = Stalled::default();
     loop {
         tokio::select! {
             () = caches.ready() => break,
             () = tokio::time::sleep(Duration::from_secs(1)) => {}
         }
-        if caches.failing() {
-            let since = *failing_since.get_or_insert_with(Instant::now);
-            if since.elapsed() >= CACHES_FAILING_FOR {
-                drop(changes);
-                return Ok(FirstView::read(hub.read().await?));
-            }
-        } else {
-            failing_since = None;
+        if stalled.after(caches.failing(), caches.listed(), Instant::now()) {
+            drop(changes);
+            return Ok(FirstView::read(hub.read().await?));
         }
     }
     let kind = hub.kind;
@@ -1852,6 +1870,25 @@ mod tests {
             "data": {"color": color}})
     }
 
+    #[test]
+    fn caches_that_fail_while_still_listing_are_waited_for() {
+        let start = Instant::now();
+        let at = |seconds| start + Duration::from_secs(seconds);
+        let mut stalled = Stalled::default();
+        // A watcher fails now and then while the big list goes on page by page.
+        for second in 0..60 {
+            assert!(!stalled.after(true, 500 * (second + 1), at(second)));
+        }
+        // The list stops getting anywhere: the caches have stalled 15 s later, not before.
+        assert!(!stalled.after(true, 30_000, at(60)));
+        assert!(!stalled.after(true, 30_000, at(74)));
+        assert!(stalled.after(true, 30_000, at(75)));
+        // A watcher that recovers starts the count again.
+        assert!(!stalled.after(false, 30_000, at(76)));
+        assert!(!stalled.after(true, 30_000, at(77)));
+        assert!(!stalled.after(true, 30_000, at(91)));
+        assert!(stalled.after(true, 30_000, at(92)));
+    }
     #[test]
     fn an_edit_holds_its_cell_pending_until_the_hub_rendered_exactly_the_preview() {
         let cell = CellRef {
