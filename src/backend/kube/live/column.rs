@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -85,6 +86,19 @@ pub enum WatchChange {
 /// How one row's apply ended: written, or the status and message of its failure.
 pub type ApplyResult = Result<(), (CellStatus, String)>;
 
+/// How long a written row waits for the watch to bring its write before it is judged on the
+/// object the watch has.
+pub const UNSEEN_FOR: Duration = Duration::from_secs(3);
+
+/// Where a row's write stands.
+#[derive(Debug)]
+enum Writing {
+    /// Sent; the resourceVersion its live object had then.
+    Sent(Option<String>),
+    /// Written, and the watch has not brought the write yet.
+    Unseen { until: Instant },
+}
+
 /// One cluster's cells and the cache they come from.
 pub struct ClusterCells {
     fleet: Arc<Fleet>,
@@ -100,8 +114,8 @@ pub struct ClusterCells {
     unserved: HashSet<usize>,
     /// Objects of a list in progress, per kind.
     listing: HashMap<usize, HashMap<u32, Value>>,
-    /// Rows with an apply in flight.
-    applying: HashSet<u32>,
+    /// Rows being written: in flight, or written but not yet seen by the watch.
+    applying: HashMap<u32, Writing>,
     /// The last apply's failure per row, until the row is applied again or changes live.
     failures: HashMap<u32, (CellStatus, String)>,
     /// What was last reported per row: its kind, and the detail when there is one.
@@ -127,7 +141,7 @@ impl ClusterCells {
             listed: HashSet::new(),
             unserved: HashSet::new(),
             listing: HashMap::new(),
-            applying: HashSet::new(),
+            applying: HashMap::new(),
             failures: HashMap::new(),
             sent_kind: vec![StatusKind::NotPlaced; rows],
             sent_detail: HashMap::new(),
@@ -233,6 +247,7 @@ impl ClusterCells {
                         Some(object) => self.store(*row, object.clone()),
                         None => {
                             self.live.remove(row);
+                            self.watched(*row);
                             self.touched.push(*row);
                         }
                     }
@@ -250,6 +265,7 @@ impl ClusterCells {
             WatchChange::Deleted(object) => match self.index.row_of(&object) {
                 Some(row) => {
                     self.live.remove(&row);
+                    self.watched(row);
                     self.touched.push(row);
                     self.failures.remove(&row);
                     self.changes([row])
@@ -266,6 +282,7 @@ impl ClusterCells {
         self.seen.insert(row);
         self.live.insert(row, object);
         self.touched.push(row);
+        self.watched(row);
     }
 
     /// The live health of every row whose object changed since the last call, where it
@@ -295,7 +312,8 @@ impl ClusterCells {
     /// An apply of these rows started.
     pub fn apply_started(&mut self, rows: &[u32]) -> Vec<CellUpdate> {
         for row in rows {
-            self.applying.insert(*row);
+            let version = self.live_version(*row);
+            self.applying.insert(*row, Writing::Sent(version));
             self.failures.remove(row);
         }
         self.changes(rows.iter().copied())
@@ -303,16 +321,69 @@ impl ClusterCells {
 
     /// An apply finished: `Ok` rows were written (the watch brings their new state),
     /// `Err` rows keep the failure until they are applied again or change on the cluster.
-    pub fn apply_finished(&mut self, results: Vec<(u32, ApplyResult)>) -> Vec<CellUpdate> {
+    /// A written row whose watch has not yet brought the write, and whose old object is not
+    /// in sync, stays applying until the watch does or `now` + [`UNSEEN_FOR`] passes: judged
+    /// on the old object it would show the drift just repaired, and could be repaired again.
+    pub fn apply_finished(
+        &mut self,
+        results: Vec<(u32, ApplyResult)>,
+        now: Instant,
+    ) -> Vec<CellUpdate> {
         let mut rows = Vec::with_capacity(results.len());
         for (row, result) in results {
-            self.applying.remove(&row);
-            if let Err(failure) = result {
-                self.failures.insert(row, failure);
+            let sent = self.applying.remove(&row);
+            match result {
+                Err(failure) => {
+                    self.failures.insert(row, failure);
+                }
+                Ok(()) => {
+                    let unseen = matches!(&sent, Some(Writing::Sent(version))
+                        if *version == self.live_version(row))
+                        && self.status(row).0.kind() != StatusKind::InSync;
+                    if unseen {
+                        let until = now + UNSEEN_FOR;
+                        self.applying.insert(row, Writing::Unseen { until });
+                    }
+                }
             }
             rows.push(row);
         }
         self.changes(rows)
+    }
+
+    /// Whether a written row is waiting for the watch to bring its write.
+    pub fn awaits_watch(&self) -> bool {
+        self.applying
+            .values()
+            .any(|writing| matches!(writing, Writing::Unseen { .. }))
+    }
+
+    /// Rows the watch has not brought a write for by `now` are judged on what it has.
+    pub fn unseen_expired(&mut self, now: Instant) -> Vec<CellUpdate> {
+        let expired: Vec<u32> = self
+            .applying
+            .iter()
+            .filter(|(_, writing)| matches!(writing, Writing::Unseen { until } if *until <= now))
+            .map(|(row, _)| *row)
+            .collect();
+        for row in &expired {
+            self.applying.remove(row);
+        }
+        self.changes(expired)
+    }
+
+    fn live_version(&self, row: u32) -> Option<String> {
+        let object = self.live.get(&row)?;
+        object["metadata"]["resourceVersion"]
+            .as_str()
+            .map(str::to_string)
+    }
+
+    /// The watch brought row `row`: a write waiting for it is seen.
+    fn watched(&mut self, row: u32) {
+        if matches!(self.applying.get(&row), Some(Writing::Unseen { .. })) {
+            self.applying.remove(&row);
+        }
     }
 
     /// The live object of a row, if the cache has it.
@@ -484,7 +555,7 @@ impl CellFacts for RowFacts<'_> {
     }
 
     fn applying(&self) -> bool {
-        self.cells.applying.contains(&self.row)
+        self.cells.applying.contains_key(&self.row)
     }
 
     fn desired(&self) -> Result<Value, String> {
@@ -767,17 +838,57 @@ spec:
         cells.watch(0, WatchChange::Listed(object));
         cells.watch(0, WatchChange::ListDone);
         assert_eq!(kinds(&cells.apply_started(&[0])), [StatusKind::Pending]);
-        let failed = cells.apply_finished(vec![(
-            0,
-            Err((CellStatus::Conflict("kubectl".into()), "conflict".into())),
-        )]);
+        let failed = cells.apply_finished(
+            vec![(
+                0,
+                Err((CellStatus::Conflict("kubectl".into()), "conflict".into())),
+            )],
+            Instant::now(),
+        );
         assert_eq!(kinds(&failed), [StatusKind::Conflict]);
         cells.apply_started(&[0]);
-        let ok = cells.apply_finished(vec![(0, Ok(()))]);
+        let ok = cells.apply_finished(vec![(0, Ok(()))], Instant::now());
         assert_eq!(kinds(&ok), [StatusKind::InSync]);
         // A relist without the object means it is gone.
         cells.watch(0, WatchChange::ListStarted);
         let relisted = cells.watch(0, WatchChange::ListDone);
         assert_eq!(kinds(&relisted), [StatusKind::Missing]);
+    }
+
+    #[test]
+    fn a_repair_written_before_the_watch_brings_it_stays_applying_until_the_watch_does() {
+        let mut cells = cells("a");
+        cells.set_reach(Reach::Answering);
+        cells.set_served(&[true]);
+        let mut drifted = desired(&cells);
+        drifted["data"]["color"] = json!("red");
+        drifted["metadata"]["resourceVersion"] = json!("10");
+        cells.watch(0, WatchChange::ListStarted);
+        cells.watch(0, WatchChange::Listed(drifted.clone()));
+        assert_eq!(
+            kinds(&cells.watch(0, WatchChange::ListDone)),
+            [StatusKind::Drifted]
+        );
+
+        // The write's answer comes before its watch event: the cell is not drifted again.
+        let start = Instant::now();
+        cells.apply_started(&[0]);
+        let finished = cells.apply_finished(vec![(0, Ok(()))], start);
+        assert!(finished.is_empty(), "still applying: {finished:?}");
+        assert!(cells.awaits_watch());
+        let mut repaired = desired(&cells);
+        repaired["metadata"]["resourceVersion"] = json!("11");
+        let seen = cells.watch(0, WatchChange::Applied(repaired));
+        assert_eq!(kinds(&seen), [StatusKind::InSync]);
+        assert!(!cells.awaits_watch());
+
+        // A write the watch never shows (someone else put the old value back at once) is
+        // judged on what the watch has once the wait is over.
+        cells.watch(0, WatchChange::Applied(drifted));
+        cells.apply_started(&[0]);
+        assert!(cells.apply_finished(vec![(0, Ok(()))], start).is_empty());
+        assert!(cells.unseen_expired(start + UNSEEN_FOR / 2).is_empty());
+        let expired = cells.unseen_expired(start + UNSEEN_FOR);
+        assert_eq!(kinds(&expired), [StatusKind::Drifted]);
     }
 }

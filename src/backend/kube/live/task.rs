@@ -7,14 +7,14 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use kube::Client;
 use kube::config::Kubeconfig;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
-use super::column::{ApplyResult, ClusterCells, FleetIndex, WatchChange};
+use super::column::{ApplyResult, ClusterCells, FleetIndex, UNSEEN_FOR, WatchChange};
 use super::watcher::{discover, watch_kind};
 use super::write::{self, Job, Write};
 use crate::backend::cells::Reach;
@@ -97,6 +97,8 @@ enum Message {
         message: String,
     },
     Applied(Vec<(u32, ApplyResult)>, String),
+    /// A write's wait for the watch to bring it is over.
+    UnseenOver,
     /// The Events read for the followed rows (`follow` says for which follow).
     EventsRead {
         follow: u64,
@@ -375,9 +377,20 @@ impl ClusterTask {
             }
             Message::Watch { .. } | Message::WatchError { .. } => {}
             Message::Applied(results, notice) => {
-                let updates = self.cells.apply_finished(results);
+                let updates = self.cells.apply_finished(results, Instant::now());
                 self.send_cells(updates);
                 let _ = self.shared.events.send(BackendEvent::Notice(notice));
+                if self.cells.awaits_watch() {
+                    let messages = self.messages_tx.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(UNSEEN_FOR).await;
+                        let _ = messages.send(Message::UnseenOver);
+                    });
+                }
+            }
+            Message::UnseenOver => {
+                let updates = self.cells.unseen_expired(Instant::now());
+                self.send_cells(updates);
             }
             Message::EventsRead { follow, events } => {
                 if follow == self.following.follow {
@@ -526,7 +539,7 @@ impl ClusterTask {
                     )
                 })
                 .collect();
-            let updates = self.cells.apply_finished(failed);
+            let updates = self.cells.apply_finished(failed, Instant::now());
             self.send_cells(updates);
             return;
         };
