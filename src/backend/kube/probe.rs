@@ -1,6 +1,7 @@
-//! Probing one cluster's connection: `/version` for reachability, version and latency, then
-//! `/readyz` for readiness. Each probe has its own timeout so a dead cluster costs only its own
-//! time. It must not send anything but these two GETs.
+//! Probing one cluster's connection: `/readyz` for reachability and readiness, then
+//! `/version` for the version and the round trip on the warm connection. Each request has its
+//! own timeout so a dead cluster costs only its own time. It must not send anything but these
+//! two GETs.
 
 use std::time::{Duration, Instant};
 
@@ -9,50 +10,63 @@ use kube::Client;
 use crate::model::{ClusterStatus, Health};
 use crate::safe_text;
 
-/// Probes a cluster; never fails, the outcome is the status.
+/// Probes a cluster: [`readiness`], then [`add_version`] when it answered. Never fails; the
+/// outcome is the status.
 pub async fn probe(client: &Client, timeout: Duration) -> ClusterStatus {
+    let mut observed = readiness(client, timeout).await;
+    if answered(&observed) {
+        add_version(client, timeout, &mut observed).await;
+    }
+    observed
+}
+
+/// Whether the API server answered the probe, ready or not.
+pub fn answered(observed: &ClusterStatus) -> bool {
+    matches!(observed.health, Health::Ready | Health::NotReady)
+}
+
+/// The cluster's health as its `/readyz` says, without a version. This is the first request
+/// on a new client, so its latency includes the TCP and TLS set-up; a cluster's health is
+/// known after one answer rather than two.
+pub async fn readiness(client: &Client, timeout: Duration) -> ClusterStatus {
     let started = Instant::now();
-    let version = match tokio::time::timeout(timeout, client.apiserver_version()).await {
+    let request = match http::Request::get("/readyz").body(Vec::new()) {
+        Ok(request) => request,
+        Err(err) => return unreachable(format!("cannot build /readyz request: {err}")),
+    };
+    let answer = match tokio::time::timeout(timeout, client.request_text(request)).await {
         Err(_) => {
             return unreachable(format!(
                 "no answer within {}s",
                 timeout.as_secs_f32().round()
             ));
         }
-        Ok(Err(err)) => return from_error(&err),
-        Ok(Ok(info)) => info.git_version,
+        Ok(answer) => answer,
     };
-    let cold_ms = started.elapsed().as_millis() as u64;
-    let request = http::Request::get("/readyz").body(Vec::new());
-    // The second request rides the connection the first one opened, so its time is the round
-    // trip an operator cares about; the first also paid for TCP and TLS set-up.
-    let ready_started = Instant::now();
-    let readiness = match request {
-        Ok(request) => tokio::time::timeout(timeout, client.request_text(request)).await,
-        Err(err) => return unreachable(format!("cannot build /readyz request: {err}")),
-    };
-    let latency_ms = if readiness.is_ok() {
-        ready_started.elapsed().as_millis() as u64
-    } else {
-        cold_ms
-    };
-    let (health, message) = match readiness {
-        Ok(Ok(text)) if text.trim() == "ok" => (Health::Ready, String::new()),
-        Ok(Ok(text)) => (
-            Health::NotReady,
-            format!("readyz: {}", safe_text::redact(first_line(&text))),
-        ),
-        Ok(Err(kube::Error::Api(status))) if status.code == 401 => {
-            (Health::Unauthorized, "credentials rejected (401)".into())
+    let (health, message) = match answer {
+        Ok(text) if text.trim() == "ok" => (Health::Ready, String::new()),
+        Ok(text) => (Health::NotReady, not_ready(&text)),
+        Err(kube::Error::Api(status)) if !matches!(status.code, 401 | 403 | 429) => {
+            (Health::NotReady, not_ready(&status.message))
         }
-        Ok(Err(err)) => (Health::NotReady, format!("readyz: {}", short_error(&err))),
-        Err(_) => (Health::NotReady, "readyz did not answer in time".into()),
+        Err(err) => return from_error(&err),
     };
     ClusterStatus {
         health,
-        version: Some(version),
-        latency_ms: Some(latency_ms),
+        version: None,
+        latency_ms: Some(started.elapsed().as_millis() as u64),
         message,
+    }
+}
+
+/// Asks an answering cluster's `/version` over the connection [`readiness`] opened: the
+/// version, and its round trip as the latency an operator cares about. A cluster that does not
+/// answer it keeps its health and the first request's latency.
+pub async fn add_version(client: &Client, timeout: Duration, observed: &mut ClusterStatus) {
+    let started = Instant::now();
+    if let Ok(Ok(info)) = tokio::time::timeout(timeout, client.apiserver_version()).await {
+        observed.version = Some(info.git_version);
+        observed.latency_ms = Some(started.elapsed().as_millis() as u64);
     }
 }
 
@@ -136,6 +150,20 @@ fn certificate_rejected(text: &str) -> Option<String> {
     ))
 }
 
+/// What a failing `/readyz` says, as one line: its first failed check (`[-]etcd failed: …`)
+/// when it lists them.
+fn not_ready(text: &str) -> String {
+    let failed = text
+        .lines()
+        .map(str::trim)
+        .find(|line| line.starts_with("[-]"));
+    let line = failed.unwrap_or_else(|| first_line(text));
+    format!(
+        "readyz: {}",
+        safe_text::printable(&safe_text::redact(line), false)
+    )
+}
+
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("").trim()
 }
@@ -144,6 +172,13 @@ fn first_line(text: &str) -> &str {
 #[allow(clippy::unwrap_used)]
 mod throttle_tests {
     use super::*;
+
+    #[test]
+    fn a_failing_readyz_is_named_by_its_first_failed_check() {
+        let text = "[+]ping ok\n[-]etcd failed: reason withheld\n[-]log ok\nreadyz check failed";
+        assert_eq!(not_ready(text), "readyz: [-]etcd failed: reason withheld");
+        assert_eq!(not_ready("shutting down\n"), "readyz: shutting down");
+    }
 
     #[test]
     fn a_rejected_server_certificate_says_what_to_check() {

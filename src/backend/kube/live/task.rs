@@ -1,4 +1,4 @@
-//! One cluster's task in the live backend: it connects, probes `/version` and `/readyz` on a
+//! One cluster's task in the live backend: it connects, probes `/readyz` and `/version` on a
 //! schedule, asks which of the fleet's kinds the cluster serves and keeps a watch per kind,
 //! feeds what it hears to the cluster's column of cells and sends the cells that changed, and
 //! carries out the requests routed to it (writes and dry runs in tasks of their own, so the
@@ -237,9 +237,10 @@ impl ClusterTask {
         let Some(client) = self.client.clone() else {
             return;
         };
-        let observed = probe::probe(&client, self.shared.options.timeouts.connect).await;
-        // The permits bound connections and probes: discovery and the watches go over the
-        // connection the probe opened, and waiting for them would hold up the next
+        let timeout = self.shared.options.timeouts.connect;
+        let mut observed = probe::readiness(&client, timeout).await;
+        // The permits bound new connections: the version, discovery and the watches go over
+        // the connection `/readyz` opened, and waiting for them would hold up the next
         // cluster's health answer.
         drop(permit);
         if observed.health == Health::Unauthorized {
@@ -247,7 +248,18 @@ impl ClusterTask {
             // (expired, say) is resolved afresh by the next probe's new client.
             self.client = None;
         }
-        let answering = matches!(observed.health, Health::Ready | Health::NotReady);
+        let answering = probe::answered(&observed);
+        if answering {
+            if self
+                .health
+                .as_ref()
+                .is_none_or(|shown| shown.version.is_none())
+            {
+                // A cluster's first answer is shown at once; its version follows.
+                self.report(observed.clone());
+            }
+            probe::add_version(&client, timeout, &mut observed).await;
+        }
         let was_answering = self.cells.reach() == &Reach::Answering;
         let reach = if answering {
             Reach::Answering
