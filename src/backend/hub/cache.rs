@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -246,7 +246,7 @@ pub struct Caches {
 #[derive(Default)]
 struct Progress {
     /// Whether a watcher's last event was an error (its backoff retries).
-    failing: std::sync::atomic::AtomicBool,
+    failing: AtomicBool,
     /// How many objects the watchers have taken from lists so far.
     listed: AtomicU64,
 }

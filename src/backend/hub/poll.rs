@@ -1889,6 +1889,7 @@ mod tests {
         assert!(!stalled.after(true, 30_000, at(91)));
         assert!(stalled.after(true, 30_000, at(92)));
     }
+
     #[test]
     fn an_edit_holds_its_cell_pending_until_the_hub_rendered_exactly_the_preview() {
         let cell = CellRef {

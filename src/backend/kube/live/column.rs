@@ -245,11 +245,7 @@ impl ClusterCells {
                 for row in &rows {
                     match listed.get(row) {
                         Some(object) => self.store(*row, object.clone()),
-                        None => {
-                            self.live.remove(row);
-                            self.watched(*row);
-                            self.touched.push(*row);
-                        }
+                        None => self.unstore(*row),
                     }
                 }
                 self.listed.insert(kind);
@@ -264,9 +260,7 @@ impl ClusterCells {
             },
             WatchChange::Deleted(object) => match self.index.row_of(&object) {
                 Some(row) => {
-                    self.live.remove(&row);
-                    self.watched(row);
-                    self.touched.push(row);
+                    self.unstore(row);
                     self.failures.remove(&row);
                     self.changes([row])
                 }
@@ -281,6 +275,13 @@ impl ClusterCells {
         }
         self.seen.insert(row);
         self.live.insert(row, object);
+        self.touched.push(row);
+        self.watched(row);
+    }
+
+    /// The watch says row `row`'s object is gone from the cluster.
+    fn unstore(&mut self, row: u32) {
+        self.live.remove(&row);
         self.touched.push(row);
         self.watched(row);
     }
