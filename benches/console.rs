@@ -14,7 +14,8 @@
 //! and times process start → the first frame on its screen (first, while this process is
 //! still small and quiet: forking it later, with two simulated fleets behind it, costs more
 //! than the binary's own start). A criterion group then times one settled frame's draw.
-//! Run: `cargo bench --bench console`.
+//! Run: `cargo bench --bench console` (`cargo test` runs it on one small fleet, to check it
+//! runs).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -37,14 +38,24 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
 
+#[path = "support/mode.rs"]
+mod mode;
 #[path = "support/pty.rs"]
 mod pty;
+
+/// The fleets measured, as (clusters, resources); a check runs one small fleet.
+fn sizes() -> Vec<(usize, usize)> {
+    mode::sized(vec![(2_000, 1_000), (10_000, 1_000)], vec![(200, 100)])
+}
 
 /// Cell changes a second during the flood, sent as batches every `FLOOD_TICK`.
 const FLOOD_PER_SECOND: usize = 2_000;
 const FLOOD_TICK: Duration = Duration::from_millis(10);
-/// Keys pressed in each phase, and the pause between them (a fast typist).
-const KEYS: usize = 150;
+/// Keys pressed in each phase (a check presses a few), and the pause between them (a fast
+/// typist).
+fn keys_per_phase() -> usize {
+    mode::sized(150, 10)
+}
 const KEY_GAP: Duration = Duration::from_millis(40);
 
 /// One frame as the loop reported it: when, what it covered, and whether the fleet had
@@ -147,7 +158,7 @@ fn palette(line: &str) -> Vec<KeyCode> {
         .collect()
 }
 
-/// Presses `KEYS` keys; each one's latency is from the press to the first frame that had
+/// Presses `keys_per_phase()` keys; each one's latency is from the press to the first frame that had
 /// handled it.
 fn press_keys(
     frames: &Mutex<Vec<Seen>>,
@@ -155,7 +166,7 @@ fn press_keys(
     pressed: &mut u64,
 ) -> Vec<Duration> {
     let mut latencies = Vec::new();
-    for index in 0..KEYS {
+    for index in 0..keys_per_phase() {
         let sent = Instant::now();
         if keys
             .unbounded_send(key(MOVES[index % MOVES.len()]))
@@ -187,7 +198,7 @@ struct Flood {
 
 impl Flood {
     /// Sends `FLOOD_PER_SECOND` cell changes a second over placed-looking cells, statuses
-    /// alternating so every change is a real one, while `KEYS` keys are pressed; returns key
+    /// alternating so every change is a real one, while `keys_per_phase()` keys are pressed; returns key
     /// → frame and event → frame p50/p99 over that flood.
     fn run(
         &mut self,
@@ -436,7 +447,8 @@ fn ms(duration: Duration) -> String {
 
 fn whole_path(_: &mut Criterion) {
     println!(
-        "console whole path, 250x80, {FLOOD_PER_SECOND} cell changes/s in the flood, {KEYS} keys per phase"
+        "console whole path, 250x80, {FLOOD_PER_SECOND} cell changes/s in the flood, {} keys per phase",
+        keys_per_phase()
     );
     println!(
         "{:<14} {:>12} {:>11} {:>11} {:>17} {:>17} {:>19} {:>17} {:>19} {:>10}",
@@ -464,7 +476,7 @@ fn whole_path(_: &mut Criterion) {
         "p50/p99 ms",
         "MiB"
     );
-    for (clusters, resources) in [(2_000, 1_000), (10_000, 1_000)] {
+    for (clusters, resources) in sizes() {
         let row = run_size(clusters, resources);
         let pair = |(p50, p99): (Duration, Duration)| format!("{}/{}", ms(p50), ms(p99));
         println!(
@@ -490,7 +502,7 @@ fn live_directory(_: &mut Criterion) {
         "fleet", "first frame", "fleet shown"
     );
     println!("{:<14} {:>12} {:>11}", "", "ms", "ms");
-    for (clusters, resources) in [(2_000, 1_000), (10_000, 1_000)] {
+    for (clusters, resources) in sizes() {
         let (first, shown) = live_start(clusters, resources);
         println!(
             "{:<14} {:>12} {:>11}",
@@ -522,7 +534,8 @@ fn settled_state(clusters: usize, resources: usize) -> app::state::State {
 }
 
 fn frame(c: &mut Criterion) {
-    let large = settled_state(2000, 1000);
+    let (clusters, resources) = sizes()[0];
+    let large = settled_state(clusters, resources);
     let theme = Theme::load(None, false);
     let keymap = Keymap::built_in("default");
     let context = ViewContext {
@@ -532,7 +545,7 @@ fn frame(c: &mut Criterion) {
     };
     let mut terminal = Terminal::new(TestBackend::new(250, 80)).expect("terminal");
     let mut group = c.benchmark_group("console_frame_250x80");
-    group.bench_function("2000x1000 settled draw", |b| {
+    group.bench_function(format!("{clusters}x{resources} settled draw"), |b| {
         b.iter(|| {
             terminal
                 .draw(|frame| views::render(frame, &large, &context))
@@ -572,9 +585,12 @@ fn process_start(clusters: usize, resources: usize) -> Duration {
 fn from_process_start(_: &mut Criterion) {
     println!("the real binary in a 250x80 pseudo-terminal: process start → first frame");
     println!("{:<14} {:>12}", "fleet", "first frame");
-    println!("{:<14} {:>12}", "", "ms (median of 5)");
-    for (clusters, resources) in [(2_000, 1_000), (10_000, 1_000)] {
-        let mut runs: Vec<Duration> = (0..5).map(|_| process_start(clusters, resources)).collect();
+    let repeats = mode::sized(5, 1);
+    println!("{:<14} {:>12}", "", format!("ms (median of {repeats})"));
+    for (clusters, resources) in sizes() {
+        let mut runs: Vec<Duration> = (0..repeats)
+            .map(|_| process_start(clusters, resources))
+            .collect();
         runs.sort();
         println!(
             "{:<14} {:>12}",

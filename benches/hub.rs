@@ -10,7 +10,7 @@
 //! Work's status, a binding's clusters, a Cluster's Ready condition — to the cell delta the
 //! console receives, and resident memory per cached Work (the store, then the view's index),
 //! printed as one table next to the cost of the full read each event used to trigger.
-//! Run: `cargo bench --bench hub`.
+//! Run: `cargo bench --bench hub` (`cargo test` runs it at a small size, to check it runs).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -26,10 +26,24 @@ use kube::api::DynamicObject;
 use kube::runtime::watcher;
 use serde_json::{Value, json};
 
-const KARMADA_BINDINGS: usize = 1_000;
-const KARMADA_CLUSTERS: usize = 200;
-const OCM_CLUSTERS: usize = 2_000;
-const OCM_MANIFESTS: usize = 100;
+#[path = "support/mode.rs"]
+mod mode;
+
+fn karmada_bindings() -> usize {
+    mode::sized(1_000, 40)
+}
+
+fn karmada_clusters() -> usize {
+    mode::sized(200, 20)
+}
+
+fn ocm_clusters() -> usize {
+    mode::sized(2_000, 200)
+}
+
+fn ocm_manifests() -> usize {
+    mode::sized(100, 10)
+}
 
 fn ready_clusters(count: usize) -> Vec<(ClusterSpec, ClusterStatus)> {
     (0..count)
@@ -55,10 +69,10 @@ fn config_map(ns: &str, name: &str) -> Value {
 
 /// Every binding scheduled to every cluster, each Work Applied (`applied` false: Failed).
 fn karmada_objects(applied: bool) -> (Vec<Value>, Vec<Value>) {
-    let clusters: Vec<Value> = (0..KARMADA_CLUSTERS)
+    let clusters: Vec<Value> = (0..karmada_clusters())
         .map(|c| json!({"name": format!("member-{c:04}")}))
         .collect();
-    let bindings = (0..KARMADA_BINDINGS)
+    let bindings = (0..karmada_bindings())
         .map(|b| {
             json!({"metadata": {"name": format!("cm-{b}-configmap"), "namespace": "shop",
                     "labels": {"resourcebinding.karmada.io/permanent-id": format!("id-{b}")}},
@@ -69,9 +83,9 @@ fn karmada_objects(applied: bool) -> (Vec<Value>, Vec<Value>) {
         })
         .collect();
     let status = if applied { "True" } else { "False" };
-    let works = (0..KARMADA_BINDINGS)
+    let works = (0..karmada_bindings())
         .flat_map(|b| {
-            (0..KARMADA_CLUSTERS).map(move |c| {
+            (0..karmada_clusters()).map(move |c| {
                 json!({"metadata": {"name": format!("cm-{b}"), "namespace": format!("karmada-es-member-{c:04}"),
                         "labels": {"resourcebinding.karmada.io/permanent-id": format!("id-{b}")}},
                        "spec": {"workload": {"manifests": [config_map("shop", &format!("cm-{b}"))]}},
@@ -86,18 +100,18 @@ fn karmada_objects(applied: bool) -> (Vec<Value>, Vec<Value>) {
 fn karmada_view(bindings: &[Value], works: &[Value]) -> flotilla::backend::hub::HubView {
     let bindings: Vec<karmada::Binding> = bindings.iter().map(karmada::binding_of).collect();
     let works = karmada::works_by_binding(works.iter().filter_map(karmada::work_of).collect());
-    karmada::view_of(ready_clusters(KARMADA_CLUSTERS), &bindings, &works)
+    karmada::view_of(ready_clusters(karmada_clusters()), &bindings, &works)
 }
 
-/// One ManifestWork per cluster carrying `OCM_MANIFESTS` ConfigMaps, all reported Applied and
+/// One ManifestWork per cluster carrying `ocm_manifests()` ConfigMaps, all reported Applied and
 /// Available (`available` false: the first manifest is not Available).
 fn ocm_objects(available: bool) -> Vec<Value> {
-    (0..OCM_CLUSTERS)
+    (0..ocm_clusters())
         .map(|c| {
-            let manifests: Vec<Value> = (0..OCM_MANIFESTS)
+            let manifests: Vec<Value> = (0..ocm_manifests())
                 .map(|m| config_map("shop", &format!("cm-{m}")))
                 .collect();
-            let statuses: Vec<Value> = (0..OCM_MANIFESTS)
+            let statuses: Vec<Value> = (0..ocm_manifests())
                 .map(|m| {
                     let up = if available || m > 0 { "True" } else { "False" };
                     json!({"resourceMeta": {"ordinal": m, "group": "", "version": "v1",
@@ -116,7 +130,7 @@ fn ocm_objects(available: bool) -> Vec<Value> {
 
 fn ocm_view(works: &[Value]) -> flotilla::backend::hub::HubView {
     let works: Vec<ocm::ManifestWork> = works.iter().map(ocm::manifest_work_of).collect();
-    let clusters = ready_clusters(OCM_CLUSTERS);
+    let clusters = ready_clusters(ocm_clusters());
     flotilla::backend::hub::HubView {
         kind: flotilla::backend::hub::HubKind::OpenClusterManagement,
         rows: ocm::rows_of(&works, &clusters),
@@ -190,18 +204,18 @@ fn karmada_work(b: usize, c: usize, applied: bool) -> Value {
 /// The Karmada hub in reflector stores: Clusters and bindings, then every Work applied as a
 /// watcher would; the resident memory the Works added, per Work.
 fn karmada_caches(bindings: &[Value]) -> (Caches, Vec<CacheWriter>, f64) {
-    let objects = (0..KARMADA_CLUSTERS)
+    let objects = (0..karmada_clusters())
         .map(|c| (0, karmada_cluster(c, true)))
         .chain(bindings.iter().map(|b| (1, dynamic(b.clone()))));
     let (caches, mut writers) = Caches::in_memory(karmada::delta::kinds(), objects);
     let before = resident();
-    for b in 0..KARMADA_BINDINGS {
-        for c in 0..KARMADA_CLUSTERS {
+    for b in 0..karmada_bindings() {
+        for c in 0..karmada_clusters() {
             let work = dynamic(karmada_work(b, c, true));
             writers[3].apply_watcher_event(&watcher::Event::Apply(work));
         }
     }
-    let works = (KARMADA_BINDINGS * KARMADA_CLUSTERS) as f64;
+    let works = (karmada_bindings() * karmada_clusters()) as f64;
     let per_work = resident().saturating_sub(before) as f64 / works;
     (caches, writers, per_work)
 }
@@ -256,20 +270,20 @@ fn karmada_cached(bindings: &[Value], works: &[Value]) {
     let (mut pass, _) =
         Pass::<Live>::start(&shown, &caches, &Default::default()).expect("the generated hub reads");
     let initial = started.elapsed();
-    let works_count = (KARMADA_BINDINGS * KARMADA_CLUSTERS) as f64;
+    let works_count = (karmada_bindings() * karmada_clusters()) as f64;
     let index_per_work = resident().saturating_sub(before_index) as f64 / works_count;
     let json_per_work = serde_json::to_vec(&karmada_work(0, 0, true)).map_or(0, |j| j.len());
 
     // Each event flips one Work's Applied condition (to False, then back on the next round).
     let work_events: Vec<(usize, DynamicObject)> = (0..2_000)
         .map(|i| {
-            let (b, c) = ((i * 7) % KARMADA_BINDINGS, (i * 13) % KARMADA_CLUSTERS);
+            let (b, c) = ((i * 7) % karmada_bindings(), (i * 13) % karmada_clusters());
             (3, dynamic(karmada_work(b, c, i >= 1_000)))
         })
         .collect();
     let work = time_events(&mut pass, &caches, &mut writers, work_events);
     // Each binding loses its last cluster: one row, every cell compared, one cell changes.
-    let fewer: Vec<Value> = (0..KARMADA_CLUSTERS - 1)
+    let fewer: Vec<Value> = (0..karmada_clusters() - 1)
         .map(|c| json!({"name": format!("member-{c:04}")}))
         .collect();
     let binding_events: Vec<(usize, DynamicObject)> = bindings
@@ -283,13 +297,16 @@ fn karmada_cached(bindings: &[Value], works: &[Value]) {
         .collect();
     let binding = time_events(&mut pass, &caches, &mut writers, binding_events);
     // Each Cluster turns not Ready: its column, every row's cell.
-    let cluster_events: Vec<(usize, DynamicObject)> =
-        (0..50).map(|c| (0, karmada_cluster(c, false))).collect();
+    let cluster_events: Vec<(usize, DynamicObject)> = (0..50.min(karmada_clusters()))
+        .map(|c| (0, karmada_cluster(c, false)))
+        .collect();
     let cluster = time_events(&mut pass, &caches, &mut writers, cluster_events);
 
     eprintln!();
     eprintln!(
-        "karmada on informer caches: {KARMADA_BINDINGS} bindings x {KARMADA_CLUSTERS} clusters ({} Works)",
+        "karmada on informer caches: {} bindings x {} clusters ({} Works)",
+        karmada_bindings(),
+        karmada_clusters(),
         works_count as usize
     );
     eprintln!(
@@ -319,7 +336,7 @@ fn ocm_cached(works: &[Value], failing: &[Value]) {
     let started = Instant::now();
     black_box(changes(&shown, &aligned(&shown, ocm_view(works))));
     let full_read = started.elapsed();
-    let managed = (0..OCM_CLUSTERS).map(|c| {
+    let managed = (0..ocm_clusters()).map(|c| {
         (
             0,
             dynamic(
@@ -347,14 +364,17 @@ fn ocm_cached(works: &[Value], failing: &[Value]) {
     let events: Vec<(usize, DynamicObject)> = (0..400)
         .map(|i| {
             // The second 200 events turn the first 200's clusters back.
-            let c = ((i % 200) * 7) % OCM_CLUSTERS;
+            let c = ((i % 200) * 7) % ocm_clusters();
             let work = if i < 200 { &failing[c] } else { &works[c] };
             (1, dynamic(work.clone()))
         })
         .collect();
     let work = time_events(&mut pass, &caches, &mut writers, events);
     eprintln!(
-        "ocm on informer caches: {OCM_CLUSTERS} clusters x {OCM_MANIFESTS} manifests ({OCM_CLUSTERS} ManifestWorks)"
+        "ocm on informer caches: {} clusters x {} manifests ({} ManifestWorks)",
+        ocm_clusters(),
+        ocm_manifests(),
+        ocm_clusters()
     );
     eprintln!(
         "{:<44} {:>14.2?} {:>12.2?} {:>12} {:>10}",
@@ -366,7 +386,8 @@ fn ocm_cached(works: &[Value], failing: &[Value]) {
         "one ManifestWork status event (100 cells)"
     );
     eprintln!(
-        "resident memory per cached ManifestWork ({OCM_MANIFESTS} manifests): {store_per_work:.0} B in the reflector store (its JSON is {json_per_work} B), {index_per_work:.0} B in the view's index"
+        "resident memory per cached ManifestWork ({} manifests): {store_per_work:.0} B in the reflector store (its JSON is {json_per_work} B), {index_per_work:.0} B in the view's index",
+        ocm_manifests()
     );
     eprintln!();
 }
@@ -396,13 +417,23 @@ fn hub_reads(c: &mut Criterion) {
     let mut group = c.benchmark_group("hub read");
     group.sample_size(10);
     group.warm_up_time(std::time::Duration::from_millis(100));
-    group.bench_function("karmada 1,000 bindings x 200 clusters", |b| {
+    let karmada_size = format!(
+        "karmada {} bindings x {} clusters",
+        karmada_bindings(),
+        karmada_clusters()
+    );
+    group.bench_function(karmada_size, |b| {
         b.iter(|| {
             let next = aligned(&shown, karmada_view(&bindings, &works));
             black_box(changes(&shown, &next))
         })
     });
-    group.bench_function("ocm 2,000 clusters x 100 manifests", |b| {
+    let ocm_size = format!(
+        "ocm {} clusters x {} manifests",
+        ocm_clusters(),
+        ocm_manifests()
+    );
+    group.bench_function(ocm_size, |b| {
         b.iter(|| {
             let next = aligned(&ocm_shown, ocm_view(&ocm_works));
             black_box(changes(&ocm_shown, &next))

@@ -1,6 +1,7 @@
 //! Render benchmark: a retailer's store fleet of 1,000 federated resources × 1,500 clusters,
 //! streamed as the render JSON into a sink. Reports time per (resource, cluster) pair.
-//! Run: `cargo bench --bench render`. Peak memory of the real command:
+//! Run: `cargo bench --bench render` (`cargo test` renders a tenth of it each way, to check it
+//! runs). Peak memory of the real command:
 //! `/usr/bin/time -v target/release/flotilla render --demo-scale 1500,1000 -o json > /dev/null`.
 
 use std::hint::black_box;
@@ -10,11 +11,12 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flotilla::demo_fleet::synthetic_fleet;
 use flotilla::engine::{load_fleet, render};
 
-const CLUSTERS: usize = 1_500;
-const RESOURCES: usize = 1_000;
+#[path = "support/mode.rs"]
+mod mode;
 
 fn render_store_fleet(c: &mut Criterion) {
-    let files = synthetic_fleet(CLUSTERS, RESOURCES);
+    let (cluster_count, resource_count) = (mode::sized(1_500, 150), mode::sized(1_000, 100));
+    let files = synthetic_fleet(cluster_count, resource_count);
     let started = Instant::now();
     let (fleet, errors) = load_fleet(&files);
     let load_time = started.elapsed();
@@ -47,7 +49,8 @@ fn render_store_fleet(c: &mut Criterion) {
     let mut group = c.benchmark_group("render");
     group.sample_size(10);
     group.throughput(Throughput::Elements(pairs));
-    group.bench_function("json_1000_resources_x_1500_clusters", |b| {
+    let name = format!("json_{resource_count}_resources_x_{cluster_count}_clusters");
+    group.bench_function(name, |b| {
         b.iter(|| {
             render::write_json(
                 black_box(&fleet),

@@ -1,7 +1,8 @@
 //! Wall-display budgets: idle CPU of the real `flotilla watch --demo` over a minute in a
 //! pseudo-terminal, and a soak of 10,000 status events per simulated minute for ten simulated
 //! minutes through `update`, with resident memory sampled each minute (it must stay flat).
-//! Run: `cargo bench --bench watch` (takes a little over a minute).
+//! Run: `cargo bench --bench watch` (takes a little over a minute; `cargo test` runs it for a
+//! few seconds, to check it runs).
 
 use std::io::Read;
 use std::sync::Arc;
@@ -14,6 +15,9 @@ use flotilla::backend::{BackendEvent, CellRef, CellUpdate};
 use flotilla::engine::load_fleet;
 use flotilla::model::CellStatus;
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+#[path = "support/mode.rs"]
+mod mode;
 
 fn resident_kib(pid: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
@@ -65,10 +69,10 @@ fn idle_cpu() {
         while matches!(reader.read(&mut sink), Ok(n) if n > 0) {}
     });
     let pid = child.process_id().expect("pid");
-    std::thread::sleep(Duration::from_secs(5));
+    std::thread::sleep(Duration::from_secs(mode::sized(5, 1)));
     let ticks_per_second = 100.0; // USER_HZ on Linux
     let (start_ticks, started) = (cpu_ticks(pid), Instant::now());
-    std::thread::sleep(Duration::from_secs(60));
+    std::thread::sleep(Duration::from_secs(mode::sized(60, 2)));
     let used = (cpu_ticks(pid) - start_ticks) as f64 / ticks_per_second;
     let share = used / started.elapsed().as_secs_f64() * 100.0;
     println!(
@@ -100,7 +104,8 @@ fn soak() {
     ];
     let mut samples = Vec::new();
     let started = Instant::now();
-    for minute in 0..10u64 {
+    let minutes = mode::sized(10u64, 2);
+    for minute in 0..minutes {
         for event in 0..10_000u64 {
             let cell = CellRef {
                 resource: rng.below(fleet.resources.len()) as u32,
@@ -130,7 +135,8 @@ fn soak() {
     let first = samples[0] as f64 / 1024.0;
     let last = samples[samples.len() - 1] as f64 / 1024.0;
     println!(
-        "watch soak: 100,000 status events over 10 simulated minutes in {:.2?}; resident per minute (MiB): {}; growth from minute 1 to 10: {:+.1} MiB",
+        "watch soak: {} status events over {minutes} simulated minutes in {:.2?}; resident per minute (MiB): {}; growth from minute 1 to {minutes}: {:+.1} MiB",
+        minutes * 10_000,
         started.elapsed(),
         samples
             .iter()

@@ -1,0 +1,14 @@
+//! Whether a bench binary measures or only checks itself. `cargo bench` passes `--bench` and
+//! gets the sizes and waits the figures are quoted at; `cargo test --all-targets` (the test
+//! suite) runs every bench once, unoptimised, to prove it still runs, and gets small sizes and
+//! short waits so the suite stays quick. Nothing a check prints is a figure.
+
+/// True under `cargo bench`.
+pub fn measuring() -> bool {
+    std::env::args().any(|arg| arg == "--bench")
+}
+
+/// `full` under `cargo bench`, `check` under `cargo test`.
+pub fn sized<T>(full: T, check: T) -> T {
+    if measuring() { full } else { check }
+}
