@@ -5,7 +5,10 @@
 //! the hub's own servers' memory; on the raw-contexts tier (`cargo xtask testenv up --contexts
 //! 1000`) `flotilla --context 'c*' clusters` from start until every cluster has a health
 //! answer, then `plan` and `apply --yes` of one ConfigMap placed on every one of them, each
-//! with the peak of its open file descriptors, sockets and resident memory, and the proxy's. Each command runs as its own process; peaks are sampled from /proc every 10 ms.
+//! with the peak of its open file descriptors, sockets and resident memory, and the proxy's;
+//! next to each, its floor: the same requests sent by kube-rs alone, as many contexts at a
+//! time as flotilla connects (the probe's, `/readyz` alone, is the console's every-cluster-Ready
+//! floor). Each command runs as its own process; peaks are sampled from /proc every 10 ms.
 //! Environments that are not up are skipped with a note. It only reads the clusters, but for
 //! that one ConfigMap (`default/fleet-scale-probe`).
 //!
@@ -282,6 +285,10 @@ enum Floor {
     Apply,
     /// A read and a dry-run server-side apply of each of the two, all four at once.
     Plan,
+    /// `GET /readyz` alone: the console's health answer.
+    Readiness,
+    /// `GET /readyz`, then `GET /version`: the health answer `clusters` prints.
+    Probe,
 }
 
 /// The floor for `apply` or `plan`: what any client pays for the same requests — one kube-rs
@@ -329,7 +336,7 @@ fn floor(kubeconfig: &Path, count: usize, concurrency: usize, what: Floor) -> (f
                     .ok()?;
                 let client = kube::Client::try_from(config).ok()?;
                 let namespaces = Api::<Namespace>::all(client.clone());
-                let maps = Api::<ConfigMap>::namespaced(client, "default");
+                let maps = Api::<ConfigMap>::namespaced(client.clone(), "default");
                 let namespace = serde_json::json!({
                     "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}
                 });
@@ -360,6 +367,13 @@ fn floor(kubeconfig: &Path, count: usize, concurrency: usize, what: Floor) -> (f
                             maps.patch("fleet-scale-floor", &params, &map),
                         );
                         (a.is_ok() && b.is_ok() && c.is_ok() && d.is_ok()).then_some(())?;
+                    }
+                    Floor::Readiness | Floor::Probe => {
+                        let readyz = http::Request::get("/readyz").body(Vec::new()).ok()?;
+                        client.request_text(readyz).await.ok()?;
+                        if what == Floor::Probe {
+                            client.apiserver_version().await.ok()?;
+                        }
                     }
                 }
                 Some(())
@@ -498,21 +512,35 @@ fn main() {
             &format!("{count} contexts at {latency}: flotilla apply of one ConfigMap to all"),
             &apply,
         );
-        for (what, name, requests) in [
+        for (what, name, requests, concurrency) in [
+            (
+                Floor::Probe,
+                "clusters",
+                "GET /readyz, then GET /version",
+                32,
+            ),
+            (
+                Floor::Readiness,
+                "the console's every cluster Ready",
+                "GET /readyz",
+                64,
+            ),
             (
                 Floor::Plan,
                 "plan",
                 "a read and a dry run of the Namespace and the ConfigMap, all four at once",
+                32,
             ),
             (
                 Floor::Apply,
                 "apply",
                 "server-side apply of the Namespace, a read of the ConfigMap (Karmada's default conflictResolution, Abort), then its server-side apply",
+                32,
             ),
         ] {
-            let (seconds, answered) = floor(&kc, count as usize, 32, what);
+            let (seconds, answered) = floor(&kc, count as usize, concurrency, what);
             println!(
-                "| {count} contexts at {latency}: floor for {name}: {requests}, from kube-rs alone, 32 contexts at a time ({answered} of {count} answered) | {seconds:.2} | | | | | |"
+                "| {count} contexts at {latency}: floor for {name}: {requests}, from kube-rs alone, {concurrency} contexts at a time ({answered} of {count} answered) | {seconds:.2} | | | | | |"
             );
         }
         let (console_cost, marks) = console(
