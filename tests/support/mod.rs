@@ -477,13 +477,25 @@ impl HubEvents {
         limit: std::time::Duration,
         done: &dyn Fn(&flotilla::app::Session) -> bool,
     ) -> Vec<flotilla::backend::BackendEvent> {
+        self.pump_explained(session, limit, done, &|_| String::new())
+    }
+
+    /// [`pump_seeing`](Self::pump_seeing), whose timeout also says what `explain` finds.
+    pub fn pump_explained(
+        &mut self,
+        session: &mut flotilla::app::Session,
+        limit: std::time::Duration,
+        done: &dyn Fn(&flotilla::app::Session) -> bool,
+        explain: &dyn Fn(&flotilla::app::Session) -> String,
+    ) -> Vec<flotilla::backend::BackendEvent> {
         let mut seen = Vec::new();
         let deadline = std::time::Instant::now() + limit;
         while !done(session) {
             assert!(
                 std::time::Instant::now() < deadline,
-                "timed out; notice: {:?}",
-                session.state.notice
+                "timed out; notice: {:?}{}",
+                session.state.notice,
+                explain(session)
             );
             let next = self.runtime.block_on(async {
                 tokio::time::timeout(std::time::Duration::from_millis(500), self.events.recv())
@@ -596,14 +608,32 @@ pub fn pump_until_healthy(
     let progressing_already = console_health(session, key)
         .values()
         .any(|(kind, _)| *kind == HealthKind::Progressing);
-    let seen = events.pump_seeing(session, limit, &|s| {
+    let done = |s: &flotilla::app::Session| {
         let health = console_health(s, key);
         members.iter().all(|m| {
             health
                 .get(m)
                 .is_some_and(|(kind, _)| *kind == HealthKind::Healthy)
         })
-    });
+    };
+    // A timeout says what the console showed and what each member holds.
+    let explain = |s: &flotilla::app::Session| {
+        let namespace = key.split('/').nth(1).unwrap_or_default();
+        let mut text = format!("\nthe console's health: {:?}", console_health(s, key));
+        for member in members {
+            let out = env().kubectl(
+                member,
+                &["get", "deploy,pods", "-n", namespace, "-o", "wide"],
+            );
+            text.push_str(&format!(
+                "\non {member}:\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        text
+    };
+    let seen = events.pump_explained(session, limit, &done, &explain);
     progressing_already
         || seen.iter().any(|event| {
             matches!(event, flotilla::backend::BackendEvent::Health(updates)
