@@ -517,7 +517,7 @@ fn main() {
                 Floor::Probe,
                 "clusters",
                 "GET /readyz, then GET /version",
-                32,
+                64,
             ),
             (
                 Floor::Readiness,
