@@ -158,8 +158,8 @@ fn palette(line: &str) -> Vec<KeyCode> {
         .collect()
 }
 
-/// Presses `keys_per_phase()` keys; each one's latency is from the press to the first frame that had
-/// handled it.
+/// Presses `keys_per_phase()` keys; each one's latency is from the press to the first frame
+/// that had handled it.
 fn press_keys(
     frames: &Mutex<Vec<Seen>>,
     keys: &futures::channel::mpsc::UnboundedSender<std::io::Result<Event>>,
@@ -198,8 +198,8 @@ struct Flood {
 
 impl Flood {
     /// Sends `FLOOD_PER_SECOND` cell changes a second over placed-looking cells, statuses
-    /// alternating so every change is a real one, while `keys_per_phase()` keys are pressed; returns key
-    /// → frame and event → frame p50/p99 over that flood.
+    /// alternating so every change is a real one, while `keys_per_phase()` keys are pressed;
+    /// returns key → frame and event → frame p50/p99 over that flood.
     fn run(
         &mut self,
         frames: &Mutex<Vec<Seen>>,
