@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kube::config::Kubeconfig;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{Semaphore, mpsc, watch};
 
 pub use task::LiveOptions;
 
@@ -97,10 +97,15 @@ fn start(
         })
         .collect();
     let _ = events.send(snapshot(&columns, live.fleet.resources.len()));
+    let connecting = columns
+        .iter()
+        .filter(|cells| !matches!(cells.reach(), Reach::Down(_)))
+        .count();
     let shared = Arc::new(Shared {
         kubeconfig: live.kubeconfig,
         events,
         permits: Semaphore::new(live.options.concurrency.max(1)),
+        first_probes_unsent: watch::Sender::new(connecting),
         apply_permits: Semaphore::new(live.options.apply.concurrency.max(1)),
         options: live.options,
         readonly,

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use kube::Client;
 use kube::config::Kubeconfig;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::column::{ApplyResult, ClusterCells, FleetIndex, UNSEEN_FOR, WatchChange};
@@ -79,6 +79,8 @@ pub(super) struct Shared {
     pub kubeconfig: Kubeconfig,
     pub events: mpsc::UnboundedSender<BackendEvent>,
     pub permits: Semaphore,
+    /// How many clusters have yet to send their first probe.
+    pub first_probes_unsent: watch::Sender<usize>,
     pub apply_permits: Semaphore,
     pub options: LiveOptions,
     pub readonly: bool,
@@ -130,6 +132,7 @@ pub(super) struct ClusterTask {
     messages_tx: mpsc::UnboundedSender<Message>,
     messages: mpsc::UnboundedReceiver<Message>,
     following: Following,
+    first_probe_sent: bool,
 }
 
 impl ClusterTask {
@@ -146,6 +149,7 @@ impl ClusterTask {
             messages_tx,
             messages,
             following: Following::default(),
+            first_probe_sent: false,
         }
     }
 
@@ -210,6 +214,12 @@ impl ClusterTask {
         let Ok(permit) = shared.permits.acquire().await else {
             return;
         };
+        if !self.first_probe_sent {
+            self.first_probe_sent = true;
+            shared
+                .first_probes_unsent
+                .send_modify(|unsent| *unsent = unsent.saturating_sub(1));
+        }
         if self.client.is_none() {
             let context = self
                 .cells
@@ -258,6 +268,14 @@ impl ClusterTask {
                 // A cluster's first answer is shown at once; its version follows.
                 self.report(observed.clone());
             }
+            // Every cluster's health comes first: the follow-ups (the version, discovery and
+            // a connection per watch) load the servers and proxies the probes still queued
+            // for a permit go through, so they wait until the last first probe is on its way.
+            let _ = shared
+                .first_probes_unsent
+                .subscribe()
+                .wait_for(|unsent| *unsent == 0)
+                .await;
             probe::add_version(&client, timeout, &mut observed).await;
         }
         let was_answering = self.cells.reach() == &Reach::Answering;
