@@ -256,6 +256,41 @@ async fn paged_list(kubeconfig: &PathBuf, kind: Kind) -> Option<Paged> {
     }
 }
 
+/// The Works listed as the backend's cache lists them, but alone (no other kind listed or
+/// watched meanwhile): kube-rs's watcher, pages of the cache's size at the latest version,
+/// until its first list is complete, the objects dropped as they come (`kept: false`) or kept
+/// in a cache of that one kind as the backend keeps them (`kept: true`). The seconds it took.
+async fn listed_alone(kubeconfig: &PathBuf, kind: Kind, kept: bool) -> f64 {
+    use kube::runtime::watcher;
+    let Some(client) = hub_client(kubeconfig).await else {
+        return f64::NAN;
+    };
+    let started = Instant::now();
+    if kept {
+        let (caches, _changes) = hub::cache::Caches::start(
+            &client,
+            vec![kind.works()],
+            |_| hub::cache::LIST_PAGE_SIZE,
+            Timeouts::default().read,
+        );
+        caches.ready().await;
+        return started.elapsed().as_secs_f64();
+    }
+    let config = watcher::Config::default()
+        .page_size(hub::cache::LIST_PAGE_SIZE)
+        .list_semantic(watcher::ListSemantic::MostRecent);
+    let api: Api<DynamicObject> = Api::all_with(client, &kind.works());
+    let mut events = watcher::watcher(api, config).boxed();
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(watcher::Event::InitDone) => return started.elapsed().as_secs_f64(),
+            Ok(_) => {}
+            Err(_) => return f64::NAN,
+        }
+    }
+    f64::NAN
+}
+
 /// The kind of hub the scale tier runs: what its Works are and how a change marks one.
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
@@ -558,6 +593,10 @@ fn main() {
     let _ = stop_watch.send(());
     let mut served = runtime.block_on(watching).unwrap_or_default();
     served.sort_by(f64::total_cmp);
+    // Where the sync's time goes: the Works listed by kube-rs's watcher alone, then into a
+    // cache alone.
+    let watcher_alone = runtime.block_on(listed_alone(&kubeconfig, kind, false));
+    let cache_alone = runtime.block_on(listed_alone(&kubeconfig, kind, true));
     // The floor again on the server as the backend's run left it: a sync and a floor timed
     // minutes apart on a busy server can differ by the server's mood alone.
     let paged_after = runtime.block_on(paged_list(&kubeconfig, kind));
@@ -587,6 +626,12 @@ fn main() {
     );
     let floor_after = paged_after.as_ref().map_or(f64::NAN, |after| after.seconds);
     println!("| floor: the same list again, after the backend's run | {floor_after:.2} s |");
+    println!(
+        "| the same list through kube-rs's watcher alone (the {plural} parsed, then dropped) | {watcher_alone:.2} s |"
+    );
+    println!(
+        "| the same list into a cache of the {plural} alone (parsed and stored as the backend stores them) | {cache_alone:.2} s |"
+    );
     println!("| backend start → first view (from the synced caches) | {first:.2} s |");
     let to_kubectl = kubectl_floor.map_or(String::new(), |(seconds, _)| {
         format!("ratio to kubectl {:.2}, ", synced / seconds)

@@ -89,12 +89,127 @@ struct WithoutManagedFields<'a> {
 /// no further.
 const DICTIONARY_BYTES: usize = 64 * 1024;
 
-/// The name and namespace of `object`, the store's key for it.
-fn key_meta(object: &DynamicObject) -> ObjectMeta {
+/// The name and namespace of an object whose metadata is `metadata`, the store's key for it.
+fn key_meta(metadata: &ObjectMeta) -> ObjectMeta {
     ObjectMeta {
-        name: object.metadata.name.clone(),
-        namespace: object.metadata.namespace.clone(),
+        name: metadata.name.clone(),
+        namespace: metadata.namespace.clone(),
         ..ObjectMeta::default()
+    }
+}
+
+/// An object as the watchers take it from the API server: its metadata parsed, less its
+/// managedFields, and the whole object kept as JSON text, the rest of it unparsed. Kube's
+/// watcher asks for a list's next page only once the last is parsed and taken, so the parse
+/// is on the list's clock: a page of 500 Works parses in a few milliseconds this way, and in
+/// tens of milliseconds into `serde_json::Value` trees.
+#[derive(Debug, Clone)]
+pub struct RawObject {
+    metadata: ObjectMeta,
+    text: Box<str>,
+}
+
+impl RawObject {
+    /// `object` as a watcher would have taken it.
+    fn of(object: &DynamicObject) -> RawObject {
+        let text = text_of(object);
+        RawObject {
+            metadata: key_meta(&object.metadata),
+            text: String::from_utf8(text).unwrap_or_default().into_boxed_str(),
+        }
+    }
+
+    /// The object, parsed.
+    fn object(&self) -> DynamicObject {
+        parsed(self.text.as_bytes(), &self.metadata)
+    }
+}
+
+/// The object whose JSON is `text`, or only its name (`metadata`) if the text does not parse.
+fn parsed(text: &[u8], metadata: &ObjectMeta) -> DynamicObject {
+    serde_json::from_slice(text).unwrap_or_else(|_| DynamicObject {
+        types: None,
+        metadata: key_meta(metadata),
+        data: Value::Null,
+    })
+}
+
+impl<'de> serde::Deserialize<'de> for RawObject {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(RawObjectFields)
+    }
+}
+
+/// Reads an object's fields: its metadata parsed, every other field kept as its text.
+struct RawObjectFields;
+
+impl<'de> serde::de::Visitor<'de> for RawObjectFields {
+    type Value = RawObject;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a Kubernetes object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut fields: A) -> Result<RawObject, A::Error> {
+        use serde::de::Error;
+        let mut metadata = ObjectMeta::default();
+        let mut text = String::from("{");
+        while let Some(field) = fields.next_key::<Cow<'de, str>>()? {
+            let value = if field == "metadata" {
+                metadata = fields.next_value()?;
+                metadata.managed_fields = None;
+                serde_json::to_string(&metadata).map_err(A::Error::custom)?
+            } else {
+                fields
+                    .next_value::<Box<serde_json::value::RawValue>>()?
+                    .get()
+                    .to_string()
+            };
+            if text.len() > 1 {
+                text.push(',');
+            }
+            text.push_str(&serde_json::to_string(&field).map_err(A::Error::custom)?);
+            text.push(':');
+            text.push_str(&value);
+        }
+        text.push('}');
+        Ok(RawObject {
+            metadata,
+            text: text.into_boxed_str(),
+        })
+    }
+}
+
+impl Resource for RawObject {
+    type DynamicType = ApiResource;
+    type Scope = DynamicResourceScope;
+
+    fn kind(kind: &ApiResource) -> Cow<'_, str> {
+        DynamicObject::kind(kind)
+    }
+
+    fn group(kind: &ApiResource) -> Cow<'_, str> {
+        DynamicObject::group(kind)
+    }
+
+    fn version(kind: &ApiResource) -> Cow<'_, str> {
+        DynamicObject::version(kind)
+    }
+
+    fn api_version(kind: &ApiResource) -> Cow<'_, str> {
+        DynamicObject::api_version(kind)
+    }
+
+    fn plural(kind: &ApiResource) -> Cow<'_, str> {
+        DynamicObject::plural(kind)
+    }
+
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
     }
 }
 
@@ -116,20 +231,23 @@ fn text_of(object: &DynamicObject) -> Vec<u8> {
 }
 
 impl Stored {
-    /// The compact form of an object whose JSON text is `text`.
-    fn of(object: &DynamicObject, text: &[u8], dictionary: &Arc<[u8]>) -> Stored {
+    /// The compact form of `object`.
+    fn of(object: &RawObject, dictionary: &Arc<[u8]>) -> Stored {
         Stored {
-            key: key_meta(object),
-            packed: lz4_flex::block::compress_prepend_size_with_dict(text, dictionary)
-                .into_boxed_slice(),
+            key: key_meta(&object.metadata),
+            packed: lz4_flex::block::compress_prepend_size_with_dict(
+                object.text.as_bytes(),
+                dictionary,
+            )
+            .into_boxed_slice(),
             dictionary: dictionary.clone(),
         }
     }
 
     /// Only what the store keys `object` by, for taking it out.
-    fn key_of(object: &DynamicObject) -> Stored {
+    fn key_of(object: &RawObject) -> Stored {
         Stored {
-            key: key_meta(object),
+            key: key_meta(&object.metadata),
             packed: Box::default(),
             dictionary: Arc::from([]),
         }
@@ -138,13 +256,7 @@ impl Stored {
     /// The object again, as the API server sent it (less its managedFields).
     pub fn object(&self) -> DynamicObject {
         lz4_flex::block::decompress_size_prepended_with_dict(&self.packed, &self.dictionary)
-            .ok()
-            .and_then(|text| serde_json::from_slice(&text).ok())
-            .unwrap_or_else(|| DynamicObject {
-                types: None,
-                metadata: self.key.clone(),
-                data: Value::Null,
-            })
+            .map_or_else(|_| parsed(&[], &self.key), |text| parsed(&text, &self.key))
     }
 
     /// The bytes this object holds in its store: itself, its entry there and the entry's
@@ -211,17 +323,17 @@ impl CacheWriter {
         }
     }
 
-    fn stored(&mut self, object: &DynamicObject) -> Stored {
-        let text = text_of(object);
+    fn stored(&mut self, object: &RawObject) -> Stored {
         if self.dictionary.is_empty() {
+            let text = object.text.as_bytes();
             let from = text.len().saturating_sub(DICTIONARY_BYTES);
             self.dictionary = Arc::from(text.get(from..).unwrap_or_default());
         }
-        Stored::of(object, &text, &self.dictionary)
+        Stored::of(object, &self.dictionary)
     }
 
     /// Applies one watcher event to the store.
-    pub fn apply_watcher_event(&mut self, event: &watcher::Event<DynamicObject>) {
+    fn apply(&mut self, event: &watcher::Event<RawObject>) {
         let stored = match event {
             watcher::Event::Apply(object) => watcher::Event::Apply(self.stored(object)),
             // The store finds a deleted object by its key alone: nothing of it is kept.
@@ -231,6 +343,18 @@ impl CacheWriter {
             watcher::Event::InitDone => watcher::Event::InitDone,
         };
         self.writer.apply_watcher_event(&stored);
+    }
+
+    /// Applies one event about objects in hand to the store, as a watcher's would be.
+    pub fn apply_watcher_event(&mut self, event: &watcher::Event<DynamicObject>) {
+        let raw = match event {
+            watcher::Event::Apply(object) => watcher::Event::Apply(RawObject::of(object)),
+            watcher::Event::Delete(object) => watcher::Event::Delete(RawObject::of(object)),
+            watcher::Event::Init => watcher::Event::Init,
+            watcher::Event::InitApply(object) => watcher::Event::InitApply(RawObject::of(object)),
+            watcher::Event::InitDone => watcher::Event::InitDone,
+        };
+        self.apply(&raw);
     }
 }
 
@@ -274,7 +398,7 @@ impl Caches {
         for (index, kind) in kinds.iter().enumerate() {
             let writer = CacheWriter::new();
             stores.push(writer.writer.as_reader());
-            let api: Api<DynamicObject> = Api::all_with(client.clone(), kind);
+            let api: Api<RawObject> = Api::all_with(client.clone(), kind);
             // A list at the latest version, in pages. Any version ("0", the watcher's
             // default) is served from the API server's watch cache, which ignores the page
             // size and sends every object in one response: at 200,000 Works that response
@@ -407,22 +531,19 @@ fn watch_seconds(read_timeout: Duration) -> u32 {
 }
 
 async fn watch(
-    api: Api<DynamicObject>,
+    api: Api<RawObject>,
     mut writer: CacheWriter,
     (kind, plural): (usize, String),
     config: watcher::Config,
     changes: mpsc::Sender<Change>,
     progress: Arc<Progress>,
 ) {
-    let mut stream = watcher::watcher(api, config)
-        .default_backoff()
-        .modify(|object| object.metadata.managed_fields = None)
-        .boxed();
+    let mut stream = watcher::watcher(api, config).default_backoff().boxed();
     let mut listed_before = false;
     let mut listing_since = Instant::now();
     while let Some(event) = stream.next().await {
         if let Ok(event) = &event {
-            writer.apply_watcher_event(event);
+            writer.apply(event);
         }
         progress.failing.store(event.is_err(), Ordering::Relaxed);
         match &event {
@@ -443,11 +564,11 @@ async fn watch(
         let change = match event {
             Ok(watcher::Event::Apply(object)) => Change::Applied {
                 kind,
-                object: Arc::new(object),
+                object: Arc::new(object.object()),
             },
             Ok(watcher::Event::Delete(object)) => Change::Deleted {
                 kind,
-                object: Arc::new(object),
+                object: Arc::new(object.object()),
             },
             Ok(watcher::Event::Init) => {
                 if listed_before {
@@ -634,6 +755,43 @@ mod tests {
                 .get(0, Some("karmada-es-member-2"), "web-1")
                 .is_none()
         );
+    }
+
+    #[test]
+    fn an_object_taken_from_a_list_page_or_a_watch_event_keeps_all_but_its_managed_fields() {
+        let sent = json!({
+            "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+            "metadata": {"name": "web-1", "namespace": "karmada-es-member-1",
+                "resourceVersion": "42", "labels": {"app": "web \"edge\""},
+                "managedFields": [{"manager": "karmada-controller-manager", "operation": "Update"}]},
+            "spec": {"workload": {"manifests": [{"kind": "ConfigMap", "data": {"k": "é\n"}}]}},
+            "status": {"conditions": [{"type": "Applied", "status": "True"}]},
+            "x-extra": [1, 2.5, null, true]
+        });
+        let mut expected = sent.clone();
+        expected["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("managedFields");
+        // As kube's watcher decodes them: a list page, and one line of a watch.
+        let page = json!({"apiVersion": "work.karmada.io/v1alpha1", "kind": "WorkList",
+            "metadata": {"continue": "next", "resourceVersion": "43"}, "items": [sent.clone()]});
+        let page: kube::core::ObjectList<RawObject> =
+            serde_json::from_str(&page.to_string()).unwrap();
+        let line = json!({"type": "MODIFIED", "object": sent}).to_string();
+        let kube::core::WatchEvent::Modified(watched) =
+            serde_json::from_str::<kube::core::WatchEvent<RawObject>>(&line).unwrap()
+        else {
+            panic!("a MODIFIED event")
+        };
+        for object in [&page.items[0], &watched] {
+            assert_eq!(object.meta().resource_version.as_deref(), Some("42"));
+            assert_eq!(value_of(&object.object()), expected);
+            let mut writer = CacheWriter::new();
+            writer.apply(&watcher::Event::Apply(object.clone()));
+            let stored = writer.writer.as_reader().state()[0].object();
+            assert_eq!(value_of(&stored), expected);
+        }
     }
 
     #[test]
