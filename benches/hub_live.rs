@@ -4,7 +4,9 @@
 //! and the backend's CPU until then, next to two floors on the same server: the list of every
 //! Work in pages of 500 read as bytes (timed before the backend starts and again after it
 //! stopped), and `kubectl get works -A -o json` (`manifestworks` on OCM) up to the size where
-//! kubectl, which holds the whole list, still fits in memory; then Work status changes written
+//! kubectl, which holds the whole list, still fits in memory; the same list through kube's
+//! watcher alone and into a cache of the Works alone (where a slow sync's time goes); then
+//! Work status changes written
 //! at a steady rate, each timed from its write to the cell delta the backend hands the app, and
 //! apart from that, from its write to the event a plain watch of the same API server receives
 //! (the server's share of the wait); the backend's CPU under that load and its resident memory
