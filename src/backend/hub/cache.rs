@@ -112,10 +112,9 @@ pub struct RawObject {
 impl RawObject {
     /// `object` as a watcher would have taken it.
     fn of(object: &DynamicObject) -> RawObject {
-        let text = text_of(object);
         RawObject {
             metadata: key_meta(&object.metadata),
-            text: String::from_utf8(text).unwrap_or_default().into_boxed_str(),
+            text: text_of(object).into_boxed_str(),
         }
     }
 
@@ -155,22 +154,19 @@ impl<'de> serde::de::Visitor<'de> for RawObjectFields {
         let mut metadata = ObjectMeta::default();
         let mut text = String::from("{");
         while let Some(field) = fields.next_key::<Cow<'de, str>>()? {
-            let value = if field == "metadata" {
-                metadata = fields.next_value()?;
-                metadata.managed_fields = None;
-                serde_json::to_string(&metadata).map_err(A::Error::custom)?
-            } else {
-                fields
-                    .next_value::<Box<serde_json::value::RawValue>>()?
-                    .get()
-                    .to_string()
-            };
             if text.len() > 1 {
                 text.push(',');
             }
             text.push_str(&serde_json::to_string(&field).map_err(A::Error::custom)?);
             text.push(':');
-            text.push_str(&value);
+            if field == "metadata" {
+                metadata = fields.next_value()?;
+                metadata.managed_fields = None;
+                text.push_str(&serde_json::to_string(&metadata).map_err(A::Error::custom)?);
+            } else {
+                let value: Box<serde_json::value::RawValue> = fields.next_value()?;
+                text.push_str(value.get());
+            }
         }
         text.push('}');
         Ok(RawObject {
@@ -214,7 +210,7 @@ impl Resource for RawObject {
 }
 
 /// `object` as JSON text, without its managedFields.
-fn text_of(object: &DynamicObject) -> Vec<u8> {
+fn text_of(object: &DynamicObject) -> String {
     let metadata = if object.metadata.managed_fields.is_some() {
         let mut metadata = object.metadata.clone();
         metadata.managed_fields = None;
@@ -222,7 +218,7 @@ fn text_of(object: &DynamicObject) -> Vec<u8> {
     } else {
         Cow::Borrowed(&object.metadata)
     };
-    serde_json::to_vec(&WithoutManagedFields {
+    serde_json::to_string(&WithoutManagedFields {
         types: &object.types,
         metadata,
         data: &object.data,
