@@ -132,7 +132,6 @@ pub(super) struct ClusterTask {
     messages_tx: mpsc::UnboundedSender<Message>,
     messages: mpsc::UnboundedReceiver<Message>,
     following: Following,
-    first_probe_sent: bool,
 }
 
 impl ClusterTask {
@@ -149,7 +148,6 @@ impl ClusterTask {
             messages_tx,
             messages,
             following: Following::default(),
-            first_probe_sent: false,
         }
     }
 
@@ -214,8 +212,8 @@ impl ClusterTask {
         let Ok(permit) = shared.permits.acquire().await else {
             return;
         };
-        if !self.first_probe_sent {
-            self.first_probe_sent = true;
+        // A cluster has no health until its first probe has reported one: this is that probe.
+        if self.health.is_none() {
             shared
                 .first_probes_unsent
                 .send_modify(|unsent| *unsent = unsent.saturating_sub(1));
