@@ -6,11 +6,11 @@
 //! stopped), and `kubectl get works -A -o json` (`manifestworks` on OCM) up to the size where
 //! kubectl, which holds the whole list, still fits in memory; the same list through kube's
 //! watcher alone and into a cache of the Works alone (where a slow sync's time goes); then
-//! Work status changes written
-//! at a steady rate, each timed from its write to the cell delta the backend hands the app, and
-//! apart from that, from its write to the event a plain watch of the same API server receives
-//! (the server's share of the wait); the backend's CPU under that load and its resident memory
-//! against the JSON size of what it caches. Prints one table.
+//! Work status changes written at a steady rate, each timed from its write to the cell delta
+//! the backend hands the app, and apart from that, from its write to the event a plain watch
+//! of the same API server receives (the server's share of the wait); the backend's CPU under
+//! that load and its resident memory against the JSON size of what it caches. Prints one
+//! table.
 //!
 //! Start the scale hub first (`cargo xtask testenv up --scale karmada|ocm --clusters N
 //! --resources M`), then `FLOTILLA_TESTENV_KUBECONFIG=target/testenv/kubeconfig cargo bench
