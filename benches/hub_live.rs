@@ -5,12 +5,12 @@
 //! Work in pages of 500 read as bytes (timed before the backend starts and again after it
 //! stopped), and `kubectl get works -A -o json` (`manifestworks` on OCM) up to the size where
 //! kubectl, which holds the whole list, still fits in memory; the same list through kube's
-//! watcher alone and into a cache of the Works alone (where a slow sync's time goes); then
-//! Work status changes written at a steady rate, each timed from its write to the cell delta
-//! the backend hands the app, and apart from that, from its write to the event a plain watch
-//! of the same API server receives (the server's share of the wait); the backend's CPU under
-//! that load and its resident memory against the JSON size of what it caches. Prints one
-//! table.
+//! watcher alone, into a cache of the Works alone, and every other kind cached without the
+//! Works (where a slow sync's time goes); then Work status changes written at a steady rate,
+//! each timed from its write to the cell delta the backend hands the app, and apart from that,
+//! from its write to the event a plain watch of the same API server receives (the server's
+//! share of the wait); the backend's CPU under that load and its resident memory against the
+//! JSON size of what it caches. Prints one table.
 //!
 //! Start the scale hub first (`cargo xtask testenv up --scale karmada|ocm --clusters N
 //! --resources M`), then `FLOTILLA_TESTENV_KUBECONFIG=target/testenv/kubeconfig cargo bench
@@ -291,6 +291,25 @@ async fn listed_alone(kubeconfig: &PathBuf, kind: Kind, kept: bool) -> f64 {
         }
     }
     f64::NAN
+}
+
+/// Every kind the backend caches but the Works, into caches as the backend starts them (its
+/// page sizes), with the Works not listed meanwhile: the seconds until all are synced.
+async fn others_alone(kubeconfig: &std::path::Path, kind: Kind) -> f64 {
+    let Ok(hub) = hub::connect(Some(kubeconfig), "hub", Timeouts::default()).await else {
+        return f64::NAN;
+    };
+    let mut kinds = hub.watched_kinds().await;
+    kinds.retain(|watched| *watched != kind.works());
+    let started = Instant::now();
+    let (caches, _changes) = hub::cache::Caches::start(
+        &hub.client,
+        kinds,
+        |watched| hub.list_page_size(watched),
+        Timeouts::default().read,
+    );
+    caches.ready().await;
+    started.elapsed().as_secs_f64()
 }
 
 /// The kind of hub the scale tier runs: what its Works are and how a change marks one.
@@ -599,6 +618,7 @@ fn main() {
     // cache alone.
     let watcher_alone = runtime.block_on(listed_alone(&kubeconfig, kind, false));
     let cache_alone = runtime.block_on(listed_alone(&kubeconfig, kind, true));
+    let others = runtime.block_on(others_alone(&kubeconfig, kind));
     // The floor again on the server as the backend's run left it: a sync and a floor timed
     // minutes apart on a busy server can differ by the server's mood alone.
     let paged_after = runtime.block_on(paged_list(&kubeconfig, kind));
@@ -633,6 +653,9 @@ fn main() {
     );
     println!(
         "| the same list into a cache of the {plural} alone (parsed and stored as the backend stores them) | {cache_alone:.2} s |"
+    );
+    println!(
+        "| every other kind the backend caches, into caches of them alone (the {plural} not listed) | {others:.2} s |"
     );
     println!("| backend start → first view (from the synced caches) | {first:.2} s |");
     let to_kubectl = kubectl_floor.map_or(String::new(), |(seconds, _)| {
