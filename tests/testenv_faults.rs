@@ -1,10 +1,11 @@
 //! The fault matrix, on the real test environment: a member's kube-apiserver restarted in the
 //! middle of `flotilla apply`, a watch whose resourceVersion etcd compacted away (410 Gone), an
 //! API server throttling with 429, a bearer token file rewritten with a new token while the old
-//! one is revoked, and a member whose certificate authority changed. Each test asserts what a
-//! person sees (exit code, the message naming the cluster or object, what kubectl finds on the
-//! cluster); every command runs under a time limit that turns a hang into a failure. The tests
-//! take turns: one stops a member, others start extra API servers beside one.
+//! one is revoked, a member whose certificate authority changed, and a cluster that accepts
+//! connections and never answers. Each test asserts what a person sees (exit code, the message
+//! naming the cluster or object, what kubectl finds on the cluster); every command runs under a
+//! time limit that turns a hang into a failure. The tests take turns: one stops a member,
+//! others start extra API servers beside one.
 
 #[path = "support/faults.rs"]
 mod faults;
@@ -25,9 +26,9 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use faults::{
-    CutProxy, ExtraApiserver, HOLD_LABEL, HoldWebhook, ServiceAccount, context_kubeconfig,
-    etcd_compact, etcd_refuses_revision, etcd_revision, foreign_ca, run_flotilla, set_ca, set_port,
-    set_user, start_flotilla, write_kubeconfig,
+    CutProxy, ExtraApiserver, HOLD_LABEL, HoldWebhook, ServiceAccount, SilentListener,
+    context_kubeconfig, etcd_compact, etcd_refuses_revision, etcd_revision, foreign_ca,
+    run_flotilla, set_ca, set_port, set_user, start_flotilla, write_kubeconfig,
 };
 use support::{Restart, TestNamespace, env, eventually, inventory, kubectl_ok};
 
@@ -696,4 +697,77 @@ fn a_member_whose_ca_changed_fails_with_a_tls_error_naming_it() {
         colors(&member, &ns.name).is_empty(),
         "nothing was written through an untrusted connection"
     );
+}
+
+/// A cluster whose address accepts connections and never answers holds its first probe until
+/// the probe's timeout. The other clusters' follow-ups (discovery, then a watch per kind) wait
+/// for the fleet's first answers only briefly, so their cells fill while it is still connecting.
+#[test]
+#[ignore = "needs testenv: run through cargo xtask test"]
+fn a_cluster_that_never_answers_does_not_hold_up_the_others_cells() {
+    let _turn = turn();
+    let members = [env().members[0].clone(), env().members[1].clone()];
+    let ns = TestNamespace::on("silent-peer", &members);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let silent = SilentListener::start();
+    let mut config = context_kubeconfig(&members[0]);
+    let mut other = context_kubeconfig(&members[1]);
+    let mut never = config.clone();
+    set_port(&mut never, silent.port);
+    for entry in ["clusters", "contexts", "users"] {
+        never[entry][0]["name"] = json!("silent");
+    }
+    never["contexts"][0]["context"] = json!({"cluster": "silent", "user": "silent"});
+    for extra in [&mut other, &mut never] {
+        for entry in ["clusters", "contexts", "users"] {
+            let item = extra[entry][0].take();
+            config[entry].as_array_mut().expect("a list").push(item);
+        }
+    }
+    let kubeconfig = write_kubeconfig(dir.path(), &config);
+    let mut text = inventory(&[
+        (&members[0], &members[0], "prod"),
+        (&members[1], &members[1], "prod"),
+        ("silent", "silent", "prod"),
+    ]);
+    text.push_str(&config_map(&ns.name, "waits", "blue", "app: faults"));
+    text.push_str(&policy(
+        &ns.name,
+        "all",
+        "labelSelector: {matchLabels: {app: faults}}",
+        &[&members[0], &members[1], "silent"],
+    ));
+    std::fs::write(dir.path().join("fleet.yaml"), text).expect("write fleet");
+
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let (mut live_fleet, fleet) =
+            live_backend(&kubeconfig, dir.path(), Duration::from_secs(3600));
+        // More clusters than probes at once, so the follow-ups wait for the first answers; the
+        // silent cluster's probe outlasts the test.
+        live_fleet.options.concurrency = 2;
+        live_fleet.options.timeouts.connect = 2 * BACKEND_LIMIT;
+        let waits = row(&fleet, "waits");
+        let (events_tx, mut events) = mpsc::unbounded_channel();
+        let effects = live::spawn(live_fleet, events_tx);
+        let mut state = app::state_for_fleet(&fleet, "test".into());
+        run_until(
+            &mut state,
+            &mut events,
+            "both members' watches listed",
+            |s| (0..2).all(|member| s.cells.message(waits, member) == Some("not applied yet")),
+        )
+        .await;
+        assert!(
+            silent.accepted.load(std::sync::atomic::Ordering::SeqCst) >= 1,
+            "the silent cluster's probe went out"
+        );
+        let silent_cluster = &state.clusters[2].status;
+        assert_eq!(
+            (silent_cluster.health, silent_cluster.message.as_str()),
+            (Health::Unknown, "connecting…"),
+            "the silent cluster has not answered yet"
+        );
+        drop(effects);
+    });
 }

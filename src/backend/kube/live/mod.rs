@@ -30,7 +30,7 @@ use crate::backend::messages::{BackendEvent, CellRef, Effect, by_cluster};
 use crate::engine::Fleet;
 use crate::model::{Health, StatusKind};
 use column::{ClusterCells, FleetIndex};
-use task::{ClusterTask, Shared, ToCluster, status};
+use task::{ClusterTask, FirstProbes, Shared, ToCluster, status};
 use write::Write;
 
 /// What the live backend needs: the fleet, how to reach its clusters, and which to connect.
@@ -105,7 +105,16 @@ fn start(
         kubeconfig: live.kubeconfig,
         events,
         permits: Semaphore::new(live.options.concurrency.max(1)),
-        first_probes_unsent: watch::Sender::new(connecting),
+        // A fleet no bigger than the probes sent at once has no probe queued behind another
+        // cluster's follow-ups, so it never waits.
+        first_probes: watch::Sender::new(FirstProbes {
+            unsent: connecting,
+            unreported: if connecting > live.options.concurrency {
+                connecting
+            } else {
+                0
+            },
+        }),
         apply_permits: Semaphore::new(live.options.apply.concurrency.max(1)),
         options: live.options,
         readonly,

@@ -79,13 +79,26 @@ pub(super) struct Shared {
     pub kubeconfig: Kubeconfig,
     pub events: mpsc::UnboundedSender<BackendEvent>,
     pub permits: Semaphore,
-    /// How many clusters have yet to send their first probe.
-    pub first_probes_unsent: watch::Sender<usize>,
+    /// How far the fleet's first probes are, which every cluster's follow-ups wait on.
+    pub first_probes: watch::Sender<FirstProbes>,
     pub apply_permits: Semaphore,
     pub options: LiveOptions,
     pub readonly: bool,
     pub profiles: Option<Arc<crate::backend::cluster_profiles::ProfileInventory>>,
 }
+
+/// How many clusters have yet to send their first probe, and how many have yet to hear its
+/// outcome (an answer, an error or the probe's timeout).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct FirstProbes {
+    pub unsent: usize,
+    pub unreported: usize,
+}
+
+/// How long a cluster's follow-ups wait, once the last first probe is sent, for the clusters
+/// whose probes are still out: long enough for a wave in flight to land, short enough that a
+/// cluster that never answers holds the others up for no more than this.
+const FIRST_ANSWERS_GRACE: Duration = Duration::from_secs(1);
 
 /// What a cluster's task hears from the tasks it started.
 enum Message {
@@ -213,11 +226,19 @@ impl ClusterTask {
             return;
         };
         // A cluster has no health until its first probe has reported one: this is that probe.
-        if self.health.is_none() {
+        let first = self.health.is_none();
+        if first {
             shared
-                .first_probes_unsent
-                .send_modify(|unsent| *unsent = unsent.saturating_sub(1));
+                .first_probes
+                .send_modify(|probes| probes.unsent = probes.unsent.saturating_sub(1));
         }
+        let reported = || {
+            if first {
+                shared
+                    .first_probes
+                    .send_modify(|probes| probes.unreported = probes.unreported.saturating_sub(1));
+            }
+        };
         if self.client.is_none() {
             let context = self
                 .cells
@@ -235,6 +256,7 @@ impl ClusterTask {
             {
                 Ok(client) => self.client = Some(client),
                 Err(reason) => {
+                    reported();
                     self.report(status(Health::Unknown, reason.clone()));
                     let updates = self.cells.set_reach(Reach::Down(reason));
                     self.send_cells(updates);
@@ -247,6 +269,7 @@ impl ClusterTask {
         };
         let timeout = self.shared.options.timeouts.connect;
         let mut observed = probe::readiness(&client, timeout).await;
+        reported();
         // The permits bound new connections: the version, discovery and the watches go over
         // the connection `/readyz` opened, and waiting for them would hold up the next
         // cluster's health answer.
@@ -267,13 +290,12 @@ impl ClusterTask {
                 self.report(observed.clone());
             }
             // Every cluster's health comes first: the follow-ups (the version, discovery and
-            // a connection per watch) load the servers and proxies the probes still queued
-            // for a permit go through, so they wait until the last first probe is on its way.
-            let _ = shared
-                .first_probes_unsent
-                .subscribe()
-                .wait_for(|unsent| *unsent == 0)
-                .await;
+            // a connection per watch) load the servers and proxies the other clusters' probes
+            // go through, so they wait until the last first probe is out and has landed.
+            let mut probes = shared.first_probes.subscribe();
+            let _ = probes.wait_for(|probes| probes.unsent == 0).await;
+            let landed = probes.wait_for(|probes| probes.unreported == 0);
+            let _ = tokio::time::timeout(FIRST_ANSWERS_GRACE, landed).await;
             probe::add_version(&client, timeout, &mut observed).await;
         }
         let was_answering = self.cells.reach() == &Reach::Answering;
