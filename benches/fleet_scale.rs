@@ -8,7 +8,8 @@
 //! with the peak of its open file descriptors, sockets and resident memory, and the proxy's;
 //! next to each, its floor: the same requests sent by kube-rs alone, as many contexts at a
 //! time as flotilla connects (the probe's, `/readyz` alone, is the console's every-cluster-Ready
-//! floor). Each command runs as its own process; peaks are sampled from /proc every 10 ms.
+//! floor; a connect and TLS handshake alone is that budget's connect cost). Each command runs
+//! as its own process; peaks are sampled from /proc every 10 ms.
 //! Environments that are not up are skipped with a note. It only reads the clusters, but for
 //! that one ConfigMap (`default/fleet-scale-probe`).
 //!
@@ -285,6 +286,9 @@ enum Floor {
     Apply,
     /// A read and a dry-run server-side apply of each of the two, all four at once.
     Plan,
+    /// A TCP connect and TLS handshake through kube-rs's own connector, and no request: the
+    /// connect cost in the console's every-cluster-Ready budget.
+    Connect,
     /// `GET /readyz` alone: the console's health answer.
     Readiness,
     /// `GET /readyz`, then `GET /version`: the health answer `clusters` prints.
@@ -334,6 +338,14 @@ fn floor(kubeconfig: &Path, count: usize, concurrency: usize, what: Floor) -> (f
                 let config = kube::Config::from_custom_kubeconfig(one, &options)
                     .await
                     .ok()?;
+                if what == Floor::Connect {
+                    use kube::client::ConfigExt;
+                    use tower::ServiceExt;
+                    let connector = config.rustls_https_connector().ok()?;
+                    let stream = connector.oneshot(config.cluster_url.clone()).await.ok()?;
+                    drop(stream);
+                    return Some(());
+                }
                 let client = kube::Client::try_from(config).ok()?;
                 let namespaces = Api::<Namespace>::all(client.clone());
                 let maps = Api::<ConfigMap>::namespaced(client.clone(), "default");
@@ -368,6 +380,7 @@ fn floor(kubeconfig: &Path, count: usize, concurrency: usize, what: Floor) -> (f
                         );
                         (a.is_ok() && b.is_ok() && c.is_ok() && d.is_ok()).then_some(())?;
                     }
+                    Floor::Connect => {}
                     Floor::Readiness | Floor::Probe => {
                         let readyz = http::Request::get("/readyz").body(Vec::new()).ok()?;
                         client.request_text(readyz).await.ok()?;
@@ -517,6 +530,12 @@ fn main() {
                 Floor::Probe,
                 "clusters",
                 "GET /readyz, then GET /version",
+                64,
+            ),
+            (
+                Floor::Connect,
+                "a connect (the console's every cluster Ready budget: 1.5 × ceil(count / 64) × RTT + this)",
+                "a TCP connect and TLS handshake, no request",
                 64,
             ),
             (
