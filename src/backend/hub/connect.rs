@@ -219,7 +219,8 @@ impl Hub {
     pub fn list_page_size(&self, kind: &kube::discovery::ApiResource) -> u32 {
         match self.kind {
             HubKind::Karmada => karmada::read::list_page_size(kind),
-            HubKind::OpenClusterManagement | HubKind::KubeFed => super::cache::LIST_PAGE_SIZE,
+            HubKind::OpenClusterManagement => ocm::read::list_page_size(kind),
+            HubKind::KubeFed => super::cache::LIST_PAGE_SIZE,
         }
     }
 

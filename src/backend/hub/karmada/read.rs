@@ -475,11 +475,14 @@ pub fn watched_kinds() -> Vec<ApiResource> {
 /// member cluster in its spec and in its status (about 0.4 MB on a hub of 2,000 clusters), so
 /// a page of them is held whole while its objects' metadata is parsed; but each page also costs
 /// the API server a time of its own (100 such bindings: 18 s in pages of 10, 1.5–7 s in one),
-/// so bindings come 100 a page, fewer than the other kinds.
+/// so bindings come 100 a page, fewer than the other kinds; Works come
+/// [`WORK_PAGE_SIZE`](crate::backend::hub::cache::WORK_PAGE_SIZE) a page.
 pub fn list_page_size(kind: &ApiResource) -> u32 {
-    let [bindings, cluster_bindings, _] = binding_resources();
+    let [bindings, cluster_bindings, works] = binding_resources();
     if *kind == bindings || *kind == cluster_bindings {
         100
+    } else if *kind == works {
+        crate::backend::hub::cache::WORK_PAGE_SIZE
     } else {
         crate::backend::hub::cache::LIST_PAGE_SIZE
     }

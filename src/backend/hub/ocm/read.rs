@@ -843,6 +843,17 @@ pub fn rows_of(works: &[ManifestWork], clusters: &[(ClusterSpec, ClusterStatus)]
     rows
 }
 
+/// Objects per list page when the console's caches list a kind: ManifestWorks come
+/// [`WORK_PAGE_SIZE`](crate::backend::hub::cache::WORK_PAGE_SIZE) a page, the other kinds as
+/// every cache lists them.
+pub fn list_page_size(kind: &ApiResource) -> u32 {
+    if *kind == resource(WORK_GROUP, "v1", "ManifestWork", "manifestworks") {
+        crate::backend::hub::cache::WORK_PAGE_SIZE
+    } else {
+        crate::backend::hub::cache::LIST_PAGE_SIZE
+    }
+}
+
 /// What the console watches on an OCM hub: ManagedClusters (health) and ManifestWorks (rows
 /// and their status).
 pub fn watched_kinds() -> Vec<ApiResource> {
