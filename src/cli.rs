@@ -18,6 +18,9 @@ pub mod exit {
     pub const INPUT: u8 = 2;
     /// Some clusters failed while others succeeded.
     pub const PARTIAL: u8 = 3;
+    /// The fleet changed under an edit (a file or hub object it changes was changed by
+    /// someone else meanwhile): nothing was written; run it again.
+    pub const FLEET_CHANGED: u8 = 4;
     /// Ended by SIGINT (128 + 2, as shells report it).
     pub const INTERRUPTED: u8 = 130;
     /// Ended by SIGTERM (128 + 15).
@@ -288,6 +291,32 @@ pub enum Command {
 }
 
 impl Command {
+    /// Whether the command, as given, writes anything: fleet files, ignore files, clusters or
+    /// a hub (a `--dry-run` writes nothing). `--readonly` refuses these up front.
+    pub fn writes(&self) -> bool {
+        match self {
+            Command::Apply(_) | Command::Repair(_) => true,
+            Command::Placement(PlacementCommand::Set(args)) => !args.edit.dry_run,
+            Command::Override(OverrideCommand::Add(args)) => !args.edit.dry_run,
+            Command::Override(OverrideCommand::Remove(args)) => !args.edit.dry_run,
+            Command::Undo(args) => !args.edit.dry_run,
+            Command::Reschedule(args) => !args.edit.dry_run,
+            Command::OcmPlacement(OcmPlacementCommand::Set(args)) => !args.edit.dry_run,
+            Command::Console
+            | Command::Demo
+            | Command::Watch(_)
+            | Command::Clusters
+            | Command::Render(_)
+            | Command::Plan(_)
+            | Command::Drift(_)
+            | Command::Status(_)
+            | Command::Info
+            | Command::Completion(_)
+            | Command::Man(_)
+            | Command::Override(OverrideCommand::List(_)) => false,
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Command::Console => "console",
@@ -442,7 +471,9 @@ macro_rules! edit_exit_codes {
     () => {
         "Exit codes: 0 written (or nothing to change); 1 --dry-run found changes; \
         2 input error (unknown resource, bad flag value; nothing written); \
-        3 the hub could not be reached or refused the write.\n\
+        3 the hub could not be reached or refused the write; 4 the fleet changed under the edit \
+        (a document or hub object it changes was changed by someone else meanwhile: nothing \
+        written, run it again).\n\
         A change that removes the object from some clusters deletes it there: flotilla asks on a \
         terminal, and without one refuses (exit 2) unless --yes is given. A change that only adds \
         or alters is written at once. Every write is journalled, so `flotilla undo` can take it back."

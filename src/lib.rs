@@ -25,6 +25,7 @@ pub mod engine;
 pub mod fleet_dir;
 pub mod fleet_edit;
 pub mod glob;
+pub mod jsonl;
 pub mod launch;
 pub mod logging;
 pub mod model;

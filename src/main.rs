@@ -77,6 +77,19 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
     if matches!(command, Command::Demo) {
         global.demo = true;
     }
+    // One check for every writer: a writing command is refused before it starts, and every
+    // fleet write in this process is refused should one be reached anyway.
+    if global.readonly {
+        flotilla::fleet_edit::forbid_writes();
+        if command.writes() {
+            eprintln!(
+                "error: {} writes, and {}\n  hint: drop --readonly, or preview with --dry-run (plan, drift and status only read)",
+                command.name(),
+                flotilla::fleet_edit::READ_ONLY_REFUSAL
+            );
+            return Ok(exit::INPUT);
+        }
+    }
     match source::read_profiles(&global).await {
         Ok(profiles) => global.profiles = profiles.map(std::sync::Arc::new),
         Err(err) => {

@@ -49,7 +49,7 @@ pub fn audit_log() -> Option<PathBuf> {
 
 /// The journal of the last edits flotilla wrote to each fleet, which `flotilla undo` reads.
 pub fn edit_journal() -> Option<PathBuf> {
-    state_dir().map(|dir| dir.join("edits.json"))
+    state_dir().map(|dir| dir.join("journal.jsonl"))
 }
 
 /// The log file when `--log-file` is not given.

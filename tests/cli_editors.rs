@@ -503,7 +503,7 @@ fn bad_input_is_exit_2_names_the_flag_and_writes_nothing() {
         "m2",
     ]);
     assert_eq!(readonly.status.code(), Some(2));
-    assert!(stderr(&readonly).contains("--readonly forbids writes"));
+    assert!(stderr(&readonly).contains("--readonly forbids every write"));
     assert_eq!(fleet.read("fleet.yaml"), before);
 }
 

@@ -17,7 +17,7 @@ use super::state::override_editor::{
     Form, FormField, FormKind, OverrideEditor, Stage, review_rows,
 };
 use super::state::review::jump;
-use super::state::{LastChange, Mode, PendingApply, State};
+use super::state::{LastChange, Mode, PendingApply, Reopen, State};
 use crate::backend::Effect;
 use crate::config::keymap::{Keymap, Section, ViewCommand};
 use crate::engine::edit::override_rules::{
@@ -534,6 +534,7 @@ fn propose(state: &mut State, editor: Box<OverrideEditor>) -> Vec<Effect> {
         document: doc.document,
         object: object.clone(),
         title: doc.title.clone(),
+        reopen: Some(Reopen::Overrides),
     };
     state.mode = Mode::Confirm(Box::new(PendingApply {
         cells: cells.clone(),
@@ -551,6 +552,7 @@ fn propose(state: &mut State, editor: Box<OverrideEditor>) -> Vec<Effect> {
             created: Vec::new(),
         }),
         placement: None,
+        reload: None,
         waves: false,
     }));
     Vec::new()

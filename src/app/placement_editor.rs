@@ -12,7 +12,7 @@ use super::review::{NEW_SINCE_START, cells_of, dry_run_of, not_ready};
 use super::state::FleetSave;
 use super::state::placement_editor::{Field, PlacementEditor, Stage, review_rows};
 use super::state::review::jump;
-use super::state::{LastChange, Mode, PendingApply, State};
+use super::state::{LastChange, Mode, PendingApply, Reopen, State};
 use crate::backend::{CellRef, Effect};
 use crate::config::keymap::{Keymap, Section, ViewCommand};
 use crate::engine::edit::placement::{
@@ -279,6 +279,7 @@ fn propose(state: &mut State, editor: Box<PlacementEditor>) -> Vec<Effect> {
             document: source.document,
             object,
             title: source.title.clone(),
+            reopen: Some(Reopen::Placement),
         }),
         delete: Vec::new(),
         undo: Some(LastChange {
@@ -288,11 +289,13 @@ fn propose(state: &mut State, editor: Box<PlacementEditor>) -> Vec<Effect> {
                 document: source.document,
                 object: source.object.clone(),
                 title: source.title.clone(),
+                reopen: None,
             },
             reapply,
             created,
         }),
         placement: None,
+        reload: None,
         waves: false,
     }));
     Vec::new()

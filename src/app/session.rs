@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 
 use super::action::Action;
 use super::state::State;
-use super::state::{AfterSave, FleetEdit, FleetSave, FleetWrite, Saved};
+use super::state::{AfterSave, FleetChanged, FleetEdit, FleetSave, FleetWrite, Saved};
 use super::update::update;
 use crate::backend::audit;
 use crate::backend::{CellRef, Effect};
@@ -38,7 +38,41 @@ pub enum Store {
     Hub,
 }
 
+/// Why a save was refused: the fleet changed on disk under the edit, or anything else.
+enum Refusal {
+    Changed(FleetChanged),
+    Plain(String),
+}
+
 impl Session {
+    /// What a refused save tells the operator: a conflict with an outside change says what
+    /// changed on disk and carries the file's text now, to reload from.
+    fn refusal_of(
+        &self,
+        file: &str,
+        reopen: Option<super::state::Reopen>,
+        err: fleet_edit::SaveError,
+    ) -> Refusal {
+        if !err.is_conflict() {
+            return Refusal::Plain(err.to_string());
+        }
+        let disk = std::fs::read_to_string(file).ok();
+        let (title, lines) = match &err {
+            fleet_edit::SaveError::Changed(conflict) => {
+                (conflict.title().to_string(), conflict.what_changed())
+            }
+            _ => (file.to_string(), Vec::new()),
+        };
+        Refusal::Changed(FleetChanged {
+            file: file.to_string(),
+            title,
+            reason: err.to_string(),
+            lines,
+            disk,
+            reopen,
+        })
+    }
+
     /// A session on `state` (made for the fleet) with the texts the fleet was loaded from.
     pub fn new(
         mut state: State,
@@ -133,18 +167,26 @@ impl Session {
             return refused(format!("{} is not one of the fleet's files", save.file));
         };
         let saved = if self.store == Store::Directory {
+            // The edit is computed from the text the editor's preview was made from, then put
+            // into the file as it is now: a document someone changed meanwhile refuses it.
             let path = std::path::Path::new(&save.file);
-            fleet_edit::replace_or_append_document(path, save.document, &save.object)
-                .map_err(|err| err.to_string())
-                .and_then(|saved| {
-                    let text = std::fs::read_to_string(path)
-                        .map_err(|err| format!("{}: {err}", save.file))?;
+            fleet_edit::document_edit(path, Some(&current.text), save.document, &save.object)
+                .and_then(|edited| {
+                    let saved = fleet_edit::commit_one(
+                        fleet_edit::FileEdit {
+                            path,
+                            base: Some(&current.text),
+                            new: &edited.text,
+                        },
+                        None,
+                    )?;
                     let backup = saved
                         .backup
                         .map(|backup| format!(" (previous version in {})", backup.display()))
                         .unwrap_or_default();
-                    Ok((text, saved.warnings, backup))
+                    Ok((saved.text, edited.warnings, backup))
                 })
+                .map_err(|err| self.refusal_of(&save.file, save.reopen, err))
         } else {
             yaml_text::replace_or_append(&save.file, &current.text, save.document, &save.object)
                 .map(|edited| {
@@ -154,11 +196,12 @@ impl Session {
                     };
                     (edited.text, edited.warnings, place)
                 })
-                .map_err(|err| err.to_string())
+                .map_err(|err| Refusal::Plain(err.to_string()))
         };
         let (text, warnings, backup) = match saved {
             Ok(saved) => saved,
-            Err(error) => return refused(format!("not saved: {error}")),
+            Err(Refusal::Plain(error)) => return refused(format!("not saved: {error}")),
+            Err(Refusal::Changed(changed)) => return Saved::Changed(changed),
         };
         if self.store != Store::Memory {
             let action = match self.store {
@@ -179,6 +222,13 @@ impl Session {
                 files,
                 notice: String::new(),
                 then: AfterSave::WriteToHub {
+                    base: crate::engine::document::parse::parse_files(std::slice::from_ref(
+                        current,
+                    ))
+                    .0
+                    .into_iter()
+                    .find(|doc| doc.index == save.document)
+                    .map(|doc| doc.value),
                     object: save.object,
                     title: save.title,
                     cells,
@@ -230,31 +280,51 @@ impl Session {
                 };
             }
         }
-        let mut written: Vec<SourceFile> = Vec::new();
-        for file in &write.files {
-            if self.store == Store::Directory {
-                let path = std::path::Path::new(&file.path);
-                if let Err(error) = fleet_edit::write_text(path, file.old.as_deref(), &file.new) {
-                    let notice = if written.is_empty() {
-                        format!("not saved: {error}; nothing was written")
-                    } else {
-                        let paths: Vec<&str> = written.iter().map(|f| f.path.as_str()).collect();
-                        format!(
-                            "not saved: {error}; already written: {}; nothing was propagated",
-                            paths.join(", ")
-                        )
-                    };
-                    return Saved::NotWritten {
-                        files: written,
-                        notice,
+        let written: Vec<SourceFile> = if self.store == Store::Directory {
+            let edits: Vec<fleet_edit::FileEdit<'_>> = write
+                .files
+                .iter()
+                .map(|file| fleet_edit::FileEdit {
+                    path: std::path::Path::new(&file.path),
+                    base: file.old.as_deref(),
+                    new: &file.new,
+                })
+                .collect();
+            match fleet_edit::commit(&edits, None) {
+                Ok(done) => write
+                    .files
+                    .iter()
+                    .zip(done)
+                    .map(|(file, done)| SourceFile {
+                        path: file.path.clone(),
+                        text: done.text,
+                    })
+                    .collect(),
+                Err(err) => {
+                    let file = write
+                        .files
+                        .first()
+                        .map(|f| f.path.clone())
+                        .unwrap_or_default();
+                    return match self.refusal_of(&file, None, err) {
+                        Refusal::Changed(changed) => Saved::Changed(changed),
+                        Refusal::Plain(error) => Saved::NotWritten {
+                            files: Vec::new(),
+                            notice: format!("not saved: {error}; nothing was written"),
+                        },
                     };
                 }
             }
-            written.push(SourceFile {
-                path: file.path.clone(),
-                text: file.new.clone(),
-            });
-        }
+        } else {
+            write
+                .files
+                .iter()
+                .map(|file| SourceFile {
+                    path: file.path.clone(),
+                    text: file.new.clone(),
+                })
+                .collect()
+        };
         let paths: Vec<String> = written.iter().map(|f| f.path.clone()).collect();
         if self.store == Store::Directory {
             let mut entry = audit::Entry::new(&write.action);

@@ -13,8 +13,8 @@ use super::state::ocm_placement::OcmStage;
 use super::state::override_editor::Stage as OverrideStage;
 use super::state::placement_editor::{Field as PlacementField, Stage as PlacementStage};
 use super::state::{
-    AfterSave, CellDetail, FleetEdit, Mode, Pane, PendingApply, ResourceRow, Saved, SortKey, State,
-    is_unreachable,
+    AfterSave, CellDetail, FleetChanged, FleetEdit, Mode, Pane, PendingApply, Reload, Reopen,
+    ResourceRow, Saved, SortKey, State, is_unreachable,
 };
 use super::text_input::edit_text;
 use super::{
@@ -85,6 +85,10 @@ fn take_saved(state: &mut State, saved: Saved) -> Vec<Effect> {
             then,
         } => (files, Ok((notice, then))),
         Saved::NotWritten { files, notice } => (files, Err(notice)),
+        Saved::Changed(changed) => {
+            offer_reload(state, changed);
+            return Vec::new();
+        }
     };
     let texts = std::sync::Arc::make_mut(&mut state.files);
     for file in files {
@@ -124,6 +128,7 @@ fn take_saved(state: &mut State, saved: Saved) -> Vec<Effect> {
         }
         AfterSave::WriteToHub {
             object,
+            base,
             title,
             cells,
         } => {
@@ -143,6 +148,7 @@ fn take_saved(state: &mut State, saved: Saved) -> Vec<Effect> {
             ));
             vec![Effect::HubApply {
                 object,
+                base,
                 title,
                 expect,
             }]
@@ -150,12 +156,82 @@ fn take_saved(state: &mut State, saved: Saved) -> Vec<Effect> {
     }
 }
 
-/// A save that did not happen (or not whole): say so, and forget the undo it would have
-/// offered.
+/// A save that did not happen (or not whole): say so, forget the undo it would have
+/// offered, and start no wave of it.
 fn refuse_save(state: &mut State, notice: String) {
     tracing::warn!("{notice}");
     state.notice = Some(notice);
     state.last_change = None;
+    state.rollout = None;
+}
+
+/// The file changed on disk under a confirmed edit: nothing was written. Says what changed
+/// there and offers to reload the file and reopen the editor on it.
+fn offer_reload(state: &mut State, changed: FleetChanged) {
+    refuse_save(state, changed.reason.clone());
+    let Some(text) = changed.disk else {
+        return;
+    };
+    let mut summary = vec![
+        format!(
+            "not saved: {} changed on disk since the editor opened",
+            changed.title
+        ),
+        format!("({}); nothing was written. On disk now:", changed.file),
+    ];
+    const SHOWN: usize = 12;
+    summary.extend(
+        changed
+            .lines
+            .iter()
+            .take(SHOWN)
+            .map(|line| format!("  {line}")),
+    );
+    if changed.lines.len() > SHOWN {
+        summary.push(format!("  … {} more line(s)", changed.lines.len() - SHOWN));
+    }
+    summary.push("y: reload the file and edit again · esc: keep the fleet as it was loaded".into());
+    state.mode = Mode::Confirm(Box::new(PendingApply {
+        summary,
+        confirm_word: "y".into(),
+        reload: Some(Reload {
+            file: changed.file,
+            text,
+            reopen: changed.reopen,
+        }),
+        ..PendingApply::default()
+    }));
+}
+
+/// Takes a fleet file as it is on disk now (the operator chose to, after an edit of it was
+/// refused), reloads the fleet from it and reopens the editor that was refused.
+fn reload(state: &mut State, reload: Reload) -> Vec<Effect> {
+    let mut files = (*state.files).clone();
+    match files.iter_mut().find(|known| known.path == reload.file) {
+        Some(known) => known.text = reload.text,
+        None => files.push(crate::engine::SourceFile {
+            path: reload.file.clone(),
+            text: reload.text,
+        }),
+    }
+    let (fleet, errors) = crate::engine::load_fleet(&files);
+    if let Some(error) = errors.first() {
+        state.notice = Some(format!(
+            "{} as it is on disk does not load ({error}); the fleet stays as it was loaded",
+            reload.file
+        ));
+        return Vec::new();
+    }
+    state.files = std::sync::Arc::new(files);
+    let fleet = std::sync::Arc::new(fleet);
+    use_fleet(state, fleet.clone());
+    state.notice = Some(format!("reloaded {} from disk", reload.file));
+    match reload.reopen {
+        Some(Reopen::Placement) => placement_editor::open(state),
+        Some(Reopen::Overrides) => override_editor::open(state),
+        None => {}
+    }
+    vec![Effect::UseFleet(SharedFleet(fleet))]
 }
 
 /// Works from a fleet saved after an edit: same clusters and resources, new placements.
@@ -490,6 +566,9 @@ fn ask_to_reschedule(state: &mut State, resource: usize, hub: &str) -> Vec<Effec
 fn confirm(state: &mut State, mut pending: Box<PendingApply>, key: InputKey) -> Vec<Effect> {
     let single_key = pending.confirm_word == "y";
     match key {
+        InputKey::Esc if pending.reload.is_some() => {
+            state.notice = Some("the fleet stays as it was loaded; nothing written".into())
+        }
         InputKey::Esc => state.notice = Some("propagation cancelled; nothing written".into()),
         InputKey::Char('n') if single_key => {
             state.notice = Some("propagation cancelled; nothing written".into())
@@ -513,7 +592,10 @@ fn confirm(state: &mut State, mut pending: Box<PendingApply>, key: InputKey) -> 
     Vec::new()
 }
 
-fn start_apply(state: &mut State, pending: Box<PendingApply>) -> Vec<Effect> {
+fn start_apply(state: &mut State, mut pending: Box<PendingApply>) -> Vec<Effect> {
+    if let Some(file) = pending.reload.take() {
+        return reload(state, file);
+    }
     if let Some(write) = pending.placement {
         if let Some(previous) = write.previous {
             state.last_placement = Some((write.namespace.clone(), write.name.clone(), previous));

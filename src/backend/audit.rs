@@ -9,7 +9,6 @@
 //! and whoever performs a write records it here. It must not perform writes itself.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -195,40 +194,35 @@ pub fn record_or_warn(entry: &Entry) {
     }
 }
 
-/// Every entry of the audit log that parses, oldest first (empty when there is no log).
+/// Every entry of the audit log that parses, oldest first (empty when there is no log). A
+/// torn or unreadable line is skipped, and said once on stderr and in the log file.
 pub fn read_entries() -> Vec<serde_json::Value> {
     let Some(path) = path() else {
         return Vec::new();
     };
-    std::fs::read_to_string(path)
-        .map(|text| {
-            text.lines()
-                .filter_map(|line| serde_json::from_str(line).ok())
-                .collect()
-        })
-        .unwrap_or_default()
+    match crate::jsonl::read::<serde_json::Value>(&path, |_| true) {
+        Ok(read) => {
+            if read.torn > 0 {
+                tracing::warn!(
+                    "{}: {} torn or unreadable line(s) skipped",
+                    path.display(),
+                    read.torn
+                );
+            }
+            read.lines.into_iter().map(|(_, entry)| entry).collect()
+        }
+        Err(err) => {
+            tracing::warn!("audit log not read: {err}");
+            Vec::new()
+        }
+    }
 }
 
-/// Appends one line to the log at `path` (created with mode 0600 on Unix).
+/// Appends one line to the log at `path` (0600 in a 0700 directory), on a line of its own even
+/// after a torn last line.
 pub fn append(path: &Path, entry: &Entry) -> Result<(), String> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    let mut line = serde_json::to_string(entry).map_err(|e| e.to_string())?;
-    line.push('\n');
-    let mut options = std::fs::OpenOptions::new();
-    options.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options
-        .open(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    // One write per line: appends of a line do not interleave with another process's.
-    file.write_all(line.as_bytes())
-        .map_err(|e| format!("{}: {e}", path.display()))
+    let line = serde_json::to_string(entry).map_err(|e| e.to_string())?;
+    crate::jsonl::append(path, &line)
 }
 
 #[cfg(test)]

@@ -209,6 +209,9 @@ pub enum Effect {
     /// engine's render of the edited fleet).
     HubApply {
         object: serde_json::Value,
+        /// The object as the edit was computed from it (`None`: the edit creates it); the
+        /// write is refused when the hub no longer holds it.
+        base: Option<serde_json::Value>,
         title: String,
         expect: Vec<(CellRef, serde_json::Value)>,
     },

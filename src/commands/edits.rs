@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::journal::{self, Change};
 use super::scope::{confirm, matches_filter, resource_filter};
 use crate::backend::audit;
 use crate::backend::hub::{self, Hub, HubError};
@@ -26,7 +25,7 @@ use crate::engine::document::parse::parse_files;
 use crate::engine::edit::placement::DiffGroup;
 use crate::engine::edit::yaml_text;
 use crate::engine::{Decision, Fleet, SourceFile, load_fleet};
-use crate::fleet_edit;
+use crate::fleet_edit::{self, journal, journal::Change};
 use crate::output::{self, Table};
 use crate::safe_text::printable;
 
@@ -78,16 +77,12 @@ pub fn hub_failed(err: &HubError) -> u8 {
     exit::of_hub(err)
 }
 
-/// Refuses what an editing command cannot do here: the demo and `--readonly`.
+/// Refuses what an editing command cannot do here: the demo (`--readonly` is refused for
+/// every writing command at once, before it starts).
 pub fn refuse_here(global: &GlobalArgs, command: &str) -> Option<u8> {
     if global.uses_demo() {
         return Some(input_error(&format!(
             "{command} edits a fleet directory (--fleet DIR) or a hub (--hub CONTEXT); the demo's fleet is built in\n  hint: try it in the console: flotilla demo"
-        )));
-    }
-    if global.readonly {
-        return Some(input_error(&format!(
-            "{command} writes, and --readonly forbids writes"
         )));
     }
     None
@@ -445,47 +440,43 @@ pub async fn write_document(
     let mut entry = audit::Entry::new(what.action);
     entry.objects = vec![what.title.to_string()];
     entry.files = vec![what.file.to_string()];
-    let journalled = |change: Change| journal::Entry {
-        fleet: loaded.key(),
-        at: journal::now(),
-        command: what.command.to_string(),
-        title: what.title.to_string(),
-        resource: what.resource.to_string(),
-        change,
-    };
     match &loaded.store {
         Store::Dir(_) => {
             let path = Path::new(what.file);
-            let before = std::fs::read_to_string(path)
-                .map_err(|err| input_error(&format!("{}: {err}", what.file)))?;
-            let saved = fleet_edit::replace_or_append_document(path, what.document, object)
-                .map_err(|err| input_error(&format!("not saved: {err}")))?;
-            let after = std::fs::read_to_string(path)
-                .map_err(|err| input_error(&format!("{}: {err}", what.file)))?;
+            // The edit is made on the text the preview was computed from, then put into the
+            // file as it is now, under the fleet directory's lock.
+            let base = loaded
+                .files
+                .iter()
+                .find(|f| f.path == what.file)
+                .map(|f| f.text.as_str());
+            let edited = fleet_edit::document_edit(path, base, what.document, object)
+                .map_err(|err| save_failed(&err))?;
+            let note = fleet_edit::Note {
+                fleet: loaded.key(),
+                command: what.command.to_string(),
+                title: what.title.to_string(),
+                resource: what.resource.to_string(),
+            };
+            fleet_edit::commit_one(
+                fleet_edit::FileEdit {
+                    path,
+                    base,
+                    new: &edited.text,
+                },
+                Some(&note),
+            )
+            .map_err(|err| save_failed(&err))?;
             audit::record_or_warn(&entry);
-            journal::record_or_warn(journalled(Change::File {
-                // Absolute, so an undo from another directory finds it.
-                path: absolute(path).display().to_string(),
-                before,
-                after,
-            }));
-            Ok(saved.warnings)
+            Ok(edited.warnings)
         }
         Store::Hub(hub) => {
             // On a hub every object is a file of its own (a policy flotilla creates too).
             let file = hub::path_of(&hub.context, object);
             let before = document_object(&loaded.files, &file, 0);
-            hub::write::write_object(&hub.client, object)
+            hub::write::write_object(&hub.client, object, before.as_ref())
                 .await
-                .map_err(|err| {
-                    eprintln!(
-                        "error: hub {} refused {}: {}",
-                        hub.context,
-                        what.title,
-                        printable(&err, true)
-                    );
-                    exit::PARTIAL
-                })?;
+                .map_err(|err| hub_write_failed(&hub.context, what.title, &err))?;
             let action = format!("hub-{}", what.action);
             entry.action = action;
             audit::record_or_warn(&entry);
@@ -496,12 +487,60 @@ pub async fn write_document(
                 Err(_) => None,
             }
             .unwrap_or_else(|| object.clone());
-            journal::record_or_warn(journalled(Change::HubObject {
-                file,
-                before: before.unwrap_or_else(|| what.previous.clone()),
-                after,
-            }));
+            journal::record_or_warn(journal::Entry {
+                id: String::new(),
+                fleet: loaded.key(),
+                at: journal::now(),
+                command: what.command.to_string(),
+                title: what.title.to_string(),
+                resource: what.resource.to_string(),
+                change: Change::HubObject {
+                    file,
+                    before: before.unwrap_or_else(|| what.previous.clone()),
+                    after,
+                },
+            });
             Ok(Vec::new())
+        }
+    }
+}
+
+/// Prints why a fleet file was not saved and returns the exit code: 4 when the fleet changed
+/// under the edit (run it again), else 2.
+pub fn save_failed(err: &fleet_edit::SaveError) -> u8 {
+    eprintln!("error: {}", printable(&err.to_string(), true));
+    if let fleet_edit::SaveError::Changed(conflict) = err {
+        for line in conflict.what_changed() {
+            eprintln!("  {}", printable(&line, true));
+        }
+    }
+    if err.is_conflict() {
+        eprintln!(
+            "  hint: nothing was written; run the command again to edit the fleet as it is now"
+        );
+        exit::FLEET_CHANGED
+    } else {
+        exit::INPUT
+    }
+}
+
+/// Prints why the hub did not take an object and returns the exit code: 4 when it changed
+/// under the edit, else 3 (the hub refused or did not answer).
+pub fn hub_write_failed(context: &str, title: &str, err: &hub::write::WriteError) -> u8 {
+    match err {
+        hub::write::WriteError::Changed(why) => {
+            eprintln!(
+                "error: the fleet changed under the edit: {}\n  hint: nothing was written; run the command again to edit what hub {context} holds now",
+                printable(why, true)
+            );
+            exit::FLEET_CHANGED
+        }
+        hub::write::WriteError::Failed(why) => {
+            eprintln!(
+                "error: hub {context} refused {title}: {}",
+                printable(why, true)
+            );
+            exit::PARTIAL
         }
     }
 }

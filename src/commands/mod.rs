@@ -6,7 +6,6 @@ pub mod completion;
 pub mod edits;
 pub mod hub;
 pub mod info;
-pub mod journal;
 pub mod man;
 pub mod ocm_placement;
 pub mod override_rules;

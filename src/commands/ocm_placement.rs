@@ -8,7 +8,6 @@
 use std::io::Write;
 
 use super::edits::{self, Gate, Report, input_error, text_diff};
-use super::journal::{self, Change};
 use crate::backend::audit;
 use crate::backend::hub::{self, Hub, HubKind};
 use crate::cli::{GlobalArgs, OcmPlacementSetArgs, exit};
@@ -16,6 +15,7 @@ use crate::engine::compare::diff;
 use crate::engine::edit::ocm_placement::{
     DecisionPreview, PlacementEdit, PlacementWorld, PredicateText, editable, edited, patch, preview,
 };
+use crate::fleet_edit::journal::{self, Change};
 use crate::safe_text::printable;
 
 /// The edit the flags ask for; an error names the flag.
@@ -213,6 +213,7 @@ pub async fn run_set(
         Err(_) => None,
     };
     journal::record_or_warn(journal::Entry {
+        id: String::new(),
         fleet: format!("hub:{context}"),
         at: journal::now(),
         command: "ocm-placement set".into(),

@@ -311,7 +311,7 @@ async fn edit_and_write(
     edits::gate_and_write(global, edit_args, loaded, &write, &object, report, out).await
 }
 
-/// What an editing override command starts with: refusing the demo and `--readonly`, then the
+/// What an editing override command starts with: refusing the demo, then the
 /// fleet and the resource's override documents.
 async fn prepare(
     global: &GlobalArgs,

@@ -165,11 +165,6 @@ pub async fn run_apply(
     args: &ApplyArgs,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    if global.readonly {
-        return Ok(input_error(
-            "apply sends writes and --readonly forbids them\n  hint: use `flotilla plan --readonly` to preview",
-        ));
-    }
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     if !args.yes && !interactive {
         return Ok(input_error(

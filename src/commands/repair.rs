@@ -130,11 +130,6 @@ pub async fn run_repair(
     if let Err(InputError(message)) = ResourceScope::parse(&args.scope) {
         return Ok(input_error(&message));
     }
-    if way == Way::Revert && global.readonly {
-        return Ok(input_error(
-            "repair --revert sends writes and --readonly forbids them\n  hint: `flotilla drift --readonly` shows the drift",
-        ));
-    }
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     if !args.yes && !interactive {
         return Ok(input_error(
@@ -253,8 +248,10 @@ async fn repair_on<A: ClusterApi>(
             &mut files,
         ),
     };
-    if let Err(message) = result {
-        return Ok(input_error(&message));
+    match result {
+        Ok(()) => {}
+        Err(Refused::Input(message)) => return Ok(input_error(&message)),
+        Err(Refused::Save(err)) => return Ok(super::edits::save_failed(&err)),
     }
     if store.builtin && way != Way::Revert {
         warnings.push(BUILTIN_FLEET_WARNING.into());
@@ -432,6 +429,8 @@ struct FleetStore {
     builtin: bool,
     /// The fleet's files as the command loaded them.
     sources: Vec<SourceFile>,
+    /// The journal's name for the fleet.
+    key: String,
 }
 
 impl FleetStore {
@@ -445,6 +444,7 @@ impl FleetStore {
             },
             builtin,
             sources,
+            key: super::edits::fleet_key(global),
         }
     }
 }
@@ -453,22 +453,60 @@ impl FleetStore {
 const BUILTIN_FLEET_WARNING: &str =
     "the demo fleet is built into flotilla and is never written: nothing was saved";
 
-/// Writes changed files (backup + atomic rename each) and returns their paths.
-fn save(changes: &[adopt::FileChange], warnings: &mut Vec<String>) -> Result<Vec<String>, String> {
-    let mut written = Vec::new();
+/// Why adopting or ignoring wrote nothing: bad input (exit 2), or a save the fleet refused
+/// (exit 4 when it changed under the edit).
+enum Refused {
+    Input(String),
+    Save(fleet_edit::SaveError),
+}
+
+impl From<String> for Refused {
+    fn from(message: String) -> Refused {
+        Refused::Input(message)
+    }
+}
+
+impl From<&str> for Refused {
+    fn from(message: &str) -> Refused {
+        Refused::Input(message.to_string())
+    }
+}
+
+/// Writes changed files compare-and-swap (each change put into the file as it is now, under
+/// the fleet directory's lock, journalled for `flotilla undo`) and returns their paths.
+fn save(
+    store: &FleetStore,
+    what: &str,
+    changes: &[adopt::FileChange],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<String>, Refused> {
+    let edits: Vec<fleet_edit::FileEdit<'_>> = changes
+        .iter()
+        .map(|change| fleet_edit::FileEdit {
+            path: Path::new(&change.path),
+            base: change.old.as_deref(),
+            new: &change.new,
+        })
+        .collect();
+    let note = fleet_edit::Note {
+        fleet: store.key.clone(),
+        command: what.to_string(),
+        title: what.to_string(),
+        resource: String::new(),
+    };
+    let saved = fleet_edit::commit(&edits, Some(&note)).map_err(Refused::Save)?;
     for change in changes {
-        let saved =
-            fleet_edit::write_text(Path::new(&change.path), change.old.as_deref(), &change.new)
-                .map_err(|e| format!("saving {}: {e}", change.path))?;
         warnings.extend(
             change
                 .warnings
                 .iter()
                 .map(|w| format!("{}: {w}", change.path)),
         );
-        written.push(saved.path.display().to_string());
     }
-    Ok(written)
+    Ok(saved
+        .iter()
+        .map(|saved| saved.path.display().to_string())
+        .collect())
 }
 
 fn file_entry(action: &str, found: &[Found], files: &[String], ok: bool, message: &str) -> Entry {
@@ -511,7 +549,7 @@ fn adopt_found(
     items: &mut Vec<RepairItem>,
     files: &mut Vec<String>,
     warnings: &mut Vec<String>,
-) -> Result<(), String> {
+) -> Result<(), Refused> {
     let fallback = store
         .base
         .join("flotilla-overrides.yaml")
@@ -536,7 +574,7 @@ fn adopt_found(
         let desired = match fleet.decide(r, c) {
             crate::engine::Decision::Placed { object, .. } => object,
             crate::engine::Decision::Suspended { reason, .. }
-            | crate::engine::Decision::NotPlaced { reason } => return Err(reason),
+            | crate::engine::Decision::NotPlaced { reason } => return Err(reason.into()),
         };
         let mut wanted = Vec::new();
         for f in fields {
@@ -559,7 +597,7 @@ fn adopt_found(
         if !store.builtin {
             audit::record_or_warn(&file_entry("repair-adopt", found, &[], false, &message));
         }
-        return Err(format!("nothing saved: {message}"));
+        return Err(format!("nothing saved: {message}").into());
     }
     if store.builtin {
         let would: Vec<String> = work.changes().iter().map(|c| c.path.clone()).collect();
@@ -573,7 +611,7 @@ fn adopt_found(
         }));
         return Ok(());
     }
-    let written = save(&work.changes(), warnings)?;
+    let written = save(store, "repair --adopt", &work.changes(), warnings)?;
     audit::record_or_warn(&file_entry("repair-adopt", found, &written, true, ""));
     items.extend(found.iter().map(|f| {
         item(
@@ -595,7 +633,7 @@ fn write_ignore(
     found: &[Found],
     items: &mut Vec<RepairItem>,
     files: &mut Vec<String>,
-) -> Result<(), String> {
+) -> Result<(), Refused> {
     let mut resources: BTreeSet<ResourceRef> = found.iter().map(|f| f.resource.clone()).collect();
     if found.is_empty() {
         for text in &args.scope.resources {
@@ -652,9 +690,7 @@ fn write_ignore(
     }
     let (_, errors) = load_fleet(&sources);
     if let Some(error) = errors.first() {
-        return Err(format!(
-            "nothing saved: the new ignore rule would not load: {error}"
-        ));
+        return Err(format!("nothing saved: the new ignore rule would not load: {error}").into());
     }
     if store.builtin {
         items.extend(found.iter().map(|f| {
@@ -667,9 +703,13 @@ fn write_ignore(
         }));
         return Ok(());
     }
-    let saved = fleet_edit::write_text(&file, old.as_deref(), &text)
-        .map_err(|e| format!("saving {key}: {e}"))?;
-    let written = vec![saved.path.display().to_string()];
+    let change = adopt::FileChange {
+        path: key.clone(),
+        old: old.clone(),
+        new: text.clone(),
+        warnings: Vec::new(),
+    };
+    let written = save(store, "repair --ignore", &[change], &mut Vec::new())?;
     let mut entry = file_entry("repair-ignore", found, &written, true, "");
     if found.is_empty() {
         entry.clusters = args.scope.clusters.clone();

@@ -12,16 +12,17 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::edits::{self, Gate, Report, compare_fleets, input_error, text_diff};
-use super::journal::{self, Change};
 use super::ocm_placement::{decision_report, read_placement};
 use crate::backend::audit;
 use crate::backend::hub;
 use crate::cli::{GlobalArgs, UndoArgs, exit};
 use crate::engine::compare::diff;
+use crate::engine::edit::by_document::{self, DocChange};
 use crate::engine::edit::ocm_placement::{editable, patch, preview, with_parts_of};
 use crate::engine::edit::yaml_text;
 use crate::engine::{SourceFile, load_fleet};
 use crate::fleet_edit;
+use crate::fleet_edit::journal::{self, Change};
 use crate::safe_text::printable;
 
 fn changed_since(entry: &journal::Entry, what: &str) -> u8 {
@@ -37,13 +38,28 @@ pub async fn run(global: &GlobalArgs, args: &UndoArgs, out: &mut dyn Write) -> a
         return Ok(code);
     }
     let key = edits::fleet_key(global);
-    let entry = match journal::latest(&key) {
-        Ok(Some(entry)) => entry,
-        Ok(None) => {
-            eprintln!("nothing to undo: flotilla has written no edit to {key}");
-            return Ok(exit::OK);
-        }
+    let entries = match journal::newest_first(&key) {
+        Ok(entries) => entries,
         Err(message) => return Ok(input_error(&message)),
+    };
+    // The newest entry whose edit is in the fleet: an entry written ahead of a write that
+    // never happened (flotilla was killed in between) is passed over, and forgotten.
+    let mut found = None;
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(message) => return Ok(input_error(&message)),
+        };
+        if never_landed(&entry) {
+            let _ = journal::forget(&entry);
+            continue;
+        }
+        found = Some(entry);
+        break;
+    }
+    let Some(entry) = found else {
+        eprintln!("nothing to undo: flotilla has written no edit to {key}");
+        return Ok(exit::OK);
     };
     let mut report = Report {
         resource: entry.resource.clone(),
@@ -51,18 +67,9 @@ pub async fn run(global: &GlobalArgs, args: &UndoArgs, out: &mut dyn Write) -> a
         ..Report::default()
     };
     let code = match &entry.change {
-        Change::File {
-            path,
-            before,
-            after,
-        } => undo_file(
-            global,
-            args,
-            &entry,
-            &mut report,
-            (path, before, after),
-            out,
-        )?,
+        Change::Documents { path, docs } => {
+            undo_file(global, args, &entry, &mut report, (path, docs), out)?
+        }
         Change::HubObject {
             file,
             before,
@@ -123,12 +130,28 @@ fn finish(global: &GlobalArgs, report: &mut Report, out: &mut dyn Write) -> anyh
     Ok(exit::OK)
 }
 
+/// Whether a file entry's edit is not in its file, while what it replaced still is: the
+/// journal got the entry, the file never got the write.
+fn never_landed(entry: &journal::Entry) -> bool {
+    let Change::Documents { path, docs } = &entry.change else {
+        return false;
+    };
+    let current = std::fs::read_to_string(path).unwrap_or_default();
+    by_document::apply(path, &current, &inverse(docs)).is_err()
+        && by_document::apply(path, &current, docs).is_ok()
+}
+
+/// The changes that take `docs` back, last first.
+fn inverse(docs: &[DocChange]) -> Vec<DocChange> {
+    docs.iter().rev().map(DocChange::inverse).collect()
+}
+
 fn undo_file(
     global: &GlobalArgs,
     args: &UndoArgs,
     entry: &journal::Entry,
     report: &mut Report,
-    (path, before, after): (&str, &str, &str),
+    (path, docs): (&str, &[DocChange]),
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     report.file = path.to_string();
@@ -136,9 +159,12 @@ fn undo_file(
         Ok(text) => text,
         Err(err) => return Ok(input_error(&format!("{path}: {err}; nothing restored"))),
     };
-    if current != after {
-        return Ok(changed_since(entry, path));
-    }
+    // Each document the edit changed goes back, found by what flotilla left there; what
+    // others changed in the file's other documents stays.
+    let before = match by_document::apply(path, &current, &inverse(docs)) {
+        Ok(text) => text,
+        Err(_) => return Ok(changed_since(entry, path)),
+    };
     // What the undo does on the clusters: the fleet as it is against the fleet restored.
     let files = match crate::fleet_dir::read_fleet_dir(&global.fleet) {
         Ok(files) => files,
@@ -150,7 +176,7 @@ fn undo_file(
         .map(|file| SourceFile {
             path: file.path.clone(),
             text: if canonical(&file.path) == canonical(path) {
-                before.to_string()
+                before.clone()
             } else {
                 file.text.clone()
             },
@@ -168,26 +194,24 @@ fn undo_file(
     report.lost = change.lost;
     report.changed = change.changed;
     report.diffs = diffs;
-    report.file_diff = withheld_for_secrets(entry, text_diff(path, &current, before));
+    report.file_diff = withheld_for_secrets(entry, text_diff(path, &current, &before));
     match edits::gate(global, &args.edit, report, out)? {
         Gate::Stop(code) => return Ok(code),
         Gate::Go => {}
     }
-    if let Err(err) = fleet_edit::write_text(Path::new(path), Some(&current), before) {
-        return Ok(input_error(&format!("not restored: {err}")));
+    let edit = fleet_edit::FileEdit {
+        path: Path::new(path),
+        base: Some(&current),
+        new: &before,
+    };
+    if let Err(err) = fleet_edit::commit_one(edit, None) {
+        return Ok(edits::save_failed(&err));
     }
     let mut audit_entry = audit::Entry::new("undo");
     audit_entry.objects = vec![entry.title.clone()];
     audit_entry.files = vec![path.to_string()];
     audit::record_or_warn(&audit_entry);
     finish(global, report, out)
-}
-
-/// The hub's objects compared without what only the API server or Karmada sets.
-fn same_object(a: &Value, b: &Value) -> bool {
-    a.get("spec") == b.get("spec")
-        && a.pointer("/metadata/labels") == b.pointer("/metadata/labels")
-        && a.pointer("/metadata/annotations") == b.pointer("/metadata/annotations")
 }
 
 async fn undo_hub_object(
@@ -207,7 +231,10 @@ async fn undo_hub_object(
         return Ok(input_error("undo of a hub edit needs --hub"));
     };
     let current = edits::document_object(&loaded.files, file, 0);
-    if !current.as_ref().is_some_and(|c| same_object(c, after)) {
+    if !current
+        .as_ref()
+        .is_some_and(|c| hub::write::same_written(c, after))
+    {
         return Ok(changed_since(entry, file));
     }
     let restored_text = match yaml_text::to_block_yaml(before) {
@@ -248,14 +275,8 @@ async fn undo_hub_object(
         Gate::Stop(code) => return Ok(code),
         Gate::Go => {}
     }
-    if let Err(err) = hub::write::write_object(&hub.client, before).await {
-        eprintln!(
-            "error: hub {} refused {}: {}",
-            hub.context,
-            entry.title,
-            printable(&err, true)
-        );
-        return Ok(exit::PARTIAL);
+    if let Err(err) = hub::write::write_object(&hub.client, before, current.as_ref()).await {
+        return Ok(edits::hub_write_failed(&hub.context, &entry.title, &err));
     }
     let mut audit_entry = audit::Entry::new("hub-undo");
     audit_entry.objects = vec![entry.title.clone()];

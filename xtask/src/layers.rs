@@ -77,6 +77,7 @@ const MAIN: CrateRules = CrateRules {
         layer("config", 2),
         layer("model", 1),
         layer("glob", 1),
+        layer("jsonl", 1),
         layer("safe_text", 1),
         layer("paths", 1),
     ],

@@ -57,6 +57,32 @@ pub struct FleetSave {
     pub object: serde_json::Value,
     /// e.g. `PropagationPolicy shop/web`, for notices and the audit log.
     pub title: String,
+    /// The editor to reopen when the document changed on disk under the edit.
+    pub reopen: Option<Reopen>,
+}
+
+/// An editor the console can reopen on the fleet as it is on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reopen {
+    Placement,
+    Overrides,
+}
+
+/// The fleet's file changed on disk under a confirmed edit: nothing was written. What changed,
+/// and the file's text now, which the operator may reload and edit again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FleetChanged {
+    pub file: String,
+    /// The document concerned, e.g. `PropagationPolicy shop/web`.
+    pub title: String,
+    /// Why the write was refused, in a sentence.
+    pub reason: String,
+    /// What changed on disk in that document, as diff lines.
+    pub lines: Vec<String>,
+    /// The file's text on disk now (`None`: it is gone or unreadable).
+    pub disk: Option<String>,
+    /// The editor to reopen on it.
+    pub reopen: Option<Reopen>,
 }
 
 /// What the session's write of a confirmed edit did, handed back to `update`, which takes
@@ -75,6 +101,8 @@ pub enum Saved {
         files: Vec<SourceFile>,
         notice: String,
     },
+    /// Nothing was written: the file changed on disk under the edit.
+    Changed(FleetChanged),
 }
 
 /// What follows a written edit once the fleet reloads.
@@ -89,6 +117,8 @@ pub enum AfterSave {
     /// engine's objects for these cells.
     WriteToHub {
         object: serde_json::Value,
+        /// The object as the edit was computed from it; `None` when the edit creates it.
+        base: Option<serde_json::Value>,
         title: String,
         cells: Vec<CellRef>,
     },

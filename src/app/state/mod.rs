@@ -16,7 +16,9 @@ pub mod review;
 pub mod rollout;
 
 pub use cells::{CellDetail, CellGrid, HealthCounts, KindCounts};
-pub use edits::{AfterSave, FileText, FleetEdit, FleetSave, FleetWrite, Saved};
+pub use edits::{
+    AfterSave, FileText, FleetChanged, FleetEdit, FleetSave, FleetWrite, Reopen, Saved,
+};
 pub use panes::{Pane, PaneView, SortKey};
 
 use std::collections::BTreeMap;
@@ -125,9 +127,20 @@ pub struct PendingApply {
     pub delete: Vec<CellRef>,
     /// How to take this change back, remembered once it is confirmed.
     pub undo: Option<LastChange>,
+    /// Instead of writing: reload a fleet file that changed on disk under an edit, and reopen
+    /// the editor on it.
+    pub reload: Option<Reload>,
     /// A canary cluster first, the rest once it passes the wave gate (`state.wave_gate`: in
     /// sync, and by default Healthy) (tab toggles).
     pub waves: bool,
+}
+
+/// A fleet file to take as it is on disk now, and the editor to reopen on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reload {
+    pub file: String,
+    pub text: String,
+    pub reopen: Option<Reopen>,
 }
 
 /// How to undo the last confirmed placement change: put the document back, re-apply the

@@ -799,10 +799,11 @@ async fn handle(
     match effect {
         Effect::HubApply {
             object,
+            base,
             title,
             expect,
         } => {
-            match write_object(&hub.client, &object).await {
+            match write_object(&hub.client, &object, base.as_ref()).await {
                 Ok(()) => {
                     notice(format!(
                         "wrote {title} to hub {} (server-side apply as flotilla); following {} cell(s) until {} renders them",
@@ -838,6 +839,12 @@ async fn handle(
                     // The console sees each cell leave its old state, then arrive.
                     let _ = events.send(BackendEvent::Cells(pending));
                     true
+                }
+                Err(super::write::WriteError::Changed(why)) => {
+                    notice(format!(
+                        "not written: {why} — the edit was made from what the hub held before; reopen the editor to edit what it holds now"
+                    ));
+                    false
                 }
                 Err(err) => {
                     notice(format!("hub {} refused {title}: {err}", hub.context));

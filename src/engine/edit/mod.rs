@@ -4,6 +4,7 @@
 //! returns new texts and what they change; it must not write files or talk to a cluster.
 
 pub mod adopt;
+pub mod by_document;
 pub mod drift_repair;
 pub mod ocm_placement;
 pub mod override_rules;
