@@ -136,6 +136,8 @@ fn never_landed(entry: &journal::Entry) -> bool {
     let Change::Documents { path, docs } = &entry.change else {
         return false;
     };
+    // A write under way holds its directory's lock from the journal entry to the rename.
+    let _held = fleet_edit::hold_dir_of(Path::new(path));
     let current = std::fs::read_to_string(path).unwrap_or_default();
     by_document::apply(path, &current, &inverse(docs)).is_err()
         && by_document::apply(path, &current, docs).is_ok()

@@ -217,6 +217,13 @@ fn commit_unless(
     Ok(done)
 }
 
+/// Holds the write lock of `path`'s directory until dropped: what a writer holds from its
+/// re-read to its rename, so a journal entry written ahead of a write still under way is never
+/// taken for one that did not land.
+pub fn hold_dir_of(path: &Path) -> Result<lock::DirLock, SaveError> {
+    lock::lock_dir(&parent(path))
+}
+
 /// Writes one edited file (see [`commit`]).
 pub fn commit_one(edit: FileEdit<'_>, note: Option<&Note>) -> Result<Committed, SaveError> {
     let mut done = commit(&[edit], note)?;
