@@ -577,3 +577,138 @@ fn ten_thousand_clusters_settle_and_every_key_changes_the_screen() {
     assert_eq!(app.wait_exit(), 0);
     assert_restored(&app);
 }
+
+/// A copy of the karmada-fidelity fleet with a kubeconfig that has no contexts (no cluster is
+/// reached: only the fleet's files are edited).
+fn fidelity_fleet() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fleet = dir.path().join("fleet");
+    std::fs::create_dir_all(&fleet).expect("mkdir");
+    let source =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fleets/karmada-fidelity");
+    for entry in std::fs::read_dir(source).expect("fixture") {
+        let entry = entry.expect("entry");
+        std::fs::copy(entry.path(), fleet.join(entry.file_name())).expect("copy");
+    }
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n",
+    )
+    .expect("kubeconfig");
+    (dir, fleet, kubeconfig)
+}
+
+/// Opens the placement editor on Deployment/shop/web, names east explicitly (so west
+/// leaves), reviews and reaches the confirmation.
+fn edit_web_up_to_the_confirmation(app: &mut PtyApp) {
+    app.wait_for("the fleet", |screen| screen.contains("shop/web-data"));
+    app.send("\t");
+    app.send("/Deployment shop/web\r");
+    app.wait_for("the web row alone", |screen| {
+        screen.contains("resources: Deployment shop/web") && screen.contains("(1 of 11)")
+    });
+    app.send("e");
+    app.wait_for("the placement editor", |screen| {
+        screen.contains("PropagationPolicy shop/web") && screen.contains("[ ] east")
+    });
+    app.send(" ");
+    app.wait_for("east named", |screen| screen.contains("1 leaving"));
+    app.send("\r");
+    app.wait_for("the review", |screen| screen.contains("west leaves"));
+    app.send("\r");
+    app.wait_for("the confirmation", |screen| screen.contains("y propagate"));
+}
+
+#[test]
+fn an_open_editor_never_overwrites_an_outside_edit_nor_replaces_a_shifted_document() {
+    let (_dir, fleet, kubeconfig) = fidelity_fleet();
+    let shop = fleet.join("shop.yaml");
+    let fleet_arg = fleet.display().to_string();
+    let kubeconfig_arg = kubeconfig.display().to_string();
+    let env = [("KUBECONFIG", kubeconfig_arg.as_str())];
+    let mut app = PtyApp::spawn(&["--fleet", &fleet_arg, "console"], 160, 45, &env);
+
+    // The edited policy changes on disk while the confirmation is open: the save is refused,
+    // the console says what changed there, and the outside change stays.
+    edit_web_up_to_the_confirmation(&mut app);
+    let theirs = std::fs::read_to_string(&shop)
+        .expect("read")
+        .replace("conflictResolution: Overwrite", "conflictResolution: Abort");
+    std::fs::write(&shop, &theirs).expect("write");
+    app.send("y");
+    app.wait_for("the refusal, saying what changed on disk", |screen| {
+        screen.contains("changed on disk since the editor opened")
+            && screen.contains("+   conflictResolution: Abort")
+            && screen.contains("y reload and edit again")
+    });
+    assert_eq!(std::fs::read_to_string(&shop).expect("read"), theirs);
+    // Reloading reopens the editor on the file as it is now; the edit then keeps their change.
+    app.send("y");
+    app.wait_for("the editor again, on the reloaded file", |screen| {
+        screen.contains("reloaded") && screen.contains("[ ] east")
+    });
+    app.send(" ");
+    app.wait_for("east named", |screen| screen.contains("1 leaving"));
+    app.send("\r");
+    app.wait_for("the review", |screen| screen.contains("west leaves"));
+    app.send("\r");
+    app.wait_for("the confirmation", |screen| screen.contains("y propagate"));
+    app.send("y");
+    app.wait_for("saved", |screen| {
+        screen.contains("saved PropagationPolicy shop/web")
+    });
+    let saved = std::fs::read_to_string(&shop).expect("read");
+    assert!(saved.contains("conflictResolution: Abort"), "{saved}");
+    assert!(saved.contains("- east"), "{saved}");
+
+    // A document prepended while the editor is open (a pull) shifts every index: the save still
+    // replaces the policy, not whatever now sits where it was.
+    edit_web_up_to_the_confirmation_again(&mut app);
+    let pulled = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: pulled, namespace: shop}}\ndata: {{a: b}}\n---\n{}",
+        std::fs::read_to_string(&shop).expect("read")
+    );
+    std::fs::write(&shop, &pulled).expect("write");
+    app.send("y");
+    app.wait_for("saved", |screen| {
+        screen.contains("saved PropagationPolicy shop/web")
+            && !screen.contains("y propagate")
+            && !screen.contains("changed on disk")
+    });
+    let saved = std::fs::read_to_string(&shop).expect("read");
+    assert!(
+        saved.starts_with("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: pulled"),
+        "{saved}"
+    );
+    assert_eq!(
+        saved.matches("kind: PropagationPolicy").count(),
+        2,
+        "{saved}"
+    );
+    assert!(
+        saved.contains("kind: Deployment\nmetadata: {name: web, namespace: shop}"),
+        "{saved}"
+    );
+    assert!(
+        !saved.contains("- east"),
+        "east named again is east dropped: {saved}"
+    );
+    app.send("q");
+    assert_eq!(app.wait_exit(), 0);
+    assert_restored(&app);
+}
+
+/// The editor on web again, whose policy now names east: un-naming it is the change.
+fn edit_web_up_to_the_confirmation_again(app: &mut PtyApp) {
+    app.send("e");
+    app.wait_for("the placement editor", |screen| screen.contains("[x] east"));
+    app.send(" ");
+    app.wait_for("east un-named", |screen| screen.contains("1 entering"));
+    app.send("\r");
+    app.wait_for("the review", |screen| {
+        screen.contains("Deployment/shop/web on west")
+    });
+    app.send("\r");
+    app.wait_for("the confirmation", |screen| screen.contains("y propagate"));
+}

@@ -190,7 +190,7 @@ fn offer_reload(state: &mut State, changed: FleetChanged) {
     if changed.lines.len() > SHOWN {
         summary.push(format!("  … {} more line(s)", changed.lines.len() - SHOWN));
     }
-    summary.push("y: reload the file and edit again · esc: keep the fleet as it was loaded".into());
+    summary.push("esc keeps the fleet as it was loaded".into());
     state.mode = Mode::Confirm(Box::new(PendingApply {
         summary,
         confirm_word: "y".into(),

@@ -104,6 +104,10 @@ pub(super) fn render_confirm(frame: &mut Frame, area: Rect, state: &State, conte
         pending.cells.iter().map(|cell| cell.cluster).collect();
     // On a hub its controllers roll the change out: there are no waves to choose.
     let (verb, title) = match (&state.hub, &pending.save) {
+        _ if pending.reload.is_some() => (
+            "reload and edit again",
+            "Changed on disk: nothing was written",
+        ),
         _ if pending.placement.is_some() => (
             "write to the hub",
             "Write the Placement? Nothing is written until you confirm",
