@@ -112,7 +112,8 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "CLUSTERS,RESOURCES")]
     pub demo_scale: Option<DemoScale>,
 
-    /// Never send a mutating request; mutating keys and commands are disabled.
+    /// Write nothing anywhere (fleet files, ignore files, clusters, hubs): writing commands are
+    /// refused before they start (exit 2) and mutating keys are disabled.
     #[arg(long, global = true)]
     pub readonly: bool,
 

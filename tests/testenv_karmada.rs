@@ -2560,3 +2560,128 @@ fn hub_karmada_status_with_a_resource_carries_each_members_live_object_and_event
         );
     }
 }
+
+#[test]
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_an_edit_of_a_policy_changed_with_kubectl_meanwhile_is_refused_and_kubectl_wins() {
+    use flotilla::app::Action;
+    use flotilla::app::action::InputKey;
+    use flotilla::app::state::Mode;
+    use flotilla::config::keymap::KeyCommand;
+
+    let _serial = serial();
+    karmada_hub();
+    let ns = TestNamespace::on("karmada-cas", &["hub".to_string()]);
+    let ns = ns.name.as_str();
+    apply(
+        "hub",
+        &format!(
+            "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
+             metadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
+             - {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  conflictResolution: Overwrite\n  \
+             placement:\n    clusterAffinity: {{clusterNames: [member-1]}}\n"
+        ),
+    );
+    apply("hub", &deployment(ns, "web", 1));
+    eventually("web on member-1", Duration::from_secs(60), || {
+        member_image("member-1", ns, "web")
+    });
+
+    // The console's session on the hub: e on web, member-2 named too, reviewed, confirmation open.
+    let (mut session, mut hub_events) = hub_console();
+    let key = format!("Deployment/{ns}/web");
+    select_row(&mut session, &key);
+    session.dispatch(Action::Command(KeyCommand::EditPlacement));
+    let Mode::Placement(editor) = &session.state.mode else {
+        panic!("the placement editor opens: {:?}", session.state.notice);
+    };
+    assert!(
+        editor.source.is_some(),
+        "it edits PropagationPolicy {ns}/web"
+    );
+    let member_2 = session
+        .state
+        .fleet
+        .cluster_index("member-2")
+        .expect("member-2");
+    for _ in 0..member_2 {
+        session.dispatch(Action::Input(InputKey::Down));
+    }
+    session.dispatch(Action::Input(InputKey::Char(' ')));
+    session.dispatch(Action::Input(InputKey::Enter));
+    session.dispatch(Action::Input(InputKey::Enter));
+    let Mode::Confirm(pending) = &session.state.mode else {
+        panic!(
+            "the confirmation: {:?} {:?}",
+            session.state.mode, session.state.notice
+        );
+    };
+    assert!(
+        pending.summary.iter().any(|l| l.contains("member-2")),
+        "member-2 enters: {:?}",
+        pending.summary
+    );
+
+    // Meanwhile someone changes the same policy with kubectl.
+    kubectl_ok(
+        "hub",
+        &[
+            "patch",
+            "propagationpolicy",
+            "web",
+            "-n",
+            ns,
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"conflictResolution":"Abort","priority":5}}"#,
+        ],
+    );
+
+    // Confirming writes nothing: the hub no longer holds what the edit was made from.
+    session.dispatch(Action::Input(InputKey::Char('y')));
+    hub_events.pump(&mut session, Duration::from_secs(60), &|s| {
+        s.state
+            .notice
+            .as_deref()
+            .is_some_and(|n| n.starts_with("not written"))
+    });
+    let notice = session.state.notice.clone().unwrap_or_default();
+    assert!(
+        notice.contains(&format!("PropagationPolicy {ns}/web changed on the hub")),
+        "{notice}"
+    );
+    let stored = json("hub", &["get", "propagationpolicy", "web", "-n", ns]);
+    assert_eq!(
+        stored["spec"]["conflictResolution"], "Abort",
+        "kubectl's change stays"
+    );
+    assert_eq!(stored["spec"]["priority"], 5, "kubectl's change stays");
+    assert_eq!(
+        policy_clusters(ns, "web"),
+        ["member-1"],
+        "the refused edit wrote nothing"
+    );
+
+    // The same through the CLI, racing nothing: it edits what the hub holds now and keeps both.
+    let state = tempfile::tempdir().expect("temp dir");
+    report_of(
+        &editing(
+            state.path(),
+            &[
+                "placement",
+                "set",
+                &key,
+                "--add-cluster",
+                "member-2",
+                "-o",
+                "json",
+            ],
+        ),
+        0,
+    );
+    let stored = json("hub", &["get", "propagationpolicy", "web", "-n", ns]);
+    assert_eq!(stored["spec"]["conflictResolution"], "Abort");
+    assert_eq!(stored["spec"]["priority"], 5);
+    assert_eq!(policy_clusters(ns, "web"), ["member-1", "member-2"]);
+}
