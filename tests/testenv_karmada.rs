@@ -2578,18 +2578,22 @@ fn hub_karmada_an_edit_of_a_policy_changed_with_kubectl_meanwhile_is_refused_and
         &format!(
             "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
              metadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
-             - {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  conflictResolution: Overwrite\n  \
+             - {{apiVersion: v1, kind: ConfigMap, name: web}}\n  conflictResolution: Overwrite\n  \
              placement:\n    clusterAffinity: {{clusterNames: [member-1]}}\n"
         ),
     );
-    apply("hub", &deployment(ns, "web", 1));
+    // A ConfigMap: the members' fake Nodes keep their capacity for the tests after this one.
+    apply("hub", &config_map(ns, "web"));
     eventually("web on member-1", Duration::from_secs(60), || {
-        member_image("member-1", ns, "web")
+        kubectl("member-1", &["get", "configmap", "web", "-n", ns])
+            .status
+            .success()
+            .then_some(())
     });
 
     // The console's session on the hub: e on web, member-2 named too, reviewed, confirmation open.
     let (mut session, mut hub_events) = hub_console();
-    let key = format!("Deployment/{ns}/web");
+    let key = format!("ConfigMap/{ns}/web");
     select_row(&mut session, &key);
     session.dispatch(Action::Command(KeyCommand::EditPlacement));
     let Mode::Placement(editor) = &session.state.mode else {
