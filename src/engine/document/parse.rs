@@ -338,6 +338,12 @@ pub fn parse_files(files: &[SourceFile]) -> (Vec<Doc>, Vec<FleetError>) {
 
 type Parsed = (Value, HashMap<String, usize>, usize);
 
+/// One document's text (a span [`document_spans`] gives) parsed as the fleet's documents are,
+/// without lines and with a `kind: List` kept whole: `None` when it holds no value.
+pub fn document_value(text: &str) -> Result<Option<Value>, FleetError> {
+    parse_document("", 1, text).map(|parsed| parsed.map(|(value, _, _)| value))
+}
+
 /// Sequences and mappings nested in one document, at most. Reading recurses once a level, and
 /// deeply nested sequences overflow a 2 MiB thread stack (a test's, a tokio worker's) in debug
 /// builds past about 50; the deepest real manifests (CRD schemas) stay well under 40.
