@@ -655,6 +655,27 @@ mod tests {
     }
 
     #[test]
+    fn malformed_yaml_in_a_secret_says_where_never_what_its_value_is() {
+        for body in [
+            "stringData:\n  pin: \"abc987654\\q\"\n",
+            "stringData:\n  pin: 'abc987654\n",
+            "stringData:\n  pin: abc987654: def\n",
+            "stringData:\n  pin: !!int abc987654\n",
+            "data:\n  pin: !!binary abc987654\n",
+            "stringData: {pin: abc987654\n",
+        ] {
+            let text = format!("apiVersion: v1\nkind: Secret\nmetadata: {{name: s}}\n{body}");
+            let (_, errors) = parse_files(&[file(&text)]);
+            let [error] = errors.as_slice() else {
+                panic!("one error: {errors:?}");
+            };
+            let text = error.to_string();
+            assert!(text.starts_with("f.yaml:"), "{text}");
+            assert!(!text.contains("987654"), "{text}");
+        }
+    }
+
+    #[test]
     fn crlf_and_a_byte_order_mark_keep_lines() {
         let text = "\u{feff}a: 1\r\n---\r\nkind: X\r\nmetadata:\r\n  name: y\r\n";
         let (docs, errors) = parse_files(&[file(text)]);
