@@ -182,9 +182,23 @@ pub fn secret_places(object: &Value) -> Vec<(String, Held)> {
     }
     // What `kubectl apply` kept of an object holding Secret values holds them too.
     if let Some(applied) = object.pointer(LAST_APPLIED) {
+        // Only a text that names one of the kinds holding Secret values (or escapes a
+        // character) is parsed: live objects of every kind carry this annotation.
+        let may_hold = |text: &&str| {
+            [
+                "Secret",
+                "OverridePolicy",
+                "\"items\"",
+                "\"manifests\"",
+                "\\u",
+            ]
+            .iter()
+            .any(|word| text.contains(word))
+        };
         let holds = !out.is_empty()
             || applied
                 .as_str()
+                .filter(may_hold)
                 .and_then(|text| serde_json::from_str::<Value>(text).ok())
                 .is_some_and(|applied| holds_secrets(&applied));
         if holds && !out.iter().any(|(pointer, _)| pointer == LAST_APPLIED) {
@@ -386,5 +400,38 @@ mod tests {
         assert_eq!(mask_document(&policy("ConfigMap")), policy("ConfigMap"));
         assert_eq!(mask_written("/data/k", &json!("c2VjcmV0")), json!(MASK));
         assert_eq!(mask_written("/metadata/labels/k", &json!("v")), json!("v"));
+    }
+
+    #[test]
+    fn secrets_carried_in_lists_and_manifest_works_and_their_applied_copies_are_masked() {
+        let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+                            "stringData": {"pw": "hunter2"}});
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+                            "data": {"plain": "visible"}});
+        let list = json!({"apiVersion": "v1", "kind": "List", "items": [config, secret]});
+        let work = json!({"apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+                          "metadata": {"name": "w"}, "spec": {"workload": {"manifests": [secret]}}});
+        for (carrier, place) in [
+            (&list, "/items/1/stringData/pw"),
+            (&work, "/spec/workload/manifests/0/stringData/pw"),
+        ] {
+            let masked = mask_document(carrier);
+            assert_eq!(masked.pointer(place), Some(&json!(MASK)), "{masked}");
+            assert!(!masked.to_string().contains("hunter2"));
+        }
+        assert_eq!(
+            mask_document(&list)["items"][0],
+            config,
+            "the ConfigMap is no Secret"
+        );
+        // An object that holds no Secret value keeps its applied copy, unless that copy holds one.
+        let mut annotated = config.clone();
+        annotated["metadata"]["annotations"] =
+            json!({"kubectl.kubernetes.io/last-applied-configuration": config.to_string()});
+        assert_eq!(mask_document(&annotated), annotated);
+        annotated["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] =
+            json!(list.to_string());
+        assert!(!mask_document(&annotated).to_string().contains("hunter2"));
+        assert!(!holds_secrets(&config) && holds_secrets(&annotated));
     }
 }
