@@ -615,6 +615,9 @@ pub struct OverrideListArgs {
     /// The federated resource, as KIND/NAMESPACE/NAME (KIND/NAME when cluster-scoped).
     #[arg(value_name = "KIND/NS/NAME")]
     pub resource: String,
+    /// List the values rules write into a Secret as the fleet has them (they are masked as "***" otherwise).
+    #[arg(long)]
+    pub show_secrets: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -1,6 +1,7 @@
 //! The console never draws a Secret's values: not in the rendered object of a cell, not in the
-//! drift view, not in what a repair asks to confirm. Headless, through the real session and
-//! views.
+//! drift view, not in what a repair asks to confirm, not in the override editor's list of the
+//! rules that write into a Secret (Karmada's or a FederatedSecret's), its forms, their errors
+//! or its review. Headless, through the real session and views.
 
 mod common;
 
@@ -43,9 +44,13 @@ fn leaks(text: &str) -> bool {
 }
 
 fn console() -> Console {
+    console_of(FLEET)
+}
+
+fn console_of(text: &str) -> Console {
     let files = vec![SourceFile {
         path: "fleet.yaml".into(),
-        text: FLEET.into(),
+        text: text.into(),
     }];
     let (fleet, errors) = load_fleet(&files);
     assert!(errors.is_empty(), "{errors:?}");
@@ -137,5 +142,188 @@ fn a_drifted_secret_value_is_masked_in_the_drift_view_and_its_confirmations() {
         console.key(InputKey::Esc);
         console.key(InputKey::Esc);
         console.command(KeyCommand::Drift);
+    }
+}
+
+/// The override policy writing a password into the Secret on m1, beside a label.
+const OVERRIDES: &str = "\
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: db-m1, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: Secret, name: db}]
+  overrideRules:
+  - targetCluster: {clusterNames: [m1]}
+    overriders:
+      plaintext:
+      - {path: /stringData/password, operator: replace, value: m1-override-pw-5522}
+  - targetCluster: {clusterNames: [m1]}
+    overriders:
+      labelsOverrider:
+      - {operator: add, value: {tier: gold-on-m1}}
+";
+
+/// A FederatedSecret whose override on k1 writes a password.
+const FEDERATED: &str = "\
+apiVersion: core.kubefed.io/v1beta1
+kind: KubeFedCluster
+metadata: {name: k1, namespace: kube-federation-system}
+spec: {apiEndpoint: \"https://k1:6443\", secretRef: {name: k1}}
+---
+apiVersion: types.kubefed.io/v1beta1
+kind: FederatedNamespace
+metadata: {name: shop, namespace: shop}
+spec:
+  placement: {clusterSelector: {}}
+---
+apiVersion: types.kubefed.io/v1beta1
+kind: FederatedSecret
+metadata: {name: db, namespace: shop}
+spec:
+  template:
+    stringData: {password: fed-template-pw-8855}
+  placement:
+    clusters: [{name: k1}]
+  overrides:
+  - clusterName: k1
+    clusterOverrides:
+    - {path: /stringData/password, value: m1-override-pw-5522}
+";
+
+/// The values written in these fleets, typed in the editor, and their base64.
+fn override_leaks(text: &str) -> bool {
+    leaks(text)
+        || [
+            "m1-override-pw-5522",
+            "bTEtb3ZlcnJpZGUtcHctNTUyMg==",
+            "fed-template-pw-8855",
+            "typed-pw-3344",
+            "dHlwZWQtcHctMzM0NA==",
+            "987654",
+        ]
+        .iter()
+        .any(|value| text.contains(value))
+}
+
+fn override_editor(console: &Console) -> &flotilla::app::state::override_editor::OverrideEditor {
+    match &console.state.mode {
+        Mode::Overrides(editor) => editor,
+        other => panic!("not in the override editor: {other:?}"),
+    }
+}
+
+/// Opens the override editor on the Secret's cell on `cluster`.
+fn open_overrides(console: &mut Console, cluster: &str) {
+    console.select_cluster(cluster);
+    console.select("Secret/shop/db");
+    console.command(KeyCommand::EditOverrides);
+    assert!(
+        matches!(console.state.mode, Mode::Overrides(_)),
+        "{:?}",
+        console.state.notice
+    );
+}
+
+#[test]
+fn the_override_editor_lists_edits_and_reviews_a_secret_value_without_drawing_it() {
+    let mut console = console_of(&format!("{FLEET}{OVERRIDES}"));
+    open_overrides(&mut console, "m1");
+    let items: Vec<String> = override_editor(&console)
+        .rows
+        .iter()
+        .flat_map(|(_, rule)| rule.items.clone())
+        .collect();
+    let listed = items.join("\n");
+    assert!(listed.contains("/stringData/password"), "{listed}");
+    assert!(
+        listed.contains("gold-on-m1"),
+        "a label is no secret: {listed}"
+    );
+    assert!(!override_leaks(&listed), "{listed}");
+    let drawn = screen(&console);
+    assert!(drawn.contains("/stringData/password"), "{drawn}");
+    assert!(!override_leaks(&drawn), "{drawn}");
+
+    // Editing the rule: its value is not put back in the form, nor drawn as typed.
+    let cursor = override_editor(&console)
+        .rows
+        .iter()
+        .position(|(_, rule)| rule.secret)
+        .expect("the rule writing the password");
+    assert_eq!(cursor, 0, "listed first");
+    console.key(InputKey::Char('e'));
+    let flotilla::app::state::override_editor::Stage::Form(form) = &override_editor(&console).stage
+    else {
+        panic!("the rule's form opens");
+    };
+    assert_eq!(form.path, "/stringData/password");
+    assert_eq!(form.value, "", "the value is typed anew");
+    assert!(!override_leaks(&screen(&console)));
+    console.type_text("typed-pw-3344");
+    let drawn = screen(&console);
+    assert!(drawn.contains("not shown"), "{drawn}");
+    assert!(!override_leaks(&drawn), "{drawn}");
+    // A value of the wrong type is refused without quoting either value.
+    console.key(InputKey::ClearLine);
+    console.type_text("987654");
+    let drawn = screen(&console);
+    assert!(drawn.contains("holds a string"), "{drawn}");
+    assert!(!override_leaks(&drawn), "{drawn}");
+    console.key(InputKey::ClearLine);
+    console.type_text("typed-pw-3344");
+    console.key(InputKey::Enter);
+    let editor = override_editor(&console);
+    assert_eq!(editor.error, None);
+    let preview = editor.preview.as_ref().expect("a preview");
+    let diffs: String = preview.diffs.iter().map(|d| d.diff.as_str()).collect();
+    assert!(diffs.contains("password"), "{diffs}");
+    assert!(!override_leaks(&diffs), "{diffs}");
+    // The review draws the masked diff.
+    console.key(InputKey::Enter);
+    let drawn = screen(&console);
+    assert!(!override_leaks(&drawn), "{drawn}");
+}
+
+#[test]
+fn a_federated_secret_override_is_listed_masked_in_the_editor() {
+    let mut console = console_of(FEDERATED);
+    open_overrides(&mut console, "k1");
+    let listed: Vec<String> = override_editor(&console)
+        .rows
+        .iter()
+        .flat_map(|(_, rule)| rule.items.clone())
+        .collect();
+    assert_eq!(listed, ["replace /stringData/password = \"***\""]);
+    let drawn = screen(&console);
+    assert!(drawn.contains("/stringData/password"), "{drawn}");
+    assert!(!override_leaks(&drawn), "{drawn}");
+}
+
+#[test]
+fn the_explanation_of_a_cell_traces_an_override_into_a_secret_masked() {
+    for (text, cluster) in [
+        (format!("{FLEET}{OVERRIDES}"), "m1"),
+        (FEDERATED.into(), "k1"),
+    ] {
+        let mut console = console_of(&text);
+        console.select_cluster(cluster);
+        console.select("Secret/shop/db");
+        // The explanation follows the cursor on the next action.
+        console.act(Action::Tick {
+            now_ms: 0,
+            unix_ms: None,
+        });
+        let steps = console
+            .state
+            .explanation
+            .as_ref()
+            .map(|e| e.steps.join("\n"))
+            .expect("the cell is explained");
+        assert!(steps.contains("/stringData/password"), "{steps}");
+        assert!(steps.contains("***"), "{steps}");
+        assert!(!override_leaks(&steps), "{steps}");
+        let drawn = screen(&console);
+        assert!(!override_leaks(&drawn), "{drawn}");
     }
 }

@@ -249,11 +249,21 @@ fn list_key(state: &mut State, editor: &mut OverrideEditor, key: InputKey) -> bo
             let mut form = form(FormKind::Patch);
             form.editing = Some((*doc, rule.index));
             form.target = target_text(target);
+            // A value the rule writes into a Secret is not put back on screen: it is typed anew.
+            if rule.secret {
+                state.notice = Some(
+                    "the value this rule writes into a Secret is not shown: type the new one"
+                        .into(),
+                );
+            }
             match item {
                 Item::Patch { op, path, value } => {
                     form.op = *op;
                     form.path = path.clone();
-                    form.value = value.as_ref().map(Value::to_string).unwrap_or_default();
+                    form.value = match value {
+                        Some(_) if rule.secret => String::new(),
+                        value => value.as_ref().map(Value::to_string).unwrap_or_default(),
+                    };
                 }
                 Item::Image {
                     component, value, ..
@@ -272,7 +282,11 @@ fn list_key(state: &mut State, editor: &mut OverrideEditor, key: InputKey) -> bo
                     } else {
                         FormKind::Annotation
                     };
-                    form.value = format!("{key}={value}");
+                    form.value = if rule.secret {
+                        format!("{key}=")
+                    } else {
+                        format!("{key}={value}")
+                    };
                 }
             }
             editor.stage = Stage::Form(Box::new(form));

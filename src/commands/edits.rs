@@ -282,24 +282,7 @@ pub fn changed_clusters(groups: &[DiffGroup], gained: &[String], lost: &[String]
 /// The unified diff of a file's text, or a note instead when the file holds a Secret (its
 /// values must not be printed).
 pub fn text_diff(file: &str, old: &str, new: &str) -> String {
-    if old == new {
-        return String::new();
-    }
-    let holds_secret = |text: &str| {
-        let (docs, _) = parse_files(&[SourceFile {
-            path: file.to_string(),
-            text: text.to_string(),
-        }]);
-        docs.iter().any(|doc| secrets::is_secret(&doc.value))
-    };
-    if holds_secret(old) || holds_secret(new) {
-        return format!("(the diff of {file} is not shown: the file holds a Secret)\n");
-    }
-    similar::TextDiff::from_lines(old, new)
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("a/{file}"), &format!("b/{file}"))
-        .to_string()
+    secrets::file_diff(file, old, new)
 }
 
 /// Where an edited document is written and the diff of that write, as saving writes it: on a

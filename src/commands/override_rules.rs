@@ -15,13 +15,13 @@ use super::edits::{
 };
 use crate::cli::{GlobalArgs, OverrideAddArgs, OverrideListArgs, OverrideRemoveArgs, exit};
 use crate::engine::Decision;
-use crate::engine::compare::secrets;
 use crate::engine::edit::override_rules::{
     Item, OverrideDoc, RuleEdit, RuleView, apply_edit, check_patch, image_paths, key_value_item,
     override_docs, parse_target, preview_overrides,
 };
 use crate::engine::overrides::overriders::ImageComponent;
 use crate::engine::overrides::patch::OpKind;
+use crate::engine::render::SecretValues;
 use crate::output::{self, Table};
 
 /// The resource's override documents and a rendered object of it (the first cluster it is
@@ -53,14 +53,15 @@ fn open(loaded: &Loaded, text: &str) -> Result<Opened, String> {
     })
 }
 
-/// Every rule of every document, numbered from 1 as `override list` shows them.
-fn rows(loaded: &Loaded, opened: &Opened) -> Vec<(usize, RuleView)> {
+/// Every rule of every document, numbered from 1 as `override list` shows them, the values
+/// rules write into a Secret as `values` says.
+fn rows(loaded: &Loaded, opened: &Opened, values: SecretValues) -> Vec<(usize, RuleView)> {
     opened
         .docs
         .iter()
         .enumerate()
         .flat_map(|(d, doc)| {
-            doc.rules(&doc.object, &loaded.fleet.clusters)
+            doc.rules_with(&doc.object, &loaded.fleet.clusters, values)
                 .into_iter()
                 .map(move |rule| (d, rule))
         })
@@ -74,7 +75,11 @@ struct ListItem {
     file: String,
     target: String,
     clusters: Vec<String>,
+    /// Each overrider in full (no value cut), values written into a Secret masked.
     overriders: Vec<String>,
+    /// The same, as the table shows them (long values cut).
+    #[serde(skip)]
+    short: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -96,7 +101,12 @@ pub async fn run_list(
         Ok(opened) => opened,
         Err(message) => return Ok(input_error(&message)),
     };
-    let items: Vec<ListItem> = rows(&loaded, &opened)
+    let values = if args.show_secrets {
+        SecretValues::Shown
+    } else {
+        SecretValues::Masked
+    };
+    let items: Vec<ListItem> = rows(&loaded, &opened, values)
         .into_iter()
         .enumerate()
         .map(|(at, (d, rule))| ListItem {
@@ -105,7 +115,8 @@ pub async fn run_list(
             file: opened.docs[d].file.clone(),
             target: rule.target,
             clusters: rule.clusters,
-            overriders: rule.items,
+            overriders: rule.full,
+            short: rule.items,
         })
         .collect();
     output::write(out, &global.output, &Items { items: &items }, || {
@@ -119,7 +130,7 @@ pub async fn run_list(
                     item.policy.clone(),
                     item.target.clone(),
                     item.clusters.join(","),
-                    item.overriders.join("; "),
+                    item.short.join("; "),
                 ],
             );
         }
@@ -291,13 +302,6 @@ async fn edit_and_write(
             Ok((file, diff)) => (report.file, report.file_diff) = (file, diff),
             Err(message) => return Ok(input_error(&message)),
         }
-        // The rule holds the values it writes into the Secret: they are not printed.
-        if secrets::is_secret(&opened.rendered) && !report.file_diff.is_empty() {
-            report.file_diff = format!(
-                "(the diff of {} is not shown: its rules write values into a Secret)\n",
-                report.file
-            );
-        }
     }
     let write = DocumentWrite {
         command,
@@ -390,7 +394,7 @@ pub async fn run_remove(
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
-    let rows = rows(&loaded, &opened);
+    let rows = rows(&loaded, &opened, SecretValues::Masked);
     let Some((d, rule)) = args.rule.checked_sub(1).and_then(|at| rows.get(at)) else {
         return Ok(input_error(&format!(
             "--rule {}: {} has {} override rule(s), numbered from 1\n  hint: flotilla override list {}",

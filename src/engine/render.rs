@@ -137,7 +137,9 @@ pub enum SecretValues {
 impl SecretValues {
     fn apply(self, object: &Value) -> Cow<'_, Value> {
         match self {
-            SecretValues::Masked if secrets::is_secret(object) => Cow::Owned(secrets::mask(object)),
+            SecretValues::Masked if secrets::holds_secrets(object) => {
+                Cow::Owned(secrets::mask(object))
+            }
             _ => Cow::Borrowed(object),
         }
     }

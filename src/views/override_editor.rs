@@ -15,6 +15,8 @@ use crate::app::state::override_editor::{
 };
 use crate::config::keymap::{Section, ViewCommand};
 use crate::config::theme::Theme;
+use crate::engine::compare::secrets;
+use crate::engine::document::parse::escape_token;
 use crate::engine::edit::override_rules::component_name;
 
 pub(super) fn render(
@@ -68,7 +70,7 @@ pub(super) fn render(
             lines.push(Line::from(Span::styled(list_hint(context), theme.muted)));
         }
         Stage::Form(form) => {
-            let form = form_lines(form, theme);
+            let form = form_lines(form, secret_value(editor, form), theme);
             let rows = usize::from(area.height.saturating_sub(3))
                 .saturating_sub(form.len())
                 .max(1);
@@ -184,7 +186,20 @@ fn rule_lines(
     (lines, cursor_line)
 }
 
-fn form_lines(form: &Form, theme: &Theme) -> Vec<Line<'static>> {
+/// Whether the form's value is written into a Secret's values (then it is never drawn).
+fn secret_value(editor: &OverrideEditor, form: &Form) -> bool {
+    let pointer = match form.kind {
+        FormKind::Patch => form.path.clone(),
+        FormKind::Annotation => {
+            let key = form.value.split_once('=').map_or("", |(key, _)| key.trim());
+            format!("/metadata/annotations/{}", escape_token(key))
+        }
+        FormKind::Image | FormKind::Label => return false,
+    };
+    secrets::is_secret_value(&editor.rendered, &pointer)
+}
+
+fn form_lines(form: &Form, secret: bool, theme: &Theme) -> Vec<Line<'static>> {
     let kind = match form.kind {
         FormKind::Patch => "JSON patch",
         FormKind::Image => "image",
@@ -211,6 +226,16 @@ fn form_lines(form: &Form, theme: &Theme) -> Vec<Line<'static>> {
             ),
             FormField::Op => ("op", format!("{} (space cycles)", form.op.as_str())),
             FormField::Path => ("path", form.path.clone()),
+            FormField::Value if secret => (
+                "value",
+                match form.value.split_once('=') {
+                    Some((key, _)) if form.kind == FormKind::Annotation => {
+                        format!("{key}=*** (a Secret's value is not shown)")
+                    }
+                    _ if form.value.is_empty() => String::new(),
+                    _ => "*** (a Secret's value is not shown)".into(),
+                },
+            ),
             FormField::Value => ("value", form.value.clone()),
         };
         let focused = *field == form.field;

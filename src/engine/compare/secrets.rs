@@ -1,23 +1,21 @@
 //! Secret values, wherever a person reads them: masked as `***` (a value that differs between
 //! the two sides of a comparison as `*** (changed)`, as `kubectl diff` marks it), and
 //! `stringData` folded into `data` (base64) before anything is compared, because the API
-//! server stores only `data` and never returns `stringData`. It must not mask anything but
-//! the values of a core/v1 Secret's `data` and `stringData`, wherever they stand: in the
-//! Secret itself and in the copy `kubectl apply` keeps in its last-applied annotation.
+//! server stores only `data` and never returns `stringData`. Where the values stand is
+//! `document::secret_values`' one notion (re-exported here); this adds what comparing needs:
+//! the folding, both sides of an object diff, a drifted field, and a fleet file's diff (its
+//! documents that hold Secret values shown masked). It must not mask anything that notion
+//! does not name.
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
 
-/// What a Secret value is shown as.
-pub const MASK: &str = "***";
-/// What a Secret value that differs from the other side is shown as.
-pub const MASK_CHANGED: &str = "*** (changed)";
-
-/// Whether `object` is a core/v1 Secret.
-pub fn is_secret(object: &Value) -> bool {
-    object.get("kind").and_then(Value::as_str) == Some("Secret")
-        && object.get("apiVersion").and_then(Value::as_str) == Some("v1")
-}
+use crate::engine::document::parse::{document_spans, document_value};
+pub use crate::engine::document::secret_values::{
+    Held, LAST_APPLIED, MASK, MASK_CHANGED, holds_secrets, is_secret, is_secret_kind,
+    is_secret_value, is_value_pointer, mask_document, mask_document_against, mask_written,
+    places_in_secret, secret_places,
+};
 
 /// Moves a Secret's `stringData` into `data` (base64), as the API server does on write;
 /// `stringData` wins over `data` for the same key, as upstream. Other objects are untouched.
@@ -49,46 +47,20 @@ pub fn fold_string_data(object: &mut Value) {
     }
 }
 
-/// `object` with every Secret value masked (objects of other kinds as they are).
+/// `object` with every Secret value masked (objects that hold none as they are); a core/v1
+/// Secret's `stringData` is folded into `data` first, as the cluster holds it.
 pub fn mask(object: &Value) -> Value {
     let mut out = object.clone();
-    if is_secret(&out) {
-        fold_string_data(&mut out);
-        for_each_value(&mut out, |_, value| *value = Value::String(MASK.into()));
-        mask_last_applied(&mut out);
-    }
-    out
-}
-
-/// The annotation `kubectl apply` writes: the whole object it applied, as JSON text.
-const LAST_APPLIED: &str =
-    "/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration";
-
-/// A Secret's last-applied annotation with the values its copy holds masked (keys kept), or
-/// the whole text masked where it does not read as a Secret. A hub that propagates a Secret
-/// applied with kubectl copies the annotation to every member.
-fn mask_last_applied(object: &mut Value) {
-    let Some(text) = object.pointer_mut(LAST_APPLIED) else {
-        return;
-    };
-    let applied = text
-        .as_str()
-        .and_then(|text| serde_json::from_str::<Value>(text).ok());
-    let masked = match applied {
-        Some(mut applied) if is_secret(&applied) => {
-            for_each_value(&mut applied, |_, value| *value = Value::String(MASK.into()));
-            applied.to_string()
-        }
-        _ => MASK.to_string(),
-    };
-    *text = Value::String(masked);
+    fold_string_data(&mut out);
+    mask_document(&out)
 }
 
 /// Both sides of a comparison with Secret values masked: on the desired side a key whose value
 /// differs from the live one (or that the live object lacks) shows as `*** (changed)`, every
 /// other value as `***`, so a diff still says which keys change without saying what they hold.
+/// A core/v1 Secret's `stringData` is folded into `data` on both sides first.
 pub fn mask_pair(desired: &Value, live: Option<&Value>) -> (Value, Option<Value>) {
-    if !is_secret(desired) && !live.is_some_and(is_secret) {
+    if !holds_secrets(desired) && !live.is_some_and(holds_secrets) {
         return (desired.clone(), live.cloned());
     }
     let mut desired = desired.clone();
@@ -97,43 +69,9 @@ pub fn mask_pair(desired: &Value, live: Option<&Value>) -> (Value, Option<Value>
     if let Some(live) = live.as_mut() {
         fold_string_data(live);
     }
-    let data_of = |object: &Value| object.get("data").and_then(Value::as_object).cloned();
-    let live_data = live.as_ref().map(|l| data_of(l).unwrap_or_default());
-    let marker = |key: &str, value: &Value, other: Option<&Map<String, Value>>| -> Value {
-        let changed = other.is_some_and(|o| o.get(key) != Some(value));
-        Value::String(if changed { MASK_CHANGED } else { MASK }.into())
-    };
-    for_each_value(&mut desired, |key, value| {
-        *value = marker(key, value, live_data.as_ref())
-    });
-    if let Some(live) = live.as_mut() {
-        for_each_value(live, |_, value| *value = Value::String(MASK.into()));
-        mask_last_applied(live);
-    }
-    if is_secret(&desired) {
-        mask_last_applied(&mut desired);
-    }
-    (desired, live)
-}
-
-/// Whether a JSON pointer into a Secret points at (or into) one of its values, or at the
-/// whole `data` / `stringData` map that holds them.
-pub fn is_secret_value(object: &Value, pointer: &str) -> bool {
-    is_secret(object) && is_value_pointer(pointer)
-}
-
-/// Whether a JSON pointer into a Secret reaches its values: `/data`, `/stringData` or below.
-pub fn is_value_pointer(pointer: &str) -> bool {
-    ["/data", "/stringData"].iter().any(|field| {
-        pointer
-            .strip_prefix(field)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-    })
-}
-
-/// Whether the resource `api_version`/`kind` names is a core/v1 Secret.
-pub fn is_secret_kind(api_version: &str, kind: &str) -> bool {
-    api_version == "v1" && kind == "Secret"
+    let masked_desired = mask_document_against(&desired, live.as_ref());
+    let masked_live = live.as_ref().map(mask_document);
+    (masked_desired, masked_live)
 }
 
 /// A drifted Secret value's two sides as a person may read them: the desired one (which by
@@ -147,14 +85,109 @@ pub fn mask_field(desired: &Value, live: &Value) -> (Value, Value) {
     (masked(desired, MASK_CHANGED), masked(live, MASK))
 }
 
-fn for_each_value(object: &mut Value, mut f: impl FnMut(&str, &mut Value)) {
-    for field in ["data", "stringData"] {
-        if let Some(map) = object.get_mut(field).and_then(Value::as_object_mut) {
-            for (key, value) in map.iter_mut() {
-                f(key, value);
+/// The unified diff of a fleet file's text from `old` to `new`, with the Secret values of
+/// every document that holds some masked: such a document is shown as its masked YAML (its
+/// comments left out, as they may quote a value), a value that changes as `*** (changed)`;
+/// the other documents as written. A document that does not parse is left out when it names
+/// a Secret. When only what is masked changes, a note says so instead of an empty diff.
+pub fn file_diff(file: &str, old: &str, new: &str) -> String {
+    if old == new {
+        return String::new();
+    }
+    let old_docs = documents(old);
+    let new_docs = documents(new);
+    let old_text = masked_text(old, &old_docs, &new_docs, false);
+    let new_text = masked_text(new, &new_docs, &old_docs, true);
+    if old_text == new_text {
+        return format!(
+            "(the change to {file} is in Secret values or a Secret's comments, which are not shown)\n"
+        );
+    }
+    similar::TextDiff::from_lines(&old_text, &new_text)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{file}"), &format!("b/{file}"))
+        .to_string()
+}
+
+/// One document of a text: its byte range and its value (`Err` when it does not parse).
+type Spanned = (std::ops::Range<usize>, Result<Option<Value>, ()>);
+
+fn documents(text: &str) -> Vec<Spanned> {
+    document_spans(text)
+        .into_iter()
+        .map(|(_, range)| {
+            let value = document_value(&text[range.clone()]).map_err(|_| ());
+            (range, value)
+        })
+        .collect()
+}
+
+/// What names a document across two versions of a file.
+fn identity(value: &Value) -> [Option<&str>; 4] {
+    [
+        value.get("apiVersion").and_then(Value::as_str),
+        value.get("kind").and_then(Value::as_str),
+        value.pointer("/metadata/namespace").and_then(Value::as_str),
+        value.pointer("/metadata/name").and_then(Value::as_str),
+    ]
+}
+
+/// `text` with each document that holds Secret values replaced by its masked YAML; `mark`:
+/// values that differ from the matching document of `others` show as `*** (changed)`.
+fn masked_text(text: &str, docs: &[Spanned], others: &[Spanned], mark: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (index, (range, value)) in docs.iter().enumerate() {
+        out.push_str(&text[at..range.start]);
+        at = range.end;
+        let original = &text[range.clone()];
+        let marker = if original.starts_with("---") {
+            "---\n"
+        } else {
+            ""
+        };
+        match value {
+            Ok(Some(value)) if holds_secrets(value) => {
+                let other = others
+                    .iter()
+                    .filter_map(|(_, v)| v.as_ref().ok().and_then(Option::as_ref))
+                    .find(|v| identity(v) == identity(value))
+                    .or_else(|| {
+                        others
+                            .get(index)
+                            .and_then(|(_, v)| v.as_ref().ok().and_then(Option::as_ref))
+                    });
+                let masked = if mark {
+                    mask_document_against(value, other)
+                } else {
+                    mask_document(value)
+                };
+                out.push_str(marker);
+                out.push_str(&yaml(&masked));
             }
+            Err(()) if original.contains("Secret") => {
+                out.push_str(marker);
+                out.push_str("# (a document that does not parse and names a Secret: not shown)\n");
+            }
+            _ => out.push_str(original),
         }
     }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// Block YAML of a masked document, ending in one newline.
+fn yaml(value: &Value) -> String {
+    let mut text = serde_saphyr::to_string(value)
+        .unwrap_or_else(|_| serde_json::to_string_pretty(value).unwrap_or_default());
+    if let Some(rest) = text.strip_prefix("---\n") {
+        text = rest.to_string();
+    }
+    let trimmed = text.trim_end_matches('\n').len();
+    text.truncate(trimmed);
+    text.push('\n');
+    text
 }
 
 #[cfg(test)]
@@ -250,6 +283,47 @@ mod tests {
         assert!(is_secret_value(&s, "/data/a"));
         assert!(is_secret_value(&s, "/data") && is_secret_value(&s, "/stringData/b"));
         assert!(!is_secret_value(&s, "/dataset") && !is_secret_value(&s, "/metadata/name"));
+    }
+
+    fn secret_file(pw: &str, labels: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c, namespace: shop}}\ndata: {{plain: visible-value}}\n---\n# the password is {pw}\napiVersion: v1\nkind: Secret\nmetadata: {{name: db, namespace: shop{labels}}}\nstringData: {{pw: {pw}, same: kept-secret}}\n"
+        )
+    }
+
+    #[test]
+    fn a_file_diff_shows_which_secret_keys_change_never_their_values() {
+        let old = secret_file("hunter2", "");
+        let new = secret_file("letmein", ", labels: {tier: gold}");
+        let diff = file_diff("f.yaml", &old, &new);
+        for value in ["hunter2", "letmein", "kept-secret"] {
+            assert!(!diff.contains(value), "{value}: {diff}");
+        }
+        assert!(diff.contains("+  pw: \"*** (changed)\""), "{diff}");
+        assert!(
+            diff.contains("   same: \"***\""),
+            "an unchanged key is context: {diff}"
+        );
+        assert!(diff.contains("tier: gold"), "{diff}");
+        // The document without Secret values stays as written.
+        let plain = file_diff("f.yaml", &old, &old.replace("visible-value", "other-value"));
+        assert!(plain.contains("-data: {plain: visible-value}"), "{plain}");
+        assert!(plain.contains("+data: {plain: other-value}"), "{plain}");
+        assert!(!plain.contains("hunter2"), "{plain}");
+        // A change only a masked value or a comment holds still says the file changes.
+        let comment = file_diff("f.yaml", &old, &old.replace("# the password", "# the pw"));
+        assert!(
+            comment.contains("not shown") && !comment.contains("hunter2"),
+            "{comment}"
+        );
+        // A document that does not parse and names a Secret is left out.
+        let broken = file_diff(
+            "f.yaml",
+            &old,
+            &old.replace("stringData: {pw: hunter2", "stringData: {pw: [hunter2"),
+        );
+        assert!(!broken.contains("hunter2"), "{broken}");
+        assert_eq!(file_diff("f.yaml", &old, &old), "");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::parse::{Doc, escape_token};
+use super::secret_values;
 use super::source::FleetError;
 
 /// How many left-out required fields are filled in, at most, while looking for a real type
@@ -36,6 +37,15 @@ pub fn check(doc: &Doc, prefix: &str, object: &Value) -> Result<(), FleetError> 
             && fill(&mut candidate, &pointer, field, check)
         {
             continue;
+        }
+        if secret_values::is_secret_value(object, &pointer) {
+            return Err(located_secret(
+                doc,
+                prefix,
+                kind,
+                &pointer,
+                &problem.message,
+            ));
         }
         return Err(located(doc, prefix, kind, &pointer, &problem.message));
     }
@@ -179,6 +189,50 @@ fn located(doc: &Doc, prefix: &str, kind: &str, pointer: &str, message: &str) ->
     )
 }
 
+/// The error of a Secret's value, which must not be quoted: what the API expects there and
+/// what was found instead (its type, never the value), and how to write it.
+fn located_secret(doc: &Doc, prefix: &str, kind: &str, pointer: &str, message: &str) -> FleetError {
+    let expected = message
+        .rsplit_once(", expected ")
+        .map(|(_, expected)| expected.trim_end_matches('.'));
+    let found = ["invalid type: ", "invalid value: "]
+        .iter()
+        .find_map(|start| message.strip_prefix(start))
+        .map(|rest| {
+            rest.split(['`', '"', ','])
+                .next()
+                .unwrap_or_default()
+                .trim()
+        })
+        .filter(|found| !found.is_empty());
+    let in_data = pointer == "/data" || pointer.starts_with("/data/");
+    let what = match (found, expected) {
+        (Some(found), Some(expected)) => {
+            let article = if found.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
+            format!("{article} {found} where the API expects {expected}")
+        }
+        (None, Some(expected)) => format!("not a value the API takes here; it expects {expected}"),
+        (None, None) if in_data => "not base64 text".to_string(),
+        _ => "not a value the API takes here".to_string(),
+    };
+    let hint = if pointer == "/stringData" || pointer.starts_with("/stringData/") {
+        "write each value of stringData as text in quotes (`key: \"...\"`)"
+    } else if in_data {
+        "write each value of data as base64 text in quotes, or put the plain text under stringData instead"
+    } else {
+        "write the value the Kubernetes API expects here"
+    };
+    doc.error(
+        &format!("{prefix}{pointer}"),
+        format!("{kind}: {what} (the value is a Secret's, so it is not quoted)"),
+        hint,
+    )
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -246,6 +300,50 @@ mod tests {
             error_of(&format!("{DEPLOYMENT}spec:\n  replicas: 2\n")),
             None
         );
+    }
+
+    #[test]
+    fn an_error_in_a_secret_value_names_the_field_and_type_never_the_value() {
+        let secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n";
+        for (body, field, hint) in [
+            (
+                "stringData:\n  pin: 987654\n",
+                "stringData.pin",
+                "stringData",
+            ),
+            ("data:\n  pin: 987654\n", "data.pin", "base64"),
+            (
+                "data:\n  pin: \"not base64 987654!\"\n",
+                "data.pin",
+                "base64",
+            ),
+            (
+                "stringData:\n  pin: [987654]\n",
+                "stringData.pin",
+                "stringData",
+            ),
+            (
+                "stringData:\n  pin: {x: 987654}\n",
+                "stringData.pin",
+                "stringData",
+            ),
+        ] {
+            let err = error_of(&format!("{secret}{body}")).unwrap();
+            assert!(!err.contains("987654"), "{err}");
+            assert!(
+                err.starts_with(&format!("t.yaml:6: {field}: Secret: ")),
+                "{err}"
+            );
+            assert!(err.contains(hint), "{err}");
+        }
+        let err = error_of(&format!("{secret}stringData:\n  pin: 987654\n")).unwrap();
+        assert!(
+            err.contains("an integer where the API expects a string"),
+            "{err}"
+        );
+        // Elsewhere in a Secret the value is still quoted: it is no secret.
+        let err = error_of(&format!("{secret}type: [tls-x]\n")).unwrap();
+        assert!(err.contains("type"), "{err}");
     }
 
     #[test]

@@ -338,6 +338,12 @@ pub fn parse_files(files: &[SourceFile]) -> (Vec<Doc>, Vec<FleetError>) {
 
 type Parsed = (Value, HashMap<String, usize>, usize);
 
+/// One document's text (a span [`document_spans`] gives) parsed as the fleet's documents are,
+/// without lines and with a `kind: List` kept whole: `None` when it holds no value.
+pub fn document_value(text: &str) -> Result<Option<Value>, FleetError> {
+    parse_document("", 1, text).map(|parsed| parsed.map(|(value, _, _)| value))
+}
+
 /// Sequences and mappings nested in one document, at most. Reading recurses once a level, and
 /// deeply nested sequences overflow a 2 MiB thread stack (a test's, a tokio worker's) in debug
 /// builds past about 50; the deepest real manifests (CRD schemas) stay well under 40.
@@ -646,6 +652,27 @@ mod tests {
         let line = errors[0].location.line;
         assert!((3..=6).contains(&line), "line {line}");
         assert!(errors[0].message.starts_with("malformed YAML"));
+    }
+
+    #[test]
+    fn malformed_yaml_in_a_secret_says_where_never_what_its_value_is() {
+        for body in [
+            "stringData:\n  pin: \"abc987654\\q\"\n",
+            "stringData:\n  pin: 'abc987654\n",
+            "stringData:\n  pin: abc987654: def\n",
+            "stringData:\n  pin: !!int abc987654\n",
+            "data:\n  pin: !!binary abc987654\n",
+            "stringData: {pin: abc987654\n",
+        ] {
+            let text = format!("apiVersion: v1\nkind: Secret\nmetadata: {{name: s}}\n{body}");
+            let (_, errors) = parse_files(&[file(&text)]);
+            let [error] = errors.as_slice() else {
+                panic!("one error: {errors:?}");
+            };
+            let text = error.to_string();
+            assert!(text.starts_with("f.yaml:"), "{text}");
+            assert!(!text.contains("987654"), "{text}");
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::engine::compare::diff;
+use crate::engine::compare::{diff, secrets};
 use crate::engine::dialect::karmada::OverridePolicy;
 use crate::engine::document::parse::{Doc, document_spans, escape_token, parse_files};
 use crate::engine::document::source::{FleetError, SourceFile};
@@ -22,6 +22,7 @@ use crate::engine::fleet::assemble::load_fleet;
 use crate::engine::fleet::decide::{Decision, Fleet};
 use crate::engine::overrides::overriders::{ImageComponent, ImageOverrider, override_image};
 use crate::engine::overrides::patch::OpKind;
+use crate::engine::render::SecretValues;
 use crate::model::{ClusterSpec, Dialect, ResourceRef};
 
 /// One document that holds override rules for the resource being edited.
@@ -83,8 +84,12 @@ pub struct RuleView {
     pub index: usize,
     /// `clusterNames [a, b]`, `labels env=prod`, `cluster a`, `every cluster`.
     pub target: String,
-    /// One line per overrider / operation.
+    /// One line per overrider / operation, long values cut, Secret values masked.
     pub items: Vec<String>,
+    /// The same lines with no value cut (Secret values still masked), for JSON.
+    pub full: Vec<String>,
+    /// The rule writes Secret values (masked in `items` and `full` unless asked to show them).
+    pub secret: bool,
     /// Inventory clusters it targets (in fleet order).
     pub clusters: Vec<String>,
     /// The form for editing it, when the editor can show it as one (`None`: multi-item rules
@@ -93,30 +98,51 @@ pub struct RuleView {
 }
 
 impl OverrideDoc {
-    /// The rules the document holds now.
+    /// The rules the document holds now, the values they write into a Secret masked.
     pub fn rules(&self, object: &Value, clusters: &[ClusterSpec]) -> Vec<RuleView> {
+        self.rules_with(object, clusters, SecretValues::Masked)
+    }
+
+    /// The rules the document holds now, Secret values as `values` says.
+    pub fn rules_with(
+        &self,
+        object: &Value,
+        clusters: &[ClusterSpec],
+        values: SecretValues,
+    ) -> Vec<RuleView> {
+        let masked = secrets::mask_document(object);
+        let shown = match values {
+            SecretValues::Masked => &masked,
+            SecretValues::Shown => object,
+        };
         match self.dialect {
-            Dialect::Karmada => karmada_rules(object, clusters),
+            Dialect::Karmada => karmada_rules(object, (&masked, shown), clusters),
             Dialect::KubeFed => kubefed_ops(object)
                 .into_iter()
+                .zip(kubefed_ops(&masked).into_iter().zip(kubefed_ops(shown)))
                 .enumerate()
-                .map(|(index, (cluster, op))| RuleView {
-                    index,
-                    target: format!("cluster {cluster}"),
-                    items: vec![op_text(&op)],
-                    clusters: clusters
-                        .iter()
-                        .filter(|c| c.name == cluster)
-                        .map(|c| c.name.clone())
-                        .collect(),
-                    form: patch_form(&op, "op").map(|item| (Target::Clusters(vec![cluster]), item)),
-                })
+                .map(
+                    |(index, ((cluster, op), ((_, masked), (_, shown))))| RuleView {
+                        index,
+                        target: format!("cluster {cluster}"),
+                        items: vec![op_text(&shown, true)],
+                        full: vec![op_text(&shown, false)],
+                        secret: masked != op,
+                        clusters: clusters
+                            .iter()
+                            .filter(|c| c.name == cluster)
+                            .map(|c| c.name.clone())
+                            .collect(),
+                        form: patch_form(&op, "op")
+                            .map(|item| (Target::Clusters(vec![cluster]), item)),
+                    },
+                )
                 .collect(),
         }
     }
 }
 
-fn op_text(op: &Value) -> String {
+fn op_text(op: &Value, cut: bool) -> String {
     let kind = op
         .get("op")
         .or_else(|| op.get("operator"))
@@ -125,8 +151,17 @@ fn op_text(op: &Value) -> String {
         .unwrap_or("replace");
     let path = op.get("path").and_then(Value::as_str).unwrap_or("?");
     match op.get("value") {
-        Some(value) if kind != "remove" => format!("{kind} {path} = {}", compact(value)),
+        Some(value) if kind != "remove" => format!("{kind} {path} = {}", value_text(value, cut)),
         _ => format!("{kind} {path}"),
+    }
+}
+
+/// A value as JSON, cut to about 60 characters when `cut`.
+fn value_text(value: &Value, cut: bool) -> String {
+    if cut {
+        compact(value)
+    } else {
+        value.to_string()
     }
 }
 
@@ -218,17 +253,28 @@ fn parse_policy(object: &Value, clusters: &[ClusterSpec]) -> Option<OverridePoli
     OverridePolicy::parse(docs.first()?, clusters).ok()
 }
 
-fn karmada_rules(object: &Value, clusters: &[ClusterSpec]) -> Vec<RuleView> {
+/// `masked` is `object` with its Secret values masked, `shown` as its values may be shown.
+fn karmada_rules(
+    object: &Value,
+    (masked, shown): (&Value, &Value),
+    clusters: &[ClusterSpec],
+) -> Vec<RuleView> {
     let parsed = parse_policy(object, clusters);
-    let rules = object
-        .pointer("/spec/overrideRules")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let rules_of = |object: &Value| {
+        object
+            .pointer("/spec/overrideRules")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let rules = rules_of(object);
+    let masked_rules = rules_of(masked);
+    let shown_rules = rules_of(shown);
     rules
         .iter()
         .enumerate()
         .map(|(index, rule)| {
+            let shown = shown_rules.get(index).unwrap_or(rule);
             let parsed = parsed.as_ref().and_then(|p| p.rules.get(index));
             let target = match parsed.and_then(|r| r.target.as_ref()) {
                 Some(affinity) => affinity.summary(),
@@ -245,12 +291,20 @@ fn karmada_rules(object: &Value, clusters: &[ClusterSpec]) -> Vec<RuleView> {
                 })
                 .unwrap_or_default();
             let mut items = Vec::new();
+            let mut full = Vec::new();
             let mut forms = Vec::new();
             if let Some(overriders) = rule.get("overriders").and_then(Value::as_object) {
                 for (kind, list) in overriders {
                     for entry in list.as_array().into_iter().flatten() {
-                        items.push(format!("{kind}: {}", compact(entry)));
                         forms.push(karmada_form(kind, entry));
+                    }
+                }
+            }
+            if let Some(overriders) = shown.get("overriders").and_then(Value::as_object) {
+                for (kind, list) in overriders {
+                    for entry in list.as_array().into_iter().flatten() {
+                        items.push(format!("{kind}: {}", value_text(entry, true)));
+                        full.push(format!("{kind}: {}", value_text(entry, false)));
                     }
                 }
             }
@@ -262,6 +316,8 @@ fn karmada_rules(object: &Value, clusters: &[ClusterSpec]) -> Vec<RuleView> {
                 index,
                 target,
                 items,
+                full,
+                secret: masked_rules.get(index).is_some_and(|masked| masked != rule),
                 clusters: targeted,
                 form,
             }
@@ -476,20 +532,30 @@ pub fn check_patch(
     if value_text.trim().is_empty() {
         return Err("type a value (YAML or JSON)".into());
     }
+    // A Secret's values are never quoted back, neither the one there nor the one typed.
+    let secret = secrets::is_secret_value(rendered, path);
     let value: Value = serde_saphyr::from_str(value_text).map_err(|err| {
-        format!(
-            "the value is not YAML/JSON: {}",
-            first_line(&err.to_string())
-        )
+        if secret {
+            "the value is not YAML/JSON (it is a Secret's value, so it is not quoted here)".into()
+        } else {
+            format!(
+                "the value is not YAML/JSON: {}",
+                first_line(&err.to_string())
+            )
+        }
     })?;
     if let Some(existing) = existing
         && type_name(existing) != type_name(&value)
         && !existing.is_null()
     {
+        let held = if secret {
+            String::new()
+        } else {
+            format!(" ({})", compact(existing))
+        };
         return Err(format!(
-            "{path} holds {} ({}); the value is {}",
+            "{path} holds {}{held}; the value is {}",
             type_name(existing),
-            compact(existing),
             type_name(&value)
         ));
     }
@@ -1028,6 +1094,43 @@ pub fn preview_overrides(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rules_writing_into_a_secret_list_masked_and_uncut_values_in_full() {
+        let long = "x".repeat(80);
+        let object = json!({
+            "apiVersion": "types.kubefed.io/v1beta1", "kind": "FederatedSecret",
+            "metadata": {"name": "db", "namespace": "shop"},
+            "spec": {"template": {"stringData": {"pw": "a"}}, "overrides": [
+                {"clusterName": "k1", "clusterOverrides": [
+                    {"path": "/stringData/pw", "value": "hunter2"},
+                    {"path": "/metadata/labels", "value": {"note": long}}
+                ]}
+            ]}
+        });
+        let doc = OverrideDoc {
+            file: "f.yaml".into(),
+            document: 0,
+            line: 1,
+            object: object.clone(),
+            title: "FederatedSecret shop/db".into(),
+            dialect: Dialect::KubeFed,
+            created: false,
+            owned: true,
+        };
+        let clusters = [ClusterSpec {
+            name: "k1".into(),
+            ..ClusterSpec::default()
+        }];
+        let rules = doc.rules(&object, &clusters);
+        assert_eq!(rules[0].items, ["replace /stringData/pw = \"***\""]);
+        assert!(rules[0].secret && !rules[1].secret);
+        assert!(rules[1].items[0].ends_with("..."), "{:?}", rules[1].items);
+        assert!(rules[1].full[0].contains(&long), "{:?}", rules[1].full);
+        let shown = doc.rules_with(&object, &clusters, SecretValues::Shown);
+        assert_eq!(shown[0].full, ["replace /stringData/pw = \"hunter2\""]);
+        assert!(shown[0].secret, "still known to write into a Secret");
+    }
 
     const FLEET: &str = r#"apiVersion: cluster.karmada.io/v1alpha1
 kind: Cluster

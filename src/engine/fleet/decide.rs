@@ -234,7 +234,10 @@ impl Fleet {
                         if let Some(t) = trace.as_deref_mut() {
                             t.push(format!(
                                 "spec.overrides (cluster {}): {}: {}",
-                                entry.cluster, op.field, op.item
+                                entry.cluster,
+                                op.field,
+                                op.item
+                                    .shown(crate::engine::compare::secrets::is_secret(&obj))
                             ));
                         }
                     }

@@ -5,6 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::engine::document::parse::{Doc, escape_token, pointer_to_field};
+use crate::engine::document::secret_values;
 use crate::engine::document::source::FleetError;
 use crate::engine::overrides::patch::{OpKind, PatchOp};
 use crate::engine::place::selector::scalar_text;
@@ -355,6 +356,8 @@ impl Overriders {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
+        // What an overrider writes into a Secret's values is traced masked.
+        let secret = secret_values::is_secret(obj);
         for o in &self.image {
             let paths = match &o.item.predicate {
                 Some(p) => vec![p.clone()],
@@ -432,7 +435,8 @@ impl Overriders {
         for o in &self.field {
             apply_field(obj, &o.item).map_err(|m| fail(o, m))?;
             if let Some(t) = trace.as_deref_mut() {
-                let ops: Vec<String> = o.item.ops.iter().map(|op| op.to_string()).collect();
+                let inside = secret && secret_values::is_value_pointer(&o.item.field_path);
+                let ops: Vec<String> = o.item.ops.iter().map(|op| op.masked_if(inside)).collect();
                 t.push(format!(
                     "{}: fieldOverrider {} at {}: {}",
                     o.field,
@@ -449,7 +453,7 @@ impl Overriders {
         for o in &self.plaintext {
             o.item.apply(obj).map_err(|m| fail(o, m))?;
             if let Some(t) = trace.as_deref_mut() {
-                t.push(format!("{}: plaintext {}", o.field, o.item));
+                t.push(format!("{}: plaintext {}", o.field, o.item.shown(secret)));
             }
         }
         Ok(())

@@ -9,6 +9,7 @@ use jsonptr::PointerBuf;
 use serde_json::Value;
 
 use crate::engine::document::parse::Doc;
+use crate::engine::document::secret_values;
 use crate::engine::document::source::FleetError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +59,31 @@ impl fmt::Display for PatchOp {
 }
 
 impl PatchOp {
+    /// The operation as a person reads it; `secret`: it applies to a core/v1 Secret, so a
+    /// value it writes into the Secret's values is masked.
+    pub fn shown(&self, secret: bool) -> String {
+        match &self.value {
+            Some(value) if secret => {
+                let mut shown = self.clone();
+                shown.value = Some(secret_values::mask_written(&self.path, value));
+                shown.to_string()
+            }
+            _ => self.to_string(),
+        }
+    }
+
+    /// The operation as a person reads it, its value masked whole when `masked`.
+    pub fn masked_if(&self, masked: bool) -> String {
+        match &self.value {
+            Some(_) if masked => {
+                let mut shown = self.clone();
+                shown.value = Some(Value::String(secret_values::MASK.into()));
+                shown.to_string()
+            }
+            _ => self.to_string(),
+        }
+    }
+
     /// Builds an operation; `path` must be a JSON pointer.
     pub fn new(kind: OpKind, path: &str, value: Option<Value>) -> Result<PatchOp, String> {
         let pointer = PointerBuf::parse(path.to_string())
