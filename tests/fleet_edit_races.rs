@@ -416,3 +416,84 @@ fn undo_refuses_when_the_document_it_wrote_changed_since_and_keeps_that_change()
     assert!(stderr(&undo).contains("changed since"), "{}", stderr(&undo));
     assert_eq!(fleet.read("fleet.yaml"), theirs, "their change is kept");
 }
+
+#[test]
+fn readonly_refuses_every_writing_command_with_one_message_and_writes_nothing() {
+    let fleet = Fleet::new();
+    let before = fleet.read("fleet.yaml");
+    let writers: [&[&str]; 8] = [
+        &[
+            "placement",
+            "set",
+            "ConfigMap/p/cm0",
+            "--add-cluster",
+            "m2",
+            "--yes",
+        ],
+        &[
+            "override",
+            "add",
+            "ConfigMap/p/cm0",
+            "--cluster",
+            "m1",
+            "--json-patch",
+            r#"{"op":"replace","path":"/data/k","value":"x"}"#,
+            "--yes",
+        ],
+        &[
+            "override",
+            "remove",
+            "ConfigMap/p/cm0",
+            "--rule",
+            "0",
+            "--yes",
+        ],
+        &["undo", "--yes"],
+        &[
+            "repair",
+            "--ignore",
+            "--resource",
+            "ConfigMap/p/cm0",
+            "--path",
+            "/data/k",
+            "--yes",
+        ],
+        &["repair", "--adopt", "--yes"],
+        &["repair", "--revert", "--yes"],
+        &["apply", "--yes"],
+    ];
+    for args in writers {
+        let mut all = vec!["--readonly"];
+        all.extend_from_slice(args);
+        let output = fleet.run(&all);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("--readonly forbids every write"),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    assert_eq!(fleet.read("fleet.yaml"), before);
+    let names: Vec<String> = std::fs::read_dir(fleet.path())
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().to_string())
+        .collect();
+    assert_eq!(names.len(), 2, "no file created: {names:?}");
+    // A dry run and the reading commands still work.
+    let dry = fleet.run(&[
+        "--readonly",
+        "placement",
+        "set",
+        "ConfigMap/p/cm0",
+        "--add-cluster",
+        "m2",
+        "--dry-run",
+    ]);
+    assert_eq!(dry.status.code(), Some(1), "{}", stderr(&dry));
+    assert_eq!(fleet.run(&["--readonly", "render"]).status.code(), Some(0));
+}

@@ -279,8 +279,8 @@ pub fn changed_clusters(groups: &[DiffGroup], gained: &[String], lost: &[String]
     out
 }
 
-/// The unified diff of a file's text, or a note instead when the file holds a Secret (its
-/// values must not be printed).
+/// The unified diff of a file's text, every Secret-shaped value in it masked (which keys
+/// changed shows, never their values).
 pub fn text_diff(file: &str, old: &str, new: &str) -> String {
     secrets::file_diff(file, old, new)
 }

@@ -110,19 +110,6 @@ pub async fn run(global: &GlobalArgs, args: &UndoArgs, out: &mut dyn Write) -> a
     Ok(code)
 }
 
-/// An edit made for a Secret (an override writing values into it) is undone without printing
-/// its diff, which holds those values.
-fn withheld_for_secrets(entry: &journal::Entry, diff: String) -> String {
-    if entry.resource.starts_with("Secret/") && !diff.is_empty() {
-        format!(
-            "(the diff is not shown: the edit of {} writes values into a Secret)\n",
-            entry.title
-        )
-    } else {
-        diff
-    }
-}
-
 /// Writes `report` done, or the code `gate` stopped at.
 fn finish(global: &GlobalArgs, report: &mut Report, out: &mut dyn Write) -> anyhow::Result<u8> {
     report.written = true;
@@ -196,7 +183,7 @@ fn undo_file(
     report.lost = change.lost;
     report.changed = change.changed;
     report.diffs = diffs;
-    report.file_diff = withheld_for_secrets(entry, text_diff(path, &current, &before));
+    report.file_diff = text_diff(path, &current, &before);
     match edits::gate(global, &args.edit, report, out)? {
         Gate::Stop(code) => return Ok(code),
         Gate::Go => {}
@@ -272,7 +259,7 @@ async fn undo_hub_object(
     report.lost = change.lost;
     report.changed = change.changed;
     report.diffs = diffs;
-    report.file_diff = withheld_for_secrets(entry, text_diff(file, &current_text, &restored_text));
+    report.file_diff = text_diff(file, &current_text, &restored_text);
     match edits::gate(global, &args.edit, report, out)? {
         Gate::Stop(code) => return Ok(code),
         Gate::Go => {}
