@@ -7,8 +7,17 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::SaveError;
 use crate::safe_text::printable;
+
+/// Why the lock was not had.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// Another process still held it after [`LOCK_WAIT`].
+    #[error("locked by {holder}")]
+    Held { holder: String },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
 
 /// How long a write waits for another flotilla's write to the same directory to finish.
 pub const LOCK_WAIT: Duration = Duration::from_secs(10);
@@ -20,12 +29,8 @@ pub struct DirLock {
 }
 
 /// Takes `dir`'s exclusive lock, waiting up to [`LOCK_WAIT`].
-pub fn lock_dir(dir: &Path) -> Result<DirLock, SaveError> {
-    let io = |err: std::io::Error| SaveError::Io {
-        path: dir.display().to_string(),
-        message: err.to_string(),
-    };
-    let file = File::open(dir).map_err(io)?;
+pub fn lock_dir(dir: &Path) -> Result<DirLock, LockError> {
+    let file = File::open(dir)?;
     let started = Instant::now();
     let mut pause = Duration::from_millis(2);
     loop {
@@ -41,12 +46,9 @@ pub fn lock_dir(dir: &Path) -> Result<DirLock, SaveError> {
                     .ok()
                     .and_then(|meta| holder_of(meta.ino()))
                     .unwrap_or_else(|| "another process".into());
-                return Err(SaveError::Locked {
-                    dir: dir.display().to_string(),
-                    holder,
-                });
+                return Err(LockError::Held { holder });
             }
-            Err(TryLockError::Error(err)) => return Err(io(err)),
+            Err(TryLockError::Error(err)) => return Err(LockError::Io(err)),
         }
     }
 }

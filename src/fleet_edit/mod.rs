@@ -142,7 +142,7 @@ fn commit_unless(
     let mut locks = Vec::new();
     for dir in &dirs {
         std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-        locks.push(lock::lock_dir(dir)?);
+        locks.push(lock_dir(dir)?);
     }
     let mut planned = Vec::new();
     for edit in edits {
@@ -221,7 +221,17 @@ fn commit_unless(
 /// re-read to its rename, so a journal entry written ahead of a write still under way is never
 /// taken for one that did not land.
 pub fn hold_dir_of(path: &Path) -> Result<lock::DirLock, SaveError> {
-    lock::lock_dir(&parent(path))
+    lock_dir(&parent(path))
+}
+
+fn lock_dir(dir: &Path) -> Result<lock::DirLock, SaveError> {
+    lock::lock_dir(dir).map_err(|err| match err {
+        lock::LockError::Held { holder } => SaveError::Locked {
+            dir: dir.display().to_string(),
+            holder,
+        },
+        lock::LockError::Io(err) => io(dir, err),
+    })
 }
 
 /// Writes one edited file (see [`commit`]).
