@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
+use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand};
 
 use crate::output::jsonpath::Template;
@@ -359,14 +360,14 @@ pub struct ManArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct WatchArgs {
-    /// Seconds between pages when the fleet does not fit on one screen.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    /// Seconds between pages when the fleet does not fit on one screen (1 to 86400).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub interval: u64,
     /// Draw with ASCII only, for terminals without Unicode.
     #[arg(long)]
     pub ascii: bool,
-    /// Seconds without any event after which a cluster is shown as stale.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    /// Seconds without any event after which a cluster is shown as stale (1 to 86400).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub stale_after: u64,
 }
 
@@ -428,8 +429,8 @@ pub struct ApplyArgs {
     /// Delete objects flotilla applied that are no longer placed (asks for confirmation).
     #[arg(long)]
     pub prune: bool,
-    /// Clusters in flight at once.
-    #[arg(long, value_name = "N", default_value_t = 32)]
+    /// Clusters in flight at once (1 to 10000).
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=10_000).map(usize::from))]
     pub concurrency: usize,
 }
 
@@ -604,7 +605,7 @@ pub struct OverrideRemoveArgs {
     #[arg(value_name = "KIND/NS/NAME")]
     pub resource: String,
     /// The rule's number in `flotilla override list KIND/NS/NAME` (from 1).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..).map(|n: u32| n as usize))]
     pub rule: usize,
     #[command(flatten)]
     pub edit: EditArgs,
@@ -723,6 +724,31 @@ mod tests {
     fn repair_needs_exactly_one_way() {
         assert!(Cli::try_parse_from(["flotilla", "repair", "--cluster", "a"]).is_err());
         assert!(Cli::try_parse_from(["flotilla", "repair", "--revert", "--adopt"]).is_err());
+        // Every numeric flag is range-checked by the parser: a usage error, never coerced.
+        for bad in [
+            &["flotilla", "apply", "--concurrency", "0"][..],
+            &["flotilla", "apply", "--concurrency", "-3"],
+            &["flotilla", "apply", "--concurrency", "1000000"],
+            &["flotilla", "watch", "--interval", "0"],
+            &["flotilla", "watch", "--stale-after", "0"],
+            &[
+                "flotilla",
+                "override",
+                "remove",
+                "Deployment/a/b",
+                "--rule",
+                "0",
+            ],
+        ] {
+            assert!(Cli::try_parse_from(bad).is_err(), "{bad:?} is refused");
+        }
+        let Ok(cli) = Cli::try_parse_from(["flotilla", "apply", "--concurrency", "1"]) else {
+            panic!("1 is a concurrency");
+        };
+        assert!(matches!(
+            cli.command,
+            Some(Command::Apply(ApplyArgs { concurrency: 1, .. }))
+        ));
         assert!(Cli::try_parse_from(["flotilla", "repair", "--ignore", "--path", "/spec"]).is_ok());
     }
 }

@@ -38,7 +38,7 @@ pub enum LoadError {
     #[error(transparent)]
     Kubeconfig(#[from] KubeconfigError),
     #[error(
-        "no clusters: {reason}\n  hint: declare clusters in the fleet directory (Karmada Cluster or KubeFed KubeFedCluster objects), or name kubeconfig contexts with --context GLOB"
+        "no clusters: {reason}\n  hint: declare clusters in the fleet directory (Karmada Cluster or KubeFed KubeFedCluster objects), or name kubeconfig contexts with --context GLOB; to look around first, `flotilla demo` opens a simulated fleet"
     )]
     NoClusters { reason: String },
 }

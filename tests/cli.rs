@@ -875,3 +875,31 @@ fn kubeconfig_files_that_do_not_exist_are_skipped_as_kubectl_does() {
     );
     assert_eq!(explicit.status.code(), Some(2), "{}", everything(&explicit));
 }
+
+#[test]
+fn bare_flotilla_without_a_fleet_suggests_the_demo() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for args in [&[][..], &["clusters"]] {
+        let output = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("XDG_STATE_HOME", dir.path().join("state"))
+            .env("XDG_CONFIG_HOME", dir.path().join("config"))
+            .env_remove("KUBECONFIG")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run flotilla");
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        let message = stderr(&output);
+        assert!(
+            message.contains("there is no fleet directory fleet"),
+            "{message}"
+        );
+        assert!(message.contains("`flotilla demo`"), "{args:?}: {message}");
+    }
+}

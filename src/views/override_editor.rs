@@ -171,7 +171,8 @@ fn rule_lines(
             lines.push(Line::from(vec![
                 Span::styled(if cursor { " ▶" } else { "  " }, theme.title),
                 Span::styled(
-                    format!("{here} #{} {}", rule.index, rule.target),
+                    // Numbered from 1, as `flotilla override list` and `--rule` number them.
+                    format!("{here} #{} {}", rule.index + 1, rule.target),
                     if cursor { theme.selection } else { theme.text },
                 ),
             ]));
