@@ -118,6 +118,13 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
                 Ok(inventory) => inventory,
                 Err(err) => return Ok(input_error(&err)),
             };
+            // A glob that selects none of the fleet's clusters is the same error as plan's.
+            if let Some(fleet) = &inventory.fleet
+                && let Err(commands::scope::InputError(message)) =
+                    commands::scope::unmatched_contexts(&global.contexts, fleet)
+            {
+                return Ok(input_error(&message));
+            }
             commands::clusters::run_live(&global, inventory, &mut std::io::stdout()).await
         }
         Command::Render(args) if global.hub.is_some() => {

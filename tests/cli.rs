@@ -903,3 +903,38 @@ fn bare_flotilla_without_a_fleet_suggests_the_demo() {
         assert!(message.contains("`flotilla demo`"), "{args:?}: {message}");
     }
 }
+
+#[test]
+fn clusters_says_when_a_context_glob_selects_none_of_the_fleets_clusters() {
+    // The README's first command on the karmada-placement sample: its clusters are m1..m6.
+    let fleet =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fleets/karmada-placement");
+    let fleet = fleet.display().to_string();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = dir.path().join("config");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n",
+    )
+    .expect("kubeconfig");
+    let kubeconfig = kubeconfig.display().to_string();
+    let output = flotilla(&[
+        "--kubeconfig",
+        &kubeconfig,
+        "--fleet",
+        &fleet,
+        "--context",
+        "prod-*",
+        "--context",
+        "staging",
+        "clusters",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(
+        message
+            .contains("--context prod-*, --context staging: selects none of the fleet's clusters"),
+        "{message}"
+    );
+    assert!(message.contains("the fleet has: m1"), "{message}");
+}
