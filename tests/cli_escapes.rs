@@ -20,9 +20,12 @@ fn render(fleet: &Path, args: &[&str]) -> Output {
         .expect("run flotilla")
 }
 
-fn fleet(config_map: &str, cluster: &str) -> String {
+/// A fleet placing one object named `object` on the cluster named `cluster`. The object is of
+/// a custom kind: a built-in kind's name is held to the API server's DNS rules, which a name
+/// with an escape sequence breaks (that error is escaped too, below).
+fn fleet(object: &str, cluster: &str) -> String {
     format!(
-        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {{name: \"{cluster}\"}}\nspec: {{syncMode: Push}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: \"{config_map}\", namespace: shop}}\ndata: {{k: v}}\n---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: p, namespace: shop}}\nspec:\n  resourceSelectors: [{{apiVersion: v1, kind: ConfigMap, name: \"{config_map}\"}}]\n  placement: {{clusterAffinity: {{clusterNames: [m1]}}}}\n"
+        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {{name: \"{cluster}\"}}\nspec: {{syncMode: Push}}\n---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {{name: \"{object}\", namespace: shop}}\nspec: {{k: v}}\n---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: p, namespace: shop}}\nspec:\n  resourceSelectors: [{{apiVersion: example.com/v1, kind: Widget, name: \"{object}\"}}]\n  placement: {{clusterAffinity: {{clusterNames: [m1]}}}}\n"
     )
 }
 
@@ -51,6 +54,25 @@ fn an_escape_sequence_in_a_name_is_escaped_in_the_table_and_in_errors() {
     assert_eq!(output.status.code(), Some(2));
     assert!(!output.stderr.contains(&0x1b) && !output.stderr.contains(&0x07));
     assert!(String::from_utf8_lossy(&output.stderr).contains("\\u{1b}"));
+
+    // A built-in object whose name carries one breaks the API server's name rule: the error
+    // quotes the name escaped.
+    let named = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        named.path().join("fleet.yaml"),
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: \"{evil}\", namespace: shop}}\n"
+        ),
+    )
+    .expect("write");
+    let output = render(named.path(), &[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(!output.stderr.contains(&0x1b) && !output.stderr.contains(&0x07));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("ConfigMap name \"web\\u{1b}"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 
     // A file whose name carries an escape sequence, with an error in it.
     let bad = tempfile::tempdir().expect("temp dir");

@@ -445,7 +445,7 @@ fn readonly_refuses_every_writing_command_with_one_message_and_writes_nothing() 
             "remove",
             "ConfigMap/p/cm0",
             "--rule",
-            "0",
+            "1",
             "--yes",
         ],
         &["undo", "--yes"],

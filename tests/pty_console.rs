@@ -655,10 +655,10 @@ fn an_open_editor_never_overwrites_an_outside_edit_nor_replaces_a_shifted_docume
     app.send("\r");
     app.wait_for("the confirmation", |screen| screen.contains("y propagate"));
     app.send("y");
-    app.wait_for("saved", |screen| {
-        screen.contains("saved PropagationPolicy shop/web")
+    app.wait_for("the confirmation closed", |screen| {
+        !screen.contains("y propagate")
     });
-    let saved = std::fs::read_to_string(&shop).expect("read");
+    let saved = file_once(&shop, |text| text.contains("- east"));
     assert!(saved.contains("conflictResolution: Abort"), "{saved}");
     assert!(saved.contains("- east"), "{saved}");
 
@@ -671,12 +671,10 @@ fn an_open_editor_never_overwrites_an_outside_edit_nor_replaces_a_shifted_docume
     );
     std::fs::write(&shop, &pulled).expect("write");
     app.send("y");
-    app.wait_for("saved", |screen| {
-        screen.contains("saved PropagationPolicy shop/web")
-            && !screen.contains("y propagate")
-            && !screen.contains("changed on disk")
+    app.wait_for("the confirmation closed", |screen| {
+        !screen.contains("y propagate") && !screen.contains("changed on disk")
     });
-    let saved = std::fs::read_to_string(&shop).expect("read");
+    let saved = file_once(&shop, |text| !text.contains("- east"));
     assert!(
         saved.starts_with("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: pulled"),
         "{saved}"
@@ -697,6 +695,19 @@ fn an_open_editor_never_overwrites_an_outside_edit_nor_replaces_a_shifted_docume
     app.send("q");
     assert_eq!(app.wait_exit(), 0);
     assert_restored(&app);
+}
+
+/// The file's text once `done` holds (the save is written as the confirmation closes; a notice
+/// about it may already have given way to the propagation's), at most 10 s on.
+fn file_once(path: &std::path::Path, done: impl Fn(&str) -> bool) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(path).expect("read");
+        if done(&text) || std::time::Instant::now() > deadline {
+            return text;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 /// The editor on web again, whose policy now names east: un-naming it is the change.

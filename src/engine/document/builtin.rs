@@ -1,13 +1,15 @@
 //! Checking objects of built-in Kubernetes kinds against the API's own types (k8s-openapi):
 //! a value of the wrong type (`replicas: "three"`, `labels` written as a list) or out of range
-//! (a replica count beyond int32) is a located error, never coerced. Required fields left out
-//! are the API server's to report (a dry run names them), so they are not checked here. It
-//! must not change the object it checks.
+//! (a replica count beyond int32) is a located error, never coerced; an object whose types hold
+//! is then held to the API server's rules for names, labels, counts, ports and selectors
+//! (`api_rules.rs`). Required fields left out are the API server's to report (a dry run names
+//! them), so they are not checked here. It must not change the object it checks.
 
 use k8s_openapi::api::{apps, autoscaling, batch, core, networking, policy, rbac};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use super::api_rules;
 use super::parse::{Doc, escape_token};
 use super::secret_values;
 use super::source::FleetError;
@@ -30,7 +32,16 @@ pub fn check(doc: &Doc, prefix: &str, object: &Value) -> Result<(), FleetError> 
     let mut candidate = object.clone();
     for _ in 0..MAX_FILLED {
         let Err(problem) = check(&candidate) else {
-            return Ok(());
+            // The types hold: then the API server's rules for names, labels, counts, ports
+            // and selectors.
+            return match api_rules::check(object).into_iter().next() {
+                Some(rule) => Err(doc.error(
+                    &format!("{prefix}{}", rule.pointer),
+                    format!("{kind}: {}", rule.message),
+                    rule.hint,
+                )),
+                None => Ok(()),
+            };
         };
         let pointer = pointer_of(&problem.path);
         if let Some(field) = missing_field(&problem.message)

@@ -4,6 +4,7 @@
 //! document holds Secret values (the one notion every printer masks by). It must not read
 //! files, classify documents or place anything.
 
+pub mod api_rules;
 pub mod builtin;
 pub mod metadata;
 pub mod parse;
