@@ -86,9 +86,12 @@ pub fn is_label_value(text: &str) -> bool {
     text.is_empty() || is_qualified_part(text)
 }
 
+/// A name rule: the test and what it asks for, in words.
+type NameRule = (fn(&str) -> bool, &'static str);
+
 /// What an object's name must be, by kind, as the API server validates it.
-fn name_rule(api_version: &str, kind: &str) -> Option<(fn(&str) -> bool, &'static str)> {
-    const SUBDOMAIN: (fn(&str) -> bool, &str) = (
+fn name_rule(api_version: &str, kind: &str) -> Option<NameRule> {
+    const SUBDOMAIN: NameRule = (
         is_dns1123_subdomain,
         "a DNS-1123 subdomain: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters",
     );
