@@ -692,6 +692,28 @@ fn an_open_editor_never_overwrites_an_outside_edit_nor_replaces_a_shifted_docume
         !saved.contains("- east"),
         "east named again is east dropped: {saved}"
     );
+
+    // `u` takes the last change back only while the policy is as flotilla left it.
+    let touched = saved.replacen(
+        "  propagateDeps: true\n",
+        "  propagateDeps: true # reviewed\n",
+        1,
+    );
+    assert_ne!(touched, saved);
+    std::fs::write(&shop, &touched).expect("write");
+    app.send("u");
+    app.wait_for("the undo's confirmation", |screen| {
+        screen.contains("undo: restore PropagationPolicy shop/web")
+    });
+    app.send("y");
+    app.wait_for("the undo refused, saying what changed", |screen| {
+        screen.contains("changed on disk") && screen.contains("# reviewed")
+    });
+    assert_eq!(std::fs::read_to_string(&shop).expect("read"), touched);
+    app.send("n");
+    app.wait_for("the prompt closed", |screen| {
+        !screen.contains("changed on disk since")
+    });
     app.send("q");
     assert_eq!(app.wait_exit(), 0);
     assert_restored(&app);

@@ -108,7 +108,9 @@ fn take_saved(state: &mut State, saved: Saved) -> Vec<Effect> {
     if let Some(error) = errors.first() {
         refuse_save(
             state,
-            format!("saved, but the fleet no longer loads: {error}; nothing was written"),
+            format!(
+                "saved, but the fleet no longer loads: {error}; nothing was propagated (the file's previous version is kept beside it, ending in .flotilla-bak)"
+            ),
         );
         return Vec::new();
     }

@@ -241,21 +241,53 @@ pub fn commit_one(edit: FileEdit<'_>, note: Option<&Note>) -> Result<Committed, 
         .ok_or_else(|| io(edit.path, "nothing was written"))
 }
 
-/// The edit of document `index` of `base` (the file's text the edit was computed from; `None`
-/// for a file that did not exist) to `value`, or `value` appended when `index` is the number of
-/// documents `base` has.
+/// The edit of `base` (the file's text the edit was computed from; `None` for a file that did
+/// not exist) that puts `value` in place of the document of the same identity (apiVersion,
+/// kind, namespace, name), wherever it now sits, or appends it when `base` has no such
+/// document. `index` is where the editor found it, used only for a document with no identity.
 pub fn document_edit(
     path: &Path,
     base: Option<&str>,
     index: usize,
     value: &serde_json::Value,
 ) -> Result<yaml_text::Edited, SaveError> {
-    Ok(yaml_text::replace_or_append(
-        &path.display().to_string(),
-        base.unwrap_or(""),
-        index,
-        value,
-    )?)
+    let file = path.display().to_string();
+    let text = base.unwrap_or("");
+    let index = index_by_identity(&file, text, value).unwrap_or(index);
+    Ok(yaml_text::replace_or_append(&file, text, index, value)?)
+}
+
+/// The index of the document of `text` with `value`'s identity; the document count (append)
+/// when there is none; `None` when `value` has no identity to look for.
+fn index_by_identity(file: &str, text: &str, value: &serde_json::Value) -> Option<usize> {
+    let id = |v: &serde_json::Value| {
+        let part = |pointer: &str| {
+            v.pointer(pointer)
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        (
+            part("/apiVersion"),
+            part("/kind"),
+            part("/metadata/namespace"),
+            part("/metadata/name"),
+        )
+    };
+    let wanted = id(value);
+    if wanted.1.is_empty() || wanted.3.is_empty() {
+        return None;
+    }
+    let (docs, _) = crate::engine::document::parse::parse_files(&[crate::engine::SourceFile {
+        path: file.to_string(),
+        text: text.to_string(),
+    }]);
+    Some(
+        docs.iter()
+            .find(|doc| doc.list_item.is_none() && id(&doc.value) == wanted)
+            .map(|doc| doc.index)
+            .unwrap_or_else(|| crate::engine::document::parse::document_spans(text).len()),
+    )
 }
 
 fn parent(path: &Path) -> PathBuf {
@@ -398,6 +430,30 @@ mod tests {
         let same = "kind: DriftIgnore\nmetadata: {name: theirs}\nspec: {}\n";
         let err = commit_one(edit(&path, None, same), None).unwrap_err();
         assert!(err.is_conflict());
+    }
+
+    #[test]
+    fn a_document_is_replaced_by_its_identity_wherever_it_moved() {
+        let path = Path::new("fleet.yaml");
+        let base =
+            "kind: ConfigMap\nmetadata: {name: pulled}\n---\nkind: A\nmetadata: {name: a}\nv: 1\n";
+        // The editor found A at index 0, before a pull put a ConfigMap in front of it.
+        let value = serde_json::json!({"kind": "A", "metadata": {"name": "a"}, "v": 2});
+        let edited = document_edit(path, Some(base), 0, &value).unwrap();
+        assert_eq!(
+            edited.text,
+            "kind: ConfigMap\nmetadata: {name: pulled}\n---\nkind: A\nmetadata: {name: a}\nv: 2\n"
+        );
+        // A document the file does not hold is appended.
+        let new = serde_json::json!({"kind": "B", "metadata": {"name": "b"}});
+        let edited = document_edit(path, Some(base), 0, &new).unwrap();
+        assert!(
+            edited
+                .text
+                .ends_with("---\nkind: B\nmetadata:\n  name: b\n"),
+            "{}",
+            edited.text
+        );
     }
 
     #[test]
