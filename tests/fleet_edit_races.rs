@@ -497,3 +497,25 @@ fn readonly_refuses_every_writing_command_with_one_message_and_writes_nothing() 
     assert_eq!(dry.status.code(), Some(1), "{}", stderr(&dry));
     assert_eq!(fleet.run(&["--readonly", "render"]).status.code(), Some(0));
 }
+
+#[test]
+fn an_edit_preview_labels_its_sides_as_the_fleet_before_and_after_not_as_a_cluster() {
+    let fleet = Fleet::new();
+    let output = fleet.run(&[
+        "placement",
+        "set",
+        "ConfigMap/p/cm0",
+        "--add-cluster",
+        "m2",
+        "--dry-run",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let diff = report["diffs"][0]["diff"].as_str().unwrap_or_default();
+    assert!(
+        diff.starts_with("--- before/ConfigMap/p/cm0\n+++ after/ConfigMap/p/cm0\n"),
+        "{diff}"
+    );
+}

@@ -577,10 +577,10 @@ pub fn compare_fleets(before: &Fleet, after: &Fleet) -> (Report, Vec<ObjectDiff>
                 }
                 (None, Some(new)) => {
                     gained.insert(cluster.clone());
-                    diff::unified(None, new, &target.display_key())
+                    diff::unified_edit(None, new, &target.display_key())
                 }
                 (Some(old), Some(new)) => {
-                    let text = diff::unified(Some(old), new, &target.display_key());
+                    let text = diff::unified_edit(Some(old), new, &target.display_key());
                     if !text.is_empty() {
                         changed.insert(cluster.clone());
                     }

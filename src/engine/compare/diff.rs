@@ -124,6 +124,21 @@ pub fn to_yaml(object: &Value) -> String {
 /// `None` for `live` means the object does not exist yet (every line is added).
 /// Secret values are masked (`***`, `*** (changed)`); the diff still shows which keys change.
 pub fn unified(live: Option<&Value>, desired: &Value, label: &str) -> String {
+    unified_sides(live, desired, label, ("live", "desired"))
+}
+
+/// The diff of an object as an edit of the fleet's files changes it: both sides rendered from
+/// files, labelled `before/` and `after/` (nothing here was read from a cluster).
+pub fn unified_edit(before: Option<&Value>, after: &Value, label: &str) -> String {
+    unified_sides(before, after, label, ("before", "after"))
+}
+
+fn unified_sides(
+    live: Option<&Value>,
+    desired: &Value,
+    label: &str,
+    sides: (&str, &str),
+) -> String {
     if live.is_some_and(|l| normalize(l) == normalize(desired)) {
         return String::new();
     }
@@ -135,7 +150,10 @@ pub fn unified(live: Option<&Value>, desired: &Value, label: &str) -> String {
     let diff = similar::TextDiff::from_lines(&old_text, &new_text);
     diff.unified_diff()
         .context_radius(3)
-        .header(&format!("live/{label}"), &format!("desired/{label}"))
+        .header(
+            &format!("{}/{label}", sides.0),
+            &format!("{}/{label}", sides.1),
+        )
         .to_string()
 }
 

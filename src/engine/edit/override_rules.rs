@@ -1056,7 +1056,7 @@ pub fn preview_overrides(
                     continue;
                 }
             };
-            let text = diff::unified(old.as_ref(), &new, &federated.target.display_key());
+            let text = diff::unified_edit(old.as_ref(), &new, &federated.target.display_key());
             if text.is_empty() {
                 continue;
             }

@@ -889,7 +889,7 @@ pub fn preview_placement(
                 Decision::NotPlaced { .. } => None,
             };
             let text = match (&old, &new) {
-                (_, Some(new)) => diff::unified(old.as_ref(), new, &target.display_key()),
+                (_, Some(new)) => diff::unified_edit(old.as_ref(), new, &target.display_key()),
                 (Some(_), None) => {
                     preview.leaving += 1;
                     continue;
