@@ -37,6 +37,50 @@ impl ResourceRef {
     }
 }
 
+/// kubectl's short names of the built-in kinds, lowercased: `deploy` → `deployment`.
+const SHORT_KINDS: [(&str, &str); 16] = [
+    ("cm", "configmap"),
+    ("svc", "service"),
+    ("deploy", "deployment"),
+    ("ds", "daemonset"),
+    ("sts", "statefulset"),
+    ("rs", "replicaset"),
+    ("ns", "namespace"),
+    ("sa", "serviceaccount"),
+    ("cj", "cronjob"),
+    ("ing", "ingress"),
+    ("pvc", "persistentvolumeclaim"),
+    ("hpa", "horizontalpodautoscaler"),
+    ("netpol", "networkpolicy"),
+    ("pdb", "poddisruptionbudget"),
+    ("crb", "clusterrolebinding"),
+    ("rb", "rolebinding"),
+];
+
+/// The kind a typed name stands for, lowercased: a kubectl short name (`deploy`) or a plural
+/// (`deployments`, `ingresses`, `networkpolicies`) becomes the kind it names; anything else
+/// is itself, lowercased.
+pub fn kind_named(typed: &str) -> String {
+    let typed = typed.to_lowercase();
+    if let Some((_, kind)) = SHORT_KINDS.iter().find(|(short, _)| *short == typed) {
+        return (*kind).to_string();
+    }
+    typed
+}
+
+/// Whether `typed` names `kind` as kubectl takes a resource type: the kind, its plural or its
+/// short name, in any case.
+pub fn names_kind(kind: &str, typed: &str) -> bool {
+    let kind = kind.to_lowercase();
+    let typed = kind_named(typed);
+    typed == kind
+        || typed == format!("{kind}s")
+        || typed == format!("{kind}es")
+        || kind
+            .strip_suffix('y')
+            .is_some_and(|stem| typed == format!("{stem}ies"))
+}
+
 impl fmt::Display for ResourceRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.display_key())
@@ -516,6 +560,26 @@ impl StatusCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_resource_type_is_named_as_kubectl_names_it() {
+        for typed in [
+            "Deployment",
+            "deployment",
+            "deployments",
+            "deploy",
+            "DEPLOY",
+        ] {
+            assert!(names_kind("Deployment", typed), "{typed}");
+        }
+        assert!(names_kind("Ingress", "ingresses") && names_kind("Ingress", "ing"));
+        assert!(
+            names_kind("NetworkPolicy", "networkpolicies") && names_kind("NetworkPolicy", "netpol")
+        );
+        assert!(names_kind("ConfigMap", "cm") && names_kind("ConfigMap", "configmaps"));
+        assert!(!names_kind("Deployment", "deploymen") && !names_kind("Deployment", "svc"));
+        assert!(!names_kind("DaemonSet", "deploy"));
+    }
 
     #[test]
     fn roll_up_picks_the_worst_and_remembers_its_cell() {

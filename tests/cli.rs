@@ -444,6 +444,30 @@ fn status_on_the_demo_lists_every_cell_with_the_contract_shape_and_exit_codes() 
 }
 
 #[test]
+fn resource_takes_kubectls_short_names_and_plurals() {
+    let full = flotilla(&[
+        "status",
+        "--demo",
+        "--resource",
+        "Deployment/payments/ledger",
+        "-o",
+        "json",
+    ]);
+    for typed in ["deploy/payments/ledger", "deployments/payments/ledger"] {
+        let short = flotilla(&["status", "--demo", "--resource", typed, "-o", "json"]);
+        assert_eq!(
+            short.status.code(),
+            full.status.code(),
+            "{typed}: {}",
+            stderr(&short)
+        );
+        let items = |output: &Output| json(output)["items"].as_array().map(Vec::len);
+        assert_eq!(items(&short), items(&full), "{typed}");
+        assert!(items(&short).is_some_and(|n| n > 0), "{typed}");
+    }
+}
+
+#[test]
 fn status_of_one_resource_carries_its_masked_live_object_and_recent_events() {
     let degraded = flotilla(&[
         "status",

@@ -169,28 +169,11 @@ fn parse_label(part: &str) -> Result<Term, String> {
     Ok(Term::LabelExists(part.into()))
 }
 
-/// Whether a kind matches what the operator typed: `deploy` → Deployment, `cm` → ConfigMap.
+/// Whether a kind matches what the operator typed: `deploy` → Deployment, `cm` → ConfigMap
+/// (kubectl's short names, [`crate::model::kind_named`]), or any start of the kind.
 pub fn kind_matches(kind: &str, typed: &str) -> bool {
-    let kind_lower = kind.to_lowercase();
-    let typed = typed.to_lowercase();
-    let short = match typed.as_str() {
-        "cm" => "configmap",
-        "svc" => "service",
-        "deploy" => "deployment",
-        "ds" => "daemonset",
-        "sts" => "statefulset",
-        "ns" => "namespace",
-        "sa" => "serviceaccount",
-        "cj" => "cronjob",
-        "ing" => "ingress",
-        "pvc" => "persistentvolumeclaim",
-        "hpa" => "horizontalpodautoscaler",
-        "netpol" => "networkpolicy",
-        "crb" => "clusterrolebinding",
-        "rb" => "rolebinding",
-        other => other,
-    };
-    kind_lower == short || kind_lower.starts_with(short)
+    kind.to_lowercase()
+        .starts_with(&crate::model::kind_named(typed))
 }
 
 #[cfg(test)]

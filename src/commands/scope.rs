@@ -44,8 +44,10 @@ pub fn resource_filter(text: &str) -> Result<(String, Option<String>, String), I
     }
 }
 
+/// Whether `resource` is the one a `--resource` names: its kind as kubectl takes a type (the
+/// kind, its plural or its short name, any case), its namespace, its name.
 pub fn matches_filter(resource: &ResourceRef, filter: &(String, Option<String>, String)) -> bool {
-    resource.kind.eq_ignore_ascii_case(&filter.0)
+    crate::model::names_kind(&resource.kind, &filter.0)
         && resource.name == filter.2
         && (filter.1.is_none() || resource.namespace == filter.1)
 }
