@@ -99,11 +99,37 @@ pub fn read<T: serde::de::DeserializeOwned>(
         }
         Err(err) => return Err(fail(path, err)),
     };
-    let mut reader = BufReader::new(file);
     let mut out = Lines {
         lines: Vec::new(),
         torn: 0,
     };
+    each_line(path, file, |offset, line| {
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok(());
+        }
+        match serde_json::from_str::<T>(text) {
+            Ok(value) => {
+                if keep(&value) {
+                    out.lines.push((offset, value));
+                }
+            }
+            Err(_) => out.torn += 1,
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Calls `each` with every line of `file` (read from `path`) and the byte offset it starts
+/// at, one line in memory at a time.
+fn each_line(
+    path: &Path,
+    file: File,
+    mut each: impl FnMut(u64, &mut Vec<u8>) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut reader = BufReader::new(file);
     let mut offset = 0u64;
     let mut buffer = Vec::new();
     loop {
@@ -112,25 +138,11 @@ pub fn read<T: serde::de::DeserializeOwned>(
             .read_until(b'\n', &mut buffer)
             .map_err(|e| fail(path, e))?;
         if read == 0 {
-            break;
+            return Ok(());
         }
-        let here = offset;
+        each(offset, &mut buffer)?;
         offset += read as u64;
-        let text = String::from_utf8_lossy(&buffer);
-        let text = text.trim();
-        if text.is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<T>(text) {
-            Ok(value) => {
-                if keep(&value) {
-                    out.lines.push((here, value));
-                }
-            }
-            Err(_) => out.torn += 1,
-        }
     }
-    Ok(out)
 }
 
 /// The one line that starts at `offset` of `path`, parsed.
@@ -152,7 +164,6 @@ pub fn rewrite(path: &Path, keep: &[u64]) -> Result<(), String> {
     let temp = path.with_extension(format!("tmp-{}", std::process::id()));
     let result = (|| {
         let source = File::open(path).map_err(|e| fail(path, e))?;
-        let mut reader = BufReader::new(source);
         let mut out = OpenOptions::new()
             .create(true)
             .truncate(true)
@@ -160,29 +171,20 @@ pub fn rewrite(path: &Path, keep: &[u64]) -> Result<(), String> {
             .mode(0o600)
             .open(&temp)
             .map_err(|e| fail(&temp, e))?;
-        let mut offset = 0u64;
         let mut wanted = keep.iter().peekable();
-        let mut buffer = Vec::new();
-        loop {
-            buffer.clear();
-            let read = reader
-                .read_until(b'\n', &mut buffer)
-                .map_err(|e| fail(path, e))?;
-            if read == 0 {
-                break;
-            }
+        each_line(path, source, |offset, line| {
             while wanted.peek().is_some_and(|at| **at < offset) {
                 wanted.next();
             }
             if wanted.peek() == Some(&&offset) {
-                if !buffer.ends_with(b"\n") {
-                    buffer.push(b'\n');
+                if !line.ends_with(b"\n") {
+                    line.push(b'\n');
                 }
-                out.write_all(&buffer).map_err(|e| fail(&temp, e))?;
+                out.write_all(line).map_err(|e| fail(&temp, e))?;
                 wanted.next();
             }
-            offset += read as u64;
-        }
+            Ok(())
+        })?;
         out.sync_all().map_err(|e| fail(&temp, e))?;
         std::fs::rename(&temp, path).map_err(|e| fail(path, e))
     })();

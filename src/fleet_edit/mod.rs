@@ -18,7 +18,7 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::engine::edit::by_document::{self, Conflict, DocChange};
+use crate::engine::edit::by_document::{self, Conflict};
 use crate::engine::edit::yaml_text;
 
 pub use lock::LOCK_WAIT;
@@ -54,8 +54,6 @@ pub struct Committed {
     pub text: String,
     /// The backup of the previous content; `None` for a new file.
     pub backup: Option<PathBuf>,
-    /// The documents the write changed, each before and after.
-    pub changes: Vec<DocChange>,
 }
 
 /// What the journal records of a commit, before the files are replaced.
@@ -159,17 +157,17 @@ fn commit_unless(
                 by_document::merge(&label, base.unwrap_or(""), edit.new, current)?
             }
         };
-        let changes = by_document::changes(current.as_deref().unwrap_or(""), &text);
-        planned.push((edit.path, current, text, changes));
+        planned.push((edit.path, current, text));
     }
     crash_point("before-journal");
     if let Some(note) = note {
-        for (path, _, _, changes) in &planned {
+        for (path, current, text) in &planned {
+            let changes = by_document::changes(current.as_deref().unwrap_or(""), text);
             if changes.is_empty() {
                 continue;
             }
-            let entry = journal::Entry {
-                id: journal::new_id(),
+            journal::record_or_warn(journal::Entry {
+                id: String::new(),
                 fleet: note.fleet.clone(),
                 at: journal::now(),
                 command: note.command.clone(),
@@ -177,19 +175,14 @@ fn commit_unless(
                 resource: note.resource.clone(),
                 change: journal::Change::Documents {
                     path: absolute(path).display().to_string(),
-                    docs: changes.clone(),
+                    docs: changes,
                 },
-            };
-            if let Err(err) = journal::record(&entry) {
-                eprintln!(
-                    "warning: the edit is written but cannot be undone with `flotilla undo`: {err}"
-                );
-            }
+            });
         }
     }
     crash_point("after-journal");
     let mut done = Vec::new();
-    for (path, current, text, changes) in planned {
+    for (path, current, text) in planned {
         let backup = match &current {
             Some(old) => {
                 let mode = std::fs::metadata(path).ok().map(|m| m.permissions().mode());
@@ -210,7 +203,6 @@ fn commit_unless(
             path: path.to_path_buf(),
             text,
             backup,
-            changes,
         });
     }
     drop(locks);
@@ -260,31 +252,17 @@ pub fn document_edit(
 /// The index of the document of `text` with `value`'s identity; the document count (append)
 /// when there is none; `None` when `value` has no identity to look for.
 fn index_by_identity(file: &str, text: &str, value: &serde_json::Value) -> Option<usize> {
-    let id = |v: &serde_json::Value| {
-        let part = |pointer: &str| {
-            v.pointer(pointer)
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        (
-            part("/apiVersion"),
-            part("/kind"),
-            part("/metadata/namespace"),
-            part("/metadata/name"),
-        )
-    };
-    let wanted = id(value);
-    if wanted.1.is_empty() || wanted.3.is_empty() {
-        return None;
-    }
+    let wanted = by_document::Identity::of(value)?;
     let (docs, _) = crate::engine::document::parse::parse_files(&[crate::engine::SourceFile {
         path: file.to_string(),
         text: text.to_string(),
     }]);
     Some(
         docs.iter()
-            .find(|doc| doc.list_item.is_none() && id(&doc.value) == wanted)
+            .find(|doc| {
+                doc.list_item.is_none()
+                    && by_document::Identity::of(&doc.value).as_ref() == Some(&wanted)
+            })
             .map(|doc| doc.index)
             .unwrap_or_else(|| crate::engine::document::parse::document_spans(text).len()),
     )

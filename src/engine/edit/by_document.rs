@@ -178,19 +178,14 @@ pub fn changes(base: &str, new: &str) -> Vec<DocChange> {
             } => {
                 let olds = &old_bodies[old_index..old_index + old_len];
                 let news = &new_bodies[new_index..new_index + new_len];
-                for i in 0..old_len.max(new_len) {
-                    let change = DocChange {
-                        before: olds.get(i).map(|b| (*b).to_string()),
-                        after: news.get(i).map(|b| (*b).to_string()),
-                    };
-                    if !matches!((&change.before, &change.after), (Some(a), Some(b)) if same_text(a, b))
-                    {
-                        out.push(change);
-                    }
-                }
+                out.extend((0..old_len.max(new_len)).map(|i| DocChange {
+                    before: olds.get(i).map(|b| (*b).to_string()),
+                    after: news.get(i).map(|b| (*b).to_string()),
+                }));
             }
         }
     }
+    // Documents that differ only in trailing blank space are no change.
     out.retain(|c| !matches!((&c.before, &c.after), (Some(a), Some(b)) if same_text(a, b)));
     out
 }
@@ -312,24 +307,31 @@ pub fn merge(file: &str, base: &str, new: &str, current: &str) -> Result<String,
 
 /// A document's identity: apiVersion, kind, namespace and name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Identity(String, String, String, String);
+pub struct Identity(String, String, String, String);
 
+impl Identity {
+    /// The identity of an object; `None` without a kind or a name.
+    pub fn of(value: &Value) -> Option<Identity> {
+        let text = |pointer: &str| {
+            value
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let id = Identity(
+            text("/apiVersion"),
+            text("/kind"),
+            text("/metadata/namespace"),
+            text("/metadata/name"),
+        );
+        (!id.1.is_empty() && !id.3.is_empty()).then_some(id)
+    }
+}
+
+/// The identity of a document's text.
 fn identity(body: &str) -> Option<Identity> {
-    let value: Value = serde_saphyr::from_str(body).ok()?;
-    let text = |pointer: &str| {
-        value
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
-    let id = Identity(
-        text("/apiVersion"),
-        text("/kind"),
-        text("/metadata/namespace"),
-        text("/metadata/name"),
-    );
-    (!id.1.is_empty() && !id.3.is_empty()).then_some(id)
+    Identity::of(&serde_saphyr::from_str(body).ok()?)
 }
 
 /// `Kind namespace/name` (or `Kind name`) of a document's text, for messages.
