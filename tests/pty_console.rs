@@ -612,6 +612,12 @@ fn edit_web_up_to_the_confirmation(app: &mut PtyApp) {
     app.wait_for("the placement editor", |screen| {
         screen.contains("PropagationPolicy shop/web") && screen.contains("[ ] east")
     });
+    name_east_up_to_the_confirmation(app);
+}
+
+/// In the open placement editor on web: names east (so west leaves), reviews and reaches the
+/// confirmation.
+fn name_east_up_to_the_confirmation(app: &mut PtyApp) {
     app.send(" ");
     app.wait_for("east named", |screen| screen.contains("1 leaving"));
     app.send("\r");
@@ -648,12 +654,7 @@ fn an_open_editor_never_overwrites_an_outside_edit_nor_replaces_a_shifted_docume
     app.wait_for("the editor again, on the reloaded file", |screen| {
         screen.contains("reloaded") && screen.contains("[ ] east")
     });
-    app.send(" ");
-    app.wait_for("east named", |screen| screen.contains("1 leaving"));
-    app.send("\r");
-    app.wait_for("the review", |screen| screen.contains("west leaves"));
-    app.send("\r");
-    app.wait_for("the confirmation", |screen| screen.contains("y propagate"));
+    name_east_up_to_the_confirmation(&mut app);
     app.send("y");
     app.wait_for("the confirmation closed", |screen| {
         !screen.contains("y propagate")
