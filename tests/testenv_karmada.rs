@@ -252,6 +252,8 @@ fn hub_karmada_a_stopped_member_turns_not_ready() {
     };
     assert_eq!(ready("member-2").as_deref(), Some("True"));
     testenv_cmd_ok(&["stop", "member-2"]);
+    // Started again even when an assertion below fails, so the tests after this one have it.
+    let restart = support::Restart("member-2");
     let t = Instant::now();
     eventually(
         "member-2's Ready condition to turn False",
@@ -275,7 +277,7 @@ fn hub_karmada_a_stopped_member_turns_not_ready() {
             .is_some_and(|m| m.contains("ClusterNotReachable")),
         "{member}"
     );
-    testenv_cmd_ok(&["start", "member-2"]);
+    drop(restart);
     eventually(
         "member-2 to be Ready again",
         Duration::from_secs(120),

@@ -423,7 +423,8 @@ pub fn apply(context: &str, yaml: &str) {
     );
 }
 
-/// `flotilla --hub hub clusters -o json` (the hub's members as the hub reports them), as items.
+/// `flotilla --hub hub clusters -o json` (the hub's members as the hub reports them), as items;
+/// its exit code is 3 exactly when a member is Unreachable or Unauthorized, else 0.
 pub fn hub_clusters() -> Vec<serde_json::Value> {
     let out = Command::new(env!("CARGO_BIN_EXE_flotilla"))
         .arg("--kubeconfig")
@@ -432,9 +433,19 @@ pub fn hub_clusters() -> Vec<serde_json::Value> {
         .env_remove("KUBECONFIG")
         .output()
         .expect("run flotilla");
-    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
-    let value: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    value["items"].as_array().cloned().unwrap_or_default()
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("JSON: {}", output_text(&out)));
+    let items = value["items"].as_array().cloned().unwrap_or_default();
+    let failed = items
+        .iter()
+        .any(|item| item["health"] == "Unreachable" || item["health"] == "Unauthorized");
+    assert_eq!(
+        out.status.code(),
+        Some(if failed { 3 } else { 0 }),
+        "{}",
+        output_text(&out)
+    );
+    items
 }
 
 /// `flotilla --hub hub render -o json` (the per-cluster objects the hub itself rendered),
@@ -620,6 +631,23 @@ pub fn pump_until_healthy(
     let explain = |s: &flotilla::app::Session| {
         let namespace = key.split('/').nth(1).unwrap_or_default();
         let mut text = format!("\nthe console's health: {:?}", console_health(s, key));
+        // What the hub itself recorded (Karmada's bindings and Works, OCM's ManifestWorks,
+        // KubeFed's Federated objects), so a timeout tells a silent hub from a lost update.
+        for kind in [
+            "resourcebindings",
+            "works",
+            "manifestworks",
+            "federateddeployments",
+        ] {
+            let out = env().kubectl("hub", &["get", kind, "-A", "-o", "yaml"]);
+            let listed = String::from_utf8_lossy(&out.stdout);
+            for object in listed
+                .split("\n- apiVersion")
+                .filter(|o| o.contains(namespace))
+            {
+                text.push_str(&format!("\non the hub, {kind}:\n- apiVersion{object}"));
+            }
+        }
         for member in members {
             let out = env().kubectl(
                 member,

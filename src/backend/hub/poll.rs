@@ -498,6 +498,31 @@ pub async fn first_view(hub: &Hub) -> Result<FirstView, crate::backend::hub::Hub
     }
 }
 
+/// The live view a first view was built as, to go on with — only while the console shows
+/// its rows and columns as they are. A Karmada or KubeFed console shows the rows of the fleet
+/// it edits, which may be others or in another order; a row the live view added would then
+/// have another index than the console gives it, and its cells and health would go to
+/// another row. Without it the caches are read again in the console's rows and columns.
+fn resumable<L: LiveView>(live: Box<dyn std::any::Any + Send>, shown: &HubView) -> Option<Box<L>> {
+    live.downcast::<L>()
+        .ok()
+        .filter(|live| same_layout(live.view(), shown))
+}
+
+/// Whether two views have the same rows and columns, in the same order.
+fn same_layout(a: &HubView, b: &HubView) -> bool {
+    a.rows.len() == b.rows.len()
+        && a.clusters.len() == b.clusters.len()
+        && a.rows
+            .iter()
+            .zip(&b.rows)
+            .all(|(a, b)| a.target == b.target)
+        && a.clusters
+            .iter()
+            .zip(&b.clusters)
+            .all(|(a, b)| a.0.name == b.0.name)
+}
+
 /// The whole view of the stores as the hub has it: every member, in name order, and every row;
 /// with the live view it came from.
 fn whole_view<L: LiveView>(
@@ -550,7 +575,7 @@ async fn run_cached<L: LiveView>(
             caches,
             changes,
             live,
-        }) => (caches, changes, live.downcast::<L>().ok()),
+        }) => (caches, changes, resumable::<L>(live, &first)),
         None => {
             let kinds = hub.watched_kinds().await;
             if kinds.is_empty() {
@@ -1618,6 +1643,67 @@ mod tests {
             assert_eq!(view.rows[0].target.display_key(), "ConfigMap/shop/web");
             assert_eq!(view.cell(0, 0).0, CellStatus::InSync);
             assert_eq!(view.cell(0, 1).0, CellStatus::InSync);
+        }
+
+        #[test]
+        fn a_console_showing_other_rows_gets_a_new_rows_cells_and_health_at_its_own_index() {
+            let (caches, mut writers, _) = hub();
+            let kubeconfig = kube::config::Kubeconfig::default();
+            let (view, live) =
+                whole_view::<Live>(HubKind::Karmada, &caches, &kubeconfig).expect("the view");
+            // The fleet the console edits has a template the hub has not bound yet, first.
+            let waiting = ResourceRef {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                namespace: Some("shop".into()),
+                name: "unbound".into(),
+            };
+            let shown = in_rows_of(&[waiting, view.rows[0].target.clone()], view);
+            assert!(
+                resumable::<Live>(live, &shown).is_none(),
+                "the live view has one row, the console two"
+            );
+            let (mut pass, _) = Pass::<Live>::start(&shown, &caches, &kubeconfig).expect("start");
+            let binding = object(json!({"apiVersion": "work.karmada.io/v1alpha2",
+                "kind": "ResourceBinding",
+                "metadata": {"name": "api-configmap", "namespace": "shop",
+                    "labels": {"resourcebinding.karmada.io/permanent-id": "id-api"}},
+                "spec": {"resource": {"apiVersion": "v1", "kind": "ConfigMap",
+                    "namespace": "shop", "name": "api"}, "clusters": [{"name": "a"}]},
+                "status": {"aggregatedStatus": [{"clusterName": "a", "applied": true,
+                    "health": "Healthy"}]}}));
+            writers[1].apply_watcher_event(&watcher::Event::Apply(binding.clone()));
+            let news = pass.take_in(
+                vec![Change::Applied {
+                    kind: 1,
+                    object: Arc::new(binding),
+                }],
+                &caches,
+            );
+            let added: Vec<String> = news
+                .iter()
+                .filter_map(|e| match e {
+                    BackendEvent::ResourcesAdded(rows) => Some(rows.clone()),
+                    _ => None,
+                })
+                .flatten()
+                .map(|row| row.target.display_key())
+                .collect();
+            assert_eq!(added, ["ConfigMap/shop/api"], "{news:?}");
+            let health: Vec<(u32, u32)> = news
+                .iter()
+                .filter_map(|e| match e {
+                    BackendEvent::Health(updates) => Some(updates.clone()),
+                    _ => None,
+                })
+                .flatten()
+                .map(|u| (u.cell.resource, u.cell.cluster))
+                .collect();
+            assert_eq!(health, [(2, 0)], "the console's third row: {news:?}");
+            assert!(
+                cells(&news).iter().all(|u| u.cell.resource == 2),
+                "{news:?}"
+            );
         }
 
         fn hub() -> (Caches, Vec<CacheWriter>, Pass<Live>) {
