@@ -256,7 +256,7 @@ pub enum Command {
     Demo,
     /// Read-only wall display of the whole fleet's health.
     Watch(WatchArgs),
-    /// List clusters with their health.
+    /// List clusters with their health (exit 0; 3 when any is Unreachable or Unauthorized).
     Clusters,
     /// Per-cluster desired objects, computed offline (never contacts a cluster); with --hub, the objects the hub itself rendered.
     Render(RenderArgs),

@@ -149,17 +149,15 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
                 ))
             } else if global.demo {
                 FleetInput::Files(flotilla::demo_fleet::demo_files())
-            } else if global.profiles.is_some() {
-                match flotilla::fleet_dir::read_fleet_dir(&global.fleet) {
-                    Ok(files) => FleetInput::Files(source::with_profiles(&global, files)),
+            } else {
+                match source::fleet_files(&global) {
+                    Ok(files) => FleetInput::Files(files),
                     // No fleet directory: the ClusterProfiles alone (nothing to render).
-                    Err(_) if !global.fleet.exists() => {
-                        FleetInput::Files(source::with_profiles(&global, Vec::new()))
+                    Err(_) if !global.fleet.exists() && global.profiles.is_some() => {
+                        FleetInput::Files(source::with_inventories(&global, Vec::new()))
                     }
                     Err(_) => FleetInput::Dir(&global.fleet),
                 }
-            } else {
-                FleetInput::Dir(&global.fleet)
             };
             let Some(resources) = render_scope(&args) else {
                 return Ok(exit::INPUT);

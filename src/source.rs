@@ -66,7 +66,7 @@ pub fn load(global: &GlobalArgs) -> Result<LoadedFleet, LoadError> {
             true,
         )
     } else {
-        let files = read_fleet_dir(&global.fleet)?;
+        let files = with_inventories(global, read_fleet_dir(&global.fleet)?);
         (files, format!("fleet {}", global.fleet.display()), false)
     };
     let (fleet, errors) = load_fleet(&files);
@@ -120,12 +120,35 @@ pub async fn read_profiles(global: &GlobalArgs) -> Result<Option<ProfileInventor
     .map(Some)
 }
 
-/// The fleet directory's files with the ClusterProfiles' inventory documents after them.
-pub fn with_profiles(global: &GlobalArgs, mut files: Vec<SourceFile>) -> Vec<SourceFile> {
+/// The fleet directory's files with the inventories the flags bring after them: the
+/// ClusterProfiles `--inventory` read, and the contexts `--context` selects (which the engine
+/// takes only for a fleet that declares no clusters of its own).
+pub fn with_inventories(global: &GlobalArgs, mut files: Vec<SourceFile>) -> Vec<SourceFile> {
     if let Some(profiles) = &global.profiles {
         files.extend(profiles.files.iter().cloned());
     }
+    files.extend(contexts_inventory(global));
     files
+}
+
+/// The fleet directory `--fleet` names, read, with [`with_inventories`]'s documents.
+pub fn fleet_files(global: &GlobalArgs) -> Result<Vec<SourceFile>, String> {
+    crate::fleet_dir::read_fleet_dir(&global.fleet).map(|files| with_inventories(global, files))
+}
+
+/// The contexts `--context` selects, as an inventory; none without the flag, on the
+/// simulated fleet or a hub, or when the kubeconfig does not read or a glob matches nothing
+/// (the commands that need the contexts report that themselves).
+fn contexts_inventory(global: &GlobalArgs) -> Option<SourceFile> {
+    if global.contexts.is_empty() || global.uses_demo() || global.hub.is_some() {
+        return None;
+    }
+    let kubeconfig = kubeconfig::load(global.kubeconfig.as_deref()).ok()?;
+    let contexts = kubeconfig::select_contexts(&kubeconfig, &global.contexts).ok()?;
+    Some(crate::engine::fleet::inventory::contexts_file(
+        &global.contexts,
+        &contexts,
+    ))
 }
 
 /// The clusters of a live fleet and the kubeconfig that reaches them.
@@ -142,7 +165,7 @@ pub struct LiveInventory {
 /// without one, exactly the contexts `--context` names. Never every context implicitly.
 pub fn live_inventory(global: &GlobalArgs) -> Result<LiveInventory, LoadError> {
     let (fleet, files) = if global.fleet.is_dir() {
-        let files = with_profiles(global, read_fleet_dir(&global.fleet)?);
+        let files = with_inventories(global, read_fleet_dir(&global.fleet)?);
         let (fleet, errors) = load_fleet(&files);
         if !errors.is_empty() {
             return Err(LoadError::Invalid(errors));

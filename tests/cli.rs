@@ -20,9 +20,14 @@ fn stderr(output: &Output) -> String {
 #[test]
 fn clusters_json_follows_the_contract() {
     let output = flotilla(&["clusters", "--demo", "-o", "json"]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // The demo has an unreachable cluster: some clusters failed, exit 3.
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let value: serde_json::Value = serde_json::from_slice(&output.stdout).expect("valid JSON");
     let items = value["items"].as_array().expect("an items array");
+    assert!(
+        items.iter().any(|item| item["health"] == "Unreachable"),
+        "{items:?}"
+    );
     assert!(
         items.len() >= 12,
         "at least 12 clusters, got {}",
@@ -76,7 +81,7 @@ fn clusters_json_follows_the_contract() {
 #[test]
 fn clusters_yaml_and_table_say_the_same() {
     let yaml = flotilla(&["--demo", "clusters", "-o", "yaml"]);
-    assert_eq!(yaml.status.code(), Some(0), "{}", stderr(&yaml));
+    assert_eq!(yaml.status.code(), Some(3), "{}", stderr(&yaml));
     let parsed: serde_json::Value = serde_saphyr::from_slice(&yaml.stdout).expect("valid YAML");
     let json = flotilla(&["clusters", "--demo", "-o", "json"]);
     let from_json: serde_json::Value = serde_json::from_slice(&json.stdout).expect("valid JSON");
@@ -98,9 +103,19 @@ fn the_same_seed_gives_the_same_clusters() {
 #[test]
 fn demo_scale_synthesises_the_requested_fleet() {
     let output = flotilla(&["clusters", "--demo-scale", "300,5", "-o", "json"]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let value: serde_json::Value = serde_json::from_slice(&output.stdout).expect("valid JSON");
     assert_eq!(value["items"].as_array().map(Vec::len), Some(300));
+    let unreachable = value["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|item| item["health"] == "Unreachable");
+    assert_eq!(
+        output.status.code(),
+        Some(if unreachable { 3 } else { 0 }),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -601,8 +616,9 @@ fn odd_arguments_never_panic() {
         let err = stderr(&output);
         assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
         let code = output.status.code();
+        // 3: the demo's clusters include an unreachable one.
         assert!(
-            matches!(code, Some(0 | 2)),
+            matches!(code, Some(0 | 2 | 3)),
             "{args:?} exited {code:?}: {err}"
         );
     }
@@ -881,7 +897,8 @@ fn kubeconfig_files_that_do_not_exist_are_skipped_as_kubectl_does() {
         ],
         &[("KUBECONFIG", joined.as_os_str())],
     );
-    assert_eq!(output.status.code(), Some(0), "{}", everything(&output));
+    // Listed, and unreachable (nothing serves it): exit 3.
+    assert_eq!(output.status.code(), Some(3), "{}", everything(&output));
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
     assert_eq!(json["items"][0]["context"], "otp-ctx");
     assert!(stderr(&output).contains("missing"), "{}", stderr(&output));

@@ -227,7 +227,8 @@ fn cluster_profiles_on_a_real_hub_are_the_inventory() {
             &provider_file,
         ],
     );
-    assert!(out.status.success(), "{}", output_text(&out));
+    // `vaulted` cannot be reached (no provider for it): some clusters failed, exit 3.
+    assert_eq!(out.status.code(), Some(3), "{}", output_text(&out));
     let listed: Value = serde_json::from_slice(&out.stdout).expect("clusters JSON");
     let items = listed["items"].as_array().cloned().unwrap_or_default();
     let names: Vec<&str> = items.iter().filter_map(|i| i["name"].as_str()).collect();

@@ -650,6 +650,7 @@ fn a_member_whose_ca_changed_fails_with_a_tls_error_naming_it() {
         |line: &str| line.contains("TLS") && line.contains("certificate-authority-data");
 
     let clusters = run_flotilla(&kubeconfig, dir.path(), &["clusters"], COMMAND_LIMIT);
+    assert_eq!(clusters.status.code(), Some(3), "{}", text(&clusters));
     let stdout = String::from_utf8_lossy(&clusters.stdout).to_string();
     let line = stdout
         .lines()

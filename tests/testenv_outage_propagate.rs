@@ -100,6 +100,11 @@ fn a_stopped_member_is_unreachable_and_the_others_succeed() {
         assert_eq!(color, "blue", "{member}");
     }
     let clusters = flotilla(dir.path(), &["clusters", "-o", "json"]);
+    assert_eq!(
+        clusters.status.code(),
+        Some(3),
+        "a stopped member: some clusters failed"
+    );
     let list: Value = serde_json::from_slice(&clusters.stdout).expect("clusters JSON");
     let health = list["items"]
         .as_array()

@@ -79,14 +79,19 @@ fn flotilla_clusters() -> Vec<Value> {
         .env_remove("KUBECONFIG")
         .output()
         .expect("run flotilla");
+    let value: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let items = value["items"].as_array().cloned().unwrap_or_default();
+    // Exit 3 exactly when a member could not be reached or read.
+    let failed = items
+        .iter()
+        .any(|item| item["health"] == "Unreachable" || item["health"] == "Unauthorized");
     assert_eq!(
         out.status.code(),
-        Some(0),
+        Some(if failed { 3 } else { 0 }),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let value: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    value["items"].as_array().cloned().unwrap_or_default()
+    items
 }
 
 /// The hub's clusters (`kubectl get <resource> -o json`) as name → labels.

@@ -1,4 +1,5 @@
-//! `flotilla clusters`: every inventory cluster with its health, in the contract shape.
+//! `flotilla clusters`: every inventory cluster with its health, in the contract shape; exit 3
+//! when any of them could not be reached or read.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -51,6 +52,19 @@ struct ClusterList {
     items: Vec<ClusterItem>,
 }
 
+impl ClusterList {
+    /// Writes the list; its exit code is 3 when any cluster could not be reached or read
+    /// (Unreachable or Unauthorized), else 0, whichever way the clusters were listed.
+    fn write(&self, global: &GlobalArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+        output::write(out, &global.output, self, || table(&self.items))?;
+        let failed = self
+            .items
+            .iter()
+            .any(|item| matches!(item.health, Health::Unreachable | Health::Unauthorized));
+        Ok(if failed { exit::PARTIAL } else { exit::OK })
+    }
+}
+
 /// Probes every live cluster (bounded, each with its own timeout) and lists them.
 pub async fn run_live(
     global: &GlobalArgs,
@@ -71,9 +85,7 @@ pub async fn run_live(
             ClusterItem::new(&member.spec, status)
         })
         .collect();
-    let list = ClusterList { items };
-    output::write(out, &global.output, &list, || table(&list.items))?;
-    Ok(exit::OK)
+    ClusterList { items }.write(global, out)
 }
 
 /// Lists a federation hub's member clusters with the health the hub reports for them.
@@ -96,9 +108,7 @@ pub async fn run_hub(global: &GlobalArgs, hub: &str, out: &mut dyn Write) -> any
         .into_iter()
         .map(|(spec, status)| ClusterItem::new(&spec, status))
         .collect();
-    let list = ClusterList { items };
-    output::write(out, &global.output, &list, || table(&list.items))?;
-    Ok(exit::OK)
+    ClusterList { items }.write(global, out)
 }
 
 /// Clusters probed at once.
@@ -123,9 +133,7 @@ pub fn run_demo(
         .enumerate()
         .map(|(index, spec)| ClusterItem::new(spec, core.cluster_status(index)))
         .collect();
-    let list = ClusterList { items };
-    output::write(out, &global.output, &list, || table(&list.items))?;
-    Ok(exit::OK)
+    ClusterList { items }.write(global, out)
 }
 
 fn table(items: &[ClusterItem]) -> Table {

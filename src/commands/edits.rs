@@ -118,7 +118,7 @@ pub async fn load(global: &GlobalArgs) -> Result<Loaded, u8> {
             dir.display()
         )));
     }
-    let files = crate::fleet_dir::read_fleet_dir(dir).map_err(|message| input_error(&message))?;
+    let files = crate::source::fleet_files(global).map_err(|message| input_error(&message))?;
     let (fleet, errors) = load_fleet(&files);
     if !errors.is_empty() {
         for error in &errors {

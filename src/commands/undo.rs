@@ -155,7 +155,7 @@ fn undo_file(
         Err(_) => return Ok(changed_since(entry, path)),
     };
     // What the undo does on the clusters: the fleet as it is against the fleet restored.
-    let files = match crate::fleet_dir::read_fleet_dir(&global.fleet) {
+    let files = match crate::source::fleet_files(global) {
         Ok(files) => files,
         Err(message) => return Ok(input_error(&message)),
     };

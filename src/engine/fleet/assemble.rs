@@ -263,6 +263,13 @@ pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
             Err(e) => errors.push(e),
         }
     }
+    // The contexts `--context` selected are the inventory of a fleet that declares none.
+    if inventory_entries
+        .iter()
+        .any(|(doc, _, _)| !inventory::from_contexts(doc))
+    {
+        inventory_entries.retain(|(doc, _, _)| !inventory::from_contexts(doc));
+    }
     let clusters = inventory::merge(inventory_entries, &mut errors);
 
     let mut ignores = Vec::new();

@@ -12,11 +12,41 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::engine::document::parse::Doc;
-use crate::engine::document::source::FleetError;
+use crate::engine::document::source::{FleetError, SourceFile};
 use crate::engine::place::selector::scalar_text;
 use crate::model::{ClusterSpec, Taint};
 
 pub const CONTEXT_ANNOTATION: &str = "flotilla.dev/context";
+
+/// How the path of the inventory [`contexts_file`] writes begins: its clusters are the fleet's
+/// only when no other document declares a cluster.
+pub const CONTEXTS_SOURCE: &str = "contexts:";
+
+/// The kubeconfig contexts `--context` selected, as an inventory: one cluster per context,
+/// named after it, with no labels. The engine takes it only for a fleet that declares no
+/// clusters of its own ([`from_contexts`]); otherwise `--context` filters that inventory.
+pub fn contexts_file(patterns: &[String], contexts: &[String]) -> SourceFile {
+    let documents: Vec<String> = contexts
+        .iter()
+        .map(|context| {
+            serde_json::json!({
+                "apiVersion": "cluster.karmada.io/v1alpha1",
+                "kind": "Cluster",
+                "metadata": {"name": context, "annotations": {CONTEXT_ANNOTATION: context}},
+            })
+            .to_string()
+        })
+        .collect();
+    SourceFile {
+        path: format!("{CONTEXTS_SOURCE}--context {}", patterns.join(",")),
+        text: documents.join("\n---\n"),
+    }
+}
+
+/// Whether a document came from [`contexts_file`].
+pub fn from_contexts(doc: &Doc) -> bool {
+    doc.file.starts_with(CONTEXTS_SOURCE)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InventoryKind {
