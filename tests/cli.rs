@@ -211,7 +211,18 @@ fn plan_on_the_demo_shows_diffs_the_conflict_and_the_unreachable_store() {
 fn drift_on_the_demo_names_the_cluster_path_and_manager() {
     let all = flotilla(&["drift", "--demo", "-o", "json"]);
     assert_eq!(all.status.code(), Some(3), "{}", stderr(&all));
-    assert!(stderr(&all).contains("edge-store-0003"), "{}", stderr(&all));
+    // The unreachable store is one line, not one per object placed there.
+    let errors: Vec<String> = stderr(&all)
+        .lines()
+        .filter(|line| line.starts_with("error:"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with("error: edge-store-0003: unreachable")
+            && errors[0].ends_with("objects)"),
+        "{errors:?}"
+    );
     let value = json(&all);
     let drifted = rows(&value, DRIFTED, "inventory");
     let field = &drifted[0]["fields"][0];
@@ -456,6 +467,36 @@ fn status_on_the_demo_lists_every_cell_with_the_contract_shape_and_exit_codes() 
 
     let typo = flotilla(&["status", "--demo", "--cluster", "nope"]);
     assert_eq!(typo.status.code(), Some(2), "{}", stderr(&typo));
+}
+
+#[test]
+fn a_misspelt_cluster_or_resource_gets_a_did_you_mean() {
+    for (args, expected) in [
+        (
+            &["status", "--demo", "--cluster", "prod-us-east2"][..],
+            "--cluster prod-us-east2: no such cluster in the fleet; did you mean prod-us-east-2?",
+        ),
+        (
+            &["plan", "--demo", "--resource", "Deployment/shop/checkot"][..],
+            "--resource Deployment/shop/checkot: no such resource in the fleet; did you mean Deployment/shop/checkout?",
+        ),
+        (
+            &["render", "--demo", "--cluster", "prod-eu-wset-1"][..],
+            "--cluster prod-eu-wset-1: no such cluster in the fleet; did you mean prod-eu-west-1?",
+        ),
+    ] {
+        let output = flotilla(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&output).contains(expected),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(stderr(&output).contains("known: "), "{}", stderr(&output));
+    }
+    // A name near none of the fleet's gets no guess.
+    let far = flotilla(&["status", "--demo", "--cluster", "zzzzzzzz"]);
+    assert!(!stderr(&far).contains("did you mean"), "{}", stderr(&far));
 }
 
 #[test]

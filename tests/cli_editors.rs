@@ -368,7 +368,7 @@ fn bad_input_is_exit_2_names_the_flag_and_writes_nothing() {
                 "--add-cluster",
                 "mars",
             ],
-            "--add-cluster mars: no cluster named `mars`",
+            "--add-cluster mars: no such cluster in the fleet",
         ),
         (
             &[

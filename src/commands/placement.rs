@@ -39,9 +39,8 @@ fn edited(
         if known.contains(name) {
             Ok(())
         } else {
-            Err(format!(
-                "{flag} {name}: no cluster named `{name}` in the fleet's inventory\n  hint: `flotilla clusters -o name` lists them"
-            ))
+            let known: Vec<&str> = known.iter().map(String::as_str).collect();
+            Err(super::scope::no_such(flag, name, "cluster", &known))
         }
     };
     if !args.clusters.is_empty() {

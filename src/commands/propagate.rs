@@ -350,6 +350,28 @@ async fn drift_on<A: ClusterApi>(
     report_drift(global, &items, &errors, out)
 }
 
+/// The `error:` lines for drift's errors: one per cluster for a failure every object there
+/// shares (an unreachable cluster), else one per object.
+pub fn error_lines(errors: &[DriftError]) -> Vec<String> {
+    let mut shared: BTreeMap<(&str, &str), Vec<&DriftError>> = BTreeMap::new();
+    for error in errors {
+        shared
+            .entry((error.cluster.as_str(), error.message.as_str()))
+            .or_default()
+            .push(error);
+    }
+    shared
+        .into_iter()
+        .map(|((cluster, message), errors)| match errors.as_slice() {
+            [one] => format!(
+                "error: {cluster}: {}: {message}",
+                one.resource.display_key()
+            ),
+            many => format!("error: {cluster}: {message} ({} objects)", many.len()),
+        })
+        .collect()
+}
+
 /// Writes drift results and picks the exit code: 3 errors, 1 drift, 0 none.
 pub fn report_drift(
     global: &GlobalArgs,
@@ -357,13 +379,7 @@ pub fn report_drift(
     errors: &[DriftError],
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    for error in errors {
-        let line = format!(
-            "error: {}: {}: {}",
-            error.cluster,
-            error.resource.display_key(),
-            error.message
-        );
+    for line in error_lines(errors) {
         eprintln!("{}", printable(&line, false));
     }
     output::write(out, &global.output, &Items { items }, || {

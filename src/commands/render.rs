@@ -71,12 +71,8 @@ pub fn run_render(
             None => {
                 let known: Vec<&str> = fleet.clusters.iter().map(|c| c.name.as_str()).collect();
                 let message = format!(
-                    "error: --cluster {name}: no such cluster in the inventory; known: {}",
-                    if known.is_empty() {
-                        "(none)".to_string()
-                    } else {
-                        known.join(", ")
-                    }
+                    "error: {}",
+                    super::scope::no_such("--cluster", name, "cluster", &known)
                 );
                 let _ = writeln!(err, "{}", printable(&message, false));
                 return 2;

@@ -157,13 +157,7 @@ async fn repair_on<A: ClusterApi>(
     let options = Options::default();
     let (drifted, errors) =
         drift::drift_with(&prepared.targets, options, &prepared.ignores, &|_, _| {}).await;
-    for error in &errors {
-        let line = format!(
-            "error: {}: {}: {}",
-            error.cluster,
-            error.resource.display_key(),
-            error.message
-        );
+    for line in super::propagate::error_lines(&errors) {
         eprintln!("{}", printable(&line, false));
     }
     let found = details(

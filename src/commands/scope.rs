@@ -140,13 +140,44 @@ impl ResourceScope {
                 .iter()
                 .any(|r| matches_filter(&r.target, filter))
             {
-                return Err(InputError(format!(
-                    "--resource {text}: no such resource in the fleet"
-                )));
+                let known: Vec<String> = fleet
+                    .resources
+                    .iter()
+                    .map(|r| r.target.display_key())
+                    .collect();
+                let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                return Err(InputError(no_such("--resource", text, "resource", &known)));
             }
         }
         Ok(())
     }
+}
+
+/// Names a fleet's clusters or resources beyond which an error lists no more.
+const NAMES_SHOWN: usize = 10;
+
+/// The input error for `name`, given to `flag`, which is none of the fleet's `known` names of
+/// `what`: the nearest one as "did you mean", and the first few known.
+pub fn no_such(flag: &str, name: &str, what: &str, known: &[&str]) -> String {
+    let mut text = format!("{flag} {name}: no such {what} in the fleet");
+    if let Some(near) = crate::engine::dialect::api_groups::closest(name, known) {
+        text.push_str(&format!("; did you mean {near}?"));
+    }
+    let mut listed = if known.is_empty() {
+        "(none)".to_string()
+    } else {
+        known
+            .iter()
+            .take(NAMES_SHOWN)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if known.len() > NAMES_SHOWN {
+        listed.push_str(&format!(" … and {} more", known.len() - NAMES_SHOWN));
+    }
+    text.push_str(&format!("\n  known: {listed}"));
+    text
 }
 
 /// `-l/--selector` in kubectl's syntax (`app=web,tier in (a,b),!legacy`).
@@ -289,10 +320,7 @@ fn select(
     for name in &scope.clusters {
         if !specs.iter().any(|spec| &spec.name == name) {
             let known: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-            return Err(InputError(format!(
-                "--cluster {name}: no such cluster in the fleet; known: {}",
-                known.join(", ")
-            )));
+            return Err(InputError(no_such("--cluster", name, "cluster", &known)));
         }
     }
     if !scope.clusters.is_empty() {

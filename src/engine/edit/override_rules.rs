@@ -417,7 +417,13 @@ pub fn parse_target(
         .iter()
         .find(|n| !clusters.iter().any(|c| &c.name == *n))
     {
-        return Err(format!("no cluster named `{unknown}` in the inventory"));
+        let known: Vec<&str> = clusters.iter().map(|c| c.name.as_str()).collect();
+        let near = crate::engine::dialect::api_groups::closest(unknown, &known)
+            .map(|near| format!("; did you mean {near}?"))
+            .unwrap_or_default();
+        return Err(format!(
+            "no cluster named `{unknown}` in the inventory{near}"
+        ));
     }
     Ok(Target::Clusters(names))
 }
