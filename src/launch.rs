@@ -453,6 +453,7 @@ pub fn live_fleet(global: &GlobalArgs) -> Result<(LiveFleet, String), source::Lo
             skip,
             profiles: global.profiles.clone(),
             options: LiveOptions::default(),
+            failures: crate::backend::audit::last_failures(&crate::backend::audit::read_entries()),
         },
         live_label(global),
     ))

@@ -48,6 +48,70 @@ pub struct Entry {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
     pub results: Vec<ClusterResult>,
+    /// Every object the write failed on, with the cluster's answer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<ObjectFailure>,
+}
+
+/// One object an audited write failed on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ObjectFailure {
+    pub cluster: String,
+    /// `Kind/namespace/name`.
+    pub object: String,
+    pub message: String,
+}
+
+/// The last write's failure on one cell: the cluster's answer, and when it came.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LastFailure {
+    pub message: String,
+    pub since: Option<String>,
+}
+
+/// What the log says of each (cluster, `Kind/namespace/name`) cell whose last write failed:
+/// a failure stands until a later entry writes the object on that cluster again, as the
+/// console holds a failed apply's cell Failed until the next apply.
+pub fn last_failures(entries: &[serde_json::Value]) -> BTreeMap<(String, String), LastFailure> {
+    let text = |value: &serde_json::Value, key: &str| {
+        value
+            .get(key)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let names = |entry: &serde_json::Value, key: &str| -> std::collections::BTreeSet<String> {
+        entry
+            .get(key)
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect()
+    };
+    let mut failed: BTreeMap<(String, String), LastFailure> = BTreeMap::new();
+    for entry in entries {
+        // A later write of the object on the cluster settles an earlier failure there.
+        let (clusters, objects) = (names(entry, "clusters"), names(entry, "objects"));
+        failed.retain(|(cluster, object), _| {
+            !(clusters.contains(cluster) && objects.contains(object))
+        });
+        for failure in entry
+            .get("failures")
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            failed.insert(
+                (text(failure, "cluster"), text(failure, "object")),
+                LastFailure {
+                    message: text(failure, "message"),
+                    since: Some(text(entry, "time")).filter(|t| !t.is_empty()),
+                },
+            );
+        }
+    }
+    failed
 }
 
 impl Entry {
@@ -62,6 +126,7 @@ impl Entry {
             paths: Vec::new(),
             files: Vec::new(),
             results: Vec::new(),
+            failures: Vec::new(),
         }
     }
 
@@ -77,6 +142,11 @@ impl Entry {
                 slot.0 += 1;
             } else {
                 slot.1 += 1;
+                entry.failures.push(ObjectFailure {
+                    cluster: item.cluster.clone(),
+                    object: item.resource.display_key(),
+                    message: safe_text::redact(&item.message),
+                });
                 if slot.2.is_empty() {
                     slot.2 = format!("{}: {}", item.resource.display_key(), item.message);
                 }
@@ -246,6 +316,38 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_apply_stands_until_the_object_is_written_there_again() {
+        let json = |entry: &Entry| serde_json::to_value(entry).unwrap();
+        let refused = json(&Entry::from_apply(
+            "apply",
+            &[
+                item("east", Outcome::Applied, ""),
+                item(
+                    "west",
+                    Outcome::Error,
+                    "admission webhook denied the request",
+                ),
+            ],
+        ));
+        let failed = last_failures(std::slice::from_ref(&refused));
+        let key = ("west".to_string(), "ConfigMap/shop/a".to_string());
+        assert_eq!(failed.len(), 1, "{failed:?}");
+        assert_eq!(failed[&key].message, "admission webhook denied the request");
+        assert_eq!(failed[&key].since.as_deref(), refused["time"].as_str());
+        // A write elsewhere leaves it; the next write of the object on west settles it.
+        let elsewhere = json(&Entry::from_apply(
+            "apply",
+            &[item("east", Outcome::Applied, "")],
+        ));
+        assert_eq!(last_failures(&[refused.clone(), elsewhere]).len(), 1);
+        let again = json(&Entry::from_apply(
+            "apply",
+            &[item("west", Outcome::Applied, "")],
+        ));
+        assert!(last_failures(&[refused, again]).is_empty());
+    }
+
+    #[test]
     fn entries_are_json_lines_with_results_per_cluster_and_no_tokens() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state/flotilla/audit.log");
@@ -273,6 +375,8 @@ mod tests {
         assert_eq!(first["results"][0]["result"], "ok");
         assert_eq!(first["results"][1]["result"], "failed");
         assert!(!text.contains("abc.def.ghi"), "{text}");
+        assert_eq!(first["failures"][0]["cluster"], "west");
+        assert_eq!(first["failures"][0]["object"], "ConfigMap/shop/a");
         assert!(text.contains("Bearer [redacted]"), "{text}");
         let time = first["time"].as_str().unwrap();
         assert!(

@@ -7,8 +7,10 @@
 //! must not work a status out by rules of its own.
 //!
 //! A one-shot read cannot remember: a placed object that is absent is `Pending` (never
-//! applied, or deleted since; the console, which watches, tells `Missing` apart), and an apply
-//! that a cluster refused shows as the absent object it left (`plan` names the refusal).
+//! applied, or deleted since; the console, which watches, tells `Missing` apart). What the
+//! last apply did comes from the audit log (on the demo, from its world): an absent object
+//! whose last apply was refused is `Failed` with the cluster's answer until the next apply, as
+//! in the console.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -17,8 +19,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::hub;
-use super::propagate::{Items, plan_exit, progress};
+use super::propagate::{plan_exit, progress};
 use super::scope::{Clusters, InputError, Prepared, ResourceScope, input_error, prepare_clusters};
+use crate::backend::audit::{self, LastFailure};
 use crate::backend::cells::drift_summary;
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::drift;
@@ -26,6 +29,7 @@ use crate::backend::fanout::object_events::{LiveItem, read_live};
 use crate::backend::fanout::planning::{self, PlanAction, PlanItem, PlanMode};
 use crate::backend::fanout::targets::Options;
 use crate::backend::hub::{live_view, member_health};
+use crate::backend::sim::Scenario;
 use crate::backend::{CellRef, LiveObject, ObjectEvent};
 use crate::cli::{GlobalArgs, ScopeArgs, exit};
 use crate::model::{CellHealth, CellStatus, HealthKind, ResourceRef, StatusKind};
@@ -56,6 +60,59 @@ pub struct StatusItem {
     pub live_error: Option<String>,
 }
 
+/// `status -o json`: the cells, and their totals of sync and of health (placed cells only;
+/// not-placed cells count under `sync.NotPlaced`).
+#[derive(Debug, Serialize)]
+struct StatusList<'a> {
+    items: &'a [StatusItem],
+    totals: Totals,
+}
+
+#[derive(Debug, Default, Serialize)]
+struct Totals {
+    sync: BTreeMap<&'static str, usize>,
+    health: BTreeMap<&'static str, usize>,
+}
+
+impl<'a> StatusList<'a> {
+    fn of(items: &'a [StatusItem]) -> StatusList<'a> {
+        StatusList {
+            items,
+            totals: Totals::of(items.iter()),
+        }
+    }
+}
+
+impl Totals {
+    fn of<'a>(items: impl Iterator<Item = &'a StatusItem>) -> Totals {
+        let mut totals = Totals::default();
+        for item in items {
+            *totals.sync.entry(item.sync.as_str()).or_default() += 1;
+            if item.sync != StatusKind::NotPlaced && item.health != "None" {
+                *totals.health.entry(item.health).or_default() += 1;
+            }
+        }
+        totals
+    }
+
+    /// "3 Healthy, 1 Degraded": the health counts, healthiest first.
+    fn health_line(&self) -> String {
+        const ORDER: [&str; 6] = [
+            "Healthy",
+            "Suspended",
+            "Progressing",
+            "Degraded",
+            "Missing",
+            "Unknown",
+        ];
+        ORDER
+            .iter()
+            .filter_map(|kind| self.health.get(kind).map(|count| format!("{count} {kind}")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// `flotilla status`.
 pub async fn run_status(
     global: &GlobalArgs,
@@ -71,10 +128,34 @@ pub async fn run_status(
     };
     let (items, code) = match prepare_clusters(global, scope, true).await {
         Err(InputError(message)) => return Ok(input_error(&message)),
-        Ok(Clusters::Live(prepared)) => cells_of(prepared, &resources).await,
-        Ok(Clusters::Simulated(prepared)) => cells_of(prepared, &resources).await,
+        Ok(Clusters::Live(prepared)) => {
+            let failures = audit::last_failures(&audit::read_entries());
+            cells_of(prepared, &resources, &failures).await
+        }
+        Ok(Clusters::Simulated(prepared)) => {
+            // The demo's world starts as if its failing applies were made and refused.
+            let scenario = Scenario::for_demo(
+                &prepared.fleet.clusters,
+                global.demo_scale.is_some(),
+                global.demo_seed,
+            );
+            let failures = scenario
+                .failures
+                .iter()
+                .map(|failure| {
+                    (
+                        (failure.cluster.clone(), failure.resource.clone()),
+                        LastFailure {
+                            message: failure.message.clone(),
+                            since: None,
+                        },
+                    )
+                })
+                .collect();
+            cells_of(prepared, &resources, &failures).await
+        }
     };
-    output::write(out, &global.output, &Items { items: &items }, || {
+    output::write(out, &global.output, &StatusList::of(&items), || {
         table(&items)
     })?;
     Ok(code)
@@ -187,7 +268,7 @@ async fn hub_status(
             && (item.sync != StatusKind::InSync
                 || matches!(item.health, "Degraded" | "Progressing" | "Unknown"))
     });
-    output::write(out, &global.output, &Items { items: &items }, || {
+    output::write(out, &global.output, &StatusList::of(&items), || {
         table(&items)
     })?;
     Ok(if failed {
@@ -204,6 +285,7 @@ async fn hub_status(
 async fn cells_of<A: ClusterApi>(
     prepared: Prepared<A>,
     resources: &ResourceScope,
+    failures: &BTreeMap<(String, String), LastFailure>,
 ) -> (Vec<StatusItem>, u8) {
     let options = Options::default();
     let on_done = progress("status");
@@ -253,7 +335,10 @@ async fn cells_of<A: ClusterApi>(
         {
             continue;
         }
-        let status = row.cell_status();
+        let status = after_last_write(
+            row.cell_status(),
+            failures.get(&(row.cluster.clone(), row.resource.display_key())),
+        );
         let fields = drift_of.get(&(row.cluster.as_str(), &row.resource));
         let (reason, since) = match (&status, fields) {
             (CellStatus::Drifted, Some(fields)) => (
@@ -261,6 +346,12 @@ async fn cells_of<A: ClusterApi>(
                 fields.iter().find_map(|f| f.time.clone()),
             ),
             (CellStatus::Pending, _) => ("not on the cluster: not applied yet".to_string(), None),
+            (CellStatus::Failed(message), _) => (
+                message.clone(),
+                failures
+                    .get(&(row.cluster.clone(), row.resource.display_key()))
+                    .and_then(|failure| failure.since.clone()),
+            ),
             _ => (row.message.clone(), None),
         };
         let cell_health = health(row, &status);
@@ -328,6 +419,17 @@ async fn cells_of<A: ClusterApi>(
         code => code,
     };
     (items, code)
+}
+
+/// A cell's status once the last write flotilla made of it is known: as in the console
+/// (`backend::cells`, whose live columns start from the same record), a placed object the
+/// cluster does not hold after a refused apply is Failed with the cluster's answer until the
+/// next apply; an object the cluster holds is judged by what it holds.
+fn after_last_write(status: CellStatus, failure: Option<&LastFailure>) -> CellStatus {
+    match (status, failure) {
+        (CellStatus::Pending, Some(failure)) => CellStatus::Failed(failure.message.clone()),
+        (status, _) => status,
+    }
 }
 
 /// A cell's health as far as a read tells it: the live object's, assessed as the console
@@ -421,7 +523,21 @@ fn table(items: &[StatusItem]) -> Table {
             .find(|i| &i.cluster == name && i.sync == StatusKind::Unreachable)
             .map(|i| format!("  ({})", i.reason))
             .unwrap_or_default();
-        per_cluster.push(vec![name.to_string(), format!("{}{why}", parts.join(", "))]);
+        // Health beside sync, where any placed cell is less than Healthy.
+        let health = Totals::of(items.iter().filter(|i| &i.cluster == name));
+        let unwell = health
+            .health
+            .keys()
+            .any(|kind| !matches!(*kind, "Healthy" | "None"));
+        let health = if unwell {
+            format!("; {}", health.health_line())
+        } else {
+            String::new()
+        };
+        per_cluster.push(vec![
+            name.to_string(),
+            format!("{}{health}{why}", parts.join(", ")),
+        ]);
     }
     for line in output::aligned(&per_cluster) {
         table.footer(line);
@@ -432,14 +548,20 @@ fn table(items: &[StatusItem]) -> Table {
         .filter(|kind| *kind != StatusKind::NotPlaced && count(*kind) > 0)
         .map(|kind| format!("{} {kind}", count(kind)))
         .collect();
+    let health = Totals::of(items.iter()).health_line();
     table.footer(format!(
-        "Status: {} on {} clusters; {} not placed (-o json lists them).",
+        "Status: {} on {} clusters;{} {} not placed (-o json lists them).",
         if totals.is_empty() {
             "no cells".to_string()
         } else {
             totals.join(", ")
         },
         clusters.len(),
+        if health.is_empty() {
+            String::new()
+        } else {
+            format!(" health: {health};")
+        },
         count(StatusKind::NotPlaced)
     ));
     table

@@ -155,6 +155,18 @@ impl ClusterCells {
         cells
     }
 
+    /// Starts from the failures of applies made before this session, per row: each stands
+    /// until the row is applied again or the cluster lists an object for it.
+    pub fn with_failures(mut self, failures: Vec<(u32, String)>) -> Self {
+        for (row, message) in failures {
+            self.failures
+                .insert(row, (CellStatus::Failed(message.clone()), message));
+            let (status, message) = self.status(row);
+            self.remember(row, status, message);
+        }
+        self
+    }
+
     /// The column as last reported: one kind per row, and the rows with detail.
     pub fn initial(&self) -> (&[StatusKind], Vec<CellUpdate>) {
         let details = self

@@ -17,7 +17,7 @@ mod task;
 mod watcher;
 mod write;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use kube::config::Kubeconfig;
@@ -44,6 +44,9 @@ pub struct LiveFleet {
     /// What the ClusterProfiles of `--inventory` report, laid over each probe.
     pub profiles: Option<Arc<crate::backend::cluster_profiles::ProfileInventory>>,
     pub options: LiveOptions,
+    /// The failures of the last applies made before this session, per (cluster,
+    /// `Kind/namespace/name`), as the audit log records them (`audit::last_failures`).
+    pub failures: std::collections::BTreeMap<(String, String), crate::backend::audit::LastFailure>,
 }
 
 /// Starts the backend; the returned sender takes apply effects.
@@ -87,13 +90,29 @@ fn start(
     readonly: bool,
 ) -> Vec<Option<mpsc::UnboundedSender<ToCluster>>> {
     let index = Arc::new(FleetIndex::new(&live.fleet));
+    // A cell whose last apply was refused before this session starts Failed, as `status` says.
+    let rows: HashMap<String, u32> = live
+        .fleet
+        .resources
+        .iter()
+        .enumerate()
+        .map(|(row, resource)| (resource.target.display_key(), row as u32))
+        .collect();
+    let mut failed: Vec<Vec<(u32, String)>> = vec![Vec::new(); live.fleet.clusters.len()];
+    for ((cluster, object), failure) in &live.failures {
+        if let (Some(column), Some(row)) = (live.fleet.cluster_index(cluster), rows.get(object)) {
+            failed[column].push((*row, failure.message.clone()));
+        }
+    }
     let columns: Vec<ClusterCells> = (0..live.fleet.clusters.len())
-        .map(|cluster| {
+        .zip(failed)
+        .map(|(cluster, failed)| {
             let reach = match live.skip.get(cluster).cloned().flatten() {
                 Some(reason) => Reach::Down(reason),
                 None => Reach::Connecting,
             };
             ClusterCells::new(live.fleet.clone(), index.clone(), cluster as u32, reach)
+                .with_failures(failed)
         })
         .collect();
     let _ = events.send(snapshot(&columns, live.fleet.resources.len()));
