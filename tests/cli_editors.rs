@@ -222,7 +222,11 @@ fn a_dry_run_prints_the_change_and_writes_nothing() {
     ]);
     assert_eq!(table.status.code(), Some(1));
     let text = String::from_utf8_lossy(&table.stdout);
-    assert!(text.contains("m1        loses (deleted there)"), "{text}");
+    // A fleet directory's cluster leaving keeps its objects, as the console's review says.
+    assert!(
+        text.contains("m1        leaves: its objects stay on it until `flotilla apply --prune`"),
+        "{text}"
+    );
     assert!(text.contains("m2        gains"), "{text}");
     assert!(
         text.contains("dry run: PropagationPolicy p/names not written"),

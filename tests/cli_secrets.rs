@@ -260,7 +260,7 @@ fn a_v1_secret_and_the_overrides_aimed_at_it_are_masked_in_every_edit_and_list()
         file_diff.contains("-    clusterAffinity: {clusterNames: [m1, m2]}"),
         "{file_diff}"
     );
-    assert!(table.contains("loses"), "{table}");
+    assert!(table.contains("leaves"), "{table}");
     // override add: the value written into the Secret is masked; the key shows.
     let (table, json) = fleet.masked(
         &[

@@ -577,3 +577,39 @@ fn help_opens_from_the_cluster_list_and_the_review_but_is_text_in_a_field() {
         "saving under help did nothing"
     );
 }
+
+#[test]
+fn a_cluster_leaving_a_fleet_directorys_placement_keeps_its_objects_in_the_reviews_words() {
+    let mut console = Console::demo();
+    console.select("CronJob/batch/nightly-report");
+    console.command(KeyCommand::EditPlacement);
+    console.key(InputKey::Tab);
+    console.key(InputKey::ClearLine);
+    console.type_text("env=nowhere");
+    let preview = console.editor().preview.as_ref().expect("a preview");
+    let leaving: Vec<String> = preview.leaving().map(|c| c.cluster.clone()).collect();
+    assert_eq!(leaving, ["batch-ap-south-1"]);
+    console.key(InputKey::Enter);
+    let words = flotilla::backend::hub::leaving(None);
+    assert_eq!(
+        words, "its objects stay on it until `flotilla apply --prune`",
+        "`placement set` says the same (tests/cli_editors.rs)"
+    );
+    let rows = review_rows(console.editor());
+    assert!(
+        rows.contains(&ReviewRow::Note(format!(
+            "batch-ap-south-1 leaves; {words}"
+        ))),
+        "{rows:?}"
+    );
+    // On a Karmada hub the same review says what Karmada does.
+    let mut on_hub = console.editor().clone();
+    on_hub.hub = Some(flotilla::backend::hub::HubKind::Karmada);
+    assert!(
+        review_rows(&on_hub).contains(&ReviewRow::Note(
+            "batch-ap-south-1 leaves; Karmada deletes its objects there".into()
+        )),
+        "{:?}",
+        review_rows(&on_hub)
+    );
+}

@@ -13,6 +13,7 @@ use super::state::FleetSave;
 use super::state::placement_editor::{Field, PlacementEditor, Stage, review_rows};
 use super::state::review::jump;
 use super::state::{LastChange, Mode, PendingApply, Reopen, State};
+use crate::backend::hub::HubKind;
 use crate::backend::{CellRef, Effect};
 use crate::config::keymap::{Keymap, Section, ViewCommand};
 use crate::engine::edit::placement::{
@@ -39,7 +40,9 @@ pub fn open(state: &mut State) {
         state.notice = Some("select a federated resource to edit its placement".into());
         return;
     };
-    state.mode = Mode::Placement(Box::new(PlacementEditor::new(resource)));
+    let mut editor = PlacementEditor::new(resource);
+    editor.hub = state.hub.as_deref().and_then(HubKind::named);
+    state.mode = Mode::Placement(Box::new(editor));
 }
 
 /// Loads the placement's source and recomputes a stale preview. Returns whether anything
@@ -253,8 +256,9 @@ fn propose(state: &mut State, editor: Box<PlacementEditor>) -> Vec<Effect> {
     }
     for change in preview.leaving() {
         summary.push(format!(
-            "- {} leaves (its objects stay; prune with `flotilla apply --prune`)",
-            change.cluster
+            "- {} leaves: {}",
+            change.cluster,
+            crate::backend::hub::leaving(editor.hub)
         ));
     }
     summary.push(format!(

@@ -45,6 +45,14 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// The hub the fleet is on (none: a fleet directory).
+    pub fn hub_kind(&self) -> Option<crate::backend::hub::HubKind> {
+        match &self.store {
+            Store::Dir(_) => None,
+            Store::Hub(hub) => Some(hub.kind),
+        }
+    }
+
     /// The journal's name for this fleet.
     pub fn key(&self) -> String {
         match &self.store {
@@ -184,8 +192,11 @@ pub struct Report {
     pub file: String,
     /// Clusters that get the object (or enter the Placement's decision).
     pub gained: Vec<String>,
-    /// Clusters that lose it: a deletion there.
+    /// Clusters that lose it.
     pub lost: Vec<String>,
+    /// What a cluster in `lost` loses, as every surface words it (`hub::leaving`).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub leaving: String,
     /// Clusters that keep it with a changed rendered object.
     pub changed: Vec<String>,
     /// Each changed object's diff, grouped across the clusters it is the same on.
@@ -214,7 +225,7 @@ impl Report {
         for cluster in &self.lost {
             table.row(
                 cluster.clone(),
-                vec![cluster.clone(), "loses (deleted there)".into()],
+                vec![cluster.clone(), format!("leaves: {}", self.leaving)],
             );
         }
         for cluster in &self.changed {

@@ -73,6 +73,8 @@ fn flag_of(error: &str) -> &'static str {
 pub fn decision_report(report: &mut Report, decision: &DecisionPreview) {
     report.gained = decision.entering().map(str::to_string).collect();
     report.lost = decision.leaving().map(str::to_string).collect();
+    report.leaving =
+        crate::backend::hub::leaving(Some(crate::backend::hub::HubKind::OpenClusterManagement));
     if !decision.satisfied.0 {
         report.warnings.push(format!(
             "OCM will report PlacementSatisfied=False ({})",

@@ -174,6 +174,7 @@ pub async fn run_set(
         }
         report.gained = preview.entering().map(|c| c.cluster.clone()).collect();
         report.lost = preview.leaving().map(|c| c.cluster.clone()).collect();
+        report.leaving = crate::backend::hub::leaving(loaded.hub_kind());
         report.changed = changed_clusters(&preview.diffs, &report.gained, &report.lost);
         report.diffs = object_diffs(&preview.diffs);
         match document_diff(&loaded, &source.file, source.document, &object) {

@@ -5,6 +5,7 @@
 
 use super::review::{ReviewRow, diff_review_rows};
 use crate::backend::fanout::planning::PlanItem;
+use crate::backend::hub::HubKind;
 use crate::engine::edit::placement::{EditablePlacement, PlacementPreview, PlacementSource};
 
 /// Which part of the placement the keys edit.
@@ -70,6 +71,9 @@ pub struct PlacementEditor {
     pub dry_run: Vec<PlanItem>,
     /// How many clusters were asked.
     pub dry_run_clusters: usize,
+    /// The hub the edit is written to (none: a fleet directory flotilla propagates), which
+    /// decides what a cluster leaving the placement loses.
+    pub hub: Option<HubKind>,
 }
 
 impl PartialEq for PlacementEditor {
@@ -115,8 +119,9 @@ pub fn review_rows(editor: &PlacementEditor) -> Vec<ReviewRow> {
     let mut rows = Vec::new();
     for change in preview.leaving() {
         rows.push(ReviewRow::Note(format!(
-            "{} leaves; its objects stay on it (prune with `flotilla apply --prune`)",
-            change.cluster
+            "{} leaves; {}",
+            change.cluster,
+            crate::backend::hub::leaving(editor.hub)
         )));
     }
     rows.extend(diff_review_rows(

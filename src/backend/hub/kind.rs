@@ -1,5 +1,6 @@
 //! Which kind of federation control plane a hub is: Karmada, Open Cluster Management or
-//! KubeFed, told from the API groups it serves, and what each kind lets the console do. It
+//! KubeFed, told from the API groups it serves, what each kind lets the console do, and what
+//! a cluster leaving a placement loses under it. It
 //! only asks the API server for its groups; it must not read or write hub objects.
 
 use kube::Client;
@@ -14,7 +15,31 @@ pub enum HubKind {
     KubeFed,
 }
 
+/// What a cluster leaving a placement loses, in the one wording every surface uses: with no
+/// hub flotilla propagates and deletes nothing until `flotilla apply --prune`; on a hub, its
+/// controllers delete the objects they delivered there.
+pub fn leaving(hub: Option<HubKind>) -> String {
+    match hub {
+        None => "its objects stay on it until `flotilla apply --prune`".to_string(),
+        Some(HubKind::OpenClusterManagement) => {
+            "it leaves the decision; what the Placement's consumers (ManifestWorkReplicaSets) delivered there is removed".to_string()
+        }
+        Some(kind) => format!("{} deletes its objects there", kind.as_str()),
+    }
+}
+
 impl HubKind {
+    /// The kind `as_str` names.
+    pub fn named(name: &str) -> Option<HubKind> {
+        [
+            HubKind::Karmada,
+            HubKind::OpenClusterManagement,
+            HubKind::KubeFed,
+        ]
+        .into_iter()
+        .find(|kind| kind.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             HubKind::Karmada => "Karmada",

@@ -24,7 +24,7 @@ pub mod view;
 pub mod write;
 
 pub use connect::{Hub, HubError, connect};
-pub use kind::{HubKind, detect, kind_of};
+pub use kind::{HubKind, detect, kind_of, leaving};
 pub use objects::{delivered_form, drop_marks, is_flotilla_mark, path_of};
 pub use view::{
     HubRender, HubRow, HubView, RenderedObject, TemplateLabels, Unplaced, aligned, sort_rows,
