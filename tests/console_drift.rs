@@ -63,9 +63,10 @@ impl Demo {
     /// Plays effects on the simulated clusters as the sim's task would, and feeds back events.
     fn play(&mut self, effects: Vec<Effect>) {
         for effect in effects {
-            let cells = match effect {
-                Effect::Apply { cells } => cells,
-                Effect::Revert { fields } => fields.into_iter().map(|f| f.cell).collect(),
+            // A revert takes the other manager's field back (forced); an apply does not.
+            let (cells, force) = match effect {
+                Effect::Apply { cells } => (cells, false),
+                Effect::Revert { fields } => (fields.into_iter().map(|f| f.cell).collect(), true),
                 Effect::UseFleet(fleet) => {
                     self.core.set_fleet(fleet.0);
                     self.snapshot();
@@ -74,7 +75,7 @@ impl Demo {
                 other => panic!("the console loop should have handled {other:?}"),
             };
             for cluster in 0..self.core.cluster_count() {
-                let updates = self.core.apply(cluster, &cells);
+                let updates = self.core.apply(cluster, &cells, force);
                 if updates.is_empty() {
                     continue;
                 }

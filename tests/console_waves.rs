@@ -92,7 +92,7 @@ impl Demo {
     fn write(&mut self, cells: &[CellRef]) -> Vec<CellRef> {
         let mut written = Vec::new();
         for cluster in 0..self.core.cluster_count() {
-            let updates = self.core.apply(cluster, cells);
+            let updates = self.core.apply(cluster, cells, false);
             if updates.is_empty() {
                 continue;
             }
@@ -269,7 +269,7 @@ fn the_sync_gate_moves_on_as_soon_as_the_canary_is_in_sync() {
     let canary = demo.propagate_in_waves();
     let mut written = Vec::new();
     for cluster in 0..demo.core.cluster_count() {
-        let updates = demo.core.apply(cluster, &canary);
+        let updates = demo.core.apply(cluster, &canary, false);
         written.extend(updates.iter().map(|update| update.cell));
         if !updates.is_empty() {
             demo.report(BackendEvent::Cells(updates));

@@ -113,11 +113,6 @@ impl SimClusterApi {
     }
 }
 
-/// The dotted field name an API server's conflict message uses: `.spec.replicas`.
-fn dotted(pointer: &str) -> String {
-    pointer.replace('/', ".")
-}
-
 impl ClusterApi for SimClusterApi {
     async fn discover(&self) -> Result<Vec<(String, String)>, ApiError> {
         self.round_trip().await?;
@@ -162,12 +157,7 @@ impl ClusterApi for SimClusterApi {
                 Some(value) if value != &drift.live && !mode.force => {
                     return Err(ApiError::Conflict {
                         managers: vec![drift.manager.clone()],
-                        message: format!(
-                            "Apply failed with 1 conflict: conflict with \"{}\" using {}: {}",
-                            drift.manager,
-                            resource.api_version,
-                            dotted(&drift.path)
-                        ),
+                        message: drift.conflict(&resource.api_version),
                     });
                 }
                 Some(value) if value != &drift.live => None,

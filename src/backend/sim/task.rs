@@ -58,6 +58,8 @@ enum Scheduled {
     ApplyDone {
         cluster: usize,
         cells: Vec<CellRef>,
+        /// A revert: the fields another manager owns are taken back.
+        force: bool,
     },
     DeleteDone {
         cluster: usize,
@@ -112,9 +114,9 @@ async fn run(
         };
         tokio::select! {
             effect = next_effect => {
-                let cells = match effect {
+                let (cells, force) = match effect {
                     None => return,
-                    Some(Effect::Apply { cells }) => cells,
+                    Some(Effect::Apply { cells }) => (cells, false),
                     Some(Effect::FollowObject { cells }) => {
                         follow += 1;
                         followed = cells;
@@ -159,7 +161,7 @@ async fn run(
                         let mut cells: Vec<CellRef> = fields.into_iter().map(|field| field.cell).collect();
                         cells.sort();
                         cells.dedup();
-                        cells
+                        (cells, true)
                     }
                 };
                 for (cluster, cells) in per_cluster(cells) {
@@ -167,7 +169,7 @@ async fn run(
                         Health::Unreachable => CONNECT_TIMEOUT_MS,
                         _ => core.latency_ms(cluster) * (1 + cells.len() as u64 / 32),
                     };
-                    schedule(&mut queue, elapsed_ms() + delay, Scheduled::ApplyDone { cluster, cells });
+                    schedule(&mut queue, elapsed_ms() + delay, Scheduled::ApplyDone { cluster, cells, force });
                 }
             }
             () = tokio::time::sleep(wait) => {
@@ -183,9 +185,9 @@ async fn run(
                             cluster: cluster as u32,
                             status: core.cluster_status(cluster),
                         },
-                        Scheduled::ApplyDone { cluster, cells } => {
+                        Scheduled::ApplyDone { cluster, cells, force } => {
                             // Written: in sync at once, Healthy once the rollout is done.
-                            let updates = core.apply(cluster, &cells);
+                            let updates = core.apply(cluster, &cells, force);
                             let written: Vec<CellRef> = updates
                                 .iter()
                                 .filter(|update| update.status == CellStatus::InSync)

@@ -30,6 +30,18 @@ pub struct SimDrift {
     pub since_ms: u64,
 }
 
+impl SimDrift {
+    /// What a server-side apply that is not forced answers when it would set this field: the
+    /// API server's words for a conflict with its manager.
+    pub fn conflict(&self, api_version: &str) -> String {
+        format!(
+            "Apply failed with 1 conflict: conflict with \"{}\" using {api_version}: {}",
+            self.manager,
+            self.path.replace('/', ".")
+        )
+    }
+}
+
 /// What a simulated cluster holds for one cell.
 #[derive(Debug, Clone, Default)]
 struct SimCell {
@@ -58,6 +70,9 @@ pub struct SimCore {
     reasons: Vec<String>,
     cells: Vec<SimCell>,
     failures: HashMap<usize, String>,
+    /// Cells whose last apply met a field another manager owns: the conflict it answered,
+    /// until an apply takes the field back (forced) or the drift is gone.
+    conflicts: HashMap<usize, (String, String)>,
     /// Cells whose workload's rollout stalled (live health Degraded).
     stalled: std::collections::HashSet<usize>,
     rng: SplitMix64,
@@ -91,6 +106,7 @@ impl SimCore {
             reasons,
             cells,
             failures: HashMap::new(),
+            conflicts: HashMap::new(),
             stalled: Default::default(),
             rng,
             drift_every_ms: scenario.drift_every_seconds * 1000,
@@ -116,6 +132,7 @@ impl SimCore {
                 })
                 .collect();
             self.failures.clear();
+            self.conflicts.clear();
         }
         self.placement = placement;
         self.reasons = reasons;
@@ -256,6 +273,10 @@ impl SimCore {
     pub fn message(&self, resource: usize, cluster: usize) -> Option<String> {
         let index = self.index(resource, cluster);
         if self.drift(resource, cluster).is_some() {
+            // The apply that met the other manager's field says so; else the drift does.
+            if let Some((_, conflict)) = self.conflicts.get(&index) {
+                return Some(conflict.clone());
+            }
             return cells::drift_summary(&self.drift_fields(resource, cluster));
         }
         if self.cells[index].missing {
@@ -442,8 +463,10 @@ impl SimCore {
     }
 
     /// Applies the desired objects of `cells` on one cluster: placed cells become InSync,
-    /// unless the cluster is unreachable or the scenario makes the apply fail.
-    pub fn apply(&mut self, cluster: usize, cells: &[CellRef]) -> Vec<CellUpdate> {
+    /// unless the cluster is unreachable, the scenario makes the apply fail, or — as a
+    /// server-side apply that is not `force`d answers — another manager owns a drifted field
+    /// (the cell then shows the conflict, as `flotilla apply` reports it).
+    pub fn apply(&mut self, cluster: usize, cells: &[CellRef], force: bool) -> Vec<CellUpdate> {
         let reachable = self.clusters[cluster].health != Health::Unreachable;
         let mut updates = Vec::new();
         for cell in cells.iter().filter(|cell| cell.cluster as usize == cluster) {
@@ -452,6 +475,16 @@ impl SimCore {
                 updates.push(self.update(cell.resource as usize, cluster));
                 continue;
             }
+            if let (false, Some(drift)) = (force, &self.cells[index].drift) {
+                let api_version = &self.fleet.resources[cell.resource as usize]
+                    .target
+                    .api_version;
+                let conflict = (drift.manager.clone(), drift.conflict(api_version));
+                self.conflicts.insert(index, conflict);
+                updates.push(self.update(cell.resource as usize, cluster));
+                continue;
+            }
+            self.conflicts.remove(&index);
             let sim = &mut self.cells[index];
             sim.applied = self.placement[index].is_ok();
             sim.missing = false;
@@ -615,8 +648,13 @@ impl CellFacts for SimFacts<'_> {
     }
 
     fn failure(&self) -> Option<(CellStatus, String)> {
-        let message = self.core.failures.get(&self.index)?;
-        Some((CellStatus::Failed(message.clone()), message.clone()))
+        if let Some(message) = self.core.failures.get(&self.index) {
+            return Some((CellStatus::Failed(message.clone()), message.clone()));
+        }
+        // A conflict stands while the other manager's field does.
+        let (manager, message) = self.core.conflicts.get(&self.index)?;
+        self.core.cells[self.index].drift.as_ref()?;
+        Some((CellStatus::Conflict(manager.clone()), message.clone()))
     }
 
     fn applying(&self) -> bool {
@@ -826,7 +864,7 @@ mod tests {
             resource: cronjob as u32,
             cluster: dev as u32,
         };
-        core.apply(dev, &[cell]);
+        core.apply(dev, &[cell], false);
         assert_eq!(core.status(cronjob, dev), CellStatus::InSync);
     }
 
@@ -864,7 +902,42 @@ mod tests {
     }
 
     #[test]
-    fn apply_repairs_drift_and_pending_cells() {
+    fn an_apply_that_is_not_forced_conflicts_with_the_manager_of_a_drifted_field() {
+        let mut core = demo_core(7);
+        let (index, drift) = core
+            .cells
+            .iter()
+            .enumerate()
+            .find_map(|(index, cell)| Some((index, cell.drift.clone()?)))
+            .expect("the demo starts with drift");
+        let clusters = core.cluster_count();
+        let (resource, cluster) = (index / clusters, index % clusters);
+        let cell = CellRef {
+            resource: resource as u32,
+            cluster: cluster as u32,
+        };
+        let api_version = core.fleet.resources[resource].target.api_version.clone();
+        let updates = core.apply(cluster, &[cell], false);
+        assert_eq!(
+            updates[0].status,
+            CellStatus::Conflict(drift.manager.clone()),
+            "{updates:?}"
+        );
+        assert_eq!(
+            updates[0].message.as_deref(),
+            Some(drift.conflict(&api_version).as_str())
+        );
+        assert!(
+            core.cells[index].drift.is_some(),
+            "the other manager's field stays"
+        );
+        // A revert is forced: it takes the field back.
+        let updates = core.apply(cluster, &[cell], true);
+        assert_eq!(updates[0].status, CellStatus::InSync);
+    }
+
+    #[test]
+    fn a_forced_apply_repairs_drift_and_pending_cells() {
         let mut core = demo_core(7);
         core.advance(600_000);
         let before = kinds(&core);
@@ -884,7 +957,7 @@ mod tests {
             .collect();
         assert!(!repairable.is_empty());
         for cluster in 0..core.cluster_count() {
-            core.apply(cluster, &repairable);
+            core.apply(cluster, &repairable, true);
         }
         let after = kinds(&core);
         for cell in &repairable {
@@ -907,7 +980,7 @@ mod tests {
             resource: resource as u32,
             cluster: cluster as u32,
         };
-        let updates = core.apply(cluster, &[cell]);
+        let updates = core.apply(cluster, &[cell], false);
         assert_eq!(
             updates[0].status,
             CellStatus::Failed(failure.message.clone())
