@@ -1002,3 +1002,71 @@ fn a_secrets_values_are_never_printed_by_an_edit() {
         "{east}"
     );
 }
+
+#[test]
+fn a_shared_policys_edit_names_every_resource_it_changes_and_a_cluster_that_cannot_match() {
+    let fleet = Fleet::copy_of("demo");
+    let before = fleet.read("karmada-shop.yaml");
+    let out = fleet.run(&[
+        "placement",
+        "set",
+        "Deployment/shop/inventory",
+        "--add-cluster",
+        "staging-eu-west-1",
+        "--dry-run",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let json: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let affected: Vec<&str> = json["affected"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| a["resource"].as_str().unwrap_or_default())
+        .collect();
+    // The edited resource first, then every other resource of shop-default it removes.
+    assert_eq!(
+        affected,
+        [
+            "Deployment/shop/inventory",
+            "Service/shop/checkout",
+            "ConfigMap/shop/registry-config"
+        ],
+        "{json}"
+    );
+    for entry in json["affected"].as_array().into_iter().flatten() {
+        assert_eq!(strings(&entry["lost"]), strings(&json["lost"]), "{entry}");
+    }
+    let warnings = strings(&json["warnings"]);
+    assert!(
+        warnings.iter().any(|w| w
+            .starts_with("2 other resource(s) share PropagationPolicy shop/shop-default")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.iter().any(|w| w.starts_with("staging-eu-west-1 is named but still not placed: ")
+            && w.contains("env in (prod,edge)")
+            && w.contains("add it to the cluster selector too, or give Deployment/shop/inventory a policy of its own")),
+        "{warnings:?}"
+    );
+    // The table names them too.
+    let table = fleet.run(&[
+        "placement",
+        "set",
+        "Deployment/shop/inventory",
+        "--add-cluster",
+        "staging-eu-west-1",
+        "--dry-run",
+    ]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains("also Service/shop/checkout: leaves edge-store-0001"),
+        "{text}"
+    );
+    assert_eq!(
+        fleet.read("karmada-shop.yaml"),
+        before,
+        "a dry run writes nothing"
+    );
+}

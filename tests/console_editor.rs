@@ -613,3 +613,42 @@ fn a_cluster_leaving_a_fleet_directorys_placement_keeps_its_objects_in_the_revie
         review_rows(&on_hub)
     );
 }
+
+#[test]
+fn the_review_of_a_shared_policys_edit_names_every_other_resource_it_changes() {
+    let mut console = Console::demo();
+    console.select("Deployment/shop/inventory");
+    console.command(KeyCommand::EditPlacement);
+    let staging = console.cluster("staging-eu-west-1");
+    for _ in 0..staging {
+        console.key(InputKey::Down);
+    }
+    // Naming staging ANDs the name with the label selector, which staging fails: every
+    // resource of the shared policy leaves every cluster.
+    console.key(InputKey::Char(' '));
+    console.key(InputKey::Enter);
+    let rows = review_rows(console.editor());
+    let notes: Vec<&str> = rows
+        .iter()
+        .filter_map(|row| match row {
+            ReviewRow::Note(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        notes.first().copied(),
+        Some(
+            "2 other resource(s) share PropagationPolicy shop/shop-default; the edit changes 2 of them"
+        ),
+        "said up front: {notes:?}"
+    );
+    for other in ["Service/shop/checkout", "ConfigMap/shop/registry-config"] {
+        assert!(
+            notes
+                .iter()
+                .any(|note| note.starts_with(&format!("also {other}: leaves "))
+                    && note.contains("prod-eu-west-1")),
+            "{other}: {notes:?}"
+        );
+    }
+}

@@ -306,3 +306,109 @@ proptest! {
         }
     }
 }
+
+/// A fleet whose resources all share one PropagationPolicy (with its own placement terms),
+/// and an override for the eu clusters.
+fn shared_policy_fleet(
+    clusters: &[GenCluster],
+    replicas: &[i64],
+    excluded_env: usize,
+) -> Vec<SourceFile> {
+    let mut docs = cluster_docs(clusters);
+    for (i, replicas) in replicas.iter().enumerate() {
+        docs.push(format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: w{i}, namespace: ns}}\nspec:\n  replicas: {replicas}\n  template:\n    spec:\n      containers: [{{name: c, image: reg.io/w{i}:1}}]\n"
+        ));
+    }
+    docs.push(format!(
+        "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: shared, namespace: ns}}\nspec:\n  resourceSelectors: [{{apiVersion: apps/v1, kind: Deployment}}]\n  placement:\n    clusterAffinity:\n      labelSelector: {{matchExpressions: [{{key: env, operator: NotIn, values: [{}]}}]}}\n",
+        ENVS[excluded_env]
+    ));
+    docs.push("apiVersion: policy.karmada.io/v1alpha1\nkind: ClusterOverridePolicy\nmetadata: {name: eu-registry}\nspec:\n  overrideRules:\n  - targetCluster: {labelSelector: {matchLabels: {region: eu}}}\n    overriders:\n      imageOverrider: [{component: Registry, operator: replace, value: eu.io}]\n".to_string());
+    files(&docs, 2)
+}
+
+/// Per (resource, cluster): the object the fleet renders there, if any.
+fn rendered(fleet: &Fleet) -> std::collections::BTreeMap<(String, String), serde_json::Value> {
+    let mut out = std::collections::BTreeMap::new();
+    for (r, resource) in fleet.resources.iter().enumerate() {
+        for (c, cluster) in fleet.clusters.iter().enumerate() {
+            if let Decision::Placed { object, .. } | Decision::Suspended { object, .. } =
+                fleet.decide(r, c)
+            {
+                out.insert(
+                    (resource.target.display_key(), cluster.name.clone()),
+                    object,
+                );
+            }
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+
+    /// The blast radius of a shared policy's edit: the resources and clusters a preview lists
+    /// (gained, lost, changed) are exactly those whose rendering differs once the edit is
+    /// written, cluster for cluster — whichever resource the editor was opened on.
+    #[test]
+    fn a_placement_preview_names_every_resource_and_cluster_whose_render_changes(
+        clusters in clusters_strategy(),
+        replicas in prop::collection::vec(1..9i64, 1..5),
+        excluded_env in 0..3usize,
+        opened_on in any::<prop::sample::Index>(),
+        names in prop::collection::vec(any::<bool>(), 8),
+        selector in 0..4usize,
+        scheduling in 0..3usize,
+    ) {
+        use flotilla::engine::edit::placement::{EditablePlacement, preview_placement};
+
+        let files = shared_policy_fleet(&clusters, &replicas, excluded_env);
+        let (before, errors) = load_fleet(&files);
+        prop_assert!(errors.is_empty(), "{:?}", errors);
+        let resource = opened_on.index(before.resources.len());
+        let source = before.placement_source(&files, resource).unwrap();
+        let edit = EditablePlacement {
+            clusters: clusters
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| names[*i % names.len()])
+                .map(|(i, _)| format!("c{i}"))
+                .collect(),
+            selector: ["", "env=prod", "env!=dev", "region in (eu,us)"][selector].to_string(),
+            replicas: ["", "divided", "aggregated"][scheduling].to_string(),
+            ..source.editable()
+        };
+        let object = source.with(&edit).unwrap();
+        let preview = preview_placement(&before, &files, &source, &object);
+        prop_assert!(preview.errors.is_empty(), "{:?}", preview.errors);
+        let after = preview.fleet.clone().unwrap();
+
+        let (old, new) = (rendered(&before), rendered(&after));
+        let mut expected: std::collections::BTreeMap<String, [Vec<String>; 3]> = Default::default();
+        let keys: std::collections::BTreeSet<&(String, String)> = old.keys().chain(new.keys()).collect();
+        for key in keys {
+            let slot = match (old.get(key), new.get(key)) {
+                (None, Some(_)) => 0,
+                (Some(_), None) => 1,
+                (Some(a), Some(b)) if a != b => 2,
+                _ => continue,
+            };
+            expected.entry(key.0.clone()).or_default()[slot].push(key.1.clone());
+        }
+        let listed: std::collections::BTreeMap<String, [Vec<String>; 3]> = preview
+            .resources
+            .iter()
+            .map(|change| {
+                (
+                    change.resource.display_key(),
+                    [change.gained.clone(), change.lost.clone(), change.changed.clone()],
+                )
+            })
+            .collect();
+        prop_assert_eq!(&listed, &expected);
+        // Every resource the policy places is counted, whichever one was opened.
+        prop_assert_eq!(preview.sharing, before.resources.len());
+    }
+}

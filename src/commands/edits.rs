@@ -199,6 +199,10 @@ pub struct Report {
     pub leaving: String,
     /// Clusters that keep it with a changed rendered object.
     pub changed: Vec<String>,
+    /// Every resource the edit changes, the edited one first, each with the clusters it
+    /// gains, loses and changes on: the whole blast radius of a shared policy's edit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub affected: Vec<Affected>,
     /// Each changed object's diff, grouped across the clusters it is the same on.
     pub diffs: Vec<ObjectDiff>,
     /// The unified diff of the file (or the object on the hub).
@@ -206,6 +210,16 @@ pub struct Report {
     pub dry_run: bool,
     pub written: bool,
     pub warnings: Vec<String>,
+}
+
+/// One resource an edit changes, in `Report::affected`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Affected {
+    /// `KIND/NS/NAME`.
+    pub resource: String,
+    pub gained: Vec<String>,
+    pub lost: Vec<String>,
+    pub changed: Vec<String>,
 }
 
 impl Report {
@@ -230,6 +244,18 @@ impl Report {
         }
         for cluster in &self.changed {
             table.row(cluster.clone(), vec![cluster.clone(), "changes".into()]);
+        }
+        // What else the edit changes: every other resource of a shared policy it touches.
+        for other in self.affected.iter().skip(1) {
+            table.footer(format!(
+                "also {}: {}",
+                other.resource,
+                crate::engine::edit::placement::change_words(
+                    &other.gained,
+                    &other.lost,
+                    &other.changed
+                )
+            ));
         }
         for group in &self.diffs {
             table.footer(format!(

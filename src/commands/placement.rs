@@ -9,14 +9,14 @@ use std::collections::BTreeSet;
 use std::io::Write;
 
 use super::edits::{
-    self, DocumentWrite, Report, changed_clusters, document_diff, find_resource, input_error,
-    object_diffs,
+    self, Affected, DocumentWrite, Report, document_diff, find_resource, input_error, object_diffs,
 };
 use crate::cli::{GlobalArgs, PlacementSetArgs};
 use crate::engine::edit::placement::{
-    EditablePlacement, parse_field_selector, parse_replicas, parse_selector, parse_tolerations,
-    preview_placement,
+    EditablePlacement, PlacementPreview, parse_field_selector, parse_replicas, parse_selector,
+    parse_tolerations, preview_placement,
 };
+use crate::model::ResourceRef;
 
 /// Joins repeated flag values with commas; `''` alone (or only empty values) clears.
 fn joined(values: &[String]) -> String {
@@ -107,6 +107,44 @@ fn edited(
     Ok(edit)
 }
 
+/// A warning for each cluster the flags add by name that the resource is still not placed
+/// on after the edit (another term of the placement, such as its label selector, rules it
+/// out), with the reason and the two ways out.
+fn unplaceable(
+    args: &PlacementSetArgs,
+    preview: &PlacementPreview,
+    target: &ResourceRef,
+) -> Vec<String> {
+    let Some(after) = &preview.fleet else {
+        return Vec::new();
+    };
+    let Some(row) = after.resources.iter().position(|r| &r.target == target) else {
+        return Vec::new();
+    };
+    let named = args
+        .add_cluster
+        .iter()
+        .map(String::as_str)
+        .chain(args.clusters.iter().flat_map(|list| list.split(',')))
+        .map(str::trim)
+        .filter(|name| !name.is_empty());
+    let mut warnings = Vec::new();
+    for name in named {
+        let Some(column) = after.cluster_index(name) else {
+            continue;
+        };
+        if after.is_placed(row, column) {
+            continue;
+        }
+        let reason = after.unplaced_reason(row, column).unwrap_or("not placed");
+        warnings.push(format!(
+            "{name} is named but still not placed: {reason}; add it to the cluster selector too, or give {} a policy of its own",
+            target.display_key()
+        ));
+    }
+    warnings
+}
+
 /// `flotilla placement set`.
 pub async fn run_set(
     global: &GlobalArgs,
@@ -172,10 +210,33 @@ pub async fn run_set(
                 source.title
             )));
         }
-        report.gained = preview.entering().map(|c| c.cluster.clone()).collect();
-        report.lost = preview.leaving().map(|c| c.cluster.clone()).collect();
+        let target = &fleet.resources[resource].target;
+        if let Some(own) = preview.change_of(target) {
+            report.gained = own.gained.clone();
+            report.lost = own.lost.clone();
+            report.changed = own.changed.clone();
+        }
         report.leaving = crate::backend::hub::leaving(loaded.hub_kind());
-        report.changed = changed_clusters(&preview.diffs, &report.gained, &report.lost);
+        report.affected = preview
+            .change_of(target)
+            .into_iter()
+            .chain(preview.others(target))
+            .map(|change| Affected {
+                resource: change.resource.display_key(),
+                gained: change.gained.clone(),
+                lost: change.lost.clone(),
+                changed: change.changed.clone(),
+            })
+            .collect();
+        if preview.sharing > 1 {
+            report.warnings.push(format!(
+                "{} other resource(s) share {}: the edit changes {} of them",
+                preview.sharing - 1,
+                source.title,
+                preview.others(target).count()
+            ));
+        }
+        report.warnings.extend(unplaceable(args, &preview, target));
         report.diffs = object_diffs(&preview.diffs);
         match document_diff(&loaded, &source.file, source.document, &object) {
             Ok((file, diff)) => (report.file, report.file_diff) = (file, diff),

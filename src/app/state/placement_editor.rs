@@ -6,7 +6,9 @@
 use super::review::{ReviewRow, diff_review_rows};
 use crate::backend::fanout::planning::PlanItem;
 use crate::backend::hub::HubKind;
-use crate::engine::edit::placement::{EditablePlacement, PlacementPreview, PlacementSource};
+use crate::engine::edit::placement::{
+    EditablePlacement, PlacementPreview, PlacementSource, change_words,
+};
 
 /// Which part of the placement the keys edit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -117,6 +119,30 @@ pub fn review_rows(editor: &PlacementEditor) -> Vec<ReviewRow> {
         return Vec::new();
     };
     let mut rows = Vec::new();
+    // A shared policy's edit changes its other resources too: said first, one line each.
+    let edited = preview
+        .fleet
+        .as_ref()
+        .and_then(|fleet| fleet.resources.get(editor.resource))
+        .map(|resource| resource.target.clone());
+    if let (Some(edited), Some(source)) = (&edited, &editor.source)
+        && preview.sharing > 1
+    {
+        let others: Vec<_> = preview.others(edited).collect();
+        rows.push(ReviewRow::Note(format!(
+            "{} other resource(s) share {}; the edit changes {} of them",
+            preview.sharing - 1,
+            source.title,
+            others.len()
+        )));
+        for other in others {
+            rows.push(ReviewRow::Note(format!(
+                "also {}: {}",
+                other.resource.display_key(),
+                change_words(&other.gained, &other.lost, &other.changed)
+            )));
+        }
+    }
     for change in preview.leaving() {
         rows.push(ReviewRow::Note(format!(
             "{} leaves; {}",

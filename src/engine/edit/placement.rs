@@ -786,6 +786,11 @@ pub struct PlacementPreview {
     pub errors: Vec<FleetError>,
     /// Per cluster, for the resources the edited document places (first of them).
     pub clusters: Vec<ClusterChange>,
+    /// Every resource the edited document places whose rendering the edit changes, in the
+    /// fleet's order: the whole blast radius of an edit to a shared policy.
+    pub resources: Vec<ResourceChange>,
+    /// How many resources the edited document places (the edited one included).
+    pub sharing: usize,
     pub diffs: Vec<DiffGroup>,
     /// Objects that would be created, changed, and left behind (never deleted by a preview).
     pub created: usize,
@@ -793,7 +798,42 @@ pub struct PlacementPreview {
     pub leaving: usize,
 }
 
+/// One resource whose rendering a placement edit changes: the clusters that gain it, lose it,
+/// and keep it with another rendered object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceChange {
+    pub resource: ResourceRef,
+    pub gained: Vec<String>,
+    pub lost: Vec<String>,
+    pub changed: Vec<String>,
+}
+
+/// "gains on a; leaves b, c; changes on d": a resource's change in the one wording the
+/// console's review and `placement set` use.
+pub fn change_words(gained: &[String], lost: &[String], changed: &[String]) -> String {
+    [
+        ("gains on", gained),
+        ("leaves", lost),
+        ("changes on", changed),
+    ]
+    .into_iter()
+    .filter(|(_, clusters)| !clusters.is_empty())
+    .map(|(word, clusters)| format!("{word} {}", clusters.join(", ")))
+    .collect::<Vec<_>>()
+    .join("; ")
+}
+
 impl PlacementPreview {
+    /// The change of `target`, if the edit changes it.
+    pub fn change_of(&self, target: &ResourceRef) -> Option<&ResourceChange> {
+        self.resources.iter().find(|c| &c.resource == target)
+    }
+
+    /// The changes of the resources other than `target`: what else the edit touches.
+    pub fn others(&self, target: &ResourceRef) -> impl Iterator<Item = &ResourceChange> {
+        self.resources.iter().filter(move |c| &c.resource != target)
+    }
+
     pub fn entering(&self) -> impl Iterator<Item = &ClusterChange> {
         self.clusters
             .iter()
@@ -819,6 +859,8 @@ pub fn preview_placement(
         fleet: None,
         errors: Vec::new(),
         clusters: Vec::new(),
+        resources: Vec::new(),
+        sharing: 0,
         diffs: Vec::new(),
         created: 0,
         updated: 0,
@@ -845,11 +887,18 @@ pub fn preview_placement(
         return preview;
     }
     let resources = before.resources_placed_by(files, source);
+    preview.sharing = resources.len();
     let mut groups: BTreeMap<(ResourceRef, String, bool), Vec<String>> = BTreeMap::new();
     for (index, resource) in resources.iter().enumerate() {
         let target = &before.resources[*resource].target;
         let Some(new_index) = after.resources.iter().position(|r| r.target == *target) else {
             continue;
+        };
+        let mut change = ResourceChange {
+            resource: target.clone(),
+            gained: Vec::new(),
+            lost: Vec::new(),
+            changed: Vec::new(),
         };
         for (cluster, spec) in before.clusters.iter().enumerate() {
             let Some(new_cluster) = after.cluster_index(&spec.name) else {
@@ -892,6 +941,7 @@ pub fn preview_placement(
                 (_, Some(new)) => diff::unified_edit(old.as_ref(), new, &target.display_key()),
                 (Some(_), None) => {
                     preview.leaving += 1;
+                    change.lost.push(spec.name.clone());
                     continue;
                 }
                 (None, None) => continue,
@@ -901,13 +951,18 @@ pub fn preview_placement(
             }
             if old.is_some() {
                 preview.updated += 1;
+                change.changed.push(spec.name.clone());
             } else {
                 preview.created += 1;
+                change.gained.push(spec.name.clone());
             }
             groups
                 .entry((target.clone(), text, old.is_none()))
                 .or_default()
                 .push(spec.name.clone());
+        }
+        if !(change.gained.is_empty() && change.lost.is_empty() && change.changed.is_empty()) {
+            preview.resources.push(change);
         }
     }
     preview.diffs = groups
