@@ -151,11 +151,23 @@ fn placement_set_adds_a_cluster_and_keeps_the_files_comments() {
             .ends_with("fleet.yaml"),
         "{report}"
     );
-    assert!(
-        report["fileDiff"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("+      - m2")
+    // A one-line diff: the flow mapping stays flow on its line.
+    let diff = report["fileDiff"].as_str().unwrap_or_default();
+    let changed: Vec<&str> = diff
+        .lines()
+        .filter(|l| {
+            (l.starts_with('+') || l.starts_with('-'))
+                && !l.starts_with("+++")
+                && !l.starts_with("---")
+        })
+        .collect();
+    assert_eq!(
+        changed,
+        [
+            "-    clusterAffinity: {clusterNames: [m1, m3, m5, ghost], exclude: [m3]}",
+            "+    clusterAffinity: {clusterNames: [ghost, m1, m2, m3, m5], exclude: [m3]}"
+        ],
+        "{diff}"
     );
     // The policy file: the new cluster list, the file's comments and other documents kept,
     // a backup of the previous text beside it.
@@ -164,7 +176,9 @@ fn placement_set_adds_a_cluster_and_keeps_the_files_comments() {
         "# One template per placement rule, each claimed by a policy of the same name.\n"
     ));
     assert!(
-        text.contains("      clusterNames:\n      - ghost\n      - m1\n      - m2\n"),
+        text.contains(
+            "    clusterAffinity: {clusterNames: [ghost, m1, m2, m3, m5], exclude: [m3]}\n"
+        ),
         "{text}"
     );
     assert!(text.contains("metadata: {name: fields, namespace: p}"));

@@ -412,3 +412,60 @@ proptest! {
         prop_assert_eq!(preview.sharing, before.resources.len());
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+
+    /// A placement edit rewrites only what it changes: in the written file every line outside
+    /// the edited policy's `placement` is byte-identical (flow-style selectors included), and
+    /// a placement field whose value did not change keeps its line.
+    #[test]
+    fn a_placement_edit_touches_only_the_lines_it_changes(
+        clusters in clusters_strategy(),
+        replicas in prop::collection::vec(1..9i64, 1..4),
+        excluded_env in 0..3usize,
+        names in prop::collection::vec(any::<bool>(), 8),
+        selector in 0..3usize,
+    ) {
+        use flotilla::engine::edit::placement::{EditablePlacement, replace_document};
+
+        let files = shared_policy_fleet(&clusters, &replicas, excluded_env);
+        let (fleet, errors) = load_fleet(&files);
+        prop_assert!(errors.is_empty(), "{:?}", errors);
+        let source = fleet.placement_source(&files, 0).unwrap();
+        let edit = EditablePlacement {
+            clusters: clusters
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| names[*i % names.len()])
+                .map(|(i, _)| format!("c{i}"))
+                .collect(),
+            // 0 keeps the selector as written.
+            selector: match selector {
+                0 => source.editable().selector,
+                1 => "env=prod".to_string(),
+                _ => "region in (eu,us)".to_string(),
+            },
+            ..source.editable()
+        };
+        let object = source.with(&edit).unwrap();
+        let written = replace_document(&files, &source.file, source.document, &object).unwrap();
+        let (old, new) = (
+            &files.iter().find(|f| f.path == source.file).unwrap().text,
+            &written.iter().find(|f| f.path == source.file).unwrap().text,
+        );
+        let placement_at = old.find("  placement:\n").unwrap();
+        let policy_end = old[placement_at..].find("---\n").map_or(old.len(), |i| placement_at + i);
+        // Everything before the placement and after the policy is kept byte for byte.
+        prop_assert!(new.starts_with(&old[..placement_at]), "{}", new);
+        prop_assert!(new.ends_with(&old[policy_end..]), "{}", new);
+        // The selector line stays exactly as written when the selector did not change.
+        if selector == 0 {
+            let line = old[placement_at..]
+                .lines()
+                .find(|l| l.contains("labelSelector"))
+                .unwrap();
+            prop_assert!(new.contains(line), "{}", new);
+        }
+    }
+}

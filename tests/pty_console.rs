@@ -659,9 +659,9 @@ fn an_open_editor_never_overwrites_an_outside_edit_nor_replaces_a_shifted_docume
     app.wait_for("the confirmation closed", |screen| {
         !screen.contains("y propagate")
     });
-    let saved = file_once(&shop, |text| text.contains("- east"));
+    let saved = file_once(&shop, |text| text.contains("clusterNames: [east]"));
     assert!(saved.contains("conflictResolution: Abort"), "{saved}");
-    assert!(saved.contains("- east"), "{saved}");
+    assert!(saved.contains("clusterNames: [east]"), "{saved}");
 
     // A document prepended while the editor is open (a pull) shifts every index: the save still
     // replaces the policy, not whatever now sits where it was.
@@ -675,7 +675,7 @@ fn an_open_editor_never_overwrites_an_outside_edit_nor_replaces_a_shifted_docume
     app.wait_for("the confirmation closed", |screen| {
         !screen.contains("y propagate") && !screen.contains("changed on disk")
     });
-    let saved = file_once(&shop, |text| !text.contains("- east"));
+    let saved = file_once(&shop, |text| !text.contains("clusterNames: [east]"));
     assert!(
         saved.starts_with("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: pulled"),
         "{saved}"
@@ -690,7 +690,7 @@ fn an_open_editor_never_overwrites_an_outside_edit_nor_replaces_a_shifted_docume
         "{saved}"
     );
     assert!(
-        !saved.contains("- east"),
+        !saved.contains("clusterNames: [east]"),
         "east named again is east dropped: {saved}"
     );
 

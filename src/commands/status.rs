@@ -414,7 +414,12 @@ async fn cells_of<A: ClusterApi>(
             "Degraded" | "Progressing" | "Missing" | "Unknown"
         )
     });
+    // A cell Failed by the last apply's record is a failure as much as one plan met.
+    let failed = items
+        .iter()
+        .any(|item| matches!(item.sync, StatusKind::Failed | StatusKind::Unreachable));
     let code = match plan_exit(&plan) {
+        _ if failed => exit::PARTIAL,
         exit::OK if unhealthy => exit::CHANGES,
         code => code,
     };
