@@ -499,7 +499,10 @@ spec:
     let federated = &new_docs[3];
     for kept in [
         "# web, everywhere",
-        "replicas: 2  # the default size",
+        "      replicas: 2 # the default size\n",
+        // Flow style stays flow: only the new overrides are written.
+        "      selector: {matchLabels: {app: web}}\n",
+        "  placement: {clusterSelector: {}}\n",
         "  # every member",
     ] {
         assert!(federated.contains(kept), "{kept:?} kept in:\n{federated}");

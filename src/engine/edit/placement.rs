@@ -123,15 +123,39 @@ impl Fleet {
     }
 
     /// Every resource whose placement `source` declares (a policy may select several).
+    ///
+    /// Each resource is matched by where its placement is declared (a file and line within
+    /// `source`'s document), so the file is split once, not once per resource.
     pub fn resources_placed_by(
         &self,
         files: &[SourceFile],
         source: &PlacementSource,
     ) -> Vec<usize> {
+        let Some(text) = files.iter().find(|f| f.path == source.file) else {
+            return Vec::new();
+        };
+        let spans = crate::engine::document::parse::document_spans(&text.text);
+        let end = spans
+            .get(source.document + 1)
+            .map_or(usize::MAX, |(line, _)| *line);
+        let declared_here =
+            |file: &str, line: usize| file == source.file && (source.line..end).contains(&line);
         (0..self.resources.len())
-            .filter(|r| {
-                self.placement_source(files, *r)
-                    .is_ok_and(|s| s.file == source.file && s.document == source.document)
+            .filter(|&r| match self.plans.get(r).map(|plan| &plan.origin) {
+                Some(Origin::Karmada {
+                    policy: Some(index),
+                }) => self.propagation.get(*index).is_some_and(|policy| {
+                    policy
+                        .location
+                        .rsplit_once(':')
+                        .and_then(|(file, line)| Some((file, line.parse::<usize>().ok()?)))
+                        .is_some_and(|(file, line)| declared_here(file, line))
+                }),
+                Some(Origin::KubeFed { .. }) => {
+                    let declared = &self.resources[r].source;
+                    declared_here(&declared.file, declared.line)
+                }
+                _ => false,
             })
             .collect()
     }
