@@ -13,11 +13,14 @@
 //! line. A comment whose field is gone cannot be placed; the edit says so in a warning.
 
 mod minimal;
+mod syntax;
 
 use serde_json::Value;
 
-use crate::engine::document::parse::{Doc, document_spans, is_list, parse_files};
-use crate::engine::document::source::SourceFile;
+pub use syntax::to_block_yaml;
+use syntax::{parse, split_inline_comment, values_match};
+
+use crate::engine::document::parse::{document_spans, is_list};
 
 /// The new text of a file, and what the person saving it should know.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,30 +43,6 @@ fn refuse(file: &str, message: impl Into<String>) -> EditError {
         file: file.to_string(),
         message: message.into(),
     }
-}
-
-/// The block YAML of a value, keys in the value's order, ending in one newline.
-pub fn to_block_yaml(value: &Value) -> Result<String, String> {
-    let mut text = serde_saphyr::to_string(value).map_err(|e| e.to_string())?;
-    if let Some(rest) = text.strip_prefix("---\n") {
-        text = rest.to_string();
-    }
-    while text.ends_with("\n\n") {
-        text.pop();
-    }
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    Ok(text)
-}
-
-/// The parsed documents of one text, by the index [`document_spans`] gives them.
-fn parse(file: &str, text: &str) -> Vec<Doc> {
-    let (docs, _) = parse_files(&[SourceFile {
-        path: file.to_string(),
-        text: text.to_string(),
-    }]);
-    docs
 }
 
 /// Replaces document `index` of `text` (as [`document_spans`] counts them) with `value`.
@@ -211,23 +190,6 @@ pub fn append_document(file: &str, text: &str, value: &Value) -> Result<String, 
 fn round_trips(file: &str, chunk: &str, value: &Value) -> bool {
     let docs = parse(file, chunk);
     docs.len() == 1 && values_match(&docs[0].value, value)
-}
-
-/// Equality that treats 1 and 1.0 alike (YAML does not keep the difference).
-fn values_match(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| values_match(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y)
-                    .all(|((ka, va), (kb, vb))| ka == kb && values_match(va, vb))
-        }
-        _ => a == b,
-    }
 }
 
 /// The scalar leaves where `new` differs from `old`, when that is the only difference (same
@@ -399,38 +361,6 @@ fn opens_block_scalar(line: &str) -> bool {
     let rest_ok = chars.all(|c| c == '+' || c == '-' || c.is_ascii_digit());
     let before = code[..code.len() - token.len()].trim_end();
     indicator && rest_ok && (before.ends_with(':') || before.ends_with('-') || before.is_empty())
-}
-
-/// Splits `key: value  # note` into (`key: value`, `# note`): a `#` preceded by whitespace,
-/// outside quotes, starts a comment.
-fn split_inline_comment(line: &str) -> Option<(&str, &str)> {
-    let mut single = false;
-    let mut double = false;
-    let mut escaped = false;
-    let mut previous = ' ';
-    for (i, c) in line.char_indices() {
-        if double {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                double = false;
-            }
-        } else if single {
-            if c == '\'' {
-                single = false;
-            }
-        } else if c == '"' && (previous == ' ' || previous == ':' || previous == '[') {
-            double = true;
-        } else if c == '\'' && (previous == ' ' || previous == ':' || previous == '[') {
-            single = true;
-        } else if c == '#' && (previous == ' ' || previous == '\t') {
-            return Some((&line[..i], line[i..].trim_end_matches(['\n', '\r'])));
-        }
-        previous = c;
-    }
-    None
 }
 
 /// The chunk's lines split into (prefix lines kept verbatim, body, suffix lines kept).
@@ -617,6 +547,8 @@ fn rewrite_chunk(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::engine::document::parse::parse_files;
+    use crate::engine::document::source::SourceFile;
     use serde_json::json;
 
     fn docs(text: &str) -> Vec<String> {

@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use super::{parse, split_inline_comment, to_block_yaml, values_match};
+use super::syntax::{parse, split_inline_comment, to_block_yaml, values_match};
 use crate::engine::document::parse::{Doc, escape_token};
 
 /// `chunk` (one document) rewritten to read as `value`, touching only what changed.
