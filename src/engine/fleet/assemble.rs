@@ -136,6 +136,75 @@ struct Built {
     sort_key: (u8, String, String, String, String, u8),
 }
 
+/// What every Karmada template is planned against, and the schedules already computed: a
+/// policy places every template with the same replica count the same way, so a policy shared
+/// by 10,000 templates is scheduled once per distinct replica count, not once per template.
+struct KarmadaInputs<'a> {
+    policies: &'a [PropagationPolicy],
+    overrides: &'a [(OverridePolicy, String)],
+    clusters: &'a [ClusterSpec],
+    schedules: std::cell::RefCell<HashMap<ScheduleKey, std::rc::Rc<Scheduled>>>,
+}
+
+/// A policy (by index) and a template's replica count.
+type ScheduleKey = (usize, Option<i64>);
+
+/// A policy's schedule in the plan's compact form: per cluster, placed (with replicas, no
+/// override set yet) or the index of its reason.
+struct Scheduled {
+    cells: Vec<Cell>,
+    reasons: Vec<String>,
+    steps: Vec<String>,
+    weights: Vec<i64>,
+    group: Option<usize>,
+}
+
+/// Per-cluster placements as plan cells and their distinct reasons.
+fn compact(cells: Vec<Result<Option<i64>, String>>) -> (Vec<Cell>, Vec<String>) {
+    let mut reasons: Vec<String> = Vec::new();
+    let mut index: HashMap<String, u32> = HashMap::new();
+    let cells = cells
+        .into_iter()
+        .map(|cell| match cell {
+            Ok(replicas) => Cell::Placed {
+                replicas: replicas
+                    .map(|r| i32::try_from(r).unwrap_or(i32::MAX))
+                    .unwrap_or(-1),
+                set: 0,
+            },
+            Err(reason) => Cell::NotPlaced(*index.entry(reason).or_insert_with_key(|reason| {
+                reasons.push(reason.clone());
+                (reasons.len() - 1) as u32
+            })),
+        })
+        .collect();
+    (cells, reasons)
+}
+
+impl KarmadaInputs<'_> {
+    /// The schedule of `policy` for a template with `replicas`, computed once.
+    fn schedule(&self, policy: usize, replicas: Option<i64>) -> std::rc::Rc<Scheduled> {
+        if let Some(done) = self.schedules.borrow().get(&(policy, replicas)) {
+            return done.clone();
+        }
+        let schedule = self.policies[policy]
+            .placement
+            .schedule(self.clusters, replicas);
+        let (cells, reasons) = compact(schedule.cells);
+        let scheduled = std::rc::Rc::new(Scheduled {
+            cells,
+            reasons,
+            steps: schedule.steps,
+            weights: schedule.weights,
+            group: schedule.group,
+        });
+        self.schedules
+            .borrow_mut()
+            .insert((policy, replicas), scheduled.clone());
+        scheduled
+    }
+}
+
 fn kind_rank(kind: &str) -> u8 {
     match kind {
         "Namespace" => 0,
@@ -363,6 +432,12 @@ pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
         true
     };
 
+    let inputs = KarmadaInputs {
+        policies: &propagation,
+        overrides: &overrides,
+        clusters: &clusters,
+        schedules: Default::default(),
+    };
     let mut fed_docs: Vec<(&Doc, FederatedObject)> = Vec::new();
     // Karmada templates with a plan: (index into `builds`, document, identity).
     let mut karmada_templates: Vec<(usize, &Doc, ResourceRef)> = Vec::new();
@@ -433,28 +508,13 @@ pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
                     ));
                 } else {
                     karmada_templates.push((builds.len(), doc, target.clone()));
-                    builds.push(karmada_plan(
-                        doc,
-                        target,
-                        &propagation,
-                        &overrides,
-                        &clusters,
-                        &[],
-                        &mut errors,
-                    ));
+                    builds.push(karmada_plan(doc, target, &inputs, &[], &mut errors));
                 }
             }
             _ => {}
         }
     }
-    propagate_dependencies(
-        &mut builds,
-        &karmada_templates,
-        &propagation,
-        &overrides,
-        &clusters,
-        &mut errors,
-    );
+    propagate_dependencies(&mut builds, &karmada_templates, &inputs, &mut errors);
     // FederatedNamespaces first: namespaced Federated objects intersect with their placement.
     let mut ns_placement: BTreeMap<String, (Vec<Option<String>>, String)> = BTreeMap::new();
     for (doc, fed) in fed_docs
@@ -578,12 +638,11 @@ fn invalid_resource(
 fn karmada_plan(
     doc: &Doc,
     target: ResourceRef,
-    policies: &[PropagationPolicy],
-    overrides: &[(OverridePolicy, String)],
-    clusters: &[ClusterSpec],
+    inputs: &KarmadaInputs<'_>,
     required_by: &[RequiredBy],
     errors: &mut Vec<FleetError>,
 ) -> Built {
+    let (policies, overrides, clusters) = (inputs.policies, inputs.overrides, inputs.clusters);
     let source_key = target.display_key();
     let mut base = doc.value.clone();
     prune(&mut base);
@@ -668,8 +727,9 @@ fn karmada_plan(
                 .collect();
             plan.dependency_only = vec![true; clusters.len()];
             plan.required_by = required_by.to_vec();
+            let (cells, reasons) = compact(cells);
             fill_karmada_cells(
-                &mut plan, &resource, &target, labels, overrides, cells, errors,
+                &mut plan, &resource, &target, labels, overrides, cells, reasons, errors,
             );
             return built(resource, plan);
         }
@@ -730,11 +790,11 @@ fn karmada_plan(
         ));
         return built(resource, plan);
     }
-    let schedule = policy.placement.schedule(clusters, template_replicas);
+    let schedule = inputs.schedule(chosen, template_replicas);
     plan.summary = policy.summary(schedule.group);
-    plan.steps.extend(schedule.steps);
-    plan.weights = schedule.weights;
-    let mut cells = schedule.cells;
+    plan.steps.extend(schedule.steps.iter().cloned());
+    plan.weights = schedule.weights.clone();
+    let mut cells = schedule.cells.clone();
     if !required_by.is_empty() {
         // A dependency with a policy of its own goes where that policy places it and also
         // wherever a workload that needs it is scheduled (`mergeTargetClusters` upstream).
@@ -743,8 +803,11 @@ fn karmada_plan(
             let needed = required_by
                 .iter()
                 .any(|r| r.clusters.get(c).copied().unwrap_or(false));
-            if needed && cell.is_err() {
-                *cell = Ok(None);
+            if needed && matches!(cell, Cell::NotPlaced(_)) {
+                *cell = Cell::Placed {
+                    replicas: -1,
+                    set: 0,
+                };
                 plan.dependency_only[c] = true;
             }
         }
@@ -764,8 +827,9 @@ fn karmada_plan(
             .collect();
         plan.suspended_reason = suspension.reason(&policy.display_name());
     }
+    let reasons = schedule.reasons.clone();
     fill_karmada_cells(
-        &mut plan, &resource, &target, labels, overrides, cells, errors,
+        &mut plan, &resource, &target, labels, overrides, cells, reasons, errors,
     );
     built(resource, plan)
 }
@@ -778,11 +842,10 @@ fn karmada_plan(
 fn propagate_dependencies(
     builds: &mut [Built],
     templates: &[(usize, &Doc, ResourceRef)],
-    policies: &[PropagationPolicy],
-    overrides: &[(OverridePolicy, String)],
-    clusters: &[ClusterSpec],
+    inputs: &KarmadaInputs<'_>,
     errors: &mut Vec<FleetError>,
 ) {
+    let (policies, clusters) = (inputs.policies, inputs.clusters);
     let by_key: HashMap<(&str, Option<&str>, &str), usize> = templates
         .iter()
         .enumerate()
@@ -849,15 +912,7 @@ fn propagate_dependencies(
     }
     for (t, required_by) in needs {
         let (build, doc, target) = &templates[t];
-        builds[*build] = karmada_plan(
-            doc,
-            target.clone(),
-            policies,
-            overrides,
-            clusters,
-            &required_by,
-            errors,
-        );
+        builds[*build] = karmada_plan(doc, target.clone(), inputs, &required_by, errors);
     }
 }
 
@@ -883,14 +938,17 @@ fn missing_dependent_overrides(
 }
 
 /// Turns scheduled cells into plan cells, each placed one with the override sequence that
-/// applies on its cluster, and validates every distinct sequence once.
+/// applies on its cluster, and validates every distinct sequence once. `cells` are placed
+/// with set 0 or point into `reasons`; a template no override selects keeps them as they are.
+#[allow(clippy::too_many_arguments)]
 fn fill_karmada_cells(
     plan: &mut Plan,
     resource: &FederatedResource,
     target: &ResourceRef,
     labels: Option<&serde_json::Map<String, Value>>,
     overrides: &[(OverridePolicy, String)],
-    cells: Vec<Result<Option<i64>, String>>,
+    mut cells: Vec<Cell>,
+    reasons: Vec<String>,
     errors: &mut Vec<FleetError>,
 ) {
     // Override sequences: ClusterOverridePolicies, then OverridePolicies of the namespace,
@@ -927,41 +985,36 @@ fn fill_karmada_cells(
         ));
     }
     let mut interned: HashMap<Vec<(u32, u32)>, u32> = HashMap::new();
-    for (c, cell) in cells.into_iter().enumerate() {
-        match cell {
-            Err(reason) => {
-                let idx = plan.reason(reason);
-                plan.cells[c] = Cell::NotPlaced(idx);
-            }
-            Ok(replicas) => {
-                let seq: Vec<(u32, u32)> = rules
-                    .iter()
-                    .copied()
-                    .filter(|&(p, r)| {
-                        overrides[p as usize].0.rules[r as usize]
-                            .clusters
-                            .get(c)
-                            .copied()
-                            .unwrap_or(false)
-                    })
-                    .collect();
-                let set = if seq.is_empty() {
-                    0
-                } else if let Some(&s) = interned.get(&seq) {
-                    s
-                } else {
-                    plan.sets.push(OverrideSet::Karmada(seq.clone()));
-                    let s = (plan.sets.len() - 1) as u32;
-                    interned.insert(seq, s);
-                    s
-                };
-                let replicas = replicas
-                    .map(|r| i32::try_from(r).unwrap_or(i32::MAX))
-                    .unwrap_or(-1);
-                plan.cells[c] = Cell::Placed { replicas, set };
-            }
+    if !rules.is_empty() {
+        for (c, cell) in cells.iter_mut().enumerate() {
+            let Cell::Placed { set, .. } = cell else {
+                continue;
+            };
+            let seq: Vec<(u32, u32)> = rules
+                .iter()
+                .copied()
+                .filter(|&(p, r)| {
+                    overrides[p as usize].0.rules[r as usize]
+                        .clusters
+                        .get(c)
+                        .copied()
+                        .unwrap_or(false)
+                })
+                .collect();
+            *set = if seq.is_empty() {
+                0
+            } else if let Some(&s) = interned.get(&seq) {
+                s
+            } else {
+                plan.sets.push(OverrideSet::Karmada(seq.clone()));
+                let s = (plan.sets.len() - 1) as u32;
+                interned.insert(seq, s);
+                s
+            };
         }
     }
+    plan.cells = cells;
+    plan.reasons = reasons;
     validate_sets(
         plan,
         resource,
