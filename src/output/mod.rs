@@ -21,8 +21,12 @@ pub fn write<T: Serialize>(
 ) -> anyhow::Result<()> {
     match format {
         OutputFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, value)?;
-            writeln!(out)?;
+            // serde_json writes a token at a time: unbuffered, a large answer is a system
+            // call per token.
+            let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
+            serde_json::to_writer_pretty(&mut buffered, value)?;
+            writeln!(buffered)?;
+            buffered.flush()?;
         }
         OutputFormat::Yaml => {
             let text = serde_saphyr::to_string(value)?;

@@ -11,6 +11,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use crate::engine::document::parse::{document_spans, document_value};
+use crate::engine::document::secret_values::text_may_hold_secrets;
 pub use crate::engine::document::secret_values::{
     Held, LAST_APPLIED, MASK, MASK_CHANGED, holds_secrets, is_secret, is_secret_kind,
     is_secret_value, is_value_pointer, mask_document, mask_document_against, mask_written,
@@ -117,7 +118,13 @@ fn documents(text: &str) -> Vec<Spanned> {
     document_spans(text)
         .into_iter()
         .map(|(_, range)| {
-            let value = document_value(&text[range.clone()]).map_err(|_| ());
+            let document = &text[range.clone()];
+            // A document that cannot hold Secret values is shown as written, unparsed.
+            let value = if text_may_hold_secrets(document) {
+                document_value(document).map_err(|_| ())
+            } else {
+                Ok(None)
+            };
             (range, value)
         })
         .collect()

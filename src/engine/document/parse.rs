@@ -43,6 +43,24 @@ impl Doc {
         }
     }
 
+    /// The same document `delta` lines further down its file: an edit above it changed the
+    /// file's line count.
+    pub fn shifted(&self, delta: isize) -> Doc {
+        let move_line = |line: usize| line.saturating_add_signed(delta);
+        Doc {
+            file: self.file.clone(),
+            line: move_line(self.line),
+            value: self.value.clone(),
+            lines: self
+                .lines
+                .iter()
+                .map(|(pointer, line)| (pointer.clone(), move_line(*line)))
+                .collect(),
+            index: self.index,
+            list_item: self.list_item,
+        }
+    }
+
     /// The line a JSON pointer (or its closest ancestor that has one) sits on.
     pub fn line_of(&self, pointer: &str) -> usize {
         let mut current = pointer;
@@ -290,6 +308,68 @@ fn expand_list(list: Doc, docs: &mut Vec<Doc>, errors: &mut Vec<FleetError>) {
 /// Documents read from one fleet at most: far beyond any real fleet (10,000 clusters and
 /// their policies stay well below), small enough that hostile input cannot exhaust memory.
 pub const MAX_DOCUMENTS: usize = 100_000;
+
+/// The documents a fleet was built from, kept so an edit of one document re-reads only it.
+#[derive(Debug, Default)]
+pub struct ParsedDocs {
+    pub docs: Vec<std::sync::Arc<Doc>>,
+    /// Every document parsed: no error belongs to the parse.
+    pub clean: bool,
+}
+
+/// The documents of a fleet after document `document` of `file` was rewritten from
+/// `old_text` to `new_text`, re-reading only that document: the others are shared, and those
+/// below it in the same file move by the lines the edit added or removed. `None` when only a
+/// whole read can say (the file gained or lost documents, or the document is or becomes a
+/// list, or does not parse).
+pub fn reparse_document(
+    docs: &[std::sync::Arc<Doc>],
+    file: &str,
+    document: usize,
+    old_text: &str,
+    new_text: &str,
+) -> Option<Vec<std::sync::Arc<Doc>>> {
+    let old_spans = document_spans(old_text);
+    let new_spans = document_spans(new_text);
+    if old_spans.len() != new_spans.len() {
+        return None;
+    }
+    let (start, range) = new_spans.get(document)?.clone();
+    let (value, lines, first_line) = parse_document(file, start, &new_text[range]).ok()??;
+    if is_list(&value) {
+        return None;
+    }
+    let delta = match (old_spans.get(document + 1), new_spans.get(document + 1)) {
+        (Some((old, _)), Some((new, _))) => *new as isize - *old as isize,
+        _ => 0,
+    };
+    let mut replaced = None;
+    let mut out = Vec::with_capacity(docs.len());
+    for doc in docs {
+        if doc.file != file || doc.index < document {
+            out.push(doc.clone());
+        } else if doc.index == document {
+            if doc.list_item.is_some() || replaced.is_some() {
+                return None;
+            }
+            let new = std::sync::Arc::new(Doc {
+                file: file.to_string(),
+                line: first_line,
+                value: value.clone(),
+                lines: lines.clone(),
+                index: document,
+                list_item: None,
+            });
+            replaced = Some(());
+            out.push(new);
+        } else if delta == 0 {
+            out.push(doc.clone());
+        } else {
+            out.push(std::sync::Arc::new(doc.shifted(delta)));
+        }
+    }
+    replaced.map(|()| out)
+}
 
 /// Parses every document of every file. Documents that fail to parse become errors; empty
 /// documents are skipped. The result is in (file, position) order.

@@ -208,6 +208,22 @@ pub fn secret_places(object: &Value) -> Vec<(String, Held)> {
     out
 }
 
+/// Whether a YAML document's text may hold Secret values, so a reader that only masks them
+/// can skip parsing the rest: it names a kind that holds them, carries whole objects, or
+/// escapes a character (which could spell any of those).
+pub fn text_may_hold_secrets(text: &str) -> bool {
+    [
+        "Secret",
+        "OverridePolicy",
+        "items",
+        "manifests",
+        "last-applied-configuration",
+        "\\",
+    ]
+    .iter()
+    .any(|word| text.contains(word))
+}
+
 /// Whether `object` holds Secret values anywhere.
 pub fn holds_secrets(object: &Value) -> bool {
     !secret_places(object).is_empty()

@@ -4,14 +4,14 @@
 //! leaving, why every other cluster stays out, and how each rendered object differs, grouped
 //! across clusters. Pure: it works on the fleet's source texts and never writes a file.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::{Map, Value, json};
 
 use crate::engine::compare::diff;
 use crate::engine::document::parse::split_documents;
 use crate::engine::document::source::{FleetError, SourceFile};
-use crate::engine::fleet::assemble::load_fleet;
+use crate::engine::fleet::assemble::{load_fleet, reload_document};
 use crate::engine::fleet::decide::{Decision, Fleet};
 use crate::engine::fleet::plan::Origin;
 use crate::model::{Dialect, ResourceRef};
@@ -871,6 +871,124 @@ impl PlacementPreview {
     }
 }
 
+fn text_of<'a>(files: &'a [SourceFile], path: &str) -> Option<&'a str> {
+    files
+        .iter()
+        .find(|f| f.path == path)
+        .map(|f| f.text.as_str())
+}
+
+/// A pair of cell variants (before, after) and the clusters that have it.
+type VariantPair = ((Option<(i32, u32)>, Option<(i32, u32)>), Vec<usize>);
+
+/// The clusters of one resource whose object may change, grouped by pair of variants; a
+/// cluster placed before and after with the same replicas and overrides of the same object
+/// is left out.
+fn variant_pairs(
+    before: &Fleet,
+    resource: usize,
+    after: &Fleet,
+    new_index: usize,
+    cluster_map: &[Option<usize>],
+    same_object: bool,
+) -> Vec<VariantPair> {
+    let (Some(old_plan), Some(new_plan)) = (before.plans.get(resource), after.plans.get(new_index))
+    else {
+        return Vec::new();
+    };
+    let mut pairs: Vec<VariantPair> = Vec::new();
+    for (cluster, new_cluster) in cluster_map.iter().enumerate() {
+        let Some(new_cluster) = *new_cluster else {
+            continue;
+        };
+        let old_variant = before.variant(resource, cluster);
+        let new_variant = after.variant(new_index, new_cluster);
+        match (old_variant, new_variant) {
+            (None, None) => continue,
+            (Some((old_replicas, old_set)), Some((new_replicas, new_set)))
+                if same_object
+                    && old_replicas == new_replicas
+                    && old_plan.sets.get(old_set as usize)
+                        == new_plan.sets.get(new_set as usize) =>
+            {
+                continue;
+            }
+            _ => {}
+        }
+        let variants = (old_variant, new_variant);
+        match pairs.iter_mut().find(|(pair, _)| *pair == variants) {
+            Some((_, clusters)) => clusters.push(cluster),
+            None => pairs.push((variants, vec![cluster])),
+        }
+    }
+    pairs
+}
+
+/// Every cluster's membership under the edit, for the edited resource.
+fn cluster_changes(
+    before: &Fleet,
+    resource: usize,
+    after: &Fleet,
+    new_index: usize,
+    cluster_map: &[Option<usize>],
+) -> Vec<ClusterChange> {
+    let mut out = Vec::new();
+    for (cluster, spec) in before.clusters.iter().enumerate() {
+        let Some(new_cluster) = cluster_map[cluster] else {
+            continue;
+        };
+        let was = before.is_placed(resource, cluster);
+        let is = after.is_placed(new_index, new_cluster);
+        let reason = || {
+            after
+                .unplaced_reason(new_index, new_cluster)
+                .unwrap_or_default()
+                .to_string()
+        };
+        out.push(ClusterChange {
+            cluster: spec.name.clone(),
+            membership: match (was, is) {
+                (false, true) => Membership::Entering,
+                (true, false) => Membership::Leaving { reason: reason() },
+                (true, true) => Membership::Staying,
+                (false, false) => Membership::Out { reason: reason() },
+            },
+            replicas_before: was.then(|| before.replicas(resource, cluster)).flatten(),
+            replicas_after: is.then(|| after.replicas(new_index, new_cluster)).flatten(),
+        });
+    }
+    out
+}
+
+/// What one cluster's object does under an edit, computed once per pair of variants.
+enum Outcome {
+    Same,
+    Lost,
+    Diff { text: String, created: bool },
+}
+
+fn outcome(old: Decision, new: Decision, target: &ResourceRef) -> Outcome {
+    let object = |decision: Decision| match decision {
+        Decision::Placed { object, .. } | Decision::Suspended { object, .. } => Some(object),
+        Decision::NotPlaced { .. } => None,
+    };
+    match (object(old), object(new)) {
+        (old, Some(new)) => {
+            let text = diff::unified_edit(old.as_ref(), &new, &target.display_key());
+            if text.is_empty() {
+                Outcome::Same
+            } else {
+                Outcome::Diff {
+                    text,
+                    created: old.is_none(),
+                }
+            }
+        }
+        (Some(_), None) => Outcome::Lost,
+        (None, None) => Outcome::Same,
+    }
+}
+
 /// Loads the fleet with `source`'s document replaced by `object` and compares every resource
 /// the document places, on every cluster, with `before`.
 pub fn preview_placement(
@@ -905,86 +1023,142 @@ pub fn preview_placement(
             return preview;
         }
     };
-    let (after, errors) = load_fleet(&edited);
+    let reloaded = match (text_of(files, &source.file), text_of(&edited, &source.file)) {
+        (Some(old), Some(new)) => reload_document(before, &source.file, source.document, old, new),
+        _ => None,
+    };
+    let (after, errors) = reloaded.unwrap_or_else(|| load_fleet(&edited));
     if !errors.is_empty() {
         preview.errors = errors;
         return preview;
     }
     let resources = before.resources_placed_by(files, source);
     preview.sharing = resources.len();
+    // Clusters by index in both fleets (a placement edit keeps the inventory, so this is
+    // usually the identity).
+    let cluster_map: Vec<Option<usize>> = before
+        .clusters
+        .iter()
+        .map(|spec| after.cluster_index(&spec.name))
+        .collect();
+    let same_clusters = before.clusters.len() == after.clusters.len()
+        && cluster_map.iter().enumerate().all(|(c, m)| *m == Some(c));
     let mut groups: BTreeMap<(ResourceRef, String, bool), Vec<String>> = BTreeMap::new();
+    let mut classified: HashMap<(usize, usize, bool), std::rc::Rc<Vec<VariantPair>>> =
+        HashMap::new();
     for (index, resource) in resources.iter().enumerate() {
         let target = &before.resources[*resource].target;
-        let Some(new_index) = after.resources.iter().position(|r| r.target == *target) else {
+        let new_index = if after.resources.get(*resource).map(|r| &r.target) == Some(target) {
+            *resource
+        } else {
+            match after.resources.iter().position(|r| r.target == *target) {
+                Some(found) => found,
+                None => continue,
+            }
+        };
+        let (Some(old_plan), Some(new_plan)) =
+            (before.plans.get(*resource), after.plans.get(new_index))
+        else {
             continue;
         };
+        let same_object = old_plan.base == new_plan.base;
+        // Nothing a cluster gets can differ: skip the resource without rendering anything.
+        if index > 0
+            && same_clusters
+            && same_object
+            && old_plan.cells == new_plan.cells
+            && old_plan.sets == new_plan.sets
+            && old_plan.suspended == new_plan.suspended
+        {
+            continue;
+        }
         let mut change = ResourceChange {
             resource: target.clone(),
             gained: Vec::new(),
             lost: Vec::new(),
             changed: Vec::new(),
         };
-        for (cluster, spec) in before.clusters.iter().enumerate() {
-            let Some(new_cluster) = after.cluster_index(&spec.name) else {
-                continue;
-            };
-            let was = before.is_placed(*resource, cluster);
-            let is = after.is_placed(new_index, new_cluster);
-            if index == 0 {
-                let reason = || {
-                    after
-                        .unplaced_reason(new_index, new_cluster)
-                        .unwrap_or_default()
-                        .to_string()
-                };
-                preview.clusters.push(ClusterChange {
-                    cluster: spec.name.clone(),
-                    membership: match (was, is) {
-                        (false, true) => Membership::Entering,
-                        (true, false) => Membership::Leaving { reason: reason() },
-                        (true, true) => Membership::Staying,
-                        (false, false) => Membership::Out { reason: reason() },
-                    },
-                    replicas_before: was.then(|| before.replicas(*resource, cluster)).flatten(),
-                    replicas_after: is.then(|| after.replicas(new_index, new_cluster)).flatten(),
-                });
-            }
-            let old = match before.decide(*resource, cluster) {
-                Decision::Placed { object, .. } | Decision::Suspended { object, .. } => {
-                    Some(object)
-                }
-                Decision::NotPlaced { .. } => None,
-            };
-            let new = match after.decide(new_index, new_cluster) {
-                Decision::Placed { object, .. } | Decision::Suspended { object, .. } => {
-                    Some(object)
-                }
-                Decision::NotPlaced { .. } => None,
-            };
-            let text = match (&old, &new) {
-                (_, Some(new)) => diff::unified_edit(old.as_ref(), new, &target.display_key()),
-                (Some(_), None) => {
-                    preview.leaving += 1;
-                    change.lost.push(spec.name.clone());
-                    continue;
-                }
-                (None, None) => continue,
-            };
-            if text.is_empty() {
-                continue;
-            }
-            if old.is_some() {
-                preview.updated += 1;
-                change.changed.push(spec.name.clone());
-            } else {
-                preview.created += 1;
-                change.gained.push(spec.name.clone());
-            }
-            groups
-                .entry((target.clone(), text, old.is_none()))
-                .or_default()
-                .push(spec.name.clone());
+        if index == 0 {
+            preview.clusters = cluster_changes(before, *resource, &after, new_index, &cluster_map);
         }
+        // Which clusters may see a change, by pair of variants. Resources a policy places
+        // alike share their cell vectors, so this is worked out once per pair of vectors.
+        let key = (
+            std::sync::Arc::as_ptr(&old_plan.cells) as usize,
+            std::sync::Arc::as_ptr(&new_plan.cells) as usize,
+            same_object,
+        );
+        let trivial_sets = old_plan.sets.len() == 1 && new_plan.sets.len() == 1;
+        let pairs = match classified.get(&key).filter(|_| trivial_sets) {
+            Some(pairs) => pairs.clone(),
+            None => {
+                let pairs = std::rc::Rc::new(variant_pairs(
+                    before,
+                    *resource,
+                    &after,
+                    new_index,
+                    &cluster_map,
+                    same_object,
+                ));
+                if trivial_sets {
+                    classified.insert(key, pairs.clone());
+                }
+                pairs
+            }
+        };
+        // Two cells with the same (replicas, override set) render the same object, so each
+        // pair of variants is rendered and diffed once per resource.
+        let outcomes: Vec<(Outcome, &Vec<usize>)> = pairs
+            .iter()
+            .filter_map(|(_, clusters)| {
+                let &first = clusters.first()?;
+                let outcome = outcome(
+                    before.decide(*resource, first),
+                    after.decide(new_index, cluster_map[first]?),
+                    target,
+                );
+                Some((outcome, clusters))
+            })
+            .collect();
+        // The same rendered change may come from several variant pairs: one group each.
+        let mut by_text: BTreeMap<(&str, bool), Vec<usize>> = BTreeMap::new();
+        for (outcome, clusters) in &outcomes {
+            match outcome {
+                Outcome::Same | Outcome::Lost => {}
+                Outcome::Diff { text, created } => by_text
+                    .entry((text.as_str(), *created))
+                    .or_default()
+                    .extend(clusters.iter()),
+            }
+        }
+        let name = |c: &usize| before.clusters[*c].name.clone();
+        let mut lost: Vec<usize> = outcomes
+            .iter()
+            .filter(|(outcome, _)| matches!(outcome, Outcome::Lost))
+            .flat_map(|(_, clusters)| clusters.iter().copied())
+            .collect();
+        lost.sort_unstable();
+        preview.leaving += lost.len();
+        change.lost = lost.iter().map(name).collect();
+        let (mut gained, mut changed) = (Vec::new(), Vec::new());
+        for ((text, created), mut clusters) in by_text {
+            clusters.sort_unstable();
+            if created {
+                gained.extend(clusters.iter().copied());
+            } else {
+                changed.extend(clusters.iter().copied());
+            }
+            groups.insert(
+                (target.clone(), text.to_string(), created),
+                clusters.iter().map(name).collect(),
+            );
+        }
+        gained.sort_unstable();
+        changed.sort_unstable();
+        preview.created += gained.len();
+        preview.updated += changed.len();
+        change.gained = gained.iter().map(name).collect();
+        change.changed = changed.iter().map(name).collect();
         if !(change.gained.is_empty() && change.lost.is_empty() && change.changed.is_empty()) {
             preview.resources.push(change);
         }
@@ -1222,5 +1396,69 @@ spec:
         assert!(err.contains("without its `)`"), "{err}");
         let err = parse_selector("=x").unwrap_err();
         assert!(err.contains("not a label key"), "{err}");
+    }
+
+    /// The preview re-reads only the edited document: what it builds must be the fleet a
+    /// whole read of the edited files gives, locations of the documents below it included.
+    #[test]
+    fn a_preview_builds_the_fleet_a_whole_read_of_the_edit_gives() {
+        let text = r#"apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: east, labels: {env: prod}}
+---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: lab, labels: {env: dev}}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: all, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]
+  placement:
+    clusterAffinity:
+      labelSelector: {matchLabels: {env: prod}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: one, namespace: shop}
+data: {k: "1"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: two, namespace: shop}
+data: {k: "2"}
+"#;
+        let files = files(text);
+        let fleet = fleet(&files);
+        let source = fleet.placement_source(&files, 0).unwrap();
+        let edit = EditablePlacement {
+            clusters: ["east".to_string(), "lab".to_string()].into(),
+            selector: String::new(),
+            ..Default::default()
+        };
+        let object = source.with(&edit).unwrap();
+        let preview = preview_placement(&fleet, &files, &source, &object);
+        assert!(preview.errors.is_empty(), "{:?}", preview.errors);
+        let edited = replace_document(&files, &source.file, source.document, &object).unwrap();
+        assert_ne!(
+            edited[0].text.lines().count(),
+            text.lines().count(),
+            "the edit must move the documents below it"
+        );
+        let (whole, errors) = load_fleet(&edited);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(
+            reload_document(&fleet, "fleet.yaml", source.document, text, &edited[0].text).is_some(),
+            "the preview re-reads one document"
+        );
+        let previewed = preview.fleet.clone().unwrap();
+        assert_eq!(previewed.resources, whole.resources);
+        for r in 0..whole.resources.len() {
+            for c in 0..whole.clusters.len() {
+                assert_eq!(previewed.decide(r, c), whole.decide(r, c), "{r} on {c}");
+            }
+        }
+        assert_eq!(preview.entering().count(), 1);
     }
 }

@@ -4,6 +4,7 @@
 //! sorts everything by stable keys. It must not do I/O or keep rendered objects.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -13,7 +14,7 @@ use crate::engine::dialect::karmada_behaviour::ConflictResolution;
 use crate::engine::dialect::karmada_dependencies::{dependencies, has_dependency_rule};
 use crate::engine::dialect::kubefed::{FederatedObject, KindMap, Rsp};
 use crate::engine::document::builtin;
-use crate::engine::document::parse::{Doc, parse_files};
+use crate::engine::document::parse::{Doc, ParsedDocs, parse_files, reparse_document};
 use crate::engine::document::source::{FleetError, SourceFile, SourceLocation};
 use crate::engine::fleet::decide::{FederatedResource, Fleet};
 use crate::engine::fleet::inventory::{self, InventoryKind};
@@ -152,7 +153,7 @@ type ScheduleKey = (usize, Option<i64>);
 /// A policy's schedule in the plan's compact form: per cluster, placed (with replicas, no
 /// override set yet) or the index of its reason.
 struct Scheduled {
-    cells: Vec<Cell>,
+    cells: Arc<Vec<Cell>>,
     reasons: Vec<String>,
     steps: Vec<String>,
     weights: Vec<i64>,
@@ -192,7 +193,7 @@ impl KarmadaInputs<'_> {
             .schedule(self.clusters, replicas);
         let (cells, reasons) = compact(schedule.cells);
         let scheduled = std::rc::Rc::new(Scheduled {
-            cells,
+            cells: Arc::new(cells),
             reasons,
             steps: schedule.steps,
             weights: schedule.weights,
@@ -234,7 +235,35 @@ fn built(resource: FederatedResource, plan: Plan) -> Built {
 /// every error found (sorted by file and line). Deterministic regardless of file and document
 /// order: documents are sorted by identity before anything is built.
 pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
-    let (mut docs, mut errors) = parse_files(files);
+    let (docs, errors) = parse_files(files);
+    let parsed = ParsedDocs {
+        clean: errors.is_empty(),
+        docs: docs.into_iter().map(Arc::new).collect(),
+    };
+    assemble(Arc::new(parsed), errors)
+}
+
+/// The fleet after document `document` of `file` was rewritten from `old_text` to
+/// `new_text`, built from `before`'s documents with only that one read again (an editor's
+/// preview). `None` when `before` was not read from files without errors, or the edit needs
+/// a whole read (see [`reparse_document`]).
+pub fn reload_document(
+    before: &Fleet,
+    file: &str,
+    document: usize,
+    old_text: &str,
+    new_text: &str,
+) -> Option<(Fleet, Vec<FleetError>)> {
+    let parsed = before.parsed.as_ref().filter(|parsed| parsed.clean)?;
+    let docs = reparse_document(&parsed.docs, file, document, old_text, new_text)?;
+    Some(assemble(
+        Arc::new(ParsedDocs { docs, clean: true }),
+        Vec::new(),
+    ))
+}
+
+fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec<FleetError>) {
+    let mut docs: Vec<&Doc> = parsed.docs.iter().map(|doc| &**doc).collect();
     docs.sort_by(|a, b| {
         (
             a.api_version(),
@@ -328,7 +357,7 @@ pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
             _ => continue,
         };
         match inventory::parse_cluster(doc, kind) {
-            Ok(spec) => inventory_entries.push((doc, kind, spec)),
+            Ok(spec) => inventory_entries.push((*doc, kind, spec)),
             Err(e) => errors.push(e),
         }
     }
@@ -572,6 +601,7 @@ pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
         overrides: overrides.into_iter().map(|(p, _)| p).collect(),
         namespaces: Vec::new(),
         ignores,
+        parsed: Some(parsed.clone()),
     };
     finish_namespaces(&mut fleet);
     errors.sort_by(|a, b| {
@@ -728,6 +758,7 @@ fn karmada_plan(
             plan.dependency_only = vec![true; clusters.len()];
             plan.required_by = required_by.to_vec();
             let (cells, reasons) = compact(cells);
+            let cells = Arc::new(cells);
             fill_karmada_cells(
                 &mut plan, &resource, &target, labels, overrides, cells, reasons, errors,
             );
@@ -799,7 +830,7 @@ fn karmada_plan(
         // A dependency with a policy of its own goes where that policy places it and also
         // wherever a workload that needs it is scheduled (`mergeTargetClusters` upstream).
         plan.dependency_only = vec![false; clusters.len()];
-        for (c, cell) in cells.iter_mut().enumerate() {
+        for (c, cell) in Arc::make_mut(&mut cells).iter_mut().enumerate() {
             let needed = required_by
                 .iter()
                 .any(|r| r.clusters.get(c).copied().unwrap_or(false));
@@ -947,7 +978,7 @@ fn fill_karmada_cells(
     target: &ResourceRef,
     labels: Option<&serde_json::Map<String, Value>>,
     overrides: &[(OverridePolicy, String)],
-    mut cells: Vec<Cell>,
+    mut cells: Arc<Vec<Cell>>,
     reasons: Vec<String>,
     errors: &mut Vec<FleetError>,
 ) {
@@ -986,7 +1017,7 @@ fn fill_karmada_cells(
     }
     let mut interned: HashMap<Vec<(u32, u32)>, u32> = HashMap::new();
     if !rules.is_empty() {
-        for (c, cell) in cells.iter_mut().enumerate() {
+        for (c, cell) in Arc::make_mut(&mut cells).iter_mut().enumerate() {
             let Cell::Placed { set, .. } = cell else {
                 continue;
             };
@@ -1086,7 +1117,7 @@ fn validate_sets<'a, F>(
     }
     for (s, reason) in failed {
         let idx = plan.reason(reason);
-        for cell in &mut plan.cells {
+        for cell in Arc::make_mut(&mut plan.cells).iter_mut() {
             if matches!(cell, Cell::Placed { set, .. } if *set == s) {
                 *cell = Cell::NotPlaced(idx);
             }
@@ -1231,7 +1262,7 @@ fn kubefed_plan_for(
         match cell {
             Err(reason) => {
                 let idx = plan.reason(reason);
-                plan.cells[c] = Cell::NotPlaced(idx);
+                Arc::make_mut(&mut plan.cells)[c] = Cell::NotPlaced(idx);
             }
             Ok(replicas) => {
                 let set = match fed
@@ -1245,7 +1276,7 @@ fn kubefed_plan_for(
                     }
                     None => 0,
                 };
-                plan.cells[c] = Cell::Placed {
+                Arc::make_mut(&mut plan.cells)[c] = Cell::Placed {
                     replicas: i32::try_from(replicas).unwrap_or(i32::MAX),
                     set,
                 };
@@ -1295,7 +1326,7 @@ fn kubefed_plan_for(
     }
     for (c, reason) in failed {
         let idx = plan.reason(reason);
-        plan.cells[c] = Cell::NotPlaced(idx);
+        Arc::make_mut(&mut plan.cells)[c] = Cell::NotPlaced(idx);
     }
     if rsp_owns_replicas
         && fed
@@ -1351,7 +1382,7 @@ fn finish_namespaces(fleet: &mut Fleet) {
         for c in 0..n {
             let placed = members.iter().any(|&m| fleet.plans[m].placed(c));
             let plan = &mut fleet.plans[r];
-            plan.cells[c] = if placed {
+            Arc::make_mut(&mut plan.cells)[c] = if placed {
                 Cell::Placed {
                     replicas: -1,
                     set: 0,

@@ -32,6 +32,9 @@ pub struct Fleet {
     pub(in crate::engine) namespaces: Vec<plan::ImpliedNamespace>,
     /// Drift ignore rules (`flotilla.dev/v1alpha1 DriftIgnore`), in (namespace, name) order.
     pub ignores: Vec<crate::engine::compare::ignore::IgnoreRule>,
+    /// The documents it was built from (`None` for a fleet not read from files).
+    pub(in crate::engine) parsed:
+        Option<std::sync::Arc<crate::engine::document::parse::ParsedDocs>>,
 }
 
 impl Fleet {
@@ -67,6 +70,7 @@ impl Fleet {
             overrides: self.overrides.clone(),
             namespaces: Vec::new(),
             ignores: self.ignores.clone(),
+            parsed: None,
         }
     }
 

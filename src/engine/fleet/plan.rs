@@ -51,7 +51,9 @@ pub(crate) enum Origin {
 pub(crate) struct Plan {
     /// The member object before per-cluster replicas and overrides; marker included.
     pub base: Value,
-    pub cells: Vec<Cell>,
+    /// Per cluster; shared between plans that place alike (a policy's templates without
+    /// overrides), written through `Arc::make_mut`.
+    pub cells: std::sync::Arc<Vec<Cell>>,
     pub reasons: Vec<String>,
     pub sets: Vec<OverrideSet>,
     pub steps: Vec<String>,
@@ -89,7 +91,7 @@ impl Plan {
     pub(super) fn new(base: Value, clusters: usize, origin: Origin, source_key: String) -> Plan {
         Plan {
             base,
-            cells: vec![Cell::NotPlaced(0); clusters],
+            cells: std::sync::Arc::new(vec![Cell::NotPlaced(0); clusters]),
             reasons: Vec::new(),
             sets: vec![OverrideSet::None],
             steps: Vec::new(),
@@ -117,7 +119,7 @@ impl Plan {
 
     pub(super) fn not_placed_everywhere(&mut self, text: String) {
         let idx = self.reason(text);
-        for cell in &mut self.cells {
+        for cell in std::sync::Arc::make_mut(&mut self.cells) {
             *cell = Cell::NotPlaced(idx);
         }
     }
