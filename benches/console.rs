@@ -68,6 +68,16 @@ struct Seen {
     settled: bool,
     /// Both panes sorted by worst status and only rows with a Drifted cell shown.
     sorted_filtered: bool,
+    /// In the placement editor: the edit revision its preview shows.
+    previewed: Option<u64>,
+}
+
+/// The revision the open placement editor's preview shows, if one is open and previewed.
+fn previewed(state: &app::state::State) -> Option<u64> {
+    match &state.mode {
+        app::state::Mode::Placement(editor) if editor.preview.is_some() => Some(editor.previewed),
+        _ => None,
+    }
 }
 
 #[derive(Default)]
@@ -322,6 +332,7 @@ fn run_size(clusters: usize, resources: usize) -> Row {
                         loaded,
                         settled,
                         sorted_filtered,
+                        previewed: previewed(state),
                     });
                 }
             })
@@ -425,6 +436,7 @@ fn live_start(clusters: usize, resources: usize) -> (Duration, Duration) {
                         loaded,
                         settled: false,
                         sorted_filtered: false,
+                        previewed: previewed(state),
                     });
                 }
             })
@@ -600,11 +612,177 @@ fn from_process_start(_: &mut Criterion) {
     }
 }
 
+/// The editors' fleets, as (clusters, templates under one shared PropagationPolicy).
+fn editor_sizes() -> Vec<(usize, usize)> {
+    mode::sized(vec![(1_000, 2_000), (1_000, 10_000)], vec![(20, 50)])
+}
+
+/// A fleet directory of `clusters` Karmada clusters (every tenth `env: dev`, the rest
+/// `env: prod`, seven regions) and `templates` ConfigMaps that one PropagationPolicy places
+/// on the prod clusters; a kubeconfig whose contexts (one a cluster) point at a closed port.
+fn shared_policy_fleet(dir: &std::path::Path, clusters: usize, templates: usize) {
+    let fleet = dir.join("fleet");
+    std::fs::create_dir_all(&fleet).expect("fleet directory");
+    let mut inventory = String::new();
+    let mut kubeconfig = String::from(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: closed\n  cluster: {server: 'https://127.0.0.1:1'}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n",
+    );
+    for c in 0..clusters {
+        let env = if c % 10 == 0 { "dev" } else { "prod" };
+        inventory.push_str(&format!(
+            "---\napiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {{name: c{c:05}, labels: {{env: {env}, region: r{}}}}}\nspec: {{syncMode: Push}}\n",
+            c % 7
+        ));
+        kubeconfig.push_str(&format!(
+            "- name: c{c:05}\n  context: {{cluster: closed, user: u}}\n"
+        ));
+    }
+    let mut objects = String::from(
+        "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: shared, namespace: ns}\nspec:\n  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]\n  placement:\n    clusterAffinity:\n      labelSelector: {matchLabels: {env: prod}}\n",
+    );
+    for t in 0..templates {
+        objects.push_str(&format!(
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm{t}, namespace: ns}}\ndata: {{k: v{t}}}\n"
+        ));
+    }
+    std::fs::write(fleet.join("clusters.yaml"), inventory).expect("inventory");
+    std::fs::write(fleet.join("fleet.yaml"), objects).expect("templates");
+    std::fs::write(dir.join("kubeconfig"), kubeconfig).expect("kubeconfig");
+}
+
+/// The placement editor on a shared-policy fleet, in the console on its fleet directory:
+/// `e` → the first previewed frame, and each `space` (toggling the first cluster in the
+/// policy's names, a new preview of every template it places) → the re-previewed frame.
+fn editor_keys(dir: &std::path::Path) -> (Duration, (Duration, Duration)) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let cli = Cli::parse_from([
+        "flotilla".as_ref(),
+        "--kubeconfig".as_ref(),
+        dir.join("kubeconfig").as_os_str(),
+        "--fleet".as_ref(),
+        dir.join("fleet").as_os_str(),
+        "console".as_ref(),
+    ]);
+    let frames: Arc<Mutex<Vec<Seen>>> = Arc::default();
+    let (keys, inputs) = futures::channel::mpsc::unbounded();
+    let recorder = frames.clone();
+    let looping = runtime.spawn(async move {
+        let Ok(console) = flotilla::launch::console(&cli.global, None).await else {
+            panic!("the console did not start on the fleet directory");
+        };
+        let mut terminal = Terminal::new(TestBackend::new(250, 80)).expect("terminal");
+        let _ = console
+            .drive(&mut terminal, inputs, None, |state, drawn| {
+                let loaded = state.loading.is_none() && !state.clusters.is_empty();
+                if let Ok(mut frames) = recorder.lock() {
+                    frames.push(Seen {
+                        at: Instant::now(),
+                        drawn,
+                        loaded,
+                        settled: false,
+                        sorted_filtered: false,
+                        previewed: previewed(state),
+                    });
+                }
+            })
+            .await;
+    });
+    let deadline = Instant::now() + Duration::from_secs(300);
+    wait_frame(&frames, deadline, |seen| seen.loaded).expect("the fleet is shown");
+    let opened = Instant::now();
+    let _ = keys.unbounded_send(key(KeyCode::Char('e')));
+    let first = wait_frame(&frames, deadline, |seen| seen.previewed.is_some())
+        .expect("the editor opens with a preview");
+    let open = first.at - opened;
+    let mut revision = first.previewed.unwrap_or(0);
+    let mut latencies = Vec::new();
+    for _ in 0..mode::sized(30, 3) {
+        std::thread::sleep(KEY_GAP);
+        let sent = Instant::now();
+        let _ = keys.unbounded_send(key(KeyCode::Char(' ')));
+        let seen = wait_frame(&frames, deadline, |seen| {
+            seen.at >= sent && seen.previewed.is_some_and(|p| p > revision)
+        })
+        .expect("a re-previewed frame");
+        revision = seen.previewed.unwrap_or(revision);
+        latencies.push(seen.at - sent);
+    }
+    let _ = keys.unbounded_send(key(KeyCode::Esc));
+    let _ = keys.unbounded_send(key(KeyCode::Char('q')));
+    let _ = runtime.block_on(looping);
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    (open, percentiles(latencies))
+}
+
+/// `flotilla placement set --dry-run` on the shared policy, the real binary, start to exit:
+/// excluding one region moves every template off that region's clusters.
+fn placement_set(dir: &std::path::Path) -> Duration {
+    let started = Instant::now();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--fleet")
+        .arg(dir.join("fleet"))
+        .args([
+            "placement",
+            "set",
+            "ConfigMap/ns/cm1",
+            "--cluster-selector",
+            "env=prod,region!=r3",
+            "--dry-run",
+        ])
+        .output()
+        .expect("flotilla runs");
+    let took = started.elapsed();
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a previewed change exits 1: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    took
+}
+
+fn editors(_: &mut Criterion) {
+    println!(
+        "placement editor and placement set on N templates under one shared policy, 250x80 \
+         (console on the fleet directory, contexts unreachable)"
+    );
+    println!(
+        "{:<16} {:>12} {:>20} {:>24}",
+        "clusters×templates", "editor open", "key→re-preview", "placement set --dry-run"
+    );
+    let repeats = mode::sized(3, 1);
+    println!(
+        "{:<16} {:>12} {:>20} {:>24}",
+        "",
+        "ms",
+        "p50/p99 ms",
+        format!("ms (median of {repeats})")
+    );
+    for (clusters, templates) in editor_sizes() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        shared_policy_fleet(dir.path(), clusters, templates);
+        let (open, (p50, p99)) = editor_keys(dir.path());
+        let mut runs: Vec<Duration> = (0..repeats).map(|_| placement_set(dir.path())).collect();
+        runs.sort();
+        println!(
+            "{:<16} {:>12} {:>20} {:>24}",
+            format!("{clusters}×{templates}"),
+            ms(open),
+            format!("{}/{}", ms(p50), ms(p99)),
+            ms(runs[runs.len() / 2])
+        );
+    }
+}
+
 criterion_group!(
     benches,
     from_process_start,
     whole_path,
     live_directory,
+    editors,
     frame
 );
 criterion_main!(benches);

@@ -543,6 +543,10 @@ metadata: {{name: scaled, namespace: {ns}}}
 spec:
   targetKind: FederatedDeployment
   totalReplicas: 9
+  # Without rebalance KubeFed keeps replicas its members already run (the 1 each it may
+  # write before the preference is read) and divides only the rest: which one it writes
+  # depends on timing. flotilla's offline render is the division by weight.
+  rebalance: true
   clusters:
     member-1: {{weight: 2}}
     member-2: {{weight: 1}}
