@@ -650,7 +650,8 @@ fn shared_policy_fleet(dir: &std::path::Path, clusters: usize, templates: usize)
     std::fs::write(dir.join("kubeconfig"), kubeconfig).expect("kubeconfig");
 }
 
-/// The placement editor on a shared-policy fleet, in the console on its fleet directory:
+/// The placement editor on a shared-policy fleet, in the console on its fleet directory once
+/// every cell has answered:
 /// `e` → the first previewed frame, and each `space` (toggling the first cluster in the
 /// policy's names, a new preview of every template it places) → the re-previewed frame.
 fn editor_keys(dir: &std::path::Path) -> (Duration, (Duration, Duration)) {
@@ -677,12 +678,13 @@ fn editor_keys(dir: &std::path::Path) -> (Duration, (Duration, Duration)) {
         let _ = console
             .drive(&mut terminal, inputs, None, |state, drawn| {
                 let loaded = state.loading.is_none() && !state.clusters.is_empty();
+                let settled = loaded && state.cells.totals().get(StatusKind::Pending) == 0;
                 if let Ok(mut frames) = recorder.lock() {
                     frames.push(Seen {
                         at: Instant::now(),
                         drawn,
                         loaded,
-                        settled: false,
+                        settled,
                         sorted_filtered: false,
                         previewed: previewed(state),
                     });
@@ -691,7 +693,10 @@ fn editor_keys(dir: &std::path::Path) -> (Duration, (Duration, Duration)) {
             .await;
     });
     let deadline = Instant::now() + Duration::from_secs(300);
-    wait_frame(&frames, deadline, |seen| seen.loaded).expect("the fleet is shown");
+    // Every cell answered (here: its cluster unreachable), so what is timed is the editor,
+    // not the first pass over the fleet's cells.
+    wait_frame(&frames, deadline, |seen| seen.settled).expect("the fleet settles");
+    std::thread::sleep(Duration::from_secs(1));
     let opened = Instant::now();
     let _ = keys.unbounded_send(key(KeyCode::Char('e')));
     let first = wait_frame(&frames, deadline, |seen| seen.previewed.is_some())
