@@ -405,52 +405,83 @@ fn live_start(clusters: usize, resources: usize) -> (Duration, Duration) {
     }
     let kubeconfig_path = dir.path().join("kubeconfig");
     std::fs::write(&kubeconfig_path, kubeconfig).expect("kubeconfig");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let cli = Cli::parse_from([
-        "flotilla".as_ref(),
-        "--kubeconfig".as_ref(),
-        kubeconfig_path.as_os_str(),
-        "--fleet".as_ref(),
-        fleet.as_os_str(),
-        "console".as_ref(),
-    ]);
-    let frames: Arc<Mutex<Vec<Seen>>> = Arc::default();
-    let (keys, inputs) = futures::channel::mpsc::unbounded();
-    let recorder = frames.clone();
     let started = Instant::now();
-    let looping = runtime.spawn(async move {
-        let Ok(console) = flotilla::launch::console(&cli.global, None).await else {
-            panic!("the console did not start on the fleet directory");
-        };
-        let mut terminal = Terminal::new(TestBackend::new(250, 80)).expect("terminal");
-        let _ = console
-            .drive(&mut terminal, inputs, None, |state, drawn| {
-                let loaded = state.loading.is_none() && !state.clusters.is_empty();
-                if let Ok(mut frames) = recorder.lock() {
-                    frames.push(Seen {
-                        at: Instant::now(),
-                        drawn,
-                        loaded,
-                        settled: false,
-                        sorted_filtered: false,
-                        previewed: previewed(state),
-                    });
-                }
-            })
-            .await;
-    });
+    let console = DirectoryConsole::start(&kubeconfig_path, &fleet);
+    let frames = &console.frames;
     let deadline = started + Duration::from_secs(180);
     let first =
-        wait_frame(&frames, deadline, |_| true).map_or(Duration::MAX, |seen| seen.at - started);
-    let shown = wait_frame(&frames, deadline, |seen| seen.loaded)
+        wait_frame(frames, deadline, |_| true).map_or(Duration::MAX, |seen| seen.at - started);
+    let shown = wait_frame(frames, deadline, |seen| seen.loaded)
         .map_or(Duration::MAX, |seen| seen.at - started);
-    let _ = keys.unbounded_send(key(KeyCode::Char('q')));
-    let _ = runtime.block_on(looping);
-    runtime.shutdown_timeout(Duration::from_secs(1));
+    console.quit();
     (first, shown)
+}
+
+/// The console as `flotilla --kubeconfig K --fleet DIR console` starts it, in a 250×80 test
+/// terminal, every frame recorded.
+struct DirectoryConsole {
+    runtime: tokio::runtime::Runtime,
+    frames: Arc<Mutex<Vec<Seen>>>,
+    keys: futures::channel::mpsc::UnboundedSender<std::io::Result<Event>>,
+    looping: tokio::task::JoinHandle<()>,
+}
+
+impl DirectoryConsole {
+    fn start(kubeconfig: &std::path::Path, fleet: &std::path::Path) -> DirectoryConsole {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let cli = Cli::parse_from([
+            "flotilla".as_ref(),
+            "--kubeconfig".as_ref(),
+            kubeconfig.as_os_str(),
+            "--fleet".as_ref(),
+            fleet.as_os_str(),
+            "console".as_ref(),
+        ]);
+        let frames: Arc<Mutex<Vec<Seen>>> = Arc::default();
+        let (keys, inputs) = futures::channel::mpsc::unbounded();
+        let recorder = frames.clone();
+        let looping = runtime.spawn(async move {
+            let Ok(console) = flotilla::launch::console(&cli.global, None).await else {
+                panic!("the console did not start on the fleet directory");
+            };
+            let mut terminal = Terminal::new(TestBackend::new(250, 80)).expect("terminal");
+            let _ = console
+                .drive(&mut terminal, inputs, None, |state, drawn| {
+                    let loaded = state.loading.is_none() && !state.clusters.is_empty();
+                    let settled = loaded && state.cells.totals().get(StatusKind::Pending) == 0;
+                    if let Ok(mut frames) = recorder.lock() {
+                        frames.push(Seen {
+                            at: Instant::now(),
+                            drawn,
+                            loaded,
+                            settled,
+                            sorted_filtered: false,
+                            previewed: previewed(state),
+                        });
+                    }
+                })
+                .await;
+        });
+        DirectoryConsole {
+            runtime,
+            frames,
+            keys,
+            looping,
+        }
+    }
+
+    fn press(&self, code: KeyCode) {
+        let _ = self.keys.unbounded_send(key(code));
+    }
+
+    fn quit(self) {
+        self.press(KeyCode::Char('q'));
+        let _ = self.runtime.block_on(self.looping);
+        self.runtime.shutdown_timeout(Duration::from_secs(1));
+    }
 }
 
 fn ms(duration: Duration) -> String {
@@ -655,51 +686,16 @@ fn shared_policy_fleet(dir: &std::path::Path, clusters: usize, templates: usize)
 /// `e` → the first previewed frame, and each `space` (toggling the first cluster in the
 /// policy's names, a new preview of every template it places) → the re-previewed frame.
 fn editor_keys(dir: &std::path::Path) -> (Duration, (Duration, Duration)) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let cli = Cli::parse_from([
-        "flotilla".as_ref(),
-        "--kubeconfig".as_ref(),
-        dir.join("kubeconfig").as_os_str(),
-        "--fleet".as_ref(),
-        dir.join("fleet").as_os_str(),
-        "console".as_ref(),
-    ]);
-    let frames: Arc<Mutex<Vec<Seen>>> = Arc::default();
-    let (keys, inputs) = futures::channel::mpsc::unbounded();
-    let recorder = frames.clone();
-    let looping = runtime.spawn(async move {
-        let Ok(console) = flotilla::launch::console(&cli.global, None).await else {
-            panic!("the console did not start on the fleet directory");
-        };
-        let mut terminal = Terminal::new(TestBackend::new(250, 80)).expect("terminal");
-        let _ = console
-            .drive(&mut terminal, inputs, None, |state, drawn| {
-                let loaded = state.loading.is_none() && !state.clusters.is_empty();
-                let settled = loaded && state.cells.totals().get(StatusKind::Pending) == 0;
-                if let Ok(mut frames) = recorder.lock() {
-                    frames.push(Seen {
-                        at: Instant::now(),
-                        drawn,
-                        loaded,
-                        settled,
-                        sorted_filtered: false,
-                        previewed: previewed(state),
-                    });
-                }
-            })
-            .await;
-    });
+    let console = DirectoryConsole::start(&dir.join("kubeconfig"), &dir.join("fleet"));
+    let frames = &console.frames;
     let deadline = Instant::now() + Duration::from_secs(300);
     // Every cell answered (here: its cluster unreachable), so what is timed is the editor,
     // not the first pass over the fleet's cells.
-    wait_frame(&frames, deadline, |seen| seen.settled).expect("the fleet settles");
+    wait_frame(frames, deadline, |seen| seen.settled).expect("the fleet settles");
     std::thread::sleep(Duration::from_secs(1));
     let opened = Instant::now();
-    let _ = keys.unbounded_send(key(KeyCode::Char('e')));
-    let first = wait_frame(&frames, deadline, |seen| seen.previewed.is_some())
+    console.press(KeyCode::Char('e'));
+    let first = wait_frame(frames, deadline, |seen| seen.previewed.is_some())
         .expect("the editor opens with a preview");
     let open = first.at - opened;
     let mut revision = first.previewed.unwrap_or(0);
@@ -707,18 +703,16 @@ fn editor_keys(dir: &std::path::Path) -> (Duration, (Duration, Duration)) {
     for _ in 0..mode::sized(30, 3) {
         std::thread::sleep(KEY_GAP);
         let sent = Instant::now();
-        let _ = keys.unbounded_send(key(KeyCode::Char(' ')));
-        let seen = wait_frame(&frames, deadline, |seen| {
+        console.press(KeyCode::Char(' '));
+        let seen = wait_frame(frames, deadline, |seen| {
             seen.at >= sent && seen.previewed.is_some_and(|p| p > revision)
         })
         .expect("a re-previewed frame");
         revision = seen.previewed.unwrap_or(revision);
         latencies.push(seen.at - sent);
     }
-    let _ = keys.unbounded_send(key(KeyCode::Esc));
-    let _ = keys.unbounded_send(key(KeyCode::Char('q')));
-    let _ = runtime.block_on(looping);
-    runtime.shutdown_timeout(Duration::from_secs(1));
+    console.press(KeyCode::Esc);
+    console.quit();
     (open, percentiles(latencies))
 }
 
