@@ -651,4 +651,19 @@ fn the_review_of_a_shared_policys_edit_names_every_other_resource_it_changes() {
             "{other}: {notes:?}"
         );
     }
+    // The confirmation asked before writing says so too.
+    assert!(
+        console.key(InputKey::Enter).is_empty(),
+        "the review only asks"
+    );
+    let Mode::Confirm(pending) = &console.state.mode else {
+        panic!("expected the confirmation, got {:?}", console.state.mode);
+    };
+    assert!(
+        pending.summary.iter().any(|line| line
+            == "also changes 2 other resource(s) PropagationPolicy shop/shop-default places: \
+                Service/shop/checkout, ConfigMap/shop/registry-config"),
+        "{:?}",
+        pending.summary
+    );
 }

@@ -261,6 +261,34 @@ fn propose(state: &mut State, editor: Box<PlacementEditor>) -> Vec<Effect> {
             crate::backend::hub::leaving(editor.hub)
         ));
     }
+    // A shared policy's edit changes its other resources too: the confirmation says so.
+    let edited = state
+        .fleet
+        .resources
+        .get(editor.resource)
+        .map(|resource| resource.target.clone());
+    let others: Vec<String> = edited
+        .map(|edited| {
+            preview
+                .others(&edited)
+                .map(|other| other.resource.display_key())
+                .collect()
+        })
+        .unwrap_or_default();
+    if !others.is_empty() {
+        let named: Vec<&str> = others.iter().take(3).map(String::as_str).collect();
+        summary.push(format!(
+            "also changes {} other resource(s) {} places: {}{}",
+            others.len(),
+            source.title,
+            named.join(", "),
+            if others.len() > named.len() {
+                ", …"
+            } else {
+                ""
+            }
+        ));
+    }
     summary.push(format!(
         "{} object(s) created, {} updated",
         preview.created, preview.updated

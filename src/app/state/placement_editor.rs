@@ -112,6 +112,10 @@ impl PlacementEditor {
     }
 }
 
+/// How many of the other resources a shared policy's edit changes the review names one by
+/// one; the rest are counted (a policy may place thousands).
+pub const SHOWN_OTHERS: usize = 20;
+
 /// The review's rows, in order; the view draws them and `n`/`p` jump between their hunks.
 /// The clusters' server-side dry run replaces the offline render diff as answers arrive.
 pub fn review_rows(editor: &PlacementEditor) -> Vec<ReviewRow> {
@@ -135,11 +139,17 @@ pub fn review_rows(editor: &PlacementEditor) -> Vec<ReviewRow> {
             source.title,
             others.len()
         )));
-        for other in others {
+        for other in others.iter().take(SHOWN_OTHERS) {
             rows.push(ReviewRow::Note(format!(
                 "also {}: {}",
                 other.resource.display_key(),
                 change_words(&other.gained, &other.lost, &other.changed)
+            )));
+        }
+        if others.len() > SHOWN_OTHERS {
+            rows.push(ReviewRow::Note(format!(
+                "… and {} more (`flotilla placement set … --dry-run -o json` lists every one)",
+                others.len() - SHOWN_OTHERS
             )));
         }
     }
