@@ -267,27 +267,21 @@ fn propose(state: &mut State, editor: Box<PlacementEditor>) -> Vec<Effect> {
         .resources
         .get(editor.resource)
         .map(|resource| resource.target.clone());
-    let others: Vec<String> = edited
-        .map(|edited| {
-            preview
-                .others(&edited)
-                .map(|other| other.resource.display_key())
-                .collect()
-        })
-        .unwrap_or_default();
-    if !others.is_empty() {
-        let named: Vec<&str> = others.iter().take(3).map(String::as_str).collect();
-        summary.push(format!(
-            "also changes {} other resource(s) {} places: {}{}",
-            others.len(),
-            source.title,
-            named.join(", "),
-            if others.len() > named.len() {
-                ", …"
-            } else {
-                ""
-            }
-        ));
+    if let Some(edited) = edited {
+        let count = preview.others(&edited).count();
+        let named: Vec<String> = preview
+            .others(&edited)
+            .take(3)
+            .map(|other| other.resource.display_key())
+            .collect();
+        if count > 0 {
+            summary.push(format!(
+                "also changes {count} other resource(s) {} places: {}{}",
+                source.title,
+                named.join(", "),
+                if count > named.len() { ", …" } else { "" }
+            ));
+        }
     }
     summary.push(format!(
         "{} object(s) created, {} updated",

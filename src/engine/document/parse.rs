@@ -343,13 +343,13 @@ pub fn reparse_document(
         (Some((old, _)), Some((new, _))) => *new as isize - *old as isize,
         _ => 0,
     };
-    let mut replaced = None;
+    let mut replaced = false;
     let mut out = Vec::with_capacity(docs.len());
     for doc in docs {
         if doc.file != file || doc.index < document {
             out.push(doc.clone());
         } else if doc.index == document {
-            if doc.list_item.is_some() || replaced.is_some() {
+            if doc.list_item.is_some() || replaced {
                 return None;
             }
             let new = std::sync::Arc::new(Doc {
@@ -360,7 +360,7 @@ pub fn reparse_document(
                 index: document,
                 list_item: None,
             });
-            replaced = Some(());
+            replaced = true;
             out.push(new);
         } else if delta == 0 {
             out.push(doc.clone());
@@ -368,7 +368,7 @@ pub fn reparse_document(
             out.push(std::sync::Arc::new(doc.shifted(delta)));
         }
     }
-    replaced.map(|()| out)
+    replaced.then_some(out)
 }
 
 /// Parses every document of every file. Documents that fail to parse become errors; empty

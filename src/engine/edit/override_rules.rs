@@ -18,7 +18,7 @@ use crate::engine::document::source::{FleetError, SourceFile};
 use crate::engine::edit::adopt::{new_policy, owned_policy};
 use crate::engine::edit::placement::{DiffGroup, parse_selector, selector_text};
 use crate::engine::edit::yaml_text;
-use crate::engine::fleet::assemble::load_fleet;
+use crate::engine::fleet::assemble::load_edit;
 use crate::engine::fleet::decide::{Decision, Fleet};
 use crate::engine::overrides::overriders::{ImageComponent, ImageOverrider, override_image};
 use crate::engine::overrides::patch::OpKind;
@@ -1023,7 +1023,7 @@ pub fn preview_overrides(
             return preview;
         }
     };
-    let (after, errors) = load_fleet(&edited);
+    let (after, errors) = load_edit(before, files, &edited, &doc.file, doc.document);
     if !errors.is_empty() {
         preview.errors = errors.iter().map(FleetError::to_string).collect();
         return preview;
@@ -1031,11 +1031,7 @@ pub fn preview_overrides(
     let mut groups: BTreeMap<(ResourceRef, String), Vec<String>> = BTreeMap::new();
     let mut touched = vec![false; before.clusters.len()];
     for (resource, federated) in before.resources.iter().enumerate() {
-        let Some(new_index) = after
-            .resources
-            .iter()
-            .position(|r| r.target == federated.target)
-        else {
+        let Some(new_index) = after.resource_index(&federated.target, resource) else {
             continue;
         };
         for (cluster, spec) in before.clusters.iter().enumerate() {
@@ -1100,6 +1096,7 @@ pub fn preview_overrides(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::engine::fleet::assemble::load_fleet;
 
     #[test]
     fn rules_writing_into_a_secret_list_masked_and_uncut_values_in_full() {

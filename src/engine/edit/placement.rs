@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::engine::compare::diff;
 use crate::engine::document::parse::split_documents;
 use crate::engine::document::source::{FleetError, SourceFile};
-use crate::engine::fleet::assemble::{load_fleet, reload_document};
+use crate::engine::fleet::assemble::load_edit;
 use crate::engine::fleet::decide::{Decision, Fleet};
 use crate::engine::fleet::plan::Origin;
 use crate::model::{Dialect, ResourceRef};
@@ -871,13 +871,6 @@ impl PlacementPreview {
     }
 }
 
-fn text_of<'a>(files: &'a [SourceFile], path: &str) -> Option<&'a str> {
-    files
-        .iter()
-        .find(|f| f.path == path)
-        .map(|f| f.text.as_str())
-}
-
 /// A pair of cell variants (before, after) and the clusters that have it.
 type VariantPair = ((Option<(i32, u32)>, Option<(i32, u32)>), Vec<usize>);
 
@@ -1023,11 +1016,7 @@ pub fn preview_placement(
             return preview;
         }
     };
-    let reloaded = match (text_of(files, &source.file), text_of(&edited, &source.file)) {
-        (Some(old), Some(new)) => reload_document(before, &source.file, source.document, old, new),
-        _ => None,
-    };
-    let (after, errors) = reloaded.unwrap_or_else(|| load_fleet(&edited));
+    let (after, errors) = load_edit(before, files, &edited, &source.file, source.document);
     if !errors.is_empty() {
         preview.errors = errors;
         return preview;
@@ -1048,13 +1037,8 @@ pub fn preview_placement(
         HashMap::new();
     for (index, resource) in resources.iter().enumerate() {
         let target = &before.resources[*resource].target;
-        let new_index = if after.resources.get(*resource).map(|r| &r.target) == Some(target) {
-            *resource
-        } else {
-            match after.resources.iter().position(|r| r.target == *target) {
-                Some(found) => found,
-                None => continue,
-            }
+        let Some(new_index) = after.resource_index(target, *resource) else {
+            continue;
         };
         let (Some(old_plan), Some(new_plan)) =
             (before.plans.get(*resource), after.plans.get(new_index))
@@ -1122,9 +1106,11 @@ pub fn preview_placement(
             .collect();
         // The same rendered change may come from several variant pairs: one group each.
         let mut by_text: BTreeMap<(&str, bool), Vec<usize>> = BTreeMap::new();
+        let mut lost: Vec<usize> = Vec::new();
         for (outcome, clusters) in &outcomes {
             match outcome {
-                Outcome::Same | Outcome::Lost => {}
+                Outcome::Same => {}
+                Outcome::Lost => lost.extend(clusters.iter()),
                 Outcome::Diff { text, created } => by_text
                     .entry((text.as_str(), *created))
                     .or_default()
@@ -1132,11 +1118,6 @@ pub fn preview_placement(
             }
         }
         let name = |c: &usize| before.clusters[*c].name.clone();
-        let mut lost: Vec<usize> = outcomes
-            .iter()
-            .filter(|(outcome, _)| matches!(outcome, Outcome::Lost))
-            .flat_map(|(_, clusters)| clusters.iter().copied())
-            .collect();
         lost.sort_unstable();
         preview.leaving += lost.len();
         change.lost = lost.iter().map(name).collect();
@@ -1180,6 +1161,7 @@ pub fn preview_placement(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::engine::fleet::assemble::{load_fleet, reload_document};
 
     const KARMADA: &str = r#"apiVersion: cluster.karmada.io/v1alpha1
 kind: Cluster

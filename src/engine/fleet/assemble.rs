@@ -243,10 +243,33 @@ pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
     assemble(Arc::new(parsed), errors)
 }
 
+/// The fleet `before` (read from `files`) becomes once document `document` of `file` is
+/// rewritten, as `edited` holds it: an editor's preview. Only that document is read again
+/// when it can be (see [`reload_document`]); otherwise every file is.
+pub fn load_edit(
+    before: &Fleet,
+    files: &[SourceFile],
+    edited: &[SourceFile],
+    file: &str,
+    document: usize,
+) -> (Fleet, Vec<FleetError>) {
+    fn text_of<'a>(files: &'a [SourceFile], path: &str) -> Option<&'a str> {
+        files
+            .iter()
+            .find(|f| f.path == path)
+            .map(|f| f.text.as_str())
+    }
+    match (text_of(files, file), text_of(edited, file)) {
+        (Some(old), Some(new)) => reload_document(before, file, document, old, new),
+        _ => None,
+    }
+    .unwrap_or_else(|| load_fleet(edited))
+}
+
 /// The fleet after document `document` of `file` was rewritten from `old_text` to
-/// `new_text`, built from `before`'s documents with only that one read again (an editor's
-/// preview). `None` when `before` was not read from files without errors, or the edit needs
-/// a whole read (see [`reparse_document`]).
+/// `new_text`, built from `before`'s documents with only that one read again. `None` when
+/// `before` was not read from files without errors, or the edit needs a whole read (see
+/// [`reparse_document`]).
 pub fn reload_document(
     before: &Fleet,
     file: &str,
@@ -758,10 +781,9 @@ fn karmada_plan(
             plan.dependency_only = vec![true; clusters.len()];
             plan.required_by = required_by.to_vec();
             let (cells, reasons) = compact(cells);
-            let cells = Arc::new(cells);
-            fill_karmada_cells(
-                &mut plan, &resource, &target, labels, overrides, cells, reasons, errors,
-            );
+            plan.cells = Arc::new(cells);
+            plan.reasons = reasons;
+            fill_karmada_cells(&mut plan, &resource, &target, labels, overrides, errors);
             return built(resource, plan);
         }
         if target.kind == "Namespace" {
@@ -825,12 +847,13 @@ fn karmada_plan(
     plan.summary = policy.summary(schedule.group);
     plan.steps.extend(schedule.steps.iter().cloned());
     plan.weights = schedule.weights.clone();
-    let mut cells = schedule.cells.clone();
+    plan.cells = schedule.cells.clone();
+    plan.reasons = schedule.reasons.clone();
     if !required_by.is_empty() {
         // A dependency with a policy of its own goes where that policy places it and also
         // wherever a workload that needs it is scheduled (`mergeTargetClusters` upstream).
         plan.dependency_only = vec![false; clusters.len()];
-        for (c, cell) in Arc::make_mut(&mut cells).iter_mut().enumerate() {
+        for (c, cell) in Arc::make_mut(&mut plan.cells).iter_mut().enumerate() {
             let needed = required_by
                 .iter()
                 .any(|r| r.clusters.get(c).copied().unwrap_or(false));
@@ -858,10 +881,7 @@ fn karmada_plan(
             .collect();
         plan.suspended_reason = suspension.reason(&policy.display_name());
     }
-    let reasons = schedule.reasons.clone();
-    fill_karmada_cells(
-        &mut plan, &resource, &target, labels, overrides, cells, reasons, errors,
-    );
+    fill_karmada_cells(&mut plan, &resource, &target, labels, overrides, errors);
     built(resource, plan)
 }
 
@@ -968,18 +988,15 @@ fn missing_dependent_overrides(
         .map(|name| format!("OverridePolicy {namespace}/{name}"))
 }
 
-/// Turns scheduled cells into plan cells, each placed one with the override sequence that
-/// applies on its cluster, and validates every distinct sequence once. `cells` are placed
-/// with set 0 or point into `reasons`; a template no override selects keeps them as they are.
-#[allow(clippy::too_many_arguments)]
+/// Gives each of the plan's scheduled cells (placed with set 0) the override sequence that
+/// applies on its cluster, and validates every distinct sequence once. A template no
+/// override selects keeps its (possibly shared) cells as they are.
 fn fill_karmada_cells(
     plan: &mut Plan,
     resource: &FederatedResource,
     target: &ResourceRef,
     labels: Option<&serde_json::Map<String, Value>>,
     overrides: &[(OverridePolicy, String)],
-    mut cells: Arc<Vec<Cell>>,
-    reasons: Vec<String>,
     errors: &mut Vec<FleetError>,
 ) {
     // Override sequences: ClusterOverridePolicies, then OverridePolicies of the namespace,
@@ -1017,6 +1034,7 @@ fn fill_karmada_cells(
     }
     let mut interned: HashMap<Vec<(u32, u32)>, u32> = HashMap::new();
     if !rules.is_empty() {
+        let mut cells = std::mem::take(&mut plan.cells);
         for (c, cell) in Arc::make_mut(&mut cells).iter_mut().enumerate() {
             let Cell::Placed { set, .. } = cell else {
                 continue;
@@ -1043,9 +1061,8 @@ fn fill_karmada_cells(
                 s
             };
         }
+        plan.cells = cells;
     }
-    plan.cells = cells;
-    plan.reasons = reasons;
     validate_sets(
         plan,
         resource,

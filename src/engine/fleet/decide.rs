@@ -45,6 +45,15 @@ impl Fleet {
             .ok()
     }
 
+    /// Index of the resource `target`, looked for at `hint` first (its index in a fleet this
+    /// one was built from by an edit, where resources seldom move).
+    pub fn resource_index(&self, target: &ResourceRef, hint: usize) -> Option<usize> {
+        if self.resources.get(hint).map(|r| &r.target) == Some(target) {
+            return Some(hint);
+        }
+        self.resources.iter().position(|r| r.target == *target)
+    }
+
     /// The labels of the resource's template as the fleet's files write them.
     pub fn template_labels(&self, resource: usize) -> Option<&serde_json::Map<String, Value>> {
         self.plans
