@@ -334,7 +334,7 @@ fn reordering_and_deleting_rules_change_the_preview() {
         .find(|g| g.resource.name == "checkout")
         .expect("checkout changes");
     assert_eq!(
-        checkout_group.clusters,
+        *checkout_group.clusters,
         ["prod-eu-west-1", "prod-eu-west-2"]
     );
     // One policy per save: adding a rule to flotilla's policy now is refused.

@@ -1865,7 +1865,7 @@ proptest! {
         let index = which.index(spans.len());
         let (_, range) = spans[index].clone();
         let (parsed, _) = parse_files(&[SourceFile { path: "f.yaml".into(), text: text.clone() }]);
-        let old = parsed.iter().find(|d| d.index == index).map_or(Value::Null, |d| d.value.clone());
+        let old = parsed.iter().find(|d| d.index == index).map_or(Value::Null, |d| Value::clone(&d.value));
         let value = new_version(&old, &changes, &fresh, use_fresh || !old.is_object());
         match replace_document("f.yaml", &text, index, &value) {
             Ok(edited) => {

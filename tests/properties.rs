@@ -403,7 +403,7 @@ proptest! {
             .map(|change| {
                 (
                     change.resource.display_key(),
-                    [change.gained.clone(), change.lost.clone(), change.changed.clone()],
+                    [change.gained.to_vec(), change.lost.to_vec(), change.changed.to_vec()],
                 )
             })
             .collect();

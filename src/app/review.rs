@@ -94,7 +94,7 @@ pub fn cells_of(
         else {
             continue;
         };
-        for name in &group.clusters {
+        for name in group.clusters.iter() {
             if let Some(cluster) = state.clusters.iter().position(|c| &c.spec.name == name) {
                 cells.insert(CellRef {
                     resource: resource as u32,

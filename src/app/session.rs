@@ -228,7 +228,7 @@ impl Session {
                     .0
                     .into_iter()
                     .find(|doc| doc.index == save.document)
-                    .map(|doc| doc.value),
+                    .map(crate::engine::document::parse::Doc::into_value),
                     object: save.object,
                     title: save.title,
                     cells,

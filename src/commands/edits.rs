@@ -22,7 +22,7 @@ use crate::backend::kube::kubeconfig::Timeouts;
 use crate::cli::{EditArgs, GlobalArgs, exit};
 use crate::engine::compare::{diff, secrets};
 use crate::engine::document::parse::parse_files;
-use crate::engine::edit::placement::DiffGroup;
+use crate::engine::edit::placement::{ClusterNames, DiffGroup};
 use crate::engine::edit::yaml_text;
 use crate::engine::{Decision, Fleet, SourceFile, load_fleet};
 use crate::fleet_edit::{self, journal, journal::Change};
@@ -175,7 +175,7 @@ pub fn find_resource(fleet: &Fleet, text: &str) -> Result<usize, String> {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ObjectDiff {
     pub resource: String,
-    pub clusters: Vec<String>,
+    pub clusters: ClusterNames,
     pub diff: String,
 }
 
@@ -217,9 +217,9 @@ pub struct Report {
 pub struct Affected {
     /// `KIND/NS/NAME`.
     pub resource: String,
-    pub gained: Vec<String>,
-    pub lost: Vec<String>,
-    pub changed: Vec<String>,
+    pub gained: ClusterNames,
+    pub lost: ClusterNames,
+    pub changed: ClusterNames,
 }
 
 impl Report {
@@ -308,7 +308,7 @@ pub fn object_diffs(groups: &[DiffGroup]) -> Vec<ObjectDiff> {
 pub fn changed_clusters(groups: &[DiffGroup], gained: &[String], lost: &[String]) -> Vec<String> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
-    for cluster in groups.iter().flat_map(|g| &g.clusters) {
+    for cluster in groups.iter().flat_map(|g| g.clusters.iter()) {
         if !gained.contains(cluster) && !lost.contains(cluster) && seen.insert(cluster.clone()) {
             out.push(cluster.clone());
         }
@@ -570,7 +570,7 @@ pub fn document_object(files: &[SourceFile], file: &str, document: usize) -> Opt
     let (docs, _) = parse_files(files);
     docs.into_iter()
         .find(|doc| doc.file == file && doc.index == document)
-        .map(|doc| doc.value)
+        .map(crate::engine::document::parse::Doc::into_value)
 }
 
 /// How every (resource, cluster) differs between two loads of a fleet: the clusters that gain
@@ -642,7 +642,7 @@ pub fn compare_fleets(before: &Fleet, after: &Fleet) -> (Report, Vec<ObjectDiff>
         .into_iter()
         .map(|((resource, diff), clusters)| ObjectDiff {
             resource,
-            clusters,
+            clusters: clusters.into(),
             diff,
         })
         .collect();

@@ -212,9 +212,9 @@ pub async fn run_set(
         }
         let target = &fleet.resources[resource].target;
         if let Some(own) = preview.change_of(target) {
-            report.gained = own.gained.clone();
-            report.lost = own.lost.clone();
-            report.changed = own.changed.clone();
+            report.gained = own.gained.to_vec();
+            report.lost = own.lost.to_vec();
+            report.changed = own.changed.to_vec();
         }
         report.leaving = crate::backend::hub::leaving(loaded.hub_kind());
         report.affected = preview

@@ -18,7 +18,7 @@ use crate::engine::place::selector::{
 use crate::model::{ClusterSpec, ResourceRef};
 
 /// How precisely a resource selector matched, in upstream's order (higher wins).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Precision {
     /// apiVersion and kind only (or an OverridePolicy with no selectors).
     All = 1,

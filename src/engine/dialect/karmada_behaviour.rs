@@ -45,7 +45,8 @@ impl ConflictResolution {
     /// other value), else the policy's (`mergeConflictResolution` upstream).
     pub fn for_template(policy: ConflictResolution, template: &Value) -> ConflictResolution {
         match template
-            .pointer("/metadata/annotations")
+            .get("metadata")
+            .and_then(|m| m.get("annotations"))
             .and_then(|a| a.get(CONFLICT_RESOLUTION_ANNOTATION))
             .and_then(Value::as_str)
         {

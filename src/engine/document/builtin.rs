@@ -20,6 +20,17 @@ const MAX_FILLED: usize = 64;
 
 /// Checks `object` (the member object; at `prefix` inside `doc`, `""` for a plain template)
 /// when its apiVersion and kind are a built-in the API's types describe.
+/// [`check`] of the whole document, remembered with it once it passes: a fleet re-read after
+/// an edit elsewhere does not check its unchanged documents again.
+pub fn check_document(doc: &Doc) -> Result<(), FleetError> {
+    if doc.memo.checked.get().is_some() {
+        return Ok(());
+    }
+    check(doc, "", &doc.value)?;
+    let _ = doc.memo.checked.set(());
+    Ok(())
+}
+
 pub fn check(doc: &Doc, prefix: &str, object: &Value) -> Result<(), FleetError> {
     let api_version = object
         .get("apiVersion")

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
@@ -19,9 +20,14 @@ pub struct Doc {
     pub file: String,
     /// Line of the document's first field (1-based, in the file).
     pub line: usize,
-    pub value: Value,
-    /// JSON pointer (`/spec/placement`) → line in the file.
-    lines: HashMap<String, usize>,
+    /// Shared, never written: a document moved by an edit above it keeps its value.
+    pub value: Arc<Value>,
+    /// JSON pointer (`/spec/placement`) → line in the file where it was read; `shift` lines
+    /// from where it is now.
+    lines: Arc<HashMap<String, usize>>,
+    shift: isize,
+    /// What was worked out from `value` alone, shared by the moved copies of the document.
+    pub memo: Arc<DocMemo>,
     /// Position of the document inside its file, for stable ordering.
     pub index: usize,
     /// The item's position when the document came out of a `kind: List` (or `*List`) document:
@@ -29,33 +35,53 @@ pub struct Doc {
     pub list_item: Option<usize>,
 }
 
+/// Results that depend only on a document's value, kept with it so a fleet re-read after an
+/// edit elsewhere does not work them out again.
+#[derive(Debug, Default)]
+pub struct DocMemo {
+    /// The built-in kind's checks passed (a failure is not kept: its message has a location).
+    pub checked: OnceLock<()>,
+    /// The template as every cluster starts from it, for one identity.
+    pub base: OnceLock<(crate::model::ResourceRef, Arc<Value>)>,
+}
+
 impl Doc {
+    fn new(
+        file: String,
+        line: usize,
+        value: Value,
+        lines: HashMap<String, usize>,
+        index: usize,
+        list_item: Option<usize>,
+    ) -> Doc {
+        Doc {
+            file,
+            line,
+            value: Arc::new(value),
+            lines: Arc::new(lines),
+            shift: 0,
+            memo: Arc::default(),
+            index,
+            list_item,
+        }
+    }
+
     /// A document that did not come from a file (an object read from a hub): `file` names its
     /// origin in messages, and every field reports line 1.
     pub fn from_value(file: &str, value: Value) -> Doc {
-        Doc {
-            file: file.to_string(),
-            line: 1,
-            value,
-            lines: HashMap::new(),
-            index: 0,
-            list_item: None,
-        }
+        Doc::new(file.to_string(), 1, value, HashMap::new(), 0, None)
     }
 
     /// The same document `delta` lines further down its file: an edit above it changed the
     /// file's line count.
     pub fn shifted(&self, delta: isize) -> Doc {
-        let move_line = |line: usize| line.saturating_add_signed(delta);
         Doc {
             file: self.file.clone(),
-            line: move_line(self.line),
+            line: self.line.saturating_add_signed(delta),
             value: self.value.clone(),
-            lines: self
-                .lines
-                .iter()
-                .map(|(pointer, line)| (pointer.clone(), move_line(*line)))
-                .collect(),
+            lines: self.lines.clone(),
+            shift: self.shift + delta,
+            memo: self.memo.clone(),
             index: self.index,
             list_item: self.list_item,
         }
@@ -63,10 +89,13 @@ impl Doc {
 
     /// The line a JSON pointer (or its closest ancestor that has one) sits on.
     pub fn line_of(&self, pointer: &str) -> usize {
+        if pointer.is_empty() {
+            return self.line;
+        }
         let mut current = pointer;
         loop {
             if let Some(line) = self.lines.get(current) {
-                return *line;
+                return line.saturating_add_signed(self.shift);
             }
             match current.rfind('/') {
                 Some(pos) => current = &current[..pos],
@@ -78,7 +107,9 @@ impl Doc {
     /// The line of exactly this pointer, when the parser recorded one (map keys and sequence
     /// items have lines; the document root has its first line).
     pub fn exact_line(&self, pointer: &str) -> Option<usize> {
-        self.lines.get(pointer).copied()
+        self.lines
+            .get(pointer)
+            .map(|line| line.saturating_add_signed(self.shift))
     }
 
     /// Every pointer recorded on `line`, shortest first.
@@ -86,7 +117,9 @@ impl Doc {
         let mut found: Vec<&str> = self
             .lines
             .iter()
-            .filter(|(pointer, l)| **l == line && !pointer.is_empty())
+            .filter(|(pointer, l)| {
+                l.saturating_add_signed(self.shift) == line && !pointer.is_empty()
+            })
             .map(|(pointer, _)| pointer.as_str())
             .collect();
         found.sort_by_key(|p| (p.len(), *p));
@@ -126,18 +159,23 @@ impl Doc {
         self.value.get("kind").and_then(Value::as_str).unwrap_or("")
     }
 
+    /// `metadata.<field>` (read directly: these are read for every document of a fleet).
+    fn metadata(&self, field: &str) -> Option<&Value> {
+        self.value.get("metadata")?.get(field)
+    }
+
     pub fn name(&self) -> &str {
-        self.value
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
+        self.metadata("name").and_then(Value::as_str).unwrap_or("")
     }
 
     pub fn namespace(&self) -> Option<&str> {
-        self.value
-            .pointer("/metadata/namespace")
+        self.metadata("namespace")
             .and_then(Value::as_str)
             .filter(|ns| !ns.is_empty())
+    }
+
+    pub fn labels(&self) -> Option<&Map<String, Value>> {
+        self.metadata("labels").and_then(Value::as_object)
     }
 
     /// The API group of the document's apiVersion (empty for the core group).
@@ -150,7 +188,7 @@ impl Doc {
 
     /// Drops the line map once the document has been checked.
     pub fn into_value(self) -> Value {
-        self.value
+        Arc::unwrap_or_clone(self.value)
     }
 }
 
@@ -291,17 +329,18 @@ fn expand_list(list: Doc, docs: &mut Vec<Doc>, errors: &mut Vec<FleetError>) {
             .iter()
             .filter_map(|(pointer, line)| {
                 let rest = pointer.strip_prefix(&prefix)?;
-                (rest.is_empty() || rest.starts_with('/')).then(|| (rest.to_string(), *line))
+                (rest.is_empty() || rest.starts_with('/'))
+                    .then(|| (rest.to_string(), line.saturating_add_signed(list.shift)))
             })
             .collect();
-        docs.push(Doc {
-            file: list.file.clone(),
-            line: list.exact_line(&prefix).unwrap_or(list.line),
-            value: item.clone(),
+        docs.push(Doc::new(
+            list.file.clone(),
+            list.exact_line(&prefix).unwrap_or(list.line),
+            item.clone(),
             lines,
-            index: list.index,
-            list_item: Some(i),
-        });
+            list.index,
+            Some(i),
+        ));
     }
 }
 
@@ -352,14 +391,14 @@ pub fn reparse_document(
             if doc.list_item.is_some() || replaced {
                 return None;
             }
-            let new = std::sync::Arc::new(Doc {
-                file: file.to_string(),
-                line: first_line,
-                value: value.clone(),
-                lines: lines.clone(),
-                index: document,
-                list_item: None,
-            });
+            let new = Arc::new(Doc::new(
+                file.to_string(),
+                first_line,
+                value.clone(),
+                lines.clone(),
+                document,
+                None,
+            ));
             replaced = true;
             out.push(new);
         } else if delta == 0 {
@@ -394,14 +433,7 @@ pub fn parse_files(files: &[SourceFile]) -> (Vec<Doc>, Vec<FleetError>) {
             }
             match parse_document(&file.path, start, &text) {
                 Ok(Some((value, lines, first_line))) => {
-                    let doc = Doc {
-                        file: file.path.clone(),
-                        line: first_line,
-                        value,
-                        lines,
-                        index,
-                        list_item: None,
-                    };
+                    let doc = Doc::new(file.path.clone(), first_line, value, lines, index, None);
                     if is_list(&doc.value) {
                         expand_list(doc, &mut docs, &mut errors);
                     } else {

@@ -183,7 +183,7 @@ pub fn adopt(
                         resource.display_key()
                     )
                 })?;
-            let mut value = doc.value.clone();
+            let mut value = Value::clone(&doc.value);
             kubefed_override(&mut value, cluster, fields)?;
             work.replace(doc, &value)
         }
@@ -268,7 +268,7 @@ fn adopt_karmada(
 ) -> Result<(), String> {
     let docs = work.docs();
     if let Some(doc) = owned_policy(&docs, resource) {
-        let mut value = doc.value.clone();
+        let mut value = Value::clone(&doc.value);
         let rules = value
             .pointer_mut("/spec/overrideRules")
             .and_then(Value::as_array_mut)

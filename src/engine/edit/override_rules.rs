@@ -889,7 +889,7 @@ pub fn override_docs(
         file: doc.file.clone(),
         document: doc.index,
         line: doc.line,
-        object: doc.value.clone(),
+        object: Value::clone(&doc.value),
         title,
         dialect: federated.dialect,
         created: false,
@@ -1081,7 +1081,7 @@ pub fn preview_overrides(
         .into_iter()
         .map(|((resource, diff), clusters)| DiffGroup {
             resource,
-            clusters,
+            clusters: clusters.into(),
             diff,
             created: false,
         })

@@ -795,7 +795,7 @@ pub struct ClusterChange {
 #[derive(Debug, Clone, PartialEq)]
 pub struct DiffGroup {
     pub resource: ResourceRef,
-    pub clusters: Vec<String>,
+    pub clusters: ClusterNames,
     /// Unified diff of the rendered object, before → after (creation when there was none).
     pub diff: String,
     /// The object does not exist on these clusters yet (by the fleet's intent).
@@ -827,10 +827,14 @@ pub struct PlacementPreview {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResourceChange {
     pub resource: ResourceRef,
-    pub gained: Vec<String>,
-    pub lost: Vec<String>,
-    pub changed: Vec<String>,
+    pub gained: ClusterNames,
+    pub lost: ClusterNames,
+    pub changed: ClusterNames,
 }
+
+/// Cluster names in the fleet's order, shared: the resources of a policy mostly gain and lose
+/// the same clusters, and a preview of thousands of them keeps one list of each.
+pub type ClusterNames = std::sync::Arc<[String]>;
 
 /// "gains on a; leaves b, c; changes on d": a resource's change in the one wording the
 /// console's review and `placement set` use.
@@ -953,6 +957,66 @@ fn cluster_changes(
     out
 }
 
+/// What a pair of variants' clusters see, without the rendered text: `group` is the first
+/// pair with the same rendered change.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Shape {
+    Same,
+    Lost,
+    Diff { created: bool, group: usize },
+}
+
+/// The cluster lists of one resource's change, shared by the resources whose variant pairs
+/// and shape are the same.
+#[derive(Debug, Clone)]
+struct Lists {
+    gained: ClusterNames,
+    lost: ClusterNames,
+    changed: ClusterNames,
+    /// Per group of pairs with the same rendered change (its first pair): its clusters.
+    groups: Vec<(usize, ClusterNames)>,
+}
+
+impl Lists {
+    fn new(shape: &[Shape], pairs: &[VariantPair], before: &Fleet) -> Lists {
+        let names = |mut clusters: Vec<usize>| -> ClusterNames {
+            clusters.sort_unstable();
+            clusters
+                .iter()
+                .map(|c| before.clusters[*c].name.clone())
+                .collect()
+        };
+        let (mut gained, mut lost, mut changed) = (Vec::new(), Vec::new(), Vec::new());
+        let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+        for (shape, (_, clusters)) in shape.iter().zip(pairs) {
+            match shape {
+                Shape::Same => {}
+                Shape::Lost => lost.extend(clusters.iter().copied()),
+                Shape::Diff { created, group } => {
+                    if *created {
+                        gained.extend(clusters.iter().copied());
+                    } else {
+                        changed.extend(clusters.iter().copied());
+                    }
+                    match groups.iter_mut().find(|(g, _)| g == group) {
+                        Some((_, members)) => members.extend(clusters.iter().copied()),
+                        None => groups.push((*group, clusters.clone())),
+                    }
+                }
+            }
+        }
+        Lists {
+            gained: names(gained),
+            lost: names(lost),
+            changed: names(changed),
+            groups: groups
+                .into_iter()
+                .map(|(group, clusters)| (group, names(clusters)))
+                .collect(),
+        }
+    }
+}
+
 /// What one cluster's object does under an edit, computed once per pair of variants.
 enum Outcome {
     Same,
@@ -1032,7 +1096,8 @@ pub fn preview_placement(
         .collect();
     let same_clusters = before.clusters.len() == after.clusters.len()
         && cluster_map.iter().enumerate().all(|(c, m)| *m == Some(c));
-    let mut groups: BTreeMap<(ResourceRef, String, bool), Vec<String>> = BTreeMap::new();
+    let mut groups: BTreeMap<(ResourceRef, String, bool), ClusterNames> = BTreeMap::new();
+    let mut lists: HashMap<(usize, Vec<Shape>), Lists> = HashMap::new();
     let mut classified: HashMap<(usize, usize, bool), std::rc::Rc<Vec<VariantPair>>> =
         HashMap::new();
     for (index, resource) in resources.iter().enumerate() {
@@ -1045,7 +1110,8 @@ pub fn preview_placement(
         else {
             continue;
         };
-        let same_object = old_plan.base == new_plan.base;
+        let same_object = std::sync::Arc::ptr_eq(&old_plan.base, &new_plan.base)
+            || old_plan.base == new_plan.base;
         // Nothing a cluster gets can differ: skip the resource without rendering anything.
         if index > 0
             && same_clusters
@@ -1056,12 +1122,6 @@ pub fn preview_placement(
         {
             continue;
         }
-        let mut change = ResourceChange {
-            resource: target.clone(),
-            gained: Vec::new(),
-            lost: Vec::new(),
-            changed: Vec::new(),
-        };
         if index == 0 {
             preview.clusters = cluster_changes(before, *resource, &after, new_index, &cluster_map);
         }
@@ -1092,54 +1152,58 @@ pub fn preview_placement(
         };
         // Two cells with the same (replicas, override set) render the same object, so each
         // pair of variants is rendered and diffed once per resource.
-        let outcomes: Vec<(Outcome, &Vec<usize>)> = pairs
+        let outcomes: Vec<Outcome> = pairs
             .iter()
-            .filter_map(|(_, clusters)| {
-                let &first = clusters.first()?;
-                let outcome = outcome(
+            .map(|(_, clusters)| {
+                let Some((first, new_first)) = clusters
+                    .first()
+                    .and_then(|&first| Some((first, cluster_map[first]?)))
+                else {
+                    return Outcome::Same;
+                };
+                outcome(
                     before.decide(*resource, first),
-                    after.decide(new_index, cluster_map[first]?),
+                    after.decide(new_index, new_first),
                     target,
-                );
-                Some((outcome, clusters))
+                )
             })
             .collect();
-        // The same rendered change may come from several variant pairs: one group each.
-        let mut by_text: BTreeMap<(&str, bool), Vec<usize>> = BTreeMap::new();
-        let mut lost: Vec<usize> = Vec::new();
-        for (outcome, clusters) in &outcomes {
-            match outcome {
-                Outcome::Same => {}
-                Outcome::Lost => lost.extend(clusters.iter()),
-                Outcome::Diff { text, created } => by_text
-                    .entry((text.as_str(), *created))
-                    .or_default()
-                    .extend(clusters.iter()),
+        // What each pair's clusters see; pairs with the same rendered change are one group.
+        let shape: Vec<Shape> = outcomes
+            .iter()
+            .enumerate()
+            .map(|(i, outcome)| match outcome {
+                Outcome::Same => Shape::Same,
+                Outcome::Lost => Shape::Lost,
+                Outcome::Diff { text, created } => Shape::Diff {
+                    created: *created,
+                    group: outcomes[..i]
+                        .iter()
+                        .position(|o| matches!(o, Outcome::Diff { text: t, created: c } if t == text && c == created))
+                        .unwrap_or(i),
+                },
+            })
+            .collect();
+        // The cluster lists depend only on the pairs and the shape: resources placed alike
+        // share them.
+        let lists = lists
+            .entry((std::rc::Rc::as_ptr(&pairs) as usize, shape))
+            .or_insert_with_key(|(_, shape)| Lists::new(shape, &pairs, before))
+            .clone();
+        preview.leaving += lists.lost.len();
+        preview.created += lists.gained.len();
+        preview.updated += lists.changed.len();
+        for (group, names) in &lists.groups {
+            if let Outcome::Diff { text, created } = &outcomes[*group] {
+                groups.insert((target.clone(), text.clone(), *created), names.clone());
             }
         }
-        let name = |c: &usize| before.clusters[*c].name.clone();
-        lost.sort_unstable();
-        preview.leaving += lost.len();
-        change.lost = lost.iter().map(name).collect();
-        let (mut gained, mut changed) = (Vec::new(), Vec::new());
-        for ((text, created), mut clusters) in by_text {
-            clusters.sort_unstable();
-            if created {
-                gained.extend(clusters.iter().copied());
-            } else {
-                changed.extend(clusters.iter().copied());
-            }
-            groups.insert(
-                (target.clone(), text.to_string(), created),
-                clusters.iter().map(name).collect(),
-            );
-        }
-        gained.sort_unstable();
-        changed.sort_unstable();
-        preview.created += gained.len();
-        preview.updated += changed.len();
-        change.gained = gained.iter().map(name).collect();
-        change.changed = changed.iter().map(name).collect();
+        let change = ResourceChange {
+            resource: target.clone(),
+            gained: lists.gained,
+            lost: lists.lost,
+            changed: lists.changed,
+        };
         if !(change.gained.is_empty() && change.lost.is_empty() && change.changed.is_empty()) {
             preview.resources.push(change);
         }
@@ -1233,7 +1297,7 @@ spec:
         assert_eq!(preview.created, 1);
         assert_eq!(preview.updated, 0);
         assert_eq!(preview.diffs.len(), 1);
-        assert_eq!(preview.diffs[0].clusters, ["lab"]);
+        assert_eq!(*preview.diffs[0].clusters, ["lab"]);
         assert!(
             preview.diffs[0].diff.contains("+  color: blue"),
             "{}",

@@ -565,7 +565,7 @@ mod tests {
             path: "f".into(),
             text: FILE.into(),
         }]);
-        let mut value = docs[1].value.clone();
+        let mut value = Value::clone(&docs[1].value);
         value["spec"]["replicas"] = json!(replicas);
         value
     }
@@ -689,7 +689,7 @@ mod tests {
             text: out.clone(),
         }]);
         assert!(errors.is_empty());
-        assert_eq!(parsed[1].value, json!({"kind": "X", "v": "1.28"}));
+        assert_eq!(*parsed[1].value, json!({"kind": "X", "v": "1.28"}));
         assert_eq!(
             append_document("f", "", &json!({"a": 1})).unwrap(),
             "a: 1\n"

@@ -145,7 +145,14 @@ struct KarmadaInputs<'a> {
     overrides: &'a [(OverridePolicy, String)],
     clusters: &'a [ClusterSpec],
     schedules: std::cell::RefCell<HashMap<ScheduleKey, std::rc::Rc<Scheduled>>>,
+    /// [`Plan::nowhere`] for these clusters.
+    nowhere: Arc<Vec<Cell>>,
+    /// [`KarmadaInputs::claim_steps`] by candidates.
+    claims: std::cell::RefCell<HashMap<Candidates, std::rc::Rc<[String]>>>,
 }
+
+/// The policies (by index) that match a template, the chosen one first, with how precisely.
+type Candidates = Vec<(usize, Precision)>;
 
 /// A policy (by index) and a template's replica count.
 type ScheduleKey = (usize, Option<i64>);
@@ -157,7 +164,8 @@ struct Scheduled {
     reasons: Vec<String>,
     steps: Vec<String>,
     weights: Vec<i64>,
-    group: Option<usize>,
+    /// The policy's summary with this schedule's group.
+    summary: String,
 }
 
 /// Per-cluster placements as plan cells and their distinct reasons.
@@ -184,6 +192,54 @@ fn compact(cells: Vec<Result<Option<i64>, String>>) -> (Vec<Cell>, Vec<String>) 
 
 impl KarmadaInputs<'_> {
     /// The schedule of `policy` for a template with `replicas`, computed once.
+    /// How a template came to its policy, given the policies that match it (the chosen one
+    /// first): the same for every template with the same candidates, so worked out once.
+    fn claim_steps(&self, candidates: &[(usize, Precision)]) -> std::rc::Rc<[String]> {
+        if let Some(done) = self.claims.borrow().get(candidates) {
+            return done.clone();
+        }
+        let policies = self.policies;
+        let mut steps: Vec<String> = Vec::new();
+        let Some(&(chosen, precision)) = candidates.first() else {
+            return steps.into();
+        };
+        let policy = &policies[chosen];
+        steps.push(format!(
+            "claimed by {} (priority {}, matched by {precision}){}",
+            policy.display_name(),
+            policy.priority,
+            if candidates.len() > 1 {
+                ""
+            } else {
+                ", the only matching policy"
+            }
+        ));
+        for &(other, prec) in candidates.iter().skip(1) {
+            let o = &policies[other];
+            let why = if policy.namespace.is_some() && o.namespace.is_none() {
+                "a PropagationPolicy in the template's namespace always wins over ClusterPropagationPolicies".to_string()
+            } else if o.priority != policy.priority {
+                format!("lower priority {}", o.priority)
+            } else if prec != precision {
+                format!("less precise match ({prec})")
+            } else {
+                "same priority and precision; names sort after".to_string()
+            };
+            steps.push(format!(
+                "also matched {}: not chosen ({why})",
+                o.display_name()
+            ));
+        }
+        steps.extend(policy.behaviour.preemption_note(candidates.len() > 1));
+        steps.extend(policy.behaviour.notes.iter().cloned());
+        steps.extend(policy.placement.notes.iter().cloned());
+        let steps: std::rc::Rc<[String]> = steps.into();
+        self.claims
+            .borrow_mut()
+            .insert(candidates.to_vec(), steps.clone());
+        steps
+    }
+
     fn schedule(&self, policy: usize, replicas: Option<i64>) -> std::rc::Rc<Scheduled> {
         if let Some(done) = self.schedules.borrow().get(&(policy, replicas)) {
             return done.clone();
@@ -197,7 +253,7 @@ impl KarmadaInputs<'_> {
             reasons,
             steps: schedule.steps,
             weights: schedule.weights,
-            group: schedule.group,
+            summary: self.policies[policy].summary(schedule.group),
         });
         self.schedules
             .borrow_mut()
@@ -286,25 +342,24 @@ pub fn reload_document(
 }
 
 fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec<FleetError>) {
-    let mut docs: Vec<&Doc> = parsed.docs.iter().map(|doc| &**doc).collect();
-    docs.sort_by(|a, b| {
-        (
-            a.api_version(),
-            a.kind(),
-            a.namespace(),
-            a.name(),
-            &a.file,
-            a.line,
-        )
-            .cmp(&(
-                b.api_version(),
-                b.kind(),
-                b.namespace(),
-                b.name(),
-                &b.file,
-                b.line,
-            ))
-    });
+    // Sorted by identity, then place; each key read once.
+    let mut keyed: Vec<_> = parsed
+        .docs
+        .iter()
+        .map(|doc| {
+            let key = (
+                doc.api_version(),
+                doc.kind(),
+                doc.namespace(),
+                doc.name(),
+                doc.file.as_str(),
+                doc.line,
+            );
+            (key, &**doc)
+        })
+        .collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    let docs: Vec<&Doc> = keyed.into_iter().map(|(_, doc)| doc).collect();
     let mut good = Vec::with_capacity(docs.len());
     for doc in docs {
         if !doc.value.is_object() {
@@ -465,23 +520,9 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
     });
 
     let mut builds: Vec<Built> = Vec::new();
-    let mut targets: BTreeMap<(String, Option<String>, String), String> = BTreeMap::new();
-    let mut claim = |target: &ResourceRef, doc: &Doc, errors: &mut Vec<FleetError>| -> bool {
-        let key = (
-            target.kind.clone(),
-            target.namespace.clone(),
-            target.name.clone(),
-        );
-        if let Some(first) = targets.get(&key) {
-            errors.push(doc.error(
-                "/metadata/name",
-                format!("{target} is already declared at {first}; the same object cannot be propagated twice"),
-                "remove one of the two, or rename it",
-            ));
-            return false;
-        }
-        targets.insert(key, doc.location("").to_string());
-        true
+    let mut targets: Claims<'_> = HashMap::new();
+    let mut claim = |target: &ResourceRef, doc, errors: &mut Vec<FleetError>| {
+        claim_target(&mut targets, target, doc, errors)
     };
 
     let inputs = KarmadaInputs {
@@ -489,6 +530,8 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
         overrides: &overrides,
         clusters: &clusters,
         schedules: Default::default(),
+        nowhere: Plan::nowhere(clusters.len()),
+        claims: Default::default(),
     };
     let mut fed_docs: Vec<(&Doc, FederatedObject)> = Vec::new();
     // Karmada templates with a plan: (index into `builds`, document, identity).
@@ -549,7 +592,7 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
                 if !claim(&target, doc, &mut errors) {
                     continue;
                 }
-                if let Err(e) = builtin::check(doc, "", &doc.value) {
+                if let Err(e) = builtin::check_document(doc) {
                     errors.push(e.clone());
                     builds.extend(invalid_resource(
                         doc,
@@ -634,6 +677,36 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
     (fleet, errors)
 }
 
+/// The documents that declared each object (kind, namespace, name), first come first kept.
+type Claims<'d> = HashMap<(String, Option<String>, String), &'d Doc>;
+
+/// Records that `doc` declares `target`, or says it is declared twice.
+fn claim_target<'d>(
+    claims: &mut Claims<'d>,
+    target: &ResourceRef,
+    doc: &'d Doc,
+    errors: &mut Vec<FleetError>,
+) -> bool {
+    let key = (
+        target.kind.clone(),
+        target.namespace.clone(),
+        target.name.clone(),
+    );
+    if let Some(first) = claims.get(&key) {
+        errors.push(doc.error(
+            "/metadata/name",
+            format!(
+                "{target} is already declared at {}; the same object cannot be propagated twice",
+                first.location("")
+            ),
+            "remove one of the two, or rename it",
+        ));
+        return false;
+    }
+    claims.insert(key, doc);
+    true
+}
+
 /// A resource whose document is broken but identifiable: listed, never placed.
 fn invalid_resource(
     doc: &Doc,
@@ -670,7 +743,12 @@ fn invalid_resource(
         namespace,
         name: doc.name().to_string(),
     };
-    let mut plan = Plan::new(Value::Null, clusters, Origin::Invalid, String::new());
+    let mut plan = Plan::new(
+        Value::Null,
+        &Plan::nowhere(clusters),
+        Origin::Invalid,
+        String::new(),
+    );
     plan.not_placed_everywhere(format!(
         "invalid {}: {} ({})",
         doc.kind(),
@@ -688,6 +766,26 @@ fn invalid_resource(
     ))
 }
 
+/// The template as every cluster starts from it: pruned of what the hub owns, in its
+/// namespace, marked with its source. Worked out once per document and identity.
+fn template_base(doc: &Doc, target: &ResourceRef, source_key: &str) -> Arc<Value> {
+    if let Some((known, base)) = doc.memo.base.get()
+        && known == target
+    {
+        return base.clone();
+    }
+    let mut base = Value::clone(&doc.value);
+    prune(&mut base);
+    if let Some(ns) = &target.namespace {
+        set_path(&mut base, "/metadata/namespace", Value::String(ns.clone()));
+    }
+    mark(&mut base, source_key);
+    let base = Arc::new(base);
+    // The first identity is kept; another (a CRD changed the scope) is worked out each time.
+    let _ = doc.memo.base.set((target.clone(), base.clone()));
+    base
+}
+
 fn karmada_plan(
     doc: &Doc,
     target: ResourceRef,
@@ -697,19 +795,11 @@ fn karmada_plan(
 ) -> Built {
     let (policies, overrides, clusters) = (inputs.policies, inputs.overrides, inputs.clusters);
     let source_key = target.display_key();
-    let mut base = doc.value.clone();
-    prune(&mut base);
-    if let Some(ns) = &target.namespace {
-        set_path(&mut base, "/metadata/namespace", Value::String(ns.clone()));
-    }
-    let labels = doc
-        .value
-        .pointer("/metadata/labels")
-        .and_then(Value::as_object);
+    let base = template_base(doc, &target, &source_key);
+    let labels = doc.labels();
     let replica_path = replica_path(&target.kind);
     let template_replicas =
         replica_path.map(|p| base.pointer(p).and_then(Value::as_i64).unwrap_or(1));
-    mark(&mut base, &source_key);
     let resource = FederatedResource {
         target: target.clone(),
         dialect: Dialect::Karmada,
@@ -737,7 +827,7 @@ fn karmada_plan(
     });
     let mut plan = Plan::new(
         base,
-        clusters.len(),
+        &inputs.nowhere,
         Origin::Karmada {
             policy: candidates.first().map(|c| c.0),
         },
@@ -754,7 +844,7 @@ fn karmada_plan(
     } else {
         ConflictResolution::Abort
     };
-    let Some(&(chosen, precision)) = candidates.first() else {
+    let Some(&(chosen, _)) = candidates.first() else {
         if !required_by.is_empty() {
             plan.conflict_resolution = Some(ConflictResolution::for_template(
                 required_resolution,
@@ -802,36 +892,7 @@ fn karmada_plan(
         policy.behaviour.conflict_resolution,
         &doc.value,
     ));
-    plan.steps.push(format!(
-        "claimed by {} (priority {}, matched by {precision}){}",
-        policy.display_name(),
-        policy.priority,
-        if candidates.len() > 1 {
-            ""
-        } else {
-            ", the only matching policy"
-        }
-    ));
-    for &(other, prec) in candidates.iter().skip(1) {
-        let o = &policies[other];
-        let why = if policy.namespace.is_some() && o.namespace.is_none() {
-            "a PropagationPolicy in the template's namespace always wins over ClusterPropagationPolicies".to_string()
-        } else if o.priority != policy.priority {
-            format!("lower priority {}", o.priority)
-        } else if prec != precision {
-            format!("less precise match ({prec})")
-        } else {
-            "same priority and precision; names sort after".to_string()
-        };
-        plan.steps.push(format!(
-            "also matched {}: not chosen ({why})",
-            o.display_name()
-        ));
-    }
-    plan.steps
-        .extend(policy.behaviour.preemption_note(candidates.len() > 1));
-    plan.steps.extend(policy.behaviour.notes.iter().cloned());
-    plan.steps.extend(policy.placement.notes.iter().cloned());
+    plan.steps = inputs.claim_steps(&candidates).to_vec();
     if let Some(missing) = missing_dependent_overrides(policy, overrides) {
         plan.summary = policy.summary(None);
         plan.not_placed_everywhere(format!(
@@ -844,7 +905,7 @@ fn karmada_plan(
         return built(resource, plan);
     }
     let schedule = inputs.schedule(chosen, template_replicas);
-    plan.summary = policy.summary(schedule.group);
+    plan.summary = schedule.summary.clone();
     plan.steps.extend(schedule.steps.iter().cloned());
     plan.weights = schedule.weights.clone();
     plan.cells = schedule.cells.clone();
@@ -1106,7 +1167,7 @@ fn validate_sets<'a, F>(
         }) else {
             continue;
         };
-        let mut obj = plan.base.clone();
+        let mut obj = Value::clone(&plan.base);
         if let (Some(path), true) = (plan.replica_path, sample >= 0) {
             set_path(&mut obj, path, Value::from(sample));
         }
@@ -1167,7 +1228,7 @@ fn kubefed_plan_for(
     });
     let mut plan = Plan::new(
         base,
-        clusters.len(),
+        &Plan::nowhere(clusters.len()),
         Origin::KubeFed {
             overrides: fed.overrides.clone(),
             rsp: rsp.is_some(),
@@ -1312,7 +1373,7 @@ fn kubefed_plan_for(
         let OverrideSet::KubeFed(o) = plan.sets[set as usize] else {
             continue;
         };
-        let mut obj = plan.base.clone();
+        let mut obj = Value::clone(&plan.base);
         if let (Some(path), true) = (plan.replica_path, replicas >= 0) {
             set_path(&mut obj, path, Value::from(replicas));
         }

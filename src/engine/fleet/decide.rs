@@ -190,7 +190,7 @@ impl Fleet {
         set: u32,
         mut trace: Option<&mut Vec<String>>,
     ) -> Result<Value, String> {
-        let mut obj = plan.base.clone();
+        let mut obj = Value::clone(&plan.base);
         if replicas >= 0
             && let Some(path) = plan.replica_path
         {

@@ -49,8 +49,9 @@ pub(crate) enum Origin {
 /// Everything needed to render one resource on any cluster.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
-    /// The member object before per-cluster replicas and overrides; marker included.
-    pub base: Value,
+    /// The member object before per-cluster replicas and overrides; marker included. Shared
+    /// with the document's memo, so re-reading an unchanged template copies nothing.
+    pub base: std::sync::Arc<Value>,
     /// Per cluster; shared between plans that place alike (a policy's templates without
     /// overrides), written through `Arc::make_mut`.
     pub cells: std::sync::Arc<Vec<Cell>>,
@@ -88,10 +89,23 @@ pub struct RequiredBy {
 }
 
 impl Plan {
-    pub(super) fn new(base: Value, clusters: usize, origin: Origin, source_key: String) -> Plan {
+    /// The cells of a plan that places nowhere, for `clusters` clusters: made once per
+    /// fleet and shared until a plan writes its own.
+    pub(super) fn nowhere(clusters: usize) -> std::sync::Arc<Vec<Cell>> {
+        std::sync::Arc::new(vec![Cell::NotPlaced(0); clusters])
+    }
+
+    /// A plan placing nowhere yet: `nowhere` is a shared vector of `NotPlaced(0)` cells, one
+    /// per cluster (see [`Plan::nowhere`]).
+    pub(super) fn new(
+        base: impl Into<std::sync::Arc<Value>>,
+        nowhere: &std::sync::Arc<Vec<Cell>>,
+        origin: Origin,
+        source_key: String,
+    ) -> Plan {
         Plan {
-            base,
-            cells: std::sync::Arc::new(vec![Cell::NotPlaced(0); clusters]),
+            base: base.into(),
+            cells: nowhere.clone(),
             reasons: Vec::new(),
             sets: vec![OverrideSet::None],
             steps: Vec::new(),
