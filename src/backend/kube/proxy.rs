@@ -254,7 +254,7 @@ impl NoProxy {
                 continue;
             }
             let (host, port) = match split_host_port(&entry) {
-                Some((host, _)) if host.is_empty() => continue,
+                Some(("", _)) => continue,
                 Some((host, port)) => (host, port),
                 None => (entry.as_str(), ""),
             };
