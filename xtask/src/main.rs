@@ -36,6 +36,7 @@ mod screenshot;
 mod state;
 mod test;
 mod testenv;
+mod testproxy;
 
 use std::process::ExitCode;
 
@@ -95,6 +96,8 @@ commands:
   testenv start CLUSTER        start a stopped cluster again on the same port
   testenv build [--hub karmada|ocm|kubefed]
                                only build (or verify) the cached binaries
+  testenv binary testproxy     the path of the cached forward proxy (HTTP CONNECT or SOCKS5)
+                               the proxy tests start in front of a member; built when needed
 ";
 
 fn main() -> ExitCode {
@@ -182,6 +185,11 @@ fn run_testenv(words: &[&str]) -> Result<ExitCode> {
                 _ => parse_hub(rest)?,
             };
             testenv::build(hub).map(|()| ExitCode::SUCCESS)
+        }
+        ["binary", "testproxy"] => {
+            let exe = testproxy::ensure_built(gobuild::Mode::Foreground)?;
+            println!("{}", exe.display());
+            Ok(ExitCode::SUCCESS)
         }
         _ => bail!("unknown testenv command `{}`\n\n{USAGE}", words.join(" ")),
     }

@@ -15,6 +15,7 @@ use anyhow::{Result, anyhow, bail};
 
 use crate::gobuild::{self, HubBuild, Mode, Versions};
 use crate::kubefed;
+use crate::testproxy;
 
 /// How long a tier waits before it says so: checking the stamps of a warm cache takes less.
 const QUIET_WAIT: Duration = Duration::from_secs(1);
@@ -26,6 +27,8 @@ pub enum GoBuild {
     ControlPlane,
     /// The ClusterProfile CRD the plain hub serves.
     ClusterInventory,
+    /// The forward proxy the plain tier's proxy tests start in front of a member.
+    TestProxy,
     Karmada,
     Ocm,
     KubeFed,
@@ -34,7 +37,7 @@ pub enum GoBuild {
 impl GoBuild {
     fn hub_build(self) -> Option<&'static HubBuild> {
         match self {
-            GoBuild::ControlPlane => None,
+            GoBuild::ControlPlane | GoBuild::TestProxy => None,
             GoBuild::ClusterInventory => Some(&gobuild::CLUSTER_INVENTORY),
             GoBuild::Karmada => Some(&gobuild::KARMADA),
             GoBuild::Ocm => Some(&gobuild::OCM),
@@ -44,17 +47,19 @@ impl GoBuild {
 
     /// How messages name it.
     pub fn name(self) -> &'static str {
-        match self.hub_build() {
-            None => "kube-apiserver, etcd and KWOK",
-            Some(build) => build.name,
+        match (self, self.hub_build()) {
+            (GoBuild::TestProxy, _) => "the test proxy",
+            (_, None) => "kube-apiserver, etcd and KWOK",
+            (_, Some(build)) => build.name,
         }
     }
 
     /// Makes sure it is cached: stamps checked, what is missing built.
     fn ensure(self, mode: Mode<'_>) -> Result<()> {
-        match self.hub_build() {
-            None => gobuild::ensure_built_as(&Versions::from_wrappers()?, mode).map(drop),
-            Some(build) => build.ensure_built_as(&build.version()?, mode).map(drop),
+        match (self, self.hub_build()) {
+            (GoBuild::TestProxy, _) => testproxy::ensure_built(mode).map(drop),
+            (_, None) => gobuild::ensure_built_as(&Versions::from_wrappers()?, mode).map(drop),
+            (_, Some(build)) => build.ensure_built_as(&build.version()?, mode).map(drop),
         }
     }
 }

@@ -144,7 +144,11 @@ impl Step {
     fn go_builds(self) -> &'static [GoBuild] {
         match self {
             Step::Fmt | Step::Clippy | Step::Layers | Step::Unit => &[],
-            Step::Tier(Tier::Plain) => &[GoBuild::ControlPlane, GoBuild::ClusterInventory],
+            Step::Tier(Tier::Plain) => &[
+                GoBuild::ControlPlane,
+                GoBuild::ClusterInventory,
+                GoBuild::TestProxy,
+            ],
             Step::Tier(Tier::Karmada) => &[GoBuild::ControlPlane, GoBuild::Karmada],
             Step::Tier(Tier::Ocm) => &[GoBuild::ControlPlane, GoBuild::Ocm],
             Step::Tier(Tier::KubeFed) => &[GoBuild::ControlPlane, GoBuild::KubeFed],
@@ -502,6 +506,7 @@ mod tests {
             [
                 GoBuild::ControlPlane,
                 GoBuild::ClusterInventory,
+                GoBuild::TestProxy,
                 GoBuild::Karmada,
                 GoBuild::Ocm,
                 GoBuild::KubeFed,
@@ -511,7 +516,11 @@ mod tests {
         for (name, builds) in [
             (
                 "plain",
-                &[GoBuild::ControlPlane, GoBuild::ClusterInventory][..],
+                &[
+                    GoBuild::ControlPlane,
+                    GoBuild::ClusterInventory,
+                    GoBuild::TestProxy,
+                ][..],
             ),
             ("karmada", &[GoBuild::ControlPlane, GoBuild::Karmada]),
             ("ocm", &[GoBuild::ControlPlane, GoBuild::Ocm]),

@@ -116,6 +116,13 @@ pub fn build(hub: Hub) -> Result<()> {
             .map_or_else(String::new, |d| d.display().to_string()),
         t.elapsed().as_secs_f64()
     );
+    let t = Instant::now();
+    let proxy = crate::testproxy::ensure_built(gobuild::Mode::Foreground)?;
+    say!(
+        "testenv: the test proxy cached as {} ({:.1} s)",
+        proxy.display(),
+        t.elapsed().as_secs_f64()
+    );
     if let Some(build) = hub.build() {
         let t = Instant::now();
         let version = build.version()?;

@@ -1,14 +1,17 @@
 //! Kubeconfig handling as kubectl does it: `--kubeconfig`, else `$KUBECONFIG` (files merged,
-//! first one wins), else `~/.kube/config`; contexts chosen by glob; one client per context.
+//! first one wins), else `~/.kube/config`; contexts chosen by glob; one client per context,
+//! through the proxy kubectl would use (the cluster's `proxy-url`, else `HTTPS_PROXY` /
+//! `HTTP_PROXY` unless `NO_PROXY` names the server; see [`proxy`](super::proxy)).
 //! It only reads kubeconfig files: it must never write one, nor change `current-context`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError as KubeRsError};
 use kube::{Client, Config};
 
 use super::credentials;
+use super::proxy::{self, Proxy, ProxyEnv};
 use crate::safe_text;
 
 pub use crate::glob::glob_match;
@@ -157,8 +160,8 @@ pub async fn client_for(
     context: &str,
     timeouts: Timeouts,
 ) -> Result<Client, String> {
-    let config = config_for(kubeconfig, context, timeouts).await?;
-    client_from(config, context, timeouts)
+    let (config, proxy) = config_for(kubeconfig, context, timeouts).await?;
+    client_from(config, proxy.as_ref(), context, timeouts)
 }
 
 /// A client for a cluster reached through another's API server at `path` (a hub's proxy to
@@ -170,7 +173,7 @@ pub async fn proxied_client_for(
     path: &str,
     timeouts: Timeouts,
 ) -> Result<Client, String> {
-    let mut config = config_for(kubeconfig, context, timeouts).await?;
+    let (mut config, proxy) = config_for(kubeconfig, context, timeouts).await?;
     let url = format!(
         "{}{path}",
         config.cluster_url.to_string().trim_end_matches('/')
@@ -178,14 +181,16 @@ pub async fn proxied_client_for(
     config.cluster_url = url.parse().map_err(|err| {
         safe_text::redact(&format!("cannot reach {path} through {context:?}: {err}"))
     })?;
-    client_from(config, context, timeouts)
+    client_from(config, proxy.as_ref(), context, timeouts)
 }
 
+/// The client configuration of `context`, with the proxy kubectl would reach its server
+/// through (already in `proxy_url`; returned too, for messages to name it).
 async fn config_for(
     kubeconfig: &Kubeconfig,
     context: &str,
     timeouts: Timeouts,
-) -> Result<Config, String> {
+) -> Result<(Config, Option<Proxy>), String> {
     if !kubeconfig
         .contexts
         .iter()
@@ -204,9 +209,33 @@ async fn config_for(
             context: Some(context.to_string()),
             ..KubeConfigOptions::default()
         };
-        Config::from_custom_kubeconfig(kubeconfig, &options)
-            .await
-            .map_err(|err| safe_text::redact(&format!("kubeconfig context {context:?}: {err}")))
+        let proxy_url = kubeconfig
+            .clusters
+            .first()
+            .and_then(|named| named.cluster.as_ref())
+            .and_then(|cluster| cluster.proxy_url.clone());
+        let mut config = match Config::from_custom_kubeconfig(kubeconfig.clone(), &options).await {
+            Ok(config) => config,
+            // kube-rs reads HTTPS_PROXY and NO_PROXY too, and refuses values kubectl takes
+            // (an empty NO_PROXY entry, as a trailing comma leaves); the proxy is decided
+            // below either way, so such a refusal is no reason to fail.
+            Err(KubeRsError::ParseNoProxy(_) | KubeRsError::ParseProxyUrl(_)) => {
+                config_without_proxy(&kubeconfig, context)?
+            }
+            Err(err) => {
+                return Err(safe_text::redact(&format!(
+                    "kubeconfig context {context:?}: {err}"
+                )));
+            }
+        };
+        let proxy = proxy::proxy_for(
+            &config.cluster_url,
+            proxy_url.as_deref(),
+            &ProxyEnv::from_process(),
+        )
+        .map_err(|err| safe_text::redact(&format!("kubeconfig context {context:?}: {err}")))?;
+        config.proxy_url = proxy.as_ref().map(|proxy| proxy.url.clone());
+        Ok((config, proxy))
     };
     match tokio::time::timeout(deadline + Duration::from_secs(1), step).await {
         Ok(result) => result,
@@ -253,12 +282,84 @@ fn only_context(kubeconfig: &Kubeconfig, context: &str) -> Kubeconfig {
     }
 }
 
-fn client_from(mut config: Config, context: &str, timeouts: Timeouts) -> Result<Client, String> {
+/// What kube-rs's `Config::from_custom_kubeconfig` makes of the part of the kubeconfig that
+/// [`only_context`] kept, but for the proxy, which [`config_for`] decides: for when kube-rs
+/// refuses the environment's proxy variables (it reads them whatever the caller wants).
+fn config_without_proxy(kubeconfig: &Kubeconfig, context: &str) -> Result<Config, String> {
+    let fail = |what: String| safe_text::redact(&format!("kubeconfig context {context:?}: {what}"));
+    let uses = kubeconfig
+        .contexts
+        .first()
+        .and_then(|named| named.context.clone())
+        .ok_or_else(|| fail("the context is empty".into()))?;
+    let cluster = kubeconfig
+        .clusters
+        .first()
+        .and_then(|named| named.cluster.clone())
+        .ok_or_else(|| fail(format!("no cluster named {:?}", uses.cluster)))?;
+    let server = cluster
+        .server
+        .as_deref()
+        .ok_or_else(|| fail("the cluster has no server".into()))?
+        .parse()
+        .map_err(|err| fail(format!("failed to parse cluster url: {err}")))?;
+    let mut config = Config::new(server);
+    config.default_namespace = uses.namespace.unwrap_or_else(|| "default".into());
+    config.accept_invalid_certs = cluster.insecure_skip_tls_verify.unwrap_or(false);
+    config.disable_compression = cluster.disable_compression.unwrap_or(false);
+    config.tls_server_name = cluster.tls_server_name.clone();
+    config.root_cert = certificate_authority(&cluster).map_err(fail)?;
+    let mut auth = kubeconfig
+        .auth_infos
+        .first()
+        .and_then(|named| named.auth_info.clone())
+        .unwrap_or_default();
+    if let Some(exec) = auth.exec.as_mut()
+        && exec.provide_cluster_info
+    {
+        exec.cluster = kube::config::ExecAuthCluster::try_from(&cluster).ok();
+    }
+    config.auth_info = auth;
+    Ok(config)
+}
+
+/// The certificates of the cluster's `certificate-authority-data` or `certificate-authority`
+/// file, as DER.
+fn certificate_authority(cluster: &kube::config::Cluster) -> Result<Option<Vec<Vec<u8>>>, String> {
+    use base64::Engine as _;
+    let pem = match (
+        &cluster.certificate_authority_data,
+        &cluster.certificate_authority,
+    ) {
+        (Some(data), _) => base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .map_err(|err| format!("failed to load certificate authority: {err}"))?,
+        (None, Some(file)) => std::fs::read(file)
+            .map_err(|err| format!("failed to load certificate authority {file}: {err}"))?,
+        (None, None) => return Ok(None),
+    };
+    let blocks = pem::parse_many(&pem)
+        .map_err(|err| format!("failed to parse PEM-encoded certificates: {err}"))?;
+    Ok(Some(
+        blocks
+            .into_iter()
+            .filter(|block| block.tag() == "CERTIFICATE")
+            .map(pem::Pem::into_contents)
+            .collect(),
+    ))
+}
+
+fn client_from(
+    mut config: Config,
+    proxy: Option<&Proxy>,
+    context: &str,
+    timeouts: Timeouts,
+) -> Result<Client, String> {
     strip_userinfo(&mut config);
     config.connect_timeout = Some(timeouts.connect);
     config.read_timeout = Some(timeouts.read);
     config.reset_reader_on_write = true;
-    super::retry_after::client(config)
+    super::retry_after::client(config, proxy.map(proxy::NameProxy::new))
         .map_err(|err| safe_text::redact(&format!("cannot build a client for {context:?}: {err}")))
 }
 
@@ -360,6 +461,55 @@ contexts:
     }
 
     #[tokio::test]
+    async fn without_kube_rs_the_config_is_what_kube_rs_makes_of_the_context() {
+        let ca = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pki/foreign-ca.crt"),
+        )
+        .unwrap();
+        use base64::Engine as _;
+        let ca = base64::engine::general_purpose::STANDARD.encode(ca);
+        let text = KUBECONFIG
+            .replace(
+                "cluster: {server: \"https://127.0.0.1:1\"}",
+                &format!(
+                    "cluster: {{server: \"https://api.example.com:6443\", certificate-authority-data: {ca}, tls-server-name: kubernetes, disable-compression: true}}"
+                ),
+            )
+            .replace(
+                "context: {cluster: c1, user: u1}\n- name: member-1",
+                "context: {cluster: c1, user: u1, namespace: shop}\n- name: member-1",
+            );
+        let kubeconfig = only_context(&Kubeconfig::from_yaml(&text).unwrap(), "hub");
+        let options = KubeConfigOptions {
+            context: Some("hub".into()),
+            ..KubeConfigOptions::default()
+        };
+        let theirs = Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
+            .await
+            .unwrap();
+        let ours = config_without_proxy(&kubeconfig, "hub").unwrap();
+        assert_eq!(ours.cluster_url, theirs.cluster_url);
+        assert_eq!(ours.default_namespace, "shop");
+        assert_eq!(ours.default_namespace, theirs.default_namespace);
+        assert!(
+            ours.root_cert
+                .as_ref()
+                .is_some_and(|certs| certs.len() == 1)
+        );
+        assert_eq!(ours.root_cert, theirs.root_cert);
+        assert_eq!(ours.tls_server_name.as_deref(), Some("kubernetes"));
+        assert_eq!(ours.tls_server_name, theirs.tls_server_name);
+        assert!(ours.disable_compression && theirs.disable_compression);
+        assert_eq!(ours.accept_invalid_certs, theirs.accept_invalid_certs);
+        assert_eq!(
+            format!("{:?}", ours.auth_info),
+            format!("{:?}", theirs.auth_info)
+        );
+        assert!(ours.auth_info.token.is_some());
+        assert_eq!(ours.proxy_url, None);
+    }
+
+    #[tokio::test]
     async fn userinfo_in_a_server_url_never_stays_in_the_url() {
         let kubeconfig = Kubeconfig::from_yaml(
             &KUBECONFIG
@@ -367,7 +517,7 @@ contexts:
                 .replace("user: {token: secret}", "user: {}"),
         )
         .unwrap();
-        let mut config = config_for(&kubeconfig, "hub", Timeouts::default())
+        let (mut config, _) = config_for(&kubeconfig, "hub", Timeouts::default())
             .await
             .unwrap();
         strip_userinfo(&mut config);

@@ -7,6 +7,7 @@
 //!
 //! # Files, from the bottom up
 //! - [`credentials`]: running a user's `exec` plugin without a terminal, within a deadline.
+//! - [`proxy`]: which proxy a cluster is reached through, as kubectl decides it.
 //! - [`retry_after`]: how a client is built for the one retry layer (kube-rs retries off,
 //!   `Retry-After` kept).
 //! - [`kubeconfig`], [`probe`]: loading contexts and clients; probing one cluster.
@@ -20,6 +21,7 @@ pub mod credentials;
 pub mod kubeconfig;
 pub mod live;
 pub mod probe;
+pub mod proxy;
 pub mod retry_after;
 
 pub use connect::{Member, connect, probe_all};

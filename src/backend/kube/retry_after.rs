@@ -16,14 +16,21 @@ use kube::client::{Body, ClientBuilder, DynBody};
 use kube::{Client, Config};
 use tower::{BoxError, Layer, Service};
 
+use super::proxy::NameProxy;
 use crate::backend::fanout::cluster_api::{parse_retry_after, throttled_note};
 
-/// A client for `config` with kube-rs's retries off and `Retry-After` kept.
-pub fn client(mut config: Config) -> Result<Client, kube::Error> {
+/// A client for `config` with kube-rs's retries off and `Retry-After` kept; with `proxy`, a
+/// failed connection names the proxy it went through.
+pub fn client(mut config: Config, proxy: Option<NameProxy>) -> Result<Client, kube::Error> {
     config.default_retry = false;
-    Ok(ClientBuilder::try_from(config)?
-        .with_layer(&KeepRetryAfter)
-        .build())
+    let builder = ClientBuilder::try_from(config)?;
+    Ok(match proxy {
+        Some(proxy) => builder
+            .with_layer(&proxy)
+            .with_layer(&KeepRetryAfter)
+            .build(),
+        None => builder.with_layer(&KeepRetryAfter).build(),
+    })
 }
 
 /// A 429 or 503 answer that named a wait.
