@@ -41,8 +41,20 @@ pub struct Doc {
 pub struct DocMemo {
     /// The built-in kind's checks passed (a failure is not kept: its message has a location).
     pub checked: OnceLock<()>,
-    /// The template as every cluster starts from it, for one identity.
-    pub base: OnceLock<(crate::model::ResourceRef, Arc<Value>)>,
+    /// The template as every cluster starts from it, for one identity, with that identity's
+    /// display key.
+    pub base: OnceLock<(crate::model::ResourceRef, Arc<Value>, String)>,
+    ident: OnceLock<Ident>,
+}
+
+/// apiVersion, kind, namespace and name as strings (empty when absent or not a string):
+/// read for every document, several times, when a fleet is assembled.
+#[derive(Debug)]
+struct Ident {
+    api_version: String,
+    kind: String,
+    namespace: String,
+    name: String,
 }
 
 impl Doc {
@@ -148,30 +160,39 @@ impl Doc {
         }
     }
 
+    /// The document's identity fields, read once.
+    fn ident(&self) -> &Ident {
+        self.memo.ident.get_or_init(|| {
+            let text =
+                |value: Option<&Value>| value.and_then(Value::as_str).unwrap_or("").to_string();
+            Ident {
+                api_version: text(self.value.get("apiVersion")),
+                kind: text(self.value.get("kind")),
+                namespace: text(self.metadata("namespace")),
+                name: text(self.metadata("name")),
+            }
+        })
+    }
+
     pub fn api_version(&self) -> &str {
-        self.value
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or("")
+        &self.ident().api_version
     }
 
     pub fn kind(&self) -> &str {
-        self.value.get("kind").and_then(Value::as_str).unwrap_or("")
+        &self.ident().kind
     }
 
-    /// `metadata.<field>` (read directly: these are read for every document of a fleet).
+    /// `metadata.<field>`.
     fn metadata(&self, field: &str) -> Option<&Value> {
         self.value.get("metadata")?.get(field)
     }
 
     pub fn name(&self) -> &str {
-        self.metadata("name").and_then(Value::as_str).unwrap_or("")
+        &self.ident().name
     }
 
     pub fn namespace(&self) -> Option<&str> {
-        self.metadata("namespace")
-            .and_then(Value::as_str)
-            .filter(|ns| !ns.is_empty())
+        Some(self.ident().namespace.as_str()).filter(|ns| !ns.is_empty())
     }
 
     pub fn labels(&self) -> Option<&Map<String, Value>> {

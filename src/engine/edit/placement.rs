@@ -140,17 +140,23 @@ impl Fleet {
             .map_or(usize::MAX, |(line, _)| *line);
         let declared_here =
             |file: &str, line: usize| file == source.file && (source.line..end).contains(&line);
+        // Which Karmada policies the document declares, once each.
+        let policies: Vec<bool> = self
+            .propagation
+            .iter()
+            .map(|policy| {
+                policy
+                    .location
+                    .rsplit_once(':')
+                    .and_then(|(file, line)| Some((file, line.parse::<usize>().ok()?)))
+                    .is_some_and(|(file, line)| declared_here(file, line))
+            })
+            .collect();
         (0..self.resources.len())
             .filter(|&r| match self.plans.get(r).map(|plan| &plan.origin) {
                 Some(Origin::Karmada {
                     policy: Some(index),
-                }) => self.propagation.get(*index).is_some_and(|policy| {
-                    policy
-                        .location
-                        .rsplit_once(':')
-                        .and_then(|(file, line)| Some((file, line.parse::<usize>().ok()?)))
-                        .is_some_and(|(file, line)| declared_here(file, line))
-                }),
+                }) => policies.get(*index).copied().unwrap_or(false),
                 Some(Origin::KubeFed { .. }) => {
                     let declared = &self.resources[r].source;
                     declared_here(&declared.file, declared.line)
@@ -1154,13 +1160,19 @@ pub fn preview_placement(
         // pair of variants is rendered and diffed once per resource.
         let outcomes: Vec<Outcome> = pairs
             .iter()
-            .map(|(_, clusters)| {
+            .map(|((old_variant, new_variant), clusters)| {
                 let Some((first, new_first)) = clusters
                     .first()
                     .and_then(|&first| Some((first, cluster_map[first]?)))
                 else {
                     return Outcome::Same;
                 };
+                // Placed before, not after: lost, without rendering what it was.
+                if new_variant.is_none()
+                    && old_variant.is_some_and(|(_, set)| before.renders_surely(*resource, set))
+                {
+                    return Outcome::Lost;
+                }
                 outcome(
                     before.decide(*resource, first),
                     after.decide(new_index, new_first),

@@ -3,6 +3,7 @@
 //! replicas, the distinct override sequences), validates overrides once per sequence, and
 //! sorts everything by stable keys. It must not do I/O or keep rendered objects.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -521,8 +522,8 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
 
     let mut builds: Vec<Built> = Vec::new();
     let mut targets: Claims<'_> = HashMap::new();
-    let mut claim = |target: &ResourceRef, doc, errors: &mut Vec<FleetError>| {
-        claim_target(&mut targets, target, doc, errors)
+    let mut claim = |target: &ResourceRef, doc, borrowed, errors: &mut Vec<FleetError>| {
+        claim_target(&mut targets, target, doc, borrowed, errors)
     };
 
     let inputs = KarmadaInputs {
@@ -540,7 +541,7 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
         match class {
             Class::Federated => match FederatedObject::parse(doc, &kinds, &clusters) {
                 Ok(fed) => {
-                    if !claim(&fed.target, doc, &mut errors) {
+                    if !claim(&fed.target, doc, false, &mut errors) {
                         continue;
                     }
                     match builtin::check(doc, "/spec/template", &fed.object) {
@@ -561,7 +562,7 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
                     errors.push(e.clone());
                     if let Some(b) =
                         invalid_resource(doc, Dialect::KubeFed, &e, clusters.len(), &kinds)
-                        && claim(&b.resource.target, doc, &mut Vec::new())
+                        && claim(&b.resource.target, doc, false, &mut Vec::new())
                     {
                         builds.push(b);
                     }
@@ -589,7 +590,7 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
                     namespace: namespaced.then(|| doc.namespace().unwrap_or("default").to_string()),
                     name: doc.name().to_string(),
                 };
-                if !claim(&target, doc, &mut errors) {
+                if !claim(&target, doc, true, &mut errors) {
                     continue;
                 }
                 if let Err(e) = builtin::check_document(doc) {
@@ -678,20 +679,36 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
 }
 
 /// The documents that declared each object (kind, namespace, name), first come first kept.
-type Claims<'d> = HashMap<(String, Option<String>, String), &'d Doc>;
+/// Keys borrow from the documents where they can (a template's identity is its own).
+type Claims<'d> = HashMap<ClaimKey<'d>, &'d Doc>;
+type ClaimKey<'d> = (Cow<'d, str>, Option<Cow<'d, str>>, Cow<'d, str>);
 
-/// Records that `doc` declares `target`, or says it is declared twice.
+/// Records that `doc` declares `target`, or says it is declared twice. A template's target
+/// is named by its document (`borrowed`), a Federated object's by its template.
 fn claim_target<'d>(
     claims: &mut Claims<'d>,
     target: &ResourceRef,
     doc: &'d Doc,
+    borrowed: bool,
     errors: &mut Vec<FleetError>,
 ) -> bool {
-    let key = (
-        target.kind.clone(),
-        target.namespace.clone(),
-        target.name.clone(),
-    );
+    let key: ClaimKey<'d> = if borrowed {
+        (
+            Cow::Borrowed(doc.kind()),
+            target.namespace.as_ref().map(|ns| match doc.namespace() {
+                Some(own) if own == ns => Cow::Borrowed(own),
+                _ => Cow::Owned(ns.clone()),
+            }),
+            Cow::Borrowed(doc.name()),
+        )
+    } else {
+        (
+            Cow::Owned(target.kind.clone()),
+            target.namespace.clone().map(Cow::Owned),
+            Cow::Owned(target.name.clone()),
+        )
+    };
+    debug_assert!(key.0 == target.kind.as_str() && key.2 == target.name.as_str());
     if let Some(first) = claims.get(&key) {
         errors.push(doc.error(
             "/metadata/name",
@@ -766,24 +783,29 @@ fn invalid_resource(
     ))
 }
 
-/// The template as every cluster starts from it: pruned of what the hub owns, in its
-/// namespace, marked with its source. Worked out once per document and identity.
-fn template_base(doc: &Doc, target: &ResourceRef, source_key: &str) -> Arc<Value> {
-    if let Some((known, base)) = doc.memo.base.get()
+/// The template as every cluster starts from it — pruned of what the hub owns, in its
+/// namespace, marked with its source — and its source key. Worked out once per document and
+/// identity.
+fn template_base(doc: &Doc, target: &ResourceRef) -> (Arc<Value>, String) {
+    if let Some((known, base, key)) = doc.memo.base.get()
         && known == target
     {
-        return base.clone();
+        return (base.clone(), key.clone());
     }
+    let source_key = target.display_key();
     let mut base = Value::clone(&doc.value);
     prune(&mut base);
     if let Some(ns) = &target.namespace {
         set_path(&mut base, "/metadata/namespace", Value::String(ns.clone()));
     }
-    mark(&mut base, source_key);
+    mark(&mut base, &source_key);
     let base = Arc::new(base);
     // The first identity is kept; another (a CRD changed the scope) is worked out each time.
-    let _ = doc.memo.base.set((target.clone(), base.clone()));
-    base
+    let _ = doc
+        .memo
+        .base
+        .set((target.clone(), base.clone(), source_key.clone()));
+    (base, source_key)
 }
 
 fn karmada_plan(
@@ -794,8 +816,7 @@ fn karmada_plan(
     errors: &mut Vec<FleetError>,
 ) -> Built {
     let (policies, overrides, clusters) = (inputs.policies, inputs.overrides, inputs.clusters);
-    let source_key = target.display_key();
-    let base = template_base(doc, &target, &source_key);
+    let (base, source_key) = template_base(doc, &target);
     let labels = doc.labels();
     let replica_path = replica_path(&target.kind);
     let template_replicas =

@@ -182,6 +182,18 @@ impl Fleet {
         }
     }
 
+    /// Whether rendering `resource` with override set `set` cannot fail: a Karmada template
+    /// with no overrides is its base and replicas.
+    pub fn renders_surely(&self, resource: usize, set: u32) -> bool {
+        self.plans.get(resource).is_some_and(|plan| {
+            matches!(plan.origin, plan::Origin::Karmada { .. })
+                && matches!(
+                    plan.sets.get(set as usize),
+                    None | Some(plan::OverrideSet::None)
+                )
+        })
+    }
+
     /// Builds one placed object: base, replicas, overrides, marker.
     pub(super) fn render(
         &self,
