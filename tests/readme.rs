@@ -1,8 +1,14 @@
 //! The README and the docs cannot drift from the binary: every `flotilla …` command in a fenced
-//! shell block parses with the real command line, and the README's key tables are the default key
-//! map's help, section by section, line for line. `FLOTILLA_BLESS=1 cargo test --test readme` rewrites the key table.
+//! shell block parses with the real command line and, run the way the README's quick start sets
+//! up (the demo fleet's files in `fleet/`, contexts for its clusters), answers — it prints
+//! something and exits with a documented code, never an input error; and the README's key
+//! tables are the default key map's help, section by section, line for line.
+//! `FLOTILLA_BLESS=1 cargo test --test readme` rewrites the key table.
+
+mod common;
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 use flotilla::cli::Cli;
@@ -159,4 +165,138 @@ fn relative(path: &Path) -> String {
         .unwrap_or(path)
         .display()
         .to_string()
+}
+
+/// The quick start's setup in a fresh directory: `fleet/` holds the demo fleet's files, and a
+/// kubeconfig has a context for each of its clusters and for the hub the README attaches to,
+/// all pointing at a closed port (what a documented command does with clusters it cannot
+/// reach is part of what it must answer).
+fn quick_start() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fleet = dir.path().join("fleet");
+    std::fs::create_dir(&fleet).expect("fleet dir");
+    let mut names = vec!["my-karmada".to_string()];
+    for entry in std::fs::read_dir(root().join("testdata/fleets/demo")).expect("demo fleet") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("demo file");
+        for doc in text.split("\n---") {
+            if doc.contains("kind: Cluster") || doc.contains("kind: KubeFedCluster") {
+                if let Some(name) = doc
+                    .lines()
+                    .find_map(|line| line.trim().strip_prefix("name: "))
+                {
+                    names.push(name.trim().to_string());
+                }
+            }
+        }
+        std::fs::copy(&path, fleet.join(path.file_name().expect("file name"))).expect("copy");
+    }
+    let mut kubeconfig = String::from(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: closed\n  cluster: {server: 'https://127.0.0.1:1'}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n",
+    );
+    for name in &names {
+        kubeconfig.push_str(&format!(
+            "- name: {name}\n  context: {{cluster: closed, user: u}}\n"
+        ));
+    }
+    let path = dir.path().join("kubeconfig");
+    std::fs::write(&path, kubeconfig).expect("kubeconfig");
+    assert!(
+        names.len() > 5,
+        "the demo fleet's clusters were not found: {names:?}"
+    );
+    (dir, path)
+}
+
+/// Exit codes the README documents (0 nothing, 1 changes, 3 some clusters failed, 4 the fleet
+/// changed under an edit); 2 (an input error) means the documented command is wrong.
+const ANSWERS: [u32; 4] = [0, 1, 3, 4];
+
+/// Runs a documented interactive command in a terminal: it draws, and `q` quits it.
+fn run_in_terminal(dir: &Path, kubeconfig: &Path, args: &[String]) -> Result<(), String> {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let kubeconfig = kubeconfig.display().to_string();
+    let mut app =
+        common::PtyApp::spawn_in(Some(dir), &args, 120, 40, &[("KUBECONFIG", &kubeconfig)]);
+    app.wait_for("a first frame", |screen| screen.trim().len() > 20);
+    app.send("q");
+    let code = app.wait_exit();
+    if ANSWERS.contains(&code) {
+        Ok(())
+    } else {
+        Err(format!(
+            "exited {code}; the screen was:\n{}",
+            app.screen_text()
+        ))
+    }
+}
+
+/// Runs a documented command as a script would: it prints something and exits with a
+/// documented code within two minutes.
+fn run_as_script(dir: &Path, kubeconfig: &Path, args: &[String]) -> Result<(), String> {
+    let stdout = dir.join("stdout");
+    let stderr = dir.join("stderr");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(args)
+        .current_dir(dir)
+        .env("KUBECONFIG", kubeconfig)
+        .env("NO_COLOR", "1")
+        .env("XDG_STATE_HOME", dir)
+        .env("XDG_CONFIG_HOME", dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&stdout).expect("stdout file"))
+        .stderr(std::fs::File::create(&stderr).expect("stderr file"))
+        .spawn()
+        .expect("flotilla runs");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("poll") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            return Err("did not finish within two minutes".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = std::fs::read_to_string(&stdout).unwrap_or_default();
+    let err = std::fs::read_to_string(&stderr).unwrap_or_default();
+    let code = status.code().map_or(u32::MAX, |c| c as u32);
+    if !ANSWERS.contains(&code) {
+        return Err(format!("exited {code}:\n{out}{err}"));
+    }
+    if out.trim().is_empty() && err.trim().is_empty() {
+        return Err(format!("printed nothing (exit {code})"));
+    }
+    Ok(())
+}
+
+#[test]
+fn every_documented_command_answers() {
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).expect("page readable");
+        for (line, args) in commands(&text) {
+            let (dir, kubeconfig) = quick_start();
+            let interactive = args
+                .iter()
+                .any(|a| matches!(a.as_str(), "console" | "watch" | "demo"));
+            let result = if interactive {
+                run_in_terminal(dir.path(), &kubeconfig, &args)
+            } else {
+                run_as_script(dir.path(), &kubeconfig, &args)
+            };
+            ran += 1;
+            if let Err(why) = result {
+                failures.push(format!(
+                    "{}:{line}: flotilla {}: {why}",
+                    relative(&page),
+                    args.join(" ")
+                ));
+            }
+        }
+    }
+    assert!(ran >= 5, "the README's commands were not found ({ran})");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -36,6 +36,17 @@ pub struct PtyApp {
 
 impl PtyApp {
     pub fn spawn(args: &[&str], cols: u16, rows: u16, env: &[(&str, &str)]) -> PtyApp {
+        PtyApp::spawn_in(None, args, cols, rows, env)
+    }
+
+    /// [`PtyApp::spawn`] in the working directory `dir` (relative paths resolve there).
+    pub fn spawn_in(
+        dir: Option<&std::path::Path>,
+        args: &[&str],
+        cols: u16,
+        rows: u16,
+        env: &[(&str, &str)],
+    ) -> PtyApp {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -47,6 +58,9 @@ impl PtyApp {
         let state_dir = tempfile::tempdir().expect("temp dir");
         let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_flotilla"));
         command.args(args);
+        if let Some(dir) = dir {
+            command.cwd(dir);
+        }
         command.env("TERM", "xterm-256color");
         command.env("XDG_STATE_HOME", state_dir.path());
         command.env("XDG_CONFIG_HOME", state_dir.path());
