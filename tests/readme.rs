@@ -180,13 +180,13 @@ fn quick_start() -> (tempfile::TempDir, PathBuf) {
         let path = entry.expect("entry").path();
         let text = std::fs::read_to_string(&path).expect("demo file");
         for doc in text.split("\n---") {
-            if doc.contains("kind: Cluster") || doc.contains("kind: KubeFedCluster") {
-                if let Some(name) = doc
-                    .lines()
-                    .find_map(|line| line.trim().strip_prefix("name: "))
-                {
-                    names.push(name.trim().to_string());
-                }
+            let inventory = doc.contains("kind: Cluster") || doc.contains("kind: KubeFedCluster");
+            if let Some(name) = doc
+                .lines()
+                .find_map(|line| line.trim().strip_prefix("name: "))
+                .filter(|_| inventory)
+            {
+                names.push(name.trim().to_string());
             }
         }
         std::fs::copy(&path, fleet.join(path.file_name().expect("file name"))).expect("copy");
