@@ -126,6 +126,8 @@ pub enum Health {
     NotReady,
     Unreachable,
     Unauthorized,
+    /// flotilla has no way to reach it: no kubeconfig context, no access provider.
+    NoAccess,
     Unknown,
 }
 
@@ -136,6 +138,7 @@ impl Health {
             Health::NotReady => "NotReady",
             Health::Unreachable => "Unreachable",
             Health::Unauthorized => "Unauthorized",
+            Health::NoAccess => "NoAccess",
             Health::Unknown => "Unknown",
         }
     }

@@ -1020,3 +1020,31 @@ fn clusters_says_when_a_context_glob_selects_none_of_the_fleets_clusters() {
     );
     assert!(message.contains("the fleet has: m1"), "{message}");
 }
+
+#[test]
+fn a_cluster_no_context_reaches_has_no_access_and_clusters_exits_3() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fleet = dir.path().join("fleet");
+    std::fs::create_dir(&fleet).expect("fleet dir");
+    std::fs::write(
+        fleet.join("clusters.yaml"),
+        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: far-away}\n",
+    )
+    .expect("fleet");
+    let config = kubeconfig_file(dir.path(), "https://127.0.0.1:9", "{token: t}", "");
+    let fleet_arg = fleet.display().to_string();
+    let output = flotilla_bounded(
+        &["--fleet", &fleet_arg, "clusters", "-o", "json"],
+        &[("KUBECONFIG", std::ffi::OsStr::new(&config))],
+    );
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout).expect("valid JSON");
+    let item = &value["items"][0];
+    // Not Unreachable: there is nothing to reach it through, and the message says what to add.
+    assert_eq!(item["health"], "NoAccess", "{item}");
+    let message = item["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("no access") && message.contains("far-away"),
+        "{message}"
+    );
+}

@@ -5,7 +5,7 @@
 //! version; a member with no kubeconfig context is reached through its access provider with
 //! an exec plugin that works as upstream's secretreader does (the token from a hub Secret
 //! named by the access provider's `clusterName` extension); a provider flotilla has no
-//! credentials for leaves its member Unreachable, saying so; and a placement by a property
+//! credentials for leaves its member NoAccess, saying so; and a placement by a property
 //! label renders on exactly the members that have it; the console's clusters pane shows the
 //! same health from its live backend. Only this test's namespaces are touched.
 
@@ -257,7 +257,7 @@ fn cluster_profiles_on_a_real_hub_are_the_inventory() {
     );
 
     let vaulted = item(&items, "vaulted");
-    assert_eq!(vaulted["health"], "Unreachable", "{vaulted}");
+    assert_eq!(vaulted["health"], "NoAccess", "{vaulted}");
     assert_eq!(vaulted["version"], "v1.30.2");
     let message = vaulted["message"].as_str().unwrap_or("");
     assert!(
@@ -328,7 +328,7 @@ fn cluster_profiles_on_a_real_hub_are_the_inventory() {
             ("member-1", Health::Ready),
             ("member-2", Health::Ready),
             ("member-3", Health::NotReady),
-            ("vaulted", Health::Unreachable),
+            ("vaulted", Health::NoAccess),
         ];
         let shown = |state: &flotilla::app::state::State| -> Vec<(String, Health)> {
             state

@@ -24,7 +24,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::backend::hub::HubError;
-use crate::backend::kube::kubeconfig::{self, Timeouts};
+use crate::backend::kube::kubeconfig::{self, ClientError, Timeouts};
 use crate::engine::{CONTEXT_ANNOTATION, SourceFile};
 use crate::model::{ClusterStatus, Health};
 use crate::safe_text;
@@ -88,7 +88,7 @@ pub struct Report {
     pub healthy: Option<(String, String, String)>,
     pub version: Option<String>,
     /// `Err` says why no credentials reach the member.
-    pub access: Result<(), String>,
+    pub access: Result<(), ClientError>,
 }
 
 /// The profiles of one hub context as inventory documents, reports and ways in.
@@ -124,10 +124,13 @@ impl ProfileInventory {
         };
         if let Err(reason) = &report.access {
             return ClusterStatus {
-                health: Health::Unreachable,
+                health: match reason {
+                    ClientError::NoAccess(_) => Health::NoAccess,
+                    ClientError::Failed(_) => Health::Unreachable,
+                },
                 version: report.version.clone(),
                 latency_ms: None,
-                message: reason.clone(),
+                message: reason.to_string(),
             };
         }
         let mut status = probed;
@@ -325,7 +328,7 @@ fn way_in(
     name: &str,
     profile: &str,
     providers: &ProviderFile,
-) -> Result<(Cluster, ExecConfig), String> {
+) -> Result<(Cluster, ExecConfig), ClientError> {
     let mut offered: BTreeMap<String, Value> = BTreeMap::new();
     let mut offered_names: Vec<String> = Vec::new();
     for field in ["credentialProviders", "accessProviders"] {
@@ -348,9 +351,9 @@ fn way_in(
         }
     }
     if offered.is_empty() {
-        return Err(format!(
-            "no kubeconfig context named {name:?}, and ClusterProfile {profile} lists no access providers\n  hint: add a context named {name} to the kubeconfig"
-        ));
+        return Err(ClientError::NoAccess(format!(
+            "no access: no kubeconfig context named {name:?}, and ClusterProfile {profile} lists no access providers\n  hint: add a context named {name} to the kubeconfig"
+        )));
     }
     let Some((provider, cluster)) = providers.providers.iter().find_map(|provider| {
         offered
@@ -358,25 +361,25 @@ fn way_in(
             .map(|cluster| (provider, cluster.clone()))
     }) else {
         let list = offered_names.join(", ");
-        return Err(format!(
-            "no kubeconfig context named {name:?}, and no credentials for the access provider(s) {list} of ClusterProfile {profile}\n  hint: pass --clusterprofile-provider-file FILE with {{\"providers\": [{{\"name\": \"{first}\", \"execConfig\": {{...}}}}]}} (the cluster-inventory-api consumer format), or add a context named {name}",
+        return Err(ClientError::NoAccess(format!(
+            "no access: no kubeconfig context named {name:?}, and no credentials for the access provider(s) {list} of ClusterProfile {profile}\n  hint: pass --clusterprofile-provider-file FILE with {{\"providers\": [{{\"name\": \"{first}\", \"execConfig\": {{...}}}}]}} (the cluster-inventory-api consumer format), or add a context named {name}",
             first = offered_names.first().map_or("", String::as_str),
-        ));
+        )));
     };
     let mut cluster: Cluster = serde_json::from_value(cluster).map_err(|err| {
-        format!(
+        ClientError::Failed(format!(
             "ClusterProfile {profile}: access provider {} has a malformed cluster: {}",
             provider.name,
             safe_text::redact(&err.to_string())
-        )
+        ))
     })?;
     // A path on the hub's side means nothing here.
     cluster.certificate_authority = None;
     if cluster.server.as_deref().is_none_or(str::is_empty) {
-        return Err(format!(
+        return Err(ClientError::Failed(format!(
             "ClusterProfile {profile}: access provider {} names no server\n  hint: the cluster manager must fill status.accessProviders[].cluster.server",
             provider.name
-        ));
+        )));
     }
     let mut exec = provider.exec_config.clone().unwrap_or_default();
     exec.interactive_mode = Some(ExecInteractiveMode::Never);
@@ -483,7 +486,7 @@ mod tests {
     }
 
     #[test]
-    fn without_credentials_the_member_is_unreachable_naming_the_provider_and_the_fix() {
+    fn without_credentials_the_member_has_no_access_naming_the_provider_and_the_fix() {
         let offered = json!([{"name": "secretreader", "cluster": {"server": "https://b:2"}}]);
         let inventory = from_profiles(
             "hub",
@@ -492,7 +495,7 @@ mod tests {
             &providers(&["token"]),
         );
         let status = inventory.status("m1", probed(Health::Unknown));
-        assert_eq!(status.health, Health::Unreachable);
+        assert_eq!(status.health, Health::NoAccess);
         assert!(
             status.message.contains("secretreader")
                 && status.message.contains("fleet/m1")

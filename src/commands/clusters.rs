@@ -54,13 +54,15 @@ struct ClusterList {
 
 impl ClusterList {
     /// Writes the list; its exit code is 3 when any cluster could not be reached or read
-    /// (Unreachable or Unauthorized), else 0, whichever way the clusters were listed.
+    /// (Unreachable, Unauthorized, or NoAccess: no context or access provider reaches it), else 0, whichever way the clusters were listed.
     fn write(&self, global: &GlobalArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         output::write(out, &global.output, self, || table(&self.items))?;
-        let failed = self
-            .items
-            .iter()
-            .any(|item| matches!(item.health, Health::Unreachable | Health::Unauthorized));
+        let failed = self.items.iter().any(|item| {
+            matches!(
+                item.health,
+                Health::Unreachable | Health::Unauthorized | Health::NoAccess
+            )
+        });
         Ok(if failed { exit::PARTIAL } else { exit::OK })
     }
 }

@@ -252,7 +252,7 @@ pub async fn prepare(
             member
                 .client
                 .map(|client| KubeCluster::new(client, global.readonly))
-                .map_err(ApiError::Other)
+                .map_err(|error| ApiError::Other(error.into()))
         })
         .collect();
     Ok(selection.into_prepared(apis, files))

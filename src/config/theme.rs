@@ -213,7 +213,7 @@ impl Theme {
             Health::Ready => self.health_ready,
             Health::NotReady => self.health_not_ready,
             Health::Unreachable | Health::Unauthorized => self.health_unreachable,
-            Health::Unknown => self.health_unknown,
+            Health::Unknown | Health::NoAccess => self.health_unknown,
         }
     }
 }

@@ -370,6 +370,7 @@ fn cluster_glyph(
         Health::Unauthorized => return (if ascii { 'A' } else { '⚿' }, theme.health_unreachable),
         Health::NotReady => return (if ascii { 'N' } else { '▲' }, theme.health_not_ready),
         Health::Unknown => return (if ascii { ':' } else { '◌' }, theme.health_unknown),
+        Health::NoAccess => return (if ascii { '-' } else { '∅' }, theme.health_unknown),
         Health::Ready => {}
     }
     if state.is_stale(cluster) {

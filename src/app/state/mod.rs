@@ -815,6 +815,7 @@ fn health_rank(health: Health) -> u8 {
     match health {
         Health::Ready => 0,
         Health::Unknown => 1,
+        Health::NoAccess => 2,
         Health::NotReady => 2,
         Health::Unauthorized => 3,
         Health::Unreachable => 4,

@@ -265,7 +265,9 @@ impl Hub {
             &member.context
         };
         if self.kubeconfig.contexts.iter().any(|c| c.name == *context) {
-            return kubeconfig::client_for(&self.kubeconfig, context, timeouts).await;
+            return kubeconfig::client_for(&self.kubeconfig, context, timeouts)
+                .await
+                .map_err(String::from);
         }
         match self.kind {
             HubKind::Karmada => {

@@ -10,13 +10,13 @@ use kube::Client;
 use kube::config::Kubeconfig;
 
 use super::{kubeconfig, probe};
-use crate::model::{ClusterSpec, ClusterStatus, Health};
+use crate::model::{ClusterSpec, ClusterStatus};
 use crate::safe_text;
 
 /// A fleet member and its client (or why it has none).
 pub struct Member {
     pub spec: ClusterSpec,
-    pub client: Result<Client, String>,
+    pub client: Result<Client, kubeconfig::ClientError>,
 }
 
 /// Builds a client per cluster, concurrently.
@@ -43,10 +43,10 @@ pub async fn probe_all(
             match &member.client {
                 Ok(client) => probe::probe(client, timeout).await,
                 Err(reason) => ClusterStatus {
-                    health: Health::Unknown,
+                    health: reason.health(),
                     version: None,
                     latency_ms: None,
-                    message: safe_text::redact(reason),
+                    message: safe_text::redact(&reason.to_string()),
                 },
             }
         })

@@ -153,15 +153,65 @@ impl Default for Timeouts {
     }
 }
 
-/// A client for one context. Errors are per cluster (shown as that cluster's status), so they
-/// are returned as text, never as a failure of the whole fleet.
+/// Why a cluster has no client: flotilla has no way to reach it at all (no context), or the
+/// way it has failed (credentials, a proxy, a malformed entry). Per cluster, shown as that
+/// cluster's status, never a failure of the whole fleet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientError {
+    NoAccess(String),
+    Failed(String),
+}
+
+impl ClientError {
+    /// The cluster's health while it has no client.
+    pub fn health(&self) -> crate::model::Health {
+        match self {
+            ClientError::NoAccess(_) => crate::model::Health::NoAccess,
+            ClientError::Failed(_) => crate::model::Health::Unknown,
+        }
+    }
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientError::NoAccess(why) | ClientError::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
+impl From<ClientError> for String {
+    fn from(error: ClientError) -> String {
+        error.to_string()
+    }
+}
+
+/// A client for one context.
 pub async fn client_for(
     kubeconfig: &Kubeconfig,
     context: &str,
     timeouts: Timeouts,
-) -> Result<Client, String> {
-    let (config, proxy) = config_for(kubeconfig, context, timeouts).await?;
-    client_from(config, proxy.as_ref(), context, timeouts)
+) -> Result<Client, ClientError> {
+    if !has_context(kubeconfig, context) {
+        return Err(ClientError::NoAccess(no_context(context)));
+    }
+    let (config, proxy) = config_for(kubeconfig, context, timeouts)
+        .await
+        .map_err(ClientError::Failed)?;
+    client_from(config, proxy.as_ref(), context, timeouts).map_err(ClientError::Failed)
+}
+
+fn has_context(kubeconfig: &Kubeconfig, context: &str) -> bool {
+    kubeconfig
+        .contexts
+        .iter()
+        .any(|named| named.name == context)
+}
+
+fn no_context(context: &str) -> String {
+    format!(
+        "no access: no context named {context:?} in the kubeconfig (add one, or map the cluster to a context with the annotation flotilla.dev/context)"
+    )
 }
 
 /// A client for a cluster reached through another's API server at `path` (a hub's proxy to
@@ -191,14 +241,8 @@ async fn config_for(
     context: &str,
     timeouts: Timeouts,
 ) -> Result<(Config, Option<Proxy>), String> {
-    if !kubeconfig
-        .contexts
-        .iter()
-        .any(|named| named.name == context)
-    {
-        return Err(format!(
-            "no context named {context:?} in the kubeconfig (map the cluster with the annotation flotilla.dev/context)"
-        ));
+    if !has_context(kubeconfig, context) {
+        return Err(no_context(context));
     }
     // The whole credential step has one deadline, so a slow plugin costs only its own cluster.
     let deadline = timeouts.credentials();
@@ -433,7 +477,8 @@ contexts:
         let Err(err) = client_for(&kubeconfig, "nope", Timeouts::default()).await else {
             panic!("a missing context must not produce a client");
         };
-        assert!(err.contains("flotilla.dev/context"), "{err}");
+        assert_eq!(err.health(), crate::model::Health::NoAccess);
+        assert!(err.to_string().contains("flotilla.dev/context"), "{err}");
         assert!(
             client_for(&kubeconfig, "member-1", Timeouts::default())
                 .await

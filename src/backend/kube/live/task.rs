@@ -257,8 +257,8 @@ impl ClusterTask {
                 Ok(client) => self.client = Some(client),
                 Err(reason) => {
                     reported();
-                    self.report(status(Health::Unknown, reason.clone()));
-                    let updates = self.cells.set_reach(Reach::Down(reason));
+                    self.report(status(reason.health(), reason.to_string()));
+                    let updates = self.cells.set_reach(Reach::Down(reason.into()));
                     self.send_cells(updates);
                     return;
                 }
