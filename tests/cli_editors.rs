@@ -365,6 +365,16 @@ fn bad_input_is_exit_2_names_the_flag_and_writes_nothing() {
             "no federated resource ConfigMap/p/nope",
         ),
         (
+            &[
+                "placement",
+                "set",
+                "ConfigMap/p/nmaes",
+                "--add-cluster",
+                "m2",
+            ],
+            "no federated resource ConfigMap/p/nmaes in this fleet; did you mean ConfigMap/p/names?",
+        ),
+        (
             &["placement", "set", "names", "--add-cluster", "m2"],
             "KIND/NAMESPACE/NAME",
         ),

@@ -161,9 +161,20 @@ pub fn find_resource(fleet: &Fleet, text: &str) -> Result<usize, String> {
         .collect();
     match found.as_slice() {
         [one] => Ok(*one),
-        [] => Err(format!(
-            "no federated resource {text} in this fleet\n  hint: `flotilla render -o name` lists the objects the fleet places"
-        )),
+        [] => {
+            let keys: Vec<String> = fleet
+                .resources
+                .iter()
+                .map(|r| r.target.display_key())
+                .collect();
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let near = crate::engine::dialect::api_groups::closest(text, &keys)
+                .map(|near| format!("; did you mean {near}?"))
+                .unwrap_or_default();
+            Err(format!(
+                "no federated resource {text} in this fleet{near}\n  hint: `flotilla render -o name` lists the objects the fleet places"
+            ))
+        }
         _ => Err(format!(
             "{text} names {} resources of different API groups; that cannot be told apart here",
             found.len()
