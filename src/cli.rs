@@ -530,6 +530,11 @@ pub struct PlacementSetArgs {
     /// `aggregated`, or '' for none.
     #[arg(long, value_name = "MODE")]
     pub replica_scheduling: Option<String>,
+    /// Give the resource a Karmada policy of its own with the edited placement (selecting
+    /// only it, one priority above the policy it shares, preemption: Always), so the other
+    /// resources of that policy keep theirs. Fleet directories only.
+    #[arg(long)]
+    pub own_policy: bool,
     #[command(flatten)]
     pub edit: EditArgs,
 }

@@ -1094,3 +1094,68 @@ fn a_shared_policys_edit_names_every_resource_it_changes_and_a_cluster_that_cann
         "a dry run writes nothing"
     );
 }
+
+#[test]
+fn own_policy_moves_only_the_edited_resource_and_leaves_the_shared_policy_alone() {
+    let fleet = Fleet::copy_of("demo");
+    let before_policy = fleet.read("karmada-shop.yaml");
+    let on_prod = fleet.rendered_on("prod-eu-west-1");
+    let args = [
+        "placement",
+        "set",
+        "Deployment/shop/inventory",
+        "--add-cluster",
+        "staging-eu-west-1",
+        "--cluster-selector",
+        "",
+        "--own-policy",
+    ];
+    let mut dry = args.to_vec();
+    dry.push("--dry-run");
+    let json = fleet.json(&dry, 1);
+    // Only the edited resource changes: the shared policy's other resources stay where they are.
+    let affected: Vec<&str> = json["affected"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| a["resource"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(affected, ["Deployment/shop/inventory"], "{json}");
+    assert_eq!(strings(&json["gained"]), ["staging-eu-west-1"], "{json}");
+    assert_eq!(json["edited"], "PropagationPolicy shop/inventory", "{json}");
+    assert_eq!(fleet.read("karmada-shop.yaml"), before_policy, "dry run");
+
+    let mut yes = args.to_vec();
+    yes.push("--yes");
+    let out = fleet.run(&yes);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = fleet.read("karmada-shop.yaml");
+    // The shared policy's text is untouched; the new policy is appended after it.
+    assert!(text.starts_with(before_policy.trim_end()), "{text}");
+    assert!(
+        text.contains("name: inventory\n  namespace: shop"),
+        "{text}"
+    );
+    assert!(text.contains("preemption: Always"), "{text}");
+    assert!(
+        fleet
+            .rendered_on("staging-eu-west-1")
+            .contains(&"Deployment/inventory".to_string())
+    );
+    let now_on_prod = fleet.rendered_on("prod-eu-west-1");
+    let without = |names: &[String]| -> Vec<String> {
+        names
+            .iter()
+            .filter(|n| *n != "Deployment/inventory")
+            .cloned()
+            .collect()
+    };
+    assert_eq!(without(&now_on_prod), without(&on_prod));
+    assert!(!now_on_prod.contains(&"Deployment/inventory".to_string()));
+
+    // Its policy now places only it: a second --own-policy is refused, nothing written.
+    let again = fleet.run(&yes);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(stderr(&again).contains("places only Deployment/shop/inventory already"));
+    assert_eq!(fleet.read("karmada-shop.yaml"), text);
+}

@@ -13,8 +13,8 @@ use super::edits::{
 };
 use crate::cli::{GlobalArgs, PlacementSetArgs};
 use crate::engine::edit::placement::{
-    EditablePlacement, PlacementPreview, parse_field_selector, parse_replicas, parse_selector,
-    parse_tolerations, preview_placement,
+    EditablePlacement, parse_field_selector, parse_replicas, parse_selector, parse_tolerations,
+    preview_placement,
 };
 use crate::model::ResourceRef;
 
@@ -112,12 +112,9 @@ fn edited(
 /// out), with the reason and the two ways out.
 fn unplaceable(
     args: &PlacementSetArgs,
-    preview: &PlacementPreview,
+    after: &crate::engine::Fleet,
     target: &ResourceRef,
 ) -> Vec<String> {
-    let Some(after) = &preview.fleet else {
-        return Vec::new();
-    };
     let Some(row) = after.resources.iter().position(|r| &r.target == target) else {
         return Vec::new();
     };
@@ -138,7 +135,7 @@ fn unplaceable(
         }
         let reason = after.unplaced_reason(row, column).unwrap_or("not placed");
         warnings.push(format!(
-            "{name} is named but still not placed: {reason}; add it to the cluster selector too, or give {} a policy of its own",
+            "{name} is named but still not placed: {reason}; add it to the cluster selector too, or give {} a policy of its own (--own-policy)",
             target.display_key()
         ));
     }
@@ -193,6 +190,9 @@ pub async fn run_set(
         Ok(object) => object,
         Err(message) => return Ok(input_error(&format!("{}: {message}", source.title))),
     };
+    if args.own_policy {
+        return own_policy(global, args, &loaded, resource, &source, &object, out).await;
+    }
     let mut report = Report {
         resource: key.clone(),
         edited: source.title.clone(),
@@ -236,7 +236,9 @@ pub async fn run_set(
                 preview.others(target).count()
             ));
         }
-        report.warnings.extend(unplaceable(args, &preview, target));
+        if let Some(after) = &preview.fleet {
+            report.warnings.extend(unplaceable(args, after, target));
+        }
         report.diffs = object_diffs(&preview.diffs);
         match document_diff(&loaded, &source.file, source.document, &object) {
             Ok((file, diff)) => (report.file, report.file_diff) = (file, diff),
@@ -253,4 +255,147 @@ pub async fn run_set(
         previous: &source.object,
     };
     edits::gate_and_write(global, &args.edit, &loaded, &write, &object, report, out).await
+}
+
+/// `placement set --own-policy`: the edited placement goes into a new policy that selects only
+/// `resource` (appended to the file of the policy it shares), so the other resources of that
+/// policy keep theirs; the preview compares the whole fleet before and after.
+async fn own_policy(
+    global: &GlobalArgs,
+    args: &PlacementSetArgs,
+    loaded: &edits::Loaded,
+    resource: usize,
+    source: &crate::engine::edit::placement::PlacementSource,
+    object: &serde_json::Value,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    let (fleet, files) = (&loaded.fleet, &loaded.files);
+    let target = &fleet.resources[resource].target;
+    if !matches!(loaded.store, edits::Store::Dir(_)) {
+        return Ok(input_error(
+            "--own-policy edits a fleet directory; on a hub, create the policy with kubectl and flotilla shows it",
+        ));
+    }
+    if fleet.resources_placed_by(files, source).len() <= 1 {
+        return Ok(input_error(&format!(
+            "{} places only {} already; edit it without --own-policy",
+            source.title,
+            target.display_key()
+        )));
+    }
+    let policy = match crate::engine::edit::placement::own_policy(fleet, source, object, target) {
+        Ok(policy) => policy,
+        Err(message) => return Ok(input_error(&message)),
+    };
+    let name = policy["metadata"]["name"].as_str().unwrap_or_default();
+    let title = match &target.namespace {
+        Some(ns) => format!(
+            "{} {ns}/{name}",
+            policy["kind"].as_str().unwrap_or_default()
+        ),
+        None => format!("{} {name}", policy["kind"].as_str().unwrap_or_default()),
+    };
+    let document = files.iter().find(|f| f.path == source.file).map_or(0, |f| {
+        crate::engine::document::parse::document_spans(&f.text).len()
+    });
+    let mut edited_files = files.clone();
+    for file in edited_files.iter_mut().filter(|f| f.path == source.file) {
+        match crate::engine::edit::yaml_text::append_document(&file.path, &file.text, &policy) {
+            Ok(text) => file.text = text,
+            Err(err) => return Ok(input_error(&err.to_string())),
+        }
+    }
+    let (after, errors) = crate::engine::fleet::assemble::load_fleet(&edited_files);
+    if !errors.is_empty() {
+        for error in &errors {
+            eprintln!("{error}");
+        }
+        return Ok(input_error(&format!(
+            "the new {title} would not load; nothing written"
+        )));
+    }
+    let (_, diffs) = edits::compare_fleets(fleet, &after);
+    let mut report = Report {
+        resource: target.display_key(),
+        edited: title.clone(),
+        file: source.file.clone(),
+        ..Report::default()
+    };
+    report.affected = affected(fleet, &after, &diffs);
+    if let Some(own) = report
+        .affected
+        .iter()
+        .find(|a| a.resource == report.resource)
+    {
+        report.gained = own.gained.to_vec();
+        report.lost = own.lost.to_vec();
+        report.changed = own.changed.to_vec();
+    }
+    report.leaving = crate::backend::hub::leaving(loaded.hub_kind());
+    report.diffs = diffs;
+    report.warnings.push(format!(
+        "{} gets {title} of its own (priority {}, preemption: Always); {} keeps placing its other resources as it does",
+        report.resource,
+        policy["spec"]["priority"],
+        source.title
+    ));
+    report.warnings.extend(unplaceable(args, &after, target));
+    match document_diff(loaded, &source.file, document, &policy) {
+        Ok((file, diff)) => (report.file, report.file_diff) = (file, diff),
+        Err(message) => return Ok(input_error(&message)),
+    }
+    let write = DocumentWrite {
+        command: "placement set",
+        action: "save-placement",
+        resource: &report.resource.clone(),
+        title: &title,
+        file: &source.file,
+        document,
+        previous: &policy,
+    };
+    edits::gate_and_write(global, &args.edit, loaded, &write, &policy, report, out).await
+}
+
+/// Every resource whose clusters change between two loads of a fleet, with the clusters it
+/// gains, loses and changes on (`changed` from the object diffs).
+fn affected(
+    before: &crate::engine::Fleet,
+    after: &crate::engine::Fleet,
+    diffs: &[edits::ObjectDiff],
+) -> Vec<Affected> {
+    let mut out = Vec::new();
+    for (r, resource) in before.resources.iter().enumerate() {
+        let Some(n) = after.resource_index(&resource.target, r) else {
+            continue;
+        };
+        let key = resource.target.display_key();
+        let (mut gained, mut lost) = (Vec::new(), Vec::new());
+        for (c, cluster) in before.clusters.iter().enumerate() {
+            let Some(nc) = after.cluster_index(&cluster.name) else {
+                continue;
+            };
+            match (before.is_placed(r, c), after.is_placed(n, nc)) {
+                (false, true) => gained.push(cluster.name.clone()),
+                (true, false) => lost.push(cluster.name.clone()),
+                _ => {}
+            }
+        }
+        let changed: Vec<String> = diffs
+            .iter()
+            .filter(|d| d.resource == key)
+            .flat_map(|d| d.clusters.iter())
+            .filter(|c| !gained.contains(c))
+            .cloned()
+            .collect();
+        if gained.is_empty() && lost.is_empty() && changed.is_empty() {
+            continue;
+        }
+        out.push(Affected {
+            resource: key,
+            gained: gained.into(),
+            lost: lost.into(),
+            changed: changed.into(),
+        });
+    }
+    out
 }

@@ -1052,6 +1052,64 @@ fn outcome(old: Decision, new: Decision, target: &ResourceRef) -> Outcome {
     }
 }
 
+/// A Karmada policy of `target`'s own: the edited policy `object` (its placement and
+/// behaviour) selecting only `target`, one priority above the policy it leaves and taking the
+/// template over on a hub (`preemption: Always`). Named after the resource, or with `-own`
+/// (and a number) when the fleet has a policy of that name. Fails for KubeFed, whose
+/// placement is the Federated object's own already.
+pub fn own_policy(
+    fleet: &Fleet,
+    source: &PlacementSource,
+    object: &Value,
+    target: &ResourceRef,
+) -> Result<Value, String> {
+    if source.dialect != Dialect::Karmada {
+        return Err(format!(
+            "{} is already {}'s own placement; edit it without --own-policy",
+            source.title,
+            target.display_key()
+        ));
+    }
+    let kind = if target.namespace.is_some() {
+        "PropagationPolicy"
+    } else {
+        "ClusterPropagationPolicy"
+    };
+    let taken = |name: &str| {
+        fleet
+            .propagation
+            .iter()
+            .any(|p| p.kind == kind && p.namespace == target.namespace && p.name == name)
+    };
+    let name = std::iter::once(target.name.clone())
+        .chain((1..).map(|n| match n {
+            1 => format!("{}-own", target.name),
+            n => format!("{}-own-{n}", target.name),
+        }))
+        .find(|name| !taken(name))
+        .unwrap_or_default();
+    let mut spec = object.get("spec").cloned().unwrap_or_else(|| json!({}));
+    let priority = spec.get("priority").and_then(Value::as_i64).unwrap_or(0);
+    if let Some(fields) = spec.as_object_mut() {
+        fields.insert(
+            "resourceSelectors".into(),
+            json!([{"apiVersion": target.api_version, "kind": target.kind, "name": target.name}]),
+        );
+        fields.insert("priority".into(), json!(priority + 1));
+        fields.insert("preemption".into(), json!("Always"));
+    }
+    let mut metadata = json!({"name": name});
+    if let Some(ns) = &target.namespace {
+        metadata["namespace"] = json!(ns);
+    }
+    Ok(json!({
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": kind,
+        "metadata": metadata,
+        "spec": spec,
+    }))
+}
+
 /// Loads the fleet with `source`'s document replaced by `object` and compares every resource
 /// the document places, on every cluster, with `before`.
 pub fn preview_placement(
