@@ -4,7 +4,9 @@
 //! kube-apiserver from `cargo xtask testenv` as `kubectl create --dry-run=server` and put
 //! alone in a fleet for `flotilla render`. The two must give the same verdict on every
 //! object: what the API server accepts flotilla accepts, and what it refuses flotilla
-//! refuses with a located error (exit 2).
+//! refuses with a located error (exit 2). Beside the hand-made corpus, a deterministic
+//! generator (proptest's, fixed seed) draws names, label keys and values, counts and ports
+//! from alphabets and lengths around the rules, so neighbours nobody thought of are judged too.
 
 mod support;
 
@@ -175,6 +177,47 @@ fn corpus(ns: &str) -> Vec<Case> {
     cases
 }
 
+/// Objects drawn by proptest from alphabets and lengths that straddle the API server's rules
+/// (a fixed seed: the same corpus every run, so a disagreement can be reproduced).
+fn generated(ns: &str) -> Vec<Case> {
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let mut draw = |pattern: &str| -> String {
+        proptest::string::string_regex(pattern)
+            .expect("a valid pattern")
+            .new_tree(&mut runner)
+            .expect("a value")
+            .current()
+    };
+    let mut cases = Vec::new();
+    for i in 0..40 {
+        let name = draw("[a-z0-9.\\-_A]{1,70}");
+        cases.push(Case {
+            what: format!("generated ConfigMap name {name:?}"),
+            yaml: config_map(ns, &name, "{}", "{}"),
+        });
+        let key = draw("([a-z0-9.\\-]{1,12}/)?[a-zA-Z0-9._\\-]{1,66}");
+        let value = draw("[a-zA-Z0-9._\\- ]{0,66}");
+        cases.push(Case {
+            what: format!("generated label {key:?}: {value:?}"),
+            yaml: config_map(
+                ns,
+                &format!("generated-label-{i}"),
+                &format!("{{{key:?}: {value:?}}}"),
+                "{}",
+            ),
+        });
+        let replicas: i64 = draw("-?[0-3]").parse().unwrap_or(0);
+        let port: i64 = draw("-?(0|1|[1-9][0-9]{0,5})").parse().unwrap_or(0);
+        cases.push(Case {
+            what: format!("generated Deployment replicas {replicas}, containerPort {port}"),
+            yaml: deployment(ns, &format!("generated-deploy-{i}"), replicas, "web", port),
+        });
+    }
+    cases
+}
+
 /// Whether flotilla's offline load accepts the object: `render` on a fleet holding only it
 /// and one cluster.
 fn flotilla_accepts(yaml: &str) -> (bool, String) {
@@ -210,7 +253,8 @@ fn offline_validation_gives_the_api_servers_verdict_on_every_object() {
     let member = env().members[0].clone();
     let ns = TestNamespace::on("validation-oracle", std::slice::from_ref(&member));
     let mut disagreements = Vec::new();
-    let cases = corpus(&ns.name);
+    let mut cases = corpus(&ns.name);
+    cases.extend(generated(&ns.name));
     let mut refused = 0;
     for case in &cases {
         let server = kubectl_stdin(
