@@ -7,7 +7,7 @@ use std::str::FromStr;
 use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand};
 
-use crate::output::jsonpath::Template;
+pub use crate::output::OutputFormat;
 
 /// Exit codes shared by every command.
 pub mod exit {
@@ -146,42 +146,6 @@ impl GlobalArgs {
     /// Whether the simulated fleet is in use (`--demo` or `--demo-scale`).
     pub fn uses_demo(&self) -> bool {
         self.demo || self.demo_scale.is_some()
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OutputFormat {
-    /// Aligned columns for people.
-    Table,
-    /// The table with the columns it hides (labels, contexts, API versions, times).
-    Wide,
-    /// One name a line (`KIND/NS/NAME`, or cluster names for `clusters`), for scripts.
-    Name,
-    Json,
-    Yaml,
-    /// The JSON shape through a kubectl jsonpath template.
-    JsonPath(Template),
-}
-
-impl FromStr for OutputFormat {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Ok(match text {
-            "table" => OutputFormat::Table,
-            "wide" => OutputFormat::Wide,
-            "name" => OutputFormat::Name,
-            "json" => OutputFormat::Json,
-            "yaml" => OutputFormat::Yaml,
-            _ => match text.strip_prefix("jsonpath=") {
-                Some(template) => OutputFormat::JsonPath(template.parse()?),
-                None => {
-                    return Err(format!(
-                        "{text:?}: expected table, wide, name, json, yaml or jsonpath=TEMPLATE"
-                    ));
-                }
-            },
-        })
     }
 }
 

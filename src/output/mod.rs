@@ -4,13 +4,50 @@
 //! `-o jsonpath=…` templates the JSON shape ([`jsonpath`]).
 
 use std::io::Write;
+use std::str::FromStr;
 
 use serde::Serialize;
 
 pub mod jsonpath;
 
-use crate::cli::OutputFormat;
 use crate::safe_text::printable;
+
+/// `-o`: how a command prints what it found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// Aligned columns for people.
+    Table,
+    /// The table with the columns it hides (labels, contexts, API versions, times).
+    Wide,
+    /// One name a line (`KIND/NS/NAME`, or cluster names for `clusters`), for scripts.
+    Name,
+    Json,
+    Yaml,
+    /// The JSON shape through a kubectl jsonpath template.
+    JsonPath(jsonpath::Template),
+}
+
+impl FromStr for OutputFormat {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(match text {
+            "table" => OutputFormat::Table,
+            "wide" => OutputFormat::Wide,
+            "name" => OutputFormat::Name,
+            "json" => OutputFormat::Json,
+            "yaml" => OutputFormat::Yaml,
+            _ => match text.strip_prefix("jsonpath=") {
+                Some(template) => OutputFormat::JsonPath(template.parse()?),
+                None => {
+                    return Err(format!(
+                        "{text:?}: expected table, wide, name, json, yaml or jsonpath=TEMPLATE"
+                    ));
+                }
+            },
+        })
+    }
+}
 
 /// Writes `value` as JSON or YAML, or the table `table` builds for the human forms.
 pub fn write<T: Serialize>(

@@ -65,8 +65,9 @@ const MAIN: CrateRules = CrateRules {
         layer("commands", 8),
         layer("source", 8),
         layer("cli", 8),
-        layer("output", 8),
         layer("logging", 8),
+        // Below `cli` and `commands`: how a result prints, knowing nothing of the command line.
+        layer("output", 7),
         layer("views", 7),
         layer("app", 6),
         layer("backend", 5),
