@@ -638,7 +638,8 @@ fn the_review_of_a_shared_policys_edit_names_every_other_resource_it_changes() {
     assert_eq!(
         notes.first().copied(),
         Some(
-            "2 other resource(s) share PropagationPolicy shop/shop-default; the edit changes 2 of them"
+            "2 other resource(s) share PropagationPolicy shop/shop-default; the edit changes 2 of them \
+             (o saves it as a policy of its own instead: they keep theirs)"
         ),
         "said up front: {notes:?}"
     );
@@ -665,5 +666,46 @@ fn the_review_of_a_shared_policys_edit_names_every_other_resource_it_changes() {
                 Service/shop/checkout, ConfigMap/shop/registry-config"),
         "{:?}",
         pending.summary
+    );
+}
+
+#[test]
+fn o_in_the_review_saves_a_shared_policys_edit_as_a_policy_of_the_resources_own() {
+    let mut console = Console::demo();
+    console.select("Deployment/shop/inventory");
+    let inventory = console.state.resource_view.selected().expect("selected");
+    console.command(KeyCommand::EditPlacement);
+    let staging = console.cluster("staging-eu-west-1");
+    for _ in 0..staging {
+        console.key(InputKey::Down);
+    }
+    console.key(InputKey::Char(' '));
+    console.key(InputKey::Enter);
+    assert!(console.key(InputKey::Char('o')).is_empty(), "o only asks");
+    let Mode::Confirm(pending) = &console.state.mode else {
+        panic!("expected the confirmation, got {:?}", console.state.mode);
+    };
+    let save = pending.save.as_ref().expect("a document to save");
+    // A new policy for inventory alone, beside the shared one; the shared one is not rewritten.
+    assert_eq!(save.title, "PropagationPolicy shop/inventory");
+    assert_eq!(
+        save.object["spec"]["resourceSelectors"][0]["name"],
+        "inventory"
+    );
+    assert_eq!(save.object["spec"]["preemption"], "Always");
+    assert!(
+        pending.summary.iter().any(|line| line
+            == "PropagationPolicy shop/shop-default keeps placing its 2 other resource(s) as it does"),
+        "{:?}",
+        pending.summary
+    );
+    // Only inventory's objects are applied: the other resources' cells are not touched.
+    assert!(
+        pending
+            .cells
+            .iter()
+            .all(|cell| cell.resource as usize == inventory),
+        "{:?}",
+        pending.cells
     );
 }

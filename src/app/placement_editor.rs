@@ -108,6 +108,7 @@ pub fn key(state: &mut State, mut editor: Box<PlacementEditor>, key: InputKey) -
                     return Vec::new();
                 }
                 Some(ViewCommand::Save) => return propose(state, editor),
+                Some(ViewCommand::OwnPolicy) => return propose_own_policy(state, editor),
                 Some(ViewCommand::Up) => scroll.saturating_sub(1),
                 Some(ViewCommand::Down) => (scroll + 1).min(last),
                 Some(ViewCommand::NextChange) => jump(&rows, scroll, true),
@@ -320,6 +321,110 @@ fn propose(state: &mut State, editor: Box<PlacementEditor>) -> Vec<Effect> {
             reapply,
             created,
         }),
+        placement: None,
+        reload: None,
+        waves: false,
+    }));
+    Vec::new()
+}
+
+/// Asks to save the edited placement as a new policy of the resource's own (see
+/// `engine::edit::placement::own_policy`): the shared policy and its other resources are left
+/// as they are; only the edited resource's objects are applied. Fleet directories and the demo
+/// only.
+fn propose_own_policy(state: &mut State, editor: Box<PlacementEditor>) -> Vec<Effect> {
+    let refuse = |state: &mut State, editor: Box<PlacementEditor>, why: String| {
+        state.notice = Some(why);
+        state.mode = Mode::Placement(editor);
+        Vec::new()
+    };
+    let (Some(source), Some(preview)) = (&editor.source, &editor.preview) else {
+        state.mode = Mode::Placement(editor);
+        return Vec::new();
+    };
+    if state.hub.is_some() {
+        let why = "on a hub, create the policy with kubectl; o works on fleet directories".into();
+        return refuse(state, editor, why);
+    }
+    let Some(target) = state
+        .fleet
+        .resources
+        .get(editor.resource)
+        .map(|resource| resource.target.clone())
+    else {
+        state.mode = Mode::Placement(editor);
+        return Vec::new();
+    };
+    if preview.sharing <= 1 {
+        let why = format!(
+            "{} places only {} already: enter saves the edit",
+            source.title,
+            target.display_key()
+        );
+        return refuse(state, editor, why);
+    }
+    let policy = match source.with(&editor.edit).and_then(|object| {
+        crate::engine::edit::placement::own_policy(&state.fleet, source, &object, &target)
+    }) {
+        Ok(policy) => policy,
+        Err(why) => return refuse(state, editor, why),
+    };
+    let name = policy["metadata"]["name"].as_str().unwrap_or_default();
+    let title = match &target.namespace {
+        Some(ns) => format!(
+            "{} {ns}/{name}",
+            policy["kind"].as_str().unwrap_or_default()
+        ),
+        None => format!("{} {name}", policy["kind"].as_str().unwrap_or_default()),
+    };
+    let document = state
+        .files
+        .iter()
+        .find(|file| file.path == source.file)
+        .map_or(0, |file| {
+            crate::engine::document::parse::document_spans(&file.text).len()
+        });
+    let cells = cells_to_apply(state, preview, |group| group.resource == target);
+    let mut summary = vec![format!(
+        "save a new {title} ({}) for {} alone",
+        source.file,
+        target.display_key()
+    )];
+    if let Some(change) = preview.change_of(&target) {
+        summary.extend(change.gained.iter().map(|c| format!("+ {c} enters")));
+        summary.extend(
+            change
+                .lost
+                .iter()
+                .map(|c| format!("- {c} leaves: {}", crate::backend::hub::leaving(editor.hub))),
+        );
+    }
+    summary.push(format!(
+        "{} keeps placing its {} other resource(s) as it does",
+        source.title,
+        preview.sharing - 1
+    ));
+    // Typing a danger-class cluster's name is required when the edit writes to one.
+    let confirm_word = cells
+        .iter()
+        .map(|cell| cell.cluster as usize)
+        .find(|cluster| state.is_dangerous(*cluster))
+        .and_then(|cluster| state.clusters.get(cluster))
+        .map_or_else(|| "y".into(), |row| row.spec.name.clone());
+    state.mode = Mode::Confirm(Box::new(PendingApply {
+        cells,
+        summary,
+        confirm_word,
+        typed: String::new(),
+        save: Some(FleetSave {
+            file: source.file.clone(),
+            document,
+            object: policy,
+            title,
+            reopen: None,
+        }),
+        delete: Vec::new(),
+        undo: None,
         placement: None,
         reload: None,
         waves: false,

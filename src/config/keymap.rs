@@ -274,6 +274,7 @@ impl Section {
                 ViewCommand::NextChange,
                 ViewCommand::PrevChange,
                 ViewCommand::SideBySide,
+                ViewCommand::OwnPolicy,
                 ViewCommand::Save,
                 ViewCommand::Help,
             ],
@@ -313,6 +314,8 @@ pub enum ViewCommand {
     NextChange,
     PrevChange,
     SideBySide,
+    /// Save a placement edit as a policy of the resource's own.
+    OwnPolicy,
     Save,
     Help,
     NextField,
@@ -355,6 +358,7 @@ impl ViewCommand {
             ViewCommand::NextChange => "next-change",
             ViewCommand::PrevChange => "prev-change",
             ViewCommand::SideBySide => "side-by-side",
+            ViewCommand::OwnPolicy => "own-policy",
             ViewCommand::Save => "save",
             ViewCommand::Help => "help",
             ViewCommand::NextField => "next-field",
@@ -397,6 +401,9 @@ impl ViewCommand {
             ViewCommand::NextChange => "next changed hunk",
             ViewCommand::PrevChange => "previous changed hunk",
             ViewCommand::SideBySide => "old and new side by side, or one column",
+            ViewCommand::OwnPolicy => {
+                "save a shared policy's edit as a policy of the resource's own (the others keep theirs)"
+            }
             ViewCommand::Save => "save and propagate (asks first)",
             ViewCommand::Help => "help: this view's keys first, then the main view's",
             ViewCommand::NextField => {

@@ -134,10 +134,15 @@ pub fn review_rows(editor: &PlacementEditor) -> Vec<ReviewRow> {
     {
         let others: Vec<_> = preview.others(edited).collect();
         rows.push(ReviewRow::Note(format!(
-            "{} other resource(s) share {}; the edit changes {} of them",
+            "{} other resource(s) share {}; the edit changes {} of them{}",
             preview.sharing - 1,
             source.title,
-            others.len()
+            others.len(),
+            if source.dialect == crate::model::Dialect::Karmada {
+                " (o saves it as a policy of its own instead: they keep theirs)"
+            } else {
+                ""
+            }
         )));
         for other in others.iter().take(SHOWN_OTHERS) {
             rows.push(ReviewRow::Note(format!(
