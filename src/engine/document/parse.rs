@@ -44,6 +44,8 @@ pub struct DocMemo {
     /// The template as every cluster starts from it, for one identity, with that identity's
     /// display key.
     pub base: OnceLock<(crate::model::ResourceRef, Arc<Value>, String)>,
+    /// The cluster an inventory document declares, for one inventory kind (its tag).
+    pub cluster: OnceLock<(u8, crate::model::ClusterSpec)>,
     ident: OnceLock<Ident>,
 }
 

@@ -435,7 +435,7 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
             Class::ClusterProfile => InventoryKind::ClusterProfile,
             _ => continue,
         };
-        match inventory::parse_cluster(doc, kind) {
+        match inventory::parse_cluster_once(doc, kind) {
             Ok(spec) => inventory_entries.push((*doc, kind, spec)),
             Err(e) => errors.push(e),
         }

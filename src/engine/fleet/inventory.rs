@@ -105,6 +105,19 @@ fn text_at(doc: &Doc, pointer: &str) -> Option<String> {
 }
 
 /// Reads one inventory document into a partial cluster.
+/// [`parse_cluster`], remembered with the document once it parses: a fleet re-read after an
+/// edit elsewhere does not read its inventory again.
+pub fn parse_cluster_once(doc: &Doc, kind: InventoryKind) -> Result<ClusterSpec, FleetError> {
+    if let Some((known, spec)) = doc.memo.cluster.get()
+        && *known == kind as u8
+    {
+        return Ok(spec.clone());
+    }
+    let spec = parse_cluster(doc, kind)?;
+    let _ = doc.memo.cluster.set((kind as u8, spec.clone()));
+    Ok(spec)
+}
+
 pub fn parse_cluster(doc: &Doc, kind: InventoryKind) -> Result<ClusterSpec, FleetError> {
     let name = doc.name().to_string();
     if name.is_empty() {
