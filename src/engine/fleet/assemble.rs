@@ -652,10 +652,14 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
         ));
     }
 
-    builds.sort_by(|a, b| a.sort_key.cmp(&b.sort_key));
-    let mut resources = Vec::with_capacity(builds.len());
-    let mut plans = Vec::with_capacity(builds.len());
-    for b in builds {
+    // Sorted by key through their indices (a stable sort, as of the builds themselves, which
+    // are large to move).
+    let mut order: Vec<usize> = (0..builds.len()).collect();
+    order.sort_by(|&a, &b| builds[a].sort_key.cmp(&builds[b].sort_key));
+    let mut slots: Vec<Option<Built>> = builds.into_iter().map(Some).collect();
+    let mut resources = Vec::with_capacity(slots.len());
+    let mut plans = Vec::with_capacity(slots.len());
+    for b in order.into_iter().filter_map(|i| slots[i].take()) {
         resources.push(b.resource);
         plans.push(b.plan);
     }
