@@ -92,11 +92,14 @@ pub async fn revert_fields<A: ClusterApi>(
 
 /// Removes the field or list item at `pointer`, if there is one.
 pub fn remove_pointer(object: &mut Value, pointer: &str) {
-    let Some((parent, last)) = pointer.rsplit_once('/') else {
+    let Some((parent, last)) = jsonptr::Pointer::parse(pointer)
+        .ok()
+        .and_then(jsonptr::Pointer::split_back)
+    else {
         return;
     };
-    let last = last.replace("~1", "/").replace("~0", "~");
-    match object.pointer_mut(parent) {
+    let last = last.decoded().into_owned();
+    match object.pointer_mut(parent.as_str()) {
         Some(Value::Object(map)) => {
             map.remove(&last);
         }

@@ -725,15 +725,16 @@ fn simulated_cluster(spec: &ClusterSpec, scenario: &Scenario, rng: &mut SplitMix
 
 /// The segments of a JSON pointer, every token a field name.
 fn pointer_segments(pointer: &str) -> Vec<crate::engine::compare::diff::Segment> {
-    pointer
-        .split('/')
-        .skip(1)
-        .map(|token| {
-            crate::engine::compare::diff::Segment::Field(
-                token.replace("~1", "/").replace("~0", "~"),
-            )
+    jsonptr::Pointer::parse(pointer)
+        .map(|pointer| {
+            pointer
+                .tokens()
+                .map(|token| {
+                    crate::engine::compare::diff::Segment::Field(token.decoded().into_owned())
+                })
+                .collect()
         })
-        .collect()
+        .unwrap_or_default()
 }
 
 /// Picks a scalar inside `spec` or `data` (the operator's intent), deterministically.
@@ -761,7 +762,7 @@ fn collect_leaves(value: &Value, path: &str, out: &mut Vec<(String, Value)>) {
     match value {
         Value::Object(map) => {
             for (key, child) in map {
-                let escaped = key.replace('~', "~0").replace('/', "~1");
+                let escaped = crate::engine::document::parse::escape_token(key);
                 collect_leaves(child, &format!("{path}/{escaped}"), out);
             }
         }

@@ -217,15 +217,11 @@ pub struct FieldDrift {
 impl FieldDrift {
     /// The path as an RFC 6901 JSON pointer into the live object.
     pub fn pointer(&self) -> String {
-        let mut out = String::new();
-        for segment in &self.path {
-            out.push('/');
-            match segment {
-                Segment::Field(name) => out.push_str(&name.replace('~', "~0").replace('/', "~1")),
-                Segment::Keyed { index, .. } => out.push_str(&index.to_string()),
-            }
-        }
-        out
+        jsonptr::PointerBuf::from_tokens(self.path.iter().map(|segment| match segment {
+            Segment::Field(name) => jsonptr::Token::new(name.as_str()),
+            Segment::Keyed { index, .. } => jsonptr::Token::new(index.to_string()),
+        }))
+        .to_string()
     }
 }
 

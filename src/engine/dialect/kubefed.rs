@@ -452,10 +452,11 @@ impl FederatedObject {
 /// fails in both.
 pub fn apply_override(op: &PatchOp, obj: &mut Value) -> Result<(), String> {
     if op.kind == crate::engine::overrides::patch::OpKind::Replace
-        && let Some((parent, last)) = op.path.rsplit_once('/')
-        && let Some(Value::Object(map)) = obj.pointer_mut(parent)
+        && let Ok(path) = jsonptr::Pointer::parse(&op.path)
+        && let Some((parent, last)) = path.split_back()
+        && let Some(Value::Object(map)) = obj.pointer_mut(parent.as_str())
     {
-        let key = last.replace("~1", "/").replace("~0", "~");
+        let key = last.decoded().into_owned();
         if !map.contains_key(&key) {
             map.insert(key, op.value.clone().unwrap_or(Value::Null));
             return Ok(());

@@ -8,6 +8,8 @@
 
 use serde_json::Value;
 
+use super::parse::escape_token;
+
 /// A rule an object breaks: where (a JSON pointer into the object), what, and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Broken {
@@ -129,10 +131,6 @@ fn text_at<'a>(object: &'a Value, pointer: &str) -> Option<&'a str> {
     object.pointer(pointer).and_then(Value::as_str)
 }
 
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
 /// Every rule `object` (of a built-in kind) breaks, the first first.
 pub fn check(object: &Value) -> Vec<Broken> {
     let api_version = text_at(object, "/apiVersion").unwrap_or_default();
@@ -184,7 +182,7 @@ fn labels_and_annotations(object: &Value, meta: &str, out: &mut Vec<Broken>) {
         .and_then(Value::as_object)
     {
         for (key, value) in labels {
-            let at = format!("{meta}/labels/{}", escape(key));
+            let at = format!("{meta}/labels/{}", escape_token(key));
             if !is_qualified_name(key) {
                 out.push(broken(
                     at.clone(),
@@ -211,7 +209,7 @@ fn labels_and_annotations(object: &Value, meta: &str, out: &mut Vec<Broken>) {
             // The API server checks an annotation key lowercased.
             if !is_qualified_name(&key.to_lowercase()) {
                 out.push(broken(
-                    format!("{meta}/annotations/{}", escape(key)),
+                    format!("{meta}/annotations/{}", escape_token(key)),
                     format!("annotation key {key:?} is not valid: a name of at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, with an optional DNS subdomain prefix and '/'"),
                     "rename the annotation",
                 ));

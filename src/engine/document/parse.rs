@@ -220,9 +220,12 @@ pub fn pointer_to_field(pointer: &str) -> String {
     if pointer.is_empty() {
         return "(document)".into();
     }
+    let Ok(parsed) = jsonptr::Pointer::parse(pointer) else {
+        return pointer.to_string();
+    };
     let mut out = String::new();
-    for token in pointer.split('/').skip(1) {
-        let token = token.replace("~1", "/").replace("~0", "~");
+    for token in parsed.tokens() {
+        let token = token.decoded();
         if !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()) {
             out.push('[');
             out.push_str(&token);
@@ -237,13 +240,9 @@ pub fn pointer_to_field(pointer: &str) -> String {
     out
 }
 
-/// Escapes one JSON pointer token.
+/// Escapes one JSON pointer token (RFC 6901: `~` as `~0`, `/` as `~1`).
 pub fn escape_token(token: &str) -> String {
-    if token.contains('~') || token.contains('/') {
-        token.replace('~', "~0").replace('/', "~1")
-    } else {
-        token.to_string()
-    }
+    jsonptr::Token::new(token).encoded().to_owned()
 }
 
 /// Splits a multi-document YAML text on `---` lines (and `...` end markers), returning each

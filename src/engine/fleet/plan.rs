@@ -166,19 +166,16 @@ pub(crate) fn replica_path(kind: &str) -> Option<&'static str> {
     }
 }
 
-/// Sets a value at a pointer, creating missing objects on the way.
+/// Sets a value at a pointer, creating missing objects on the way; nothing at a string that
+/// is not a JSON pointer.
 pub(crate) fn set_path(obj: &mut Value, pointer: &str, value: Value) {
     let mut current = obj;
+    let Ok(pointer) = jsonptr::Pointer::parse(pointer) else {
+        return;
+    };
     let tokens: Vec<String> = pointer
-        .split('/')
-        .skip(1)
-        .map(|t| {
-            if t.contains('~') {
-                t.replace("~1", "/").replace("~0", "~")
-            } else {
-                t.to_string()
-            }
-        })
+        .tokens()
+        .map(|token| token.decoded().into_owned())
         .collect();
     for (i, token) in tokens.iter().enumerate() {
         let Some(map) = current.as_object_mut() else {
