@@ -80,7 +80,7 @@ pub struct GlobalArgs {
     pub kubeconfig: Option<PathBuf>,
 
     /// Kubeconfig contexts that form the fleet when it has no inventory (glob; repeatable).
-    #[arg(long = "context", global = true, value_name = "GLOB")]
+    #[arg(long = "context", global = true, value_name = "GLOB", value_parser = parse_glob)]
     pub contexts: Vec<String>,
 
     /// Attach to a federation hub (Karmada, KubeFed or OCM) through this context.
@@ -140,6 +140,12 @@ pub struct GlobalArgs {
     /// Write logs here (default $XDG_STATE_HOME/flotilla/flotilla.log).
     #[arg(long, global = true, value_name = "FILE")]
     pub log_file: Option<PathBuf>,
+}
+
+/// A `--context` glob, refused with the reason when it is not one (an unclosed `[`).
+fn parse_glob(text: &str) -> Result<String, String> {
+    crate::glob::check(text)?;
+    Ok(text.to_string())
 }
 
 impl GlobalArgs {

@@ -1,27 +1,25 @@
-//! Shell-style glob matching (`*`, `?`) for context names, cluster classes and filters.
+//! Shell-style globs for context names, cluster classes, ignore rules and filters: `*` (any
+//! run), `?` (one character) and character classes (`[ab]`, `[a-z]`, `[!0-9]`), as the `glob`
+//! crate reads them. It must not know where a pattern comes from: callers that take patterns
+//! from the operator check them with [`check`] and say where a bad one was written.
 
-/// Shell-style matching with `*` (any run) and `?` (one character).
+/// Why `pattern` is not a glob (an unclosed `[`, say), if it is not one.
+pub fn check(pattern: &str) -> Result<(), String> {
+    glob::Pattern::new(pattern)
+        .map(|_| ())
+        .map_err(|error| format!("{pattern:?} is not a glob: {}", error.msg))
+}
+
+/// Whether `text` matches `pattern`. A string that is not a glob (see [`check`]) matches
+/// only itself, character for character.
 pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let pattern: Vec<char> = pattern.chars().collect();
-    let text: Vec<char> = text.chars().collect();
-    let (mut p, mut t) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while t < text.len() {
-        if p < pattern.len() && (pattern[p] == '?' || pattern[p] == text[t]) {
-            p += 1;
-            t += 1;
-        } else if p < pattern.len() && pattern[p] == '*' {
-            star = Some((p, t));
-            p += 1;
-        } else if let Some((star_p, star_t)) = star {
-            p = star_p + 1;
-            t = star_t + 1;
-            star = Some((star_p, star_t + 1));
-        } else {
-            return false;
-        }
+    if !pattern.contains(['*', '?', '[']) {
+        return pattern == text;
     }
-    pattern[p..].iter().all(|c| *c == '*')
+    match glob::Pattern::new(pattern) {
+        Ok(glob) => glob.matches(text),
+        Err(_) => pattern == text,
+    }
 }
 
 #[cfg(test)]
@@ -40,5 +38,24 @@ mod tests {
         assert!(!glob_match("exact", "exactly"));
         assert!(glob_match("a*b*c", "aXXbYYc"));
         assert!(!glob_match("a*b*c", "aXXbYY"));
+    }
+
+    #[test]
+    fn character_classes_pick_clusters_as_a_shell_does() {
+        assert!(glob_match("prod-[ab]*", "prod-a-1"));
+        assert!(glob_match("prod-[ab]*", "prod-b"));
+        assert!(!glob_match("prod-[ab]*", "prod-c-1"));
+        assert!(glob_match("store-[0-9][0-9]", "store-42"));
+        assert!(!glob_match("store-[!0-9]*", "store-42"));
+        assert!(glob_match("store-[!0-9]*", "store-x"));
+    }
+
+    #[test]
+    fn a_bad_pattern_is_named_and_matches_only_itself() {
+        let error = check("prod-[ab").unwrap_err();
+        assert!(error.contains("\"prod-[ab\" is not a glob"), "{error}");
+        assert!(check("prod-[ab]*").is_ok());
+        assert!(glob_match("prod-[ab", "prod-[ab"));
+        assert!(!glob_match("prod-[ab", "prod-a"));
     }
 }

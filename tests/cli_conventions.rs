@@ -1,6 +1,6 @@
 //! Conventions every command keeps, through the real binary: the console without a terminal
 //! says what to run instead (exit 2), a `--context` glob that selects none of the fleet's
-//! clusters is an input error, a signal ends a command with 130 (SIGINT) or 143 (SIGTERM), an
+//! clusters is an input error and globs take character classes, a signal ends a command with 130 (SIGINT) or 143 (SIGTERM), an
 //! apply it ends is in the audit log as interrupted, and a reader that closes the pipe early
 //! (`| head`) ends a command quietly; `--inventory` spelt any other way than
 //! `clusterprofiles:CONTEXT` is an input error naming that form.
@@ -92,6 +92,44 @@ fn a_context_glob_that_selects_no_fleet_cluster_is_an_input_error() {
             "{command:?}: {stderr}"
         );
     }
+}
+
+/// `--context` reads globs as a shell does, character classes included; a pattern that is no
+/// glob is refused before anything runs.
+#[test]
+fn context_globs_take_character_classes_and_a_bad_one_is_an_input_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fleet = dir.path().join("fleet");
+    std::fs::create_dir(&fleet).expect("fleet dir");
+    std::fs::write(fleet.join("clusters.yaml"), CLUSTERS).expect("write clusters");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, KUBECONFIG).expect("write kubeconfig");
+    let (fleet, kubeconfig) = (
+        fleet.to_str().expect("a UTF-8 path"),
+        kubeconfig.to_str().expect("a UTF-8 path"),
+    );
+    let base = ["--fleet", fleet, "--kubeconfig", kubeconfig];
+    let picked = flotilla(
+        dir.path(),
+        &[
+            &base[..],
+            &["--context", "[w-z]*", "clusters", "-o", "name"],
+        ]
+        .concat(),
+    );
+    let stdout = String::from_utf8_lossy(&picked.stdout);
+    // The one selected cluster's server is a closed port: unreachable, exit 3.
+    assert_eq!(picked.status.code(), Some(3), "{stdout}");
+    assert_eq!(stdout.lines().collect::<Vec<_>>(), ["west"]);
+
+    let bad = flotilla(
+        dir.path(),
+        &[&base[..], &["--context", "prod-[ab", "clusters"]].concat(),
+    );
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("\"prod-[ab\" is not a glob"), "{stderr}");
+    assert!(bad.stdout.is_empty());
 }
 
 /// Runs `plan` with a kubeconfig that is a FIFO nobody writes to, so the command waits on

@@ -84,13 +84,21 @@ impl Settings {
         match std::fs::read_to_string(&path) {
             Ok(text) => match serde_saphyr::from_str::<Settings>(&text) {
                 Ok(settings) => {
-                    let warnings = match settings.wave_gate.as_deref().map(WaveGate::parse) {
+                    let mut warnings = match settings.wave_gate.as_deref().map(WaveGate::parse) {
                         Some(Err(err)) => vec![format!(
                             "{}: waveGate: {err}; using healthy",
                             path.display()
                         )],
                         _ => Vec::new(),
                     };
+                    for pattern in settings.danger_clusters.iter().flatten() {
+                        if let Err(err) = crate::glob::check(pattern) {
+                            warnings.push(format!(
+                                "{}: dangerClusters: {err}; it marks only a cluster of that very name",
+                                path.display()
+                            ));
+                        }
+                    }
                     (settings, warnings)
                 }
                 Err(err) => (
