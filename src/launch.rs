@@ -13,7 +13,7 @@ use crate::app::state::{CannotEdit, State, Wall};
 use crate::app::{self, Session};
 use crate::backend::BackendEvent;
 use crate::backend::Effect;
-use crate::backend::hub::{self, HubKind};
+use crate::backend::hub;
 use crate::backend::kube::live::{self, LiveFleet, LiveOptions};
 use crate::backend::messages::HubTraits;
 use crate::backend::sim::{self, Scenario, SimCore};
@@ -23,7 +23,7 @@ use crate::config::theme::Theme;
 use crate::config::{self, Settings};
 use crate::console::{Console, Ended};
 use crate::engine::{FederatedResource, Fleet, SourceFile, SourceLocation};
-use crate::model::Dialect;
+use crate::model::HubKind;
 use crate::source;
 
 /// Runs the console (or, with `wall`, the read-only wall display) until the operator quits.
@@ -312,7 +312,7 @@ pub async fn start_hub(
     let hub = hub::connect(kubeconfig, context, LiveOptions::default().timeouts).await?;
     let mut first = hub::poll::first_view(&hub).await?;
     let label = hub.label();
-    let kind = hub.kind.as_str().to_string();
+    let kind = hub.kind;
     let mut notice = None;
     let mut cannot_edit = CannotEdit {
         overrides: hub.kind.no_overrides().map(str::to_string),
@@ -349,10 +349,7 @@ pub async fn start_hub(
             }
         }
     }
-    let dialect = match hub.kind {
-        HubKind::KubeFed => Dialect::KubeFed,
-        HubKind::Karmada | HubKind::OpenClusterManagement => Dialect::Karmada,
-    };
+    let dialect = hub.kind.dialect();
     let mut fleet = Fleet::default();
     let view = &first.view;
     fleet.clusters = view.clusters.iter().map(|(spec, _)| spec.clone()).collect();

@@ -1,5 +1,6 @@
 //! The dialect-neutral domain model shared by engine, backends, app and views: clusters,
-//! federated resources, placement decisions and the per-cell status vocabulary of design §4.
+//! federated resources, placement decisions, the kinds of federation hub and what each lets
+//! an operator do, and the per-cell status vocabulary of design §4.
 //! Plain data only: no I/O, no Kubernetes client types, no terminal types.
 
 use std::collections::BTreeMap;
@@ -191,6 +192,110 @@ impl Dialect {
 }
 
 impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The federation control planes flotilla knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HubKind {
+    Karmada,
+    OpenClusterManagement,
+    KubeFed,
+}
+
+/// What a cluster leaving a placement loses, in the one wording every surface uses: with no
+/// hub flotilla propagates and deletes nothing until `flotilla apply --prune`; on a hub, its
+/// controllers delete the objects they delivered there.
+pub fn leaving(hub: Option<HubKind>) -> String {
+    match hub {
+        None => "its objects stay on it until `flotilla apply --prune`".to_string(),
+        Some(HubKind::OpenClusterManagement) => {
+            "it leaves the decision; what the Placement's consumers (ManifestWorkReplicaSets) delivered there is removed".to_string()
+        }
+        Some(kind) => format!("{} deletes its objects there", kind.as_str()),
+    }
+}
+
+impl HubKind {
+    pub const ALL: [HubKind; 3] = [
+        HubKind::Karmada,
+        HubKind::OpenClusterManagement,
+        HubKind::KubeFed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HubKind::Karmada => "Karmada",
+            HubKind::OpenClusterManagement => "Open Cluster Management",
+            HubKind::KubeFed => "KubeFed",
+        }
+    }
+
+    /// Why the console cannot edit overrides on this kind of hub, if it cannot.
+    pub fn no_overrides(self) -> Option<&'static str> {
+        match self {
+            HubKind::OpenClusterManagement => Some(
+                "Open Cluster Management has no override API: a ManifestWork is already per cluster (edit it in the cluster's namespace on the hub)",
+            ),
+            HubKind::Karmada | HubKind::KubeFed => None,
+        }
+    }
+
+    /// Whether the hub reports how each member's workload is doing (Karmada's aggregated
+    /// status, OCM's status feedback); KubeFed reports propagation only.
+    pub fn reports_health(self) -> bool {
+        !matches!(self, HubKind::KubeFed)
+    }
+
+    /// Whether the hub stores the object it renders for each member (Karmada's Works, OCM's
+    /// ManifestWorks); KubeFed renders in memory and keeps only a status.
+    pub fn keeps_rendered_objects(self) -> bool {
+        !matches!(self, HubKind::KubeFed)
+    }
+
+    /// Why `a` (reschedule on a hub) does nothing on this kind of hub, if it does not.
+    pub fn no_reschedule(self) -> Option<&'static str> {
+        match self {
+            HubKind::OpenClusterManagement => Some(
+                "Open Cluster Management's work agents apply each ManifestWork themselves and OCM re-decides Placements as clusters change: there is nothing to propagate or reschedule; edit a Placement (e) to move the ManifestWorks that follow it",
+            ),
+            HubKind::KubeFed => Some(
+                "KubeFed's controller propagates each Federated object itself and has no reschedule: edit its placement (e) or overrides (o)",
+            ),
+            HubKind::Karmada => None,
+        }
+    }
+
+    /// The API group whose presence identifies the hub.
+    pub fn marker(self) -> &'static str {
+        match self {
+            HubKind::Karmada => "cluster.karmada.io",
+            HubKind::OpenClusterManagement => "cluster.open-cluster-management.io",
+            HubKind::KubeFed => "core.kubefed.io",
+        }
+    }
+
+    /// The hub kind the served API groups identify (Karmada first: its hub also serves
+    /// aggregated member APIs under other names).
+    pub fn of_groups(groups: &[&str]) -> Option<HubKind> {
+        HubKind::ALL
+            .into_iter()
+            .find(|kind| groups.contains(&kind.marker()))
+    }
+
+    /// The dialect the hub's federated objects are written in (OCM's ManifestWorks are read
+    /// as Karmada's rendering: one object per cluster).
+    pub fn dialect(self) -> Dialect {
+        match self {
+            HubKind::KubeFed => Dialect::KubeFed,
+            HubKind::Karmada | HubKind::OpenClusterManagement => Dialect::Karmada,
+        }
+    }
+}
+
+impl fmt::Display for HubKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }

@@ -590,7 +590,7 @@ fn a_cluster_leaving_a_fleet_directorys_placement_keeps_its_objects_in_the_revie
     let leaving: Vec<String> = preview.leaving().map(|c| c.cluster.clone()).collect();
     assert_eq!(leaving, ["batch-ap-south-1"]);
     console.key(InputKey::Enter);
-    let words = flotilla::backend::hub::leaving(None);
+    let words = flotilla::model::leaving(None);
     assert_eq!(
         words, "its objects stay on it until `flotilla apply --prune`",
         "`placement set` says the same (tests/cli_editors.rs)"
@@ -604,7 +604,7 @@ fn a_cluster_leaving_a_fleet_directorys_placement_keeps_its_objects_in_the_revie
     );
     // On a Karmada hub the same review says what Karmada does.
     let mut on_hub = console.editor().clone();
-    on_hub.hub = Some(flotilla::backend::hub::HubKind::Karmada);
+    on_hub.hub = Some(flotilla::model::HubKind::Karmada);
     assert!(
         review_rows(&on_hub).contains(&ReviewRow::Note(
             "batch-ap-south-1 leaves; Karmada deletes its objects there".into()

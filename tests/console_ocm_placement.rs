@@ -62,7 +62,7 @@ fn ocm_state() -> State {
         labels: None,
     }];
     let mut state = State::new("hub".into(), clusters, resources);
-    state.hub = Some("Open Cluster Management".into());
+    state.hub = Some(flotilla::model::HubKind::OpenClusterManagement);
     state.placements = Some(Arc::new(PlacementWorld {
         clusters: names
             .iter()

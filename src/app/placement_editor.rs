@@ -13,7 +13,6 @@ use super::state::FleetSave;
 use super::state::placement_editor::{Field, PlacementEditor, Stage, review_rows};
 use super::state::review::jump;
 use super::state::{LastChange, Mode, PendingApply, Reopen, State};
-use crate::backend::hub::HubKind;
 use crate::backend::{CellRef, Effect};
 use crate::config::keymap::{Keymap, Section, ViewCommand};
 use crate::engine::edit::placement::{
@@ -41,7 +40,7 @@ pub fn open(state: &mut State) {
         return;
     };
     let mut editor = PlacementEditor::new(resource);
-    editor.hub = state.hub.as_deref().and_then(HubKind::named);
+    editor.hub = state.hub;
     state.mode = Mode::Placement(Box::new(editor));
 }
 
@@ -259,7 +258,7 @@ fn propose(state: &mut State, editor: Box<PlacementEditor>) -> Vec<Effect> {
         summary.push(format!(
             "- {} leaves: {}",
             change.cluster,
-            crate::backend::hub::leaving(editor.hub)
+            crate::model::leaving(editor.hub)
         ));
     }
     // A shared policy's edit changes its other resources too: the confirmation says so.
@@ -396,7 +395,7 @@ fn propose_own_policy(state: &mut State, editor: Box<PlacementEditor>) -> Vec<Ef
             change
                 .lost
                 .iter()
-                .map(|c| format!("- {c} leaves: {}", crate::backend::hub::leaving(editor.hub))),
+                .map(|c| format!("- {c} leaves: {}", crate::model::leaving(editor.hub))),
         );
     }
     summary.push(format!(

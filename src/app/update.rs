@@ -24,7 +24,7 @@ use super::{
 use crate::backend::CellRef;
 use crate::backend::{BackendEvent, Effect, SharedFleet};
 use crate::config::keymap::{KeyCommand, Keymap, Section, ViewCommand};
-use crate::model::{HealthKind, StatusKind};
+use crate::model::{HealthKind, HubKind, StatusKind};
 
 /// Applies one action to the state and returns what the backend should do. What the state
 /// derives from its inputs (the selected cell's explanation, the editors' previews, the drift
@@ -496,8 +496,8 @@ fn ask_to_apply(state: &mut State) -> Vec<Effect> {
         state.notice = Some(why.clone());
         return Vec::new();
     }
-    if let Some(hub) = state.hub.clone() {
-        return ask_to_reschedule(state, resource, &hub);
+    if let Some(hub) = state.hub {
+        return ask_to_reschedule(state, resource, hub);
     }
     let mut cells = Vec::new();
     let mut summary = Vec::new();
@@ -544,7 +544,7 @@ fn ask_to_apply(state: &mut State) -> Vec<Effect> {
 /// Keys while a confirmation is open: the confirm word and enter go ahead; esc or `n` cancel.
 /// On a hub, `a` asks the hub's scheduler to place the resource afresh (its controllers do
 /// the propagating); the backend sets the binding's reschedule trigger.
-fn ask_to_reschedule(state: &mut State, resource: usize, hub: &str) -> Vec<Effect> {
+fn ask_to_reschedule(state: &mut State, resource: usize, hub: HubKind) -> Vec<Effect> {
     let cells: Vec<CellRef> = (0..state.clusters.len())
         .map(|cluster| CellRef {
             resource: resource as u32,

@@ -49,7 +49,7 @@ pub struct CannotEdit {
 #[derive(Debug, Clone, PartialEq)]
 pub struct HubTraits {
     pub label: String,
-    pub kind: String,
+    pub kind: crate::model::HubKind,
     pub readonly: bool,
     pub notice: Option<String>,
     pub cannot_edit: CannotEdit,

@@ -46,7 +46,7 @@ pub struct Loaded {
 
 impl Loaded {
     /// The hub the fleet is on (none: a fleet directory).
-    pub fn hub_kind(&self) -> Option<crate::backend::hub::HubKind> {
+    pub fn hub_kind(&self) -> Option<crate::model::HubKind> {
         match &self.store {
             Store::Dir(_) => None,
             Store::Hub(hub) => Some(hub.kind),
@@ -205,7 +205,7 @@ pub struct Report {
     pub gained: Vec<String>,
     /// Clusters that lose it.
     pub lost: Vec<String>,
-    /// What a cluster in `lost` loses, as every surface words it (`hub::leaving`).
+    /// What a cluster in `lost` loses, as every surface words it (`model::leaving`).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub leaving: String,
     /// Clusters that keep it with a changed rendered object.

@@ -9,13 +9,14 @@ use std::io::Write;
 
 use super::edits::{self, Gate, Report, input_error, text_diff};
 use crate::backend::audit;
-use crate::backend::hub::{self, Hub, HubKind};
+use crate::backend::hub::{self, Hub};
 use crate::cli::{GlobalArgs, OcmPlacementSetArgs, exit};
 use crate::engine::compare::diff;
 use crate::engine::edit::ocm_placement::{
     DecisionPreview, PlacementEdit, PlacementWorld, PredicateText, editable, edited, patch, preview,
 };
 use crate::fleet_edit::journal::{self, Change};
+use crate::model::HubKind;
 use crate::safe_text::printable;
 
 /// The edit the flags ask for; an error names the flag.
@@ -73,8 +74,7 @@ fn flag_of(error: &str) -> &'static str {
 pub fn decision_report(report: &mut Report, decision: &DecisionPreview) {
     report.gained = decision.entering().map(str::to_string).collect();
     report.lost = decision.leaving().map(str::to_string).collect();
-    report.leaving =
-        crate::backend::hub::leaving(Some(crate::backend::hub::HubKind::OpenClusterManagement));
+    report.leaving = crate::model::leaving(Some(crate::model::HubKind::OpenClusterManagement));
     if !decision.satisfied.0 {
         report.warnings.push(format!(
             "OCM will report PlacementSatisfied=False ({})",

@@ -216,7 +216,7 @@ pub async fn run_set(
             report.lost = own.lost.to_vec();
             report.changed = own.changed.to_vec();
         }
-        report.leaving = crate::backend::hub::leaving(loaded.hub_kind());
+        report.leaving = crate::model::leaving(loaded.hub_kind());
         report.affected = preview
             .change_of(target)
             .into_iter()
@@ -331,7 +331,7 @@ async fn own_policy(
         report.lost = own.lost.to_vec();
         report.changed = own.changed.to_vec();
     }
-    report.leaving = crate::backend::hub::leaving(loaded.hub_kind());
+    report.leaving = crate::model::leaving(loaded.hub_kind());
     report.diffs = diffs;
     report.warnings.push(format!(
         "{} gets {title} of its own (priority {}, preemption: Always); {} keeps placing its other resources as it does",

@@ -10,8 +10,9 @@ use serde::Serialize;
 use super::edits::{self, input_error};
 use super::scope::{confirm, matches_filter, resource_filter};
 use crate::backend::audit;
-use crate::backend::hub::{self, HubKind};
+use crate::backend::hub;
 use crate::cli::{GlobalArgs, RescheduleArgs, exit};
+use crate::model::HubKind;
 use crate::output::{self, Table};
 use crate::safe_text::printable;
 

@@ -214,7 +214,7 @@ pub struct State {
     pub cannot_edit: CannotEdit,
     /// The kind of federation hub the console is attached to (`Karmada` …), if any: its
     /// controllers propagate, so `a` asks the hub to reschedule instead of applying.
-    pub hub: Option<String>,
+    pub hub: Option<crate::model::HubKind>,
     /// On an Open Cluster Management hub: its Placements and what they are decided against.
     pub placements: Option<std::sync::Arc<crate::engine::edit::ocm_placement::PlacementWorld>>,
     pub should_quit: bool,
@@ -457,7 +457,7 @@ impl State {
     /// Whether the rows' federation dialect means anything: not on an OCM hub, whose rows are
     /// the objects its ManifestWorks carry.
     pub fn shows_dialect(&self) -> bool {
-        self.hub.as_deref() != Some(crate::backend::hub::HubKind::OpenClusterManagement.as_str())
+        self.hub != Some(crate::model::HubKind::OpenClusterManagement)
     }
 
     pub fn selected_resource(&self) -> Option<usize> {

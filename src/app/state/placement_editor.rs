@@ -5,10 +5,10 @@
 
 use super::review::{ReviewRow, diff_review_rows};
 use crate::backend::fanout::planning::PlanItem;
-use crate::backend::hub::HubKind;
 use crate::engine::edit::placement::{
     EditablePlacement, PlacementPreview, PlacementSource, change_words,
 };
+use crate::model::HubKind;
 
 /// Which part of the placement the keys edit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -162,7 +162,7 @@ pub fn review_rows(editor: &PlacementEditor) -> Vec<ReviewRow> {
         rows.push(ReviewRow::Note(format!(
             "{} leaves; {}",
             change.cluster,
-            crate::backend::hub::leaving(editor.hub)
+            crate::model::leaving(editor.hub)
         )));
     }
     rows.extend(diff_review_rows(

@@ -10,7 +10,7 @@ use std::path::Path;
 use kube::Client;
 use kube::config::Kubeconfig;
 
-use super::kind::{HubKind, detect};
+use super::kind::detect;
 use super::view::{HubRender, HubView, TemplateLabels};
 use super::{karmada, kubefed, ocm};
 use crate::backend::fanout::cluster_api::ApiError;
@@ -19,6 +19,7 @@ use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig;
 use crate::backend::kube::kubeconfig::Timeouts;
 use crate::engine::{Fleet, SourceFile};
+use crate::model::HubKind;
 use crate::model::{ClusterSpec, ClusterStatus};
 
 /// A connected hub: the context it was named by, what kind of control plane it is, and a

@@ -14,13 +14,13 @@ use kube::config::Kubeconfig;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 
-use super::kind::HubKind;
 use super::objects::{self, as_written, condition, path_of, reason_message, text};
 use super::view::{HubRender, HubRow, HubView, RenderedObject, Unplaced, sort_rows};
 use crate::backend::fanout::cluster_api::ApiError;
 use crate::engine::dialect::kubefed::{FederatedObject, KfPlacement, KindMap};
 use crate::engine::document::parse::Doc;
 use crate::engine::fleet::inventory::{InventoryKind, parse_cluster};
+use crate::model::HubKind;
 use crate::model::{CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef};
 
 const CORE_GROUP: &str = "core.kubefed.io";

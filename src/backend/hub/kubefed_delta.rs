@@ -299,7 +299,7 @@ mod tests {
         );
         let kubeconfig = Kubeconfig::default();
         let shown = HubView {
-            kind: crate::backend::hub::HubKind::KubeFed,
+            kind: crate::model::HubKind::KubeFed,
             clusters: clusters_of(&caches.values(0), &kubeconfig).unwrap(),
             rows: Vec::new(),
         };

@@ -358,7 +358,7 @@ mod tests {
             })
             .collect();
         HubView {
-            kind: crate::backend::hub::HubKind::KubeFed,
+            kind: crate::model::HubKind::KubeFed,
             rows,
             clusters: specs,
         }

@@ -23,8 +23,9 @@ pub mod poll;
 pub mod view;
 pub mod write;
 
+pub use crate::model::HubKind;
 pub use connect::{Hub, HubError, connect};
-pub use kind::{HubKind, detect, kind_of, leaving};
+pub use kind::detect;
 pub use objects::{delivered_form, drop_marks, is_flotilla_mark, path_of};
 pub use view::{
     HubRender, HubRow, HubView, RenderedObject, TemplateLabels, Unplaced, aligned, sort_rows,

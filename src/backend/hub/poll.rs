@@ -20,7 +20,6 @@ use tokio::sync::mpsc;
 use super::cache::{Caches, Change, LiveView, Touched, cells_of, health_of};
 use super::connect::Hub;
 use super::karmada::write::reschedule;
-use super::kind::HubKind;
 use super::live_view::Following;
 use super::member_health::{self, Unsettled};
 use super::objects::{delivered_form, drop_marks, is_flotilla_mark};
@@ -41,6 +40,7 @@ use crate::engine::compare::diff;
 use crate::engine::edit::ocm_placement::PlacementWorld;
 use crate::engine::{Decision, Fleet};
 use crate::model::Dialect;
+use crate::model::HubKind;
 use crate::model::{CellHealth, CellStatus, ClusterStatus, Health};
 
 /// How long an edit may take to show in the hub's rendered objects before flotilla says the

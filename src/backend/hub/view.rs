@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::kind::HubKind;
+use crate::model::HubKind;
 use crate::model::{
     CellHealth, CellStatus, ClusterSpec, ClusterStatus, Health, HealthKind, ResourceRef,
 };

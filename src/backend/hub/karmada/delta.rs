@@ -432,7 +432,7 @@ mod tests {
 
     fn empty() -> HubView {
         HubView {
-            kind: crate::backend::hub::HubKind::Karmada,
+            kind: crate::model::HubKind::Karmada,
             clusters: Vec::new(),
             rows: Vec::new(),
         }

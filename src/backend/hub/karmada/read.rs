@@ -10,11 +10,11 @@ use kube::discovery::ApiResource;
 use serde_json::Value;
 
 use super::types::{binding_resources, cluster_resource, policy_resources};
-use crate::backend::hub::kind::HubKind;
 use crate::backend::hub::objects::{condition, list_values, reason_message, text};
 use crate::backend::hub::view::{HubRender, HubRow, HubView, RenderedObject, sort_rows};
 use crate::engine::document::parse::Doc;
 use crate::engine::fleet::inventory::{InventoryKind, parse_cluster};
+use crate::model::HubKind;
 use crate::model::{
     CellHealth, CellStatus, ClusterSpec, ClusterStatus, Health, HealthKind, ResourceRef,
 };

@@ -19,8 +19,8 @@ use super::read::{
 };
 use super::types::WORK_GROUP;
 use crate::backend::hub::cache::{Caches, LiveView, Touched, value_of};
-use crate::backend::hub::kind::HubKind;
 use crate::backend::hub::view::{HubRow, HubView, aligned, row_order};
+use crate::model::HubKind;
 use crate::model::{CellHealth, CellStatus, ClusterStatus, Health, ResourceRef};
 
 /// The kinds' places in [`kinds`].

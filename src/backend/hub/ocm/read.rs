@@ -16,11 +16,11 @@ use kube::discovery::ApiResource;
 use serde_json::Value;
 
 use super::types::{CLUSTER_GROUP, WORK_GROUP, resource};
-use crate::backend::hub::kind::HubKind;
 use crate::backend::hub::objects::{condition, list_values, reason_message, text};
 use crate::backend::hub::view::{HubRender, HubRow, HubView, RenderedObject, sort_rows};
 use crate::engine::dialect::ocm::{OcmCluster, OcmClusterSet};
 use crate::engine::edit::ocm_placement::{HubPlacement, PlacementWorld, ReplicaSetRef};
+use crate::model::HubKind;
 use crate::model::{CellHealth, CellStatus, ClusterSpec, ClusterStatus, Health, ResourceRef};
 
 /// The condition the hub keeps from the agent's lease and health checks.
