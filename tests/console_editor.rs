@@ -556,6 +556,45 @@ fn remapped_placement_keys_work_on_the_cluster_list_and_out_of_text_fields_and_t
 }
 
 #[test]
+fn in_a_text_field_the_list_commands_do_nothing_whatever_keys_a_user_map_gives_them() {
+    let keymap = user_keymap("placement:\n  toggle: [ctrl-t]\n  up: [ctrl-p]\n  help: [ctrl-h]\n");
+    let mut console = Console::demo();
+    console.use_keymap(keymap);
+    console.select("CronJob/batch/nightly-report");
+    console.command(KeyCommand::EditPlacement);
+    console.keys("<tab><ctrl-u>env=dev");
+    assert_eq!(console.editor().field, Field::Selector);
+    console.keys("<ctrl-t><ctrl-p><ctrl-h>");
+    assert_eq!(
+        console.editor().field,
+        Field::Selector,
+        "nothing left the field"
+    );
+    assert_eq!(
+        console.editor().edit.selector,
+        "env=dev",
+        "no space typed, nothing cleared"
+    );
+    assert!(console.editor().edit.clusters.is_empty(), "nothing toggled");
+    assert!(!console.state.help_open, "no help over a text field");
+    // On the cluster list the same keys are the section's commands.
+    for _ in 0..5 {
+        if console.editor().field != Field::Clusters {
+            console.keys("<tab>");
+        }
+    }
+    assert_eq!(console.editor().field, Field::Clusters);
+    console.keys("<down><ctrl-p><ctrl-t>");
+    let first = console.state.clusters[0].spec.name.clone();
+    assert!(
+        console.editor().edit.clusters.contains(&first),
+        "ctrl-t toggles"
+    );
+    console.keys("<ctrl-h>");
+    assert!(console.state.help_open, "ctrl-h opens the help");
+}
+
+#[test]
 fn help_opens_from_the_cluster_list_and_the_review_but_is_text_in_a_field() {
     let mut console = Console::demo();
     console.select("CronJob/batch/nightly-report");
