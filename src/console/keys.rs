@@ -43,7 +43,7 @@ pub fn action_in(event: Event, context: KeyContext, keymap: &Keymap) -> Option<A
                     .map(Action::Command),
                 KeyContext::View(section) => {
                     let pressed = key_of(key)?;
-                    match keymap.view_command(section, pressed) {
+                    match section_command(keymap, section, pressed) {
                         Some(command) => Some(Action::View(section, command)),
                         None if section == Section::Object => {
                             keymap.command_for(pressed).map(Action::Command)
@@ -67,7 +67,7 @@ pub fn action_in(event: Event, context: KeyContext, keymap: &Keymap) -> Option<A
 fn form_action(event: KeyEvent, section: Section, keymap: &Keymap) -> Option<Action> {
     let pressed = key_of(event)?;
     if !is_text(pressed) {
-        if let Some(command) = keymap.view_command(section, pressed) {
+        if let Some(command) = section_command(keymap, section, pressed) {
             return Some(Action::View(section, command));
         }
         if pressed.code == KeyCodeName::BackTab {
@@ -77,6 +77,23 @@ fn form_action(event: KeyEvent, section: Section, keymap: &Keymap) -> Option<Act
     input_key_of(event)
         .filter(|key| key.edits_text())
         .map(Action::Input)
+}
+
+/// The command a view's section binds to a key. A key that is not a character, pressed with
+/// ctrl or alt the section does not name, is the plain key (ctrl-enter is enter, alt-↓ is ↓),
+/// as a text input reads it.
+fn section_command(keymap: &Keymap, section: Section, pressed: Key) -> Option<ViewCommand> {
+    let plain = Key {
+        ctrl: false,
+        alt: false,
+        ..pressed
+    };
+    keymap.view_command(section, pressed).or_else(|| {
+        let modified = plain != pressed && !matches!(pressed.code, KeyCodeName::Char(_));
+        modified
+            .then(|| keymap.view_command(section, plain))
+            .flatten()
+    })
 }
 
 /// The input key a terminal key stands for while typing; `None` for keys inputs ignore.
@@ -236,8 +253,13 @@ mod tests {
 
     #[test]
     fn a_view_gets_the_command_its_section_binds_in_the_map_in_use() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let keymaps = dir.path().join("keymaps");
+        std::fs::create_dir_all(&keymaps).expect("keymaps/");
         let text = "drift:\n  revert: [R]\n  back: [ctrl-g]\n";
-        let map = Keymap::parse("mine", text, "mine.yaml");
+        std::fs::write(keymaps.join("mine.yaml"), text).expect("mine.yaml");
+        // The user's section laid over the default map's, as the console loads it.
+        let map = Keymap::load("mine", Some(dir.path()));
         assert!(map.errors.is_empty(), "{:?}", map.errors);
         let drift = KeyContext::View(Section::Drift);
         let press_in = |code, modifiers| action_in(press(code, modifiers), drift, &map);
@@ -253,6 +275,21 @@ mod tests {
             press_in(KeyCode::Char('q'), KeyModifiers::NONE),
             None,
             "outside the object view the main map is not read"
+        );
+        assert_eq!(
+            press_in(KeyCode::Down, KeyModifiers::CONTROL),
+            Some(Action::View(Section::Drift, ViewCommand::Down)),
+            "a modifier the section does not name leaves ↓ the plain key"
+        );
+        assert_eq!(
+            press_in(KeyCode::Esc, KeyModifiers::ALT),
+            None,
+            "esc moved away, modified or not"
+        );
+        assert_eq!(
+            press_in(KeyCode::Char('r'), KeyModifiers::ALT),
+            None,
+            "a character's modifiers always count"
         );
     }
 
