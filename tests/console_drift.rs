@@ -10,7 +10,7 @@ mod common;
 use std::ops::{Deref, DerefMut};
 
 use common::console::{Console, user_keymap};
-use flotilla::app::action::{Action, InputKey};
+use flotilla::app::action::Action;
 use flotilla::app::drift;
 use flotilla::app::state::Mode;
 use flotilla::app::state::drift::{DriftView, Plan, Row, Stage};
@@ -282,7 +282,7 @@ fn revert_asks_first_then_takes_back_exactly_the_chosen_field() {
     let other = demo.cell(INVENTORY, &second);
     demo.command(KeyCommand::Drift);
     demo.cursor_to("prod-us-east-2");
-    demo.key(InputKey::Char('r'));
+    demo.keys("r");
     let plan = demo.plan();
     assert_eq!(
         plan.confirm_word, "prod-us-east-2",
@@ -300,15 +300,15 @@ fn revert_asks_first_then_takes_back_exactly_the_chosen_field() {
         "only the chosen cluster"
     );
     assert!(demo.sent().is_empty(), "nothing before confirmation");
-    demo.key(InputKey::Char('y'));
+    demo.keys("y");
     assert!(demo.sent().is_empty(), "y is not the cluster's name");
-    demo.key(InputKey::Esc);
+    demo.keys("<esc>");
     assert!(demo.sent().is_empty(), "cancelled");
     assert_eq!(demo.view().stage, Stage::Browsing);
 
-    demo.key(InputKey::Char('r'));
+    demo.keys("r");
     demo.type_text("prod-us-east-2");
-    demo.key(InputKey::Enter);
+    demo.keys("<enter>");
     let sent = demo.sent();
     assert_eq!(
         sent,
@@ -331,7 +331,7 @@ fn adopt_saves_an_override_and_the_matrix_follows() {
     let cell = demo.cell(INVENTORY, "prod-us-east-2");
     demo.command(KeyCommand::Drift);
     demo.cursor_to("prod-us-east-2");
-    demo.key(InputKey::Char('a'));
+    demo.keys("a");
     let plan = demo.plan();
     assert!(
         plan.lines.iter().any(|l| l.starts_with("write ")),
@@ -347,7 +347,7 @@ fn adopt_saves_an_override_and_the_matrix_follows() {
     );
     assert!(demo.sent().is_empty(), "nothing before confirmation");
     let before = demo.session.state.files.clone();
-    demo.key(InputKey::Char('y'));
+    demo.keys("y");
     assert_ne!(
         demo.session.state.files, before,
         "the fleet files changed (in memory)"
@@ -377,7 +377,7 @@ fn ignore_persists_a_rule_that_can_be_listed_and_removed() {
     demo.command(KeyCommand::Drift);
     let rules_before = demo.view().rules.len();
     demo.cursor_to("prod-us-east-2");
-    demo.key(InputKey::Char('i'));
+    demo.keys("i");
     let plan = demo.plan();
     assert!(
         plan.lines.iter().any(|l| l.contains("kind: DriftIgnore")),
@@ -385,7 +385,7 @@ fn ignore_persists_a_rule_that_can_be_listed_and_removed() {
         plan.lines
     );
     assert!(demo.sent().is_empty());
-    demo.key(InputKey::Char('y'));
+    demo.keys("y");
     assert!(
         demo.session
             .state
@@ -403,7 +403,7 @@ fn ignore_persists_a_rule_that_can_be_listed_and_removed() {
     assert_eq!(demo.view().rules.len(), rules_before + 1);
 
     // Remove it again: tab to the rules, d, confirm.
-    demo.key(InputKey::Tab);
+    demo.keys("<tab>");
     let Mode::Drift(view) = &mut demo.session.state.mode else {
         panic!()
     };
@@ -412,10 +412,10 @@ fn ignore_persists_a_rule_that_can_be_listed_and_removed() {
         .iter()
         .position(|r| r.name == "ignore-deployment-inventory")
         .expect("the new rule is listed");
-    demo.key(InputKey::Char('d'));
+    demo.keys("d");
     assert!(demo.plan().lines[0].contains("remove ignore rule"));
     assert!(demo.sent().is_empty());
-    demo.key(InputKey::Char('y'));
+    demo.keys("y");
     let sent = demo.sent();
     demo.play(sent);
     assert!(demo.drifted(cell), "the drift counts again");
@@ -432,13 +432,13 @@ fn marked_fields_are_repaired_in_one_confirmed_step() {
     ];
     demo.command(KeyCommand::Drift);
     demo.cursor_to("prod-us-east-2");
-    demo.key(InputKey::Char(' '));
+    demo.keys(" ");
     demo.cursor_to(&second);
-    demo.key(InputKey::Char(' '));
+    demo.keys(" ");
     assert_eq!(demo.view().marked.len(), 2);
-    demo.key(InputKey::Char('r'));
+    demo.keys("r");
     assert_eq!(demo.plan().fields, 2);
-    demo.key(InputKey::Char('y'));
+    demo.keys("y");
     let sent = demo.sent();
     assert_eq!(sent.len(), 1, "one step: {sent:?}");
     demo.play(sent);
@@ -459,8 +459,8 @@ fn a_field_changed_again_by_the_same_manager_after_a_revert_is_an_owner_fight() 
     let cell = demo.cell(INVENTORY, "prod-us-east-2");
     demo.command(KeyCommand::Drift);
     demo.cursor_to("prod-us-east-2");
-    demo.key(InputKey::Char('r'));
-    demo.key(InputKey::Char('y'));
+    demo.keys("r");
+    demo.keys("y");
     let sent = demo.sent();
     demo.play(sent);
     assert!(!demo.drifted(cell));
@@ -499,7 +499,7 @@ fn read_only_consoles_may_look_but_every_repair_key_is_refused() {
     );
     demo.cursor_to("prod-us-east-2");
     for key in ['r', 'a', 'i'] {
-        demo.key(InputKey::Char(key));
+        demo.keys(&key.to_string());
         assert_eq!(demo.view().stage, Stage::Browsing, "{key} asks nothing");
         assert!(
             demo.session
@@ -510,8 +510,8 @@ fn read_only_consoles_may_look_but_every_repair_key_is_refused() {
             "{key}"
         );
     }
-    demo.key(InputKey::Tab);
-    demo.key(InputKey::Char('d'));
+    demo.keys("<tab>");
+    demo.keys("d");
     assert_eq!(demo.view().stage, Stage::Browsing);
     assert!(demo.sent().is_empty());
 }

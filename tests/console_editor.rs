@@ -7,7 +7,7 @@
 mod common;
 
 use common::console::{Console, user_keymap};
-use flotilla::app::action::{Action, InputKey};
+use flotilla::app::action::Action;
 use flotilla::app::state::FleetEdit;
 use flotilla::app::state::Mode;
 use flotilla::app::state::placement_editor::{Field, PlacementEditor, Stage, review_rows};
@@ -45,9 +45,9 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
     );
     assert_eq!(editor.edit.selector, "env=batch");
 
-    console.key(InputKey::Tab);
+    console.keys("<tab>");
     assert_eq!(console.editor().field, Field::Selector);
-    console.key(InputKey::ClearLine);
+    console.keys("<ctrl-u>");
     console.type_text("env in (batch,dev)");
     let editor = console.editor();
     assert_eq!(editor.error, None);
@@ -69,7 +69,7 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
     assert_eq!(preview.created, 1);
 
     // Reviewing asks the clusters for a server-side dry run of exactly the changed cells.
-    let asked = console.key(InputKey::Enter);
+    let asked = console.keys("<enter>");
     let dev = console.cluster("dev-eu-west-1");
     let [
         Effect::DryRun {
@@ -93,11 +93,11 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
     };
     assert_eq!(console.editor().stage, reviewing(0, false));
     // The review starts at the object's header; n jumps to its hunk, s shows both sides.
-    console.key(InputKey::Char('n'));
+    console.keys("n");
     assert_eq!(console.editor().stage, reviewing(1, false));
-    console.key(InputKey::Char('s'));
+    console.keys("s");
     assert_eq!(console.editor().stage, reviewing(1, true));
-    console.key(InputKey::Char('p'));
+    console.keys("p");
     assert_eq!(console.editor().stage, reviewing(0, true));
     // The server's answer replaces the offline diff.
     let answer = flotilla::backend::fanout::planning::PlanItem {
@@ -124,10 +124,7 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
             if title.ends_with("on dev-eu-west-1 · create"))),
         "{rows:?}"
     );
-    assert!(
-        console.key(InputKey::Enter).is_empty(),
-        "the review only asks"
-    );
+    assert!(console.keys("<enter>").is_empty(), "the review only asks");
     let Mode::Confirm(pending) = &console.state.mode else {
         panic!("expected the confirmation, got {:?}", console.state.mode);
     };
@@ -137,7 +134,7 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
             .iter()
             .any(|line| line.contains("+ dev-eu-west-1 enters"))
     );
-    let effects = console.key(InputKey::Char('y'));
+    let effects = console.keys("y");
     assert!(
         effects.is_empty(),
         "the backend hears of it after the save: {effects:?}"
@@ -174,11 +171,11 @@ fn a_bad_selector_is_shown_inline_and_nothing_goes_further() {
     let mut console = Console::demo();
     console.select("CronJob/batch/nightly-report");
     console.command(KeyCommand::EditPlacement);
-    console.key(InputKey::Tab);
+    console.keys("<tab>");
     console.type_text(",tier in web");
     let error = console.editor().error.clone().expect("an inline error");
     assert!(error.contains("parentheses"), "{error}");
-    assert!(console.key(InputKey::Enter).is_empty());
+    assert!(console.keys("<enter>").is_empty());
     assert_eq!(
         console.editor().stage,
         Stage::Editing,
@@ -186,7 +183,7 @@ fn a_bad_selector_is_shown_inline_and_nothing_goes_further() {
     );
     let notice = console.state.notice.clone().unwrap_or_default();
     assert!(notice.contains("fix the placement first"), "{notice}");
-    assert!(console.key(InputKey::Esc).is_empty());
+    assert!(console.keys("<esc>").is_empty());
     assert_eq!(console.state.mode, Mode::Normal);
 }
 
@@ -198,9 +195,9 @@ fn toggling_a_cluster_name_narrows_the_placement_and_says_why_others_leave() {
     assert_eq!(console.editor().field, Field::Clusters);
     let prod = console.cluster("prod-eu-west-1");
     for _ in 0..prod {
-        console.key(InputKey::Down);
+        console.keys("<down>");
     }
-    console.key(InputKey::Char(' '));
+    console.keys(" ");
     let editor = console.editor();
     assert!(editor.edit.clusters.contains("prod-eu-west-1"));
     let preview = editor.preview.as_ref().expect("a preview");
@@ -224,7 +221,7 @@ fn toggling_a_cluster_name_narrows_the_placement_and_says_why_others_leave() {
         preview.clusters
     );
     // Cancelling writes nothing.
-    console.key(InputKey::Esc);
+    console.keys("<esc>");
     assert_eq!(console.state.mode, Mode::Normal);
 }
 
@@ -261,12 +258,12 @@ fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created(
     let cronjob = console.select("CronJob/batch/nightly-report");
     console.command(KeyCommand::EditPlacement);
     let original = console.editor().source.clone().expect("source").object;
-    console.key(InputKey::Tab);
-    console.key(InputKey::ClearLine);
+    console.keys("<tab>");
+    console.keys("<ctrl-u>");
     console.type_text("env in (batch,dev)");
-    console.key(InputKey::Enter);
-    console.key(InputKey::Enter);
-    console.key(InputKey::Char('y'));
+    console.keys("<enter>");
+    console.keys("<enter>");
+    console.keys("y");
     let saved = std::mem::take(&mut console.state.edits);
     assert_eq!(saved.len(), 1, "the edit waits to be saved: {saved:?}");
     let dev = console.cluster("dev-eu-west-1");
@@ -290,7 +287,7 @@ fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created(
         "{:?}",
         pending.summary
     );
-    let effects = console.key(InputKey::Char('y'));
+    let effects = console.keys("y");
     assert!(
         effects.is_empty(),
         "the backend hears of it after the save: {effects:?}"
@@ -336,10 +333,10 @@ fn divided_weights_typed_in_the_editor_show_each_clusters_replicas() {
     let source = editor.source.clone().expect("source");
     assert_eq!(source.with(&editor.edit), Ok(source.object.clone()));
     for _ in 0..4 {
-        console.key(InputKey::Tab);
+        console.keys("<tab>");
     }
     assert_eq!(console.editor().field, Field::Replicas);
-    console.key(InputKey::ClearLine);
+    console.keys("<ctrl-u>");
     console.type_text("divided prod-eu-west-1=3,prod-us-east-1=1");
     let editor = console.editor();
     assert_eq!(editor.error, None);
@@ -358,7 +355,7 @@ fn divided_weights_typed_in_the_editor_show_each_clusters_replicas() {
         "prod clusters without a weight leave: {:?}",
         preview.clusters
     );
-    console.key(InputKey::ClearLine);
+    console.keys("<ctrl-u>");
     console.type_text("divided prod-eu-west-1=0");
     let error = console.editor().error.clone().expect("an inline error");
     assert!(error.contains("above 0"), "{error}");
@@ -400,8 +397,8 @@ fn propagating_in_waves_sends_the_canary_first_and_the_rest_once_it_is_in_sync()
         all.iter().any(|cell| cell.cluster != canary_cluster),
         "{all:?}"
     );
-    console.key(InputKey::Tab);
-    let effects = console.key(InputKey::Char('y'));
+    console.keys("<tab>");
+    let effects = console.keys("y");
     let [Effect::Apply { cells: canary }] = effects.as_slice() else {
         panic!("expected the canary's apply, got {effects:?}");
     };
@@ -436,8 +433,8 @@ fn propagating_in_waves_sends_the_canary_first_and_the_rest_once_it_is_in_sync()
 fn reviewing_a_widened_selector(console: &mut Console) {
     console.select("CronJob/batch/nightly-report");
     console.command(KeyCommand::EditPlacement);
-    console.key(InputKey::Tab);
-    console.key(InputKey::ClearLine);
+    console.keys("<tab>");
+    console.keys("<ctrl-u>");
     console.type_text("env in (batch,dev)");
     console.keys("<enter>");
 }
@@ -559,6 +556,45 @@ fn remapped_placement_keys_work_on_the_cluster_list_and_out_of_text_fields_and_t
 }
 
 #[test]
+fn in_a_text_field_the_list_commands_do_nothing_whatever_keys_a_user_map_gives_them() {
+    let keymap = user_keymap("placement:\n  toggle: [ctrl-t]\n  up: [ctrl-p]\n  help: [ctrl-h]\n");
+    let mut console = Console::demo();
+    console.use_keymap(keymap);
+    console.select("CronJob/batch/nightly-report");
+    console.command(KeyCommand::EditPlacement);
+    console.keys("<tab><ctrl-u>env=dev");
+    assert_eq!(console.editor().field, Field::Selector);
+    console.keys("<ctrl-t><ctrl-p><ctrl-h>");
+    assert_eq!(
+        console.editor().field,
+        Field::Selector,
+        "nothing left the field"
+    );
+    assert_eq!(
+        console.editor().edit.selector,
+        "env=dev",
+        "no space typed, nothing cleared"
+    );
+    assert!(console.editor().edit.clusters.is_empty(), "nothing toggled");
+    assert!(!console.state.help_open, "no help over a text field");
+    // On the cluster list the same keys are the section's commands.
+    for _ in 0..5 {
+        if console.editor().field != Field::Clusters {
+            console.keys("<tab>");
+        }
+    }
+    assert_eq!(console.editor().field, Field::Clusters);
+    console.keys("<down><ctrl-p><ctrl-t>");
+    let first = console.state.clusters[0].spec.name.clone();
+    assert!(
+        console.editor().edit.clusters.contains(&first),
+        "ctrl-t toggles"
+    );
+    console.keys("<ctrl-h>");
+    assert!(console.state.help_open, "ctrl-h opens the help");
+}
+
+#[test]
 fn help_opens_from_the_cluster_list_and_the_review_but_is_text_in_a_field() {
     let mut console = Console::demo();
     console.select("CronJob/batch/nightly-report");
@@ -583,13 +619,13 @@ fn a_cluster_leaving_a_fleet_directorys_placement_keeps_its_objects_in_the_revie
     let mut console = Console::demo();
     console.select("CronJob/batch/nightly-report");
     console.command(KeyCommand::EditPlacement);
-    console.key(InputKey::Tab);
-    console.key(InputKey::ClearLine);
+    console.keys("<tab>");
+    console.keys("<ctrl-u>");
     console.type_text("env=nowhere");
     let preview = console.editor().preview.as_ref().expect("a preview");
     let leaving: Vec<String> = preview.leaving().map(|c| c.cluster.clone()).collect();
     assert_eq!(leaving, ["batch-ap-south-1"]);
-    console.key(InputKey::Enter);
+    console.keys("<enter>");
     let words = flotilla::model::leaving(None);
     assert_eq!(
         words, "its objects stay on it until `flotilla apply --prune`",
@@ -621,12 +657,12 @@ fn the_review_of_a_shared_policys_edit_names_every_other_resource_it_changes() {
     console.command(KeyCommand::EditPlacement);
     let staging = console.cluster("staging-eu-west-1");
     for _ in 0..staging {
-        console.key(InputKey::Down);
+        console.keys("<down>");
     }
     // Naming staging ANDs the name with the label selector, which staging fails: every
     // resource of the shared policy leaves every cluster.
-    console.key(InputKey::Char(' '));
-    console.key(InputKey::Enter);
+    console.keys(" ");
+    console.keys("<enter>");
     let rows = review_rows(console.editor());
     let notes: Vec<&str> = rows
         .iter()
@@ -653,10 +689,7 @@ fn the_review_of_a_shared_policys_edit_names_every_other_resource_it_changes() {
         );
     }
     // The confirmation asked before writing says so too.
-    assert!(
-        console.key(InputKey::Enter).is_empty(),
-        "the review only asks"
-    );
+    assert!(console.keys("<enter>").is_empty(), "the review only asks");
     let Mode::Confirm(pending) = &console.state.mode else {
         panic!("expected the confirmation, got {:?}", console.state.mode);
     };
@@ -677,11 +710,11 @@ fn o_in_the_review_saves_a_shared_policys_edit_as_a_policy_of_the_resources_own(
     console.command(KeyCommand::EditPlacement);
     let staging = console.cluster("staging-eu-west-1");
     for _ in 0..staging {
-        console.key(InputKey::Down);
+        console.keys("<down>");
     }
-    console.key(InputKey::Char(' '));
-    console.key(InputKey::Enter);
-    assert!(console.key(InputKey::Char('o')).is_empty(), "o only asks");
+    console.keys(" ");
+    console.keys("<enter>");
+    assert!(console.keys("o").is_empty(), "o only asks");
     let Mode::Confirm(pending) = &console.state.mode else {
         panic!("expected the confirmation, got {:?}", console.state.mode);
     };

@@ -297,6 +297,17 @@ fn a_user_key_map_moves_the_placement_editors_keys_in_the_list_and_in_the_fields
     };
     assert_eq!(editor.edit.predicates[0].labels, "env=dev");
     assert_eq!(editor.field, OcmField::Claims(0));
+    // shift-tab, which neither map binds here, goes back a field as up does.
+    console.keys("<shift-tab>");
+    let Mode::OcmPlacement(editor) = &console.state.mode else {
+        panic!("still editing");
+    };
+    assert_eq!(
+        editor.field,
+        OcmField::Labels(0),
+        "shift-tab: the field before"
+    );
+    console.keys("<ctrl-n>");
     console.keys("<enter>");
     assert!(
         matches!(console.state.mode, Mode::OcmPlacement(_)),

@@ -7,7 +7,7 @@
 mod common;
 
 use common::console::{Console, user_keymap};
-use flotilla::app::action::{Action, InputKey};
+use flotilla::app::action::Action;
 use flotilla::app::state::FleetEdit;
 use flotilla::app::state::Mode;
 use flotilla::app::state::override_editor::{FormField, OverrideEditor, Stage};
@@ -81,14 +81,14 @@ fn an_image_tag_override_for_one_cluster_previews_that_cluster_and_saves_the_rul
     assert_eq!(editor.rows.len(), 3, "regional-registry's three rules");
     assert!(editor.preview.is_none());
 
-    console.key(InputKey::Char('i'));
+    console.keys("i");
     let Stage::Form(form) = &console.editor().stage else {
         panic!("the image form opens");
     };
     assert_eq!(form.target, "prod-eu-west-1", "the selected cell's cluster");
     assert_eq!(form.field, FormField::Value);
     console.type_text("2.5.0");
-    assert!(console.key(InputKey::Enter).is_empty());
+    assert!(console.keys("<enter>").is_empty());
     let editor = console.editor();
     assert_eq!(editor.stage, Stage::List);
     assert_eq!(editor.dirty, Some(1));
@@ -105,7 +105,7 @@ fn an_image_tag_override_for_one_cluster_previews_that_cluster_and_saves_the_rul
     );
 
     // Reviewing asks the cluster for a server-side dry run of the changed object.
-    let asked = console.key(InputKey::Enter);
+    let asked = console.keys("<enter>");
     let [
         Effect::DryRun {
             cells, revision, ..
@@ -123,7 +123,7 @@ fn an_image_tag_override_for_one_cluster_previews_that_cluster_and_saves_the_rul
             side_by_side: false
         }
     );
-    console.key(InputKey::Char('s'));
+    console.keys("s");
     assert_eq!(
         console.editor().stage,
         Stage::Reviewing {
@@ -151,10 +151,7 @@ fn an_image_tag_override_for_one_cluster_previews_that_cluster_and_saves_the_rul
         ),
         "{rows:?}"
     );
-    assert!(
-        console.key(InputKey::Enter).is_empty(),
-        "the review only asks"
-    );
+    assert!(console.keys("<enter>").is_empty(), "the review only asks");
     let Mode::Confirm(pending) = &console.state.mode else {
         panic!("expected the confirmation, got {:?}", console.state.mode);
     };
@@ -164,7 +161,7 @@ fn an_image_tag_override_for_one_cluster_previews_that_cluster_and_saves_the_rul
         "{:?}",
         pending.summary
     );
-    let effects = console.key(InputKey::Char('y'));
+    let effects = console.keys("y");
     assert!(
         effects.is_empty(),
         "the backend hears of it after the save: {effects:?}"
@@ -219,13 +216,13 @@ fn an_image_tag_override_for_one_cluster_previews_that_cluster_and_saves_the_rul
 fn a_bad_path_or_a_mistyped_value_is_shown_inline_and_nothing_proceeds() {
     let mut console = Console::demo();
     console.open("Deployment/shop/checkout", "prod-eu-west-1");
-    console.key(InputKey::Char('a'));
+    console.keys("a");
     console.type_text("/spec/replica");
-    console.key(InputKey::Down);
+    console.keys("<down>");
     console.type_text("3");
     let error = console.form_error().expect("an inline error");
     assert!(error.contains("does not exist"), "{error}");
-    assert!(console.key(InputKey::Enter).is_empty());
+    assert!(console.keys("<enter>").is_empty());
     assert!(
         matches!(console.editor().stage, Stage::Form(_)),
         "still in the form"
@@ -233,29 +230,29 @@ fn a_bad_path_or_a_mistyped_value_is_shown_inline_and_nothing_proceeds() {
     assert_eq!(console.editor().dirty, None, "nothing applied");
 
     // Fix the path: a string where a number lives is refused too.
-    console.key(InputKey::Up);
+    console.keys("<up>");
     console.type_text("s");
-    console.key(InputKey::Down);
-    console.key(InputKey::ClearLine);
+    console.keys("<down>");
+    console.keys("<ctrl-u>");
     console.type_text("\"three\"");
     let error = console.form_error().expect("a type error");
     assert!(
         error.contains("a number") && error.contains("a string"),
         "{error}"
     );
-    console.key(InputKey::Enter);
+    console.keys("<enter>");
     assert_eq!(console.editor().dirty, None);
     // Unparsable YAML is named as such.
-    console.key(InputKey::ClearLine);
+    console.keys("<ctrl-u>");
     console.type_text("[1, ");
     let error = console.form_error().expect("a parse error");
     assert!(error.contains("not YAML/JSON"), "{error}");
 
-    console.key(InputKey::Esc);
+    console.keys("<esc>");
     assert_eq!(console.editor().stage, Stage::List);
-    assert!(console.key(InputKey::Enter).is_empty());
+    assert!(console.keys("<enter>").is_empty());
     assert_eq!(console.editor().stage, Stage::List, "nothing to review");
-    assert!(console.key(InputKey::Esc).is_empty());
+    assert!(console.keys("<esc>").is_empty());
     assert_eq!(console.state.mode, Mode::Normal);
 }
 
@@ -263,9 +260,9 @@ fn a_bad_path_or_a_mistyped_value_is_shown_inline_and_nothing_proceeds() {
 fn tab_cycles_path_completions_from_the_rendered_object() {
     let mut console = Console::demo();
     console.open("Deployment/shop/checkout", "prod-eu-west-1");
-    console.key(InputKey::Char('a'));
+    console.keys("a");
     console.type_text("/spec/re");
-    console.key(InputKey::Tab);
+    console.keys("<tab>");
     let path = |console: &Console| match &console.editor().stage {
         Stage::Form(form) => (form.path.clone(), form.completions.clone()),
         _ => panic!("no form"),
@@ -274,13 +271,13 @@ fn tab_cycles_path_completions_from_the_rendered_object() {
     assert_eq!(completions, ["/spec/replicas"]);
     assert_eq!(first, "/spec/replicas");
     console.type_text("/");
-    console.key(InputKey::ClearLine);
+    console.keys("<ctrl-u>");
     console.type_text("/spec/template/spec/containers/0/");
-    console.key(InputKey::Tab);
+    console.keys("<tab>");
     let (first, completions) = path(&console);
     assert!(completions.len() > 2, "{completions:?}");
     assert_eq!(first, completions[0]);
-    console.key(InputKey::Tab);
+    console.keys("<tab>");
     assert_eq!(path(&console).0, completions[1], "tab cycles");
 }
 
@@ -290,10 +287,10 @@ fn reordering_and_deleting_rules_change_the_preview() {
     console.open("Deployment/shop/checkout", "prod-eu-west-1");
     // Two replica rules for the same cluster in flotilla's policy: the later one wins.
     for (value, expected) in [("5", "5"), ("7", "7")] {
-        console.key(InputKey::Char('r'));
-        console.key(InputKey::ClearLine);
+        console.keys("r");
+        console.keys("<ctrl-u>");
         console.type_text(value);
-        console.key(InputKey::Enter);
+        console.keys("<enter>");
         assert_eq!(console.editor().stage, Stage::List);
         let diff = &console.editor().preview.as_ref().expect("a preview").diffs[0].diff;
         assert!(diff.contains(&format!("+  replicas: {expected}")), "{diff}");
@@ -301,27 +298,27 @@ fn reordering_and_deleting_rules_change_the_preview() {
     assert_eq!(console.changed_clusters(), ["prod-eu-west-1"]);
     assert_eq!(console.editor().cursor, 4, "the cursor is on the new rule");
     // Move the last rule (7) up: 5 now applies last.
-    console.key(InputKey::Char('K'));
+    console.keys("K");
     assert_eq!(console.editor().cursor, 3);
     let diff = &console.editor().preview.as_ref().expect("a preview").diffs[0].diff;
     assert!(diff.contains("+  replicas: 5"), "{diff}");
     // Delete the rule now last (5): 7 remains.
-    console.key(InputKey::Down);
-    console.key(InputKey::Char('d'));
+    console.keys("<down>");
+    console.keys("d");
     let diff = &console.editor().preview.as_ref().expect("a preview").diffs[0].diff;
     assert!(diff.contains("+  replicas: 7"), "{diff}");
     // Delete the other one (the cursor stays on flotilla's last rule): nothing changes any more.
     assert_eq!(console.editor().cursor, 3);
-    console.key(InputKey::Char('d'));
+    console.keys("d");
     assert_eq!(console.editor().dirty, None);
     assert!(console.editor().preview.is_none());
     // Deleting a rule of the regional policy (it selects every Deployment) takes eu-west's
     // registry back on both eu prod clusters, and on the eu-west edge store inventory runs on.
     for _ in 0..3 {
-        console.key(InputKey::Up);
+        console.keys("<up>");
     }
     assert_eq!(console.editor().cursor, 0);
-    console.key(InputKey::Char('d'));
+    console.keys("d");
     assert_eq!(console.editor().dirty, Some(0));
     assert_eq!(
         console.changed_clusters(),
@@ -338,8 +335,8 @@ fn reordering_and_deleting_rules_change_the_preview() {
         ["prod-eu-west-1", "prod-eu-west-2"]
     );
     // One policy per save: adding a rule to flotilla's policy now is refused.
-    console.key(InputKey::Char('r'));
-    console.key(InputKey::Enter);
+    console.keys("r");
+    console.keys("<enter>");
     let error = console.form_error().expect("refused");
     assert!(error.contains("one policy per save"), "{error}");
 }
@@ -353,27 +350,27 @@ fn a_kubefed_resource_edits_its_spec_overrides() {
     assert_eq!(editor.docs[0].title, "FederatedDeployment payments/ledger");
     assert_eq!(editor.rows.len(), 3, "three operations over two clusters");
     // Selectors are not a KubeFed thing: the form says so.
-    console.key(InputKey::Char('i'));
-    console.key(InputKey::Up);
-    console.key(InputKey::Up);
-    console.key(InputKey::ClearLine);
+    console.keys("i");
+    console.keys("<up>");
+    console.keys("<up>");
+    console.keys("<ctrl-u>");
     console.type_text("env=prod");
-    console.key(InputKey::Down);
-    console.key(InputKey::Down);
+    console.keys("<down>");
+    console.keys("<down>");
     console.type_text("7.3.0");
-    console.key(InputKey::Enter);
+    console.keys("<enter>");
     let error = console.form_error().expect("refused");
     assert!(error.contains("KubeFed"), "{error}");
-    console.key(InputKey::Up);
-    console.key(InputKey::Up);
-    console.key(InputKey::ClearLine);
+    console.keys("<up>");
+    console.keys("<up>");
+    console.keys("<ctrl-u>");
     console.type_text("prod-eu-west-2");
-    console.key(InputKey::Enter);
+    console.keys("<enter>");
     assert_eq!(console.editor().stage, Stage::List);
     assert_eq!(console.changed_clusters(), ["prod-eu-west-2"]);
-    console.key(InputKey::Enter);
-    console.key(InputKey::Enter);
-    console.key(InputKey::Char('y'));
+    console.keys("<enter>");
+    console.keys("<enter>");
+    console.keys("y");
     let edits = console.state.edits.clone();
     let [FleetEdit::Document { save, .. }] = edits.as_slice() else {
         panic!("expected one edited document to save, got {edits:?}");
@@ -465,7 +462,7 @@ fn the_session_saves_the_new_policy_and_renders_it_then_undo_takes_it_back() {
 
     // Undo: the policy stays, with no rules; the image is back.
     console.command(KeyCommand::Undo);
-    console.key(InputKey::Char('y'));
+    console.keys("y");
     assert_eq!(
         image(&console.session, "prod-eu-west-1"),
         "eu.registry.example.com/shop/checkout:2.4.1"

@@ -8,7 +8,7 @@ mod common;
 use std::sync::Arc;
 
 use common::console::Console;
-use flotilla::app::action::{Action, InputKey};
+use flotilla::app::action::Action;
 use flotilla::app::state::Mode;
 use flotilla::backend::{BackendEvent, CellRef, CellUpdate, DriftField};
 use flotilla::config::keymap::KeyCommand;
@@ -129,8 +129,8 @@ fn a_drifted_secret_value_is_masked_in_the_drift_view_and_its_confirmations() {
     assert!(screen_text.contains("*** (changed)"), "{screen_text}");
     assert!(!leaks(&screen_text), "{screen_text}");
     for key in ['r', 'a', 'i'] {
-        console.key(InputKey::Char(' '));
-        console.key(InputKey::Char(key));
+        console.keys(" ");
+        console.keys(&key.to_string());
         let asked = screen(&console);
         assert!(!leaks(&asked), "{key}: {asked}");
         if key == 'r' {
@@ -139,8 +139,8 @@ fn a_drifted_secret_value_is_masked_in_the_drift_view_and_its_confirmations() {
                 "a confirmation is asked: {asked}"
             );
         }
-        console.key(InputKey::Esc);
-        console.key(InputKey::Esc);
+        console.keys("<esc>");
+        console.keys("<esc>");
         console.command(KeyCommand::Drift);
     }
 }
@@ -252,7 +252,7 @@ fn the_override_editor_lists_edits_and_reviews_a_secret_value_without_drawing_it
         .position(|(_, rule)| rule.secret)
         .expect("the rule writing the password");
     assert_eq!(cursor, 0, "listed first");
-    console.key(InputKey::Char('e'));
+    console.keys("e");
     let flotilla::app::state::override_editor::Stage::Form(form) = &override_editor(&console).stage
     else {
         panic!("the rule's form opens");
@@ -265,14 +265,14 @@ fn the_override_editor_lists_edits_and_reviews_a_secret_value_without_drawing_it
     assert!(drawn.contains("not shown"), "{drawn}");
     assert!(!override_leaks(&drawn), "{drawn}");
     // A value of the wrong type is refused without quoting either value.
-    console.key(InputKey::ClearLine);
+    console.keys("<ctrl-u>");
     console.type_text("987654");
     let drawn = screen(&console);
     assert!(drawn.contains("holds a string"), "{drawn}");
     assert!(!override_leaks(&drawn), "{drawn}");
-    console.key(InputKey::ClearLine);
+    console.keys("<ctrl-u>");
     console.type_text("typed-pw-3344");
-    console.key(InputKey::Enter);
+    console.keys("<enter>");
     let editor = override_editor(&console);
     assert_eq!(editor.error, None);
     let preview = editor.preview.as_ref().expect("a preview");
@@ -280,7 +280,7 @@ fn the_override_editor_lists_edits_and_reviews_a_secret_value_without_drawing_it
     assert!(diffs.contains("password"), "{diffs}");
     assert!(!override_leaks(&diffs), "{diffs}");
     // The review draws the masked diff.
-    console.key(InputKey::Enter);
+    console.keys("<enter>");
     let drawn = screen(&console);
     assert!(!override_leaks(&drawn), "{drawn}");
 }

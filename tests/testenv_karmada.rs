@@ -18,6 +18,7 @@
 //! plain-hub step skips); they only touch their own namespaces, and the outage test restarts
 //! the member it stops.
 
+mod common;
 mod support;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -25,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use common::console::press_in;
 use support::{
     TestNamespace, apply, condition, env, eventually, hub_clusters, hub_console, json, kubectl,
     kubectl_ok, select_row, testenv_cmd_ok,
@@ -1483,7 +1485,6 @@ fn member_spec(member: &str, ns: &str, name: &str) -> Leaves {
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_previewed() {
     use flotilla::app::Action;
-    use flotilla::app::action::InputKey;
     use flotilla::app::state::Mode;
     use flotilla::backend::fanout::planning::PlanAction;
     use flotilla::config::keymap::KeyCommand;
@@ -1556,13 +1557,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         panic!("the override editor opens: {:?}", session.state.notice);
     };
     assert_eq!(editor.docs[0].title, format!("OverridePolicy {ns}/web-tag"));
-    for key in [InputKey::Char('e'), InputKey::ClearLine]
-        .into_iter()
-        .chain("1.28".chars().map(InputKey::Char))
-        .chain([InputKey::Enter, InputKey::Enter])
-    {
-        session.dispatch(Action::Input(key));
-    }
+    press_in(&mut session, "e<ctrl-u>1.28<enter><enter>");
     // The preview: the engine's render of the edited policy against the Works, per cluster.
     hub_events.pump(
         &mut session,
@@ -1605,13 +1600,13 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
     );
 
     // Confirm: the policy goes to the hub; Karmada re-renders the Work and the member follows.
-    session.dispatch(Action::Input(InputKey::Enter));
+    press_in(&mut session, "<enter>");
     assert!(
         matches!(session.state.mode, Mode::Confirm(_)),
         "{:?}",
         session.state.mode
     );
-    session.dispatch(Action::Input(InputKey::Char('y')));
+    press_in(&mut session, "y");
     hub_events.pump(&mut session, Duration::from_secs(90), &|s| {
         s.state.rollout.is_none()
             && s.state.cells.status(row, member_1) == CellStatus::InSync
@@ -1685,20 +1680,13 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
     // Unticking both cluster names removes `clusterNames`, a field kubectl's apply owns: the
     // hub must hold the edit exactly (server-side apply alone would leave kubectl's field).
     session.dispatch(Action::Command(KeyCommand::EditPlacement));
-    for key in [
-        InputKey::Char(' '),
-        InputKey::Down,
-        InputKey::Char(' '),
-        InputKey::Enter,
-    ] {
-        session.dispatch(Action::Input(key));
-    }
+    press_in(&mut session, " <down> <enter>");
     let Mode::Placement(editor) = &session.state.mode else {
         panic!("the placement editor reviews: {:?}", session.state.notice);
     };
     assert!(editor.edit.clusters.is_empty(), "{:?}", editor.edit);
-    session.dispatch(Action::Input(InputKey::Enter));
-    session.dispatch(Action::Input(InputKey::Char('y')));
+    press_in(&mut session, "<enter>");
+    press_in(&mut session, "y");
     hub_events.pump(&mut session, Duration::from_secs(30), &|s| {
         s.state
             .notice
@@ -1723,7 +1711,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         "{:?}",
         pending.summary
     );
-    session.dispatch(Action::Input(InputKey::Char('y')));
+    press_in(&mut session, "y");
     hub_events.pump(&mut session, Duration::from_secs(30), &|s| {
         s.state
             .notice
@@ -2567,7 +2555,6 @@ fn hub_karmada_status_with_a_resource_carries_each_members_live_object_and_event
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_an_edit_of_a_policy_changed_with_kubectl_meanwhile_is_refused_and_kubectl_wins() {
     use flotilla::app::Action;
-    use flotilla::app::action::InputKey;
     use flotilla::app::state::Mode;
     use flotilla::config::keymap::KeyCommand;
 
@@ -2611,11 +2598,9 @@ fn hub_karmada_an_edit_of_a_policy_changed_with_kubectl_meanwhile_is_refused_and
         .cluster_index("member-2")
         .expect("member-2");
     for _ in 0..member_2 {
-        session.dispatch(Action::Input(InputKey::Down));
+        press_in(&mut session, "<down>");
     }
-    session.dispatch(Action::Input(InputKey::Char(' ')));
-    session.dispatch(Action::Input(InputKey::Enter));
-    session.dispatch(Action::Input(InputKey::Enter));
+    press_in(&mut session, " <enter><enter>");
     let Mode::Confirm(pending) = &session.state.mode else {
         panic!(
             "the confirmation: {:?} {:?}",
@@ -2645,7 +2630,7 @@ fn hub_karmada_an_edit_of_a_policy_changed_with_kubectl_meanwhile_is_refused_and
     );
 
     // Confirming writes nothing: the hub no longer holds what the edit was made from.
-    session.dispatch(Action::Input(InputKey::Char('y')));
+    press_in(&mut session, "y");
     hub_events.pump(&mut session, Duration::from_secs(60), &|s| {
         s.state
             .notice

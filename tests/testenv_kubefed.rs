@@ -13,6 +13,7 @@
 //! (plus a label on the KubeFedClusters that they remove again), and the outage test restarts
 //! the member it stops.
 
+mod common;
 mod support;
 
 use std::collections::BTreeSet;
@@ -21,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
+use common::console::press_in;
 use support::{
     Restart, TestNamespace, apply, condition, env, eventually, hub_clusters, hub_console, json,
     kubectl, kubectl_ok, kubectl_stdin, output_text, testenv_cmd_ok,
@@ -1174,7 +1176,6 @@ fn member_replicas(member: &str, ns: &str, name: &str) -> Option<i64> {
 #[ignore = "needs the kubefed testenv: run through cargo xtask test"]
 fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
     use flotilla::app::Action;
-    use flotilla::app::action::InputKey;
     use flotilla::app::state::Mode;
     use flotilla::backend::fanout::planning::PlanAction;
     use flotilla::config::keymap::KeyCommand;
@@ -1238,13 +1239,7 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
         editor.docs[0].title,
         format!("FederatedDeployment {ns}/web")
     );
-    for key in [InputKey::Char('e'), InputKey::ClearLine]
-        .into_iter()
-        .chain("4".chars().map(InputKey::Char))
-        .chain([InputKey::Enter, InputKey::Enter])
-    {
-        session.dispatch(Action::Input(key));
-    }
+    press_in(&mut session, "e<ctrl-u>4<enter><enter>");
     // KubeFed keeps no rendered objects: the preview compares with member-1's live object.
     hub_events.pump(
         &mut session,
@@ -1279,9 +1274,9 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
         item.diff
     );
 
-    session.dispatch(Action::Input(InputKey::Enter));
+    press_in(&mut session, "<enter>");
     assert!(matches!(session.state.mode, Mode::Confirm(_)));
-    session.dispatch(Action::Input(InputKey::Char('y')));
+    press_in(&mut session, "y");
     hub_events.pump(&mut session, LIMIT, &|s| {
         s.state.rollout.is_none() && s.state.cells.status(row, member_1) == CellStatus::InSync
     });
@@ -1430,9 +1425,7 @@ spec:
     assert!(read.live.error.is_none(), "{:?}", read.live.error);
     assert!(read.yaml.contains("availableReplicas: 2"), "{}", read.yaml);
     assert_eq!(read.live.diff, "", "member-1 holds what KubeFed renders");
-    session.dispatch(flotilla::app::Action::Input(
-        flotilla::app::action::InputKey::Esc,
-    ));
+    press_in(&mut session, "<esc>");
 
     // A new rollout on member-2 alone that its Node cannot hold passes its deadline there.
     apply(

@@ -12,6 +12,7 @@
 //! skips). They only touch objects named after themselves (and a ManagedCluster label named
 //! so), delete them afterwards, and the outage test restarts the member it stops.
 
+mod common;
 mod support;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -19,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use common::console::press_in;
 use support::{
     Restart, TestNamespace, apply, condition, env, eventually, hub_clusters, hub_console,
     hub_render, json, kubectl, kubectl_ok, select_row, testenv_cmd_ok,
@@ -879,7 +881,6 @@ fn hub_ocm_a_manifestworkreplicaset_follows_its_placement_from_member_1_to_membe
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
     use flotilla::app::Action;
-    use flotilla::app::action::InputKey;
     use flotilla::app::session::Session;
     use flotilla::app::state::Mode;
     use flotilla::app::state::ocm_placement::OcmStage;
@@ -931,16 +932,13 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
             && matches!(editor.stage, OcmStage::Choosing { .. })
         {
             for _ in 0..index {
-                session.dispatch(Action::Input(InputKey::Down));
+                press_in(session, "<down>");
             }
-            session.dispatch(Action::Input(InputKey::Enter));
+            press_in(session, "<enter>");
         }
     };
     let type_green = |session: &mut Session| {
-        session.dispatch(Action::Input(InputKey::ClearLine));
-        for c in format!("{key}=green").chars() {
-            session.dispatch(Action::Input(InputKey::Char(c)));
-        }
+        press_in(session, &format!("<ctrl-u>{key}=green"));
     };
 
     // `e` on the set's ConfigMap opens the Placement the set follows, with no list to choose
@@ -981,7 +979,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
     assert_eq!(preview.entering().collect::<Vec<_>>(), ["member-2"]);
 
     // Confirm: OCM decides exactly what the preview said, and the console says so.
-    session.dispatch(Action::Input(InputKey::Enter));
+    press_in(&mut session, "<enter>");
     let Mode::Confirm(pending) = &session.state.mode else {
         panic!("enter asks first: {:?}", session.state.notice);
     };
@@ -993,7 +991,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
             && summary.contains("its ManifestWorks for member-1 are deleted"),
         "{summary}"
     );
-    session.dispatch(Action::Input(InputKey::Char('y')));
+    press_in(&mut session, "y");
     hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
         s.state
             .notice
@@ -1074,7 +1072,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
         "{:?}",
         pending.summary
     );
-    session.dispatch(Action::Input(InputKey::Char('y')));
+    press_in(&mut session, "y");
     hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
         s.state
             .notice
@@ -1107,8 +1105,8 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
             "touched-by=someone-else",
         ],
     );
-    session.dispatch(Action::Input(InputKey::Enter));
-    session.dispatch(Action::Input(InputKey::Char('y')));
+    press_in(&mut session, "<enter>");
+    press_in(&mut session, "y");
     hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
         s.state
             .notice

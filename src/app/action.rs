@@ -1,16 +1,22 @@
-//! Everything that can change the console's state, as plain messages: key map commands,
-//! typed keys, backend facts, resizes and ticks. It must not carry terminal types, handles
-//! or clients (the console turns terminal events into these).
+//! Everything that can change the console's state, as plain messages: commands, typed keys,
+//! backend facts, resizes and ticks. A key arrives already resolved by the key map in use: a
+//! main-view command ([`Action::Command`]), a command of the view section in focus
+//! ([`Action::View`]), or, where the operator types, an [`InputKey`]; nothing here is decoded
+//! again. It must not carry terminal types, handles or clients (the console turns terminal
+//! events into these), nor key map keys.
 
 use super::state::Saved;
 use crate::backend::BackendEvent;
-use crate::config::keymap::{Key, KeyCodeName, KeyCommand};
+use crate::config::keymap::{KeyCommand, Section, ViewCommand};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
-    /// A key map command the operator triggered.
+    /// A main view command the operator triggered.
     Command(KeyCommand),
-    /// A key typed into a text input (filter, palette).
+    /// A command of a view's own key map section (a cell's object, the drift view, an
+    /// editor), for the section that had the focus when the key was pressed.
+    View(Section, ViewCommand),
+    /// A key typed into a text input (filter, palette, confirmation, an editor's field).
     Input(InputKey),
     /// A fact from the backend.
     Backend(BackendEvent),
@@ -26,9 +32,9 @@ pub enum Action {
     Saved(Saved),
 }
 
-/// Keys a text input understands, and the keys a view with a key map section of its own
-/// reads (the object view's shift-tab, arrows left and right, pages and home; a text input
-/// never gets these).
+/// Keys a text input understands: the ones that edit its text, and the ones the inputs
+/// without a key map section of their own (the filter, the palette, a confirmation, the
+/// override editor's rule form) move and leave by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputKey {
     Char(char),
@@ -40,39 +46,15 @@ pub enum InputKey {
     Tab,
     Up,
     Down,
-    BackTab,
-    Left,
-    Right,
-    PageUp,
-    PageDown,
-    Home,
-    End,
 }
 
 impl InputKey {
-    /// The key map's name for this key, for views that read their own key map section.
-    pub fn key(self) -> Key {
-        let (code, ctrl) = match self {
-            InputKey::Char(c) => (KeyCodeName::Char(c), false),
-            InputKey::Backspace => (KeyCodeName::Backspace, false),
-            InputKey::ClearLine => (KeyCodeName::Char('u'), true),
-            InputKey::Enter => (KeyCodeName::Enter, false),
-            InputKey::Esc => (KeyCodeName::Esc, false),
-            InputKey::Tab => (KeyCodeName::Tab, false),
-            InputKey::Up => (KeyCodeName::Up, false),
-            InputKey::Down => (KeyCodeName::Down, false),
-            InputKey::BackTab => (KeyCodeName::BackTab, false),
-            InputKey::Left => (KeyCodeName::Left, false),
-            InputKey::Right => (KeyCodeName::Right, false),
-            InputKey::PageUp => (KeyCodeName::PageUp, false),
-            InputKey::PageDown => (KeyCodeName::PageDown, false),
-            InputKey::Home => (KeyCodeName::Home, false),
-            InputKey::End => (KeyCodeName::End, false),
-        };
-        Key {
-            code,
-            ctrl,
-            alt: false,
-        }
+    /// Whether the key edits text (a character, backspace, clear the line) rather than
+    /// moving or leaving.
+    pub fn edits_text(self) -> bool {
+        matches!(
+            self,
+            InputKey::Char(_) | InputKey::Backspace | InputKey::ClearLine
+        )
     }
 }

@@ -3,7 +3,8 @@
 //! live) is on several clusters, with owner fights flagged; and the keys that repair it —
 //! revert, adopt, ignore, one field, one group or everything marked — each through a
 //! confirmation listing exactly what will be written.
-//! Keys go through [`key`] (pure); the fleet-file changes adopt and ignore need are computed
+//! The `drift` section's commands go through [`command`] and a confirmation's typed keys
+//! through [`key`] (both pure); the fleet-file changes adopt and ignore need are computed
 //! in [`refresh`], outside `update`, because they need the fleet's files. It must not write a
 //! file or talk to a cluster: writes are effects the operator confirmed.
 
@@ -21,7 +22,7 @@ use super::state::{Mode, State};
 use super::text_input::edit_text;
 use crate::backend::fanout::object::FIELD_MANAGER;
 use crate::backend::{CellRef, DriftField, Effect, RevertField};
-use crate::config::keymap::{Keymap, Section, ViewCommand};
+use crate::config::keymap::ViewCommand;
 use crate::engine::compare::secrets;
 use crate::engine::edit::drift_repair::{self, Chosen};
 use crate::engine::{Fleet, SourceFile};
@@ -173,16 +174,21 @@ pub fn open(state: &mut State) {
     }
 }
 
-/// One key in the drift view.
+/// A key typed while a repair is being prepared or confirmed (browsing takes commands).
 pub fn key(state: &mut State, mut view: Box<DriftView>, key: InputKey) -> Vec<Effect> {
-    if let Stage::Confirming(plan) = std::mem::take(&mut view.stage) {
-        return confirm(state, view, plan, key);
-    }
-    if matches!(view.stage, Stage::Preparing { .. }) {
+    match std::mem::take(&mut view.stage) {
+        Stage::Confirming(plan) => return confirm(state, view, plan, key),
         // Still being prepared; esc gives up.
-        if key == InputKey::Esc {
-            view.stage = Stage::Browsing;
-        }
+        Stage::Preparing { .. } if key == InputKey::Esc => {}
+        stage => view.stage = stage,
+    }
+    state.mode = Mode::Drift(view);
+    Vec::new()
+}
+
+/// A command of the `drift` key map section while the view browses.
+pub fn command(state: &mut State, mut view: Box<DriftView>, command: ViewCommand) -> Vec<Effect> {
+    if !matches!(view.stage, Stage::Browsing) {
         state.mode = Mode::Drift(view);
         return Vec::new();
     }
@@ -197,19 +203,19 @@ pub fn key(state: &mut State, mut view: Box<DriftView>, key: InputKey) -> Vec<Ef
         Pane::Fields => &mut view.cursor,
         Pane::Rules => &mut view.rule_cursor,
     };
-    match Keymap::built_in_view_command(Section::Drift, key.key()) {
-        Some(ViewCommand::Back) => return Vec::new(),
-        Some(ViewCommand::Up) => *cursor = cursor.saturating_sub(1),
-        Some(ViewCommand::Down) => *cursor = (*cursor + 1).min(len.saturating_sub(1)),
-        Some(ViewCommand::Top) => *cursor = 0,
-        Some(ViewCommand::Bottom) => *cursor = len.saturating_sub(1),
-        Some(ViewCommand::SwitchPane) => {
+    match command {
+        ViewCommand::Back => return Vec::new(),
+        ViewCommand::Up => *cursor = cursor.saturating_sub(1),
+        ViewCommand::Down => *cursor = (*cursor + 1).min(len.saturating_sub(1)),
+        ViewCommand::Top => *cursor = 0,
+        ViewCommand::Bottom => *cursor = len.saturating_sub(1),
+        ViewCommand::SwitchPane => {
             view.pane = match view.pane {
                 Pane::Fields => Pane::Rules,
                 Pane::Rules => Pane::Fields,
             }
         }
-        Some(ViewCommand::Mark) if view.pane == Pane::Fields => {
+        ViewCommand::Mark if view.pane == Pane::Fields => {
             if let Some(row) = rows.get(view.cursor) {
                 let fields = row_fields(&groups, *row);
                 if fields.iter().all(|f| view.marked.contains(f)) {
@@ -222,7 +228,7 @@ pub fn key(state: &mut State, mut view: Box<DriftView>, key: InputKey) -> Vec<Ef
                 view.cursor = (view.cursor + 1).min(rows.len().saturating_sub(1));
             }
         }
-        Some(command @ (ViewCommand::Revert | ViewCommand::Adopt | ViewCommand::Ignore))
+        command @ (ViewCommand::Revert | ViewCommand::Adopt | ViewCommand::Ignore)
             if view.pane == Pane::Fields =>
         {
             let verb = match command {
@@ -247,7 +253,7 @@ pub fn key(state: &mut State, mut view: Box<DriftView>, key: InputKey) -> Vec<Ef
                 }
             }
         }
-        Some(ViewCommand::RemoveRule) if view.pane == Pane::Rules => {
+        ViewCommand::RemoveRule if view.pane == Pane::Rules => {
             if state.readonly {
                 state.notice = Some("read-only: ignore rules cannot be removed here".into());
             } else if let Some(rule) = view.rules.get(view.rule_cursor) {

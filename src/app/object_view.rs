@@ -1,15 +1,14 @@
-//! The object view's keys (its `object` key map section) and what it asks of the backend:
+//! The object view's commands (its `object` key map section) and what it asks of the backend:
 //! scrolling, other clusters (← →), the views it cycles through (tab / shift-tab: desired,
 //! live, diff, events, clusters), the group highlighted in the clusters view, and the cells
 //! the backend must follow while it is open — asked for with [`Effect::FollowObject`], dropped
 //! with [`Effect::StopFollowing`] once it closes. Live reads the backend sends are kept only
 //! for followed cells. It must not do I/O nor draw.
 
-use super::action::InputKey;
 use super::state::object_view::{LiveRead, ObjectTab};
 use super::state::{Mode, State};
 use crate::backend::{CellRef, Effect, LiveObject};
-use crate::config::keymap::{KeyCommand, Keymap, Section, ViewCommand};
+use crate::config::keymap::{KeyCommand, ViewCommand};
 use crate::engine::compare::{diff, live_state};
 
 /// Opens the object view on the selected cell, at the desired object.
@@ -21,39 +20,38 @@ pub fn open(state: &mut State) {
     };
 }
 
-/// A key while the object view is open, read as the `object` section of the default key map
-/// names it (the console hands on the key the map in use means).
-pub fn key(state: &mut State, key: InputKey) {
+/// A command of the `object` key map section while the object view is open.
+pub fn command(state: &mut State, command: ViewCommand) {
     let Mode::Object { scroll, tab, group } = state.mode else {
         return;
     };
     let page = state.page_rows.max(1);
     let (mut scroll, mut tab, mut group) = (scroll, tab, group);
-    match Keymap::built_in_view_command(Section::Object, key.key()) {
-        Some(ViewCommand::Back) => {
+    match command {
+        ViewCommand::Back => {
             state.mode = Mode::Normal;
             return;
         }
-        Some(command @ (ViewCommand::NextView | ViewCommand::PrevView)) => {
+        command @ (ViewCommand::NextView | ViewCommand::PrevView) => {
             tab = tab.step(command == ViewCommand::PrevView);
             scroll = 0;
         }
         // In the clusters view up and down pick a group; its object scrolls by page.
-        Some(ViewCommand::Down) if tab == ObjectTab::Clusters => {
+        ViewCommand::Down if tab == ObjectTab::Clusters => {
             group = (group + 1).min(groups_len(state).saturating_sub(1));
             scroll = 0;
         }
-        Some(ViewCommand::Up) if tab == ObjectTab::Clusters => {
+        ViewCommand::Up if tab == ObjectTab::Clusters => {
             group = group.saturating_sub(1);
             scroll = 0;
         }
-        Some(ViewCommand::Down) => scroll += 1,
-        Some(ViewCommand::Up) => scroll = scroll.saturating_sub(1),
-        Some(ViewCommand::PageDown) => scroll += page,
-        Some(ViewCommand::PageUp) => scroll = scroll.saturating_sub(page),
-        Some(ViewCommand::Top) => scroll = 0,
+        ViewCommand::Down => scroll += 1,
+        ViewCommand::Up => scroll = scroll.saturating_sub(1),
+        ViewCommand::PageDown => scroll += page,
+        ViewCommand::PageUp => scroll = scroll.saturating_sub(page),
+        ViewCommand::Top => scroll = 0,
         // Moving to the next or previous cluster shows that cluster's object.
-        Some(command @ (ViewCommand::PrevCluster | ViewCommand::NextCluster)) => {
+        command @ (ViewCommand::PrevCluster | ViewCommand::NextCluster) => {
             state.step_cluster(command == ViewCommand::NextCluster);
         }
         _ => {}

@@ -3,7 +3,8 @@
 //! across predicates), tolerations and number of clusters as text; every keystroke decides the
 //! edited Placement again, offline, and shows which clusters enter, leave, stay or stay out
 //! and why. Enter asks for a confirmation that lists the decision change and the
-//! ManifestWorkReplicaSets that follow it. Its keys are the `ocm-placement` key map section's.
+//! ManifestWorkReplicaSets that follow it. Its commands are the `ocm-placement` key map
+//! section's ([`command`]); what is typed into a field comes through [`key`].
 //! It must not talk to the hub: the write is an effect the operator confirms.
 
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use super::state::ocm_placement::{OcmPlacementEditor, OcmStage};
 use super::state::{Mode, PendingApply, PlacementWrite, State};
 use super::text_input::edit_text;
 use crate::backend::Effect;
-use crate::config::keymap::{Keymap, Section, ViewCommand};
+use crate::config::keymap::ViewCommand;
 use crate::engine::edit::ocm_placement::{
     PlacementWorld, editable, edited, patch, preview, with_parts_of,
 };
@@ -131,8 +132,12 @@ pub fn changed_on_hub(state: &State, editor: &OcmPlacementEditor) -> bool {
         .is_none_or(|p| p.resource_version() != base.resource_version())
 }
 
-/// One key in the editor.
-pub fn key(state: &mut State, mut editor: Box<OcmPlacementEditor>, key: InputKey) -> Vec<Effect> {
+/// A command of the `ocm-placement` section: on the list of Placements, or in the fields.
+pub fn command(
+    state: &mut State,
+    mut editor: Box<OcmPlacementEditor>,
+    command: ViewCommand,
+) -> Vec<Effect> {
     let world = match world(state) {
         Ok(world) => world,
         Err(why) => {
@@ -141,56 +146,56 @@ pub fn key(state: &mut State, mut editor: Box<OcmPlacementEditor>, key: InputKey
         }
     };
     match editor.stage {
-        OcmStage::Choosing { cursor } => {
-            match Keymap::built_in_view_command(Section::OcmPlacement, key.key()) {
-                Some(ViewCommand::Back) => return Vec::new(),
-                Some(ViewCommand::Up) => {
-                    editor.stage = OcmStage::Choosing {
-                        cursor: cursor.saturating_sub(1),
-                    }
-                }
-                Some(ViewCommand::Down) => {
-                    editor.stage = OcmStage::Choosing {
-                        cursor: (cursor + 1).min(world.placements.len().saturating_sub(1)),
-                    }
-                }
-                Some(ViewCommand::Confirm) => {
-                    begin(state, &world, cursor);
-                    return Vec::new();
-                }
-                _ => {}
-            }
-        }
-        OcmStage::Editing => {
-            // Every field is text: characters are typed, the other keys are the section's.
-            let command = match key {
-                InputKey::Char(_) | InputKey::Backspace | InputKey::ClearLine => None,
-                _ => Keymap::built_in_view_command(Section::OcmPlacement, key.key()),
-            };
-            match command {
-                Some(ViewCommand::Back) => {
-                    state.notice = Some("Placement edit cancelled; nothing written".into());
-                    return Vec::new();
-                }
-                Some(ViewCommand::NextField | ViewCommand::Down) => editor.step(true),
-                Some(ViewCommand::Up) => editor.step(false),
-                Some(ViewCommand::Confirm) => {
-                    if let Some(error) = &editor.error {
-                        state.notice = Some(format!("fix the Placement first: {error}"));
-                    } else if !editor.changed() {
-                        state.notice = Some("nothing changed yet".into());
-                    } else {
-                        propose(state, editor);
-                        return Vec::new();
-                    }
-                }
-                _ => {
-                    if edit_text(editor.text_mut(), key) {
-                        editor.revision += 1;
-                    }
+        OcmStage::Choosing { cursor } => match command {
+            ViewCommand::Back => return Vec::new(),
+            ViewCommand::Up => {
+                editor.stage = OcmStage::Choosing {
+                    cursor: cursor.saturating_sub(1),
                 }
             }
-        }
+            ViewCommand::Down => {
+                editor.stage = OcmStage::Choosing {
+                    cursor: (cursor + 1).min(world.placements.len().saturating_sub(1)),
+                }
+            }
+            ViewCommand::Confirm => {
+                begin(state, &world, cursor);
+                return Vec::new();
+            }
+            _ => {}
+        },
+        OcmStage::Editing => match command {
+            ViewCommand::Back => {
+                state.notice = Some("Placement edit cancelled; nothing written".into());
+                return Vec::new();
+            }
+            ViewCommand::NextField | ViewCommand::Down => editor.step(true),
+            ViewCommand::Up => editor.step(false),
+            ViewCommand::Confirm => {
+                if let Some(error) = &editor.error {
+                    state.notice = Some(format!("fix the Placement first: {error}"));
+                } else if !editor.changed() {
+                    state.notice = Some("nothing changed yet".into());
+                } else {
+                    propose(state, editor);
+                    return Vec::new();
+                }
+            }
+            _ => {}
+        },
+    }
+    state.mode = Mode::OcmPlacement(editor);
+    Vec::new()
+}
+
+/// A key typed into the focused field (every field is text; the list takes none).
+pub fn key(state: &mut State, mut editor: Box<OcmPlacementEditor>, key: InputKey) -> Vec<Effect> {
+    if let Err(why) = world(state) {
+        state.notice = Some(why);
+        return Vec::new();
+    }
+    if editor.stage == OcmStage::Editing && edit_text(editor.text_mut(), key) {
+        editor.revision += 1;
     }
     state.mode = Mode::OcmPlacement(editor);
     Vec::new()

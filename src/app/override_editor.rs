@@ -5,8 +5,10 @@
 //! object, or a shortcut for an image component, replicas, a label, an annotation or a
 //! container env var — with a live preview of the clusters whose objects change, then a review
 //! of the diffs before the same confirmation the placement editor uses.
-//! Keys go through [`key`] (pure); engine work happens in [`refresh`], outside `update`. It must
-//! not write a file or talk to a cluster: saving and propagating are a confirmed effect.
+//! The list's and the review's commands (the `overrides` and `editor` sections) go through
+//! [`command`] and a form's keys through [`key`] (both pure); engine work happens in
+//! [`refresh`], outside `update`. It must not write a file or talk to a cluster: saving and
+//! propagating are a confirmed effect.
 
 use serde_json::Value;
 
@@ -19,7 +21,7 @@ use super::state::override_editor::{
 use super::state::review::jump;
 use super::state::{LastChange, Mode, PendingApply, Reopen, State};
 use crate::backend::Effect;
-use crate::config::keymap::{Keymap, Section, ViewCommand};
+use crate::config::keymap::ViewCommand;
 use crate::engine::edit::override_rules::{
     Item, RuleEdit, apply_edit, check_patch, complete_path, image_paths, key_value_item,
     override_docs, parse_target, preview_overrides, target_text,
@@ -120,8 +122,13 @@ pub fn refresh(state: &mut State, fleet: &Fleet, files: &[SourceFile]) -> bool {
     true
 }
 
-/// One key in the editor.
-pub fn key(state: &mut State, mut editor: Box<OverrideEditor>, key: InputKey) -> Vec<Effect> {
+/// A command of the review's section (`editor`) or of the list's (`overrides`); a rule's form
+/// takes typed keys only.
+pub fn command(
+    state: &mut State,
+    mut editor: Box<OverrideEditor>,
+    command: ViewCommand,
+) -> Vec<Effect> {
     match std::mem::take(&mut editor.stage) {
         Stage::Reviewing {
             scroll,
@@ -129,28 +136,27 @@ pub fn key(state: &mut State, mut editor: Box<OverrideEditor>, key: InputKey) ->
         } => {
             let rows = review_rows(&editor);
             let last = rows.len().saturating_sub(1);
-            let command = Keymap::built_in_view_command(Section::Editor, key.key());
             let scroll = match command {
-                Some(ViewCommand::Back) => {
+                ViewCommand::Back => {
                     state.mode = Mode::Overrides(editor);
                     return Vec::new();
                 }
-                Some(ViewCommand::Save) => return propose(state, editor),
-                Some(ViewCommand::Up) => scroll.saturating_sub(1),
-                Some(ViewCommand::Down) => (scroll + 1).min(last),
-                Some(ViewCommand::NextChange) => jump(&rows, scroll, true),
-                Some(ViewCommand::PrevChange) => jump(&rows, scroll, false),
+                ViewCommand::Save => return propose(state, editor),
+                ViewCommand::Up => scroll.saturating_sub(1),
+                ViewCommand::Down => (scroll + 1).min(last),
+                ViewCommand::NextChange => jump(&rows, scroll, true),
+                ViewCommand::PrevChange => jump(&rows, scroll, false),
                 _ => scroll,
             };
-            let side_by_side = side_by_side ^ (command == Some(ViewCommand::SideBySide));
+            let side_by_side = side_by_side ^ (command == ViewCommand::SideBySide);
             editor.stage = Stage::Reviewing {
                 scroll,
                 side_by_side,
             };
         }
-        Stage::Form(form) => form_key(state, &mut editor, form, key),
+        form @ Stage::Form(_) => editor.stage = form,
         Stage::List => {
-            if list_key(state, &mut editor, key) {
+            if list_command(state, &mut editor, command) {
                 return Vec::new();
             }
             if matches!(editor.stage, Stage::Reviewing { .. }) {
@@ -164,17 +170,24 @@ pub fn key(state: &mut State, mut editor: Box<OverrideEditor>, key: InputKey) ->
     Vec::new()
 }
 
-/// Returns true when the editor closed.
-fn list_key(state: &mut State, editor: &mut OverrideEditor, key: InputKey) -> bool {
+/// A key typed into a rule's form (the list and the review take commands).
+pub fn key(state: &mut State, mut editor: Box<OverrideEditor>, key: InputKey) -> Vec<Effect> {
+    match std::mem::take(&mut editor.stage) {
+        Stage::Form(form) => form_key(state, &mut editor, form, key),
+        stage => editor.stage = stage,
+    }
+    state.mode = Mode::Overrides(editor);
+    Vec::new()
+}
+
+/// A command of the list of rules; returns true when the editor closed.
+fn list_command(state: &mut State, editor: &mut OverrideEditor, command: ViewCommand) -> bool {
     let cluster_name = state
         .clusters
         .get(editor.cluster)
         .map(|c| c.spec.name.clone())
         .unwrap_or_default();
     let form = |kind: FormKind| Form::new(kind, cluster_name.clone());
-    let Some(command) = Keymap::built_in_view_command(Section::Overrides, key.key()) else {
-        return false;
-    };
     match command {
         ViewCommand::Back => {
             state.notice = Some("override edit cancelled; nothing written".into());
@@ -426,8 +439,6 @@ fn form_key(state: &mut State, editor: &mut OverrideEditor, mut form: Box<Form>,
             form.completions.clear();
             form.error = None;
         }
-        // A form never gets the keys only views read (pages, left and right).
-        _ => {}
     }
     // Check as the operator types, so a bad path or value shows at once.
     if !matches!(key, InputKey::Enter) {

@@ -2,7 +2,8 @@
 //! the selected resource goes, edited as an explicit cluster list and a label selector (either
 //! dialect), with a live preview of the clusters entering and leaving — and why every other
 //! cluster stays out — then, on enter, a review of the rendered diffs grouped across clusters
-//! before anything is written. Keys go through [`key`] (pure); the engine work happens in
+//! before anything is written. Its sections' commands (`placement`, `editor`) go through
+//! [`command`] and typed text through [`key`] (both pure); the engine work happens in
 //! [`refresh`], outside `update`, because it needs the fleet and its source files. It must not
 //! write a file or talk to a cluster: saving and propagating are an effect the operator
 //! confirms.
@@ -13,8 +14,9 @@ use super::state::FleetSave;
 use super::state::placement_editor::{Field, PlacementEditor, Stage, review_rows};
 use super::state::review::jump;
 use super::state::{LastChange, Mode, PendingApply, Reopen, State};
+use super::text_input::edit_text;
 use crate::backend::{CellRef, Effect};
-use crate::config::keymap::{Keymap, Section, ViewCommand};
+use crate::config::keymap::ViewCommand;
 use crate::engine::edit::placement::{
     DiffGroup, PlacementPreview, parse_field_selector, parse_replicas, parse_selector,
     parse_tolerations, preview_placement,
@@ -90,8 +92,14 @@ pub fn refresh(state: &mut State, fleet: &Fleet, files: &[SourceFile]) -> bool {
     true
 }
 
-/// One key in the editor.
-pub fn key(state: &mut State, mut editor: Box<PlacementEditor>, key: InputKey) -> Vec<Effect> {
+/// A command of the review's section (`editor`) or, editing, of the `placement` section: on
+/// the cluster list every one, in a text field only those that leave it (back, next field,
+/// review).
+pub fn command(
+    state: &mut State,
+    mut editor: Box<PlacementEditor>,
+    command: ViewCommand,
+) -> Vec<Effect> {
     match editor.stage {
         Stage::Reviewing {
             scroll,
@@ -99,67 +107,68 @@ pub fn key(state: &mut State, mut editor: Box<PlacementEditor>, key: InputKey) -
         } => {
             let rows = review_rows(&editor);
             let last = rows.len().saturating_sub(1);
-            let command = Keymap::built_in_view_command(Section::Editor, key.key());
             let scroll = match command {
-                Some(ViewCommand::Back) => {
+                ViewCommand::Back => {
                     editor.stage = Stage::Editing;
                     state.mode = Mode::Placement(editor);
                     return Vec::new();
                 }
-                Some(ViewCommand::Save) => return propose(state, editor),
-                Some(ViewCommand::OwnPolicy) => return propose_own_policy(state, editor),
-                Some(ViewCommand::Up) => scroll.saturating_sub(1),
-                Some(ViewCommand::Down) => (scroll + 1).min(last),
-                Some(ViewCommand::NextChange) => jump(&rows, scroll, true),
-                Some(ViewCommand::PrevChange) => jump(&rows, scroll, false),
+                ViewCommand::Save => return propose(state, editor),
+                ViewCommand::OwnPolicy => return propose_own_policy(state, editor),
+                ViewCommand::Up => scroll.saturating_sub(1),
+                ViewCommand::Down => (scroll + 1).min(last),
+                ViewCommand::NextChange => jump(&rows, scroll, true),
+                ViewCommand::PrevChange => jump(&rows, scroll, false),
                 _ => scroll,
             };
-            let side_by_side = side_by_side ^ (command == Some(ViewCommand::SideBySide));
+            let side_by_side = side_by_side ^ (command == ViewCommand::SideBySide);
             editor.stage = Stage::Reviewing {
                 scroll,
                 side_by_side,
             };
         }
-        Stage::Editing => {
-            // In a text field characters are text; elsewhere they are the section's keys.
-            let typing = editor.field != Field::Clusters;
-            let command = match key {
-                InputKey::Char(_) | InputKey::Backspace if typing => None,
-                _ => Keymap::built_in_view_command(Section::Placement, key.key()),
-            };
-            match command {
-                Some(ViewCommand::Back) => {
-                    state.notice = Some("placement edit cancelled; nothing written".into());
-                    return Vec::new();
-                }
-                Some(ViewCommand::NextField) => {
-                    let dialect = editor.source.as_ref().map(|source| source.dialect);
-                    editor.field = editor.field.next(dialect);
-                }
-                Some(ViewCommand::Review) => {
-                    let not_ready = not_ready(
-                        "placement",
-                        editor.error.as_ref(),
-                        editor.changed(),
-                        editor.preview_is_current(),
-                    );
-                    if let Some(notice) = not_ready {
-                        state.notice = Some(notice);
-                    } else {
-                        editor.stage = Stage::Reviewing {
-                            scroll: 0,
-                            side_by_side: false,
-                        };
-                        let effects = ask_for_dry_run(state, &mut editor);
-                        state.mode = Mode::Placement(editor);
-                        return effects;
-                    }
-                }
-                _ if typing => text_key(&mut editor, key),
-                Some(command) => cluster_command(state, &mut editor, command),
-                None => {}
+        Stage::Editing => match command {
+            ViewCommand::Back => {
+                state.notice = Some("placement edit cancelled; nothing written".into());
+                return Vec::new();
             }
-        }
+            ViewCommand::NextField => {
+                let dialect = editor.source.as_ref().map(|source| source.dialect);
+                editor.field = editor.field.next(dialect);
+            }
+            ViewCommand::Review => {
+                let not_ready = not_ready(
+                    "placement",
+                    editor.error.as_ref(),
+                    editor.changed(),
+                    editor.preview_is_current(),
+                );
+                if let Some(notice) = not_ready {
+                    state.notice = Some(notice);
+                } else {
+                    editor.stage = Stage::Reviewing {
+                        scroll: 0,
+                        side_by_side: false,
+                    };
+                    let effects = ask_for_dry_run(state, &mut editor);
+                    state.mode = Mode::Placement(editor);
+                    return effects;
+                }
+            }
+            command if editor.field == Field::Clusters => {
+                cluster_command(state, &mut editor, command)
+            }
+            _ => {}
+        },
+    }
+    state.mode = Mode::Placement(editor);
+    Vec::new()
+}
+
+/// A key typed into the focused text field (the cluster list and the review take none).
+pub fn key(state: &mut State, mut editor: Box<PlacementEditor>, key: InputKey) -> Vec<Effect> {
+    if editor.stage == Stage::Editing && editor.field != Field::Clusters {
+        text_key(&mut editor, key);
     }
     state.mode = Mode::Placement(editor);
     Vec::new()
@@ -192,20 +201,7 @@ fn text_key(editor: &mut PlacementEditor, key: InputKey) {
         Field::Replicas => &mut editor.edit.replicas,
         Field::Selector | Field::Clusters => &mut editor.edit.selector,
     };
-    let changed = match key {
-        InputKey::Char(c) => {
-            text.push(c);
-            true
-        }
-        InputKey::Backspace => text.pop().is_some(),
-        InputKey::ClearLine => {
-            let had = !text.is_empty();
-            text.clear();
-            had
-        }
-        _ => false,
-    };
-    if changed {
+    if edit_text(text, key) {
         editor.revision += 1;
         // Typing errors show at once; the engine's verdict follows with the preview.
         editor.error = match editor.field {

@@ -1,8 +1,8 @@
 //! `update`: the one place the console's state changes, at the top of the app. A plain
 //! function of the state and an action that returns the effects to run: it handles the
-//! panes, filters and confirmations itself and hands editor keys, drift, palette commands and
-//! rollout reports to the files that own them. It must not do I/O, sleep or read a clock, and
-//! no file in the app but the session calls it.
+//! panes, filters and confirmations itself and hands a view's commands and typed keys, palette
+//! commands and rollout reports to the files that own them. It must not do I/O, sleep or read
+//! a clock, and no file in the app but the session calls it.
 
 use super::action::{Action, InputKey};
 use super::filter::Filter;
@@ -23,7 +23,7 @@ use super::{
 };
 use crate::backend::CellRef;
 use crate::backend::{BackendEvent, Effect, SharedFleet};
-use crate::config::keymap::{KeyCommand, Keymap, Section, ViewCommand};
+use crate::config::keymap::{KeyCommand, Section, ViewCommand};
 use crate::model::{HealthKind, HubKind, StatusKind};
 
 /// Applies one action to the state and returns what the backend should do. What the state
@@ -52,6 +52,7 @@ fn derive(state: &mut State) {
 fn apply(state: &mut State, action: Action) -> Vec<Effect> {
     match action {
         Action::Command(command) => run_command(state, command),
+        Action::View(section, command) => run_view_command(state, section, command),
         Action::Input(key) => edit(state, key),
         Action::Backend(event) => {
             if let BackendEvent::Cells(updates) = &event {
@@ -647,17 +648,41 @@ fn start_apply(state: &mut State, mut pending: Box<PendingApply>) -> Vec<Effect>
     }
 }
 
+/// A command of a view's own section, named by the key map in use (`console::keys`). One for
+/// a section no longer in focus (the view moved on, or the help opened, since the key was
+/// read) does nothing. Help opens over a view that browses, not over one of its text fields.
+fn run_view_command(state: &mut State, section: Section, command: ViewCommand) -> Vec<Effect> {
+    match key_context(state) {
+        KeyContext::View(focused) if focused == section => {
+            if command == ViewCommand::Help {
+                state.help_open = true;
+                return Vec::new();
+            }
+        }
+        KeyContext::Form(focused) if focused == section => {}
+        _ => return Vec::new(),
+    }
+    match std::mem::take(&mut state.mode) {
+        Mode::Placement(editor) => placement_editor::command(state, editor, command),
+        Mode::OcmPlacement(editor) => ocm_placement::command(state, editor, command),
+        Mode::Overrides(editor) => override_editor::command(state, editor, command),
+        Mode::Drift(view) => drift::command(state, view, command),
+        mode @ Mode::Object { .. } => {
+            state.mode = mode;
+            object_view::command(state, command);
+            Vec::new()
+        }
+        other => {
+            state.mode = other;
+            Vec::new()
+        }
+    }
+}
+
+/// A key typed into the open input: a filter, the palette, a confirmation, or an editor's
+/// text field, form or confirmation.
 fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
     if state.help_open {
-        return Vec::new();
-    }
-    // The console hands a view the default map's key for what the operator's key means in
-    // the map in use (`console::keys`), so the default map names the command here: the
-    // operator's own help key arrives as `?`, and a `?` they bound elsewhere does not.
-    if let KeyContext::View(section) = key_context(state)
-        && Keymap::built_in_view_command(section, key.key()) == Some(ViewCommand::Help)
-    {
-        state.help_open = true;
         return Vec::new();
     }
     match std::mem::take(&mut state.mode) {
@@ -668,10 +693,6 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
         }
         Mode::Overrides(overrides) => return override_editor::key(state, overrides, key),
         Mode::Drift(view) => return drift::key(state, view, key),
-        mode @ Mode::Object { .. } => {
-            state.mode = mode;
-            object_view::key(state, key);
-        }
         Mode::Filter {
             pane,
             mut input,
@@ -967,9 +988,9 @@ mod tests {
         update(state, Action::Command(command));
     }
 
-    /// A key as the console hands it to a view with a section of its own.
-    fn press(state: &mut State, key: InputKey) -> Vec<Effect> {
-        update(state, Action::Input(key))
+    /// A command of the object view's section, as the console hands it on.
+    fn in_object(state: &mut State, command: ViewCommand) -> Vec<Effect> {
+        update(state, Action::View(Section::Object, command))
     }
 
     fn type_text(state: &mut State, text: &str) {
@@ -1033,8 +1054,8 @@ mod tests {
         let mut state = state(3, 2);
         command(&mut state, KeyCommand::FocusNext);
         update(&mut state, Action::Command(KeyCommand::Select));
-        press(&mut state, InputKey::Tab);
-        press(&mut state, InputKey::Down);
+        in_object(&mut state, ViewCommand::NextView);
+        in_object(&mut state, ViewCommand::Down);
         let object = state.mode.clone();
         let followed = state.live.followed.clone();
         assert!(
@@ -1059,7 +1080,7 @@ mod tests {
         command(&mut state, KeyCommand::Help);
         command(&mut state, KeyCommand::Back);
         assert_eq!(state.mode, object, "esc closes the help, not the view");
-        press(&mut state, InputKey::Esc);
+        in_object(&mut state, ViewCommand::Back);
         assert_eq!(state.mode, Mode::Normal);
     }
 
@@ -1300,31 +1321,25 @@ mod tests {
             group: 0,
         };
         assert_eq!(state.mode, at(0, ObjectTab::Desired));
-        press(&mut state, InputKey::Down);
-        press(&mut state, InputKey::Right);
+        in_object(&mut state, ViewCommand::Down);
+        in_object(&mut state, ViewCommand::NextCluster);
         assert_eq!(state.mode, at(1, ObjectTab::Desired));
         assert_eq!(
             state.selected_cluster(),
             Some(2),
             "right shows the next cluster's object"
         );
-        press(&mut state, InputKey::PageDown);
+        in_object(&mut state, ViewCommand::PageDown);
         assert_eq!(state.mode, at(1 + state.page_rows, ObjectTab::Desired));
-        press(&mut state, InputKey::BackTab);
+        in_object(&mut state, ViewCommand::PrevView);
         assert_eq!(
             state.mode,
             at(0, ObjectTab::Clusters),
             "shift-tab: the view before"
         );
-        press(&mut state, InputKey::Char('x'));
-        assert_eq!(
-            state.mode,
-            at(0, ObjectTab::Clusters),
-            "a free key does nothing"
-        );
         command(&mut state, KeyCommand::Quit);
         assert!(state.should_quit, "quit still quits");
-        press(&mut state, InputKey::Esc);
+        in_object(&mut state, ViewCommand::Back);
         assert_eq!(state.mode, Mode::Normal);
     }
 
@@ -1349,7 +1364,7 @@ mod tests {
             cluster: 0,
         };
         assert_eq!(opened, vec![Effect::FollowObject { cells: vec![cell] }]);
-        let tabbed = press(&mut state, InputKey::Tab);
+        let tabbed = in_object(&mut state, ViewCommand::NextView);
         assert!(
             tabbed.is_empty(),
             "the same cell stays followed: {tabbed:?}"
@@ -1361,7 +1376,7 @@ mod tests {
                 ..
             }
         ));
-        let moved = press(&mut state, InputKey::Right);
+        let moved = in_object(&mut state, ViewCommand::NextCluster);
         let next = CellRef {
             resource: 0,
             cluster: 1,
@@ -1378,7 +1393,7 @@ mod tests {
         update(&mut state, read(next));
         assert!(state.live.reads.contains_key(&next));
         assert!(!state.live.reads.contains_key(&cell));
-        let closed = press(&mut state, InputKey::Esc);
+        let closed = in_object(&mut state, ViewCommand::Back);
         assert_eq!(closed, vec![Effect::StopFollowing]);
         assert!(state.live.reads.is_empty());
     }

@@ -738,12 +738,6 @@ fn conflict(
     )
 }
 
-/// The built-in default map, parsed once: the keys the views' code understands.
-fn default_map() -> &'static Keymap {
-    static DEFAULT: std::sync::OnceLock<Keymap> = std::sync::OnceLock::new();
-    DEFAULT.get_or_init(|| Keymap::built_in("default"))
-}
-
 impl Keymap {
     /// A map by name with `<user_dir>/keymaps/<name>.yaml` laid over the built-in of the same
     /// name (or over `default`): each command the user lists gets exactly the user's keys.
@@ -943,23 +937,6 @@ impl Keymap {
         self.view_keys(section, command)
             .first()
             .map_or_else(|| "-".to_string(), Key::to_string)
-    }
-
-    /// The command the views' code reads a key as: the built-in default map's section.
-    pub fn built_in_view_command(section: Section, key: Key) -> Option<ViewCommand> {
-        default_map().view_command(section, key)
-    }
-
-    /// The key a view's code understands for what `key` does in this map's section: the
-    /// default map's first key for the command it is bound to; `None` when the key triggers
-    /// nothing here but would trigger a command in the default map (this map moved that
-    /// command elsewhere); the key itself when neither map binds it.
-    pub fn translate(&self, section: Section, key: Key) -> Option<Key> {
-        match self.view_command(section, key) {
-            Some(command) => default_map().view_keys(section, command).first().copied(),
-            None if default_map().view_command(section, key).is_some() => None,
-            None => Some(key),
-        }
     }
 
     /// Help lines of a view's section, in the section's order; without the commands that
@@ -1179,25 +1156,21 @@ mod tests {
         .unwrap();
         let map = Keymap::load("mine", Some(dir.path()));
         assert!(map.errors.is_empty(), "{:?}", map.errors);
-        // The views read the default map's keys: n arrives as tab, tab itself as nothing.
-        assert_eq!(map.translate(Section::Object, key("n")), Some(key("tab")));
-        assert_eq!(map.translate(Section::Object, key("tab")), None);
-        assert_eq!(map.translate(Section::Object, key("H")), Some(key("left")));
-        assert_eq!(map.translate(Section::Object, key("h")), None);
+        // The user's keys name the commands; the keys they replaced name none.
+        let object = |text: &str| map.view_command(Section::Object, key(text));
+        assert_eq!(object("n"), Some(ViewCommand::NextView));
+        assert_eq!(object("tab"), None);
+        assert_eq!(object("H"), Some(ViewCommand::PrevCluster));
+        assert_eq!(object("h"), None);
         assert_eq!(
-            map.translate(Section::Object, key("shift-tab")),
-            Some(key("shift-tab")),
+            object("shift-tab"),
+            Some(ViewCommand::PrevView),
             "what the user did not list stays"
         );
-        assert_eq!(
-            map.translate(Section::OcmPlacement, key("ctrl-s")),
-            Some(key("enter"))
-        );
-        assert_eq!(map.translate(Section::OcmPlacement, key("enter")), None);
-        assert_eq!(
-            map.translate(Section::OcmPlacement, key("J")),
-            Some(key("down"))
-        );
+        let ocm = |text: &str| map.view_command(Section::OcmPlacement, key(text));
+        assert_eq!(ocm("ctrl-s"), Some(ViewCommand::Confirm));
+        assert_eq!(ocm("enter"), None);
+        assert_eq!(ocm("J"), Some(ViewCommand::Down));
         // The help lists each section with the keys in use.
         let object = map.section_help(Section::Object, false);
         assert!(
@@ -1265,14 +1238,11 @@ mod tests {
             map.view_command(Section::Editor, key("ctrl-s")),
             Some(ViewCommand::Save)
         );
-        // The views read the default map's keys: R arrives as r, r itself as nothing.
-        assert_eq!(map.translate(Section::Drift, key("R")), Some(key("r")));
-        assert_eq!(map.translate(Section::Drift, key("r")), None);
-        assert_eq!(map.translate(Section::Drift, key("a")), Some(key("a")));
-        assert_eq!(map.translate(Section::Drift, key("w")), Some(key("w")));
+        assert_eq!(map.view_command(Section::Drift, key("w")), None);
         assert_eq!(
-            map.translate(Section::Editor, key("ctrl-s")),
-            Some(key("enter"))
+            map.view_command(Section::Editor, key("enter")),
+            None,
+            "the user's keys replace save's built-in ones"
         );
         write("drift:\n  revert: [a]\n");
         let clash = Keymap::load("vim", Some(dir.path()));
@@ -1285,8 +1255,14 @@ mod tests {
         write("drift:\n  revert: [a]\n  adopt: [r]\n");
         let swapped = Keymap::load("vim", Some(dir.path()));
         assert!(swapped.errors.is_empty(), "{:?}", swapped.errors);
-        assert_eq!(swapped.translate(Section::Drift, key("a")), Some(key("r")));
-        assert_eq!(swapped.translate(Section::Drift, key("r")), Some(key("a")));
+        assert_eq!(
+            swapped.view_command(Section::Drift, key("a")),
+            Some(ViewCommand::Revert)
+        );
+        assert_eq!(
+            swapped.view_command(Section::Drift, key("r")),
+            Some(ViewCommand::Adopt)
+        );
     }
 
     #[test]

@@ -1,14 +1,17 @@
-//! The terminal's keys as the app's messages: a crossterm key event becomes the key map's
-//! [`Key`] (and so a [`KeyCommand`](crate::config::keymap::KeyCommand)), or, while the operator
-//! is typing, an [`InputKey`]; ctrl-c always quits and a resize is an [`Action`] like any other.
-//! This is the only place crossterm's key types are read. It must not decide what a key does:
-//! that is the key map's and `update`'s job.
+//! The terminal's keys as the app's messages, each resolved once, here: a crossterm key event
+//! becomes the key map's [`Key`], and the live key map names the command it triggers where
+//! keys go now — a main-view [`KeyCommand`](crate::config::keymap::KeyCommand)
+//! ([`Action::Command`]) or a command of the view section in focus ([`Action::View`]); where
+//! the operator types, the key is an [`InputKey`] ([`Action::Input`]). ctrl-c always quits and
+//! a resize is an [`Action`] like any other. This is the only place crossterm's key types are
+//! read. It must not decide what a command does (that is `update`'s job), nor hand on a key
+//! for the app to decode into a command again.
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::app::action::{Action, InputKey};
 use crate::app::update::KeyContext;
-use crate::config::keymap::{Key, KeyCodeName, Keymap, Section};
+use crate::config::keymap::{Key, KeyCodeName, Keymap, Section, ViewCommand};
 
 /// The action a terminal event stands for, if any: `typing` says whether keys go to a text
 /// input (see [`crate::app::update::is_typing`]) rather than to the key map.
@@ -22,8 +25,9 @@ pub fn action_for(event: Event, typing: bool, keymap: &Keymap) -> Option<Action>
 }
 
 /// The action a terminal event stands for where keys go now (see
-/// [`crate::app::update::key_context`]). In a view's section the key map's key is handed on as
-/// the key the view's code reads for that command, and a key this map moved away is dropped.
+/// [`crate::app::update::key_context`]). In a view's section the key is the command the live
+/// map binds to it there; a key the section leaves free does nothing (in the object view it
+/// is the main map's, of which the view obeys quit only).
 pub fn action_in(event: Event, context: KeyContext, keymap: &Keymap) -> Option<Action> {
     match event {
         Event::Key(key) if key.kind != KeyEventKind::Release => {
@@ -39,36 +43,57 @@ pub fn action_in(event: Event, context: KeyContext, keymap: &Keymap) -> Option<A
                     .map(Action::Command),
                 KeyContext::View(section) => {
                     let pressed = key_of(key)?;
-                    // The object view reads the main view's keys beneath its own section: a
-                    // key the section leaves free does what the main map says (the view
-                    // obeys quit only).
-                    if section == Section::Object && keymap.view_command(section, pressed).is_none()
-                    {
-                        return keymap.command_for(pressed).map(Action::Command);
-                    }
-                    let understood = keymap.translate(section, pressed)?;
-                    view_input_key(understood).map(Action::Input)
-                }
-                KeyContext::Form(section) => {
-                    let pressed = key_of(key)?;
-                    if is_text(pressed) {
-                        return input_key_of(key).map(Action::Input);
-                    }
-                    let understood = keymap.translate(section, pressed)?;
-                    if understood == pressed {
-                        input_key_of(key).map(Action::Input)
-                    } else if is_text(understood) {
-                        // A command whose key is a character means nothing in a text field.
-                        None
-                    } else {
-                        input_key_of_key(understood).map(Action::Input)
+                    match section_command(keymap, section, pressed) {
+                        Some(command) => Some(Action::View(section, command)),
+                        None if section == Section::Object => {
+                            keymap.command_for(pressed).map(Action::Command)
+                        }
+                        None => None,
                     }
                 }
+                KeyContext::Form(section) => form_action(key, section, keymap),
             }
         }
         Event::Resize(width, height) => Some(Action::Resize { width, height }),
         _ => None,
     }
+}
+
+/// A key in a view's text field. A character without ctrl or alt, and backspace, are text
+/// even where the section binds them (`k` is up on a list, a letter in a field). Any other key
+/// is the command the section binds to it; one it leaves free is text if it edits text
+/// (ctrl-u clears the field) and otherwise nothing — but shift-tab, which no section's field
+/// binds by default, is the section's `up`, the field before, as in every input.
+fn form_action(event: KeyEvent, section: Section, keymap: &Keymap) -> Option<Action> {
+    let pressed = key_of(event)?;
+    if !is_text(pressed) {
+        if let Some(command) = section_command(keymap, section, pressed) {
+            return Some(Action::View(section, command));
+        }
+        if pressed.code == KeyCodeName::BackTab {
+            return Some(Action::View(section, ViewCommand::Up));
+        }
+    }
+    input_key_of(event)
+        .filter(|key| key.edits_text())
+        .map(Action::Input)
+}
+
+/// The command a view's section binds to a key. A key that is not a character, pressed with
+/// ctrl or alt the section does not name, is the plain key (ctrl-enter is enter, alt-↓ is ↓),
+/// as a text input reads it.
+fn section_command(keymap: &Keymap, section: Section, pressed: Key) -> Option<ViewCommand> {
+    let plain = Key {
+        ctrl: false,
+        alt: false,
+        ..pressed
+    };
+    keymap.view_command(section, pressed).or_else(|| {
+        let modified = plain != pressed && !matches!(pressed.code, KeyCodeName::Char(_));
+        modified
+            .then(|| keymap.view_command(section, plain))
+            .flatten()
+    })
 }
 
 /// The input key a terminal key stands for while typing; `None` for keys inputs ignore.
@@ -88,53 +113,9 @@ pub fn input_key_of(event: KeyEvent) -> Option<InputKey> {
     })
 }
 
-/// The key a view with a section of its own reads for a key map key: every key as it is,
-/// ctrl-u as the clear-line key text inputs also know, no other ctrl or alt character.
-fn view_input_key(key: Key) -> Option<InputKey> {
-    Some(match key.code {
-        KeyCodeName::Char('u') if key.ctrl && !key.alt => InputKey::ClearLine,
-        KeyCodeName::Char(_) if key.ctrl || key.alt => return None,
-        KeyCodeName::Char(c) => InputKey::Char(c),
-        KeyCodeName::Enter => InputKey::Enter,
-        KeyCodeName::Esc => InputKey::Esc,
-        KeyCodeName::Tab => InputKey::Tab,
-        KeyCodeName::BackTab => InputKey::BackTab,
-        KeyCodeName::Up => InputKey::Up,
-        KeyCodeName::Down => InputKey::Down,
-        KeyCodeName::Left => InputKey::Left,
-        KeyCodeName::Right => InputKey::Right,
-        KeyCodeName::PageUp => InputKey::PageUp,
-        KeyCodeName::PageDown => InputKey::PageDown,
-        KeyCodeName::Home => InputKey::Home,
-        KeyCodeName::End => InputKey::End,
-        KeyCodeName::Backspace => InputKey::Backspace,
-    })
-}
-
 /// Whether a text field takes the key as text: a character without ctrl or alt, or backspace.
 fn is_text(key: Key) -> bool {
     !key.ctrl && !key.alt && matches!(key.code, KeyCodeName::Char(_) | KeyCodeName::Backspace)
-}
-
-/// The input key a key map key stands for (a view's own key, always a plain one).
-fn input_key_of_key(key: Key) -> Option<InputKey> {
-    let modifiers = if key.ctrl {
-        KeyModifiers::CONTROL
-    } else {
-        KeyModifiers::NONE
-    };
-    let code = match key.code {
-        KeyCodeName::Char(c) => KeyCode::Char(c),
-        KeyCodeName::Enter => KeyCode::Enter,
-        KeyCodeName::Esc => KeyCode::Esc,
-        KeyCodeName::Tab => KeyCode::Tab,
-        KeyCodeName::BackTab => KeyCode::BackTab,
-        KeyCodeName::Up => KeyCode::Up,
-        KeyCodeName::Down => KeyCode::Down,
-        KeyCodeName::Backspace => KeyCode::Backspace,
-        _ => return None,
-    };
-    input_key_of(KeyEvent::new(code, modifiers))
 }
 
 /// The key a terminal event stands for, if a map could name it. Shift is not part of a key:
@@ -236,24 +217,25 @@ mod tests {
     }
 
     #[test]
-    fn the_object_view_gets_its_sections_keys_and_the_main_maps_quit() {
+    fn the_object_view_gets_its_sections_commands_and_the_main_maps_quit() {
         let map = Keymap::built_in("vim");
         let object = KeyContext::View(Section::Object);
         let press_in = |code, modifiers| action_in(press(code, modifiers), object, &map);
+        let view = |command| Some(Action::View(Section::Object, command));
         let none = KeyModifiers::NONE;
         assert_eq!(
             press_in(KeyCode::BackTab, KeyModifiers::SHIFT),
-            Some(Action::Input(InputKey::BackTab)),
+            view(ViewCommand::PrevView),
             "shift-tab is the previous view, not up"
         );
         assert_eq!(
             press_in(KeyCode::Char('b'), KeyModifiers::CONTROL),
-            Some(Action::Input(InputKey::PageUp)),
-            "vim's ctrl-b pages up as the default's pageup"
+            view(ViewCommand::PageUp),
+            "vim's ctrl-b pages up"
         );
         assert_eq!(
             press_in(KeyCode::Char('h'), none),
-            Some(Action::Input(InputKey::Left)),
+            view(ViewCommand::PrevCluster),
             "h is the previous cluster"
         );
         assert_eq!(
@@ -266,6 +248,49 @@ mod tests {
             None,
             "vim binds no arrows, in the section or the main map"
         );
+        assert_eq!(press_in(KeyCode::Char('x'), none), None, "a free key");
+    }
+
+    #[test]
+    fn a_view_gets_the_command_its_section_binds_in_the_map_in_use() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let keymaps = dir.path().join("keymaps");
+        std::fs::create_dir_all(&keymaps).expect("keymaps/");
+        let text = "drift:\n  revert: [R]\n  back: [ctrl-g]\n";
+        std::fs::write(keymaps.join("mine.yaml"), text).expect("mine.yaml");
+        // The user's section laid over the default map's, as the console loads it.
+        let map = Keymap::load("mine", Some(dir.path()));
+        assert!(map.errors.is_empty(), "{:?}", map.errors);
+        let drift = KeyContext::View(Section::Drift);
+        let press_in = |code, modifiers| action_in(press(code, modifiers), drift, &map);
+        assert_eq!(
+            press_in(KeyCode::Char('R'), KeyModifiers::SHIFT),
+            Some(Action::View(Section::Drift, ViewCommand::Revert))
+        );
+        assert_eq!(
+            press_in(KeyCode::Char('g'), KeyModifiers::CONTROL),
+            Some(Action::View(Section::Drift, ViewCommand::Back))
+        );
+        assert_eq!(
+            press_in(KeyCode::Char('q'), KeyModifiers::NONE),
+            None,
+            "outside the object view the main map is not read"
+        );
+        assert_eq!(
+            press_in(KeyCode::Down, KeyModifiers::CONTROL),
+            Some(Action::View(Section::Drift, ViewCommand::Down)),
+            "a modifier the section does not name leaves ↓ the plain key"
+        );
+        assert_eq!(
+            press_in(KeyCode::Esc, KeyModifiers::ALT),
+            None,
+            "esc moved away, modified or not"
+        );
+        assert_eq!(
+            press_in(KeyCode::Char('r'), KeyModifiers::ALT),
+            None,
+            "a character's modifiers always count"
+        );
     }
 
     #[test]
@@ -275,6 +300,7 @@ mod tests {
         assert!(map.errors.is_empty(), "{:?}", map.errors);
         let form = KeyContext::Form(Section::Placement);
         let press_in = |code, modifiers, context| action_in(press(code, modifiers), context, &map);
+        let placement = |command| Some(Action::View(Section::Placement, command));
         let none = KeyModifiers::NONE;
         assert_eq!(
             press_in(KeyCode::Char('k'), none, form),
@@ -286,15 +312,19 @@ mod tests {
             Some(Action::Input(InputKey::Char(' ')))
         );
         assert_eq!(
+            press_in(KeyCode::Backspace, none, form),
+            Some(Action::Input(InputKey::Backspace))
+        );
+        assert_eq!(
             press_in(KeyCode::Char('f'), KeyModifiers::CONTROL, form),
-            Some(Action::Input(InputKey::Tab)),
-            "ctrl-f leaves the field as tab did"
+            placement(ViewCommand::NextField),
+            "ctrl-f leaves the field"
         );
         assert_eq!(press_in(KeyCode::Tab, none, form), None, "tab moved away");
         assert_eq!(
             press_in(KeyCode::Char('t'), KeyModifiers::CONTROL, form),
-            None,
-            "toggling means nothing in a text field, and types no space"
+            placement(ViewCommand::Toggle),
+            "the section's command (a text field ignores it), never a typed space"
         );
         assert_eq!(
             press_in(
@@ -302,12 +332,27 @@ mod tests {
                 KeyModifiers::CONTROL,
                 KeyContext::View(Section::Placement)
             ),
-            Some(Action::Input(InputKey::Char(' '))),
-            "on the list ctrl-t toggles as space did"
+            placement(ViewCommand::Toggle),
+            "on the list ctrl-t toggles"
         );
         assert_eq!(
             press_in(KeyCode::Char('u'), KeyModifiers::CONTROL, form),
             Some(Action::Input(InputKey::ClearLine))
+        );
+        assert_eq!(
+            press_in(KeyCode::BackTab, KeyModifiers::SHIFT, form),
+            placement(ViewCommand::Up),
+            "shift-tab, left free, is the field before"
+        );
+        assert_eq!(
+            press_in(KeyCode::Char('x'), KeyModifiers::ALT, form),
+            Some(Action::Input(InputKey::Char('x'))),
+            "a free alt key types its character, as in any input"
+        );
+        assert_eq!(
+            press_in(KeyCode::Left, none, form),
+            None,
+            "a free key that edits no text does nothing"
         );
     }
 }

@@ -9,7 +9,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use flotilla::app::action::{Action, InputKey};
+use flotilla::app::action::Action;
 use flotilla::app::session::{Session, Store};
 use flotilla::app::state::State;
 use flotilla::app::update::key_context;
@@ -95,17 +95,18 @@ impl Console {
         self.act(Action::Command(command))
     }
 
-    pub fn key(&mut self, key: InputKey) -> Vec<Effect> {
-        self.act(Action::Input(key))
-    }
-
-    /// Types into the open input; typing alone writes nothing.
+    /// Types into the open input, each character as the terminal sends it (a `<` too);
+    /// typing alone writes nothing.
     pub fn type_text(&mut self, text: &str) {
         for c in text.chars() {
-            assert!(
-                self.key(InputKey::Char(c)).is_empty(),
-                "typing writes nothing"
-            );
+            let key = Key {
+                code: KeyCodeName::Char(c),
+                ctrl: false,
+                alt: false,
+            };
+            let action = key_action(&self.session.state, key, &self.keymap);
+            let effects = action.map(|action| self.act(action)).unwrap_or_default();
+            assert!(effects.is_empty(), "typing writes nothing");
         }
     }
 
@@ -276,4 +277,16 @@ pub fn press(state: &mut State, sequence: &str) -> Vec<Effect> {
         }
     }
     effects
+}
+
+/// Presses keys (as [`Console::keys`] reads them) on a session through the default key map,
+/// each dispatched as the console loop dispatches it, for tests that drive a session of their
+/// own (a hub's).
+pub fn press_in(session: &mut Session, sequence: &str) {
+    let keymap = Keymap::built_in("default");
+    for key in parse_keys(sequence) {
+        if let Some(action) = key_action(&session.state, key, &keymap) {
+            session.dispatch(action);
+        }
+    }
 }
