@@ -23,6 +23,7 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
