@@ -14,7 +14,7 @@ use flotilla::{commands, launch, logging, source};
 
 fn main() -> ExitCode {
     // The shell asking for completion candidates: answer before anything else runs.
-    if let Some(code) = commands::completion::complete_if_asked() {
+    if let Some(code) = commands::shell::completion::complete_if_asked() {
         return ExitCode::from(code);
     }
     let cli = match Cli::try_parse() {
@@ -204,29 +204,31 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
         Command::Status(scope) => {
             commands::status::run_status(&global, &scope, &mut std::io::stdout()).await
         }
-        Command::Info => commands::info::run(&global, &mut std::io::stdout().lock()),
+        Command::Info => commands::shell::info::run(&global, &mut std::io::stdout().lock()),
         Command::Completion(args) => {
-            commands::completion::run(&args, &mut std::io::stdout().lock())
+            commands::shell::completion::run(&args, &mut std::io::stdout().lock())
         }
-        Command::Man(args) => commands::man::run(&args, &mut std::io::stdout().lock()),
+        Command::Man(args) => commands::shell::man::run(&args, &mut std::io::stdout().lock()),
         Command::Placement(PlacementCommand::Set(args)) => {
-            commands::placement::run_set(&global, &args, &mut std::io::stdout()).await
+            commands::edit::placement::run_set(&global, &args, &mut std::io::stdout()).await
         }
         Command::Override(OverrideCommand::Add(args)) => {
-            commands::override_rules::run_add(&global, &args, &mut std::io::stdout()).await
+            commands::edit::overrides::run_add(&global, &args, &mut std::io::stdout()).await
         }
         Command::Override(OverrideCommand::Remove(args)) => {
-            commands::override_rules::run_remove(&global, &args, &mut std::io::stdout()).await
+            commands::edit::overrides::run_remove(&global, &args, &mut std::io::stdout()).await
         }
         Command::Override(OverrideCommand::List(args)) => {
-            commands::override_rules::run_list(&global, &args, &mut std::io::stdout()).await
+            commands::edit::overrides::run_list(&global, &args, &mut std::io::stdout()).await
         }
-        Command::Undo(args) => commands::undo::run(&global, &args, &mut std::io::stdout()).await,
+        Command::Undo(args) => {
+            commands::edit::undo::run(&global, &args, &mut std::io::stdout()).await
+        }
         Command::Reschedule(args) => {
-            commands::reschedule::run(&global, &args, &mut std::io::stdout()).await
+            commands::edit::reschedule::run(&global, &args, &mut std::io::stdout()).await
         }
         Command::OcmPlacement(OcmPlacementCommand::Set(args)) => {
-            commands::ocm_placement::run_set(&global, &args, &mut std::io::stdout()).await
+            commands::edit::ocm_placement::run_set(&global, &args, &mut std::io::stdout()).await
         }
     }
 }

@@ -1,19 +1,14 @@
 //! The scripting commands of design §3, each a function from parsed arguments to an exit code.
 //! They print results to stdout and problems to stderr; they must not open the console.
+//! The fleet commands are files here; the editing commands are in `edit/`, and the commands
+//! about flotilla itself (completion, manual pages, where its files live) in `shell/`.
 
 pub mod clusters;
-pub mod completion;
-pub mod edits;
+pub mod edit;
 pub mod hub;
-pub mod info;
-pub mod man;
-pub mod ocm_placement;
-pub mod override_rules;
-pub mod placement;
 pub mod propagate;
 pub mod render;
 pub mod repair;
-pub mod reschedule;
 pub mod scope;
+pub mod shell;
 pub mod status;
-pub mod undo;

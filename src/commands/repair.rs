@@ -245,7 +245,7 @@ async fn repair_on<A: ClusterApi>(
     match result {
         Ok(()) => {}
         Err(Refused::Input(message)) => return Ok(input_error(&message)),
-        Err(Refused::Save(err)) => return Ok(super::edits::save_failed(&err)),
+        Err(Refused::Save(err)) => return Ok(super::edit::save_failed(&err)),
     }
     if store.builtin && way != Way::Revert {
         warnings.push(BUILTIN_FLEET_WARNING.into());
@@ -438,7 +438,7 @@ impl FleetStore {
             },
             builtin,
             sources,
-            key: super::edits::fleet_key(global),
+            key: super::edit::fleet_key(global),
         }
     }
 }

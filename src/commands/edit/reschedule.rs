@@ -7,11 +7,11 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::edits::{self, input_error};
-use super::scope::{confirm, matches_filter, resource_filter};
+use super::{self as edits, input_error};
 use crate::backend::audit;
 use crate::backend::hub;
 use crate::cli::{GlobalArgs, RescheduleArgs, exit};
+use crate::commands::scope::{confirm, matches_filter, resource_filter};
 use crate::model::HubKind;
 use crate::output::{self, Table};
 use crate::safe_text::printable;

@@ -10,8 +10,9 @@ use std::io::Write;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::edits::{
-    self, DocumentWrite, Loaded, Report, document_diff, find_resource, input_error, object_diffs,
+use super::{
+    self as edits, DocumentWrite, Loaded, Report, document_diff, find_resource, input_error,
+    object_diffs,
 };
 use crate::cli::{GlobalArgs, OverrideAddArgs, OverrideListArgs, OverrideRemoveArgs, exit};
 use crate::engine::Decision;

@@ -11,8 +11,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::edits::{self, Gate, Report, compare_fleets, input_error, text_diff};
 use super::ocm_placement::{decision_report, read_placement};
+use super::{self as edits, Gate, Report, compare_fleets, input_error, text_diff};
 use crate::backend::audit;
 use crate::backend::hub;
 use crate::cli::{GlobalArgs, UndoArgs, exit};

@@ -1,12 +1,18 @@
-//! What the editing commands (`placement set`, `override add|remove`, `ocm-placement set`,
-//! `undo`, `reschedule`) share: the fleet they edit (a fleet directory, or the fleet a Karmada
-//! or KubeFed hub holds), finding the named resource, the report of what an edit changes (the
-//! clusters that gain, lose or see a changed object, each object's diff, the file's diff) and
-//! its JSON shape, the dry run and confirmation rules (a change that removes an object from a
-//! cluster deletes it there: asked on a terminal, refused without one unless `--yes`), and
-//! writing one edited document as the console's session does (a fleet file with a backup and
-//! its comments kept, or a server-side apply to the hub), recorded in the audit log and the
-//! edit journal. It must not decide what an edit is: the engine's editors do.
+//! The editing commands (`placement set`, `override add|remove`, `ocm-placement set`, `undo`,
+//! `reschedule`), one a file here, and what they share: the fleet they edit (a fleet directory, or
+//! the fleet a Karmada or KubeFed hub holds), finding the named resource, the report of what an
+//! edit changes (the clusters that gain, lose or see a changed object, each object's diff, the
+//! file's diff) and its JSON shape, the dry run and confirmation rules (a change that removes an
+//! object from a cluster deletes it there: asked on a terminal, refused without one unless
+//! `--yes`), and writing one edited document as the console's session does (a fleet file with a
+//! backup and its comments kept, or a server-side apply to the hub), recorded in the audit log and
+//! the edit journal. It must not decide what an edit is: the engine's editors do.
+
+pub mod ocm_placement;
+pub mod overrides;
+pub mod placement;
+pub mod reschedule;
+pub mod undo;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
@@ -15,11 +21,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::scope::{confirm, matches_filter, resource_filter};
 use crate::backend::audit;
 use crate::backend::hub::{self, Hub, HubError};
 use crate::backend::kube::kubeconfig::Timeouts;
 use crate::cli::{EditArgs, GlobalArgs, exit};
+use crate::commands::scope::{confirm, matches_filter, resource_filter};
 use crate::engine::compare::{diff, secrets};
 use crate::engine::document::parse::parse_files;
 use crate::engine::edit::placement::{ClusterNames, DiffGroup};
@@ -76,7 +82,7 @@ fn absolute(dir: &Path) -> PathBuf {
 
 /// Prints an input error and returns its exit code.
 pub fn input_error(message: &str) -> u8 {
-    super::scope::input_error(message)
+    crate::commands::scope::input_error(message)
 }
 
 /// Prints a hub error and returns its exit code (3 when the hub did not answer).

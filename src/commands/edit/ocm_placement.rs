@@ -7,7 +7,7 @@
 
 use std::io::Write;
 
-use super::edits::{self, Gate, Report, input_error, text_diff};
+use super::{self as edits, Gate, Report, input_error, text_diff};
 use crate::backend::audit;
 use crate::backend::hub::{self, Hub};
 use crate::cli::{GlobalArgs, OcmPlacementSetArgs, exit};

@@ -8,8 +8,9 @@
 use std::collections::BTreeSet;
 use std::io::Write;
 
-use super::edits::{
-    self, Affected, DocumentWrite, Report, document_diff, find_resource, input_error, object_diffs,
+use super::{
+    self as edits, Affected, DocumentWrite, Report, document_diff, find_resource, input_error,
+    object_diffs,
 };
 use crate::cli::{GlobalArgs, PlacementSetArgs};
 use crate::engine::edit::placement::{
@@ -40,7 +41,9 @@ fn edited(
             Ok(())
         } else {
             let known: Vec<&str> = known.iter().map(String::as_str).collect();
-            Err(super::scope::no_such(flag, name, "cluster", &known))
+            Err(crate::commands::scope::no_such(
+                flag, name, "cluster", &known,
+            ))
         }
     };
     if !args.clusters.is_empty() {
