@@ -24,7 +24,7 @@ use crate::engine::place::replicas::kubefed_plan;
 use crate::model::{ClusterSpec, Dialect, ResourceRef};
 
 use crate::engine::fleet::plan::{
-    Cell, ImpliedNamespace, Origin, OverrideSet, Plan, RequiredBy, mark, replica_path, set_path,
+    Cell, Origin, OverrideSet, Plan, RequiredBy, mark, replica_path, set_path,
 };
 
 /// Kinds that are cluster-scoped in Kubernetes (everything else is namespaced unless a CRD in
@@ -135,7 +135,22 @@ fn prune(obj: &mut Value) {
 struct Built {
     resource: FederatedResource,
     plan: Plan,
-    sort_key: (u8, String, String, String, String, u8),
+}
+
+impl Built {
+    /// Where the resource goes in the fleet: Namespaces, then CRDs, then the rest, each by
+    /// namespace, name, kind, apiVersion and dialect.
+    fn order(&self) -> (u8, &str, &str, &str, &str, u8) {
+        let t = &self.resource.target;
+        (
+            kind_rank(&t.kind),
+            t.namespace.as_deref().unwrap_or_default(),
+            &t.name,
+            &t.kind,
+            &t.api_version,
+            self.resource.dialect as u8,
+        )
+    }
 }
 
 /// What every Karmada template is planned against, and the schedules already computed: a
@@ -272,20 +287,7 @@ fn kind_rank(kind: &str) -> u8 {
 }
 
 fn built(resource: FederatedResource, plan: Plan) -> Built {
-    let t = &resource.target;
-    let sort_key = (
-        kind_rank(&t.kind),
-        t.namespace.clone().unwrap_or_default(),
-        t.name.clone(),
-        t.kind.clone(),
-        t.api_version.clone(),
-        resource.dialect as u8,
-    );
-    Built {
-        resource,
-        plan,
-        sort_key,
-    }
+    Built { resource, plan }
 }
 
 /// Loads every document of `files`, returning the fleet built from what could be read and
@@ -343,7 +345,9 @@ pub fn reload_document(
 }
 
 fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec<FleetError>) {
-    // Sorted by identity, then place; each key read once.
+    // Sorted by identity, then place; each key read once. The fleet keeps its documents in
+    // this order, so the next assembly of an edit (one document read again) sorts a list
+    // that is already in order: one pass.
     let mut keyed: Vec<_> = parsed
         .docs
         .iter()
@@ -356,11 +360,23 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
                 doc.file.as_str(),
                 doc.line,
             );
-            (key, &**doc)
+            (key, doc)
         })
         .collect();
     keyed.sort_by(|a, b| a.0.cmp(&b.0));
-    let docs: Vec<&Doc> = keyed.into_iter().map(|(_, doc)| doc).collect();
+    let in_order = keyed
+        .iter()
+        .zip(&parsed.docs)
+        .all(|((_, sorted), doc)| Arc::ptr_eq(sorted, doc));
+    let parsed = if in_order {
+        parsed.clone()
+    } else {
+        Arc::new(ParsedDocs {
+            docs: keyed.iter().map(|(_, doc)| Arc::clone(doc)).collect(),
+            clean: parsed.clean,
+        })
+    };
+    let docs: Vec<&Doc> = parsed.docs.iter().map(|doc| &**doc).collect();
     let mut good = Vec::with_capacity(docs.len());
     for doc in docs {
         if !doc.value.is_object() {
@@ -655,7 +671,7 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
     // Sorted by key through their indices (a stable sort, as of the builds themselves, which
     // are large to move).
     let mut order: Vec<usize> = (0..builds.len()).collect();
-    order.sort_by(|&a, &b| builds[a].sort_key.cmp(&builds[b].sort_key));
+    order.sort_by(|&a, &b| builds[a].order().cmp(&builds[b].order()));
     let mut slots: Vec<Option<Built>> = builds.into_iter().map(Some).collect();
     let mut resources = Vec::with_capacity(slots.len());
     let mut plans = Vec::with_capacity(slots.len());
@@ -674,7 +690,7 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
         ignores,
         parsed: Some(parsed.clone()),
     };
-    finish_namespaces(&mut fleet);
+    super::namespaces::finish_namespaces(&mut fleet);
     errors.sort_by(|a, b| {
         (&a.location, &a.field, &a.message).cmp(&(&b.location, &b.field, &b.message))
     });
@@ -1445,61 +1461,6 @@ fn kubefed_plan_for(
 /// The placement of a FederatedNamespace: per cluster, why it is not there (`None` = placed),
 /// and the FederatedNamespace's key.
 type NamespacePlacement<'a> = (&'a [Option<String>], &'a str);
-
-fn finish_namespaces(fleet: &mut Fleet) {
-    let mut by_ns: BTreeMap<String, ImpliedNamespace> = BTreeMap::new();
-    for (r, res) in fleet.resources.iter().enumerate() {
-        if res.dialect == Dialect::Karmada
-            && let Some(ns) = &res.target.namespace
-            && matches!(fleet.plans[r].origin, Origin::Karmada { .. })
-        {
-            by_ns
-                .entry(ns.clone())
-                .or_insert_with(|| ImpliedNamespace {
-                    name: ns.clone(),
-                    members: Vec::new(),
-                    renderers: Vec::new(),
-                })
-                .members
-                .push(r);
-        }
-    }
-    for (r, res) in fleet.resources.iter().enumerate() {
-        if res.target.kind == "Namespace"
-            && let Some(entry) = by_ns.get_mut(&res.target.name)
-        {
-            entry.renderers.push(r);
-        }
-    }
-    // Namespace templates that follow their objects.
-    for r in 0..fleet.resources.len() {
-        if !fleet.plans[r].follows_namespace {
-            continue;
-        }
-        let name = fleet.resources[r].target.name.clone();
-        let members = by_ns
-            .get(&name)
-            .map(|e| e.members.clone())
-            .unwrap_or_default();
-        let n = fleet.clusters.len();
-        for c in 0..n {
-            let placed = members.iter().any(|&m| fleet.plans[m].placed(c));
-            let plan = &mut fleet.plans[r];
-            Arc::make_mut(&mut plan.cells)[c] = if placed {
-                Cell::Placed {
-                    replicas: -1,
-                    set: 0,
-                }
-            } else {
-                let idx = plan.reason(format!(
-                    "no object in namespace {name} is placed here, and no ClusterPropagationPolicy selects the Namespace"
-                ));
-                Cell::NotPlaced(idx)
-            };
-        }
-    }
-    fleet.namespaces = by_ns.into_values().collect();
-}
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

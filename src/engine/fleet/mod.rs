@@ -7,6 +7,7 @@ pub mod assemble;
 pub mod decide;
 pub mod explain;
 pub mod inventory;
+pub mod namespaces;
 pub mod plan;
 
 pub use crate::engine::dialect::kubefed::KUBEFED_MANAGED_LABEL;
