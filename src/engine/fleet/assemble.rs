@@ -412,7 +412,7 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
             errors.push(e);
         }
     }
-    let mut crd_scopes: HashMap<(String, String), bool> = HashMap::new();
+    let mut crd_scopes: HashMap<(&str, &str), bool> = HashMap::new();
     for doc in docs
         .iter()
         .filter(|d| d.kind() == "CustomResourceDefinition")
@@ -429,7 +429,7 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
             .unwrap_or("");
         let namespaced =
             doc.value.pointer("/spec/scope").and_then(Value::as_str) != Some("Cluster");
-        crd_scopes.insert((group.to_string(), kind.to_string()), namespaced);
+        crd_scopes.insert((group, kind), namespaced);
     }
 
     let mut classes: Vec<Class> = Vec::with_capacity(docs.len());
@@ -596,9 +596,7 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
                 let namespaced = if CLUSTER_SCOPED.contains(&doc.kind()) {
                     false
                 } else {
-                    *crd_scopes
-                        .get(&(doc.group().to_string(), doc.kind().to_string()))
-                        .unwrap_or(&true)
+                    *crd_scopes.get(&(doc.group(), doc.kind())).unwrap_or(&true)
                 };
                 let target = ResourceRef {
                     api_version: doc.api_version().to_string(),
