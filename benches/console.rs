@@ -388,7 +388,7 @@ fn run_size(clusters: usize, resources: usize) -> Row {
 fn live_start(clusters: usize, resources: usize) -> (Duration, Duration) {
     let dir = tempfile::tempdir().expect("temp dir");
     let fleet = dir.path().join("fleet");
-    for file in flotilla::demo_fleet::synthetic_fleet(clusters, resources) {
+    for file in flotilla::fleet::demo::synthetic_fleet(clusters, resources) {
         let path = fleet.join(&file.path);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).expect("fleet directory");
@@ -557,7 +557,7 @@ fn live_directory(_: &mut Criterion) {
 }
 
 fn settled_state(clusters: usize, resources: usize) -> app::state::State {
-    let (fleet, errors) = load_fleet(&flotilla::demo_fleet::synthetic_fleet(clusters, resources));
+    let (fleet, errors) = load_fleet(&flotilla::fleet::demo::synthetic_fleet(clusters, resources));
     assert!(errors.is_empty(), "{errors:?}");
     let fleet = Arc::new(fleet);
     let core = SimCore::new(fleet.clone(), &Scenario::synthetic(&fleet.clusters, 7), 7);

@@ -8,8 +8,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use flotilla::demo_fleet::synthetic_fleet;
 use flotilla::engine::{load_fleet, render};
+use flotilla::fleet::demo::synthetic_fleet;
 
 #[path = "support/mode.rs"]
 mod mode;

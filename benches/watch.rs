@@ -84,7 +84,7 @@ fn idle_cpu() {
 }
 
 fn soak() {
-    let (fleet, errors) = load_fleet(&flotilla::demo_fleet::synthetic_fleet(500, 200));
+    let (fleet, errors) = load_fleet(&flotilla::fleet::demo::synthetic_fleet(500, 200));
     assert!(errors.is_empty(), "{errors:?}");
     let fleet = Arc::new(fleet);
     let core = SimCore::new(fleet.clone(), &Scenario::synthetic(&fleet.clusters, 3), 3);
@@ -151,7 +151,7 @@ fn budgets(c: &mut Criterion) {
     soak();
     idle_cpu();
     // A criterion figure too, so `cargo bench` comparisons cover the soak path.
-    let (fleet, _) = load_fleet(&flotilla::demo_fleet::synthetic_fleet(500, 200));
+    let (fleet, _) = load_fleet(&flotilla::fleet::demo::synthetic_fleet(500, 200));
     let fleet = Arc::new(fleet);
     let mut state = app::state_for_fleet(&fleet, "soak".into());
     let mut rng = SplitMix64::new(5);

@@ -80,12 +80,12 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
     // One check for every writer: a writing command is refused before it starts, and every
     // fleet write in this process is refused should one be reached anyway.
     if global.readonly {
-        flotilla::fleet_edit::forbid_writes();
+        flotilla::fleet::save::forbid_writes();
         if command.writes() {
             eprintln!(
                 "error: {} writes, and {}\n  hint: drop --readonly, or preview with --dry-run (plan, drift and status only read)",
                 command.name(),
-                flotilla::fleet_edit::READ_ONLY_REFUSAL
+                flotilla::fleet::save::READ_ONLY_REFUSAL
             );
             return Ok(exit::INPUT);
         }
@@ -143,12 +143,12 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
         }
         Command::Render(args) => {
             let input = if let Some(scale) = global.demo_scale {
-                FleetInput::Files(flotilla::demo_fleet::synthetic_fleet(
+                FleetInput::Files(flotilla::fleet::demo::synthetic_fleet(
                     scale.clusters,
                     scale.resources,
                 ))
             } else if global.demo {
-                FleetInput::Files(flotilla::demo_fleet::demo_files())
+                FleetInput::Files(flotilla::fleet::demo::demo_files())
             } else {
                 match source::fleet_files(&global) {
                     Ok(files) => FleetInput::Files(files),

@@ -11,8 +11,8 @@ use crate::backend::cluster_profiles::{ProfileInventory, ProviderFile};
 use crate::backend::hub::HubError;
 use crate::backend::kube::kubeconfig::{self, KubeconfigError};
 use crate::cli::{GlobalArgs, InventorySource};
-use crate::demo_fleet;
 use crate::engine::{Fleet, FleetError, SourceFile, load_fleet};
+use crate::fleet::demo;
 use crate::model::ClusterSpec;
 
 /// A loaded fleet and how to name where it came from.
@@ -55,16 +55,12 @@ fn render_fleet_errors(errors: &[FleetError]) -> String {
 pub fn load(global: &GlobalArgs) -> Result<LoadedFleet, LoadError> {
     let (files, label, simulated) = if let Some(scale) = global.demo_scale {
         (
-            demo_fleet::synthetic_fleet(scale.clusters, scale.resources),
+            demo::synthetic_fleet(scale.clusters, scale.resources),
             format!("demo-scale {}×{}", scale.clusters, scale.resources),
             true,
         )
     } else if global.demo {
-        (
-            demo_fleet::demo_files(),
-            "demo (simulated)".to_string(),
-            true,
-        )
+        (demo::demo_files(), "demo (simulated)".to_string(), true)
     } else {
         let files = with_inventories(global, read_fleet_dir(&global.fleet)?);
         (files, format!("fleet {}", global.fleet.display()), false)
@@ -83,7 +79,7 @@ pub fn load(global: &GlobalArgs) -> Result<LoadedFleet, LoadError> {
 
 /// Every `*.yaml` / `*.yml` below `dir`, in path order so loading is reproducible.
 pub fn read_fleet_dir(dir: &Path) -> Result<Vec<SourceFile>, LoadError> {
-    crate::fleet_dir::read_fleet_dir(dir).map_err(|reason| LoadError::Unreadable {
+    crate::fleet::dir::read_fleet_dir(dir).map_err(|reason| LoadError::Unreadable {
         path: dir.display().to_string(),
         reason,
     })
@@ -133,7 +129,7 @@ pub fn with_inventories(global: &GlobalArgs, mut files: Vec<SourceFile>) -> Vec<
 
 /// The fleet directory `--fleet` names, read, with [`with_inventories`]'s documents.
 pub fn fleet_files(global: &GlobalArgs) -> Result<Vec<SourceFile>, String> {
-    crate::fleet_dir::read_fleet_dir(&global.fleet).map(|files| with_inventories(global, files))
+    crate::fleet::dir::read_fleet_dir(&global.fleet).map(|files| with_inventories(global, files))
 }
 
 /// The contexts `--context` selects, as an inventory; none without the flag, on the

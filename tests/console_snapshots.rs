@@ -24,7 +24,7 @@ fn settled_demo_state() -> app::state::State {
 
 /// The settled demo and the simulated clusters behind it.
 fn settled_demo() -> (app::state::State, SimCore) {
-    let (fleet, errors) = load_fleet(&flotilla::demo_fleet::demo_files());
+    let (fleet, errors) = load_fleet(&flotilla::fleet::demo::demo_files());
     assert!(errors.is_empty(), "{errors:?}");
     let fleet = Arc::new(fleet);
     let core = SimCore::new(fleet.clone(), &Scenario::demo(), 7);

@@ -3,11 +3,11 @@
 
 use std::collections::BTreeSet;
 
-use flotilla::demo_fleet::demo_files;
 use flotilla::engine::edit::drift_repair::{
     Chosen, adopt_changes, changed_lines, ignore_changes, remove_rule_change,
 };
 use flotilla::engine::{Decision, Fleet, SourceFile, load_fleet};
+use flotilla::fleet::demo::demo_files;
 use flotilla::model::Dialect;
 use flotilla::model::ResourceRef;
 use serde_json::Value;

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use flotilla::engine::{Decision, Fleet, load_fleet};
-use flotilla::fleet_dir::read_fleet_dir;
+use flotilla::fleet::dir::read_fleet_dir;
 use serde_json::{Value, json};
 
 fn load(case: &str) -> Fleet {
@@ -462,7 +462,7 @@ fn every_rendered_object_carries_the_ownership_marker() {
         "karmada-fidelity",
     ] {
         let fleet = if case == "demo" {
-            load_fleet(&flotilla::demo_fleet::demo_files()).0
+            load_fleet(&flotilla::fleet::demo::demo_files()).0
         } else {
             load(case)
         };
@@ -499,7 +499,7 @@ fn every_rendered_object_carries_the_ownership_marker() {
 
 #[test]
 fn karmada_namespaces_follow_their_objects() {
-    let fleet = load_fleet(&flotilla::demo_fleet::demo_files()).0;
+    let fleet = load_fleet(&flotilla::fleet::demo::demo_files()).0;
     let gpu = fleet.cluster_index("gpu-us-east-1").unwrap();
     let names: Vec<String> = fleet
         .implied_namespaces(gpu)
@@ -522,7 +522,7 @@ fn karmada_namespaces_follow_their_objects() {
 
 #[test]
 fn placement_answers_without_rendering() {
-    let fleet = load_fleet(&flotilla::demo_fleet::demo_files()).0;
+    let fleet = load_fleet(&flotilla::fleet::demo::demo_files()).0;
     let checkout = resource(&fleet, "Deployment/shop/checkout");
     let gpu = fleet.cluster_index("gpu-us-east-1").unwrap();
     let eu = fleet.cluster_index("prod-eu-west-1").unwrap();

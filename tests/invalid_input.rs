@@ -222,7 +222,7 @@ fn an_object_with_a_failing_override_is_unplaced_with_the_reason() {
 
 #[test]
 fn unknown_cluster_filter_and_missing_directory_exit_2() {
-    let demo = flotilla::demo_fleet::demo_files();
+    let demo = flotilla::fleet::demo::demo_files();
     let mut out = Vec::new();
     let mut err = Vec::new();
     let code = run_render(

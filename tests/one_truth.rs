@@ -180,7 +180,7 @@ fn agree(args: &[&str], files: &[flotilla::engine::SourceFile], synthetic: bool,
 
 #[test]
 fn status_the_console_and_plan_agree_on_the_demo() {
-    agree(&["--demo"], &flotilla::demo_fleet::demo_files(), false, 7);
+    agree(&["--demo"], &flotilla::fleet::demo::demo_files(), false, 7);
 }
 
 #[test]
@@ -190,7 +190,7 @@ fn status_the_console_and_plan_agree_on_generated_fleets() {
         let seed_text = seed.to_string();
         agree(
             &["--demo-scale", &size, "--demo-seed", &seed_text],
-            &flotilla::demo_fleet::synthetic_fleet(clusters, resources),
+            &flotilla::fleet::demo::synthetic_fleet(clusters, resources),
             true,
             seed,
         );

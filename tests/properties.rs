@@ -259,7 +259,7 @@ proptest! {
     fn mangled_fleets_never_panic(
         edits in prop::collection::vec((any::<prop::sample::Index>(), 0..6usize, any::<prop::sample::Index>()), 1..12),
     ) {
-        let mut files = flotilla::demo_fleet::demo_files();
+        let mut files = flotilla::fleet::demo::demo_files();
         let pieces = [": ", "-", "\n", "  ", "{", "[", "'", "~", "0", "--- ", "\t", "*a", "&a "];
         for (at, op, which) in edits {
             let file = &mut files[at.index(5)];

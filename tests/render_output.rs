@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 
 use flotilla::commands::render::{FleetInput, OutputFormat, run_render};
 use flotilla::commands::scope::ResourceScope;
-use flotilla::demo_fleet::{demo_files, synthetic_fleet};
 use flotilla::engine::load_fleet;
+use flotilla::fleet::demo::{demo_files, synthetic_fleet};
 use serde_json::Value;
 
 fn render(
@@ -208,7 +208,7 @@ fn cached_json_variants_render_exactly_what_decide_renders() {
 fn karmada_policy_fields_show_in_the_table_and_the_json() {
     let dir =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fleets/karmada-fidelity");
-    let files = flotilla::fleet_dir::read_fleet_dir(&dir).unwrap();
+    let files = flotilla::fleet::dir::read_fleet_dir(&dir).unwrap();
     let table = render(files.clone(), None, OutputFormat::Table);
     let row = |key: &str| -> String {
         table

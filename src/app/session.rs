@@ -16,7 +16,7 @@ use crate::backend::audit;
 use crate::backend::{CellRef, Effect};
 use crate::engine::SourceFile;
 use crate::engine::edit::yaml_text;
-use crate::fleet_edit;
+use crate::fleet::save;
 
 pub struct Session {
     pub state: State,
@@ -51,14 +51,14 @@ impl Session {
         &self,
         file: &str,
         reopen: Option<super::state::Reopen>,
-        err: fleet_edit::SaveError,
+        err: save::SaveError,
     ) -> Refusal {
         if !err.is_conflict() {
             return Refusal::Plain(err.to_string());
         }
         let disk = std::fs::read_to_string(file).ok();
         let (title, lines) = match &err {
-            fleet_edit::SaveError::Changed(conflict) => {
+            save::SaveError::Changed(conflict) => {
                 (conflict.title().to_string(), conflict.what_changed())
             }
             _ => (file.to_string(), Vec::new()),
@@ -170,10 +170,10 @@ impl Session {
             // The edit is computed from the text the editor's preview was made from, then put
             // into the file as it is now: a document someone changed meanwhile refuses it.
             let path = std::path::Path::new(&save.file);
-            fleet_edit::document_edit(path, Some(&current.text), save.document, &save.object)
+            save::document_edit(path, Some(&current.text), save.document, &save.object)
                 .and_then(|edited| {
-                    let saved = fleet_edit::commit_one(
-                        fleet_edit::FileEdit {
+                    let saved = save::commit_one(
+                        save::FileEdit {
                             path,
                             base: Some(&current.text),
                             new: &edited.text,
@@ -281,16 +281,16 @@ impl Session {
             }
         }
         let written: Vec<SourceFile> = if self.store == Store::Directory {
-            let edits: Vec<fleet_edit::FileEdit<'_>> = write
+            let edits: Vec<save::FileEdit<'_>> = write
                 .files
                 .iter()
-                .map(|file| fleet_edit::FileEdit {
+                .map(|file| save::FileEdit {
                     path: std::path::Path::new(&file.path),
                     base: file.old.as_deref(),
                     new: &file.new,
                 })
                 .collect();
-            match fleet_edit::commit(&edits, None) {
+            match save::commit(&edits, None) {
                 Ok(done) => write
                     .files
                     .iter()

@@ -101,7 +101,7 @@ pub async fn run_plan(
             return Ok(exit::INPUT);
         }
     };
-    let files = match crate::fleet_dir::read_fleet_dir(&global.fleet) {
+    let files = match crate::fleet::dir::read_fleet_dir(&global.fleet) {
         Ok(files) => files,
         Err(message) => {
             eprintln!(

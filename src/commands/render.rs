@@ -34,7 +34,7 @@ pub fn run_render(
     err: &mut dyn Write,
 ) -> i32 {
     let files = match input {
-        FleetInput::Dir(dir) => match crate::fleet_dir::read_fleet_dir(dir) {
+        FleetInput::Dir(dir) => match crate::fleet::dir::read_fleet_dir(dir) {
             Ok(files) => files,
             Err(message) => {
                 let _ = writeln!(err, "error: {}", printable(&message, true));

@@ -26,7 +26,7 @@ use crate::engine::compare::ignore::{self, IgnoreRule, PathPattern};
 use crate::engine::compare::secrets;
 use crate::engine::edit::adopt::{self, Field, Workspace};
 use crate::engine::{Fleet, SourceFile, load_fleet};
-use crate::fleet_edit;
+use crate::fleet::save;
 use crate::model::ResourceRef;
 use crate::output::{self, Table};
 use crate::safe_text::printable;
@@ -451,7 +451,7 @@ const BUILTIN_FLEET_WARNING: &str =
 /// (exit 4 when it changed under the edit).
 enum Refused {
     Input(String),
-    Save(fleet_edit::SaveError),
+    Save(save::SaveError),
 }
 
 impl From<String> for Refused {
@@ -474,21 +474,21 @@ fn save(
     changes: &[adopt::FileChange],
     warnings: &mut Vec<String>,
 ) -> Result<Vec<String>, Refused> {
-    let edits: Vec<fleet_edit::FileEdit<'_>> = changes
+    let edits: Vec<save::FileEdit<'_>> = changes
         .iter()
-        .map(|change| fleet_edit::FileEdit {
+        .map(|change| save::FileEdit {
             path: Path::new(&change.path),
             base: change.old.as_deref(),
             new: &change.new,
         })
         .collect();
-    let note = fleet_edit::Note {
+    let note = save::Note {
         fleet: store.key.clone(),
         command: what.to_string(),
         title: what.to_string(),
         resource: String::new(),
     };
-    let saved = fleet_edit::commit(&edits, Some(&note)).map_err(Refused::Save)?;
+    let saved = save::commit(&edits, Some(&note)).map_err(Refused::Save)?;
     for change in changes {
         warnings.extend(
             change

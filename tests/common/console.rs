@@ -44,7 +44,7 @@ impl DerefMut for Console {
 impl Console {
     /// The demo fleet, kept in memory, before the backend reported anything.
     pub fn demo() -> Console {
-        let files = flotilla::demo_fleet::demo_files();
+        let files = flotilla::fleet::demo::demo_files();
         let (fleet, errors) = load_fleet(&files);
         assert!(errors.is_empty(), "{errors:?}");
         let fleet = Arc::new(fleet);

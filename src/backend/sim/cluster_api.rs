@@ -266,7 +266,7 @@ mod tests {
     use serde_json::json;
 
     fn demo() -> SimFleet {
-        let (fleet, errors) = load_fleet(&crate::demo_fleet::demo_files());
+        let (fleet, errors) = load_fleet(&crate::fleet::demo::demo_files());
         assert!(errors.is_empty(), "{errors:?}");
         SimFleet::new(SimCore::new(Arc::new(fleet), &Scenario::demo(), 7))
     }

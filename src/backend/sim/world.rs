@@ -821,7 +821,7 @@ mod tests {
     use crate::model::StatusKind;
 
     fn demo_core(seed: u64) -> SimCore {
-        let (fleet, errors) = load_fleet(&crate::demo_fleet::demo_files());
+        let (fleet, errors) = load_fleet(&crate::fleet::demo::demo_files());
         assert!(errors.is_empty(), "{errors:?}");
         SimCore::new(Arc::new(fleet), &Scenario::demo(), seed)
     }
@@ -835,7 +835,7 @@ mod tests {
 
     #[test]
     fn an_edited_fleet_leaves_new_cells_pending_until_applied_and_old_ones_orphaned() {
-        let files = crate::demo_fleet::demo_files();
+        let files = crate::fleet::demo::demo_files();
         let mut core = demo_core(7);
         let fleet = core.fleet.clone();
         let cronjob = fleet

@@ -31,7 +31,7 @@ use crate::engine::document::parse::parse_files;
 use crate::engine::edit::placement::{ClusterNames, DiffGroup};
 use crate::engine::edit::yaml_text;
 use crate::engine::{Decision, Fleet, SourceFile, load_fleet};
-use crate::fleet_edit::{self, journal, journal::Change};
+use crate::fleet::save::{self, journal, journal::Change};
 use crate::output::{self, Table};
 use crate::safe_text::printable;
 
@@ -487,16 +487,16 @@ pub async fn write_document(
                 .iter()
                 .find(|f| f.path == what.file)
                 .map(|f| f.text.as_str());
-            let edited = fleet_edit::document_edit(path, base, what.document, object)
+            let edited = save::document_edit(path, base, what.document, object)
                 .map_err(|err| save_failed(&err))?;
-            let note = fleet_edit::Note {
+            let note = save::Note {
                 fleet: loaded.key(),
                 command: what.command.to_string(),
                 title: what.title.to_string(),
                 resource: what.resource.to_string(),
             };
-            fleet_edit::commit_one(
-                fleet_edit::FileEdit {
+            save::commit_one(
+                save::FileEdit {
                     path,
                     base,
                     new: &edited.text,
@@ -544,9 +544,9 @@ pub async fn write_document(
 
 /// Prints why a fleet file was not saved and returns the exit code: 4 when the fleet changed
 /// under the edit (run it again), else 2.
-pub fn save_failed(err: &fleet_edit::SaveError) -> u8 {
+pub fn save_failed(err: &save::SaveError) -> u8 {
     eprintln!("error: {}", printable(&err.to_string(), true));
-    if let fleet_edit::SaveError::Changed(conflict) = err {
+    if let save::SaveError::Changed(conflict) = err {
         for line in conflict.what_changed() {
             eprintln!("  {}", printable(&line, true));
         }

@@ -15,7 +15,7 @@ use crate::engine::compare::diff;
 use crate::engine::edit::ocm_placement::{
     DecisionPreview, PlacementEdit, PlacementWorld, PredicateText, editable, edited, patch, preview,
 };
-use crate::fleet_edit::journal::{self, Change};
+use crate::fleet::save::journal::{self, Change};
 use crate::model::HubKind;
 use crate::safe_text::printable;
 

@@ -21,8 +21,8 @@ use crate::engine::edit::by_document::{self, DocChange};
 use crate::engine::edit::ocm_placement::{editable, patch, preview, with_parts_of};
 use crate::engine::edit::yaml_text;
 use crate::engine::{SourceFile, load_fleet};
-use crate::fleet_edit;
-use crate::fleet_edit::journal::{self, Change};
+use crate::fleet::save;
+use crate::fleet::save::journal::{self, Change};
 use crate::safe_text::printable;
 
 fn changed_since(entry: &journal::Entry, what: &str) -> u8 {
@@ -124,7 +124,7 @@ fn never_landed(entry: &journal::Entry) -> bool {
         return false;
     };
     // A write under way holds its directory's lock from the journal entry to the rename.
-    let _held = fleet_edit::hold_dir_of(Path::new(path));
+    let _held = save::hold_dir_of(Path::new(path));
     let current = std::fs::read_to_string(path).unwrap_or_default();
     by_document::apply(path, &current, &inverse(docs)).is_err()
         && by_document::apply(path, &current, docs).is_ok()
@@ -188,12 +188,12 @@ fn undo_file(
         Gate::Stop(code) => return Ok(code),
         Gate::Go => {}
     }
-    let edit = fleet_edit::FileEdit {
+    let edit = save::FileEdit {
         path: Path::new(path),
         base: Some(&current),
         new: &before,
     };
-    if let Err(err) = fleet_edit::commit_one(edit, None) {
+    if let Err(err) = save::commit_one(edit, None) {
         return Ok(edits::save_failed(&err));
     }
     let mut audit_entry = audit::Entry::new("undo");

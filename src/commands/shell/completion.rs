@@ -162,7 +162,7 @@ impl Sources {
 }
 
 fn read_quietly(dir: &Path) -> Option<Vec<crate::engine::SourceFile>> {
-    crate::fleet_dir::read_fleet_dir(dir).ok()
+    crate::fleet::dir::read_fleet_dir(dir).ok()
 }
 
 /// Which fleet value an argument takes, judged from its flag or value name.

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::cli::{GlobalArgs, exit};
 use crate::config::{Settings, keymap, theme};
-use crate::fleet_edit::BACKUP_SUFFIX;
+use crate::fleet::save::BACKUP_SUFFIX;
 use crate::output::{self, Table};
 use crate::paths;
 

@@ -2,7 +2,7 @@
 //! document with a new version (every other byte of the file untouched, the new version's key
 //! order kept, comments of the old version carried over where their field still exists) or
 //! append a new document. It works on strings only: it must not read or write files (that is
-//! `crate::fleet_edit`) and never returns text whose edited document does not parse back to
+//! `crate::fleet::save`) and never returns text whose edited document does not parse back to
 //! the value asked for.
 //!
 //! How comments survive a replacement: the lines before the document's first field and after

@@ -9,7 +9,7 @@ macro_rules! demo_file {
     ($name:literal) => {
         SourceFile {
             path: concat!("demo/", $name).to_string(),
-            text: include_str!(concat!("../testdata/fleets/demo/", $name)).to_string(),
+            text: include_str!(concat!("../../testdata/fleets/demo/", $name)).to_string(),
         }
     };
 }
