@@ -3,11 +3,11 @@
 //! cluster names and its `KIND/NS/NAME` resources (from `--fleet` or `./fleet`). Completing
 //! reads files only and prints nothing but candidates.
 
-mod common;
+mod harness;
 
 use std::path::{Path, PathBuf};
 
-use common::completion::bash_candidates;
+use harness::completion::bash_candidates;
 
 /// A kubeconfig whose servers no test can reach: completing must not try.
 fn kubeconfig(dir: &Path, file: &str, contexts: &[&str]) -> PathBuf {

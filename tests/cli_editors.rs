@@ -5,7 +5,7 @@
 //! and bad input naming its flag. Nothing here reaches a cluster (hub tiers do, in
 //! testenv_karmada.rs).
 
-mod common;
+mod harness;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -968,12 +968,12 @@ fn on_a_terminal_a_removal_is_asked_and_only_yes_writes_it() {
         "m2",
     ];
     let question = "deletes ConfigMap/p/names from 1 cluster (m1)? [y/N]";
-    let mut declined = common::PtyApp::spawn(&args, 160, 50, &[]);
+    let mut declined = harness::PtyApp::spawn(&args, 160, 50, &[]);
     declined.wait_for("the question", |screen| screen.contains(question));
     declined.send("n\r");
     assert_eq!(declined.wait_exit(), 0);
     assert_eq!(fleet.read("fleet.yaml"), before, "no: nothing written");
-    let mut accepted = common::PtyApp::spawn(&args, 160, 50, &[]);
+    let mut accepted = harness::PtyApp::spawn(&args, 160, 50, &[]);
     accepted.wait_for("the question", |screen| screen.contains(question));
     accepted.send("y\r");
     assert_eq!(accepted.wait_exit(), 0);

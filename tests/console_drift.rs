@@ -1,15 +1,14 @@
 //! The drift view driven headless on the demo, as the console loop drives it (the shared
-//! `common::console` harness, running its effects): a session fed by a simulated fleet
+//! `harness::console` harness, running its effects): a session fed by a simulated fleet
 //! (`SimCore`) whose effects are played back synchronously. The scenario's drift shows field
 //! by field, identical drifts on two clusters group, revert / adopt / ignore each ask first
 //! and produce exactly their effect, ignore rules can be removed, owner fights are flagged,
 //! and a read-only console refuses every repair key.
 
-mod common;
+mod harness;
 
 use std::ops::{Deref, DerefMut};
 
-use common::console::{Console, user_keymap};
 use flotilla::app::action::Action;
 use flotilla::app::drift;
 use flotilla::app::state::Mode;
@@ -18,6 +17,7 @@ use flotilla::backend::sim::{Scenario, ScenarioDrift, SimCore};
 use flotilla::backend::{BackendEvent, CellRef, DriftField, Effect};
 use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::Decision;
+use harness::console::{Console, user_keymap};
 use serde_json::Value;
 
 /// The shared headless console, running its effects, with the simulated fleet behind it.

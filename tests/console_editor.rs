@@ -1,12 +1,11 @@
 //! The placement editor driven headless on the demo fleet, as the console loop drives it (the
-//! shared `common::console` harness: keys through `update`, then the session's engine work).
+//! shared `harness::console` harness: keys through `update`, then the session's engine work).
 //! It opens on the selected resource's policy, previews clusters entering and leaving with
 //! reasons, shows bad selectors inline and refuses to go on, and only a confirmed review
 //! produces the one effect that saves the edited document and propagates the changed cells.
 
-mod common;
+mod harness;
 
-use common::console::{Console, user_keymap};
 use flotilla::app::action::Action;
 use flotilla::app::state::FleetEdit;
 use flotilla::app::state::Mode;
@@ -15,6 +14,7 @@ use flotilla::app::state::review::ReviewRow;
 use flotilla::backend::{CellRef, Effect};
 use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::edit::placement::Membership;
+use harness::console::{Console, user_keymap};
 
 /// The placement editor the console has open.
 trait PlacementEditing {

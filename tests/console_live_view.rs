@@ -1,13 +1,12 @@
 //! The live view of a cell driven headless on the demo, through the console's own key mapping
-//! and the real `update` (the shared `common::console` harness): `enter` on a cell, `tab`
+//! and the real `update` (the shared `harness::console` harness): `enter` on a cell, `tab`
 //! through desired → live → diff → events → clusters, with a simulated fleet (`SimCore`)
 //! answering each follow as the demo's backend does. An operator sees the degraded
 //! Deployment's ProgressDeadlineExceeded and its pod's FailedScheduling, a drifted field in the
 //! diff and in the clusters grouped by live state, and a Secret's keys but never its values.
 
-mod common;
+mod harness;
 
-use common::console::{Console, user_keymap};
 use flotilla::app::action::Action;
 use flotilla::app::state::Mode;
 use flotilla::app::state::object_view::ObjectTab;
@@ -16,6 +15,7 @@ use flotilla::backend::{BackendEvent, Effect};
 use flotilla::config::keymap::Keymap;
 use flotilla::config::theme::Theme;
 use flotilla::views::{self, ViewContext};
+use harness::console::{Console, user_keymap};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

@@ -1,5 +1,5 @@
 //! The Open Cluster Management Placement editor driven headless on a hub with two clusters and
-//! two Placements, keys through the shared `common::console` harness into `update`: editing
+//! two Placements, keys through the shared `harness::console` harness into `update`: editing
 //! the Placement the selected row follows previews the decision change and confirming writes
 //! it (guarded by the version the editor started from), `u` writes the last edited Placement
 //! back once, the operator chooses a Placement when no row follows one, and bad text blocks
@@ -10,9 +10,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-mod common;
+mod harness;
 
-use common::console::{Console, user_keymap};
 use flotilla::app::state::ocm_placement::{OcmField, OcmStage};
 use flotilla::app::state::{ClusterRow, Mode, ResourceRow, State};
 use flotilla::backend::Effect;
@@ -21,6 +20,7 @@ use flotilla::engine::dialect::ocm::{OcmCluster, OcmClusterSet, SetSelector};
 use flotilla::engine::edit::ocm_placement::{HubPlacement, PlacementWorld, ReplicaSetRef};
 use flotilla::engine::place::selector::LabelSelector;
 use flotilla::model::{Dialect, ResourceRef};
+use harness::console::{Console, user_keymap};
 use serde_json::json;
 
 fn placement(name: &str, env: &str, decided: &[&str]) -> HubPlacement {

@@ -1,18 +1,18 @@
 //! The override editor driven headless on the demo fleet, as the console loop drives it (the
-//! shared `common::console` harness: keys through `update`, then the session's engine work).
+//! shared `harness::console` harness: keys through `update`, then the session's engine work).
 //! It lists the rules that vary the selected cell's resource, previews exactly the clusters whose objects change,
 //! shows a bad path or a mistyped value inline and refuses to go on, and only a confirmed
 //! review produces the one effect that saves the edited document and propagates.
 
-mod common;
+mod harness;
 
-use common::console::{Console, user_keymap};
 use flotilla::app::action::Action;
 use flotilla::app::state::FleetEdit;
 use flotilla::app::state::Mode;
 use flotilla::app::state::override_editor::{FormField, OverrideEditor, Stage};
 use flotilla::backend::{CellRef, Effect};
 use flotilla::config::keymap::KeyCommand;
+use harness::console::{Console, user_keymap};
 use serde_json::json;
 
 /// What these tests ask of the console beyond the shared harness.

@@ -3,17 +3,17 @@
 //! rules that write into a Secret (Karmada's or a FederatedSecret's), its forms, their errors
 //! or its review. Headless, through the real session and views.
 
-mod common;
+mod harness;
 
 use std::sync::Arc;
 
-use common::console::Console;
 use flotilla::app::action::Action;
 use flotilla::app::state::Mode;
 use flotilla::backend::{BackendEvent, CellRef, CellUpdate, DriftField};
 use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::{SourceFile, load_fleet};
 use flotilla::model::CellStatus;
+use harness::console::Console;
 use serde_json::Value;
 
 const FLEET: &str = "\

@@ -1,12 +1,12 @@
 //! Snapshot tests of the console screen at the sizes operators use, drawn from a settled demo
 //! fleet (every cluster probed) into ratatui's TestBackend. Keys go through the console's key
-//! mapping (`common::console::press`). No terminal, no timing.
+//! mapping (`harness::console::press`). No terminal, no timing.
 
-mod common;
+mod harness;
 
 use std::sync::Arc;
 
-use common::console::press;
+use harness::console::press;
 
 use flotilla::app::{self, Action, update};
 use flotilla::backend::BackendEvent;

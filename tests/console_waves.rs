@@ -6,9 +6,8 @@
 //! to be Healthy; a Degraded canary stops the rollout and nothing more is sent; `p` holds the
 //! next wave and releases it; the sync gate moves on as soon as the canary is in sync.
 
-mod common;
+mod harness;
 
-use common::console::Console;
 use flotilla::app::action::Action;
 use flotilla::app::state::Mode;
 use flotilla::backend::sim::scenario::ScenarioCell;
@@ -16,6 +15,7 @@ use flotilla::backend::sim::{Scenario, SimCore};
 use flotilla::backend::{BackendEvent, CellRef, Effect};
 use flotilla::config::wave_gate::WaveGate;
 use flotilla::model::{CellStatus, HealthKind};
+use harness::console::Console;
 
 const CHECKOUT: &str = "Deployment/shop/checkout";
 

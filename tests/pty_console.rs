@@ -3,9 +3,9 @@
 //! by a bad fleet file found while the fleet loads (status 2, the error on the screen) or a hub
 //! that does not answer (status 3).
 
-mod common;
+mod harness;
 
-use common::PtyApp;
+use harness::PtyApp;
 
 const DEMO_CLUSTERS: [&str; 14] = [
     "prod-eu-west-1",

@@ -5,7 +5,7 @@
 //! tables are the default key map's help, section by section, line for line.
 //! `FLOTILLA_BLESS=1 cargo test --test readme` rewrites the key table.
 
-mod common;
+mod harness;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -217,7 +217,7 @@ fn run_in_terminal(dir: &Path, kubeconfig: &Path, args: &[String]) -> Result<(),
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let kubeconfig = kubeconfig.display().to_string();
     let mut app =
-        common::PtyApp::spawn_in(Some(dir), &args, 120, 40, &[("KUBECONFIG", &kubeconfig)]);
+        harness::PtyApp::spawn_in(Some(dir), &args, 120, 40, &[("KUBECONFIG", &kubeconfig)]);
     app.wait_for("a first frame", |screen| screen.trim().len() > 20);
     app.send("q");
     let code = app.wait_exit();

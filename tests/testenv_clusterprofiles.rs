@@ -9,10 +9,7 @@
 //! label renders on exactly the members that have it; the console's clusters pane shows the
 //! same health from its live backend. Only this test's namespaces are touched.
 
-#[path = "support/faults.rs"]
-#[allow(dead_code)] // only its ServiceAccount is used here
-mod faults;
-mod support;
+mod harness;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -21,8 +18,8 @@ use clap::Parser as _;
 use flotilla::model::Health;
 use serde_json::{Value, json};
 
-use faults::ServiceAccount;
-use support::{TestNamespace, env, kubectl_ok, output_text};
+use harness::faults::ServiceAccount;
+use harness::{TestNamespace, env, kubectl_ok, output_text};
 
 fn run_flotilla(kubeconfig: &Path, fleet: &Path, args: &[&str]) -> Output {
     let state = tempfile::tempdir().expect("temp dir");

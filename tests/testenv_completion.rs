@@ -2,17 +2,16 @@
 //! real `bash` offers the member contexts the environment wrote, read from `$KUBECONFIG`
 //! without contacting any of its clusters.
 
-mod common;
-mod support;
+mod harness;
 
 use kube::config::Kubeconfig;
 
-use common::completion::bash_candidates;
+use harness::completion::bash_candidates;
 
 #[test]
 #[ignore = "needs testenv: run through cargo xtask test"]
 fn context_completion_offers_the_member_contexts_of_the_testenv_kubeconfig() {
-    let env = support::env();
+    let env = harness::env();
     let kubeconfig = Kubeconfig::read_from(&env.kubeconfig_path).expect("read the kubeconfig");
     let expected: Vec<String> = kubeconfig
         .contexts

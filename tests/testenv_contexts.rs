@@ -4,14 +4,14 @@
 //! place on them (kubectl, an independent client, sees the objects), `status` reads them,
 //! `placement set` previews against them, and the console's live backend watches them.
 
-mod support;
+mod harness;
 
 use std::path::Path;
 use std::process::Output;
 
 use clap::Parser;
+use harness::{TestNamespace, env, flotilla, kubectl_ok, output_text};
 use serde_json::Value;
-use support::{TestNamespace, env, flotilla, kubectl_ok, output_text};
 
 fn code(output: &Output) -> i32 {
     output.status.code().unwrap_or(-1)

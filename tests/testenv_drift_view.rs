@@ -6,11 +6,10 @@
 //! `flotilla drift` clean. An image ignored from the view stops counting at once, `apply`
 //! leaves it, and removing the rule in the view brings the drift back.
 
-mod common;
-mod support;
+mod harness;
 
-use common::PtyApp;
-use support::{TestNamespace, env, flotilla, kubectl_ok, output_text};
+use harness::PtyApp;
+use harness::{TestNamespace, env, flotilla, kubectl_ok, output_text};
 
 fn fleet_text(ns: &str) -> String {
     format!(
@@ -47,7 +46,7 @@ spec:
 }
 
 fn replicas(context: &str, ns: &str) -> String {
-    support::jsonpath(context, "deployment/web", ns, "{.spec.replicas}")
+    harness::jsonpath(context, "deployment/web", ns, "{.spec.replicas}")
 }
 
 #[test]
@@ -144,7 +143,7 @@ fn two_members_drift_alike_revert_one_adopt_the_other_in_the_drift_view() {
 }
 
 fn image(context: &str, ns: &str) -> String {
-    support::jsonpath(
+    harness::jsonpath(
         context,
         "deployment/web",
         ns,

@@ -6,14 +6,13 @@
 //! log records both writes. Undo puts the document back and, after listing it, deletes the
 //! object it created.
 
-mod common;
-mod support;
+mod harness;
 
 use std::path::Path;
 
-use common::PtyApp;
 use flotilla::engine::document::parse::document_spans;
-use support::{TestNamespace, env, flotilla, kubectl, output_text};
+use harness::PtyApp;
+use harness::{TestNamespace, env, flotilla, kubectl, output_text};
 
 /// Karmada inventory (member-1 and member-2 prod, member-3 dev), a ConfigMap placed on prod,
 /// and an unrelated ConfigMap with its own policy in the same file, with comments.

@@ -7,9 +7,7 @@
 //! time limit that turns a hang into a failure. The tests take turns: one stops a member,
 //! others start extra API servers beside one.
 
-#[path = "support/faults.rs"]
-mod faults;
-mod support;
+mod harness;
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -25,12 +23,12 @@ use flotilla::model::{Health, StatusKind};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use faults::{
+use harness::faults::{
     CutProxy, ExtraApiserver, HOLD_LABEL, HoldWebhook, ServiceAccount, SilentListener,
     context_kubeconfig, etcd_compact, etcd_refuses_revision, etcd_revision, foreign_ca,
     run_flotilla, set_ca, set_port, set_user, start_flotilla, write_kubeconfig,
 };
-use support::{Restart, TestNamespace, env, eventually, inventory, kubectl_ok};
+use harness::{Restart, TestNamespace, env, eventually, inventory, kubectl_ok};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -98,7 +96,7 @@ fn colors(context: &str, ns: &str) -> std::collections::BTreeMap<String, String>
 }
 
 fn text(output: &std::process::Output) -> String {
-    support::output_text(output)
+    harness::output_text(output)
 }
 
 fn items(output: &std::process::Output) -> Vec<Value> {
@@ -158,9 +156,9 @@ fn a_member_restarted_mid_apply_has_every_object_reported_and_kubectl_agrees() {
         (hold.calls() > 0).then_some(())
     });
     let restart = Restart(&restarted);
-    support::testenv_cmd_ok(&["stop", &restarted]);
+    harness::testenv_cmd_ok(&["stop", &restarted]);
     let first = apply.finish(COMMAND_LIMIT);
-    support::testenv_cmd_ok(&["start", &restarted]);
+    harness::testenv_cmd_ok(&["start", &restarted]);
     drop(restart);
     drop(hold);
 
@@ -264,33 +262,6 @@ fn a_member_restarted_mid_apply_has_every_object_reported_and_kubectl_agrees() {
     }
 }
 
-/// Feeds backend events into the app state until `done` holds; panics with `what` after
-/// [`BACKEND_LIMIT`].
-async fn run_until(
-    state: &mut State,
-    events: &mut mpsc::UnboundedReceiver<BackendEvent>,
-    what: &str,
-    done: impl Fn(&State) -> bool,
-) {
-    let deadline = tokio::time::Instant::now() + BACKEND_LIMIT;
-    while !done(state) {
-        match tokio::time::timeout_at(deadline, events.recv()).await {
-            Ok(Some(event)) => {
-                app::update(state, Action::Backend(event));
-            }
-            Ok(None) => panic!("the backend stopped before {what}"),
-            Err(_) => panic!(
-                "timed out waiting for {what}; clusters: {:?}",
-                state
-                    .clusters
-                    .iter()
-                    .map(|c| (&c.status.health, &c.status.message))
-                    .collect::<Vec<_>>()
-            ),
-        }
-    }
-}
-
 /// Feeds backend events into the app state until `done` holds (true) or `limit` has passed
 /// (false).
 async fn pump_until(
@@ -377,7 +348,7 @@ fn a_watch_whose_history_was_compacted_relists_and_stays_correct() {
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let effects = live::spawn(live_fleet, events_tx);
         let mut state = app::state_for_fleet(&fleet, "test".into());
-        run_until(&mut state, &mut events, "the member Ready", |s| {
+        harness::run_until(&mut state, &mut events, "the member Ready", |s| {
             s.clusters.iter().all(|c| c.status.health == Health::Ready)
                 && s.cells.message(stays, 0) == Some("not applied yet")
         })
@@ -387,7 +358,7 @@ fn a_watch_whose_history_was_compacted_relists_and_stays_correct() {
                 cells: every_cell(&fleet),
             })
             .expect("send the apply");
-        run_until(&mut state, &mut events, "both InSync", |s| {
+        harness::run_until(&mut state, &mut events, "both InSync", |s| {
             s.cells.kind(stays, 0) == StatusKind::InSync
                 && s.cells.kind(goes, 0) == StatusKind::InSync
         })
@@ -417,7 +388,7 @@ fn a_watch_whose_history_was_compacted_relists_and_stays_correct() {
         );
         proxy.restore();
 
-        run_until(
+        harness::run_until(
             &mut state,
             &mut events,
             "the changes made during the cut",
@@ -449,7 +420,7 @@ fn a_watch_whose_history_was_compacted_relists_and_stays_correct() {
                 r#"{"data":{"color":"blue"}}"#,
             ],
         );
-        run_until(&mut state, &mut events, "stays back InSync", |s| {
+        harness::run_until(&mut state, &mut events, "stays back InSync", |s| {
             s.cells.kind(stays, 0) == StatusKind::InSync
         })
         .await;
@@ -585,7 +556,7 @@ fn a_rewritten_token_file_is_picked_up_once_the_old_token_is_revoked() {
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let effects = live::spawn(live_fleet, events_tx);
         let mut state = app::state_for_fleet(&fleet, "test".into());
-        run_until(&mut state, &mut events, "the member Ready", |s| {
+        harness::run_until(&mut state, &mut events, "the member Ready", |s| {
             s.clusters[0].status.health == Health::Ready
                 && s.cells.message(colors_row, 0) == Some("not applied yet")
         })
@@ -627,7 +598,7 @@ fn a_rewritten_token_file_is_picked_up_once_the_old_token_is_revoked() {
             colors(&member, &ns.name).get("colors").map(String::as_str),
             Some("blue")
         );
-        run_until(&mut state, &mut events, "the member Ready", |s| {
+        harness::run_until(&mut state, &mut events, "the member Ready", |s| {
             s.clusters[0].status.health == Health::Ready
         })
         .await;
@@ -752,7 +723,7 @@ fn a_cluster_that_never_answers_does_not_hold_up_the_others_cells() {
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let effects = live::spawn(live_fleet, events_tx);
         let mut state = app::state_for_fleet(&fleet, "test".into());
-        run_until(
+        harness::run_until(
             &mut state,
             &mut events,
             "both members' watches listed",

@@ -7,8 +7,7 @@
 //! turns Degraded with the progress deadline and how many replicas are available, the others
 //! stay Healthy, and the three views agree again.
 
-mod common;
-mod support;
+mod harness;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -24,7 +23,7 @@ use flotilla::model::HealthKind;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use support::{TestNamespace, env, flotilla, inventory, json, output_text};
+use harness::{TestNamespace, env, flotilla, inventory, json, output_text};
 
 /// Replicas everywhere before the override, and on the overloaded member after it. Each
 /// replica asks for one CPU; a member's KWOK Node holds four.

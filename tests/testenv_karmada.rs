@@ -18,16 +18,15 @@
 //! plain-hub step skips); they only touch their own namespaces, and the outage test restarts
 //! the member it stops.
 
-mod common;
-mod support;
+mod harness;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use common::console::press_in;
-use support::{
+use harness::console::press_in;
+use harness::{
     TestNamespace, apply, condition, env, eventually, hub_clusters, hub_console, json, kubectl,
     kubectl_ok, select_row, testenv_cmd_ok,
 };
@@ -255,7 +254,7 @@ fn hub_karmada_a_stopped_member_turns_not_ready() {
     assert_eq!(ready("member-2").as_deref(), Some("True"));
     testenv_cmd_ok(&["stop", "member-2"]);
     // Started again even when an assertion below fails, so the tests after this one have it.
-    let restart = support::Restart("member-2");
+    let restart = harness::Restart("member-2");
     let t = Instant::now();
     eventually(
         "member-2's Ready condition to turn False",
@@ -632,8 +631,8 @@ fn offline_render(
     fleet: &std::path::Path,
     ns: &str,
 ) -> std::collections::BTreeMap<(String, String), Value> {
-    let out = support::flotilla(fleet, &["render", "-o", "json", "--show-secrets"]);
-    assert!(out.status.success(), "{}", support::output_text(&out));
+    let out = harness::flotilla(fleet, &["render", "-o", "json", "--show-secrets"]);
+    assert!(out.status.success(), "{}", harness::output_text(&out));
     let rendered: Value = serde_json::from_slice(&out.stdout).expect("render JSON");
     rendered["items"]
         .as_array()
@@ -879,7 +878,7 @@ fn hub_karmada_oracle_offline_render_equals_the_works_karmada_writes() {
         .env_remove("KUBECONFIG")
         .output()
         .expect("run flotilla");
-    assert!(out.status.success(), "{}", support::output_text(&out));
+    assert!(out.status.success(), "{}", harness::output_text(&out));
     let hub_render: Value = serde_json::from_slice(&out.stdout).expect("render JSON");
     let from_hub: std::collections::BTreeMap<(String, String), Value> = hub_render["items"]
         .as_array()
@@ -929,7 +928,7 @@ fn hub_karmada_oracle_offline_render_equals_the_works_karmada_writes() {
             .env_remove("KUBECONFIG")
             .output()
             .expect("run flotilla");
-        assert!(out.status.success(), "{}", support::output_text(&out));
+        assert!(out.status.success(), "{}", harness::output_text(&out));
         let rendered: Value = serde_json::from_slice(&out.stdout).expect("render JSON");
         let listed = |list: &str| {
             let mut out: Vec<String> = rendered[list]
@@ -1289,8 +1288,8 @@ fn hub_karmada_oracle_suspended_cells_are_the_works_karmada_holds_back() {
     .expect("fleet");
     apply("hub", &policies);
     apply("hub", &templates);
-    let out = support::flotilla(fleet.path(), &["render", "-o", "json"]);
-    assert!(out.status.success(), "{}", support::output_text(&out));
+    let out = harness::flotilla(fleet.path(), &["render", "-o", "json"]);
+    assert!(out.status.success(), "{}", harness::output_text(&out));
     let rendered: Value = serde_json::from_slice(&out.stdout).expect("render JSON");
     let shown: std::collections::BTreeSet<(String, String)> = rendered["suspended"]
         .as_array()
@@ -1403,12 +1402,12 @@ fn hub_karmada_oracle_abort_refuses_an_object_it_did_not_create() {
         format!("{policies}\n---\n{templates}"),
     )
     .expect("fleet");
-    let out = support::flotilla(
+    let out = harness::flotilla(
         fleet.path(),
         &["plan", "--cluster", "member-1", "-o", "json"],
     );
     let planned: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("plan JSON: {e}\n{}", support::output_text(&out)));
+        .unwrap_or_else(|e| panic!("plan JSON: {e}\n{}", harness::output_text(&out)));
     let action = |name: &str| -> (String, String) {
         planned["items"]
             .as_array()
@@ -1851,11 +1850,11 @@ fn hub_karmada_plan_and_drift_compare_with_what_karmada_rendered() {
         .flatten()
         .filter(|i| i["resource"]["namespace"] == ns)
         .collect();
-    assert_eq!(ours.len(), 2, "{}", support::output_text(&same));
+    assert_eq!(ours.len(), 2, "{}", harness::output_text(&same));
     assert!(
         ours.iter().all(|i| i["action"] == "unchanged"),
         "the files say what Karmada rendered: {}",
-        support::output_text(&same)
+        harness::output_text(&same)
     );
 
     write_fleet("1.29");
@@ -1874,7 +1873,7 @@ fn hub_karmada_plan_and_drift_compare_with_what_karmada_rendered() {
         changed.status.code(),
         Some(1),
         "{}",
-        support::output_text(&changed)
+        harness::output_text(&changed)
     );
     let items: Value = serde_json::from_slice(&changed.stdout).expect("plan JSON");
     let by_cluster = |cluster: &str| {
@@ -1903,7 +1902,7 @@ fn hub_karmada_plan_and_drift_compare_with_what_karmada_rendered() {
         direct.status.code(),
         Some(0),
         "{}",
-        support::output_text(&direct)
+        harness::output_text(&direct)
     );
     let hub_only = tempfile::NamedTempFile::new().expect("kubeconfig");
     let minified = kubectl_ok("hub", &["config", "view", "--raw", "--minify"]);
@@ -1945,12 +1944,12 @@ fn hub_karmada_plan_and_drift_compare_with_what_karmada_rendered() {
         proxied.status.code(),
         Some(0),
         "{}",
-        support::output_text(&proxied)
+        harness::output_text(&proxied)
     );
     assert!(
         String::from_utf8_lossy(&proxied.stdout).contains("Drift: 0 field(s)"),
         "{}",
-        support::output_text(&proxied)
+        harness::output_text(&proxied)
     );
 }
 
@@ -1990,10 +1989,10 @@ fn report_of(output: &std::process::Output, code: i32) -> Value {
         output.status.code(),
         Some(code),
         "{}",
-        support::output_text(output)
+        harness::output_text(output)
     );
     serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|err| panic!("not JSON ({err}): {}", support::output_text(output)))
+        .unwrap_or_else(|err| panic!("not JSON ({err}): {}", harness::output_text(output)))
 }
 
 #[test]
@@ -2069,7 +2068,7 @@ fn hub_karmada_placement_set_reschedule_and_undo_write_to_the_hub() {
         refused.status.code(),
         Some(2),
         "{}",
-        support::output_text(&refused)
+        harness::output_text(&refused)
     );
     assert!(String::from_utf8_lossy(&refused.stderr).contains("pass --yes"));
     assert_eq!(policy_clusters(ns, "web"), ["member-1", "member-2"]);
@@ -2121,7 +2120,7 @@ fn hub_karmada_placement_set_reschedule_and_undo_write_to_the_hub() {
         foreign.status.code(),
         Some(2),
         "{}",
-        support::output_text(&foreign)
+        harness::output_text(&foreign)
     );
     assert!(
         String::from_utf8_lossy(&foreign.stderr).contains("changed since flotilla's placement set")
@@ -2149,7 +2148,7 @@ fn hub_karmada_placement_set_reschedule_and_undo_write_to_the_hub() {
         refused.status.code(),
         Some(2),
         "{}",
-        support::output_text(&refused)
+        harness::output_text(&refused)
     );
     let binding = json(
         "hub",
@@ -2319,10 +2318,10 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
     let key = format!("Deployment/{ns}/web");
     let limit = Duration::from_secs(240);
     assert!(
-        support::pump_until_healthy(&mut session, &mut events, &key, limit),
+        harness::pump_until_healthy(&mut session, &mut events, &key, limit),
         "the rollout was seen in progress"
     );
-    let healthy = support::console_health(&session, &key);
+    let healthy = harness::console_health(&session, &key);
     for member in &env().members {
         assert!(
             healthy[member]
@@ -2345,7 +2344,7 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
         assert_eq!(available.trim(), "2", "kubectl on {member}");
     }
     let status = eventually("status --hub to say Healthy", limit, || {
-        let status = support::hub_status_health(&key);
+        let status = harness::hub_status_health(&key);
         env()
             .members
             .iter()
@@ -2367,11 +2366,11 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
         ),
     );
     events.pump(&mut session, limit, &|s| {
-        support::console_health(s, &key)
+        harness::console_health(s, &key)
             .get("member-2")
             .is_some_and(|(kind, _)| *kind == HealthKind::Degraded)
     });
-    let health = support::console_health(&session, &key);
+    let health = harness::console_health(&session, &key);
     let reason = &health["member-2"].1;
     assert!(
         reason.starts_with("Karmada reports Unhealthy")
@@ -2394,7 +2393,7 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
         Some("ProgressDeadlineExceeded"),
         "kubectl on member-2"
     );
-    let status = support::hub_status_health(&key);
+    let status = harness::hub_status_health(&key);
     assert_eq!(status["member-2"].0, "Degraded", "{status:?}");
     assert!(
         status["member-2"].1.contains("ProgressDeadlineExceeded"),
@@ -2404,7 +2403,7 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
 
     // The live view of the stuck cell: member-2's own object, read through its context or
     // Karmada's proxy, with its controller's Events; it holds what Karmada's Work says.
-    let read = support::live_view_of(&mut session, &mut events, &key, "member-2", &|read| {
+    let read = harness::live_view_of(&mut session, &mut events, &key, "member-2", &|read| {
         read.live
             .events
             .iter()
@@ -2463,7 +2462,7 @@ fn hub_karmada_status_with_a_resource_carries_each_members_live_object_and_event
     let secret = format!("Secret/{ns}/creds");
     let items = eventually("status --hub to hold every member's cell", limit, || {
         let fleet = tempfile::tempdir().expect("a fleet dir");
-        let out = support::flotilla(
+        let out = harness::flotilla(
             fleet.path(),
             &[
                 "--hub",
@@ -2478,7 +2477,7 @@ fn hub_karmada_status_with_a_resource_carries_each_members_live_object_and_event
             ],
         );
         let value: Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|_| panic!("status -o json: {}", support::output_text(&out)));
+            .unwrap_or_else(|_| panic!("status -o json: {}", harness::output_text(&out)));
         let items: Vec<Value> = value["items"].as_array()?.clone();
         let held = |kind: &str, member: &str| {
             items.iter().any(|item| {
@@ -2513,7 +2512,7 @@ fn hub_karmada_status_with_a_resource_carries_each_members_live_object_and_event
         );
         assert_eq!(live["spec"], on_member["spec"], "{member}");
         // Its Events are the member's: each one the JSON names, kubectl lists there.
-        let on_member = support::deployment_events(member, ns);
+        let on_member = harness::deployment_events(member, ns);
         let of_deployment: Vec<&Value> = item["events"]
             .as_array()
             .into_iter()

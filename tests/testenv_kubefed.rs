@@ -13,8 +13,7 @@
 //! (plus a label on the KubeFedClusters that they remove again), and the outage test restarts
 //! the member it stops.
 
-mod common;
-mod support;
+mod harness;
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -22,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use common::console::press_in;
-use support::{
+use harness::console::press_in;
+use harness::{
     Restart, TestNamespace, apply, condition, env, eventually, hub_clusters, hub_console, json,
     kubectl, kubectl_ok, kubectl_stdin, output_text, testenv_cmd_ok,
 };
@@ -563,7 +562,7 @@ fn render(files: &str) -> Value {
     std::fs::write(dir.path().join("fleet.yaml"), files).expect("write the fleet");
     // --keep-going: an override that cannot apply is an input error (exit 2) for flotilla,
     // yet everything else renders, as KubeFed propagates everything else.
-    let out = support::flotilla(
+    let out = harness::flotilla(
         dir.path(),
         &["render", "-o", "json", "--keep-going", "--show-secrets"],
     );
@@ -1389,7 +1388,7 @@ spec:
     let key = format!("Deployment/{ns}/web");
     let members = &env().members;
     assert!(
-        support::pump_until_healthy(&mut session, &mut events, &key, Duration::from_secs(240)),
+        harness::pump_until_healthy(&mut session, &mut events, &key, Duration::from_secs(240)),
         "the rollout was seen in progress on a member"
     );
     for member in members {
@@ -1407,7 +1406,7 @@ spec:
         );
         assert_eq!(available.trim(), "2", "kubectl on {member}");
     }
-    let status = support::hub_status_health(&key);
+    let status = harness::hub_status_health(&key);
     assert!(
         members
             .iter()
@@ -1416,7 +1415,7 @@ spec:
     );
 
     // The live view of member-1's cell: its object and its controller's Events, no diff.
-    let read = support::live_view_of(&mut session, &mut events, &key, "member-1", &|read| {
+    let read = harness::live_view_of(&mut session, &mut events, &key, "member-1", &|read| {
         read.live
             .events
             .iter()
@@ -1437,11 +1436,11 @@ spec:
         ),
     );
     events.pump(&mut session, Duration::from_secs(240), &|s| {
-        support::console_health(s, &key)
+        harness::console_health(s, &key)
             .get("member-2")
             .is_some_and(|(kind, _)| *kind == HealthKind::Degraded)
     });
-    let health = support::console_health(&session, &key);
+    let health = harness::console_health(&session, &key);
     assert!(
         health["member-2"].1.contains("progress deadline exceeded")
             && health["member-2"].1.contains("ProgressDeadlineExceeded"),
@@ -1454,7 +1453,7 @@ spec:
         Some("ProgressDeadlineExceeded"),
         "kubectl on member-2"
     );
-    let status = support::hub_status_health(&key);
+    let status = harness::hub_status_health(&key);
     assert_eq!(status["member-2"].0, "Degraded", "{status:?}");
     assert_eq!(status["member-1"].0, "Healthy", "{status:?}");
 }

@@ -7,8 +7,7 @@
 //! a Secret's values masked. A read-only console reads the same live object and diff, and
 //! the writes sent down its channel never reach the member. kubectl checks the end states.
 
-mod common;
-mod support;
+mod harness;
 
 use std::path::Path;
 
@@ -23,7 +22,7 @@ use flotilla::config::theme::Theme;
 use flotilla::model::StatusKind;
 use tokio::sync::mpsc;
 
-use support::{
+use harness::{
     TestNamespace, env, flotilla, inventory, jsonpath, kubectl_ok, kubectl_stdin, output_text,
 };
 
@@ -66,24 +65,6 @@ spec:
 "#
     ));
     std::fs::write(dir.join("fleet.yaml"), text).expect("write fleet");
-}
-
-async fn run_until(
-    state: &mut State,
-    events: &mut mpsc::UnboundedReceiver<BackendEvent>,
-    what: &str,
-    done: impl Fn(&State) -> bool,
-) {
-    let deadline = tokio::time::Instant::now() + common::wait_limit();
-    while !done(state) {
-        match tokio::time::timeout_at(deadline, events.recv()).await {
-            Ok(Some(event)) => {
-                app::update(state, Action::Backend(event));
-            }
-            Ok(None) => panic!("the backend stopped before {what}"),
-            Err(_) => panic!("timed out waiting for {what}"),
-        }
-    }
 }
 
 /// The live fleet of the fleet directory `dir` (with `flags` besides `--kubeconfig` and
@@ -139,7 +120,7 @@ fn open_cell(state: &mut State, effects: &mpsc::UnboundedSender<Effect>, cell: C
 /// Keys through the console's key mapping into the real `update`; their effects go to the
 /// backend, as the session sends them.
 fn press(state: &mut State, effects: &mpsc::UnboundedSender<Effect>, keys: &str) {
-    for effect in common::console::press(state, keys) {
+    for effect in harness::console::press(state, keys) {
         effects.send(effect).expect("the backend takes effects");
     }
 }
@@ -208,12 +189,12 @@ source: {{component: deployment-controller}}
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let effects = live::spawn(live_fleet, events_tx);
         let mut state = app::state_for_fleet(&fleet, "test".into());
-        run_until(&mut state, &mut events, "the Deployment in sync", |s| {
+        harness::run_until(&mut state, &mut events, "the Deployment in sync", |s| {
             s.cells.kind(row, column) == StatusKind::InSync
         })
         .await;
         open_cell(&mut state, &effects, cell);
-        run_until(
+        harness::run_until(
             &mut state,
             &mut events,
             "the live object and its Event",
@@ -240,7 +221,7 @@ source: {{component: deployment-controller}}
             member,
             &["scale", "deployment", "web", "-n", &ns.name, "--replicas=5"],
         );
-        run_until(&mut state, &mut events, "the scale in the diff", |s| {
+        harness::run_until(&mut state, &mut events, "the scale in the diff", |s| {
             s.live
                 .reads
                 .get(&cell)
@@ -261,7 +242,7 @@ source: {{component: deployment-controller}}
         );
         assert!(shown.contains("×2"), "{shown}");
 
-        let closed = common::console::press(&mut state, "<esc>");
+        let closed = harness::console::press(&mut state, "<esc>");
         assert_eq!(closed, vec![Effect::StopFollowing]);
     });
     assert_eq!(
@@ -351,7 +332,7 @@ fn a_read_only_console_shows_the_live_object_and_its_channel_lets_no_write_throu
         let reads = live::spawn_readonly(live_fleet, events_tx);
         let mut state = app::state_for_fleet(&fleet, "test".into());
         state.readonly = true;
-        run_until(
+        harness::run_until(
             &mut state,
             &mut events,
             "the scaled Deployment drifted",
@@ -359,7 +340,7 @@ fn a_read_only_console_shows_the_live_object_and_its_channel_lets_no_write_throu
         )
         .await;
         open_cell(&mut state, &reads, cell);
-        run_until(
+        harness::run_until(
             &mut state,
             &mut events,
             "the live object and its diff",
@@ -385,7 +366,7 @@ fn a_read_only_console_shows_the_live_object_and_its_channel_lets_no_write_throu
             reads.send(write).expect("the channel takes it");
         }
         let mut answers = 0;
-        let deadline = tokio::time::Instant::now() + common::wait_limit();
+        let deadline = tokio::time::Instant::now() + harness::wait_limit();
         while answers < 3 {
             match tokio::time::timeout_at(deadline, events.recv()).await {
                 Ok(Some(event)) => {

@@ -12,16 +12,15 @@
 //! skips). They only touch objects named after themselves (and a ManagedCluster label named
 //! so), delete them afterwards, and the outage test restarts the member it stops.
 
-mod common;
-mod support;
+mod harness;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use common::console::press_in;
-use support::{
+use harness::console::press_in;
+use harness::{
     Restart, TestNamespace, apply, condition, env, eventually, hub_clusters, hub_console,
     hub_render, json, kubectl, kubectl_ok, select_row, testenv_cmd_ok,
 };
@@ -414,7 +413,7 @@ fn hub_ocm_cluster_profiles_ocm_writes_are_the_inventory() {
         "{profiles:?}"
     );
     let no_fleet = tempfile::tempdir().expect("temp dir");
-    let out = support::flotilla(
+    let out = harness::flotilla(
         &no_fleet.path().join("none"),
         &[
             "clusters",
@@ -424,7 +423,7 @@ fn hub_ocm_cluster_profiles_ocm_writes_are_the_inventory() {
             "clusterprofiles:hub",
         ],
     );
-    assert!(out.status.success(), "{}", support::output_text(&out));
+    assert!(out.status.success(), "{}", harness::output_text(&out));
     let listed: Value = serde_json::from_slice(&out.stdout).expect("clusters JSON");
     let items = listed["items"].as_array().cloned().unwrap_or_default();
     let names: Vec<&str> = items.iter().filter_map(|i| i["name"].as_str()).collect();
@@ -1238,13 +1237,13 @@ fn ocm_editing(state: &std::path::Path, args: &[&str], code: i32) -> Value {
         output.status.code(),
         Some(code),
         "{args:?}: {}",
-        support::output_text(&output)
+        harness::output_text(&output)
     );
     if code == 2 {
         return Value::String(String::from_utf8_lossy(&output.stderr).into_owned());
     }
     serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|err| panic!("not JSON ({err}): {}", support::output_text(&output)))
+        .unwrap_or_else(|err| panic!("not JSON ({err}): {}", harness::output_text(&output)))
 }
 
 #[test]
@@ -1402,10 +1401,10 @@ fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason(
     let limit = Duration::from_secs(240);
     let members = &env().members;
     assert!(
-        support::pump_until_healthy(&mut session, &mut events, &key, limit),
+        harness::pump_until_healthy(&mut session, &mut events, &key, limit),
         "the rollout was seen in progress"
     );
-    let healthy = support::console_health(&session, &key);
+    let healthy = harness::console_health(&session, &key);
     for member in members {
         assert!(
             healthy[member].1.starts_with("status feedback: "),
@@ -1426,7 +1425,7 @@ fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason(
         assert_eq!(available.trim(), "2", "kubectl on {member}");
     }
     let status = eventually("status --hub to say Healthy", limit, || {
-        let status = support::hub_status_health(&key);
+        let status = harness::hub_status_health(&key);
         members
             .iter()
             .all(|m| status.get(m).is_some_and(|(h, _)| h == "Healthy"))
@@ -1440,11 +1439,11 @@ fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason(
         &deployment_work("member-2", &name, &name, 6, "nginx:1.28"),
     );
     events.pump(&mut session, limit, &|s| {
-        support::console_health(s, &key)
+        harness::console_health(s, &key)
             .get("member-2")
             .is_some_and(|(kind, _)| *kind == HealthKind::Degraded)
     });
-    let health = support::console_health(&session, &key);
+    let health = harness::console_health(&session, &key);
     let reason = &health["member-2"].1;
     assert!(
         reason.contains("ProgressDeadlineExceeded") && reason.contains("has timed out progressing"),
@@ -1463,7 +1462,7 @@ fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason(
         reason_on_member.as_deref(),
         Some("ProgressDeadlineExceeded")
     );
-    let status = support::hub_status_health(&key);
+    let status = harness::hub_status_health(&key);
     assert_eq!(status["member-2"].0, "Degraded", "{status:?}");
     assert!(
         status["member-2"].1.contains("ProgressDeadlineExceeded"),
@@ -1486,10 +1485,10 @@ fn hub_json(args: &[&str]) -> Value {
     assert!(
         matches!(out.status.code(), Some(0 | 1 | 3)),
         "{}",
-        support::output_text(&out)
+        harness::output_text(&out)
     );
     serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", support::output_text(&out)))
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", harness::output_text(&out)))
 }
 
 #[test]
@@ -1597,7 +1596,7 @@ fn hub_ocm_the_live_view_reads_a_manifestworks_deployment_and_its_events_on_the_
     let limit = Duration::from_secs(180);
     // member-1's deployment controller has scaled the Deployment's ReplicaSet: an Event.
     eventually("web's Events on member-1", limit, || {
-        support::deployment_events("member-1", &name)
+        harness::deployment_events("member-1", &name)
             .iter()
             .any(|(reason, _)| reason == "ScalingReplicaSet")
             .then_some(())
@@ -1610,7 +1609,7 @@ fn hub_ocm_the_live_view_reads_a_manifestworks_deployment_and_its_events_on_the_
     });
 
     // `enter` on the cell: the live view reads member-1 itself (through its context).
-    let read = support::live_view_of(&mut session, &mut events, &key, "member-1", &|read| {
+    let read = harness::live_view_of(&mut session, &mut events, &key, "member-1", &|read| {
         read.live
             .events
             .iter()
@@ -1633,7 +1632,7 @@ fn hub_ocm_the_live_view_reads_a_manifestworks_deployment_and_its_events_on_the_
         read.live.diff, "",
         "member-1 holds what its ManifestWork says"
     );
-    let listed = support::deployment_events("member-1", &name);
+    let listed = harness::deployment_events("member-1", &name);
     let of_deployment: Vec<_> = read
         .live
         .events
@@ -1651,12 +1650,12 @@ fn hub_ocm_the_live_view_reads_a_manifestworks_deployment_and_its_events_on_the_
 
     // `status --hub --resource` reads the same member by the same code.
     let fleet = tempfile::tempdir().expect("a fleet dir");
-    let out = support::flotilla(
+    let out = harness::flotilla(
         fleet.path(),
         &["--hub", "hub", "status", "--resource", &key, "-o", "json"],
     );
     let value: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|_| panic!("status -o json: {}", support::output_text(&out)));
+        .unwrap_or_else(|_| panic!("status -o json: {}", harness::output_text(&out)));
     let item = value["items"]
         .as_array()
         .into_iter()

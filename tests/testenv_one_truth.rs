@@ -4,14 +4,14 @@
 //! apply), in `plan`, and in the console's live backend started afterwards; kubectl confirms
 //! nothing was created.
 
-mod support;
+mod harness;
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 use clap::Parser;
+use harness::{TestNamespace, env, inventory, kubectl, output_text};
 use serde_json::Value;
-use support::{TestNamespace, env, inventory, kubectl, output_text};
 
 /// flotilla with one state directory across calls (the audit log lives there).
 fn flotilla(state: &Path, fleet: &Path, args: &[&str]) -> Output {

@@ -3,19 +3,19 @@
 //! because it stops a cluster other tests would otherwise be using, and it must always
 //! restart what it stopped.
 
-mod support;
+mod harness;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 
-use support::{Restart, TestNamespace, env, testenv_cmd, testenv_cmd_ok};
+use harness::{Restart, TestNamespace, env, testenv_cmd, testenv_cmd_ok};
 
 #[tokio::test]
 #[ignore = "needs testenv: run through cargo xtask test"]
 async fn a_stopped_member_is_unreachable_and_returns_with_its_data() {
     let member = env().members.last().expect("a member").clone();
     let ns = TestNamespace::on("outage", std::slice::from_ref(&member));
-    support::kubectl_ok(
+    harness::kubectl_ok(
         &member,
         &[
             "create",

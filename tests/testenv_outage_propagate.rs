@@ -3,12 +3,12 @@
 //! gets its objects, as kubectl confirms. In its own test binary because it stops a cluster;
 //! it always starts it again.
 
-mod support;
+mod harness;
 
 use std::time::{Duration, Instant};
 
+use harness::{Restart, TestNamespace, env, flotilla, kubectl_ok, output_text, testenv_cmd_ok};
 use serde_json::Value;
-use support::{Restart, TestNamespace, env, flotilla, kubectl_ok, output_text, testenv_cmd_ok};
 
 /// The per-cluster timeout of plan and apply (backend::fanout::targets::Options::default()).
 const CLUSTER_TIMEOUT: Duration = Duration::from_secs(60);

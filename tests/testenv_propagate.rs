@@ -7,13 +7,13 @@
 //! takes its object over. Each test works in its own namespace
 //! and never stops a cluster (that is in testenv_outage_propagate.rs).
 
-mod support;
+mod harness;
 
 use std::path::Path;
 use std::process::Output;
 
+use harness::{TestNamespace, flotilla, inventory, kubectl, kubectl_ok, output_text};
 use serde_json::Value;
-use support::{TestNamespace, flotilla, inventory, kubectl, kubectl_ok, output_text};
 
 fn code(output: &Output) -> i32 {
     output.status.code().unwrap_or(-1)
@@ -81,7 +81,7 @@ spec:
 }
 
 fn deployment_field(context: &str, ns: &str, path: &str) -> String {
-    support::jsonpath(context, "deployment/web", ns, path)
+    harness::jsonpath(context, "deployment/web", ns, path)
 }
 
 #[test]
@@ -188,7 +188,7 @@ fn apply_places_overrides_and_repairs_drift() {
             .filter(|c| c["resource"]["kind"] == "Deployment" && c["sync"] != "NotPlaced")
             .all(|c| c["sync"] == "InSync" && c["health"] == "Healthy")
     };
-    let cells = support::eventually(
+    let cells = harness::eventually(
         "status to see every placed Deployment rolled out",
         std::time::Duration::from_secs(120),
         || {

@@ -9,10 +9,7 @@
 //! same kubeconfig and environment, decides the same way. A proxy's password never shows.
 //! Only this file's namespaces are touched, and every proxy it starts is stopped on drop.
 
-#[path = "support/faults.rs"]
-#[allow(dead_code)] // only its one-context kubeconfigs are used here
-mod faults;
-mod support;
+mod harness;
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
@@ -22,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use support::{TestNamespace, kubectl_ok, output_text, testenv_cmd_ok};
+use harness::{TestNamespace, kubectl_ok, output_text, testenv_cmd_ok};
 
 /// Every variable a proxy decision reads: removed from each command, then set as a test says.
 const PROXY_VARS: [&str; 7] = [
@@ -133,7 +130,7 @@ fn kubeconfig(dir: &Path, contexts: &[&str], change: impl Fn(&str, &mut Value, u
         "clusters": [], "users": [], "contexts": [],
     });
     for context in contexts {
-        let mut one = faults::context_kubeconfig(context);
+        let mut one = harness::faults::context_kubeconfig(context);
         let port = member_port(&one);
         let mut cluster = one["clusters"][0]["cluster"].take();
         change(context, &mut cluster, port);
@@ -278,7 +275,7 @@ fn a_clusters_proxy_url_carries_every_command_through_the_proxy() {
     let config = kubeconfig(dir.path(), &["member-1"], |_, cluster, _| {
         cluster["proxy-url"] = json!(url);
     });
-    let port = member_port(&faults::context_kubeconfig("member-1"));
+    let port = member_port(&harness::faults::context_kubeconfig("member-1"));
     let run = |args: &[&str]| {
         let output = flotilla(&config, dir.path(), &["member-1"], &[], args);
         assert!(
@@ -366,7 +363,7 @@ fn https_proxy_in_the_environment_carries_a_cluster_without_proxy_url() {
     let config = kubeconfig(dir.path(), &["member-1"], |_, cluster, port| {
         by_name(cluster, &name, port);
     });
-    let port = member_port(&faults::context_kubeconfig("member-1"));
+    let port = member_port(&harness::faults::context_kubeconfig("member-1"));
     let through = format!("{name}:{port}");
     let clusters = |vars: &[(&str, &str)]| {
         flotilla(
@@ -583,7 +580,7 @@ fn a_socks5_proxy_reaches_the_member_from_proxy_url_or_the_environment() {
     let name = format!("member-1.{PROXIED}");
     let proxy = TestProxy::start(true, std::slice::from_ref(&name));
     let dir = tempfile::tempdir().expect("temp dir");
-    let port = member_port(&faults::context_kubeconfig("member-1"));
+    let port = member_port(&harness::faults::context_kubeconfig("member-1"));
     let through = format!("{name}:{port}");
     let url = format!("socks5://{}", proxy.addr);
     for (vars, proxy_url) in [

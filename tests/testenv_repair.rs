@@ -5,15 +5,14 @@
 //! `apply` leaves it alone while the same change elsewhere still counts; the audit log has an
 //! entry for every write. Each test works in its own namespace.
 
-mod common;
-mod support;
+mod harness;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use flotilla::engine::document::parse::document_spans;
+use harness::{TestNamespace, env, kubectl_ok};
 use serde_json::Value;
-use support::{TestNamespace, env, kubectl_ok};
 
 /// Runs flotilla with the environment's kubeconfig, the fleet, and a state directory the test
 /// keeps (for the audit log).
@@ -107,11 +106,11 @@ spec:
 }
 
 fn replicas(context: &str, ns: &str) -> String {
-    support::jsonpath(context, "deployment/web", ns, "{.spec.replicas}")
+    harness::jsonpath(context, "deployment/web", ns, "{.spec.replicas}")
 }
 
 fn image(context: &str, ns: &str) -> String {
-    support::jsonpath(
+    harness::jsonpath(
         context,
         "deployment/web",
         ns,
@@ -539,7 +538,7 @@ fn on_a_terminal_repair_asks_first_and_no_changes_nothing() {
         "east",
     ];
     let prompt = "Revert 1 field(s) on 1 cluster(s)? [y/N]";
-    let mut app = common::PtyApp::spawn(&args, 160, 40, &[]);
+    let mut app = harness::PtyApp::spawn(&args, 160, 40, &[]);
     let screen = app.wait_for("the confirmation", |screen| screen.contains(prompt));
     assert!(
         screen.contains("/spec/replicas") && screen.contains("live 5 -> desired 2"),
@@ -553,7 +552,7 @@ fn on_a_terminal_repair_asks_first_and_no_changes_nothing() {
         "answering no changes nothing"
     );
 
-    let mut app = common::PtyApp::spawn(&args, 160, 40, &[]);
+    let mut app = harness::PtyApp::spawn(&args, 160, 40, &[]);
     app.wait_for("the confirmation", |screen| screen.contains(prompt));
     app.send("y\r");
     assert_eq!(app.wait_exit(), 0, "{}", app.screen_text());

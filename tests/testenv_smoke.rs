@@ -3,14 +3,14 @@
 //! and the servers are the stamped upstream release. They only touch their own namespaces and
 //! must never stop or start a cluster (that lives in its own test binary).
 
-mod support;
+mod harness;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-use support::{TestNamespace, env};
+use harness::{TestNamespace, env};
 
 fn config_map(name: &str, color: &str) -> serde_json::Value {
     json!({
@@ -30,7 +30,7 @@ fn color(cm: &ConfigMap) -> Option<&str> {
 
 /// The version the wrapper module pins (`k8s.io/kubernetes vX.Y.Z`), e.g. `v1.36.3`.
 fn pinned_kubernetes_version() -> String {
-    let go_mod = support::repo_root().join("xtask/go/kube-apiserver/go.mod");
+    let go_mod = harness::repo_root().join("xtask/go/kube-apiserver/go.mod");
     let text = std::fs::read_to_string(&go_mod).expect("read the kube-apiserver wrapper go.mod");
     text.lines()
         .map(|l| l.trim().trim_start_matches("require ").trim())
@@ -84,7 +84,7 @@ async fn server_side_apply_round_trip_on_a_member() {
     assert_eq!(color(&updated), Some("green"));
 
     // Another writer takes the field: a plain apply now conflicts, a forced one wins.
-    support::kubectl_ok(
+    harness::kubectl_ok(
         "member-1",
         &[
             "patch",
@@ -120,7 +120,7 @@ async fn server_side_apply_round_trip_on_a_member() {
     assert_eq!(color(&forced), Some("green"));
 
     // An independent client sees the same object and manager.
-    let seen = support::kubectl_ok(
+    let seen = harness::kubectl_ok(
         "member-1",
         &[
             "get",
@@ -165,7 +165,7 @@ async fn clusters_are_independent() {
             .iter()
             .all(|cm| cm.metadata.name.as_deref() != Some("only-on-member-1"))
     );
-    let out = support::kubectl(
+    let out = harness::kubectl(
         "member-2",
         &["get", "configmap", "only-on-member-1", "-n", &ns.name],
     );
@@ -177,7 +177,7 @@ async fn clusters_are_independent() {
         .clusters
         .iter()
         .map(|c| {
-            support::kubectl_ok(
+            harness::kubectl_ok(
                 c,
                 &[
                     "config",
@@ -245,7 +245,7 @@ async fn readonly_context_is_refused_writes() {
         "{refused_apply:?}"
     );
 
-    let can_i = support::kubectl(
+    let can_i = harness::kubectl(
         "member-1-readonly",
         &["auth", "can-i", "create", "configmaps", "-n", &ns.name],
     );
@@ -271,7 +271,7 @@ async fn servers_report_the_stamped_upstream_version() {
     }
     // The real kubectl agrees.
     let version: serde_json::Value =
-        serde_json::from_str(&support::kubectl_ok("member-2", &["version", "-o", "json"]))
+        serde_json::from_str(&harness::kubectl_ok("member-2", &["version", "-o", "json"]))
             .expect("kubectl version -o json");
     assert_eq!(
         version.pointer("/serverVersion/gitVersion"),

@@ -8,11 +8,11 @@
 //! generator (proptest's, fixed seed) draws names, label keys and values, counts and ports
 //! from alphabets and lengths around the rules, so neighbours nobody thought of are judged too.
 
-mod support;
+mod harness;
 
 use std::process::Command;
 
-use support::{TestNamespace, env, kubectl_stdin};
+use harness::{TestNamespace, env, kubectl_stdin};
 
 /// One object of the corpus: what it varies, and its YAML.
 struct Case {

@@ -6,27 +6,23 @@
 //! drift arrive through its watches. The tests take turns because one stops a member the
 //! others read from.
 
-mod common;
-#[path = "support/proxy.rs"]
-mod proxy;
-mod support;
+mod harness;
 
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use clap::Parser;
-use flotilla::app::state::State;
-use flotilla::app::{self, Action};
+use flotilla::app;
 use flotilla::backend::kube::live;
-use flotilla::backend::{BackendEvent, CellRef, Effect};
+use flotilla::backend::{CellRef, Effect};
 use flotilla::cli::Cli;
 use flotilla::model::{Health, HealthKind, StatusKind};
 use tokio::sync::mpsc;
 
-use common::PtyApp;
-use proxy::RecordingProxy;
-use support::{Restart, TestNamespace, env, flotilla, inventory, kubectl_ok, output_text};
+use harness::PtyApp;
+use harness::proxy::RecordingProxy;
+use harness::{Restart, TestNamespace, env, flotilla, inventory, kubectl_ok, output_text};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -236,7 +232,7 @@ fn a_stopped_member_turns_unreachable_on_the_wall_and_recovers() {
     });
 
     let restart = Restart(&stopped);
-    support::testenv_cmd_ok(&["stop", &stopped]);
+    harness::testenv_cmd_ok(&["stop", &stopped]);
     // The Unreachable count is in large digits; the heatmap's chip and the problem list say
     // which cluster it is.
     let screen = wall.wait_for("the stopped member Unreachable", |screen| {
@@ -246,7 +242,7 @@ fn a_stopped_member_turns_unreachable_on_the_wall_and_recovers() {
     });
     assert_eq!(tile_value(&screen, "Cells InSync"), Some(4), "{screen}");
 
-    support::testenv_cmd_ok(&["start", &stopped]);
+    harness::testenv_cmd_ok(&["start", &stopped]);
     drop(restart);
     wall.wait_for("the member back and in sync", |screen| {
         tile_value(screen, "Clusters Ready") == Some(3)
@@ -256,25 +252,6 @@ fn a_stopped_member_turns_unreachable_on_the_wall_and_recovers() {
     });
     wall.send("q");
     assert_eq!(wall.wait_exit(), 0);
-}
-
-/// Feeds backend events into the app state until `done` holds; panics with `what` after 30 s.
-async fn run_until(
-    state: &mut State,
-    events: &mut mpsc::UnboundedReceiver<BackendEvent>,
-    what: &str,
-    done: impl Fn(&State) -> bool,
-) {
-    let deadline = tokio::time::Instant::now() + common::wait_limit();
-    while !done(state) {
-        match tokio::time::timeout_at(deadline, events.recv()).await {
-            Ok(Some(event)) => {
-                app::update(state, Action::Backend(event));
-            }
-            Ok(None) => panic!("the backend stopped before {what}"),
-            Err(_) => panic!("timed out waiting for {what}"),
-        }
-    }
 }
 
 #[test]
@@ -309,7 +286,7 @@ fn the_console_backend_applies_and_sees_drift_through_its_watches() {
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let effects = live::spawn(live_fleet, events_tx);
         let mut state = app::state_for_fleet(&fleet, "test".into());
-        run_until(
+        harness::run_until(
             &mut state,
             &mut events,
             "every member Ready, nothing applied",
@@ -336,7 +313,7 @@ fn the_console_backend_applies_and_sees_drift_through_its_watches() {
         effects
             .send(Effect::Apply { cells })
             .expect("send the apply");
-        run_until(&mut state, &mut events, "every cell InSync", |s| {
+        harness::run_until(&mut state, &mut events, "every cell InSync", |s| {
             s.cells.totals().get(StatusKind::InSync) == 6
         })
         .await;
@@ -367,7 +344,7 @@ fn the_console_backend_applies_and_sees_drift_through_its_watches() {
             .iter()
             .map(|m| fleet.cluster_index(m).expect("a member column"))
             .collect();
-        run_until(
+        harness::run_until(
             &mut state,
             &mut events,
             "the Deployment Healthy on every member, still in sync",
@@ -384,7 +361,7 @@ fn the_console_backend_applies_and_sees_drift_through_its_watches() {
             &members[1],
             &["scale", "deployment", "web", "-n", &ns.name, "--replicas=5"],
         );
-        run_until(
+        harness::run_until(
             &mut state,
             &mut events,
             "the scaled Deployment Drifted",

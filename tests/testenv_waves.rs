@@ -6,13 +6,12 @@
 //! the canary alone while it turns Healthy (kubectl confirms the others have nothing); `p`
 //! again sends the next wave, and kubectl sees it arrive.
 
-mod common;
-mod support;
+mod harness;
 
 use std::time::Duration;
 
-use common::PtyApp;
-use support::{TestNamespace, env, eventually, inventory, kubectl, kubectl_ok};
+use harness::PtyApp;
+use harness::{TestNamespace, env, eventually, inventory, kubectl, kubectl_ok};
 
 /// The two tests share the members' Nodes: one at a time, so one's replicas never starve the
 /// other's.

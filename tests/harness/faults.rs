@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use crate::support::{env, kubectl, kubectl_ok};
+use crate::harness::{env, kubectl, kubectl_ok};
 
 /// The environment's record of what it started (`target/testenv/state.json`, beside the
 /// kubeconfig).
@@ -77,7 +77,7 @@ pub fn write_kubeconfig(dir: &Path, config: &Value) -> PathBuf {
 /// A certificate authority (PEM) that signed none of the environment's servers: a
 /// self-signed one kept in `testdata/pki/` (its key was thrown away).
 pub fn foreign_ca() -> Vec<u8> {
-    let path = crate::support::repo_root().join("testdata/pki/foreign-ca.crt");
+    let path = crate::harness::repo_root().join("testdata/pki/foreign-ca.crt");
     std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
@@ -561,7 +561,7 @@ impl HoldWebhook {
             }],
         });
         let created =
-            crate::support::kubectl_stdin(context, &["create", "-f", "-"], &hook.to_string());
+            crate::harness::kubectl_stdin(context, &["create", "-f", "-"], &hook.to_string());
         assert!(
             created.status.success(),
             "creating the webhook: {}",

@@ -1,10 +1,6 @@
-//! Shared helpers for tests that drive the console: headless through its session and key
-//! mapping (`console`), or the real `flotilla` binary in a pseudo-terminal (`PtyApp`).
-
-#![allow(dead_code)]
-
-pub mod completion;
-pub mod console;
+//! The real `flotilla` binary in a pseudo-terminal with a vt100 screen fed from its output
+//! (`PtyApp`), for tests that must see what a user's terminal shows, and how long a test
+//! waits for a screen. It must not reach into the console's code: it only types and reads.
 
 use std::io::{Read, Write};
 use std::num::NonZeroU16;

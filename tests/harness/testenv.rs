@@ -4,7 +4,6 @@
 //! the clusters (deleted on drop; the environment's controller-managers finish the deletion),
 //! and runs the real kubectl as an independent verifier. It must never start the environment
 //! itself (that is `cargo xtask test`'s job) and must only use the environment's kubeconfig.
-#![allow(dead_code)] // each test binary uses a different part of it
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -722,4 +721,31 @@ pub fn hub_status_health(key: &str) -> std::collections::BTreeMap<String, (Strin
             )
         })
         .collect()
+}
+
+/// Feeds the console backend's events into `state` until `done` holds; panics naming `what`
+/// (and every cluster's health) when the backend stops or [`wait_limit`] passes first.
+pub async fn run_until(
+    state: &mut flotilla::app::State,
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<flotilla::backend::BackendEvent>,
+    what: &str,
+    done: impl Fn(&flotilla::app::State) -> bool,
+) {
+    let deadline = tokio::time::Instant::now() + crate::harness::wait_limit();
+    while !done(state) {
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Some(event)) => {
+                flotilla::app::update(state, flotilla::app::Action::Backend(event));
+            }
+            Ok(None) => panic!("the backend stopped before {what}"),
+            Err(_) => panic!(
+                "timed out waiting for {what}; clusters: {:?}",
+                state
+                    .clusters
+                    .iter()
+                    .map(|c| (&c.status.health, &c.status.message))
+                    .collect::<Vec<_>>()
+            ),
+        }
+    }
 }
