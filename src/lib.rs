@@ -28,6 +28,7 @@ pub mod glob;
 pub mod jsonl;
 pub mod launch;
 pub mod logging;
+pub mod messages;
 pub mod model;
 pub mod output;
 pub mod paths;

@@ -19,8 +19,8 @@ use clap::Parser;
 use flotilla::app::state::State;
 use flotilla::app::{self, Action};
 use flotilla::backend::kube::live;
-use flotilla::backend::{BackendEvent, CellRef, Effect};
 use flotilla::cli::Cli;
+use flotilla::messages::{BackendEvent, CellRef, Effect};
 use flotilla::model::{Health, HealthKind, StatusKind};
 use tokio::sync::mpsc;
 

@@ -73,6 +73,8 @@ const MAIN: CrateRules = CrateRules {
         layer("backend", 5),
         layer("fleet_dir", 5),
         layer("fleet_edit", 5),
+        // Below `app`, `backend` and `views`, which all import it: the messages between them.
+        layer("messages", 4),
         layer("demo_fleet", 4),
         layer("engine", 3),
         layer("config", 2),

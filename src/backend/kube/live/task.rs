@@ -24,8 +24,8 @@ use crate::backend::fanout::targets::Options;
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig::{self, Timeouts};
 use crate::backend::kube::probe;
-use crate::backend::messages::{BackendEvent, CellUpdate, ObjectEvent};
 use crate::engine::{Decision, Fleet};
+use crate::messages::{BackendEvent, CellUpdate, ObjectEvent};
 use crate::model::{CellStatus, ClusterStatus, Health};
 use serde_json::Value;
 
@@ -540,7 +540,7 @@ impl ClusterTask {
             };
             let live = live_object(desired.as_ref(), held, events, error);
             let _ = self.shared.events.send(BackendEvent::LiveObject {
-                cell: crate::backend::messages::CellRef {
+                cell: crate::messages::CellRef {
                     resource: *row,
                     cluster: self.index(),
                 },
