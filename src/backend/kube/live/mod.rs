@@ -42,7 +42,7 @@ pub struct LiveFleet {
     /// Per fleet cluster: `None` to connect, or why it is not connected.
     pub skip: Vec<Option<String>>,
     /// What the ClusterProfiles of `--inventory` report, laid over each probe.
-    pub profiles: Option<Arc<crate::backend::cluster_profiles::ProfileInventory>>,
+    pub profiles: Option<Arc<crate::backend::kube::profile_inventory::ProfileInventory>>,
     pub options: LiveOptions,
     /// The failures of the last applies made before this session, per (cluster,
     /// `Kind/namespace/name`), as the audit log records them (`audit::last_failures`).

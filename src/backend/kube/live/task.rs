@@ -84,7 +84,7 @@ pub(super) struct Shared {
     pub apply_permits: Semaphore,
     pub options: LiveOptions,
     pub readonly: bool,
-    pub profiles: Option<Arc<crate::backend::cluster_profiles::ProfileInventory>>,
+    pub profiles: Option<Arc<crate::backend::kube::profile_inventory::ProfileInventory>>,
 }
 
 /// How many clusters have yet to send their first probe, and how many have yet to hear its
