@@ -154,7 +154,7 @@ fn report(
     let cells: usize = events
         .iter()
         .map(|e| match e {
-            flotilla::backend::BackendEvent::Cells(cells) => cells.len(),
+            flotilla::messages::BackendEvent::Cells(cells) => cells.len(),
             _ => 0,
         })
         .sum();
@@ -244,7 +244,7 @@ fn time_events<L: LiveView>(
         cells += news
             .iter()
             .map(|e| match e {
-                flotilla::backend::BackendEvent::Cells(cells) => cells.len(),
+                flotilla::messages::BackendEvent::Cells(cells) => cells.len(),
                 _ => 0,
             })
             .sum::<usize>();

@@ -35,9 +35,9 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
-use flotilla::backend::BackendEvent;
 use flotilla::backend::hub::{self, poll};
 use flotilla::backend::kube::kubeconfig::Timeouts;
+use flotilla::messages::BackendEvent;
 
 /// Status changes written a second, and for how long.
 const RATE: u64 = 200;

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use flotilla::app::{self, Action, update};
 use flotilla::backend::sim::{Scenario, SimCore, SplitMix64};
-use flotilla::backend::{BackendEvent, CellRef, CellUpdate};
 use flotilla::engine::load_fleet;
+use flotilla::messages::{BackendEvent, CellRef, CellUpdate};
 use flotilla::model::CellStatus;
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 

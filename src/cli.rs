@@ -99,7 +99,7 @@ pub struct GlobalArgs {
 
     /// The ClusterProfiles `--inventory` named, once read (never a flag).
     #[arg(skip)]
-    pub profiles: Option<std::sync::Arc<crate::backend::cluster_profiles::ProfileInventory>>,
+    pub profiles: Option<std::sync::Arc<crate::backend::kube::profile_inventory::ProfileInventory>>,
 
     /// Use the embedded simulated fleet instead of a fleet directory and real clusters.
     #[arg(long, global = true)]

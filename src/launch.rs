@@ -9,13 +9,10 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::app::session::Store;
-use crate::app::state::{CannotEdit, State, Wall};
+use crate::app::state::{State, Wall};
 use crate::app::{self, Session};
-use crate::backend::BackendEvent;
-use crate::backend::Effect;
 use crate::backend::hub;
 use crate::backend::kube::live::{self, LiveFleet, LiveOptions};
-use crate::backend::messages::HubTraits;
 use crate::backend::sim::{self, Scenario, SimCore};
 use crate::cli::{GlobalArgs, WatchArgs, exit};
 use crate::config::keymap::Keymap;
@@ -23,6 +20,7 @@ use crate::config::theme::Theme;
 use crate::config::{self, Settings};
 use crate::console::{Console, Ended};
 use crate::engine::{FederatedResource, Fleet, SourceFile, SourceLocation};
+use crate::messages::{BackendEvent, CannotEdit, Effect, HubTraits};
 use crate::model::HubKind;
 use crate::source;
 
@@ -72,7 +70,7 @@ pub async fn console(global: &GlobalArgs, wall: Option<WatchArgs>) -> Result<Con
     let readonly = global.readonly || wall.is_some();
     let (events_tx, events) = mpsc::unbounded_channel();
     let (effects, effects_rx) = if readonly {
-        crate::backend::messages::reads_only()
+        crate::backend::read_only::reads_only()
     } else {
         mpsc::unbounded_channel()
     };
@@ -142,7 +140,7 @@ fn connect_hub_in_background(
             }
         };
         let loaded = BackendEvent::HubLoaded {
-            fleet: crate::backend::SharedFleet(started.fleet),
+            fleet: crate::messages::SharedFleet(started.fleet),
             files: Arc::new(started.files),
             hub: Box::new(started.traits),
         };
@@ -180,7 +178,7 @@ fn load_live_in_background(
             Vec::new()
         };
         let loaded = BackendEvent::FleetLoaded {
-            fleet: crate::backend::SharedFleet(live.fleet.clone()),
+            fleet: crate::messages::SharedFleet(live.fleet.clone()),
             files: Arc::new(live.files.clone()),
             audit: Arc::new(audit),
         };
@@ -220,7 +218,7 @@ fn load_demo_in_background(
             Err(err) => return load_failed(&events, format!("the demo did not load: {err}")),
         };
         let loaded_event = BackendEvent::FleetLoaded {
-            fleet: crate::backend::SharedFleet(loaded.fleet),
+            fleet: crate::messages::SharedFleet(loaded.fleet),
             files: Arc::new(loaded.files),
             audit: Arc::default(),
         };

@@ -12,7 +12,9 @@
 //! rendering, diffs) is called by `app`, `backend` and `commands` (the one-shot command-line
 //! subcommands); `launch` wires a console together (the fleet — demo, directory or hub — is
 //! loaded in the background while the console already draws, and arrives as an event). Imports point one way: `console` → `views` →
-//! `app` → `backend` → `engine`, and `app` knows nothing of the terminal.
+//! `app` → `backend` → `engine`, with the messages between them (`messages`: `Effect`,
+//! `BackendEvent`, the cells and data they carry) below `app`, `backend` and `views`, so the
+//! views import nothing of a backend; and `app` knows nothing of the terminal.
 
 pub mod app;
 pub mod backend;
@@ -26,6 +28,7 @@ pub mod glob;
 pub mod jsonl;
 pub mod launch;
 pub mod logging;
+pub mod messages;
 pub mod model;
 pub mod output;
 pub mod paths;

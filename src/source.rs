@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use kube::config::Kubeconfig;
 
-use crate::backend::cluster_profiles::{ProfileInventory, ProviderFile};
+use crate::backend::cluster_profiles::ProviderFile;
 use crate::backend::hub::HubError;
 use crate::backend::kube::kubeconfig::{self, KubeconfigError};
+use crate::backend::kube::profile_inventory::ProfileInventory;
 use crate::cli::{GlobalArgs, InventorySource};
 use crate::engine::{Fleet, FleetError, SourceFile, load_fleet};
 use crate::fleet::demo;

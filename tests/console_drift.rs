@@ -14,9 +14,9 @@ use flotilla::app::drift;
 use flotilla::app::state::Mode;
 use flotilla::app::state::drift::{DriftView, Plan, Row, Stage};
 use flotilla::backend::sim::{Scenario, ScenarioDrift, SimCore};
-use flotilla::backend::{BackendEvent, CellRef, DriftField, Effect};
 use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::Decision;
+use flotilla::messages::{BackendEvent, CellRef, DriftField, Effect};
 use harness::console::{Console, user_keymap};
 use serde_json::Value;
 
@@ -313,7 +313,7 @@ fn revert_asks_first_then_takes_back_exactly_the_chosen_field() {
     assert_eq!(
         sent,
         vec![Effect::Revert {
-            fields: vec![flotilla::backend::RevertField {
+            fields: vec![flotilla::messages::RevertField {
                 cell: first,
                 path: "/spec/replicas".into()
             }]
@@ -467,7 +467,7 @@ fn a_field_changed_again_by_the_same_manager_after_a_revert_is_an_owner_fight() 
     // The autoscaler scales it again.
     demo.session
         .dispatch(Action::Backend(BackendEvent::Cells(vec![
-            flotilla::backend::CellUpdate {
+            flotilla::messages::CellUpdate {
                 cell,
                 status: flotilla::model::CellStatus::Drifted,
                 message: None,

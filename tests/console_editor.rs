@@ -11,9 +11,9 @@ use flotilla::app::state::FleetEdit;
 use flotilla::app::state::Mode;
 use flotilla::app::state::placement_editor::{Field, PlacementEditor, Stage, review_rows};
 use flotilla::app::state::review::ReviewRow;
-use flotilla::backend::{CellRef, Effect};
 use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::edit::placement::Membership;
+use flotilla::messages::{CellRef, Effect};
 use harness::console::{Console, user_keymap};
 
 /// The placement editor the console has open.
@@ -100,15 +100,15 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
     console.keys("p");
     assert_eq!(console.editor().stage, reviewing(0, true));
     // The server's answer replaces the offline diff.
-    let answer = flotilla::backend::fanout::planning::PlanItem {
+    let answer = flotilla::messages::PlanItem {
         cluster: "dev-eu-west-1".into(),
         resource: console.state.resources[cronjob].target.clone(),
-        action: flotilla::backend::fanout::planning::PlanAction::Create,
+        action: flotilla::messages::PlanAction::Create,
         diff: "+kind: CronJob\n".into(),
         message: String::new(),
         health: None,
     };
-    console.act(Action::Backend(flotilla::backend::BackendEvent::DryRun {
+    console.act(Action::Backend(flotilla::messages::BackendEvent::DryRun {
         revision,
         items: vec![answer],
     }));
@@ -363,7 +363,7 @@ fn divided_weights_typed_in_the_editor_show_each_clusters_replicas() {
 
 #[test]
 fn propagating_in_waves_sends_the_canary_first_and_the_rest_once_it_is_in_sync() {
-    use flotilla::backend::{BackendEvent, CellUpdate};
+    use flotilla::messages::{BackendEvent, CellUpdate};
     use flotilla::model::CellStatus;
 
     let mut console = Console::demo();

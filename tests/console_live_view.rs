@@ -11,9 +11,9 @@ use flotilla::app::action::Action;
 use flotilla::app::state::Mode;
 use flotilla::app::state::object_view::ObjectTab;
 use flotilla::backend::sim::{Scenario, SimCore, live_view};
-use flotilla::backend::{BackendEvent, Effect};
 use flotilla::config::keymap::Keymap;
 use flotilla::config::theme::Theme;
+use flotilla::messages::{BackendEvent, Effect};
 use flotilla::views::{self, ViewContext};
 use harness::console::{Console, user_keymap};
 use ratatui::Terminal;
@@ -397,7 +397,7 @@ fn the_clusters_view_at_80x24() {
 
 #[test]
 fn the_detail_says_how_long_ago_a_progress_deadline_passed_by_the_clock_of_the_last_tick() {
-    use flotilla::backend::{CellRef, HealthUpdate};
+    use flotilla::messages::{CellRef, HealthUpdate};
     let mut demo = Demo::new();
     let resource = demo.console.select(LEDGER);
     let cluster = demo.console.select_cluster("prod-eu-west-2");

@@ -14,11 +14,11 @@ mod harness;
 
 use flotilla::app::state::ocm_placement::{OcmField, OcmStage};
 use flotilla::app::state::{ClusterRow, Mode, ResourceRow, State};
-use flotilla::backend::Effect;
 use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::dialect::ocm::{OcmCluster, OcmClusterSet, SetSelector};
 use flotilla::engine::edit::ocm_placement::{HubPlacement, PlacementWorld, ReplicaSetRef};
 use flotilla::engine::place::selector::LabelSelector;
+use flotilla::messages::Effect;
 use flotilla::model::{Dialect, ResourceRef};
 use harness::console::{Console, user_keymap};
 use serde_json::json;

@@ -10,8 +10,8 @@ use flotilla::app::action::Action;
 use flotilla::app::state::FleetEdit;
 use flotilla::app::state::Mode;
 use flotilla::app::state::override_editor::{FormField, OverrideEditor, Stage};
-use flotilla::backend::{CellRef, Effect};
 use flotilla::config::keymap::KeyCommand;
+use flotilla::messages::{CellRef, Effect};
 use harness::console::{Console, user_keymap};
 use serde_json::json;
 
@@ -131,15 +131,15 @@ fn an_image_tag_override_for_one_cluster_previews_that_cluster_and_saves_the_rul
             side_by_side: true
         }
     );
-    let answer = flotilla::backend::fanout::planning::PlanItem {
+    let answer = flotilla::messages::PlanItem {
         cluster: "prod-eu-west-1".into(),
         resource: preview_resource(&console),
-        action: flotilla::backend::fanout::planning::PlanAction::Update,
+        action: flotilla::messages::PlanAction::Update,
         diff: "-image: old\n+image: new\n".into(),
         message: String::new(),
         health: None,
     };
-    console.act(Action::Backend(flotilla::backend::BackendEvent::DryRun {
+    console.act(Action::Backend(flotilla::messages::BackendEvent::DryRun {
         revision,
         items: vec![answer],
     }));

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use flotilla::app::action::Action;
 use flotilla::app::state::Mode;
-use flotilla::backend::{BackendEvent, CellRef, CellUpdate, DriftField};
 use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::{SourceFile, load_fleet};
+use flotilla::messages::{BackendEvent, CellRef, CellUpdate, DriftField};
 use flotilla::model::CellStatus;
 use harness::console::Console;
 use serde_json::Value;

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use harness::console::press;
 
 use flotilla::app::{self, Action, update};
-use flotilla::backend::BackendEvent;
 use flotilla::backend::sim::{Scenario, SimCore};
 use flotilla::config::keymap::Keymap;
 use flotilla::config::theme::Theme;
 use flotilla::engine::load_fleet;
+use flotilla::messages::BackendEvent;
 use flotilla::views::{self, ViewContext};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -196,7 +196,7 @@ fn a_degraded_cell_shows_its_health_mark_the_header_count_and_why() {
     // The cell's detail shows with the matrix focused.
     press(&mut state, "<tab>");
     let selected = state.selected_cell().expect("a selected cell");
-    let cell = flotilla::backend::CellRef {
+    let cell = flotilla::messages::CellRef {
         resource: selected.0 as u32,
         cluster: selected.1 as u32,
     };
@@ -208,7 +208,7 @@ fn a_degraded_cell_shows_its_health_mark_the_header_count_and_why() {
     update(
         &mut state,
         Action::Backend(BackendEvent::Health(vec![
-            flotilla::backend::HealthUpdate {
+            flotilla::messages::HealthUpdate {
                 cell,
                 health: Some(health),
             },
@@ -227,7 +227,7 @@ fn a_degraded_cell_shows_its_health_mark_the_header_count_and_why() {
 /// The settled demo with the live health its simulated clusters report (the stalled ledger
 /// rollout is Degraded, one workload Progressing).
 fn demo_state_with_health() -> app::state::State {
-    use flotilla::backend::{CellRef, HealthUpdate};
+    use flotilla::messages::{CellRef, HealthUpdate};
     use flotilla::model::{CellHealth, HealthKind};
     let (mut state, core) = settled_demo();
     for event in core.health_events() {
@@ -277,7 +277,7 @@ fn heat_strips_with_health_at_120x40() {
 /// The wall after an hour: the first twenty minutes as the demo starts, then three more cells
 /// drifted, then the unreachable cluster back and a second one gone.
 fn wall_after_an_hour(ascii: bool) -> app::state::State {
-    use flotilla::backend::{CellRef, CellUpdate};
+    use flotilla::messages::{CellRef, CellUpdate};
     use flotilla::model::{CellStatus, ClusterStatus, Health};
     let mut state = demo_state_with_health();
     state.wall = Some(app::state::Wall {

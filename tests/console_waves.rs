@@ -12,8 +12,8 @@ use flotilla::app::action::Action;
 use flotilla::app::state::Mode;
 use flotilla::backend::sim::scenario::ScenarioCell;
 use flotilla::backend::sim::{Scenario, SimCore};
-use flotilla::backend::{BackendEvent, CellRef, Effect};
 use flotilla::config::wave_gate::WaveGate;
+use flotilla::messages::{BackendEvent, CellRef, Effect};
 use flotilla::model::{CellStatus, HealthKind};
 use harness::console::Console;
 

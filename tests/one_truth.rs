@@ -9,9 +9,9 @@ use std::process::Command;
 use std::sync::Arc;
 
 use flotilla::app::{self, Action};
-use flotilla::backend::BackendEvent;
 use flotilla::backend::sim::{Scenario, SimCore};
 use flotilla::engine::load_fleet;
+use flotilla::messages::BackendEvent;
 use serde_json::Value;
 
 fn flotilla(args: &[&str]) -> Value {

@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use flotilla::app::state::State;
 use flotilla::app::{self, Action};
-use flotilla::backend::BackendEvent;
 use flotilla::backend::kube::live;
 use flotilla::cli::Cli;
+use flotilla::messages::BackendEvent;
 use flotilla::model::HealthKind;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -84,7 +84,7 @@ struct Console {
     events: mpsc::UnboundedReceiver<BackendEvent>,
     row: usize,
     columns: Vec<(String, usize)>,
-    _effects: mpsc::UnboundedSender<flotilla::backend::Effect>,
+    _effects: mpsc::UnboundedSender<flotilla::messages::Effect>,
 }
 
 impl Console {

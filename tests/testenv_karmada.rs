@@ -402,8 +402,8 @@ fn hub_karmada_the_console_model_shows_the_bindings_clusters_and_each_works_stat
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_a_work_status_changed_on_the_hub_reaches_exactly_its_cell_without_a_relist() {
-    use flotilla::backend::BackendEvent;
     use flotilla::backend::hub::{cache, poll};
+    use flotilla::messages::BackendEvent;
     use flotilla::model::CellStatus;
 
     let _serial = serial();
@@ -1485,8 +1485,8 @@ fn member_spec(member: &str, ns: &str, name: &str) -> Leaves {
 fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_previewed() {
     use flotilla::app::Action;
     use flotilla::app::state::Mode;
-    use flotilla::backend::fanout::planning::PlanAction;
     use flotilla::config::keymap::KeyCommand;
+    use flotilla::messages::PlanAction;
     use flotilla::model::CellStatus;
 
     let _serial = serial();

@@ -1176,8 +1176,8 @@ fn member_replicas(member: &str, ns: &str, name: &str) -> Option<i64> {
 fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
     use flotilla::app::Action;
     use flotilla::app::state::Mode;
-    use flotilla::backend::fanout::planning::PlanAction;
     use flotilla::config::keymap::KeyCommand;
+    use flotilla::messages::PlanAction;
     use flotilla::model::CellStatus;
 
     let _serial = serial();

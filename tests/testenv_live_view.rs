@@ -15,10 +15,10 @@ use clap::Parser;
 use flotilla::app::state::State;
 use flotilla::app::{self, Action};
 use flotilla::backend::kube::live;
-use flotilla::backend::{BackendEvent, CellRef, Effect};
 use flotilla::cli::Cli;
 use flotilla::config::keymap::Keymap;
 use flotilla::config::theme::Theme;
+use flotilla::messages::{BackendEvent, CellRef, Effect};
 use flotilla::model::StatusKind;
 use tokio::sync::mpsc;
 

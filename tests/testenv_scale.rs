@@ -135,7 +135,7 @@ fn clusters_match_the_hub(resource: &str) -> usize {
 /// The console's session on the hub and its backend's events.
 struct HubConsole {
     runtime: tokio::runtime::Runtime,
-    events: tokio::sync::mpsc::UnboundedReceiver<flotilla::backend::BackendEvent>,
+    events: tokio::sync::mpsc::UnboundedReceiver<flotilla::messages::BackendEvent>,
     session: flotilla::app::Session,
 }
 

@@ -15,8 +15,8 @@ use std::time::Duration;
 use clap::Parser;
 use flotilla::app;
 use flotilla::backend::kube::live;
-use flotilla::backend::{CellRef, Effect};
 use flotilla::cli::Cli;
+use flotilla::messages::{CellRef, Effect};
 use flotilla::model::{Health, HealthKind, StatusKind};
 use tokio::sync::mpsc;
 

@@ -6,8 +6,8 @@
 //! events into these), nor key map keys.
 
 use super::state::Saved;
-use crate::backend::BackendEvent;
 use crate::config::keymap::{KeyCommand, Section, ViewCommand};
+use crate::messages::BackendEvent;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {

@@ -21,11 +21,11 @@ use super::state::{FileText, FleetEdit, FleetWrite};
 use super::state::{Mode, State};
 use super::text_input::edit_text;
 use crate::backend::fanout::object::FIELD_MANAGER;
-use crate::backend::{CellRef, DriftField, Effect, RevertField};
 use crate::config::keymap::ViewCommand;
 use crate::engine::compare::secrets;
 use crate::engine::edit::drift_repair::{self, Chosen};
 use crate::engine::{Fleet, SourceFile};
+use crate::messages::{CellRef, DriftField, Effect, RevertField};
 use crate::model::StatusKind;
 
 /// A backend report of one cell's drift.

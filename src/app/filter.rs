@@ -209,7 +209,7 @@ mod tests {
         );
         let mut grid = crate::app::state::cells::CellGrid::new(1, 2);
         grid.set(
-            crate::backend::CellRef {
+            crate::messages::CellRef {
                 resource: 0,
                 cluster: 1,
             },
@@ -218,7 +218,7 @@ mod tests {
         );
         assert!(!filter.matches_cells(&grid.resource_counts(0), &grid.resource_health(0)));
         grid.set_health(
-            crate::backend::CellRef {
+            crate::messages::CellRef {
                 resource: 0,
                 cluster: 1,
             },

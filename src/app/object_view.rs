@@ -7,9 +7,9 @@
 
 use super::state::object_view::{LiveRead, ObjectTab};
 use super::state::{Mode, State};
-use crate::backend::{CellRef, Effect, LiveObject};
 use crate::config::keymap::{KeyCommand, ViewCommand};
 use crate::engine::compare::{diff, live_state};
+use crate::messages::{CellRef, Effect, LiveObject};
 
 /// Opens the object view on the selected cell, at the desired object.
 pub fn open(state: &mut State) {

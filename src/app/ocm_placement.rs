@@ -13,11 +13,11 @@ use super::action::InputKey;
 use super::state::ocm_placement::{OcmPlacementEditor, OcmStage};
 use super::state::{Mode, PendingApply, PlacementWrite, State};
 use super::text_input::edit_text;
-use crate::backend::Effect;
 use crate::config::keymap::ViewCommand;
 use crate::engine::edit::ocm_placement::{
     PlacementWorld, editable, edited, patch, preview, with_parts_of,
 };
+use crate::messages::Effect;
 
 /// Where the Placements come from on this hub, or why they cannot be edited.
 fn world(state: &State) -> Result<Arc<PlacementWorld>, String> {

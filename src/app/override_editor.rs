@@ -20,7 +20,6 @@ use super::state::override_editor::{
 };
 use super::state::review::jump;
 use super::state::{LastChange, Mode, PendingApply, Reopen, State};
-use crate::backend::Effect;
 use crate::config::keymap::ViewCommand;
 use crate::engine::edit::override_rules::{
     Item, RuleEdit, apply_edit, check_patch, complete_path, image_paths, key_value_item,
@@ -29,6 +28,7 @@ use crate::engine::edit::override_rules::{
 use crate::engine::overrides::overriders::ImageComponent;
 use crate::engine::overrides::patch::OpKind;
 use crate::engine::{Decision, Fleet, SourceFile};
+use crate::messages::Effect;
 use crate::model::ClusterSpec;
 
 /// Opens the editor on the selected cell (the engine fills it in on the next refresh).

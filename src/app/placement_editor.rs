@@ -15,13 +15,13 @@ use super::state::placement_editor::{Field, PlacementEditor, Stage, review_rows}
 use super::state::review::jump;
 use super::state::{LastChange, Mode, PendingApply, Reopen, State};
 use super::text_input::edit_text;
-use crate::backend::{CellRef, Effect};
 use crate::config::keymap::ViewCommand;
 use crate::engine::edit::placement::{
     DiffGroup, PlacementPreview, parse_field_selector, parse_replicas, parse_selector,
     parse_tolerations, preview_placement,
 };
 use crate::engine::{Fleet, SourceFile};
+use crate::messages::{CellRef, Effect};
 
 /// Opens the editor on the selected resource (the engine fills it in on the next refresh).
 pub fn open(state: &mut State) {

@@ -8,10 +8,10 @@ use std::collections::BTreeSet;
 use super::state::override_editor;
 use super::state::placement_editor::Stage;
 use super::state::{Mode, State};
-use crate::backend::fanout::planning::PlanItem;
-use crate::backend::{CellRef, Effect, SharedFleet};
 use crate::engine::Fleet;
 use crate::engine::edit::placement::DiffGroup;
+use crate::messages::PlanItem;
+use crate::messages::{CellRef, Effect, SharedFleet};
 
 /// Why an editor cannot open on a row the hub gained after the console loaded its fleet.
 pub const NEW_SINCE_START: &str =

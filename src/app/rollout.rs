@@ -9,8 +9,8 @@
 
 use super::state::State;
 use super::state::rollout::{HealthWait, Rollout};
-use crate::backend::{CellRef, CellUpdate, Effect};
 use crate::config::wave_gate::WaveGate;
+use crate::messages::{CellRef, CellUpdate, Effect};
 use crate::model::{HealthKind, StatusKind};
 
 /// A wave that has not passed its gate within this long (plus the gate's hold) is reported

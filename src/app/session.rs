@@ -13,10 +13,10 @@ use super::state::State;
 use super::state::{AfterSave, FleetChanged, FleetEdit, FleetSave, FleetWrite, Saved};
 use super::update::update;
 use crate::backend::audit;
-use crate::backend::{CellRef, Effect};
 use crate::engine::SourceFile;
 use crate::engine::edit::yaml_text;
 use crate::fleet::save;
+use crate::messages::{CellRef, Effect};
 
 pub struct Session {
     pub state: State,

@@ -21,9 +21,9 @@ use super::{
     drift, explanation, object_view, ocm_placement, override_editor, placement_editor, review,
     rollout,
 };
-use crate::backend::CellRef;
-use crate::backend::{BackendEvent, Effect, SharedFleet};
 use crate::config::keymap::{KeyCommand, Section, ViewCommand};
+use crate::messages::CellRef;
+use crate::messages::{BackendEvent, Effect, SharedFleet};
 use crate::model::{HealthKind, HubKind, StatusKind};
 
 /// Applies one action to the state and returns what the backend should do. What the state
@@ -944,7 +944,7 @@ mod tests {
     use super::*;
     use crate::app::state::object_view::ObjectTab;
     use crate::app::state::{ClusterRow, ResourceRow};
-    use crate::backend::{CellRef, CellUpdate};
+    use crate::messages::{CellRef, CellUpdate};
     use crate::model::{
         CellStatus, ClusterSpec, ClusterStatus, Dialect, Health, ResourceRef, StatusKind,
     };
@@ -1137,7 +1137,7 @@ mod tests {
     fn the_health_filter_keeps_rows_with_a_cell_of_that_health_and_follows_it() {
         let mut state = state(6, 4);
         let degraded = |resource, cluster| {
-            Action::Backend(BackendEvent::Health(vec![crate::backend::HealthUpdate {
+            Action::Backend(BackendEvent::Health(vec![crate::messages::HealthUpdate {
                 cell: CellRef { resource, cluster },
                 health: Some(crate::model::CellHealth {
                     kind: crate::model::HealthKind::Degraded,
@@ -1270,7 +1270,7 @@ mod tests {
         update(
             &mut state,
             Action::Backend(BackendEvent::ResourcesAdded(vec![
-                crate::backend::AddedResource {
+                crate::messages::AddedResource {
                     target: ResourceRef {
                         api_version: "apps/v1".into(),
                         kind: "Deployment".into(),

@@ -10,8 +10,7 @@
 //! I/O, no clock. It must not keep state: each backend keeps its own facts and answers
 //! [`CellFacts`] from them.
 
-use super::fanout::drift::DriftField;
-use super::messages::{BackendEvent, CellRef, CellUpdate};
+use crate::messages::{BackendEvent, CellRef, CellUpdate, DriftField};
 use crate::model::{CellStatus, StatusKind};
 
 /// Whether a cluster can be talked to, as far as the backend knows.

@@ -2,38 +2,33 @@
 //! read from a hub context as the fleet's inventory. Each profile becomes an inventory document
 //! for the engine (which turns its properties into labels); what its cluster manager reports —
 //! the `ControlPlaneHealthy` condition and the Kubernetes version — is kept beside it for the
-//! health column. A profile with no kubeconfig context of its name is reached through one of
-//! its access providers' `cluster` (server, CA, and the `client.authentication.k8s.io/exec`
-//! extension handed to the plugin), with the exec plugin that the consumer's provider file
-//! (upstream's `pkg/credentials` format, `{"providers":[{"name","execConfig"}]}`) names for
-//! that provider, chosen as upstream's `getClusterAccessorFromClusterProfile` does. Without
-//! one the member is Unreachable and its message says which providers it offers and how to
-//! give flotilla credentials. It only reads the hub; it must not write a kubeconfig file, and
-//! never shows or logs a credential.
+//! health column, all in a [`ProfileInventory`] (the kube backend's, which uses it). A profile
+//! with no kubeconfig context of its name is reached through one of its access providers'
+//! `cluster` (server, CA, and the `client.authentication.k8s.io/exec` extension handed to the
+//! plugin), with the exec plugin that the consumer's provider file (upstream's
+//! `pkg/credentials` format, `{"providers":[{"name","execConfig"}]}`) names for that provider,
+//! chosen as upstream's `getClusterAccessorFromClusterProfile` does. Without one the member is
+//! Unreachable and its message says which providers it offers and how to give flotilla
+//! credentials. It only reads the hub; it must not write a kubeconfig file, and never shows or
+//! logs a credential.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use kube::api::{Api, DynamicObject, ListParams};
-use kube::config::{
-    AuthInfo, Cluster, Context, ExecConfig, ExecInteractiveMode, Kubeconfig, NamedAuthInfo,
-    NamedCluster, NamedContext,
-};
+use kube::config::{Cluster, ExecConfig, ExecInteractiveMode, Kubeconfig};
 use kube::discovery::ApiResource;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::backend::hub::HubError;
 use crate::backend::kube::kubeconfig::{self, ClientError, Timeouts};
+use crate::backend::kube::profile_inventory::{CONTROL_PLANE_HEALTHY, ProfileInventory, Report};
 use crate::engine::{CONTEXT_ANNOTATION, SourceFile};
-use crate::model::{ClusterStatus, Health};
 use crate::safe_text;
 
 /// The accepted spelling of `--inventory`.
 pub const INVENTORY_FORM: &str = "clusterprofiles:CONTEXT";
-
-/// Upstream's name of the condition a cluster manager sets on a healthy control plane.
-const CONTROL_PLANE_HEALTHY: &str = "ControlPlaneHealthy";
 
 /// The consumer's access-provider configuration: which exec plugin gives credentials for the
 /// access providers of that name.
@@ -76,89 +71,6 @@ impl ProviderFile {
             }
         }
         Ok(file)
-    }
-}
-
-/// What one profile's cluster manager reports, and whether flotilla can reach the member.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Report {
-    /// `namespace/name` of the ClusterProfile.
-    pub profile: String,
-    /// The `ControlPlaneHealthy` condition: status, reason and message.
-    pub healthy: Option<(String, String, String)>,
-    pub version: Option<String>,
-    /// `Err` says why no credentials reach the member.
-    pub access: Result<(), ClientError>,
-}
-
-/// The profiles of one hub context as inventory documents, reports and ways in.
-#[derive(Debug, Clone, Default)]
-pub struct ProfileInventory {
-    /// The hub context they were read from.
-    pub hub: String,
-    /// One inventory document per profile, for the engine.
-    pub files: Vec<SourceFile>,
-    /// By cluster (profile) name.
-    pub reports: BTreeMap<String, Report>,
-    clusters: Vec<NamedCluster>,
-    users: Vec<NamedAuthInfo>,
-    contexts: Vec<NamedContext>,
-}
-
-impl ProfileInventory {
-    /// Adds the contexts that reach members through their access providers. Held in memory
-    /// only: nothing is written back to a kubeconfig file.
-    pub fn extend_kubeconfig(&self, kubeconfig: &mut Kubeconfig) {
-        kubeconfig.clusters.extend(self.clusters.iter().cloned());
-        kubeconfig.auth_infos.extend(self.users.iter().cloned());
-        kubeconfig.contexts.extend(self.contexts.iter().cloned());
-    }
-
-    /// A member's status with what its profile reports laid over the probe's: a member
-    /// flotilla has no way into is Unreachable with the reason; a control plane its manager
-    /// reports unhealthy is NotReady even where it answers; the manager's version stands in
-    /// where the probe learnt none.
-    pub fn status(&self, cluster: &str, probed: ClusterStatus) -> ClusterStatus {
-        let Some(report) = self.reports.get(cluster) else {
-            return probed;
-        };
-        if let Err(reason) = &report.access {
-            return ClusterStatus {
-                health: match reason {
-                    ClientError::NoAccess(_) => Health::NoAccess,
-                    ClientError::Failed(_) => Health::Unreachable,
-                },
-                version: report.version.clone(),
-                latency_ms: None,
-                message: reason.to_string(),
-            };
-        }
-        let mut status = probed;
-        if status.version.is_none() {
-            status.version = report.version.clone();
-        }
-        if let Some((state, reason, message)) = &report.healthy
-            && state == "False"
-        {
-            if matches!(status.health, Health::Ready | Health::NotReady) {
-                status.health = Health::NotReady;
-            }
-            let mut said = format!(
-                "ClusterProfile {} reports {CONTROL_PLANE_HEALTHY}=False",
-                report.profile
-            );
-            if !reason.is_empty() {
-                said.push_str(&format!(" ({reason})"));
-            }
-            if !message.is_empty() {
-                said.push_str(&format!(": {message}"));
-            }
-            if !status.message.is_empty() {
-                said.push_str(&format!("; {}", status.message));
-            }
-            status.message = safe_text::redact(&said);
-        }
-        status
     }
 }
 
@@ -229,10 +141,8 @@ pub fn from_profiles(
         )
     };
     items.sort_by_key(key);
-    let mut out = ProfileInventory {
-        hub: hub.to_string(),
-        ..ProfileInventory::default()
-    };
+    let mut out = ProfileInventory::default();
+    out.hub = hub.to_string();
     for item in items {
         let (namespace, name) = key(&item);
         let profile = format!("{namespace}/{name}");
@@ -255,28 +165,7 @@ pub fn from_profiles(
             match way_in(&item, &name, &profile, providers) {
                 Ok((cluster, exec)) => {
                     let context = format!("clusterprofile/{profile}");
-                    out.clusters.push(NamedCluster {
-                        name: context.clone(),
-                        cluster: Some(cluster),
-                        ..NamedCluster::default()
-                    });
-                    out.users.push(NamedAuthInfo {
-                        name: context.clone(),
-                        auth_info: Some(AuthInfo {
-                            exec: Some(exec),
-                            ..AuthInfo::default()
-                        }),
-                        ..NamedAuthInfo::default()
-                    });
-                    out.contexts.push(NamedContext {
-                        name: context.clone(),
-                        context: Some(Context {
-                            cluster: context.clone(),
-                            user: Some(context.clone()),
-                            ..Context::default()
-                        }),
-                        ..NamedContext::default()
-                    });
+                    out.add_context(&context, cluster, exec);
                     document["metadata"]["annotations"] = json!({ CONTEXT_ANNOTATION: context });
                     Ok(())
                 }
@@ -390,6 +279,7 @@ fn way_in(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::model::{ClusterStatus, Health};
 
     fn profile(name: &str, healthy: &str, providers: Value) -> Value {
         json!({
@@ -478,7 +368,9 @@ mod tests {
             &["m1".to_string()],
             &ProviderFile::default(),
         );
-        assert!(inventory.contexts.is_empty());
+        let mut kubeconfig = Kubeconfig::default();
+        inventory.extend_kubeconfig(&mut kubeconfig);
+        assert!(kubeconfig.contexts.is_empty());
         assert!(!inventory.files[0].text.contains(CONTEXT_ANNOTATION));
         let status = inventory.status("m1", probed(Health::Ready));
         assert_eq!(status.health, Health::Ready);

@@ -1,13 +1,14 @@
 //! Where fleet state comes from and where changes go. A backend runs as tasks of its own and
-//! talks to the app only through messages: it receives [`Effect`]s and answers with
-//! [`BackendEvent`]s. It must never reach into the app's state (nor import the app, the
-//! views, the commands or the command line), and a slow or dead cluster must never block
-//! another cluster or the UI. Read-only is enforced here: a read-only backend has no code path
-//! that can send a mutating request.
+//! talks to the app only through messages (the room `crate::messages`, below it): it receives
+//! [`Effect`](crate::messages::Effect)s and answers with
+//! [`BackendEvent`](crate::messages::BackendEvent)s. It must never reach into the app's state
+//! (nor import the app, the views, the commands or the command line), and a slow or dead
+//! cluster must never block another cluster or the UI. Read-only is enforced here: a read-only
+//! backend has no code path that can send a mutating request.
 //!
 //! # Rooms, from the bottom up
+//! - [`read_only`]: the channel of a read-only backend, which lets only reads through.
 //! - [`fanout`]: plan, apply, drift and revert over any cluster API, with bounded fan-out.
-//! - [`messages`]: effects, events and the cells they carry.
 //! - [`cells`]: the cell-status rules every backend that watches clusters follows.
 //! - [`audit`]: the audit log every write is recorded in.
 //! - [`kube`]: raw kubeconfig contexts: clients, probes, the kube-rs cluster API, and the live
@@ -24,11 +25,5 @@ pub mod cluster_profiles;
 pub mod fanout;
 pub mod hub;
 pub mod kube;
-pub mod messages;
+pub mod read_only;
 pub mod sim;
-
-pub use fanout::drift::DriftField;
-pub use messages::{
-    AddedResource, BackendEvent, CellRef, CellUpdate, Effect, HealthUpdate, LiveObject,
-    ObjectEvent, RevertField, SharedFleet,
-};

@@ -10,16 +10,15 @@ use std::io::Write;
 
 use super::propagate::{Items, plan_exit, plan_table, progress, report_drift};
 use super::scope::{InputError, ResourceScope};
-use crate::backend::CellRef;
 use crate::backend::fanout::drift;
 use crate::backend::fanout::object::resource_of;
-use crate::backend::fanout::planning::{PlanAction, PlanItem};
 use crate::backend::fanout::targets::{Ignores, Options};
 use crate::backend::hub::poll::{Compare, preview_items};
 use crate::backend::hub::{self, Hub, HubError, HubView, TemplateLabels};
 use crate::backend::kube::kubeconfig::Timeouts;
 use crate::cli::{GlobalArgs, PlanArgs, ScopeArgs, exit};
 use crate::engine::{Fleet, load_fleet};
+use crate::messages::{CellRef, PlanAction, PlanItem};
 use crate::model::ResourceRef;
 use crate::output;
 

@@ -506,7 +506,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::backend::fanout::drift::DriftField;
+    use crate::messages::DriftField;
 
     #[test]
     fn a_context_glob_that_selects_no_fleet_cluster_names_it_and_the_clusters() {

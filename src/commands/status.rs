@@ -2,7 +2,7 @@
 //! §4), health and reason, and a line per cluster — what the console's matrix and header show,
 //! for scripts and for a look without opening the console. On live clusters and on the demo
 //! alike it runs the passes `plan` and `drift` run: a read-only plan (with the prune candidates,
-//! so orphans show) gives each cell's status through [`PlanItem::cell_status`], and drift names
+//! so orphans show) gives each cell's status through [`planning::cell_status`], and drift names
 //! the field and the manager of a drifted cell. It only reads: no write, not even a dry run. It
 //! must not work a status out by rules of its own.
 //!
@@ -26,12 +26,12 @@ use crate::backend::cells::drift_summary;
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::drift;
 use crate::backend::fanout::object_events::{LiveItem, read_live};
-use crate::backend::fanout::planning::{self, PlanAction, PlanItem, PlanMode};
+use crate::backend::fanout::planning::{self, PlanMode};
 use crate::backend::fanout::targets::Options;
 use crate::backend::hub::{live_view, member_health};
 use crate::backend::sim::Scenario;
-use crate::backend::{CellRef, LiveObject, ObjectEvent};
 use crate::cli::{GlobalArgs, ScopeArgs, exit};
+use crate::messages::{CellRef, LiveObject, ObjectEvent, PlanAction, PlanItem};
 use crate::model::{CellHealth, CellStatus, HealthKind, ResourceRef, StatusKind};
 use crate::output::{self, Table};
 
@@ -317,7 +317,7 @@ async fn cells_of<A: ClusterApi>(
         |resource: &ResourceRef| fleet.resources.iter().any(|row| &row.target == resource);
     let unreachable: Vec<&str> = plan
         .iter()
-        .filter(|row| row.cell_status() == CellStatus::Unreachable)
+        .filter(|row| planning::cell_status(row) == CellStatus::Unreachable)
         .map(|row| row.cluster.as_str())
         .collect();
     let mut items: Vec<StatusItem> = Vec::new();
@@ -336,7 +336,7 @@ async fn cells_of<A: ClusterApi>(
             continue;
         }
         let status = after_last_write(
-            row.cell_status(),
+            planning::cell_status(row),
             failures.get(&(row.cluster.clone(), row.resource.display_key())),
         );
         let fields = drift_of.get(&(row.cluster.as_str(), &row.resource));

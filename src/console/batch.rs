@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::backend::{BackendEvent, CellRef, CellUpdate, DriftField};
+use crate::messages::{BackendEvent, CellRef, CellUpdate, DriftField};
 
 /// Events waiting for the next frame.
 #[derive(Debug, Default)]

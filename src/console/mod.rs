@@ -21,9 +21,9 @@ use tokio::time::Instant;
 
 use crate::app::update::key_context;
 use crate::app::{Action, Session};
-use crate::backend::BackendEvent;
 use crate::config::keymap::Keymap;
 use crate::config::theme::Theme;
+use crate::messages::BackendEvent;
 use crate::views::{self, ViewContext};
 use batch::Batch;
 use signals::Signals;

@@ -16,9 +16,9 @@ use super::widgets::{ViewContext, fit, inner, pane_block};
 use crate::app::object_view::live_groups;
 use crate::app::state::State;
 use crate::app::state::object_view::{LiveRead, ObjectTab};
-use crate::backend::CellRef;
 use crate::config::keymap::{Section, ViewCommand};
 use crate::engine::compare::live_state::{self, LiveGroup};
+use crate::messages::CellRef;
 use crate::safe_text::printable;
 
 pub(super) fn render(

@@ -13,9 +13,9 @@ use flotilla::app::action::Action;
 use flotilla::app::session::{Session, Store};
 use flotilla::app::state::State;
 use flotilla::app::update::key_context;
-use flotilla::backend::Effect;
 use flotilla::config::keymap::{Key, KeyCodeName, KeyCommand, Keymap};
 use flotilla::engine::{Fleet, SourceFile, load_fleet};
+use flotilla::messages::Effect;
 use tokio::sync::mpsc;
 
 /// A headless console: the session (state, fleet and files) and what it sent.

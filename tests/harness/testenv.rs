@@ -465,7 +465,7 @@ pub fn hub_render() -> serde_json::Value {
 /// terminal ([`hub_console`]).
 pub struct HubEvents {
     runtime: tokio::runtime::Runtime,
-    events: tokio::sync::mpsc::UnboundedReceiver<flotilla::backend::BackendEvent>,
+    events: tokio::sync::mpsc::UnboundedReceiver<flotilla::messages::BackendEvent>,
 }
 
 impl HubEvents {
@@ -486,7 +486,7 @@ impl HubEvents {
         session: &mut flotilla::app::Session,
         limit: std::time::Duration,
         done: &dyn Fn(&flotilla::app::Session) -> bool,
-    ) -> Vec<flotilla::backend::BackendEvent> {
+    ) -> Vec<flotilla::messages::BackendEvent> {
         self.pump_explained(session, limit, done, &|_| String::new())
     }
 
@@ -497,7 +497,7 @@ impl HubEvents {
         limit: std::time::Duration,
         done: &dyn Fn(&flotilla::app::Session) -> bool,
         explain: &dyn Fn(&flotilla::app::Session) -> String,
-    ) -> Vec<flotilla::backend::BackendEvent> {
+    ) -> Vec<flotilla::messages::BackendEvent> {
         let mut seen = Vec::new();
         let deadline = std::time::Instant::now() + limit;
         while !done(session) {
@@ -594,7 +594,7 @@ pub fn live_view_of(
         "enter opens the cell: {:?}",
         session.state.notice
     );
-    let cell = flotilla::backend::CellRef {
+    let cell = flotilla::messages::CellRef {
         resource: row as u32,
         cluster: column as u32,
     };
@@ -663,7 +663,7 @@ pub fn pump_until_healthy(
     let seen = events.pump_explained(session, limit, &done, &explain);
     progressing_already
         || seen.iter().any(|event| {
-            matches!(event, flotilla::backend::BackendEvent::Health(updates)
+            matches!(event, flotilla::messages::BackendEvent::Health(updates)
             if updates.iter().any(|u| u.health.as_ref()
                 .is_some_and(|h| h.kind == HealthKind::Progressing)))
         })
@@ -727,7 +727,7 @@ pub fn hub_status_health(key: &str) -> std::collections::BTreeMap<String, (Strin
 /// (and every cluster's health) when the backend stops or [`wait_limit`] passes first.
 pub async fn run_until(
     state: &mut flotilla::app::State,
-    events: &mut tokio::sync::mpsc::UnboundedReceiver<flotilla::backend::BackendEvent>,
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<flotilla::messages::BackendEvent>,
     what: &str,
     done: impl Fn(&flotilla::app::State) -> bool,
 ) {

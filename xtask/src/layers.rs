@@ -72,6 +72,8 @@ const MAIN: CrateRules = CrateRules {
         layer("app", 6),
         layer("backend", 5),
         layer("fleet", 5),
+        // Below `app`, `backend` and `views`, which all import it: the messages between them.
+        layer("messages", 4),
         layer("fleet::demo", 4),
         layer("engine", 3),
         layer("config", 2),

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::backend::CellRef;
+use crate::messages::CellRef;
 use crate::model::{CellHealth, CellStatus, Concern, HealthKind, StatusCounts, StatusKind};
 
 /// Per-status cell counts for one row or column, kept up to date as cells change.

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use super::edits::FleetWrite;
-use crate::backend::{CellRef, DriftField, RevertField};
+use crate::messages::{CellRef, DriftField, RevertField};
 
 /// One field of one cell, the unit of marking and repair.
 pub type FieldKey = (CellRef, String);

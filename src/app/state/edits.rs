@@ -4,8 +4,8 @@
 //! the fleet reloads; and what the write did ([`Saved`]), which the session hands back to
 //! `update`. Plain data: it must not write files or know the backends.
 
-use crate::backend::CellRef;
 use crate::engine::SourceFile;
+use crate::messages::CellRef;
 
 /// An edit waiting to be written.
 #[derive(Debug, Clone, PartialEq)]

@@ -27,8 +27,8 @@ use std::sync::Arc;
 use fuzzy_matcher::skim::SkimMatcherV2;
 
 use super::filter::{Candidate, kind_matches};
-use crate::backend::CellRef;
 use crate::engine::{Fleet, SourceFile};
+use crate::messages::{CannotEdit, CellRef};
 use crate::model::{ClusterSpec, ClusterStatus, Dialect, Health, ResourceRef, StatusKind};
 use panes::{Entry, Place};
 /// A cluster as the console shows it.
@@ -281,8 +281,6 @@ pub struct Wall {
     pub history: history::History,
 }
 
-pub use crate::backend::messages::CannotEdit;
-
 /// The initial state for a fleet: its clusters (health unknown until probed) and resources.
 pub fn state_for_fleet(fleet: &Arc<Fleet>, source: String) -> State {
     let mut state = State {
@@ -300,7 +298,7 @@ impl State {
     /// unless the operator already grouped it.
     /// Takes in what a connected hub is and allows: its label, kind, notice, the edits it
     /// cannot make, its Placements, and whether the console may only look.
-    pub fn take_hub(&mut self, hub: crate::backend::messages::HubTraits) {
+    pub fn take_hub(&mut self, hub: crate::messages::HubTraits) {
         self.source = hub.label;
         self.hub = Some(hub.kind);
         self.readonly |= hub.readonly;

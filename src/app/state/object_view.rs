@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::backend::{CellRef, LiveObject};
+use crate::messages::{CellRef, LiveObject};
 
 /// One of the object view's views, cycled with the focus keys (tab / shift-tab).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -6,10 +6,10 @@
 use serde_json::Value;
 
 use super::review::{ReviewRow, diff_review_rows};
-use crate::backend::fanout::planning::PlanItem;
 use crate::engine::edit::override_rules::{OverrideDoc, OverridePreview, RuleView};
 use crate::engine::overrides::overriders::ImageComponent;
 use crate::engine::overrides::patch::OpKind;
+use crate::messages::PlanItem;
 
 /// What a form writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

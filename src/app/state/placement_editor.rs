@@ -4,10 +4,10 @@
 //! or act on it (keys and engine work are `app::placement_editor`).
 
 use super::review::{ReviewRow, diff_review_rows};
-use crate::backend::fanout::planning::PlanItem;
 use crate::engine::edit::placement::{
     EditablePlacement, PlacementPreview, PlacementSource, change_words,
 };
+use crate::messages::PlanItem;
 use crate::model::HubKind;
 
 /// Which part of the placement the keys edit.

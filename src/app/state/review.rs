@@ -5,8 +5,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::backend::fanout::planning::PlanItem;
 use crate::engine::edit::placement::DiffGroup;
+use crate::messages::PlanItem;
 
 /// One row of the review: what the preview does, then each diff group's hunks.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,8 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::backend::CellRef;
 use crate::config::wave_gate::WaveGate;
+use crate::messages::CellRef;
 use crate::model::StatusKind;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -11,56 +11,8 @@ use super::object::{FIELD_MANAGER, resource_of};
 use super::targets::{Ignores, Options, Target, cluster_failure, fan_out};
 use crate::engine::compare::ignore::{self, IgnoreRule};
 use crate::engine::compare::{diff, secrets};
+use crate::messages::DriftField;
 use crate::model::ResourceRef;
-
-/// One drifted field of `drift -o json`. `desired` and `live` hold the real values (a repair
-/// needs them); whatever shows them to a person goes through [`DriftField::shown`], and the
-/// JSON it serializes to is masked the same way.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DriftField {
-    pub path: String,
-    pub desired: Value,
-    pub live: Value,
-    pub manager: Option<String>,
-    /// When that manager's managedFields entry was last written.
-    pub time: Option<String>,
-    /// Whether the values are a Secret's (`/data` or `/stringData` of a core/v1 Secret).
-    pub secret: bool,
-}
-
-impl DriftField {
-    /// The desired and live values as a person may read them: a Secret's masked.
-    pub fn shown(&self) -> (Value, Value) {
-        if self.secret {
-            secrets::mask_field(&self.desired, &self.live)
-        } else {
-            (self.desired.clone(), self.live.clone())
-        }
-    }
-}
-
-impl Serialize for DriftField {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Shown<'a> {
-            path: &'a str,
-            desired: Value,
-            live: Value,
-            manager: Option<&'a str>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            time: Option<&'a str>,
-        }
-        let (desired, live) = self.shown();
-        Shown {
-            path: &self.path,
-            desired,
-            live,
-            manager: self.manager.as_deref(),
-            time: self.time.as_deref(),
-        }
-        .serialize(serializer)
-    }
-}
 
 /// One object of `drift -o json`: its drifted fields.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -14,8 +14,8 @@ use serde_json::Value;
 use super::cluster_api::{ApiError, ClusterApi, Guard, ListQuery};
 use super::object::resource_of;
 use super::targets::{Options, Target, cluster_failure, fan_out};
-use crate::backend::messages::{LiveObject, ObjectEvent};
 use crate::engine::compare::{live_state, secrets};
+use crate::messages::{LiveObject, ObjectEvent};
 use crate::model::ResourceRef;
 
 /// Kinds whose pods' Events belong to the object's.

@@ -10,7 +10,6 @@
 use std::collections::BTreeSet;
 
 use futures::StreamExt;
-use serde::Serialize;
 use serde_json::Value;
 
 use super::cluster_api::{ApiError, ApplyMode, ClusterApi, Guard, conflict_managers};
@@ -20,46 +19,8 @@ use crate::engine::compare::ignore::{self, IgnoreRule};
 use crate::engine::compare::{diff, secrets};
 use crate::engine::dialect::karmada_behaviour::KARMADA_MANAGED_LABEL;
 use crate::engine::{MANAGED_BY_LABEL, MANAGED_BY_VALUE};
+use crate::messages::{PlanAction, PlanItem};
 use crate::model::{CellStatus, ResourceRef};
-
-/// What a plan would do to one object on one cluster.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
-#[serde(rename_all = "lowercase")]
-pub enum PlanAction {
-    Create,
-    Update,
-    Unchanged,
-    Prune,
-    Conflict,
-    Error,
-}
-
-impl PlanAction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PlanAction::Create => "create",
-            PlanAction::Update => "update",
-            PlanAction::Unchanged => "unchanged",
-            PlanAction::Prune => "prune",
-            PlanAction::Conflict => "conflict",
-            PlanAction::Error => "error",
-        }
-    }
-}
-
-/// One row of `plan -o json`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PlanItem {
-    pub cluster: String,
-    pub resource: ResourceRef,
-    pub action: PlanAction,
-    pub diff: String,
-    pub message: String,
-    /// The live object's health, when the cluster holds it and its kind has one (not part of
-    /// `plan -o json`; `status` shows it).
-    #[serde(skip)]
-    pub health: Option<crate::model::CellHealth>,
-}
 
 /// How plan compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -439,32 +400,30 @@ async fn prune_rows<A: ClusterApi>(target: &Target<A>, api: &A, guard: &Guard) -
     rows
 }
 
-impl PlanItem {
-    /// The design §4 status of this (resource, cluster) cell as the plan sees it: create is
-    /// Pending, update Drifted, unchanged InSync, prune Orphaned, a conflict names the other
-    /// manager, an unreachable or unauthorized cluster is Unreachable, other errors Failed.
-    pub fn cell_status(&self) -> CellStatus {
-        match self.action {
-            PlanAction::Create => CellStatus::Pending,
-            PlanAction::Update => CellStatus::Drifted,
-            PlanAction::Unchanged if self.message.starts_with("suspended: ") => {
-                CellStatus::Suspended(self.message.clone())
-            }
-            PlanAction::Unchanged => CellStatus::InSync,
-            PlanAction::Prune => CellStatus::Orphaned,
-            PlanAction::Conflict => CellStatus::Conflict(
-                conflict_managers(&self.message)
-                    .into_iter()
-                    .next()
-                    .unwrap_or_else(|| "another manager".into()),
-            ),
-            PlanAction::Error
-                if self.message.starts_with("unreachable")
-                    || self.message.starts_with("unauthorized") =>
-            {
-                CellStatus::Unreachable
-            }
-            PlanAction::Error => CellStatus::Failed(self.message.clone()),
+/// The design §4 status of a plan row's (resource, cluster) cell as the plan sees it: create
+/// is Pending, update Drifted, unchanged InSync, prune Orphaned, a conflict names the other
+/// manager, an unreachable or unauthorized cluster is Unreachable, other errors Failed.
+pub fn cell_status(row: &PlanItem) -> CellStatus {
+    match row.action {
+        PlanAction::Create => CellStatus::Pending,
+        PlanAction::Update => CellStatus::Drifted,
+        PlanAction::Unchanged if row.message.starts_with("suspended: ") => {
+            CellStatus::Suspended(row.message.clone())
         }
+        PlanAction::Unchanged => CellStatus::InSync,
+        PlanAction::Prune => CellStatus::Orphaned,
+        PlanAction::Conflict => CellStatus::Conflict(
+            conflict_managers(&row.message)
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| "another manager".into()),
+        ),
+        PlanAction::Error
+            if row.message.starts_with("unreachable")
+                || row.message.starts_with("unauthorized") =>
+        {
+            CellStatus::Unreachable
+        }
+        PlanAction::Error => CellStatus::Failed(row.message.clone()),
     }
 }

@@ -14,9 +14,10 @@ use super::apply::{Outcome, apply, apply_with};
 use super::drift::{drift, drift_with};
 use super::fake::FakeCluster;
 use super::object::resource_of;
-use super::planning::{PlanAction, PlanItem, PlanMode, plan, plan_with};
+use super::planning::{PlanMode, cell_status, plan, plan_with};
 use super::targets::{Ignores, Options, Target};
 use crate::engine::compare::ignore::IgnoreRule;
+use crate::messages::{PlanAction, PlanItem};
 use crate::model::{CellStatus, ClusterSpec};
 
 fn config_map(name: &str, ns: &str, color: &str) -> Value {
@@ -207,27 +208,26 @@ fn plan_rows_map_to_cell_statuses() {
         health: None,
     };
     assert_eq!(
-        row(PlanAction::Create, "").cell_status(),
+        cell_status(&row(PlanAction::Create, "")),
         CellStatus::Pending
     );
     assert_eq!(
-        row(PlanAction::Unchanged, "").cell_status(),
+        cell_status(&row(PlanAction::Unchanged, "")),
         CellStatus::InSync
     );
     assert_eq!(
-        row(
+        cell_status(&row(
             PlanAction::Conflict,
             "conflict with kubectl: Apply failed: conflict with \"kubectl\" using v1"
-        )
-        .cell_status(),
+        )),
         CellStatus::Conflict("kubectl".into())
     );
     assert_eq!(
-        row(PlanAction::Error, "unreachable: connection refused").cell_status(),
+        cell_status(&row(PlanAction::Error, "unreachable: connection refused")),
         CellStatus::Unreachable
     );
     assert_eq!(
-        row(PlanAction::Error, "kind not served: x/v1 W").cell_status(),
+        cell_status(&row(PlanAction::Error, "kind not served: x/v1 W")),
         CellStatus::Failed("kind not served: x/v1 W".into())
     );
 }
@@ -552,8 +552,8 @@ async fn plan_flags_what_karmada_would_refuse_to_adopt_and_holds_suspended_objec
     );
     assert_eq!(held[0].action, PlanAction::Unchanged);
     assert!(
-        matches!(held[0].cell_status(), CellStatus::Suspended(ref why) if why.contains("suspension.dispatching")),
+        matches!(cell_status(held[0]), CellStatus::Suspended(ref why) if why.contains("suspension.dispatching")),
         "{:?}",
-        held[0].cell_status()
+        cell_status(held[0])
     );
 }

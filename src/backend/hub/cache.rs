@@ -25,7 +25,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::backend::hub::view::HubView;
-use crate::backend::messages::CellRef;
+use crate::messages::CellRef;
 use crate::model::{CellHealth, CellStatus};
 
 /// How often, in this process, a hub cache's watcher listed its kind again after its first

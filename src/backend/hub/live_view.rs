@@ -21,8 +21,8 @@ use crate::backend::fanout::cluster_api::{Guard, Limits};
 use crate::backend::fanout::object_events::{live_object, live_one};
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig::Timeouts;
-use crate::backend::messages::{BackendEvent, CellRef, LiveObject};
 use crate::engine::{Decision, Fleet};
+use crate::messages::{BackendEvent, CellRef, LiveObject};
 use crate::model::{ClusterSpec, ResourceRef};
 
 /// How often the followed cells are read again while the live view is open.

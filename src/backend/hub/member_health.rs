@@ -16,7 +16,7 @@ use super::view::HubView;
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig::Timeouts;
-use crate::backend::messages::{BackendEvent, CellRef, HealthUpdate};
+use crate::messages::{BackendEvent, CellRef, HealthUpdate};
 use crate::model::{CellHealth, ClusterSpec, HealthKind, ResourceRef, StatusKind};
 
 /// Members read at once.

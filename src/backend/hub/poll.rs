@@ -31,14 +31,14 @@ use super::write::write_object;
 use super::{karmada, kubefed_delta, ocm};
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::object::resource_of;
-use crate::backend::fanout::planning::{PlanAction, PlanItem};
 use crate::backend::kube::api::KubeCluster;
-use crate::backend::messages::{
-    AddedResource, BackendEvent, CellRef, CellUpdate, Effect, HealthUpdate, reads_only,
-};
+use crate::backend::read_only::reads_only;
 use crate::engine::compare::diff;
 use crate::engine::edit::ocm_placement::PlacementWorld;
 use crate::engine::{Decision, Fleet};
+use crate::messages::{
+    AddedResource, BackendEvent, CellRef, CellUpdate, Effect, HealthUpdate, PlanAction, PlanItem,
+};
 use crate::model::Dialect;
 use crate::model::HubKind;
 use crate::model::{CellHealth, CellStatus, ClusterStatus, Health};

@@ -11,6 +11,8 @@
 //! - [`retry_after`]: how a client is built for the one retry layer (kube-rs retries off,
 //!   `Retry-After` kept).
 //! - [`kubeconfig`], [`probe`]: loading contexts and clients; probing one cluster.
+//! - [`profile_inventory`]: ClusterProfiles found on a hub: their ways in and what their
+//!   cluster manager reports.
 //! - [`api`]: one cluster's API through kube-rs.
 //! - [`connect`]: clients and probes for the whole fleet.
 //! - [`live`]: the console's live backend.
@@ -21,6 +23,7 @@ pub mod credentials;
 pub mod kubeconfig;
 pub mod live;
 pub mod probe;
+pub mod profile_inventory;
 pub mod proxy;
 pub mod retry_after;
 

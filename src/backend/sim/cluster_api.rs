@@ -18,7 +18,7 @@ use super::stored::{as_stored, held_object};
 use super::world::SimCore;
 use crate::backend::fanout::cluster_api::{ApiError, ApplyMode, ClusterApi, ListQuery};
 use crate::backend::fanout::object::{resource_of, selected_by};
-use crate::backend::messages::CellRef;
+use crate::messages::CellRef;
 use crate::model::{Health, ResourceRef};
 
 /// The simulated fleet one command works on: one world, shared by its clusters' APIs.
@@ -258,11 +258,12 @@ mod tests {
 
     use super::*;
     use crate::backend::fanout::drift::drift_with;
-    use crate::backend::fanout::planning::{PlanAction, PlanItem, PlanMode, plan_with};
+    use crate::backend::fanout::planning::{PlanMode, plan_with};
     use crate::backend::fanout::targets::{Ignores, Options, Target, desired};
     use crate::backend::sim::scenario::Scenario;
     use crate::engine::Decision;
     use crate::engine::load_fleet;
+    use crate::messages::{PlanAction, PlanItem};
     use serde_json::json;
 
     fn demo() -> SimFleet {

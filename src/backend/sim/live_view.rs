@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use super::stored::held_object;
 use super::world::SimCore;
 use crate::backend::fanout::object_events;
-use crate::backend::messages::{CellRef, LiveObject, ObjectEvent};
 use crate::engine::Decision;
+use crate::messages::{CellRef, LiveObject, ObjectEvent};
 use crate::model::Health;
 
 /// One synthetic Event: what it is about, and how long before the demo started it happened.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::world::{CONNECT_TIMEOUT_MS, SimCore};
-use crate::backend::messages::{BackendEvent, CellRef, Effect, by_cluster};
+use crate::messages::{BackendEvent, CellRef, Effect, by_cluster};
 use crate::model::{CellStatus, Health};
 
 /// Runs a [`SimCore`] as a tokio task: probes clusters with their latency, sends a snapshot,

@@ -13,10 +13,9 @@ use serde_json::Value;
 use super::live_status;
 use super::scenario::{Scenario, SplitMix64};
 use crate::backend::cells::{self, CellFacts, Reach};
-use crate::backend::fanout::drift::DriftField;
-use crate::backend::messages::{BackendEvent, CellRef, CellUpdate, HealthUpdate};
 use crate::engine::compare::secrets;
 use crate::engine::{Decision, Fleet};
+use crate::messages::{BackendEvent, CellRef, CellUpdate, DriftField, HealthUpdate};
 use crate::model::{CellHealth, CellStatus, ClusterSpec, ClusterStatus, Health, HealthKind};
 
 /// A field whose live value left the desired one.

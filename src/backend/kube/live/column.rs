@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::backend::cells::{self, CellFacts, Reach};
-use crate::backend::fanout::drift::{DriftField, drift_fields_ignoring};
+use crate::backend::fanout::drift::drift_fields_ignoring;
 use crate::backend::fanout::object::resource_of;
-use crate::backend::messages::{BackendEvent, CellRef, CellUpdate, HealthUpdate};
 use crate::engine::{Decision, Fleet, health};
+use crate::messages::{BackendEvent, CellRef, CellUpdate, DriftField, HealthUpdate};
 use crate::model::{CellHealth, CellStatus, ResourceRef, StatusKind};
 
 /// The rows of a fleet grouped by the kind a watch serves them from.

@@ -26,8 +26,8 @@ use tokio::sync::{Semaphore, mpsc, watch};
 pub use task::LiveOptions;
 
 use crate::backend::cells::Reach;
-use crate::backend::messages::{BackendEvent, CellRef, Effect, by_cluster};
 use crate::engine::Fleet;
+use crate::messages::{BackendEvent, CellRef, Effect, by_cluster};
 use crate::model::{Health, StatusKind};
 use column::{ClusterCells, FleetIndex};
 use task::{ClusterTask, FirstProbes, Shared, ToCluster, status};
@@ -42,7 +42,7 @@ pub struct LiveFleet {
     /// Per fleet cluster: `None` to connect, or why it is not connected.
     pub skip: Vec<Option<String>>,
     /// What the ClusterProfiles of `--inventory` report, laid over each probe.
-    pub profiles: Option<Arc<crate::backend::cluster_profiles::ProfileInventory>>,
+    pub profiles: Option<Arc<crate::backend::kube::profile_inventory::ProfileInventory>>,
     pub options: LiveOptions,
     /// The failures of the last applies made before this session, per (cluster,
     /// `Kind/namespace/name`), as the audit log records them (`audit::last_failures`).
@@ -61,7 +61,7 @@ pub fn spawn(
 
 /// Starts the backend on a channel made before the fleet was loaded (the console's progressive
 /// start); `readonly` clusters refuse to send a mutating request, and `effects` is then the
-/// receiving end of [`crate::backend::messages::reads_only`].
+/// receiving end of [`crate::backend::read_only::reads_only`].
 pub fn spawn_on(
     live: LiveFleet,
     events: mpsc::UnboundedSender<BackendEvent>,
@@ -78,7 +78,7 @@ pub fn spawn_readonly(
     live: LiveFleet,
     events: mpsc::UnboundedSender<BackendEvent>,
 ) -> mpsc::UnboundedSender<Effect> {
-    let (reads, receiver) = crate::backend::messages::reads_only();
+    let (reads, receiver) = crate::backend::read_only::reads_only();
     spawn_on(live, events, receiver, true);
     reads
 }

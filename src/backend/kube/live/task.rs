@@ -24,8 +24,8 @@ use crate::backend::fanout::targets::Options;
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig::{self, Timeouts};
 use crate::backend::kube::probe;
-use crate::backend::messages::{BackendEvent, CellUpdate, ObjectEvent};
 use crate::engine::{Decision, Fleet};
+use crate::messages::{BackendEvent, CellUpdate, ObjectEvent};
 use crate::model::{CellStatus, ClusterStatus, Health};
 use serde_json::Value;
 
@@ -84,7 +84,7 @@ pub(super) struct Shared {
     pub apply_permits: Semaphore,
     pub options: LiveOptions,
     pub readonly: bool,
-    pub profiles: Option<Arc<crate::backend::cluster_profiles::ProfileInventory>>,
+    pub profiles: Option<Arc<crate::backend::kube::profile_inventory::ProfileInventory>>,
 }
 
 /// How many clusters have yet to send their first probe, and how many have yet to hear its
@@ -540,7 +540,7 @@ impl ClusterTask {
             };
             let live = live_object(desired.as_ref(), held, events, error);
             let _ = self.shared.events.send(BackendEvent::LiveObject {
-                cell: crate::backend::messages::CellRef {
+                cell: crate::messages::CellRef {
                     resource: *row,
                     cluster: self.index(),
                 },

@@ -16,11 +16,12 @@ use super::column::ApplyResult;
 use crate::backend::audit;
 use crate::backend::fanout::apply::{ApplyItem, Outcome, apply_with};
 use crate::backend::fanout::cluster_api::conflict_managers;
-use crate::backend::fanout::planning::{PlanItem, PlanMode, plan_with};
+use crate::backend::fanout::planning::{PlanMode, plan_with};
 use crate::backend::fanout::revert::{Chosen, revert_fields};
 use crate::backend::fanout::targets::{Ignores, Options, Target, desired};
 use crate::backend::kube::api::KubeCluster;
 use crate::engine::Fleet;
+use crate::messages::PlanItem;
 use crate::model::{CellStatus, ResourceRef};
 
 /// A write the console asked of one cluster.

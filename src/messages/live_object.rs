@@ -1,0 +1,47 @@
+//! What a cluster holds for a cell the live view follows: the object, its diff against the
+//! desired one and its recent Events, as a backend read them. Plain data; it must not read a
+//! cluster (the backends do) nor import anything above `model`.
+
+/// What one cluster holds for a followed cell, as the live view shows it. Text in it is as the
+/// cluster sent it: whoever prints it escapes it.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct LiveObject {
+    /// The object on the cluster with Secret values masked; `None` when it does not hold it.
+    pub object: Option<serde_json::Value>,
+    /// The unified diff of the live object against the desired one, as a read-only plan
+    /// reads it (Secret values masked); empty when nothing differs.
+    pub diff: String,
+    /// A fingerprint of the unmasked object's normalised state, so clusters group by what
+    /// they really hold (see `engine::compare::live_state::fingerprint`).
+    pub fingerprint: Option<u64>,
+    /// The cluster's recent Events for the object (and its pods, for a workload), newest first.
+    pub events: Vec<ObjectEvent>,
+    /// Why the object or its Events could not be read, if they could not.
+    pub error: Option<String>,
+}
+
+/// One cluster Event about a followed object or one of its pods.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectEvent {
+    /// `Normal` or `Warning`.
+    #[serde(rename = "type")]
+    pub event_type: String,
+    pub reason: String,
+    pub message: String,
+    pub count: u32,
+    /// What it is about: `Deployment shop/web`, `Pod shop/web-7d9c4-x2x`.
+    pub object: String,
+    /// When it last happened (RFC 3339), where the cluster says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_seen: Option<String>,
+    /// Seconds from then until it was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub age_seconds: Option<u64>,
+}
+
+impl ObjectEvent {
+    pub fn is_warning(&self) -> bool {
+        self.event_type == "Warning"
+    }
+}
