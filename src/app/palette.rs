@@ -155,7 +155,7 @@ fn builtin_kind(word: &str) -> Option<String> {
     let named = |typed: &str| {
         BUILTIN_KINDS
             .iter()
-            .any(|kind| super::filter::kind_matches(kind, typed))
+            .any(|kind| super::state::filter::kind_matches(kind, typed))
     };
     if named(word) {
         return Some(word.to_string());

@@ -5,9 +5,9 @@
 //! a clock, and no file in the app but the session calls it.
 
 use super::action::{Action, InputKey};
-use super::filter::Filter;
 use super::palette::{self, PaletteCommand};
 use super::state::drift::Stage as DriftStage;
+use super::state::filter::Filter;
 use super::state::history::Sample;
 use super::state::ocm_placement::OcmStage;
 use super::state::override_editor::Stage as OverrideStage;

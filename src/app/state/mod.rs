@@ -6,6 +6,7 @@
 pub mod cells;
 pub mod drift;
 pub mod edits;
+pub mod filter;
 pub mod history;
 pub mod object_view;
 pub mod ocm_placement;
@@ -26,10 +27,10 @@ use std::sync::Arc;
 
 use fuzzy_matcher::skim::SkimMatcherV2;
 
-use super::filter::{Candidate, kind_matches};
 use crate::backend::CellRef;
 use crate::engine::{Fleet, SourceFile};
 use crate::model::{ClusterSpec, ClusterStatus, Dialect, Health, ResourceRef, StatusKind};
+use filter::{Candidate, kind_matches};
 use panes::{Entry, Place};
 /// A cluster as the console shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -825,8 +826,8 @@ fn health_rank(health: Health) -> u8 {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::filter::Filter;
     use super::*;
-    use crate::app::filter::Filter;
     use crate::model::{CellHealth, CellStatus, Concern, HealthKind};
     use proptest::prelude::*;
 
