@@ -28,6 +28,7 @@ use std::sync::Arc;
 use fuzzy_matcher::skim::SkimMatcherV2;
 
 use crate::backend::CellRef;
+use crate::engine::compare::live_state::LiveGroup;
 use crate::engine::{Fleet, SourceFile};
 use crate::model::{ClusterSpec, ClusterStatus, Dialect, Health, ResourceRef, StatusKind};
 use filter::{Candidate, kind_matches};
@@ -486,6 +487,22 @@ impl State {
                 .iter()
                 .any(|pattern| crate::glob::glob_match(pattern, &row.spec.name))
         })
+    }
+
+    /// The clusters a resource is placed on (or that still hold it), in fleet order.
+    pub fn placed_clusters(&self, resource: usize) -> Vec<usize> {
+        (0..self.clusters.len())
+            .filter(|&cluster| {
+                self.fleet.is_placed(resource, cluster)
+                    || self.cells.status(resource, cluster).kind() != StatusKind::NotPlaced
+            })
+            .collect()
+    }
+
+    /// The clusters a resource is placed on grouped by identical live state, largest first
+    /// (clusters not read yet, or that could not be read, are left out).
+    pub fn live_groups(&self, resource: usize) -> Vec<LiveGroup<usize>> {
+        self.live.groups(resource, &self.placed_clusters(resource))
     }
 
     /// Whether a pane's filter or order depends on its rows' cells, so their changes can
