@@ -6,15 +6,11 @@
 
 use super::action::{Action, InputKey};
 use super::palette::{self, PaletteCommand};
-use super::state::drift::Stage as DriftStage;
 use super::state::filter::Filter;
 use super::state::history::Sample;
-use super::state::ocm_placement::OcmStage;
-use super::state::override_editor::Stage as OverrideStage;
-use super::state::placement_editor::{Field as PlacementField, Stage as PlacementStage};
 use super::state::{
-    AfterSave, CellDetail, FleetChanged, FleetEdit, Mode, Pane, PendingApply, Reload, Reopen,
-    ResourceRow, Saved, SortKey, State, is_unreachable,
+    AfterSave, CellDetail, FleetChanged, FleetEdit, KeyContext, Mode, Pane, PendingApply, Reload,
+    Reopen, ResourceRow, Saved, SortKey, State, is_unreachable,
 };
 use super::text_input::edit_text;
 use super::{
@@ -244,72 +240,6 @@ fn use_fleet(state: &mut State, fleet: std::sync::Arc<crate::engine::Fleet>) {
     }
     state.fleet = fleet;
     state.explanation = None;
-}
-
-/// Whether keys currently go to a text input rather than the key map.
-pub fn is_typing(state: &State) -> bool {
-    matches!(
-        state.mode,
-        Mode::Filter { .. }
-            | Mode::Palette { .. }
-            | Mode::Confirm(_)
-            | Mode::Placement(_)
-            | Mode::OcmPlacement(_)
-            | Mode::Overrides(_)
-            | Mode::Drift(_)
-    )
-}
-
-/// Where keys go now: to the main key map, to a view's own section, or typed into an input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyContext {
-    Commands,
-    View(Section),
-    /// A view's text field: characters are text, the other keys go through the view's section.
-    Form(Section),
-    Typing,
-}
-
-/// Which [`KeyContext`] the state reads keys in: the main key map while the help screen is
-/// open, else as [`view_key_context`] says.
-pub fn key_context(state: &State) -> KeyContext {
-    if state.help_open {
-        return KeyContext::Commands;
-    }
-    view_key_context(state)
-}
-
-/// Which [`KeyContext`] the view in `state.mode` reads keys in: its section while it browses
-/// (a cell's object, the drift view's rows, the placement editor's clusters, the override
-/// editor's rules, an editor's review of changes, the OCM Placement editor's list) or while one
-/// of its text fields has the focus; typing while any other text input or a confirmation is
-/// open.
-pub fn view_key_context(state: &State) -> KeyContext {
-    match &state.mode {
-        Mode::Object { .. } => KeyContext::View(Section::Object),
-        Mode::OcmPlacement(editor) if matches!(editor.stage, OcmStage::Choosing { .. }) => {
-            KeyContext::View(Section::OcmPlacement)
-        }
-        Mode::OcmPlacement(_) => KeyContext::Form(Section::OcmPlacement),
-        Mode::Drift(view) if matches!(view.stage, DriftStage::Browsing) => {
-            KeyContext::View(Section::Drift)
-        }
-        Mode::Placement(editor) if matches!(editor.stage, PlacementStage::Reviewing { .. }) => {
-            KeyContext::View(Section::Editor)
-        }
-        Mode::Placement(editor) if editor.field == PlacementField::Clusters => {
-            KeyContext::View(Section::Placement)
-        }
-        Mode::Placement(_) => KeyContext::Form(Section::Placement),
-        Mode::Overrides(editor) if matches!(editor.stage, OverrideStage::Reviewing { .. }) => {
-            KeyContext::View(Section::Editor)
-        }
-        Mode::Overrides(editor) if matches!(editor.stage, OverrideStage::List) => {
-            KeyContext::View(Section::Overrides)
-        }
-        _ if is_typing(state) => KeyContext::Typing,
-        _ => KeyContext::Commands,
-    }
 }
 
 /// Advances the app clock and takes the wall clock's time; turns the wall's page when its
@@ -652,7 +582,7 @@ fn start_apply(state: &mut State, mut pending: Box<PendingApply>) -> Vec<Effect>
 /// a section no longer in focus (the view moved on, or the help opened, since the key was
 /// read) does nothing. Help opens over a view that browses, not over one of its text fields.
 fn run_view_command(state: &mut State, section: Section, command: ViewCommand) -> Vec<Effect> {
-    match key_context(state) {
+    match state.key_context() {
         KeyContext::View(focused) if focused == section => {
             if command == ViewCommand::Help {
                 state.help_open = true;
@@ -1088,7 +1018,7 @@ mod tests {
     fn filtering_narrows_the_focused_pane_as_you_type() {
         let mut state = state(12, 4);
         command(&mut state, KeyCommand::Filter);
-        assert!(is_typing(&state));
+        assert!(state.is_typing());
         type_text(&mut state, "c1");
         // c1, c10, c11 match "c1".
         assert_eq!(state.cluster_view.visible, vec![1, 10, 11]);
