@@ -25,7 +25,7 @@ use crate::model::{HealthKind, HubKind, StatusKind};
 /// Applies one action to the state and returns what the backend should do. What the state
 /// derives from its inputs (the selected cell's explanation, the editors' previews, the drift
 /// view's prepared repairs) is brought up to date before it returns, each part only when its
-/// inputs changed.
+/// inputs changed; the open palette's completions are, after every action.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     let mut effects = apply(state, action);
     derive(state);
@@ -33,8 +33,8 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     effects
 }
 
-/// Recomputes what depends on the fleet, the selection and the open editor; cheap when none
-/// of them changed.
+/// Recomputes what depends on the fleet, the selection and the open editor (cheap when none of
+/// them changed), and the open palette's completions.
 fn derive(state: &mut State) {
     explanation::follow_selection(state);
     let fleet = state.fleet.clone();
@@ -43,6 +43,7 @@ fn derive(state: &mut State) {
     override_editor::refresh(state, &fleet, &files);
     ocm_placement::refresh(state);
     drift::refresh(state, &fleet, &files);
+    palette::refresh(state);
 }
 
 fn apply(state: &mut State, action: Action) -> Vec<Effect> {
@@ -342,6 +343,7 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
                 input: String::new(),
                 selected: 0,
                 error: None,
+                completions: Vec::new(),
             };
         }
         KeyCommand::Sort => {
@@ -662,10 +664,10 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
             mut input,
             mut selected,
             error,
+            completions,
         } => match key {
             InputKey::Esc => {}
             InputKey::Enter => {
-                let completions = palette::complete(state, &input);
                 let line = if palette::parse(&input).is_err() {
                     completions
                         .get(selected)
@@ -680,12 +682,13 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
                             input,
                             selected,
                             error: Some(error),
+                            completions,
                         }
                     }
                 }
             }
             InputKey::Tab => {
-                if let Some((line, _)) = palette::complete(state, &input).get(selected) {
+                if let Some((line, _)) = completions.get(selected) {
                     input = line.clone();
                     selected = 0;
                 }
@@ -693,6 +696,7 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
                     input,
                     selected,
                     error: None,
+                    completions,
                 };
             }
             InputKey::Up => {
@@ -700,14 +704,15 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
                     input,
                     selected: selected.saturating_sub(1),
                     error,
+                    completions,
                 }
             }
             InputKey::Down => {
-                let count = palette::complete(state, &input).len();
                 state.mode = Mode::Palette {
                     input,
-                    selected: (selected + 1).min(count.saturating_sub(1)),
+                    selected: (selected + 1).min(completions.len().saturating_sub(1)),
                     error,
+                    completions,
                 };
             }
             other => {
@@ -716,6 +721,7 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
                     input,
                     selected: if changed { 0 } else { selected },
                     error: if changed { None } else { error },
+                    completions,
                 };
             }
         },
@@ -1142,6 +1148,39 @@ mod tests {
         type_text(&mut state, "c2");
         update(&mut state, Action::Input(InputKey::Enter));
         assert_eq!(state.cluster_view.visible, vec![2]);
+    }
+
+    #[test]
+    fn the_palettes_completions_follow_the_text_and_the_cells_while_it_is_open() {
+        let mut state = state(3, 2);
+        command(&mut state, KeyCommand::Palette);
+        type_text(&mut state, "status drif");
+        let drifted = |state: &State| match &state.mode {
+            Mode::Palette { completions, .. } => completions
+                .iter()
+                .find(|(line, _)| line == "status Drifted")
+                .map(|(_, description)| description.clone()),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(drifted(&state).as_deref(), Some("0 cells"));
+        update(
+            &mut state,
+            Action::Backend(BackendEvent::Cells(vec![CellUpdate {
+                cell: CellRef {
+                    resource: 1,
+                    cluster: 2,
+                },
+                status: CellStatus::Drifted,
+                message: None,
+            }])),
+        );
+        assert_eq!(drifted(&state).as_deref(), Some("1 cells"));
+        match &state.mode {
+            Mode::Palette {
+                input, completions, ..
+            } => assert_eq!(completions, &palette::complete(&state, input)),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

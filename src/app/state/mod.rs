@@ -83,6 +83,9 @@ pub enum Mode {
         /// Index of the highlighted completion.
         selected: usize,
         error: Option<String>,
+        /// What `input` completes to (the whole line, a short description), best match
+        /// first: kept by `update` as the text and what it lists change, drawn as it is.
+        completions: Vec<(String, String)>,
     },
     /// Asking before a write: what would change, and what the operator must type to go ahead.
     Confirm(Box<PendingApply>),
