@@ -11,8 +11,8 @@ use std::ops::{Deref, DerefMut};
 
 use flotilla::app::action::Action;
 use flotilla::app::drift;
-use flotilla::app::state::Mode;
-use flotilla::app::state::drift::{DriftView, Plan, Row, Stage};
+use flotilla::app::state::drift::{DriftView, Group, Plan, Row, Stage, rows};
+use flotilla::app::state::{Mode, State};
 use flotilla::backend::sim::{Scenario, ScenarioDrift, SimCore};
 use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::Decision;
@@ -140,8 +140,8 @@ impl Demo {
     /// Puts the drift view's cursor on the row showing `cluster` (a member row, or the group
     /// of one).
     fn cursor_to(&mut self, cluster: &str) {
-        let groups = drift::groups(&self.session.state);
-        let rows = drift::rows(&groups);
+        let groups = drift_groups(&self.session.state);
+        let rows = rows(&groups);
         let index = self
             .session
             .state
@@ -166,6 +166,11 @@ impl Demo {
 
 /// The demo scenario plus the same replicas drift on a second cluster where inventory
 /// renders the same desired value.
+/// Every drift the console's state holds, grouped as the drift view lists it.
+fn drift_groups(state: &State) -> Vec<Group> {
+    state.drift.groups(&state.cells)
+}
+
 fn two_identical() -> (Scenario, String) {
     let demo = Demo::new(Scenario::demo());
     let first = demo.cell(INVENTORY, "prod-us-east-2");
@@ -206,7 +211,7 @@ fn two_identical() -> (Scenario, String) {
 fn the_scenario_drift_shows_with_desired_live_and_manager() {
     let mut demo = Demo::new(Scenario::demo());
     demo.command(KeyCommand::Drift);
-    let groups = drift::groups(&demo.session.state);
+    let groups = drift_groups(&demo.session.state);
     let cell = demo.cell(INVENTORY, "prod-us-east-2");
     let group = groups
         .iter()
@@ -252,7 +257,7 @@ fn the_same_drift_on_two_clusters_is_one_group() {
     let (scenario, second) = two_identical();
     let mut demo = Demo::new(scenario);
     demo.command(KeyCommand::Drift);
-    let groups = drift::groups(&demo.session.state);
+    let groups = drift_groups(&demo.session.state);
     let group = groups
         .iter()
         .find(|g| g.path == "/spec/replicas" && g.live == 9)
@@ -264,7 +269,7 @@ fn the_same_drift_on_two_clusters_is_one_group() {
         "prod-us-east-2 and {second} in one group: {groups:?}"
     );
     assert_eq!(
-        drift::rows(&groups)
+        rows(&groups)
             .iter()
             .filter(|r| matches!(r, Row::Member(..)))
             .count(),
@@ -322,7 +327,7 @@ fn revert_asks_first_then_takes_back_exactly_the_chosen_field() {
     demo.play(sent);
     assert!(!demo.drifted(first), "reverted");
     assert!(demo.drifted(other), "the other cluster keeps its drift");
-    assert_eq!(drift::groups(&demo.session.state).len(), 1);
+    assert_eq!(drift_groups(&demo.session.state).len(), 1);
 }
 
 #[test]
@@ -484,7 +489,7 @@ fn a_field_changed_again_by_the_same_manager_after_a_revert_is_an_owner_fight() 
             secret: false,
         }],
     }));
-    let groups = drift::groups(&demo.session.state);
+    let groups = drift_groups(&demo.session.state);
     assert_eq!(groups[0].members[0].fight.as_deref(), Some("kubectl-scale"));
 }
 
@@ -494,7 +499,7 @@ fn read_only_consoles_may_look_but_every_repair_key_is_refused() {
     demo.session.state.readonly = true;
     demo.command(KeyCommand::Drift);
     assert!(
-        !drift::groups(&demo.session.state).is_empty(),
+        !drift_groups(&demo.session.state).is_empty(),
         "the drift shows"
     );
     demo.cursor_to("prod-us-east-2");
@@ -528,7 +533,7 @@ fn a_revert_the_audit_log_remembers_makes_new_drift_of_that_field_an_owner_fight
     })];
     drift::remember_reverts(&mut demo.session.state, &entries);
     // Nothing is flagged until the field is reported drifted again.
-    assert_eq!(drift::groups(&demo.session.state)[0].members[0].fight, None);
+    assert_eq!(drift_groups(&demo.session.state)[0].members[0].fight, None);
     demo.session.dispatch(Action::Backend(BackendEvent::Drift {
         cell,
         fields: vec![DriftField {
@@ -540,7 +545,7 @@ fn a_revert_the_audit_log_remembers_makes_new_drift_of_that_field_an_owner_fight
             secret: false,
         }],
     }));
-    let groups = drift::groups(&demo.session.state);
+    let groups = drift_groups(&demo.session.state);
     assert_eq!(
         groups[0].members[0].fight.as_deref(),
         Some("hpa-controller")

@@ -233,7 +233,7 @@ fn on_a_wide_terminal_the_groups_stand_side_by_side_headed_by_their_clusters() {
     demo.keys("<shift-tab>");
     assert_eq!(demo.tab(), Some(ObjectTab::Clusters));
     let resource = demo.console.state.selected_resource().expect("a row");
-    let groups = flotilla::app::object_view::live_groups(&demo.console.state, resource);
+    let groups = demo.console.state.live_groups(resource);
     assert!(groups.len() > 4, "more groups than fit: {}", groups.len());
     let screen = demo.screen_at(200);
     assert!(screen.contains("side by side"), "{screen}");

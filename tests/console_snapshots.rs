@@ -13,7 +13,8 @@ use flotilla::backend::sim::{Scenario, SimCore};
 use flotilla::config::keymap::Keymap;
 use flotilla::config::theme::Theme;
 use flotilla::engine::load_fleet;
-use flotilla::messages::BackendEvent;
+use flotilla::messages::{BackendEvent, CellRef, CellUpdate};
+use flotilla::model::CellStatus;
 use flotilla::views::{self, ViewContext};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -346,4 +347,39 @@ fn wall_at_120x40() {
 fn wall_at_80x24_in_ascii() {
     let state = wall_after_an_hour(true);
     insta::assert_snapshot!(draw(&state, 80, 24).backend());
+}
+
+#[test]
+fn the_palettes_commands_at_120x40() {
+    let mut state = settled_demo_state();
+    press(&mut state, ":");
+    insta::assert_snapshot!(draw(&state, 120, 40).backend());
+}
+
+#[test]
+fn the_palettes_clusters_ranked_by_what_is_typed_at_80x24() {
+    let mut state = settled_demo_state();
+    press(&mut state, ":clu<tab>eu<down><down>");
+    insta::assert_snapshot!(draw(&state, 80, 24).backend());
+}
+
+#[test]
+fn the_palettes_status_counts_follow_the_cells_while_it_is_open_at_120x40() {
+    let mut state = settled_demo_state();
+    press(&mut state, ":status <down>");
+    let before = draw(&state, 120, 40).backend().to_string();
+    update(
+        &mut state,
+        Action::Backend(BackendEvent::Cells(vec![CellUpdate {
+            cell: CellRef {
+                resource: 0,
+                cluster: 0,
+            },
+            status: CellStatus::Drifted,
+            message: None,
+        }])),
+    );
+    let after = draw(&state, 120, 40).backend().to_string();
+    assert_ne!(before, after, "a cell's change shows in the open palette");
+    insta::assert_snapshot!(after);
 }

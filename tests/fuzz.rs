@@ -19,7 +19,7 @@ mod input;
 
 use std::collections::BTreeMap;
 
-use flotilla::app::filter::{Candidate, Filter};
+use flotilla::app::state::filter::{Candidate, Filter};
 use flotilla::config::keymap::{Key, KeyCodeName, KeyCommand, Keymap};
 use flotilla::config::theme::Theme;
 use flotilla::engine::compare::diff;

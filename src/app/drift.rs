@@ -1,6 +1,7 @@
-//! The drift view's keys and repairs (its data is `state::drift`): every drifted field across
-//! the fleet as the backend reported it, grouped when the same drift (object, path, desired,
-//! live) is on several clusters, with owner fights flagged; and the keys that repair it —
+//! The drift view's keys and repairs (its data, and the book grouped as the view lists it, are
+//! `state::drift`): every drifted field across the fleet as the backend reported it, grouped
+//! when the same drift (object, path, desired, live) is on several clusters, with owner fights
+//! flagged; and the keys that repair it —
 //! revert, adopt, ignore, one field, one group or everything marked — each through a
 //! confirmation listing exactly what will be written.
 //! The `drift` section's commands go through [`command`] and a confirmation's typed keys
@@ -8,14 +9,14 @@
 //! in [`refresh`], outside `update`, because they need the fleet's files. It must not write a
 //! file or talk to a cluster: writes are effects the operator confirmed.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde_json::Value;
 
 use super::action::InputKey;
 use super::state::drift::{
-    Batch, DriftView, FieldKey, Group, Member, Pane, Plan, PlanEffect, Row, RuleRow, Stage, Target,
-    Verb,
+    Batch, DriftView, FieldKey, Group, Pane, Plan, PlanEffect, Row, RuleRow, Stage, Target, Verb,
+    rows,
 };
 use super::state::{FileText, FleetEdit, FleetWrite};
 use super::state::{Mode, State};
@@ -108,52 +109,6 @@ pub fn forget_settled(state: &mut State) {
     });
 }
 
-/// Every drift, grouped, in (resource, path) order.
-pub fn groups(state: &State) -> Vec<Group> {
-    let mut by_key: BTreeMap<(usize, String, String, String), Group> = BTreeMap::new();
-    for (cell, fields) in &state.drift.fields {
-        for field in fields {
-            let key = (
-                cell.resource as usize,
-                field.path.clone(),
-                field.desired.to_string(),
-                field.live.to_string(),
-            );
-            let group = by_key.entry(key).or_insert_with(|| Group {
-                resource: cell.resource as usize,
-                path: field.path.clone(),
-                desired: field.desired.clone(),
-                live: field.live.clone(),
-                secret: field.secret,
-                members: Vec::new(),
-            });
-            group.members.push(Member {
-                cell: *cell,
-                manager: field.manager.clone(),
-                changed: field.time.clone(),
-                since_ms: state.cells.problem_since(*cell),
-                fight: state
-                    .drift
-                    .fights
-                    .get(&(*cell, field.path.clone()))
-                    .cloned(),
-            });
-        }
-    }
-    by_key.into_values().collect()
-}
-
-pub fn rows(groups: &[Group]) -> Vec<Row> {
-    let mut rows = Vec::new();
-    for (g, group) in groups.iter().enumerate() {
-        rows.push(Row::Group(g));
-        if group.members.len() > 1 {
-            rows.extend((0..group.members.len()).map(|m| Row::Member(g, m)));
-        }
-    }
-    rows
-}
-
 /// The fields a row stands for.
 fn row_fields(groups: &[Group], row: Row) -> Vec<FieldKey> {
     match row {
@@ -192,7 +147,7 @@ pub fn command(state: &mut State, mut view: Box<DriftView>, command: ViewCommand
         state.mode = Mode::Drift(view);
         return Vec::new();
     }
-    let groups = groups(state);
+    let groups = state.drift.groups(&state.cells);
     let rows = rows(&groups);
     view.cursor = view.cursor.min(rows.len().saturating_sub(1));
     let len = match view.pane {

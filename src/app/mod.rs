@@ -7,7 +7,6 @@
 pub mod action;
 pub mod drift;
 pub mod explanation;
-pub mod filter;
 pub mod object_view;
 pub mod ocm_placement;
 pub mod override_editor;

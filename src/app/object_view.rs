@@ -67,17 +67,6 @@ pub fn run_command(state: &mut State, command: KeyCommand) {
     }
 }
 
-/// The clusters the selected resource is placed on (or that still hold it), in fleet order.
-pub fn placed_clusters(state: &State, resource: usize) -> Vec<usize> {
-    (0..state.clusters.len())
-        .filter(|&cluster| {
-            state.fleet.is_placed(resource, cluster)
-                || state.cells.status(resource, cluster).kind()
-                    != crate::model::StatusKind::NotPlaced
-        })
-        .collect()
-}
-
 /// The cells the open view needs read: the selected cell, or in the clusters view every
 /// cluster the resource is placed on; none when the view is closed. Reads are all a
 /// read-only console asks of its backend.
@@ -89,7 +78,7 @@ fn wanted(state: &State) -> Vec<CellRef> {
         return Vec::new();
     };
     let clusters = if tab == ObjectTab::Clusters {
-        placed_clusters(state, resource)
+        state.placed_clusters(resource)
     } else {
         vec![cluster]
     };
@@ -145,30 +134,5 @@ pub fn receive(state: &mut State, cell: CellRef, live: LiveObject) {
 fn groups_len(state: &State) -> usize {
     state
         .selected_resource()
-        .map_or(0, |resource| live_groups(state, resource).len())
-}
-
-/// The clusters the resource is placed on grouped by identical live state, largest first
-/// (clusters not read yet, or that could not be read, are left out).
-pub fn live_groups(state: &State, resource: usize) -> Vec<live_state::LiveGroup<usize>> {
-    let members: Vec<(usize, Option<(u64, &serde_json::Value)>)> = placed_clusters(state, resource)
-        .into_iter()
-        .filter_map(|cluster| {
-            let cell = CellRef {
-                resource: resource as u32,
-                cluster: cluster as u32,
-            };
-            let read = state.live.reads.get(&cell)?;
-            // A cluster that could not be read holds nothing anyone knows of.
-            if read.live.object.is_none() && read.live.error.is_some() {
-                return None;
-            }
-            let shown = match (&read.live.object, read.live.fingerprint) {
-                (Some(object), Some(print)) => Some((print, object)),
-                _ => None,
-            };
-            Some((cluster, shown))
-        })
-        .collect();
-    live_state::group_by_state(&members)
+        .map_or(0, |resource| state.live_groups(resource).len())
 }

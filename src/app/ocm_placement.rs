@@ -120,18 +120,6 @@ pub fn world_changed(state: &mut State, world: Arc<PlacementWorld>) {
     state.placements = Some(world);
 }
 
-/// Whether the Placement being edited changed on the hub since editing began.
-pub fn changed_on_hub(state: &State, editor: &OcmPlacementEditor) -> bool {
-    let (Some(base), Some(world)) = (&editor.base, &state.placements) else {
-        return false;
-    };
-    world
-        .placements
-        .iter()
-        .find(|p| p.namespace() == base.namespace() && p.name() == base.name())
-        .is_none_or(|p| p.resource_version() != base.resource_version())
-}
-
 /// A command of the `ocm-placement` section: on the list of Placements, or in the fields.
 pub fn command(
     state: &mut State,

@@ -1,13 +1,14 @@
 //! The `:` command palette: parsing what was typed into a [`PaletteCommand`] and offering fuzzy
-//! completions of commands, clusters, kinds, resources, statuses and label keys. Pure: it reads
-//! the state to complete, and never changes it.
+//! completions of commands, clusters, kinds, resources, statuses and label keys, kept in the
+//! open palette's state by [`refresh`] (from `update`) for the view to draw. It reads the state
+//! to complete and must change nothing but the open palette's completions.
 
 use std::collections::BTreeSet;
 
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
 
-use super::state::{SortKey, State};
+use super::state::{Mode, SortKey, State};
 use crate::model::{HealthKind, StatusKind};
 
 /// A command the palette can run.
@@ -155,7 +156,7 @@ fn builtin_kind(word: &str) -> Option<String> {
     let named = |typed: &str| {
         BUILTIN_KINDS
             .iter()
-            .any(|kind| super::filter::kind_matches(kind, typed))
+            .any(|kind| super::state::filter::kind_matches(kind, typed))
     };
     if named(word) {
         return Some(word.to_string());
@@ -185,6 +186,19 @@ fn resolve_verb(word: &str) -> Result<&'static str, String> {
             VERBS.map(|(verb, _)| verb).join(", ")
         )),
         many => Err(format!("{word:?} could be {}", many.join(" or "))),
+    }
+}
+
+/// Brings the open palette's completions up to date with what is typed and with what they list
+/// (clusters and their health, kinds, resources, cell counts, labels), which can change while
+/// the palette is open; nothing when it is closed.
+pub fn refresh(state: &mut State) {
+    let Mode::Palette { input, .. } = &state.mode else {
+        return;
+    };
+    let fresh = complete(state, input);
+    if let Mode::Palette { completions, .. } = &mut state.mode {
+        *completions = fresh;
     }
 }
 

@@ -5,16 +5,12 @@
 //! a clock, and no file in the app but the session calls it.
 
 use super::action::{Action, InputKey};
-use super::filter::Filter;
 use super::palette::{self, PaletteCommand};
-use super::state::drift::Stage as DriftStage;
+use super::state::filter::Filter;
 use super::state::history::Sample;
-use super::state::ocm_placement::OcmStage;
-use super::state::override_editor::Stage as OverrideStage;
-use super::state::placement_editor::{Field as PlacementField, Stage as PlacementStage};
 use super::state::{
-    AfterSave, CellDetail, FleetChanged, FleetEdit, Mode, Pane, PendingApply, Reload, Reopen,
-    ResourceRow, Saved, SortKey, State, is_unreachable,
+    AfterSave, CellDetail, FleetChanged, FleetEdit, KeyContext, Mode, Pane, PendingApply, Reload,
+    Reopen, ResourceRow, Saved, SortKey, State, is_unreachable,
 };
 use super::text_input::edit_text;
 use super::{
@@ -29,7 +25,7 @@ use crate::model::{HealthKind, HubKind, StatusKind};
 /// Applies one action to the state and returns what the backend should do. What the state
 /// derives from its inputs (the selected cell's explanation, the editors' previews, the drift
 /// view's prepared repairs) is brought up to date before it returns, each part only when its
-/// inputs changed.
+/// inputs changed; the open palette's completions are, after every action.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     let mut effects = apply(state, action);
     derive(state);
@@ -37,8 +33,8 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     effects
 }
 
-/// Recomputes what depends on the fleet, the selection and the open editor; cheap when none
-/// of them changed.
+/// Recomputes what depends on the fleet, the selection and the open editor (cheap when none of
+/// them changed), and the open palette's completions.
 fn derive(state: &mut State) {
     explanation::follow_selection(state);
     let fleet = state.fleet.clone();
@@ -47,6 +43,7 @@ fn derive(state: &mut State) {
     override_editor::refresh(state, &fleet, &files);
     ocm_placement::refresh(state);
     drift::refresh(state, &fleet, &files);
+    palette::refresh(state);
 }
 
 fn apply(state: &mut State, action: Action) -> Vec<Effect> {
@@ -246,72 +243,6 @@ fn use_fleet(state: &mut State, fleet: std::sync::Arc<crate::engine::Fleet>) {
     state.explanation = None;
 }
 
-/// Whether keys currently go to a text input rather than the key map.
-pub fn is_typing(state: &State) -> bool {
-    matches!(
-        state.mode,
-        Mode::Filter { .. }
-            | Mode::Palette { .. }
-            | Mode::Confirm(_)
-            | Mode::Placement(_)
-            | Mode::OcmPlacement(_)
-            | Mode::Overrides(_)
-            | Mode::Drift(_)
-    )
-}
-
-/// Where keys go now: to the main key map, to a view's own section, or typed into an input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyContext {
-    Commands,
-    View(Section),
-    /// A view's text field: characters are text, the other keys go through the view's section.
-    Form(Section),
-    Typing,
-}
-
-/// Which [`KeyContext`] the state reads keys in: the main key map while the help screen is
-/// open, else as [`view_key_context`] says.
-pub fn key_context(state: &State) -> KeyContext {
-    if state.help_open {
-        return KeyContext::Commands;
-    }
-    view_key_context(state)
-}
-
-/// Which [`KeyContext`] the view in `state.mode` reads keys in: its section while it browses
-/// (a cell's object, the drift view's rows, the placement editor's clusters, the override
-/// editor's rules, an editor's review of changes, the OCM Placement editor's list) or while one
-/// of its text fields has the focus; typing while any other text input or a confirmation is
-/// open.
-pub fn view_key_context(state: &State) -> KeyContext {
-    match &state.mode {
-        Mode::Object { .. } => KeyContext::View(Section::Object),
-        Mode::OcmPlacement(editor) if matches!(editor.stage, OcmStage::Choosing { .. }) => {
-            KeyContext::View(Section::OcmPlacement)
-        }
-        Mode::OcmPlacement(_) => KeyContext::Form(Section::OcmPlacement),
-        Mode::Drift(view) if matches!(view.stage, DriftStage::Browsing) => {
-            KeyContext::View(Section::Drift)
-        }
-        Mode::Placement(editor) if matches!(editor.stage, PlacementStage::Reviewing { .. }) => {
-            KeyContext::View(Section::Editor)
-        }
-        Mode::Placement(editor) if editor.field == PlacementField::Clusters => {
-            KeyContext::View(Section::Placement)
-        }
-        Mode::Placement(_) => KeyContext::Form(Section::Placement),
-        Mode::Overrides(editor) if matches!(editor.stage, OverrideStage::Reviewing { .. }) => {
-            KeyContext::View(Section::Editor)
-        }
-        Mode::Overrides(editor) if matches!(editor.stage, OverrideStage::List) => {
-            KeyContext::View(Section::Overrides)
-        }
-        _ if is_typing(state) => KeyContext::Typing,
-        _ => KeyContext::Commands,
-    }
-}
-
 /// Advances the app clock and takes the wall clock's time; turns the wall's page when its
 /// interval has passed. A rollout held by its gate's hold may start its next wave.
 fn tick(state: &mut State, now_ms: u64, unix_ms: Option<u64>) -> Vec<Effect> {
@@ -412,6 +343,7 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
                 input: String::new(),
                 selected: 0,
                 error: None,
+                completions: Vec::new(),
             };
         }
         KeyCommand::Sort => {
@@ -652,7 +584,7 @@ fn start_apply(state: &mut State, mut pending: Box<PendingApply>) -> Vec<Effect>
 /// a section no longer in focus (the view moved on, or the help opened, since the key was
 /// read) does nothing. Help opens over a view that browses, not over one of its text fields.
 fn run_view_command(state: &mut State, section: Section, command: ViewCommand) -> Vec<Effect> {
-    match key_context(state) {
+    match state.key_context() {
         KeyContext::View(focused) if focused == section => {
             if command == ViewCommand::Help {
                 state.help_open = true;
@@ -732,10 +664,10 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
             mut input,
             mut selected,
             error,
+            completions,
         } => match key {
             InputKey::Esc => {}
             InputKey::Enter => {
-                let completions = palette::complete(state, &input);
                 let line = if palette::parse(&input).is_err() {
                     completions
                         .get(selected)
@@ -750,12 +682,13 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
                             input,
                             selected,
                             error: Some(error),
+                            completions,
                         }
                     }
                 }
             }
             InputKey::Tab => {
-                if let Some((line, _)) = palette::complete(state, &input).get(selected) {
+                if let Some((line, _)) = completions.get(selected) {
                     input = line.clone();
                     selected = 0;
                 }
@@ -763,6 +696,7 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
                     input,
                     selected,
                     error: None,
+                    completions,
                 };
             }
             InputKey::Up => {
@@ -770,14 +704,15 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
                     input,
                     selected: selected.saturating_sub(1),
                     error,
+                    completions,
                 }
             }
             InputKey::Down => {
-                let count = palette::complete(state, &input).len();
                 state.mode = Mode::Palette {
                     input,
-                    selected: (selected + 1).min(count.saturating_sub(1)),
+                    selected: (selected + 1).min(completions.len().saturating_sub(1)),
                     error,
+                    completions,
                 };
             }
             other => {
@@ -786,6 +721,7 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
                     input,
                     selected: if changed { 0 } else { selected },
                     error: if changed { None } else { error },
+                    completions,
                 };
             }
         },
@@ -1088,7 +1024,7 @@ mod tests {
     fn filtering_narrows_the_focused_pane_as_you_type() {
         let mut state = state(12, 4);
         command(&mut state, KeyCommand::Filter);
-        assert!(is_typing(&state));
+        assert!(state.is_typing());
         type_text(&mut state, "c1");
         // c1, c10, c11 match "c1".
         assert_eq!(state.cluster_view.visible, vec![1, 10, 11]);
@@ -1212,6 +1148,39 @@ mod tests {
         type_text(&mut state, "c2");
         update(&mut state, Action::Input(InputKey::Enter));
         assert_eq!(state.cluster_view.visible, vec![2]);
+    }
+
+    #[test]
+    fn the_palettes_completions_follow_the_text_and_the_cells_while_it_is_open() {
+        let mut state = state(3, 2);
+        command(&mut state, KeyCommand::Palette);
+        type_text(&mut state, "status drif");
+        let drifted = |state: &State| match &state.mode {
+            Mode::Palette { completions, .. } => completions
+                .iter()
+                .find(|(line, _)| line == "status Drifted")
+                .map(|(_, description)| description.clone()),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(drifted(&state).as_deref(), Some("0 cells"));
+        update(
+            &mut state,
+            Action::Backend(BackendEvent::Cells(vec![CellUpdate {
+                cell: CellRef {
+                    resource: 1,
+                    cluster: 2,
+                },
+                status: CellStatus::Drifted,
+                message: None,
+            }])),
+        );
+        assert_eq!(drifted(&state).as_deref(), Some("1 cells"));
+        match &state.mode {
+            Mode::Palette {
+                input, completions, ..
+            } => assert_eq!(completions, &palette::complete(&state, input)),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

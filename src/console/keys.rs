@@ -10,11 +10,11 @@
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::app::action::{Action, InputKey};
-use crate::app::update::KeyContext;
+use crate::app::state::KeyContext;
 use crate::config::keymap::{Key, KeyCodeName, Keymap, Section, ViewCommand};
 
 /// The action a terminal event stands for, if any: `typing` says whether keys go to a text
-/// input (see [`crate::app::update::is_typing`]) rather than to the key map.
+/// input (see [`crate::app::state::State::is_typing`]) rather than to the key map.
 pub fn action_for(event: Event, typing: bool, keymap: &Keymap) -> Option<Action> {
     let context = if typing {
         KeyContext::Typing
@@ -25,9 +25,9 @@ pub fn action_for(event: Event, typing: bool, keymap: &Keymap) -> Option<Action>
 }
 
 /// The action a terminal event stands for where keys go now (see
-/// [`crate::app::update::key_context`]). In a view's section the key is the command the live
-/// map binds to it there; a key the section leaves free does nothing (in the object view it
-/// is the main map's, of which the view obeys quit only).
+/// [`crate::app::state::State::key_context`]). In a view's section the key is the command the
+/// live map binds to it there; a key the section leaves free does nothing (in the object view
+/// it is the main map's, of which the view obeys quit only).
 pub fn action_in(event: Event, context: KeyContext, keymap: &Keymap) -> Option<Action> {
     match event {
         Event::Key(key) if key.kind != KeyEventKind::Release => {

@@ -19,7 +19,6 @@ use ratatui::Terminal;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::app::update::key_context;
 use crate::app::{Action, Session};
 use crate::config::keymap::Keymap;
 use crate::config::theme::Theme;
@@ -174,7 +173,7 @@ impl Console {
                 event = next_input => {
                     let action = match event {
                         Some(Ok(event)) => {
-                            keys::action_in(event, key_context(&self.session.state), &self.keymap)
+                            keys::action_in(event, self.session.state.key_context(), &self.keymap)
                         }
                         Some(Err(err)) => {
                             tracing::error!("terminal input failed: {err}");

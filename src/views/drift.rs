@@ -9,9 +9,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::widgets::{ViewContext, fit, pane_block, popup, scroll_offset};
-use crate::app::drift;
 use crate::app::state::State;
-use crate::app::state::drift::{DriftView, Group, Pane, Row, Stage};
+use crate::app::state::drift::{DriftView, Group, Pane, Row, Stage, rows};
 use crate::config::keymap::{Section, ViewCommand};
 use crate::engine::compare::secrets;
 use crate::model::StatusKind;
@@ -49,8 +48,8 @@ pub(super) fn render(
     context: &ViewContext,
 ) {
     let theme = context.theme;
-    let groups = drift::groups(state);
-    let rows = drift::rows(&groups);
+    let groups = state.drift.groups(&state.cells);
+    let rows = rows(&groups);
     let width = usize::from(area.width.saturating_sub(2));
     let fields: usize = groups.iter().map(|g| g.members.len()).sum();
     let title = format!(

@@ -9,15 +9,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::widgets::{ViewContext, pane_block, popup};
-use crate::app::state::State;
-use crate::app::update::{KeyContext, view_key_context};
+use crate::app::state::{KeyContext, State};
 use crate::config::keymap::{Section, ViewCommand};
 use crate::model::StatusKind;
 
 pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &ViewContext) {
     let theme = context.theme;
     let readonly = state.readonly;
-    let section = match view_key_context(state) {
+    let section = match state.view_key_context() {
         KeyContext::View(section) | KeyContext::Form(section) => Some(section),
         KeyContext::Commands | KeyContext::Typing => None,
     };

@@ -1,5 +1,6 @@
 //! The text inputs: the filter / palette line at the bottom, the palette's completions and the
-//! confirmation popup. It must not change state: what was typed is already in it.
+//! confirmation popup. It must not change state nor work out completions: what was typed, and
+//! what it completes to, is already in it.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -7,7 +8,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
 use super::widgets::{ViewContext, pane_block, popup};
-use crate::app::palette;
 use crate::app::state::{Mode, Pane, State};
 
 pub(super) fn render_line(frame: &mut Frame, area: Rect, state: &State, context: &ViewContext) {
@@ -42,13 +42,14 @@ pub(super) fn render_completions(
     context: &ViewContext,
 ) {
     let Mode::Palette {
-        input, selected, ..
+        selected,
+        completions,
+        ..
     } = &state.mode
     else {
         return;
     };
     let theme = context.theme;
-    let completions = palette::complete(state, input);
     if completions.is_empty() || area.height < 4 {
         return;
     }

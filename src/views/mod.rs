@@ -1,7 +1,8 @@
 //! Pure drawing: the console screen as a function of `&State`, the theme and the key map. This
 //! file lays the screen out and draws the header and footer; each pane, editor and overlay has
 //! its own file, and what they share is in `widgets`. Views must not change state, talk to
-//! backends or see Kubernetes client types.
+//! backends or see Kubernetes client types, nor import from `app` anything but `app::state`:
+//! what they draw is in the state, or read from it there.
 
 mod clusters;
 mod detail;

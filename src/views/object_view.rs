@@ -13,7 +13,6 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::detail::cell_line;
 use super::widgets::{ViewContext, fit, inner, pane_block};
-use crate::app::object_view::live_groups;
 use crate::app::state::State;
 use crate::app::state::object_view::{LiveRead, ObjectTab};
 use crate::config::keymap::{Section, ViewCommand};
@@ -271,7 +270,7 @@ fn unread_lines(
     groups: &[LiveGroup<usize>],
     theme: &crate::config::theme::Theme,
 ) -> Vec<Line<'static>> {
-    let placed = crate::app::object_view::placed_clusters(state, resource);
+    let placed = state.placed_clusters(resource);
     let read: usize = groups.iter().map(|g| g.members.len()).sum();
     let mut unread = placed.len() - read.min(placed.len());
     let mut lines = Vec::new();
@@ -326,8 +325,8 @@ fn clusters_lines(
     scroll: usize,
 ) -> Vec<Line<'static>> {
     let theme = context.theme;
-    let groups = live_groups(state, resource);
-    let placed = crate::app::object_view::placed_clusters(state, resource).len();
+    let groups = state.live_groups(resource);
+    let placed = state.placed_clusters(resource).len();
     let mut lines = vec![muted(
         &format!("# {placed} clusters placed, grouped by identical live state (↑↓ pick a group)"),
         theme,
@@ -383,7 +382,7 @@ fn columns_fit(groups: usize, width: u16) -> Option<usize> {
 
 /// Whether the clusters view draws its groups side by side in an area this wide.
 fn side_by_side(state: &State, resource: usize, width: u16) -> bool {
-    columns_fit(live_groups(state, resource).len(), width).is_some()
+    columns_fit(state.live_groups(resource).len(), width).is_some()
 }
 
 /// Names joined by ", " in lines at most `width` wide, at most [`HEADING_LINES`] of them, the
@@ -433,13 +432,13 @@ fn render_columns(
     (resource, group, scroll): (usize, usize, usize),
 ) {
     let theme = context.theme;
-    let groups = live_groups(state, resource);
+    let groups = state.live_groups(resource);
     let Some(count) = columns_fit(groups.len(), area.width) else {
         return;
     };
     let picked = group.min(groups.len() - 1);
     let first = (picked + 1).saturating_sub(count);
-    let placed = crate::app::object_view::placed_clusters(state, resource).len();
+    let placed = state.placed_clusters(resource).len();
     let window = if count < groups.len() {
         format!(
             ", groups {}–{} of {}",

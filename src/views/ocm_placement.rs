@@ -10,7 +10,6 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::placement_editor::membership_span;
 use super::widgets::{ViewContext, pane_block};
-use crate::app::ocm_placement::changed_on_hub;
 use crate::app::state::State;
 use crate::app::state::ocm_placement::{OcmField, OcmPlacementEditor, OcmStage};
 use crate::config::keymap::{Section, ViewCommand};
@@ -193,7 +192,7 @@ fn editing_lines(
         count.push(Span::styled("(every match)", theme.muted));
     }
     lines.push(Line::from(count));
-    if changed_on_hub(state, editor) {
+    if editor.changed_on_hub(state.placements.as_deref()) {
         lines.push(Line::from(Span::styled(
             " ⚠ this Placement changed on the hub since you opened it: writing will be refused (esc, then e to start again)",
             theme.danger,

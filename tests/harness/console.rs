@@ -12,7 +12,6 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use flotilla::app::action::Action;
 use flotilla::app::session::{Session, Store};
 use flotilla::app::state::State;
-use flotilla::app::update::key_context;
 use flotilla::config::keymap::{Key, KeyCodeName, KeyCommand, Keymap};
 use flotilla::engine::{Fleet, SourceFile, load_fleet};
 use flotilla::messages::Effect;
@@ -262,7 +261,7 @@ pub fn user_keymap(text: &str) -> Keymap {
 /// The action a key makes in `state`'s current key context, as the console loop maps it.
 fn key_action(state: &State, key: Key, keymap: &Keymap) -> Option<Action> {
     let event = Event::Key(key_event(key));
-    flotilla::console::keys::action_in(event, key_context(state), keymap)
+    flotilla::console::keys::action_in(event, state.key_context(), keymap)
 }
 
 /// Presses keys (as [`Console::keys`] reads them) on a bare state through the default key

@@ -1,12 +1,15 @@
 //! Drift as the state holds it: the drift book (every drifted field the backend reported,
 //! fields taken back before, owner fights, the last repair) and the drift view's own data
-//! (cursor, marks, the stage of a repair and what its confirmation lists). Plain data: it must
-//! not import the state or act on it (keys, grouping and repairs are `app::drift`).
+//! (cursor, marks, the stage of a repair and what its confirmation lists), and the book read as
+//! the view lists it: the same drift on several clusters grouped, and the list's rows. Plain
+//! data and pure reads of it: it must not import the state or change it (keys and repairs are
+//! `app::drift`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use super::cells::CellGrid;
 use super::edits::FleetWrite;
 use crate::messages::{CellRef, DriftField, RevertField};
 
@@ -160,4 +163,50 @@ pub struct DriftView {
     /// The fleet's ignore rules, filled in by `app::drift::refresh`.
     pub rules: Vec<RuleRow>,
     pub stage: Stage,
+}
+
+impl DriftBook {
+    /// Every drift, grouped, in (resource, path) order; `cells` says since when each cell has
+    /// been drifted.
+    pub fn groups(&self, cells: &CellGrid) -> Vec<Group> {
+        let mut by_key: BTreeMap<(usize, String, String, String), Group> = BTreeMap::new();
+        for (cell, fields) in &self.fields {
+            for field in fields {
+                let key = (
+                    cell.resource as usize,
+                    field.path.clone(),
+                    field.desired.to_string(),
+                    field.live.to_string(),
+                );
+                let group = by_key.entry(key).or_insert_with(|| Group {
+                    resource: cell.resource as usize,
+                    path: field.path.clone(),
+                    desired: field.desired.clone(),
+                    live: field.live.clone(),
+                    secret: field.secret,
+                    members: Vec::new(),
+                });
+                group.members.push(Member {
+                    cell: *cell,
+                    manager: field.manager.clone(),
+                    changed: field.time.clone(),
+                    since_ms: cells.problem_since(*cell),
+                    fight: self.fights.get(&(*cell, field.path.clone())).cloned(),
+                });
+            }
+        }
+        by_key.into_values().collect()
+    }
+}
+
+/// The drift list's rows: each group, then its clusters when it has several.
+pub fn rows(groups: &[Group]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (g, group) in groups.iter().enumerate() {
+        rows.push(Row::Group(g));
+        if group.members.len() > 1 {
+            rows.extend((0..group.members.len()).map(|m| Row::Member(g, m)));
+        }
+    }
+    rows
 }

@@ -1,11 +1,14 @@
-//! The console's state: plain data owned by the session and changed only by `update`. Its parts live in rooms below it (the cells, each editor's
-//! own data, the drift book, the rollout, the review rows), and none of them imports this
-//! file. It must not hold clients, channels or terminal types, so views and tests can borrow
-//! it, nor import anything that acts on the state.
+//! The console's state: plain data owned by the session and changed only by `update`, and the
+//! pure reads views and `update` share (where keys go now, which clusters hold a resource).
+//! Its parts live in rooms below it (the cells, the panes and their filters, each editor's own
+//! data, the drift book, the rollout, the review rows), and none of them imports this file. It
+//! must not hold clients, channels or terminal types, so views and tests can borrow it, nor
+//! import anything that acts on the state.
 
 pub mod cells;
 pub mod drift;
 pub mod edits;
+pub mod filter;
 pub mod history;
 pub mod object_view;
 pub mod ocm_placement;
@@ -26,10 +29,12 @@ use std::sync::Arc;
 
 use fuzzy_matcher::skim::SkimMatcherV2;
 
-use super::filter::{Candidate, kind_matches};
+use crate::config::keymap::Section;
+use crate::engine::compare::live_state::LiveGroup;
 use crate::engine::{Fleet, SourceFile};
 use crate::messages::{CannotEdit, CellRef};
 use crate::model::{ClusterSpec, ClusterStatus, Dialect, Health, ResourceRef, StatusKind};
+use filter::{Candidate, kind_matches};
 use panes::{Entry, Place};
 /// A cluster as the console shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,6 +83,9 @@ pub enum Mode {
         /// Index of the highlighted completion.
         selected: usize,
         error: Option<String>,
+        /// What `input` completes to (the whole line, a short description), best match
+        /// first: kept by `update` as the text and what it lists change, drawn as it is.
+        completions: Vec<(String, String)>,
     },
     /// Asking before a write: what would change, and what the operator must type to go ahead.
     Confirm(Box<PendingApply>),
@@ -96,6 +104,16 @@ pub enum Mode {
     Overrides(Box<override_editor::OverrideEditor>),
     /// The drift view: every drifted field, and its repair.
     Drift(Box<drift::DriftView>),
+}
+
+/// Where keys go now: to the main key map, to a view's own section, or typed into an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyContext {
+    Commands,
+    View(Section),
+    /// A view's text field: characters are text, the other keys go through the view's section.
+    Form(Section),
+    Typing,
 }
 
 /// An edited OCM Placement, ready to write: the patch, and the decision the preview expects.
@@ -485,6 +503,84 @@ impl State {
         })
     }
 
+    /// Whether keys currently go to a text input rather than the key map.
+    pub fn is_typing(&self) -> bool {
+        matches!(
+            self.mode,
+            Mode::Filter { .. }
+                | Mode::Palette { .. }
+                | Mode::Confirm(_)
+                | Mode::Placement(_)
+                | Mode::OcmPlacement(_)
+                | Mode::Overrides(_)
+                | Mode::Drift(_)
+        )
+    }
+
+    /// Which [`KeyContext`] the state reads keys in: the main key map while the help screen
+    /// is open, else as [`State::view_key_context`] says.
+    pub fn key_context(&self) -> KeyContext {
+        if self.help_open {
+            return KeyContext::Commands;
+        }
+        self.view_key_context()
+    }
+
+    /// Which [`KeyContext`] the view in `self.mode` reads keys in: its section while it
+    /// browses (a cell's object, the drift view's rows, the placement editor's clusters, the
+    /// override editor's rules, an editor's review of changes, the OCM Placement editor's
+    /// list) or while one of its text fields has the focus; typing while any other text input
+    /// or a confirmation is open.
+    pub fn view_key_context(&self) -> KeyContext {
+        match &self.mode {
+            Mode::Object { .. } => KeyContext::View(Section::Object),
+            Mode::OcmPlacement(editor)
+                if matches!(editor.stage, ocm_placement::OcmStage::Choosing { .. }) =>
+            {
+                KeyContext::View(Section::OcmPlacement)
+            }
+            Mode::OcmPlacement(_) => KeyContext::Form(Section::OcmPlacement),
+            Mode::Drift(view) if matches!(view.stage, drift::Stage::Browsing) => {
+                KeyContext::View(Section::Drift)
+            }
+            Mode::Placement(editor)
+                if matches!(editor.stage, placement_editor::Stage::Reviewing { .. }) =>
+            {
+                KeyContext::View(Section::Editor)
+            }
+            Mode::Placement(editor) if editor.field == placement_editor::Field::Clusters => {
+                KeyContext::View(Section::Placement)
+            }
+            Mode::Placement(_) => KeyContext::Form(Section::Placement),
+            Mode::Overrides(editor)
+                if matches!(editor.stage, override_editor::Stage::Reviewing { .. }) =>
+            {
+                KeyContext::View(Section::Editor)
+            }
+            Mode::Overrides(editor) if matches!(editor.stage, override_editor::Stage::List) => {
+                KeyContext::View(Section::Overrides)
+            }
+            _ if self.is_typing() => KeyContext::Typing,
+            _ => KeyContext::Commands,
+        }
+    }
+
+    /// The clusters a resource is placed on (or that still hold it), in fleet order.
+    pub fn placed_clusters(&self, resource: usize) -> Vec<usize> {
+        (0..self.clusters.len())
+            .filter(|&cluster| {
+                self.fleet.is_placed(resource, cluster)
+                    || self.cells.status(resource, cluster).kind() != StatusKind::NotPlaced
+            })
+            .collect()
+    }
+
+    /// The clusters a resource is placed on grouped by identical live state, largest first
+    /// (clusters not read yet, or that could not be read, are left out).
+    pub fn live_groups(&self, resource: usize) -> Vec<LiveGroup<usize>> {
+        self.live.groups(resource, &self.placed_clusters(resource))
+    }
+
     /// Whether a pane's filter or order depends on its rows' cells, so their changes can
     /// move its rows.
     fn follows_cells(&self, pane: Pane) -> bool {
@@ -823,8 +919,8 @@ fn health_rank(health: Health) -> u8 {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::filter::Filter;
     use super::*;
-    use crate::app::filter::Filter;
     use crate::model::{CellHealth, CellStatus, Concern, HealthKind};
     use proptest::prelude::*;
 

@@ -1,10 +1,12 @@
 //! The drilled-in view of one cell, as data: which of its views is showing (the desired
 //! object, the live one, their diff, the cluster's Events, or every placed cluster grouped by
 //! live state), how far it is scrolled, and what the backend last read for the cells it
-//! follows. Plain data; it must not act on the state nor hold anything but what was received.
+//! follows, and those reads grouped by identical live state. Plain data and pure reads of it;
+//! it must not import the state, change it, nor hold anything but what was received.
 
 use std::collections::HashMap;
 
+use crate::engine::compare::live_state::{self, LiveGroup};
 use crate::messages::{CellRef, LiveObject};
 
 /// One of the object view's views, cycled with the focus keys (tab / shift-tab).
@@ -73,4 +75,31 @@ pub struct LiveRead {
 pub struct LiveBook {
     pub followed: Vec<CellRef>,
     pub reads: HashMap<CellRef, LiveRead>,
+}
+
+impl LiveBook {
+    /// The `placed` clusters of `resource` grouped by identical live state, largest first
+    /// (clusters not read yet, or that could not be read, are left out).
+    pub fn groups(&self, resource: usize, placed: &[usize]) -> Vec<LiveGroup<usize>> {
+        let members: Vec<(usize, Option<(u64, &serde_json::Value)>)> = placed
+            .iter()
+            .filter_map(|&cluster| {
+                let cell = CellRef {
+                    resource: resource as u32,
+                    cluster: cluster as u32,
+                };
+                let read = self.reads.get(&cell)?;
+                // A cluster that could not be read holds nothing anyone knows of.
+                if read.live.object.is_none() && read.live.error.is_some() {
+                    return None;
+                }
+                let shown = match (&read.live.object, read.live.fingerprint) {
+                    (Some(object), Some(print)) => Some((print, object)),
+                    _ => None,
+                };
+                Some((cluster, shown))
+            })
+            .collect();
+        live_state::group_by_state(&members)
+    }
 }

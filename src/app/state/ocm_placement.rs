@@ -1,10 +1,11 @@
 //! The Open Cluster Management Placement editor's own data, as `Mode::OcmPlacement` holds it:
 //! choosing a Placement or editing one, its predicates, tolerations and number of clusters as
-//! typed, the field with the cursor and the offline decision preview. Plain data: it must not
-//! import the state or act on it (keys and previews are `app::ocm_placement`).
+//! typed, the field with the cursor and the offline decision preview, and whether the Placement
+//! changed on the hub since editing began. Plain data and pure reads of it: it must not import
+//! the state or change it (keys and previews are `app::ocm_placement`).
 
 use crate::engine::edit::ocm_placement::{
-    DecisionPreview, HubPlacement, PlacementEdit, PredicateText,
+    DecisionPreview, HubPlacement, PlacementEdit, PlacementWorld, PredicateText,
 };
 
 /// Which text the keys edit.
@@ -60,6 +61,19 @@ impl OcmPlacementEditor {
 
     pub fn changed(&self) -> bool {
         self.edit != self.original
+    }
+
+    /// Whether the Placement being edited changed on the hub (`placements`, as last read)
+    /// since editing began.
+    pub fn changed_on_hub(&self, placements: Option<&PlacementWorld>) -> bool {
+        let (Some(base), Some(world)) = (&self.base, placements) else {
+            return false;
+        };
+        world
+            .placements
+            .iter()
+            .find(|p| p.namespace() == base.namespace() && p.name() == base.name())
+            .is_none_or(|p| p.resource_version() != base.resource_version())
     }
 
     /// Predicates shown: every one being edited, plus an empty one to add (ORed).

@@ -8,7 +8,7 @@
 
 use std::ops::Range;
 
-use crate::app::filter::Filter;
+use super::filter::Filter;
 
 /// Which pane has the keyboard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

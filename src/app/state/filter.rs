@@ -3,15 +3,17 @@
 //! selector (`-l region=eu-west`, `-l env!=prod`, `-l gpu`, `-l !gpu`), a glob (`prod-*`),
 //! and the row's cells: `health=degraded` (a cell of that live health), `status=drifted` (a
 //! cell in that sync status), matched against the row's running counts.
-//! Also how `:kind` matches a kind (`deploy` finds Deployment). Parsing reports mistakes as
-//! text; matching must not allocate per row more than needed.
+//! Also how `:kind` matches a kind (`deploy` finds Deployment). A pane's filter is part of the
+//! state (`panes.rs` holds it parsed); this file reads only a row's counts from `cells.rs`, and
+//! must not import the state or act on it. Parsing reports mistakes as text; matching must not
+//! allocate per row more than needed.
 
 use std::collections::BTreeMap;
 
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
 
-use super::state::cells::{HealthCounts, KindCounts};
+use super::cells::{HealthCounts, KindCounts};
 use crate::glob::glob_match;
 use crate::model::{HealthKind, StatusKind};
 
