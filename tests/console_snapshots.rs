@@ -349,6 +349,49 @@ fn wall_at_80x24_in_ascii() {
     insta::assert_snapshot!(draw(&state, 80, 24).backend());
 }
 
+/// The wall's pages turn with space as the docs say, and with pagedown, ↓, → and j; back with
+/// pageup, ↑, ← and k; q still quits and no other key does anything.
+#[test]
+fn the_walls_pages_turn_with_space_and_the_paging_keys() {
+    let mut state = wall_after_an_hour(false);
+    let page = |state: &app::state::State| state.wall.as_ref().map(|wall| wall.page);
+    for (keys, turned) in [
+        ("<space>", 1),
+        ("<pagedown>", 2),
+        ("<down><right>j", 5),
+        ("<pageup><up><left>k", 1),
+        ("a/:e", 1),
+    ] {
+        press(&mut state, keys);
+        assert_eq!(page(&state), Some(turned), "after {keys}");
+        assert!(!state.should_quit, "after {keys}");
+    }
+    press(&mut state, "<esc>q");
+    assert!(state.should_quit);
+}
+
+/// `--ascii` is pure ASCII at every size, whatever the wall draws (borders, cut names,
+/// separators, glyphs): a terminal without Unicode shows it as it is meant.
+#[test]
+fn the_ascii_wall_is_pure_ascii_at_every_size() {
+    let state = wall_after_an_hour(true);
+    for (width, height) in [(40, 12), (80, 24), (120, 40), (200, 60), (300, 90)] {
+        let terminal = draw(&state, width, height);
+        let buffer = terminal.backend().buffer();
+        let foreign: Vec<(u16, u16, String)> = buffer
+            .content()
+            .iter()
+            .enumerate()
+            .filter(|(_, cell)| !cell.symbol().is_ascii())
+            .map(|(i, cell)| {
+                let (x, y) = buffer.pos_of(i);
+                (x, y, cell.symbol().to_string())
+            })
+            .collect();
+        assert!(foreign.is_empty(), "{width}x{height}: {foreign:?}");
+    }
+}
+
 #[test]
 fn the_palettes_commands_at_120x40() {
     let mut state = settled_demo_state();

@@ -272,23 +272,26 @@ fn tick(state: &mut State, now_ms: u64, unix_ms: Option<u64>) -> Vec<Effect> {
     effects
 }
 
-/// The wall display obeys only quit and paging; everything else does nothing.
+/// The wall display obeys only quit of the main view's commands (its pages turn by its own
+/// section's); everything else does nothing.
 fn run_wall_command(state: &mut State, command: KeyCommand) {
+    if command == KeyCommand::Quit {
+        state.should_quit = true;
+    }
+}
+
+/// A page of the wall's heat map turned by a key (the next automatic turn waits a full
+/// interval from now).
+fn turn_wall_page(state: &mut State, command: ViewCommand) {
     let Some(wall) = &mut state.wall else {
         return;
     };
     match command {
-        KeyCommand::Quit => state.should_quit = true,
-        KeyCommand::PageDown | KeyCommand::Down | KeyCommand::Right => {
-            wall.page += 1;
-            wall.page_turned_ms = state.now_ms;
-        }
-        KeyCommand::PageUp | KeyCommand::Up | KeyCommand::Left => {
-            wall.page -= 1;
-            wall.page_turned_ms = state.now_ms;
-        }
-        _ => {}
+        ViewCommand::PageDown => wall.page += 1,
+        ViewCommand::PageUp => wall.page -= 1,
+        _ => return,
     }
+    wall.page_turned_ms = state.now_ms;
 }
 
 fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
@@ -593,6 +596,10 @@ fn run_view_command(state: &mut State, section: Section, command: ViewCommand) -
         }
         KeyContext::Form(focused) if focused == section => {}
         _ => return Vec::new(),
+    }
+    if section == Section::Wall {
+        turn_wall_page(state, command);
+        return Vec::new();
     }
     match std::mem::take(&mut state.mode) {
         Mode::Placement(editor) => placement_editor::command(state, editor, command),
@@ -1445,10 +1452,15 @@ mod tests {
         ] {
             command_is_inert(&mut state, command);
         }
-        command(&mut state, KeyCommand::PageDown);
+        command_is_inert(&mut state, KeyCommand::PageDown);
+        update(
+            &mut state,
+            Action::View(Section::Wall, ViewCommand::PageDown),
+        );
         assert_eq!(state.wall.as_ref().map(|w| w.page), Some(1));
-        command(&mut state, KeyCommand::PageUp);
-        command(&mut state, KeyCommand::PageUp);
+        for _ in 0..2 {
+            update(&mut state, Action::View(Section::Wall, ViewCommand::PageUp));
+        }
         assert_eq!(
             state.wall.as_ref().map(|w| w.page),
             Some(-1),

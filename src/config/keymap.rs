@@ -174,17 +174,20 @@ pub enum Section {
     /// The Open Cluster Management Placement editor (`e` on an OCM hub): the list of
     /// Placements, and the keys that leave its text fields.
     OcmPlacement,
+    /// The wall display (`flotilla watch`): turning the heat map's pages.
+    Wall,
 }
 
 impl Section {
     /// In help order.
-    pub const ALL: [Section; 6] = [
+    pub const ALL: [Section; 7] = [
         Section::Object,
         Section::Drift,
         Section::Placement,
         Section::Overrides,
         Section::Editor,
         Section::OcmPlacement,
+        Section::Wall,
     ];
 
     /// The section's name in key map files.
@@ -196,6 +199,7 @@ impl Section {
             Section::Overrides => "overrides",
             Section::Editor => "editor",
             Section::OcmPlacement => "ocm-placement",
+            Section::Wall => "wall",
         }
     }
 
@@ -208,6 +212,7 @@ impl Section {
             Section::Overrides => "In the override editor's list of rules",
             Section::Editor => "In an editor's review of the changes",
             Section::OcmPlacement => "In the Open Cluster Management Placement editor",
+            Section::Wall => "On the wall display of `flotilla watch`, where q quits",
         }
     }
 
@@ -286,6 +291,7 @@ impl Section {
                 ViewCommand::Confirm,
                 ViewCommand::Help,
             ],
+            Section::Wall => &[ViewCommand::PageDown, ViewCommand::PageUp],
         }
     }
 
@@ -455,6 +461,8 @@ impl ViewCommand {
             (Section::OcmPlacement, ViewCommand::NextField) => {
                 "next field: each predicate's label and claim selectors, tolerations, number of clusters"
             }
+            (Section::Wall, ViewCommand::PageDown) => "next page of the heat map",
+            (Section::Wall, ViewCommand::PageUp) => "previous page of the heat map",
             _ => self.description(),
         }
     }
@@ -1060,7 +1068,7 @@ mod tests {
     fn bad_entries_are_errors_naming_file_line_section_and_field() {
         let map = Keymap::parse(
             "mine",
-            "global:\n  quit: [x, ctrl-]\n  launch-rockets: [r]\n  down: [j]\n  up: [j]\ndrift:\n  revert: [R]\n  explode: [E]\n  adopt: [R]\nwall:\n  quit: [q]\n",
+            "global:\n  quit: [x, ctrl-]\n  launch-rockets: [r]\n  down: [j]\n  up: [j]\ndrift:\n  revert: [R]\n  explode: [E]\n  adopt: [R]\nbridge:\n  quit: [q]\n",
             "mine.yaml",
         );
         let expect = [
@@ -1069,7 +1077,7 @@ mod tests {
             "mine.yaml:5: global: up: key j is already bound to down (line 4)",
             "mine.yaml:8: drift: explode: unknown command; known in drift:",
             "mine.yaml:9: drift: adopt: key R is already bound to revert (line 7)",
-            "mine.yaml:10: wall: unknown section",
+            "mine.yaml:10: bridge: unknown section",
         ];
         assert_errors(&map, &expect);
     }
@@ -1135,7 +1143,8 @@ mod tests {
         ] {
             assert_eq!(bound(Section::Overrides, text), Some(command), "{text}");
         }
-        for section in Section::ALL {
+        // The wall only looks: `?` is the main view's there, as `q` is.
+        for section in Section::ALL.into_iter().filter(|s| *s != Section::Wall) {
             assert_eq!(
                 bound(section, "?"),
                 Some(ViewCommand::Help),

@@ -27,7 +27,7 @@ pub fn action_for(event: Event, typing: bool, keymap: &Keymap) -> Option<Action>
 /// The action a terminal event stands for where keys go now (see
 /// [`crate::app::state::State::key_context`]). In a view's section the key is the command the
 /// live map binds to it there; a key the section leaves free does nothing (in the object view
-/// it is the main map's, of which the view obeys quit only).
+/// and on the wall it is the main map's, of which they obey quit only).
 pub fn action_in(event: Event, context: KeyContext, keymap: &Keymap) -> Option<Action> {
     match event {
         Event::Key(key) if key.kind != KeyEventKind::Release => {
@@ -45,7 +45,7 @@ pub fn action_in(event: Event, context: KeyContext, keymap: &Keymap) -> Option<A
                     let pressed = key_of(key)?;
                     match section_command(keymap, section, pressed) {
                         Some(command) => Some(Action::View(section, command)),
-                        None if section == Section::Object => {
+                        None if matches!(section, Section::Object | Section::Wall) => {
                             keymap.command_for(pressed).map(Action::Command)
                         }
                         None => None,

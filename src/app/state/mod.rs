@@ -532,6 +532,9 @@ impl State {
     /// list) or while one of its text fields has the focus; typing while any other text input
     /// or a confirmation is open.
     pub fn view_key_context(&self) -> KeyContext {
+        if self.wall.is_some() {
+            return KeyContext::View(Section::Wall);
+        }
         match &self.mode {
             Mode::Object { .. } => KeyContext::View(Section::Object),
             Mode::OcmPlacement(editor)
