@@ -323,7 +323,7 @@ pub async fn start_hub(
         match hub.fleet().await {
             Ok((fleet, files)) => {
                 let targets: Vec<_> = fleet.resources.iter().map(|r| r.target.clone()).collect();
-                first.view = hub::poll::in_rows_of(&targets, first.view);
+                first.view = hub::in_rows_of(&targets, first.view);
                 let fleet = Arc::new(fleet);
                 let effects = if readonly {
                     hub::poll::spawn_readonly(hub, first, Some(fleet.clone()), events)

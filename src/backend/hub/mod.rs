@@ -28,5 +28,6 @@ pub use connect::{Hub, HubError, connect};
 pub use kind::detect;
 pub use objects::{delivered_form, drop_marks, is_flotilla_mark, path_of};
 pub use view::{
-    HubRender, HubRow, HubView, RenderedObject, TemplateLabels, Unplaced, aligned, sort_rows,
+    HubRender, HubRow, HubView, RenderedObject, TemplateLabels, Unplaced, aligned, in_rows_of,
+    sort_rows,
 };

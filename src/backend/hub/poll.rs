@@ -506,21 +506,7 @@ pub async fn first_view(hub: &Hub) -> Result<FirstView, crate::backend::hub::Hub
 fn resumable<L: LiveView>(live: Box<dyn std::any::Any + Send>, shown: &HubView) -> Option<Box<L>> {
     live.downcast::<L>()
         .ok()
-        .filter(|live| same_layout(live.view(), shown))
-}
-
-/// Whether two views have the same rows and columns, in the same order.
-fn same_layout(a: &HubView, b: &HubView) -> bool {
-    a.rows.len() == b.rows.len()
-        && a.clusters.len() == b.clusters.len()
-        && a.rows
-            .iter()
-            .zip(&b.rows)
-            .all(|(a, b)| a.target == b.target)
-        && a.clusters
-            .iter()
-            .zip(&b.clusters)
-            .all(|(a, b)| a.0.name == b.0.name)
+        .filter(|live| live.view().same_layout(shown))
 }
 
 /// The whole view of the stores as the hub has it: every member, in name order, and every row;
@@ -1496,29 +1482,6 @@ fn added_row(kind: HubKind, row: &HubRow) -> AddedResource {
     }
 }
 
-/// empty row saying so).
-pub fn in_rows_of(targets: &[crate::model::ResourceRef], view: HubView) -> HubView {
-    let rows = targets
-        .iter()
-        .map(|target| {
-            view.rows
-                .iter()
-                .find(|row| row.target == *target)
-                .cloned()
-                .unwrap_or_else(|| HubRow {
-                    target: target.clone(),
-                    source: format!("{} template", view.kind.as_str()),
-                    carrier: None,
-                    cells: Default::default(),
-                    not_placed: "no binding on the hub: no propagation policy claims it".into(),
-                    objects: Default::default(),
-                    health: Default::default(),
-                })
-        })
-        .collect();
-    HubView { rows, ..view }
-}
-
 /// The hub did not answer: every cluster's health is unknown, with the reason.
 fn unreachable_hub(shown: &HubView, reason: &str) -> HubView {
     let mut view = shown.clone();
@@ -1658,7 +1621,10 @@ mod tests {
                 namespace: Some("shop".into()),
                 name: "unbound".into(),
             };
-            let shown = in_rows_of(&[waiting, view.rows[0].target.clone()], view);
+            let shown = crate::backend::hub::view::in_rows_of(
+                &[waiting, view.rows[0].target.clone()],
+                view,
+            );
             assert!(
                 resumable::<Live>(live, &shown).is_none(),
                 "the live view has one row, the console two"
