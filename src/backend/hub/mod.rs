@@ -20,6 +20,7 @@ pub mod member_health;
 pub mod objects;
 pub mod ocm;
 pub mod poll;
+pub mod preview;
 pub mod view;
 pub mod write;
 
