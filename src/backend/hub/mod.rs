@@ -11,6 +11,7 @@
 
 pub mod cache;
 pub mod connect;
+pub mod effects;
 pub mod karmada;
 pub mod kind;
 pub mod kubefed;

@@ -19,29 +19,20 @@ use tokio::sync::mpsc;
 
 use super::cache::{Caches, Change, LiveView, Touched, cells_of, health_of};
 use super::connect::Hub;
-use super::karmada::write::reschedule;
+use super::effects::{Expectation, PlacementFollow, follow, handle};
 use super::live_view::Following;
 use super::member_health::{self, Unsettled};
-use super::objects::delivered_form;
-use super::ocm::read::placement_world;
-use super::ocm::write::write_placement;
 use super::preview::{dry_run, preview_view};
 pub use super::view::aligned;
 use super::view::{HubRow, HubView};
-use super::write::write_object;
 use super::{karmada, kubefed_delta, ocm};
 use crate::backend::messages::{
     AddedResource, BackendEvent, CellRef, CellUpdate, Effect, HealthUpdate, reads_only,
 };
 use crate::engine::Fleet;
-use crate::engine::edit::ocm_placement::PlacementWorld;
 use crate::model::Dialect;
 use crate::model::HubKind;
 use crate::model::{CellHealth, CellStatus, ClusterStatus, Health};
-
-/// How long an edit may take to show in the hub's rendered objects before flotilla says the
-/// hub rendered something else than its preview.
-pub const FOLLOW_FOR: Duration = Duration::from_secs(120);
 
 /// Time between reads of a hub whose changes are not watched.
 pub const POLL_EVERY: Duration = Duration::from_secs(5);
@@ -175,122 +166,6 @@ pub fn spawn(
     effects
 }
 
-/// An edited OCM Placement written to the hub, awaited in its PlacementDecisions.
-struct DecisionExpectation {
-    namespace: String,
-    name: String,
-    clusters: Vec<String>,
-    since: Instant,
-}
-
-/// Placements, for the OCM placement editor: what changed since `shown` is sent, and each
-/// written Placement is followed until OCM decided what its preview said (or time is up).
-struct PlacementFollow {
-    shown: Option<std::sync::Arc<PlacementWorld>>,
-    expected: Vec<DecisionExpectation>,
-}
-
-impl PlacementFollow {
-    async fn read(&mut self, hub: &Hub, events: &mpsc::UnboundedSender<BackendEvent>) {
-        if hub.kind != HubKind::OpenClusterManagement {
-            return;
-        }
-        let world = match placement_world(&hub.client).await {
-            Ok((world, _)) => world,
-            // The next read tries again; the cells already say when the hub is unreachable.
-            Err(_) => return,
-        };
-        for notice in follow_decisions(&world, &mut self.expected) {
-            let _ = events.send(BackendEvent::Notice(notice));
-        }
-        if self.shown.as_deref() != Some(&world) {
-            let world = std::sync::Arc::new(world);
-            self.shown = Some(world.clone());
-            let _ = events.send(BackendEvent::Placements(world));
-        }
-    }
-}
-
-impl PlacementFollow {
-    /// Writes an edited Placement and follows its decision; `false` when the hub refused it.
-    async fn write(
-        &mut self,
-        hub: &Hub,
-        namespace: String,
-        name: String,
-        patch: &[Value],
-        expect: Vec<String>,
-        events: &mpsc::UnboundedSender<BackendEvent>,
-    ) -> bool {
-        let title = format!("Placement {namespace}/{name}");
-        match write_placement(&hub.client, &namespace, &name, patch).await {
-            Ok(()) => {
-                let _ = events.send(BackendEvent::Notice(format!(
-                    "wrote {title} to hub {} (as flotilla); following its decision until OCM decides [{}]",
-                    hub.context,
-                    expect.join(", ")
-                )));
-                self.expected.push(DecisionExpectation {
-                    namespace,
-                    name,
-                    clusters: expect,
-                    since: Instant::now(),
-                });
-                true
-            }
-            Err(err) => {
-                let _ = events.send(BackendEvent::Notice(format!(
-                    "hub {} refused {title}: {err}",
-                    hub.context
-                )));
-                false
-            }
-        }
-    }
-}
-
-/// Notices for written Placements whose decision arrived as previewed, or differs after
-/// [`FOLLOW_FOR`]; both stop being followed.
-fn follow_decisions(
-    world: &PlacementWorld,
-    expected: &mut Vec<DecisionExpectation>,
-) -> Vec<String> {
-    let mut notices = Vec::new();
-    expected.retain(|wanted| {
-        let decided = world
-            .placements
-            .iter()
-            .find(|p| p.namespace() == wanted.namespace && p.name() == wanted.name)
-            .map(|p| p.decided.clone())
-            .unwrap_or_default();
-        let title = format!("Placement {}/{}", wanted.namespace, wanted.name);
-        if decided == wanted.clusters {
-            notices.push(format!(
-                "OCM decided [{}] for {title}, as previewed",
-                wanted.clusters.join(", ")
-            ));
-            false
-        } else if wanted.since.elapsed() >= FOLLOW_FOR {
-            notices.push(format!(
-                "OCM decided [{}] for {title}, not the preview's [{}]",
-                decided.join(", "),
-                wanted.clusters.join(", ")
-            ));
-            false
-        } else {
-            true
-        }
-    });
-    notices
-}
-
-/// An edit written to the hub, awaited in one cell: the engine's object in delivered form.
-struct Expectation {
-    object: Value,
-    title: String,
-    since: Instant,
-}
-
 async fn next_effect(effects: &mut Option<mpsc::UnboundedReceiver<Effect>>) -> Option<Effect> {
     match effects {
         Some(receiver) => receiver.recv().await,
@@ -317,10 +192,7 @@ async fn run(
         });
     }
     let mut expected: HashMap<CellRef, Expectation> = HashMap::new();
-    let mut placements = PlacementFollow {
-        shown: None,
-        expected: Vec::new(),
-    };
+    let mut placements = PlacementFollow::default();
     placements.read(&hub, &events).await;
     let mut nudges = watch_changes(&hub).await;
     let mut ticker = tokio::time::interval(if nudges.is_some() {
@@ -618,10 +490,7 @@ async fn run_cached<L: LiveView>(
         }
         Err(_) => return,
     };
-    let mut placements = PlacementFollow {
-        shown: None,
-        expected: Vec::new(),
-    };
+    let mut placements = PlacementFollow::default();
     placements.read(&hub, &events).await;
     let mut ticker = tokio::time::interval(REREAD_EVERY);
     ticker.tick().await;
@@ -657,7 +526,7 @@ async fn run_cached<L: LiveView>(
                     }
                 }
                 // Followed edits that never arrive are reported after their time is up.
-                placements_moved = !placements.expected.is_empty();
+                placements_moved = placements.awaits_decisions();
                 Vec::new()
             }
             _ = members_tick.tick(), if !asking => {
@@ -752,123 +621,6 @@ async fn run_cached<L: LiveView>(
     }
 }
 
-/// Carries out one effect; `true` when the hub should be read again at once.
-async fn handle(
-    hub: &Hub,
-    shown: &mut HubView,
-    effect: Effect,
-    expected: &mut HashMap<CellRef, Expectation>,
-    events: &mpsc::UnboundedSender<BackendEvent>,
-) -> bool {
-    let notice = |text: String| {
-        let _ = events.send(BackendEvent::Notice(text));
-    };
-    match effect {
-        Effect::HubApply {
-            object,
-            base,
-            title,
-            expect,
-        } => {
-            match write_object(&hub.client, &object, base.as_ref()).await {
-                Ok(()) => {
-                    notice(format!(
-                        "wrote {title} to hub {} (server-side apply as flotilla); following {} cell(s) until {} renders them",
-                        hub.context,
-                        expect.len(),
-                        hub.kind.as_str()
-                    ));
-                    let since = Instant::now();
-                    let waiting = format!("waiting for the hub to render {title}");
-                    let mut pending = Vec::new();
-                    for (cell, object) in expect {
-                        let column = shown.clusters.get(cell.cluster as usize);
-                        if let (Some(row), Some((spec, _))) =
-                            (shown.rows.get_mut(cell.resource as usize), column)
-                        {
-                            let status = (CellStatus::Pending, Some(waiting.clone()));
-                            row.cells.insert(spec.name.clone(), status);
-                            pending.push(CellUpdate {
-                                cell,
-                                status: CellStatus::Pending,
-                                message: Some(waiting.clone()),
-                            });
-                        }
-                        expected.insert(
-                            cell,
-                            Expectation {
-                                object: delivered_form(&object),
-                                title: title.clone(),
-                                since,
-                            },
-                        );
-                    }
-                    // The console sees each cell leave its old state, then arrive.
-                    let _ = events.send(BackendEvent::Cells(pending));
-                    true
-                }
-                Err(super::write::WriteError::Changed(why)) => {
-                    notice(format!(
-                        "not written: {why} — the edit was made from what the hub held before; reopen the editor to edit what it holds now"
-                    ));
-                    false
-                }
-                Err(err) => {
-                    notice(format!("hub {} refused {title}: {err}", hub.context));
-                    false
-                }
-            }
-        }
-        Effect::DryRun {
-            fleet,
-            cells,
-            revision,
-        } => {
-            match hub.read().await {
-                Ok(view) => dry_run(hub, &view, &fleet.0, &cells, revision, events).await,
-                Err(err) => notice(format!("preview: {err}")),
-            }
-            false
-        }
-        Effect::UseFleet(_) => false,
-        Effect::Apply { cells } if hub.kind == HubKind::Karmada => {
-            let rows: std::collections::BTreeSet<usize> =
-                cells.iter().map(|cell| cell.resource as usize).collect();
-            for row in rows.into_iter().filter_map(|row| shown.rows.get(row)) {
-                notice(match &row.carrier {
-                    Some(binding) => match reschedule(&hub.client, binding).await {
-                        Ok(at) => format!(
-                            "asked Karmada to reschedule {} {} (rescheduleTriggeredAt {at})",
-                            binding.kind,
-                            binding
-                                .display_key()
-                                .trim_start_matches(&format!("{}/", binding.kind))
-                        ),
-                        Err(err) => format!(
-                            "hub {} refused to reschedule {}: {err}",
-                            hub.context, row.source
-                        ),
-                    },
-                    None => format!(
-                        "{}: no binding on the hub to reschedule ({})",
-                        row.target.display_key(),
-                        row.not_placed
-                    ),
-                });
-            }
-            true
-        }
-        other => {
-            notice(format!(
-                "on a {} hub the hub propagates: edit its policies (e, o) instead ({} not sent)",
-                hub.kind.as_str(),
-                other.name()
-            ));
-            false
-        }
-    }
-}
-
 /// What a full read's view holds as rendered for a row on a member.
 fn rendered_in(view: &HubView) -> impl Fn(usize, &str) -> Option<Value> + '_ {
     |row, member| view.rows.get(row)?.objects.get(member).cloned()
@@ -880,49 +632,6 @@ fn rendered_by<'a, L: LiveView>(
     caches: &'a Caches,
 ) -> impl Fn(usize, &str) -> Option<Value> + 'a {
     move |row, member| live.rendered(caches, row, member)
-}
-
-/// Holds each awaited cell at Pending until the hub's rendered object equals the engine's;
-/// drops what arrived, and what did not within [`FOLLOW_FOR`] (with a notice).
-fn follow(view: &mut HubView, expected: &mut HashMap<CellRef, Expectation>) -> Vec<String> {
-    let mut notices = Vec::new();
-    expected.retain(|cell, expectation| {
-        let (r, c) = (cell.resource as usize, cell.cluster as usize);
-        let Some(cluster) = view.clusters.get(c).map(|(spec, _)| spec.name.clone()) else {
-            return false;
-        };
-        let Some(row) = view.rows.get_mut(r) else {
-            return false;
-        };
-        // A hub that keeps no rendered objects reports progress in its own status (KubeFed:
-        // Pending until its status has seen the new generation): the reader's cell says it.
-        if !view.kind.keeps_rendered_objects() {
-            return false;
-        }
-        let rendered = row.objects.get(&cluster).map(delivered_form);
-        if rendered.as_ref() == Some(&expectation.object) {
-            let settled = matches!(row.cells.get(&cluster), Some((CellStatus::InSync, _)));
-            return !settled;
-        }
-        if expectation.since.elapsed() > FOLLOW_FOR {
-            notices.push(format!(
-                "{} on {cluster}: the hub's rendered object still differs from the preview of {} after {} s",
-                row.target.display_key(),
-                expectation.title,
-                FOLLOW_FOR.as_secs()
-            ));
-            return false;
-        }
-        row.cells.insert(
-            cluster,
-            (
-                CellStatus::Pending,
-                Some(format!("waiting for the hub to render {}", expectation.title)),
-            ),
-        );
-        true
-    });
-    notices
 }
 
 /// Rows new to the console, as the backend announces them: a notice and the rows to append
@@ -1318,6 +1027,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::backend::hub::objects::delivered_form;
     use crate::model::{ClusterSpec, ResourceRef};
 
     /// A Karmada hub in memory: members a and b, binding `web` on both, both Works Applied
@@ -1683,13 +1393,6 @@ mod tests {
         }
     }
 
-    fn config_map(color: &str) -> Value {
-        json!({"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": "web", "namespace": "shop",
-                "labels": {"karmada.io/managed": "true"}},
-            "data": {"color": color}})
-    }
-
     #[test]
     fn caches_that_fail_while_still_listing_are_waited_for() {
         let start = Instant::now();
@@ -1708,56 +1411,6 @@ mod tests {
         assert!(!stalled.after(true, 30_000, at(77)));
         assert!(!stalled.after(true, 30_000, at(91)));
         assert!(stalled.after(true, 30_000, at(92)));
-    }
-
-    #[test]
-    fn an_edit_holds_its_cell_pending_until_the_hub_rendered_exactly_the_preview() {
-        let cell = CellRef {
-            resource: 0,
-            cluster: 0,
-        };
-        let mut expected = HashMap::from([(
-            cell,
-            Expectation {
-                object: delivered_form(&config_map("blue")),
-                title: "OverridePolicy shop/web".into(),
-                since: Instant::now(),
-            },
-        )]);
-        let mut old = view(&[("web", Some(config_map("red")))]);
-        assert!(follow(&mut old, &mut expected).is_empty());
-        assert_eq!(old.cell(0, 0).0, CellStatus::Pending, "still the old Work");
-        assert_eq!(expected.len(), 1);
-
-        let mut new = view(&[("web", Some(config_map("blue")))]);
-        follow(&mut new, &mut expected);
-        assert_eq!(new.cell(0, 0).0, CellStatus::InSync);
-        assert!(expected.is_empty(), "arrived: no longer followed");
-    }
-
-    #[test]
-    fn an_edit_the_hub_renders_otherwise_is_reported_after_the_follow_period() {
-        let cell = CellRef {
-            resource: 0,
-            cluster: 0,
-        };
-        let mut expected = HashMap::from([(
-            cell,
-            Expectation {
-                object: delivered_form(&config_map("blue")),
-                title: "OverridePolicy shop/web".into(),
-                since: Instant::now() - FOLLOW_FOR - Duration::from_secs(1),
-            },
-        )]);
-        let mut other = view(&[("web", Some(config_map("green")))]);
-        let notices = follow(&mut other, &mut expected);
-        assert_eq!(notices.len(), 1, "{notices:?}");
-        assert!(
-            notices[0].contains("still differs from the preview"),
-            "{}",
-            notices[0]
-        );
-        assert!(expected.is_empty());
     }
 
     #[test]
