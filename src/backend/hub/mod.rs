@@ -23,6 +23,7 @@ pub mod ocm;
 pub mod poll;
 pub mod preview;
 pub mod view;
+pub mod view_changes;
 pub mod write;
 
 pub use crate::model::HubKind;
