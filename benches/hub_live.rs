@@ -117,7 +117,7 @@ async fn child(kubeconfig: PathBuf) {
             return;
         }
     };
-    let first = match poll::first_view(&hub).await {
+    let first = match hub::first_view(&hub).await {
         Ok(first) => first,
         Err(err) => {
             println!("error {err}");

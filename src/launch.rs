@@ -310,7 +310,7 @@ pub async fn start_hub(
     events: mpsc::UnboundedSender<BackendEvent>,
 ) -> Result<HubStart, hub::HubError> {
     let hub = hub::connect(kubeconfig, context, LiveOptions::default().timeouts).await?;
-    let mut first = hub::poll::first_view(&hub).await?;
+    let mut first = hub::first_view(&hub).await?;
     let label = hub.label();
     let kind = hub.kind;
     let mut notice = None;

@@ -12,6 +12,7 @@
 pub mod cache;
 pub mod connect;
 pub mod effects;
+pub mod first_view;
 pub mod karmada;
 pub mod kind;
 pub mod kubefed;
@@ -28,6 +29,7 @@ pub mod write;
 
 pub use crate::model::HubKind;
 pub use connect::{Hub, HubError, connect};
+pub use first_view::{FirstView, first_view};
 pub use kind::detect;
 pub use objects::{delivered_form, drop_marks, is_flotilla_mark, path_of};
 pub use view::{

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -19,13 +19,14 @@ use tokio::sync::mpsc;
 use super::cache::{Caches, Change, LiveView};
 use super::connect::Hub;
 use super::effects::{Expectation, PlacementFollow, follow, handle};
+use super::first_view::{Cached, FirstView, KindLive, resumable};
 use super::live_view::Following;
 use super::member_health::{self, Unsettled};
 use super::preview::{dry_run, preview_view};
 use super::view::{HubView, aligned};
 use super::view_changes::{
     Pass, added_rows, announced, changes, count_full_read, health_snapshot, snapshot,
-    unreachable_hub, whole_view,
+    unreachable_hub,
 };
 use super::{karmada, kubefed_delta, ocm};
 use crate::backend::messages::{BackendEvent, CellRef, Effect, reads_only};
@@ -240,142 +241,10 @@ async fn run(
     }
 }
 
-/// The view a hub's backend starts from: the console's first view, and, when it was built from
-/// the hub's informer caches ([`first_view`]), those caches, which the backend goes on with.
-pub struct FirstView {
-    pub view: HubView,
-    cached: Option<Cached>,
-}
-
-/// A first view's caches, their changes since, and the live view it was built as (the
-/// kind's [`LiveView`], taken back by [`run_cached`] so the caches are not read whole again).
-struct Cached {
-    caches: Caches,
-    changes: mpsc::Receiver<Change>,
-    live: Box<dyn std::any::Any + Send>,
-}
-
-impl FirstView {
-    /// A view read whole (`Hub::read`): the backend starts its caches after it.
-    pub fn read(view: HubView) -> FirstView {
-        FirstView { view, cached: None }
-    }
-
-    /// What the informer caches behind it hold: objects and bytes ([`Caches::footprint`]);
-    /// `None` for a view read whole.
-    pub fn footprint(&self) -> Option<(usize, usize)> {
-        self.cached.as_ref().map(|cached| cached.caches.footprint())
-    }
-}
-
-/// How long the caches may keep failing before their first lists, without listing a single
-/// object more, before the first view is read whole instead (which then says what is wrong with
-/// the hub). Caches that are still listing are waited for: a whole read of a big hub is one
-/// response of every object, which may never complete.
-const CACHES_FAILING_FOR: Duration = Duration::from_secs(15);
-
-/// Whether caches that are still listing have stalled: failing, and not one object more
-/// listed, for [`CACHES_FAILING_FOR`].
-#[derive(Default)]
-struct Stalled {
-    since: Option<Instant>,
-    listed: u64,
-}
-
-impl Stalled {
-    /// Takes in how the caches stand at `now`; true once they have stalled.
-    fn after(&mut self, failing: bool, listed: u64, now: Instant) -> bool {
-        let progressed = std::mem::replace(&mut self.listed, listed) != listed;
-        if !failing || progressed {
-            self.since = None;
-            return false;
-        }
-        let since = *self.since.get_or_insert(now);
-        now.duration_since(since) >= CACHES_FAILING_FOR
-    }
-}
-
-/// The console's first view of a hub, built from its informer caches: they are started and
-/// synced here (each kind listed a page at a time), so no full read of every Work at once
-/// comes before them, and the backend goes on with the same caches. A hub whose kind watches
-/// nothing, or whose caches keep failing to list, is read whole.
-pub async fn first_view(hub: &Hub) -> Result<FirstView, crate::backend::hub::HubError> {
-    let kinds = hub.watched_kinds().await;
-    if kinds.is_empty() {
-        return Ok(FirstView::read(hub.read().await?));
-    }
-    let (caches, changes) = Caches::start(
-        &hub.client,
-        kinds,
-        |kind| hub.list_page_size(kind),
-        hub.timeouts.read,
-    );
-    let mut stalled = Stalled::default();
-    loop {
-        tokio::select! {
-            () = caches.ready() => break,
-            () = tokio::time::sleep(Duration::from_secs(1)) => {}
-        }
-        if stalled.after(caches.failing(), caches.listed(), Instant::now()) {
-            drop(changes);
-            return Ok(FirstView::read(hub.read().await?));
-        }
-    }
-    let kind = hub.kind;
-    let kubeconfig = hub.kubeconfig.clone();
-    let stores = caches.clone();
-    let built = tokio::task::spawn_blocking(move || match kind {
-        HubKind::Karmada => boxed(whole_view::<karmada::delta::Live>(
-            kind,
-            &stores,
-            &kubeconfig,
-        )),
-        HubKind::OpenClusterManagement => {
-            boxed(whole_view::<ocm::delta::Live>(kind, &stores, &kubeconfig))
-        }
-        HubKind::KubeFed => boxed(whole_view::<kubefed_delta::Live>(
-            kind,
-            &stores,
-            &kubeconfig,
-        )),
-    })
-    .await;
-    match built {
-        Ok(Ok((view, live))) => Ok(FirstView {
-            view,
-            cached: Some(Cached {
-                caches,
-                changes,
-                live,
-            }),
-        }),
-        Ok(Err(reason)) => Err(hub.failed(reason)),
-        Err(err) => Err(hub.failed(err.to_string())),
-    }
-}
-
-#[allow(clippy::type_complexity)]
-fn boxed<L: LiveView>(
-    built: Result<(HubView, L), String>,
-) -> Result<(HubView, Box<dyn std::any::Any + Send>), String> {
-    built.map(|(view, live)| (view, Box::new(live) as Box<dyn std::any::Any + Send>))
-}
-
-/// The live view a first view was built as, to go on with — only while the console shows
-/// its rows and columns as they are. A Karmada or KubeFed console shows the rows of the fleet
-/// it edits, which may be others or in another order; a row the live view added would then
-/// have another index than the console gives it, and its cells and health would go to
-/// another row. Without it the caches are read again in the console's rows and columns.
-fn resumable<L: LiveView>(live: Box<dyn std::any::Any + Send>, shown: &HubView) -> Option<Box<L>> {
-    live.downcast::<L>()
-        .ok()
-        .filter(|live| live.view().same_layout(shown))
-}
-
 /// The console's backend on a hub whose reader keeps a live view: the caches list each kind
 /// once, then every watched change is taken in on a blocking thread and sent as the cells it
 /// changed. The whole view is built only at the start and after a relist or a reconnect.
-async fn run_cached<L: LiveView>(
+async fn run_cached<L: KindLive>(
     hub: Hub,
     first: FirstView,
     events: mpsc::UnboundedSender<BackendEvent>,
@@ -430,7 +299,7 @@ async fn run_cached<L: LiveView>(
         // The first view was built from these caches as this live view: the changes queued
         // since are taken in below, so there is nothing to read again.
         Some(live) => Ok(Ok((
-            Pass::new(*live, caches.kinds.len(), &hub.kubeconfig),
+            Pass::new(live, caches.kinds.len(), &hub.kubeconfig),
             Vec::new(),
         ))),
         None => {
@@ -612,28 +481,3 @@ fn rendered_by<'a, L: LiveView>(
 
 /// How many changes one blocking pass takes in at most, so effects are not held up by a burst.
 const BATCH: usize = 10_000;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn caches_that_fail_while_still_listing_are_waited_for() {
-        let start = Instant::now();
-        let at = |seconds| start + Duration::from_secs(seconds);
-        let mut stalled = Stalled::default();
-        // A watcher fails now and then while the big list goes on page by page.
-        for second in 0..60 {
-            assert!(!stalled.after(true, 500 * (second + 1), at(second)));
-        }
-        // The list stops getting anywhere: the caches have stalled 15 s later, not before.
-        assert!(!stalled.after(true, 30_000, at(60)));
-        assert!(!stalled.after(true, 30_000, at(74)));
-        assert!(stalled.after(true, 30_000, at(75)));
-        // A watcher that recovers starts the count again.
-        assert!(!stalled.after(false, 30_000, at(76)));
-        assert!(!stalled.after(true, 30_000, at(77)));
-        assert!(!stalled.after(true, 30_000, at(91)));
-        assert!(stalled.after(true, 30_000, at(92)));
-    }
-}
