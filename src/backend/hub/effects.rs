@@ -17,7 +17,6 @@ use super::karmada::write::reschedule;
 use super::objects::delivered_form;
 use super::ocm::read::placement_world;
 use super::ocm::write::write_placement;
-use super::preview::dry_run;
 use super::view::HubView;
 use super::write::{WriteError, write_object};
 use crate::backend::messages::{BackendEvent, CellRef, CellUpdate, Effect};
@@ -35,14 +34,30 @@ pub(super) struct Expectation {
     pub(super) since: Instant,
 }
 
-/// Carries out one effect; `true` when the hub should be read again at once.
-pub(super) async fn handle(
+/// What carrying out an effect did on the hub, for the view after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum After {
+    /// Nothing was written: the hub refused, or the effect is not one a hub takes.
+    Nothing,
+    /// The hub was asked to move cells: an edited policy or Federated object written, or a
+    /// reschedule.
+    Cells,
+    /// OCM took an edited Placement: its decision moves.
+    Placement,
+}
+
+/// Carries out one effect that writes to the hub (the live view's follows and the previews
+/// are the loop's): an edit's cells in `shown` held Pending and awaited in `expected`, an
+/// edited Placement awaited in `placements`; anything else a hub does not take is refused
+/// with a notice.
+pub(super) async fn carry_out(
     hub: &Hub,
-    shown: &mut HubView,
     effect: Effect,
+    shown: &mut HubView,
     expected: &mut HashMap<CellRef, Expectation>,
+    placements: &mut PlacementFollow,
     events: &mpsc::UnboundedSender<BackendEvent>,
-) -> bool {
+) -> After {
     let notice = |text: String| {
         let _ = events.send(BackendEvent::Notice(text));
     };
@@ -88,32 +103,35 @@ pub(super) async fn handle(
                     }
                     // The console sees each cell leave its old state, then arrive.
                     let _ = events.send(BackendEvent::Cells(pending));
-                    true
+                    After::Cells
                 }
                 Err(WriteError::Changed(why)) => {
                     notice(format!(
                         "not written: {why} — the edit was made from what the hub held before; reopen the editor to edit what it holds now"
                     ));
-                    false
+                    After::Nothing
                 }
                 Err(err) => {
                     notice(format!("hub {} refused {title}: {err}", hub.context));
-                    false
+                    After::Nothing
                 }
             }
         }
-        Effect::DryRun {
-            fleet,
-            cells,
-            revision,
+        Effect::WritePlacement {
+            namespace,
+            name,
+            patch,
+            expect,
         } => {
-            match hub.read().await {
-                Ok(view) => dry_run(hub, &view, &fleet.0, &cells, revision, events).await,
-                Err(err) => notice(format!("preview: {err}")),
+            if placements
+                .write(hub, namespace, name, &patch, expect, events)
+                .await
+            {
+                After::Placement
+            } else {
+                After::Nothing
             }
-            false
         }
-        Effect::UseFleet(_) => false,
         Effect::Apply { cells } if hub.kind == HubKind::Karmada => {
             let rows: std::collections::BTreeSet<usize> =
                 cells.iter().map(|cell| cell.resource as usize).collect();
@@ -139,7 +157,7 @@ pub(super) async fn handle(
                     ),
                 });
             }
-            true
+            After::Cells
         }
         other => {
             notice(format!(
@@ -147,7 +165,7 @@ pub(super) async fn handle(
                 hub.kind.as_str(),
                 other.name()
             ));
-            false
+            After::Nothing
         }
     }
 }
