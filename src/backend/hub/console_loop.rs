@@ -189,3 +189,176 @@ async fn keep_current<S: ViewSource>(
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use kube::api::DynamicObject;
+    use kube::runtime::watcher;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::backend::hub::cache::{Caches, Change};
+    use crate::backend::hub::first_view::{BuiltLive, Cached};
+    use crate::backend::hub::view_changes::whole_view;
+    use crate::backend::kube::kubeconfig::Timeouts;
+    use crate::backend::messages::{CellRef, CellUpdate, SharedFleet};
+    use crate::model::CellStatus;
+
+    const WORKS: usize = 3;
+
+    fn object(value: Value) -> DynamicObject {
+        serde_json::from_value(value).expect("an object")
+    }
+
+    fn work(cluster: &str, applied: &str, version: &str) -> DynamicObject {
+        object(
+            json!({"apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+            "metadata": {"name": "web-w", "namespace": format!("karmada-es-{cluster}"),
+                "resourceVersion": version,
+                "labels": {"resourcebinding.karmada.io/permanent-id": "id-web"}},
+            "spec": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "web", "namespace": "shop"}, "data": {"color": "blue"}}]}},
+            "status": {"conditions": [{"type": "Applied", "status": applied,
+                "reason": "AppliedFailed", "message": "from the member"}]}}),
+        )
+    }
+
+    /// A Karmada hub nothing answers at: the loop must not need it for what it is asked here.
+    fn silent_hub() -> Hub {
+        let config = kube::Config::new("http://127.0.0.1:1".parse().expect("a URL"));
+        Hub {
+            context: "hub".into(),
+            kind: HubKind::Karmada,
+            client: kube::Client::try_from(config).expect("a client"),
+            kubeconfig: Default::default(),
+            timeouts: Timeouts::default(),
+        }
+    }
+
+    async fn next(console: &mut mpsc::UnboundedReceiver<BackendEvent>) -> Option<BackendEvent> {
+        tokio::time::timeout(Duration::from_secs(10), console.recv())
+            .await
+            .expect("the backend answers")
+    }
+
+    /// The event after those `skip` lets pass.
+    async fn next_but(
+        console: &mut mpsc::UnboundedReceiver<BackendEvent>,
+        skip: impl Fn(&BackendEvent) -> bool,
+    ) -> BackendEvent {
+        loop {
+            let event = next(console).await.expect("an event");
+            if !skip(&event) {
+                return event;
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cached_hub_sends_a_watched_change_as_its_cell_and_previews_from_its_stores() {
+        let cluster = |name: &str| {
+            object(
+                json!({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+                "metadata": {"name": name},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
+            )
+        };
+        let binding = object(json!({"apiVersion": "work.karmada.io/v1alpha2",
+            "kind": "ResourceBinding",
+            "metadata": {"name": "web-configmap", "namespace": "shop",
+                "labels": {"resourcebinding.karmada.io/permanent-id": "id-web"}},
+            "spec": {"resource": {"apiVersion": "v1", "kind": "ConfigMap",
+                "namespace": "shop", "name": "web"},
+                "clusters": [{"name": "a"}, {"name": "b"}]}}));
+        let (caches, mut writers) = Caches::in_memory(
+            karmada::delta::kinds(),
+            [
+                (0, cluster("a")),
+                (0, cluster("b")),
+                (1, binding),
+                (WORKS, work("a", "True", "1")),
+                (WORKS, work("b", "True", "1")),
+            ],
+        );
+        let (view, live) = whole_view::<karmada::delta::Live>(
+            HubKind::Karmada,
+            &caches,
+            &kube::config::Kubeconfig::default(),
+        )
+        .expect("the first view");
+        let (changed, changes) = mpsc::channel(8);
+        let first = FirstView {
+            view,
+            cached: Some(Cached {
+                caches,
+                changes,
+                live: BuiltLive::Karmada(live),
+            }),
+        };
+        let (events, mut console) = mpsc::unbounded_channel();
+        let effects = spawn(silent_hub(), first, None, events);
+
+        assert!(matches!(
+            next(&mut console).await,
+            Some(BackendEvent::Snapshot { .. })
+        ));
+        let synced = next_but(&mut console, |e| matches!(e, BackendEvent::Cluster { .. })).await;
+        assert!(
+            matches!(&synced, BackendEvent::Notice(text) if text.contains("caches synced")),
+            "the first view's live view is gone on with: {synced:?}"
+        );
+
+        let failed = work("b", "False", "2");
+        writers[WORKS].apply_watcher_event(&watcher::Event::Apply(failed.clone()));
+        changed
+            .send(Change::Applied {
+                kind: WORKS,
+                object: std::sync::Arc::new(failed),
+            })
+            .await
+            .expect("the loop takes changes");
+        let cells = next_but(&mut console, |e| {
+            matches!(e, BackendEvent::Heartbeat { .. })
+        })
+        .await;
+        let BackendEvent::Cells(cells) = cells else {
+            panic!("the change's cell, not {cells:?}");
+        };
+        assert_eq!(
+            cells,
+            [CellUpdate {
+                cell: CellRef {
+                    resource: 0,
+                    cluster: 1
+                },
+                status: CellStatus::Failed("AppliedFailed: from the member".into()),
+                message: None,
+            }]
+        );
+
+        effects
+            .send(Effect::DryRun {
+                fleet: SharedFleet(Arc::new(Fleet::default())),
+                cells: Vec::new(),
+                revision: 7,
+            })
+            .expect("the loop takes effects");
+        let answer = next_but(&mut console, |e| {
+            matches!(e, BackendEvent::Heartbeat { .. })
+        })
+        .await;
+        assert!(
+            matches!(&answer, BackendEvent::DryRun { revision: 7, items } if items.is_empty()),
+            "answered from the stores, without reading the hub: {answer:?}"
+        );
+
+        drop(effects);
+        while let Some(event) = next(&mut console).await {
+            assert!(
+                matches!(event, BackendEvent::Heartbeat { .. }),
+                "nothing more but heartbeats: {event:?}"
+            );
+        }
+    }
+}

@@ -522,3 +522,81 @@ impl<L: KindLive> ViewSource for CacheReads<L> {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::hub::view::HubRow;
+    use crate::backend::kube::kubeconfig::Timeouts;
+    use crate::model::{ClusterSpec, ClusterStatus, HubKind, ResourceRef};
+
+    /// A Karmada hub nothing answers at.
+    fn silent_hub() -> Hub {
+        let config = kube::Config::new("http://127.0.0.1:1".parse().expect("a URL"));
+        Hub {
+            context: "hub".into(),
+            kind: HubKind::Karmada,
+            client: kube::Client::try_from(config).expect("a client"),
+            kubeconfig: Default::default(),
+            timeouts: Timeouts::default(),
+        }
+    }
+
+    fn shown() -> HubView {
+        let member = ClusterSpec {
+            name: "a".into(),
+            ..ClusterSpec::default()
+        };
+        let ready = ClusterStatus {
+            health: Health::Ready,
+            ..ClusterStatus::default()
+        };
+        HubView {
+            kind: HubKind::Karmada,
+            clusters: vec![(member, ready)],
+            rows: vec![HubRow {
+                target: ResourceRef {
+                    api_version: "v1".into(),
+                    kind: "ConfigMap".into(),
+                    namespace: Some("shop".into()),
+                    name: "web".into(),
+                },
+                source: "ResourceBinding shop/web-configmap".into(),
+                carrier: None,
+                cells: Default::default(),
+                not_placed: String::new(),
+                objects: Default::default(),
+                health: Default::default(),
+            }],
+        }
+    }
+
+    #[tokio::test]
+    async fn reading_whole_only_a_write_reads_again_and_a_silent_hub_shows_its_clusters_unknown() {
+        let source = WholeReads {
+            shown: shown(),
+            expected: HashMap::new(),
+            nudges: None,
+            ticker: tokio::time::interval(POLL_EVERY),
+        };
+        assert_eq!(source.after_effect(After::Nothing), None, "nothing written");
+        assert_eq!(source.after_effect(After::Cells), Some(()));
+        assert_eq!(source.after_effect(After::Placement), Some(()));
+
+        let (events, _console) = mpsc::unbounded_channel();
+        let mut placements = PlacementFollow::default();
+        let (source, news) = source
+            .refresh((), &silent_hub(), &mut placements, &events)
+            .await
+            .expect("a whole read goes on");
+        let down: Vec<(u32, Health)> = news
+            .iter()
+            .filter_map(|event| match event {
+                BackendEvent::Cluster { cluster, status } => Some((*cluster, status.health)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(down, [(0, Health::Unknown)], "{news:?}");
+        assert_eq!(source.view().clusters[0].1.health, Health::Unknown);
+        assert_eq!(source.view().rows.len(), 1, "the shown row stays");
+    }
+}
