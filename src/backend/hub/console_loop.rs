@@ -1,4 +1,4 @@
-//! The console's backend on a hub: one loop, given the [`ViewSource`] its view comes from (the
+//! The console's backend on a hub: one loop, given the `ViewSource` its view comes from (the
 //! hub's informer caches, or whole reads of the hub where those cannot be had). It sends the
 //! first view, then what changed — cluster health as the hub reports it, and one cell per (row,
 //! cluster) as the hub's reader words it; rows the hub gains later are appended, so a shown row

@@ -2,9 +2,9 @@
 //! Federated object written by server-side apply, an edited OCM Placement, a Karmada
 //! reschedule; each written edit is then followed until the hub rendered (or, for a Placement,
 //! decided) exactly what its preview said, its cells held Pending until then. Effects a hub does
-//! not take are refused with a notice. It must not build or keep the hub's view (the backend's
-//! loop hands it the view whose cells it marks), and a read-only console never reaches it: that
-//! console's channel lets no write through.
+//! not take are refused with a notice. It must not build or keep the hub's view of cells (the
+//! backend's loop hands it the view whose cells it marks), and a read-only console never reaches
+//! it: that console's channel lets no write through.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -238,6 +238,8 @@ impl PlacementFollow {
         !self.expected.is_empty()
     }
 
+    /// Reads the hub's Placements (on OCM): notices for the followed decisions that arrived or
+    /// are late, and the Placements themselves when they changed.
     pub(super) async fn read(&mut self, hub: &Hub, events: &mpsc::UnboundedSender<BackendEvent>) {
         if hub.kind != HubKind::OpenClusterManagement {
             return;

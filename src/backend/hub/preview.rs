@@ -1,5 +1,5 @@
 //! Previews on a hub: the engine's render of an (edited) fleet for each cell against what the
-//! hub rendered for that cell now — the editors' previews in the console ([`dry_run`]) and
+//! hub rendered for that cell now — the editors' previews in the console (`dry_run`) and
 //! `plan --hub` ([`preview_items`]) — with what the member's live object says beside it; on a
 //! hub that keeps no rendered objects (KubeFed), against the members' live objects instead. It
 //! only reads the hub and its members: it must not write to either, and keeps nothing between

@@ -1,7 +1,7 @@
 //! What the console is sent of a hub's view: the first matrix, then only what changed. Between
 //! two whole views that is [`changes`]; on the main path, a [`Pass`] takes each batch of the
 //! informer caches' changes into the kind's live view, keeping the old values of what they
-//! touch ([`Before`]) to send the cells, columns and health that moved and the rows that are
+//! touch (`Before`) to send the cells, columns and health that moved and the rows that are
 //! new, and builds the whole view again after a relist or when the hub answers again. It reads
 //! the caches' stores only: it must not talk to the hub, and a pass must not wait (it runs on a
 //! blocking thread).
@@ -101,7 +101,7 @@ pub fn full_reads() -> u64 {
     FULL_READS.load(Ordering::Relaxed)
 }
 
-/// Counts a whole view built outside a pass (a whole read of the hub, or the first view).
+/// Counts one whole view built: a whole read of the hub, or of the caches.
 pub(super) fn count_full_read() {
     FULL_READS.fetch_add(1, Ordering::Relaxed);
 }

@@ -1,8 +1,8 @@
 //! Where the console's backend on a hub gets its view, and how the view is kept current: from
 //! the hub's informer caches, each watched change taken in as the cells it touches
-//! ([`CacheReads`], the main path), or, for a hub whose kind watches nothing or whose caches
+//! (`CacheReads`, the main path), or, for a hub whose kind watches nothing or whose caches
 //! cannot be read, by reading the hub whole whenever a watched object changes and on a timer
-//! ([`WholeReads`], the fallback). Either is the [`ViewSource`] the backend's loop is given.
+//! (`WholeReads`, the fallback). Either is the `ViewSource` the backend's loop is given.
 //! A source says what woke the loop and brings the view up to date; it must not carry out the
 //! console's effects (the loop hands them to `effects`) nor write to the hub.
 
