@@ -17,9 +17,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use flotilla::backend::hub::aligned;
 use flotilla::backend::hub::cache::{CacheWriter, Caches, Change, LiveView};
 use flotilla::backend::hub::karmada::delta::Live;
-use flotilla::backend::hub::poll::{Pass, aligned, changes};
+use flotilla::backend::hub::view_changes::{Pass, changes};
 use flotilla::backend::hub::{karmada, ocm};
 use flotilla::model::{ClusterSpec, ClusterStatus, Health};
 use kube::api::DynamicObject;

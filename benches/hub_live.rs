@@ -35,7 +35,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
-use flotilla::backend::hub::{self, poll};
+use flotilla::backend::hub;
 use flotilla::backend::kube::kubeconfig::Timeouts;
 use flotilla::messages::BackendEvent;
 
@@ -117,7 +117,7 @@ async fn child(kubeconfig: PathBuf) {
             return;
         }
     };
-    let first = match poll::first_view(&hub).await {
+    let first = match hub::first_view::first_view(&hub).await {
         Ok(first) => first,
         Err(err) => {
             println!("error {err}");
@@ -129,7 +129,7 @@ async fn child(kubeconfig: PathBuf) {
         println!("stores {objects} {bytes}");
     }
     let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
-    let _reads = poll::spawn_readonly(hub, first, None, events);
+    let _reads = hub::console_loop::spawn_readonly(hub, first, None, events);
     let mut relists = hub::cache::relists();
     while let Some(event) = received.recv().await {
         if hub::cache::relists() > relists {

@@ -402,7 +402,7 @@ fn hub_karmada_the_console_model_shows_the_bindings_clusters_and_each_works_stat
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_a_work_status_changed_on_the_hub_reaches_exactly_its_cell_without_a_relist() {
-    use flotilla::backend::hub::{cache, poll};
+    use flotilla::backend::hub::{cache, view_changes};
     use flotilla::messages::BackendEvent;
     use flotilla::model::CellStatus;
 
@@ -444,7 +444,7 @@ fn hub_karmada_a_work_status_changed_on_the_hub_reaches_exactly_its_cell_without
                 .as_ref()
                 .is_some_and(|n| n.contains("caches synced"))
     });
-    let (relists, full_reads) = (cache::relists(), poll::full_reads());
+    let (relists, full_reads) = (cache::relists(), view_changes::full_reads());
     assert!(
         full_reads >= 1,
         "the backend built its view once at the start"
@@ -500,7 +500,7 @@ fn hub_karmada_a_work_status_changed_on_the_hub_reaches_exactly_its_cell_without
         "no whole matrix was sent"
     );
     assert_eq!(
-        (cache::relists(), poll::full_reads()),
+        (cache::relists(), view_changes::full_reads()),
         (relists, full_reads),
         "the change came through the watch: no relist, no full read of the view"
     );

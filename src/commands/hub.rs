@@ -13,7 +13,7 @@ use super::scope::{InputError, ResourceScope};
 use crate::backend::fanout::drift;
 use crate::backend::fanout::object::resource_of;
 use crate::backend::fanout::targets::{Ignores, Options};
-use crate::backend::hub::poll::{Compare, preview_items};
+use crate::backend::hub::preview::{Compare, preview_items};
 use crate::backend::hub::{self, Hub, HubError, HubView, TemplateLabels};
 use crate::backend::kube::kubeconfig::Timeouts;
 use crate::cli::{GlobalArgs, PlanArgs, ScopeArgs, exit};

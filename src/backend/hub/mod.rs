@@ -1,16 +1,22 @@
 //! Hub mode: a federation control plane is the source of truth. [`kind`] tells which kind of
 //! hub a context is from the API groups it serves; [`connect`] reaches it and reads it through
-//! that kind's reader; [`poll`] is the console's backend on a hub. Each kind has a room with its
-//! readers apart from its writers: [`karmada`], [`ocm`] and [`kubefed`] (which only reads,
-//! kept current by [`kubefed_delta`]);
-//! [`write`] writes an edited object to any hub; [`cache`] keeps the informer caches the
-//! console's backend reads from; [`member_health`] and [`live_view`] read members' own objects
-//! where the hub's word is not enough. Readers only read; only the `write` modules
-//! send a mutating request, and a read-only console never reaches them. No file here decides
-//! placement (the engine does) or knows exit codes (the command line does).
+//! that kind's reader. Each kind has a room with its readers apart from its writers:
+//! [`karmada`], [`ocm`] and [`kubefed`] (which only reads, kept current by [`kubefed_delta`]);
+//! [`write`] writes an edited object to any hub. The console's backend on a hub is one loop,
+//! [`console_loop`], started from the [`first_view`] and given a [`view_source`]: the informer
+//! caches [`cache`] keeps (the main path) or whole reads of the hub; [`view_changes`] turns
+//! what changed into the console's events, [`effects`] carries out the console's edits and
+//! follows them, and [`preview`] answers the editors' previews and `plan --hub`.
+//! [`member_health`] and [`live_view`] read members' own objects where the hub's word is not
+//! enough. Readers only read; only the `write` modules send a mutating request, and a
+//! read-only console never reaches them. No file here decides placement (the engine does) or
+//! knows exit codes (the command line does).
 
 pub mod cache;
 pub mod connect;
+pub mod console_loop;
+pub mod effects;
+pub mod first_view;
 pub mod karmada;
 pub mod kind;
 pub mod kubefed;
@@ -19,8 +25,10 @@ pub mod live_view;
 pub mod member_health;
 pub mod objects;
 pub mod ocm;
-pub mod poll;
+pub mod preview;
 pub mod view;
+pub mod view_changes;
+pub mod view_source;
 pub mod write;
 
 pub use crate::model::HubKind;
@@ -28,5 +36,6 @@ pub use connect::{Hub, HubError, connect};
 pub use kind::detect;
 pub use objects::{delivered_form, drop_marks, is_flotilla_mark, path_of};
 pub use view::{
-    HubRender, HubRow, HubView, RenderedObject, TemplateLabels, Unplaced, aligned, sort_rows,
+    HubRender, HubRow, HubView, RenderedObject, TemplateLabels, Unplaced, aligned, in_rows_of,
+    sort_rows,
 };

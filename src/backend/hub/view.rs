@@ -95,6 +95,22 @@ impl HubView {
     pub fn row_of(&self, target: &ResourceRef) -> Option<usize> {
         self.rows.iter().position(|row| row.target == *target)
     }
+
+    /// Whether `other` has the same rows and columns, in the same order.
+    pub fn same_layout(&self, other: &HubView) -> bool {
+        self.rows.len() == other.rows.len()
+            && self.clusters.len() == other.clusters.len()
+            && self
+                .rows
+                .iter()
+                .zip(&other.rows)
+                .all(|(a, b)| a.target == b.target)
+            && self
+                .clusters
+                .iter()
+                .zip(&other.clusters)
+                .all(|(a, b)| a.0.name == b.0.name)
+    }
 }
 
 /// The per-cluster objects a hub stores, in `flotilla render`'s JSON shape (design §3). A hub
@@ -217,6 +233,30 @@ pub fn aligned(shown: &HubView, view: HubView) -> HubView {
         clusters,
         rows,
     }
+}
+
+/// `view` with one row per target, in that order (a target the hub delivers nowhere gets an
+/// empty row saying so).
+pub fn in_rows_of(targets: &[ResourceRef], view: HubView) -> HubView {
+    let rows = targets
+        .iter()
+        .map(|target| {
+            view.rows
+                .iter()
+                .find(|row| row.target == *target)
+                .cloned()
+                .unwrap_or_else(|| HubRow {
+                    target: target.clone(),
+                    source: format!("{} template", view.kind.as_str()),
+                    carrier: None,
+                    cells: Default::default(),
+                    not_placed: "no binding on the hub: no propagation policy claims it".into(),
+                    objects: Default::default(),
+                    health: Default::default(),
+                })
+        })
+        .collect();
+    HubView { rows, ..view }
 }
 
 /// Where a row showing `target` sorts: by namespace, name, then kind.

@@ -1,0 +1,365 @@
+//! The console's backend on a hub: one loop, given the `ViewSource` its view comes from (the
+//! hub's informer caches, or whole reads of the hub where those cannot be had). It sends the
+//! first view, then what changed — cluster health as the hub reports it, and one cell per (row,
+//! cluster) as the hub's reader words it; rows the hub gains later are appended, so a shown row
+//! keeps its index. With an effect channel it hands confirmed edits to `effects` (which follows
+//! each until the hub has rendered, or decided, what its preview said) and answers the editors'
+//! previews (`preview`). Either way it reads followed cells on their members for the live view
+//! (`live_view`). Read-only, its channel lets only those reads through, so no code path can
+//! write to the hub. It must not build or change the view itself (its source does) nor write
+//! to the hub but through `effects`.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::connect::Hub;
+use super::effects::{PlacementFollow, carry_out};
+use super::first_view::{FirstView, KindLive};
+use super::live_view::Following;
+use super::member_health::Unsettled;
+use super::preview::dry_run;
+use super::view_changes::{health_snapshot, snapshot};
+use super::view_source::{CacheReads, Start, ViewSource, WholeReads};
+use super::{karmada, kubefed_delta, ocm};
+use crate::backend::read_only::reads_only;
+use crate::engine::Fleet;
+use crate::messages::{BackendEvent, Effect};
+use crate::model::HubKind;
+
+/// Starts the backend on a hub and takes the console's effects; `first` is the view the
+/// console's rows and columns were built from, `fleet` the hub's fleet where the engine could
+/// load it.
+pub fn spawn(
+    hub: Hub,
+    first: FirstView,
+    fleet: Option<Arc<Fleet>>,
+    events: mpsc::UnboundedSender<BackendEvent>,
+) -> mpsc::UnboundedSender<Effect> {
+    let (effects, receiver) = mpsc::unbounded_channel();
+    start(hub, first, fleet, events, receiver);
+    effects
+}
+
+/// Starts the backend on a hub without any way to write to it. The channel returned takes only
+/// the live view's reads.
+pub fn spawn_readonly(
+    hub: Hub,
+    first: FirstView,
+    fleet: Option<Arc<Fleet>>,
+    events: mpsc::UnboundedSender<BackendEvent>,
+) -> mpsc::UnboundedSender<Effect> {
+    let (reads, receiver) = reads_only();
+    start(hub, first, fleet, events, receiver);
+    reads
+}
+
+/// Runs the backend with the live view of the hub's kind.
+fn start(
+    hub: Hub,
+    first: FirstView,
+    fleet: Option<Arc<Fleet>>,
+    events: mpsc::UnboundedSender<BackendEvent>,
+    effects: mpsc::UnboundedReceiver<Effect>,
+) {
+    let following = Following::start(hub.clone(), fleet, events.clone());
+    match hub.kind {
+        HubKind::Karmada => {
+            tokio::spawn(run::<karmada::delta::Live>(
+                hub, first, events, effects, following,
+            ));
+        }
+        HubKind::OpenClusterManagement => {
+            tokio::spawn(run::<ocm::delta::Live>(
+                hub, first, events, effects, following,
+            ));
+        }
+        HubKind::KubeFed => {
+            tokio::spawn(run::<kubefed_delta::Live>(
+                hub, first, events, effects, following,
+            ));
+        }
+    }
+}
+
+/// Sends the first view, then keeps it current from the hub's informer caches, or, where they
+/// cannot be had, by reading the hub whole.
+async fn run<L: KindLive>(
+    hub: Hub,
+    first: FirstView,
+    events: mpsc::UnboundedSender<BackendEvent>,
+    effects: mpsc::UnboundedReceiver<Effect>,
+    following: Following,
+) {
+    let FirstView {
+        view: first,
+        cached,
+    } = first;
+    let _ = events.send(snapshot(&first));
+    let mut unsettled = Unsettled::default();
+    if let Some(health) = health_snapshot(&first) {
+        let mut health = [health];
+        unsettled.note(&mut health);
+        let [health] = health;
+        let _ = events.send(health);
+    }
+    for (index, (_, status)) in first.clusters.iter().enumerate() {
+        let _ = events.send(BackendEvent::Cluster {
+            cluster: index as u32,
+            status: status.clone(),
+        });
+    }
+    match CacheReads::<L>::start(&hub, first, cached, unsettled, &events).await {
+        Start::Cached(source) => keep_current(hub, *source, events, effects, following).await,
+        Start::ReadWhole(first) => {
+            let source = WholeReads::start(&hub, first).await;
+            keep_current(hub, source, events, effects, following).await;
+        }
+        Start::Ended => {}
+    }
+}
+
+/// The loop: waits for its source or an effect, carries the effect out, and sends what the
+/// view's refresh after either changed. Ends when the console is gone.
+async fn keep_current<S: ViewSource>(
+    hub: Hub,
+    mut source: S,
+    events: mpsc::UnboundedSender<BackendEvent>,
+    mut effects: mpsc::UnboundedReceiver<Effect>,
+    mut following: Following,
+) {
+    let mut placements = PlacementFollow::default();
+    placements.read(&hub, &events).await;
+    loop {
+        let wake = tokio::select! {
+            wake = source.wait(&hub, &events) => match wake {
+                Some(wake) => wake,
+                None => return,
+            },
+            effect = effects.recv() => match effect {
+                Some(Effect::FollowObject { cells }) => {
+                    let rendered = |row: usize, member: &str| source.rendered(row, member);
+                    following.follow(source.view(), &rendered, cells);
+                    continue;
+                }
+                Some(Effect::StopFollowing) => {
+                    let rendered = |row: usize, member: &str| source.rendered(row, member);
+                    following.follow(source.view(), &rendered, Vec::new());
+                    continue;
+                }
+                Some(Effect::UseFleet(fleet)) => {
+                    let rendered = |row: usize, member: &str| source.rendered(row, member);
+                    following.use_fleet(source.view(), &rendered, fleet.0);
+                    continue;
+                }
+                Some(Effect::DryRun { fleet, cells, revision }) => {
+                    match source.preview_view(&hub, &fleet.0, &cells).await {
+                        Ok(view) => dry_run(&hub, &view, &fleet.0, &cells, revision, &events).await,
+                        Err(err) => {
+                            let _ = events.send(BackendEvent::Notice(format!("preview: {err}")));
+                        }
+                    }
+                    continue;
+                }
+                Some(effect) => {
+                    let (shown, expected) = source.edits();
+                    let after =
+                        carry_out(&hub, effect, shown, expected, &mut placements, &events).await;
+                    match source.after_effect(after) {
+                        Some(wake) => wake,
+                        None => continue,
+                    }
+                }
+                None => return,
+            },
+        };
+        if events.is_closed() {
+            return;
+        }
+        let Some((next, news)) = source.refresh(wake, &hub, &mut placements, &events).await else {
+            return;
+        };
+        source = next;
+        let rendered = |row: usize, member: &str| source.rendered(row, member);
+        following.view_changed(source.view(), &rendered, &news);
+        for event in news {
+            if events.send(event).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use kube::api::DynamicObject;
+    use kube::runtime::watcher;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::backend::hub::cache::{Caches, Change};
+    use crate::backend::hub::first_view::{BuiltLive, Cached};
+    use crate::backend::hub::view_changes::whole_view;
+    use crate::backend::kube::kubeconfig::Timeouts;
+    use crate::messages::{CellRef, CellUpdate, SharedFleet};
+    use crate::model::CellStatus;
+
+    const WORKS: usize = 3;
+
+    fn object(value: Value) -> DynamicObject {
+        serde_json::from_value(value).expect("an object")
+    }
+
+    fn work(cluster: &str, applied: &str, version: &str) -> DynamicObject {
+        object(
+            json!({"apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+            "metadata": {"name": "web-w", "namespace": format!("karmada-es-{cluster}"),
+                "resourceVersion": version,
+                "labels": {"resourcebinding.karmada.io/permanent-id": "id-web"}},
+            "spec": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "web", "namespace": "shop"}, "data": {"color": "blue"}}]}},
+            "status": {"conditions": [{"type": "Applied", "status": applied,
+                "reason": "AppliedFailed", "message": "from the member"}]}}),
+        )
+    }
+
+    /// A Karmada hub nothing answers at: the loop must not need it for what it is asked here.
+    fn silent_hub() -> Hub {
+        let config = kube::Config::new("http://127.0.0.1:1".parse().expect("a URL"));
+        Hub {
+            context: "hub".into(),
+            kind: HubKind::Karmada,
+            client: kube::Client::try_from(config).expect("a client"),
+            kubeconfig: Default::default(),
+            timeouts: Timeouts::default(),
+        }
+    }
+
+    async fn next(console: &mut mpsc::UnboundedReceiver<BackendEvent>) -> Option<BackendEvent> {
+        tokio::time::timeout(Duration::from_secs(10), console.recv())
+            .await
+            .expect("the backend answers")
+    }
+
+    /// The event after those `skip` lets pass.
+    async fn next_but(
+        console: &mut mpsc::UnboundedReceiver<BackendEvent>,
+        skip: impl Fn(&BackendEvent) -> bool,
+    ) -> BackendEvent {
+        loop {
+            let event = next(console).await.expect("an event");
+            if !skip(&event) {
+                return event;
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cached_hub_sends_a_watched_change_as_its_cell_and_previews_from_its_stores() {
+        let cluster = |name: &str| {
+            object(
+                json!({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+                "metadata": {"name": name},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
+            )
+        };
+        let binding = object(json!({"apiVersion": "work.karmada.io/v1alpha2",
+            "kind": "ResourceBinding",
+            "metadata": {"name": "web-configmap", "namespace": "shop",
+                "labels": {"resourcebinding.karmada.io/permanent-id": "id-web"}},
+            "spec": {"resource": {"apiVersion": "v1", "kind": "ConfigMap",
+                "namespace": "shop", "name": "web"},
+                "clusters": [{"name": "a"}, {"name": "b"}]}}));
+        let (caches, mut writers) = Caches::in_memory(
+            karmada::delta::kinds(),
+            [
+                (0, cluster("a")),
+                (0, cluster("b")),
+                (1, binding),
+                (WORKS, work("a", "True", "1")),
+                (WORKS, work("b", "True", "1")),
+            ],
+        );
+        let (view, live) = whole_view::<karmada::delta::Live>(
+            HubKind::Karmada,
+            &caches,
+            &kube::config::Kubeconfig::default(),
+        )
+        .expect("the first view");
+        let (changed, changes) = mpsc::channel(8);
+        let first = FirstView {
+            view,
+            cached: Some(Cached {
+                caches,
+                changes,
+                live: BuiltLive::Karmada(live),
+            }),
+        };
+        let (events, mut console) = mpsc::unbounded_channel();
+        let effects = spawn(silent_hub(), first, None, events);
+
+        assert!(matches!(
+            next(&mut console).await,
+            Some(BackendEvent::Snapshot { .. })
+        ));
+        let synced = next_but(&mut console, |e| matches!(e, BackendEvent::Cluster { .. })).await;
+        assert!(
+            matches!(&synced, BackendEvent::Notice(text) if text.contains("caches synced")),
+            "the first view's live view is gone on with: {synced:?}"
+        );
+
+        let failed = work("b", "False", "2");
+        writers[WORKS].apply_watcher_event(&watcher::Event::Apply(failed.clone()));
+        changed
+            .send(Change::Applied {
+                kind: WORKS,
+                object: std::sync::Arc::new(failed),
+            })
+            .await
+            .expect("the loop takes changes");
+        let cells = next_but(&mut console, |e| {
+            matches!(e, BackendEvent::Heartbeat { .. })
+        })
+        .await;
+        let BackendEvent::Cells(cells) = cells else {
+            panic!("the change's cell, not {cells:?}");
+        };
+        assert_eq!(
+            cells,
+            [CellUpdate {
+                cell: CellRef {
+                    resource: 0,
+                    cluster: 1
+                },
+                status: CellStatus::Failed("AppliedFailed: from the member".into()),
+                message: None,
+            }]
+        );
+
+        effects
+            .send(Effect::DryRun {
+                fleet: SharedFleet(Arc::new(Fleet::default())),
+                cells: Vec::new(),
+                revision: 7,
+            })
+            .expect("the loop takes effects");
+        let answer = next_but(&mut console, |e| {
+            matches!(e, BackendEvent::Heartbeat { .. })
+        })
+        .await;
+        assert!(
+            matches!(&answer, BackendEvent::DryRun { revision: 7, items } if items.is_empty()),
+            "answered from the stores, without reading the hub: {answer:?}"
+        );
+
+        drop(effects);
+        while let Some(event) = next(&mut console).await {
+            assert!(
+                matches!(event, BackendEvent::Heartbeat { .. }),
+                "nothing more but heartbeats: {event:?}"
+            );
+        }
+    }
+}
