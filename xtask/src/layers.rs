@@ -1,12 +1,25 @@
 //! `cargo xtask layers`: the import rules of the source tree. Reads every `.rs` file under
 //! `src/` and `xtask/src/` (each crate on its own), builds a file-level graph from the Rust
 //! paths written in them — `use` trees and paths inline in code, with comments and string
-//! literals skipped — and fails on an import cycle between files, on an import that runs
-//! upward across the main crate's layers (`MAIN`'s table; the engine's rooms among engine
-//! files), and on `crossterm` named under `app`. Paths resolve by walking the module tree to
-//! the deepest module that has a file; re-exports are not followed (a `pub use` is an import
-//! of the file that holds it). It only reads source files: it must not write, build or run
-//! anything.
+//! literals skipped — and fails on an import cycle between files, on an import cycle between
+//! folders, on an import that runs upward across the main crate's layers (`MAIN`'s table; the
+//! engine's rooms among engine files), and on `crossterm` named under `app`. Paths resolve by
+//! walking the module tree to the deepest module that has a file; re-exports are not followed
+//! (a `pub use` is an import of the file that holds it). It only reads source files: it must
+//! not write, build or run anything.
+//!
+//! Folder cycles are looked for among the children of each folder, one folder at a time: the
+//! children of `backend` are its files (`backend/messages.rs`) and its subfolders, each
+//! subfolder taken whole (`backend/kube/` is `backend/kube.rs` or `backend/kube/mod.rs` and
+//! every file under `backend/kube/`); those of `src/` are its files (`glob.rs`) and folders
+//! (`app/`), `lib.rs` and `main.rs` being its own. An import from a file of one child to a file of another
+//! is an edge between the two children, so `backend/kube/live/task.rs` importing
+//! `backend/cluster_profiles.rs` is the edge `backend/kube/ -> backend/cluster_profiles.rs`;
+//! an import between a folder's own file (`mod.rs`) and anything under it is between a parent
+//! and its child, in either direction, and no edge at all. A set of children that reach each
+//! other (a strongly connected component) is a cycle when one of them is a subfolder; one of
+//! files only is already a cycle between files. Every edge of the cycle is shown with the
+//! first import that makes it (file:line) and how many file-to-file imports do.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -757,6 +770,29 @@ struct Cycle {
     edges: Vec<(String, String, Vec<String>)>,
 }
 
+/// An import cycle among the children of one folder (subfolders and files).
+#[derive(Debug, PartialEq, Eq)]
+struct FolderCycle {
+    /// The folder (`src/backend/`; `src/` for the top level).
+    folder: String,
+    /// Its children in the cycle: `src/backend/fanout/`, `src/backend/messages.rs`.
+    members: Vec<String>,
+    edges: Vec<FolderEdge>,
+}
+
+/// One edge of a folder cycle: the first import that makes it, and how many do.
+#[derive(Debug, PartialEq, Eq)]
+struct FolderEdge {
+    from: String,
+    to: String,
+    /// The file and line of that first import, and the names it imports.
+    file: String,
+    line: usize,
+    names: Vec<String>,
+    /// How many file-to-file imports make the edge.
+    imports: usize,
+}
+
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Violation {
     file: String,
@@ -770,12 +806,13 @@ struct Report {
     /// `(from, to, names)` of every import between two files.
     imports: Vec<(String, String, Vec<String>)>,
     cycles: Vec<Cycle>,
+    folder_cycles: Vec<FolderCycle>,
     violations: Vec<Violation>,
 }
 
 impl Report {
     fn passed(&self) -> bool {
-        self.cycles.is_empty() && self.violations.is_empty()
+        self.cycles.is_empty() && self.folder_cycles.is_empty() && self.violations.is_empty()
     }
 
     fn render(&self, dir: &str) -> String {
@@ -792,8 +829,9 @@ impl Report {
         }
         let _ = write!(
             out,
-            "{} import cycles, {} layer violations",
+            "{} import cycles between files, {} between folders, {} other violations",
             self.cycles.len(),
+            self.folder_cycles.len(),
             self.violations.len()
         );
         for c in &self.cycles {
@@ -805,6 +843,31 @@ impl Report {
             );
             for (from, to, names) in &c.edges {
                 let _ = write!(out, "\n  {from} -> {to}: {}", names.join(", "));
+            }
+        }
+        for c in &self.folder_cycles {
+            let _ = write!(
+                out,
+                "\n\ncycle of {} folders and files in {}: {} (make the imports between them run \
+                 one way: move what one needs from the other into it, or what both need into a \
+                 new sibling)",
+                c.members.len(),
+                c.folder,
+                c.members.join(", ")
+            );
+            for e in &c.edges {
+                let _ = write!(
+                    out,
+                    "\n  {}:{}: {} -> {}: {}",
+                    e.file,
+                    e.line,
+                    e.from,
+                    e.to,
+                    e.names.join(", ")
+                );
+                if e.imports > 1 {
+                    let _ = write!(out, " (one of {} file-to-file imports)", e.imports);
+                }
             }
         }
         if !self.violations.is_empty() {
@@ -948,6 +1011,7 @@ fn check(rules: &CrateRules, sources: &[(String, String)]) -> Result<Report> {
 
     violations.extend(layer_violations(rules, &tree.files, &edges));
     let cycles = cycles(&tree.files, &edges);
+    let folder_cycles = folder_cycles(rules.dir, &tree.files, &edges);
     let mut imports: Vec<(String, String, Vec<String>)> = edges
         .iter()
         .map(|(&(a, b), e)| {
@@ -963,6 +1027,7 @@ fn check(rules: &CrateRules, sources: &[(String, String)]) -> Result<Report> {
         files: tree.files.len(),
         imports,
         cycles,
+        folder_cycles,
         violations: violations.into_iter().collect(),
     })
 }
@@ -1044,29 +1109,13 @@ fn layer_violations(
     out
 }
 
-/// The strongly connected components of more than one file (Tarjan), each with its edges.
+/// The strongly connected components of more than one file, each with its edges.
 fn cycles(files: &[File], edges: &BTreeMap<(usize, usize), Edge>) -> Vec<Cycle> {
-    let n = files.len();
-    let mut next: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut next: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     for &(a, b) in edges.keys() {
         next[a].push(b);
     }
-    let mut t = Tarjan {
-        next: &next,
-        index: vec![None; n],
-        low: vec![0; n],
-        on_stack: vec![false; n],
-        stack: Vec::new(),
-        counter: 0,
-        components: Vec::new(),
-    };
-    for v in 0..n {
-        if t.index[v].is_none() {
-            t.visit(v);
-        }
-    }
-    let mut out: Vec<Cycle> = t
-        .components
+    let mut out: Vec<Cycle> = components(&next)
         .into_iter()
         .filter(|c| c.len() > 1)
         .map(|c| {
@@ -1094,6 +1143,120 @@ fn cycles(files: &[File], edges: &BTreeMap<(usize, usize), Edge>) -> Vec<Cycle> 
         .collect();
     out.sort_by(|a, b| a.files.cmp(&b.files));
     out
+}
+
+/// Import cycles among the children of one folder, each child — a subfolder with everything
+/// under it, or a file — taken as one node (see the module header). Cycles of files only are
+/// left to `cycles`, which reports them file by file.
+fn folder_cycles(
+    dir: &str,
+    files: &[File],
+    edges: &BTreeMap<(usize, usize), Edge>,
+) -> Vec<FolderCycle> {
+    // Folder (module path) → (child, child) → the file imports that make that edge.
+    type ChildEdges<'a> = BTreeMap<(&'a [String], &'a [String]), Vec<(usize, usize)>>;
+    let mut folders: BTreeMap<&[String], ChildEdges> = BTreeMap::new();
+    for &(from, to) in edges.keys() {
+        let (a, b) = (&files[from].module, &files[to].module);
+        let k = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        // One is the other's ancestor (a crate root is everyone's): not between siblings.
+        if k == a.len() || k == b.len() {
+            continue;
+        }
+        folders
+            .entry(&a[..k])
+            .or_default()
+            .entry((&a[..=k], &b[..=k]))
+            .or_default()
+            .push((from, to));
+    }
+    let is_folder = |m: &[String]| {
+        let prefix = format!("{dir}/{}/", m.join("/"));
+        files.iter().any(|f| f.path.starts_with(&prefix))
+    };
+    let shown = |m: &[String]| {
+        let path = format!("{dir}/{}", m.join("/"));
+        if is_folder(m) {
+            path + "/"
+        } else {
+            path + ".rs"
+        }
+    };
+    let mut out = Vec::new();
+    for (folder, child_edges) in &folders {
+        let children: Vec<&[String]> = child_edges
+            .keys()
+            .flat_map(|&(a, b)| [a, b])
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let index: HashMap<&[String], usize> =
+            children.iter().enumerate().map(|(k, &c)| (c, k)).collect();
+        let mut next: Vec<Vec<usize>> = vec![Vec::new(); children.len()];
+        for &(a, b) in child_edges.keys() {
+            if let (Some(&ia), Some(&ib)) = (index.get(a), index.get(b)) {
+                next[ia].push(ib);
+            }
+        }
+        for component in components(&next) {
+            let members: BTreeSet<&[String]> = component.iter().map(|&k| children[k]).collect();
+            if members.len() < 2 || !members.iter().any(|m| is_folder(m)) {
+                continue;
+            }
+            let edges_in = child_edges
+                .iter()
+                .filter(|((a, b), _)| members.contains(a) && members.contains(b))
+                .filter_map(|(&(a, b), made_by)| {
+                    let (line, from, to) = made_by
+                        .iter()
+                        .filter_map(|&(f, t)| Some((*edges.get(&(f, t))?.lines.first()?, f, t)))
+                        .min_by_key(|&(line, f, _)| (f, line))?;
+                    Some(FolderEdge {
+                        from: shown(a),
+                        to: shown(b),
+                        file: files[from].path.clone(),
+                        line,
+                        names: edges
+                            .get(&(from, to))
+                            .map(|e| e.names.iter().cloned().collect())
+                            .unwrap_or_default(),
+                        imports: made_by.len(),
+                    })
+                })
+                .collect();
+            out.push(FolderCycle {
+                folder: if folder.is_empty() {
+                    format!("{dir}/")
+                } else {
+                    shown(folder)
+                },
+                members: members.iter().map(|m| shown(m)).collect(),
+                edges: edges_in,
+            });
+        }
+    }
+    out.sort_by(|a, b| (&a.folder, &a.members).cmp(&(&b.folder, &b.members)));
+    out
+}
+
+/// The strongly connected components of a graph given as each node's successors (Tarjan).
+fn components(next: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let n = next.len();
+    let mut t = Tarjan {
+        next,
+        index: vec![None; n],
+        low: vec![0; n],
+        on_stack: vec![false; n],
+        stack: Vec::new(),
+        counter: 0,
+        components: Vec::new(),
+    };
+    for v in 0..n {
+        if t.index[v].is_none() {
+            t.visit(v);
+        }
+    }
+    t.components
 }
 
 struct Tarjan<'a> {
@@ -1566,6 +1729,190 @@ fn f() {
                 "xtask/src/main.rs -> xtask/src/a.rs: run",
                 "xtask/src/main.rs -> xtask/src/b.rs: go",
             ]
+        );
+    }
+
+    fn folder_cycle_lines(r: &Report) -> Vec<String> {
+        r.folder_cycles
+            .iter()
+            .map(|c| {
+                let edges: Vec<String> = c
+                    .edges
+                    .iter()
+                    .map(|e| {
+                        format!(
+                            "{}:{}: {} -> {}: {} ({})",
+                            e.file,
+                            e.line,
+                            e.from,
+                            e.to,
+                            e.names.join(", "),
+                            e.imports
+                        )
+                    })
+                    .collect();
+                format!(
+                    "in {}: {} | {}",
+                    c.folder,
+                    c.members.join(", "),
+                    edges.join(" | ")
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_file_and_a_sibling_folder_importing_each_other_are_a_folder_cycle() {
+        // backend/messages.rs ⇄ backend/fanout/: no file cycle, one between backend's children.
+        let r = no_layers(&[
+            ("lib.rs", "pub mod backend;\n"),
+            (
+                "backend/mod.rs",
+                "pub mod fanout;\npub mod messages;\npub use messages::Msg;\n",
+            ),
+            ("backend/messages.rs", "\nuse super::fanout::Target;\n"),
+            (
+                "backend/fanout/mod.rs",
+                "pub mod apply;\npub struct Target;\n",
+            ),
+            (
+                "backend/fanout/apply.rs",
+                "use crate::backend::messages::Msg;\nuse super::super::Msg as M;\n",
+            ),
+        ]);
+        assert!(r.cycles.is_empty(), "{}", r.render("src"));
+        assert_eq!(
+            folder_cycle_lines(&r),
+            [
+                "in src/backend/: src/backend/fanout/, src/backend/messages.rs | \
+              src/backend/fanout/apply.rs:1: src/backend/fanout/ -> src/backend/messages.rs: Msg (1) | \
+              src/backend/messages.rs:2: src/backend/messages.rs -> src/backend/fanout/: Target (1)"
+            ],
+        );
+        // `super::super::Msg` goes to backend/mod.rs, the folder itself: no sibling edge.
+        assert!(
+            imports(&r).contains(&"src/backend/fanout/apply.rs -> src/backend/mod.rs: Msg".into())
+        );
+        let text = r.render("src");
+        assert!(
+            text.contains(
+                "cycle of 2 folders and files in src/backend/: src/backend/fanout/, \
+                 src/backend/messages.rs (make the imports between them run one way"
+            ),
+            "{text}"
+        );
+        assert!(text.contains(
+            "\n  src/backend/messages.rs:2: src/backend/messages.rs -> src/backend/fanout/: Target"
+        ));
+    }
+
+    #[test]
+    fn a_cycle_through_a_subfolder_is_found_at_the_level_below_the_common_folder() {
+        // backend/kube/live → backend/cluster_profiles.rs → backend/kube/kubeconfig.rs: the files
+        // form no cycle, backend's children kube/ and cluster_profiles.rs do.
+        let r = no_layers(&[
+            ("lib.rs", "pub mod backend;\npub mod model;\n"),
+            (
+                "backend/mod.rs",
+                "pub mod cluster_profiles;\npub mod kube;\nuse kube::live::Watch;\n",
+            ),
+            (
+                "backend/cluster_profiles.rs",
+                "use crate::model::M;\nuse super::kube::kubeconfig::Kubeconfig;\n",
+            ),
+            (
+                "backend/kube/mod.rs",
+                "pub mod kubeconfig;\npub mod live;\n",
+            ),
+            (
+                "backend/kube/kubeconfig.rs",
+                "use super::super::super::model::M;\n",
+            ),
+            ("backend/kube/live/mod.rs", "mod task;\npub struct Watch;\n"),
+            (
+                "backend/kube/live/task.rs",
+                "use super::super::kubeconfig::Kubeconfig;\n\
+                 fn f() { crate::backend::cluster_profiles::load(); }\n\
+                 fn g() { crate::backend::cluster_profiles::save(); }\n",
+            ),
+            ("model.rs", "\n"),
+        ]);
+        assert!(r.cycles.is_empty(), "{}", r.render("src"));
+        assert_eq!(
+            folder_cycle_lines(&r),
+            [
+                "in src/backend/: src/backend/cluster_profiles.rs, src/backend/kube/ | \
+              src/backend/cluster_profiles.rs:2: src/backend/cluster_profiles.rs -> src/backend/kube/: Kubeconfig (1) | \
+              src/backend/kube/live/task.rs:2: src/backend/kube/ -> src/backend/cluster_profiles.rs: load, save (1)"
+            ],
+        );
+    }
+
+    #[test]
+    fn parent_and_child_folders_may_import_each_other_and_file_cycles_are_not_repeated() {
+        let r = no_layers(&[
+            ("lib.rs", "pub mod app;\npub mod glob;\npub mod jsonl;\n"),
+            // app/mod.rs → app/state/, app/state/panes.rs → app/mod.rs: a folder and its own
+            // children are not siblings; app/state/ → app/filter.rs alone is no cycle.
+            (
+                "app/mod.rs",
+                "pub mod filter;\npub mod state;\npub struct Action;\nuse state::State;\n",
+            ),
+            ("app/filter.rs", "use crate::glob::g;\n"),
+            (
+                "app/state/mod.rs",
+                "pub mod panes;\npub struct State;\nuse super::filter::F;\n",
+            ),
+            ("app/state/panes.rs", "use super::super::Action;\n"),
+            // Two top-level files importing each other: a file cycle, reported only as one.
+            ("glob.rs", "use crate::jsonl::J;\n"),
+            ("jsonl.rs", "use crate::glob::G;\n"),
+        ]);
+        assert_eq!(r.folder_cycles, [], "{}", r.render("src"));
+        assert_eq!(r.cycles.len(), 1, "{}", r.render("src"));
+        // …until filter imports state back: app/state/ ⇄ app/filter.rs.
+        let r = no_layers(&[
+            ("lib.rs", "pub mod app;\n"),
+            ("app/mod.rs", "pub mod filter;\npub mod state;\n"),
+            ("app/filter.rs", "fn f(s: &super::state::panes::Pane) {}\n"),
+            (
+                "app/state/mod.rs",
+                "pub mod panes;\nuse super::filter::F;\n",
+            ),
+            ("app/state/panes.rs", "pub struct Pane;\n"),
+        ]);
+        assert_eq!(
+            folder_cycle_lines(&r),
+            ["in src/app/: src/app/filter.rs, src/app/state/ | \
+              src/app/filter.rs:1: src/app/filter.rs -> src/app/state/: Pane (1) | \
+              src/app/state/mod.rs:2: src/app/state/ -> src/app/filter.rs: F (1)"],
+        );
+    }
+
+    #[test]
+    fn top_level_folders_in_a_cycle_name_the_first_import_of_each_edge() {
+        let r = no_layers(&[
+            ("lib.rs", "pub mod a;\npub mod b;\npub mod c;\n"),
+            ("a/mod.rs", "pub mod x;\npub mod y;\n"),
+            ("a/x.rs", "\n\nuse crate::b::B;\n"),
+            ("a/y.rs", "use crate::b::B;\nuse crate::b::inner::I;\n"),
+            (
+                "b/mod.rs",
+                "pub mod inner;\npub struct B;\nuse crate::c::C;\n",
+            ),
+            ("b/inner.rs", "pub struct I;\n"),
+            ("c.rs", "use crate::a::x::X;\n"),
+        ]);
+        assert_eq!(
+            folder_cycle_lines(&r),
+            ["in src/: src/a/, src/b/, src/c.rs | \
+              src/a/x.rs:3: src/a/ -> src/b/: B (3) | \
+              src/b/mod.rs:3: src/b/ -> src/c.rs: C (1) | \
+              src/c.rs:1: src/c.rs -> src/a/: X (1)"],
+        );
+        assert!(
+            r.render("src")
+                .contains("src/a/x.rs:3: src/a/ -> src/b/: B (one of 3 file-to-file imports)")
         );
     }
 
