@@ -3,10 +3,11 @@
 //! paths written in them — `use` trees and paths inline in code, with comments and string
 //! literals skipped — and fails on an import cycle between files, on an import cycle between
 //! folders, on an import that runs upward across the main crate's layers (`MAIN`'s table; the
-//! engine's rooms among engine files), and on `crossterm` named under `app`. Paths resolve by
-//! walking the module tree to the deepest module that has a file; re-exports are not followed
-//! (a `pub use` is an import of the file that holds it). It only reads source files: it must
-//! not write, build or run anything.
+//! engine's rooms among engine files), on `crossterm` named under `app`, and on an import
+//! `MAIN` forbids whatever the ranks (`views` of `backend`, `views` of `app` but `app::state`,
+//! `output` of `cli`). Paths resolve by walking the module tree to the deepest module that has
+//! a file; re-exports are not followed (a `pub use` is an import of the file that holds it). It
+//! only reads source files: it must not write, build or run anything.
 //!
 //! Folder cycles are looked for among the children of each folder, one folder at a time: the
 //! children of `backend` are its files (`backend/messages.rs`) and its subfolders, each
@@ -64,7 +65,19 @@ struct CrateRules {
     exempt: &'static [&'static str],
     rooms: &'static [Rooms],
     /// `(module prefix, crate)`: files under the prefix must not name the crate.
-    forbidden: &'static [(&'static str, &'static str)],
+    forbidden_crates: &'static [(&'static str, &'static str)],
+    forbidden_imports: &'static [Forbidden],
+}
+
+/// Files under `from` must not import files under `to`, except those under `except`, whatever
+/// their ranks.
+#[derive(Debug, Clone, Copy)]
+struct Forbidden {
+    from: &'static str,
+    to: &'static str,
+    except: &'static [&'static str],
+    /// Why, and what to do instead.
+    why: &'static str,
 }
 
 /// The main crate, top to bottom. `main` is `src/main.rs`, `lib` is `src/lib.rs`.
@@ -110,7 +123,30 @@ const MAIN: CrateRules = CrateRules {
             layer("engine::edit", 6),
         ],
     }],
-    forbidden: &[("app", "crossterm")],
+    forbidden_crates: &[("app", "crossterm")],
+    forbidden_imports: &[
+        Forbidden {
+            from: "views",
+            to: "backend",
+            except: &[],
+            why: "they draw the state, so what they show of the backend must reach them through \
+                  app::state",
+        },
+        Forbidden {
+            from: "views",
+            to: "app",
+            except: &["app::state"],
+            why: "they draw `&State`, so move what they need of app (a pure function of the \
+                  state) into app::state",
+        },
+        Forbidden {
+            from: "output",
+            to: "cli",
+            except: &[],
+            why: "it prints a result knowing nothing of the command line, so let cli pass what \
+                  it needs",
+        },
+    ],
 };
 
 /// xtask: no layers, only the cycle rule.
@@ -120,7 +156,8 @@ const XTASK: CrateRules = CrateRules {
     layers: &[],
     exempt: &[],
     rooms: &[],
-    forbidden: &[],
+    forbidden_crates: &[],
+    forbidden_imports: &[],
 };
 
 const CRATES: [CrateRules; 2] = [MAIN, XTASK];
@@ -977,7 +1014,7 @@ fn check(rules: &CrateRules, sources: &[(String, String)]) -> Result<Report> {
             };
             let Some((root, abs)) = tree.absolutize(f.root, &r.scope, &r.segs, extern_only, 0)
             else {
-                for (prefix, krate) in rules.forbidden {
+                for (prefix, krate) in rules.forbidden_crates {
                     if within(&f.name, prefix) && r.segs.first().is_some_and(|s| s == krate) {
                         violations.insert(Violation {
                             file: f.path.clone(),
@@ -1010,6 +1047,7 @@ fn check(rules: &CrateRules, sources: &[(String, String)]) -> Result<Report> {
     }
 
     violations.extend(layer_violations(rules, &tree.files, &edges));
+    violations.extend(forbidden_imports(rules, &tree.files, &edges));
     let cycles = cycles(&tree.files, &edges);
     let folder_cycles = folder_cycles(rules.dir, &tree.files, &edges);
     let mut imports: Vec<(String, String, Vec<String>)> = edges
@@ -1101,6 +1139,45 @@ fn layer_violations(
                         b.name,
                         room.within,
                         names.join(", ")
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Imports that `rules.forbidden_imports` names, one for each pair of files.
+fn forbidden_imports(
+    rules: &CrateRules,
+    files: &[File],
+    edges: &BTreeMap<(usize, usize), Edge>,
+) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for (&(from, to), e) in edges {
+        let (a, b) = (&files[from], &files[to]);
+        for rule in rules.forbidden_imports {
+            if within(&a.name, rule.from)
+                && within(&b.name, rule.to)
+                && !rule.except.iter().any(|x| within(&b.name, x))
+            {
+                let names: Vec<&str> = e.names.iter().map(String::as_str).collect();
+                out.push(Violation {
+                    file: a.path.clone(),
+                    line: e.lines.first().copied().unwrap_or(1),
+                    message: format!(
+                        "{} imports {}: {} ({} must not import {}{}: {})",
+                        a.name,
+                        b.name,
+                        names.join(", "),
+                        rule.from,
+                        rule.to,
+                        if rule.except.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" but {}", rule.except.join(", "))
+                        },
+                        rule.why
                     ),
                 });
             }
@@ -1321,7 +1398,13 @@ mod tests {
             within: "engine",
             layers: &[layer("engine::document", 1), layer("engine::fleet", 2)],
         }],
-        forbidden: &[("app", "crossterm")],
+        forbidden_crates: &[("app", "crossterm")],
+        forbidden_imports: &[Forbidden {
+            from: "views",
+            to: "app",
+            except: &["app::state"],
+            why: "views read only app::state",
+        }],
     };
 
     fn tree(files: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -1703,6 +1786,69 @@ fn f() {
                 "src/app.rs:2: app (rank 2) imports crossterm, which app must not use",
                 "src/extra.rs:1: extra has no layer: give it a rank in xtask/src/layers.rs",
             ]
+        );
+    }
+
+    #[test]
+    fn a_forbidden_import_is_reported_whatever_the_ranks_and_its_exceptions_are_not() {
+        let r = report(&[
+            ("lib.rs", "pub mod app;\npub mod views;\n"),
+            (
+                "app/mod.rs",
+                "pub mod state;\npub mod update;\npub struct Action;\n",
+            ),
+            ("app/state/mod.rs", "pub mod panes;\npub struct State;\n"),
+            ("app/state/panes.rs", "pub enum Pane {}\n"),
+            ("app/update.rs", "pub fn key_context() {}\n"),
+            (
+                "views/mod.rs",
+                "pub mod list;\nuse crate::app::state::State;\n",
+            ),
+            (
+                "views/list.rs",
+                "use crate::app::state::{State, panes::Pane};\nuse crate::app::update;\n\n\
+                 fn f() { update::key_context(); let _ = super::super::app::Action; }\n",
+            ),
+        ]);
+        let got: Vec<String> = r
+            .violations
+            .iter()
+            .map(|v| format!("{}:{}: {}", v.file, v.line, v.message))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "src/views/list.rs:2: views::list imports app::update: key_context, update \
+                 (views must not import app but app::state: views read only app::state)",
+                "src/views/list.rs:4: views::list imports app: Action \
+                 (views must not import app but app::state: views read only app::state)",
+            ]
+        );
+        let rules = CrateRules {
+            forbidden_imports: &[Forbidden {
+                from: "output",
+                to: "cli",
+                except: &[],
+                why: "cli passes what output needs",
+            }],
+            layers: &[],
+            ..TEST_RULES
+        };
+        let files = tree(&[
+            ("lib.rs", "pub mod cli;\npub mod output;\n"),
+            ("cli.rs", "use crate::output::print;\n"),
+            ("output.rs", "pub fn print(f: crate::cli::Format) {}\n"),
+        ]);
+        let r = check(&rules, &files).expect("check");
+        assert_eq!(
+            r.violations,
+            [Violation {
+                file: "src/output.rs".into(),
+                line: 1,
+                message: "output imports cli: Format (output must not import cli: cli passes \
+                          what output needs)"
+                    .into(),
+            }]
         );
     }
 
