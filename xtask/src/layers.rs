@@ -5,9 +5,13 @@
 //! folders, on an import that runs upward across the main crate's layers (`MAIN`'s table; the
 //! engine's rooms among engine files), on `crossterm` named under `app`, and on an import
 //! `MAIN` forbids whatever the ranks (`views` of `backend`, `views` of `app` but `app::state`,
-//! `output` of `cli`). Paths resolve by walking the module tree to the deepest module that has
-//! a file; re-exports are not followed (a `pub use` is an import of the file that holds it). It
-//! only reads source files: it must not write, build or run anything.
+//! `output` of `cli`). It also fails on a file with more than 1,500 lines before its tests
+//! (before the first `#[cfg(test)]` at the start of a line; all of them when there is none)
+//! and, under `src/`, on a folder with more than 15 `.rs` files directly in it (its `mod.rs`
+//! among them; `xtask/src/` keeps its subcommands side by side). Paths resolve by walking the
+//! module tree to the deepest module that has a file; re-exports are not followed (a `pub use`
+//! is an import of the file that holds it). It only reads source files: it must not write,
+//! build or run anything.
 //!
 //! Folder cycles are looked for among the children of each folder, one folder at a time: the
 //! children of `backend` are its files (`backend/messages.rs`) and its subfolders, each
@@ -67,6 +71,11 @@ struct CrateRules {
     /// `(module prefix, crate)`: files under the prefix must not name the crate.
     forbidden_crates: &'static [(&'static str, &'static str)],
     forbidden_imports: &'static [Forbidden],
+    /// At most this many `.rs` files directly in one folder (its `mod.rs` among them).
+    max_files_in_folder: Option<usize>,
+    /// At most this many lines in a file before its tests (the first `#[cfg(test)]` at the
+    /// start of a line; all its lines when it has none).
+    max_lines_before_tests: Option<usize>,
 }
 
 /// Files under `from` must not import files under `to`, except those under `except`, whatever
@@ -147,9 +156,12 @@ const MAIN: CrateRules = CrateRules {
                   it needs",
         },
     ],
+    max_files_in_folder: Some(15),
+    max_lines_before_tests: Some(1500),
 };
 
-/// xtask: no layers, only the cycle rule.
+/// xtask: no layers, only the cycle rules and the length of a file; its subcommands lie side
+/// by side in one folder.
 const XTASK: CrateRules = CrateRules {
     dir: "xtask/src",
     lib_name: None,
@@ -158,6 +170,8 @@ const XTASK: CrateRules = CrateRules {
     rooms: &[],
     forbidden_crates: &[],
     forbidden_imports: &[],
+    max_files_in_folder: None,
+    max_lines_before_tests: Some(1500),
 };
 
 const CRATES: [CrateRules; 2] = [MAIN, XTASK];
@@ -832,9 +846,20 @@ struct FolderEdge {
 
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Violation {
+    /// A file, or a folder (`src/commands/`).
     file: String,
-    line: usize,
+    /// None for a folder.
+    line: Option<usize>,
     message: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.file, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -911,7 +936,7 @@ impl Report {
             out.push('\n');
         }
         for v in &self.violations {
-            let _ = write!(out, "\n{}:{}: {}", v.file, v.line, v.message);
+            let _ = write!(out, "\n{v}");
         }
         out
     }
@@ -1018,7 +1043,7 @@ fn check(rules: &CrateRules, sources: &[(String, String)]) -> Result<Report> {
                     if within(&f.name, prefix) && r.segs.first().is_some_and(|s| s == krate) {
                         violations.insert(Violation {
                             file: f.path.clone(),
-                            line: r.line,
+                            line: Some(r.line),
                             message: format!(
                                 "{} ({}) imports {krate}, which {prefix} must not use",
                                 f.name,
@@ -1048,6 +1073,7 @@ fn check(rules: &CrateRules, sources: &[(String, String)]) -> Result<Report> {
 
     violations.extend(layer_violations(rules, &tree.files, &edges));
     violations.extend(forbidden_imports(rules, &tree.files, &edges));
+    violations.extend(size_violations(rules, sources));
     let cycles = cycles(&tree.files, &edges);
     let folder_cycles = folder_cycles(rules.dir, &tree.files, &edges);
     let mut imports: Vec<(String, String, Vec<String>)> = edges
@@ -1090,7 +1116,7 @@ fn layer_violations(
         .filter(|f| !exempt(f) && rank(rules.layers, &f.name).is_none())
         .map(|f| Violation {
             file: f.path.clone(),
-            line: 1,
+            line: Some(1),
             message: format!(
                 "{} has no layer: give it a rank in xtask/src/layers.rs",
                 f.name
@@ -1106,7 +1132,7 @@ fn layer_violations(
         else {
             continue;
         };
-        let line = e.lines.first().copied().unwrap_or(1);
+        let line = e.lines.first().copied();
         let names: Vec<&str> = e.names.iter().map(String::as_str).collect();
         if rb > ra {
             out.push(Violation {
@@ -1164,7 +1190,7 @@ fn forbidden_imports(
                 let names: Vec<&str> = e.names.iter().map(String::as_str).collect();
                 out.push(Violation {
                     file: a.path.clone(),
-                    line: e.lines.first().copied().unwrap_or(1),
+                    line: e.lines.first().copied(),
                     message: format!(
                         "{} imports {}: {} ({} must not import {}{}: {})",
                         a.name,
@@ -1178,6 +1204,52 @@ fn forbidden_imports(
                             format!(" but {}", rule.except.join(", "))
                         },
                         rule.why
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Folders with too many files and files too long before their tests.
+fn size_violations(rules: &CrateRules, sources: &[(String, String)]) -> Vec<Violation> {
+    let mut out = Vec::new();
+    if let Some(max) = rules.max_files_in_folder {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for (rel, _) in sources {
+            *counts
+                .entry(rel.rsplit_once('/').map_or("", |(folder, _)| folder))
+                .or_default() += 1;
+        }
+        for (folder, n) in counts.into_iter().filter(|&(_, n)| n > max) {
+            out.push(Violation {
+                file: format!(
+                    "{}/{folder}{}",
+                    rules.dir,
+                    if folder.is_empty() { "" } else { "/" }
+                ),
+                line: None,
+                message: format!(
+                    "{n} .rs files directly in it, more than {max}: move the ones that belong \
+                     together into a subfolder"
+                ),
+            });
+        }
+    }
+    if let Some(max) = rules.max_lines_before_tests {
+        for (rel, text) in sources {
+            let n = text
+                .lines()
+                .position(|l| l.starts_with("#[cfg(test)]"))
+                .unwrap_or_else(|| text.lines().count());
+            if n > max {
+                out.push(Violation {
+                    file: format!("{}/{rel}", rules.dir),
+                    line: Some(max + 1),
+                    message: format!(
+                        "{n} lines before its tests, more than {max}: move a part that stands \
+                         on its own into a file of its own"
                     ),
                 });
             }
@@ -1405,6 +1477,8 @@ mod tests {
             except: &["app::state"],
             why: "views read only app::state",
         }],
+        max_files_in_folder: None,
+        max_lines_before_tests: None,
     };
 
     fn tree(files: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -1721,7 +1795,7 @@ fn f() {
             r.violations,
             [Violation {
                 file: "src/low.rs".into(),
-                line: 3,
+                line: Some(3),
                 message: "low (rank 1) imports views (rank 2): V".into(),
             }],
             "{}",
@@ -1774,11 +1848,7 @@ fn f() {
             ("model.rs", "use crossterm::event::KeyCode;\n"),
             ("extra.rs", "\n"),
         ]);
-        let got: Vec<String> = r
-            .violations
-            .iter()
-            .map(|v| format!("{}:{}: {}", v.file, v.line, v.message))
-            .collect();
+        let got: Vec<String> = r.violations.iter().map(ToString::to_string).collect();
         assert_eq!(
             got,
             [
@@ -1810,11 +1880,7 @@ fn f() {
                  fn f() { update::key_context(); let _ = super::super::app::Action; }\n",
             ),
         ]);
-        let got: Vec<String> = r
-            .violations
-            .iter()
-            .map(|v| format!("{}:{}: {}", v.file, v.line, v.message))
-            .collect();
+        let got: Vec<String> = r.violations.iter().map(ToString::to_string).collect();
         assert_eq!(
             got,
             [
@@ -1844,12 +1910,72 @@ fn f() {
             r.violations,
             [Violation {
                 file: "src/output.rs".into(),
-                line: 1,
+                line: Some(1),
                 message: "output imports cli: Format (output must not import cli: cli passes \
                           what output needs)"
                     .into(),
             }]
         );
+    }
+
+    #[test]
+    fn a_crowded_folder_and_a_long_file_are_reported_with_their_counts() {
+        let rules = CrateRules {
+            layers: &[],
+            max_files_in_folder: Some(2),
+            max_lines_before_tests: Some(3),
+            ..TEST_RULES
+        };
+        let files = tree(&[
+            ("lib.rs", "pub mod a;\npub mod b;\n"),
+            // Three files directly in a/, its mod.rs among them; two in b/.
+            ("a/mod.rs", "pub mod x;\npub mod y;\n"),
+            // Three lines before the tests: at the limit.
+            (
+                "a/x.rs",
+                "fn a() {}\n\nfn b() {}\n#[cfg(test)]\nmod tests {\n\n\n\n}\n",
+            ),
+            // Only a `#[cfg(test)]` at the start of a line starts the tests.
+            (
+                "a/y.rs",
+                "fn a() {}\n\n\n    #[cfg(test)]\nfn b() {}\n#[cfg(test)]\nmod tests {}\n",
+            ),
+            ("b/mod.rs", "pub mod z;\n\n\nfn a() {}\n"),
+            ("b/z.rs", "\n"),
+        ]);
+        let r = check(&rules, &files).expect("check");
+        let got: Vec<String> = r.violations.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            got,
+            [
+                "src/a/: 3 .rs files directly in it, more than 2: move the ones that belong \
+                 together into a subfolder",
+                "src/a/y.rs:4: 5 lines before its tests, more than 3: move a part that stands on \
+                 its own into a file of its own",
+                "src/b/mod.rs:4: 4 lines before its tests, more than 3: move a part that stands \
+                 on its own into a file of its own",
+            ]
+        );
+        // The crate root counts as a folder too.
+        let files = tree(&[
+            ("lib.rs", "pub mod a;\npub mod b;\n"),
+            ("a.rs", "\n"),
+            ("b.rs", "\n"),
+        ]);
+        let r = check(&rules, &files).expect("check");
+        assert_eq!(
+            r.violations,
+            [Violation {
+                file: "src/".into(),
+                line: None,
+                message: "3 .rs files directly in it, more than 2: move the ones that belong \
+                          together into a subfolder"
+                    .into(),
+            }]
+        );
+        // The limits of the real crates.
+        assert_eq!(MAIN.max_files_in_folder, Some(15));
+        assert_eq!(MAIN.max_lines_before_tests, Some(1500));
     }
 
     #[test]
