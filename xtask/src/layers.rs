@@ -17,14 +17,15 @@
 //! children of `backend` are its files (`backend/messages.rs`) and its subfolders, each
 //! subfolder taken whole (`backend/kube/` is `backend/kube.rs` or `backend/kube/mod.rs` and
 //! every file under `backend/kube/`); those of `src/` are its files (`glob.rs`) and folders
-//! (`app/`), `lib.rs` and `main.rs` being its own. An import from a file of one child to a file of another
-//! is an edge between the two children, so `backend/kube/live/task.rs` importing
-//! `backend/cluster_profiles.rs` is the edge `backend/kube/ -> backend/cluster_profiles.rs`;
-//! an import between a folder's own file (`mod.rs`) and anything under it is between a parent
-//! and its child, in either direction, and no edge at all. A set of children that reach each
-//! other (a strongly connected component) is a cycle when one of them is a subfolder; one of
-//! files only is already a cycle between files. Every edge of the cycle is shown with the
-//! first import that makes it (file:line) and how many file-to-file imports do.
+//! (`app/`), `lib.rs` and `main.rs` being its own. An import from a file of one child to a file
+//! of another is an edge between the two children, so `backend/kube/live/task.rs` importing
+//! `backend/cluster_profiles.rs` is the edge `backend/kube/ -> backend/cluster_profiles.rs`; an
+//! import between a folder's own file (`mod.rs`) and anything under it is between a parent and
+//! its child, in either direction, and no edge at all. A set of children that reach each other
+//! (a strongly connected component) is a cycle when one of them is a subfolder; one of files
+//! only is already a cycle between files. Every edge of the cycle is shown with the first
+//! import that makes it (file:line, the first file in path order) and how many file-to-file
+//! imports do.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
