@@ -1,12 +1,31 @@
 //! `cargo xtask layers`: the import rules of the source tree. Reads every `.rs` file under
 //! `src/` and `xtask/src/` (each crate on its own), builds a file-level graph from the Rust
 //! paths written in them — `use` trees and paths inline in code, with comments and string
-//! literals skipped — and fails on an import cycle between files, on an import that runs
-//! upward across the main crate's layers (`MAIN`'s table; the engine's rooms among engine
-//! files), and on `crossterm` named under `app`. Paths resolve by walking the module tree to
-//! the deepest module that has a file; re-exports are not followed (a `pub use` is an import
-//! of the file that holds it). It only reads source files: it must not write, build or run
-//! anything.
+//! literals skipped — and fails on an import cycle between files, on an import cycle between
+//! folders, on an import that runs upward across the main crate's layers (`MAIN`'s table; the
+//! engine's rooms among engine files), on `crossterm` named under `app`, and on an import
+//! `MAIN` forbids whatever the ranks (`views` of `backend`, `views` of `app` but `app::state`,
+//! `output` of `cli`). It also fails on a file with more than 1,500 lines before its tests
+//! (before the first `#[cfg(test)]` at the start of a line; all of them when there is none)
+//! and, under `src/`, on a folder with more than 15 `.rs` files directly in it (its `mod.rs`
+//! among them; `xtask/src/` keeps its subcommands side by side). Paths resolve by walking the
+//! module tree to the deepest module that has a file; re-exports are not followed (a `pub use`
+//! is an import of the file that holds it). It only reads source files: it must not write,
+//! build or run anything.
+//!
+//! Folder cycles are looked for among the children of each folder, one folder at a time: the
+//! children of `backend` are its files (`backend/messages.rs`) and its subfolders, each
+//! subfolder taken whole (`backend/kube/` is `backend/kube.rs` or `backend/kube/mod.rs` and
+//! every file under `backend/kube/`); those of `src/` are its files (`glob.rs`) and folders
+//! (`app/`), `lib.rs` and `main.rs` being its own. An import from a file of one child to a file
+//! of another is an edge between the two children, so `backend/kube/live/task.rs` importing
+//! `backend/cluster_profiles.rs` is the edge `backend/kube/ -> backend/cluster_profiles.rs`; an
+//! import between a folder's own file (`mod.rs`) and anything under it is between a parent and
+//! its child, in either direction, and no edge at all. A set of children that reach each other
+//! (a strongly connected component) is a cycle when one of them is a subfolder; one of files
+//! only is already a cycle between files. Every edge of the cycle is shown with the first
+//! import that makes it (file:line, the first file in path order) and how many file-to-file
+//! imports do.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -51,7 +70,24 @@ struct CrateRules {
     exempt: &'static [&'static str],
     rooms: &'static [Rooms],
     /// `(module prefix, crate)`: files under the prefix must not name the crate.
-    forbidden: &'static [(&'static str, &'static str)],
+    forbidden_crates: &'static [(&'static str, &'static str)],
+    forbidden_imports: &'static [Forbidden],
+    /// At most this many `.rs` files directly in one folder (its `mod.rs` among them).
+    max_files_in_folder: Option<usize>,
+    /// At most this many lines in a file before its tests (the first `#[cfg(test)]` at the
+    /// start of a line; all its lines when it has none).
+    max_lines_before_tests: Option<usize>,
+}
+
+/// Files under `from` must not import files under `to`, except those under `except`, whatever
+/// their ranks.
+#[derive(Debug, Clone, Copy)]
+struct Forbidden {
+    from: &'static str,
+    to: &'static str,
+    except: &'static [&'static str],
+    /// Why, and what to do instead.
+    why: &'static str,
 }
 
 /// The main crate, top to bottom. `main` is `src/main.rs`, `lib` is `src/lib.rs`.
@@ -98,17 +134,46 @@ const MAIN: CrateRules = CrateRules {
             layer("engine::edit", 6),
         ],
     }],
-    forbidden: &[("app", "crossterm")],
+    forbidden_crates: &[("app", "crossterm")],
+    forbidden_imports: &[
+        Forbidden {
+            from: "views",
+            to: "backend",
+            except: &[],
+            why: "they draw the state, so what they show of the backend must reach them through \
+                  app::state",
+        },
+        Forbidden {
+            from: "views",
+            to: "app",
+            except: &["app::state"],
+            why: "they draw `&State`, so move what they need of app (a pure function of the \
+                  state) into app::state",
+        },
+        Forbidden {
+            from: "output",
+            to: "cli",
+            except: &[],
+            why: "it prints a result knowing nothing of the command line, so let cli pass what \
+                  it needs",
+        },
+    ],
+    max_files_in_folder: Some(15),
+    max_lines_before_tests: Some(1500),
 };
 
-/// xtask: no layers, only the cycle rule.
+/// xtask: no layers, only the cycle rules and the length of a file; its subcommands lie side
+/// by side in one folder.
 const XTASK: CrateRules = CrateRules {
     dir: "xtask/src",
     lib_name: None,
     layers: &[],
     exempt: &[],
     rooms: &[],
-    forbidden: &[],
+    forbidden_crates: &[],
+    forbidden_imports: &[],
+    max_files_in_folder: None,
+    max_lines_before_tests: Some(1500),
 };
 
 const CRATES: [CrateRules; 2] = [MAIN, XTASK];
@@ -758,11 +823,45 @@ struct Cycle {
     edges: Vec<(String, String, Vec<String>)>,
 }
 
-#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Violation {
+/// An import cycle among the children of one folder (subfolders and files).
+#[derive(Debug, PartialEq, Eq)]
+struct FolderCycle {
+    /// The folder (`src/backend/`; `src/` for the top level).
+    folder: String,
+    /// Its children in the cycle: `src/backend/fanout/`, `src/backend/messages.rs`.
+    members: Vec<String>,
+    edges: Vec<FolderEdge>,
+}
+
+/// One edge of a folder cycle: the first import that makes it, and how many do.
+#[derive(Debug, PartialEq, Eq)]
+struct FolderEdge {
+    from: String,
+    to: String,
+    /// The file and line of that first import, and the names it imports.
     file: String,
     line: usize,
+    names: Vec<String>,
+    /// How many file-to-file imports make the edge.
+    imports: usize,
+}
+
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Violation {
+    /// A file, or a folder (`src/commands/`).
+    file: String,
+    /// None for a folder.
+    line: Option<usize>,
     message: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.file, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -771,12 +870,13 @@ struct Report {
     /// `(from, to, names)` of every import between two files.
     imports: Vec<(String, String, Vec<String>)>,
     cycles: Vec<Cycle>,
+    folder_cycles: Vec<FolderCycle>,
     violations: Vec<Violation>,
 }
 
 impl Report {
     fn passed(&self) -> bool {
-        self.cycles.is_empty() && self.violations.is_empty()
+        self.cycles.is_empty() && self.folder_cycles.is_empty() && self.violations.is_empty()
     }
 
     fn render(&self, dir: &str) -> String {
@@ -793,8 +893,9 @@ impl Report {
         }
         let _ = write!(
             out,
-            "{} import cycles, {} layer violations",
+            "{} import cycles between files, {} between folders, {} other violations",
             self.cycles.len(),
+            self.folder_cycles.len(),
             self.violations.len()
         );
         for c in &self.cycles {
@@ -808,11 +909,36 @@ impl Report {
                 let _ = write!(out, "\n  {from} -> {to}: {}", names.join(", "));
             }
         }
+        for c in &self.folder_cycles {
+            let _ = write!(
+                out,
+                "\n\ncycle of {} folders and files in {}: {} (make the imports between them run \
+                 one way: move what one needs from the other into it, or what both need into a \
+                 new sibling)",
+                c.members.len(),
+                c.folder,
+                c.members.join(", ")
+            );
+            for e in &c.edges {
+                let _ = write!(
+                    out,
+                    "\n  {}:{}: {} -> {}: {}",
+                    e.file,
+                    e.line,
+                    e.from,
+                    e.to,
+                    e.names.join(", ")
+                );
+                if e.imports > 1 {
+                    let _ = write!(out, " (one of {} file-to-file imports)", e.imports);
+                }
+            }
+        }
         if !self.violations.is_empty() {
             out.push('\n');
         }
         for v in &self.violations {
-            let _ = write!(out, "\n{}:{}: {}", v.file, v.line, v.message);
+            let _ = write!(out, "\n{v}");
         }
         out
     }
@@ -915,11 +1041,11 @@ fn check(rules: &CrateRules, sources: &[(String, String)]) -> Result<Report> {
             };
             let Some((root, abs)) = tree.absolutize(f.root, &r.scope, &r.segs, extern_only, 0)
             else {
-                for (prefix, krate) in rules.forbidden {
+                for (prefix, krate) in rules.forbidden_crates {
                     if within(&f.name, prefix) && r.segs.first().is_some_and(|s| s == krate) {
                         violations.insert(Violation {
                             file: f.path.clone(),
-                            line: r.line,
+                            line: Some(r.line),
                             message: format!(
                                 "{} ({}) imports {krate}, which {prefix} must not use",
                                 f.name,
@@ -948,7 +1074,10 @@ fn check(rules: &CrateRules, sources: &[(String, String)]) -> Result<Report> {
     }
 
     violations.extend(layer_violations(rules, &tree.files, &edges));
+    violations.extend(forbidden_imports(rules, &tree.files, &edges));
+    violations.extend(size_violations(rules, sources));
     let cycles = cycles(&tree.files, &edges);
+    let folder_cycles = folder_cycles(rules.dir, &tree.files, &edges);
     let mut imports: Vec<(String, String, Vec<String>)> = edges
         .iter()
         .map(|(&(a, b), e)| {
@@ -964,6 +1093,7 @@ fn check(rules: &CrateRules, sources: &[(String, String)]) -> Result<Report> {
         files: tree.files.len(),
         imports,
         cycles,
+        folder_cycles,
         violations: violations.into_iter().collect(),
     })
 }
@@ -988,7 +1118,7 @@ fn layer_violations(
         .filter(|f| !exempt(f) && rank(rules.layers, &f.name).is_none())
         .map(|f| Violation {
             file: f.path.clone(),
-            line: 1,
+            line: Some(1),
             message: format!(
                 "{} has no layer: give it a rank in xtask/src/layers.rs",
                 f.name
@@ -1004,7 +1134,7 @@ fn layer_violations(
         else {
             continue;
         };
-        let line = e.lines.first().copied().unwrap_or(1);
+        let line = e.lines.first().copied();
         let names: Vec<&str> = e.names.iter().map(String::as_str).collect();
         if rb > ra {
             out.push(Violation {
@@ -1045,29 +1175,98 @@ fn layer_violations(
     out
 }
 
-/// The strongly connected components of more than one file (Tarjan), each with its edges.
+/// Imports that `rules.forbidden_imports` names, one for each pair of files.
+fn forbidden_imports(
+    rules: &CrateRules,
+    files: &[File],
+    edges: &BTreeMap<(usize, usize), Edge>,
+) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for (&(from, to), e) in edges {
+        let (a, b) = (&files[from], &files[to]);
+        for rule in rules.forbidden_imports {
+            if within(&a.name, rule.from)
+                && within(&b.name, rule.to)
+                && !rule.except.iter().any(|x| within(&b.name, x))
+            {
+                let names: Vec<&str> = e.names.iter().map(String::as_str).collect();
+                out.push(Violation {
+                    file: a.path.clone(),
+                    line: e.lines.first().copied(),
+                    message: format!(
+                        "{} imports {}: {} ({} must not import {}{}: {})",
+                        a.name,
+                        b.name,
+                        names.join(", "),
+                        rule.from,
+                        rule.to,
+                        if rule.except.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" but {}", rule.except.join(", "))
+                        },
+                        rule.why
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Folders with too many files and files too long before their tests.
+fn size_violations(rules: &CrateRules, sources: &[(String, String)]) -> Vec<Violation> {
+    let mut out = Vec::new();
+    if let Some(max) = rules.max_files_in_folder {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for (rel, _) in sources {
+            *counts
+                .entry(rel.rsplit_once('/').map_or("", |(folder, _)| folder))
+                .or_default() += 1;
+        }
+        for (folder, n) in counts.into_iter().filter(|&(_, n)| n > max) {
+            out.push(Violation {
+                file: format!(
+                    "{}/{folder}{}",
+                    rules.dir,
+                    if folder.is_empty() { "" } else { "/" }
+                ),
+                line: None,
+                message: format!(
+                    "{n} .rs files directly in it, more than {max}: move the ones that belong \
+                     together into a subfolder"
+                ),
+            });
+        }
+    }
+    if let Some(max) = rules.max_lines_before_tests {
+        for (rel, text) in sources {
+            let n = text
+                .lines()
+                .position(|l| l.starts_with("#[cfg(test)]"))
+                .unwrap_or_else(|| text.lines().count());
+            if n > max {
+                out.push(Violation {
+                    file: format!("{}/{rel}", rules.dir),
+                    line: Some(max + 1),
+                    message: format!(
+                        "{n} lines before its tests, more than {max}: move a part that stands \
+                         on its own into a file of its own"
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The strongly connected components of more than one file, each with its edges.
 fn cycles(files: &[File], edges: &BTreeMap<(usize, usize), Edge>) -> Vec<Cycle> {
-    let n = files.len();
-    let mut next: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut next: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     for &(a, b) in edges.keys() {
         next[a].push(b);
     }
-    let mut t = Tarjan {
-        next: &next,
-        index: vec![None; n],
-        low: vec![0; n],
-        on_stack: vec![false; n],
-        stack: Vec::new(),
-        counter: 0,
-        components: Vec::new(),
-    };
-    for v in 0..n {
-        if t.index[v].is_none() {
-            t.visit(v);
-        }
-    }
-    let mut out: Vec<Cycle> = t
-        .components
+    let mut out: Vec<Cycle> = components(&next)
         .into_iter()
         .filter(|c| c.len() > 1)
         .map(|c| {
@@ -1095,6 +1294,120 @@ fn cycles(files: &[File], edges: &BTreeMap<(usize, usize), Edge>) -> Vec<Cycle> 
         .collect();
     out.sort_by(|a, b| a.files.cmp(&b.files));
     out
+}
+
+/// Import cycles among the children of one folder, each child — a subfolder with everything
+/// under it, or a file — taken as one node (see the module header). Cycles of files only are
+/// left to `cycles`, which reports them file by file.
+fn folder_cycles(
+    dir: &str,
+    files: &[File],
+    edges: &BTreeMap<(usize, usize), Edge>,
+) -> Vec<FolderCycle> {
+    // Folder (module path) → (child, child) → the file imports that make that edge.
+    type ChildEdges<'a> = BTreeMap<(&'a [String], &'a [String]), Vec<(usize, usize)>>;
+    let mut folders: BTreeMap<&[String], ChildEdges> = BTreeMap::new();
+    for &(from, to) in edges.keys() {
+        let (a, b) = (&files[from].module, &files[to].module);
+        let k = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        // One is the other's ancestor (a crate root is everyone's): not between siblings.
+        if k == a.len() || k == b.len() {
+            continue;
+        }
+        folders
+            .entry(&a[..k])
+            .or_default()
+            .entry((&a[..=k], &b[..=k]))
+            .or_default()
+            .push((from, to));
+    }
+    let is_folder = |m: &[String]| {
+        let prefix = format!("{dir}/{}/", m.join("/"));
+        files.iter().any(|f| f.path.starts_with(&prefix))
+    };
+    let shown = |m: &[String]| {
+        let path = format!("{dir}/{}", m.join("/"));
+        if is_folder(m) {
+            path + "/"
+        } else {
+            path + ".rs"
+        }
+    };
+    let mut out = Vec::new();
+    for (folder, child_edges) in &folders {
+        let children: Vec<&[String]> = child_edges
+            .keys()
+            .flat_map(|&(a, b)| [a, b])
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let index: HashMap<&[String], usize> =
+            children.iter().enumerate().map(|(k, &c)| (c, k)).collect();
+        let mut next: Vec<Vec<usize>> = vec![Vec::new(); children.len()];
+        for &(a, b) in child_edges.keys() {
+            if let (Some(&ia), Some(&ib)) = (index.get(a), index.get(b)) {
+                next[ia].push(ib);
+            }
+        }
+        for component in components(&next) {
+            let members: BTreeSet<&[String]> = component.iter().map(|&k| children[k]).collect();
+            if members.len() < 2 || !members.iter().any(|m| is_folder(m)) {
+                continue;
+            }
+            let edges_in = child_edges
+                .iter()
+                .filter(|((a, b), _)| members.contains(a) && members.contains(b))
+                .filter_map(|(&(a, b), made_by)| {
+                    let (line, from, to) = made_by
+                        .iter()
+                        .filter_map(|&(f, t)| Some((*edges.get(&(f, t))?.lines.first()?, f, t)))
+                        .min_by_key(|&(line, f, _)| (f, line))?;
+                    Some(FolderEdge {
+                        from: shown(a),
+                        to: shown(b),
+                        file: files[from].path.clone(),
+                        line,
+                        names: edges
+                            .get(&(from, to))
+                            .map(|e| e.names.iter().cloned().collect())
+                            .unwrap_or_default(),
+                        imports: made_by.len(),
+                    })
+                })
+                .collect();
+            out.push(FolderCycle {
+                folder: if folder.is_empty() {
+                    format!("{dir}/")
+                } else {
+                    shown(folder)
+                },
+                members: members.iter().map(|m| shown(m)).collect(),
+                edges: edges_in,
+            });
+        }
+    }
+    out.sort_by(|a, b| (&a.folder, &a.members).cmp(&(&b.folder, &b.members)));
+    out
+}
+
+/// The strongly connected components of a graph given as each node's successors (Tarjan).
+fn components(next: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let n = next.len();
+    let mut t = Tarjan {
+        next,
+        index: vec![None; n],
+        low: vec![0; n],
+        on_stack: vec![false; n],
+        stack: Vec::new(),
+        counter: 0,
+        components: Vec::new(),
+    };
+    for v in 0..n {
+        if t.index[v].is_none() {
+            t.visit(v);
+        }
+    }
+    t.components
 }
 
 struct Tarjan<'a> {
@@ -1159,7 +1472,15 @@ mod tests {
             within: "engine",
             layers: &[layer("engine::document", 1), layer("engine::fleet", 2)],
         }],
-        forbidden: &[("app", "crossterm")],
+        forbidden_crates: &[("app", "crossterm")],
+        forbidden_imports: &[Forbidden {
+            from: "views",
+            to: "app",
+            except: &["app::state"],
+            why: "views read only app::state",
+        }],
+        max_files_in_folder: None,
+        max_lines_before_tests: None,
     };
 
     fn tree(files: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -1476,7 +1797,7 @@ fn f() {
             r.violations,
             [Violation {
                 file: "src/low.rs".into(),
-                line: 3,
+                line: Some(3),
                 message: "low (rank 1) imports views (rank 2): V".into(),
             }],
             "{}",
@@ -1529,11 +1850,7 @@ fn f() {
             ("model.rs", "use crossterm::event::KeyCode;\n"),
             ("extra.rs", "\n"),
         ]);
-        let got: Vec<String> = r
-            .violations
-            .iter()
-            .map(|v| format!("{}:{}: {}", v.file, v.line, v.message))
-            .collect();
+        let got: Vec<String> = r.violations.iter().map(ToString::to_string).collect();
         assert_eq!(
             got,
             [
@@ -1542,6 +1859,125 @@ fn f() {
                 "src/extra.rs:1: extra has no layer: give it a rank in xtask/src/layers.rs",
             ]
         );
+    }
+
+    #[test]
+    fn a_forbidden_import_is_reported_whatever_the_ranks_and_its_exceptions_are_not() {
+        let r = report(&[
+            ("lib.rs", "pub mod app;\npub mod views;\n"),
+            (
+                "app/mod.rs",
+                "pub mod state;\npub mod update;\npub struct Action;\n",
+            ),
+            ("app/state/mod.rs", "pub mod panes;\npub struct State;\n"),
+            ("app/state/panes.rs", "pub enum Pane {}\n"),
+            ("app/update.rs", "pub fn key_context() {}\n"),
+            (
+                "views/mod.rs",
+                "pub mod list;\nuse crate::app::state::State;\n",
+            ),
+            (
+                "views/list.rs",
+                "use crate::app::state::{State, panes::Pane};\nuse crate::app::update;\n\n\
+                 fn f() { update::key_context(); let _ = super::super::app::Action; }\n",
+            ),
+        ]);
+        let got: Vec<String> = r.violations.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            got,
+            [
+                "src/views/list.rs:2: views::list imports app::update: key_context, update \
+                 (views must not import app but app::state: views read only app::state)",
+                "src/views/list.rs:4: views::list imports app: Action \
+                 (views must not import app but app::state: views read only app::state)",
+            ]
+        );
+        let rules = CrateRules {
+            forbidden_imports: &[Forbidden {
+                from: "output",
+                to: "cli",
+                except: &[],
+                why: "cli passes what output needs",
+            }],
+            layers: &[],
+            ..TEST_RULES
+        };
+        let files = tree(&[
+            ("lib.rs", "pub mod cli;\npub mod output;\n"),
+            ("cli.rs", "use crate::output::print;\n"),
+            ("output.rs", "pub fn print(f: crate::cli::Format) {}\n"),
+        ]);
+        let r = check(&rules, &files).expect("check");
+        assert_eq!(
+            r.violations,
+            [Violation {
+                file: "src/output.rs".into(),
+                line: Some(1),
+                message: "output imports cli: Format (output must not import cli: cli passes \
+                          what output needs)"
+                    .into(),
+            }]
+        );
+    }
+
+    #[test]
+    fn a_crowded_folder_and_a_long_file_are_reported_with_their_counts() {
+        let rules = CrateRules {
+            layers: &[],
+            max_files_in_folder: Some(2),
+            max_lines_before_tests: Some(3),
+            ..TEST_RULES
+        };
+        let files = tree(&[
+            ("lib.rs", "pub mod a;\npub mod b;\n"),
+            // Three files directly in a/, its mod.rs among them; two in b/.
+            ("a/mod.rs", "pub mod x;\npub mod y;\n"),
+            // Three lines before the tests: at the limit.
+            (
+                "a/x.rs",
+                "fn a() {}\n\nfn b() {}\n#[cfg(test)]\nmod tests {\n\n\n\n}\n",
+            ),
+            // Only a `#[cfg(test)]` at the start of a line starts the tests.
+            (
+                "a/y.rs",
+                "fn a() {}\n\n\n    #[cfg(test)]\nfn b() {}\n#[cfg(test)]\nmod tests {}\n",
+            ),
+            ("b/mod.rs", "pub mod z;\n\n\nfn a() {}\n"),
+            ("b/z.rs", "\n"),
+        ]);
+        let r = check(&rules, &files).expect("check");
+        let got: Vec<String> = r.violations.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            got,
+            [
+                "src/a/: 3 .rs files directly in it, more than 2: move the ones that belong \
+                 together into a subfolder",
+                "src/a/y.rs:4: 5 lines before its tests, more than 3: move a part that stands on \
+                 its own into a file of its own",
+                "src/b/mod.rs:4: 4 lines before its tests, more than 3: move a part that stands \
+                 on its own into a file of its own",
+            ]
+        );
+        // The crate root counts as a folder too.
+        let files = tree(&[
+            ("lib.rs", "pub mod a;\npub mod b;\n"),
+            ("a.rs", "\n"),
+            ("b.rs", "\n"),
+        ]);
+        let r = check(&rules, &files).expect("check");
+        assert_eq!(
+            r.violations,
+            [Violation {
+                file: "src/".into(),
+                line: None,
+                message: "3 .rs files directly in it, more than 2: move the ones that belong \
+                          together into a subfolder"
+                    .into(),
+            }]
+        );
+        // The limits of the real crates.
+        assert_eq!(MAIN.max_files_in_folder, Some(15));
+        assert_eq!(MAIN.max_lines_before_tests, Some(1500));
     }
 
     #[test]
@@ -1567,6 +2003,190 @@ fn f() {
                 "xtask/src/main.rs -> xtask/src/a.rs: run",
                 "xtask/src/main.rs -> xtask/src/b.rs: go",
             ]
+        );
+    }
+
+    fn folder_cycle_lines(r: &Report) -> Vec<String> {
+        r.folder_cycles
+            .iter()
+            .map(|c| {
+                let edges: Vec<String> = c
+                    .edges
+                    .iter()
+                    .map(|e| {
+                        format!(
+                            "{}:{}: {} -> {}: {} ({})",
+                            e.file,
+                            e.line,
+                            e.from,
+                            e.to,
+                            e.names.join(", "),
+                            e.imports
+                        )
+                    })
+                    .collect();
+                format!(
+                    "in {}: {} | {}",
+                    c.folder,
+                    c.members.join(", "),
+                    edges.join(" | ")
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_file_and_a_sibling_folder_importing_each_other_are_a_folder_cycle() {
+        // backend/messages.rs ⇄ backend/fanout/: no file cycle, one between backend's children.
+        let r = no_layers(&[
+            ("lib.rs", "pub mod backend;\n"),
+            (
+                "backend/mod.rs",
+                "pub mod fanout;\npub mod messages;\npub use messages::Msg;\n",
+            ),
+            ("backend/messages.rs", "\nuse super::fanout::Target;\n"),
+            (
+                "backend/fanout/mod.rs",
+                "pub mod apply;\npub struct Target;\n",
+            ),
+            (
+                "backend/fanout/apply.rs",
+                "use crate::backend::messages::Msg;\nuse super::super::Msg as M;\n",
+            ),
+        ]);
+        assert!(r.cycles.is_empty(), "{}", r.render("src"));
+        assert_eq!(
+            folder_cycle_lines(&r),
+            [
+                "in src/backend/: src/backend/fanout/, src/backend/messages.rs | \
+              src/backend/fanout/apply.rs:1: src/backend/fanout/ -> src/backend/messages.rs: Msg (1) | \
+              src/backend/messages.rs:2: src/backend/messages.rs -> src/backend/fanout/: Target (1)"
+            ],
+        );
+        // `super::super::Msg` goes to backend/mod.rs, the folder itself: no sibling edge.
+        assert!(
+            imports(&r).contains(&"src/backend/fanout/apply.rs -> src/backend/mod.rs: Msg".into())
+        );
+        let text = r.render("src");
+        assert!(
+            text.contains(
+                "cycle of 2 folders and files in src/backend/: src/backend/fanout/, \
+                 src/backend/messages.rs (make the imports between them run one way"
+            ),
+            "{text}"
+        );
+        assert!(text.contains(
+            "\n  src/backend/messages.rs:2: src/backend/messages.rs -> src/backend/fanout/: Target"
+        ));
+    }
+
+    #[test]
+    fn a_cycle_through_a_subfolder_is_found_at_the_level_below_the_common_folder() {
+        // backend/kube/live → backend/cluster_profiles.rs → backend/kube/kubeconfig.rs: the files
+        // form no cycle, backend's children kube/ and cluster_profiles.rs do.
+        let r = no_layers(&[
+            ("lib.rs", "pub mod backend;\npub mod model;\n"),
+            (
+                "backend/mod.rs",
+                "pub mod cluster_profiles;\npub mod kube;\nuse kube::live::Watch;\n",
+            ),
+            (
+                "backend/cluster_profiles.rs",
+                "use crate::model::M;\nuse super::kube::kubeconfig::Kubeconfig;\n",
+            ),
+            (
+                "backend/kube/mod.rs",
+                "pub mod kubeconfig;\npub mod live;\n",
+            ),
+            (
+                "backend/kube/kubeconfig.rs",
+                "use super::super::super::model::M;\n",
+            ),
+            ("backend/kube/live/mod.rs", "mod task;\npub struct Watch;\n"),
+            (
+                "backend/kube/live/task.rs",
+                "use super::super::kubeconfig::Kubeconfig;\n\
+                 fn f() { crate::backend::cluster_profiles::load(); }\n\
+                 fn g() { crate::backend::cluster_profiles::save(); }\n",
+            ),
+            ("model.rs", "\n"),
+        ]);
+        assert!(r.cycles.is_empty(), "{}", r.render("src"));
+        assert_eq!(
+            folder_cycle_lines(&r),
+            [
+                "in src/backend/: src/backend/cluster_profiles.rs, src/backend/kube/ | \
+              src/backend/cluster_profiles.rs:2: src/backend/cluster_profiles.rs -> src/backend/kube/: Kubeconfig (1) | \
+              src/backend/kube/live/task.rs:2: src/backend/kube/ -> src/backend/cluster_profiles.rs: load, save (1)"
+            ],
+        );
+    }
+
+    #[test]
+    fn parent_and_child_folders_may_import_each_other_and_file_cycles_are_not_repeated() {
+        let r = no_layers(&[
+            ("lib.rs", "pub mod app;\npub mod glob;\npub mod jsonl;\n"),
+            // app/mod.rs → app/state/, app/state/panes.rs → app/mod.rs: a folder and its own
+            // children are not siblings; app/state/ → app/filter.rs alone is no cycle.
+            (
+                "app/mod.rs",
+                "pub mod filter;\npub mod state;\npub struct Action;\nuse state::State;\n",
+            ),
+            ("app/filter.rs", "use crate::glob::g;\n"),
+            (
+                "app/state/mod.rs",
+                "pub mod panes;\npub struct State;\nuse super::filter::F;\n",
+            ),
+            ("app/state/panes.rs", "use super::super::Action;\n"),
+            // Two top-level files importing each other: a file cycle, reported only as one.
+            ("glob.rs", "use crate::jsonl::J;\n"),
+            ("jsonl.rs", "use crate::glob::G;\n"),
+        ]);
+        assert_eq!(r.folder_cycles, [], "{}", r.render("src"));
+        assert_eq!(r.cycles.len(), 1, "{}", r.render("src"));
+        // …until filter imports state back: app/state/ ⇄ app/filter.rs.
+        let r = no_layers(&[
+            ("lib.rs", "pub mod app;\n"),
+            ("app/mod.rs", "pub mod filter;\npub mod state;\n"),
+            ("app/filter.rs", "fn f(s: &super::state::panes::Pane) {}\n"),
+            (
+                "app/state/mod.rs",
+                "pub mod panes;\nuse super::filter::F;\n",
+            ),
+            ("app/state/panes.rs", "pub struct Pane;\n"),
+        ]);
+        assert_eq!(
+            folder_cycle_lines(&r),
+            ["in src/app/: src/app/filter.rs, src/app/state/ | \
+              src/app/filter.rs:1: src/app/filter.rs -> src/app/state/: Pane (1) | \
+              src/app/state/mod.rs:2: src/app/state/ -> src/app/filter.rs: F (1)"],
+        );
+    }
+
+    #[test]
+    fn top_level_folders_in_a_cycle_name_the_first_import_of_each_edge() {
+        let r = no_layers(&[
+            ("lib.rs", "pub mod a;\npub mod b;\npub mod c;\n"),
+            ("a/mod.rs", "pub mod x;\npub mod y;\n"),
+            ("a/x.rs", "\n\nuse crate::b::B;\n"),
+            ("a/y.rs", "use crate::b::B;\nuse crate::b::inner::I;\n"),
+            (
+                "b/mod.rs",
+                "pub mod inner;\npub struct B;\nuse crate::c::C;\n",
+            ),
+            ("b/inner.rs", "pub struct I;\n"),
+            ("c.rs", "use crate::a::x::X;\n"),
+        ]);
+        assert_eq!(
+            folder_cycle_lines(&r),
+            ["in src/: src/a/, src/b/, src/c.rs | \
+              src/a/x.rs:3: src/a/ -> src/b/: B (3) | \
+              src/b/mod.rs:3: src/b/ -> src/c.rs: C (1) | \
+              src/c.rs:1: src/c.rs -> src/a/: X (1)"],
+        );
+        assert!(
+            r.render("src")
+                .contains("src/a/x.rs:3: src/a/ -> src/b/: B (one of 3 file-to-file imports)")
         );
     }
 

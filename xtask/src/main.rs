@@ -61,9 +61,13 @@ commands:
                                and S times the default cases each (default 100), for N minutes
                                (default 10); stops at the first failure with proptest's shrunk
                                input (saved in tests/fuzz.proptest-regressions)
-  layers                       check the import rules: no import cycle between files (src/ and
-                               xtask/src/), no import upward across src/'s layers (the table
-                               is in xtask/src/layers.rs), no crossterm under src/app/
+  layers                       check the import rules: no import cycle between files or
+                               between folders (src/ and xtask/src/), no import upward across
+                               src/'s layers, none that src/ forbids (views of backend, views
+                               of app but app::state, output of cli), no crossterm under
+                               src/app/, no folder of src/ with more than 15 .rs files directly
+                               in it, no file with more than 1,500 lines before its tests (the
+                               tables are in xtask/src/layers.rs)
   man [--out DIR]              the manual pages, flotilla.1 and one per command
                                (flotilla-plan.1, flotilla-placement-set.1, …), written into DIR
                                (default target/man) by `flotilla man --out`

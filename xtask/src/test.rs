@@ -186,7 +186,7 @@ impl Step {
         match self {
             Step::Fmt => "cargo fmt --all -- --check",
             Step::Clippy => "cargo clippy --workspace --all-targets -- -D warnings",
-            Step::Layers => "cargo xtask layers (import cycles and layers)",
+            Step::Layers => "cargo xtask layers (import rules)",
             Step::Unit => "cargo test --workspace --all-targets",
             Step::Tier(Tier::Plain) => {
                 "integration tier against a real test environment (cargo xtask testenv)"
