@@ -117,7 +117,7 @@ async fn child(kubeconfig: PathBuf) {
             return;
         }
     };
-    let first = match hub::first_view::first_view(&hub).await {
+    let first = match hub::console::first_view::first_view(&hub).await {
         Ok(first) => first,
         Err(err) => {
             println!("error {err}");
@@ -129,7 +129,7 @@ async fn child(kubeconfig: PathBuf) {
         println!("stores {objects} {bytes}");
     }
     let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
-    let _reads = hub::console_loop::spawn_readonly(hub, first, None, events);
+    let _reads = hub::console::spawn_readonly(hub, first, None, events);
     let mut relists = hub::cache::relists();
     while let Some(event) = received.recv().await {
         if hub::cache::relists() > relists {

@@ -308,7 +308,7 @@ pub async fn start_hub(
     events: mpsc::UnboundedSender<BackendEvent>,
 ) -> Result<HubStart, hub::HubError> {
     let hub = hub::connect(kubeconfig, context, LiveOptions::default().timeouts).await?;
-    let mut first = hub::first_view::first_view(&hub).await?;
+    let mut first = hub::console::first_view::first_view(&hub).await?;
     let label = hub.label();
     let kind = hub.kind;
     let mut notice = None;
@@ -324,9 +324,9 @@ pub async fn start_hub(
                 first.view = hub::in_rows_of(&targets, first.view);
                 let fleet = Arc::new(fleet);
                 let effects = if readonly {
-                    hub::console_loop::spawn_readonly(hub, first, Some(fleet.clone()), events)
+                    hub::console::spawn_readonly(hub, first, Some(fleet.clone()), events)
                 } else {
-                    hub::console_loop::spawn(hub, first, Some(fleet.clone()), events)
+                    hub::console::spawn(hub, first, Some(fleet.clone()), events)
                 };
                 return Ok(HubStart {
                     fleet,
@@ -383,9 +383,9 @@ pub async fn start_hub(
     };
     let readonly = placements.is_none();
     let effects = if readonly {
-        hub::console_loop::spawn_readonly(hub, first, None, events)
+        hub::console::spawn_readonly(hub, first, None, events)
     } else {
-        hub::console_loop::spawn(hub, first, None, events)
+        hub::console::spawn(hub, first, None, events)
     };
     Ok(HubStart {
         fleet: Arc::new(fleet),

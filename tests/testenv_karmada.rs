@@ -402,7 +402,8 @@ fn hub_karmada_the_console_model_shows_the_bindings_clusters_and_each_works_stat
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_a_work_status_changed_on_the_hub_reaches_exactly_its_cell_without_a_relist() {
-    use flotilla::backend::hub::{cache, view_changes};
+    use flotilla::backend::hub::cache;
+    use flotilla::backend::hub::console::view_changes;
     use flotilla::messages::BackendEvent;
     use flotilla::model::CellStatus;
 

@@ -2,11 +2,11 @@
 //! hub a context is from the API groups it serves; [`connect`] reaches it and reads it through
 //! that kind's reader. Each kind has a room with its readers apart from its writers:
 //! [`karmada`], [`ocm`] and [`kubefed`] (which only reads, kept current by [`kubefed_delta`]);
-//! [`write`] writes an edited object to any hub. The console's backend on a hub is one loop,
-//! [`console_loop`], started from the [`first_view`] and given a [`view_source`]: the informer
-//! caches [`cache`] keeps (the main path) or whole reads of the hub; [`view_changes`] turns
-//! what changed into the console's events, [`effects`] carries out the console's edits and
-//! follows them, and [`preview`] answers the editors' previews and `plan --hub`.
+//! [`write`] writes an edited object to any hub. The console's backend on a hub is the room
+//! [`console`]: one loop, started from its first view and given a view source (the informer
+//! caches [`cache`] keeps, the main path, or whole reads of the hub), with what changed turned
+//! into the console's events and the console's edits carried out and followed there;
+//! [`preview`] answers the editors' previews and `plan --hub`.
 //! [`member_health`] and [`live_view`] read members' own objects where the hub's word is not
 //! enough. Readers only read; only the `write` modules send a mutating request, and a
 //! read-only console never reaches them. No file here decides placement (the engine does) or
@@ -14,9 +14,7 @@
 
 pub mod cache;
 pub mod connect;
-pub mod console_loop;
-pub mod effects;
-pub mod first_view;
+pub mod console;
 pub mod karmada;
 pub mod kind;
 pub mod kubefed;
@@ -27,8 +25,6 @@ pub mod objects;
 pub mod ocm;
 pub mod preview;
 pub mod view;
-pub mod view_changes;
-pub mod view_source;
 pub mod write;
 
 pub use crate::model::HubKind;

@@ -10,9 +10,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::cache::{Caches, Change, LiveView, Touched, cells_of, health_of};
 use super::effects::{Expectation, follow};
-use super::view::{HubRow, HubView};
+use crate::backend::hub::cache::{Caches, Change, LiveView, Touched, cells_of, health_of};
+use crate::backend::hub::view::{HubRow, HubView};
 use crate::messages::{AddedResource, BackendEvent, CellRef, CellUpdate, HealthUpdate};
 use crate::model::{CellHealth, CellStatus, ClusterStatus, Dialect, Health, HubKind};
 

@@ -9,18 +9,23 @@
 //! write to the hub. It must not build or change the view itself (its source does) nor write
 //! to the hub but through `effects`.
 
+pub mod effects;
+pub mod first_view;
+pub mod view_changes;
+pub mod view_source;
+
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
+use self::effects::{PlacementFollow, carry_out};
+use self::first_view::{FirstView, KindLive};
+use self::view_changes::{health_snapshot, snapshot};
+use self::view_source::{CacheReads, Start, ViewSource, WholeReads};
 use super::connect::Hub;
-use super::effects::{PlacementFollow, carry_out};
-use super::first_view::{FirstView, KindLive};
 use super::live_view::Following;
 use super::member_health::Unsettled;
 use super::preview::dry_run;
-use super::view_changes::{health_snapshot, snapshot};
-use super::view_source::{CacheReads, Start, ViewSource, WholeReads};
 use super::{karmada, kubefed_delta, ocm};
 use crate::backend::read_only::reads_only;
 use crate::engine::Fleet;
@@ -200,8 +205,8 @@ mod tests {
 
     use super::*;
     use crate::backend::hub::cache::{Caches, Change};
-    use crate::backend::hub::first_view::{BuiltLive, Cached};
-    use crate::backend::hub::view_changes::whole_view;
+    use crate::backend::hub::console::first_view::{BuiltLive, Cached};
+    use crate::backend::hub::console::view_changes::whole_view;
     use crate::backend::kube::kubeconfig::Timeouts;
     use crate::messages::{CellRef, CellUpdate, SharedFleet};
     use crate::model::CellStatus;

@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::cache::{Caches, Change, LiveView};
-use super::connect::{Hub, HubError};
-use super::view::HubView;
 use super::view_changes::whole_view;
-use super::{karmada, kubefed_delta, ocm};
+use crate::backend::hub::cache::{Caches, Change, LiveView};
+use crate::backend::hub::connect::{Hub, HubError};
+use crate::backend::hub::view::HubView;
+use crate::backend::hub::{karmada, kubefed_delta, ocm};
 use crate::model::HubKind;
 
 /// The view a hub's backend starts from: the console's first view, and, when it was built from
