@@ -228,7 +228,7 @@ async fn undo_hub_object(
     }
     let restored_text = match yaml_text::to_block_yaml(before) {
         Ok(text) => text,
-        Err(message) => return Ok(input_error(&message)),
+        Err(message) => return Ok(input_error(&message.to_string())),
     };
     let current_text = loaded
         .files
