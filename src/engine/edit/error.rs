@@ -7,8 +7,6 @@
 
 use crate::engine::document::source::FleetError;
 
-use super::yaml_text::WriteError;
-
 /// Why an edit was refused; nothing should be written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EditError {
@@ -80,6 +78,15 @@ impl EditError {
             error: Box::new(self),
         }
     }
+}
+
+/// Why a document could not be written into its file's text (the YAML writer,
+/// [`super::yaml_text`]); nothing should be written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}: {message}")]
+pub struct WriteError {
+    pub file: String,
+    pub message: String,
 }
 
 /// A part of an OCM Placement's edit, as its errors name it.

@@ -30,13 +30,7 @@ pub struct Edited {
     pub warnings: Vec<String>,
 }
 
-/// Why an edit was refused; nothing should be written.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}: {message}")]
-pub struct WriteError {
-    pub file: String,
-    pub message: String,
-}
+pub use super::error::WriteError;
 
 fn refuse(file: &str, message: impl Into<String>) -> WriteError {
     WriteError {

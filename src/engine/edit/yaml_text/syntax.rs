@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::engine::document::parse::{Doc, parse_files};
 use crate::engine::document::source::SourceFile;
-use crate::engine::edit::EditError;
+use crate::engine::edit::error::EditError;
 
 /// The block YAML of a value, keys in the value's order, ending in one newline.
 pub fn to_block_yaml(value: &Value) -> Result<String, EditError> {
