@@ -33,7 +33,10 @@ pub enum LoadError {
     #[error(
         "cannot read fleet directory {path}: {reason}\n  hint: pass --fleet DIR with your fleet files, or --demo for the simulated fleet"
     )]
-    Unreadable { path: String, reason: String },
+    Unreadable {
+        path: String,
+        reason: crate::fleet::dir::DirError,
+    },
     #[error("{}", render_fleet_errors(.0))]
     Invalid(Vec<FleetError>),
     #[error(transparent)]
@@ -129,7 +132,7 @@ pub fn with_inventories(global: &GlobalArgs, mut files: Vec<SourceFile>) -> Vec<
 }
 
 /// The fleet directory `--fleet` names, read, with [`with_inventories`]'s documents.
-pub fn fleet_files(global: &GlobalArgs) -> Result<Vec<SourceFile>, String> {
+pub fn fleet_files(global: &GlobalArgs) -> Result<Vec<SourceFile>, crate::fleet::dir::DirError> {
     crate::fleet::dir::read_fleet_dir(&global.fleet).map(|files| with_inventories(global, files))
 }
 

@@ -488,7 +488,8 @@ fn prepare(
         .collect();
     let (changes, mut lines, apply, action, title) = match verb {
         Verb::Adopt => {
-            let changes = drift_repair::adopt_changes(fleet, files, &chosen)?;
+            let changes = drift_repair::adopt_changes(fleet, files, &chosen)
+                .map_err(|err| err.to_string())?;
             let mut lines = vec![format!(
                 "keep the live value of {} field(s) as overrides for their clusters:",
                 targets.len()
@@ -510,7 +511,8 @@ fn prepare(
             )
         }
         Verb::Ignore => {
-            let (change, names_) = drift_repair::ignore_changes(fleet, files, &chosen)?;
+            let (change, names_) = drift_repair::ignore_changes(fleet, files, &chosen)
+                .map_err(|err| err.to_string())?;
             let mut lines = vec![format!(
                 "stop counting {} field(s) as drift (never reverted by apply): rule(s) {}",
                 targets.len(),
@@ -534,7 +536,8 @@ fn prepare(
         }
         Verb::RemoveRule => {
             let name = rule.ok_or("no rule chosen")?;
-            let change = drift_repair::remove_rule_change(fleet, files, name)?;
+            let change = drift_repair::remove_rule_change(fleet, files, name)
+                .map_err(|err| err.to_string())?;
             (
                 vec![change],
                 vec![format!(

@@ -102,6 +102,7 @@ fn recompute(world: &PlacementWorld, editor: &mut OcmPlacementEditor) {
         return;
     };
     let result = edited(&base.object, &editor.edit)
+        .map_err(|err| err.to_string())
         .and_then(|object| preview(world, base, &object).map_err(|err| err.to_string()));
     match result {
         Ok(decision) => {

@@ -363,7 +363,8 @@ fn change(editor: &mut OverrideEditor, doc: usize, edit: &RuleEdit) -> Result<()
         ));
     }
     let document = editor.docs.get(doc).ok_or("no such document")?;
-    let object = apply_edit(document, &editor.objects[doc], edit, &editor.rendered)?;
+    let object = apply_edit(document, &editor.objects[doc], edit, &editor.rendered)
+        .map_err(|err| err.to_string())?;
     editor.dirty = (object != document.object).then_some(doc);
     editor.objects[doc] = object;
     editor.revision += 1;
@@ -446,7 +447,8 @@ fn form_key(state: &mut State, editor: &mut OverrideEditor, mut form: Box<Form>,
         if form.kind == FormKind::Patch && !form.path.is_empty() {
             form.error = check_patch(&editor.rendered, form.op, &form.path, &form.value)
                 .err()
-                .filter(|_| !form.value.is_empty() || form.op == OpKind::Remove);
+                .filter(|_| !form.value.is_empty() || form.op == OpKind::Remove)
+                .map(|err| err.to_string());
         }
     }
     editor.stage = Stage::Form(form);
@@ -480,12 +482,13 @@ fn build(state: &State, editor: &OverrideEditor, form: &Form) -> Result<(usize, 
     };
     let dialect = editor.docs.get(doc).ok_or("no such document")?.dialect;
     let specs: Vec<ClusterSpec> = state.clusters.iter().map(|row| row.spec.clone()).collect();
-    let target = parse_target(&form.target, dialect, &specs)?;
+    let target = parse_target(&form.target, dialect, &specs).map_err(|err| err.to_string())?;
     let item = match form.kind {
         FormKind::Patch => Item::Patch {
             op: form.op,
             path: form.path.clone(),
-            value: check_patch(&editor.rendered, form.op, &form.path, &form.value)?,
+            value: check_patch(&editor.rendered, form.op, &form.path, &form.value)
+                .map_err(|err| err.to_string())?,
         },
         FormKind::Image => {
             let value = form.value.trim();
@@ -499,7 +502,8 @@ fn build(state: &State, editor: &OverrideEditor, form: &Form) -> Result<(usize, 
             }
         }
         FormKind::Label | FormKind::Annotation => {
-            key_value_item(&form.value, form.kind == FormKind::Label)?
+            key_value_item(&form.value, form.kind == FormKind::Label)
+                .map_err(|err| err.to_string())?
         }
     };
     let edit = match form.editing {

@@ -85,7 +85,7 @@ pub fn refresh(state: &mut State, fleet: &Fleet, files: &[SourceFile]) -> bool {
             editor.preview = Some(preview);
         }
         Err(error) => {
-            editor.error = Some(error);
+            editor.error = Some(error.to_string());
             editor.preview = None;
         }
     }
@@ -209,7 +209,8 @@ fn text_key(editor: &mut PlacementEditor, key: InputKey) {
             Field::Tolerations => parse_tolerations(&editor.edit.tolerations).err(),
             Field::Replicas => parse_replicas(&editor.edit.replicas).err(),
             Field::Selector | Field::Clusters => parse_selector(&editor.edit.selector).err(),
-        };
+        }
+        .map(|err| err.to_string());
     }
 }
 
@@ -362,7 +363,7 @@ fn propose_own_policy(state: &mut State, editor: Box<PlacementEditor>) -> Vec<Ef
         crate::engine::edit::placement::own_policy(&state.fleet, source, &object, &target)
     }) {
         Ok(policy) => policy,
-        Err(why) => return refuse(state, editor, why),
+        Err(why) => return refuse(state, editor, why.to_string()),
     };
     let name = policy["metadata"]["name"].as_str().unwrap_or_default();
     let title = match &target.namespace {

@@ -37,7 +37,7 @@ pub fn run_render(
         FleetInput::Dir(dir) => match crate::fleet::dir::read_fleet_dir(dir) {
             Ok(files) => files,
             Err(message) => {
-                let _ = writeln!(err, "error: {}", printable(&message, true));
+                let _ = writeln!(err, "error: {}", printable(&message.to_string(), true));
                 return 2;
             }
         },

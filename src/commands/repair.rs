@@ -460,6 +460,12 @@ impl From<String> for Refused {
     }
 }
 
+impl From<crate::engine::edit::EditError> for Refused {
+    fn from(error: crate::engine::edit::EditError) -> Refused {
+        Refused::Input(error.to_string())
+    }
+}
+
 impl From<&str> for Refused {
     fn from(message: &str) -> Refused {
         Refused::Input(message.to_string())
@@ -587,7 +593,8 @@ fn adopt_found(
         adopt::adopt(&mut work, fleet, resource, cluster, &wanted)?;
         adopted.push((resource.clone(), cluster.clone(), wanted));
     }
-    if let Err(message) = adopt::verify(&work, &adopted) {
+    if let Err(error) = adopt::verify(&work, &adopted) {
+        let message = error.to_string();
         if !store.builtin {
             audit::record_or_warn(&file_entry("repair-adopt", found, &[], false, &message));
         }

@@ -187,7 +187,7 @@ fn label_selector(text: &str) -> Result<LabelSelector, InputError> {
             "-l/--selector {text:?}: {message}\n  hint: write it as kubectl does, e.g. -l app=web,tier!=canary"
         ))
     };
-    let value = parse_selector(text).map_err(bad)?;
+    let value = parse_selector(text).map_err(|err| bad(err.to_string()))?;
     let doc = Doc::from_value("--selector", serde_json::json!({ "selector": value }));
     LabelSelector::parse(&doc, "/selector").map_err(|err| bad(err.message))
 }

@@ -13,6 +13,44 @@ use std::path::{Path, PathBuf};
 
 use crate::engine::SourceFile;
 
+/// Why a fleet directory could not be read: each variant is one thing the operator fixes
+/// differently (a setting, the path, one file, the fleet's size).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DirError {
+    /// A size cap in the environment is not a number.
+    #[error("{var}={text:?} is not a number of bytes; set it to e.g. 16777216")]
+    BadLimit { var: &'static str, text: String },
+    /// The directory does not exist (or is not a directory).
+    #[error("{dir}: fleet directory not found; pass --fleet DIR (default ./fleet) or --demo")]
+    NotFound { dir: String },
+    /// A directory below the fleet cannot be listed.
+    #[error("{dir}: cannot list: {message}")]
+    Unlistable { dir: String, message: String },
+    /// A file cannot be opened or read.
+    #[error("{path}: cannot read: {message}")]
+    Unreadable { path: String, message: String },
+    /// A `.yaml` name that is a FIFO, a socket, a device or a directory.
+    #[error(
+        "{path}: {kind}, not a regular file; flotilla reads only regular files (remove it or rename it away from .yaml)"
+    )]
+    NotRegular { path: String, kind: &'static str },
+    /// One file is larger than `FLOTILLA_MAX_FILE_BYTES`.
+    #[error("{path}: larger than {cap} bytes; split it, or raise FLOTILLA_MAX_FILE_BYTES")]
+    FileTooLarge { path: String, cap: u64 },
+    /// The files together are larger than `FLOTILLA_MAX_FLEET_BYTES`.
+    #[error(
+        "{dir}: the fleet's files add up to more than {cap} bytes; raise FLOTILLA_MAX_FLEET_BYTES if this fleet is really that large"
+    )]
+    FleetTooLarge { dir: String, cap: u64 },
+    /// A file is not UTF-8; `valid_up_to` is the first byte that is not.
+    #[error("{path}: not UTF-8 text (byte {valid_up_to}); save the file as UTF-8")]
+    NotUtf8 { path: String, valid_up_to: usize },
+}
+
+fn shown(path: &Path) -> String {
+    path.display().to_string()
+}
+
 /// Size caps for reading a fleet directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -33,16 +71,17 @@ impl Default for Limits {
 
 impl Limits {
     /// The defaults, overridden by `FLOTILLA_MAX_FILE_BYTES` and `FLOTILLA_MAX_FLEET_BYTES`.
-    pub fn from_env() -> Result<Limits, String> {
+    pub fn from_env() -> Result<Limits, DirError> {
         let mut limits = Limits::default();
         for (var, slot) in [
             ("FLOTILLA_MAX_FILE_BYTES", &mut limits.file_bytes),
             ("FLOTILLA_MAX_FLEET_BYTES", &mut limits.fleet_bytes),
         ] {
             if let Ok(text) = std::env::var(var) {
-                *slot = text.trim().parse().map_err(|_| {
-                    format!("{var}={text:?} is not a number of bytes; set it to e.g. 16777216")
-                })?;
+                *slot = text
+                    .trim()
+                    .parse()
+                    .map_err(|_| DirError::BadLimit { var, text })?;
             }
         }
         Ok(limits)
@@ -51,18 +90,15 @@ impl Limits {
 
 /// Reads every YAML file under `dir` (hidden directories such as `.git` are skipped) within
 /// the limits from the environment.
-pub fn read_fleet_dir(dir: &Path) -> Result<Vec<SourceFile>, String> {
+pub fn read_fleet_dir(dir: &Path) -> Result<Vec<SourceFile>, DirError> {
     read_fleet_dir_within(dir, Limits::from_env()?)
 }
 
 /// Reads every YAML file under `dir` within `limits`; the first file that cannot be read
 /// (or breaks a limit) is the error.
-pub fn read_fleet_dir_within(dir: &Path, limits: Limits) -> Result<Vec<SourceFile>, String> {
+pub fn read_fleet_dir_within(dir: &Path, limits: Limits) -> Result<Vec<SourceFile>, DirError> {
     if !dir.is_dir() {
-        return Err(format!(
-            "{}: fleet directory not found; pass --fleet DIR (default ./fleet) or --demo",
-            dir.display()
-        ));
+        return Err(DirError::NotFound { dir: shown(dir) });
     }
     let mut paths = Vec::new();
     let mut seen = HashSet::new();
@@ -74,11 +110,10 @@ pub fn read_fleet_dir_within(dir: &Path, limits: Limits) -> Result<Vec<SourceFil
         let text = read_bounded(&path, limits.file_bytes)?;
         total = total.saturating_add(text.len() as u64);
         if total > limits.fleet_bytes {
-            return Err(format!(
-                "{}: the fleet's files add up to more than {} bytes; raise FLOTILLA_MAX_FLEET_BYTES if this fleet is really that large",
-                dir.display(),
-                limits.fleet_bytes
-            ));
+            return Err(DirError::FleetTooLarge {
+                dir: shown(dir),
+                cap: limits.fleet_bytes,
+            });
         }
         files.push(SourceFile {
             path: path.display().to_string(),
@@ -89,42 +124,37 @@ pub fn read_fleet_dir_within(dir: &Path, limits: Limits) -> Result<Vec<SourceFil
 }
 
 /// Reads one regular file of at most `cap` bytes (never more than `cap + 1` are read).
-fn read_bounded(path: &Path, cap: u64) -> Result<String, String> {
-    let metadata =
-        std::fs::metadata(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+fn read_bounded(path: &Path, cap: u64) -> Result<String, DirError> {
+    let unreadable = |e: std::io::Error| DirError::Unreadable {
+        path: shown(path),
+        message: e.to_string(),
+    };
+    let metadata = std::fs::metadata(path).map_err(unreadable)?;
     if !metadata.is_file() {
-        return Err(format!(
-            "{}: {}, not a regular file; flotilla reads only regular files (remove it or rename it away from .yaml)",
-            path.display(),
-            kind_of(&metadata)
-        ));
+        return Err(DirError::NotRegular {
+            path: shown(path),
+            kind: kind_of(&metadata),
+        });
     }
+    let too_large = || DirError::FileTooLarge {
+        path: shown(path),
+        cap,
+    };
     if metadata.len() > cap {
-        return Err(too_large(path, cap));
+        return Err(too_large());
     }
-    let file =
-        std::fs::File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let file = std::fs::File::open(path).map_err(unreadable)?;
     let mut bytes = Vec::new();
     file.take(cap + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        .map_err(unreadable)?;
     if bytes.len() as u64 > cap {
-        return Err(too_large(path, cap));
+        return Err(too_large());
     }
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "{}: not UTF-8 text (byte {}); save the file as UTF-8",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        )
+    String::from_utf8(bytes).map_err(|e| DirError::NotUtf8 {
+        path: shown(path),
+        valid_up_to: e.utf8_error().valid_up_to(),
     })
-}
-
-fn too_large(path: &Path, cap: u64) -> String {
-    format!(
-        "{}: larger than {cap} bytes; split it, or raise FLOTILLA_MAX_FILE_BYTES",
-        path.display()
-    )
 }
 
 fn kind_of(metadata: &std::fs::Metadata) -> &'static str {
@@ -144,16 +174,22 @@ fn kind_of(metadata: &std::fs::Metadata) -> &'static str {
 }
 
 /// Walks `dir`, following symlinks at most once per real path.
-fn collect(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) -> Result<(), String> {
-    let real =
-        std::fs::canonicalize(dir).map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
+fn collect(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    seen: &mut HashSet<PathBuf>,
+) -> Result<(), DirError> {
+    let unlistable = |e: std::io::Error| DirError::Unlistable {
+        dir: shown(dir),
+        message: e.to_string(),
+    };
+    let real = std::fs::canonicalize(dir).map_err(unlistable)?;
     if !seen.insert(real) {
         return Ok(());
     }
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
+    let entries = std::fs::read_dir(dir).map_err(unlistable)?;
     for entry in entries {
-        let entry = entry.map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
+        let entry = entry.map_err(unlistable)?;
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().to_string();
         // `is_dir` follows a symlink; a dangling one is neither and is left to the reader.
@@ -205,14 +241,19 @@ mod tests {
         assert!(status.success());
         let err = read_fleet_dir_within(dir.path(), SMALL).unwrap_err();
         assert!(
-            err.contains("pipe.yaml: a FIFO, not a regular file"),
+            matches!(&err, DirError::NotRegular { path, kind: "a FIFO" } if path.ends_with("pipe.yaml")),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .contains("pipe.yaml: a FIFO, not a regular file"),
             "{err}"
         );
         std::fs::remove_file(&fifo).unwrap();
         symlink("/dev/zero", dir.path().join("zero.yaml")).unwrap();
         let err = read_fleet_dir_within(dir.path(), SMALL).unwrap_err();
         assert!(
-            err.contains("zero.yaml: a device, not a regular file"),
+            matches!(&err, DirError::NotRegular { path, kind: "a device" } if path.ends_with("zero.yaml")),
             "{err}"
         );
     }
@@ -222,10 +263,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("big.yaml"), "x".repeat(65)).unwrap();
         let err = read_fleet_dir_within(dir.path(), SMALL).unwrap_err();
-        assert!(err.contains("big.yaml: larger than 64 bytes"), "{err}");
+        assert!(
+            matches!(&err, DirError::FileTooLarge { path, cap: 64 } if path.ends_with("big.yaml")),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("big.yaml: larger than 64 bytes"),
+            "{err}"
+        );
         std::fs::write(dir.path().join("big.yaml"), "x".repeat(60)).unwrap();
         std::fs::write(dir.path().join("more.yaml"), "x".repeat(60)).unwrap();
         let err = read_fleet_dir_within(dir.path(), SMALL).unwrap_err();
-        assert!(err.contains("add up to more than 100 bytes"), "{err}");
+        assert!(
+            matches!(err, DirError::FleetTooLarge { cap: 100, .. }),
+            "{err}"
+        );
     }
 }

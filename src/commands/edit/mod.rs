@@ -132,7 +132,8 @@ pub async fn load(global: &GlobalArgs) -> Result<Loaded, u8> {
             dir.display()
         )));
     }
-    let files = crate::source::fleet_files(global).map_err(|message| input_error(&message))?;
+    let files =
+        crate::source::fleet_files(global).map_err(|message| input_error(&message.to_string()))?;
     let (fleet, errors) = load_fleet(&files);
     if !errors.is_empty() {
         for error in &errors {

@@ -15,6 +15,7 @@ use crate::engine::compare::diff;
 use crate::engine::edit::ocm_placement::{
     DecisionPreview, PlacementEdit, PlacementWorld, PredicateText, editable, edited, patch, preview,
 };
+use crate::engine::edit::{EditError, Part};
 use crate::fleet::save::journal::{self, Change};
 use crate::model::HubKind;
 use crate::safe_text::printable;
@@ -56,17 +57,15 @@ fn edit_of(args: &OcmPlacementSetArgs, current: &PlacementEdit) -> Result<Placem
 }
 
 /// The flag an engine error of `edited` is about, for the message.
-fn flag_of(error: &str) -> &'static str {
-    if error.contains("labels:") {
-        "--cluster-selector"
-    } else if error.contains("claims:") {
-        "--claim-selector"
-    } else if error.starts_with("tolerations") {
-        "--tolerate"
-    } else if error.starts_with("number of clusters") {
-        "--number-of-clusters"
-    } else {
-        "the edit"
+fn flag_of(error: &EditError) -> &'static str {
+    match error {
+        EditError::InPart { part, .. } => match part {
+            Part::Labels(_) => "--cluster-selector",
+            Part::Claims(_) => "--claim-selector",
+            Part::Tolerations => "--tolerate",
+            Part::NumberOfClusters => "--number-of-clusters",
+        },
+        _ => "the edit",
     }
 }
 

@@ -288,7 +288,7 @@ async fn own_policy(
     }
     let policy = match crate::engine::edit::placement::own_policy(fleet, source, object, target) {
         Ok(policy) => policy,
-        Err(message) => return Ok(input_error(&message)),
+        Err(message) => return Ok(input_error(&message.to_string())),
     };
     let name = policy["metadata"]["name"].as_str().unwrap_or_default();
     let title = match &target.namespace {

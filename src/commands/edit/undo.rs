@@ -40,7 +40,7 @@ pub async fn run(global: &GlobalArgs, args: &UndoArgs, out: &mut dyn Write) -> a
     let key = edits::fleet_key(global);
     let entries = match journal::newest_first(&key) {
         Ok(entries) => entries,
-        Err(message) => return Ok(input_error(&message)),
+        Err(message) => return Ok(input_error(&message.to_string())),
     };
     // The newest entry whose edit is in the fleet: an entry written ahead of a write that
     // never happened (flotilla was killed in between) is passed over, and forgotten.
@@ -48,7 +48,7 @@ pub async fn run(global: &GlobalArgs, args: &UndoArgs, out: &mut dyn Write) -> a
     for entry in entries {
         let entry = match entry {
             Ok(entry) => entry,
-            Err(message) => return Ok(input_error(&message)),
+            Err(message) => return Ok(input_error(&message.to_string())),
         };
         if never_landed(&entry) {
             let _ = journal::forget(&entry);
@@ -157,7 +157,7 @@ fn undo_file(
     // What the undo does on the clusters: the fleet as it is against the fleet restored.
     let files = match crate::source::fleet_files(global) {
         Ok(files) => files,
-        Err(message) => return Ok(input_error(&message)),
+        Err(message) => return Ok(input_error(&message.to_string())),
     };
     let canonical = |p: &str| std::fs::canonicalize(p).ok();
     let restored: Vec<SourceFile> = files
@@ -228,7 +228,7 @@ async fn undo_hub_object(
     }
     let restored_text = match yaml_text::to_block_yaml(before) {
         Ok(text) => text,
-        Err(message) => return Ok(input_error(&message)),
+        Err(message) => return Ok(input_error(&message.to_string())),
     };
     let current_text = loaded
         .files

@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::engine::compare::diff::Segment;
 use crate::engine::document::parse::{Doc, escape_token, parse_files};
 use crate::engine::document::source::SourceFile;
+use crate::engine::edit::EditError;
 use crate::engine::edit::yaml_text;
 use crate::engine::fleet::assemble::load_fleet;
 use crate::engine::fleet::decide::{Decision, Fleet};
@@ -136,16 +137,15 @@ impl Workspace {
     }
 
     /// Replaces document `doc` with `value` in its file.
-    fn replace(&mut self, doc: &Doc, value: &Value) -> Result<(), String> {
-        let edited = yaml_text::replace_document(&doc.file, self.text(&doc.file), doc.index, value)
-            .map_err(|e| e.to_string())?;
+    fn replace(&mut self, doc: &Doc, value: &Value) -> Result<(), EditError> {
+        let edited =
+            yaml_text::replace_document(&doc.file, self.text(&doc.file), doc.index, value)?;
         self.set(&doc.file, edited.text, edited.warnings);
         Ok(())
     }
 
-    fn append(&mut self, path: &str, value: &Value) -> Result<(), String> {
-        let text =
-            yaml_text::append_document(path, self.text(path), value).map_err(|e| e.to_string())?;
+    fn append(&mut self, path: &str, value: &Value) -> Result<(), EditError> {
+        let text = yaml_text::append_document(path, self.text(path), value)?;
         self.set(path, text, Vec::new());
         Ok(())
     }
@@ -163,12 +163,17 @@ pub fn adopt(
     resource: &ResourceRef,
     cluster: &str,
     fields: &[Field],
-) -> Result<(), String> {
+) -> Result<(), EditError> {
     let federated = fleet
         .resources
         .iter()
         .find(|r| &r.target == resource)
-        .ok_or_else(|| format!("{} is not a resource of the fleet", resource.display_key()))?;
+        .ok_or_else(|| {
+            EditError::missing(format!(
+                "{} is not a resource of the fleet",
+                resource.display_key()
+            ))
+        })?;
     match federated.dialect {
         Dialect::Karmada => adopt_karmada(work, resource, &federated.source.file, cluster, fields),
         Dialect::KubeFed => {
@@ -177,11 +182,11 @@ pub fn adopt(
                 .iter()
                 .find(|d| d.file == federated.source.file && d.line == federated.source.line)
                 .ok_or_else(|| {
-                    format!(
+                    EditError::missing(format!(
                         "{}: the Federated object of {} is no longer there",
                         federated.source,
                         resource.display_key()
-                    )
+                    ))
                 })?;
             let mut value = Value::clone(&doc.value);
             kubefed_override(&mut value, cluster, fields)?;
@@ -190,11 +195,11 @@ pub fn adopt(
     }
 }
 
-fn kubefed_override(value: &mut Value, cluster: &str, fields: &[Field]) -> Result<(), String> {
+fn kubefed_override(value: &mut Value, cluster: &str, fields: &[Field]) -> Result<(), EditError> {
     let spec = value
         .get_mut("spec")
         .and_then(Value::as_object_mut)
-        .ok_or("the Federated object has no spec")?;
+        .ok_or_else(|| EditError::unsupported("the Federated object has no spec"))?;
     let overrides = spec
         .entry("overrides")
         .or_insert_with(|| Value::Array(Vec::new()));
@@ -203,7 +208,7 @@ fn kubefed_override(value: &mut Value, cluster: &str, fields: &[Field]) -> Resul
     }
     let list = overrides
         .as_array_mut()
-        .ok_or("spec.overrides is not a list")?;
+        .ok_or_else(|| EditError::unsupported("spec.overrides is not a list"))?;
     let position = list
         .iter()
         .position(|o| o.get("clusterName").and_then(Value::as_str) == Some(cluster));
@@ -217,14 +222,16 @@ fn kubefed_override(value: &mut Value, cluster: &str, fields: &[Field]) -> Resul
     };
     let entry = entry
         .as_object_mut()
-        .ok_or("an override entry is not a mapping")?;
+        .ok_or_else(|| EditError::unsupported("an override entry is not a mapping"))?;
     let ops = entry
         .entry("clusterOverrides")
         .or_insert_with(|| Value::Array(Vec::new()));
     if ops.is_null() {
         *ops = Value::Array(Vec::new());
     }
-    let ops = ops.as_array_mut().ok_or("clusterOverrides is not a list")?;
+    let ops = ops
+        .as_array_mut()
+        .ok_or_else(|| EditError::unsupported("clusterOverrides is not a list"))?;
     for field in fields {
         let op = match &field.value {
             Some(value) => json!({"path": field.pointer, "value": value}),
@@ -265,14 +272,19 @@ fn adopt_karmada(
     template_file: &str,
     cluster: &str,
     fields: &[Field],
-) -> Result<(), String> {
+) -> Result<(), EditError> {
     let docs = work.docs();
     if let Some(doc) = owned_policy(&docs, resource) {
         let mut value = Value::clone(&doc.value);
         let rules = value
             .pointer_mut("/spec/overrideRules")
             .and_then(Value::as_array_mut)
-            .ok_or_else(|| format!("{}: spec.overrideRules is not a list", doc.location("")))?;
+            .ok_or_else(|| {
+                EditError::unsupported(format!(
+                    "{}: spec.overrideRules is not a list",
+                    doc.location("")
+                ))
+            })?;
         let target = json!({"clusterNames": [cluster]});
         let rule = rules
             .iter_mut()
@@ -281,16 +293,18 @@ fn adopt_karmada(
             Some(rule) => {
                 let overriders = rule
                     .as_object_mut()
-                    .ok_or("an override rule is not a mapping")?
+                    .ok_or_else(|| EditError::unsupported("an override rule is not a mapping"))?
                     .entry("overriders")
                     .or_insert_with(|| Value::Object(Map::new()));
                 let overriders = overriders
                     .as_object_mut()
-                    .ok_or("overriders is not a mapping")?;
+                    .ok_or_else(|| EditError::unsupported("overriders is not a mapping"))?;
                 let list = overriders
                     .entry("plaintext")
                     .or_insert_with(|| Value::Array(Vec::new()));
-                let list = list.as_array_mut().ok_or("plaintext is not a list")?;
+                let list = list
+                    .as_array_mut()
+                    .ok_or_else(|| EditError::unsupported("plaintext is not a list"))?;
                 for item in plaintext(fields) {
                     let path = item.get("path").cloned();
                     list.retain(|p| p.get("path") != path.as_ref());
@@ -398,30 +412,35 @@ pub(crate) fn new_policy(docs: &[Doc], resource: &ResourceRef, rules: Vec<Value>
 pub fn verify(
     work: &Workspace,
     adopted: &[(ResourceRef, String, Vec<Field>)],
-) -> Result<(), String> {
+) -> Result<(), EditError> {
     let (fleet, errors) = load_fleet(&work.files);
     if let Some(error) = errors.first() {
-        return Err(format!(
-            "the edited fleet would not load ({} error(s)), first: {error}",
-            errors.len()
-        ));
+        return Err(EditError::AdoptedWouldNotLoad {
+            count: errors.len(),
+            first: Box::new(error.clone()),
+        });
     }
     for (resource, cluster, fields) in adopted {
         let r = fleet
             .resources
             .iter()
             .position(|f| &f.target == resource)
-            .ok_or_else(|| format!("{} vanished from the fleet", resource.display_key()))?;
-        let c = fleet
-            .cluster_index(cluster)
-            .ok_or_else(|| format!("cluster {cluster} vanished from the fleet"))?;
+            .ok_or_else(|| {
+                EditError::missing(format!(
+                    "{} vanished from the fleet",
+                    resource.display_key()
+                ))
+            })?;
+        let c = fleet.cluster_index(cluster).ok_or_else(|| {
+            EditError::missing(format!("cluster {cluster} vanished from the fleet"))
+        })?;
         let object = match fleet.decide(r, c) {
             Decision::Placed { object, .. } | Decision::Suspended { object, .. } => object,
             Decision::NotPlaced { reason } => {
-                return Err(format!(
+                return Err(EditError::WouldNotTakeEffect(format!(
                     "{} would no longer be placed on {cluster}: {reason}",
                     resource.display_key()
-                ));
+                )));
             }
         };
         for field in fields {
@@ -434,14 +453,14 @@ pub fn verify(
                 _ => false,
             };
             if !ok {
-                return Err(format!(
+                return Err(EditError::WouldNotTakeEffect(format!(
                     "adopting {} {} on {cluster} would not take effect: the fleet renders {} \
                      (another override applies after flotilla's, or a ReplicaSchedulingPreference owns the field)",
                     resource.display_key(),
                     field.pointer,
                     got.map(Value::to_string)
                         .unwrap_or_else(|| "nothing".into())
-                ));
+                )));
             }
         }
     }
@@ -591,7 +610,10 @@ mod tests {
         let mut work = Workspace::new(files, "x.yaml".into());
         adopt(&mut work, &fleet, &web(), "west", &replicas(7)).unwrap();
         let err = verify(&work, &[(web(), "west".into(), replicas(7))]).unwrap_err();
-        assert!(err.contains("would not take effect"), "{err}");
+        assert!(
+            matches!(&err, EditError::WouldNotTakeEffect(m) if m.contains("would not take effect")),
+            "{err}"
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::engine::compare::ignore::IgnoreRule;
 use crate::engine::document::parse::{document_spans, parse_files};
 use crate::engine::document::source::SourceFile;
+use crate::engine::edit::EditError;
 use crate::engine::edit::adopt::{self, Field, FileChange, Workspace};
 use crate::engine::edit::yaml_text;
 use crate::engine::fleet::assemble::load_fleet;
@@ -55,7 +56,7 @@ pub fn adopt_changes(
     fleet: &Fleet,
     files: &[SourceFile],
     chosen: &[Chosen],
-) -> Result<Vec<FileChange>, String> {
+) -> Result<Vec<FileChange>, EditError> {
     let fallback = in_dir(&fleet_dir(files), "flotilla-overrides.yaml");
     let mut work = Workspace::new(files.to_vec(), fallback);
     let mut groups: BTreeMap<(String, ResourceRef), Vec<&Chosen>> = BTreeMap::new();
@@ -71,22 +72,24 @@ pub fn adopt_changes(
             .resources
             .iter()
             .position(|r| &r.target == resource)
-            .ok_or_else(|| format!("{} is not in the fleet", resource.display_key()))?;
+            .ok_or_else(|| {
+                EditError::missing(format!("{} is not in the fleet", resource.display_key()))
+            })?;
         let column = fleet
             .cluster_index(cluster)
-            .ok_or_else(|| format!("{cluster} is not in the fleet"))?;
+            .ok_or_else(|| EditError::missing(format!("{cluster} is not in the fleet")))?;
         let desired = match fleet.decide(row, column) {
             Decision::Placed { object, .. } | Decision::Suspended { object, .. } => object,
-            Decision::NotPlaced { reason } => return Err(reason),
+            Decision::NotPlaced { reason } => return Err(EditError::NotPlaced(reason)),
         };
         let mut wanted = Vec::new();
         for field in fields {
             if desired.pointer(&field.path).is_none() {
-                return Err(format!(
+                return Err(EditError::unsupported(format!(
                     "{} {}: not a field of the rendered object; use `flotilla repair --adopt`",
                     resource.display_key(),
                     field.path
-                ));
+                )));
             }
             wanted.push(Field {
                 pointer: field.path.clone(),
@@ -125,7 +128,7 @@ pub fn ignore_changes(
     fleet: &Fleet,
     files: &[SourceFile],
     chosen: &[Chosen],
-) -> Result<(FileChange, Vec<String>), String> {
+) -> Result<(FileChange, Vec<String>), EditError> {
     let mut rules: BTreeMap<(ResourceRef, String), BTreeSet<String>> = BTreeMap::new();
     for c in chosen {
         rules
@@ -134,7 +137,7 @@ pub fn ignore_changes(
             .insert(c.cluster.clone());
     }
     if rules.is_empty() {
-        return Err("nothing to ignore".into());
+        return Err(EditError::no_op("nothing to ignore"));
     }
     let path = in_dir(&fleet_dir(files), IGNORE_FILE);
     let old = files
@@ -153,7 +156,7 @@ pub fn ignore_changes(
             std::slice::from_ref(resource),
             std::slice::from_ref(pointer),
         );
-        text = yaml_text::append_document(&path, &text, &document).map_err(|e| e.to_string())?;
+        text = yaml_text::append_document(&path, &text, &document)?;
         names.push(name);
     }
     check_loads(files, &path, &text)?;
@@ -173,31 +176,36 @@ pub fn remove_rule_change(
     fleet: &Fleet,
     files: &[SourceFile],
     name: &str,
-) -> Result<FileChange, String> {
+) -> Result<FileChange, EditError> {
     let rule = fleet
         .ignores
         .iter()
         .find(|r| r.name == name)
-        .ok_or_else(|| format!("no ignore rule named {name}"))?;
+        .ok_or_else(|| EditError::missing(format!("no ignore rule named {name}")))?;
     let file = files
         .iter()
         .find(|f| f.path == rule.source.file)
-        .ok_or_else(|| format!("{} is not one of the fleet's files", rule.source.file))?;
+        .ok_or_else(|| {
+            EditError::missing(format!(
+                "{} is not one of the fleet's files",
+                rule.source.file
+            ))
+        })?;
     let (docs, _) = parse_files(std::slice::from_ref(file));
     let doc = docs
         .iter()
         .find(|d| d.line == rule.source.line)
-        .ok_or_else(|| format!("rule {name} not found in {}", rule.source))?;
+        .ok_or_else(|| EditError::missing(format!("rule {name} not found in {}", rule.source)))?;
     if doc.list_item.is_some() {
-        return Err(format!(
+        return Err(EditError::unsupported(format!(
             "rule {name} is an item of a kind: List document at {}; remove it from the list by hand",
             rule.source
-        ));
+        )));
     }
     let spans = document_spans(&file.text);
     let (_, range) = spans
         .get(doc.index)
-        .ok_or_else(|| format!("rule {name} not found in {}", rule.source))?;
+        .ok_or_else(|| EditError::missing(format!("rule {name} not found in {}", rule.source)))?;
     let mut text = file.text.clone();
     text.replace_range(range.clone(), "");
     check_loads(files, &file.path, &text)?;
@@ -209,7 +217,7 @@ pub fn remove_rule_change(
     })
 }
 
-fn check_loads(files: &[SourceFile], path: &str, text: &str) -> Result<(), String> {
+fn check_loads(files: &[SourceFile], path: &str, text: &str) -> Result<(), EditError> {
     let mut edited = files.to_vec();
     match edited.iter_mut().find(|f| f.path == path) {
         Some(file) => file.text = text.to_string(),
@@ -220,7 +228,7 @@ fn check_loads(files: &[SourceFile], path: &str, text: &str) -> Result<(), Strin
     }
     let (_, errors) = load_fleet(&edited);
     match errors.first() {
-        Some(error) => Err(format!("the edited fleet would not load: {error}")),
+        Some(error) => Err(EditError::WouldNotLoad(Box::new(error.clone()))),
         None => Ok(()),
     }
 }

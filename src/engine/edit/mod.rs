@@ -6,7 +6,10 @@
 pub mod adopt;
 pub mod by_document;
 pub mod drift_repair;
+pub mod error;
 pub mod ocm_placement;
 pub mod override_rules;
 pub mod placement;
 pub mod yaml_text;
+
+pub use error::{EditError, Part};

@@ -16,6 +16,7 @@ use crate::engine::edit::placement::{
     Membership, parse_expressions, parse_selector, parse_tolerations_with, selector_text,
     set_or_remove, tolerations_text,
 };
+use crate::engine::edit::{EditError, Part};
 
 /// What a Placement is decided against, as the hub holds it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -166,7 +167,7 @@ pub fn editable(placement: &Value) -> PlacementEdit {
 
 /// The stored Placement with the edited parts replaced. A part the operator did not touch
 /// stays exactly as stored; invalid text is an error saying what is wrong.
-pub fn edited(placement: &Value, edit: &PlacementEdit) -> Result<Value, String> {
+pub fn edited(placement: &Value, edit: &PlacementEdit) -> Result<Value, EditError> {
     let original = editable(placement);
     let mut object = placement.clone();
     let live: Vec<&PredicateText> = edit.predicates.iter().filter(|p| !p.is_empty()).collect();
@@ -188,12 +189,11 @@ pub fn edited(placement: &Value, edit: &PlacementEdit) -> Result<Value, String> 
                 continue;
             }
             let mut item = kept.cloned().unwrap_or_else(|| json!({}));
-            let which = format!("predicate {}", at + 1);
             let labels =
-                parse_selector(&predicate.labels).map_err(|e| format!("{which}, labels: {e}"))?;
+                parse_selector(&predicate.labels).map_err(|e| e.in_part(Part::Labels(at + 1)))?;
             set_or_remove(&mut item, "/requiredClusterSelector/labelSelector", labels);
             let claims = parse_expressions(&predicate.claims)
-                .map_err(|e| format!("{which}, claims: {e}"))?
+                .map_err(|e| e.in_part(Part::Claims(at + 1)))?
                 .map(|expressions| json!({ "matchExpressions": expressions }));
             set_or_remove(&mut item, "/requiredClusterSelector/claimSelector", claims);
             if item
@@ -213,15 +213,18 @@ pub fn edited(placement: &Value, edit: &PlacementEdit) -> Result<Value, String> 
     }
     if edit.tolerations != original.tolerations {
         let tolerations = parse_tolerations_with(&edit.tolerations, &OCM_EFFECTS)
-            .map_err(|e| format!("tolerations: {e}"))?;
+            .map_err(|e| e.in_part(Part::Tolerations))?;
         set_or_remove(&mut object, TOLERATIONS, tolerations);
     }
     if edit.count.trim() != original.count {
         let count = match edit.count.trim() {
             "" => None,
-            text => Some(json!(text.parse::<u32>().map_err(|_| format!(
-                "number of clusters: `{text}` is not a whole number (leave it empty to select every match)"
-            ))?)),
+            text => Some(json!(text.parse::<u32>().map_err(|_| {
+                EditError::input(format!(
+                    "`{text}` is not a whole number (leave it empty to select every match)"
+                ))
+                .in_part(Part::NumberOfClusters)
+            })?)),
         };
         set_or_remove(&mut object, COUNT, count);
     }
@@ -507,18 +510,43 @@ mod tests {
         let mut edit = editable(&stored);
         edit.tolerations = "gpu:NoSchedule".into();
         let err = edited(&stored, &edit).unwrap_err();
-        assert!(err.starts_with("tolerations:"), "{err}");
-        assert!(err.contains("NoSelect"), "{err}");
+        assert!(
+            matches!(&err, EditError::InPart { part: Part::Tolerations, error }
+                if matches!(&**error, EditError::Input(m) if m.contains("NoSelect"))),
+            "{err}"
+        );
+        assert!(err.to_string().starts_with("tolerations:"), "{err}");
         edit.tolerations.clear();
         edit.count = "two".into();
-        assert!(edited(&stored, &edit).unwrap_err().contains("whole number"));
+        let err = edited(&stored, &edit).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                EditError::InPart {
+                    part: Part::NumberOfClusters,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("whole number"), "{err}");
         edit.count.clear();
         edit.predicates.push(PredicateText {
             labels: "env in prod".into(),
             ..PredicateText::default()
         });
         let err = edited(&stored, &edit).unwrap_err();
-        assert!(err.starts_with("predicate 1, labels:"), "{err}");
+        assert!(
+            matches!(
+                &err,
+                EditError::InPart {
+                    part: Part::Labels(1),
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().starts_with("predicate 1, labels:"), "{err}");
     }
 
     #[test]

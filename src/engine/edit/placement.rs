@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::engine::compare::diff;
 use crate::engine::document::parse::split_documents;
 use crate::engine::document::source::{FleetError, SourceFile};
+use crate::engine::edit::EditError;
 use crate::engine::fleet::assemble::load_edit;
 use crate::engine::fleet::decide::{Decision, Fleet};
 use crate::engine::fleet::plan::Origin;
@@ -56,15 +57,15 @@ impl Fleet {
         &self,
         files: &[SourceFile],
         resource: usize,
-    ) -> Result<PlacementSource, String> {
+    ) -> Result<PlacementSource, EditError> {
         let federated = self
             .resources
             .get(resource)
-            .ok_or_else(|| "no such resource".to_string())?;
+            .ok_or_else(|| EditError::missing("no such resource"))?;
         let plan = self
             .plans
             .get(resource)
-            .ok_or_else(|| "no such resource".to_string())?;
+            .ok_or_else(|| EditError::missing("no such resource"))?;
         let (location, title) = match &plan.origin {
             Origin::Karmada {
                 policy: Some(index),
@@ -72,19 +73,20 @@ impl Fleet {
                 let policy = self
                     .propagation
                     .get(*index)
-                    .ok_or_else(|| "the policy is gone".to_string())?;
-                let (file, line) = policy
-                    .location
-                    .rsplit_once(':')
-                    .ok_or_else(|| format!("unknown location {}", policy.location))?;
-                let line = line.parse::<usize>().map_err(|err| err.to_string())?;
+                    .ok_or_else(|| EditError::missing("the policy is gone"))?;
+                let (file, line) = policy.location.rsplit_once(':').ok_or_else(|| {
+                    EditError::missing(format!("unknown location {}", policy.location))
+                })?;
+                let line = line
+                    .parse::<usize>()
+                    .map_err(|err| EditError::missing(err.to_string()))?;
                 ((file.to_string(), line), policy.display_name())
             }
             Origin::Karmada { policy: None } => {
-                return Err(format!(
+                return Err(EditError::unsupported(format!(
                     "no PropagationPolicy selects {}; add one to the fleet directory to place it",
                     federated.target
-                ));
+                )));
             }
             Origin::KubeFed { .. } => (
                 (federated.source.file.clone(), federated.source.line),
@@ -95,22 +97,26 @@ impl Fleet {
                 ),
             ),
             Origin::Invalid => {
-                return Err(format!(
+                return Err(EditError::unsupported(format!(
                     "{} could not be read; fix its file first",
                     federated.target
-                ));
+                )));
             }
         };
         let text = files
             .iter()
             .find(|f| f.path == location.0)
             .map(|f| f.text.as_str())
-            .ok_or_else(|| format!("{} is not among the fleet's files", location.0))?;
+            .ok_or_else(|| {
+                EditError::missing(format!("{} is not among the fleet's files", location.0))
+            })?;
         let chunks = split_documents(text);
         let document = chunks
             .iter()
             .rposition(|(start, _)| *start <= location.1)
-            .ok_or_else(|| format!("no document at {}:{}", location.0, location.1))?;
+            .ok_or_else(|| {
+                EditError::missing(format!("no document at {}:{}", location.0, location.1))
+            })?;
         let object = parse_chunk(&chunks[document].1)?;
         Ok(PlacementSource {
             file: location.0,
@@ -174,8 +180,8 @@ fn target_name(target: &ResourceRef) -> String {
     }
 }
 
-fn parse_chunk(text: &str) -> Result<Value, String> {
-    serde_saphyr::from_str::<Value>(text).map_err(|err| format!("cannot read the document: {err}"))
+fn parse_chunk(text: &str) -> Result<Value, EditError> {
+    serde_saphyr::from_str::<Value>(text).map_err(|err| EditError::Unreadable(err.to_string()))
 }
 
 /// Where the editable parts live in a document of each dialect.
@@ -250,7 +256,7 @@ impl PlacementSource {
 
     /// The document with the editable parts replaced; an invalid selector is an error that
     /// names what is wrong.
-    pub fn with(&self, edit: &EditablePlacement) -> Result<Value, String> {
+    pub fn with(&self, edit: &EditablePlacement) -> Result<Value, EditError> {
         let (names_at, selector_at) = pointers(self.dialect);
         // A part the operator did not touch stays exactly as written, even where the editor's
         // text form cannot say everything the document does.
@@ -295,10 +301,11 @@ impl PlacementSource {
                     || !edit.replicas.trim().is_empty()
                     || !edit.fields.trim().is_empty()
                 {
-                    return Err("KubeFed placements have no field selector, tolerations or \
-                                replica scheduling (replicas are divided by a \
-                                ReplicaSchedulingPreference)"
-                        .into());
+                    return Err(EditError::unsupported(
+                        "KubeFed placements have no field selector, tolerations or \
+                         replica scheduling (replicas are divided by a \
+                         ReplicaSchedulingPreference)",
+                    ));
                 }
             }
         }
@@ -311,7 +318,7 @@ const FIELDS: &str = "/spec/placement/clusterAffinity/fieldSelector";
 
 /// Parses the `-l` syntax into match expressions only (`k=v` is `k In (v)`), for selectors
 /// that have no `matchLabels` (Karmada's field selector, OCM's claim selector).
-pub fn parse_expressions(text: &str) -> Result<Option<Vec<Value>>, String> {
+pub fn parse_expressions(text: &str) -> Result<Option<Vec<Value>>, EditError> {
     let Some(selector) = parse_selector(text)? else {
         return Ok(None);
     };
@@ -330,22 +337,22 @@ pub fn parse_expressions(text: &str) -> Result<Option<Vec<Value>>, String> {
 
 /// Parses a Karmada field selector: the `-l` syntax over `provider`, `region` and `zone`,
 /// as match expressions only (`k=v` is `k In (v)`), which is all Karmada's field selector has.
-pub fn parse_field_selector(text: &str) -> Result<Option<Value>, String> {
+pub fn parse_field_selector(text: &str) -> Result<Option<Value>, EditError> {
     let Some(expressions) = parse_expressions(text)? else {
         return Ok(None);
     };
     for expression in &expressions {
         let key = expression["key"].as_str().unwrap_or_default();
         if !["provider", "region", "zone"].contains(&key) {
-            return Err(format!(
+            return Err(EditError::input(format!(
                 "`{key}`: a field selector matches only provider, region or zone"
-            ));
+            )));
         }
         let operator = expression["operator"].as_str().unwrap_or_default();
         if !["In", "NotIn"].contains(&operator) {
-            return Err(format!(
+            return Err(EditError::input(format!(
                 "`{key}`: a field selector takes only =, !=, in and notin"
-            ));
+            )));
         }
     }
     Ok(Some(json!({ "matchExpressions": expressions })))
@@ -386,12 +393,12 @@ pub fn tolerations_text(tolerations: &Value) -> String {
 pub use crate::engine::place::selector::TAINT_EFFECTS as KARMADA_EFFECTS;
 
 /// Parses the editor's toleration syntax into Karmada `clusterTolerations`.
-pub fn parse_tolerations(text: &str) -> Result<Option<Value>, String> {
+pub fn parse_tolerations(text: &str) -> Result<Option<Value>, EditError> {
     parse_tolerations_with(text, &KARMADA_EFFECTS)
 }
 
 /// Parses the editor's toleration syntax (see [`tolerations_text`]), accepting only `effects`.
-pub fn parse_tolerations_with(text: &str, effects: &[&str]) -> Result<Option<Value>, String> {
+pub fn parse_tolerations_with(text: &str, effects: &[&str]) -> Result<Option<Value>, EditError> {
     let mut items = Vec::new();
     for term in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
         let (rest, seconds) = match term.rsplit_once(" for ") {
@@ -401,7 +408,9 @@ pub fn parse_tolerations_with(text: &str, effects: &[&str]) -> Result<Option<Val
                     .strip_suffix('s')
                     .and_then(|n| n.parse::<i64>().ok())
                     .ok_or_else(|| {
-                        format!("`{term}`: write the time in seconds, e.g. `for 300s`")
+                        EditError::input(format!(
+                            "`{term}`: write the time in seconds, e.g. `for 300s`"
+                        ))
                     })?;
                 (rest.trim(), Some(seconds))
             }
@@ -414,10 +423,10 @@ pub fn parse_tolerations_with(text: &str, effects: &[&str]) -> Result<Option<Val
         if let Some(effect) = effect
             && !effects.contains(&effect)
         {
-            return Err(format!(
+            return Err(EditError::input(format!(
                 "`{term}`: `{effect}` is not a taint effect here ({})",
                 effects.join(", ")
-            ));
+            )));
         }
         let mut toleration = serde_json::Map::new();
         match base.split_once('=') {
@@ -500,7 +509,7 @@ pub fn replicas_text(scheduling: &Value) -> String {
 }
 
 /// Parses the editor's replica syntax into Karmada `replicaScheduling`.
-pub fn parse_replicas(text: &str) -> Result<Option<Value>, String> {
+pub fn parse_replicas(text: &str) -> Result<Option<Value>, EditError> {
     let text = text.trim();
     let (word, rest) = text.split_once(' ').unwrap_or((text, ""));
     match word.to_ascii_lowercase().as_str() {
@@ -516,7 +525,9 @@ pub fn parse_replicas(text: &str) -> Result<Option<Value>, String> {
             let mut list = Vec::new();
             for term in rest.split(',').map(str::trim).filter(|t| !t.is_empty()) {
                 let (name, weight) = term.split_once('=').ok_or_else(|| {
-                    format!("`{term}`: write a weight per cluster as `name=weight`")
+                    EditError::input(format!(
+                        "`{term}`: write a weight per cluster as `name=weight`"
+                    ))
                 })?;
                 let weight: i64 =
                     weight
@@ -525,7 +536,9 @@ pub fn parse_replicas(text: &str) -> Result<Option<Value>, String> {
                         .ok()
                         .filter(|w| *w > 0)
                         .ok_or_else(|| {
-                            format!("`{term}`: the weight must be a whole number above 0")
+                            EditError::input(format!(
+                                "`{term}`: the weight must be a whole number above 0"
+                            ))
                         })?;
                 list.push(json!({
                     "targetCluster": {"clusterNames": [name.trim()]},
@@ -541,9 +554,9 @@ pub fn parse_replicas(text: &str) -> Result<Option<Value>, String> {
             }
             Ok(Some(scheduling))
         }
-        _ => Err(format!(
+        _ => Err(EditError::input(format!(
             "`{text}`: write `duplicated`, `divided`, `divided a=3,b=1` or `aggregated`"
-        )),
+        ))),
     }
 }
 
@@ -625,7 +638,7 @@ pub fn selector_text(selector: &Value) -> String {
 
 /// Parses kubectl's `-l` syntax into a label selector object: `k=v`, `k==v`, `k!=v`,
 /// `k in (a,b)`, `k notin (a,b)`, `k` and `!k`, separated by commas. Empty means none.
-pub fn parse_selector(text: &str) -> Result<Option<Value>, String> {
+pub fn parse_selector(text: &str) -> Result<Option<Value>, EditError> {
     let mut labels = Map::new();
     let mut expressions = Vec::new();
     for term in split_terms(text)? {
@@ -644,10 +657,10 @@ pub fn parse_selector(text: &str) -> Result<Option<Value>, String> {
                 .strip_prefix('(')
                 .and_then(|r| r.strip_suffix(')'))
                 .ok_or_else(|| {
-                    format!(
+                    EditError::input(format!(
                         "`{term}`: the values go in parentheses, e.g. `{key} {} (a,b)`",
                         operator.to_ascii_lowercase()
-                    )
+                    ))
                 })?;
             let values: Vec<Value> = inner
                 .split(',')
@@ -656,7 +669,9 @@ pub fn parse_selector(text: &str) -> Result<Option<Value>, String> {
                 .map(|v| check_value(term, v).map(|v| Value::String(v.to_string())))
                 .collect::<Result<_, _>>()?;
             if values.is_empty() {
-                return Err(format!("`{term}`: name at least one value"));
+                return Err(EditError::input(format!(
+                    "`{term}`: name at least one value"
+                )));
             }
             expressions.push(
                 json!({"key": check_key(term, key)?, "operator": operator, "values": values}),
@@ -690,7 +705,7 @@ pub fn parse_selector(text: &str) -> Result<Option<Value>, String> {
 }
 
 /// Splits on commas outside parentheses.
-fn split_terms(text: &str) -> Result<Vec<&str>, String> {
+fn split_terms(text: &str) -> Result<Vec<&str>, EditError> {
     let mut terms = Vec::new();
     let mut depth = 0i32;
     let mut start = 0;
@@ -705,18 +720,18 @@ fn split_terms(text: &str) -> Result<Vec<&str>, String> {
             _ => {}
         }
         if depth < 0 {
-            return Err("a `)` without its `(`".into());
+            return Err(EditError::input("a `)` without its `(`"));
         }
     }
     if depth != 0 {
-        return Err("a `(` without its `)`".into());
+        return Err(EditError::input("a `(` without its `)`"));
     }
     terms.push(&text[start..]);
     Ok(terms)
 }
 
 /// A label key: an optional DNS prefix and `/`, then a name of letters, digits, `-`, `_`, `.`.
-fn check_key<'a>(term: &str, key: &'a str) -> Result<&'a str, String> {
+fn check_key<'a>(term: &str, key: &'a str) -> Result<&'a str, EditError> {
     let name = key.rsplit_once('/').map_or(key, |(_, name)| name);
     let ok = !name.is_empty()
         && name.len() <= 63
@@ -730,13 +745,13 @@ fn check_key<'a>(term: &str, key: &'a str) -> Result<&'a str, String> {
     if ok {
         Ok(key)
     } else {
-        Err(format!(
+        Err(EditError::input(format!(
             "`{term}`: `{key}` is not a label key (letters, digits, `-`, `_`, `.`, optionally prefixed by a domain and `/`)"
-        ))
+        )))
     }
 }
 
-fn check_value<'a>(term: &str, value: &'a str) -> Result<&'a str, String> {
+fn check_value<'a>(term: &str, value: &'a str) -> Result<&'a str, EditError> {
     let ok = value.len() <= 63
         && value
             .chars()
@@ -744,9 +759,9 @@ fn check_value<'a>(term: &str, value: &'a str) -> Result<&'a str, String> {
     if ok {
         Ok(value)
     } else {
-        Err(format!(
+        Err(EditError::input(format!(
             "`{term}`: `{value}` is not a label value (at most 63 letters, digits, `-`, `_`, `.`)"
-        ))
+        )))
     }
 }
 
@@ -757,7 +772,7 @@ pub fn replace_document(
     file: &str,
     document: usize,
     object: &Value,
-) -> Result<Vec<SourceFile>, String> {
+) -> Result<Vec<SourceFile>, EditError> {
     files
         .iter()
         .map(|source| {
@@ -769,8 +784,7 @@ pub fn replace_document(
                 &source.text,
                 document,
                 object,
-            )
-            .map_err(|err| err.to_string())?;
+            )?;
             Ok(SourceFile {
                 path: source.path.clone(),
                 text: edited.text,
@@ -1062,13 +1076,13 @@ pub fn own_policy(
     source: &PlacementSource,
     object: &Value,
     target: &ResourceRef,
-) -> Result<Value, String> {
+) -> Result<Value, EditError> {
     if source.dialect != Dialect::Karmada {
-        return Err(format!(
+        return Err(EditError::unsupported(format!(
             "{} is already {}'s own placement; edit it without --own-policy",
             source.title,
             target.display_key()
-        ));
+        )));
     }
     let kind = if target.namespace.is_some() {
         "PropagationPolicy"
@@ -1138,7 +1152,7 @@ pub fn preview_placement(
                     line: source.line,
                 },
                 field: "(yaml)".into(),
-                message,
+                message: message.to_string(),
                 hint: "undo the last change".into(),
             });
             return preview;
@@ -1491,11 +1505,20 @@ spec:
             ]})
         );
         let err = parse_field_selector("env=prod").unwrap_err();
-        assert!(err.contains("provider, region or zone"), "{err}");
+        assert!(
+            matches!(&err, EditError::Input(m) if m.contains("provider, region or zone")),
+            "{err}"
+        );
         let err = parse_replicas("divided east=0").unwrap_err();
-        assert!(err.contains("above 0"), "{err}");
+        assert!(
+            matches!(&err, EditError::Input(m) if m.contains("above 0")),
+            "{err}"
+        );
         let err = parse_tolerations("gpu:Sometimes").unwrap_err();
-        assert!(err.contains("taint effect"), "{err}");
+        assert!(
+            matches!(&err, EditError::Input(m) if m.contains("taint effect")),
+            "{err}"
+        );
     }
 
     #[test]
@@ -1505,13 +1528,25 @@ spec:
         assert_eq!(selector_text(&selector), text);
         assert_eq!(parse_selector("  ").unwrap(), None);
         let err = parse_selector("tier in web").unwrap_err();
-        assert!(err.contains("parentheses"), "{err}");
+        assert!(
+            matches!(&err, EditError::Input(m) if m.contains("parentheses")),
+            "{err}"
+        );
         let err = parse_selector("env=pr od").unwrap_err();
-        assert!(err.contains("not a label value"), "{err}");
+        assert!(
+            matches!(&err, EditError::Input(m) if m.contains("not a label value")),
+            "{err}"
+        );
         let err = parse_selector("tier in (web").unwrap_err();
-        assert!(err.contains("without its `)`"), "{err}");
+        assert!(
+            matches!(&err, EditError::Input(m) if m.contains("without its `)`")),
+            "{err}"
+        );
         let err = parse_selector("=x").unwrap_err();
-        assert!(err.contains("not a label key"), "{err}");
+        assert!(
+            matches!(&err, EditError::Input(m) if m.contains("not a label key")),
+            "{err}"
+        );
     }
 
     /// The preview re-reads only the edited document: what it builds must be the fleet a

@@ -30,16 +30,10 @@ pub struct Edited {
     pub warnings: Vec<String>,
 }
 
-/// Why an edit was refused; nothing should be written.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}: {message}")]
-pub struct EditError {
-    pub file: String,
-    pub message: String,
-}
+pub use super::error::WriteError;
 
-fn refuse(file: &str, message: impl Into<String>) -> EditError {
-    EditError {
+fn refuse(file: &str, message: impl Into<String>) -> WriteError {
+    WriteError {
         file: file.to_string(),
         message: message.into(),
     }
@@ -52,7 +46,7 @@ pub fn replace_document(
     text: &str,
     index: usize,
     value: &Value,
-) -> Result<Edited, EditError> {
+) -> Result<Edited, WriteError> {
     let spans = document_spans(text);
     let Some((_, range)) = spans.get(index).cloned() else {
         return Err(refuse(
@@ -100,7 +94,7 @@ pub fn replace_document(
         }
     }
     let newline = if chunk.contains("\r\n") { "\r\n" } else { "\n" };
-    let fresh = to_block_yaml(value).map_err(|e| refuse(file, e))?;
+    let fresh = to_block_yaml(value).map_err(|e| refuse(file, e.to_string()))?;
     let (new_chunk, warnings) = match rewrite_chunk(file, chunk, &fresh, newline) {
         Some((chunk, warnings)) if round_trips(file, &chunk, value) => (chunk, warnings),
         _ => {
@@ -147,7 +141,7 @@ pub fn replace_or_append(
     text: &str,
     index: usize,
     value: &Value,
-) -> Result<Edited, EditError> {
+) -> Result<Edited, WriteError> {
     if index == document_spans(text).len() {
         return append_document(file, text, value).map(|text| Edited {
             text,
@@ -158,10 +152,10 @@ pub fn replace_or_append(
 }
 
 /// `text` with `value` appended as a new document (or as the only one of an empty text).
-pub fn append_document(file: &str, text: &str, value: &Value) -> Result<String, EditError> {
+pub fn append_document(file: &str, text: &str, value: &Value) -> Result<String, WriteError> {
     let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
     let fresh = to_block_yaml(value)
-        .map_err(|e| refuse(file, e))?
+        .map_err(|e| refuse(file, e.to_string()))?
         .replace('\n', newline);
     let mut out = text.to_string();
     if document_spans(text).is_empty() && text.trim().is_empty() {

@@ -68,6 +68,27 @@ pub enum Change {
     },
 }
 
+/// Why the journal could not be read or written. The journal is flotilla's own state, not the
+/// fleet: none of these means a fleet file was left unwritten.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JournalError {
+    /// Neither `$XDG_STATE_HOME` nor `$HOME` is set.
+    #[error("no $XDG_STATE_HOME or $HOME to keep the edit journal in")]
+    NoStateDir,
+    /// The journal's directory cannot be created, opened or locked.
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    /// The journal file cannot be read, appended to or compacted (the message names the file).
+    #[error("{0}")]
+    File(String),
+    /// An entry cannot be encoded.
+    #[error("{0}")]
+    Encode(String),
+    /// The line at an edit's offset is not an edit: the journal changed while it was read.
+    #[error("{path}: not an edit")]
+    NotAnEdit { path: String },
+}
+
 /// One line of the journal.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -79,9 +100,8 @@ enum Line {
     },
 }
 
-fn journal_path() -> Result<PathBuf, String> {
-    crate::paths::edit_journal()
-        .ok_or_else(|| "no $XDG_STATE_HOME or $HOME to keep the edit journal in".to_string())
+fn journal_path() -> Result<PathBuf, JournalError> {
+    crate::paths::edit_journal().ok_or(JournalError::NoStateDir)
 }
 
 /// A fresh entry id.
@@ -97,16 +117,16 @@ pub fn new_id() -> String {
 }
 
 /// Adds an entry, durably (before the write it describes is made).
-pub fn record(entry: &Entry) -> Result<(), String> {
+pub fn record(entry: &Entry) -> Result<(), JournalError> {
     let path = journal_path()?;
     record_at(&path, entry)
 }
 
-fn record_at(path: &Path, entry: &Entry) -> Result<(), String> {
+fn record_at(path: &Path, entry: &Entry) -> Result<(), JournalError> {
     let line = serde_json::to_string(&Line::Edit(Box::new(entry.clone())))
-        .map_err(|err| err.to_string())?;
+        .map_err(|err| JournalError::Encode(err.to_string()))?;
     let _lock = lock_journal(path)?;
-    jsonl::append(path, &line)?;
+    jsonl::append(path, &line).map_err(JournalError::File)?;
     compact_if_large(path)
 }
 
@@ -122,27 +142,30 @@ pub fn record_or_warn(mut entry: Entry) {
 }
 
 /// Records that `entry` was undone: an undo does not take it back again.
-pub fn forget(entry: &Entry) -> Result<(), String> {
+pub fn forget(entry: &Entry) -> Result<(), JournalError> {
     let path = journal_path()?;
     let line = serde_json::to_string(&Line::Undone {
         id: entry.id.clone(),
     })
-    .map_err(|err| err.to_string())?;
+    .map_err(|err| JournalError::Encode(err.to_string()))?;
     let _lock = lock_journal(&path)?;
-    jsonl::append(&path, &line)
+    jsonl::append(&path, &line).map_err(JournalError::File)
 }
 
 /// The entries for `fleet` that are not undone, newest first, each read only when asked for.
-pub fn newest_first(fleet: &str) -> Result<impl Iterator<Item = Result<Entry, String>>, String> {
+pub fn newest_first(
+    fleet: &str,
+) -> Result<impl Iterator<Item = Result<Entry, JournalError>>, JournalError> {
     let path = journal_path()?;
     let live = live_offsets(&path, |entry_fleet| entry_fleet == fleet)?;
-    Ok(live
-        .into_iter()
-        .rev()
-        .map(move |offset| match jsonl::read_at::<Line>(&path, offset)? {
+    Ok(live.into_iter().rev().map(move |offset| {
+        match jsonl::read_at::<Line>(&path, offset).map_err(JournalError::File)? {
             Line::Edit(entry) => Ok(*entry),
-            Line::Undone { .. } => Err(format!("{}: not an edit", path.display())),
-        }))
+            Line::Undone { .. } => Err(JournalError::NotAnEdit {
+                path: path.display().to_string(),
+            }),
+        }
+    }))
 }
 
 /// A journal line without its change, which is all compaction and the newest-first walk
@@ -162,8 +185,8 @@ struct EntryHead {
 }
 
 /// Offsets of the edit lines whose fleet `wanted` accepts and that are not undone, oldest first.
-fn live_offsets(path: &Path, wanted: impl Fn(&str) -> bool) -> Result<Vec<u64>, String> {
-    let read = jsonl::read::<Head>(path, |_| true)?;
+fn live_offsets(path: &Path, wanted: impl Fn(&str) -> bool) -> Result<Vec<u64>, JournalError> {
+    let read = jsonl::read::<Head>(path, |_| true).map_err(JournalError::File)?;
     if read.torn > 0 {
         tracing::warn!(
             "{}: {} torn or unreadable line(s) skipped",
@@ -194,7 +217,7 @@ fn live_offsets(path: &Path, wanted: impl Fn(&str) -> bool) -> Result<Vec<u64>, 
 /// Compacts the journal once it is larger than [`MAX_BYTES`] or holds more than twice
 /// [`KEPT`] lines: the newest live entries are kept, at most [`KEPT`] and (beyond the newest)
 /// at most [`MAX_BYTES`] / 2 of them. The caller holds [`lock_journal`].
-fn compact_if_large(path: &Path) -> Result<(), String> {
+fn compact_if_large(path: &Path) -> Result<(), JournalError> {
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let lines = count_lines(path);
     if size <= MAX_BYTES && lines <= 2 * KEPT {
@@ -214,7 +237,7 @@ fn compact_if_large(path: &Path) -> Result<(), String> {
         keep.push(*offset);
     }
     keep.reverse();
-    jsonl::rewrite(path, &keep)
+    jsonl::rewrite(path, &keep).map_err(JournalError::File)
 }
 
 fn count_lines(path: &Path) -> usize {
@@ -235,11 +258,15 @@ fn count_lines(path: &Path) -> usize {
 
 /// Every change of the journal holds this lock: compaction replaces the journal file, so
 /// the lock is on its directory, not on the file.
-fn lock_journal(path: &Path) -> Result<std::fs::File, String> {
+fn lock_journal(path: &Path) -> Result<std::fs::File, JournalError> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    jsonl::make_private_dir(dir)?;
-    let file = std::fs::File::open(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    file.lock().map_err(|e| format!("{}: {e}", dir.display()))?;
+    jsonl::make_private_dir(dir).map_err(JournalError::File)?;
+    let io = |e: std::io::Error| JournalError::Io {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    };
+    let file = std::fs::File::open(dir).map_err(io)?;
+    file.lock().map_err(io)?;
     Ok(file)
 }
 

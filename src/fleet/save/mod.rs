@@ -84,7 +84,7 @@ pub enum SaveError {
     #[error("{path}: {message}")]
     Io { path: String, message: String },
     #[error(transparent)]
-    Edit(#[from] yaml_text::EditError),
+    Edit(#[from] yaml_text::WriteError),
 }
 
 impl SaveError {

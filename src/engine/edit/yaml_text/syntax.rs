@@ -6,10 +6,12 @@ use serde_json::Value;
 
 use crate::engine::document::parse::{Doc, parse_files};
 use crate::engine::document::source::SourceFile;
+use crate::engine::edit::error::EditError;
 
 /// The block YAML of a value, keys in the value's order, ending in one newline.
-pub fn to_block_yaml(value: &Value) -> Result<String, String> {
-    let mut text = serde_saphyr::to_string(value).map_err(|e| e.to_string())?;
+pub fn to_block_yaml(value: &Value) -> Result<String, EditError> {
+    let mut text =
+        serde_saphyr::to_string(value).map_err(|e| EditError::Serialize(e.to_string()))?;
     if let Some(rest) = text.strip_prefix("---\n") {
         text = rest.to_string();
     }
