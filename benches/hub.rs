@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use flotilla::backend::hub::aligned;
-use flotilla::backend::hub::cache::{CacheWriter, Caches, Change, LiveView};
+use flotilla::backend::hub::cache::{CacheWriter, Caches, Change, IncrementalView};
 use flotilla::backend::hub::console::view_changes::{Pass, changes};
 use flotilla::backend::hub::karmada::delta::Live;
 use flotilla::backend::hub::{karmada, ocm};
@@ -223,7 +223,7 @@ fn karmada_caches(bindings: &[Value]) -> (Caches, Vec<CacheWriter>, f64) {
 
 /// Times `events` watch events, each written to its store and taken in by the pass: the
 /// median, the 99th percentile, and the cells sent per event.
-fn time_events<L: LiveView>(
+fn time_events<L: IncrementalView>(
     pass: &mut Pass<L>,
     caches: &Caches,
     writers: &mut [CacheWriter],

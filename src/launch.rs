@@ -281,7 +281,7 @@ fn show(
 pub struct HubStart {
     pub fleet: Arc<Fleet>,
     pub files: Vec<SourceFile>,
-    /// Where effects go; a read-only backend's channel takes only the live view's reads.
+    /// Where effects go; a read-only backend's channel takes only the object view's reads.
     pub effects: mpsc::UnboundedSender<Effect>,
     pub traits: HubTraits,
 }

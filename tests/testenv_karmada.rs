@@ -11,7 +11,7 @@
 //! through the console's session on the hub reaches the member exactly as previewed, and `a`
 //! reschedules; `plan --hub` and `drift --hub` compare with what Karmada rendered, reading
 //! members through their contexts or Karmada's cluster proxy; health follows Karmada's
-//! aggregated status, a stuck member turns its cell Degraded, and the live view reads that
+//! aggregated status, a stuck member turns its cell Degraded, and the object view reads that
 //! member's object and Events, as `status --hub --resource -o json` does for every member
 //! (kubectl agrees; a Secret's value never shows). `cargo xtask test` runs them in their own
 //! step against `testenv up --hub karmada` (their names start with `hub_karmada_`, which the
@@ -2402,7 +2402,7 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
     );
     assert_eq!(status["member-1"].0, "Healthy", "{status:?}");
 
-    // The live view of the stuck cell: member-2's own object, read through its context or
+    // The object view of the stuck cell: member-2's own object, read through its context or
     // Karmada's proxy, with its controller's Events; it holds what Karmada's Work says.
     let read = harness::live_view_of(&mut session, &mut events, &key, "member-2", &|read| {
         read.live

@@ -5,7 +5,7 @@
 //! Unreachable in `flotilla --hub hub clusters` as KubeFed reports it; and the oracle:
 //! flotilla's offline `render` of a fleet equals, field for field, what KubeFed's controller
 //! writes to the members; and health, which KubeFed does not report, read from each member's
-//! object (Progressing, Healthy, then Degraded on one member), with the live view of a cell;
+//! object (Progressing, Healthy, then Degraded on one member), with the object view of a cell;
 //! and `--hub hub render`, flotilla's render of the hub's Federated objects, equals what
 //! KubeFed wrote on each member, overrides included.
 //! `cargo xtask test` runs them in their own step (their names start
@@ -1414,7 +1414,7 @@ spec:
         "status --hub reads the members too: {status:?}"
     );
 
-    // The live view of member-1's cell: its object and its controller's Events, no diff.
+    // The object view of member-1's cell: its object and its controller's Events, no diff.
     let read = harness::live_view_of(&mut session, &mut events, &key, "member-1", &|read| {
         read.live
             .events

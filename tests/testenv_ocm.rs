@@ -6,7 +6,7 @@
 //! in `flotilla --hub hub clusters` as OCM reports it; a ManifestWorkReplicaSet (the hub's work
 //! manager) follows its Placement from member-1 to member-2, and flotilla's hub read shows the
 //! result; `render --hub` and `status --hub` with `-n` and `-l` pick the objects by namespace
-//! and by the manifests' labels; the live view of a ManifestWork's Deployment (and `status
+//! and by the manifests' labels; the object view of a ManifestWork's Deployment (and `status
 //! --hub --resource`) reads the member's object and Events as kubectl does. `cargo xtask test`
 //! runs them in their own step (their names start with `hub_ocm_`, which the plain-hub step
 //! skips). They only touch objects named after themselves (and a ManagedCluster label named
@@ -1585,7 +1585,7 @@ fn hub_ocm_render_and_status_pick_objects_by_namespace_and_the_manifests_labels(
 fn hub_ocm_the_live_view_reads_a_manifestworks_deployment_and_its_events_on_the_member() {
     let _serial = serial();
     ocm_hub();
-    let name = unique("live-view");
+    let name = unique("object-view");
     let _work = Cleanup::new("hub", &["manifestwork", &name, "-n", "member-1"]);
     let (mut session, mut events) = hub_console();
     apply(
@@ -1608,7 +1608,7 @@ fn hub_ocm_the_live_view_reads_a_manifestworks_deployment_and_its_events_on_the_
             .any(|row| row.target.display_key() == key)
     });
 
-    // `enter` on the cell: the live view reads member-1 itself (through its context).
+    // `enter` on the cell: the object view reads member-1 itself (through its context).
     let read = harness::live_view_of(&mut session, &mut events, &key, "member-1", &|read| {
         read.live
             .events

@@ -1,8 +1,8 @@
 //! The object view's commands (its `object` key map section) and what it asks of the backend:
 //! scrolling, other clusters (← →), the views it cycles through (tab / shift-tab: desired,
 //! live, diff, events, clusters), the group highlighted in the clusters view, and the cells
-//! the backend must follow while it is open — asked for with [`Effect::FollowObject`], dropped
-//! with [`Effect::StopFollowing`] once it closes. Live reads the backend sends are kept only
+//! the backend must follow while it is open — asked for with [`Effect::OpenObjectView`], dropped
+//! with [`Effect::CloseObjectView`] once it closes. Live reads the backend sends are kept only
 //! for followed cells. It must not do I/O nor draw.
 
 use super::state::object_view::{LiveRead, ObjectTab};
@@ -100,9 +100,9 @@ pub fn follow(state: &mut State) -> Vec<Effect> {
     }
     state.live.reads.retain(|cell, _| wanted.contains(cell));
     let effect = if wanted.is_empty() {
-        Effect::StopFollowing
+        Effect::CloseObjectView
     } else {
-        Effect::FollowObject {
+        Effect::OpenObjectView {
             cells: wanted.clone(),
         }
     };

@@ -1326,7 +1326,7 @@ mod tests {
         update(&mut state, Action::Command(KeyCommand::FocusNext));
         let opened = update(&mut state, Action::Command(KeyCommand::Select));
         assert!(matches!(state.mode, Mode::Object { .. }));
-        assert!(!opened.is_empty(), "the live view reads its cell");
+        assert!(!opened.is_empty(), "the object view reads its cell");
         assert!(opened.iter().all(Effect::only_reads), "{opened:?}");
     }
 
@@ -1339,7 +1339,7 @@ mod tests {
             resource: 0,
             cluster: 0,
         };
-        assert_eq!(opened, vec![Effect::FollowObject { cells: vec![cell] }]);
+        assert_eq!(opened, vec![Effect::OpenObjectView { cells: vec![cell] }]);
         let tabbed = in_object(&mut state, ViewCommand::NextView);
         assert!(
             tabbed.is_empty(),
@@ -1357,7 +1357,7 @@ mod tests {
             resource: 0,
             cluster: 1,
         };
-        assert_eq!(moved, vec![Effect::FollowObject { cells: vec![next] }]);
+        assert_eq!(moved, vec![Effect::OpenObjectView { cells: vec![next] }]);
         // A read for a cell no longer followed is dropped; the followed one is kept.
         let read = |cell| {
             Action::Backend(BackendEvent::LiveObject {
@@ -1370,7 +1370,7 @@ mod tests {
         assert!(state.live.reads.contains_key(&next));
         assert!(!state.live.reads.contains_key(&cell));
         let closed = in_object(&mut state, ViewCommand::Back);
-        assert_eq!(closed, vec![Effect::StopFollowing]);
+        assert_eq!(closed, vec![Effect::CloseObjectView]);
         assert!(state.live.reads.is_empty());
     }
 

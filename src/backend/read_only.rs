@@ -46,9 +46,9 @@ mod tests {
         console.send(Effect::Delete { cells: vec![cell] }).unwrap();
         console.send(Effect::Revert { fields: Vec::new() }).unwrap();
         console
-            .send(Effect::FollowObject { cells: vec![cell] })
+            .send(Effect::OpenObjectView { cells: vec![cell] })
             .unwrap();
-        console.send(Effect::StopFollowing).unwrap();
+        console.send(Effect::CloseObjectView).unwrap();
         drop(console);
         let mut received = Vec::new();
         while let Some(effect) = backend.recv().await {
@@ -57,8 +57,8 @@ mod tests {
         assert_eq!(
             received,
             [
-                Effect::FollowObject { cells: vec![cell] },
-                Effect::StopFollowing
+                Effect::OpenObjectView { cells: vec![cell] },
+                Effect::CloseObjectView
             ]
         );
     }

@@ -28,7 +28,7 @@ use crate::backend::fanout::drift;
 use crate::backend::fanout::object_events::{LiveItem, read_live};
 use crate::backend::fanout::planning::{self, PlanMode};
 use crate::backend::fanout::targets::Options;
-use crate::backend::hub::{live_view, member_health};
+use crate::backend::hub::{member_health, object_view};
 use crate::backend::sim::Scenario;
 use crate::cli::{GlobalArgs, ScopeArgs, exit};
 use crate::messages::{CellRef, LiveObject, ObjectEvent, PlanAction, PlanItem};
@@ -199,7 +199,7 @@ async fn hub_status(
         })
         .collect();
     // The live objects and their Events only for the resources asked for by name, read on
-    // the members as the console's live view reads them.
+    // the members as the console's object view reads them.
     let named: Vec<CellRef> = member_health::placed_cells(&view)
         .into_iter()
         .filter(in_scope)
@@ -207,7 +207,7 @@ async fn hub_status(
         .collect();
     let (refined, live) = futures::join!(
         member_health::refine(&hub, member_health::questions(&view, &asked)),
-        live_view::read_once(&hub, &view, &named),
+        object_view::read_once(&hub, &view, &named),
     );
     let refined: BTreeMap<CellRef, Option<CellHealth>> = refined
         .into_iter()

@@ -62,14 +62,14 @@ pub enum Effect {
         patch: Vec<serde_json::Value>,
         expect: Vec<String>,
     },
-    /// The live view opened on these cells (or moved to them): read each one's live object
+    /// The object view opened on these cells (or moved to them): read each one's live object
     /// and recent Events, answer with
     /// [`BackendEvent::LiveObject`](super::event::BackendEvent::LiveObject) and keep answering
-    /// every few seconds until another follow or [`Effect::StopFollowing`] replaces the set.
+    /// every few seconds until another follow or [`Effect::CloseObjectView`] replaces the set.
     /// Reads only.
-    FollowObject { cells: Vec<CellRef> },
-    /// The live view closed: stop reading for it.
-    StopFollowing,
+    OpenObjectView { cells: Vec<CellRef> },
+    /// The object view closed: stop reading for it.
+    CloseObjectView,
     /// Take back exactly these drifted fields (re-apply the desired values with force),
     /// confirmed by the operator. Other drifted fields of the same objects keep their values.
     Revert { fields: Vec<RevertField> },
@@ -85,14 +85,17 @@ impl Effect {
             Effect::DryRun { .. } => "dry run",
             Effect::HubApply { .. } => "hub apply",
             Effect::WritePlacement { .. } => "placement write",
-            Effect::FollowObject { .. } => "follow",
-            Effect::StopFollowing => "stop following",
+            Effect::OpenObjectView { .. } => "open object view",
+            Effect::CloseObjectView => "close object view",
             Effect::Revert { .. } => "revert",
         }
     }
 
-    /// Whether the effect only reads (the live view's follows), so a read-only backend takes it.
+    /// Whether the effect only reads (the object view's follows), so a read-only backend takes it.
     pub fn only_reads(&self) -> bool {
-        matches!(self, Effect::FollowObject { .. } | Effect::StopFollowing)
+        matches!(
+            self,
+            Effect::OpenObjectView { .. } | Effect::CloseObjectView
+        )
     }
 }

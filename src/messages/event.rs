@@ -88,7 +88,7 @@ pub enum BackendEvent {
         fields: Vec<DriftField>,
     },
     /// A followed cell's live object and recent Events (answering
-    /// [`Effect::FollowObject`](super::effect::Effect::FollowObject), then again every few
+    /// [`Effect::OpenObjectView`](super::effect::Effect::OpenObjectView), then again every few
     /// seconds while it is followed).
     LiveObject {
         cell: CellRef,

@@ -1,8 +1,8 @@
-//! What a cluster holds for a cell the live view follows: the object, its diff against the
+//! What a cluster holds for a cell the object view follows: the object, its diff against the
 //! desired one and its recent Events, as a backend read them. Plain data; it must not read a
 //! cluster (the backends do) nor import anything above `model`.
 
-/// What one cluster holds for a followed cell, as the live view shows it. Text in it is as the
+/// What one cluster holds for a followed cell, as the object view shows it. Text in it is as the
 /// cluster sent it: whoever prints it escapes it.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct LiveObject {

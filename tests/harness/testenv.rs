@@ -559,7 +559,7 @@ pub fn select_row(session: &mut flotilla::app::Session, key: &str) -> usize {
     row
 }
 
-/// Opens the live view of row `key` on `member` through the real `update` (the matrix, then
+/// Opens the object view of row `key` on `member` through the real `update` (the matrix, then
 /// enter) and waits until the backend's read of that cell passes `done`.
 pub fn live_view_of(
     session: &mut flotilla::app::Session,

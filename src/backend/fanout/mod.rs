@@ -12,7 +12,7 @@
 //! - [`targets`]: per-cluster work, ignore rules, fan-out settings and the fan-out itself.
 //! - [`planning`], [`apply`], [`drift`]: the three passes; [`revert`] takes back chosen
 //!   drifted fields through [`apply`].
-//! - [`object_events`]: the live view's reads of one object: its recent Events (and its
+//! - [`object_events`]: the object view's reads of one object: its recent Events (and its
 //!   pods'), masked, with its diff against the desired object.
 //! - [`fake`]: an in-memory cluster for tests and the fan-out benchmark.
 //!

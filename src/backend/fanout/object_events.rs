@@ -1,4 +1,4 @@
-//! What the live view reads of one object on one cluster, over any [`ClusterApi`]: the
+//! What the object view reads of one object on one cluster, over any [`ClusterApi`]: the
 //! cluster's recent Events whose involvedObject is the object (and, for a workload, its pods'
 //! Events: the pods its selector selects), newest first, and the [`LiveObject`] a person may
 //! read (Secret values masked, the diff against the desired object as a read-only plan reads
@@ -130,7 +130,7 @@ pub fn label_selector(object: &Value) -> Option<String> {
     (!terms.is_empty()).then(|| terms.join(","))
 }
 
-/// One core/v1 (or events.k8s.io/v1) Event as the live view shows it.
+/// One core/v1 (or events.k8s.io/v1) Event as the object view shows it.
 pub fn event_row(event: &Value, now: SystemTime) -> ObjectEvent {
     let text = |pointer: &str| {
         event
@@ -189,7 +189,7 @@ pub fn event_row(event: &Value, now: SystemTime) -> ObjectEvent {
     }
 }
 
-/// What the live view shows of one cell: the live object (Secret values masked), its diff
+/// What the object view shows of one cell: the live object (Secret values masked), its diff
 /// against `desired` and its fingerprint, and the Events read for it.
 pub fn live_object(
     desired: Option<&Value>,

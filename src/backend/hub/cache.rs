@@ -626,7 +626,7 @@ pub enum Touched {
 /// after a relist), then changed one object at a time. Each kind's reader implements it over
 /// the kinds the hub watches (`Hub::watched_kinds`, whose order its `kind` indexes follow);
 /// the console's hub backend runs it on a blocking thread.
-pub trait LiveView: Send + Sized + 'static {
+pub trait IncrementalView: Send + Sized + 'static {
     /// The whole view from the stores, in the rows and columns of `shown`.
     fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Self, String>;
 

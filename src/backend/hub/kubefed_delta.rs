@@ -11,7 +11,7 @@ use kube::api::DynamicObject;
 use kube::config::Kubeconfig;
 use serde_json::Value;
 
-use super::cache::{Caches, LiveView, Touched, value_of};
+use super::cache::{Caches, IncrementalView, Touched, value_of};
 use super::kubefed::{Context, FederatedType, clusters_of, context_of, row_of, type_of, view_of};
 use super::view::{HubView, aligned};
 use crate::engine::dialect::kubefed::{KfPlacement, KindMap};
@@ -121,7 +121,7 @@ impl Live {
     }
 }
 
-impl LiveView for Live {
+impl IncrementalView for Live {
     fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
         Live::build(shown, caches, kubeconfig)
     }

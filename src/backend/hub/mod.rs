@@ -7,7 +7,7 @@
 //! caches [`cache`] keeps, the main path, or whole reads of the hub), with what changed turned
 //! into the console's events and the console's edits carried out and followed there;
 //! [`preview`] answers the editors' previews and `plan --hub`.
-//! [`member_health`] and [`live_view`] read members' own objects where the hub's word is not
+//! [`member_health`] and [`object_view`] read members' own objects where the hub's word is not
 //! enough. Readers only read; only the `write` modules send a mutating request, and a
 //! read-only console never reaches them. No file here decides placement (the engine does) or
 //! knows exit codes (the command line does).
@@ -19,8 +19,8 @@ pub mod karmada;
 pub mod kind;
 pub mod kubefed;
 pub mod kubefed_delta;
-pub mod live_view;
 pub mod member_health;
+pub mod object_view;
 pub mod objects;
 pub mod ocm;
 pub mod preview;

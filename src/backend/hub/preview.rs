@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::cache::{Caches, LiveView};
+use super::cache::{Caches, IncrementalView};
 use super::connect::Hub;
 use super::objects::{delivered_form, drop_marks, is_flotilla_mark};
 use super::view::HubView;
@@ -24,7 +24,7 @@ use crate::messages::{PlanAction, PlanItem};
 
 /// The rows a preview of `cells` compares against, with the objects the hub rendered for those
 /// cells looked up in the stores.
-pub(super) fn preview_view<L: LiveView>(
+pub(super) fn preview_view<L: IncrementalView>(
     live: &L,
     caches: &Caches,
     fleet: &Fleet,

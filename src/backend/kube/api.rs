@@ -341,7 +341,7 @@ impl ClusterApi for KubeCluster {
     }
 }
 
-/// The most objects one [`ClusterApi::list`] reads (one page): the live view wants the recent
+/// The most objects one [`ClusterApi::list`] reads (one page): the object view wants the recent
 /// ones, not a namespace's history.
 const LIST_LIMIT: u32 = 500;
 

@@ -223,7 +223,7 @@ impl ClusterApi for SimClusterApi {
             ("v1", "Event") => rows
                 .iter()
                 .flat_map(|row| {
-                    super::live_view::event_objects(
+                    super::object_view::event_objects(
                         &core,
                         *row,
                         self.cluster,
@@ -233,7 +233,7 @@ impl ClusterApi for SimClusterApi {
                 .collect(),
             ("v1", "Pod") => rows
                 .iter()
-                .filter_map(|row| super::live_view::pod_object(&core, *row, self.cluster))
+                .filter_map(|row| super::object_view::pod_object(&core, *row, self.cluster))
                 .collect(),
             (api_version, kind) => rows
                 .iter()

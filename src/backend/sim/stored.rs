@@ -1,7 +1,7 @@
 //! The objects a simulated cluster stores: the rendered desired object with the cell's drift in
 //! it, the drift's manager in its managedFields and the status its controllers report, as a
 //! real API server would hand it back. Shared by the simulated cluster API and the console's
-//! live view of the demo. It must not decide what is applied or what a cell's status is.
+//! object view of the demo. It must not decide what is applied or what a cell's status is.
 
 use serde_json::{Map, Value, json};
 

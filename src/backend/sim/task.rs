@@ -46,7 +46,7 @@ const HEARTBEAT_MS: u64 = 5_000;
 /// How long a simulated workload takes to roll out after it was written.
 const ROLLOUT_MS: u64 = 1_500;
 
-/// How often the cells the live view follows are read again.
+/// How often the cells the object view follows are read again.
 const LIVE_REFRESH_MS: u64 = 2_000;
 
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -97,7 +97,7 @@ async fn run(
         schedule(&mut queue, at, Scheduled::Probe { cluster });
     }
     schedule(&mut queue, HEARTBEAT_MS, Scheduled::Heartbeat);
-    // The cells the live view follows, and which follow that is.
+    // The cells the object view follows, and which follow that is.
     let mut followed: Vec<CellRef> = Vec::new();
     let mut follow = 0u64;
     loop {
@@ -117,7 +117,7 @@ async fn run(
                 let (cells, force) = match effect {
                     None => return,
                     Some(Effect::Apply { cells }) => (cells, false),
-                    Some(Effect::FollowObject { cells }) => {
+                    Some(Effect::OpenObjectView { cells }) => {
                         follow += 1;
                         followed = cells;
                         if !send_live(&core, &events, &followed, elapsed_ms()) {
@@ -126,7 +126,7 @@ async fn run(
                         schedule(&mut queue, elapsed_ms() + LIVE_REFRESH_MS, Scheduled::LiveRefresh { follow });
                         continue;
                     }
-                    Some(Effect::StopFollowing) => {
+                    Some(Effect::CloseObjectView) => {
                         follow += 1;
                         followed.clear();
                         continue;
@@ -237,7 +237,7 @@ fn send_live(
     now_ms: u64,
 ) -> bool {
     cells.iter().all(|cell| {
-        let live = Box::new(super::live_view::live_object(core, *cell, now_ms));
+        let live = Box::new(super::object_view::live_object(core, *cell, now_ms));
         events
             .send(BackendEvent::LiveObject { cell: *cell, live })
             .is_ok()

@@ -1,4 +1,4 @@
-//! The live view's comparisons: one cluster's live object against the desired one, read as a
+//! The object view's comparisons: one cluster's live object against the desired one, read as a
 //! read-only `plan` reads it (only the fields the intent sets, so server defaults are not
 //! changes), and the live objects of several clusters grouped by identical normalised state,
 //! each group with the paths where it differs from the largest, and their texts laid side by

@@ -46,7 +46,7 @@ pub(super) enum After {
     Placement,
 }
 
-/// Carries out one effect that writes to the hub (the live view's follows and the previews
+/// Carries out one effect that writes to the hub (the object view's follows and the previews
 /// are the loop's): an edit's cells in `shown` held Pending and awaited in `expected`, an
 /// edited Placement awaited in `placements`; anything else a hub does not take is refused
 /// with a notice.

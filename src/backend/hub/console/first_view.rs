@@ -1,6 +1,6 @@
 //! The console's first view of a hub, and what the backend goes on with: built from the hub's
 //! informer caches, started and synced here a page at a time (the main path), with the caches
-//! and the kind's live view kept for the backend; read whole when the hub's kind watches
+//! and the kind's incremental view kept for the backend; read whole when the hub's kind watches
 //! nothing or its caches keep failing to list. It must not send the console anything (the
 //! backend's loop does, from the view it is handed) nor write to the hub.
 
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::view_changes::whole_view;
-use crate::backend::hub::cache::{Caches, Change, LiveView};
+use crate::backend::hub::cache::{Caches, Change, IncrementalView};
 use crate::backend::hub::connect::{Hub, HubError};
 use crate::backend::hub::view::HubView;
 use crate::backend::hub::{karmada, kubefed_delta, ocm};
@@ -22,7 +22,7 @@ pub struct FirstView {
     pub(super) cached: Option<Cached>,
 }
 
-/// A first view's caches, their changes since, and the live view it was built as (taken back
+/// A first view's caches, their changes since, and the incremental view it was built as (taken back
 /// by the backend, [`resumable`], so the caches are not read whole again).
 pub(super) struct Cached {
     pub(super) caches: Caches,
@@ -30,16 +30,16 @@ pub(super) struct Cached {
     pub(super) live: BuiltLive,
 }
 
-/// The live view a first view was built as: its hub kind's.
+/// The incremental view a first view was built as: its hub kind's.
 pub(super) enum BuiltLive {
     Karmada(karmada::delta::Live),
     Ocm(ocm::delta::Live),
     KubeFed(kubefed_delta::Live),
 }
 
-/// A hub kind's live view, as a first view keeps it ([`BuiltLive`]).
-pub(super) trait KindLive: LiveView {
-    /// The live view `built` holds, when it is this kind's.
+/// A hub kind's incremental view, as a first view keeps it ([`BuiltLive`]).
+pub(super) trait KindLive: IncrementalView {
+    /// The incremental view `built` holds, when it is this kind's.
     fn from_built(built: BuiltLive) -> Option<Self>;
 }
 
@@ -83,9 +83,9 @@ impl FirstView {
     }
 }
 
-/// The live view a first view was built as, to go on with — only while the console shows
+/// The incremental view a first view was built as, to go on with — only while the console shows
 /// its rows and columns as they are. A Karmada or KubeFed console shows the rows of the fleet
-/// it edits, which may be others or in another order; a row the live view added would then
+/// it edits, which may be others or in another order; a row the incremental view added would then
 /// have another index than the console gives it, and its cells and health would go to
 /// another row. Without it the caches are read again in the console's rows and columns.
 pub(super) fn resumable<L: KindLive>(live: BuiltLive, shown: &HubView) -> Option<L> {

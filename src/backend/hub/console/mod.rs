@@ -4,8 +4,8 @@
 //! cluster) as the hub's reader words it; rows the hub gains later are appended, so a shown row
 //! keeps its index. With an effect channel it hands confirmed edits to `effects` (which follows
 //! each until the hub has rendered, or decided, what its preview said) and answers the editors'
-//! previews (`preview`). Either way it reads followed cells on their members for the live view
-//! (`live_view`). Read-only, its channel lets only those reads through, so no code path can
+//! previews (`preview`). Either way it reads followed cells on their members for the object view
+//! (`object_view`). Read-only, its channel lets only those reads through, so no code path can
 //! write to the hub. It must not build or change the view itself (its source does) nor write
 //! to the hub but through `effects`.
 
@@ -23,8 +23,8 @@ use self::first_view::{FirstView, KindLive};
 use self::view_changes::{health_snapshot, snapshot};
 use self::view_source::{CacheReads, Start, ViewSource, WholeReads};
 use super::connect::Hub;
-use super::live_view::Following;
 use super::member_health::Unsettled;
+use super::object_view::ObjectReads;
 use super::preview::dry_run;
 use super::{karmada, kubefed_delta, ocm};
 use crate::backend::read_only::reads_only;
@@ -47,7 +47,7 @@ pub fn spawn(
 }
 
 /// Starts the backend on a hub without any way to write to it. The channel returned takes only
-/// the live view's reads.
+/// the object view's reads.
 pub fn spawn_readonly(
     hub: Hub,
     first: FirstView,
@@ -59,7 +59,7 @@ pub fn spawn_readonly(
     reads
 }
 
-/// Runs the backend with the live view of the hub's kind.
+/// Runs the backend with the incremental view of the hub's kind.
 fn start(
     hub: Hub,
     first: FirstView,
@@ -67,7 +67,7 @@ fn start(
     events: mpsc::UnboundedSender<BackendEvent>,
     effects: mpsc::UnboundedReceiver<Effect>,
 ) {
-    let following = Following::start(hub.clone(), fleet, events.clone());
+    let following = ObjectReads::start(hub.clone(), fleet, events.clone());
     match hub.kind {
         HubKind::Karmada => {
             tokio::spawn(run::<karmada::delta::Live>(
@@ -94,7 +94,7 @@ async fn run<L: KindLive>(
     first: FirstView,
     events: mpsc::UnboundedSender<BackendEvent>,
     effects: mpsc::UnboundedReceiver<Effect>,
-    following: Following,
+    following: ObjectReads,
 ) {
     let FirstView {
         view: first,
@@ -131,7 +131,7 @@ async fn keep_current<S: ViewSource>(
     mut source: S,
     events: mpsc::UnboundedSender<BackendEvent>,
     mut effects: mpsc::UnboundedReceiver<Effect>,
-    mut following: Following,
+    mut following: ObjectReads,
 ) {
     let mut placements = PlacementFollow::default();
     placements.read(&hub, &events).await;
@@ -142,12 +142,12 @@ async fn keep_current<S: ViewSource>(
                 None => return,
             },
             effect = effects.recv() => match effect {
-                Some(Effect::FollowObject { cells }) => {
+                Some(Effect::OpenObjectView { cells }) => {
                     let rendered = |row: usize, member: &str| source.rendered(row, member);
                     following.follow(source.view(), &rendered, cells);
                     continue;
                 }
-                Some(Effect::StopFollowing) => {
+                Some(Effect::CloseObjectView) => {
                     let rendered = |row: usize, member: &str| source.rendered(row, member);
                     following.follow(source.view(), &rendered, Vec::new());
                     continue;
@@ -312,7 +312,7 @@ mod tests {
         let synced = next_but(&mut console, |e| matches!(e, BackendEvent::Cluster { .. })).await;
         assert!(
             matches!(&synced, BackendEvent::Notice(text) if text.contains("caches synced")),
-            "the first view's live view is gone on with: {synced:?}"
+            "the first view's incremental view is gone on with: {synced:?}"
         );
 
         let failed = work("b", "False", "2");

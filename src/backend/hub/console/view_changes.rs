@@ -1,6 +1,6 @@
 //! What the console is sent of a hub's view: the first matrix, then only what changed. Between
 //! two whole views that is [`changes`]; on the main path, a [`Pass`] takes each batch of the
-//! informer caches' changes into the kind's live view, keeping the old values of what they
+//! informer caches' changes into the kind's incremental view, keeping the old values of what they
 //! touch (`Before`) to send the cells, columns and health that moved and the rows that are
 //! new, and builds the whole view again after a relist or when the hub answers again. It reads
 //! the caches' stores only: it must not talk to the hub, and a pass must not wait (it runs on a
@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::effects::{Expectation, follow};
-use crate::backend::hub::cache::{Caches, Change, LiveView, Touched, cells_of, health_of};
+use crate::backend::hub::cache::{Caches, Change, IncrementalView, Touched, cells_of, health_of};
 use crate::backend::hub::view::{HubRow, HubView};
 use crate::messages::{AddedResource, BackendEvent, CellRef, CellUpdate, HealthUpdate};
 use crate::model::{CellHealth, CellStatus, ClusterStatus, Dialect, Health, HubKind};
@@ -125,7 +125,7 @@ pub struct Pass<L> {
     kubeconfig: kube::config::Kubeconfig,
 }
 
-impl<L: LiveView> Pass<L> {
+impl<L: IncrementalView> Pass<L> {
     /// The first whole view from the caches, in the rows and columns of `shown`, and what it
     /// changes in them.
     pub fn start(
@@ -366,7 +366,7 @@ impl Before {
 
 /// The whole view from the caches in the rows and columns of `shown`, and the events that
 /// bring the console from `shown` to it.
-fn whole_read<L: LiveView>(
+fn whole_read<L: IncrementalView>(
     shown: &HubView,
     caches: &Caches,
     kubeconfig: &kube::config::Kubeconfig,
@@ -379,8 +379,8 @@ fn whole_read<L: LiveView>(
 }
 
 /// The whole view of the stores as the hub has it: every member, in name order, and every row;
-/// with the live view it came from.
-pub(super) fn whole_view<L: LiveView>(
+/// with the incremental view it came from.
+pub(super) fn whole_view<L: IncrementalView>(
     kind: HubKind,
     caches: &Caches,
     kubeconfig: &kube::config::Kubeconfig,
@@ -521,7 +521,7 @@ mod tests {
             let shown = in_rows_of(&[waiting, view.rows[0].target.clone()], view);
             assert!(
                 !live.view().same_layout(&shown),
-                "the live view has one row, the console two"
+                "the incremental view has one row, the console two"
             );
             let (mut pass, _) = Pass::<Live>::start(&shown, &caches, &kubeconfig).expect("start");
             let binding = object(json!({"apiVersion": "work.karmada.io/v1alpha2",

@@ -230,7 +230,7 @@ async fn next_nudge(nudges: &mut Option<mpsc::UnboundedReceiver<()>>) {
     }
 }
 
-/// The main path, for a hub whose reader keeps a live view: the caches list each kind once,
+/// The main path, for a hub whose reader keeps an incremental view: the caches list each kind once,
 /// then every watched change is taken in on a blocking thread and sent as the cells it
 /// changed. The whole view is built only at the start and after a relist or a reconnect.
 /// Members are asked how their workloads are doing where the hub's word is not enough.
@@ -270,7 +270,7 @@ pub(super) enum CacheWake {
 
 impl<L: KindLive> CacheReads<L> {
     /// Goes on from `first`, the view the console was sent (`unsettled` has noted its health):
-    /// with the first view's caches, and the live view it was built as while the console
+    /// with the first view's caches, and the incremental view it was built as while the console
     /// shows its rows and columns, or with caches started and synced here.
     pub(super) async fn start(
         hub: &Hub,
@@ -306,7 +306,7 @@ impl<L: KindLive> CacheReads<L> {
             }
         };
         let started = match built {
-            // The first view was built from these caches as this live view: the changes queued
+            // The first view was built from these caches as this incremental view: the changes queued
             // since are the loop's first passes, so there is nothing to read again.
             Some(live) => Ok(Ok((
                 Pass::new(live, caches.kinds.len(), &hub.kubeconfig),
@@ -506,7 +506,7 @@ impl<L: KindLive> ViewSource for CacheReads<L> {
     }
 
     /// The rows of `cells`, with the objects the hub rendered for them looked up in the stores
-    /// (at once: the live view is not shared across threads, so nothing waits on it).
+    /// (at once: the incremental view is not shared across threads, so nothing waits on it).
     fn preview_view(
         &self,
         _hub: &Hub,

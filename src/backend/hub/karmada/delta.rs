@@ -18,7 +18,7 @@ use super::read::{
     Binding, Work, WorkState, binding_of, is_target, member_of, row_of, view_of, work_of,
     works_by_binding,
 };
-use crate::backend::hub::cache::{Caches, LiveView, Touched, value_of};
+use crate::backend::hub::cache::{Caches, IncrementalView, Touched, value_of};
 use crate::backend::hub::objects::text;
 use crate::backend::hub::view::{HubView, aligned};
 use crate::model::{ClusterStatus, Health, ResourceRef};
@@ -326,7 +326,7 @@ impl Live {
     }
 }
 
-impl LiveView for Live {
+impl IncrementalView for Live {
     fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
         let bindings = caches
             .each_object(BINDINGS)

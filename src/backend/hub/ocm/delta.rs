@@ -18,7 +18,7 @@ use super::read::{
     ManifestWork, manifest_cell, manifest_ref, manifest_work_of, member_of, row_for,
 };
 use super::types::WORK_GROUP;
-use crate::backend::hub::cache::{Caches, LiveView, Touched, value_of};
+use crate::backend::hub::cache::{Caches, IncrementalView, Touched, value_of};
 use crate::backend::hub::view::{HubRow, HubView, aligned, row_order};
 use crate::model::HubKind;
 use crate::model::{CellHealth, CellStatus, ClusterStatus, Health, ResourceRef};
@@ -405,7 +405,7 @@ impl Live {
     }
 }
 
-impl LiveView for Live {
+impl IncrementalView for Live {
     fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
         Ok(Live::from_works(
             shown,

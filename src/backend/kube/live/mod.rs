@@ -72,7 +72,7 @@ pub fn spawn_on(
     tokio::spawn(dispatch(effects, commands));
 }
 
-/// Starts a backend that can only watch: its channel takes only the live view's reads, and
+/// Starts a backend that can only watch: its channel takes only the object view's reads, and
 /// its clusters refuse to send a mutating request.
 pub fn spawn_readonly(
     live: LiveFleet,
@@ -205,7 +205,7 @@ async fn dispatch(
                     ToCluster::Write(Write::Revert(fields))
                 })
             }
-            Effect::FollowObject { cells } => {
+            Effect::OpenObjectView { cells } => {
                 let mut rows = rows(cells);
                 for (cluster, task) in clusters.iter().enumerate() {
                     if let Some(task) = task {
@@ -214,7 +214,7 @@ async fn dispatch(
                     }
                 }
             }
-            Effect::StopFollowing => {
+            Effect::CloseObjectView => {
                 for task in clusters.iter().flatten() {
                     let _ = task.send(ToCluster::Follow(Vec::new()));
                 }

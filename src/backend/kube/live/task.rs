@@ -68,11 +68,11 @@ pub(super) enum ToCluster {
         revision: u64,
     },
     UseFleet(Arc<Fleet>),
-    /// The live view follows these rows (none: it closed).
+    /// The object view follows these rows (none: it closed).
     Follow(Vec<u32>),
 }
 
-/// How often the followed rows' Events are read again while the live view is open.
+/// How often the followed rows' Events are read again while the object view is open.
 const LIVE_REFRESH: Duration = Duration::from_secs(3);
 
 pub(super) struct Shared {
@@ -121,9 +121,9 @@ enum Message {
     },
 }
 
-/// The rows the live view follows on this cluster and the Events last read for them.
+/// The rows the object view follows on this cluster and the Events last read for them.
 #[derive(Default)]
-struct Following {
+struct ObjectReads {
     rows: Vec<u32>,
     /// Bumped with every follow, so a late read for an old one is dropped.
     follow: u64,
@@ -144,7 +144,7 @@ pub(super) struct ClusterTask {
     served: Vec<bool>,
     messages_tx: mpsc::UnboundedSender<Message>,
     messages: mpsc::UnboundedReceiver<Message>,
-    following: Following,
+    following: ObjectReads,
 }
 
 impl ClusterTask {
@@ -160,7 +160,7 @@ impl ClusterTask {
             served: Vec::new(),
             messages_tx,
             messages,
-            following: Following::default(),
+            following: ObjectReads::default(),
         }
     }
 

@@ -1,4 +1,4 @@
-//! The live view of cells on a hub: what each followed cell's member really holds, read
+//! The object view of cells on a hub: what each followed cell's member really holds, read
 //! through the member's kubeconfig context or the hub's proxy to it, with the member's recent
 //! Events, compared with the object the hub rendered for that member (or, on a hub that keeps
 //! none, the engine's render of the fleet). One reader task per console does the reads apart
@@ -25,7 +25,7 @@ use crate::engine::{Decision, Fleet};
 use crate::messages::{BackendEvent, CellRef, LiveObject};
 use crate::model::{ClusterSpec, ResourceRef};
 
-/// How often the followed cells are read again while the live view is open.
+/// How often the followed cells are read again while the object view is open.
 const LIVE_REFRESH: Duration = Duration::from_secs(3);
 
 /// Members read at once.
@@ -51,31 +51,31 @@ struct Request {
 /// informer caches, or the rows of a full read).
 pub type Rendered<'a> = &'a dyn Fn(usize, &str) -> Option<Value>;
 
-/// The live view's side of a hub backend: the followed cells and the reader they go to.
-pub struct Following {
+/// The object view's side of a hub backend: the followed cells and the reader they go to.
+pub struct ObjectReads {
     cells: Vec<CellRef>,
     fleet: Option<Arc<Fleet>>,
     reader: mpsc::UnboundedSender<Request>,
 }
 
-impl Following {
+impl ObjectReads {
     /// Starts the reader; `fleet` is what desired objects come from where the hub keeps no
     /// rendered ones.
     pub fn start(
         hub: Hub,
         fleet: Option<Arc<Fleet>>,
         events: mpsc::UnboundedSender<BackendEvent>,
-    ) -> Following {
+    ) -> ObjectReads {
         let (reader, requests) = mpsc::unbounded_channel();
         tokio::spawn(read_while_followed(hub, requests, events));
-        Following {
+        ObjectReads {
             cells: Vec::new(),
             fleet,
             reader,
         }
     }
 
-    /// The live view now follows `cells` (none: it closed); they are read at once.
+    /// The object view now follows `cells` (none: it closed); they are read at once.
     pub fn follow(&mut self, view: &HubView, rendered: Rendered, cells: Vec<CellRef>) {
         self.cells = cells;
         self.ask(view, rendered, true);
@@ -143,7 +143,7 @@ fn read_of(
     })
 }
 
-/// Reads `cells` once, as the live view does — each on its member, through the member's
+/// Reads `cells` once, as the object view does — each on its member, through the member's
 /// kubeconfig context or the hub's proxy to it, compared with what the hub rendered for it in
 /// `view` — for `flotilla --hub CONTEXT status --resource`. A cell `view` does not have is
 /// left out.

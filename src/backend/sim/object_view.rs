@@ -1,4 +1,4 @@
-//! What a simulated cluster answers the console's live view: the object it holds (Secret
+//! What a simulated cluster answers the console's object view: the object it holds (Secret
 //! values masked), its diff against the desired object and its fingerprint, and synthetic
 //! Events a real cluster's controllers would have recorded — for a workload whose rollout the
 //! scenario stalls, the Deployment's ProgressDeadlineExceeded and a pod's FailedScheduling;
@@ -90,7 +90,7 @@ pub fn events(core: &SimCore, resource: usize, cluster: usize) -> Vec<SimEvent> 
     events
 }
 
-/// What the live view is told of one cell at `now_ms` into the simulation.
+/// What the object view is told of one cell at `now_ms` into the simulation.
 pub fn live_object(core: &SimCore, cell: CellRef, now_ms: u64) -> LiveObject {
     let (resource, cluster) = (cell.resource as usize, cell.cluster as usize);
     let status = core.cluster_status(cluster);

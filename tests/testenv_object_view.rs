@@ -1,4 +1,4 @@
-//! The live view of a cell on real member API servers: a Deployment applied by `flotilla
+//! The object view of a cell on real member API servers: a Deployment applied by `flotilla
 //! apply` that asks for more CPU than a member's Node holds, an Event kubectl creates for it
 //! and the stalled status the members' controllers write,
 //! seen by the console's live backend (driven headless through the real `update`, its effects
@@ -151,7 +151,7 @@ fn screen(state: &State) -> String {
 #[ignore = "needs testenv: run through cargo xtask test"]
 fn the_live_view_shows_live_status_the_diff_after_a_scale_and_the_clusters_events() {
     let members: Vec<String> = env().members.iter().take(2).cloned().collect();
-    let ns = TestNamespace::on("live-view", &members);
+    let ns = TestNamespace::on("object-view", &members);
     let dir = tempfile::tempdir().expect("temp dir");
     fleet(dir.path(), &ns.name, &members);
     let applied = flotilla(dir.path(), &["apply", "--yes"]);
@@ -243,7 +243,7 @@ source: {{component: deployment-controller}}
         assert!(shown.contains("×2"), "{shown}");
 
         let closed = harness::console::press(&mut state, "<esc>");
-        assert_eq!(closed, vec![Effect::StopFollowing]);
+        assert_eq!(closed, vec![Effect::CloseObjectView]);
     });
     assert_eq!(
         jsonpath(member, "deployment/web", &ns.name, "{.spec.replicas}"),
@@ -311,7 +311,7 @@ source: {{component: deployment-controller}}
 #[ignore = "needs testenv: run through cargo xtask test"]
 fn a_read_only_console_shows_the_live_object_and_its_channel_lets_no_write_through() {
     let members: Vec<String> = env().members.iter().take(1).cloned().collect();
-    let ns = TestNamespace::on("live-view-ro", &members);
+    let ns = TestNamespace::on("object-view-ro", &members);
     let dir = tempfile::tempdir().expect("temp dir");
     fleet(dir.path(), &ns.name, &members);
     let applied = flotilla(dir.path(), &["apply", "--yes"]);
@@ -357,7 +357,7 @@ fn a_read_only_console_shows_the_live_object_and_its_channel_lets_no_write_throu
         assert!(diff.contains("-  replicas: 5"), "{diff}");
         assert!(diff.contains("+  replicas: 2"), "{diff}");
 
-        // Writes sent down a read-only console's channel are refused; the live view goes on
+        // Writes sent down a read-only console's channel are refused; the object view goes on
         // reading the member, which keeps its five replicas.
         for write in [
             Effect::Apply { cells: vec![cell] },
@@ -376,7 +376,7 @@ fn a_read_only_console_shows_the_live_object_and_its_channel_lets_no_write_throu
                     app::update(&mut state, Action::Backend(event));
                 }
                 Ok(None) => panic!("the backend stopped"),
-                Err(_) => panic!("timed out waiting for the live view's refreshes"),
+                Err(_) => panic!("timed out waiting for the object view's refreshes"),
             }
         }
         let read = &state.live.reads[&cell];

@@ -1,4 +1,4 @@
-//! The live view of a cell driven headless on the demo, through the console's own key mapping
+//! The object view of a cell driven headless on the demo, through the console's own key mapping
 //! and the real `update` (the shared `harness::console` harness): `enter` on a cell, `tab`
 //! through desired → live → diff → events → clusters, with a simulated fleet (`SimCore`)
 //! answering each follow as the demo's backend does. An operator sees the degraded
@@ -10,7 +10,7 @@ mod harness;
 use flotilla::app::action::Action;
 use flotilla::app::state::Mode;
 use flotilla::app::state::object_view::ObjectTab;
-use flotilla::backend::sim::{Scenario, SimCore, live_view};
+use flotilla::backend::sim::{Scenario, SimCore, object_view};
 use flotilla::config::keymap::Keymap;
 use flotilla::config::theme::Theme;
 use flotilla::messages::{BackendEvent, Effect};
@@ -52,9 +52,9 @@ impl Demo {
     fn keys(&mut self, keys: &str) -> Vec<Effect> {
         let effects = self.console.keys(keys);
         for effect in &effects {
-            if let Effect::FollowObject { cells } = effect {
+            if let Effect::OpenObjectView { cells } = effect {
                 for cell in cells {
-                    let live = Box::new(live_view::live_object(&self.core, *cell, 0));
+                    let live = Box::new(object_view::live_object(&self.core, *cell, 0));
                     self.console.act(Action::Backend(BackendEvent::LiveObject {
                         cell: *cell,
                         live,
@@ -65,7 +65,7 @@ impl Demo {
         effects
     }
 
-    /// Opens the live view on a cell.
+    /// Opens the object view on a cell.
     fn open(&mut self, resource: &str, cluster: &str) -> Vec<Effect> {
         self.console.select(resource);
         self.console.select_cluster(cluster);
@@ -132,7 +132,7 @@ fn the_degraded_deployment_shows_its_health_live_status_and_warning_events() {
     assert!(
         opened
             .iter()
-            .any(|effect| matches!(effect, Effect::FollowObject { cells } if cells.len() == 1)),
+            .any(|effect| matches!(effect, Effect::OpenObjectView { cells } if cells.len() == 1)),
         "enter follows the cell: {opened:?}"
     );
     assert_eq!(demo.tab(), Some(ObjectTab::Desired));
@@ -178,7 +178,7 @@ fn the_degraded_deployment_shows_its_health_live_status_and_warning_events() {
     assert!(screen.contains("Insufficient cpu"), "{screen}");
 
     let closed = demo.keys("<esc>");
-    assert_eq!(closed, vec![Effect::StopFollowing]);
+    assert_eq!(closed, vec![Effect::CloseObjectView]);
     assert_eq!(demo.console.state.mode, Mode::Normal);
 }
 
@@ -202,7 +202,7 @@ fn a_drift_shows_in_the_diff_and_sets_its_cluster_apart() {
     let placed = effects
         .iter()
         .find_map(|effect| match effect {
-            Effect::FollowObject { cells } => Some(cells.len()),
+            Effect::OpenObjectView { cells } => Some(cells.len()),
             _ => None,
         })
         .expect("the clusters view follows every placed cluster");
