@@ -179,12 +179,7 @@ fn the_propagate_confirmation_lists_what_would_be_written() {
                 > 0
         })
         .expect("a resource that is not in sync");
-    state.resource_view.cursor = state
-        .resource_view
-        .visible
-        .iter()
-        .position(|r| *r == drifted)
-        .expect("visible");
+    harness::console::put_cursor_on(&mut state, drifted);
     press(&mut state, "a");
     let screen = format!("{:?}", draw(&state, 160, 45).backend());
     assert!(screen.contains("Propagate?"), "{screen}");

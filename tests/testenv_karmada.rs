@@ -1541,13 +1541,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         .fleet
         .cluster_index("member-1")
         .expect("member-1");
-    session.state.resource_view.cursor = session
-        .state
-        .resource_view
-        .visible
-        .iter()
-        .position(|r| *r == row)
-        .expect("visible");
+    harness::console::put_cursor_on(&mut session.state, row);
     session.dispatch(Action::Command(KeyCommand::FocusNext));
     assert_eq!(session.state.selected_cell().map(|(r, _)| r), Some(row));
 

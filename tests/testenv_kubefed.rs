@@ -1222,13 +1222,7 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
         .fleet
         .cluster_index("member-1")
         .expect("member-1");
-    session.state.resource_view.cursor = session
-        .state
-        .resource_view
-        .visible
-        .iter()
-        .position(|r| *r == row)
-        .expect("visible");
+    harness::console::put_cursor_on(&mut session.state, row);
     session.dispatch(Action::Command(KeyCommand::FocusNext));
     session.dispatch(Action::Command(KeyCommand::EditOverrides));
     let Mode::Overrides(editor) = &session.state.mode else {

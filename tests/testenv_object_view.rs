@@ -102,12 +102,7 @@ fn deployment_cell(dir: &Path, member: &str, flags: &[&str]) -> (live::LiveFleet
 /// Opens the object view on `cell`: the matrix, the cell, enter.
 fn open_cell(state: &mut State, effects: &mpsc::UnboundedSender<Effect>, cell: CellRef) {
     press(state, effects, "<tab>");
-    state.resource_view.cursor = state
-        .resource_view
-        .visible
-        .iter()
-        .position(|r| *r == cell.resource as usize)
-        .expect("the row is visible");
+    harness::console::put_cursor_on(state, cell.resource as usize);
     state.cluster_view.cursor = state
         .cluster_view
         .visible

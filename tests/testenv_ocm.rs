@@ -539,13 +539,7 @@ fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides
         Some(format!("ManifestWork {name}: Applied, Available").as_str())
     );
 
-    session.state.resource_view.cursor = session
-        .state
-        .resource_view
-        .visible
-        .iter()
-        .position(|r| *r == row)
-        .expect("visible");
+    harness::console::put_cursor_on(&mut session.state, row);
     session.dispatch(Action::Command(KeyCommand::FocusNext));
     session.dispatch(Action::Command(KeyCommand::EditOverrides));
     let notice = session.state.notice.clone().unwrap_or_default();

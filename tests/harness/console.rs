@@ -164,13 +164,7 @@ impl Console {
             .iter()
             .position(|r| r.target.display_key() == key)
             .unwrap_or_else(|| panic!("no resource {key}"));
-        self.session.state.resource_view.cursor = self
-            .state
-            .resource_view
-            .visible
-            .iter()
-            .position(|r| *r == row)
-            .expect("the resource is visible");
+        put_cursor_on(&mut self.session.state, row);
         row
     }
 
@@ -288,4 +282,15 @@ pub fn press_in(session: &mut Session, sequence: &str) {
             session.dispatch(action);
         }
     }
+}
+
+/// Puts the resources pane's cursor on resource `row`, as moving to it would; panics when the
+/// row is filtered out or folded away.
+pub fn put_cursor_on(state: &mut State, row: usize) {
+    state.resource_view.cursor = state
+        .resource_view
+        .visible
+        .iter()
+        .position(|r| *r == row)
+        .unwrap_or_else(|| panic!("resource row {row} is visible"));
 }

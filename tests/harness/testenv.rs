@@ -549,13 +549,7 @@ pub fn select_row(session: &mut flotilla::app::Session, key: &str) -> usize {
         .iter()
         .position(|r| r.target.display_key() == key)
         .unwrap_or_else(|| panic!("{key} is a row of the console"));
-    session.state.resource_view.cursor = session
-        .state
-        .resource_view
-        .visible
-        .iter()
-        .position(|r| *r == row)
-        .unwrap_or_else(|| panic!("{key} is visible"));
+    crate::harness::console::put_cursor_on(&mut session.state, row);
     row
 }
 
