@@ -63,6 +63,37 @@ impl OverrideEditing for Console {
     }
 }
 
+/// The replicas form shows the object's replicas selected: typing 5 over 3 gives 5, not 35;
+/// backspace clears the prefilled value, and moving between fields keeps it.
+#[test]
+fn typing_over_the_prefilled_replicas_replaces_them() {
+    let mut console = Console::demo();
+    console.open("Deployment/shop/checkout", "prod-eu-west-1");
+    console.keys("r");
+    let Stage::Form(form) = &console.editor().stage else {
+        panic!("the replicas form opens");
+    };
+    let current = form.value.clone();
+    assert!(form.prefilled && !current.is_empty(), "{form:?}");
+    console.keys("<up><down>");
+    console.type_text("5");
+    let Stage::Form(form) = &console.editor().stage else {
+        panic!("the form stays open");
+    };
+    assert_eq!(form.value, "5", "typed over the prefilled {current}");
+    console.type_text("0");
+    let Stage::Form(form) = &console.editor().stage else {
+        panic!("the form stays open");
+    };
+    assert_eq!(form.value, "50", "only the first key replaces");
+
+    console.keys("<esc>r<backspace>");
+    let Stage::Form(form) = &console.editor().stage else {
+        panic!("the replicas form opens again");
+    };
+    assert_eq!(form.value, "", "backspace clears the prefilled value");
+}
+
 #[test]
 fn an_image_tag_override_for_one_cluster_previews_that_cluster_and_saves_the_rule() {
     let mut console = Console::demo();

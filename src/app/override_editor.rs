@@ -223,6 +223,7 @@ fn list_command(state: &mut State, editor: &mut OverrideEditor, command: ViewCom
             let mut form = form(FormKind::Patch);
             form.path = "/spec/replicas".into();
             form.value = current.to_string();
+            form.prefilled = true;
             editor.stage = Stage::Form(Box::new(form));
         }
         ViewCommand::Label => editor.stage = Stage::Form(Box::new(form(FormKind::Label))),
@@ -430,6 +431,9 @@ fn form_key(state: &mut State, editor: &mut OverrideEditor, mut form: Box<Form>,
                     return;
                 }
             };
+            if std::mem::take(&mut form.prefilled) && form.field == FormField::Value {
+                text.clear();
+            }
             match key {
                 InputKey::Char(c) => text.push(c),
                 InputKey::Backspace => {

@@ -245,7 +245,14 @@ fn form_lines(form: &Form, secret: bool, theme: &Theme) -> Vec<Line<'static>> {
                 format!(" {label:>9} "),
                 if focused { theme.title } else { theme.muted },
             ),
-            Span::styled(text, theme.text),
+            Span::styled(
+                text,
+                if form.prefilled && *field == FormField::Value {
+                    theme.selection
+                } else {
+                    theme.text
+                },
+            ),
             Span::styled(if focused { "▏" } else { "" }, theme.title),
         ]));
     }

@@ -43,6 +43,10 @@ pub struct Form {
     pub component: ImageComponent,
     pub path: String,
     pub value: String,
+    /// The value was filled in from the object (the replicas it has now) and is shown
+    /// selected: the first character typed replaces it and backspace clears it, so typing 5
+    /// over 3 gives 5. Any other key keeps it as it is.
+    pub prefilled: bool,
     pub field: FormField,
     /// What is wrong with the form, shown inline; nothing is applied meanwhile.
     pub error: Option<String>,
@@ -61,6 +65,7 @@ impl Form {
             component: ImageComponent::Tag,
             path: String::new(),
             value: String::new(),
+            prefilled: false,
             field: FormField::Value,
             error: None,
             completions: Vec::new(),
