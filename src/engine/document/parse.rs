@@ -259,15 +259,29 @@ pub fn split_documents(text: &str) -> Vec<(usize, String)> {
 /// which it starts. The n-th span is the document [`Doc::index`] n refers to; bytes outside
 /// the spans belong to no document.
 pub fn document_spans(text: &str) -> Vec<(usize, std::ops::Range<usize>)> {
+    let len = text.len();
+    let mut lines = std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|at| at + 1))
+        .filter(|&start| start < len)
+        .peekable();
     let mut docs = Vec::new();
     let mut begin: Option<usize> = None;
     let mut start = 1;
     let mut in_doc_has_text = false;
-    let mut offset = 0;
-    for (idx, line) in text.split_inclusive('\n').enumerate() {
-        let lineno = idx + 1;
-        let here = offset;
-        offset += line.len();
+    let mut lineno = 0;
+    while let Some(here) = lines.next() {
+        lineno += 1;
+        let rest = &text[here..];
+        // Inside a document that has text, only a marker line changes anything: the other
+        // lines of a large file are passed over without being looked at further.
+        if in_doc_has_text
+            && begin.is_some()
+            && !rest.starts_with("---")
+            && !rest.starts_with("...")
+        {
+            continue;
+        }
+        let line = &text[here..lines.peek().copied().unwrap_or(len)];
         let trimmed = line.trim_end_matches(['\n', '\r']);
         let is_start = trimmed == "---"
             || trimmed.starts_with("--- ")
@@ -303,7 +317,7 @@ pub fn document_spans(text: &str) -> Vec<(usize, std::ops::Range<usize>)> {
         }
     }
     if in_doc_has_text && let Some(b) = begin {
-        docs.push((start, b..offset));
+        docs.push((start, b..len));
     }
     docs
 }
@@ -722,6 +736,65 @@ mod tests {
         SourceFile {
             path: "f.yaml".into(),
             text: text.into(),
+        }
+    }
+
+    /// The spans as the YAML rules define them, read line by line: the oracle the scanning
+    /// implementation is held to.
+    fn spans_line_by_line(text: &str) -> Vec<(usize, std::ops::Range<usize>)> {
+        let mut docs = Vec::new();
+        let (mut begin, mut start, mut has_text, mut offset) = (None, 1, false, 0);
+        for (idx, line) in text.split_inclusive('\n').enumerate() {
+            let here = offset;
+            offset += line.len();
+            let trimmed = line.trim_end_matches(['\n', '\r']);
+            let marker = trimmed == "---"
+                || ["--- ", "---\t", "--- #"]
+                    .iter()
+                    .any(|p| trimmed.starts_with(p));
+            let end = trimmed == "..." || trimmed.starts_with("... ");
+            if marker || end {
+                if has_text && let Some(b) = begin {
+                    docs.push((start, b..here));
+                }
+                begin = marker.then_some(here);
+                start = if marker { idx + 1 } else { idx + 2 };
+                has_text = marker && !is_blank_yaml(&trimmed[3..]);
+                continue;
+            }
+            if begin.is_none() {
+                begin = Some(here);
+                start = idx + 1;
+            }
+            has_text |= !is_blank_yaml(trimmed) && !trimmed.starts_with('%');
+        }
+        if has_text && let Some(b) = begin {
+            docs.push((start, b..offset));
+        }
+        docs
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn spans_agree_with_reading_line_by_line(
+            lines in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "---", "--- ", "--- # c", "---\ta: 1", "--- a: 1", "---x", "...", "... ",
+                    "....", "a: 1", "  b: 2", "# c", "", "  ", "%YAML 1.2", "-- ", "x---",
+                ]),
+                0..40,
+            ),
+            crlf in proptest::collection::vec(proptest::bool::ANY, 40),
+            trailing_newline in proptest::bool::ANY,
+        ) {
+            let mut text = String::new();
+            for (i, line) in lines.iter().enumerate() {
+                text.push_str(line);
+                if i + 1 < lines.len() || trailing_newline {
+                    text.push_str(if crlf[i] { "\r\n" } else { "\n" });
+                }
+            }
+            proptest::prop_assert_eq!(document_spans(&text), spans_line_by_line(&text));
         }
     }
 

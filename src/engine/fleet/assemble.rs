@@ -4,7 +4,9 @@
 //! sorts everything by stable keys. It must not do I/O or keep rendered objects.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -537,7 +539,7 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
     });
 
     let mut builds: Vec<Built> = Vec::new();
-    let mut targets: Claims<'_> = HashMap::new();
+    let mut targets: Claims<'_> = HashMap::with_capacity(docs.len());
     let mut claim = |target: &ResourceRef, doc, borrowed, errors: &mut Vec<FleetError>| {
         claim_target(&mut targets, target, doc, borrowed, errors)
     };
@@ -551,8 +553,8 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
         claims: Default::default(),
     };
     let mut fed_docs: Vec<(&Doc, FederatedObject)> = Vec::new();
-    // Karmada templates with a plan: (index into `builds`, document, identity).
-    let mut karmada_templates: Vec<(usize, &Doc, ResourceRef)> = Vec::new();
+    // Karmada templates with a plan: (index into `builds`, document).
+    let mut karmada_templates: Vec<(usize, &Doc)> = Vec::new();
     for (doc, class) in docs.iter().zip(&classes) {
         match class {
             Class::Federated => match FederatedObject::parse(doc, &kinds, &clusters) {
@@ -617,7 +619,7 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
                         &kinds,
                     ));
                 } else {
-                    karmada_templates.push((builds.len(), doc, target.clone()));
+                    karmada_templates.push((builds.len(), doc));
                     builds.push(karmada_plan(doc, target, &inputs, &[], &mut errors));
                 }
             }
@@ -840,10 +842,11 @@ fn karmada_plan(
     let template_replicas =
         replica_path.map(|p| base.pointer(p).and_then(Value::as_i64).unwrap_or(1));
     let resource = FederatedResource {
-        target: target.clone(),
+        target,
         dialect: Dialect::Karmada,
         source: doc.location(""),
     };
+    let target = &resource.target;
 
     // Which policy claims the template: a PropagationPolicy in its namespace beats any
     // ClusterPropagationPolicy; then priority, then precision, then name.
@@ -854,7 +857,7 @@ fn karmada_plan(
             Some(ns) => target.namespace.as_deref() == Some(ns.as_str()),
             None => true,
         })
-        .filter_map(|(i, p)| best_match(&p.selectors, &target, labels).map(|prec| (i, prec)))
+        .filter_map(|(i, p)| best_match(&p.selectors, target, labels).map(|prec| (i, prec)))
         .collect();
     candidates.sort_by(|&(a, pa), &(b, pb)| {
         let (x, y) = (&policies[a], &policies[b]);
@@ -912,7 +915,7 @@ fn karmada_plan(
             let (cells, reasons) = compact(cells);
             plan.cells = Arc::new(cells);
             plan.reasons = reasons;
-            fill_karmada_cells(&mut plan, &resource, &target, labels, overrides, errors);
+            fill_karmada_cells(&mut plan, &resource, target, labels, overrides, errors);
             return built(resource, plan);
         }
         if target.kind == "Namespace" {
@@ -981,7 +984,7 @@ fn karmada_plan(
             .collect();
         plan.suspended_reason = suspension.reason(&policy.display_name());
     }
-    fill_karmada_cells(&mut plan, &resource, &target, labels, overrides, errors);
+    fill_karmada_cells(&mut plan, &resource, target, labels, overrides, errors);
     built(resource, plan)
 }
 
@@ -992,11 +995,19 @@ fn karmada_plan(
 /// never have dependencies of their own, so one pass is enough.
 fn propagate_dependencies(
     builds: &mut [Built],
-    templates: &[(usize, &Doc, ResourceRef)],
+    templates: &[(usize, &Doc)],
     inputs: &KarmadaInputs<'_>,
     errors: &mut Vec<FleetError>,
 ) {
     let (policies, clusters) = (inputs.policies, inputs.clusters);
+    if !policies.iter().any(|p| p.behaviour.propagate_deps) {
+        return;
+    }
+    // Identities copied out of the builds, which are rewritten below.
+    let templates: Vec<(usize, &Doc, ResourceRef)> = templates
+        .iter()
+        .map(|&(build, doc)| (build, doc, builds[build].resource.target.clone()))
+        .collect();
     let by_key: HashMap<(&str, Option<&str>, &str), usize> = templates
         .iter()
         .enumerate()
@@ -1009,7 +1020,7 @@ fn propagate_dependencies(
         })
         .collect();
     let mut needs: BTreeMap<usize, Vec<RequiredBy>> = BTreeMap::new();
-    for (build, doc, target) in templates {
+    for (build, doc, target) in &templates {
         let plan = &builds[*build].plan;
         let Origin::Karmada { policy: Some(p) } = plan.origin else {
             continue;
