@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use kube::Client;
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -270,6 +270,43 @@ impl Drop for TestNamespace {
                 );
             }
         }
+    }
+}
+
+/// Waits until no other test of this binary holds the members (the hub tests share them, and
+/// some stop one): the guard lets the next one run.
+pub fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A hub test's footing: run alone among its binary's tests ([`serial`]), on a hub its file's
+/// check found ready, with a namespace of its own, deleted before the next test runs.
+pub struct HubTest {
+    pub ns: TestNamespace,
+    _serial: MutexGuard<'static, ()>,
+}
+
+impl HubTest {
+    /// Waits for its turn, runs `check` (which panics with instructions unless the hub is of
+    /// the file's kind), then creates namespace `test` on the hub only.
+    pub fn on_hub(test: &str, check: fn()) -> HubTest {
+        HubTest::on(test, &["hub".to_string()], check)
+    }
+
+    /// [`on_hub`](Self::on_hub), with the namespace created on `clusters`.
+    pub fn on(test: &str, clusters: &[String], check: fn()) -> HubTest {
+        let serial = serial();
+        check();
+        HubTest {
+            ns: TestNamespace::on(test, clusters),
+            _serial: serial,
+        }
+    }
+
+    /// The namespace's name.
+    pub fn ns(&self) -> &str {
+        &self.ns.name
     }
 }
 
@@ -551,6 +588,15 @@ pub fn select_row(session: &mut flotilla::app::Session, key: &str) -> usize {
         .unwrap_or_else(|| panic!("{key} is a row of the console"));
     crate::harness::console::put_cursor_on(&mut session.state, row);
     row
+}
+
+/// The matrix column of cluster `member` in the session's fleet.
+pub fn column_of(session: &flotilla::app::Session, member: &str) -> usize {
+    session
+        .state
+        .fleet
+        .cluster_index(member)
+        .unwrap_or_else(|| panic!("{member} is a column"))
 }
 
 /// Opens the object view of row `key` on `member` through the real `update` (the matrix, then
