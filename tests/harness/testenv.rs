@@ -561,6 +561,20 @@ impl HubEvents {
     }
 }
 
+/// A runtime and flotilla's reader of the test environment's hub, connected as `--hub hub`
+/// connects.
+pub fn hub_reader() -> (tokio::runtime::Runtime, flotilla::backend::hub::Hub) {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let hub = runtime
+        .block_on(flotilla::backend::hub::connect(
+            Some(&env().kubeconfig_path),
+            "hub",
+            Default::default(),
+        ))
+        .expect("connect to the hub");
+    (runtime, hub)
+}
+
 /// The console's session on the hub `hub` (editable, as `flotilla --hub hub console` starts
 /// it), and its backend's events.
 pub fn hub_console() -> (flotilla::app::Session, HubEvents) {
@@ -578,14 +592,19 @@ pub fn hub_console() -> (flotilla::app::Session, HubEvents) {
     (started.session(state), HubEvents { runtime, events })
 }
 
-/// Puts the resource cursor on the row showing `key` (`Kind/ns/name`); its index.
-pub fn select_row(session: &mut flotilla::app::Session, key: &str) -> usize {
-    let row = session
+/// The index of the row showing `key` (`Kind/ns/name`).
+pub fn row_of(session: &flotilla::app::Session, key: &str) -> usize {
+    session
         .state
         .resources
         .iter()
         .position(|r| r.target.display_key() == key)
-        .unwrap_or_else(|| panic!("{key} is a row of the console"));
+        .unwrap_or_else(|| panic!("{key} is a row of the console"))
+}
+
+/// Puts the resource cursor on the row showing `key` (`Kind/ns/name`); its index.
+pub fn select_row(session: &mut flotilla::app::Session, key: &str) -> usize {
+    let row = row_of(session, key);
     crate::harness::console::put_cursor_on(&mut session.state, row);
     row
 }
