@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use flotilla::engine::document::parse::document_spans;
-use harness::{TestNamespace, env, kubectl_ok};
+use harness::{FleetDir, TestNamespace, env, kubectl_ok};
 use serde_json::Value;
 
 /// Runs flotilla with the environment's kubeconfig, the fleet, and a state directory the test
@@ -120,7 +120,7 @@ fn image(context: &str, ns: &str) -> String {
 
 struct Setup {
     ns: TestNamespace,
-    _dir: tempfile::TempDir,
+    _dir: FleetDir,
     fleet: PathBuf,
     file: PathBuf,
     state: tempfile::TempDir,
@@ -128,11 +128,8 @@ struct Setup {
 
 fn setup(test: &str) -> Setup {
     let ns = TestNamespace::new(test);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let fleet = dir.path().join("fleet");
-    std::fs::create_dir(&fleet).expect("fleet dir");
-    let file = fleet.join("fleet.yaml");
-    std::fs::write(&file, fleet_text(&ns.name)).expect("write fleet");
+    let dir = FleetDir::new().fleet(fleet_text(&ns.name));
+    let (fleet, file) = (dir.path().to_path_buf(), dir.join("fleet.yaml"));
     let state = tempfile::tempdir().expect("state dir");
     let apply = flotilla(&fleet, state.path(), &["apply", "--yes"]);
     assert_eq!(code(&apply), 0, "{}", text(&apply));
@@ -417,10 +414,8 @@ fn an_ignored_image_stops_reporting_and_apply_does_not_revert_it() {
 fn adopting_in_the_kubefed_dialect_adds_a_cluster_override() {
     let ns = TestNamespace::new("repair-kubefed");
     let ns = ns.name.as_str();
-    let dir = tempfile::tempdir().expect("temp dir");
-    let fleet = dir.path().join("fleet");
-    std::fs::create_dir(&fleet).expect("fleet dir");
-    let file = fleet.join("federated.yaml");
+    let dir = FleetDir::new();
+    let (fleet, file) = (dir.path().to_path_buf(), dir.join("federated.yaml"));
     let original = format!(
         r#"apiVersion: core.kubefed.io/v1beta1
 kind: KubeFedCluster
@@ -456,7 +451,7 @@ spec:
   placement: {{clusterSelector: {{}}}}
 "#
     );
-    std::fs::write(&file, &original).expect("write fleet");
+    dir.write("federated.yaml", &original);
     let state = tempfile::tempdir().expect("state dir");
     let apply = flotilla(&fleet, state.path(), &["apply", "--yes"]);
     assert_eq!(code(&apply), 0, "{}", text(&apply));

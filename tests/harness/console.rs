@@ -157,7 +157,7 @@ impl Console {
 
     /// Focuses the resources pane and puts its cursor on the resource with this display key.
     pub fn select(&mut self, key: &str) -> usize {
-        self.command(KeyCommand::FocusNext);
+        self.keys("<tab>");
         let row = self
             .state
             .resources
@@ -171,13 +171,7 @@ impl Console {
     /// Puts the clusters pane's cursor on this cluster (the matrix column).
     pub fn select_cluster(&mut self, name: &str) -> usize {
         let cluster = self.cluster(name);
-        self.session.state.cluster_view.cursor = self
-            .state
-            .cluster_view
-            .visible
-            .iter()
-            .position(|c| *c == cluster)
-            .expect("the cluster is visible");
+        put_cluster_cursor_on(&mut self.session.state, cluster);
         cluster
     }
 
@@ -293,4 +287,15 @@ pub fn put_cursor_on(state: &mut State, row: usize) {
         .iter()
         .position(|r| *r == row)
         .unwrap_or_else(|| panic!("resource row {row} is visible"));
+}
+
+/// Puts the clusters pane's cursor (the matrix column) on cluster `column`, as moving to it
+/// would; panics when the cluster is filtered out.
+pub fn put_cluster_cursor_on(state: &mut State, column: usize) {
+    state.cluster_view.cursor = state
+        .cluster_view
+        .visible
+        .iter()
+        .position(|c| *c == column)
+        .unwrap_or_else(|| panic!("cluster column {column} is visible"));
 }

@@ -83,6 +83,14 @@ impl FleetDir {
         self.dir.path().join(name)
     }
 
+    /// A state directory beside the fleet (made on first use), for `XDG_STATE_HOME`: where the
+    /// console and the CLI keep the audit log and the edit journal.
+    pub fn state(&self) -> PathBuf {
+        let state = self.beside("state");
+        std::fs::create_dir_all(&state).expect("mkdir the state dir");
+        state
+    }
+
     /// The temp directory holding the fleet (`fleet/`) and what is [`beside`](Self::beside) it.
     pub fn root(&self) -> &Path {
         self.dir.path()

@@ -327,6 +327,49 @@ pub fn flotilla(fleet: &Path, args: &[&str]) -> Output {
         .expect("run flotilla")
 }
 
+/// Applies fleet directory `fleet` to the environment: `flotilla apply --yes` must exit 0.
+pub fn apply_fleet(fleet: &Path) {
+    let applied = flotilla(fleet, &["apply", "--yes"]);
+    assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+}
+
+/// The real console on `fleet` and the environment in a pseudo-terminal (200×50), keeping its
+/// state (the audit log, the edit journal) in `fleet.state()`.
+pub fn pty_console(fleet: &crate::harness::FleetDir) -> crate::harness::PtyApp {
+    let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
+    let state = fleet.state().to_string_lossy().to_string();
+    let dir = fleet.path().to_string_lossy().to_string();
+    crate::harness::PtyApp::spawn(
+        &["--kubeconfig", &kubeconfig, "--fleet", &dir, "console"],
+        200,
+        50,
+        &[("XDG_STATE_HOME", &state)],
+    )
+}
+
+/// The console's live backend (not started) as `flotilla --kubeconfig KUBECONFIG --fleet
+/// FLEET FLAGS… console` builds it.
+pub fn live_fleet_with(
+    kubeconfig: &Path,
+    fleet: &Path,
+    flags: &[&str],
+) -> flotilla::backend::kube::live::LiveFleet {
+    use clap::Parser as _;
+
+    let kubeconfig = kubeconfig.to_string_lossy().to_string();
+    let fleet = fleet.to_string_lossy().to_string();
+    let mut args = vec!["flotilla", "--kubeconfig", &kubeconfig, "--fleet", &fleet];
+    args.extend(flags);
+    let cli = flotilla::cli::Cli::try_parse_from(args).expect("flags");
+    let (live_fleet, _) = flotilla::launch::live_fleet(&cli.global).expect("live fleet");
+    live_fleet
+}
+
+/// [`live_fleet_with`] the environment's kubeconfig.
+pub fn live_fleet(fleet: &Path, flags: &[&str]) -> flotilla::backend::kube::live::LiveFleet {
+    live_fleet_with(&env().kubeconfig_path, fleet, flags)
+}
+
 /// Both streams of a finished command, for assertion messages.
 pub fn output_text(output: &Output) -> String {
     format!(
@@ -334,6 +377,16 @@ pub fn output_text(output: &Output) -> String {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     )
+}
+
+/// Karmada Cluster inventory documents of `members`, each reached through its own context and
+/// labelled `env: prod`.
+pub fn prod_inventory(members: &[String]) -> String {
+    let clusters: Vec<(&str, &str, &str)> = members
+        .iter()
+        .map(|m| (m.as_str(), m.as_str(), "prod"))
+        .collect();
+    inventory(&clusters)
 }
 
 /// Karmada Cluster inventory documents: (cluster name, context, env label).
@@ -618,7 +671,7 @@ pub fn column_of(session: &flotilla::app::Session, member: &str) -> usize {
         .unwrap_or_else(|| panic!("{member} is a column"))
 }
 
-/// Opens the object view of row `key` on `member` through the real `update` (the matrix, then
+/// Opens the object view of row `key` on `member` through the key path (tab to the matrix, then
 /// enter) and waits until the backend's read of that cell passes `done`.
 pub fn live_view_of(
     session: &mut flotilla::app::Session,
@@ -627,24 +680,11 @@ pub fn live_view_of(
     member: &str,
     done: &dyn Fn(&flotilla::app::state::object_view::LiveRead) -> bool,
 ) -> flotilla::app::state::object_view::LiveRead {
-    use flotilla::app::Action;
-    use flotilla::config::keymap::KeyCommand;
-
     let row = select_row(session, key);
-    let column = session
-        .state
-        .fleet
-        .cluster_index(member)
-        .unwrap_or_else(|| panic!("{member} is a column"));
-    session.dispatch(Action::Command(KeyCommand::FocusNext));
-    session.state.cluster_view.cursor = session
-        .state
-        .cluster_view
-        .visible
-        .iter()
-        .position(|c| *c == column)
-        .unwrap_or_else(|| panic!("{member} is visible"));
-    session.dispatch(Action::Command(KeyCommand::Select));
+    let column = column_of(session, member);
+    crate::harness::console::press_in(session, "<tab>");
+    crate::harness::console::put_cluster_cursor_on(&mut session.state, column);
+    crate::harness::console::press_in(session, "<enter>");
     assert!(
         matches!(
             session.state.mode,
@@ -788,23 +828,38 @@ pub async fn run_until(
     state: &mut flotilla::app::State,
     events: &mut tokio::sync::mpsc::UnboundedReceiver<flotilla::messages::BackendEvent>,
     what: &str,
-    done: impl Fn(&flotilla::app::State) -> bool,
+    done: impl FnMut(&flotilla::app::State) -> bool,
 ) {
-    let deadline = tokio::time::Instant::now() + crate::harness::wait_limit();
+    let held = run_within(state, events, crate::harness::wait_limit(), what, done).await;
+    assert!(
+        held,
+        "timed out waiting for {what}; clusters: {:?}",
+        state
+            .clusters
+            .iter()
+            .map(|c| (&c.status.health, &c.status.message))
+            .collect::<Vec<_>>()
+    );
+}
+
+/// Feeds the console backend's events into `state` through the real `update` until `done`
+/// holds (true) or `limit` passes (false); panics naming `what` when the backend stops.
+pub async fn run_within(
+    state: &mut flotilla::app::State,
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<flotilla::messages::BackendEvent>,
+    limit: std::time::Duration,
+    what: &str,
+    mut done: impl FnMut(&flotilla::app::State) -> bool,
+) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
     while !done(state) {
         match tokio::time::timeout_at(deadline, events.recv()).await {
             Ok(Some(event)) => {
                 flotilla::app::update(state, flotilla::app::Action::Backend(event));
             }
             Ok(None) => panic!("the backend stopped before {what}"),
-            Err(_) => panic!(
-                "timed out waiting for {what}; clusters: {:?}",
-                state
-                    .clusters
-                    .iter()
-                    .map(|c| (&c.status.health, &c.status.message))
-                    .collect::<Vec<_>>()
-            ),
+            Err(_) => return false,
         }
     }
+    true
 }
