@@ -7,41 +7,35 @@
 
 mod harness;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use harness::FleetDir;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
 /// A fleet directory copied from testdata, with its own state directory (the edit journal).
 struct Fleet {
-    dir: tempfile::TempDir,
+    dir: FleetDir,
 }
 
 impl Fleet {
     fn copy_of(fixture: &str) -> Fleet {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("testdata/fleets")
-            .join(fixture);
-        let fleet = dir.path().join("fleet");
-        std::fs::create_dir_all(&fleet).expect("mkdir");
-        for entry in std::fs::read_dir(&source).expect("fixture") {
-            let entry = entry.expect("entry");
-            std::fs::copy(entry.path(), fleet.join(entry.file_name())).expect("copy");
+        Fleet {
+            dir: FleetDir::copy_of(fixture),
         }
-        Fleet { dir }
     }
 
     fn path(&self) -> PathBuf {
-        self.dir.path().join("fleet")
+        self.dir.path().to_path_buf()
     }
 
     fn file(&self, name: &str) -> PathBuf {
-        self.path().join(name)
+        self.dir.join(name)
     }
 
     fn read(&self, name: &str) -> String {
-        std::fs::read_to_string(self.file(name)).expect("read fleet file")
+        self.dir.read(name)
     }
 
     /// Runs flotilla on this fleet, without a terminal (stdin is empty).
@@ -51,8 +45,8 @@ impl Fleet {
             .arg("--fleet")
             .arg(&fleet)
             .args(args)
-            .env("XDG_STATE_HOME", self.dir.path().join("state"))
-            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+            .env("XDG_STATE_HOME", self.dir.beside("state"))
+            .env("XDG_CONFIG_HOME", self.dir.beside("config"))
             .env_remove("KUBECONFIG")
             .stdin(std::process::Stdio::null())
             .output()
