@@ -1486,19 +1486,9 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
     assert_eq!(editor.docs[0].title, format!("OverridePolicy {ns}/web-tag"));
     press_in(&mut session, "e<ctrl-u>1.28<enter><enter>");
     // The preview: the engine's render of the edited policy against the Works, per cluster.
-    hub_events.pump(
-        &mut session,
-        Duration::from_secs(30),
-        &|s| match &s.state.mode {
-            Mode::Overrides(editor) => !editor.dry_run.is_empty(),
-            _ => false,
-        },
-    );
-    let Mode::Overrides(editor) = &session.state.mode else {
-        unreachable!()
-    };
-    let [item] = editor.dry_run.as_slice() else {
-        panic!("one cell changes, on member-1: {:?}", editor.dry_run);
+    let dry_run = harness::pump_until_previewed(&mut session, &mut hub_events);
+    let [item] = dry_run.as_slice() else {
+        panic!("one cell changes, on member-1: {dry_run:?}");
     };
     assert_eq!(
         (item.cluster.as_str(), item.action),
@@ -1510,15 +1500,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         "the preview checks member-1's live state too: {}",
         item.message
     );
-    let changed: Vec<&str> = item
-        .diff
-        .lines()
-        .filter(|l| {
-            (l.starts_with('-') || l.starts_with('+'))
-                && !l.starts_with("---")
-                && !l.starts_with("+++")
-        })
-        .collect();
+    let changed = harness::changed_lines(&item.diff);
     assert_eq!(
         changed,
         ["-      - image: nginx:1.27", "+      - image: nginx:1.28"],
@@ -2226,28 +2208,13 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
                 .starts_with("Karmada reports Healthy (2/2 available"),
             "Karmada's verdict with its counts: {healthy:?}"
         );
-        let available = kubectl_ok(
-            member,
-            &[
-                "get",
-                "deploy",
-                "web",
-                "-n",
-                ns,
-                "-o",
-                "jsonpath={.status.availableReplicas}",
-            ],
+        assert_eq!(
+            harness::available_replicas(member, ns),
+            "2",
+            "kubectl on {member}"
         );
-        assert_eq!(available.trim(), "2", "kubectl on {member}");
     }
-    let status = eventually("status --hub to say Healthy", limit, || {
-        let status = harness::hub_status_health(&key);
-        env()
-            .members
-            .iter()
-            .all(|m| status.get(m).is_some_and(|(h, _)| h == "Healthy"))
-            .then_some(status)
-    });
+    let status = harness::hub_status_until_healthy(&key, limit);
     assert_eq!(status.len(), 2, "{status:?}");
 
     // A new rollout on member-2 alone that its Node cannot hold passes its deadline there.
@@ -2264,12 +2231,7 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
             ),
         ),
     );
-    events.pump(&mut session, limit, &|s| {
-        harness::console_health(s, &key)
-            .get("member-2")
-            .is_some_and(|(kind, _)| *kind == HealthKind::Degraded)
-    });
-    let health = harness::console_health(&session, &key);
+    let health = harness::pump_until_degraded(&mut session, &mut events, &key, "member-2", limit);
     let reason = &health["member-2"].1;
     assert!(
         reason.starts_with("Karmada reports Unhealthy")

@@ -1227,32 +1227,13 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
     );
     press_in(&mut session, "e<ctrl-u>4<enter><enter>");
     // KubeFed keeps no rendered objects: the preview compares with member-1's live object.
-    hub_events.pump(
-        &mut session,
-        Duration::from_secs(30),
-        &|s| match &s.state.mode {
-            Mode::Overrides(editor) => !editor.dry_run.is_empty(),
-            _ => false,
-        },
-    );
-    let Mode::Overrides(editor) = &session.state.mode else {
-        unreachable!()
-    };
-    let item = editor
-        .dry_run
+    let dry_run = harness::pump_until_previewed(&mut session, &mut hub_events);
+    let item = dry_run
         .iter()
         .find(|i| i.cluster == "member-1")
-        .unwrap_or_else(|| panic!("member-1 previewed: {:?}", editor.dry_run));
+        .unwrap_or_else(|| panic!("member-1 previewed: {dry_run:?}"));
     assert_eq!(item.action, PlanAction::Update, "{item:?}");
-    let changed: Vec<&str> = item
-        .diff
-        .lines()
-        .filter(|l| {
-            (l.starts_with('-') || l.starts_with('+'))
-                && !l.starts_with("---")
-                && !l.starts_with("+++")
-        })
-        .collect();
+    let changed = harness::changed_lines(&item.diff);
     assert_eq!(
         changed,
         ["-  replicas: 3", "+  replicas: 4"],
@@ -1375,19 +1356,11 @@ spec:
         "the rollout was seen in progress on a member"
     );
     for member in members {
-        let available = kubectl_ok(
-            member,
-            &[
-                "get",
-                "deploy",
-                "web",
-                "-n",
-                ns,
-                "-o",
-                "jsonpath={.status.availableReplicas}",
-            ],
+        assert_eq!(
+            harness::available_replicas(member, ns),
+            "2",
+            "kubectl on {member}"
         );
-        assert_eq!(available.trim(), "2", "kubectl on {member}");
     }
     let status = harness::hub_status_health(&key);
     assert!(
@@ -1418,12 +1391,13 @@ spec:
              {path: /spec/template/spec/containers/0/image, value: \"nginx:1.28\"}]}]",
         ),
     );
-    events.pump(&mut session, Duration::from_secs(240), &|s| {
-        harness::console_health(s, &key)
-            .get("member-2")
-            .is_some_and(|(kind, _)| *kind == HealthKind::Degraded)
-    });
-    let health = harness::console_health(&session, &key);
+    let health = harness::pump_until_degraded(
+        &mut session,
+        &mut events,
+        &key,
+        "member-2",
+        Duration::from_secs(240),
+    );
     assert!(
         health["member-2"].1.contains("progress deadline exceeded")
             && health["member-2"].1.contains("ProgressDeadlineExceeded"),

@@ -1342,27 +1342,13 @@ fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason(
             healthy[member].1.starts_with("status feedback: "),
             "{healthy:?}"
         );
-        let available = kubectl_ok(
-            member,
-            &[
-                "get",
-                "deploy",
-                "web",
-                "-n",
-                &name,
-                "-o",
-                "jsonpath={.status.availableReplicas}",
-            ],
+        assert_eq!(
+            harness::available_replicas(member, &name),
+            "2",
+            "kubectl on {member}"
         );
-        assert_eq!(available.trim(), "2", "kubectl on {member}");
     }
-    let status = eventually("status --hub to say Healthy", limit, || {
-        let status = harness::hub_status_health(&key);
-        members
-            .iter()
-            .all(|m| status.get(m).is_some_and(|(h, _)| h == "Healthy"))
-            .then_some(status)
-    });
+    let status = harness::hub_status_until_healthy(&key, limit);
     assert_eq!(status.len(), 2, "{status:?}");
 
     // member-2's ManifestWork alone rolls onto an image with more replicas than its Node holds.
@@ -1370,12 +1356,7 @@ fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason(
         "hub",
         &deployment_work("member-2", &name, &name, 6, "nginx:1.28"),
     );
-    events.pump(&mut session, limit, &|s| {
-        harness::console_health(s, &key)
-            .get("member-2")
-            .is_some_and(|(kind, _)| *kind == HealthKind::Degraded)
-    });
-    let health = harness::console_health(&session, &key);
+    let health = harness::pump_until_degraded(&mut session, &mut events, &key, "member-2", limit);
     let reason = &health["member-2"].1;
     assert!(
         reason.contains("ProgressDeadlineExceeded") && reason.contains("has timed out progressing"),

@@ -768,6 +768,79 @@ pub fn pump_until_healthy(
         })
 }
 
+/// Pumps the hub console until the open override editor has its preview (the dry run of the
+/// edit, per cell); the preview.
+pub fn pump_until_previewed(
+    session: &mut flotilla::app::Session,
+    events: &mut HubEvents,
+) -> Vec<flotilla::messages::PlanItem> {
+    use flotilla::app::state::Mode;
+
+    events.pump(
+        session,
+        std::time::Duration::from_secs(30),
+        &|s| match &s.state.mode {
+            Mode::Overrides(editor) => !editor.dry_run.is_empty(),
+            _ => false,
+        },
+    );
+    let Mode::Overrides(editor) = &session.state.mode else {
+        unreachable!("the pump waited for the override editor")
+    };
+    editor.dry_run.clone()
+}
+
+/// The lines a unified diff removes or adds (its `---`/`+++` headers aside).
+pub fn changed_lines(diff: &str) -> Vec<&str> {
+    diff.lines()
+        .filter(|l| {
+            (l.starts_with('-') || l.starts_with('+'))
+                && !l.starts_with("---")
+                && !l.starts_with("+++")
+        })
+        .collect()
+}
+
+/// Pumps the hub console until row `key` is Degraded on `member`; the row's health per member
+/// then.
+pub fn pump_until_degraded(
+    session: &mut flotilla::app::Session,
+    events: &mut HubEvents,
+    key: &str,
+    member: &str,
+    limit: std::time::Duration,
+) -> std::collections::BTreeMap<String, (flotilla::model::HealthKind, String)> {
+    events.pump(session, limit, &|s| {
+        console_health(s, key)
+            .get(member)
+            .is_some_and(|(kind, _)| *kind == flotilla::model::HealthKind::Degraded)
+    });
+    console_health(session, key)
+}
+
+/// `status --hub` for `key` ([`hub_status_health`]) once it says Healthy on every member;
+/// panics after `limit`.
+pub fn hub_status_until_healthy(
+    key: &str,
+    limit: std::time::Duration,
+) -> std::collections::BTreeMap<String, (String, String)> {
+    eventually("status --hub to say Healthy", limit, || {
+        let status = hub_status_health(key);
+        env()
+            .members
+            .iter()
+            .all(|m| status.get(m).is_some_and(|(h, _)| h == "Healthy"))
+            .then_some(status)
+    })
+}
+
+/// The available replicas kubectl reads of Deployment `ns/web` on `member`.
+pub fn available_replicas(member: &str, ns: &str) -> String {
+    jsonpath(member, "deploy/web", ns, "{.status.availableReplicas}")
+        .trim()
+        .to_string()
+}
+
 /// The console model's health of row `key` on each member: (kind, reason).
 pub fn console_health(
     session: &flotilla::app::Session,
