@@ -7,7 +7,6 @@
 mod harness;
 
 use flotilla::app::action::Action;
-use flotilla::app::state::FleetEdit;
 use flotilla::app::state::Mode;
 use flotilla::app::state::placement_editor::{Field, PlacementEditor, Stage, review_rows};
 use flotilla::app::state::review::ReviewRow;
@@ -133,22 +132,7 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
             .iter()
             .any(|line| line.contains("+ dev-eu-west-1 enters"))
     );
-    let effects = console.keys("y");
-    assert!(
-        effects.is_empty(),
-        "the backend hears of it after the save: {effects:?}"
-    );
-    let edits = console.state.edits.clone();
-    let [
-        FleetEdit::Document {
-            save,
-            cells,
-            delete,
-        },
-    ] = edits.as_slice()
-    else {
-        panic!("expected one edited document to save, got {edits:?}");
-    };
+    let (save, cells, delete) = console.confirm_document();
     assert!(delete.is_empty(), "an edit deletes nothing");
     assert_eq!(save.title, "PropagationPolicy batch/batch-only");
     assert_eq!(
@@ -283,22 +267,7 @@ fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created(
         "{:?}",
         pending.summary
     );
-    let effects = console.keys("y");
-    assert!(
-        effects.is_empty(),
-        "the backend hears of it after the save: {effects:?}"
-    );
-    let edits = console.state.edits.clone();
-    let [
-        FleetEdit::Document {
-            save,
-            cells,
-            delete,
-        },
-    ] = edits.as_slice()
-    else {
-        panic!("expected one edited document to save, got {edits:?}");
-    };
+    let (save, cells, delete) = console.confirm_document();
     assert_eq!(save.object, original, "the document goes back as it was");
     assert!(
         cells.is_empty(),

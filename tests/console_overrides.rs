@@ -191,22 +191,7 @@ fn an_image_tag_override_for_one_cluster_previews_that_cluster_and_saves_the_rul
         "{:?}",
         pending.summary
     );
-    let effects = console.keys("y");
-    assert!(
-        effects.is_empty(),
-        "the backend hears of it after the save: {effects:?}"
-    );
-    let edits = console.state.edits.clone();
-    let [
-        FleetEdit::Document {
-            save,
-            cells,
-            delete,
-        },
-    ] = edits.as_slice()
-    else {
-        panic!("expected one edited document to save, got {edits:?}");
-    };
+    let (save, cells, delete) = console.confirm_document();
     assert!(delete.is_empty());
     assert!(save.file.ends_with("karmada-shop.yaml"), "{}", save.file);
     assert_eq!(

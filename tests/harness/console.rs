@@ -11,10 +11,10 @@ use std::sync::Arc;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use flotilla::app::action::Action;
 use flotilla::app::session::{Session, Store};
-use flotilla::app::state::State;
+use flotilla::app::state::{FleetEdit, FleetSave, State};
 use flotilla::config::keymap::{Key, KeyCodeName, KeyCommand, Keymap};
 use flotilla::engine::{Fleet, SourceFile, load_fleet};
-use flotilla::messages::Effect;
+use flotilla::messages::{CellRef, Effect};
 use tokio::sync::mpsc;
 
 /// A headless console: the session (state, fleet and files) and what it sent.
@@ -144,6 +144,29 @@ impl Console {
         self.keys("??");
         assert!(!self.session.state.help_open, "? closes it too");
         assert_eq!(self.session.state.mode, before);
+    }
+
+    /// Confirms with `y` an edit that saves one fleet document: nothing reaches the backend
+    /// before the save, and the one edit waiting is that document's: what it saves, the cells
+    /// it then propagates, and the objects it then deletes.
+    pub fn confirm_document(&mut self) -> (FleetSave, Vec<CellRef>, Vec<CellRef>) {
+        let effects = self.keys("y");
+        assert!(
+            effects.is_empty(),
+            "the backend hears of it after the save: {effects:?}"
+        );
+        let edits = self.session.state.edits.clone();
+        let [
+            FleetEdit::Document {
+                save,
+                cells,
+                delete,
+            },
+        ] = edits.as_slice()
+        else {
+            panic!("expected one edited document to save, got {edits:?}");
+        };
+        (save.clone(), cells.clone(), delete.clone())
     }
 
     /// Effects the session sent to the backend so far.
