@@ -73,6 +73,34 @@ fn small_fleet(ns: &str, member: &str, names: &[&str]) -> FleetDir {
     FleetDir::new().fleet(text)
 }
 
+/// A test on the first member alone: its turn, the member, a namespace there, and a
+/// [`small_fleet`] of ConfigMaps `names` in it.
+fn on_the_first_member(
+    test: &str,
+    names: &[&str],
+) -> (
+    std::sync::MutexGuard<'static, ()>,
+    String,
+    TestNamespace,
+    FleetDir,
+) {
+    let turn = turn();
+    let member = env().members[0].clone();
+    let ns = TestNamespace::on(test, std::slice::from_ref(&member));
+    let dir = small_fleet(&ns.name, &member, names);
+    (turn, member, ns, dir)
+}
+
+/// Sets `data.color` of ConfigMap `name` in `ns` on `member` with kubectl (a change made
+/// outside flotilla).
+fn paint(member: &str, ns: &str, name: &str, color: &str) {
+    let patch = format!(r#"{{"data":{{"color":"{color}"}}}}"#);
+    kubectl_ok(
+        member,
+        &["patch", "configmap", name, "-n", ns, "-p", &patch],
+    );
+}
+
 /// `name → data.color` of the ConfigMaps in `ns` on `context`.
 fn colors(context: &str, ns: &str) -> std::collections::BTreeMap<String, String> {
     let list: Value = serde_json::from_str(&kubectl_ok(
@@ -294,10 +322,7 @@ fn every_cell(fleet: &flotilla::engine::Fleet) -> Vec<CellRef> {
 #[test]
 #[ignore = "needs testenv: run through cargo xtask test"]
 fn a_watch_whose_history_was_compacted_relists_and_stays_correct() {
-    let _turn = turn();
-    let member = env().members[0].clone();
-    let ns = TestNamespace::on("compacted-watch", std::slice::from_ref(&member));
-    let dir = small_fleet(&ns.name, &member, &["stays", "goes"]);
+    let (_turn, member, ns, dir) = on_the_first_member("compacted-watch", &["stays", "goes"]);
     // Without a watch cache the API server resumes a watch from etcd's own history, which is
     // what compaction removes.
     let server = ExtraApiserver::start(&member, &["--watch-cache=false"]);
@@ -332,18 +357,7 @@ fn a_watch_whose_history_was_compacted_relists_and_stays_correct() {
 
         proxy.sever();
         let before = etcd_revision();
-        kubectl_ok(
-            &member,
-            &[
-                "patch",
-                "configmap",
-                "stays",
-                "-n",
-                &ns.name,
-                "-p",
-                r#"{"data":{"color":"red"}}"#,
-            ],
-        );
+        paint(&member, &ns.name, "stays", "red");
         kubectl_ok(&member, &["delete", "configmap", "goes", "-n", &ns.name]);
         let now = etcd_revision();
         etcd_compact(now);
@@ -374,18 +388,7 @@ fn a_watch_whose_history_was_compacted_relists_and_stays_correct() {
         assert_eq!(state.clusters[0].status.health, Health::Ready);
 
         // The relisted watch keeps flowing.
-        kubectl_ok(
-            &member,
-            &[
-                "patch",
-                "configmap",
-                "stays",
-                "-n",
-                &ns.name,
-                "-p",
-                r#"{"data":{"color":"blue"}}"#,
-            ],
-        );
+        paint(&member, &ns.name, "stays", "blue");
         harness::run_until(&mut state, &mut events, "stays back InSync", |s| {
             s.cells.kind(stays, 0) == StatusKind::InSync
         })
@@ -401,10 +404,7 @@ const THROTTLED: &[&str] = &["one", "two", "three", "four", "five", "six"];
 #[test]
 #[ignore = "needs testenv: run through cargo xtask test"]
 fn a_throttling_member_is_shown_throttled_and_the_apply_succeeds() {
-    let _turn = turn();
-    let member = env().members[0].clone();
-    let ns = TestNamespace::on("throttled", std::slice::from_ref(&member));
-    let dir = small_fleet(&ns.name, &member, THROTTLED);
+    let (_turn, member, ns, dir) = on_the_first_member("throttled", THROTTLED);
     // One request at a time, mutating or not; system:masters is exempt, a ServiceAccount is not.
     let server = ExtraApiserver::start(
         &member,
@@ -495,10 +495,7 @@ fn a_throttling_member_is_shown_throttled_and_the_apply_succeeds() {
 #[test]
 #[ignore = "needs testenv: run through cargo xtask test"]
 fn a_rewritten_token_file_is_picked_up_once_the_old_token_is_revoked() {
-    let _turn = turn();
-    let member = env().members[0].clone();
-    let ns = TestNamespace::on("token-file", std::slice::from_ref(&member));
-    let dir = small_fleet(&ns.name, &member, &["colors"]);
+    let (_turn, member, ns, dir) = on_the_first_member("token-file", &["colors"]);
     let account = ServiceAccount::new(&member, &ns.name, "rotor");
     let (old, new) = (
         account.token_bound_to("old-token"),
@@ -581,10 +578,7 @@ fn a_rewritten_token_file_is_picked_up_once_the_old_token_is_revoked() {
 #[test]
 #[ignore = "needs testenv: run through cargo xtask test"]
 fn a_member_whose_ca_changed_fails_with_a_tls_error_naming_it() {
-    let _turn = turn();
-    let member = env().members[0].clone();
-    let ns = TestNamespace::on("ca-changed", std::slice::from_ref(&member));
-    let dir = small_fleet(&ns.name, &member, &["colors"]);
+    let (_turn, member, ns, dir) = on_the_first_member("ca-changed", &["colors"]);
     let mut config = context_kubeconfig(&member);
     set_ca(&mut config, &foreign_ca());
     let kubeconfig = write_kubeconfig(dir.path(), &config);
