@@ -3,6 +3,10 @@
 
 use std::process::{Command, Output};
 
+mod harness;
+
+use harness::FleetDir;
+
 fn flotilla(args: &[&str]) -> Output {
     let state = tempfile::tempdir().expect("temp dir");
     Command::new(env!("CARGO_BIN_EXE_flotilla"))
@@ -808,6 +812,15 @@ fn clusters_json(kubeconfig: &str) -> (Output, serde_json::Value) {
     (output, json)
 }
 
+/// `clusters -o json` with a kubeconfig (written in `dir`) whose user is a credential plugin
+/// running `body`, for a server nothing serves: the output, its JSON, and the kubeconfig.
+fn clusters_with_plugin(dir: &std::path::Path, body: &str) -> (Output, serde_json::Value, String) {
+    let user = plugin(dir, body);
+    let config = kubeconfig_file(dir, "https://127.0.0.1:9", &user, "");
+    let (output, json) = clusters_json(&config);
+    (output, json, config)
+}
+
 fn everything(output: &Output) -> String {
     format!(
         "{}{}",
@@ -819,9 +832,8 @@ fn everything(output: &Output) -> String {
 #[test]
 fn a_credential_plugin_that_waits_for_a_person_ends_as_needs_login() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let user = plugin(dir.path(), "printf 'OTP: ' >&2\nread otp\nsleep 300");
-    let config = kubeconfig_file(dir.path(), "https://127.0.0.1:9", &user, "");
-    let (output, json) = clusters_json(&config);
+    let (output, json, _) =
+        clusters_with_plugin(dir.path(), "printf 'OTP: ' >&2\nread otp\nsleep 300");
     let message = json["items"][0]["message"].as_str().unwrap_or_default();
     assert!(
         message.contains("needs login") && message.contains("kubectl --context otp-ctx get ns"),
@@ -833,9 +845,7 @@ fn a_credential_plugin_that_waits_for_a_person_ends_as_needs_login() {
 #[test]
 fn a_sleeping_credential_plugin_costs_only_its_deadline() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let user = plugin(dir.path(), "sleep 300");
-    let config = kubeconfig_file(dir.path(), "https://127.0.0.1:9", &user, "");
-    let (output, json) = clusters_json(&config);
+    let (output, json, _) = clusters_with_plugin(dir.path(), "sleep 300");
     let message = json["items"][0]["message"].as_str().unwrap_or_default();
     assert!(
         message.contains("needs login") && message.contains("otp-ctx"),
@@ -847,12 +857,10 @@ fn a_sleeping_credential_plugin_costs_only_its_deadline() {
 #[test]
 fn a_failing_plugin_never_shows_the_token_it_printed() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let user = plugin(
+    let (output, json, config) = clusters_with_plugin(
         dir.path(),
         "echo '{\"status\":{\"token\":\"tok-LEAKED-9f8e7d\"}}'\necho 'refresh failed' >&2\nexit 1",
     );
-    let config = kubeconfig_file(dir.path(), "https://127.0.0.1:9", &user, "");
-    let (output, json) = clusters_json(&config);
     let all = everything(&output);
     assert!(!all.contains("tok-LEAKED-9f8e7d"), "{all}");
     let message = json["items"][0]["message"].as_str().unwrap_or_default();
@@ -1023,16 +1031,11 @@ fn clusters_says_when_a_context_glob_selects_none_of_the_fleets_clusters() {
 
 #[test]
 fn a_cluster_no_context_reaches_has_no_access_and_clusters_exits_3() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let fleet = dir.path().join("fleet");
-    std::fs::create_dir(&fleet).expect("fleet dir");
-    std::fs::write(
-        fleet.join("clusters.yaml"),
+    let fleet = FleetDir::new().clusters(
         "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: far-away}\n",
-    )
-    .expect("fleet");
-    let config = kubeconfig_file(dir.path(), "https://127.0.0.1:9", "{token: t}", "");
-    let fleet_arg = fleet.display().to_string();
+    );
+    let config = kubeconfig_file(fleet.root(), "https://127.0.0.1:9", "{token: t}", "");
+    let fleet_arg = fleet.path().display().to_string();
     let output = flotilla_bounded(
         &["--fleet", &fleet_arg, "clusters", "-o", "json"],
         &[("KUBECONFIG", std::ffi::OsStr::new(&config))],

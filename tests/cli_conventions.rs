@@ -9,6 +9,10 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+mod harness;
+
+use harness::FleetDir;
+
 fn flotilla(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_flotilla"))
         .args(args)
@@ -62,16 +66,19 @@ contexts:
 current-context: east
 ";
 
+/// A fleet of [`CLUSTERS`], with [`KUBECONFIG`] beside it.
+fn east_and_west() -> FleetDir {
+    let fleet = FleetDir::new().clusters(CLUSTERS);
+    std::fs::write(fleet.beside("kubeconfig"), KUBECONFIG).expect("write kubeconfig");
+    fleet
+}
+
 #[test]
 fn a_context_glob_that_selects_no_fleet_cluster_is_an_input_error() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let fleet = dir.path().join("fleet");
-    std::fs::create_dir(&fleet).expect("fleet dir");
-    std::fs::write(fleet.join("clusters.yaml"), CLUSTERS).expect("write clusters");
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, KUBECONFIG).expect("write kubeconfig");
+    let dir = east_and_west();
+    let kubeconfig = dir.beside("kubeconfig");
     let (fleet, kubeconfig) = (
-        fleet.to_str().expect("a UTF-8 path"),
+        dir.path().to_str().expect("a UTF-8 path"),
         kubeconfig.to_str().expect("a UTF-8 path"),
     );
     for command in [
@@ -83,7 +90,7 @@ fn a_context_glob_that_selects_no_fleet_cluster_is_an_input_error() {
         let mut args = vec!["--fleet", fleet, "--kubeconfig", kubeconfig];
         args.extend(["--context", "prod-*"]);
         args.extend(command);
-        let output = flotilla(dir.path(), &args);
+        let output = flotilla(dir.root(), &args);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{command:?}: {stderr}");
         assert!(stderr.contains("--context prod-*"), "{command:?}: {stderr}");
@@ -98,19 +105,15 @@ fn a_context_glob_that_selects_no_fleet_cluster_is_an_input_error() {
 /// glob is refused before anything runs.
 #[test]
 fn context_globs_take_character_classes_and_a_bad_one_is_an_input_error() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let fleet = dir.path().join("fleet");
-    std::fs::create_dir(&fleet).expect("fleet dir");
-    std::fs::write(fleet.join("clusters.yaml"), CLUSTERS).expect("write clusters");
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, KUBECONFIG).expect("write kubeconfig");
+    let dir = east_and_west();
+    let kubeconfig = dir.beside("kubeconfig");
     let (fleet, kubeconfig) = (
-        fleet.to_str().expect("a UTF-8 path"),
+        dir.path().to_str().expect("a UTF-8 path"),
         kubeconfig.to_str().expect("a UTF-8 path"),
     );
     let base = ["--fleet", fleet, "--kubeconfig", kubeconfig];
     let picked = flotilla(
-        dir.path(),
+        dir.root(),
         &[
             &base[..],
             &["--context", "[w-z]*", "clusters", "-o", "name"],
@@ -123,7 +126,7 @@ fn context_globs_take_character_classes_and_a_bad_one_is_an_input_error() {
     assert_eq!(stdout.lines().collect::<Vec<_>>(), ["west"]);
 
     let bad = flotilla(
-        dir.path(),
+        dir.root(),
         &[&base[..], &["--context", "prod-[ab", "clusters"]].concat(),
     );
     let stderr = String::from_utf8_lossy(&bad.stderr);
@@ -175,7 +178,7 @@ fn a_signal_ends_a_command_with_128_plus_its_number() {
 /// cluster and the objects, with the result `interrupted`: what reached the cluster is unknown.
 #[test]
 fn an_apply_ended_by_sigint_is_in_the_audit_log_as_interrupted() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = FleetDir::new();
     // A cluster that accepts connections and never answers.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("address").port();
@@ -188,29 +191,26 @@ fn an_apply_ended_by_sigint_is_in_the_audit_log_as_interrupted() {
         }
     });
     std::fs::write(
-        dir.path().join("kubeconfig"),
+        dir.beside("kubeconfig"),
         format!(
             "apiVersion: v1\nkind: Config\nclusters:\n- name: east\n  cluster: {{server: \"https://127.0.0.1:{port}\"}}\n\
              users:\n- name: u\n  user: {{token: t}}\ncontexts:\n- name: east\n  context: {{cluster: east, user: u}}\n"
         ),
     )
     .expect("write kubeconfig");
-    let fleet = dir.path().join("fleet");
-    std::fs::create_dir(&fleet).expect("fleet dir");
-    std::fs::write(
-        fleet.join("fleet.yaml"),
+    dir.write(
+        "fleet.yaml",
         "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: east, annotations: {flotilla.dev/context: east}}\n---\n\
          apiVersion: v1\nkind: ConfigMap\nmetadata: {name: colors, namespace: shop}\ndata: {color: blue}\n---\n\
          apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p, namespace: shop}\n\
          spec:\n  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: colors}]\n  placement: {clusterAffinity: {clusterNames: [east]}}\n",
-    )
-    .expect("write fleet");
-    let state = dir.path().join("state");
+    );
+    let state = dir.beside("state");
     let mut child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
         .arg("--fleet")
-        .arg(&fleet)
+        .arg(dir.path())
         .arg("--kubeconfig")
-        .arg(dir.path().join("kubeconfig"))
+        .arg(dir.beside("kubeconfig"))
         .args(["apply", "--yes"])
         .env("XDG_STATE_HOME", &state)
         .env("XDG_CONFIG_HOME", &state)

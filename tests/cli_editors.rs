@@ -7,41 +7,35 @@
 
 mod harness;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use harness::FleetDir;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
 /// A fleet directory copied from testdata, with its own state directory (the edit journal).
 struct Fleet {
-    dir: tempfile::TempDir,
+    dir: FleetDir,
 }
 
 impl Fleet {
     fn copy_of(fixture: &str) -> Fleet {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("testdata/fleets")
-            .join(fixture);
-        let fleet = dir.path().join("fleet");
-        std::fs::create_dir_all(&fleet).expect("mkdir");
-        for entry in std::fs::read_dir(&source).expect("fixture") {
-            let entry = entry.expect("entry");
-            std::fs::copy(entry.path(), fleet.join(entry.file_name())).expect("copy");
+        Fleet {
+            dir: FleetDir::copy_of(fixture),
         }
-        Fleet { dir }
     }
 
     fn path(&self) -> PathBuf {
-        self.dir.path().join("fleet")
+        self.dir.path().to_path_buf()
     }
 
     fn file(&self, name: &str) -> PathBuf {
-        self.path().join(name)
+        self.dir.join(name)
     }
 
     fn read(&self, name: &str) -> String {
-        std::fs::read_to_string(self.file(name)).expect("read fleet file")
+        self.dir.read(name)
     }
 
     /// Runs flotilla on this fleet, without a terminal (stdin is empty).
@@ -51,8 +45,8 @@ impl Fleet {
             .arg("--fleet")
             .arg(&fleet)
             .args(args)
-            .env("XDG_STATE_HOME", self.dir.path().join("state"))
-            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+            .env("XDG_STATE_HOME", self.dir.beside("state"))
+            .env("XDG_CONFIG_HOME", self.dir.beside("config"))
             .env_remove("KUBECONFIG")
             .stdin(std::process::Stdio::null())
             .output()
@@ -71,6 +65,18 @@ impl Fleet {
                 String::from_utf8_lossy(&output.stdout)
             )
         })
+    }
+
+    /// Whether `render` places `object` (`Kind/name`) on `cluster`.
+    fn places(&self, cluster: &str, object: &str) -> bool {
+        self.rendered_on(cluster).iter().any(|o| o == object)
+    }
+
+    /// `placement set ConfigMap/p/names ARGS… -o json`, asserting the exit code: its report.
+    fn set_names(&self, args: &[&str], code: i32) -> Value {
+        let mut all = vec!["placement", "set", "ConfigMap/p/names"];
+        all.extend(args);
+        self.json(&all, code)
     }
 
     /// The names of the objects `render` places on `cluster`.
@@ -123,21 +129,8 @@ fn strings(value: &Value) -> Vec<String> {
 #[test]
 fn placement_set_adds_a_cluster_and_keeps_the_files_comments() {
     let fleet = Fleet::copy_of("karmada-placement");
-    assert!(
-        !fleet
-            .rendered_on("m2")
-            .contains(&"ConfigMap/names".to_string())
-    );
-    let report = fleet.json(
-        &[
-            "placement",
-            "set",
-            "ConfigMap/p/names",
-            "--add-cluster",
-            "m2",
-        ],
-        0,
-    );
+    assert!(!fleet.places("m2", "ConfigMap/names"));
+    let report = fleet.set_names(&["--add-cluster", "m2"], 0);
     assert_eq!(report["resource"], "ConfigMap/p/names");
     assert_eq!(report["edited"], "PropagationPolicy p/names");
     assert_eq!(strings(&report["gained"]), ["m2"]);
@@ -184,33 +177,15 @@ fn placement_set_adds_a_cluster_and_keeps_the_files_comments() {
     assert!(text.contains("metadata: {name: fields, namespace: p}"));
     assert!(fleet.file("fleet.yaml.flotilla-bak").exists());
     // The fleet as flotilla now loads it places the ConfigMap on m2.
-    assert!(
-        fleet
-            .rendered_on("m2")
-            .contains(&"ConfigMap/names".to_string())
-    );
-    assert!(
-        fleet
-            .rendered_on("m1")
-            .contains(&"ConfigMap/names".to_string())
-    );
+    assert!(fleet.places("m2", "ConfigMap/names"));
+    assert!(fleet.places("m1", "ConfigMap/names"));
 }
 
 #[test]
 fn a_dry_run_prints_the_change_and_writes_nothing() {
     let fleet = Fleet::copy_of("karmada-placement");
     let before = fleet.read("fleet.yaml");
-    let report = fleet.json(
-        &[
-            "placement",
-            "set",
-            "ConfigMap/p/names",
-            "--clusters",
-            "m2,m4",
-            "--dry-run",
-        ],
-        1,
-    );
+    let report = fleet.set_names(&["--clusters", "m2,m4", "--dry-run"], 1);
     assert_eq!(strings(&report["gained"]), ["m2", "m4"]);
     assert_eq!(strings(&report["lost"]), ["m1"]);
     assert_eq!(report["written"], false);
@@ -247,17 +222,7 @@ fn a_dry_run_prints_the_change_and_writes_nothing() {
         "{text}"
     );
     // An edit that changes nothing is not a change: exit 0 and nothing written.
-    let same = fleet.json(
-        &[
-            "placement",
-            "set",
-            "ConfigMap/p/names",
-            "--add-cluster",
-            "m1",
-            "--dry-run",
-        ],
-        0,
-    );
+    let same = fleet.set_names(&["--add-cluster", "m1", "--dry-run"], 0);
     assert_eq!(same["fileDiff"], "");
     assert_eq!(fleet.read("fleet.yaml"), before);
 }
@@ -275,40 +240,19 @@ fn removing_an_object_from_a_cluster_needs_yes_without_a_terminal() {
     );
     assert!(message.contains("pass --yes"), "{message}");
     assert_eq!(fleet.read("fleet.yaml"), before, "refused: nothing written");
-    let report = fleet.json(
-        &[
-            "placement",
-            "set",
-            "ConfigMap/p/names",
-            "--clusters",
-            "m2",
-            "--yes",
-        ],
-        0,
-    );
+    let report = fleet.set_names(&["--clusters", "m2", "--yes"], 0);
     assert_eq!(strings(&report["lost"]), ["m1"]);
     assert_eq!(report["written"], true);
-    assert!(
-        !fleet
-            .rendered_on("m1")
-            .contains(&"ConfigMap/names".to_string())
-    );
-    assert!(
-        fleet
-            .rendered_on("m2")
-            .contains(&"ConfigMap/names".to_string())
-    );
+    assert!(!fleet.places("m1", "ConfigMap/names"));
+    assert!(fleet.places("m2", "ConfigMap/names"));
 }
 
 #[test]
 fn selectors_tolerations_and_clearing_the_cluster_list() {
     let fleet = Fleet::copy_of("karmada-placement");
     // m5 carries dedicated=gpu:NoSchedule: a selector for env=dev leaves it out until tolerated.
-    let untolerated = fleet.json(
+    let untolerated = fleet.set_names(
         &[
-            "placement",
-            "set",
-            "ConfigMap/p/names",
             "--clusters",
             "",
             "--cluster-selector",
@@ -319,11 +263,8 @@ fn selectors_tolerations_and_clearing_the_cluster_list() {
     );
     assert_eq!(strings(&untolerated["gained"]), Vec::<String>::new());
     assert_eq!(strings(&untolerated["lost"]), ["m1"]);
-    let report = fleet.json(
+    let report = fleet.set_names(
         &[
-            "placement",
-            "set",
-            "ConfigMap/p/names",
             "--clusters",
             "",
             "--cluster-selector",
@@ -335,11 +276,7 @@ fn selectors_tolerations_and_clearing_the_cluster_list() {
         0,
     );
     assert_eq!(strings(&report["lost"]), ["m1"]);
-    assert!(
-        fleet
-            .rendered_on("m5")
-            .contains(&"ConfigMap/names".to_string())
-    );
+    assert!(fleet.places("m5", "ConfigMap/names"));
     let text = fleet.read("fleet.yaml");
     assert!(
         !text.contains("clusterNames: [m1, m3, m5, ghost]"),
@@ -692,32 +629,10 @@ fn override_add_takes_the_editors_overriders() {
 fn undo_restores_the_file_as_it_was_one_edit_at_a_time() {
     let fleet = Fleet::copy_of("karmada-placement");
     let original = fleet.read("fleet.yaml");
-    fleet.json(
-        &[
-            "placement",
-            "set",
-            "ConfigMap/p/names",
-            "--add-cluster",
-            "m2",
-        ],
-        0,
-    );
+    fleet.set_names(&["--add-cluster", "m2"], 0);
     let once = fleet.read("fleet.yaml");
-    fleet.json(
-        &[
-            "placement",
-            "set",
-            "ConfigMap/p/names",
-            "--add-cluster",
-            "m4",
-        ],
-        0,
-    );
-    assert!(
-        fleet
-            .rendered_on("m4")
-            .contains(&"ConfigMap/names".to_string())
-    );
+    fleet.set_names(&["--add-cluster", "m4"], 0);
+    assert!(fleet.places("m4", "ConfigMap/names"));
     // Undoing the second edit removes the ConfigMap from m4: a deletion there, so --yes.
     let dry = fleet.json(&["undo", "--dry-run"], 1);
     assert_eq!(strings(&dry["lost"]), ["m4"]);
@@ -892,16 +807,8 @@ fn the_kubefed_dialect_is_edited_in_its_federated_object() {
     assert_eq!(report["edited"], "FederatedConfigMap team/prod");
     assert_eq!(strings(&report["gained"]), ["k3"]);
     assert_eq!(strings(&report["lost"]), ["k1", "k2"]);
-    assert!(
-        fleet
-            .rendered_on("k3")
-            .contains(&"ConfigMap/prod".to_string())
-    );
-    assert!(
-        !fleet
-            .rendered_on("k1")
-            .contains(&"ConfigMap/prod".to_string())
-    );
+    assert!(fleet.places("k3", "ConfigMap/prod"));
+    assert!(!fleet.places("k1", "ConfigMap/prod"));
     let text = fleet.read("fleet.yaml");
     assert!(
         text.starts_with(
@@ -978,11 +885,7 @@ fn on_a_terminal_a_removal_is_asked_and_only_yes_writes_it() {
     accepted.send("y\r");
     assert_eq!(accepted.wait_exit(), 0);
     assert_ne!(fleet.read("fleet.yaml"), before, "yes: written");
-    assert!(
-        !fleet
-            .rendered_on("m1")
-            .contains(&"ConfigMap/names".to_string())
-    );
+    assert!(!fleet.places("m1", "ConfigMap/names"));
 }
 
 #[test]

@@ -5,6 +5,10 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+mod harness;
+
+use harness::FleetDir;
+
 const EVIL: &str = "web\u{1b}]0;pwned\u{7}";
 
 fn render(fleet: &Path, args: &[&str]) -> Output {
@@ -36,9 +40,8 @@ fn yaml_escaped(text: &str) -> String {
 
 #[test]
 fn an_escape_sequence_in_a_name_is_escaped_in_the_table_and_in_errors() {
-    let dir = tempfile::tempdir().expect("temp dir");
     let evil = yaml_escaped(EVIL);
-    std::fs::write(dir.path().join("fleet.yaml"), fleet(&evil, &evil)).expect("write");
+    let dir = FleetDir::new().fleet(fleet(&evil, &evil));
     let output = render(dir.path(), &[]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -57,14 +60,9 @@ fn an_escape_sequence_in_a_name_is_escaped_in_the_table_and_in_errors() {
 
     // A built-in object whose name carries one breaks the API server's name rule: the error
     // quotes the name escaped.
-    let named = tempfile::tempdir().expect("temp dir");
-    std::fs::write(
-        named.path().join("fleet.yaml"),
-        format!(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: \"{evil}\", namespace: shop}}\n"
-        ),
-    )
-    .expect("write");
+    let named = FleetDir::new().fleet(format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: \"{evil}\", namespace: shop}}\n"
+    ));
     let output = render(named.path(), &[]);
     assert_eq!(output.status.code(), Some(2));
     assert!(!output.stderr.contains(&0x1b) && !output.stderr.contains(&0x07));
@@ -75,12 +73,10 @@ fn an_escape_sequence_in_a_name_is_escaped_in_the_table_and_in_errors() {
     );
 
     // A file whose name carries an escape sequence, with an error in it.
-    let bad = tempfile::tempdir().expect("temp dir");
-    std::fs::write(
-        bad.path().join(format!("{EVIL}.yaml")),
+    let bad = FleetDir::new().file(
+        &format!("{EVIL}.yaml"),
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [oops]}\n",
-    )
-    .expect("write");
+    );
     let output = render(bad.path(), &[]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
@@ -94,15 +90,14 @@ fn an_escape_sequence_in_a_name_is_escaped_in_the_table_and_in_errors() {
 /// cluster that refuses connections makes each of them print it.
 #[test]
 fn an_escape_sequence_in_a_name_is_escaped_by_plan_apply_drift_and_repair() {
-    let dir = tempfile::tempdir().expect("temp dir");
     let evil = yaml_escaped(EVIL);
     let text = fleet(&evil, "m1").replace(
         "metadata: {name: \"m1\"}",
         "metadata: {name: \"m1\", annotations: {flotilla.dev/context: m1}}",
     );
-    std::fs::write(dir.path().join("fleet.yaml"), text).expect("write");
+    let dir = FleetDir::new().fleet(text);
     // Port 1 on loopback: nothing listens, the connection is refused at once.
-    let kubeconfig = dir.path().join("kubeconfig");
+    let kubeconfig = dir.join("kubeconfig");
     std::fs::write(
         &kubeconfig,
         "apiVersion: v1\nkind: Config\nclusters:\n- name: m1\n  cluster: {server: \"https://127.0.0.1:1\"}\n\

@@ -9,6 +9,10 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+mod harness;
+
+use harness::FleetDir;
+
 const FLEET: &str = "\
 apiVersion: cluster.karmada.io/v1alpha1
 kind: Cluster
@@ -52,8 +56,7 @@ fn leaks(text: &str) -> bool {
 
 #[test]
 fn render_masks_secret_values_unless_asked_to_show_them() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(dir.path().join("fleet.yaml"), FLEET).expect("write the fleet");
+    let dir = FleetDir::new().fleet(FLEET);
     for format in ["json", "yaml", "table"] {
         let output = render(dir.path(), &["-o", format]);
         let stdout = String::from_utf8_lossy(&output.stdout);
@@ -88,29 +91,28 @@ fn render_masks_secret_values_unless_asked_to_show_them() {
 
 /// A fleet directory with one file, and its own state directory (the edit journal).
 struct Fleet {
-    dir: tempfile::TempDir,
+    dir: FleetDir,
 }
 
 impl Fleet {
     fn new(text: &str) -> Fleet {
-        let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::create_dir_all(dir.path().join("fleet")).expect("mkdir");
-        std::fs::write(dir.path().join("fleet/fleet.yaml"), text).expect("write the fleet");
-        Fleet { dir }
+        Fleet {
+            dir: FleetDir::new().fleet(text),
+        }
     }
 
     fn read(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("fleet/fleet.yaml")).expect("read")
+        self.dir.read("fleet.yaml")
     }
 
     /// Runs flotilla on this fleet without a terminal; stdout and stderr together.
     fn run(&self, args: &[&str]) -> (Option<i32>, String, String) {
         let output = Command::new(env!("CARGO_BIN_EXE_flotilla"))
             .arg("--fleet")
-            .arg(self.dir.path().join("fleet"))
+            .arg(self.dir.path())
             .args(args)
-            .env("XDG_STATE_HOME", self.dir.path().join("state"))
-            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+            .env("XDG_STATE_HOME", self.dir.beside("state"))
+            .env("XDG_CONFIG_HOME", self.dir.beside("config"))
             .env_remove("KUBECONFIG")
             .stdin(std::process::Stdio::null())
             .output()

@@ -14,7 +14,6 @@ use flotilla::app::drift;
 use flotilla::app::state::drift::{DriftView, Group, Plan, Row, Stage, rows};
 use flotilla::app::state::{Mode, State};
 use flotilla::backend::sim::{Scenario, ScenarioDrift, SimCore};
-use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::Decision;
 use flotilla::messages::{BackendEvent, CellRef, DriftField, Effect};
 use harness::console::{Console, user_keymap};
@@ -210,7 +209,7 @@ fn two_identical() -> (Scenario, String) {
 #[test]
 fn the_scenario_drift_shows_with_desired_live_and_manager() {
     let mut demo = Demo::new(Scenario::demo());
-    demo.command(KeyCommand::Drift);
+    demo.keys("D");
     let groups = drift_groups(&demo.session.state);
     let cell = demo.cell(INVENTORY, "prod-us-east-2");
     let group = groups
@@ -256,7 +255,7 @@ fn the_scenario_drift_shows_with_desired_live_and_manager() {
 fn the_same_drift_on_two_clusters_is_one_group() {
     let (scenario, second) = two_identical();
     let mut demo = Demo::new(scenario);
-    demo.command(KeyCommand::Drift);
+    demo.keys("D");
     let groups = drift_groups(&demo.session.state);
     let group = groups
         .iter()
@@ -285,7 +284,7 @@ fn revert_asks_first_then_takes_back_exactly_the_chosen_field() {
     demo.session.state.danger_patterns = vec!["prod*".into()];
     let first = demo.cell(INVENTORY, "prod-us-east-2");
     let other = demo.cell(INVENTORY, &second);
-    demo.command(KeyCommand::Drift);
+    demo.keys("D");
     demo.cursor_to("prod-us-east-2");
     demo.keys("r");
     let plan = demo.plan();
@@ -334,7 +333,7 @@ fn revert_asks_first_then_takes_back_exactly_the_chosen_field() {
 fn adopt_saves_an_override_and_the_matrix_follows() {
     let mut demo = Demo::new(Scenario::demo());
     let cell = demo.cell(INVENTORY, "prod-us-east-2");
-    demo.command(KeyCommand::Drift);
+    demo.keys("D");
     demo.cursor_to("prod-us-east-2");
     demo.keys("a");
     let plan = demo.plan();
@@ -379,7 +378,7 @@ fn adopt_saves_an_override_and_the_matrix_follows() {
 fn ignore_persists_a_rule_that_can_be_listed_and_removed() {
     let mut demo = Demo::new(Scenario::demo());
     let cell = demo.cell(INVENTORY, "prod-us-east-2");
-    demo.command(KeyCommand::Drift);
+    demo.keys("D");
     let rules_before = demo.view().rules.len();
     demo.cursor_to("prod-us-east-2");
     demo.keys("i");
@@ -435,7 +434,7 @@ fn marked_fields_are_repaired_in_one_confirmed_step() {
         demo.cell(INVENTORY, "prod-us-east-2"),
         demo.cell(INVENTORY, &second),
     ];
-    demo.command(KeyCommand::Drift);
+    demo.keys("D");
     demo.cursor_to("prod-us-east-2");
     demo.keys(" ");
     demo.cursor_to(&second);
@@ -462,7 +461,7 @@ fn marked_fields_are_repaired_in_one_confirmed_step() {
 fn a_field_changed_again_by_the_same_manager_after_a_revert_is_an_owner_fight() {
     let mut demo = Demo::new(Scenario::demo());
     let cell = demo.cell(INVENTORY, "prod-us-east-2");
-    demo.command(KeyCommand::Drift);
+    demo.keys("D");
     demo.cursor_to("prod-us-east-2");
     demo.keys("r");
     demo.keys("y");
@@ -497,7 +496,7 @@ fn a_field_changed_again_by_the_same_manager_after_a_revert_is_an_owner_fight() 
 fn read_only_consoles_may_look_but_every_repair_key_is_refused() {
     let mut demo = Demo::new(Scenario::demo());
     demo.session.state.readonly = true;
-    demo.command(KeyCommand::Drift);
+    demo.keys("D");
     assert!(
         !drift_groups(&demo.session.state).is_empty(),
         "the drift shows"

@@ -7,11 +7,9 @@
 mod harness;
 
 use flotilla::app::action::Action;
-use flotilla::app::state::FleetEdit;
 use flotilla::app::state::Mode;
 use flotilla::app::state::placement_editor::{Field, PlacementEditor, Stage, review_rows};
 use flotilla::app::state::review::ReviewRow;
-use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::edit::placement::Membership;
 use flotilla::messages::{CellRef, Effect};
 use harness::console::{Console, user_keymap};
@@ -34,7 +32,7 @@ impl PlacementEditing for Console {
 fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propagates_it() {
     let mut console = Console::demo();
     let cronjob = console.select("CronJob/batch/nightly-report");
-    console.command(KeyCommand::EditPlacement);
+    console.keys("e");
     let editor = console.editor();
     let source = editor.source.as_ref().expect("the policy was found");
     assert_eq!(source.title, "PropagationPolicy batch/batch-only");
@@ -134,22 +132,7 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
             .iter()
             .any(|line| line.contains("+ dev-eu-west-1 enters"))
     );
-    let effects = console.keys("y");
-    assert!(
-        effects.is_empty(),
-        "the backend hears of it after the save: {effects:?}"
-    );
-    let edits = console.state.edits.clone();
-    let [
-        FleetEdit::Document {
-            save,
-            cells,
-            delete,
-        },
-    ] = edits.as_slice()
-    else {
-        panic!("expected one edited document to save, got {edits:?}");
-    };
+    let (save, cells, delete) = console.confirm_document();
     assert!(delete.is_empty(), "an edit deletes nothing");
     assert_eq!(save.title, "PropagationPolicy batch/batch-only");
     assert_eq!(
@@ -170,7 +153,7 @@ fn widening_a_selector_previews_the_new_cluster_and_confirming_saves_and_propaga
 fn a_bad_selector_is_shown_inline_and_nothing_goes_further() {
     let mut console = Console::demo();
     console.select("CronJob/batch/nightly-report");
-    console.command(KeyCommand::EditPlacement);
+    console.keys("e");
     console.keys("<tab>");
     console.type_text(",tier in web");
     let error = console.editor().error.clone().expect("an inline error");
@@ -191,7 +174,7 @@ fn a_bad_selector_is_shown_inline_and_nothing_goes_further() {
 fn toggling_a_cluster_name_narrows_the_placement_and_says_why_others_leave() {
     let mut console = Console::demo();
     console.select("ConfigMap/shop/registry-config");
-    console.command(KeyCommand::EditPlacement);
+    console.keys("e");
     assert_eq!(console.editor().field, Field::Clusters);
     let prod = console.cluster("prod-eu-west-1");
     for _ in 0..prod {
@@ -230,7 +213,7 @@ fn a_readonly_console_does_not_open_the_editor() {
     let mut console = Console::demo();
     console.state.readonly = true;
     console.select("CronJob/batch/nightly-report");
-    assert!(console.command(KeyCommand::EditPlacement).is_empty());
+    assert!(console.keys("e").is_empty());
     assert_eq!(console.state.mode, Mode::Normal);
     assert!(
         console
@@ -245,7 +228,7 @@ fn a_readonly_console_does_not_open_the_editor() {
 #[test]
 fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created() {
     let mut console = Console::demo();
-    assert!(console.command(KeyCommand::Undo).is_empty());
+    assert!(console.keys("u").is_empty());
     assert!(
         console
             .state
@@ -256,7 +239,7 @@ fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created(
     );
 
     let cronjob = console.select("CronJob/batch/nightly-report");
-    console.command(KeyCommand::EditPlacement);
+    console.keys("e");
     let original = console.editor().source.clone().expect("source").object;
     console.keys("<tab>");
     console.keys("<ctrl-u>");
@@ -272,10 +255,7 @@ fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created(
         cluster: dev as u32,
     };
 
-    assert!(
-        console.command(KeyCommand::Undo).is_empty(),
-        "undo asks first"
-    );
+    assert!(console.keys("u").is_empty(), "undo asks first");
     let Mode::Confirm(pending) = &console.state.mode else {
         panic!("expected the confirmation, got {:?}", console.state.mode);
     };
@@ -287,22 +267,7 @@ fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created(
         "{:?}",
         pending.summary
     );
-    let effects = console.keys("y");
-    assert!(
-        effects.is_empty(),
-        "the backend hears of it after the save: {effects:?}"
-    );
-    let edits = console.state.edits.clone();
-    let [
-        FleetEdit::Document {
-            save,
-            cells,
-            delete,
-        },
-    ] = edits.as_slice()
-    else {
-        panic!("expected one edited document to save, got {edits:?}");
-    };
+    let (save, cells, delete) = console.confirm_document();
     assert_eq!(save.object, original, "the document goes back as it was");
     assert!(
         cells.is_empty(),
@@ -319,7 +284,7 @@ fn undo_puts_the_document_back_and_asks_before_deleting_what_the_change_created(
 fn divided_weights_typed_in_the_editor_show_each_clusters_replicas() {
     let mut console = Console::demo();
     console.select("Deployment/shop/checkout");
-    console.command(KeyCommand::EditPlacement);
+    console.keys("e");
     let editor = console.editor();
     assert!(
         editor
@@ -387,7 +352,7 @@ fn propagating_in_waves_sends_the_canary_first_and_the_rest_once_it_is_in_sync()
         })
         .collect();
     console.act(Action::Backend(BackendEvent::Cells(pending)));
-    console.command(KeyCommand::Apply);
+    console.keys("a");
     let Mode::Confirm(pending) = &console.state.mode else {
         panic!("expected the confirmation, got {:?}", console.state.mode);
     };
@@ -432,7 +397,7 @@ fn propagating_in_waves_sends_the_canary_first_and_the_rest_once_it_is_in_sync()
 /// The placement editor on the nightly report, widened to dev, in its review of the changes.
 fn reviewing_a_widened_selector(console: &mut Console) {
     console.select("CronJob/batch/nightly-report");
-    console.command(KeyCommand::EditPlacement);
+    console.keys("e");
     console.keys("<tab>");
     console.keys("<ctrl-u>");
     console.type_text("env in (batch,dev)");
@@ -501,7 +466,7 @@ fn remapped_placement_keys_work_on_the_cluster_list_and_out_of_text_fields_and_t
     let mut console = Console::demo();
     console.use_keymap(keymap);
     console.select("CronJob/batch/nightly-report");
-    console.command(KeyCommand::EditPlacement);
+    console.keys("e");
     assert_eq!(console.editor().field, Field::Clusters);
     let first = console.state.clusters[0].spec.name.clone();
     let second = console.state.clusters[1].spec.name.clone();
@@ -561,7 +526,7 @@ fn in_a_text_field_the_list_commands_do_nothing_whatever_keys_a_user_map_gives_t
     let mut console = Console::demo();
     console.use_keymap(keymap);
     console.select("CronJob/batch/nightly-report");
-    console.command(KeyCommand::EditPlacement);
+    console.keys("e");
     console.keys("<tab><ctrl-u>env=dev");
     assert_eq!(console.editor().field, Field::Selector);
     console.keys("<ctrl-t><ctrl-p><ctrl-h>");
@@ -598,7 +563,7 @@ fn in_a_text_field_the_list_commands_do_nothing_whatever_keys_a_user_map_gives_t
 fn help_opens_from_the_cluster_list_and_the_review_but_is_text_in_a_field() {
     let mut console = Console::demo();
     console.select("CronJob/batch/nightly-report");
-    console.command(KeyCommand::EditPlacement);
+    console.keys("e");
     console.keys("j");
     console.help_and_back("j<space><tab><enter>");
     console.keys("<tab><ctrl-u>env in (batch,dev)?");
@@ -618,7 +583,7 @@ fn help_opens_from_the_cluster_list_and_the_review_but_is_text_in_a_field() {
 fn a_cluster_leaving_a_fleet_directorys_placement_keeps_its_objects_in_the_reviews_words() {
     let mut console = Console::demo();
     console.select("CronJob/batch/nightly-report");
-    console.command(KeyCommand::EditPlacement);
+    console.keys("e");
     console.keys("<tab>");
     console.keys("<ctrl-u>");
     console.type_text("env=nowhere");
@@ -654,7 +619,7 @@ fn a_cluster_leaving_a_fleet_directorys_placement_keeps_its_objects_in_the_revie
 fn the_review_of_a_shared_policys_edit_names_every_other_resource_it_changes() {
     let mut console = Console::demo();
     console.select("Deployment/shop/inventory");
-    console.command(KeyCommand::EditPlacement);
+    console.keys("e");
     let staging = console.cluster("staging-eu-west-1");
     for _ in 0..staging {
         console.keys("<down>");
@@ -707,7 +672,7 @@ fn o_in_the_review_saves_a_shared_policys_edit_as_a_policy_of_the_resources_own(
     let mut console = Console::demo();
     console.select("Deployment/shop/inventory");
     let inventory = console.state.resource_view.selected().expect("selected");
-    console.command(KeyCommand::EditPlacement);
+    console.keys("e");
     let staging = console.cluster("staging-eu-west-1");
     for _ in 0..staging {
         console.keys("<down>");

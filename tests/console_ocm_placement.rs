@@ -14,7 +14,6 @@ mod harness;
 
 use flotilla::app::state::ocm_placement::{OcmField, OcmStage};
 use flotilla::app::state::{ClusterRow, Mode, ResourceRow, State};
-use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::dialect::ocm::{OcmCluster, OcmClusterSet, SetSelector};
 use flotilla::engine::edit::ocm_placement::{HubPlacement, PlacementWorld, ReplicaSetRef};
 use flotilla::engine::place::selector::LabelSelector;
@@ -95,7 +94,7 @@ fn ocm_state() -> State {
 #[test]
 fn editing_the_followed_placement_previews_the_move_and_confirming_writes_it() {
     let mut console = Console::on_state(ocm_state());
-    console.command(KeyCommand::EditPlacement);
+    console.keys("e");
     let Mode::OcmPlacement(editor) = &console.state.mode else {
         panic!("the OCM editor opens: {:?}", console.state.notice);
     };
@@ -151,9 +150,9 @@ fn editing_the_followed_placement_previews_the_move_and_confirming_writes_it() {
 #[test]
 fn u_writes_the_last_edited_placement_back_once() {
     let mut console = Console::on_state(ocm_state());
-    console.command(KeyCommand::Undo);
+    console.keys("u");
     assert_eq!(console.state.notice.as_deref(), Some("nothing to undo"));
-    console.command(KeyCommand::EditPlacement);
+    console.keys("e");
     console.keys("<ctrl-u>env=dev<enter>y");
     // The hub now holds the edit, at a new version, and OCM decided beta.
     if let Some(world) = &mut console.state.placements {
@@ -165,7 +164,7 @@ fn u_writes_the_last_edited_placement_back_once() {
         });
         web.decided = vec!["beta".into()];
     }
-    console.command(KeyCommand::Undo);
+    console.keys("u");
     let Mode::Confirm(pending) = &console.state.mode else {
         panic!("u asks first: {:?}", console.state.notice);
     };
@@ -192,7 +191,7 @@ fn u_writes_the_last_edited_placement_back_once() {
         patch[1]["value"][0]["requiredClusterSelector"]["labelSelector"],
         json!({"matchLabels": {"env": "prod"}})
     );
-    console.command(KeyCommand::Undo);
+    console.keys("u");
     assert_eq!(
         console.state.notice.as_deref(),
         Some("nothing to undo"),
@@ -206,7 +205,7 @@ fn without_a_followed_placement_the_operator_chooses_one_and_bad_text_blocks_ent
     if let Some(world) = &mut console.state.placements {
         Arc::make_mut(world).replica_sets.clear();
     }
-    console.command(KeyCommand::EditPlacement);
+    console.keys("e");
     assert!(matches!(
         &console.state.mode,
         Mode::OcmPlacement(editor) if editor.stage == OcmStage::Choosing { cursor: 0 }
@@ -246,7 +245,7 @@ fn without_a_followed_placement_the_operator_chooses_one_and_bad_text_blocks_ent
 fn a_on_a_hub_without_reschedule_says_why() {
     let mut console = Console::on_state(ocm_state());
     console.state.cannot_edit.reschedule = Some("nothing to reschedule on OCM".into());
-    console.command(KeyCommand::Apply);
+    console.keys("a");
     assert_eq!(console.state.mode, Mode::Normal);
     assert_eq!(
         console.state.notice.as_deref(),
@@ -263,7 +262,7 @@ fn a_user_key_map_moves_the_placement_editors_keys_in_the_list_and_in_the_fields
     console.use_keymap(user_keymap(
         "ocm-placement:\n  down: [J]\n  confirm: [ctrl-s]\n  next-field: [ctrl-n]\n",
     ));
-    console.command(KeyCommand::EditPlacement);
+    console.keys("e");
     let choosing = |console: &Console| match &console.state.mode {
         Mode::OcmPlacement(editor) => match editor.stage {
             OcmStage::Choosing { cursor } => Some(cursor),

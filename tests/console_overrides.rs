@@ -10,7 +10,6 @@ use flotilla::app::action::Action;
 use flotilla::app::state::FleetEdit;
 use flotilla::app::state::Mode;
 use flotilla::app::state::override_editor::{FormField, OverrideEditor, Stage};
-use flotilla::config::keymap::KeyCommand;
 use flotilla::messages::{CellRef, Effect};
 use harness::console::{Console, user_keymap};
 use serde_json::json;
@@ -30,7 +29,7 @@ impl OverrideEditing for Console {
         let c = self.select_cluster(cluster);
         let row = self.select(key);
         assert_eq!(self.state.selected_cell(), Some((row, c)));
-        self.command(KeyCommand::EditOverrides);
+        self.keys("o");
         assert!(
             matches!(self.state.mode, Mode::Overrides(_)),
             "the editor opened: {:?} / {:?}",
@@ -192,22 +191,7 @@ fn an_image_tag_override_for_one_cluster_previews_that_cluster_and_saves_the_rul
         "{:?}",
         pending.summary
     );
-    let effects = console.keys("y");
-    assert!(
-        effects.is_empty(),
-        "the backend hears of it after the save: {effects:?}"
-    );
-    let edits = console.state.edits.clone();
-    let [
-        FleetEdit::Document {
-            save,
-            cells,
-            delete,
-        },
-    ] = edits.as_slice()
-    else {
-        panic!("expected one edited document to save, got {edits:?}");
-    };
+    let (save, cells, delete) = console.confirm_document();
     assert!(delete.is_empty());
     assert!(save.file.ends_with("karmada-shop.yaml"), "{}", save.file);
     assert_eq!(
@@ -423,8 +407,8 @@ fn a_kubefed_resource_edits_its_spec_overrides() {
 fn read_only_refuses_to_open() {
     let mut console = Console::demo();
     console.state.readonly = true;
-    console.command(KeyCommand::FocusNext);
-    console.command(KeyCommand::EditOverrides);
+    console.keys("<tab>");
+    console.keys("o");
     assert_eq!(console.state.mode, Mode::Normal);
 }
 
@@ -433,7 +417,7 @@ fn the_session_saves_the_new_policy_and_renders_it_then_undo_takes_it_back() {
     let mut console = Console::demo().running_effects();
     console.select_cluster("prod-eu-west-1");
     console.select("Deployment/shop/checkout");
-    console.command(KeyCommand::EditOverrides);
+    console.keys("o");
     console.keys("i2.5.0<enter><enter><enter>y");
     let notice = console.state.notice.clone().unwrap_or_default();
     assert!(
@@ -492,7 +476,7 @@ fn the_session_saves_the_new_policy_and_renders_it_then_undo_takes_it_back() {
     );
 
     // Undo: the policy stays, with no rules; the image is back.
-    console.command(KeyCommand::Undo);
+    console.keys("u");
     console.keys("y");
     assert_eq!(
         image(&console.session, "prod-eu-west-1"),

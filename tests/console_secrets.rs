@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use flotilla::app::action::Action;
 use flotilla::app::state::Mode;
-use flotilla::config::keymap::KeyCommand;
 use flotilla::engine::{SourceFile, load_fleet};
 use flotilla::messages::{BackendEvent, CellRef, CellUpdate, DriftField};
 use flotilla::model::CellStatus;
@@ -86,7 +85,7 @@ fn the_rendered_object_of_a_secret_cell_shows_its_keys_not_its_values() {
     let mut console = console();
     console.select("Secret/shop/db");
     console.select_cluster("m1");
-    console.command(KeyCommand::Select);
+    console.keys("<enter>");
     assert!(matches!(console.state.mode, Mode::Object { .. }));
     let yaml = console
         .state
@@ -123,7 +122,7 @@ fn a_drifted_secret_value_is_masked_in_the_drift_view_and_its_confirmations() {
             secret: true,
         }],
     }));
-    console.command(KeyCommand::Drift);
+    console.keys("D");
     let screen_text = screen(&console);
     assert!(screen_text.contains("/data/password"), "{screen_text}");
     assert!(screen_text.contains("*** (changed)"), "{screen_text}");
@@ -141,7 +140,7 @@ fn a_drifted_secret_value_is_masked_in_the_drift_view_and_its_confirmations() {
         }
         console.keys("<esc>");
         console.keys("<esc>");
-        console.command(KeyCommand::Drift);
+        console.keys("D");
     }
 }
 
@@ -217,7 +216,7 @@ fn override_editor(console: &Console) -> &flotilla::app::state::override_editor:
 fn open_overrides(console: &mut Console, cluster: &str) {
     console.select_cluster(cluster);
     console.select("Secret/shop/db");
-    console.command(KeyCommand::EditOverrides);
+    console.keys("o");
     assert!(
         matches!(console.state.mode, Mode::Overrides(_)),
         "{:?}",

@@ -13,20 +13,21 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+mod harness;
+
+use harness::FleetDir;
+
 const TEMPLATES: usize = 8;
 
 /// A fleet directory (Karmada dialect) with its own state and config directories: clusters
 /// m1..m4, ConfigMaps cm0..cm7 in namespace `p`, each claimed by a policy of its own placing it
 /// on m1, all in one file.
 struct Fleet {
-    dir: tempfile::TempDir,
+    dir: FleetDir,
 }
 
 impl Fleet {
     fn new() -> Fleet {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let fleet = dir.path().join("fleet");
-        std::fs::create_dir_all(&fleet).expect("mkdir");
         let clusters: Vec<String> = (1..=4)
             .map(|n| {
                 format!(
@@ -34,23 +35,23 @@ impl Fleet {
                 )
             })
             .collect();
-        std::fs::write(fleet.join("clusters.yaml"), clusters.join("---\n")).expect("write");
         let mut text = String::from("# templates and their policies\n");
         for i in 0..TEMPLATES {
             text.push_str(&format!(
                 "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm{i}, namespace: p}}\ndata: {{k: v}}\n---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: cm{i}, namespace: p}}\nspec:\n  resourceSelectors: [{{apiVersion: v1, kind: ConfigMap, name: cm{i}}}]\n  placement:\n    clusterAffinity: {{clusterNames: [m1]}}\n"
             ));
         }
-        std::fs::write(fleet.join("fleet.yaml"), text).expect("write");
-        Fleet { dir }
+        Fleet {
+            dir: FleetDir::new().clusters(clusters.join("---\n")).fleet(text),
+        }
     }
 
     fn path(&self) -> PathBuf {
-        self.dir.path().join("fleet")
+        self.dir.path().to_path_buf()
     }
 
     fn read(&self, name: &str) -> String {
-        std::fs::read_to_string(self.path().join(name)).expect("read fleet file")
+        self.dir.read(name)
     }
 
     fn command(&self, args: &[&str]) -> Command {
@@ -59,8 +60,8 @@ impl Fleet {
             .arg("--fleet")
             .arg(self.path())
             .args(args)
-            .env("XDG_STATE_HOME", self.dir.path().join("state"))
-            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+            .env("XDG_STATE_HOME", self.dir.beside("state"))
+            .env("XDG_CONFIG_HOME", self.dir.beside("config"))
             .env_remove("KUBECONFIG")
             .env_remove("FLOTILLA_CRASH_AT")
             .stdin(Stdio::null())
@@ -97,7 +98,7 @@ impl Fleet {
     }
 
     fn state(&self, name: &str) -> PathBuf {
-        self.dir.path().join("state/flotilla").join(name)
+        self.dir.beside("state/flotilla").join(name)
     }
 }
 

@@ -5,7 +5,7 @@
 
 mod harness;
 
-use harness::PtyApp;
+use harness::{FleetDir, PtyApp};
 
 const DEMO_CLUSTERS: [&str; 14] = [
     "prod-eu-west-1",
@@ -580,17 +580,10 @@ fn ten_thousand_clusters_settle_and_every_key_changes_the_screen() {
 
 /// A copy of the karmada-fidelity fleet with a kubeconfig that has no contexts (no cluster is
 /// reached: only the fleet's files are edited).
-fn fidelity_fleet() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let fleet = dir.path().join("fleet");
-    std::fs::create_dir_all(&fleet).expect("mkdir");
-    let source =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fleets/karmada-fidelity");
-    for entry in std::fs::read_dir(source).expect("fixture") {
-        let entry = entry.expect("entry");
-        std::fs::copy(entry.path(), fleet.join(entry.file_name())).expect("copy");
-    }
-    let kubeconfig = dir.path().join("kubeconfig");
+fn fidelity_fleet() -> (FleetDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = FleetDir::copy_of("karmada-fidelity");
+    let fleet = dir.path().to_path_buf();
+    let kubeconfig = dir.beside("kubeconfig");
     std::fs::write(
         &kubeconfig,
         "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n",

@@ -7,6 +7,8 @@
 
 mod harness;
 
+use harness::FleetDir;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -171,12 +173,10 @@ fn relative(path: &Path) -> String {
 /// kubeconfig has a context for each of its clusters and for the hub the README attaches to,
 /// all pointing at a closed port (what a documented command does with clusters it cannot
 /// reach is part of what it must answer).
-fn quick_start() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let fleet = dir.path().join("fleet");
-    std::fs::create_dir(&fleet).expect("fleet dir");
+fn quick_start() -> (FleetDir, PathBuf) {
+    let fleet = FleetDir::copy_of("demo");
     let mut names = vec!["my-karmada".to_string()];
-    for entry in std::fs::read_dir(root().join("testdata/fleets/demo")).expect("demo fleet") {
+    for entry in std::fs::read_dir(fleet.path()).expect("demo fleet") {
         let path = entry.expect("entry").path();
         let text = std::fs::read_to_string(&path).expect("demo file");
         for doc in text.split("\n---") {
@@ -189,7 +189,6 @@ fn quick_start() -> (tempfile::TempDir, PathBuf) {
                 names.push(name.trim().to_string());
             }
         }
-        std::fs::copy(&path, fleet.join(path.file_name().expect("file name"))).expect("copy");
     }
     let mut kubeconfig = String::from(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: closed\n  cluster: {server: 'https://127.0.0.1:1'}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n",
@@ -199,13 +198,13 @@ fn quick_start() -> (tempfile::TempDir, PathBuf) {
             "- name: {name}\n  context: {{cluster: closed, user: u}}\n"
         ));
     }
-    let path = dir.path().join("kubeconfig");
+    let path = fleet.beside("kubeconfig");
     std::fs::write(&path, kubeconfig).expect("kubeconfig");
     assert!(
         names.len() > 5,
         "the demo fleet's clusters were not found: {names:?}"
     );
-    (dir, path)
+    (fleet, path)
 }
 
 /// Exit codes the README documents (0 nothing, 1 changes, 3 some clusters failed, 4 the fleet
@@ -283,9 +282,9 @@ fn every_documented_command_answers() {
                 .iter()
                 .any(|a| matches!(a.as_str(), "console" | "watch" | "demo"));
             let result = if interactive {
-                run_in_terminal(dir.path(), &kubeconfig, &args)
+                run_in_terminal(dir.root(), &kubeconfig, &args)
             } else {
-                run_as_script(dir.path(), &kubeconfig, &args)
+                run_as_script(dir.root(), &kubeconfig, &args)
             };
             ran += 1;
             if let Err(why) = result {

@@ -19,7 +19,7 @@ use flotilla::model::Health;
 use serde_json::{Value, json};
 
 use harness::faults::ServiceAccount;
-use harness::{TestNamespace, env, kubectl_ok, output_text};
+use harness::{FleetDir, TestNamespace, env, kubectl_ok, output_text};
 
 fn run_flotilla(kubeconfig: &Path, fleet: &Path, args: &[&str]) -> Output {
     let state = tempfile::tempdir().expect("temp dir");
@@ -268,21 +268,16 @@ fn cluster_profiles_on_a_real_hub_are_the_inventory() {
     );
 
     // A placement by a property label: the eu members, and only they.
-    let fleet = work.path().join("fleet");
-    std::fs::create_dir_all(&fleet).expect("fleet dir");
-    std::fs::write(
-        fleet.join("fleet.yaml"),
-        format!(
+    let fleet_dir = FleetDir::new().fleet(format!(
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: greeting, namespace: {ns}}}\ndata: {{text: hello}}\n---\n\
              apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: greeting, namespace: {ns}}}\n\
              spec:\n  resourceSelectors: [{{apiVersion: v1, kind: ConfigMap, name: greeting}}]\n  \
              placement: {{clusterAffinity: {{labelSelector: {{matchLabels: {{region.example.com: eu}}}}}}}}\n"
-        ),
-    )
-    .expect("fleet");
+        ));
+    let fleet = fleet_dir.path();
     let out = run_flotilla(
         &kubeconfig_path,
-        &fleet,
+        fleet,
         &["render", "-o", "json", "--inventory", inventory],
     );
     assert!(out.status.success(), "{}", output_text(&out));
@@ -334,23 +329,21 @@ fn cluster_profiles_on_a_real_hub_are_the_inventory() {
                 .map(|c| (c.spec.name.clone(), c.status.health))
                 .collect()
         };
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
-        while shown(&state)
-            != want
-                .iter()
-                .map(|(n, h)| ((*n).to_string(), *h))
-                .collect::<Vec<_>>()
-        {
-            match tokio::time::timeout_at(deadline, events.recv()).await {
-                Ok(Some(event)) => {
-                    flotilla::app::update(&mut state, flotilla::app::Action::Backend(event));
-                }
-                _ => panic!(
-                    "the clusters pane never showed {want:?}: {:?}",
-                    shown(&state)
-                ),
-            }
-        }
+        let wanted: Vec<(String, Health)> =
+            want.iter().map(|(n, h)| ((*n).to_string(), *h)).collect();
+        let held = harness::run_within(
+            &mut state,
+            &mut events,
+            std::time::Duration::from_secs(60),
+            "the clusters pane",
+            |s| shown(s) == wanted,
+        )
+        .await;
+        assert!(
+            held,
+            "the clusters pane never showed {want:?}: {:?}",
+            shown(&state)
+        );
         let member_3 = &state.clusters[2].status.message;
         assert!(member_3.contains("ControlPlaneHealthy=False"), "{member_3}");
         let m1 = &state.clusters[0].spec;

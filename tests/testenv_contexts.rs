@@ -6,11 +6,9 @@
 
 mod harness;
 
-use std::path::Path;
 use std::process::Output;
 
-use clap::Parser;
-use harness::{TestNamespace, env, flotilla, kubectl_ok, output_text};
+use harness::{FleetDir, TestNamespace, env, flotilla, kubectl_ok, output_text};
 use serde_json::Value;
 
 fn code(output: &Output) -> i32 {
@@ -37,18 +35,14 @@ fn with_contexts<'a>(members: &'a [String], args: &[&'a str]) -> Vec<&'a str> {
 }
 
 /// A ConfigMap and a ClusterPropagationPolicy placing it everywhere: no inventory at all.
-fn write_fleet(dir: &Path, ns: &str) {
-    std::fs::write(
-        dir.join("fleet.yaml"),
-        format!(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: colors, namespace: {ns}}}\n\
+fn fleet(ns: &str) -> FleetDir {
+    FleetDir::new().fleet(format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: colors, namespace: {ns}}}\n\
              data: {{color: blue}}\n---\n\
              apiVersion: policy.karmada.io/v1alpha1\nkind: ClusterPropagationPolicy\n\
              metadata: {{name: everywhere}}\nspec:\n  resourceSelectors:\n  \
              - {{apiVersion: v1, kind: ConfigMap}}\n  placement: {{}}\n"
-        ),
-    )
-    .expect("write fleet");
+    ))
 }
 
 fn cells_for(items: &Value) -> Vec<(String, String)> {
@@ -70,8 +64,7 @@ fn cells_for(items: &Value) -> Vec<(String, String)> {
 fn contexts_are_the_inventory_of_a_fleet_that_declares_none() {
     let members = members();
     let ns = TestNamespace::on("contexts-inventory", &members);
-    let dir = tempfile::tempdir().expect("temp dir");
-    write_fleet(dir.path(), &ns.name);
+    let dir = fleet(&ns.name);
     let fleet = dir.path();
     let run = |args: &[&str]| flotilla(fleet, &with_contexts(&members, args));
 
@@ -167,25 +160,13 @@ fn contexts_are_the_inventory_of_a_fleet_that_declares_none() {
 #[test]
 #[ignore = "needs testenv: run through cargo xtask test"]
 fn the_console_watches_the_contexts_of_a_fleet_without_inventory() {
-    use flotilla::app::{self, Action};
+    use flotilla::app;
     use flotilla::model::StatusKind;
 
     let members = members();
     let ns = TestNamespace::on("contexts-console", &members);
-    let dir = tempfile::tempdir().expect("temp dir");
-    write_fleet(dir.path(), &ns.name);
-    let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
-    let fleet_dir = dir.path().to_string_lossy().to_string();
-    let mut args = vec![
-        "flotilla",
-        "--kubeconfig",
-        &kubeconfig,
-        "--fleet",
-        &fleet_dir,
-    ];
-    args.extend(with_contexts(&members, &[]));
-    let cli = flotilla::cli::Cli::try_parse_from(args).expect("flags");
-    let (live_fleet, _) = flotilla::launch::live_fleet(&cli.global).expect("live fleet");
+    let dir = fleet(&ns.name);
+    let live_fleet = harness::live_fleet(dir.path(), &with_contexts(&members, &[]));
     let fleet = live_fleet.fleet.clone();
     let names: Vec<&str> = fleet.clusters.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, members, "the console's columns are the contexts");
@@ -195,23 +176,23 @@ fn the_console_watches_the_contexts_of_a_fleet_without_inventory() {
         let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
         let _effects = flotilla::backend::kube::live::spawn(live_fleet, events_tx);
         let mut state = app::state_for_fleet(&fleet, "test".into());
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
         let placed_and_pending = |s: &app::state::State| {
             (0..s.clusters.len()).all(|c| s.cells.kind(0, c) == StatusKind::Pending)
         };
-        while !placed_and_pending(&state) {
-            match tokio::time::timeout_at(deadline, events.recv()).await {
-                Ok(Some(event)) => {
-                    app::update(&mut state, Action::Backend(event));
-                }
-                Ok(None) => panic!("the backend stopped"),
-                Err(_) => panic!(
-                    "every member shows the ConfigMap placed, not yet applied: {:?}",
-                    (0..state.clusters.len())
-                        .map(|c| state.cells.kind(0, c))
-                        .collect::<Vec<_>>()
-                ),
-            }
-        }
+        let shown = harness::run_within(
+            &mut state,
+            &mut events,
+            std::time::Duration::from_secs(60),
+            "the ConfigMap placed",
+            placed_and_pending,
+        )
+        .await;
+        assert!(
+            shown,
+            "every member shows the ConfigMap placed, not yet applied: {:?}",
+            (0..state.clusters.len())
+                .map(|c| state.cells.kind(0, c))
+                .collect::<Vec<_>>()
+        );
     });
 }

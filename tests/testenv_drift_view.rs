@@ -8,8 +8,9 @@
 
 mod harness;
 
-use harness::PtyApp;
-use harness::{TestNamespace, env, flotilla, kubectl_ok, output_text};
+use harness::{
+    FleetDir, TestNamespace, apply_fleet, env, flotilla, kubectl_ok, output_text, pty_console,
+};
 
 fn fleet_text(ns: &str) -> String {
     format!(
@@ -45,6 +46,13 @@ spec:
     )
 }
 
+/// The fleet, applied to the environment.
+fn applied_fleet(ns: &str) -> FleetDir {
+    let fleet = FleetDir::new().fleet(fleet_text(ns));
+    apply_fleet(fleet.path());
+    fleet
+}
+
 fn replicas(context: &str, ns: &str) -> String {
     harness::jsonpath(context, "deployment/web", ns, "{.spec.replicas}")
 }
@@ -56,11 +64,7 @@ fn two_members_drift_alike_revert_one_adopt_the_other_in_the_drift_view() {
     assert_eq!(members, ["member-1", "member-2"]);
     let ns = TestNamespace::on("driftview", &members);
     let ns = ns.name.as_str();
-    let dir = tempfile::tempdir().expect("temp dir");
-    let state = tempfile::tempdir().expect("state dir");
-    std::fs::write(dir.path().join("fleet.yaml"), fleet_text(ns)).expect("write the fleet");
-    let applied = flotilla(dir.path(), &["apply", "--yes"]);
-    assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+    let fleet = applied_fleet(ns);
     for member in &members {
         assert_eq!(replicas(member, ns), "2");
         kubectl_ok(
@@ -69,15 +73,7 @@ fn two_members_drift_alike_revert_one_adopt_the_other_in_the_drift_view() {
         );
     }
 
-    let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
-    let fleet = dir.path().to_string_lossy().to_string();
-    let state_dir = state.path().to_string_lossy().to_string();
-    let mut console = PtyApp::spawn(
-        &["--kubeconfig", &kubeconfig, "--fleet", &fleet, "console"],
-        200,
-        50,
-        &[("XDG_STATE_HOME", &state_dir)],
-    );
+    let mut console = pty_console(&fleet);
     console.wait_for("both members drifted", |s| s.contains("~2 Drifted"));
     console.send("D");
     let group = format!("2 clusters  Deployment/{ns}/web  /spec/replicas  desired 2  live 5");
@@ -125,7 +121,7 @@ fn two_members_drift_alike_revert_one_adopt_the_other_in_the_drift_view() {
         "5",
         "adopted: the live value stays"
     );
-    let files: String = std::fs::read_dir(dir.path())
+    let files: String = std::fs::read_dir(fleet.path())
         .expect("the fleet dir")
         .filter_map(|entry| entry.ok())
         .filter(|entry| entry.path().extension().is_some_and(|e| e == "yaml"))
@@ -135,9 +131,9 @@ fn two_members_drift_alike_revert_one_adopt_the_other_in_the_drift_view() {
         files.contains("OverridePolicy") && files.contains("member-2"),
         "the fleet carries the override: {files}"
     );
-    let drift = flotilla(dir.path(), &["drift"]);
+    let drift = flotilla(fleet.path(), &["drift"]);
     assert_eq!(drift.status.code(), Some(0), "{}", output_text(&drift));
-    let log = std::fs::read_to_string(state.path().join("flotilla/audit.log")).unwrap_or_default();
+    let log = std::fs::read_to_string(fleet.state().join("flotilla/audit.log")).unwrap_or_default();
     assert!(log.contains("\"console-revert\""), "{log}");
     assert!(log.contains("\"console-adopt\""), "{log}");
 }
@@ -157,25 +153,13 @@ fn an_image_ignored_in_the_drift_view_stops_counting_and_apply_leaves_it() {
     let members: Vec<String> = env().members.iter().take(2).cloned().collect();
     let ns = TestNamespace::on("driftignore", &members);
     let ns = ns.name.as_str();
-    let dir = tempfile::tempdir().expect("temp dir");
-    let state = tempfile::tempdir().expect("state dir");
-    std::fs::write(dir.path().join("fleet.yaml"), fleet_text(ns)).expect("write the fleet");
-    let applied = flotilla(dir.path(), &["apply", "--yes"]);
-    assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+    let fleet = applied_fleet(ns);
     kubectl_ok(
         "member-1",
         &["set", "image", "deployment/web", "web=nginx:1.28", "-n", ns],
     );
 
-    let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
-    let fleet = dir.path().to_string_lossy().to_string();
-    let state_dir = state.path().to_string_lossy().to_string();
-    let mut console = PtyApp::spawn(
-        &["--kubeconfig", &kubeconfig, "--fleet", &fleet, "console"],
-        200,
-        50,
-        &[("XDG_STATE_HOME", &state_dir)],
-    );
+    let mut console = pty_console(&fleet);
     console.wait_for("member-1 drifted", |s| s.contains("~1 Drifted"));
     console.send("D");
     console.wait_for("the image drift", |s| {
@@ -194,14 +178,14 @@ fn an_image_ignored_in_the_drift_view_stops_counting_and_apply_leaves_it() {
             && s.contains("Ignore rules (1)")
             && s.contains("ignore-deployment-web")
     });
-    let apply = flotilla(dir.path(), &["apply", "--yes"]);
+    let apply = flotilla(fleet.path(), &["apply", "--yes"]);
     assert_eq!(apply.status.code(), Some(0), "{}", output_text(&apply));
     assert_eq!(
         image("member-1", ns),
         "nginx:1.28",
         "apply leaves an ignored field"
     );
-    let drift = flotilla(dir.path(), &["drift"]);
+    let drift = flotilla(fleet.path(), &["drift"]);
     assert_eq!(drift.status.code(), Some(0), "{}", output_text(&drift));
 
     // Remove the rule again: the drift counts once more.
@@ -218,7 +202,7 @@ fn an_image_ignored_in_the_drift_view_stops_counting_and_apply_leaves_it() {
     console.wait_for("the matrix again", |s| s.contains("Federated resources"));
     console.send("q");
     assert_eq!(console.wait_exit(), 0);
-    let log = std::fs::read_to_string(state.path().join("flotilla/audit.log")).unwrap_or_default();
+    let log = std::fs::read_to_string(fleet.state().join("flotilla/audit.log")).unwrap_or_default();
     assert!(log.contains("\"console-ignore\""), "{log}");
     assert!(log.contains("\"console-remove-ignore\""), "{log}");
 }
@@ -229,26 +213,14 @@ fn enter_on_a_drifted_cell_shows_the_live_object_its_diff_and_the_clusters_event
     let members: Vec<String> = env().members.iter().take(2).cloned().collect();
     let ns = TestNamespace::on("liveview-pty", &members);
     let ns = ns.name.as_str();
-    let dir = tempfile::tempdir().expect("temp dir");
-    let state = tempfile::tempdir().expect("state dir");
-    std::fs::write(dir.path().join("fleet.yaml"), fleet_text(ns)).expect("write the fleet");
-    let applied = flotilla(dir.path(), &["apply", "--yes"]);
-    assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+    let fleet = applied_fleet(ns);
     // The member's deployment controller records the scale as an Event of the Deployment.
     kubectl_ok(
         "member-1",
         &["scale", "deployment", "web", "-n", ns, "--replicas=3"],
     );
 
-    let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
-    let fleet = dir.path().to_string_lossy().to_string();
-    let state_dir = state.path().to_string_lossy().to_string();
-    let mut console = PtyApp::spawn(
-        &["--kubeconfig", &kubeconfig, "--fleet", &fleet, "console"],
-        200,
-        50,
-        &[("XDG_STATE_HOME", &state_dir)],
-    );
+    let mut console = pty_console(&fleet);
     console.wait_for("member-1 drifted", |s| s.contains("~1 Drifted"));
     // Focus starts on the clusters, member-1 first: enter goes to its column in the matrix,
     // whose cursor is on the Deployment's row; enter again opens that cell.

@@ -11,8 +11,7 @@ mod harness;
 use std::path::Path;
 
 use flotilla::engine::document::parse::document_spans;
-use harness::PtyApp;
-use harness::{TestNamespace, env, flotilla, kubectl, output_text};
+use harness::{FleetDir, TestNamespace, apply_fleet, env, kubectl, pty_console};
 
 /// Karmada inventory (member-1 and member-2 prod, member-3 dev), a ConfigMap placed on prod,
 /// and an unrelated ConfigMap with its own policy in the same file, with comments.
@@ -93,25 +92,14 @@ fn widening_a_selector_in_the_console_saves_one_document_propagates_and_undoes()
     let members: Vec<String> = env().members.iter().take(3).cloned().collect();
     assert_eq!(members, ["member-1", "member-2", "member-3"]);
     let ns = TestNamespace::on("edit", &members);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let state = tempfile::tempdir().expect("state dir");
-    let file = dir.path().join("fleet.yaml");
     let original = fleet_text(&ns.name);
-    std::fs::write(&file, &original).expect("write the fleet");
-    let applied = flotilla(dir.path(), &["apply", "--yes"]);
-    assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+    let fleet = FleetDir::new().fleet(&original);
+    let file = fleet.join("fleet.yaml");
+    apply_fleet(fleet.path());
     assert!(has_settings("member-1", &ns.name) && has_settings("member-2", &ns.name));
     assert!(!has_settings("member-3", &ns.name));
 
-    let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
-    let fleet = dir.path().to_string_lossy().to_string();
-    let state_dir = state.path().to_string_lossy().to_string();
-    let mut console = PtyApp::spawn(
-        &["--kubeconfig", &kubeconfig, "--fleet", &fleet, "console"],
-        200,
-        50,
-        &[("XDG_STATE_HOME", &state_dir)],
-    );
+    let mut console = pty_console(&fleet);
     console.wait_for("settings in sync on the prod members", |screen| {
         settings_cells(screen) == "✓ ✓ ·"
     });
@@ -169,7 +157,7 @@ fn widening_a_selector_in_the_console_saves_one_document_propagates_and_undoes()
         "a backup is kept"
     );
     let audit =
-        std::fs::read_to_string(state.path().join("flotilla/audit.log")).expect("the audit log");
+        std::fs::read_to_string(fleet.state().join("flotilla/audit.log")).expect("the audit log");
     assert!(audit.contains("\"save-placement\""), "{audit}");
     assert!(
         audit

@@ -13,12 +13,10 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use clap::Parser;
+use flotilla::app;
 use flotilla::app::state::State;
-use flotilla::app::{self, Action};
 use flotilla::backend::kube::live;
-use flotilla::cli::Cli;
-use flotilla::messages::{BackendEvent, CellRef, Effect};
+use flotilla::messages::{CellRef, Effect};
 use flotilla::model::{Health, StatusKind};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -28,7 +26,7 @@ use harness::faults::{
     context_kubeconfig, etcd_compact, etcd_refuses_revision, etcd_revision, foreign_ca,
     run_flotilla, set_ca, set_port, set_user, start_flotilla, write_kubeconfig,
 };
-use harness::{Restart, TestNamespace, env, eventually, inventory, kubectl_ok};
+use harness::{FleetDir, Restart, TestNamespace, env, eventually, inventory, kubectl_ok};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -61,7 +59,7 @@ fn policy(ns: &str, name: &str, selector: &str, clusters: &[&str]) -> String {
 }
 
 /// A fleet of the ConfigMaps `names` (color blue) placed on `member`.
-fn small_fleet(dir: &Path, ns: &str, member: &str, names: &[&str]) {
+fn small_fleet(ns: &str, member: &str, names: &[&str]) -> FleetDir {
     let mut text = inventory(&[(member, member, "prod")]);
     for name in names {
         text.push_str(&config_map(ns, name, "blue", "app: faults"));
@@ -72,7 +70,35 @@ fn small_fleet(dir: &Path, ns: &str, member: &str, names: &[&str]) {
         "labelSelector: {matchLabels: {app: faults}}",
         &[member],
     ));
-    std::fs::write(dir.join("fleet.yaml"), text).expect("write fleet");
+    FleetDir::new().fleet(text)
+}
+
+/// A test on the first member alone: its turn, the member, a namespace there, and a
+/// [`small_fleet`] of ConfigMaps `names` in it.
+fn on_the_first_member(
+    test: &str,
+    names: &[&str],
+) -> (
+    std::sync::MutexGuard<'static, ()>,
+    String,
+    TestNamespace,
+    FleetDir,
+) {
+    let turn = turn();
+    let member = env().members[0].clone();
+    let ns = TestNamespace::on(test, std::slice::from_ref(&member));
+    let dir = small_fleet(&ns.name, &member, names);
+    (turn, member, ns, dir)
+}
+
+/// Sets `data.color` of ConfigMap `name` in `ns` on `member` with kubectl (a change made
+/// outside flotilla).
+fn paint(member: &str, ns: &str, name: &str, color: &str) {
+    let patch = format!(r#"{{"data":{{"color":"{color}"}}}}"#);
+    kubectl_ok(
+        member,
+        &["patch", "configmap", name, "-n", ns, "-p", &patch],
+    );
 }
 
 /// `name → data.color` of the ConfigMaps in `ns` on `context`.
@@ -117,7 +143,7 @@ fn a_member_restarted_mid_apply_has_every_object_reported_and_kubectl_agrees() {
     assert!(members.len() >= 2, "the test environment needs 2 members");
     let (steady, restarted) = (members[0].clone(), members[members.len() - 1].clone());
     let ns = TestNamespace::on("restart-mid-apply", &[steady.clone(), restarted.clone()]);
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = FleetDir::new();
     let mut fleet = inventory(&[(&steady, &steady, "prod"), (&restarted, &restarted, "prod")]);
     fleet.push_str(&config_map(&ns.name, "anchor", "blue", "role: anchor"));
     for n in 0..BATCH {
@@ -145,7 +171,7 @@ fn a_member_restarted_mid_apply_has_every_object_reported_and_kubectl_agrees() {
         "labelSelector: {matchLabels: {role: batch}}",
         &[&restarted],
     ));
-    std::fs::write(dir.path().join("fleet.yaml"), fleet).expect("write fleet");
+    dir.write("fleet.yaml", fleet);
     let kubeconfig = env().kubeconfig_path.clone();
 
     // The member goes down while the apply waits on it: its writes from HELD_FROM on are held
@@ -262,44 +288,13 @@ fn a_member_restarted_mid_apply_has_every_object_reported_and_kubectl_agrees() {
     }
 }
 
-/// Feeds backend events into the app state until `done` holds (true) or `limit` has passed
-/// (false).
-async fn pump_until(
-    state: &mut State,
-    events: &mut mpsc::UnboundedReceiver<BackendEvent>,
-    limit: Duration,
-    done: impl Fn(&State) -> bool,
-) -> bool {
-    let deadline = tokio::time::Instant::now() + limit;
-    while !done(state) {
-        match tokio::time::timeout_at(deadline, events.recv()).await {
-            Ok(Some(event)) => {
-                app::update(state, Action::Backend(event));
-            }
-            Ok(None) => panic!("the backend stopped"),
-            Err(_) => return false,
-        }
-    }
-    true
-}
-
 /// The console's live backend on `fleet_dir` with `kubeconfig`, probing every `probe_every`.
 fn live_backend(
     kubeconfig: &Path,
     fleet_dir: &Path,
     probe_every: Duration,
 ) -> (live::LiveFleet, std::sync::Arc<flotilla::engine::Fleet>) {
-    let kubeconfig = kubeconfig.to_string_lossy().to_string();
-    let fleet_dir = fleet_dir.to_string_lossy().to_string();
-    let cli = Cli::try_parse_from([
-        "flotilla",
-        "--kubeconfig",
-        &kubeconfig,
-        "--fleet",
-        &fleet_dir,
-    ])
-    .expect("flags");
-    let (mut live_fleet, _) = flotilla::launch::live_fleet(&cli.global).expect("live fleet");
+    let mut live_fleet = harness::live_fleet_with(kubeconfig, fleet_dir, &[]);
     live_fleet.options.probe_every = probe_every;
     let fleet = live_fleet.fleet.clone();
     (live_fleet, fleet)
@@ -327,11 +322,7 @@ fn every_cell(fleet: &flotilla::engine::Fleet) -> Vec<CellRef> {
 #[test]
 #[ignore = "needs testenv: run through cargo xtask test"]
 fn a_watch_whose_history_was_compacted_relists_and_stays_correct() {
-    let _turn = turn();
-    let member = env().members[0].clone();
-    let ns = TestNamespace::on("compacted-watch", std::slice::from_ref(&member));
-    let dir = tempfile::tempdir().expect("temp dir");
-    small_fleet(dir.path(), &ns.name, &member, &["stays", "goes"]);
+    let (_turn, member, ns, dir) = on_the_first_member("compacted-watch", &["stays", "goes"]);
     // Without a watch cache the API server resumes a watch from etcd's own history, which is
     // what compaction removes.
     let server = ExtraApiserver::start(&member, &["--watch-cache=false"]);
@@ -366,18 +357,7 @@ fn a_watch_whose_history_was_compacted_relists_and_stays_correct() {
 
         proxy.sever();
         let before = etcd_revision();
-        kubectl_ok(
-            &member,
-            &[
-                "patch",
-                "configmap",
-                "stays",
-                "-n",
-                &ns.name,
-                "-p",
-                r#"{"data":{"color":"red"}}"#,
-            ],
-        );
+        paint(&member, &ns.name, "stays", "red");
         kubectl_ok(&member, &["delete", "configmap", "goes", "-n", &ns.name]);
         let now = etcd_revision();
         etcd_compact(now);
@@ -408,18 +388,7 @@ fn a_watch_whose_history_was_compacted_relists_and_stays_correct() {
         assert_eq!(state.clusters[0].status.health, Health::Ready);
 
         // The relisted watch keeps flowing.
-        kubectl_ok(
-            &member,
-            &[
-                "patch",
-                "configmap",
-                "stays",
-                "-n",
-                &ns.name,
-                "-p",
-                r#"{"data":{"color":"blue"}}"#,
-            ],
-        );
+        paint(&member, &ns.name, "stays", "blue");
         harness::run_until(&mut state, &mut events, "stays back InSync", |s| {
             s.cells.kind(stays, 0) == StatusKind::InSync
         })
@@ -435,11 +404,7 @@ const THROTTLED: &[&str] = &["one", "two", "three", "four", "five", "six"];
 #[test]
 #[ignore = "needs testenv: run through cargo xtask test"]
 fn a_throttling_member_is_shown_throttled_and_the_apply_succeeds() {
-    let _turn = turn();
-    let member = env().members[0].clone();
-    let ns = TestNamespace::on("throttled", std::slice::from_ref(&member));
-    let dir = tempfile::tempdir().expect("temp dir");
-    small_fleet(dir.path(), &ns.name, &member, THROTTLED);
+    let (_turn, member, ns, dir) = on_the_first_member("throttled", THROTTLED);
     // One request at a time, mutating or not; system:masters is exempt, a ServiceAccount is not.
     let server = ExtraApiserver::start(
         &member,
@@ -530,11 +495,7 @@ fn a_throttling_member_is_shown_throttled_and_the_apply_succeeds() {
 #[test]
 #[ignore = "needs testenv: run through cargo xtask test"]
 fn a_rewritten_token_file_is_picked_up_once_the_old_token_is_revoked() {
-    let _turn = turn();
-    let member = env().members[0].clone();
-    let ns = TestNamespace::on("token-file", std::slice::from_ref(&member));
-    let dir = tempfile::tempdir().expect("temp dir");
-    small_fleet(dir.path(), &ns.name, &member, &["colors"]);
+    let (_turn, member, ns, dir) = on_the_first_member("token-file", &["colors"]);
     let account = ServiceAccount::new(&member, &ns.name, "rotor");
     let (old, new) = (
         account.token_bound_to("old-token"),
@@ -584,7 +545,15 @@ fn a_rewritten_token_file_is_picked_up_once_the_old_token_is_revoked() {
                 .send(Effect::Apply { cells: vec![cell] })
                 .expect("send the apply");
             let in_sync = |s: &State| s.cells.kind(colors_row, 0) == StatusKind::InSync;
-            if pump_until(&mut state, &mut events, Duration::from_secs(2), in_sync).await {
+            let applied = harness::run_within(
+                &mut state,
+                &mut events,
+                Duration::from_secs(2),
+                "the apply",
+                in_sync,
+            )
+            .await;
+            if applied {
                 break;
             }
             assert!(
@@ -609,11 +578,7 @@ fn a_rewritten_token_file_is_picked_up_once_the_old_token_is_revoked() {
 #[test]
 #[ignore = "needs testenv: run through cargo xtask test"]
 fn a_member_whose_ca_changed_fails_with_a_tls_error_naming_it() {
-    let _turn = turn();
-    let member = env().members[0].clone();
-    let ns = TestNamespace::on("ca-changed", std::slice::from_ref(&member));
-    let dir = tempfile::tempdir().expect("temp dir");
-    small_fleet(dir.path(), &ns.name, &member, &["colors"]);
+    let (_turn, member, ns, dir) = on_the_first_member("ca-changed", &["colors"]);
     let mut config = context_kubeconfig(&member);
     set_ca(&mut config, &foreign_ca());
     let kubeconfig = write_kubeconfig(dir.path(), &config);
@@ -680,7 +645,7 @@ fn a_cluster_that_never_answers_does_not_hold_up_the_others_cells() {
     let _turn = turn();
     let members = [env().members[0].clone(), env().members[1].clone()];
     let ns = TestNamespace::on("silent-peer", &members);
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = FleetDir::new();
     let silent = SilentListener::start();
     let mut config = context_kubeconfig(&members[0]);
     let mut other = context_kubeconfig(&members[1]);
@@ -709,7 +674,7 @@ fn a_cluster_that_never_answers_does_not_hold_up_the_others_cells() {
         "labelSelector: {matchLabels: {app: faults}}",
         &[&members[0], &members[1], "silent"],
     ));
-    std::fs::write(dir.path().join("fleet.yaml"), text).expect("write fleet");
+    dir.write("fleet.yaml", text);
 
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {

@@ -13,17 +13,17 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use clap::Parser;
+use flotilla::app;
 use flotilla::app::state::State;
-use flotilla::app::{self, Action};
 use flotilla::backend::kube::live;
-use flotilla::cli::Cli;
 use flotilla::messages::BackendEvent;
 use flotilla::model::HealthKind;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use harness::{TestNamespace, env, flotilla, inventory, json, output_text};
+use harness::{
+    FleetDir, TestNamespace, apply_fleet, env, flotilla, json, output_text, prod_inventory,
+};
 
 /// Replicas everywhere before the override, and on the overloaded member after it. Each
 /// replica asks for one CPU; a member's KWOK Node holds four.
@@ -36,12 +36,8 @@ const MIN_READY_SECONDS: u32 = 5;
 /// A rollout on a busy 2-core machine, plus the progress deadline, fits well inside this.
 const DEADLINE: Duration = Duration::from_secs(240);
 
-fn write_fleet(dir: &Path, ns: &str, members: &[String]) {
-    let clusters: Vec<(&str, &str, &str)> = members
-        .iter()
-        .map(|m| (m.as_str(), m.as_str(), "prod"))
-        .collect();
-    let mut text = inventory(&clusters);
+fn fleet(ns: &str, members: &[String]) -> FleetDir {
+    let mut text = prod_inventory(members);
     // `minReadySeconds` holds every new pod unavailable for a while, so Progressing lasts long
     // enough to be seen however the watch batches its events.
     text.push_str(&format!(
@@ -71,7 +67,7 @@ spec:
     clusterAffinity: {{labelSelector: {{matchLabels: {{env: prod}}}}}}
 "#
     ));
-    std::fs::write(dir.join("fleet.yaml"), text).expect("write fleet");
+    FleetDir::new().fleet(text)
 }
 
 /// (health, reason) per member, as the console's model holds them for the Deployment row.
@@ -90,17 +86,7 @@ struct Console {
 impl Console {
     /// Starts it; must run inside the tokio runtime.
     fn start(dir: &Path, members: &[String]) -> Self {
-        let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
-        let fleet_dir = dir.to_string_lossy().to_string();
-        let cli = Cli::try_parse_from([
-            "flotilla",
-            "--kubeconfig",
-            &kubeconfig,
-            "--fleet",
-            &fleet_dir,
-        ])
-        .expect("flags");
-        let (live_fleet, _) = flotilla::launch::live_fleet(&cli.global).expect("live fleet");
+        let live_fleet = harness::live_fleet(dir, &[]);
         let fleet = live_fleet.fleet.clone();
         let row = fleet
             .resources
@@ -122,16 +108,6 @@ impl Console {
         }
     }
 
-    fn healths(&self) -> Healths {
-        self.columns
-            .iter()
-            .filter_map(|(member, column)| {
-                let health = self.state.cells.health(self.row, *column)?;
-                Some((member.clone(), (health.kind, health.reason.clone())))
-            })
-            .collect()
-    }
-
     /// Feeds backend events into the state until `done` holds for the Deployment's healths;
     /// every (member, health) seen on the way is handed to `seen`.
     async fn until(
@@ -140,22 +116,33 @@ impl Console {
         mut seen: impl FnMut(&Healths),
         done: impl Fn(&Healths) -> bool,
     ) -> Healths {
-        let deadline = tokio::time::Instant::now() + DEADLINE;
-        loop {
-            let healths = self.healths();
+        let (row, columns) = (self.row, &self.columns);
+        let mut last = Healths::new();
+        let held = harness::run_within(&mut self.state, &mut self.events, DEADLINE, what, |s| {
+            let healths = healths(s, row, columns);
             seen(&healths);
-            if done(&healths) {
-                return healths;
-            }
-            match tokio::time::timeout_at(deadline, self.events.recv()).await {
-                Ok(Some(event)) => {
-                    app::update(&mut self.state, Action::Backend(event));
-                }
-                Ok(None) => panic!("the backend stopped before {what}"),
-                Err(_) => panic!("timed out waiting for {what}; the console holds {healths:?}"),
-            }
-        }
+            let held = done(&healths);
+            last = healths;
+            held
+        })
+        .await;
+        assert!(
+            held,
+            "timed out waiting for {what}; the console holds {last:?}"
+        );
+        last
     }
+}
+
+/// The Deployment's (row `row`) health per member, as the console's model holds it.
+fn healths(state: &State, row: usize, columns: &[(String, usize)]) -> Healths {
+    columns
+        .iter()
+        .filter_map(|(member, column)| {
+            let health = state.cells.health(row, *column)?;
+            Some((member.clone(), (health.kind, health.reason.clone())))
+        })
+        .collect()
 }
 
 /// The Deployment's cell per member in `flotilla status -o json`: (health, reason).
@@ -227,15 +214,13 @@ fn a_deployment_rolls_out_healthy_everywhere_and_only_the_overloaded_member_turn
     let members: Vec<String> = env().members.iter().take(3).cloned().collect();
     assert!(members.len() >= 2, "the test environment needs 2 members");
     let ns = TestNamespace::on("health", &members);
-    let dir = tempfile::tempdir().expect("temp dir");
-    write_fleet(dir.path(), &ns.name, &members);
+    let dir = fleet(&ns.name, &members);
     let healthy = format!("{REPLICAS}/{REPLICAS} available");
 
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
         let mut console = Console::start(dir.path(), &members);
-        let applied = flotilla(dir.path(), &["apply", "--yes"]);
-        assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+        apply_fleet(dir.path());
 
         let mut progressed: BTreeMap<String, String> = BTreeMap::new();
         console
@@ -288,8 +273,7 @@ fn a_deployment_rolls_out_healthy_everywhere_and_only_the_overloaded_member_turn
         let added = flotilla(dir.path(), &args);
         assert_eq!(added.status.code(), Some(0), "{}", output_text(&added));
     }
-    let applied = flotilla(dir.path(), &["apply", "--yes"]);
-    assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+    apply_fleet(dir.path());
 
     let fits = format!("{NODE_CPUS}/{OVERLOADED_REPLICAS} available");
     let degraded = |kind: &HealthKind, reason: &str| {

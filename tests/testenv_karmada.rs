@@ -20,23 +20,15 @@
 
 mod harness;
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use harness::console::press_in;
 use harness::{
-    TestNamespace, apply, condition, env, eventually, hub_clusters, hub_console, json, kubectl,
-    kubectl_ok, select_row, testenv_cmd_ok,
+    FleetDir, HubTest, apply, column_of, condition, env, eventually, hub_clusters, hub_console,
+    json, kubectl, kubectl_ok, select_row, serial, testenv_cmd_ok,
 };
-
-/// The tests share the members, and one of them stops member-2: run them one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// Panics with instructions unless the hub is a Karmada hub with the members joined.
 fn karmada_hub() {
@@ -56,6 +48,11 @@ fn karmada_hub() {
             "{member} is not joined to the hub"
         );
     }
+}
+
+/// A test on the Karmada hub: alone, with a namespace of its own on the hub.
+fn karmada_test(name: &str) -> HubTest {
+    HubTest::on_hub(name, karmada_hub)
 }
 
 fn deployment(ns: &str, name: &str, replicas: u32) -> String {
@@ -118,23 +115,21 @@ fn works_for(member: &str, ns: &str, name: &str) -> Vec<Value> {
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_policy_and_override_reach_exactly_the_placed_member() {
-    let _serial = serial();
-    karmada_hub();
     // Created on the hub only: Karmada propagates the namespace to the members itself.
-    let ns = TestNamespace::on("karmada-placement", &["hub".to_string()]);
-    let ns = ns.name.as_str();
+    let test = karmada_test("karmada-placement");
+    let ns = test.ns();
     apply(
         "hub",
         &format!(
-            "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
-             metadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
-             - {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  placement:\n    \
-             clusterAffinity: {{clusterNames: [member-1]}}\n---\n\
-             apiVersion: policy.karmada.io/v1alpha1\nkind: OverridePolicy\n\
-             metadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
-             - {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  overrideRules:\n  \
-             - targetCluster: {{clusterNames: [member-1]}}\n    overriders:\n      \
-             imageOverrider: [{{component: Tag, operator: replace, value: \"1.27\"}}]\n"
+            "{}\n---\n{}",
+            policy("PropagationPolicy", ns, "web", WEB, &placed_on("member-1")),
+            policy(
+                "OverridePolicy",
+                ns,
+                "web",
+                WEB,
+                &tag_on("member-1", "1.27")
+            ),
         ),
     );
     apply("hub", &deployment(ns, "web", 2));
@@ -196,22 +191,15 @@ fn hub_karmada_policy_and_override_reach_exactly_the_placed_member() {
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_divided_replicas_follow_the_fake_nodes_capacity() {
-    let _serial = serial();
-    karmada_hub();
-    let ns = TestNamespace::on("karmada-divided", &["hub".to_string()]);
-    let ns = ns.name.as_str();
-    apply(
-        "hub",
-        &format!(
-            "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
-             metadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
-             - {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  placement:\n    \
-             clusterAffinity: {{clusterNames: [member-1, member-2]}}\n    replicaScheduling:\n      \
-             replicaSchedulingType: Divided\n      replicaDivisionPreference: Weighted\n      \
-             weightPreference: {{dynamicWeight: AvailableReplicas}}\n"
-        ),
+    let test = karmada_test("karmada-divided");
+    let ns = test.ns();
+    let divided = format!(
+        "{}    replicaScheduling:\n      \
+         replicaSchedulingType: Divided\n      replicaDivisionPreference: Weighted\n      \
+         weightPreference: {{dynamicWeight: AvailableReplicas}}\n",
+        placed_on("member-1, member-2")
     );
-    apply("hub", &deployment(ns, "web", 4));
+    deploy_web(ns, 4, &divided);
     let replicas = eventually(
         "both members to get a share of the replicas",
         Duration::from_secs(90),
@@ -348,9 +336,8 @@ fn hub_karmada_the_console_model_shows_the_bindings_clusters_and_each_works_stat
     use flotilla::backend::hub;
     use flotilla::model::CellStatus;
 
-    let _serial = serial();
-    karmada_hub();
-    let ns = TestNamespace::on("hub-model", &["hub".to_string()]);
+    let test = karmada_test("hub-model");
+    let ns = &test.ns;
     colors_on(&ns.name, "member-1");
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let hub = runtime
@@ -407,9 +394,8 @@ fn hub_karmada_a_work_status_changed_on_the_hub_reaches_exactly_its_cell_without
     use flotilla::messages::BackendEvent;
     use flotilla::model::CellStatus;
 
-    let _serial = serial();
-    karmada_hub();
-    let ns = TestNamespace::on("hub-watch", &["hub".to_string()]);
+    let test = karmada_test("hub-watch");
+    let ns = &test.ns;
     colors_on(&ns.name, "member-1, member-2");
     let works = eventually("both Works to be Applied", Duration::from_secs(60), || {
         let works: Vec<Value> = ["member-1", "member-2"]
@@ -435,8 +421,10 @@ fn hub_karmada_a_work_status_changed_on_the_hub_reaches_exactly_its_cell_without
     let (mut session, mut hub_events) = hub_console();
     let key = format!("ConfigMap/{}/colors", ns.name);
     let row = select_row(&mut session, &key);
-    let member = |name: &str| session.state.fleet.cluster_index(name).expect(name);
-    let (member_1, member_2) = (member("member-1"), member("member-2"));
+    let (member_1, member_2) = (
+        column_of(&session, "member-1"),
+        column_of(&session, "member-2"),
+    );
     hub_events.pump(&mut session, Duration::from_secs(60), &|s| {
         s.state.cells.status(row, member_1) == CellStatus::InSync
             && s.state.cells.status(row, member_2) == CellStatus::InSync
@@ -600,8 +588,16 @@ fn is_flotillas_own(pointer: &str, value: &Value) -> bool {
 
 /// The (cluster, object) pairs Karmada wrote into Works for objects in `ns`, as leaves.
 fn work_manifests(ns: &str) -> std::collections::BTreeMap<(String, String), Value> {
+    manifests_in_works(ns, |_| true)
+        .into_iter()
+        .map(|(cluster, manifest)| ((cluster, object_key(&manifest)), manifest))
+        .collect()
+}
+
+/// (cluster, manifest) of each object in `ns` that the Works `keep` passes carry.
+fn manifests_in_works(ns: &str, keep: impl Fn(&Value) -> bool) -> Vec<(String, Value)> {
     let works = json("hub", &["get", "works", "-A"]);
-    let mut out = std::collections::BTreeMap::new();
+    let mut out = Vec::new();
     for work in works["items"].as_array().into_iter().flatten() {
         let Some(cluster) = work["metadata"]["namespace"]
             .as_str()
@@ -609,32 +605,42 @@ fn work_manifests(ns: &str) -> std::collections::BTreeMap<(String, String), Valu
         else {
             continue;
         };
+        if !keep(work) {
+            continue;
+        }
         for manifest in work
             .pointer("/spec/workload/manifests")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
+            .filter(|m| m["metadata"]["namespace"] == ns)
         {
-            if manifest["metadata"]["namespace"] == ns {
-                out.insert(
-                    (cluster.to_string(), object_key(manifest)),
-                    manifest.clone(),
-                );
-            }
+            out.push((cluster.to_string(), manifest.clone()));
         }
     }
     out
 }
 
-/// What `flotilla render` of `fleet` writes for objects in `ns` (the implied Namespace
-/// objects aside: Karmada propagates namespaces through its own namespace controller).
-fn offline_render(
-    fleet: &std::path::Path,
-    ns: &str,
-) -> std::collections::BTreeMap<(String, String), Value> {
-    let out = harness::flotilla(fleet, &["render", "-o", "json", "--show-secrets"]);
-    assert!(out.status.success(), "{}", harness::output_text(&out));
-    let rendered: Value = serde_json::from_slice(&out.stdout).expect("render JSON");
+/// `placed`: each (cluster, key) of [`work_manifests`] as `cluster key`, in order.
+fn placed(ns: &str) -> Vec<String> {
+    work_manifests(ns)
+        .keys()
+        .map(|(c, k)| format!("{c} {k}"))
+        .collect()
+}
+
+/// Panics with the mismatches unless the render and the Works agreed.
+fn assert_agree(agreed: Result<(), Vec<String>>, works: &str) {
+    if let Err(mismatches) = agreed {
+        panic!(
+            "flotilla's render differs from Karmada's {works}:\n  {}",
+            mismatches.join("\n  ")
+        );
+    }
+}
+
+/// A render's items in `ns` (`{"items":[{"cluster","object"}]}`) by (cluster, object key).
+fn rendered_in(rendered: &Value, ns: &str) -> std::collections::BTreeMap<(String, String), Value> {
     rendered["items"]
         .as_array()
         .into_iter()
@@ -650,6 +656,18 @@ fn offline_render(
             )
         })
         .collect()
+}
+
+/// What `flotilla render` of `fleet` writes for objects in `ns` (the implied Namespace
+/// objects aside: Karmada propagates namespaces through its own namespace controller).
+fn offline_render(
+    fleet: &std::path::Path,
+    ns: &str,
+) -> std::collections::BTreeMap<(String, String), Value> {
+    let out = harness::flotilla(fleet, &["render", "-o", "json", "--show-secrets"]);
+    assert!(out.status.success(), "{}", harness::output_text(&out));
+    let rendered: Value = serde_json::from_slice(&out.stdout).expect("render JSON");
+    rendered_in(&rendered, ns)
 }
 
 /// How the Works differ from the offline render, field by field, ignoring only Karmada's own
@@ -737,26 +755,32 @@ fn server_added(ns: &str, templates: &[Value]) -> std::collections::BTreeMap<Str
 /// hub's inventory as a fleet directory, and waits until Karmada's Works equal flotilla's
 /// offline render of that directory. Returns the last mismatches on timeout.
 fn oracle_case(ns: &str, policies: &str, templates: &str) -> Result<(), Vec<String>> {
-    let fleet = tempfile::tempdir().expect("fleet dir");
-    std::fs::write(fleet.path().join("clusters.yaml"), hub_inventory()).expect("inventory");
-    std::fs::write(
-        fleet.path().join("fleet.yaml"),
-        format!("{policies}\n---\n{templates}"),
-    )
-    .expect("fleet");
+    let fleet = hub_fleet(policies, templates);
     apply("hub", policies);
     apply("hub", templates);
-    let template_values: Vec<Value> = templates
-        .split("\n---\n")
-        .map(|doc| serde_saphyr::from_str(doc).expect("template YAML"))
-        .collect();
     let rendered = offline_render(fleet.path(), ns);
     assert!(
         !rendered.is_empty(),
         "the offline render placed nothing in {ns}"
     );
-    let added = server_added(ns, &template_values);
+    let added = server_added(ns, &documents(templates));
     works_agree(ns, &rendered, &added, |_| true)
+}
+
+/// The fleet directory of a case: the hub's inventory, and `policies` then `templates` in
+/// one file.
+fn hub_fleet(policies: &str, templates: &str) -> FleetDir {
+    FleetDir::new()
+        .clusters(hub_inventory())
+        .fleet(format!("{policies}\n---\n{templates}"))
+}
+
+/// The YAML documents of `templates` (joined by `---` lines), parsed.
+fn documents(templates: &str) -> Vec<Value> {
+    templates
+        .split("\n---\n")
+        .map(|doc| serde_saphyr::from_str(doc).expect("template YAML"))
+        .collect()
 }
 
 /// Waits until the Works Karmada holds for objects in `ns` (those `delivered` keeps, by
@@ -791,6 +815,29 @@ fn policy(kind: &str, ns: &str, name: &str, selectors: &str, spec: &str) -> Stri
     )
 }
 
+/// Deployment `web`, as a policy's resource selector.
+const WEB: &str = "{apiVersion: apps/v1, kind: Deployment, name: web}";
+
+/// A policy spec's placement on `clusters` (`member-1, member-2`).
+fn placed_on(clusters: &str) -> String {
+    format!("  placement:\n    clusterAffinity: {{clusterNames: [{clusters}]}}\n")
+}
+
+/// Applies PropagationPolicy `web` with `spec` for Deployment `web`, then the Deployment with
+/// `replicas`, to the hub.
+fn deploy_web(ns: &str, replicas: u32, spec: &str) {
+    apply("hub", &policy("PropagationPolicy", ns, "web", WEB, spec));
+    apply("hub", &deployment(ns, "web", replicas));
+}
+
+/// An OverridePolicy spec giving the image tag `tag` on `cluster`.
+fn tag_on(cluster: &str, tag: &str) -> String {
+    format!(
+        "  overrideRules:\n  - targetCluster: {{clusterNames: [{cluster}]}}\n    overriders:\n      \
+         imageOverrider: [{{component: Tag, operator: replace, value: \"{tag}\"}}]\n"
+    )
+}
+
 fn config_map(ns: &str, name: &str) -> String {
     format!(
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: {ns}, labels: {{app: {name}}}}}\ndata: {{greeting: hello}}"
@@ -800,12 +847,10 @@ fn config_map(ns: &str, name: &str) -> String {
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_oracle_offline_render_equals_the_works_karmada_writes() {
-    let _serial = serial();
-    karmada_hub();
-    let ns = TestNamespace::on("karmada-oracle", &["hub".to_string()]);
-    let ns = ns.name.as_str();
+    let test = karmada_test("karmada-oracle");
+    let ns = test.ns();
     let deploy = |name: &str| format!("{{apiVersion: apps/v1, kind: Deployment, name: {name}}}");
-    let both = "  placement:\n    clusterAffinity: {clusterNames: [member-1, member-2]}\n";
+    let both = &placed_on("member-1, member-2");
     let policies = [
         // Duplicated, with image, plaintext, labels and annotations overriders per cluster.
         policy("PropagationPolicy", ns, "dup", &deploy("dup"), both),
@@ -864,40 +909,12 @@ fn hub_karmada_oracle_offline_render_equals_the_works_karmada_writes() {
         config_map(ns, "prio"),
     ]
     .join("\n---\n");
-    if let Err(mismatches) = oracle_case(ns, &policies, &templates) {
-        panic!(
-            "flotilla's render differs from Karmada's Works:\n  {}",
-            mismatches.join("\n  ")
-        );
-    }
+    assert_agree(oracle_case(ns, &policies, &templates), "Works");
 
     // The hub's own render (`--hub hub render`) is what the Works hold, object for object.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .arg("--kubeconfig")
-        .arg(&env().kubeconfig_path)
-        .args(["--hub", "hub", "render", "-o", "json"])
-        .env_remove("KUBECONFIG")
-        .output()
-        .expect("run flotilla");
-    assert!(out.status.success(), "{}", harness::output_text(&out));
-    let hub_render: Value = serde_json::from_slice(&out.stdout).expect("render JSON");
-    let from_hub: std::collections::BTreeMap<(String, String), Value> = hub_render["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|item| item["object"]["metadata"]["namespace"] == ns)
-        .map(|item| {
-            (
-                (
-                    item["cluster"].as_str().unwrap_or("").to_string(),
-                    object_key(&item["object"]),
-                ),
-                item["object"].clone(),
-            )
-        })
-        .collect();
+    let hub_render = harness::hub_render();
     assert_eq!(
-        from_hub,
+        rendered_in(&hub_render, ns),
         work_manifests(ns),
         "--hub render is not what the Works hold"
     );
@@ -987,10 +1004,8 @@ impl Drop for Untaint {
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_oracle_taints_and_tolerations_schedule_alike() {
-    let _serial = serial();
-    karmada_hub();
-    let ns = TestNamespace::on("karmada-oracle-taints", &["hub".to_string()]);
-    let ns = ns.name.as_str();
+    let test = karmada_test("karmada-oracle-taints");
+    let ns = test.ns();
     let _untaint = Untaint("member-2");
     kubectl_ok(
         "hub",
@@ -1003,7 +1018,7 @@ fn hub_karmada_oracle_taints_and_tolerations_schedule_alike() {
             r#"{"spec":{"taints":[{"key":"oracle-dedicated","value":"gpu","effect":"NoSchedule"}]}}"#,
         ],
     );
-    let both = "  placement:\n    clusterAffinity: {clusterNames: [member-1, member-2]}\n";
+    let both = &placed_on("member-1, member-2");
     let policies = [
         policy(
             "PropagationPolicy",
@@ -1025,16 +1040,9 @@ fn hub_karmada_oracle_taints_and_tolerations_schedule_alike() {
     ]
     .join("\n---\n");
     let templates = [config_map(ns, "shy"), config_map(ns, "bold")].join("\n---\n");
-    if let Err(mismatches) = oracle_case(ns, &policies, &templates) {
-        panic!(
-            "flotilla's render differs from Karmada's Works:\n  {}",
-            mismatches.join("\n  ")
-        );
-    }
-    let works = work_manifests(ns);
-    let placed: Vec<String> = works.keys().map(|(c, k)| format!("{c} {k}")).collect();
+    assert_agree(oracle_case(ns, &policies, &templates), "Works");
     assert_eq!(
-        placed,
+        placed(ns),
         [
             format!("member-1 {ns}/ConfigMap/bold"),
             format!("member-1 {ns}/ConfigMap/shy"),
@@ -1050,16 +1058,14 @@ fn hub_karmada_oracle_taints_and_tolerations_schedule_alike() {
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_oracle_propagate_deps_follow_the_workload() {
-    let _serial = serial();
-    karmada_hub();
-    let ns = TestNamespace::on("karmada-oracle-deps", &["hub".to_string()]);
-    let ns = ns.name.as_str();
+    let test = karmada_test("karmada-oracle-deps");
+    let ns = test.ns();
     let policies = [
         policy(
             "PropagationPolicy",
             ns,
             "web",
-            "{apiVersion: apps/v1, kind: Deployment, name: web}",
+            WEB,
             "  propagateDeps: true\n  placement:\n    clusterAffinity: {clusterNames: [member-1]}\n",
         ),
         policy(
@@ -1067,7 +1073,7 @@ fn hub_karmada_oracle_propagate_deps_follow_the_workload() {
             ns,
             "shared",
             "{apiVersion: v1, kind: ConfigMap, name: shared}",
-            "  placement:\n    clusterAffinity: {clusterNames: [member-2]}\n",
+            &placed_on("member-2"),
         ),
     ]
     .join("\n---\n");
@@ -1089,18 +1095,9 @@ fn hub_karmada_oracle_propagate_deps_follow_the_workload() {
         format!("apiVersion: v1\nkind: ServiceAccount\nmetadata: {{name: web-sa, namespace: {ns}}}"),
     ]
     .join("\n---\n");
-    if let Err(mismatches) = oracle_case(ns, &policies, &templates) {
-        panic!(
-            "flotilla's render differs from Karmada's Works:\n  {}",
-            mismatches.join("\n  ")
-        );
-    }
-    let placed: Vec<String> = work_manifests(ns)
-        .keys()
-        .map(|(c, k)| format!("{c} {k}"))
-        .collect();
+    assert_agree(oracle_case(ns, &policies, &templates), "Works");
     assert_eq!(
-        placed,
+        placed(ns),
         [
             format!("member-1 {ns}/ConfigMap/settings"),
             format!("member-1 {ns}/ConfigMap/shared"),
@@ -1118,24 +1115,22 @@ fn hub_karmada_oracle_propagate_deps_follow_the_workload() {
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_oracle_kind_list_files_are_their_items() {
-    let _serial = serial();
-    karmada_hub();
-    let ns = TestNamespace::on("karmada-oracle-list", &["hub".to_string()]);
-    let ns = ns.name.as_str();
+    let test = karmada_test("karmada-oracle-list");
+    let ns = test.ns();
     let policies = [
         policy(
             "PropagationPolicy",
             ns,
             "listed",
             "{apiVersion: v1, kind: ConfigMap, labelSelector: {matchLabels: {from: list}}}",
-            "  placement:\n    clusterAffinity: {clusterNames: [member-1]}\n",
+            &placed_on("member-1"),
         ),
         policy(
             "PropagationPolicy",
             ns,
             "web",
-            "{apiVersion: apps/v1, kind: Deployment, name: web}",
-            "  placement:\n    clusterAffinity: {clusterNames: [member-1, member-2]}\n",
+            WEB,
+            &placed_on("member-1, member-2"),
         ),
     ]
     .join("\n---\n");
@@ -1156,11 +1151,11 @@ fn hub_karmada_oracle_kind_list_files_are_their_items() {
         "apiVersion: v1\nkind: ConfigMapList\nitems:\n{}",
         listed("three")
     );
-    let fleet = tempfile::tempdir().expect("fleet dir");
-    std::fs::write(fleet.path().join("clusters.yaml"), hub_inventory()).expect("inventory");
-    std::fs::write(fleet.path().join("policies.yaml"), &policies).expect("policies");
-    std::fs::write(fleet.path().join("list.yaml"), &list).expect("list");
-    std::fs::write(fleet.path().join("cm-list.yaml"), &config_map_list).expect("list");
+    let fleet = FleetDir::new()
+        .clusters(hub_inventory())
+        .file("policies.yaml", &policies)
+        .file("list.yaml", &list)
+        .file("cm-list.yaml", &config_map_list);
     apply("hub", &policies);
     apply("hub", &list);
     apply("hub", &config_map_list);
@@ -1173,18 +1168,9 @@ fn hub_karmada_oracle_kind_list_files_are_their_items() {
         .collect();
     let rendered = offline_render(fleet.path(), ns);
     let added = server_added(ns, &items);
-    if let Err(mismatches) = works_agree(ns, &rendered, &added, |_| true) {
-        panic!(
-            "flotilla's render differs from Karmada's Works:\n  {}",
-            mismatches.join("\n  ")
-        );
-    }
-    let placed: Vec<String> = work_manifests(ns)
-        .keys()
-        .map(|(c, k)| format!("{c} {k}"))
-        .collect();
+    assert_agree(works_agree(ns, &rendered, &added, |_| true), "Works");
     assert_eq!(
-        placed,
+        placed(ns),
         [
             format!("member-1 {ns}/ConfigMap/one"),
             format!("member-1 {ns}/ConfigMap/three"),
@@ -1197,29 +1183,12 @@ fn hub_karmada_oracle_kind_list_files_are_their_items() {
 
 /// The Works Karmada keeps for objects in `ns` with dispatching suspended, as (cluster, key).
 fn suspended_works(ns: &str) -> std::collections::BTreeSet<(String, String)> {
-    let works = json("hub", &["get", "works", "-A"]);
-    let mut out = std::collections::BTreeSet::new();
-    for work in works["items"].as_array().into_iter().flatten() {
-        if work.pointer("/spec/suspendDispatching") != Some(&Value::Bool(true)) {
-            continue;
-        }
-        let Some(cluster) = work["metadata"]["namespace"]
-            .as_str()
-            .and_then(|n| n.strip_prefix("karmada-es-"))
-        else {
-            continue;
-        };
-        for manifest in work
-            .pointer("/spec/workload/manifests")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter(|m| m["metadata"]["namespace"] == ns)
-        {
-            out.insert((cluster.to_string(), object_key(manifest)));
-        }
-    }
-    out
+    manifests_in_works(ns, |work| {
+        work.pointer("/spec/suspendDispatching") == Some(&Value::Bool(true))
+    })
+    .into_iter()
+    .map(|(cluster, manifest)| (cluster, object_key(&manifest)))
+    .collect()
 }
 
 /// The (cluster, key) cells of objects in `ns` the hub view (`--hub`) shows as Suspended.
@@ -1255,11 +1224,9 @@ fn hub_suspended_cells(ns: &str) -> std::collections::BTreeSet<(String, String)>
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_oracle_suspended_cells_are_the_works_karmada_holds_back() {
-    let _serial = serial();
-    karmada_hub();
-    let ns = TestNamespace::on("karmada-oracle-suspend", &["hub".to_string()]);
-    let ns = ns.name.as_str();
-    let both = "  placement:\n    clusterAffinity: {clusterNames: [member-1, member-2]}\n";
+    let test = karmada_test("karmada-oracle-suspend");
+    let ns = test.ns();
+    let both = &placed_on("member-1, member-2");
     let policies = [
         policy(
             "PropagationPolicy",
@@ -1280,13 +1247,7 @@ fn hub_karmada_oracle_suspended_cells_are_the_works_karmada_holds_back() {
     ]
     .join("\n---\n");
     let templates = [config_map(ns, "one"), config_map(ns, "all")].join("\n---\n");
-    let fleet = tempfile::tempdir().expect("fleet dir");
-    std::fs::write(fleet.path().join("clusters.yaml"), hub_inventory()).expect("inventory");
-    std::fs::write(
-        fleet.path().join("fleet.yaml"),
-        format!("{policies}\n---\n{templates}"),
-    )
-    .expect("fleet");
+    let fleet = hub_fleet(&policies, &templates);
     apply("hub", &policies);
     apply("hub", &templates);
     let out = harness::flotilla(fleet.path(), &["render", "-o", "json"]);
@@ -1332,17 +1293,11 @@ fn hub_karmada_oracle_suspended_cells_are_the_works_karmada_holds_back() {
     );
     assert_eq!(on_hub, held);
     let rendered_items = offline_render(fleet.path(), ns);
-    let template_values: Vec<Value> = templates
-        .split("\n---\n")
-        .map(|doc| serde_saphyr::from_str(doc).expect("template YAML"))
-        .collect();
-    let added = server_added(ns, &template_values);
-    if let Err(mismatches) = works_agree(ns, &rendered_items, &added, |key| !held.contains(key)) {
-        panic!(
-            "flotilla's render differs from Karmada's dispatched Works:\n  {}",
-            mismatches.join("\n  ")
-        );
-    }
+    let added = server_added(ns, &documents(&templates));
+    assert_agree(
+        works_agree(ns, &rendered_items, &added, |key| !held.contains(key)),
+        "dispatched Works",
+    );
     let on_member_2 = kubectl("member-2", &["get", "configmap", "one", "-n", ns]);
     assert!(
         !on_member_2.status.success(),
@@ -1362,13 +1317,12 @@ fn hub_karmada_oracle_suspended_cells_are_the_works_karmada_holds_back() {
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_oracle_abort_refuses_an_object_it_did_not_create() {
-    let _serial = serial();
-    karmada_hub();
-    let ns = TestNamespace::on(
+    let test = HubTest::on(
         "karmada-oracle-conflict",
         &["hub".to_string(), "member-1".to_string()],
+        karmada_hub,
     );
-    let ns = ns.name.as_str();
+    let ns = test.ns();
     for name in ["kept", "taken"] {
         apply(
             "member-1",
@@ -1377,7 +1331,7 @@ fn hub_karmada_oracle_abort_refuses_an_object_it_did_not_create() {
             ),
         );
     }
-    let member_1 = "  placement:\n    clusterAffinity: {clusterNames: [member-1]}\n";
+    let member_1 = &placed_on("member-1");
     let policies = [
         policy(
             "PropagationPolicy",
@@ -1396,13 +1350,7 @@ fn hub_karmada_oracle_abort_refuses_an_object_it_did_not_create() {
     ]
     .join("\n---\n");
     let templates = [config_map(ns, "kept"), config_map(ns, "taken")].join("\n---\n");
-    let fleet = tempfile::tempdir().expect("fleet dir");
-    std::fs::write(fleet.path().join("clusters.yaml"), hub_inventory()).expect("inventory");
-    std::fs::write(
-        fleet.path().join("fleet.yaml"),
-        format!("{policies}\n---\n{templates}"),
-    )
-    .expect("fleet");
+    let fleet = hub_fleet(&policies, &templates);
     let out = harness::flotilla(
         fleet.path(),
         &["plan", "--cluster", "member-1", "-o", "json"],
@@ -1484,26 +1432,21 @@ fn member_spec(member: &str, ns: &str, name: &str) -> Leaves {
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_previewed() {
-    use flotilla::app::Action;
     use flotilla::app::state::Mode;
-    use flotilla::config::keymap::KeyCommand;
     use flotilla::messages::PlanAction;
     use flotilla::model::CellStatus;
 
-    let _serial = serial();
-    karmada_hub();
-    let ns = TestNamespace::on("karmada-hub-edit", &["hub".to_string()]);
-    let ns = ns.name.as_str();
-    let both = "  placement:\n    clusterAffinity: {clusterNames: [member-1, member-2]}\n";
+    let test = karmada_test("karmada-hub-edit");
+    let ns = test.ns();
+    let both = &placed_on("member-1, member-2");
     let policies = [
-        policy("PropagationPolicy", ns, "web", "{apiVersion: apps/v1, kind: Deployment, name: web}", both),
+        policy("PropagationPolicy", ns, "web", WEB, both),
         policy(
             "OverridePolicy",
             ns,
             "web-tag",
-            "{apiVersion: apps/v1, kind: Deployment, name: web}",
-            "  overrideRules:\n  - targetCluster: {clusterNames: [member-1]}\n    overriders:\n      \
-             imageOverrider: [{component: Tag, operator: replace, value: \"1.27\"}]\n",
+            WEB,
+            &tag_on("member-1", "1.27"),
         ),
     ]
     .join("\n---\n");
@@ -1530,42 +1473,22 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
     );
     assert_eq!(session.state.source, "hub hub · Karmada");
     let key = format!("Deployment/{ns}/web");
-    let row = session
-        .state
-        .resources
-        .iter()
-        .position(|r| r.target.display_key() == key)
-        .expect("the template is a row of the hub's fleet");
-    let member_1 = session
-        .state
-        .fleet
-        .cluster_index("member-1")
-        .expect("member-1");
-    harness::console::put_cursor_on(&mut session.state, row);
-    session.dispatch(Action::Command(KeyCommand::FocusNext));
+    let row = select_row(&mut session, &key);
+    let member_1 = column_of(&session, "member-1");
+    press_in(&mut session, "<tab>");
     assert_eq!(session.state.selected_cell().map(|(r, _)| r), Some(row));
 
     // o, e on the policy's image rule, 1.27 → 1.28, then review.
-    session.dispatch(Action::Command(KeyCommand::EditOverrides));
+    press_in(&mut session, "o");
     let Mode::Overrides(editor) = &session.state.mode else {
         panic!("the override editor opens: {:?}", session.state.notice);
     };
     assert_eq!(editor.docs[0].title, format!("OverridePolicy {ns}/web-tag"));
     press_in(&mut session, "e<ctrl-u>1.28<enter><enter>");
     // The preview: the engine's render of the edited policy against the Works, per cluster.
-    hub_events.pump(
-        &mut session,
-        Duration::from_secs(30),
-        &|s| match &s.state.mode {
-            Mode::Overrides(editor) => !editor.dry_run.is_empty(),
-            _ => false,
-        },
-    );
-    let Mode::Overrides(editor) = &session.state.mode else {
-        unreachable!()
-    };
-    let [item] = editor.dry_run.as_slice() else {
-        panic!("one cell changes, on member-1: {:?}", editor.dry_run);
+    let dry_run = harness::pump_until_previewed(&mut session, &mut hub_events);
+    let [item] = dry_run.as_slice() else {
+        panic!("one cell changes, on member-1: {dry_run:?}");
     };
     assert_eq!(
         (item.cluster.as_str(), item.action),
@@ -1577,15 +1500,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         "the preview checks member-1's live state too: {}",
         item.message
     );
-    let changed: Vec<&str> = item
-        .diff
-        .lines()
-        .filter(|l| {
-            (l.starts_with('-') || l.starts_with('+'))
-                && !l.starts_with("---")
-                && !l.starts_with("+++")
-        })
-        .collect();
+    let changed = harness::changed_lines(&item.diff);
     assert_eq!(
         changed,
         ["-      - image: nginx:1.27", "+      - image: nginx:1.28"],
@@ -1673,8 +1588,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
 
     // Unticking both cluster names removes `clusterNames`, a field kubectl's apply owns: the
     // hub must hold the edit exactly (server-side apply alone would leave kubectl's field).
-    session.dispatch(Action::Command(KeyCommand::EditPlacement));
-    press_in(&mut session, " <down> <enter>");
+    press_in(&mut session, "e <down> <enter>");
     let Mode::Placement(editor) = &session.state.mode else {
         panic!("the placement editor reviews: {:?}", session.state.notice);
     };
@@ -1696,7 +1610,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
     );
 
     // `a` on a hub asks Karmada to reschedule the binding; its scheduler takes it up.
-    session.dispatch(Action::Command(KeyCommand::Apply));
+    press_in(&mut session, "a");
     let Mode::Confirm(pending) = &session.state.mode else {
         panic!("a asks first: {:?}", session.state.mode);
     };
@@ -1735,7 +1649,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
                 ns,
                 "late",
                 "{apiVersion: v1, kind: ConfigMap, name: late}",
-                "  placement:\n    clusterAffinity: {clusterNames: [member-1]}\n",
+                &placed_on("member-1"),
             )
         ),
     );
@@ -1754,7 +1668,7 @@ fn hub_karmada_an_override_edited_in_the_console_reaches_the_member_exactly_as_p
         key,
         "the edited row keeps its place"
     );
-    session.dispatch(Action::Command(KeyCommand::EditPlacement));
+    press_in(&mut session, "e");
     assert_eq!(session.state.mode, Mode::Normal);
     assert!(
         session
@@ -1792,25 +1706,19 @@ fn flotilla_hub(
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_plan_and_drift_compare_with_what_karmada_rendered() {
-    let _serial = serial();
-    karmada_hub();
-    let ns = TestNamespace::on("karmada-hub-plan", &["hub".to_string()]);
-    let ns = ns.name.as_str();
-    let web = "{apiVersion: apps/v1, kind: Deployment, name: web}";
-    let both = "  placement:\n    clusterAffinity: {clusterNames: [member-1, member-2]}\n";
+    let test = karmada_test("karmada-hub-plan");
+    let ns = test.ns();
+    let both = &placed_on("member-1, member-2");
     let override_tag = |tag: &str| {
         policy(
             "OverridePolicy",
             ns,
             "web-tag",
-            web,
-            &format!(
-                "  overrideRules:\n  - targetCluster: {{clusterNames: [member-1]}}\n    overriders:\n      \
-                 imageOverrider: [{{component: Tag, operator: replace, value: \"{tag}\"}}]\n"
-            ),
+            WEB,
+            &tag_on("member-1", tag),
         )
     };
-    let propagation = policy("PropagationPolicy", ns, "web", web, both);
+    let propagation = policy("PropagationPolicy", ns, "web", WEB, both);
     apply(
         "hub",
         &format!("{propagation}\n---\n{}", override_tag("1.27")),
@@ -1821,18 +1729,16 @@ fn hub_karmada_plan_and_drift_compare_with_what_karmada_rendered() {
             && member_image("member-2", ns, "web").is_some())
         .then_some(())
     });
-    let fleet = tempfile::tempdir().expect("fleet dir");
-    std::fs::write(fleet.path().join("clusters.yaml"), hub_inventory()).expect("inventory");
+    let fleet = FleetDir::new().clusters(hub_inventory());
     let write_fleet = |tag: &str| {
-        std::fs::write(
-            fleet.path().join("fleet.yaml"),
+        fleet.write(
+            "fleet.yaml",
             format!(
                 "{propagation}\n---\n{}\n---\n{}",
                 override_tag(tag),
                 deployment(ns, "web", 2)
             ),
         )
-        .expect("fleet");
     };
     let kubeconfig = &env().kubeconfig_path;
 
@@ -1964,6 +1870,41 @@ fn editing(state: &std::path::Path, args: &[&str]) -> std::process::Output {
         .expect("run flotilla")
 }
 
+/// `placement set RESOURCE --add-cluster member-2 -o json` on the hub.
+fn add_member_2(state: &std::path::Path, resource: &str) -> std::process::Output {
+    editing(
+        state,
+        &[
+            "placement",
+            "set",
+            resource,
+            "--add-cluster",
+            "member-2",
+            "-o",
+            "json",
+        ],
+    )
+}
+
+/// Merges `patch` into PropagationPolicy `ns/name` on the hub with kubectl (someone else's
+/// change).
+fn patch_policy(ns: &str, name: &str, patch: &str) {
+    kubectl_ok(
+        "hub",
+        &[
+            "patch",
+            "propagationpolicy",
+            name,
+            "-n",
+            ns,
+            "--type",
+            "merge",
+            "-p",
+            patch,
+        ],
+    );
+}
+
 /// The cluster names a PropagationPolicy on the hub places on, as kubectl reads them.
 fn policy_clusters(ns: &str, name: &str) -> Vec<String> {
     let policy = json("hub", &["get", "propagationpolicy", name, "-n", ns]);
@@ -1993,42 +1934,17 @@ fn report_of(output: &std::process::Output, code: i32) -> Value {
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_placement_set_reschedule_and_undo_write_to_the_hub() {
-    let _serial = serial();
-    karmada_hub();
+    let test = karmada_test("karmada-editors");
+    let ns = test.ns();
     let state = tempfile::tempdir().expect("temp dir");
-    let ns = TestNamespace::on("karmada-editors", &["hub".to_string()]);
-    let ns = ns.name.as_str();
-    apply(
-        "hub",
-        &format!(
-            "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
-             metadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
-             - {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  placement:\n    \
-             clusterAffinity: {{clusterNames: [member-1]}}\n"
-        ),
-    );
-    apply("hub", &deployment(ns, "web", 1));
+    deploy_web(ns, 1, &placed_on("member-1"));
     let resource = format!("Deployment/{ns}/web");
     eventually("web on member-1", Duration::from_secs(60), || {
         member_image("member-1", ns, "web")
     });
 
     // Adding a cluster loses none: written at once, and Karmada propagates it there.
-    let added = report_of(
-        &editing(
-            state.path(),
-            &[
-                "placement",
-                "set",
-                &resource,
-                "--add-cluster",
-                "member-2",
-                "-o",
-                "json",
-            ],
-        ),
-        0,
-    );
+    let added = report_of(&add_member_2(state.path(), &resource), 0);
     assert_eq!(added["gained"], serde_json::json!(["member-2"]));
     assert_eq!(added["written"], true);
     assert_eq!(policy_clusters(ns, "web"), ["member-1", "member-2"]);
@@ -2081,34 +1997,11 @@ fn hub_karmada_placement_set_reschedule_and_undo_write_to_the_hub() {
     });
 
     // An edit someone else changed on the hub afterwards is not undone.
-    report_of(
-        &editing(
-            state.path(),
-            &[
-                "placement",
-                "set",
-                &resource,
-                "--add-cluster",
-                "member-2",
-                "-o",
-                "json",
-            ],
-        ),
-        0,
-    );
-    kubectl_ok(
-        "hub",
-        &[
-            "patch",
-            "propagationpolicy",
-            "web",
-            "-n",
-            ns,
-            "--type",
-            "merge",
-            "-p",
-            r#"{"spec":{"placement":{"clusterAffinity":{"clusterNames":["member-2"]}}}}"#,
-        ],
+    report_of(&add_member_2(state.path(), &resource), 0);
+    patch_policy(
+        ns,
+        "web",
+        r#"{"spec":{"placement":{"clusterAffinity":{"clusterNames":["member-2"]}}}}"#,
     );
     let foreign = editing(state.path(), &["undo", "--yes"]);
     assert_eq!(
@@ -2191,21 +2084,10 @@ fn rescheduled_since(ns: &str, name: &str, triggered: &str) {
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_override_add_and_remove_write_flotillas_override_policy() {
-    let _serial = serial();
-    karmada_hub();
+    let test = karmada_test("karmada-override-cmd");
+    let ns = test.ns();
     let state = tempfile::tempdir().expect("temp dir");
-    let ns = TestNamespace::on("karmada-override-cmd", &["hub".to_string()]);
-    let ns = ns.name.as_str();
-    apply(
-        "hub",
-        &format!(
-            "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
-             metadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
-             - {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  placement:\n    \
-             clusterAffinity: {{clusterNames: [member-1, member-2]}}\n"
-        ),
-    );
-    apply("hub", &deployment(ns, "web", 1));
+    deploy_web(ns, 1, &placed_on("member-1, member-2"));
     let resource = format!("Deployment/{ns}/web");
     for member in ["member-1", "member-2"] {
         eventually(&format!("web on {member}"), Duration::from_secs(60), || {
@@ -2287,10 +2169,8 @@ fn hub_karmada_override_add_and_remove_write_flotillas_override_policy() {
 fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degraded() {
     use flotilla::model::HealthKind;
 
-    let _serial = serial();
-    karmada_hub();
-    let ns = TestNamespace::on("karmada-health", &["hub".to_string()]);
-    let ns = ns.name.as_str();
+    let test = karmada_test("karmada-health");
+    let ns = test.ns();
     // The console is open before the deployment exists, so it sees the rollout from its start.
     let (mut session, mut events) = hub_console();
     // Each replica asks for one of the KWOK Node's four CPUs; `minReadySeconds` keeps a new
@@ -2298,16 +2178,20 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
     apply(
         "hub",
         &format!(
-            "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
-             metadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
-             - {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  placement:\n    \
-             clusterAffinity: {{clusterNames: [member-1, member-2]}}\n---\n\
+            "{}---\n\
              apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: {ns}}}\n\
              spec:\n  replicas: 2\n  minReadySeconds: 15\n  progressDeadlineSeconds: 20\n  \
              selector: {{matchLabels: {{app: web}}}}\n  template:\n    \
              metadata: {{labels: {{app: web}}}}\n    spec:\n      containers:\n      \
              - name: web\n        image: nginx:1.27\n        \
-             resources: {{requests: {{cpu: \"1\"}}}}\n"
+             resources: {{requests: {{cpu: \"1\"}}}}\n",
+            policy(
+                "PropagationPolicy",
+                ns,
+                "web",
+                WEB,
+                &placed_on("member-1, member-2")
+            ),
         ),
     );
     let key = format!("Deployment/{ns}/web");
@@ -2324,48 +2208,30 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
                 .starts_with("Karmada reports Healthy (2/2 available"),
             "Karmada's verdict with its counts: {healthy:?}"
         );
-        let available = kubectl_ok(
-            member,
-            &[
-                "get",
-                "deploy",
-                "web",
-                "-n",
-                ns,
-                "-o",
-                "jsonpath={.status.availableReplicas}",
-            ],
+        assert_eq!(
+            harness::available_replicas(member, ns),
+            "2",
+            "kubectl on {member}"
         );
-        assert_eq!(available.trim(), "2", "kubectl on {member}");
     }
-    let status = eventually("status --hub to say Healthy", limit, || {
-        let status = harness::hub_status_health(&key);
-        env()
-            .members
-            .iter()
-            .all(|m| status.get(m).is_some_and(|(h, _)| h == "Healthy"))
-            .then_some(status)
-    });
+    let status = harness::hub_status_until_healthy(&key, limit);
     assert_eq!(status.len(), 2, "{status:?}");
 
     // A new rollout on member-2 alone that its Node cannot hold passes its deadline there.
     apply(
         "hub",
-        &format!(
-            "apiVersion: policy.karmada.io/v1alpha1\nkind: OverridePolicy\n\
-             metadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
-             - {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  overrideRules:\n  \
-             - targetCluster: {{clusterNames: [member-2]}}\n    overriders:\n      \
-             imageOverrider: [{{component: Tag, operator: replace, value: \"1.28\"}}]\n      \
-             plaintext: [{{path: /spec/replicas, operator: replace, value: 6}}]\n"
+        &policy(
+            "OverridePolicy",
+            ns,
+            "web",
+            WEB,
+            &format!(
+                "{}      plaintext: [{{path: /spec/replicas, operator: replace, value: 6}}]\n",
+                tag_on("member-2", "1.28")
+            ),
         ),
     );
-    events.pump(&mut session, limit, &|s| {
-        harness::console_health(s, &key)
-            .get("member-2")
-            .is_some_and(|(kind, _)| *kind == HealthKind::Degraded)
-    });
-    let health = harness::console_health(&session, &key);
+    let health = harness::pump_until_degraded(&mut session, &mut events, &key, "member-2", limit);
     let reason = &health["member-2"].1;
     assert!(
         reason.starts_with("Karmada reports Unhealthy")
@@ -2418,20 +2284,21 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_status_with_a_resource_carries_each_members_live_object_and_events() {
-    let _serial = serial();
-    karmada_hub();
-    let ns = TestNamespace::on("karmada-status-live", &["hub".to_string()]);
-    let ns = ns.name.as_str();
+    let test = karmada_test("karmada-status-live");
+    let ns = test.ns();
     apply(
         "hub",
         &format!(
-            "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
-             metadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
-             - {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  \
-             - {{apiVersion: v1, kind: Secret, name: creds}}\n  placement:\n    \
-             clusterAffinity: {{clusterNames: [member-1, member-2]}}\n---\n{}---\n\
+            "{}---\n{}---\n\
              apiVersion: v1\nkind: Secret\nmetadata: {{name: creds, namespace: {ns}}}\n\
              stringData: {{password: not-a-real-password}}\n",
+            policy(
+                "PropagationPolicy",
+                ns,
+                "web",
+                &format!("{WEB}, {{apiVersion: v1, kind: Secret, name: creds}}"),
+                &placed_on("member-1, member-2"),
+            ),
             deployment(ns, "web", 1),
         ),
     );
@@ -2456,7 +2323,7 @@ fn hub_karmada_status_with_a_resource_carries_each_members_live_object_and_event
     let key = format!("Deployment/{ns}/web");
     let secret = format!("Secret/{ns}/creds");
     let items = eventually("status --hub to hold every member's cell", limit, || {
-        let fleet = tempfile::tempdir().expect("a fleet dir");
+        let fleet = FleetDir::new();
         let out = harness::flotilla(
             fleet.path(),
             &[
@@ -2548,21 +2415,18 @@ fn hub_karmada_status_with_a_resource_carries_each_members_live_object_and_event
 #[test]
 #[ignore = "needs the karmada testenv: run through cargo xtask test"]
 fn hub_karmada_an_edit_of_a_policy_changed_with_kubectl_meanwhile_is_refused_and_kubectl_wins() {
-    use flotilla::app::Action;
     use flotilla::app::state::Mode;
-    use flotilla::config::keymap::KeyCommand;
 
-    let _serial = serial();
-    karmada_hub();
-    let ns = TestNamespace::on("karmada-cas", &["hub".to_string()]);
-    let ns = ns.name.as_str();
+    let test = karmada_test("karmada-cas");
+    let ns = test.ns();
     apply(
         "hub",
-        &format!(
-            "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
-             metadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
-             - {{apiVersion: v1, kind: ConfigMap, name: web}}\n  conflictResolution: Overwrite\n  \
-             placement:\n    clusterAffinity: {{clusterNames: [member-1]}}\n"
+        &policy(
+            "PropagationPolicy",
+            ns,
+            "web",
+            "{apiVersion: v1, kind: ConfigMap, name: web}",
+            &format!("  conflictResolution: Overwrite\n{}", placed_on("member-1")),
         ),
     );
     // A ConfigMap: the members' fake Nodes keep their capacity for the tests after this one.
@@ -2578,7 +2442,7 @@ fn hub_karmada_an_edit_of_a_policy_changed_with_kubectl_meanwhile_is_refused_and
     let (mut session, mut hub_events) = hub_console();
     let key = format!("ConfigMap/{ns}/web");
     select_row(&mut session, &key);
-    session.dispatch(Action::Command(KeyCommand::EditPlacement));
+    press_in(&mut session, "e");
     let Mode::Placement(editor) = &session.state.mode else {
         panic!("the placement editor opens: {:?}", session.state.notice);
     };
@@ -2586,11 +2450,7 @@ fn hub_karmada_an_edit_of_a_policy_changed_with_kubectl_meanwhile_is_refused_and
         editor.source.is_some(),
         "it edits PropagationPolicy {ns}/web"
     );
-    let member_2 = session
-        .state
-        .fleet
-        .cluster_index("member-2")
-        .expect("member-2");
+    let member_2 = column_of(&session, "member-2");
     for _ in 0..member_2 {
         press_in(&mut session, "<down>");
     }
@@ -2608,19 +2468,10 @@ fn hub_karmada_an_edit_of_a_policy_changed_with_kubectl_meanwhile_is_refused_and
     );
 
     // Meanwhile someone changes the same policy with kubectl.
-    kubectl_ok(
-        "hub",
-        &[
-            "patch",
-            "propagationpolicy",
-            "web",
-            "-n",
-            ns,
-            "--type",
-            "merge",
-            "-p",
-            r#"{"spec":{"conflictResolution":"Abort","priority":5}}"#,
-        ],
+    patch_policy(
+        ns,
+        "web",
+        r#"{"spec":{"conflictResolution":"Abort","priority":5}}"#,
     );
 
     // Confirming writes nothing: the hub no longer holds what the edit was made from.
@@ -2650,21 +2501,7 @@ fn hub_karmada_an_edit_of_a_policy_changed_with_kubectl_meanwhile_is_refused_and
 
     // The same through the CLI, racing nothing: it edits what the hub holds now and keeps both.
     let state = tempfile::tempdir().expect("temp dir");
-    report_of(
-        &editing(
-            state.path(),
-            &[
-                "placement",
-                "set",
-                &key,
-                "--add-cluster",
-                "member-2",
-                "-o",
-                "json",
-            ],
-        ),
-        0,
-    );
+    report_of(&add_member_2(state.path(), &key), 0);
     let stored = json("hub", &["get", "propagationpolicy", "web", "-n", ns]);
     assert_eq!(stored["spec"]["conflictResolution"], "Abort");
     assert_eq!(stored["spec"]["priority"], 5);

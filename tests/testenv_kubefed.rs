@@ -16,15 +16,15 @@
 mod harness;
 
 use std::collections::BTreeSet;
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
 use harness::console::press_in;
 use harness::{
-    Restart, TestNamespace, apply, condition, env, eventually, hub_clusters, hub_console, json,
-    kubectl, kubectl_ok, kubectl_stdin, output_text, testenv_cmd_ok,
+    FleetDir, HubTest, Restart, TestNamespace, apply, column_of, condition, env, eventually,
+    hub_clusters, hub_console, hub_reader, json, kubectl, kubectl_ok, kubectl_stdin, output_text,
+    select_row, serial, testenv_cmd_ok,
 };
 
 /// KubeFed's namespace on the hub (what `testenv up --hub kubefed` installs into).
@@ -32,13 +32,6 @@ const KUBEFED_NS: &str = "kube-federation-system";
 /// How long KubeFed gets to propagate or to notice an outage (its health check runs every
 /// 5 s in the test environment; a busy 2-core machine is slow).
 const LIMIT: Duration = Duration::from_secs(120);
-
-/// The tests share the members, and one of them stops member-2: run them one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// Panics with instructions unless the hub runs KubeFed with every member joined and Ready.
 fn kubefed_hub() {
@@ -87,6 +80,30 @@ impl Drop for MemberNamespaces {
         }
     }
 }
+
+/// A test on the KubeFed hub with a namespace of its own there, deleted afterwards from the
+/// members KubeFed propagates it to as well.
+struct KubeFedTest {
+    _members: MemberNamespaces,
+    test: HubTest,
+}
+
+impl KubeFedTest {
+    fn new(name: &str) -> KubeFedTest {
+        let test = HubTest::on_hub(name, kubefed_hub);
+        KubeFedTest {
+            _members: MemberNamespaces(test.ns().to_owned()),
+            test,
+        }
+    }
+
+    fn ns(&self) -> &str {
+        self.test.ns()
+    }
+}
+
+/// Both members, as a Federated object's placement.
+const BOTH: &str = "{clusters: [{name: member-1}, {name: member-2}]}";
 
 /// Waits until KubeFed has processed the current generation of Federated object
 /// `kind ns/name` on the hub and returns it.
@@ -138,35 +155,32 @@ fn hub_kubefed_a_federated_deployment_reaches_exactly_the_placed_members() {
     use flotilla::backend::hub;
     use flotilla::model::CellStatus;
 
-    let _serial = serial();
-    kubefed_hub();
-    let ns = TestNamespace::on("hub-kubefed-reach", &["hub".to_string()]);
-    let ns = ns.name.as_str().to_owned();
-    let _members = MemberNamespaces(ns.clone());
+    let test = KubeFedTest::new("hub-kubefed-reach");
+    let ns = test.ns();
     apply(
         "hub",
         &[
-            federated_namespace(&ns, "{clusters: [{name: member-1}, {name: member-2}]}"),
+            federated_namespace(ns, BOTH),
             // `web` goes to member-1 only.
-            federated_deployment(&ns, "web", "{clusters: [{name: member-1}]}", "[]"),
+            federated_deployment(ns, "web", "{clusters: [{name: member-1}]}", "[]"),
             // `broken` goes to both, but member-2's override makes its copy invalid.
             federated_deployment(
-                &ns,
+                ns,
                 "broken",
-                "{clusters: [{name: member-1}, {name: member-2}]}",
+                BOTH,
                 "[{clusterName: member-2, clusterOverrides: [{path: /spec/replicas, value: -1}]}]",
             ),
         ]
         .join("---\n"),
     );
     eventually("web to reach member-1", LIMIT, || {
-        exists_on("member-1", "deployment", &ns, "web").then_some(())
+        exists_on("member-1", "deployment", ns, "web").then_some(())
     });
-    let web = reconciled("federateddeployment", &ns, "web");
+    let web = reconciled("federateddeployment", ns, "web");
     assert_eq!(condition(&web, "Propagation"), Some("True"), "{web}");
     // KubeFed has finished with `web`: member-2 must not have it.
     assert!(
-        !exists_on("member-2", "deployment", &ns, "web"),
+        !exists_on("member-2", "deployment", ns, "web"),
         "web reached member-2, which is not in its placement"
     );
     let replicas = kubectl_ok(
@@ -176,7 +190,7 @@ fn hub_kubefed_a_federated_deployment_reaches_exactly_the_placed_members() {
             "deployment",
             "web",
             "-n",
-            &ns,
+            ns,
             "-o",
             "jsonpath={.spec.replicas} {.metadata.labels.kubefed\\.io/managed}",
         ],
@@ -184,14 +198,7 @@ fn hub_kubefed_a_federated_deployment_reaches_exactly_the_placed_members() {
     assert_eq!(replicas, "2 true");
 
     // The console model: one row per Federated object, cells in KubeFed's words.
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let hub = runtime
-        .block_on(hub::connect(
-            Some(&env().kubeconfig_path),
-            "hub",
-            Default::default(),
-        ))
-        .expect("connect to the hub");
+    let (runtime, hub) = hub_reader();
     assert_eq!(hub.kind, hub::HubKind::KubeFed);
     assert_eq!(hub.label(), "hub hub · KubeFed");
     let web_key = format!("Deployment/{ns}/web");
@@ -233,7 +240,7 @@ fn hub_kubefed_a_federated_deployment_reaches_exactly_the_placed_members() {
     };
     assert!(reason.starts_with("CreationFailed: "), "{reason}");
     assert!(
-        !exists_on("member-2", "deployment", &ns, "broken"),
+        !exists_on("member-2", "deployment", ns, "broken"),
         "member-2 refused broken, yet it exists there"
     );
     // The namespace itself is a row too, on both members.
@@ -558,12 +565,11 @@ spec:
 /// Runs `flotilla --fleet DIR render -o json --show-secrets` (offline) on `files` and returns
 /// its JSON: the oracle compares real values, so Secrets are shown.
 fn render(files: &str) -> Value {
-    let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(dir.path().join("fleet.yaml"), files).expect("write the fleet");
+    let fleet = FleetDir::new().fleet(files);
     // --keep-going: an override that cannot apply is an input error (exit 2) for flotilla,
     // yet everything else renders, as KubeFed propagates everything else.
     let out = harness::flotilla(
-        dir.path(),
+        fleet.path(),
         &["render", "-o", "json", "--keep-going", "--show-secrets"],
     );
     assert!(
@@ -669,6 +675,17 @@ fn as_stored(member: &str, rendered: &Value, scratch: &str) -> Value {
     serde_json::from_slice(&out.stdout).expect("dry run printed JSON")
 }
 
+/// An object's kind and name ("" where it has none).
+fn kind_and_name(object: &Value) -> (String, String) {
+    let kind = object["kind"].as_str().unwrap_or_default().to_string();
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    (kind, name)
+}
+
 /// The kinds the oracle fleets propagate, as kubectl names them.
 const ORACLE_KINDS: &str = "deployments.apps,configmaps,secrets";
 
@@ -683,12 +700,7 @@ fn compare_fleet(ns: &str, rendered: &Value, scratch: &str) -> Vec<String> {
         let member = item["cluster"].as_str().unwrap_or_default().to_string();
         let mut object = item["object"].clone();
         without_flotilla_marker(&mut object);
-        let kind = object["kind"].as_str().unwrap_or_default().to_string();
-        let name = object
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
+        let (kind, name) = kind_and_name(&object);
         if kind == "Namespace" {
             if name != ns {
                 continue;
@@ -767,12 +779,7 @@ fn compare_fleet(ns: &str, rendered: &Value, scratch: &str) -> Vec<String> {
             ],
         );
         for object in listed["items"].as_array().cloned().unwrap_or_default() {
-            let kind = object["kind"].as_str().unwrap_or_default().to_string();
-            let name = object
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
+            let (kind, name) = kind_and_name(&object);
             if !expected.contains(&(member.clone(), kind.clone(), name.clone())) {
                 problems.push(format!(
                     "{member} {kind} {ns}/{name}: KubeFed wrote it, flotilla does not render it"
@@ -905,21 +912,9 @@ fn hub_kubefed_render_equals_what_the_kubefed_controller_writes() {
         // KubeFed writes asynchronously, and its scheduler rewrites a FederatedDeployment
         // that has a ReplicaSchedulingPreference: compare until the members agree or the
         // deadline passes (a real mismatch persists and is reported in full).
-        let mut last = Vec::new();
-        let agreed = eventually_or_last(LIMIT, || {
-            if !all_written(&rendered, ns) {
-                last = vec![format!(
-                    "{ns}: KubeFed has not written every rendered object"
-                )];
-                return false;
-            }
-            last = compare_fleet(ns, &rendered, &scratch.name);
-            last.extend(failed_overrides_agree(ns, &rendered));
-            last.is_empty()
-        });
-        if !agreed {
-            problems.extend(last);
-        }
+        problems.extend(members_agree(ns, &rendered, &scratch.name, || {
+            failed_overrides_agree(ns, &rendered)
+        }));
     }
     // The first fleet renders 5 objects (namespace and web on both members, settings on
     // member-2), the second 6 (namespace and `both` on both, api on gold, token on silver),
@@ -1065,19 +1060,9 @@ fn hub_kubefed_render_on_the_hub_equals_what_kubefed_wrote_on_each_member() {
     );
     // Every object, field for field, as the member's API server stores KubeFed's copy; and
     // KubeFed wrote nothing the render does not have.
-    let mut last = Vec::new();
-    let agreed = eventually_or_last(LIMIT, || {
-        if !all_written(&rendered, ns) {
-            last = vec![format!(
-                "{ns}: KubeFed has not written every rendered object"
-            )];
-            return false;
-        }
-        last = compare_fleet(ns, &rendered, &scratch.name);
-        last.is_empty()
-    });
+    let last = members_agree(ns, &rendered, &scratch.name, Vec::new);
     assert!(
-        agreed,
+        last.is_empty(),
         "render --hub differs from what KubeFed wrote:\n{}",
         last.join("\n")
     );
@@ -1138,6 +1123,31 @@ fn hub_kubefed_render_on_the_hub_equals_what_kubefed_wrote_on_each_member() {
 }
 
 /// Polls `check` every second until it is true (returns true) or `limit` passes (false).
+/// Waits until KubeFed has written every object of `rendered` in `ns` and the members hold
+/// them as rendered ([`compare_fleet`], and what `more` finds); the last problems when
+/// [`LIMIT`] passes first, none when they agreed. KubeFed writes asynchronously, so a real
+/// mismatch is the one that persists.
+fn members_agree(
+    ns: &str,
+    rendered: &Value,
+    scratch: &str,
+    more: impl Fn() -> Vec<String>,
+) -> Vec<String> {
+    let mut last = Vec::new();
+    let agreed = eventually_or_last(LIMIT, || {
+        if !all_written(rendered, ns) {
+            last = vec![format!(
+                "{ns}: KubeFed has not written every rendered object"
+            )];
+            return false;
+        }
+        last = compare_fleet(ns, rendered, scratch);
+        last.extend(more());
+        last.is_empty()
+    });
+    if agreed { Vec::new() } else { last }
+}
+
 fn eventually_or_last(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
     let t = Instant::now();
     loop {
@@ -1174,31 +1184,25 @@ fn member_replicas(member: &str, ns: &str, name: &str) -> Option<i64> {
 #[test]
 #[ignore = "needs the kubefed testenv: run through cargo xtask test"]
 fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
-    use flotilla::app::Action;
     use flotilla::app::state::Mode;
-    use flotilla::config::keymap::KeyCommand;
     use flotilla::messages::PlanAction;
     use flotilla::model::CellStatus;
 
-    let _serial = serial();
-    kubefed_hub();
-    let ns = TestNamespace::on("hub-kubefed-edit", &["hub".to_string()]);
-    let ns = ns.name.as_str().to_owned();
-    let _members = MemberNamespaces(ns.clone());
-    let both = "{clusters: [{name: member-1}, {name: member-2}]}";
-    apply("hub", &federated_namespace(&ns, both));
+    let test = KubeFedTest::new("hub-kubefed-edit");
+    let ns = test.ns();
+    apply("hub", &federated_namespace(ns, BOTH));
     apply(
         "hub",
         &federated_deployment(
-            &ns,
+            ns,
             "web",
-            both,
+            BOTH,
             "[{clusterName: member-1, clusterOverrides: [{path: /spec/replicas, value: 3}]}]",
         ),
     );
     eventually("KubeFed to write both members", LIMIT, || {
-        (member_replicas("member-1", &ns, "web") == Some(3)
-            && member_replicas("member-2", &ns, "web") == Some(2))
+        (member_replicas("member-1", ns, "web") == Some(3)
+            && member_replicas("member-2", ns, "web") == Some(2))
         .then_some(())
     });
     no_oracle_namespaces_left();
@@ -1211,20 +1215,9 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
     );
     assert_eq!(session.state.source, "hub hub · KubeFed");
     let key = format!("Deployment/{ns}/web");
-    let row = session
-        .state
-        .resources
-        .iter()
-        .position(|r| r.target.display_key() == key)
-        .expect("the Federated object's target is a row of the hub's fleet");
-    let member_1 = session
-        .state
-        .fleet
-        .cluster_index("member-1")
-        .expect("member-1");
-    harness::console::put_cursor_on(&mut session.state, row);
-    session.dispatch(Action::Command(KeyCommand::FocusNext));
-    session.dispatch(Action::Command(KeyCommand::EditOverrides));
+    let row = select_row(&mut session, &key);
+    let member_1 = column_of(&session, "member-1");
+    press_in(&mut session, "<tab>o");
     let Mode::Overrides(editor) = &session.state.mode else {
         panic!("the override editor opens: {:?}", session.state.notice);
     };
@@ -1234,32 +1227,13 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
     );
     press_in(&mut session, "e<ctrl-u>4<enter><enter>");
     // KubeFed keeps no rendered objects: the preview compares with member-1's live object.
-    hub_events.pump(
-        &mut session,
-        Duration::from_secs(30),
-        &|s| match &s.state.mode {
-            Mode::Overrides(editor) => !editor.dry_run.is_empty(),
-            _ => false,
-        },
-    );
-    let Mode::Overrides(editor) = &session.state.mode else {
-        unreachable!()
-    };
-    let item = editor
-        .dry_run
+    let dry_run = harness::pump_until_previewed(&mut session, &mut hub_events);
+    let item = dry_run
         .iter()
         .find(|i| i.cluster == "member-1")
-        .unwrap_or_else(|| panic!("member-1 previewed: {:?}", editor.dry_run));
+        .unwrap_or_else(|| panic!("member-1 previewed: {dry_run:?}"));
     assert_eq!(item.action, PlanAction::Update, "{item:?}");
-    let changed: Vec<&str> = item
-        .diff
-        .lines()
-        .filter(|l| {
-            (l.starts_with('-') || l.starts_with('+'))
-                && !l.starts_with("---")
-                && !l.starts_with("+++")
-        })
-        .collect();
+    let changed = harness::changed_lines(&item.diff);
     assert_eq!(
         changed,
         ["-  replicas: 3", "+  replicas: 4"],
@@ -1274,10 +1248,10 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
         s.state.rollout.is_none() && s.state.cells.status(row, member_1) == CellStatus::InSync
     });
     eventually("member-1 to run 4 replicas", LIMIT, || {
-        (member_replicas("member-1", &ns, "web") == Some(4)).then_some(())
+        (member_replicas("member-1", ns, "web") == Some(4)).then_some(())
     });
     assert_eq!(
-        member_replicas("member-2", &ns, "web"),
+        member_replicas("member-2", ns, "web"),
         Some(2),
         "member-2 untouched"
     );
@@ -1288,7 +1262,7 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
             "federateddeployment",
             "web",
             "-n",
-            &ns,
+            ns,
             "--show-managed-fields",
         ],
     );
@@ -1308,7 +1282,7 @@ fn hub_kubefed_an_override_edited_in_the_console_writes_the_federated_object() {
     );
 
     // KubeFed has no reschedule: `a` says so instead of asking to reschedule a binding.
-    session.dispatch(Action::Command(KeyCommand::Apply));
+    press_in(&mut session, "a");
     assert_eq!(session.state.mode, Mode::Normal);
     assert!(
         session
@@ -1340,13 +1314,9 @@ fn no_oracle_namespaces_left() {
 fn hub_kubefed_health_and_the_live_view_come_from_the_members_own_objects() {
     use flotilla::model::HealthKind;
 
-    let _serial = serial();
-    kubefed_hub();
-    let ns = TestNamespace::on("hub-kubefed-health", &["hub".to_string()]);
-    let ns = ns.name.as_str().to_owned();
-    let _members = MemberNamespaces(ns.clone());
-    let both = "{clusters: [{name: member-1}, {name: member-2}]}";
-    apply("hub", &federated_namespace(&ns, both));
+    let test = KubeFedTest::new("hub-kubefed-health");
+    let ns = test.ns();
+    apply("hub", &federated_namespace(ns, BOTH));
     no_oracle_namespaces_left();
     // The console is open before the deployment exists, so it sees the rollout from its start.
     let (mut session, mut events) = hub_console();
@@ -1372,7 +1342,7 @@ spec:
           - name: web
             image: "nginx:1.27"
             resources: {{requests: {{cpu: "1"}}}}
-  placement: {both}
+  placement: {BOTH}
   overrides: {overrides}
 "#
         )
@@ -1386,19 +1356,11 @@ spec:
         "the rollout was seen in progress on a member"
     );
     for member in members {
-        let available = kubectl_ok(
-            member,
-            &[
-                "get",
-                "deploy",
-                "web",
-                "-n",
-                &ns,
-                "-o",
-                "jsonpath={.status.availableReplicas}",
-            ],
+        assert_eq!(
+            harness::available_replicas(member, ns),
+            "2",
+            "kubectl on {member}"
         );
-        assert_eq!(available.trim(), "2", "kubectl on {member}");
     }
     let status = harness::hub_status_health(&key);
     assert!(
@@ -1429,19 +1391,20 @@ spec:
              {path: /spec/template/spec/containers/0/image, value: \"nginx:1.28\"}]}]",
         ),
     );
-    events.pump(&mut session, Duration::from_secs(240), &|s| {
-        harness::console_health(s, &key)
-            .get("member-2")
-            .is_some_and(|(kind, _)| *kind == HealthKind::Degraded)
-    });
-    let health = harness::console_health(&session, &key);
+    let health = harness::pump_until_degraded(
+        &mut session,
+        &mut events,
+        &key,
+        "member-2",
+        Duration::from_secs(240),
+    );
     assert!(
         health["member-2"].1.contains("progress deadline exceeded")
             && health["member-2"].1.contains("ProgressDeadlineExceeded"),
         "the member controller's reason: {health:?}"
     );
     assert_eq!(health["member-1"].0, HealthKind::Healthy, "{health:?}");
-    let on_member = json("member-2", &["get", "deploy", "web", "-n", &ns]);
+    let on_member = json("member-2", &["get", "deploy", "web", "-n", ns]);
     assert_eq!(
         condition_reason(&on_member, "Progressing").as_deref(),
         Some("ProgressDeadlineExceeded"),

@@ -11,11 +11,9 @@ mod harness;
 
 use std::path::Path;
 
-use clap::Parser;
 use flotilla::app::state::State;
 use flotilla::app::{self, Action};
 use flotilla::backend::kube::live;
-use flotilla::cli::Cli;
 use flotilla::config::keymap::Keymap;
 use flotilla::config::theme::Theme;
 use flotilla::messages::{BackendEvent, CellRef, Effect};
@@ -23,15 +21,13 @@ use flotilla::model::StatusKind;
 use tokio::sync::mpsc;
 
 use harness::{
-    TestNamespace, env, flotilla, inventory, jsonpath, kubectl_ok, kubectl_stdin, output_text,
+    FleetDir, TestNamespace, apply_fleet, env, flotilla, jsonpath, kubectl_ok, kubectl_stdin,
+    output_text, prod_inventory,
 };
 
-fn fleet(dir: &Path, ns: &str, members: &[String]) {
-    let clusters: Vec<(&str, &str, &str)> = members
-        .iter()
-        .map(|m| (m.as_str(), m.as_str(), "prod"))
-        .collect();
-    let mut text = inventory(&clusters);
+/// The fleet (a Deployment too big for one Node, and a Secret, on `members`), applied.
+fn applied_fleet(ns: &str, members: &[String]) -> FleetDir {
+    let mut text = prod_inventory(members);
     text.push_str(&format!(
         r#"apiVersion: apps/v1
 kind: Deployment
@@ -64,24 +60,15 @@ spec:
     clusterAffinity: {{labelSelector: {{matchLabels: {{env: prod}}}}}}
 "#
     ));
-    std::fs::write(dir.join("fleet.yaml"), text).expect("write fleet");
+    let fleet = FleetDir::new().fleet(text);
+    apply_fleet(fleet.path());
+    fleet
 }
 
 /// The live fleet of the fleet directory `dir` (with `flags` besides `--kubeconfig` and
 /// `--fleet`) and the cell of its Deployment on `member`.
 fn deployment_cell(dir: &Path, member: &str, flags: &[&str]) -> (live::LiveFleet, CellRef) {
-    let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
-    let fleet_dir = dir.to_string_lossy().to_string();
-    let mut args = vec![
-        "flotilla",
-        "--kubeconfig",
-        &kubeconfig,
-        "--fleet",
-        &fleet_dir,
-    ];
-    args.extend(flags);
-    let cli = Cli::try_parse_from(args).expect("flags");
-    let (live_fleet, _) = flotilla::launch::live_fleet(&cli.global).expect("live fleet");
+    let live_fleet = harness::live_fleet(dir, flags);
     let row = live_fleet
         .fleet
         .resources
@@ -103,12 +90,7 @@ fn deployment_cell(dir: &Path, member: &str, flags: &[&str]) -> (live::LiveFleet
 fn open_cell(state: &mut State, effects: &mpsc::UnboundedSender<Effect>, cell: CellRef) {
     press(state, effects, "<tab>");
     harness::console::put_cursor_on(state, cell.resource as usize);
-    state.cluster_view.cursor = state
-        .cluster_view
-        .visible
-        .iter()
-        .position(|c| *c == cell.cluster as usize)
-        .expect("the column is visible");
+    harness::console::put_cluster_cursor_on(state, cell.cluster as usize);
     press(state, effects, "<enter>");
 }
 
@@ -147,10 +129,7 @@ fn screen(state: &State) -> String {
 fn the_live_view_shows_live_status_the_diff_after_a_scale_and_the_clusters_events() {
     let members: Vec<String> = env().members.iter().take(2).cloned().collect();
     let ns = TestNamespace::on("object-view", &members);
-    let dir = tempfile::tempdir().expect("temp dir");
-    fleet(dir.path(), &ns.name, &members);
-    let applied = flotilla(dir.path(), &["apply", "--yes"]);
-    assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+    let dir = applied_fleet(&ns.name, &members);
     let member = &members[0];
 
     // A member's KWOK Node holds four CPUs: one of the two replicas asking for three runs,
@@ -245,21 +224,24 @@ source: {{component: deployment-controller}}
         "5"
     );
 
-    let key = format!("Deployment/{}/web", ns.name);
-    let status = flotilla(
-        dir.path(),
-        &[
-            "status",
-            "--resource",
-            &key,
-            "--cluster",
-            member,
-            "-o",
-            "json",
-        ],
-    );
-    let text = String::from_utf8_lossy(&status.stdout).to_string();
-    let value: serde_json::Value = serde_json::from_str(&text).expect("status JSON");
+    let status = |resource: &str| {
+        let out = flotilla(
+            dir.path(),
+            &[
+                "status",
+                "--resource",
+                resource,
+                "--cluster",
+                member,
+                "-o",
+                "json",
+            ],
+        );
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let value: serde_json::Value = serde_json::from_str(&text).expect("status JSON");
+        (text, value)
+    };
+    let (text, value) = status(&format!("Deployment/{}/web", ns.name));
     let item = &value["items"][0];
     assert_eq!(item["live"]["spec"]["replicas"], 5, "{text}");
     assert!(
@@ -272,21 +254,7 @@ source: {{component: deployment-controller}}
             })),
         "{text}"
     );
-    let secret = format!("Secret/{}/db", ns.name);
-    let status = flotilla(
-        dir.path(),
-        &[
-            "status",
-            "--resource",
-            &secret,
-            "--cluster",
-            member,
-            "-o",
-            "json",
-        ],
-    );
-    let text = String::from_utf8_lossy(&status.stdout).to_string();
-    let value: serde_json::Value = serde_json::from_str(&text).expect("status JSON");
+    let (text, value) = status(&format!("Secret/{}/db", ns.name));
     assert_eq!(
         value["items"][0]["live"]["data"]["password"], "***",
         "{text}"
@@ -307,10 +275,7 @@ source: {{component: deployment-controller}}
 fn a_read_only_console_shows_the_live_object_and_its_channel_lets_no_write_through() {
     let members: Vec<String> = env().members.iter().take(1).cloned().collect();
     let ns = TestNamespace::on("object-view-ro", &members);
-    let dir = tempfile::tempdir().expect("temp dir");
-    fleet(dir.path(), &ns.name, &members);
-    let applied = flotilla(dir.path(), &["apply", "--yes"]);
-    assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+    let dir = applied_fleet(&ns.name, &members);
     let member = &members[0];
     kubectl_ok(
         member,

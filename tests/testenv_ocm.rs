@@ -14,23 +14,17 @@
 
 mod harness;
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use harness::console::press_in;
 use harness::{
-    Restart, TestNamespace, apply, condition, env, eventually, hub_clusters, hub_console,
-    hub_render, json, kubectl, kubectl_ok, select_row, testenv_cmd_ok,
+    HubTest, Restart, TestNamespace, apply, column_of, condition, env, eventually, hub_clusters,
+    hub_console, hub_reader, hub_render, json, kubectl, kubectl_ok, row_of, select_row, serial,
+    testenv_cmd_ok,
 };
-
-/// The tests share the members, and one of them stops member-2: run them one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// Generous: OCM declares a cluster's lease stopped after five lease periods (the test
 /// environment's lease is 10 s), and a busy 2-core machine is slow.
@@ -59,6 +53,46 @@ fn ocm_hub() {
         );
     }
     assert!(list["items"].as_array().is_some_and(|i| !i.is_empty()));
+}
+
+/// The tests share the members, and one of them stops member-2: a test waits for its turn,
+/// then for the OCM hub.
+fn ocm_turn() -> MutexGuard<'static, ()> {
+    let serial = serial();
+    ocm_hub();
+    serial
+}
+
+/// A test on the OCM hub with a namespace of its own there.
+fn ocm_test(name: &str) -> HubTest {
+    HubTest::on_hub(name, ocm_hub)
+}
+
+/// A test of a ManifestWork of its own: [`ocm_turn`], and ManifestWork `name` (unique to
+/// the test) in `member`'s namespace on the hub, deleted afterwards.
+struct WorkTest {
+    name: String,
+    _work: Cleanup,
+    _turn: MutexGuard<'static, ()>,
+}
+
+fn work_test(test: &str, member: &str) -> WorkTest {
+    let turn = ocm_turn();
+    let name = unique(test);
+    WorkTest {
+        _work: Cleanup::new("hub", &["manifestwork", &name, "-n", member]),
+        name,
+        _turn: turn,
+    }
+}
+
+/// Applies [`manifest_work`] `name` (its objects in namespace `name`) for `member` and waits
+/// until the member has its ConfigMap.
+fn deliver_work(member: &str, name: &str) {
+    apply("hub", &manifest_work(member, name, name, ""));
+    eventually(&format!("the ConfigMap on {member}"), APPLY_LIMIT, || {
+        member_has(member, &["get", "configmap", "colors", "-n", name]).then_some(())
+    });
 }
 
 /// A name unique to this test run (lower case, DNS-safe).
@@ -126,17 +160,15 @@ fn member_has(member: &str, args: &[&str]) -> bool {
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_a_manifestwork_reaches_its_member_and_only_that_one() {
-    let _serial = serial();
-    ocm_hub();
-    let name = unique("reach");
-    let _work = Cleanup::new("hub", &["manifestwork", &name, "-n", "member-1"]);
+    let test = work_test("reach", "member-1");
+    let name = test.name.as_str();
     let deployment = format!(
         "    - apiVersion: apps/v1\n      kind: Deployment\n      metadata: {{name: web, namespace: {name}}}\n      \
          spec:\n        replicas: 2\n        selector: {{matchLabels: {{app: web}}}}\n        \
          template:\n          metadata: {{labels: {{app: web}}}}\n          \
          spec: {{containers: [{{name: web, image: nginx:1.27}}]}}\n"
     );
-    apply("hub", &manifest_work("member-1", &name, &name, &deployment));
+    apply("hub", &manifest_work("member-1", name, name, &deployment));
 
     let image = eventually(
         "the ManifestWork's Deployment on member-1",
@@ -149,7 +181,7 @@ fn hub_ocm_a_manifestwork_reaches_its_member_and_only_that_one() {
                     "deployment",
                     "web",
                     "-n",
-                    &name,
+                    name,
                     "-o",
                     "jsonpath={.spec.template.spec.containers[0].image}",
                 ],
@@ -162,7 +194,7 @@ fn hub_ocm_a_manifestwork_reaches_its_member_and_only_that_one() {
     assert_eq!(image, "nginx:1.27");
     assert!(member_has(
         "member-1",
-        &["get", "configmap", "colors", "-n", &name]
+        &["get", "configmap", "colors", "-n", name]
     ));
     // OCM records what it applied on the member.
     let applied = kubectl_ok("member-1", &["get", "appliedmanifestworks", "-o", "name"]);
@@ -174,7 +206,7 @@ fn hub_ocm_a_manifestwork_reaches_its_member_and_only_that_one() {
         "the ManifestWork to report Applied and Available",
         APPLY_LIMIT,
         || {
-            let work = json("hub", &["get", "manifestwork", &name, "-n", "member-1"]);
+            let work = json("hub", &["get", "manifestwork", name, "-n", "member-1"]);
             (condition(&work, "Applied") == Some("True")
                 && condition(&work, "Available") == Some("True"))
             .then_some(work)
@@ -189,7 +221,7 @@ fn hub_ocm_a_manifestwork_reaches_its_member_and_only_that_one() {
     );
     for member in &env().members[1..] {
         assert!(
-            !member_has(member, &["get", "namespace", &name]),
+            !member_has(member, &["get", "namespace", name]),
             "{member} must not get member-1's ManifestWork"
         );
     }
@@ -201,25 +233,16 @@ fn hub_ocm_the_console_model_shows_each_manifests_state_with_ocms_reasons() {
     use flotilla::backend::hub;
     use flotilla::model::CellStatus;
 
-    let _serial = serial();
-    ocm_hub();
-    let name = unique("model");
-    let _work = Cleanup::new("hub", &["manifestwork", &name, "-n", "member-1"]);
+    let test = work_test("model", "member-1");
+    let name = test.name.as_str();
     // A ConfigMap in a namespace the member does not have: the agent cannot apply it.
     let broken = format!(
         "    - apiVersion: v1\n      kind: ConfigMap\n      \
          metadata: {{name: orphan, namespace: {name}-absent}}\n      data: {{a: b}}\n"
     );
-    apply("hub", &manifest_work("member-1", &name, &name, &broken));
+    apply("hub", &manifest_work("member-1", name, name, &broken));
 
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let hub = runtime
-        .block_on(hub::connect(
-            Some(&env().kubeconfig_path),
-            "hub",
-            Default::default(),
-        ))
-        .expect("connect to the hub");
+    let (runtime, hub) = hub_reader();
     assert_eq!(hub.kind, hub::HubKind::OpenClusterManagement);
     assert!(hub.label().contains("Open Cluster Management"));
 
@@ -276,12 +299,10 @@ fn hub_ocm_the_console_model_shows_each_manifests_state_with_ocms_reasons() {
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_a_placement_decision_shows_in_the_reader() {
-    use flotilla::backend::hub::{self, ocm};
+    use flotilla::backend::hub::ocm;
 
-    let _serial = serial();
-    ocm_hub();
-    let ns = TestNamespace::on("ocm-placement", &["hub".to_string()]);
-    let ns = ns.name.as_str();
+    let test = ocm_test("ocm-placement");
+    let ns = test.ns();
     // A claim only member-2 reports: the Placement must pick member-2 alone.
     let claim = format!("{}.flotilla.dev", unique("claim"));
     let _claim = Cleanup::new("member-2", &["clusterclaim", &claim]);
@@ -300,14 +321,7 @@ fn hub_ocm_a_placement_decision_shows_in_the_reader() {
         ),
     );
 
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let hub = runtime
-        .block_on(hub::connect(
-            Some(&env().kubeconfig_path),
-            "hub",
-            Default::default(),
-        ))
-        .expect("connect to the hub");
+    let (runtime, hub) = hub_reader();
     let state = eventually("a PlacementDecision choosing member-2", APPLY_LIMIT, || {
         let state = runtime
             .block_on(ocm::placement_state(&hub.client))
@@ -351,8 +365,7 @@ fn hub_ocm_a_placement_decision_shows_in_the_reader() {
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_clusters_lists_the_managed_clusters_as_ocm_reports_them() {
-    let _serial = serial();
-    ocm_hub();
+    let _turn = ocm_turn();
     let listed = hub_clusters();
     let names: Vec<&str> = listed.iter().filter_map(|i| i["name"].as_str()).collect();
     assert_eq!(
@@ -379,8 +392,7 @@ fn hub_ocm_clusters_lists_the_managed_clusters_as_ocm_reports_them() {
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_cluster_profiles_ocm_writes_are_the_inventory() {
-    let _serial = serial();
-    ocm_hub();
+    let _turn = ocm_turn();
     let members: Vec<&str> = env().members.iter().map(String::as_str).collect();
     let profiles = eventually(
         "OCM to write a ClusterProfile per member",
@@ -442,8 +454,7 @@ fn hub_ocm_cluster_profiles_ocm_writes_are_the_inventory() {
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_a_stopped_member_turns_not_ready_as_ocm_reports_it() {
-    let _serial = serial();
-    ocm_hub();
+    let _turn = ocm_turn();
     let health = |member: &str| {
         hub_clusters()
             .into_iter()
@@ -486,18 +497,11 @@ fn hub_ocm_a_stopped_member_turns_not_ready_as_ocm_reports_it() {
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides() {
-    use flotilla::app::Action;
-    use flotilla::config::keymap::KeyCommand;
     use flotilla::model::CellStatus;
 
-    let _serial = serial();
-    ocm_hub();
-    let name = unique("console");
-    let _work = Cleanup::new("hub", &["manifestwork", &name, "-n", "member-2"]);
-    apply("hub", &manifest_work("member-2", &name, &name, ""));
-    eventually("the ConfigMap on member-2", APPLY_LIMIT, || {
-        member_has("member-2", &["get", "configmap", "colors", "-n", &name]).then_some(())
-    });
+    let test = work_test("console", "member-2");
+    let name = test.name.as_str();
+    deliver_work("member-2", name);
 
     let (mut session, mut hub_events) = hub_console();
     assert_eq!(session.state.source, "hub hub · Open Cluster Management");
@@ -507,25 +511,12 @@ fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides
         session.state.notice
     );
     let key = format!("ConfigMap/{name}/colors");
-    let row = session
-        .state
-        .resources
-        .iter()
-        .position(|r| r.target.display_key() == key)
-        .expect("the ManifestWork's ConfigMap is a row");
-    let member_2 = session
-        .state
-        .fleet
-        .cluster_index("member-2")
-        .expect("member-2");
+    let row = row_of(&session, &key);
+    let member_2 = column_of(&session, "member-2");
     hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
         s.state.cells.kind(row, member_2) == flotilla::model::StatusKind::InSync
     });
-    let member_1 = session
-        .state
-        .fleet
-        .cluster_index("member-1")
-        .expect("member-1");
+    let member_1 = column_of(&session, "member-1");
     assert!(
         matches!(
             session.state.cells.status(row, member_1),
@@ -539,15 +530,14 @@ fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides
         Some(format!("ManifestWork {name}: Applied, Available").as_str())
     );
 
-    harness::console::put_cursor_on(&mut session.state, row);
-    session.dispatch(Action::Command(KeyCommand::FocusNext));
-    session.dispatch(Action::Command(KeyCommand::EditOverrides));
+    select_row(&mut session, &key);
+    press_in(&mut session, "<tab>o");
     let notice = session.state.notice.clone().unwrap_or_default();
     assert!(
         notice.starts_with("Open Cluster Management has no override API"),
         "{notice}"
     );
-    session.dispatch(Action::Command(KeyCommand::Apply));
+    press_in(&mut session, "a");
     let notice = session.state.notice.clone().unwrap_or_default();
     assert!(
         notice.contains("nothing to propagate or reschedule"),
@@ -560,11 +550,6 @@ fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides
     let _later = Cleanup::new("hub", &["manifestwork", &later, "-n", "member-1"]);
     apply("hub", &manifest_work("member-1", &later, &later, ""));
     let key = format!("ConfigMap/{later}/colors");
-    let member_1 = session
-        .state
-        .fleet
-        .cluster_index("member-1")
-        .expect("member-1");
     hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
         s.state
             .resources
@@ -574,12 +559,7 @@ fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides
                 s.state.cells.kind(added, member_1) == flotilla::model::StatusKind::InSync
             })
     });
-    let added = session
-        .state
-        .resources
-        .iter()
-        .position(|r| r.target.display_key() == key)
-        .expect("the new row");
+    let added = row_of(&session, &key);
     assert!(added > row, "appended after the rows shown at start");
     assert_eq!(
         session.state.resources[row].target.display_key(),
@@ -594,10 +574,10 @@ fn hub_ocm_the_console_shows_manifestworks_and_says_why_it_cannot_edit_overrides
         .expect("items")
         .iter()
         .filter(|i| {
-            i.pointer("/object/metadata/name").and_then(Value::as_str) == Some(&name)
+            i.pointer("/object/metadata/name").and_then(Value::as_str) == Some(name)
                 || i.pointer("/object/metadata/namespace")
                     .and_then(Value::as_str)
-                    == Some(&name)
+                    == Some(name)
         })
         .map(|i| {
             (
@@ -682,8 +662,7 @@ fn manifest_work_in(cluster: &str, name: &str) -> Option<Value> {
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_a_manifestworkreplicaset_follows_its_placement_from_member_1_to_member_2() {
-    let _serial = serial();
-    ocm_hub();
+    let _turn = ocm_turn();
     let name = unique("mwrs");
     // The ConfigMap's namespace exists on the members beforehand, so what the agent applies
     // and removes is the ConfigMap alone.
@@ -848,15 +827,7 @@ fn hub_ocm_a_manifestworkreplicaset_follows_its_placement_from_member_1_to_membe
     );
 
     // The console's model names the set the ManifestWork came from.
-    use flotilla::backend::hub;
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let hub = runtime
-        .block_on(hub::connect(
-            Some(&env().kubeconfig_path),
-            "hub",
-            Default::default(),
-        ))
-        .expect("connect to the hub");
+    let (runtime, hub) = hub_reader();
     let view = runtime.block_on(hub.read()).expect("read the hub");
     let key = format!("ConfigMap/{ns}/colors");
     let row = view
@@ -870,20 +841,27 @@ fn hub_ocm_a_manifestworkreplicaset_follows_its_placement_from_member_1_to_membe
     );
 }
 
+/// Confirms with `y` and waits until the console says what OCM decided for Placement `web`.
+fn confirm_until_decided(session: &mut flotilla::app::Session, events: &mut harness::HubEvents) {
+    press_in(session, "y");
+    events.pump(session, APPLY_LIMIT, &|s| {
+        s.state
+            .notice
+            .as_deref()
+            .is_some_and(|n| n.contains("for Placement") && n.contains("web"))
+    });
+}
+
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
-    use flotilla::app::Action;
     use flotilla::app::session::Session;
     use flotilla::app::state::Mode;
     use flotilla::app::state::ocm_placement::OcmStage;
-    use flotilla::config::keymap::KeyCommand;
     use flotilla::engine::edit::placement::Membership;
 
-    let _serial = serial();
-    ocm_hub();
-    let ns = TestNamespace::on("ocm-edit", &["hub".to_string()]);
-    let ns = ns.name.as_str();
+    let test = ocm_test("ocm-edit");
+    let ns = test.ns();
     let key = format!("{}.flotilla.dev/colour", unique("edit"));
     let _labels = ClusterLabels::set(&key, &[("member-1", "blue"), ("member-2", "green")]);
     placement_web(
@@ -920,7 +898,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
             .iter()
             .position(|p| p.namespace() == ns && p.name() == "web")
             .expect("our Placement is among the hub's");
-        session.dispatch(Action::Command(KeyCommand::EditPlacement));
+        press_in(session, "e");
         if let Mode::OcmPlacement(editor) = &session.state.mode
             && matches!(editor.stage, OcmStage::Choosing { .. })
         {
@@ -938,7 +916,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
     // from. The preview: member-2 enters, member-1 leaves and says why.
     let row_key = format!("ConfigMap/default/{cm}");
     let row = select_row(&mut session, &row_key);
-    session.dispatch(Action::Command(KeyCommand::EditPlacement));
+    press_in(&mut session, "e");
     let Mode::OcmPlacement(editor) = &session.state.mode else {
         panic!("the Placement editor opens: {:?}", session.state.notice);
     };
@@ -984,13 +962,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
             && summary.contains("its ManifestWorks for member-1 are deleted"),
         "{summary}"
     );
-    press_in(&mut session, "y");
-    hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
-        s.state
-            .notice
-            .as_deref()
-            .is_some_and(|n| n.contains("for Placement") && n.contains("web"))
-    });
+    confirm_until_decided(&mut session, &mut hub_events);
     let notice = session.state.notice.clone().unwrap_or_default();
     assert_eq!(
         notice,
@@ -1046,7 +1018,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
     });
 
     // `u` writes the predicates back as they were; OCM decides member-1 again.
-    session.dispatch(Action::Command(KeyCommand::Undo));
+    press_in(&mut session, "u");
     let Mode::Confirm(pending) = &session.state.mode else {
         panic!("u asks first: {:?}", session.state.notice);
     };
@@ -1065,13 +1037,7 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
         "{:?}",
         pending.summary
     );
-    press_in(&mut session, "y");
-    hub_events.pump(&mut session, APPLY_LIMIT, &|s| {
-        s.state
-            .notice
-            .as_deref()
-            .is_some_and(|n| n.contains("for Placement") && n.contains("web"))
-    });
+    confirm_until_decided(&mut session, &mut hub_events);
     assert_eq!(
         session.state.notice.as_deref(),
         Some(format!("OCM decided [member-1] for Placement {ns}/web, as previewed").as_str())
@@ -1122,14 +1088,9 @@ fn hub_ocm_a_placement_edited_in_the_console_is_decided_by_ocm_as_previewed() {
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_drift_names_a_field_changed_on_a_member_against_its_manifestwork() {
-    let _serial = serial();
-    ocm_hub();
-    let name = unique("drift");
-    let _work = Cleanup::new("hub", &["manifestwork", &name, "-n", "member-1"]);
-    apply("hub", &manifest_work("member-1", &name, &name, ""));
-    eventually("the ConfigMap on member-1", APPLY_LIMIT, || {
-        member_has("member-1", &["get", "configmap", "colors", "-n", &name]).then_some(())
-    });
+    let test = work_test("drift", "member-1");
+    let name = test.name.as_str();
+    deliver_work("member-1", name);
     let drift = || {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
             .arg("--kubeconfig")
@@ -1143,7 +1104,7 @@ fn hub_ocm_drift_names_a_field_changed_on_a_member_against_its_manifestwork() {
             .as_array()
             .into_iter()
             .flatten()
-            .filter(|i| i["resource"]["namespace"] == name.as_str())
+            .filter(|i| i["resource"]["namespace"] == name)
             .cloned()
             .collect();
         (out.status.code(), ours)
@@ -1162,7 +1123,7 @@ fn hub_ocm_drift_names_a_field_changed_on_a_member_against_its_manifestwork() {
                 "configmap",
                 "colors",
                 "-n",
-                &name,
+                name,
                 "--type",
                 "merge",
                 "-p",
@@ -1243,11 +1204,9 @@ fn ocm_editing(state: &std::path::Path, args: &[&str], code: i32) -> Value {
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_placement_set_writes_the_placement_and_undo_puts_it_back() {
-    let _serial = serial();
-    ocm_hub();
+    let test = ocm_test("ocm-editors");
+    let ns = test.ns();
     let state = tempfile::tempdir().expect("temp dir");
-    let ns = TestNamespace::on("ocm-editors", &["hub".to_string()]);
-    let ns = ns.name.as_str();
     let key = format!("{}.flotilla.dev/colour", unique("editors"));
     let _labels = ClusterLabels::set(&key, &[("member-1", "blue"), ("member-2", "green")]);
     placement_web(
@@ -1265,53 +1224,33 @@ fn hub_ocm_placement_set_writes_the_placement_and_undo_puts_it_back() {
             .cloned()
     };
     let blue = stored_selector();
-
-    // The dry run previews OCM's decision moving from member-1 to member-2 and writes nothing.
-    let dry = ocm_editing(
-        state.path(),
-        &[
+    // `ocm-placement set` to the green selector, with `flags`; its report, exiting `code`.
+    let set_green = |flags: &[&str], code: i32| {
+        let mut args = vec![
             "ocm-placement",
             "set",
             &placement,
             "--cluster-selector",
             &selector,
-            "--dry-run",
-        ],
-        1,
-    );
+        ];
+        args.extend(flags);
+        ocm_editing(state.path(), &args, code)
+    };
+
+    // The dry run previews OCM's decision moving from member-1 to member-2 and writes nothing.
+    let dry = set_green(&["--dry-run"], 1);
     assert_eq!(dry["gained"], serde_json::json!(["member-2"]));
     assert_eq!(dry["lost"], serde_json::json!(["member-1"]));
     assert_eq!(dry["written"], false);
     assert_eq!(stored_selector(), blue);
     // Leaving member-1 is a deletion there: refused without a terminal unless --yes.
-    let refused = ocm_editing(
-        state.path(),
-        &[
-            "ocm-placement",
-            "set",
-            &placement,
-            "--cluster-selector",
-            &selector,
-        ],
-        2,
-    );
+    let refused = set_green(&[], 2);
     assert!(
         refused.as_str().unwrap_or_default().contains("pass --yes"),
         "{refused}"
     );
     assert_eq!(stored_selector(), blue);
-    let written = ocm_editing(
-        state.path(),
-        &[
-            "ocm-placement",
-            "set",
-            &placement,
-            "--cluster-selector",
-            &selector,
-            "--yes",
-        ],
-        0,
-    );
+    let written = set_green(&["--yes"], 0);
     assert_eq!(written["written"], true);
     assert_eq!(
         stored_selector(),
@@ -1375,8 +1314,7 @@ fn deployment_work(cluster: &str, name: &str, ns: &str, replicas: u32, image: &s
 fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason() {
     use flotilla::model::HealthKind;
 
-    let _serial = serial();
-    ocm_hub();
+    let _turn = ocm_turn();
     let name = unique("health");
     let _works: Vec<Cleanup> = env()
         .members
@@ -1404,27 +1342,13 @@ fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason(
             healthy[member].1.starts_with("status feedback: "),
             "{healthy:?}"
         );
-        let available = kubectl_ok(
-            member,
-            &[
-                "get",
-                "deploy",
-                "web",
-                "-n",
-                &name,
-                "-o",
-                "jsonpath={.status.availableReplicas}",
-            ],
+        assert_eq!(
+            harness::available_replicas(member, &name),
+            "2",
+            "kubectl on {member}"
         );
-        assert_eq!(available.trim(), "2", "kubectl on {member}");
     }
-    let status = eventually("status --hub to say Healthy", limit, || {
-        let status = harness::hub_status_health(&key);
-        members
-            .iter()
-            .all(|m| status.get(m).is_some_and(|(h, _)| h == "Healthy"))
-            .then_some(status)
-    });
+    let status = harness::hub_status_until_healthy(&key, limit);
     assert_eq!(status.len(), 2, "{status:?}");
 
     // member-2's ManifestWork alone rolls onto an image with more replicas than its Node holds.
@@ -1432,12 +1356,7 @@ fn hub_ocm_health_comes_from_status_feedback_with_the_member_controllers_reason(
         "hub",
         &deployment_work("member-2", &name, &name, 6, "nginx:1.28"),
     );
-    events.pump(&mut session, limit, &|s| {
-        harness::console_health(s, &key)
-            .get("member-2")
-            .is_some_and(|(kind, _)| *kind == HealthKind::Degraded)
-    });
-    let health = harness::console_health(&session, &key);
+    let health = harness::pump_until_degraded(&mut session, &mut events, &key, "member-2", limit);
     let reason = &health["member-2"].1;
     assert!(
         reason.contains("ProgressDeadlineExceeded") && reason.contains("has timed out progressing"),
@@ -1488,18 +1407,16 @@ fn hub_json(args: &[&str]) -> Value {
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_render_and_status_pick_objects_by_namespace_and_the_manifests_labels() {
-    let _serial = serial();
-    ocm_hub();
-    let name = unique("scope");
-    let _work = Cleanup::new("hub", &["manifestwork", &name, "-n", "member-2"]);
+    let test = work_test("scope", "member-2");
+    let name = test.name.as_str();
     let labelled = format!(
         "    - apiVersion: v1\n      kind: ConfigMap\n      \
          metadata: {{name: labelled, namespace: {name}, labels: {{app: web}}}}\n      \
          data: {{color: green}}\n"
     );
-    apply("hub", &manifest_work("member-2", &name, &name, &labelled));
+    apply("hub", &manifest_work("member-2", name, name, &labelled));
     eventually("the labelled ConfigMap on member-2", APPLY_LIMIT, || {
-        member_has("member-2", &["get", "configmap", "labelled", "-n", &name]).then_some(())
+        member_has("member-2", &["get", "configmap", "labelled", "-n", name]).then_some(())
     });
     let listed = |value: &Value, list: &str| {
         let mut out: Vec<String> = value[list]
@@ -1523,7 +1440,7 @@ fn hub_ocm_render_and_status_pick_objects_by_namespace_and_the_manifests_labels(
         out
     };
     let render = |selector: &str| {
-        let value = hub_json(&["render", "-o", "json", "-n", &name, "-l", selector]);
+        let value = hub_json(&["render", "-o", "json", "-n", name, "-l", selector]);
         (listed(&value, "items"), listed(&value, "unplaced"))
     };
     assert_eq!(
@@ -1543,7 +1460,7 @@ fn hub_ocm_render_and_status_pick_objects_by_namespace_and_the_manifests_labels(
     );
     // Once OCM reports the ManifestWork Available, the one cell in scope is in sync.
     let cells = || {
-        let status = hub_json(&["status", "-o", "json", "-n", &name, "-l", "app=web"]);
+        let status = hub_json(&["status", "-o", "json", "-n", name, "-l", "app=web"]);
         status["items"]
             .as_array()
             .into_iter()
@@ -1577,20 +1494,18 @@ fn hub_ocm_render_and_status_pick_objects_by_namespace_and_the_manifests_labels(
 #[test]
 #[ignore = "needs the OCM testenv: run through cargo xtask test"]
 fn hub_ocm_the_live_view_reads_a_manifestworks_deployment_and_its_events_on_the_member() {
-    let _serial = serial();
-    ocm_hub();
-    let name = unique("object-view");
-    let _work = Cleanup::new("hub", &["manifestwork", &name, "-n", "member-1"]);
+    let test = work_test("object-view", "member-1");
+    let name = test.name.as_str();
     let (mut session, mut events) = hub_console();
     apply(
         "hub",
-        &deployment_work("member-1", &name, &name, 1, "nginx:1.27"),
+        &deployment_work("member-1", name, name, 1, "nginx:1.27"),
     );
     let key = format!("Deployment/{name}/web");
     let limit = Duration::from_secs(180);
     // member-1's deployment controller has scaled the Deployment's ReplicaSet: an Event.
     eventually("web's Events on member-1", limit, || {
-        harness::deployment_events("member-1", &name)
+        harness::deployment_events("member-1", name)
             .iter()
             .any(|(reason, _)| reason == "ScalingReplicaSet")
             .then_some(())
@@ -1615,7 +1530,7 @@ fn hub_ocm_the_live_view_reads_a_manifestworks_deployment_and_its_events_on_the_
         .object
         .as_ref()
         .expect("member-1 holds the Deployment");
-    let on_member = json("member-1", &["get", "deployment", "web", "-n", &name]);
+    let on_member = json("member-1", &["get", "deployment", "web", "-n", name]);
     assert_eq!(
         live["metadata"]["uid"], on_member["metadata"]["uid"],
         "kubectl on member-1 reads the same object"
@@ -1626,7 +1541,7 @@ fn hub_ocm_the_live_view_reads_a_manifestworks_deployment_and_its_events_on_the_
         read.live.diff, "",
         "member-1 holds what its ManifestWork says"
     );
-    let listed = harness::deployment_events("member-1", &name);
+    let listed = harness::deployment_events("member-1", name);
     let of_deployment: Vec<_> = read
         .live
         .events

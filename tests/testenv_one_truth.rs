@@ -9,8 +9,7 @@ mod harness;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use clap::Parser;
-use harness::{TestNamespace, env, inventory, kubectl, output_text};
+use harness::{FleetDir, TestNamespace, env, inventory, kubectl, output_text};
 use serde_json::Value;
 
 /// flotilla with one state directory across calls (the audit log lives there).
@@ -47,23 +46,17 @@ fn cell<'a>(items: &'a Value, name: &str) -> &'a Value {
 fn a_refused_apply_is_failed_with_the_servers_answer_on_every_surface() {
     let member = env().members[0].clone();
     let ns = TestNamespace::on("one-truth", std::slice::from_ref(&member));
-    let dir = tempfile::tempdir().expect("temp dir");
-    let (state, fleet) = (dir.path().join("state"), dir.path().join("fleet"));
-    std::fs::create_dir_all(&fleet).expect("fleet dir");
     let big = "x".repeat(1_100_000);
-    std::fs::write(
-        fleet.join("fleet.yaml"),
-        format!(
-            "{}apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big, namespace: {ns}}}\n\
+    let dir = FleetDir::new().fleet(format!(
+        "{}apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big, namespace: {ns}}}\n\
              data: {{blob: {big}}}\n---\n\
              apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
              metadata: {{name: big, namespace: {ns}}}\nspec:\n  resourceSelectors:\n  \
              - {{apiVersion: v1, kind: ConfigMap, name: big}}\n  placement: {{}}\n",
-            inventory(&[(&member, &member, "prod")]),
-            ns = ns.name
-        ),
-    )
-    .expect("write fleet");
+        inventory(&[(&member, &member, "prod")]),
+        ns = ns.name
+    ));
+    let (state, fleet) = (dir.state(), dir.path().to_path_buf());
 
     let apply = flotilla(&state, &fleet, &["apply", "--yes", "-o", "json"]);
     assert_eq!(apply.status.code(), Some(3), "{}", output_text(&apply));
@@ -90,17 +83,7 @@ fn a_refused_apply_is_failed_with_the_servers_answer_on_every_surface() {
     assert_eq!(cell(&json(&plan)["items"], "big")["action"], "error");
 
     // The console started afterwards shows the cell Failed with the same answer.
-    let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
-    let fleet_dir = fleet.to_string_lossy().to_string();
-    let cli = flotilla::cli::Cli::try_parse_from([
-        "flotilla",
-        "--kubeconfig",
-        &kubeconfig,
-        "--fleet",
-        &fleet_dir,
-    ])
-    .expect("flags");
-    let (mut live, _) = flotilla::launch::live_fleet(&cli.global).expect("live fleet");
+    let mut live = harness::live_fleet(&fleet, &[]);
     // The audit log this test's commands wrote (the console reads its own user's).
     let log = state.join("flotilla").join("audit.log");
     let entries = flotilla::jsonl::read::<Value>(&log, |_| true)
@@ -122,24 +105,24 @@ fn a_refused_apply_is_failed_with_the_servers_answer_on_every_surface() {
         let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
         let _effects = flotilla::backend::kube::live::spawn(live, events_tx);
         let mut state = flotilla::app::state_for_fleet(&fleet, "test".into());
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
         let shown = |s: &flotilla::app::state::State| {
             s.clusters[column].status.health == flotilla::model::Health::Ready
                 && s.cells.kind(row, column) == flotilla::model::StatusKind::Failed
         };
-        while !shown(&state) {
-            match tokio::time::timeout_at(deadline, events.recv()).await {
-                Ok(Some(event)) => {
-                    flotilla::app::update(&mut state, flotilla::app::Action::Backend(event));
-                }
-                Ok(None) => panic!("the backend stopped"),
-                Err(_) => panic!(
-                    "the console shows {:?} ({:?})",
-                    state.cells.kind(row, column),
-                    state.cells.message(row, column)
-                ),
-            }
-        }
+        let held = harness::run_within(
+            &mut state,
+            &mut events,
+            std::time::Duration::from_secs(60),
+            "the cell Failed",
+            shown,
+        )
+        .await;
+        assert!(
+            held,
+            "the console shows {:?} ({:?})",
+            state.cells.kind(row, column),
+            state.cells.message(row, column)
+        );
         assert_eq!(state.cells.message(row, column), Some(answer.as_str()));
     });
 }

@@ -7,7 +7,9 @@ mod harness;
 
 use std::time::{Duration, Instant};
 
-use harness::{Restart, TestNamespace, env, flotilla, kubectl_ok, output_text, testenv_cmd_ok};
+use harness::{
+    FleetDir, Restart, TestNamespace, env, flotilla, kubectl_ok, output_text, testenv_cmd_ok,
+};
 use serde_json::Value;
 
 /// The per-cluster timeout of plan and apply (backend::fanout::targets::Options::default()).
@@ -20,7 +22,6 @@ fn a_stopped_member_is_unreachable_and_the_others_succeed() {
     assert!(members.len() >= 3, "needs 3 members: {members:?}");
     let down = members[1].clone();
     let ns = TestNamespace::on("outage-propagate", &members);
-    let dir = tempfile::tempdir().expect("temp dir");
     let mut fleet = String::new();
     for member in &members {
         fleet.push_str(&format!(
@@ -35,7 +36,7 @@ fn a_stopped_member_is_unreachable_and_the_others_succeed() {
          [{{apiVersion: v1, kind: ConfigMap, name: settings}}]\n  placement: {{}}\n",
         ns = ns.name
     ));
-    std::fs::write(dir.path().join("fleet.yaml"), fleet).expect("write fleet");
+    let dir = FleetDir::new().fleet(fleet);
 
     let restart = Restart(&down);
     testenv_cmd_ok(&["stop", &down]);

@@ -9,10 +9,9 @@
 
 mod harness;
 
-use std::path::Path;
 use std::process::Output;
 
-use harness::{TestNamespace, flotilla, inventory, kubectl, kubectl_ok, output_text};
+use harness::{FleetDir, TestNamespace, flotilla, inventory, kubectl, kubectl_ok, output_text};
 use serde_json::Value;
 
 fn code(output: &Output) -> i32 {
@@ -22,10 +21,6 @@ fn code(output: &Output) -> i32 {
 fn json(output: &Output) -> Value {
     serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|e| panic!("invalid JSON ({e}): {}", output_text(output)))
-}
-
-fn write_fleet(dir: &Path, text: &str) {
-    std::fs::write(dir.join("fleet.yaml"), text).expect("write fleet");
 }
 
 fn web_fleet(ns: &str) -> String {
@@ -88,8 +83,8 @@ fn deployment_field(context: &str, ns: &str, path: &str) -> String {
 #[ignore = "needs testenv: run through cargo xtask test"]
 fn apply_places_overrides_and_repairs_drift() {
     let ns = TestNamespace::new("propagate-web");
-    let dir = tempfile::tempdir().expect("temp dir");
-    write_fleet(dir.path(), &web_fleet(&ns.name));
+    let dir = FleetDir::new();
+    dir.write("fleet.yaml", web_fleet(&ns.name));
     let fleet = dir.path();
 
     let plan = flotilla(fleet, &["plan", "-o", "json"]);
@@ -285,7 +280,7 @@ fn apply_places_overrides_and_repairs_drift() {
 #[ignore = "needs testenv: run through cargo xtask test"]
 fn a_field_owned_by_another_manager_is_a_named_conflict() {
     let ns = TestNamespace::new("propagate-conflict");
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = FleetDir::new();
     let mut fleet_text = inventory(&[("east", "member-1", "prod")]);
     fleet_text.push_str(&format!(
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: settings, namespace: {ns}}}\n\
@@ -295,7 +290,7 @@ fn a_field_owned_by_another_manager_is_a_named_conflict() {
          [{{apiVersion: v1, kind: ConfigMap, name: settings}}]\n  placement: {{}}\n",
         ns = ns.name
     ));
-    write_fleet(dir.path(), &fleet_text);
+    dir.write("fleet.yaml", &fleet_text);
     let apply = flotilla(dir.path(), &["apply", "--yes"]);
     assert_eq!(code(&apply), 0, "{}", output_text(&apply));
     kubectl_ok(
@@ -362,7 +357,7 @@ fn a_field_owned_by_another_manager_is_a_named_conflict() {
 #[ignore = "needs testenv: run through cargo xtask test"]
 fn apply_refuses_to_take_over_an_unowned_object_under_abort_and_overwrite_takes_it() {
     let ns = TestNamespace::new("propagate-abort");
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = FleetDir::new();
     let mut fleet_text = inventory(&[("east", "member-1", "prod")]);
     for (name, resolution) in [("kept", ""), ("taken", "  conflictResolution: Overwrite\n")] {
         fleet_text.push_str(&format!(
@@ -386,7 +381,7 @@ fn apply_refuses_to_take_over_an_unowned_object_under_abort_and_overwrite_takes_
             ],
         );
     }
-    write_fleet(dir.path(), &fleet_text);
+    dir.write("fleet.yaml", &fleet_text);
     let color = |name: &str| {
         kubectl_ok(
             "member-1",
@@ -458,7 +453,7 @@ fn apply_refuses_to_take_over_an_unowned_object_under_abort_and_overwrite_takes_
 #[ignore = "needs testenv: run through cargo xtask test"]
 fn a_readonly_context_is_forbidden_for_that_cluster_only() {
     let ns = TestNamespace::new("propagate-readonly");
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = FleetDir::new();
     let mut fleet_text = inventory(&[
         ("east", "member-1", "prod"),
         ("west", "member-2-readonly", "prod"),
@@ -474,7 +469,7 @@ fn a_readonly_context_is_forbidden_for_that_cluster_only() {
          [{{apiVersion: v1, kind: ConfigMap}}, {{apiVersion: v1, kind: Secret}}]\n  placement: {{}}\n",
         ns = ns.name
     ));
-    write_fleet(dir.path(), &fleet_text);
+    dir.write("fleet.yaml", &fleet_text);
 
     // Plan stays usable through read-only credentials (no dry-run: that is a PATCH).
     let plan = flotilla(dir.path(), &["plan", "-o", "json"]);
@@ -542,7 +537,7 @@ fn a_kind_without_its_crd_fails_on_that_member_only() {
             ],
         );
     }
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = FleetDir::new();
     let mut fleet_text = inventory(&[
         ("east", "member-1", "prod"),
         ("west", "member-2", "prod"),
@@ -556,7 +551,7 @@ fn a_kind_without_its_crd_fails_on_that_member_only() {
          [{{apiVersion: {group}/v1, kind: Widget, name: gear}}]\n  placement: {{}}\n",
         ns = ns.name
     ));
-    write_fleet(dir.path(), &fleet_text);
+    dir.write("fleet.yaml", &fleet_text);
     let apply = flotilla(dir.path(), &["apply", "--yes", "-o", "json"]);
     let stored = kubectl(
         "member-1",
@@ -609,7 +604,7 @@ fn a_kind_without_its_crd_fails_on_that_member_only() {
 #[ignore = "needs testenv: run through cargo xtask test"]
 fn prune_candidates_are_planned_but_never_deleted_without_prune() {
     let ns = TestNamespace::new("propagate-prune");
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = FleetDir::new();
     let config_maps = |names: &[&str]| {
         let mut text = inventory(&[("east", "member-1", "prod")]);
         for name in names {
@@ -627,7 +622,7 @@ fn prune_candidates_are_planned_but_never_deleted_without_prune() {
         ));
         text
     };
-    write_fleet(dir.path(), &config_maps(&["keep", "gone"]));
+    dir.write("fleet.yaml", config_maps(&["keep", "gone"]));
     let unconfirmed = flotilla(dir.path(), &["apply"]);
     assert_eq!(
         code(&unconfirmed),
@@ -643,7 +638,7 @@ fn prune_candidates_are_planned_but_never_deleted_without_prune() {
     let apply = flotilla(dir.path(), &["apply", "--yes"]);
     assert_eq!(code(&apply), 0, "{}", output_text(&apply));
 
-    write_fleet(dir.path(), &config_maps(&["keep"]));
+    dir.write("fleet.yaml", config_maps(&["keep"]));
     let plain = flotilla(dir.path(), &["plan", "-o", "json"]);
     assert_eq!(
         code(&plain),

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use harness::{TestNamespace, kubectl_ok, output_text, testenv_cmd_ok};
+use harness::{FleetDir, TestNamespace, kubectl_ok, output_text, testenv_cmd_ok};
 
 /// Every variable a proxy decision reads: removed from each command, then set as a test says.
 const PROXY_VARS: [&str; 7] = [
@@ -250,18 +250,14 @@ fn ready(output: &Output, cluster: &str) -> bool {
 }
 
 /// A ConfigMap placed on every cluster.
-fn write_fleet(dir: &Path, ns: &str) {
-    std::fs::write(
-        dir.join("fleet.yaml"),
-        format!(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: via-proxy, namespace: {ns}}}\n\
+fn fleet(ns: &str) -> FleetDir {
+    FleetDir::new().fleet(format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: via-proxy, namespace: {ns}}}\n\
              data: {{route: proxy}}\n---\n\
              apiVersion: policy.karmada.io/v1alpha1\nkind: ClusterPropagationPolicy\n\
              metadata: {{name: everywhere}}\nspec:\n  resourceSelectors:\n  \
              - {{apiVersion: v1, kind: ConfigMap}}\n  placement: {{}}\n"
-        ),
-    )
-    .expect("write fleet");
+    ))
 }
 
 #[test]
@@ -269,8 +265,7 @@ fn write_fleet(dir: &Path, ns: &str) {
 fn a_clusters_proxy_url_carries_every_command_through_the_proxy() {
     let proxy = TestProxy::start(false, &[]);
     let ns = TestNamespace::on("proxy-url", &["member-1".to_string()]);
-    let dir = tempfile::tempdir().expect("temp dir");
-    write_fleet(dir.path(), &ns.name);
+    let dir = fleet(&ns.name);
     let url = format!("http://flotilla:pr0xy-s3cret@{}", proxy.addr);
     let config = kubeconfig(dir.path(), &["member-1"], |_, cluster, _| {
         cluster["proxy-url"] = json!(url);

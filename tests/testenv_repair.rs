@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use flotilla::engine::document::parse::document_spans;
-use harness::{TestNamespace, env, kubectl_ok};
+use harness::{FleetDir, TestNamespace, env, kubectl_ok};
 use serde_json::Value;
 
 /// Runs flotilla with the environment's kubeconfig, the fleet, and a state directory the test
@@ -120,19 +120,28 @@ fn image(context: &str, ns: &str) -> String {
 
 struct Setup {
     ns: TestNamespace,
-    _dir: tempfile::TempDir,
+    _dir: FleetDir,
     fleet: PathBuf,
     file: PathBuf,
     state: tempfile::TempDir,
 }
 
+impl Setup {
+    /// flotilla on the fleet with the test's state directory.
+    fn run(&self, args: &[&str]) -> Output {
+        flotilla(&self.fleet, self.state.path(), args)
+    }
+
+    /// The fleet file as it is now.
+    fn read(&self) -> String {
+        std::fs::read_to_string(&self.file).expect("read fleet")
+    }
+}
+
 fn setup(test: &str) -> Setup {
     let ns = TestNamespace::new(test);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let fleet = dir.path().join("fleet");
-    std::fs::create_dir(&fleet).expect("fleet dir");
-    let file = fleet.join("fleet.yaml");
-    std::fs::write(&file, fleet_text(&ns.name)).expect("write fleet");
+    let dir = FleetDir::new().fleet(fleet_text(&ns.name));
+    let (fleet, file) = (dir.path().to_path_buf(), dir.join("fleet.yaml"));
     let state = tempfile::tempdir().expect("state dir");
     let apply = flotilla(&fleet, state.path(), &["apply", "--yes"]);
     assert_eq!(code(&apply), 0, "{}", text(&apply));
@@ -161,7 +170,7 @@ fn revert_one_member_adopt_the_other_and_drift_is_gone() {
         "member-2",
         &["scale", "deployment", "web", "-n", ns, "--replicas=6"],
     );
-    let drift = flotilla(&s.fleet, s.state.path(), &["drift", "-o", "json"]);
+    let drift = s.run(&["drift", "-o", "json"]);
     assert_eq!(code(&drift), 1, "{}", text(&drift));
     let items = json(&drift)["items"]
         .as_array()
@@ -176,23 +185,19 @@ fn revert_one_member_adopt_the_other_and_drift_is_gone() {
     assert_eq!(clusters, ["east", "west"], "{items:?}");
 
     // Revert east: kubectl sees the desired value back; west keeps its change.
-    let revert = flotilla(
-        &s.fleet,
-        s.state.path(),
-        &[
-            "repair",
-            "--revert",
-            "--cluster",
-            "east",
-            "--resource",
-            &deployment,
-            "--path",
-            "/spec/replicas",
-            "--yes",
-            "-o",
-            "json",
-        ],
-    );
+    let revert = s.run(&[
+        "repair",
+        "--revert",
+        "--cluster",
+        "east",
+        "--resource",
+        &deployment,
+        "--path",
+        "/spec/replicas",
+        "--yes",
+        "-o",
+        "json",
+    ]);
     assert_eq!(code(&revert), 0, "{}", text(&revert));
     let rows = json(&revert)["items"]
         .as_array()
@@ -209,7 +214,7 @@ fn revert_one_member_adopt_the_other_and_drift_is_gone() {
         "member-1",
         &["scale", "deployment", "web", "-n", ns, "--replicas=5"],
     );
-    let fight = flotilla(&s.fleet, s.state.path(), &["drift", "--cluster", "east"]);
+    let fight = s.run(&["drift", "--cluster", "east"]);
     assert_eq!(code(&fight), 1, "{}", text(&fight));
     let stderr = String::from_utf8_lossy(&fight.stderr);
     assert!(
@@ -217,32 +222,24 @@ fn revert_one_member_adopt_the_other_and_drift_is_gone() {
         "{}",
         text(&fight)
     );
-    let revert = flotilla(
-        &s.fleet,
-        s.state.path(),
-        &["repair", "--revert", "--cluster", "east", "--yes"],
-    );
+    let revert = s.run(&["repair", "--revert", "--cluster", "east", "--yes"]);
     assert_eq!(code(&revert), 0, "{}", text(&revert));
     assert_eq!(replicas("member-1", ns), "2");
 
     // Adopt west: the live value stays and the fleet carries it as an override.
-    let before = std::fs::read_to_string(&s.file).expect("read fleet");
-    let adopt = flotilla(
-        &s.fleet,
-        s.state.path(),
-        &[
-            "repair",
-            "--adopt",
-            "--cluster",
-            "west",
-            "--resource",
-            &deployment,
-            "--yes",
-        ],
-    );
+    let before = s.read();
+    let adopt = s.run(&[
+        "repair",
+        "--adopt",
+        "--cluster",
+        "west",
+        "--resource",
+        &deployment,
+        "--yes",
+    ]);
     assert_eq!(code(&adopt), 0, "{}", text(&adopt));
     assert_eq!(replicas("member-2", ns), "6");
-    let after = std::fs::read_to_string(&s.file).expect("read fleet");
+    let after = s.read();
     let (old_docs, new_docs) = (documents(&before), documents(&after));
     assert_eq!(new_docs.len(), old_docs.len() + 1, "{after}");
     assert_eq!(
@@ -262,9 +259,9 @@ fn revert_one_member_adopt_the_other_and_drift_is_gone() {
     let backup = std::fs::read_to_string(s.fleet.join("fleet.yaml.flotilla-bak")).expect("backup");
     assert_eq!(backup, before);
 
-    let drift = flotilla(&s.fleet, s.state.path(), &["drift"]);
+    let drift = s.run(&["drift"]);
     assert_eq!(code(&drift), 0, "{}", text(&drift));
-    let plan = flotilla(&s.fleet, s.state.path(), &["plan"]);
+    let plan = s.run(&["plan"]);
     assert_eq!(code(&plan), 0, "{}", text(&plan));
 
     // Adopting again edits the same policy in place: the other documents stay as they were.
@@ -272,27 +269,23 @@ fn revert_one_member_adopt_the_other_and_drift_is_gone() {
         "member-2",
         &["scale", "deployment", "web", "-n", ns, "--replicas=8"],
     );
-    let again = flotilla(
-        &s.fleet,
-        s.state.path(),
-        &[
-            "repair",
-            "--adopt",
-            "--cluster",
-            "west",
-            "--path",
-            "/spec/replicas",
-            "--yes",
-        ],
-    );
+    let again = s.run(&[
+        "repair",
+        "--adopt",
+        "--cluster",
+        "west",
+        "--path",
+        "/spec/replicas",
+        "--yes",
+    ]);
     assert_eq!(code(&again), 0, "{}", text(&again));
-    let last = std::fs::read_to_string(&s.file).expect("read fleet");
+    let last = s.read();
     let last_docs = documents(&last);
     assert_eq!(last_docs.len(), new_docs.len(), "{last}");
     assert_eq!(last_docs[..old_docs.len()], old_docs[..]);
     assert!(last_docs[old_docs.len()].contains("value: 8"), "{last}");
     assert!(!last.contains("value: 6"), "{last}");
-    let drift = flotilla(&s.fleet, s.state.path(), &["drift"]);
+    let drift = s.run(&["drift"]);
     assert_eq!(code(&drift), 0, "{}", text(&drift));
 
     let entries = audit_actions(s.state.path());
@@ -335,31 +328,23 @@ fn an_ignored_image_stops_reporting_and_apply_does_not_revert_it() {
             &["set", "image", "deployment/web", "web=nginx:1.28", "-n", ns],
         );
     }
-    let drift = flotilla(&s.fleet, s.state.path(), &["drift", "-o", "json"]);
+    let drift = s.run(&["drift", "-o", "json"]);
     assert_eq!(code(&drift), 1, "{}", text(&drift));
 
-    let before = std::fs::read_to_string(&s.file).expect("read fleet");
-    let ignore = flotilla(
-        &s.fleet,
-        s.state.path(),
-        &[
-            "repair",
-            "--ignore",
-            "--cluster",
-            "east",
-            "--resource",
-            &deployment,
-            "--path",
-            "/spec/template/spec/containers/0/image",
-            "--yes",
-        ],
-    );
+    let before = s.read();
+    let ignore = s.run(&[
+        "repair",
+        "--ignore",
+        "--cluster",
+        "east",
+        "--resource",
+        &deployment,
+        "--path",
+        "/spec/template/spec/containers/0/image",
+        "--yes",
+    ]);
     assert_eq!(code(&ignore), 0, "{}", text(&ignore));
-    assert_eq!(
-        std::fs::read_to_string(&s.file).expect("read fleet"),
-        before,
-        "the rule goes to its own file"
-    );
+    assert_eq!(s.read(), before, "the rule goes to its own file");
     let rule = std::fs::read_to_string(s.fleet.join("flotilla-ignore.yaml")).expect("rule file");
     assert!(
         rule.contains("kind: DriftIgnore")
@@ -368,7 +353,7 @@ fn an_ignored_image_stops_reporting_and_apply_does_not_revert_it() {
     );
 
     // East no longer reports; west, outside the rule, still does.
-    let drift = flotilla(&s.fleet, s.state.path(), &["drift", "-o", "json"]);
+    let drift = s.run(&["drift", "-o", "json"]);
     assert_eq!(code(&drift), 1, "{}", text(&drift));
     let items = json(&drift)["items"]
         .as_array()
@@ -380,21 +365,17 @@ fn an_ignored_image_stops_reporting_and_apply_does_not_revert_it() {
             && i["fields"][0]["path"] == "/spec/template/spec/containers/0/image"),
         "{items:?}"
     );
-    let drift_east = flotilla(&s.fleet, s.state.path(), &["drift", "--cluster", "east"]);
+    let drift_east = s.run(&["drift", "--cluster", "east"]);
     assert_eq!(code(&drift_east), 0, "{}", text(&drift_east));
-    let plan_east = flotilla(&s.fleet, s.state.path(), &["plan", "--cluster", "east"]);
+    let plan_east = s.run(&["plan", "--cluster", "east"]);
     assert_eq!(code(&plan_east), 0, "{}", text(&plan_east));
 
     // Apply (forcing, even) leaves east's image alone and puts west's back.
-    let apply = flotilla(
-        &s.fleet,
-        s.state.path(),
-        &["apply", "--yes", "--force-conflicts"],
-    );
+    let apply = s.run(&["apply", "--yes", "--force-conflicts"]);
     assert_eq!(code(&apply), 0, "{}", text(&apply));
     assert_eq!(image("member-1", ns), "nginx:1.28");
     assert_eq!(image("member-2", ns), "nginx:1.27");
-    let drift = flotilla(&s.fleet, s.state.path(), &["drift"]);
+    let drift = s.run(&["drift"]);
     assert_eq!(code(&drift), 0, "{}", text(&drift));
 
     let entries = audit_actions(s.state.path());
@@ -417,10 +398,8 @@ fn an_ignored_image_stops_reporting_and_apply_does_not_revert_it() {
 fn adopting_in_the_kubefed_dialect_adds_a_cluster_override() {
     let ns = TestNamespace::new("repair-kubefed");
     let ns = ns.name.as_str();
-    let dir = tempfile::tempdir().expect("temp dir");
-    let fleet = dir.path().join("fleet");
-    std::fs::create_dir(&fleet).expect("fleet dir");
-    let file = fleet.join("federated.yaml");
+    let dir = FleetDir::new();
+    let (fleet, file) = (dir.path().to_path_buf(), dir.join("federated.yaml"));
     let original = format!(
         r#"apiVersion: core.kubefed.io/v1beta1
 kind: KubeFedCluster
@@ -456,7 +435,7 @@ spec:
   placement: {{clusterSelector: {{}}}}
 "#
     );
-    std::fs::write(&file, &original).expect("write fleet");
+    dir.write("federated.yaml", &original);
     let state = tempfile::tempdir().expect("state dir");
     let apply = flotilla(&fleet, state.path(), &["apply", "--yes"]);
     assert_eq!(code(&apply), 0, "{}", text(&apply));

@@ -12,7 +12,7 @@ mod harness;
 
 use std::process::Command;
 
-use harness::{TestNamespace, env, kubectl_stdin};
+use harness::{FleetDir, TestNamespace, env, kubectl_stdin};
 
 /// One object of the corpus: what it varies, and its YAML.
 struct Case {
@@ -221,21 +221,17 @@ fn generated(ns: &str) -> Vec<Case> {
 /// Whether flotilla's offline load accepts the object: `render` on a fleet holding only it
 /// and one cluster.
 fn flotilla_accepts(yaml: &str) -> (bool, String) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let fleet = dir.path().join("fleet");
-    std::fs::create_dir_all(&fleet).expect("mkdir");
-    std::fs::write(
-        fleet.join("clusters.yaml"),
-        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: m1}\nspec: {syncMode: Push}\n",
-    )
-    .expect("write");
-    std::fs::write(fleet.join("object.yaml"), yaml).expect("write");
+    let fleet = FleetDir::new()
+        .clusters(
+            "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: m1}\nspec: {syncMode: Push}\n",
+        )
+        .file("object.yaml", yaml);
     let output = Command::new(env!("CARGO_BIN_EXE_flotilla"))
         .arg("--fleet")
-        .arg(&fleet)
+        .arg(fleet.path())
         .args(["render", "-o", "name"])
-        .env("XDG_STATE_HOME", dir.path())
-        .env("XDG_CONFIG_HOME", dir.path())
+        .env("XDG_STATE_HOME", fleet.root())
+        .env("XDG_CONFIG_HOME", fleet.root())
         .env_remove("KUBECONFIG")
         .output()
         .expect("run flotilla");

@@ -12,27 +12,21 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use clap::Parser;
 use flotilla::app;
 use flotilla::backend::kube::live;
-use flotilla::cli::Cli;
 use flotilla::messages::{CellRef, Effect};
 use flotilla::model::{Health, HealthKind, StatusKind};
 use tokio::sync::mpsc;
 
 use harness::PtyApp;
 use harness::proxy::RecordingProxy;
-use harness::{Restart, TestNamespace, env, flotilla, inventory, kubectl_ok, output_text};
+use harness::{FleetDir, Restart, TestNamespace, apply_fleet, env, kubectl_ok, prod_inventory};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// The three members as inventory, and a ConfigMap and a Deployment placed on all of them.
-fn wall_fleet(dir: &Path, ns: &str, members: &[String]) {
-    let clusters: Vec<(&str, &str, &str)> = members
-        .iter()
-        .map(|m| (m.as_str(), m.as_str(), "prod"))
-        .collect();
-    let mut text = inventory(&clusters);
+fn wall_fleet(ns: &str, members: &[String]) -> FleetDir {
+    let mut text = prod_inventory(members);
     text.push_str(&format!(
         r#"apiVersion: v1
 kind: ConfigMap
@@ -61,7 +55,7 @@ spec:
     clusterAffinity: {{labelSelector: {{matchLabels: {{env: prod}}}}}}
 "#
     ));
-    std::fs::write(dir.join("fleet.yaml"), text).expect("write fleet");
+    FleetDir::new().fleet(text)
 }
 
 /// The number shown in the wall's tile titled `title` (the line under the title).
@@ -118,10 +112,8 @@ fn the_wall_only_reads_however_many_keys_are_pressed() {
     let members: Vec<String> = env().members.iter().take(3).cloned().collect();
     assert_eq!(members.len(), 3, "the test environment needs 3 members");
     let ns = TestNamespace::on("wall-readonly", &members);
-    let dir = tempfile::tempdir().expect("temp dir");
-    wall_fleet(dir.path(), &ns.name, &members);
-    let applied = flotilla(dir.path(), &["apply", "--yes"]);
-    assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+    let dir = wall_fleet(&ns.name, &members);
+    apply_fleet(dir.path());
     // The members' controllers finish the rollout first: afterwards nothing writes.
     for member in &members {
         kubectl_ok(
@@ -214,10 +206,8 @@ fn a_stopped_member_turns_unreachable_on_the_wall_and_recovers() {
     let members: Vec<String> = env().members.iter().take(3).cloned().collect();
     let stopped = members.last().expect("a member").clone();
     let ns = TestNamespace::on("wall-outage", &members);
-    let dir = tempfile::tempdir().expect("temp dir");
-    wall_fleet(dir.path(), &ns.name, &members);
-    let applied = flotilla(dir.path(), &["apply", "--yes"]);
-    assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+    let dir = wall_fleet(&ns.name, &members);
+    apply_fleet(dir.path());
     let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
     let fleet = dir.path().to_string_lossy().to_string();
     let mut wall = PtyApp::spawn(
@@ -260,19 +250,8 @@ fn the_console_backend_applies_and_sees_drift_through_its_watches() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let members: Vec<String> = env().members.iter().take(3).cloned().collect();
     let ns = TestNamespace::on("console-live", &members);
-    let dir = tempfile::tempdir().expect("temp dir");
-    wall_fleet(dir.path(), &ns.name, &members);
-    let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
-    let fleet_dir = dir.path().to_string_lossy().to_string();
-    let cli = Cli::try_parse_from([
-        "flotilla",
-        "--kubeconfig",
-        &kubeconfig,
-        "--fleet",
-        &fleet_dir,
-    ])
-    .expect("flags");
-    let (live_fleet, _) = flotilla::launch::live_fleet(&cli.global).expect("live fleet");
+    let dir = wall_fleet(&ns.name, &members);
+    let live_fleet = harness::live_fleet(dir.path(), &[]);
     let fleet = live_fleet.fleet.clone();
     let deployment = fleet
         .resources

@@ -11,7 +11,7 @@ mod harness;
 use std::time::Duration;
 
 use harness::PtyApp;
-use harness::{TestNamespace, env, eventually, inventory, kubectl, kubectl_ok};
+use harness::{FleetDir, TestNamespace, env, eventually, kubectl, kubectl_ok, prod_inventory};
 
 /// The two tests share the members' Nodes: one at a time, so one's replicas never starve the
 /// other's.
@@ -19,13 +19,8 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A fleet placing Deployment `web` (`replicas` of one CPU each; a member's KWOK Node holds
 /// four, with `deadline` seconds to progress) on every member.
-fn write_fleet(dir: &std::path::Path, ns: &str, replicas: u32, deadline: u32) {
-    let clusters: Vec<(&str, &str, &str)> = env()
-        .members
-        .iter()
-        .map(|m| (m.as_str(), m.as_str(), "prod"))
-        .collect();
-    let mut text = inventory(&clusters);
+fn fleet(ns: &str, replicas: u32, deadline: u32) -> FleetDir {
+    let mut text = prod_inventory(&env().members);
     text.push_str(&format!(
         r#"apiVersion: apps/v1
 kind: Deployment
@@ -51,7 +46,7 @@ spec:
     clusterAffinity: {{labelSelector: {{matchLabels: {{env: prod}}}}}}
 "#
     ));
-    std::fs::write(dir.join("fleet.yaml"), text).expect("write the fleet");
+    FleetDir::new().fleet(text)
 }
 
 fn has_web(member: &str, ns: &str) -> bool {
@@ -60,12 +55,12 @@ fn has_web(member: &str, ns: &str) -> bool {
         .success()
 }
 
-/// The console on the fleet in `dir`, with its own (empty) config and state: the default
-/// wave gate, in sync and Healthy.
-fn console(dir: &std::path::Path, state: &std::path::Path) -> PtyApp {
+/// The console on `fleet`, with its own (empty) config and state: the default wave gate, in
+/// sync and Healthy.
+fn console(fleet: &FleetDir) -> PtyApp {
     let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
-    let fleet = dir.to_string_lossy().to_string();
-    let state = state.to_string_lossy().to_string();
+    let state = fleet.state().to_string_lossy().to_string();
+    let fleet = fleet.path().to_string_lossy().to_string();
     PtyApp::spawn(
         &["--kubeconfig", &kubeconfig, "--fleet", &fleet, "console"],
         200,
@@ -94,11 +89,9 @@ fn a_degraded_canary_stops_the_rollout_and_nothing_reaches_the_other_members() {
     let members = env().members.clone();
     let ns = TestNamespace::on("waves-degraded", &members);
     let ns = ns.name.as_str();
-    let dir = tempfile::tempdir().expect("temp dir");
-    let state = tempfile::tempdir().expect("state dir");
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    write_fleet(dir.path(), ns, 6, 15);
-    let mut app = console(dir.path(), state.path());
+    let fleet = fleet(ns, 6, 15);
+    let mut app = console(&fleet);
     propagate_with_a_canary(&mut app);
     let screen = app.wait_for_within(
         "the rollout to stop on the Degraded canary",
@@ -148,12 +141,10 @@ fn a_paused_rollout_holds_the_next_wave_until_resumed() {
     let members = env().members.clone();
     let ns = TestNamespace::on("waves-paused", &members);
     let ns = ns.name.as_str();
-    let dir = tempfile::tempdir().expect("temp dir");
-    let state = tempfile::tempdir().expect("state dir");
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     // A deadline no slow start reaches: this test is about the pause, not about Degraded.
-    write_fleet(dir.path(), ns, 1, 600);
-    let mut app = console(dir.path(), state.path());
+    let fleet = fleet(ns, 1, 600);
+    let mut app = console(&fleet);
     propagate_with_a_canary(&mut app);
     app.send("p");
     app.wait_for("the rollout paused", |s| s.contains("PAUSED"));

@@ -11,10 +11,10 @@ use std::sync::Arc;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use flotilla::app::action::Action;
 use flotilla::app::session::{Session, Store};
-use flotilla::app::state::State;
+use flotilla::app::state::{FleetEdit, FleetSave, State};
 use flotilla::config::keymap::{Key, KeyCodeName, KeyCommand, Keymap};
 use flotilla::engine::{Fleet, SourceFile, load_fleet};
-use flotilla::messages::Effect;
+use flotilla::messages::{CellRef, Effect};
 use tokio::sync::mpsc;
 
 /// A headless console: the session (state, fleet and files) and what it sent.
@@ -146,6 +146,29 @@ impl Console {
         assert_eq!(self.session.state.mode, before);
     }
 
+    /// Confirms with `y` an edit that saves one fleet document: nothing reaches the backend
+    /// before the save, and the one edit waiting is that document's: what it saves, the cells
+    /// it then propagates, and the objects it then deletes.
+    pub fn confirm_document(&mut self) -> (FleetSave, Vec<CellRef>, Vec<CellRef>) {
+        let effects = self.keys("y");
+        assert!(
+            effects.is_empty(),
+            "the backend hears of it after the save: {effects:?}"
+        );
+        let edits = self.session.state.edits.clone();
+        let [
+            FleetEdit::Document {
+                save,
+                cells,
+                delete,
+            },
+        ] = edits.as_slice()
+        else {
+            panic!("expected one edited document to save, got {edits:?}");
+        };
+        (save.clone(), cells.clone(), delete.clone())
+    }
+
     /// Effects the session sent to the backend so far.
     pub fn sent(&mut self) -> Vec<Effect> {
         let mut sent = Vec::new();
@@ -157,7 +180,7 @@ impl Console {
 
     /// Focuses the resources pane and puts its cursor on the resource with this display key.
     pub fn select(&mut self, key: &str) -> usize {
-        self.command(KeyCommand::FocusNext);
+        self.keys("<tab>");
         let row = self
             .state
             .resources
@@ -171,13 +194,7 @@ impl Console {
     /// Puts the clusters pane's cursor on this cluster (the matrix column).
     pub fn select_cluster(&mut self, name: &str) -> usize {
         let cluster = self.cluster(name);
-        self.session.state.cluster_view.cursor = self
-            .state
-            .cluster_view
-            .visible
-            .iter()
-            .position(|c| *c == cluster)
-            .expect("the cluster is visible");
+        put_cluster_cursor_on(&mut self.session.state, cluster);
         cluster
     }
 
@@ -293,4 +310,15 @@ pub fn put_cursor_on(state: &mut State, row: usize) {
         .iter()
         .position(|r| *r == row)
         .unwrap_or_else(|| panic!("resource row {row} is visible"));
+}
+
+/// Puts the clusters pane's cursor (the matrix column) on cluster `column`, as moving to it
+/// would; panics when the cluster is filtered out.
+pub fn put_cluster_cursor_on(state: &mut State, column: usize) {
+    state.cluster_view.cursor = state
+        .cluster_view
+        .visible
+        .iter()
+        .position(|c| *c == column)
+        .unwrap_or_else(|| panic!("cluster column {column} is visible"));
 }

@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use kube::Client;
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -273,6 +273,43 @@ impl Drop for TestNamespace {
     }
 }
 
+/// Waits until no other test of this binary holds the members (the hub tests share them, and
+/// some stop one): the guard lets the next one run.
+pub fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A hub test's footing: run alone among its binary's tests ([`serial`]), on a hub its file's
+/// check found ready, with a namespace of its own, deleted before the next test runs.
+pub struct HubTest {
+    pub ns: TestNamespace,
+    _serial: MutexGuard<'static, ()>,
+}
+
+impl HubTest {
+    /// Waits for its turn, runs `check` (which panics with instructions unless the hub is of
+    /// the file's kind), then creates namespace `test` on the hub only.
+    pub fn on_hub(test: &str, check: fn()) -> HubTest {
+        HubTest::on(test, &["hub".to_string()], check)
+    }
+
+    /// [`on_hub`](Self::on_hub), with the namespace created on `clusters`.
+    pub fn on(test: &str, clusters: &[String], check: fn()) -> HubTest {
+        let serial = serial();
+        check();
+        HubTest {
+            ns: TestNamespace::on(test, clusters),
+            _serial: serial,
+        }
+    }
+
+    /// The namespace's name.
+    pub fn ns(&self) -> &str {
+        &self.ns.name
+    }
+}
+
 /// Runs the flotilla binary with the environment's kubeconfig and the given fleet directory,
 /// with its own state and config directories so nothing of the user's leaks in.
 pub fn flotilla(fleet: &Path, args: &[&str]) -> Output {
@@ -290,6 +327,49 @@ pub fn flotilla(fleet: &Path, args: &[&str]) -> Output {
         .expect("run flotilla")
 }
 
+/// Applies fleet directory `fleet` to the environment: `flotilla apply --yes` must exit 0.
+pub fn apply_fleet(fleet: &Path) {
+    let applied = flotilla(fleet, &["apply", "--yes"]);
+    assert_eq!(applied.status.code(), Some(0), "{}", output_text(&applied));
+}
+
+/// The real console on `fleet` and the environment in a pseudo-terminal (200×50), keeping its
+/// state (the audit log, the edit journal) in `fleet.state()`.
+pub fn pty_console(fleet: &crate::harness::FleetDir) -> crate::harness::PtyApp {
+    let kubeconfig = env().kubeconfig_path.to_string_lossy().to_string();
+    let state = fleet.state().to_string_lossy().to_string();
+    let dir = fleet.path().to_string_lossy().to_string();
+    crate::harness::PtyApp::spawn(
+        &["--kubeconfig", &kubeconfig, "--fleet", &dir, "console"],
+        200,
+        50,
+        &[("XDG_STATE_HOME", &state)],
+    )
+}
+
+/// The console's live backend (not started) as `flotilla --kubeconfig KUBECONFIG --fleet
+/// FLEET FLAGS… console` builds it.
+pub fn live_fleet_with(
+    kubeconfig: &Path,
+    fleet: &Path,
+    flags: &[&str],
+) -> flotilla::backend::kube::live::LiveFleet {
+    use clap::Parser as _;
+
+    let kubeconfig = kubeconfig.to_string_lossy().to_string();
+    let fleet = fleet.to_string_lossy().to_string();
+    let mut args = vec!["flotilla", "--kubeconfig", &kubeconfig, "--fleet", &fleet];
+    args.extend(flags);
+    let cli = flotilla::cli::Cli::try_parse_from(args).expect("flags");
+    let (live_fleet, _) = flotilla::launch::live_fleet(&cli.global).expect("live fleet");
+    live_fleet
+}
+
+/// [`live_fleet_with`] the environment's kubeconfig.
+pub fn live_fleet(fleet: &Path, flags: &[&str]) -> flotilla::backend::kube::live::LiveFleet {
+    live_fleet_with(&env().kubeconfig_path, fleet, flags)
+}
+
 /// Both streams of a finished command, for assertion messages.
 pub fn output_text(output: &Output) -> String {
     format!(
@@ -297,6 +377,16 @@ pub fn output_text(output: &Output) -> String {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     )
+}
+
+/// Karmada Cluster inventory documents of `members`, each reached through its own context and
+/// labelled `env: prod`.
+pub fn prod_inventory(members: &[String]) -> String {
+    let clusters: Vec<(&str, &str, &str)> = members
+        .iter()
+        .map(|m| (m.as_str(), m.as_str(), "prod"))
+        .collect();
+    inventory(&clusters)
 }
 
 /// Karmada Cluster inventory documents: (cluster name, context, env label).
@@ -524,6 +614,20 @@ impl HubEvents {
     }
 }
 
+/// A runtime and flotilla's reader of the test environment's hub, connected as `--hub hub`
+/// connects.
+pub fn hub_reader() -> (tokio::runtime::Runtime, flotilla::backend::hub::Hub) {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let hub = runtime
+        .block_on(flotilla::backend::hub::connect(
+            Some(&env().kubeconfig_path),
+            "hub",
+            Default::default(),
+        ))
+        .expect("connect to the hub");
+    (runtime, hub)
+}
+
 /// The console's session on the hub `hub` (editable, as `flotilla --hub hub console` starts
 /// it), and its backend's events.
 pub fn hub_console() -> (flotilla::app::Session, HubEvents) {
@@ -541,19 +645,33 @@ pub fn hub_console() -> (flotilla::app::Session, HubEvents) {
     (started.session(state), HubEvents { runtime, events })
 }
 
-/// Puts the resource cursor on the row showing `key` (`Kind/ns/name`); its index.
-pub fn select_row(session: &mut flotilla::app::Session, key: &str) -> usize {
-    let row = session
+/// The index of the row showing `key` (`Kind/ns/name`).
+pub fn row_of(session: &flotilla::app::Session, key: &str) -> usize {
+    session
         .state
         .resources
         .iter()
         .position(|r| r.target.display_key() == key)
-        .unwrap_or_else(|| panic!("{key} is a row of the console"));
+        .unwrap_or_else(|| panic!("{key} is a row of the console"))
+}
+
+/// Puts the resource cursor on the row showing `key` (`Kind/ns/name`); its index.
+pub fn select_row(session: &mut flotilla::app::Session, key: &str) -> usize {
+    let row = row_of(session, key);
     crate::harness::console::put_cursor_on(&mut session.state, row);
     row
 }
 
-/// Opens the object view of row `key` on `member` through the real `update` (the matrix, then
+/// The matrix column of cluster `member` in the session's fleet.
+pub fn column_of(session: &flotilla::app::Session, member: &str) -> usize {
+    session
+        .state
+        .fleet
+        .cluster_index(member)
+        .unwrap_or_else(|| panic!("{member} is a column"))
+}
+
+/// Opens the object view of row `key` on `member` through the key path (tab to the matrix, then
 /// enter) and waits until the backend's read of that cell passes `done`.
 pub fn live_view_of(
     session: &mut flotilla::app::Session,
@@ -562,24 +680,11 @@ pub fn live_view_of(
     member: &str,
     done: &dyn Fn(&flotilla::app::state::object_view::LiveRead) -> bool,
 ) -> flotilla::app::state::object_view::LiveRead {
-    use flotilla::app::Action;
-    use flotilla::config::keymap::KeyCommand;
-
     let row = select_row(session, key);
-    let column = session
-        .state
-        .fleet
-        .cluster_index(member)
-        .unwrap_or_else(|| panic!("{member} is a column"));
-    session.dispatch(Action::Command(KeyCommand::FocusNext));
-    session.state.cluster_view.cursor = session
-        .state
-        .cluster_view
-        .visible
-        .iter()
-        .position(|c| *c == column)
-        .unwrap_or_else(|| panic!("{member} is visible"));
-    session.dispatch(Action::Command(KeyCommand::Select));
+    let column = column_of(session, member);
+    crate::harness::console::press_in(session, "<tab>");
+    crate::harness::console::put_cluster_cursor_on(&mut session.state, column);
+    crate::harness::console::press_in(session, "<enter>");
     assert!(
         matches!(
             session.state.mode,
@@ -663,6 +768,79 @@ pub fn pump_until_healthy(
         })
 }
 
+/// Pumps the hub console until the open override editor has its preview (the dry run of the
+/// edit, per cell); the preview.
+pub fn pump_until_previewed(
+    session: &mut flotilla::app::Session,
+    events: &mut HubEvents,
+) -> Vec<flotilla::messages::PlanItem> {
+    use flotilla::app::state::Mode;
+
+    events.pump(
+        session,
+        std::time::Duration::from_secs(30),
+        &|s| match &s.state.mode {
+            Mode::Overrides(editor) => !editor.dry_run.is_empty(),
+            _ => false,
+        },
+    );
+    let Mode::Overrides(editor) = &session.state.mode else {
+        unreachable!("the pump waited for the override editor")
+    };
+    editor.dry_run.clone()
+}
+
+/// The lines a unified diff removes or adds (its `---`/`+++` headers aside).
+pub fn changed_lines(diff: &str) -> Vec<&str> {
+    diff.lines()
+        .filter(|l| {
+            (l.starts_with('-') || l.starts_with('+'))
+                && !l.starts_with("---")
+                && !l.starts_with("+++")
+        })
+        .collect()
+}
+
+/// Pumps the hub console until row `key` is Degraded on `member`; the row's health per member
+/// then.
+pub fn pump_until_degraded(
+    session: &mut flotilla::app::Session,
+    events: &mut HubEvents,
+    key: &str,
+    member: &str,
+    limit: std::time::Duration,
+) -> std::collections::BTreeMap<String, (flotilla::model::HealthKind, String)> {
+    events.pump(session, limit, &|s| {
+        console_health(s, key)
+            .get(member)
+            .is_some_and(|(kind, _)| *kind == flotilla::model::HealthKind::Degraded)
+    });
+    console_health(session, key)
+}
+
+/// `status --hub` for `key` ([`hub_status_health`]) once it says Healthy on every member;
+/// panics after `limit`.
+pub fn hub_status_until_healthy(
+    key: &str,
+    limit: std::time::Duration,
+) -> std::collections::BTreeMap<String, (String, String)> {
+    eventually("status --hub to say Healthy", limit, || {
+        let status = hub_status_health(key);
+        env()
+            .members
+            .iter()
+            .all(|m| status.get(m).is_some_and(|(h, _)| h == "Healthy"))
+            .then_some(status)
+    })
+}
+
+/// The available replicas kubectl reads of Deployment `ns/web` on `member`.
+pub fn available_replicas(member: &str, ns: &str) -> String {
+    jsonpath(member, "deploy/web", ns, "{.status.availableReplicas}")
+        .trim()
+        .to_string()
+}
+
 /// The console model's health of row `key` on each member: (kind, reason).
 pub fn console_health(
     session: &flotilla::app::Session,
@@ -723,23 +901,38 @@ pub async fn run_until(
     state: &mut flotilla::app::State,
     events: &mut tokio::sync::mpsc::UnboundedReceiver<flotilla::messages::BackendEvent>,
     what: &str,
-    done: impl Fn(&flotilla::app::State) -> bool,
+    done: impl FnMut(&flotilla::app::State) -> bool,
 ) {
-    let deadline = tokio::time::Instant::now() + crate::harness::wait_limit();
+    let held = run_within(state, events, crate::harness::wait_limit(), what, done).await;
+    assert!(
+        held,
+        "timed out waiting for {what}; clusters: {:?}",
+        state
+            .clusters
+            .iter()
+            .map(|c| (&c.status.health, &c.status.message))
+            .collect::<Vec<_>>()
+    );
+}
+
+/// Feeds the console backend's events into `state` through the real `update` until `done`
+/// holds (true) or `limit` passes (false); panics naming `what` when the backend stops.
+pub async fn run_within(
+    state: &mut flotilla::app::State,
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<flotilla::messages::BackendEvent>,
+    limit: std::time::Duration,
+    what: &str,
+    mut done: impl FnMut(&flotilla::app::State) -> bool,
+) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
     while !done(state) {
         match tokio::time::timeout_at(deadline, events.recv()).await {
             Ok(Some(event)) => {
                 flotilla::app::update(state, flotilla::app::Action::Backend(event));
             }
             Ok(None) => panic!("the backend stopped before {what}"),
-            Err(_) => panic!(
-                "timed out waiting for {what}; clusters: {:?}",
-                state
-                    .clusters
-                    .iter()
-                    .map(|c| (&c.status.health, &c.status.message))
-                    .collect::<Vec<_>>()
-            ),
+            Err(_) => return false,
         }
     }
+    true
 }
