@@ -298,8 +298,7 @@ mod tests {
             view,
             cached: Some(Cached {
                 caches,
-                changes,
-                live: BuiltLive::Karmada(live),
+                live: BuiltLive::Karmada(live, changes),
             }),
         };
         let (events, mut console) = mpsc::unbounded_channel();
@@ -318,10 +317,7 @@ mod tests {
         let failed = work("b", "False", "2");
         writers[WORKS].apply_watcher_event(&watcher::Event::Apply(failed.clone()));
         changed
-            .send(Change::Applied {
-                kind: WORKS,
-                object: std::sync::Arc::new(failed),
-            })
+            .send(Change::of(WORKS, &failed, false, karmada::delta::parse))
             .await
             .expect("the loop takes changes");
         let cells = next_but(&mut console, |e| {

@@ -158,7 +158,7 @@ impl<L: IncrementalView> Pass<L> {
     /// what they changed: the touched cells whose value changed, the columns whose health
     /// changed, the rows new to the console; a relist (or the hub answering again) rebuilds
     /// the whole view instead.
-    pub fn take_in(&mut self, batch: Vec<Change>, caches: &Caches) -> Vec<BackendEvent> {
+    pub fn take_in(&mut self, batch: Vec<Change<L::Object>>, caches: &Caches) -> Vec<BackendEvent> {
         let mut whole = false;
         let mut before = Before {
             rows: self.live.view().rows.len(),
@@ -462,8 +462,6 @@ mod tests {
     /// A Karmada hub in memory: members a and b, binding `web` on both, both Works Applied
     /// with `color` blue; the pass started from the view of the same objects.
     mod cached {
-        use std::sync::Arc;
-
         use crate::backend::hub::cache::CacheWriter;
         use kube::api::DynamicObject;
         use kube::runtime::watcher;
@@ -534,10 +532,12 @@ mod tests {
                     "health": "Healthy"}]}}));
             writers[1].apply_watcher_event(&watcher::Event::Apply(binding.clone()));
             let news = pass.take_in(
-                vec![Change::Applied {
-                    kind: 1,
-                    object: Arc::new(binding),
-                }],
+                vec![Change::of(
+                    1,
+                    &binding,
+                    false,
+                    crate::backend::hub::karmada::delta::parse,
+                )],
                 &caches,
             );
             let added: Vec<String> = news
@@ -611,12 +611,17 @@ mod tests {
             (caches, writers, pass)
         }
 
-        fn watched(writers: &mut [CacheWriter], object: DynamicObject) -> Change {
+        fn watched(
+            writers: &mut [CacheWriter],
+            object: DynamicObject,
+        ) -> Change<crate::backend::hub::karmada::delta::Object> {
             writers[WORKS].apply_watcher_event(&watcher::Event::Apply(object.clone()));
-            Change::Applied {
-                kind: WORKS,
-                object: Arc::new(object),
-            }
+            Change::of(
+                WORKS,
+                &object,
+                false,
+                crate::backend::hub::karmada::delta::parse,
+            )
         }
 
         fn cells(events: &[BackendEvent]) -> Vec<CellUpdate> {
@@ -669,10 +674,12 @@ mod tests {
                     "health": "Unhealthy"}]}}));
             writers[1].apply_watcher_event(&watcher::Event::Apply(binding.clone()));
             let events = pass.take_in(
-                vec![Change::Applied {
-                    kind: 1,
-                    object: Arc::new(binding),
-                }],
+                vec![Change::of(
+                    1,
+                    &binding,
+                    false,
+                    crate::backend::hub::karmada::delta::parse,
+                )],
                 &caches,
             );
             assert!(cells(&events).is_empty(), "the sync status did not move");

@@ -306,27 +306,80 @@ pub fn aggregated_health(item: &Value) -> Option<CellHealth> {
 
 /// A Work object; `None` when it belongs to no binding or to no member namespace.
 pub fn work_of(value: &Value) -> Option<Work> {
-    let binding_id = text(
-        value,
-        "/metadata/labels/resourcebinding.karmada.io~1permanent-id",
-    );
-    let cluster = text(value, "/metadata/namespace")
-        .strip_prefix("karmada-es-")?
-        .to_string();
-    if binding_id.is_empty() {
-        return None;
-    }
-    let applied = condition(value, "Applied");
     let manifests = value
         .pointer("/spec/workload/manifests")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let suspended = value
-        .pointer("/spec/suspendDispatching")
+    work_in(
+        &value["metadata"],
+        value.pointer("/spec/suspendDispatching"),
+        &value["status"],
+        manifests,
+    )
+}
+
+/// A Work as the incremental view reads it, parsed from its JSON in one pass: its name and
+/// metadata, `spec.suspendDispatching` and status; its manifests are skipped unparsed (the
+/// store keeps them).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+pub struct WorkParts {
+    metadata: Value,
+    spec: WorkSpecParts,
+    status: Value,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct WorkSpecParts {
+    #[serde(rename = "suspendDispatching")]
+    suspend_dispatching: Option<Value>,
+}
+
+impl WorkParts {
+    /// The Work's name.
+    pub fn name(&self) -> String {
+        text(&self.metadata, "/name")
+    }
+
+    /// The Work without its manifests, as [`work_of`] reads it.
+    pub fn work(&self) -> Option<Work> {
+        work_in(
+            &self.metadata,
+            self.spec.suspend_dispatching.as_ref(),
+            &self.status,
+            Vec::new(),
+        )
+    }
+}
+
+/// A Work from its `metadata`, `spec.suspendDispatching`, `status` and manifests; `None` when
+/// it belongs to no binding or to no member namespace.
+fn work_in(
+    metadata: &Value,
+    suspend_dispatching: Option<&Value>,
+    status: &Value,
+    manifests: Vec<Value>,
+) -> Option<Work> {
+    let binding_id = text(metadata, "/labels/resourcebinding.karmada.io~1permanent-id");
+    let cluster = text(metadata, "/namespace")
+        .strip_prefix("karmada-es-")?
+        .to_string();
+    if binding_id.is_empty() {
+        return None;
+    }
+    let condition = |kind: &str| {
+        status
+            .get("conditions")
+            .and_then(Value::as_array)
+            .and_then(|conditions| conditions.iter().find(|c| c["type"] == kind))
+    };
+    let applied = condition("Applied");
+    let suspended = suspend_dispatching
         .and_then(Value::as_bool)
         .unwrap_or(false)
-        || condition(value, "Dispatching")
+        || condition("Dispatching")
             .is_some_and(|c| c["status"] == "False" && c["reason"] == "SuspendDispatching");
     Some(Work {
         binding_id,
@@ -352,10 +405,12 @@ pub fn is_target(manifest: &Value, target: &ResourceRef) -> bool {
 /// `spec.suspendDispatching` (upstream's `IsWorkSuspendDispatching`) or, before the Work
 /// says so, the binding's suspension (upstream's `shouldSuspendDispatching`). A suspended
 /// Work may still say Applied (karmada#6542): suspension is what the cell shows.
-pub fn suspended(binding: &Binding, work: Option<&Work>, cluster: &str) -> Option<String> {
+///
+/// `work_suspended` is whether the cluster's Work is suspended (`None`: there is no Work yet).
+pub fn suspended(binding: &Binding, work_suspended: Option<bool>, cluster: &str) -> Option<String> {
     let on_binding = binding.suspension.dispatching
         || binding.suspension.on_clusters.iter().any(|c| c == cluster);
-    if !on_binding && !work.is_some_and(|w| w.suspended) {
+    if !on_binding && work_suspended != Some(true) {
         return None;
     }
     let scope = if binding.suspension.dispatching {
@@ -368,12 +423,48 @@ pub fn suspended(binding: &Binding, work: Option<&Work>, cluster: &str) -> Optio
     Some(format!(
         "Karmada holds back dispatching {scope} (ResourceBinding {} suspension); the Work {}",
         binding.name,
-        match work {
-            Some(w) if w.suspended => "is suspended",
-            Some(_) => "is not yet marked suspended",
+        match work_suspended {
+            Some(true) => "is suspended",
+            Some(false) => "is not yet marked suspended",
             None => "is not written yet",
         }
     ))
+}
+
+/// The cell of `binding` on `cluster`, where Karmada scheduled it (with `replicas` when
+/// divided), from that cluster's Work: its state and whether it is suspended (`None`: there
+/// is no Work for the cluster yet). A row's cells are this, cluster by cluster.
+pub fn cell_on(
+    binding: &Binding,
+    cluster: &str,
+    replicas: Option<i64>,
+    work: Option<(&WorkState, bool)>,
+) -> (CellStatus, Option<String>) {
+    let replicas = replicas
+        .map(|r| format!(" ({r} replicas)"))
+        .unwrap_or_default();
+    if let Some(why) = suspended(binding, work.map(|(_, suspended)| suspended), cluster) {
+        return (CellStatus::Suspended(why), None);
+    }
+    match work.map(|(state, _)| state) {
+        None => (
+            CellStatus::Pending,
+            Some(format!("scheduled{replicas}; no Work for {cluster} yet")),
+        ),
+        Some(WorkState {
+            applied: Some(true),
+            ..
+        }) => (CellStatus::InSync, Some(format!("Work Applied{replicas}"))),
+        Some(WorkState {
+            applied: Some(false),
+            reason,
+            message,
+        }) => (CellStatus::Failed(format!("{reason}: {message}")), None),
+        Some(WorkState { applied: None, .. }) => (
+            CellStatus::Pending,
+            Some(format!("Work not applied yet{replicas}")),
+        ),
+    }
 }
 
 /// The console's row for a binding: a cell for every cluster Karmada scheduled it to, from
@@ -388,32 +479,13 @@ pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
         .clusters
         .iter()
         .map(|(cluster, replicas)| {
-            let replicas = replicas
-                .map(|r| format!(" ({r} replicas)"))
-                .unwrap_or_default();
             let work = by_cluster.get(cluster.as_str());
-            if let Some(why) = suspended(binding, work.copied(), cluster) {
-                return (cluster.clone(), (CellStatus::Suspended(why), None));
-            }
-            let cell = match work.map(|w| &w.state) {
-                None => (
-                    CellStatus::Pending,
-                    Some(format!("scheduled{replicas}; no Work for {cluster} yet")),
-                ),
-                Some(WorkState {
-                    applied: Some(true),
-                    ..
-                }) => (CellStatus::InSync, Some(format!("Work Applied{replicas}"))),
-                Some(WorkState {
-                    applied: Some(false),
-                    reason,
-                    message,
-                }) => (CellStatus::Failed(format!("{reason}: {message}")), None),
-                Some(WorkState { applied: None, .. }) => (
-                    CellStatus::Pending,
-                    Some(format!("Work not applied yet{replicas}")),
-                ),
-            };
+            let cell = cell_on(
+                binding,
+                cluster,
+                *replicas,
+                work.map(|w| (&w.state, w.suspended)),
+            );
             (cluster.clone(), cell)
         })
         .collect();
