@@ -27,6 +27,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::backend::hub::error::HubError;
 use crate::backend::hub::view::HubView;
 use crate::messages::CellRef;
 use crate::model::{CellHealth, CellStatus};
@@ -679,13 +680,13 @@ pub trait IncrementalView: Send + Sized + 'static {
     fn parse(kind: usize, text: &str) -> Self::Object;
 
     /// The whole view from the stores, in the rows and columns of `shown`.
-    fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Self, String>;
+    fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Self, HubError>;
 
     /// The hub's members in the stores now, as the view's columns name them.
     fn members(
         caches: &Caches,
         kubeconfig: &Kubeconfig,
-    ) -> Result<Vec<(crate::model::ClusterSpec, crate::model::ClusterStatus)>, String>;
+    ) -> Result<Vec<(crate::model::ClusterSpec, crate::model::ClusterStatus)>, HubError>;
 
     fn view(&self) -> &HubView;
 

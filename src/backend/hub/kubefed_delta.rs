@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::cache::{Caches, IncrementalView, Touched};
 use super::kubefed::{Context, FederatedType, clusters_of, context_of, row_of, type_of, view_of};
 use super::view::{HubView, aligned};
+use crate::backend::hub::error::HubError;
 use crate::engine::dialect::kubefed::{KfPlacement, KindMap};
 use crate::model::{ClusterSpec, ResourceRef};
 
@@ -65,7 +66,7 @@ impl Live {
     }
 
     /// Rows, context and indexes from the stores, in the rows and columns of `shown`.
-    fn build(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
+    fn build(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, HubError> {
         let configs = caches.values(Live::configs(caches));
         let declared: Vec<FederatedType> = configs.iter().filter_map(type_of).collect();
         let types: Vec<Option<FederatedType>> = caches
@@ -141,14 +142,14 @@ impl IncrementalView for Live {
         parse(kind, text)
     }
 
-    fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
+    fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, HubError> {
         Live::build(shown, caches, kubeconfig)
     }
 
     fn members(
         caches: &Caches,
         kubeconfig: &Kubeconfig,
-    ) -> Result<Vec<(crate::model::ClusterSpec, crate::model::ClusterStatus)>, String> {
+    ) -> Result<Vec<(crate::model::ClusterSpec, crate::model::ClusterStatus)>, HubError> {
         clusters_of(&caches.values(CLUSTERS), kubeconfig)
     }
 

@@ -10,7 +10,8 @@ use tokio::sync::mpsc;
 
 use super::view_changes::whole_view;
 use crate::backend::hub::cache::{Caches, Change, IncrementalView};
-use crate::backend::hub::connect::{Hub, HubError};
+use crate::backend::hub::connect::Hub;
+use crate::backend::hub::error::HubError;
 use crate::backend::hub::view::HubView;
 use crate::backend::hub::{karmada, kubefed_delta, ocm};
 use crate::model::HubKind;

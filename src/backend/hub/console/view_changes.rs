@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::effects::{Expectation, follow};
 use crate::backend::hub::cache::{Caches, Change, IncrementalView, Touched, cells_of, health_of};
+use crate::backend::hub::error::HubError;
 use crate::backend::hub::view::{HubRow, HubView};
 use crate::messages::{AddedResource, BackendEvent, CellRef, CellUpdate, HealthUpdate};
 use crate::model::{CellHealth, CellStatus, ClusterStatus, Dialect, Health, HubKind};
@@ -132,7 +133,7 @@ impl<L: IncrementalView> Pass<L> {
         shown: &HubView,
         caches: &Caches,
         kubeconfig: &kube::config::Kubeconfig,
-    ) -> Result<(Pass<L>, Vec<BackendEvent>), String> {
+    ) -> Result<(Pass<L>, Vec<BackendEvent>), HubError> {
         let (live, events) = whole_read::<L>(shown, caches, kubeconfig)?;
         Ok((Pass::new(live, caches.kinds.len(), kubeconfig), events))
     }
@@ -370,7 +371,7 @@ fn whole_read<L: IncrementalView>(
     shown: &HubView,
     caches: &Caches,
     kubeconfig: &kube::config::Kubeconfig,
-) -> Result<(L, Vec<BackendEvent>), String> {
+) -> Result<(L, Vec<BackendEvent>), HubError> {
     count_full_read();
     let live = L::read(shown, caches, kubeconfig)?;
     let mut events = announced(&added_rows(shown, live.view()));
@@ -384,7 +385,7 @@ pub(super) fn whole_view<L: IncrementalView>(
     kind: HubKind,
     caches: &Caches,
     kubeconfig: &kube::config::Kubeconfig,
-) -> Result<(HubView, L), String> {
+) -> Result<(HubView, L), HubError> {
     let mut clusters = L::members(caches, kubeconfig)?;
     clusters.sort_by(|a, b| a.0.name.cmp(&b.0.name));
     let shown = HubView {

@@ -18,6 +18,7 @@ use super::first_view::{Cached, KindLive, resumable};
 use super::view_changes::{Pass, added_rows, announced, changes, count_full_read, unreachable_hub};
 use crate::backend::hub::cache::{Caches, Change, IncrementalView};
 use crate::backend::hub::connect::Hub;
+use crate::backend::hub::error::HubError;
 use crate::backend::hub::member_health::{self, Survey, Unsettled};
 use crate::backend::hub::preview::preview_view;
 use crate::backend::hub::view::{HubView, aligned};
@@ -84,7 +85,7 @@ pub(super) trait ViewSource: Send + Sized {
         hub: &Hub,
         fleet: &Fleet,
         cells: &[CellRef],
-    ) -> impl Future<Output = Result<HubView, String>> + Send;
+    ) -> impl Future<Output = Result<HubView, HubError>> + Send;
 }
 
 /// The fallback: the hub read whole whenever a watched object changes, and on a timer besides
@@ -181,8 +182,8 @@ impl ViewSource for WholeReads {
         hub: &Hub,
         _fleet: &Fleet,
         _cells: &[CellRef],
-    ) -> Result<HubView, String> {
-        hub.read().await.map_err(|err| err.to_string())
+    ) -> Result<HubView, HubError> {
+        hub.read().await
     }
 }
 
@@ -513,7 +514,7 @@ impl<L: KindLive> ViewSource for CacheReads<L> {
         _hub: &Hub,
         fleet: &Fleet,
         cells: &[CellRef],
-    ) -> impl Future<Output = Result<HubView, String>> + Send {
+    ) -> impl Future<Output = Result<HubView, HubError>> + Send {
         std::future::ready(Ok(preview_view(
             &self.pass.live,
             &self.caches,

@@ -18,6 +18,7 @@ use super::read::{
     view_of, works_by_binding,
 };
 use crate::backend::hub::cache::{Caches, IncrementalView, Touched, value_of};
+use crate::backend::hub::error::HubError;
 use crate::backend::hub::view::{HubView, aligned};
 use crate::model::{ClusterStatus, Health, ResourceRef};
 
@@ -113,11 +114,11 @@ impl Live {
         bindings: impl IntoIterator<Item = Binding>,
         works: impl IntoIterator<Item = WorkParts>,
         kubeconfig: &Kubeconfig,
-    ) -> Result<Live, String> {
+    ) -> Result<Live, HubError> {
         let mut members = clusters
             .into_iter()
             .map(|cluster| member_of(&cluster, kubeconfig))
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, HubError>>()?;
         members.sort_by(|a, b| a.0.name.cmp(&b.0.name));
         let bindings: Vec<Binding> = bindings.into_iter().collect();
         let mut index: HashMap<String, HashMap<String, WorkEntry>> = HashMap::new();
@@ -310,7 +311,7 @@ impl IncrementalView for Live {
         parse(kind, text)
     }
 
-    fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
+    fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, HubError> {
         let binding = |_: usize, text: &str| binding_of(&json_of(text));
         let bindings = caches
             .each_parsed(BINDINGS, binding)
@@ -323,7 +324,7 @@ impl IncrementalView for Live {
     fn members(
         caches: &Caches,
         kubeconfig: &Kubeconfig,
-    ) -> Result<Vec<(crate::model::ClusterSpec, ClusterStatus)>, String> {
+    ) -> Result<Vec<(crate::model::ClusterSpec, ClusterStatus)>, HubError> {
         caches
             .each_object(CLUSTERS)
             .map(|cluster| member_of(&value_of(&cluster), kubeconfig))

@@ -10,6 +10,7 @@ use kube::discovery::ApiResource;
 use serde_json::Value;
 
 use super::types::{binding_resources, cluster_resource, policy_resources};
+use crate::backend::hub::error::HubError;
 use crate::backend::hub::objects::{condition, list_values, reason_message, text};
 use crate::backend::hub::view::{HubRender, HubRow, HubView, RenderedObject, sort_rows};
 use crate::engine::document::parse::Doc;
@@ -25,7 +26,7 @@ use crate::model::{
 pub async fn clusters(
     client: &Client,
     kubeconfig: &Kubeconfig,
-) -> Result<Vec<(ClusterSpec, ClusterStatus)>, String> {
+) -> Result<Vec<(ClusterSpec, ClusterStatus)>, HubError> {
     let mut clusters = Vec::new();
     for value in list_values(client, &cluster_resource()).await? {
         clusters.push(member_of(&value, kubeconfig)?);
@@ -38,10 +39,11 @@ pub async fn clusters(
 pub fn member_of(
     value: &Value,
     kubeconfig: &Kubeconfig,
-) -> Result<(ClusterSpec, ClusterStatus), String> {
+) -> Result<(ClusterSpec, ClusterStatus), HubError> {
     let name = text(value, "/metadata/name");
     let doc = Doc::from_value(&format!("hub Cluster/{name}"), value.clone());
-    let mut spec = parse_cluster(&doc, InventoryKind::Karmada).map_err(|e| e.to_string())?;
+    let mut spec = parse_cluster(&doc, InventoryKind::Karmada)
+        .map_err(|e| HubError::Unreadable(e.to_string()))?;
     if spec.context.is_empty() && kubeconfig.contexts.iter().any(|c| c.name == spec.name) {
         spec.context = spec.name.clone();
     }
@@ -561,7 +563,7 @@ pub fn list_page_size(kind: &ApiResource) -> u32 {
 }
 
 /// The hub's bindings and Works as they are now.
-pub async fn bindings_and_works(client: &Client) -> Result<(Vec<Binding>, Vec<Work>), String> {
+pub async fn bindings_and_works(client: &Client) -> Result<(Vec<Binding>, Vec<Work>), HubError> {
     let bindings = bindings(client).await?;
     let [_, _, works] = binding_resources();
     let works = list_values(client, &works)
@@ -573,7 +575,7 @@ pub async fn bindings_and_works(client: &Client) -> Result<(Vec<Binding>, Vec<Wo
 }
 
 /// Every ResourceBinding and ClusterResourceBinding on the hub (not their Works).
-pub async fn bindings(client: &Client) -> Result<Vec<Binding>, String> {
+pub async fn bindings(client: &Client) -> Result<Vec<Binding>, HubError> {
     let [bindings, cluster_bindings, _] = binding_resources();
     Ok(list_values(client, &bindings)
         .await?
@@ -584,7 +586,7 @@ pub async fn bindings(client: &Client) -> Result<Vec<Binding>, String> {
 }
 
 /// Reads the hub: clusters, and one row per binding (sorted by their template) with its Works.
-pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, String> {
+pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, HubError> {
     let (view, _, _) = read_with_sources(client, kubeconfig).await?;
     Ok(view)
 }
@@ -612,7 +614,7 @@ async fn read_with_sources(
         Vec<Binding>,
         std::collections::HashMap<String, Vec<Work>>,
     ),
-    String,
+    HubError,
 > {
     let clusters = clusters(client, kubeconfig).await?;
     let (bindings, works) = bindings_and_works(client).await?;
@@ -641,7 +643,7 @@ pub fn view_of(
 
 /// The objects Karmada wrote into the Works, cluster by cluster (clusters in name order,
 /// objects in template order), and the bindings' unplaced clusters.
-pub async fn rendered(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubRender, String> {
+pub async fn rendered(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubRender, HubError> {
     let (view, bindings, works) = read_with_sources(client, kubeconfig).await?;
     let by_target: std::collections::HashMap<&ResourceRef, &Binding> =
         bindings.iter().map(|b| (&b.target, b)).collect();

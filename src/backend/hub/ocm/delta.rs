@@ -18,6 +18,7 @@ use super::read::{
 };
 use super::types::WORK_GROUP;
 use crate::backend::hub::cache::{Caches, IncrementalView, Touched};
+use crate::backend::hub::error::HubError;
 use crate::backend::hub::view::{HubRow, HubView, aligned, row_order};
 use crate::model::HubKind;
 use crate::model::{CellHealth, CellStatus, ClusterStatus, Health, ResourceRef};
@@ -428,7 +429,7 @@ impl IncrementalView for Live {
         parse(kind, text)
     }
 
-    fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
+    fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, HubError> {
         Ok(Live::from_works(
             shown,
             &caches.values(CLUSTERS),
@@ -442,7 +443,7 @@ impl IncrementalView for Live {
     fn members(
         caches: &Caches,
         kubeconfig: &Kubeconfig,
-    ) -> Result<Vec<(crate::model::ClusterSpec, crate::model::ClusterStatus)>, String> {
+    ) -> Result<Vec<(crate::model::ClusterSpec, crate::model::ClusterStatus)>, HubError> {
         Ok(caches
             .values(CLUSTERS)
             .iter()
