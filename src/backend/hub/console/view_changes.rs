@@ -453,12 +453,11 @@ pub(super) fn unreachable_hub(shown: &HubView, reason: &str) -> HubView {
 mod tests {
     use serde_json::json;
 
-    use serde_json::Value;
-
     use super::*;
+    use crate::backend::hub::console::fixtures::view;
     use crate::backend::hub::objects::delivered_form;
     use crate::backend::hub::view::{aligned, in_rows_of};
-    use crate::model::{ClusterSpec, ResourceRef};
+    use crate::model::ResourceRef;
 
     /// A Karmada hub in memory: members a and b, binding `web` on both, both Works Applied
     /// with `color` blue; the pass started from the view of the same objects.
@@ -468,26 +467,8 @@ mod tests {
         use kube::runtime::watcher;
 
         use super::*;
+        use crate::backend::hub::console::fixtures::{WORKS, karmada_caches, object, work};
         use crate::backend::hub::karmada::delta::Live;
-
-        const WORKS: usize = 3;
-
-        fn object(value: Value) -> DynamicObject {
-            serde_json::from_value(value).expect("an object")
-        }
-
-        fn work(cluster: &str, applied: &str, color: &str, version: &str) -> DynamicObject {
-            object(
-                json!({"apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
-                "metadata": {"name": "web-w", "namespace": format!("karmada-es-{cluster}"),
-                    "resourceVersion": version,
-                    "labels": {"resourcebinding.karmada.io/permanent-id": "id-web"}},
-                "spec": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap",
-                    "metadata": {"name": "web", "namespace": "shop"}, "data": {"color": color}}]}},
-                "status": {"conditions": [{"type": "Applied", "status": applied,
-                    "reason": "AppliedFailed", "message": "from the member"}]}}),
-            )
-        }
 
         #[test]
         fn the_first_view_from_the_caches_has_every_member_in_name_order_and_every_cell() {
@@ -568,30 +549,7 @@ mod tests {
         }
 
         fn hub() -> (Caches, Vec<CacheWriter>, Pass<Live>) {
-            let cluster = |name: &str| {
-                object(
-                    json!({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
-                    "metadata": {"name": name},
-                    "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
-                )
-            };
-            let binding = object(json!({"apiVersion": "work.karmada.io/v1alpha2",
-                "kind": "ResourceBinding",
-                "metadata": {"name": "web-configmap", "namespace": "shop",
-                    "labels": {"resourcebinding.karmada.io/permanent-id": "id-web"}},
-                "spec": {"resource": {"apiVersion": "v1", "kind": "ConfigMap",
-                    "namespace": "shop", "name": "web"},
-                    "clusters": [{"name": "a"}, {"name": "b"}]}}));
-            let (caches, writers) = Caches::in_memory(
-                crate::backend::hub::karmada::delta::kinds(),
-                [
-                    (0, cluster("a")),
-                    (0, cluster("b")),
-                    (1, binding),
-                    (WORKS, work("a", "True", "blue", "1")),
-                    (WORKS, work("b", "True", "blue", "1")),
-                ],
-            );
+            let (caches, writers) = karmada_caches();
             let kubeconfig = kube::config::Kubeconfig::default();
             // The console's first view, as launch builds it from the caches.
             let (shown, _) =
@@ -782,45 +740,6 @@ mod tests {
             let events = pass.take_in(vec![change], &caches);
             assert_eq!(cells(&events)[0].status, CellStatus::InSync, "{events:?}");
             assert!(pass.expected.is_empty(), "arrived: no longer followed");
-        }
-    }
-
-    fn target(name: &str) -> ResourceRef {
-        ResourceRef {
-            api_version: "v1".into(),
-            kind: "ConfigMap".into(),
-            namespace: Some("shop".into()),
-            name: name.into(),
-        }
-    }
-
-    fn view(rows: &[(&str, Option<Value>)]) -> HubView {
-        let member = ClusterSpec {
-            name: "m1".into(),
-            ..ClusterSpec::default()
-        };
-        HubView {
-            kind: HubKind::Karmada,
-            clusters: vec![(member, ClusterStatus::default())],
-            rows: rows
-                .iter()
-                .map(|(name, object)| HubRow {
-                    target: target(name),
-                    source: format!("ResourceBinding shop/{name}"),
-                    carrier: None,
-                    cells: [(
-                        "m1".to_string(),
-                        (CellStatus::InSync, Some("Work Applied".into())),
-                    )]
-                    .into(),
-                    not_placed: String::new(),
-                    objects: object
-                        .iter()
-                        .map(|o| ("m1".to_string(), o.clone()))
-                        .collect(),
-                    health: Default::default(),
-                })
-                .collect(),
         }
     }
 

@@ -527,21 +527,9 @@ impl<L: KindLive> ViewSource for CacheReads<L> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::hub::console::fixtures::silent_hub;
     use crate::backend::hub::view::HubRow;
-    use crate::backend::kube::kubeconfig::Timeouts;
     use crate::model::{ClusterSpec, ClusterStatus, HubKind, ResourceRef};
-
-    /// A Karmada hub nothing answers at.
-    fn silent_hub() -> Hub {
-        let config = kube::Config::new("http://127.0.0.1:1".parse().expect("a URL"));
-        Hub {
-            context: "hub".into(),
-            kind: HubKind::Karmada,
-            client: kube::Client::try_from(config).expect("a client"),
-            kubeconfig: Default::default(),
-            timeouts: Timeouts::default(),
-        }
-    }
 
     fn shown() -> HubView {
         let member = ClusterSpec {
