@@ -44,23 +44,31 @@ pub fn karmada_caches() -> (Caches, Vec<CacheWriter>) {
             "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
         )
     };
-    let binding = object(json!({"apiVersion": "work.karmada.io/v1alpha2",
-        "kind": "ResourceBinding",
-        "metadata": {"name": "web-configmap", "namespace": "shop",
-            "labels": {"resourcebinding.karmada.io/permanent-id": "id-web"}},
-        "spec": {"resource": {"apiVersion": "v1", "kind": "ConfigMap",
-            "namespace": "shop", "name": "web"},
-            "clusters": [{"name": "a"}, {"name": "b"}]}}));
     Caches::in_memory(
         karmada::delta::kinds(),
         [
             (0, cluster("a")),
             (0, cluster("b")),
-            (1, binding),
+            (1, web_binding(None)),
             (WORKS, work("a", "True", "blue", "1")),
             (WORKS, work("b", "True", "blue", "1")),
         ],
     )
+}
+
+/// Binding `web` of ConfigMap `shop/web`, scheduled to `a` and `b`, with `status` if given.
+pub fn web_binding(status: Option<Value>) -> DynamicObject {
+    let mut binding = json!({"apiVersion": "work.karmada.io/v1alpha2",
+        "kind": "ResourceBinding",
+        "metadata": {"name": "web-configmap", "namespace": "shop",
+            "labels": {"resourcebinding.karmada.io/permanent-id": "id-web"}},
+        "spec": {"resource": {"apiVersion": "v1", "kind": "ConfigMap",
+            "namespace": "shop", "name": "web"},
+            "clusters": [{"name": "a"}, {"name": "b"}]}});
+    if let Some(status) = status {
+        binding["status"] = status;
+    }
+    object(binding)
 }
 
 /// A Karmada hub nothing answers at: what is asked of it must not need it.

@@ -467,7 +467,9 @@ mod tests {
         use kube::runtime::watcher;
 
         use super::*;
-        use crate::backend::hub::console::fixtures::{WORKS, karmada_caches, object, work};
+        use crate::backend::hub::console::fixtures::{
+            WORKS, karmada_caches, object, web_binding, work,
+        };
         use crate::backend::hub::karmada::delta::Live;
 
         #[test]
@@ -622,15 +624,8 @@ mod tests {
         #[test]
         fn karmadas_aggregated_health_reaches_the_console_as_that_cells_health_alone() {
             let (caches, mut writers, mut pass) = hub();
-            let binding = object(json!({"apiVersion": "work.karmada.io/v1alpha2",
-                "kind": "ResourceBinding",
-                "metadata": {"name": "web-configmap", "namespace": "shop",
-                    "labels": {"resourcebinding.karmada.io/permanent-id": "id-web"}},
-                "spec": {"resource": {"apiVersion": "v1", "kind": "ConfigMap",
-                    "namespace": "shop", "name": "web"},
-                    "clusters": [{"name": "a"}, {"name": "b"}]},
-                "status": {"aggregatedStatus": [{"clusterName": "b", "applied": true,
-                    "health": "Unhealthy"}]}}));
+            let binding = web_binding(Some(json!({"aggregatedStatus": [{"clusterName": "b",
+                "applied": true, "health": "Unhealthy"}]})));
             writers[1].apply_watcher_event(&watcher::Event::Apply(binding.clone()));
             let events = pass.take_in(
                 vec![Change::of(
