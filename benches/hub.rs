@@ -13,7 +13,6 @@
 //! Run: `cargo bench --bench hub` (`cargo test` runs it at a small size, to check it runs).
 
 use std::hint::black_box;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -234,13 +233,8 @@ fn time_events<L: IncrementalView>(
     for (kind, object) in events {
         let started = Instant::now();
         writers[kind].apply_watcher_event(&watcher::Event::Apply(object.clone()));
-        let news = pass.take_in(
-            vec![Change::Applied {
-                kind,
-                object: Arc::new(object),
-            }],
-            caches,
-        );
+        // The object parsed as a watcher's change is, from the text a store keeps.
+        let news = pass.take_in(vec![Change::of(kind, &object, false, L::parse)], caches);
         took.push(started.elapsed());
         cells += news
             .iter()

@@ -39,11 +39,17 @@ pub mod exit {
     }
 
     /// How a command that could not use its hub ends: an unusable kubeconfig, context or
-    /// non-hub is an input error; a hub that did not answer counts as a failed cluster.
+    /// non-hub is an input error; an object that changed under an edit is the fleet changed;
+    /// a hub that did not answer, could not be read or refused counts as a failed cluster.
     pub fn of_hub(err: &crate::backend::hub::HubError) -> u8 {
+        use crate::backend::hub::HubError;
         match err {
-            crate::backend::hub::HubError::Input(_) => INPUT,
-            crate::backend::hub::HubError::Unreachable(_) => PARTIAL,
+            HubError::Input(_) => INPUT,
+            HubError::Changed(_) => FLEET_CHANGED,
+            HubError::Unreachable(_)
+            | HubError::MissingKind(_)
+            | HubError::Unreadable(_)
+            | HubError::Refused(_) => PARTIAL,
         }
     }
 }

@@ -1,10 +1,13 @@
 //! The hub's informer caches: one kube-runtime reflector store per kind a reader reads, each
 //! fed by a watcher that lists once and then only watches (it lists again only after 410 Gone
 //! or a reconnect, as kube's watcher does). Every object change reaches the console's hub
-//! backend as a [`Change`] naming its kind; every completed (re)list as [`Change::Listed`].
+//! backend as a [`Change`] naming its kind, the object parsed there once by the incremental
+//! view's [`Parse`] into what that view reads of it; every completed (re)list as
+//! [`Change::Listed`].
 //! The stores hold each object once, behind an `Arc`, compactly ([`Stored`]: its metadata,
 //! and the rest as JSON text parsed again when read). It must not interpret the objects —
-//! each kind's reader does — and it never writes to the hub.
+//! each kind's reader does, through the parse it hands the caches — and it never writes to
+//! the hub.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -24,6 +27,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::backend::hub::error::HubError;
 use crate::backend::hub::view::HubView;
 use crate::messages::CellRef;
 use crate::model::{CellHealth, CellStatus};
@@ -50,22 +54,44 @@ pub const LIST_PAGE_SIZE: u32 = 500;
 /// of JSON, held while its objects' metadata is parsed.
 pub const WORK_PAGE_SIZE: u32 = 5_000;
 
-/// One change a watcher saw, already applied to its store. `kind` indexes the kinds the
-/// caches were started with.
+/// How an incremental view takes a watched object of kind `kind` from its JSON text: the one
+/// parse the object gets, where it enters (each kind's reader says what it keeps of it).
+pub type Parse<O> = fn(kind: usize, text: &str) -> O;
+
+/// One change a watcher saw, already applied to its store, with the object parsed once into
+/// what the view reads of it (`O`, its [`IncrementalView::Object`]). `kind` indexes the kinds
+/// the caches were started with.
 #[derive(Debug, Clone)]
-pub enum Change {
+pub enum Change<O> {
     Applied {
         kind: usize,
-        object: Arc<DynamicObject>,
+        object: O,
     },
     Deleted {
         kind: usize,
-        object: Arc<DynamicObject>,
+        object: O,
     },
     /// The kind's store holds a complete (re)list: rebuild what was made from it.
-    Listed { kind: usize },
+    Listed {
+        kind: usize,
+    },
     /// The watch failed (its backoff retries); the store keeps what it had.
-    Failed { reason: String },
+    Failed {
+        reason: String,
+    },
+}
+
+impl<O> Change<O> {
+    /// The change a watcher would send for `object` of kind `kind` (`deleted`: it is gone),
+    /// parsed by `parse` from the text a store keeps — for tests and benchmarks of pure code.
+    pub fn of(kind: usize, object: &DynamicObject, deleted: bool, parse: Parse<O>) -> Change<O> {
+        let object = parse(kind, &text_of(object));
+        if deleted {
+            Change::Deleted { kind, object }
+        } else {
+            Change::Applied { kind, object }
+        }
+    }
 }
 
 /// An object as a store keeps it: its name and namespace (what the store indexes it by), and
@@ -127,6 +153,7 @@ impl RawObject {
     }
 
     /// The object, parsed.
+    #[cfg(test)]
     fn object(&self) -> DynamicObject {
         parsed(self.text.as_bytes(), &self.metadata)
     }
@@ -263,6 +290,14 @@ impl Stored {
             .map_or_else(|_| parsed(&[], &self.key), |text| parsed(&text, &self.key))
     }
 
+    /// The object's JSON text, as the API server sent it (less its managedFields).
+    pub fn text(&self) -> String {
+        lz4_flex::block::decompress_size_prepended_with_dict(&self.packed, &self.dictionary)
+            .ok()
+            .and_then(|text| String::from_utf8(text).ok())
+            .unwrap_or_else(|| text_of(&parsed(&[], &self.key)))
+    }
+
     /// The bytes this object holds in its store: itself, its entry there and the entry's
     /// copy of its name and namespace (its kind's dictionary is shared, not counted).
     pub fn footprint(&self) -> usize {
@@ -387,12 +422,14 @@ impl Caches {
     /// `page_size` says how many objects of a kind one list request asks for: a page is
     /// parsed whole before its objects are stored, so kinds whose objects are big come a few
     /// at a time.
-    pub fn start(
+    /// Each changed object is parsed once, by `parse`, into what the view reads of it.
+    pub fn start<O: Send + 'static>(
         client: &Client,
         kinds: Vec<ApiResource>,
         page_size: impl Fn(&ApiResource) -> u32,
         read_timeout: Duration,
-    ) -> (Caches, mpsc::Receiver<Change>) {
+        parse: Parse<O>,
+    ) -> (Caches, mpsc::Receiver<Change<O>>) {
         let watch_for = watch_seconds(read_timeout);
         // Bounded, so a burst the console cannot keep up with slows the watchers rather than
         // growing without end; the stores stay current either way.
@@ -416,7 +453,7 @@ impl Caches {
                 writer,
                 (index, kind.plural.clone()),
                 config,
-                sender.clone(),
+                (sender.clone(), parse),
                 progress.clone(),
             );
             tokio::spawn(watching);
@@ -509,6 +546,14 @@ impl Caches {
         self.stored(kind).into_iter().map(|stored| stored.object())
     }
 
+    /// Every object of kind `kind` in the store now, each parsed by `parse` from its stored
+    /// text as it is taken (as a watched change of it would be).
+    pub fn each_parsed<O>(&self, kind: usize, parse: Parse<O>) -> impl Iterator<Item = O> + use<O> {
+        self.stored(kind)
+            .into_iter()
+            .map(move |stored| parse(kind, &stored.text()))
+    }
+
     /// Every object of kind `kind` in the store now, as JSON.
     pub fn values(&self, kind: usize) -> Vec<Value> {
         self.each_object(kind)
@@ -534,12 +579,12 @@ fn watch_seconds(read_timeout: Duration) -> u32 {
     u32::try_from(seconds).unwrap_or(u32::MAX).max(5)
 }
 
-async fn watch(
+async fn watch<O>(
     api: Api<RawObject>,
     mut writer: CacheWriter,
     (kind, plural): (usize, String),
     config: watcher::Config,
-    changes: mpsc::Sender<Change>,
+    (changes, parse): (mpsc::Sender<Change<O>>, Parse<O>),
     progress: Arc<Progress>,
 ) {
     let mut stream = watcher::watcher(api, config).default_backoff().boxed();
@@ -568,11 +613,11 @@ async fn watch(
         let change = match event {
             Ok(watcher::Event::Apply(object)) => Change::Applied {
                 kind,
-                object: Arc::new(object.object()),
+                object: parse(kind, &object.text),
             },
             Ok(watcher::Event::Delete(object)) => Change::Deleted {
                 kind,
-                object: Arc::new(object.object()),
+                object: parse(kind, &object.text),
             },
             Ok(watcher::Event::Init) => {
                 if listed_before {
@@ -627,14 +672,21 @@ pub enum Touched {
 /// the kinds the hub watches (`Hub::watched_kinds`, whose order its `kind` indexes follow);
 /// the console's hub backend runs it on a blocking thread.
 pub trait IncrementalView: Send + Sized + 'static {
+    /// A watched object as this view reads it, parsed once where it enters ([`Self::parse`]).
+    type Object: Send + 'static;
+
+    /// What this view reads of an object of kind `kind` whose JSON is `text` (the caches'
+    /// watchers call it once for each change, and [`Change`] carries what it gives).
+    fn parse(kind: usize, text: &str) -> Self::Object;
+
     /// The whole view from the stores, in the rows and columns of `shown`.
-    fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Self, String>;
+    fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Self, HubError>;
 
     /// The hub's members in the stores now, as the view's columns name them.
     fn members(
         caches: &Caches,
         kubeconfig: &Kubeconfig,
-    ) -> Result<Vec<(crate::model::ClusterSpec, crate::model::ClusterStatus)>, String>;
+    ) -> Result<Vec<(crate::model::ClusterSpec, crate::model::ClusterStatus)>, HubError>;
 
     fn view(&self) -> &HubView;
 
@@ -642,7 +694,7 @@ pub trait IncrementalView: Send + Sized + 'static {
 
     /// What a change of this object of kind `kind` will touch, asked before it is applied so
     /// the cells' old values can be kept for the delta.
-    fn touches(&self, kind: usize, object: &DynamicObject) -> Touched;
+    fn touches(&self, kind: usize, object: &Self::Object) -> Touched;
 
     /// Takes in one object of kind `kind` (`deleted`: it is gone; the stores already hold the
     /// change) and says what it touched. Rows it adds go at the bottom of the view.
@@ -650,7 +702,7 @@ pub trait IncrementalView: Send + Sized + 'static {
         &mut self,
         caches: &Caches,
         kind: usize,
-        object: &DynamicObject,
+        object: &Self::Object,
         deleted: bool,
     ) -> Touched;
 

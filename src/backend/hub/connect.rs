@@ -10,6 +10,7 @@ use std::path::Path;
 use kube::Client;
 use kube::config::Kubeconfig;
 
+use super::error::HubError;
 use super::kind::detect;
 use super::view::{HubRender, HubView, TemplateLabels};
 use super::{karmada, kubefed, ocm};
@@ -32,18 +33,6 @@ pub struct Hub {
     pub kubeconfig: Kubeconfig,
     /// The client's timeouts: its watches must end before its read timeout does.
     pub timeouts: Timeouts,
-}
-
-/// Why a hub could not be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum HubError {
-    /// What the operator named cannot serve as a hub: the kubeconfig, the context, or a
-    /// cluster that serves no federation API (or a request that kind of hub cannot answer).
-    #[error("{0}")]
-    Input(String),
-    /// The hub did not answer, or refused to be read.
-    #[error("{0}")]
-    Unreachable(String),
 }
 
 /// Connects to the hub behind kubeconfig context `context` and tells which kind it is.
@@ -238,7 +227,7 @@ impl Hub {
             .member_client(member, Timeouts::default())
             .await
             .map(|client| KubeCluster::new(client, true))
-            .map_err(ApiError::Other);
+            .map_err(|err| ApiError::Other(err.to_string()));
         Target {
             cluster,
             api,
@@ -259,7 +248,7 @@ impl Hub {
         &self,
         member: &ClusterSpec,
         timeouts: Timeouts,
-    ) -> Result<Client, String> {
+    ) -> Result<Client, HubError> {
         let context = if member.context.is_empty() {
             &member.name
         } else {
@@ -268,7 +257,7 @@ impl Hub {
         if self.kubeconfig.contexts.iter().any(|c| c.name == *context) {
             return kubeconfig::client_for(&self.kubeconfig, context, timeouts)
                 .await
-                .map_err(String::from);
+                .map_err(|reason| HubError::Unreachable(reason.into()));
         }
         match self.kind {
             HubKind::Karmada => {
@@ -278,16 +267,19 @@ impl Hub {
                 );
                 kubeconfig::proxied_client_for(&self.kubeconfig, &self.context, &path, timeouts)
                     .await
+                    .map_err(HubError::Unreachable)
             }
-            other => Err(format!(
+            other => Err(HubError::Input(format!(
                 "no kubeconfig context for {} and {} hubs offer no proxy to their members",
                 member.name,
                 other.as_str()
-            )),
+            ))),
         }
     }
 
-    pub(super) fn failed(&self, reason: String) -> HubError {
-        HubError::Unreachable(format!("--hub {}: {reason}", self.context))
+    /// `err` as the hub's: its message names the hub. A reason with no cause of its own
+    /// is the hub not answering.
+    pub(super) fn failed(&self, err: impl Into<HubError>) -> HubError {
+        err.into().within(&format!("--hub {}: ", self.context))
     }
 }

@@ -4,12 +4,13 @@
 
 use kube::Client;
 
+use crate::backend::hub::error::HubError;
 use crate::backend::kube::probe::short_error;
 use crate::model::HubKind;
 
 /// Which hub the cluster behind `client` is, from the API groups it serves; `None` when it
 /// serves none of the known federation APIs.
-pub async fn detect(client: &Client) -> Result<Option<HubKind>, String> {
+pub async fn detect(client: &Client) -> Result<Option<HubKind>, HubError> {
     let groups = client
         .list_api_groups()
         .await

@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::objects::{self, as_written, condition, path_of, reason_message, text};
 use super::view::{HubRender, HubRow, HubView, RenderedObject, Unplaced, sort_rows};
 use crate::backend::fanout::cluster_api::ApiError;
+use crate::backend::hub::error::HubError;
 use crate::engine::dialect::kubefed::{FederatedObject, KfPlacement, KindMap};
 use crate::engine::document::parse::Doc;
 use crate::engine::fleet::inventory::{InventoryKind, parse_cluster};
@@ -38,11 +39,14 @@ fn core_resource(kind: &str, plural: &str) -> ApiResource {
 
 /// Lists every object of `resource` in all namespaces; a resource the hub does not serve
 /// (a FederatedTypeConfig whose CRD is missing) lists as empty.
-async fn list_values(client: &Client, resource: &ApiResource) -> Result<Vec<Value>, String> {
+async fn list_values(client: &Client, resource: &ApiResource) -> Result<Vec<Value>, HubError> {
     match objects::list_objects(client, resource).await {
         Ok(values) => Ok(values),
         Err(ApiError::NotFound(_)) => Ok(Vec::new()),
-        Err(err) => Err(format!("listing {} on the hub: {err}", resource.kind)),
+        Err(err) => Err(HubError::Unreachable(format!(
+            "listing {} on the hub: {err}",
+            resource.kind
+        ))),
     }
 }
 
@@ -63,7 +67,7 @@ fn qualified(value: &Value) -> String {
 pub async fn clusters(
     client: &Client,
     kubeconfig: &Kubeconfig,
-) -> Result<Vec<(ClusterSpec, ClusterStatus)>, String> {
+) -> Result<Vec<(ClusterSpec, ClusterStatus)>, HubError> {
     let values = list_values(client, &core_resource("KubeFedCluster", "kubefedclusters")).await?;
     clusters_of(&values, kubeconfig)
 }
@@ -72,14 +76,15 @@ pub async fn clusters(
 pub fn clusters_of(
     values: &[Value],
     kubeconfig: &Kubeconfig,
-) -> Result<Vec<(ClusterSpec, ClusterStatus)>, String> {
+) -> Result<Vec<(ClusterSpec, ClusterStatus)>, HubError> {
     let mut clusters = Vec::new();
     for value in values {
         let doc = Doc::from_value(
             &format!("hub KubeFedCluster/{}", qualified(value)),
             value.clone(),
         );
-        let mut spec = parse_cluster(&doc, InventoryKind::KubeFed).map_err(|e| e.to_string())?;
+        let mut spec = parse_cluster(&doc, InventoryKind::KubeFed)
+            .map_err(|e| HubError::Unreadable(e.to_string()))?;
         if spec.context.is_empty() && kubeconfig.contexts.iter().any(|c| c.name == spec.name) {
             spec.context = spec.name.clone();
         }
@@ -361,9 +366,10 @@ pub async fn fleet_files(
     client: &Client,
     context: &str,
     contexts: &std::collections::BTreeSet<String>,
-) -> Result<Vec<crate::engine::SourceFile>, String> {
+) -> Result<Vec<crate::engine::SourceFile>, HubError> {
     let yaml = |value: &Value| {
-        serde_saphyr::to_string(value).map_err(|err| format!("cannot write YAML: {err}"))
+        serde_saphyr::to_string(value)
+            .map_err(|err| HubError::Unreadable(format!("cannot write YAML: {err}")))
     };
     let mut inventory = Vec::new();
     for cluster in list_values(client, &core_resource("KubeFedCluster", "kubefedclusters")).await? {
@@ -468,7 +474,7 @@ pub async fn watched_kinds(client: &Client) -> Vec<ApiResource> {
 
 /// Reads the hub: KubeFedClusters, FederatedTypeConfigs, and one row per Federated object of
 /// every configured type (sorted by the object it renders).
-pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, String> {
+pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, HubError> {
     let clusters = clusters(client, kubeconfig).await?;
     let configs = list_values(
         client,

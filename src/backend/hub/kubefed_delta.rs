@@ -7,13 +7,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use kube::api::DynamicObject;
 use kube::config::Kubeconfig;
 use serde_json::Value;
 
-use super::cache::{Caches, IncrementalView, Touched, value_of};
+use super::cache::{Caches, IncrementalView, Touched};
 use super::kubefed::{Context, FederatedType, clusters_of, context_of, row_of, type_of, view_of};
 use super::view::{HubView, aligned};
+use crate::backend::hub::error::HubError;
 use crate::engine::dialect::kubefed::{KfPlacement, KindMap};
 use crate::model::{ClusterSpec, ResourceRef};
 
@@ -35,12 +35,29 @@ pub struct Live {
     objects: HashMap<(usize, String), usize>,
 }
 
-fn key_of(object: &DynamicObject) -> String {
-    format!(
-        "{}/{}",
-        object.metadata.namespace.as_deref().unwrap_or_default(),
-        object.metadata.name.as_deref().unwrap_or_default()
-    )
+/// A watched object as this view reads it, parsed once where it enters ([`parse`]): its
+/// `namespace/name`, whether it is a FederatedNamespace, and its JSON for the reader's rows.
+#[derive(Debug, Clone)]
+pub struct Object {
+    key: String,
+    federated_namespace: bool,
+    value: Value,
+}
+
+/// What the view reads of an object whose JSON is `text`.
+pub fn parse(_kind: usize, text: &str) -> Object {
+    let value: Value = serde_json::from_str(text).unwrap_or_default();
+    let field = |pointer: &str| value.pointer(pointer).and_then(Value::as_str);
+    Object {
+        key: format!(
+            "{}/{}",
+            field("/metadata/namespace").unwrap_or_default(),
+            field("/metadata/name").unwrap_or_default()
+        ),
+        federated_namespace: field("/apiVersion").is_some()
+            && field("/kind") == Some("FederatedNamespace"),
+        value,
+    }
 }
 
 impl Live {
@@ -49,7 +66,7 @@ impl Live {
     }
 
     /// Rows, context and indexes from the stores, in the rows and columns of `shown`.
-    fn build(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
+    fn build(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, HubError> {
         let configs = caches.values(Live::configs(caches));
         let declared: Vec<FederatedType> = configs.iter().filter_map(type_of).collect();
         let types: Vec<Option<FederatedType>> = caches
@@ -90,10 +107,10 @@ impl Live {
         };
         for (index, ty) in live.types.clone().iter().enumerate() {
             let Some(ty) = ty else { continue };
-            for object in caches.each_object(index) {
-                let target = live.row_for(&value_of(&object), ty).target;
+            for object in caches.each_parsed(index, parse) {
+                let target = live.row_for(&object.value, ty).target;
                 if let Some(&row) = live.rows.get(&target) {
-                    live.objects.insert((index, key_of(&object)), row);
+                    live.objects.insert((index, object.key), row);
                 }
             }
         }
@@ -110,26 +127,29 @@ impl Live {
     }
 
     /// Whether a change of this object changes what every row reads.
-    fn moves_every_row(&self, kind: usize, object: &DynamicObject) -> bool {
+    fn moves_every_row(&self, kind: usize, object: &Object) -> bool {
         match self.types.get(kind) {
-            Some(Some(_)) => object
-                .types
-                .as_ref()
-                .is_some_and(|t| t.kind == "FederatedNamespace"),
+            Some(Some(_)) => object.federated_namespace,
             _ => true,
         }
     }
 }
 
 impl IncrementalView for Live {
-    fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
+    type Object = Object;
+
+    fn parse(kind: usize, text: &str) -> Object {
+        parse(kind, text)
+    }
+
+    fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, HubError> {
         Live::build(shown, caches, kubeconfig)
     }
 
     fn members(
         caches: &Caches,
         kubeconfig: &Kubeconfig,
-    ) -> Result<Vec<(crate::model::ClusterSpec, crate::model::ClusterStatus)>, String> {
+    ) -> Result<Vec<(crate::model::ClusterSpec, crate::model::ClusterStatus)>, HubError> {
         clusters_of(&caches.values(CLUSTERS), kubeconfig)
     }
 
@@ -141,23 +161,17 @@ impl IncrementalView for Live {
         &mut self.view
     }
 
-    fn touches(&self, kind: usize, object: &DynamicObject) -> Touched {
+    fn touches(&self, kind: usize, object: &Object) -> Touched {
         if self.moves_every_row(kind, object) {
             return Touched::All;
         }
-        match self.objects.get(&(kind, key_of(object))) {
+        match self.objects.get(&(kind, object.key.clone())) {
             Some(&row) => Touched::Row(row),
             None => Touched::Nothing,
         }
     }
 
-    fn apply(
-        &mut self,
-        caches: &Caches,
-        kind: usize,
-        object: &DynamicObject,
-        deleted: bool,
-    ) -> Touched {
+    fn apply(&mut self, caches: &Caches, kind: usize, object: &Object, deleted: bool) -> Touched {
         if self.moves_every_row(kind, object) {
             // The stores already hold the change: read them again, in the rows shown.
             return match Live::build(&self.view, caches, &self.kubeconfig) {
@@ -171,7 +185,7 @@ impl IncrementalView for Live {
         let Some(Some(ty)) = self.types.get(kind).cloned() else {
             return Touched::Nothing;
         };
-        let key = (kind, key_of(object));
+        let key = (kind, object.key.clone());
         if deleted {
             let Some(row) = self.objects.remove(&key) else {
                 return Touched::Nothing;
@@ -179,7 +193,7 @@ impl IncrementalView for Live {
             self.view.rows[row] = self.view.rows[row].gone();
             return Touched::Row(row);
         }
-        let fresh = self.row_for(&value_of(object), &ty);
+        let fresh = self.row_for(&object.value, &ty);
         let row = match self.rows.get(&fresh.target) {
             Some(&row) => {
                 self.view.rows[row] = fresh;
@@ -211,7 +225,7 @@ mod tests {
     use super::*;
     use crate::model::CellStatus;
 
-    fn object(value: Value) -> DynamicObject {
+    fn object(value: Value) -> kube::api::DynamicObject {
         serde_json::from_value(value).unwrap()
     }
 
@@ -318,12 +332,14 @@ mod tests {
             .unwrap();
         assert!(matches!(live.view.cell(row, 1).0, CellStatus::NotPlaced(_)));
 
-        let selected = object(config_map(
-            json!({"clusterSelector": {"matchLabels": {"region": "us"}}}),
-        ));
+        let selected_value =
+            config_map(json!({"clusterSelector": {"matchLabels": {"region": "us"}}}));
+        let selected_text = selected_value.to_string();
+        let selected = object(selected_value);
         writers[1].apply_watcher_event(&watcher::Event::Apply(selected.clone()));
-        assert_eq!(live.touches(1, &selected), Touched::Row(row));
-        assert_eq!(live.apply(&caches, 1, &selected, false), Touched::Row(row));
+        let parsed = parse(1, &selected_text);
+        assert_eq!(live.touches(1, &parsed), Touched::Row(row));
+        assert_eq!(live.apply(&caches, 1, &parsed, false), Touched::Row(row));
         assert!(
             !matches!(live.view.cell(row, 1).0, CellStatus::NotPlaced(_)),
             "the selector picks member-2: {:?}",
@@ -332,10 +348,11 @@ mod tests {
         assert!(matches!(live.view.cell(row, 0).0, CellStatus::NotPlaced(_)));
 
         // member-1 moves to us: the selector now picks it too, read from the stores again.
-        let moved = object(cluster("member-1", "us"));
-        writers[0].apply_watcher_event(&watcher::Event::Apply(moved.clone()));
-        assert_eq!(live.touches(0, &moved), Touched::All);
-        assert_eq!(live.apply(&caches, 0, &moved, false), Touched::All);
+        let moved_value = cluster("member-1", "us");
+        let parsed = parse(0, &moved_value.to_string());
+        writers[0].apply_watcher_event(&watcher::Event::Apply(object(moved_value)));
+        assert_eq!(live.touches(0, &parsed), Touched::All);
+        assert_eq!(live.apply(&caches, 0, &parsed, false), Touched::All);
         assert!(!matches!(
             live.view.cell(row, 0).0,
             CellStatus::NotPlaced(_)

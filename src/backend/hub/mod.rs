@@ -8,13 +8,16 @@
 //! into the console's events and the console's edits carried out and followed there;
 //! [`preview`] answers the editors' previews and `plan --hub`.
 //! [`member_health`] and [`object_view`] read members' own objects where the hub's word is not
-//! enough. Readers only read; only the `write` modules send a mutating request, and a
+//! enough. Their errors say why by cause ([`HubError`]: not a hub, unreachable, a kind it does
+//! not serve, an object it cannot read, a refused write, an object changed under an edit).
+//! Readers only read; only the `write` modules send a mutating request, and a
 //! read-only console never reaches them. No file here decides placement (the engine does) or
 //! knows exit codes (the command line does).
 
 pub mod cache;
 pub mod connect;
 pub mod console;
+pub mod error;
 pub mod karmada;
 pub mod kind;
 pub mod kubefed;
@@ -28,7 +31,8 @@ pub mod view;
 pub mod write;
 
 pub use crate::model::HubKind;
-pub use connect::{Hub, HubError, connect};
+pub use connect::{Hub, connect};
+pub use error::HubError;
 pub use kind::detect;
 pub use objects::{delivered_form, drop_marks, is_flotilla_mark, path_of};
 pub use view::{

@@ -8,6 +8,7 @@ use std::time::Duration;
 use kube::Client;
 use serde_json::Value;
 
+use super::error::HubError;
 use crate::backend::fanout::cluster_api::{ApiError, Guard, Limits};
 use crate::backend::kube::api::map_error;
 
@@ -54,10 +55,14 @@ pub(super) fn reason_message(condition: &Value) -> String {
 pub(super) async fn list_values(
     client: &Client,
     resource: &kube::discovery::ApiResource,
-) -> Result<Vec<Value>, String> {
-    list_objects(client, resource)
-        .await
-        .map_err(|err| format!("listing {} on the hub: {err}", resource.kind))
+) -> Result<Vec<Value>, HubError> {
+    list_objects(client, resource).await.map_err(|err| {
+        let message = format!("listing {} on the hub: {err}", resource.kind);
+        match err {
+            ApiError::NotServed(_) | ApiError::NotFound(_) => HubError::MissingKind(message),
+            _ => HubError::Unreachable(message),
+        }
+    })
 }
 
 /// How long a hub read keeps retrying: a large list takes seconds, and a hub whose storage is

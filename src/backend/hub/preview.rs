@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 
 use super::cache::{Caches, IncrementalView};
 use super::connect::Hub;
+use super::error::HubError;
 use super::objects::{delivered_form, drop_marks, is_flotilla_mark};
 use super::view::HubView;
 use crate::backend::fanout::cluster_api::ClusterApi;
@@ -211,7 +212,7 @@ fn without_flotilla_marks(mut object: Value) -> Value {
 async fn note_member_state(hub: &Hub, view: &HubView, items: &mut [PlanItem]) {
     use crate::backend::kube::kubeconfig::Timeouts;
 
-    let mut clients: HashMap<String, Result<KubeCluster, String>> = HashMap::new();
+    let mut clients: HashMap<String, Result<KubeCluster, HubError>> = HashMap::new();
     for item in items.iter_mut() {
         let Some(rendered) = view
             .row_of(&item.resource)
@@ -225,7 +226,7 @@ async fn note_member_state(hub: &Hub, view: &HubView, items: &mut [PlanItem]) {
                     .member_client(spec, Timeouts::default())
                     .await
                     .map(|client| KubeCluster::new(client, true)),
-                None => Err("not a member of the hub".into()),
+                None => Err(HubError::Input("not a member of the hub".into())),
             };
             clients.insert(item.cluster.clone(), client);
         }

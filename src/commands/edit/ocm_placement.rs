@@ -104,7 +104,7 @@ pub async fn read_placement(
         Err(reason) => {
             eprintln!(
                 "error: --hub {context}: the Placements could not be read: {}",
-                printable(&reason, true)
+                printable(&reason.to_string(), true)
             );
             return Err(exit::PARTIAL);
         }
@@ -196,7 +196,7 @@ pub async fn run_set(
     if let Err(err) = hub::ocm::write_placement(&hub.client, namespace, name, &ops).await {
         eprintln!(
             "error: hub {context} refused {title}: {}",
-            printable(&err, true)
+            printable(&err.to_string(), true)
         );
         return Ok(exit::PARTIAL);
     }

@@ -143,7 +143,7 @@ pub async fn run(
             eprintln!(
                 "error: hub {context} refused to reschedule {}: {}",
                 report.binding,
-                printable(&err, true)
+                printable(&err.to_string(), true)
             );
             return Ok(exit::PARTIAL);
         }

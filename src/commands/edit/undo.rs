@@ -313,7 +313,7 @@ async fn undo_placement(
         eprintln!(
             "error: hub {context} refused {}: {}",
             entry.title,
-            printable(&err, true)
+            printable(&err.to_string(), true)
         );
         return Ok(exit::PARTIAL);
     }

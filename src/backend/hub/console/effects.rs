@@ -336,43 +336,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::backend::hub::view::HubRow;
-    use crate::model::{ClusterSpec, ClusterStatus, ResourceRef};
-
-    fn view(rows: &[(&str, Option<Value>)]) -> HubView {
-        let member = ClusterSpec {
-            name: "m1".into(),
-            ..ClusterSpec::default()
-        };
-        HubView {
-            kind: HubKind::Karmada,
-            clusters: vec![(member, ClusterStatus::default())],
-            rows: rows
-                .iter()
-                .map(|(name, object)| HubRow {
-                    target: ResourceRef {
-                        api_version: "v1".into(),
-                        kind: "ConfigMap".into(),
-                        namespace: Some("shop".into()),
-                        name: (*name).into(),
-                    },
-                    source: format!("ResourceBinding shop/{name}"),
-                    carrier: None,
-                    cells: [(
-                        "m1".to_string(),
-                        (CellStatus::InSync, Some("Work Applied".into())),
-                    )]
-                    .into(),
-                    not_placed: String::new(),
-                    objects: object
-                        .iter()
-                        .map(|o| ("m1".to_string(), o.clone()))
-                        .collect(),
-                    health: Default::default(),
-                })
-                .collect(),
-        }
-    }
+    use crate::backend::hub::console::fixtures::view;
 
     fn config_map(color: &str) -> Value {
         json!({"apiVersion": "v1", "kind": "ConfigMap",

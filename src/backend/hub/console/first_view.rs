@@ -10,7 +10,8 @@ use tokio::sync::mpsc;
 
 use super::view_changes::whole_view;
 use crate::backend::hub::cache::{Caches, Change, IncrementalView};
-use crate::backend::hub::connect::{Hub, HubError};
+use crate::backend::hub::connect::Hub;
+use crate::backend::hub::error::HubError;
 use crate::backend::hub::view::HubView;
 use crate::backend::hub::{karmada, kubefed_delta, ocm};
 use crate::model::HubKind;
@@ -22,51 +23,72 @@ pub struct FirstView {
     pub(super) cached: Option<Cached>,
 }
 
-/// A first view's caches, their changes since, and the incremental view it was built as (taken back
-/// by the backend, [`resumable`], so the caches are not read whole again).
+/// A first view's caches, and the incremental view it was built as with the caches' changes
+/// since (taken back by the backend, [`resumable`], so the caches are not read whole again).
 pub(super) struct Cached {
     pub(super) caches: Caches,
-    pub(super) changes: mpsc::Receiver<Change>,
     pub(super) live: BuiltLive,
 }
 
-/// The incremental view a first view was built as: its hub kind's.
+/// The incremental view a first view was built as, its hub kind's, with the caches' changes
+/// since, each object parsed as that view reads it.
 pub(super) enum BuiltLive {
-    Karmada(karmada::delta::Live),
-    Ocm(ocm::delta::Live),
-    KubeFed(kubefed_delta::Live),
+    Karmada(
+        karmada::delta::Live,
+        mpsc::Receiver<Change<karmada::delta::Object>>,
+    ),
+    Ocm(ocm::delta::Live, mpsc::Receiver<Change<ocm::delta::Object>>),
+    KubeFed(
+        kubefed_delta::Live,
+        mpsc::Receiver<Change<kubefed_delta::Object>>,
+    ),
 }
 
 /// A hub kind's incremental view, as a first view keeps it ([`BuiltLive`]).
 pub(super) trait KindLive: IncrementalView {
-    /// The incremental view `built` holds, when it is this kind's.
-    fn from_built(built: BuiltLive) -> Option<Self>;
+    /// The incremental view `built` holds and its changes, when it is this kind's.
+    fn from_built(built: BuiltLive) -> Option<(Self, mpsc::Receiver<Change<Self::Object>>)>;
+
+    /// `self` and its changes, as a first view keeps them.
+    fn built(self, changes: mpsc::Receiver<Change<Self::Object>>) -> BuiltLive;
 }
 
 impl KindLive for karmada::delta::Live {
-    fn from_built(built: BuiltLive) -> Option<Self> {
+    fn from_built(built: BuiltLive) -> Option<(Self, mpsc::Receiver<Change<Self::Object>>)> {
         match built {
-            BuiltLive::Karmada(live) => Some(live),
+            BuiltLive::Karmada(live, changes) => Some((live, changes)),
             _ => None,
         }
+    }
+
+    fn built(self, changes: mpsc::Receiver<Change<Self::Object>>) -> BuiltLive {
+        BuiltLive::Karmada(self, changes)
     }
 }
 
 impl KindLive for ocm::delta::Live {
-    fn from_built(built: BuiltLive) -> Option<Self> {
+    fn from_built(built: BuiltLive) -> Option<(Self, mpsc::Receiver<Change<Self::Object>>)> {
         match built {
-            BuiltLive::Ocm(live) => Some(live),
+            BuiltLive::Ocm(live, changes) => Some((live, changes)),
             _ => None,
         }
+    }
+
+    fn built(self, changes: mpsc::Receiver<Change<Self::Object>>) -> BuiltLive {
+        BuiltLive::Ocm(self, changes)
     }
 }
 
 impl KindLive for kubefed_delta::Live {
-    fn from_built(built: BuiltLive) -> Option<Self> {
+    fn from_built(built: BuiltLive) -> Option<(Self, mpsc::Receiver<Change<Self::Object>>)> {
         match built {
-            BuiltLive::KubeFed(live) => Some(live),
+            BuiltLive::KubeFed(live, changes) => Some((live, changes)),
             _ => None,
         }
+    }
+
+    fn built(self, changes: mpsc::Receiver<Change<Self::Object>>) -> BuiltLive {
+        BuiltLive::KubeFed(self, changes)
     }
 }
 
@@ -88,8 +110,8 @@ impl FirstView {
 /// it edits, which may be others or in another order; a row the incremental view added would then
 /// have another index than the console gives it, and its cells and health would go to
 /// another row. Without it the caches are read again in the console's rows and columns.
-pub(super) fn resumable<L: KindLive>(live: BuiltLive, shown: &HubView) -> Option<L> {
-    L::from_built(live).filter(|live| live.view().same_layout(shown))
+pub(super) fn resumable<L: KindLive>(live: L, shown: &HubView) -> Option<L> {
+    Some(live).filter(|live| live.view().same_layout(shown))
 }
 
 /// The console's first view of a hub, built from its informer caches: they are started and
@@ -101,11 +123,24 @@ pub async fn first_view(hub: &Hub) -> Result<FirstView, HubError> {
     if kinds.is_empty() {
         return Ok(FirstView::read(hub.read().await?));
     }
+    match hub.kind {
+        HubKind::Karmada => cached_view::<karmada::delta::Live>(hub, kinds).await,
+        HubKind::OpenClusterManagement => cached_view::<ocm::delta::Live>(hub, kinds).await,
+        HubKind::KubeFed => cached_view::<kubefed_delta::Live>(hub, kinds).await,
+    }
+}
+
+/// [`first_view`] from caches of `kinds`, their objects parsed as `L` reads them.
+async fn cached_view<L: KindLive>(
+    hub: &Hub,
+    kinds: Vec<kube::discovery::ApiResource>,
+) -> Result<FirstView, HubError> {
     let (caches, changes) = Caches::start(
         &hub.client,
         kinds,
         |kind| hub.list_page_size(kind),
         hub.timeouts.read,
+        L::parse,
     );
     let mut stalled = Stalled::default();
     loop {
@@ -121,24 +156,14 @@ pub async fn first_view(hub: &Hub) -> Result<FirstView, HubError> {
     let kind = hub.kind;
     let kubeconfig = hub.kubeconfig.clone();
     let stores = caches.clone();
-    let built = tokio::task::spawn_blocking(move || match kind {
-        HubKind::Karmada => whole_view::<karmada::delta::Live>(kind, &stores, &kubeconfig)
-            .map(|(view, live)| (view, BuiltLive::Karmada(live))),
-        HubKind::OpenClusterManagement => {
-            whole_view::<ocm::delta::Live>(kind, &stores, &kubeconfig)
-                .map(|(view, live)| (view, BuiltLive::Ocm(live)))
-        }
-        HubKind::KubeFed => whole_view::<kubefed_delta::Live>(kind, &stores, &kubeconfig)
-            .map(|(view, live)| (view, BuiltLive::KubeFed(live))),
-    })
-    .await;
+    let built =
+        tokio::task::spawn_blocking(move || whole_view::<L>(kind, &stores, &kubeconfig)).await;
     match built {
         Ok(Ok((view, live))) => Ok(FirstView {
             view,
             cached: Some(Cached {
                 caches,
-                changes,
-                live,
+                live: live.built(changes),
             }),
         }),
         Ok(Err(reason)) => Err(hub.failed(reason)),

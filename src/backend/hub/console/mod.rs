@@ -11,6 +11,8 @@
 
 pub mod effects;
 pub mod first_view;
+#[cfg(test)]
+mod fixtures;
 pub mod view_changes;
 pub mod view_source;
 
@@ -199,48 +201,15 @@ async fn keep_current<S: ViewSource>(
 mod tests {
     use std::time::Duration;
 
-    use kube::api::DynamicObject;
     use kube::runtime::watcher;
-    use serde_json::{Value, json};
 
+    use super::fixtures::{WORKS, karmada_caches, silent_hub, work};
     use super::*;
-    use crate::backend::hub::cache::{Caches, Change};
+    use crate::backend::hub::cache::Change;
     use crate::backend::hub::console::first_view::{BuiltLive, Cached};
     use crate::backend::hub::console::view_changes::whole_view;
-    use crate::backend::kube::kubeconfig::Timeouts;
     use crate::messages::{CellRef, CellUpdate, SharedFleet};
     use crate::model::CellStatus;
-
-    const WORKS: usize = 3;
-
-    fn object(value: Value) -> DynamicObject {
-        serde_json::from_value(value).expect("an object")
-    }
-
-    fn work(cluster: &str, applied: &str, version: &str) -> DynamicObject {
-        object(
-            json!({"apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
-            "metadata": {"name": "web-w", "namespace": format!("karmada-es-{cluster}"),
-                "resourceVersion": version,
-                "labels": {"resourcebinding.karmada.io/permanent-id": "id-web"}},
-            "spec": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": {"name": "web", "namespace": "shop"}, "data": {"color": "blue"}}]}},
-            "status": {"conditions": [{"type": "Applied", "status": applied,
-                "reason": "AppliedFailed", "message": "from the member"}]}}),
-        )
-    }
-
-    /// A Karmada hub nothing answers at: the loop must not need it for what it is asked here.
-    fn silent_hub() -> Hub {
-        let config = kube::Config::new("http://127.0.0.1:1".parse().expect("a URL"));
-        Hub {
-            context: "hub".into(),
-            kind: HubKind::Karmada,
-            client: kube::Client::try_from(config).expect("a client"),
-            kubeconfig: Default::default(),
-            timeouts: Timeouts::default(),
-        }
-    }
 
     async fn next(console: &mut mpsc::UnboundedReceiver<BackendEvent>) -> Option<BackendEvent> {
         tokio::time::timeout(Duration::from_secs(10), console.recv())
@@ -263,30 +232,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_cached_hub_sends_a_watched_change_as_its_cell_and_previews_from_its_stores() {
-        let cluster = |name: &str| {
-            object(
-                json!({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
-                "metadata": {"name": name},
-                "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
-            )
-        };
-        let binding = object(json!({"apiVersion": "work.karmada.io/v1alpha2",
-            "kind": "ResourceBinding",
-            "metadata": {"name": "web-configmap", "namespace": "shop",
-                "labels": {"resourcebinding.karmada.io/permanent-id": "id-web"}},
-            "spec": {"resource": {"apiVersion": "v1", "kind": "ConfigMap",
-                "namespace": "shop", "name": "web"},
-                "clusters": [{"name": "a"}, {"name": "b"}]}}));
-        let (caches, mut writers) = Caches::in_memory(
-            karmada::delta::kinds(),
-            [
-                (0, cluster("a")),
-                (0, cluster("b")),
-                (1, binding),
-                (WORKS, work("a", "True", "1")),
-                (WORKS, work("b", "True", "1")),
-            ],
-        );
+        let (caches, mut writers) = karmada_caches();
         let (view, live) = whole_view::<karmada::delta::Live>(
             HubKind::Karmada,
             &caches,
@@ -298,8 +244,7 @@ mod tests {
             view,
             cached: Some(Cached {
                 caches,
-                changes,
-                live: BuiltLive::Karmada(live),
+                live: BuiltLive::Karmada(live, changes),
             }),
         };
         let (events, mut console) = mpsc::unbounded_channel();
@@ -315,13 +260,10 @@ mod tests {
             "the first view's incremental view is gone on with: {synced:?}"
         );
 
-        let failed = work("b", "False", "2");
+        let failed = work("b", "False", "blue", "2");
         writers[WORKS].apply_watcher_event(&watcher::Event::Apply(failed.clone()));
         changed
-            .send(Change::Applied {
-                kind: WORKS,
-                object: std::sync::Arc::new(failed),
-            })
+            .send(Change::of(WORKS, &failed, false, karmada::delta::parse))
             .await
             .expect("the loop takes changes");
         let cells = next_but(&mut console, |e| {

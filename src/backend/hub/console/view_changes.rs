@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::effects::{Expectation, follow};
 use crate::backend::hub::cache::{Caches, Change, IncrementalView, Touched, cells_of, health_of};
+use crate::backend::hub::error::HubError;
 use crate::backend::hub::view::{HubRow, HubView};
 use crate::messages::{AddedResource, BackendEvent, CellRef, CellUpdate, HealthUpdate};
 use crate::model::{CellHealth, CellStatus, ClusterStatus, Dialect, Health, HubKind};
@@ -132,7 +133,7 @@ impl<L: IncrementalView> Pass<L> {
         shown: &HubView,
         caches: &Caches,
         kubeconfig: &kube::config::Kubeconfig,
-    ) -> Result<(Pass<L>, Vec<BackendEvent>), String> {
+    ) -> Result<(Pass<L>, Vec<BackendEvent>), HubError> {
         let (live, events) = whole_read::<L>(shown, caches, kubeconfig)?;
         Ok((Pass::new(live, caches.kinds.len(), kubeconfig), events))
     }
@@ -158,7 +159,7 @@ impl<L: IncrementalView> Pass<L> {
     /// what they changed: the touched cells whose value changed, the columns whose health
     /// changed, the rows new to the console; a relist (or the hub answering again) rebuilds
     /// the whole view instead.
-    pub fn take_in(&mut self, batch: Vec<Change>, caches: &Caches) -> Vec<BackendEvent> {
+    pub fn take_in(&mut self, batch: Vec<Change<L::Object>>, caches: &Caches) -> Vec<BackendEvent> {
         let mut whole = false;
         let mut before = Before {
             rows: self.live.view().rows.len(),
@@ -370,7 +371,7 @@ fn whole_read<L: IncrementalView>(
     shown: &HubView,
     caches: &Caches,
     kubeconfig: &kube::config::Kubeconfig,
-) -> Result<(L, Vec<BackendEvent>), String> {
+) -> Result<(L, Vec<BackendEvent>), HubError> {
     count_full_read();
     let live = L::read(shown, caches, kubeconfig)?;
     let mut events = announced(&added_rows(shown, live.view()));
@@ -384,7 +385,7 @@ pub(super) fn whole_view<L: IncrementalView>(
     kind: HubKind,
     caches: &Caches,
     kubeconfig: &kube::config::Kubeconfig,
-) -> Result<(HubView, L), String> {
+) -> Result<(HubView, L), HubError> {
     let mut clusters = L::members(caches, kubeconfig)?;
     clusters.sort_by(|a, b| a.0.name.cmp(&b.0.name));
     let shown = HubView {
@@ -452,43 +453,24 @@ pub(super) fn unreachable_hub(shown: &HubView, reason: &str) -> HubView {
 mod tests {
     use serde_json::json;
 
-    use serde_json::Value;
-
     use super::*;
+    use crate::backend::hub::console::fixtures::view;
     use crate::backend::hub::objects::delivered_form;
     use crate::backend::hub::view::{aligned, in_rows_of};
-    use crate::model::{ClusterSpec, ResourceRef};
+    use crate::model::ResourceRef;
 
     /// A Karmada hub in memory: members a and b, binding `web` on both, both Works Applied
     /// with `color` blue; the pass started from the view of the same objects.
     mod cached {
-        use std::sync::Arc;
-
         use crate::backend::hub::cache::CacheWriter;
         use kube::api::DynamicObject;
         use kube::runtime::watcher;
 
         use super::*;
+        use crate::backend::hub::console::fixtures::{
+            WORKS, karmada_caches, object, web_binding, work,
+        };
         use crate::backend::hub::karmada::delta::Live;
-
-        const WORKS: usize = 3;
-
-        fn object(value: Value) -> DynamicObject {
-            serde_json::from_value(value).expect("an object")
-        }
-
-        fn work(cluster: &str, applied: &str, color: &str, version: &str) -> DynamicObject {
-            object(
-                json!({"apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
-                "metadata": {"name": "web-w", "namespace": format!("karmada-es-{cluster}"),
-                    "resourceVersion": version,
-                    "labels": {"resourcebinding.karmada.io/permanent-id": "id-web"}},
-                "spec": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap",
-                    "metadata": {"name": "web", "namespace": "shop"}, "data": {"color": color}}]}},
-                "status": {"conditions": [{"type": "Applied", "status": applied,
-                    "reason": "AppliedFailed", "message": "from the member"}]}}),
-            )
-        }
 
         #[test]
         fn the_first_view_from_the_caches_has_every_member_in_name_order_and_every_cell() {
@@ -534,10 +516,12 @@ mod tests {
                     "health": "Healthy"}]}}));
             writers[1].apply_watcher_event(&watcher::Event::Apply(binding.clone()));
             let news = pass.take_in(
-                vec![Change::Applied {
-                    kind: 1,
-                    object: Arc::new(binding),
-                }],
+                vec![Change::of(
+                    1,
+                    &binding,
+                    false,
+                    crate::backend::hub::karmada::delta::parse,
+                )],
                 &caches,
             );
             let added: Vec<String> = news
@@ -567,30 +551,7 @@ mod tests {
         }
 
         fn hub() -> (Caches, Vec<CacheWriter>, Pass<Live>) {
-            let cluster = |name: &str| {
-                object(
-                    json!({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
-                    "metadata": {"name": name},
-                    "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
-                )
-            };
-            let binding = object(json!({"apiVersion": "work.karmada.io/v1alpha2",
-                "kind": "ResourceBinding",
-                "metadata": {"name": "web-configmap", "namespace": "shop",
-                    "labels": {"resourcebinding.karmada.io/permanent-id": "id-web"}},
-                "spec": {"resource": {"apiVersion": "v1", "kind": "ConfigMap",
-                    "namespace": "shop", "name": "web"},
-                    "clusters": [{"name": "a"}, {"name": "b"}]}}));
-            let (caches, writers) = Caches::in_memory(
-                crate::backend::hub::karmada::delta::kinds(),
-                [
-                    (0, cluster("a")),
-                    (0, cluster("b")),
-                    (1, binding),
-                    (WORKS, work("a", "True", "blue", "1")),
-                    (WORKS, work("b", "True", "blue", "1")),
-                ],
-            );
+            let (caches, writers) = karmada_caches();
             let kubeconfig = kube::config::Kubeconfig::default();
             // The console's first view, as launch builds it from the caches.
             let (shown, _) =
@@ -611,12 +572,17 @@ mod tests {
             (caches, writers, pass)
         }
 
-        fn watched(writers: &mut [CacheWriter], object: DynamicObject) -> Change {
+        fn watched(
+            writers: &mut [CacheWriter],
+            object: DynamicObject,
+        ) -> Change<crate::backend::hub::karmada::delta::Object> {
             writers[WORKS].apply_watcher_event(&watcher::Event::Apply(object.clone()));
-            Change::Applied {
-                kind: WORKS,
-                object: Arc::new(object),
-            }
+            Change::of(
+                WORKS,
+                &object,
+                false,
+                crate::backend::hub::karmada::delta::parse,
+            )
         }
 
         fn cells(events: &[BackendEvent]) -> Vec<CellUpdate> {
@@ -658,21 +624,16 @@ mod tests {
         #[test]
         fn karmadas_aggregated_health_reaches_the_console_as_that_cells_health_alone() {
             let (caches, mut writers, mut pass) = hub();
-            let binding = object(json!({"apiVersion": "work.karmada.io/v1alpha2",
-                "kind": "ResourceBinding",
-                "metadata": {"name": "web-configmap", "namespace": "shop",
-                    "labels": {"resourcebinding.karmada.io/permanent-id": "id-web"}},
-                "spec": {"resource": {"apiVersion": "v1", "kind": "ConfigMap",
-                    "namespace": "shop", "name": "web"},
-                    "clusters": [{"name": "a"}, {"name": "b"}]},
-                "status": {"aggregatedStatus": [{"clusterName": "b", "applied": true,
-                    "health": "Unhealthy"}]}}));
+            let binding = web_binding(Some(json!({"aggregatedStatus": [{"clusterName": "b",
+                "applied": true, "health": "Unhealthy"}]})));
             writers[1].apply_watcher_event(&watcher::Event::Apply(binding.clone()));
             let events = pass.take_in(
-                vec![Change::Applied {
-                    kind: 1,
-                    object: Arc::new(binding),
-                }],
+                vec![Change::of(
+                    1,
+                    &binding,
+                    false,
+                    crate::backend::hub::karmada::delta::parse,
+                )],
                 &caches,
             );
             assert!(cells(&events).is_empty(), "the sync status did not move");
@@ -774,45 +735,6 @@ mod tests {
             let events = pass.take_in(vec![change], &caches);
             assert_eq!(cells(&events)[0].status, CellStatus::InSync, "{events:?}");
             assert!(pass.expected.is_empty(), "arrived: no longer followed");
-        }
-    }
-
-    fn target(name: &str) -> ResourceRef {
-        ResourceRef {
-            api_version: "v1".into(),
-            kind: "ConfigMap".into(),
-            namespace: Some("shop".into()),
-            name: name.into(),
-        }
-    }
-
-    fn view(rows: &[(&str, Option<Value>)]) -> HubView {
-        let member = ClusterSpec {
-            name: "m1".into(),
-            ..ClusterSpec::default()
-        };
-        HubView {
-            kind: HubKind::Karmada,
-            clusters: vec![(member, ClusterStatus::default())],
-            rows: rows
-                .iter()
-                .map(|(name, object)| HubRow {
-                    target: target(name),
-                    source: format!("ResourceBinding shop/{name}"),
-                    carrier: None,
-                    cells: [(
-                        "m1".to_string(),
-                        (CellStatus::InSync, Some("Work Applied".into())),
-                    )]
-                    .into(),
-                    not_placed: String::new(),
-                    objects: object
-                        .iter()
-                        .map(|o| ("m1".to_string(), o.clone()))
-                        .collect(),
-                    health: Default::default(),
-                })
-                .collect(),
         }
     }
 

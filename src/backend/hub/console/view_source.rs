@@ -16,8 +16,9 @@ use tokio::time::{Interval, MissedTickBehavior};
 use super::effects::{After, Expectation, PlacementFollow, follow};
 use super::first_view::{Cached, KindLive, resumable};
 use super::view_changes::{Pass, added_rows, announced, changes, count_full_read, unreachable_hub};
-use crate::backend::hub::cache::{Caches, Change};
+use crate::backend::hub::cache::{Caches, Change, IncrementalView};
 use crate::backend::hub::connect::Hub;
+use crate::backend::hub::error::HubError;
 use crate::backend::hub::member_health::{self, Survey, Unsettled};
 use crate::backend::hub::preview::preview_view;
 use crate::backend::hub::view::{HubView, aligned};
@@ -84,7 +85,7 @@ pub(super) trait ViewSource: Send + Sized {
         hub: &Hub,
         fleet: &Fleet,
         cells: &[CellRef],
-    ) -> impl Future<Output = Result<HubView, String>> + Send;
+    ) -> impl Future<Output = Result<HubView, HubError>> + Send;
 }
 
 /// The fallback: the hub read whole whenever a watched object changes, and on a timer besides
@@ -181,8 +182,8 @@ impl ViewSource for WholeReads {
         hub: &Hub,
         _fleet: &Fleet,
         _cells: &[CellRef],
-    ) -> Result<HubView, String> {
-        hub.read().await.map_err(|err| err.to_string())
+    ) -> Result<HubView, HubError> {
+        hub.read().await
     }
 }
 
@@ -234,10 +235,10 @@ async fn next_nudge(nudges: &mut Option<mpsc::UnboundedReceiver<()>>) {
 /// then every watched change is taken in on a blocking thread and sent as the cells it
 /// changed. The whole view is built only at the start and after a relist or a reconnect.
 /// Members are asked how their workloads are doing where the hub's word is not enough.
-pub(super) struct CacheReads<L> {
+pub(super) struct CacheReads<L: IncrementalView> {
     pass: Pass<L>,
     caches: Caches,
-    changes: mpsc::Receiver<Change>,
+    changes: mpsc::Receiver<Change<L::Object>>,
     ticker: Interval,
     unsettled: Unsettled,
     survey: Survey,
@@ -249,7 +250,7 @@ pub(super) struct CacheReads<L> {
 }
 
 /// How a [`CacheReads`] started.
-pub(super) enum Start<L> {
+pub(super) enum Start<L: IncrementalView> {
     /// It follows the caches.
     Cached(Box<CacheReads<L>>),
     /// The hub's caches cannot be read: the hub is read whole instead, from this view.
@@ -259,9 +260,9 @@ pub(super) enum Start<L> {
 }
 
 /// What woke a [`CacheReads`] loop.
-pub(super) enum CacheWake {
+pub(super) enum CacheWake<O> {
     /// A batch of the caches' changes.
-    Changes(Vec<Change>),
+    Changes(Vec<Change<O>>),
     /// The slow timer.
     Tick,
     /// An effect was carried out (`placement`: OCM took an edited Placement).
@@ -279,12 +280,12 @@ impl<L: KindLive> CacheReads<L> {
         mut unsettled: Unsettled,
         events: &mpsc::UnboundedSender<BackendEvent>,
     ) -> Start<L> {
-        let (caches, changes, built) = match cached {
-            Some(Cached {
-                caches,
-                changes,
-                live,
-            }) => (caches, changes, resumable::<L>(live, &first)),
+        let resumed = cached.and_then(|Cached { caches, live }| {
+            let (live, changes) = L::from_built(live)?;
+            Some((caches, changes, resumable(live, &first)))
+        });
+        let (caches, changes, built) = match resumed {
+            Some(resumed) => resumed,
             None => {
                 let kinds = hub.watched_kinds().await;
                 if kinds.is_empty() {
@@ -295,6 +296,7 @@ impl<L: KindLive> CacheReads<L> {
                     kinds,
                     |kind| hub.list_page_size(kind),
                     hub.timeouts.read,
+                    L::parse,
                 );
                 let _ = events.send(BackendEvent::Notice(format!(
                     "hub {}: syncing the caches of {} kinds…",
@@ -420,7 +422,7 @@ impl<L: KindLive> CacheReads<L> {
 }
 
 impl<L: KindLive> ViewSource for CacheReads<L> {
-    type Wake = CacheWake;
+    type Wake = CacheWake<L::Object>;
 
     fn view(&self) -> &HubView {
         self.pass.live.view()
@@ -438,7 +440,7 @@ impl<L: KindLive> ViewSource for CacheReads<L> {
         &mut self,
         hub: &Hub,
         events: &mpsc::UnboundedSender<BackendEvent>,
-    ) -> Option<CacheWake> {
+    ) -> Option<CacheWake<L::Object>> {
         loop {
             tokio::select! {
                 change = self.changes.recv() => {
@@ -462,7 +464,7 @@ impl<L: KindLive> ViewSource for CacheReads<L> {
     }
 
     /// Every effect goes through a pass: the cells awaiting an edit are looked up again.
-    fn after_effect(&self, after: After) -> Option<CacheWake> {
+    fn after_effect(&self, after: After) -> Option<CacheWake<L::Object>> {
         Some(CacheWake::Effect {
             placement: after == After::Placement,
         })
@@ -470,7 +472,7 @@ impl<L: KindLive> ViewSource for CacheReads<L> {
 
     async fn refresh(
         mut self,
-        wake: CacheWake,
+        wake: CacheWake<L::Object>,
         hub: &Hub,
         placements: &mut PlacementFollow,
         events: &mpsc::UnboundedSender<BackendEvent>,
@@ -512,7 +514,7 @@ impl<L: KindLive> ViewSource for CacheReads<L> {
         _hub: &Hub,
         fleet: &Fleet,
         cells: &[CellRef],
-    ) -> impl Future<Output = Result<HubView, String>> + Send {
+    ) -> impl Future<Output = Result<HubView, HubError>> + Send {
         std::future::ready(Ok(preview_view(
             &self.pass.live,
             &self.caches,
@@ -525,21 +527,9 @@ impl<L: KindLive> ViewSource for CacheReads<L> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::hub::console::fixtures::silent_hub;
     use crate::backend::hub::view::HubRow;
-    use crate::backend::kube::kubeconfig::Timeouts;
     use crate::model::{ClusterSpec, ClusterStatus, HubKind, ResourceRef};
-
-    /// A Karmada hub nothing answers at.
-    fn silent_hub() -> Hub {
-        let config = kube::Config::new("http://127.0.0.1:1".parse().expect("a URL"));
-        Hub {
-            context: "hub".into(),
-            kind: HubKind::Karmada,
-            client: kube::Client::try_from(config).expect("a client"),
-            kubeconfig: Default::default(),
-            timeouts: Timeouts::default(),
-        }
-    }
 
     fn shown() -> HubView {
         let member = ClusterSpec {

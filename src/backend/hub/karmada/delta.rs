@@ -9,17 +9,16 @@
 
 use std::collections::HashMap;
 
-use kube::api::DynamicObject;
 use kube::config::Kubeconfig;
 use kube::discovery::ApiResource;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::read::{
-    Binding, Work, WorkState, binding_of, is_target, member_of, row_of, view_of, work_of,
-    works_by_binding,
+    Binding, Work, WorkParts, WorkState, binding_of, cell_on, is_target, member_of, row_of,
+    view_of, works_by_binding,
 };
 use crate::backend::hub::cache::{Caches, IncrementalView, Touched, value_of};
-use crate::backend::hub::objects::text;
+use crate::backend::hub::error::HubError;
 use crate::backend::hub::view::{HubView, aligned};
 use crate::model::{ClusterStatus, Health, ResourceRef};
 
@@ -57,49 +56,80 @@ pub struct Live {
     columns: HashMap<String, usize>,
 }
 
-/// The parts of a Work the view reads — its name, namespace, labels and status — without its
-/// manifests, which only the store keeps.
-pub fn work_value(object: &DynamicObject) -> Value {
-    json!({
-        "metadata": {
-            "name": object.metadata.name,
-            "namespace": object.metadata.namespace,
-            "labels": object.metadata.labels,
-        },
-        "status": object.data.get("status").cloned().unwrap_or(Value::Null),
-    })
+/// A watched object as this view reads it, parsed once where it enters ([`parse`]).
+#[derive(Debug, Clone)]
+pub enum Object {
+    /// A member Cluster: its name, and its JSON for the inventory parser.
+    Cluster { name: String, value: Value },
+    /// A ResourceBinding or ClusterResourceBinding.
+    Binding(Binding),
+    /// A Work: its name, and the Work without its manifests (`None`: it belongs to no binding
+    /// or to no member namespace).
+    Work { name: String, work: Option<Work> },
+    /// A policy: it touches nothing by itself.
+    Other,
+}
+
+/// What the view reads of an object of kind `kind` whose JSON is `text`: a Work's manifests
+/// are skipped unparsed, every other kind is parsed once into the reader's form.
+pub fn parse(kind: usize, text: &str) -> Object {
+    match kind {
+        CLUSTERS => {
+            let value = json_of(text);
+            Object::Cluster {
+                name: crate::backend::hub::objects::text(&value, "/metadata/name"),
+                value,
+            }
+        }
+        BINDINGS | CLUSTER_BINDINGS => Object::Binding(binding_of(&json_of(text))),
+        WORKS => {
+            let parts = work_parts(text);
+            Object::Work {
+                name: parts.name(),
+                work: parts.work(),
+            }
+        }
+        _ => Object::Other,
+    }
+}
+
+/// `text` as JSON (null if it is none: the API server sent it, so it always is).
+fn json_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_default()
+}
+
+/// What the view reads of a Work whose JSON is `text`.
+fn work_parts(text: &str) -> WorkParts {
+    serde_json::from_str(text).unwrap_or_default()
 }
 
 impl Live {
-    /// The view of these objects (Work values as [`work_value`] gives them) in the rows and
-    /// columns of `shown`, with its indexes.
+    /// The view of these objects (Works as [`parse`] reads them) in the rows and columns of
+    /// `shown`, with its indexes.
     ///
     /// The objects are taken one at a time, so a big hub's are never all parsed at once.
     pub fn from_objects(
         shown: &HubView,
         clusters: impl IntoIterator<Item = Value>,
-        bindings: impl IntoIterator<Item = Value>,
-        works: impl IntoIterator<Item = Value>,
+        bindings: impl IntoIterator<Item = Binding>,
+        works: impl IntoIterator<Item = WorkParts>,
         kubeconfig: &Kubeconfig,
-    ) -> Result<Live, String> {
+    ) -> Result<Live, HubError> {
         let mut members = clusters
             .into_iter()
             .map(|cluster| member_of(&cluster, kubeconfig))
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, HubError>>()?;
         members.sort_by(|a, b| a.0.name.cmp(&b.0.name));
-        let bindings: Vec<Binding> = bindings
-            .into_iter()
-            .map(|binding| binding_of(&binding))
-            .collect();
+        let bindings: Vec<Binding> = bindings.into_iter().collect();
         let mut index: HashMap<String, HashMap<String, WorkEntry>> = HashMap::new();
         let works: Vec<Work> = works
             .into_iter()
-            .filter_map(|value| {
-                let work = work_of(&value)?;
+            .filter_map(|parts| {
+                let work = parts.work()?;
                 index.entry(work.binding_id.clone()).or_default().insert(
                     work.cluster.clone(),
                     WorkEntry {
-                        name: text(&value, "/metadata/name"),
+                        name: parts.name(),
                         state: work.state.clone(),
                         suspended: work.suspended,
                     },
@@ -156,64 +186,20 @@ impl Live {
             .collect()
     }
 
-    /// The cell of `binding` on `cluster`, by the reader's row rules applied to that cluster
-    /// alone (so one Work costs one cell, whatever the binding's number of clusters).
-    fn cell_of(
-        &self,
-        binding: &Binding,
-        cluster: &str,
-    ) -> Option<(crate::model::CellStatus, Option<String>)> {
-        let scheduled = binding.clusters.iter().find(|(c, _)| c == cluster)?;
-        let alone = Binding {
-            name: binding.name.clone(),
-            target: binding.target.clone(),
-            id: binding.id.clone(),
-            clusters: vec![scheduled.clone()],
-            unscheduled: None,
-            suspension: binding.suspension.clone(),
-            health: binding
-                .health
-                .iter()
-                .filter(|(c, _)| c == cluster)
-                .cloned()
-                .collect(),
-        };
-        let work = self.works.get(&binding.id).and_then(|w| w.get(cluster));
-        let works: Vec<Work> = work
-            .map(|entry| Work {
-                binding_id: binding.id.clone(),
-                cluster: cluster.to_string(),
-                state: entry.state.clone(),
-                manifests: Vec::new(),
-                suspended: entry.suspended,
-            })
-            .into_iter()
-            .collect();
-        row_of(&alone, &works).cells.remove(cluster)
-    }
-
-    /// The row and column a Work's labels and namespace point at.
-    fn work_cell(&self, object: &DynamicObject) -> Option<(usize, usize)> {
-        let id = object
-            .metadata
-            .labels
-            .as_ref()?
-            .get("resourcebinding.karmada.io/permanent-id")?;
-        let cluster = object
-            .metadata
-            .namespace
-            .as_deref()?
-            .strip_prefix("karmada-es-")?;
-        let binding = self.bindings.get(id)?;
-        binding.clusters.iter().find(|(c, _)| c == cluster)?;
+    /// Where `work`'s cell is shown — its binding, the replicas scheduled to its cluster, its
+    /// row and column — when its binding is scheduled there.
+    fn work_cell(&self, work: &Work) -> Option<(&Binding, Option<i64>, usize, usize)> {
+        let binding = self.bindings.get(&work.binding_id)?;
+        let (_, replicas) = binding.clusters.iter().find(|(c, _)| *c == work.cluster)?;
         Some((
+            binding,
+            *replicas,
             *self.rows.get(&binding.target)?,
-            *self.columns.get(cluster)?,
+            *self.columns.get(&work.cluster)?,
         ))
     }
 
-    fn binding_changed(&mut self, value: &Value, deleted: bool) -> Touched {
-        let binding = binding_of(value);
+    fn binding_changed(&mut self, binding: &Binding, deleted: bool) -> Touched {
         let row = self.rows.get(&binding.target).copied();
         if deleted {
             self.bindings.remove(&binding.id);
@@ -224,9 +210,9 @@ impl Live {
             self.row_binding[row] = None;
             return Touched::Row(row);
         }
-        let fresh = row_of(&binding, &self.works_of(&binding.id));
+        let fresh = row_of(binding, &self.works_of(&binding.id));
         let id = binding.id.clone();
-        self.bindings.insert(id.clone(), binding);
+        self.bindings.insert(id.clone(), binding.clone());
         match row {
             Some(row) => {
                 self.view.rows[row] = fresh;
@@ -243,40 +229,35 @@ impl Live {
         }
     }
 
-    fn work_changed(&mut self, object: &DynamicObject, deleted: bool) -> Touched {
-        let value = work_value(object);
-        let Some(work) = work_of(&value) else {
-            return Touched::Nothing;
-        };
+    fn work_changed(&mut self, name: &str, work: &Work, deleted: bool) -> Touched {
         let works = self.works.entry(work.binding_id.clone()).or_default();
-        if deleted {
+        let entry = if deleted {
             works.remove(&work.cluster);
+            None
         } else {
-            works.insert(
-                work.cluster.clone(),
-                WorkEntry {
-                    name: text(&value, "/metadata/name"),
-                    state: work.state,
-                    suspended: work.suspended,
-                },
-            );
-        }
-        let Some((row, column)) = self.work_cell(object) else {
+            let entry = WorkEntry {
+                name: name.to_string(),
+                state: work.state.clone(),
+                suspended: work.suspended,
+            };
+            works.insert(work.cluster.clone(), entry.clone());
+            Some(entry)
+        };
+        let Some((binding, replicas, row, column)) = self.work_cell(work) else {
             return Touched::Nothing;
         };
-        let Some(binding) = self.bindings.get(&work.binding_id) else {
-            return Touched::Nothing;
-        };
-        let Some(cell) = self.cell_of(binding, &work.cluster) else {
-            return Touched::Nothing;
-        };
-        self.view.rows[row].cells.insert(work.cluster, cell);
+        let cell = cell_on(
+            binding,
+            &work.cluster,
+            replicas,
+            entry.as_ref().map(|e| (&e.state, e.suspended)),
+        );
+        self.view.rows[row].cells.insert(work.cluster.clone(), cell);
         Touched::Cell { row, column }
     }
 
-    fn cluster_changed(&mut self, value: &Value, deleted: bool) -> Touched {
-        let name = text(value, "/metadata/name");
-        let Some(&column) = self.columns.get(&name) else {
+    fn cluster_changed(&mut self, name: &str, value: &Value, deleted: bool) -> Touched {
+        let Some(&column) = self.columns.get(name) else {
             // Columns stay those the console started with, as a full read keeps them.
             return Touched::Nothing;
         };
@@ -300,49 +281,50 @@ impl Live {
     }
 
     /// What a change of this object would touch, before it is applied.
-    pub fn touches(&self, kind: usize, object: &DynamicObject) -> Touched {
-        match kind {
-            CLUSTERS => object
-                .metadata
-                .name
-                .as_ref()
-                .and_then(|name| self.columns.get(name))
+    pub fn touches(&self, object: &Object) -> Touched {
+        match object {
+            Object::Cluster { name, .. } => self
+                .columns
+                .get(name)
                 .map_or(Touched::Nothing, |&column| Touched::Column(column)),
-            BINDINGS | CLUSTER_BINDINGS => {
-                let target = binding_of(&value_of(object)).target;
-                match self.rows.get(&target) {
-                    Some(&row) => Touched::Row(row),
-                    None => Touched::NewRow(self.view.rows.len()),
-                }
-            }
-            WORKS => self
-                .work_cell(object)
-                .map_or(Touched::Nothing, |(row, column)| Touched::Cell {
+            Object::Binding(binding) => match self.rows.get(&binding.target) {
+                Some(&row) => Touched::Row(row),
+                None => Touched::NewRow(self.view.rows.len()),
+            },
+            Object::Work {
+                work: Some(work), ..
+            } => self
+                .work_cell(work)
+                .map_or(Touched::Nothing, |(_, _, row, column)| Touched::Cell {
                     row,
                     column,
                 }),
-            _ => Touched::Nothing,
+            Object::Work { work: None, .. } | Object::Other => Touched::Nothing,
         }
     }
 }
 
 impl IncrementalView for Live {
-    fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
+    type Object = Object;
+
+    fn parse(kind: usize, text: &str) -> Object {
+        parse(kind, text)
+    }
+
+    fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, HubError> {
+        let binding = |_: usize, text: &str| binding_of(&json_of(text));
         let bindings = caches
-            .each_object(BINDINGS)
-            .chain(caches.each_object(CLUSTER_BINDINGS))
-            .map(|binding| value_of(&binding));
-        let works = caches.each_object(WORKS).map(|work| work_value(&work));
-        let clusters = caches
-            .each_object(CLUSTERS)
-            .map(|cluster| value_of(&cluster));
+            .each_parsed(BINDINGS, binding)
+            .chain(caches.each_parsed(CLUSTER_BINDINGS, binding));
+        let works = caches.each_parsed(WORKS, |_, text| work_parts(text));
+        let clusters = caches.each_parsed(CLUSTERS, |_, text| json_of(text));
         Live::from_objects(shown, clusters, bindings, works, kubeconfig)
     }
 
     fn members(
         caches: &Caches,
         kubeconfig: &Kubeconfig,
-    ) -> Result<Vec<(crate::model::ClusterSpec, ClusterStatus)>, String> {
+    ) -> Result<Vec<(crate::model::ClusterSpec, ClusterStatus)>, HubError> {
         caches
             .each_object(CLUSTERS)
             .map(|cluster| member_of(&value_of(&cluster), kubeconfig))
@@ -357,22 +339,19 @@ impl IncrementalView for Live {
         &mut self.view
     }
 
-    fn touches(&self, kind: usize, object: &DynamicObject) -> Touched {
-        Live::touches(self, kind, object)
+    fn touches(&self, _kind: usize, object: &Object) -> Touched {
+        Live::touches(self, object)
     }
 
-    fn apply(
-        &mut self,
-        _caches: &Caches,
-        kind: usize,
-        object: &DynamicObject,
-        deleted: bool,
-    ) -> Touched {
-        match kind {
-            CLUSTERS => self.cluster_changed(&value_of(object), deleted),
-            BINDINGS | CLUSTER_BINDINGS => self.binding_changed(&value_of(object), deleted),
-            WORKS => self.work_changed(object, deleted),
-            _ => Touched::Nothing,
+    fn apply(&mut self, _caches: &Caches, _kind: usize, object: &Object, deleted: bool) -> Touched {
+        match object {
+            Object::Cluster { name, value } => self.cluster_changed(name, value, deleted),
+            Object::Binding(binding) => self.binding_changed(binding, deleted),
+            Object::Work {
+                name,
+                work: Some(work),
+            } => self.work_changed(name, work, deleted),
+            Object::Work { work: None, .. } | Object::Other => Touched::Nothing,
         }
     }
 
@@ -393,12 +372,10 @@ impl IncrementalView for Live {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::model::CellStatus;
-
-    fn object(value: Value) -> DynamicObject {
-        serde_json::from_value(value).unwrap()
-    }
 
     fn cluster(name: &str, ready: &str) -> Value {
         json!({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
@@ -442,13 +419,13 @@ mod tests {
     fn live() -> Live {
         let clusters = [cluster("a", "True"), cluster("b", "True")];
         let bindings = [binding("web", &["a", "b"]), binding("db", &["b"])];
-        let works: Vec<Value> = [
+        let works: Vec<WorkParts> = [
             work("web", "a", "True", "blue"),
             work("web", "b", "True", "blue"),
             work("db", "b", "True", "blue"),
         ]
         .iter()
-        .map(|w| work_value(&object(w.clone())))
+        .map(|w| work_parts(&w.to_string()))
         .collect();
         // The console's columns come from its first read; a full read keeps them.
         let shown = HubView {
@@ -461,7 +438,7 @@ mod tests {
         Live::from_objects(
             &shown,
             clusters.clone(),
-            bindings,
+            bindings.iter().map(binding_of),
             works,
             &Kubeconfig::default(),
         )
@@ -474,8 +451,8 @@ mod tests {
     }
 
     fn change(live: &mut Live, kind: usize, value: Value, deleted: bool) -> (Touched, Touched) {
-        let object = object(value);
-        let before = live.touches(kind, &object);
+        let object = parse(kind, &value.to_string());
+        let before = live.touches(&object);
         (before, live.apply(&empty_caches(), kind, &object, deleted))
     }
 
@@ -586,18 +563,18 @@ mod tests {
         change(&mut live, BINDINGS, binding("db", &["a", "b"]), false);
         let clusters = [cluster("a", "True"), cluster("b", "True")];
         let bindings = [binding("web", &["a", "b"]), binding("db", &["a", "b"])];
-        let works: Vec<Value> = [
+        let works: Vec<WorkParts> = [
             work("web", "a", "True", "blue"),
             work("web", "b", "False", "blue"),
             work("db", "b", "True", "blue"),
         ]
         .iter()
-        .map(|w| work_value(&object(w.clone())))
+        .map(|w| work_parts(&w.to_string()))
         .collect();
         let whole = Live::from_objects(
             &live.view,
             clusters,
-            bindings,
+            bindings.iter().map(binding_of),
             works,
             &Kubeconfig::default(),
         )

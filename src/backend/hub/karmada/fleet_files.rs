@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use super::read::Binding;
 use super::types::{cluster_resource, policy_resources};
 use crate::backend::fanout::cluster_api::ClusterApi;
+use crate::backend::hub::error::HubError;
 use crate::backend::hub::objects::{as_written, list_values, path_of};
 use crate::backend::kube::api::KubeCluster;
 use crate::engine::SourceFile;
@@ -58,8 +59,9 @@ fn inventory_doc(cluster: &Value, contexts: &BTreeSet<String>) -> Value {
     })
 }
 
-fn yaml(value: &Value) -> Result<String, String> {
-    serde_saphyr::to_string(value).map_err(|err| format!("cannot write YAML: {err}"))
+fn yaml(value: &Value) -> Result<String, HubError> {
+    serde_saphyr::to_string(value)
+        .map_err(|err| HubError::Unreadable(format!("cannot write YAML: {err}")))
 }
 
 /// Reads the hub's fleet: an inventory file of its Clusters, one file per policy, and one per
@@ -69,7 +71,7 @@ pub async fn fleet_files(
     context: &str,
     contexts: &BTreeSet<String>,
     bindings: &[Binding],
-) -> Result<Vec<SourceFile>, String> {
+) -> Result<Vec<SourceFile>, HubError> {
     let mut inventory: Vec<String> = Vec::new();
     for cluster in list_values(client, &cluster_resource()).await? {
         inventory.push(yaml(&inventory_doc(&cluster, contexts))?);
@@ -93,10 +95,9 @@ pub async fn fleet_files(
         if !seen.insert(&binding.target) {
             continue;
         }
-        let template = api
-            .get(&binding.target)
-            .await
-            .map_err(|err| format!("reading {} on the hub: {err}", binding.target))?;
+        let template = api.get(&binding.target).await.map_err(|err| {
+            HubError::Unreachable(format!("reading {} on the hub: {err}", binding.target))
+        })?;
         if let Some(template) = template {
             let template = as_written(&template);
             files.push(SourceFile {

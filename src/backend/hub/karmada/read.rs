@@ -10,6 +10,7 @@ use kube::discovery::ApiResource;
 use serde_json::Value;
 
 use super::types::{binding_resources, cluster_resource, policy_resources};
+use crate::backend::hub::error::HubError;
 use crate::backend::hub::objects::{condition, list_values, reason_message, text};
 use crate::backend::hub::view::{HubRender, HubRow, HubView, RenderedObject, sort_rows};
 use crate::engine::document::parse::Doc;
@@ -25,7 +26,7 @@ use crate::model::{
 pub async fn clusters(
     client: &Client,
     kubeconfig: &Kubeconfig,
-) -> Result<Vec<(ClusterSpec, ClusterStatus)>, String> {
+) -> Result<Vec<(ClusterSpec, ClusterStatus)>, HubError> {
     let mut clusters = Vec::new();
     for value in list_values(client, &cluster_resource()).await? {
         clusters.push(member_of(&value, kubeconfig)?);
@@ -38,10 +39,11 @@ pub async fn clusters(
 pub fn member_of(
     value: &Value,
     kubeconfig: &Kubeconfig,
-) -> Result<(ClusterSpec, ClusterStatus), String> {
+) -> Result<(ClusterSpec, ClusterStatus), HubError> {
     let name = text(value, "/metadata/name");
     let doc = Doc::from_value(&format!("hub Cluster/{name}"), value.clone());
-    let mut spec = parse_cluster(&doc, InventoryKind::Karmada).map_err(|e| e.to_string())?;
+    let mut spec = parse_cluster(&doc, InventoryKind::Karmada)
+        .map_err(|e| HubError::Unreadable(e.to_string()))?;
     if spec.context.is_empty() && kubeconfig.contexts.iter().any(|c| c.name == spec.name) {
         spec.context = spec.name.clone();
     }
@@ -306,27 +308,80 @@ pub fn aggregated_health(item: &Value) -> Option<CellHealth> {
 
 /// A Work object; `None` when it belongs to no binding or to no member namespace.
 pub fn work_of(value: &Value) -> Option<Work> {
-    let binding_id = text(
-        value,
-        "/metadata/labels/resourcebinding.karmada.io~1permanent-id",
-    );
-    let cluster = text(value, "/metadata/namespace")
-        .strip_prefix("karmada-es-")?
-        .to_string();
-    if binding_id.is_empty() {
-        return None;
-    }
-    let applied = condition(value, "Applied");
     let manifests = value
         .pointer("/spec/workload/manifests")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let suspended = value
-        .pointer("/spec/suspendDispatching")
+    work_in(
+        &value["metadata"],
+        value.pointer("/spec/suspendDispatching"),
+        &value["status"],
+        manifests,
+    )
+}
+
+/// A Work as the incremental view reads it, parsed from its JSON in one pass: its name and
+/// metadata, `spec.suspendDispatching` and status; its manifests are skipped unparsed (the
+/// store keeps them).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+pub struct WorkParts {
+    metadata: Value,
+    spec: WorkSpecParts,
+    status: Value,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct WorkSpecParts {
+    #[serde(rename = "suspendDispatching")]
+    suspend_dispatching: Option<Value>,
+}
+
+impl WorkParts {
+    /// The Work's name.
+    pub fn name(&self) -> String {
+        text(&self.metadata, "/name")
+    }
+
+    /// The Work without its manifests, as [`work_of`] reads it.
+    pub fn work(&self) -> Option<Work> {
+        work_in(
+            &self.metadata,
+            self.spec.suspend_dispatching.as_ref(),
+            &self.status,
+            Vec::new(),
+        )
+    }
+}
+
+/// A Work from its `metadata`, `spec.suspendDispatching`, `status` and manifests; `None` when
+/// it belongs to no binding or to no member namespace.
+fn work_in(
+    metadata: &Value,
+    suspend_dispatching: Option<&Value>,
+    status: &Value,
+    manifests: Vec<Value>,
+) -> Option<Work> {
+    let binding_id = text(metadata, "/labels/resourcebinding.karmada.io~1permanent-id");
+    let cluster = text(metadata, "/namespace")
+        .strip_prefix("karmada-es-")?
+        .to_string();
+    if binding_id.is_empty() {
+        return None;
+    }
+    let condition = |kind: &str| {
+        status
+            .get("conditions")
+            .and_then(Value::as_array)
+            .and_then(|conditions| conditions.iter().find(|c| c["type"] == kind))
+    };
+    let applied = condition("Applied");
+    let suspended = suspend_dispatching
         .and_then(Value::as_bool)
         .unwrap_or(false)
-        || condition(value, "Dispatching")
+        || condition("Dispatching")
             .is_some_and(|c| c["status"] == "False" && c["reason"] == "SuspendDispatching");
     Some(Work {
         binding_id,
@@ -352,10 +407,12 @@ pub fn is_target(manifest: &Value, target: &ResourceRef) -> bool {
 /// `spec.suspendDispatching` (upstream's `IsWorkSuspendDispatching`) or, before the Work
 /// says so, the binding's suspension (upstream's `shouldSuspendDispatching`). A suspended
 /// Work may still say Applied (karmada#6542): suspension is what the cell shows.
-pub fn suspended(binding: &Binding, work: Option<&Work>, cluster: &str) -> Option<String> {
+///
+/// `work_suspended` is whether the cluster's Work is suspended (`None`: there is no Work yet).
+pub fn suspended(binding: &Binding, work_suspended: Option<bool>, cluster: &str) -> Option<String> {
     let on_binding = binding.suspension.dispatching
         || binding.suspension.on_clusters.iter().any(|c| c == cluster);
-    if !on_binding && !work.is_some_and(|w| w.suspended) {
+    if !on_binding && work_suspended != Some(true) {
         return None;
     }
     let scope = if binding.suspension.dispatching {
@@ -368,12 +425,48 @@ pub fn suspended(binding: &Binding, work: Option<&Work>, cluster: &str) -> Optio
     Some(format!(
         "Karmada holds back dispatching {scope} (ResourceBinding {} suspension); the Work {}",
         binding.name,
-        match work {
-            Some(w) if w.suspended => "is suspended",
-            Some(_) => "is not yet marked suspended",
+        match work_suspended {
+            Some(true) => "is suspended",
+            Some(false) => "is not yet marked suspended",
             None => "is not written yet",
         }
     ))
+}
+
+/// The cell of `binding` on `cluster`, where Karmada scheduled it (with `replicas` when
+/// divided), from that cluster's Work: its state and whether it is suspended (`None`: there
+/// is no Work for the cluster yet). A row's cells are this, cluster by cluster.
+pub fn cell_on(
+    binding: &Binding,
+    cluster: &str,
+    replicas: Option<i64>,
+    work: Option<(&WorkState, bool)>,
+) -> (CellStatus, Option<String>) {
+    let replicas = replicas
+        .map(|r| format!(" ({r} replicas)"))
+        .unwrap_or_default();
+    if let Some(why) = suspended(binding, work.map(|(_, suspended)| suspended), cluster) {
+        return (CellStatus::Suspended(why), None);
+    }
+    match work.map(|(state, _)| state) {
+        None => (
+            CellStatus::Pending,
+            Some(format!("scheduled{replicas}; no Work for {cluster} yet")),
+        ),
+        Some(WorkState {
+            applied: Some(true),
+            ..
+        }) => (CellStatus::InSync, Some(format!("Work Applied{replicas}"))),
+        Some(WorkState {
+            applied: Some(false),
+            reason,
+            message,
+        }) => (CellStatus::Failed(format!("{reason}: {message}")), None),
+        Some(WorkState { applied: None, .. }) => (
+            CellStatus::Pending,
+            Some(format!("Work not applied yet{replicas}")),
+        ),
+    }
 }
 
 /// The console's row for a binding: a cell for every cluster Karmada scheduled it to, from
@@ -388,32 +481,13 @@ pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
         .clusters
         .iter()
         .map(|(cluster, replicas)| {
-            let replicas = replicas
-                .map(|r| format!(" ({r} replicas)"))
-                .unwrap_or_default();
             let work = by_cluster.get(cluster.as_str());
-            if let Some(why) = suspended(binding, work.copied(), cluster) {
-                return (cluster.clone(), (CellStatus::Suspended(why), None));
-            }
-            let cell = match work.map(|w| &w.state) {
-                None => (
-                    CellStatus::Pending,
-                    Some(format!("scheduled{replicas}; no Work for {cluster} yet")),
-                ),
-                Some(WorkState {
-                    applied: Some(true),
-                    ..
-                }) => (CellStatus::InSync, Some(format!("Work Applied{replicas}"))),
-                Some(WorkState {
-                    applied: Some(false),
-                    reason,
-                    message,
-                }) => (CellStatus::Failed(format!("{reason}: {message}")), None),
-                Some(WorkState { applied: None, .. }) => (
-                    CellStatus::Pending,
-                    Some(format!("Work not applied yet{replicas}")),
-                ),
-            };
+            let cell = cell_on(
+                binding,
+                cluster,
+                *replicas,
+                work.map(|w| (&w.state, w.suspended)),
+            );
             (cluster.clone(), cell)
         })
         .collect();
@@ -489,7 +563,7 @@ pub fn list_page_size(kind: &ApiResource) -> u32 {
 }
 
 /// The hub's bindings and Works as they are now.
-pub async fn bindings_and_works(client: &Client) -> Result<(Vec<Binding>, Vec<Work>), String> {
+pub async fn bindings_and_works(client: &Client) -> Result<(Vec<Binding>, Vec<Work>), HubError> {
     let bindings = bindings(client).await?;
     let [_, _, works] = binding_resources();
     let works = list_values(client, &works)
@@ -501,7 +575,7 @@ pub async fn bindings_and_works(client: &Client) -> Result<(Vec<Binding>, Vec<Wo
 }
 
 /// Every ResourceBinding and ClusterResourceBinding on the hub (not their Works).
-pub async fn bindings(client: &Client) -> Result<Vec<Binding>, String> {
+pub async fn bindings(client: &Client) -> Result<Vec<Binding>, HubError> {
     let [bindings, cluster_bindings, _] = binding_resources();
     Ok(list_values(client, &bindings)
         .await?
@@ -512,7 +586,7 @@ pub async fn bindings(client: &Client) -> Result<Vec<Binding>, String> {
 }
 
 /// Reads the hub: clusters, and one row per binding (sorted by their template) with its Works.
-pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, String> {
+pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, HubError> {
     let (view, _, _) = read_with_sources(client, kubeconfig).await?;
     Ok(view)
 }
@@ -540,7 +614,7 @@ async fn read_with_sources(
         Vec<Binding>,
         std::collections::HashMap<String, Vec<Work>>,
     ),
-    String,
+    HubError,
 > {
     let clusters = clusters(client, kubeconfig).await?;
     let (bindings, works) = bindings_and_works(client).await?;
@@ -569,7 +643,7 @@ pub fn view_of(
 
 /// The objects Karmada wrote into the Works, cluster by cluster (clusters in name order,
 /// objects in template order), and the bindings' unplaced clusters.
-pub async fn rendered(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubRender, String> {
+pub async fn rendered(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubRender, HubError> {
     let (view, bindings, works) = read_with_sources(client, kubeconfig).await?;
     let by_target: std::collections::HashMap<&ResourceRef, &Binding> =
         bindings.iter().map(|b| (&b.target, b)).collect();

@@ -6,13 +6,14 @@ use kube::Client;
 use kube::api::{Api, DynamicObject};
 
 use super::types::binding_resources;
+use crate::backend::hub::error::HubError;
 use crate::backend::kube::probe::short_error;
 use crate::model::ResourceRef;
 
 /// Asks Karmada's scheduler to place a binding afresh: sets its `rescheduleTriggeredAt` to
 /// now (later than its `lastScheduledTime`, which is what triggers a full reschedule).
 /// Returns the time set.
-pub async fn reschedule(client: &Client, binding: &ResourceRef) -> Result<String, String> {
+pub async fn reschedule(client: &Client, binding: &ResourceRef) -> Result<String, HubError> {
     let [namespaced, cluster_scoped, _] = binding_resources();
     let api: Api<DynamicObject> = match &binding.namespace {
         Some(namespace) => Api::namespaced_with(client.clone(), namespace, &namespaced),
@@ -28,6 +29,6 @@ pub async fn reschedule(client: &Client, binding: &ResourceRef) -> Result<String
         &kube::api::Patch::Merge(&patch),
     )
     .await
-    .map_err(|err| short_error(&err))?;
+    .map_err(|err| HubError::Refused(short_error(&err)))?;
     Ok(at)
 }

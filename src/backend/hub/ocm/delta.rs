@@ -9,7 +9,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use kube::api::DynamicObject;
 use kube::config::Kubeconfig;
 use kube::discovery::ApiResource;
 use serde_json::Value;
@@ -18,7 +17,8 @@ use super::read::{
     ManifestWork, manifest_cell, manifest_ref, manifest_work_of, member_of, row_for,
 };
 use super::types::WORK_GROUP;
-use crate::backend::hub::cache::{Caches, IncrementalView, Touched, value_of};
+use crate::backend::hub::cache::{Caches, IncrementalView, Touched};
+use crate::backend::hub::error::HubError;
 use crate::backend::hub::view::{HubRow, HubView, aligned, row_order};
 use crate::model::HubKind;
 use crate::model::{CellHealth, CellStatus, ClusterStatus, Health, ResourceRef};
@@ -76,21 +76,36 @@ fn label_of(work: &ManifestWork) -> String {
     }
 }
 
-/// The manifests a ManifestWork object carries, without parsing their status.
-fn targets_of(object: &DynamicObject) -> Vec<ResourceRef> {
-    object
-        .data
-        .pointer("/spec/workload/manifests")
-        .and_then(Value::as_array)
-        .map(|list| list.iter().map(manifest_ref).collect())
-        .unwrap_or_default()
+/// A watched object as this view reads it, parsed once where it enters ([`parse`]).
+#[derive(Debug, Clone)]
+pub enum Object {
+    /// A ManagedCluster: its name, and its JSON for the inventory parser.
+    Cluster { name: String, value: Value },
+    /// A ManifestWork, in the reader's form.
+    Work(ManifestWork),
+    /// A Placement or PlacementDecision: no cell reads it.
+    Other,
 }
 
-fn key_of(object: &DynamicObject) -> WorkKey {
-    (
-        object.metadata.namespace.clone().unwrap_or_default(),
-        object.metadata.name.clone().unwrap_or_default(),
-    )
+/// What the view reads of an object of kind `kind` whose JSON is `text`.
+pub fn parse(kind: usize, text: &str) -> Object {
+    match kind {
+        CLUSTERS => {
+            let value: Value = serde_json::from_str(text).unwrap_or_default();
+            Object::Cluster {
+                name: crate::backend::hub::objects::text(&value, "/metadata/name"),
+                value,
+            }
+        }
+        WORKS => Object::Work(manifest_work_of(
+            &serde_json::from_str(text).unwrap_or_default(),
+        )),
+        _ => Object::Other,
+    }
+}
+
+fn key_of(work: &ManifestWork) -> WorkKey {
+    (work.cluster.clone(), work.name.clone())
 }
 
 /// Offers `manifest`'s cell on `cluster` (of `status`) to `row`, as the reader does: the worse
@@ -126,7 +141,12 @@ impl Live {
         works: &[Value],
         kubeconfig: &Kubeconfig,
     ) -> Live {
-        Live::from_works(shown, clusters, works.iter().cloned(), kubeconfig)
+        Live::from_works(
+            shown,
+            clusters,
+            works.iter().map(manifest_work_of),
+            kubeconfig,
+        )
     }
 
     /// [`Live::from_objects`] reading one ManifestWork at a time, so that no more than one is
@@ -135,7 +155,7 @@ impl Live {
     fn from_works(
         shown: &HubView,
         clusters: &[Value],
-        works: impl Iterator<Item = Value>,
+        works: impl Iterator<Item = ManifestWork>,
         kubeconfig: &Kubeconfig,
     ) -> Live {
         let mut members: Vec<_> = clusters.iter().map(|c| member_of(c, kubeconfig)).collect();
@@ -170,7 +190,6 @@ impl Live {
             by_cluster: HashMap::new(),
         };
         for work in works {
-            let work = manifest_work_of(&work);
             for manifest in &work.manifests {
                 // A row `shown` had is read again from scratch once a ManifestWork carries it.
                 if let Some(&row) = live.rows.get(&manifest.target)
@@ -340,8 +359,8 @@ impl Live {
         }
     }
 
-    fn work_changed(&mut self, object: &DynamicObject, deleted: bool) -> Touched {
-        let key = key_of(object);
+    fn work_changed(&mut self, work: &ManifestWork, deleted: bool) -> Touched {
+        let key = key_of(work);
         let mut rows: BTreeSet<usize> = BTreeSet::new();
         if let Some(old) = self.works.remove(&key) {
             rows.extend(old.manifests.iter().map(|m| m.row));
@@ -352,8 +371,7 @@ impl Live {
                 names.remove(&key.1);
             }
         } else {
-            let work = manifest_work_of(&value_of(object));
-            self.insert(&work);
+            self.insert(work);
             rows.extend(
                 self.works
                     .get(&key)
@@ -371,9 +389,8 @@ impl Live {
         }
     }
 
-    fn cluster_changed(&mut self, value: &Value, deleted: bool) -> Touched {
-        let name = crate::backend::hub::objects::text(value, "/metadata/name");
-        let Some(&column) = self.columns.get(&name) else {
+    fn cluster_changed(&mut self, name: &str, value: &Value, deleted: bool) -> Touched {
+        let Some(&column) = self.columns.get(name) else {
             // Columns stay those the console started with, as a full read keeps them.
             return Touched::Nothing;
         };
@@ -392,25 +409,33 @@ impl Live {
         };
         let rows: BTreeSet<usize> = self
             .by_cluster
-            .get(&name)
+            .get(name)
             .into_iter()
             .flatten()
-            .filter_map(|work| self.works.get(&(name.clone(), work.clone())))
+            .filter_map(|work| self.works.get(&(name.to_string(), work.clone())))
             .flat_map(|kept| kept.manifests.iter().map(|m| m.row))
             .collect();
         for row in rows {
-            self.recompute(row, &name);
+            self.recompute(row, name);
         }
         Touched::Column(column)
     }
 }
 
 impl IncrementalView for Live {
-    fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, String> {
+    type Object = Object;
+
+    fn parse(kind: usize, text: &str) -> Object {
+        parse(kind, text)
+    }
+
+    fn read(shown: &HubView, caches: &Caches, kubeconfig: &Kubeconfig) -> Result<Live, HubError> {
         Ok(Live::from_works(
             shown,
             &caches.values(CLUSTERS),
-            caches.each_object(WORKS).map(|work| value_of(&work)),
+            caches.each_parsed(WORKS, |_, text| {
+                manifest_work_of(&serde_json::from_str(text).unwrap_or_default())
+            }),
             kubeconfig,
         ))
     }
@@ -418,7 +443,7 @@ impl IncrementalView for Live {
     fn members(
         caches: &Caches,
         kubeconfig: &Kubeconfig,
-    ) -> Result<Vec<(crate::model::ClusterSpec, crate::model::ClusterStatus)>, String> {
+    ) -> Result<Vec<(crate::model::ClusterSpec, crate::model::ClusterStatus)>, HubError> {
         Ok(caches
             .values(CLUSTERS)
             .iter()
@@ -434,16 +459,14 @@ impl IncrementalView for Live {
         &mut self.view
     }
 
-    fn touches(&self, kind: usize, object: &DynamicObject) -> Touched {
-        match kind {
-            CLUSTERS => object
-                .metadata
-                .name
-                .as_ref()
-                .and_then(|name| self.columns.get(name))
+    fn touches(&self, _kind: usize, object: &Object) -> Touched {
+        match object {
+            Object::Cluster { name, .. } => self
+                .columns
+                .get(name)
                 .map_or(Touched::Nothing, |&column| Touched::Column(column)),
-            WORKS => {
-                let key = key_of(object);
+            Object::Work(work) => {
+                let key = key_of(work);
                 let Some(&column) = self.columns.get(&key.0) else {
                     return Touched::Nothing;
                 };
@@ -452,28 +475,23 @@ impl IncrementalView for Live {
                     .get(&key)
                     .into_iter()
                     .flat_map(|kept| kept.manifests.iter().map(|m| m.row));
-                let rows: BTreeSet<usize> = targets_of(object)
+                let rows: BTreeSet<usize> = work
+                    .manifests
                     .iter()
-                    .filter_map(|target| self.rows.get(target).copied())
+                    .filter_map(|manifest| self.rows.get(&manifest.target).copied())
                     .chain(old)
                     .collect();
                 Touched::Cells(rows.into_iter().map(|row| (row, column)).collect())
             }
-            _ => Touched::Nothing,
+            Object::Other => Touched::Nothing,
         }
     }
 
-    fn apply(
-        &mut self,
-        _caches: &Caches,
-        kind: usize,
-        object: &DynamicObject,
-        deleted: bool,
-    ) -> Touched {
-        match kind {
-            CLUSTERS => self.cluster_changed(&value_of(object), deleted),
-            WORKS => self.work_changed(object, deleted),
-            _ => Touched::Nothing,
+    fn apply(&mut self, _caches: &Caches, _kind: usize, object: &Object, deleted: bool) -> Touched {
+        match object {
+            Object::Cluster { name, value } => self.cluster_changed(name, value, deleted),
+            Object::Work(work) => self.work_changed(work, deleted),
+            Object::Other => Touched::Nothing,
         }
     }
 
@@ -505,10 +523,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-
-    fn object(value: Value) -> DynamicObject {
-        serde_json::from_value(value).unwrap()
-    }
 
     fn cluster(name: &str, available: &str) -> Value {
         json!({"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
@@ -570,7 +584,7 @@ mod tests {
     }
 
     fn change(live: &mut Live, kind: usize, value: Value, deleted: bool) -> (Touched, Touched) {
-        let object = object(value);
+        let object = parse(kind, &value.to_string());
         let before = live.touches(kind, &object);
         (before, live.apply(&empty_caches(), kind, &object, deleted))
     }

@@ -16,6 +16,7 @@ use kube::discovery::ApiResource;
 use serde_json::Value;
 
 use super::types::{CLUSTER_GROUP, WORK_GROUP, resource};
+use crate::backend::hub::error::HubError;
 use crate::backend::hub::objects::{condition, list_values, reason_message, text};
 use crate::backend::hub::view::{HubRender, HubRow, HubView, RenderedObject, sort_rows};
 use crate::engine::dialect::ocm::{OcmCluster, OcmClusterSet};
@@ -35,7 +36,7 @@ const REGION_CLAIM: &str = "region.open-cluster-management.io";
 pub async fn clusters(
     client: &Client,
     kubeconfig: &Kubeconfig,
-) -> Result<Vec<(ClusterSpec, ClusterStatus)>, String> {
+) -> Result<Vec<(ClusterSpec, ClusterStatus)>, HubError> {
     let items = list_values(
         client,
         &resource(CLUSTER_GROUP, "v1", "ManagedCluster", "managedclusters"),
@@ -292,7 +293,7 @@ struct PlacementObjects {
     decisions: Vec<Value>,
 }
 
-async fn placement_objects(client: &Client) -> Result<PlacementObjects, String> {
+async fn placement_objects(client: &Client) -> Result<PlacementObjects, HubError> {
     let list = |version: &'static str, kind: &'static str, plural: &'static str| {
         let resource = resource(CLUSTER_GROUP, version, kind, plural);
         async move { list_values(client, &resource).await }
@@ -311,7 +312,7 @@ async fn placement_objects(client: &Client) -> Result<PlacementObjects, String> 
 }
 
 /// Reads ManagedClusterSets, ManagedClusterSetBindings, Placements and PlacementDecisions.
-pub async fn placement_state(client: &Client) -> Result<PlacementState, String> {
+pub async fn placement_state(client: &Client) -> Result<PlacementState, HubError> {
     let objects = placement_objects(client).await?;
     let mut sets: Vec<ClusterSet> = objects.sets.iter().map(cluster_set_of).collect();
     sets.sort_by(|a, b| a.name.cmp(&b.name));
@@ -328,7 +329,7 @@ pub async fn placement_state(client: &Client) -> Result<PlacementState, String> 
 /// claims and taints, the sets (a set whose selector flotilla cannot read is left out, and
 /// said so), the bindings OCM reports Bound, every Placement with its decision, and the
 /// ManifestWorkReplicaSets that follow Placements (none when the hub has no such API).
-pub async fn placement_world(client: &Client) -> Result<(PlacementWorld, Vec<String>), String> {
+pub async fn placement_world(client: &Client) -> Result<(PlacementWorld, Vec<String>), HubError> {
     let managed = list_values(
         client,
         &resource(CLUSTER_GROUP, "v1", "ManagedCluster", "managedclusters"),
@@ -871,7 +872,7 @@ pub fn watched_kinds() -> Vec<ApiResource> {
 }
 
 /// Every ManifestWork on the hub.
-pub async fn manifest_works(client: &Client) -> Result<Vec<ManifestWork>, String> {
+pub async fn manifest_works(client: &Client) -> Result<Vec<ManifestWork>, HubError> {
     let items = list_values(
         client,
         &resource(WORK_GROUP, "v1", "ManifestWork", "manifestworks"),
@@ -881,7 +882,7 @@ pub async fn manifest_works(client: &Client) -> Result<Vec<ManifestWork>, String
 }
 
 /// Reads the hub: its clusters, and one row per manifest its ManifestWorks deliver.
-pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, String> {
+pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, HubError> {
     let clusters = clusters(client, kubeconfig).await?;
     let works = manifest_works(client).await?;
     let rows = rows_of(&works, &clusters);
@@ -895,7 +896,7 @@ pub async fn read(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubView, S
 /// The objects the ManifestWorks carry, cluster by cluster (clusters in name order, objects
 /// in row order): a ManifestWork already is OCM's per-cluster rendering. Every other
 /// (object, cluster) pair is unplaced, with the reason.
-pub async fn rendered(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubRender, String> {
+pub async fn rendered(client: &Client, kubeconfig: &Kubeconfig) -> Result<HubRender, HubError> {
     Ok(render_of(&read(client, kubeconfig).await?))
 }
 

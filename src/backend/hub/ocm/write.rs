@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::types::{CLUSTER_GROUP, resource};
 use crate::backend::fanout::object::FIELD_MANAGER;
+use crate::backend::hub::error::HubError;
 use crate::backend::kube::probe::short_error;
 
 /// Writes an edited Placement: the JSON patch of the editor (guarded by the resourceVersion
@@ -17,14 +18,14 @@ pub async fn write_placement(
     namespace: &str,
     name: &str,
     ops: &[Value],
-) -> Result<(), String> {
+) -> Result<(), HubError> {
     let api: Api<DynamicObject> = Api::namespaced_with(
         client.clone(),
         namespace,
         &resource(CLUSTER_GROUP, "v1beta1", "Placement", "placements"),
     );
     let patch: json_patch::Patch = serde_json::from_value(Value::Array(ops.to_vec()))
-        .map_err(|err| format!("the edit is not a JSON patch: {err}"))?;
+        .map_err(|err| HubError::Unreadable(format!("the edit is not a JSON patch: {err}")))?;
     let params = kube::api::PatchParams {
         field_manager: Some(FIELD_MANAGER.to_string()),
         ..Default::default()
@@ -46,9 +47,9 @@ pub async fn write_placement(
         .and_then(|object| object.metadata.resource_version.as_deref())
         != expected;
     if moved {
-        return Err(format!(
+        return Err(HubError::Changed(format!(
             "Placement {namespace}/{name} changed on the hub since the editor opened; nothing was written (open the editor again)"
-        ));
+        )));
     }
-    Err(short_error(&err))
+    Err(HubError::Refused(short_error(&err)))
 }
