@@ -200,6 +200,7 @@ fn a_degraded_cell_shows_its_health_mark_the_header_count_and_why() {
         kind: flotilla::model::HealthKind::Degraded,
         reason: "0/3 available".into(),
         since: None,
+        rule: None,
     };
     update(
         &mut state,
@@ -247,6 +248,7 @@ fn demo_state_with_health() -> app::state::State {
             kind: HealthKind::Progressing,
             reason: "2/3 updated".into(),
             since: None,
+            rule: None,
         }),
     };
     update(

@@ -519,6 +519,7 @@ fn feedback_health(manifest: &Value, values: &[Value]) -> Option<CellHealth> {
         kind: assessed.kind,
         reason: format!("status feedback: {}", assessed.reason),
         since: assessed.since,
+        rule: assessed.rule,
     })
 }
 
