@@ -241,24 +241,22 @@ pub enum HealthRulesError {
 /// cannot be used are left out with a warning (returned); those named on the command line
 /// are an error.
 pub fn install_health_rules(global: &GlobalArgs) -> Result<Vec<String>, HealthRulesError> {
+    use crate::config::health_rules;
     use crate::engine::health::{self, Rules};
-    let config_dir = crate::config::user_dir();
-    let (named, _) = crate::config::health_rules::read(&global.health_rules, None)?;
+    let (named, _) = health_rules::read(&global.health_rules, None)?;
     let named_rules = Rules::from_sources(&named)?;
-    let (all, mut warnings) =
-        crate::config::health_rules::read(&global.health_rules, config_dir.as_deref())?;
-    let rules = if all.len() == named.len() {
+    let config_dir = crate::config::user_dir();
+    let (user, mut warnings) = health_rules::read(&[], config_dir.as_deref())?;
+    let rules = if user.is_empty() {
         named_rules
     } else {
-        match Rules::from_sources(&all) {
-            Ok(rules) => rules,
-            Err(error) => {
-                warnings.push(format!(
-                    "health rules of the configuration directory left out: {error}"
-                ));
-                named_rules
-            }
-        }
+        let all: Vec<_> = named.into_iter().chain(user).collect();
+        Rules::from_sources(&all).unwrap_or_else(|error| {
+            warnings.push(format!(
+                "health rules of the configuration directory left out: {error}"
+            ));
+            named_rules
+        })
     };
     health::install(rules);
     Ok(warnings)

@@ -74,24 +74,21 @@ pub fn key(group: &str, kind: &str) -> String {
 }
 
 impl Layer {
-    fn add(
-        &mut self,
-        path: &str,
-        pattern: &str,
-        separator: bool,
-        rule: Rule,
-    ) -> Result<(), RuleLoadError> {
-        let rule = Arc::new(rule);
+    /// Adds `rule` under `pattern`; `separator`: a wildcard stays within one part of
+    /// `GROUP/KIND`.
+    fn add(&mut self, pattern: &str, separator: bool, rule: Rule) -> Result<(), RuleLoadError> {
         if !pattern.contains(['*', '?', '[']) {
-            self.exact.entry(pattern.to_string()).or_insert(rule);
+            self.exact
+                .entry(pattern.to_string())
+                .or_insert(Arc::new(rule));
             return Ok(());
         }
         let glob = glob::Pattern::new(pattern).map_err(|error| RuleLoadError::Pattern {
-            path: path.to_string(),
+            path: rule.origin.clone(),
             pattern: pattern.to_string(),
             reason: error.msg.to_string(),
         })?;
-        self.wildcards.push((glob, separator, rule));
+        self.wildcards.push((glob, separator, Arc::new(rule)));
         Ok(())
     }
 
@@ -129,12 +126,11 @@ impl Layer {
             let origin = format!("{}/{relative}", root.trim_end_matches('/'));
             let pattern = dir.replace('_', "*");
             layer.add(
-                &origin,
                 &pattern,
                 true,
                 Rule {
                     family: Family::ArgoRules,
-                    origin: origin.clone(),
+                    origin,
                     script: script.clone(),
                 },
             )?;
@@ -194,7 +190,6 @@ impl Layer {
                 continue;
             }
             layer.add(
-                &origin.clone(),
                 &pattern,
                 false,
                 Rule {
