@@ -40,7 +40,11 @@ return hs
 "#;
 
 fn certificate(index: usize) -> Value {
-    let ready = if index.is_multiple_of(10) { "False" } else { "True" };
+    let ready = if index.is_multiple_of(10) {
+        "False"
+    } else {
+        "True"
+    };
     json!({
         "apiVersion": "cert-manager.io/v1",
         "kind": "Certificate",
