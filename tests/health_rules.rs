@@ -241,6 +241,14 @@ fn a_rule_that_runs_away_or_reaches_for_the_system_is_unknown_with_its_reason() 
     let module = unknown_because(&widget_rules("local x = require('io')"), "require");
     assert!(module.contains("module io not found"), "{module}");
 
+    // A finalizer that never ends, left for when the state is closed, is stopped as well.
+    let rules = widget_rules(
+        "setmetatable({}, {__gc = function() while true do end end})\n\
+         return {status = 'Healthy', message = 'done'}",
+    );
+    let health = rules.assess(&widget("finalizer")).expect("a health");
+    assert_eq!(health.reason, "done");
+
     // A time bound holds a rule that instructions alone would let run longer.
     let slow = widget_rules("while true do end").with_limits(Limits {
         instructions: u64::MAX,

@@ -139,10 +139,23 @@ fn sandbox(limits: Limits) -> Result<Lua, RuleError> {
     }
     // gopher-lua is Lua 5.1 with 5.2's goto: Lua 5.2 (for goto, which Argo CD's rules use)
     // with the 5.1 names those rules call.
+    // Tables are never finalized, as in Lua 5.1 and gopher-lua: a `__gc` present when a
+    // metatable is set would otherwise run when the state closes, beyond every bound.
     lua.load(
         "unpack = table.unpack\n\
          table.getn = function(t) return #t end\n\
-         math.mod = math.fmod",
+         math.mod = math.fmod\n\
+         local raw_setmetatable, rawget, rawset = setmetatable, rawget, rawset\n\
+         setmetatable = function(t, mt)\n\
+           if type(mt) ~= 'table' or rawget(mt, '__gc') == nil then\n\
+             return raw_setmetatable(t, mt)\n\
+           end\n\
+           local gc = rawget(mt, '__gc')\n\
+           rawset(mt, '__gc', nil)\n\
+           raw_setmetatable(t, mt)\n\
+           rawset(mt, '__gc', gc)\n\
+           return t\n\
+         end",
     )
     .exec()
     .map_err(setup)?;
