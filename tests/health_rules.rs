@@ -249,6 +249,13 @@ fn a_rule_that_runs_away_or_reaches_for_the_system_is_unknown_with_its_reason() 
     let health = rules.assess(&widget("finalizer")).expect("a health");
     assert_eq!(health.reason, "done");
 
+    // An error whose text never ends being made is stopped too.
+    let raised = unknown_because(
+        &widget_rules("error(setmetatable({}, {__tostring = function() while true do end end}))"),
+        "tostring",
+    );
+    assert!(!raised.is_empty(), "{raised}");
+
     // A time bound holds a rule that instructions alone would let run longer.
     let slow = widget_rules("while true do end").with_limits(Limits {
         instructions: u64::MAX,
