@@ -146,6 +146,13 @@ pub struct GlobalArgs {
     /// Write logs here (default $XDG_STATE_HOME/flotilla/flotilla.log).
     #[arg(long, global = true, value_name = "FILE")]
     pub log_file: Option<PathBuf>,
+
+    /// Argo CD health rules: a directory laid out as GROUP/KIND/health.lua (`_` for any
+    /// group part or kind, ConfigMap files at its top), or an argocd-cm ConfigMap file with
+    /// resource.customizations.health.GROUP_KIND keys (repeatable; first match wins, before
+    /// $XDG_CONFIG_HOME/flotilla/health/ and the built-in kinds).
+    #[arg(long = "health-rules", global = true, value_name = "PATH")]
+    pub health_rules: Vec<PathBuf>,
 }
 
 /// A `--context` glob, refused with the reason when it is not one (an unclosed `[`).

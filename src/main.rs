@@ -90,6 +90,20 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
             return Ok(exit::INPUT);
         }
     }
+    match source::install_health_rules(&global) {
+        Ok(warnings) => {
+            for warning in warnings {
+                tracing::warn!("{warning}");
+                if !matches!(
+                    command,
+                    Command::Console | Command::Demo | Command::Watch(_)
+                ) {
+                    eprintln!("warning: {warning}");
+                }
+            }
+        }
+        Err(err) => return Ok(input_error(&err)),
+    }
     match source::read_profiles(&global).await {
         Ok(profiles) => global.profiles = profiles.map(std::sync::Arc::new),
         Err(err) => {

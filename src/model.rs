@@ -613,6 +613,11 @@ pub struct CellHealth {
     /// reason counts how long ago from it, against a clock of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<String>,
+    /// The rule that decided it: `"apps/Deployment (built-in)"`,
+    /// `"cert-manager.io/Certificate (argocd rules, PATH)"`; `None` where no rule did (a
+    /// hub's own report, a test).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 /// The worst status among a set of cells, with the position of the cell that caused it.

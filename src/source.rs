@@ -226,3 +226,38 @@ pub fn live_inventory(global: &GlobalArgs) -> Result<LiveInventory, LoadError> {
         files,
     })
 }
+
+/// Why the health rules named on the command line cannot be used; an input error (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum HealthRulesError {
+    #[error("{0}")]
+    Read(#[from] crate::config::health_rules::HealthRulesError),
+    #[error("--health-rules {0}")]
+    Load(#[from] crate::engine::health::rules::RuleLoadError),
+}
+
+/// Reads the health rules of `--health-rules` and the user's configuration directory and
+/// installs them for every assessment in this process. Rules the user's directory holds that
+/// cannot be used are left out with a warning (returned); those named on the command line
+/// are an error.
+pub fn install_health_rules(global: &GlobalArgs) -> Result<Vec<String>, HealthRulesError> {
+    use crate::config::health_rules;
+    use crate::engine::health::{self, Rules};
+    let (named, _) = health_rules::read(&global.health_rules, None)?;
+    let named_rules = Rules::from_sources(&named)?;
+    let config_dir = crate::config::user_dir();
+    let (user, mut warnings) = health_rules::read(&[], config_dir.as_deref())?;
+    let rules = if user.is_empty() {
+        named_rules
+    } else {
+        let all: Vec<_> = named.into_iter().chain(user).collect();
+        Rules::from_sources(&all).unwrap_or_else(|error| {
+            warnings.push(format!(
+                "health rules of the configuration directory left out: {error}"
+            ));
+            named_rules
+        })
+    };
+    health::install(rules);
+    Ok(warnings)
+}

@@ -200,6 +200,7 @@ fn a_degraded_cell_shows_its_health_mark_the_header_count_and_why() {
         kind: flotilla::model::HealthKind::Degraded,
         reason: "0/3 available".into(),
         since: None,
+        rule: None,
     };
     update(
         &mut state,
@@ -217,6 +218,45 @@ fn a_degraded_cell_shows_its_health_mark_the_header_count_and_why() {
     assert!(
         screen.contains("health Degraded: 0/3 available"),
         "{screen}"
+    );
+}
+
+#[test]
+fn a_health_an_operators_rule_decided_names_the_rule_under_the_selected_cell() {
+    let mut state = settled_demo_state();
+    press(&mut state, "<tab>");
+    let selected = state.selected_cell().expect("a selected cell");
+    let cell = flotilla::messages::CellRef {
+        resource: selected.0 as u32,
+        cluster: selected.1 as u32,
+    };
+    let mut show = |rule: &str| {
+        let health = flotilla::model::CellHealth {
+            kind: flotilla::model::HealthKind::Degraded,
+            reason: "certificate not issued".into(),
+            since: None,
+            rule: Some(rule.into()),
+        };
+        update(
+            &mut state,
+            Action::Backend(BackendEvent::Health(vec![
+                flotilla::messages::HealthUpdate {
+                    cell,
+                    health: Some(health),
+                },
+            ])),
+        );
+        draw(&state, 250, 50).backend().to_string()
+    };
+    let screen = show("cert-manager.io/Certificate (argocd rules, /rules/health.lua)");
+    assert!(
+        screen.contains("health by cert-manager.io/Certificate (argocd rules, /rules/health.lua)"),
+        "{screen}"
+    );
+    let screen = show("apps/Deployment (built-in)");
+    assert!(
+        !screen.contains("health by"),
+        "built-ins go unnamed: {screen}"
     );
 }
 
@@ -247,6 +287,7 @@ fn demo_state_with_health() -> app::state::State {
             kind: HealthKind::Progressing,
             reason: "2/3 updated".into(),
             since: None,
+            rule: None,
         }),
     };
     update(

@@ -169,7 +169,8 @@ fn relative(path: &Path) -> String {
         .to_string()
 }
 
-/// The quick start's setup in a fresh directory: `fleet/` holds the demo fleet's files, and a
+/// The quick start's setup in a fresh directory: `fleet/` holds the demo fleet's files,
+/// `health/` the rule docs/health.md writes, and a
 /// kubeconfig has a context for each of its clusters and for the hub the README attaches to,
 /// all pointing at a closed port (what a documented command does with clusters it cannot
 /// reach is part of what it must answer).
@@ -190,6 +191,14 @@ fn quick_start() -> (FleetDir, PathBuf) {
             }
         }
     }
+    // docs/health.md's example writes a rule into `health/` before it names the directory.
+    let rule = dir.path().join("health/ConfigMap");
+    std::fs::create_dir_all(&rule).expect("rules dir");
+    std::fs::write(
+        rule.join("health.lua"),
+        "return {status = \"Healthy\", message = \"configured\"}\n",
+    )
+    .expect("rule");
     let mut kubeconfig = String::from(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: closed\n  cluster: {server: 'https://127.0.0.1:1'}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n",
     );

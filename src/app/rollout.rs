@@ -449,6 +449,7 @@ mod tests {
                 kind,
                 reason: String::new(),
                 since: None,
+                rule: None,
             }),
         );
         advance(state)
@@ -499,6 +500,7 @@ mod tests {
                 kind: HealthKind::Healthy,
                 reason: String::new(),
                 since: None,
+                rule: None,
             }),
         );
         start(&mut state, waves(&[cell(0, 0), cell(0, 1)], true));

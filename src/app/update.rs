@@ -1086,6 +1086,7 @@ mod tests {
                     kind: crate::model::HealthKind::Degraded,
                     reason: "0/3 available".into(),
                     since: None,
+                    rule: None,
                 }),
             }]))
         };

@@ -44,6 +44,11 @@ pub struct StatusItem {
     /// Health beside sync: `Missing` for a placed object the cluster does not hold, `None` for
     /// kinds without health, `Unknown` where the cluster could not say or it is not assessed.
     pub health: &'static str,
+    /// The rule that decided the health: `"apps/Deployment (built-in)"`,
+    /// `"cert-manager.io/Certificate (argocd rules, PATH)"`; absent where none did (no
+    /// health, or the hub's own report).
+    #[serde(rename = "healthRule", skip_serializing_if = "Option::is_none")]
+    pub health_rule: Option<String>,
     pub reason: String,
     /// When the state began, where the cluster says: a drifted field's managedFields time, or
     /// when a rollout passed its progress deadline.
@@ -252,6 +257,10 @@ async fn hub_status(
                     (_, Some(health)) => health.kind.as_str(),
                     (_, None) => "Unknown",
                 },
+                health_rule: match &status {
+                    CellStatus::NotPlaced(_) => None,
+                    _ => health.as_ref().and_then(|health| health.rule.clone()),
+                },
                 reason,
                 since,
                 live: read.map(|read| read.object.clone().unwrap_or(Value::Null)),
@@ -364,9 +373,17 @@ async fn cells_of<A: ClusterApi>(
             _ => (reason, since),
         };
         let read = live_of.get(&(row.cluster.as_str(), &row.resource));
+        let health_rule = match status.kind() {
+            StatusKind::Pending
+            | StatusKind::Missing
+            | StatusKind::Unreachable
+            | StatusKind::Failed => None,
+            _ => row.health.as_ref().and_then(|health| health.rule.clone()),
+        };
         items.push(StatusItem {
             cluster: row.cluster.clone(),
             health: cell_health,
+            health_rule,
             sync: status.kind(),
             resource: row.resource.clone(),
             reason,
@@ -388,6 +405,7 @@ async fn cells_of<A: ClusterApi>(
                     resource: resource.target.clone(),
                     sync: StatusKind::NotPlaced,
                     health: "None",
+                    health_rule: None,
                     reason,
                     since: None,
                     live: None,

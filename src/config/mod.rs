@@ -2,6 +2,7 @@
 //! user's files under `$XDG_CONFIG_HOME/flotilla/`. Loading never fails the program: bad
 //! entries become warnings shown in the console.
 
+pub mod health_rules;
 pub mod keymap;
 pub mod theme;
 pub mod wave_gate;

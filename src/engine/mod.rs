@@ -43,7 +43,8 @@
 //!
 //! # Rooms, from the bottom up (a room imports only rooms below it)
 //! - [`document`]: file texts in, located documents out, and the located error.
-//! - [`health`]: whether a live object of a built-in kind is healthy (Argo CD's meanings).
+//! - [`health`]: whether a live object is healthy: the operator's Argo CD health rules in a Lua
+//!   sandbox over the built-in kinds (Argo CD's meanings).
 //! - [`place`]: label and field selectors, affinities, taints and tolerations, replica division.
 //! - [`overrides`]: how one object is varied (RFC 6902 operations, Karmada's overriders).
 //! - [`dialect`]: each federation API's documents and upstream semantics (Karmada, KubeFed, OCM).

@@ -97,6 +97,18 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
             ]));
             if let Some(cluster) = state.selected_cluster() {
                 lines.push(cell_line(state, context, "selected", index, cluster));
+                // A health an operator's rule decided names the rule; the built-ins go unnamed.
+                if let Some(rule) = state
+                    .cells
+                    .health(index, cluster)
+                    .and_then(|health| health.rule.as_deref())
+                    .filter(|rule| !rule.ends_with("(built-in)"))
+                {
+                    lines.push(Line::from(vec![
+                        label("health by"),
+                        Span::styled(crate::safe_text::printable(rule, false), theme.muted),
+                    ]));
+                }
             }
             if let Some(cluster) = state.cells.resource_cause(index) {
                 lines.push(cell_line(state, context, "worst", index, cluster));

@@ -608,6 +608,7 @@ mod tests {
             kind: HealthKind::Degraded,
             reason: "0/3 available".into(),
             since: None,
+            rule: None,
         };
         assert!(grid.set_health(cell(0, 1), Some(degraded.clone())));
         assert_eq!(grid.health(0, 1), Some(&degraded));
@@ -616,6 +617,7 @@ mod tests {
             kind: HealthKind::Healthy,
             reason: String::new(),
             since: None,
+            rule: None,
         };
         grid.set_health(cell(0, 1), Some(healthy));
         assert_eq!(grid.health_count(HealthKind::Degraded), 0);
@@ -636,6 +638,7 @@ mod tests {
             kind: HealthKind::Degraded,
             reason: "progress deadline exceeded".into(),
             since: None,
+            rule: None,
         };
         grid.set_health(cell(0, 1), Some(degraded.clone()));
         assert_eq!(
@@ -657,6 +660,7 @@ mod tests {
                 kind: HealthKind::Progressing,
                 reason: String::new(),
                 since: None,
+                rule: None,
             }),
         );
         assert_eq!(grid.resource_concern(1), Concern::Sync(StatusKind::Drifted));
@@ -697,6 +701,7 @@ mod tests {
             kind: HealthKind::Degraded,
             reason: String::new(),
             since: None,
+            rule: None,
         };
         grid.set_health(cell(0, 0), Some(degraded.clone()));
         assert_eq!(

@@ -228,6 +228,7 @@ mod tests {
                 kind: HealthKind::Degraded,
                 reason: String::new(),
                 since: None,
+                rule: None,
             }),
         );
         assert!(filter.matches_cells(&grid.resource_counts(0), &grid.resource_health(0)));

@@ -1129,6 +1129,7 @@ mod tests {
                 kind,
                 reason: String::new(),
                 since: None,
+                rule: None,
             })
     }
 

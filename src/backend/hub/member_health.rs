@@ -152,6 +152,7 @@ fn judged(hub_says: Option<CellHealth>, member_says: Option<CellHealth>) -> Opti
             kind: HealthKind::Degraded,
             reason: format!("{}; on the member: {}", hub.reason, member.reason),
             since: member.since,
+            rule: member.rule,
         }),
         (None, member) => member,
         (hub, _) => hub,
@@ -233,6 +234,7 @@ mod tests {
             kind,
             reason: reason.into(),
             since: None,
+            rule: None,
         }
     }
 

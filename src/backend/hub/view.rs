@@ -86,6 +86,7 @@ impl HubView {
                 kind: HealthKind::Unknown,
                 reason: format!("last reported {}; {}", health.kind.as_str(), status.message),
                 since: None,
+                rule: None,
             }),
             Some(_) => Some(health.clone()),
         }

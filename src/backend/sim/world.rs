@@ -433,6 +433,7 @@ impl SimCore {
                     kind: HealthKind::Progressing,
                     reason: "waiting for the new pods to become available".into(),
                     since: None,
+                    rule: None,
                 }),
             })
             .collect()

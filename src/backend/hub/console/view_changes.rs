@@ -654,7 +654,8 @@ mod tests {
                     health: Some(CellHealth {
                         kind: crate::model::HealthKind::Progressing,
                         reason: "Karmada reports Unhealthy".into(),
-                        since: None
+                        since: None,
+                        rule: None,
                     }),
                 }]
             );

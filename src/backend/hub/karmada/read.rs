@@ -303,6 +303,7 @@ pub fn aggregated_health(item: &Value) -> Option<CellHealth> {
         kind,
         reason: format!("Karmada reports {verdict}{counts}"),
         since: None,
+        rule: None,
     })
 }
 
@@ -743,7 +744,8 @@ mod view_tests {
             Some(CellHealth {
                 kind: HealthKind::Progressing,
                 reason: "Karmada reports Unhealthy (1/2 available)".into(),
-                since: None
+                since: None,
+                rule: None,
             }),
             "Karmada's verdict with the counts it reflected from the member"
         );
@@ -772,7 +774,8 @@ mod view_tests {
             Some(CellHealth {
                 kind: HealthKind::Healthy,
                 reason: "Karmada reports Healthy (3/3 available)".into(),
-                since: None
+                since: None,
+                rule: None,
             })
         );
         assert_eq!(

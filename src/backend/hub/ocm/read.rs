@@ -520,6 +520,7 @@ fn feedback_health(manifest: &Value, values: &[Value]) -> Option<CellHealth> {
         kind: assessed.kind,
         reason: format!("status feedback: {}", assessed.reason),
         since: assessed.since,
+        rule: assessed.rule,
     })
 }
 

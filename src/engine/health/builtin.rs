@@ -5,7 +5,7 @@
 //! its assigned address; a claim by being Bound; an autoscaler by its conditions. Kinds
 //! without a notion of health get none. It reads only the object handed to it: it must not
 //! know where the object came from, nor decide that an absent object is Missing (the caller
-//! knows that).
+//! knows that), nor know of rules (which [`super::rules`] puts before it).
 
 use serde_json::Value;
 
@@ -15,7 +15,7 @@ use crate::model::{CellHealth, HealthKind};
 type Assess = fn(&Value) -> CellHealth;
 
 /// The kinds with a notion of health, by API group and kind, and how each is assessed.
-const ASSESSED: [(&str, &str, Assess); 11] = [
+const ASSESSED: [(&str, &str, Assess); 14] = [
     ("apps", "Deployment", deployment),
     ("apps", "StatefulSet", stateful_set),
     ("apps", "DaemonSet", daemon_set),
@@ -26,7 +26,10 @@ const ASSESSED: [(&str, &str, Assess); 11] = [
     ("", "Service", service),
     ("", "PersistentVolumeClaim", claim),
     ("networking.k8s.io", "Ingress", ingress),
+    ("extensions", "Ingress", ingress),
     ("autoscaling", "HorizontalPodAutoscaler", autoscaler),
+    ("apiregistration.k8s.io", "APIService", api_service),
+    ("argoproj.io", "Workflow", workflow),
 ];
 
 fn assessor(api_version: &str, kind: &str) -> Option<Assess> {
@@ -37,13 +40,14 @@ fn assessor(api_version: &str, kind: &str) -> Option<Assess> {
         .map(|(_, _, assess)| *assess)
 }
 
-/// Whether objects of this API version and kind have a health (a Deployment does, a
-/// ConfigMap does not).
+/// Whether objects of this API version and kind have a built-in health (a Deployment does,
+/// a ConfigMap does not).
 pub fn has_health(api_version: &str, kind: &str) -> bool {
     assessor(api_version, kind).is_some()
 }
 
-/// The health of a live object, or `None` for a kind without one (a ConfigMap, a Role).
+/// The built-in health of a live object, or `None` for a kind without one (a ConfigMap, a
+/// Role).
 pub fn assess(object: &Value) -> Option<CellHealth> {
     let version = object
         .get("apiVersion")
@@ -58,6 +62,7 @@ fn health(kind: HealthKind, reason: impl Into<String>) -> CellHealth {
         kind,
         reason: reason.into(),
         since: None,
+        rule: None,
     }
 }
 
@@ -313,6 +318,15 @@ fn job(object: &Value) -> CellHealth {
     {
         return health(HealthKind::Healthy, "complete");
     }
+    if let Some(suspended) = condition(object, "Suspended")
+        && is_true(suspended)
+    {
+        let message = suspended
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        return health(HealthKind::Suspended, or(message, "Job suspended"));
+    }
     if flag(object, "/spec/suspend") {
         return health(HealthKind::Suspended, "the job is suspended");
     }
@@ -330,59 +344,154 @@ fn cron_job(object: &Value) -> CellHealth {
     }
 }
 
-/// Container waiting reasons that will not get better by waiting.
-const STUCK: [&str; 6] = [
-    "CrashLoopBackOff",
-    "ErrImagePull",
-    "ImagePullBackOff",
-    "InvalidImageName",
-    "CreateContainerConfigError",
-    "CreateContainerError",
-];
+/// Whether a container's waiting reason will not get better by waiting, as Argo CD reads it:
+/// `Err…`, `…Error` and `…BackOff` (ErrImagePull, CreateContainerConfigError,
+/// CrashLoopBackOff, ImagePullBackOff).
+fn stuck(reason: &str) -> bool {
+    reason.starts_with("Err") || reason.ends_with("Error") || reason.ends_with("BackOff")
+}
 
+/// Argo CD's annotation that judges a Pod with restartPolicy Never or OnFailure as if it
+/// restarted Always (unless the Pod is a sync hook).
+const IGNORE_RESTART_POLICY: &str = "argocd.argoproj.io/ignore-restart-policy";
+
+/// Whether a Pod is a sync hook, as Argo CD tells: an `argocd.argoproj.io/hook` annotation
+/// that is not `Skip` alone, or a Helm hook other than `crd-install`.
+fn is_hook(object: &Value) -> bool {
+    let annotation = |name: &str| {
+        object
+            .pointer("/metadata/annotations")
+            .and_then(|annotations| annotations.get(name))
+            .and_then(Value::as_str)
+    };
+    if let Some(hooks) = annotation("argocd.argoproj.io/hook") {
+        let kinds: Vec<&str> = hooks
+            .split(',')
+            .map(str::trim)
+            .filter(|kind| !kind.is_empty())
+            .collect();
+        return kinds != ["Skip"];
+    }
+    annotation("helm.sh/hook").is_some_and(|value| value != "crd-install")
+}
+
+/// A Pod as Argo CD judges it: a pod that restarts its containers (restartPolicy Always, the
+/// API's default) is Degraded by a container stuck waiting and, while Running, Healthy once
+/// Ready, Degraded if a container has already terminated once, else Progressing; one that does
+/// not (Never, OnFailure) is Progressing while Running, since only its end tells. Succeeded
+/// is Healthy; Failed is Degraded with the pod's message or its first failed container's.
 fn pod(object: &Value) -> CellHealth {
-    let statuses: Vec<&Value> = ["/status/initContainerStatuses", "/status/containerStatuses"]
-        .iter()
-        .filter_map(|pointer| object.pointer(pointer)?.as_array())
+    let policy = text(object, "/spec/restartPolicy").unwrap_or("Always");
+    let ignore_policy = text(
+        object,
+        &format!(
+            "/metadata/annotations/{}",
+            IGNORE_RESTART_POLICY.replace('/', "~1")
+        ),
+    ) == Some("true");
+    let restarts = policy == "Always" || (ignore_policy && !is_hook(object));
+    let containers: Vec<&Value> = object
+        .pointer("/status/containerStatuses")
+        .and_then(Value::as_array)
+        .into_iter()
         .flatten()
         .collect();
-    let stuck = statuses.iter().find_map(|status| {
-        let waiting = status.pointer("/state/waiting")?;
-        let reason = waiting.get("reason").and_then(Value::as_str)?;
-        STUCK.contains(&reason).then(|| {
-            let name = status.get("name").and_then(Value::as_str).unwrap_or("?");
-            let message = waiting
-                .get("message")
-                .and_then(Value::as_str)
-                .map(|message| format!(": {message}"))
-                .unwrap_or_default();
-            format!("container {name}: {reason}{message}")
-        })
-    });
-    let phase = text(object, "/status/phase");
-    if let Some(stuck) = stuck
-        && !matches!(phase, Some("Succeeded" | "Failed"))
-    {
-        return health(HealthKind::Degraded, stuck);
-    }
-    match phase {
-        Some("Succeeded") => health(HealthKind::Healthy, "succeeded"),
-        Some("Failed") => {
-            let reason = text(object, "/status/message")
-                .or_else(|| text(object, "/status/reason"))
-                .unwrap_or("failed");
-            health(HealthKind::Degraded, reason)
+    let message = text(object, "/status/message").unwrap_or("");
+    if restarts {
+        let stuck: Vec<String> = containers
+            .iter()
+            .filter_map(|status| {
+                let waiting = status.pointer("/state/waiting")?;
+                let reason = waiting.get("reason").and_then(Value::as_str)?;
+                stuck(reason).then(|| {
+                    let name = status.get("name").and_then(Value::as_str).unwrap_or("?");
+                    match waiting.get("message").and_then(Value::as_str) {
+                        Some(message) if !message.is_empty() => {
+                            format!("container {name}: {reason}: {message}")
+                        }
+                        _ => format!("container {name}: {reason}"),
+                    }
+                })
+            })
+            .collect();
+        if !stuck.is_empty() {
+            return health(HealthKind::Degraded, stuck.join(", "));
         }
-        Some("Running") => {
-            let ready = condition(object, "Ready").is_some_and(is_true);
-            if ready {
-                health(HealthKind::Healthy, "running and ready")
-            } else {
-                health(HealthKind::Progressing, "running, not ready")
+    }
+    match text(object, "/status/phase") {
+        Some("Pending") => health(HealthKind::Progressing, or(message, "pending")),
+        Some("Succeeded") => health(HealthKind::Healthy, or(message, "succeeded")),
+        Some("Failed") => {
+            if !message.is_empty() {
+                return health(HealthKind::Degraded, message);
+            }
+            let all = ["/status/initContainerStatuses", "/status/containerStatuses"]
+                .iter()
+                .filter_map(|pointer| object.pointer(pointer)?.as_array())
+                .flatten();
+            let failure = all.into_iter().find_map(failed_container);
+            health(
+                HealthKind::Degraded,
+                failure.unwrap_or_else(|| "failed".into()),
+            )
+        }
+        Some("Running") if restarts => {
+            if condition(object, "Ready").is_some_and(is_true) {
+                return health(HealthKind::Healthy, or(message, "running and ready"));
+            }
+            let restarted = containers
+                .iter()
+                .find(|status| status.pointer("/lastState/terminated").is_some());
+            match restarted {
+                Some(status) => {
+                    let name = status.get("name").and_then(Value::as_str).unwrap_or("?");
+                    health(
+                        HealthKind::Degraded,
+                        or(
+                            message,
+                            &format!("running, not ready: container {name} terminated before"),
+                        ),
+                    )
+                }
+                None => health(HealthKind::Progressing, or(message, "running, not ready")),
             }
         }
-        Some(phase) => health(HealthKind::Progressing, phase.to_ascii_lowercase()),
-        None => health(HealthKind::Unknown, "no phase reported"),
+        Some("Running") => health(
+            HealthKind::Progressing,
+            or(
+                message,
+                &format!("running (restartPolicy {policy}: done when it ends)"),
+            ),
+        ),
+        _ => health(HealthKind::Unknown, or(message, "no phase reported")),
+    }
+}
+
+/// Why a container of a failed Pod failed, as Argo CD words it.
+fn failed_container(status: &Value) -> Option<String> {
+    let terminated = status.pointer("/state/terminated")?;
+    if let Some(message) = terminated.get("message").and_then(Value::as_str)
+        && !message.is_empty()
+    {
+        return Some(message.to_string());
+    }
+    if terminated.get("reason").and_then(Value::as_str) == Some("OOMKilled") {
+        return Some("OOMKilled".to_string());
+    }
+    let code = terminated
+        .get("exitCode")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let name = status.get("name").and_then(Value::as_str).unwrap_or("?");
+    (code != 0).then(|| format!("container {name:?} failed with exit code {code}"))
+}
+
+/// `text`, or `otherwise` where it is empty.
+fn or(text: &str, otherwise: &str) -> String {
+    if text.is_empty() {
+        otherwise.to_string()
+    } else {
+        text.to_string()
     }
 }
 
@@ -416,23 +525,95 @@ fn claim(object: &Value) -> CellHealth {
     match text(object, "/status/phase") {
         Some("Bound") => health(HealthKind::Healthy, "bound"),
         Some("Lost") => health(HealthKind::Degraded, "the bound volume is lost"),
-        Some(phase) => health(HealthKind::Progressing, phase.to_ascii_lowercase()),
-        None => health(HealthKind::Progressing, "not bound yet"),
+        Some("Pending") => health(HealthKind::Progressing, "pending"),
+        Some(phase) => health(HealthKind::Unknown, format!("phase {phase}")),
+        None => health(HealthKind::Unknown, "no phase reported"),
     }
 }
 
+/// Conditions that say an autoscaler cannot work, by type and reason (Argo CD's list).
+const AUTOSCALER_FAILURES: [(&str, &str); 8] = [
+    ("AbleToScale", "FailedGetScale"),
+    ("AbleToScale", "FailedUpdateScale"),
+    ("ScalingActive", "FailedGetResourceMetric"),
+    ("ScalingActive", "FailedGetObjectMetric"),
+    ("ScalingActive", "FailedGetPodsMetric"),
+    ("ScalingActive", "FailedGetExternalMetric"),
+    ("ScalingActive", "FailedComputeMetricsReplicas"),
+    ("ScalingActive", "InvalidSelector"),
+];
+
+/// An autoscaler of any API version, by its conditions (`autoscaling/v1` keeps them in the
+/// annotation `autoscaling.alpha.kubernetes.io/conditions`): Degraded by a failing
+/// condition, Healthy once AbleToScale or ScalingLimited is True, else Progressing.
 fn autoscaler(object: &Value) -> CellHealth {
-    for kind in ["AbleToScale", "ScalingActive"] {
-        if let Some(condition) = condition(object, kind)
-            && condition.get("status").and_then(Value::as_str) == Some("False")
-            && condition.get("reason").and_then(Value::as_str) != Some("ScalingDisabled")
-        {
-            return health(HealthKind::Degraded, condition_words(condition));
-        }
+    let waiting = || health(HealthKind::Progressing, "Waiting to Autoscale");
+    let conditions: Vec<Value> =
+        if object.get("apiVersion").and_then(Value::as_str) == Some("autoscaling/v1") {
+            let Some(annotation) = text(
+                object,
+                "/metadata/annotations/autoscaling.alpha.kubernetes.io~1conditions",
+            ) else {
+                return waiting();
+            };
+            match serde_json::from_str::<Vec<Value>>(annotation) {
+                Ok(conditions) => conditions,
+                Err(error) => {
+                    return health(
+                        HealthKind::Unknown,
+                        format!("the conditions annotation is not a list of conditions: {error}"),
+                    );
+                }
+            }
+        } else {
+            object
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
+    let field = |condition: &Value, name: &str| {
+        condition
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    if let Some(failed) = conditions.iter().find(|condition| {
+        AUTOSCALER_FAILURES.contains(&(&field(condition, "type"), &field(condition, "reason")))
+    }) {
+        return health(HealthKind::Degraded, condition_words(failed));
     }
-    match condition(object, "ScalingActive") {
-        Some(_) => health(HealthKind::Healthy, ""),
-        None => health(HealthKind::Progressing, "no metrics read yet"),
+    if let Some(able) = conditions.iter().find(|condition| {
+        matches!(
+            field(condition, "type").as_str(),
+            "AbleToScale" | "ScalingLimited"
+        ) && field(condition, "status") == "True"
+    }) {
+        return health(HealthKind::Healthy, condition_words(able));
+    }
+    waiting()
+}
+
+/// An APIService by its Available condition: Healthy when True, else Progressing.
+fn api_service(object: &Value) -> CellHealth {
+    match condition(object, "Available") {
+        Some(available) if is_true(available) => {
+            health(HealthKind::Healthy, condition_words(available))
+        }
+        Some(available) => health(HealthKind::Progressing, condition_words(available)),
+        None => health(HealthKind::Progressing, "Waiting to be processed"),
+    }
+}
+
+/// An Argo Workflow by its phase, as Argo CD's engine reads it.
+fn workflow(object: &Value) -> CellHealth {
+    let message = text(object, "/status/message").unwrap_or("");
+    match text(object, "/status/phase").unwrap_or("") {
+        "" | "Pending" | "Running" => health(HealthKind::Progressing, message),
+        "Succeeded" => health(HealthKind::Healthy, message),
+        "Failed" | "Error" => health(HealthKind::Degraded, message),
+        phase => health(HealthKind::Unknown, or(message, &format!("phase {phase}"))),
     }
 }
 
@@ -470,10 +651,10 @@ mod tests {
     #[test]
     fn every_fixture_case_has_the_health_it_names() {
         let files = [
-            include_str!("../../testdata/health/workloads.yaml"),
-            include_str!("../../testdata/health/jobs-and-pods.yaml"),
-            include_str!("../../testdata/health/networking-and-storage.yaml"),
-            include_str!("../../testdata/health/captured.yaml"),
+            include_str!("../../../testdata/health/workloads.yaml"),
+            include_str!("../../../testdata/health/jobs-and-pods.yaml"),
+            include_str!("../../../testdata/health/networking-and-storage.yaml"),
+            include_str!("../../../testdata/health/captured.yaml"),
         ];
         let mut checked = 0;
         for file in files {
