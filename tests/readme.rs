@@ -192,7 +192,7 @@ fn quick_start() -> (FleetDir, PathBuf) {
         }
     }
     // docs/health.md's example writes a rule into `health/` before it names the directory.
-    let rule = dir.path().join("health/ConfigMap");
+    let rule = fleet.beside("health/ConfigMap");
     std::fs::create_dir_all(&rule).expect("rules dir");
     std::fs::write(
         rule.join("health.lua"),
