@@ -283,10 +283,7 @@ pub fn document_spans(text: &str) -> Vec<(usize, std::ops::Range<usize>)> {
         }
         let line = &text[here..lines.peek().copied().unwrap_or(len)];
         let trimmed = line.trim_end_matches(['\n', '\r']);
-        let is_start = trimmed == "---"
-            || trimmed.starts_with("--- ")
-            || trimmed.starts_with("---\t")
-            || trimmed.starts_with("--- #");
+        let is_start = starts_document(trimmed);
         let is_end = trimmed == "..." || trimmed.starts_with("... ");
         if is_start {
             if in_doc_has_text && let Some(b) = begin {
@@ -320,6 +317,91 @@ pub fn document_spans(text: &str) -> Vec<(usize, std::ops::Range<usize>)> {
         docs.push((start, b..len));
     }
     docs
+}
+
+/// A document's span: the line it starts on and its bytes (see [`document_spans`]).
+pub type Span = (usize, std::ops::Range<usize>);
+
+/// The spans of `text` after document `index` (whose span `spans` gives) is replaced with
+/// `chunk`, worked out from the chunk alone: `None` when the chunk would not stay exactly one
+/// document there (it split, emptied, or would run into the next line), when only reading
+/// the whole new text can say. Each document is split off by a marker line that resets
+/// everything before it, so the documents around the replaced one keep their bytes and
+/// move by the bytes and lines the chunk adds.
+pub fn respan(spans: &[Span], text: &str, index: usize, chunk: &str) -> Option<Vec<Span>> {
+    let (start, range) = spans.get(index)?.clone();
+    let runs_on = range.end < text.len() && !chunk.ends_with('\n');
+    // Read alone, the chunk starts as the whole text does: at its beginning or at a marker
+    // line (else it would continue the document above it).
+    let first_line = chunk.split(['\n', '\r']).next().unwrap_or("");
+    let starts_alone = range.start == 0 || starts_document(first_line);
+    if runs_on || !starts_alone || document_spans(chunk) != [(1, 0..chunk.len())] {
+        return None;
+    }
+    let lines = |t: &str| memchr::memchr_iter(b'\n', t.as_bytes()).count() as isize;
+    let line_delta = lines(chunk) - lines(&text[range.clone()]);
+    let byte_delta = chunk.len() as isize - range.len() as isize;
+    let moved = |n: usize, delta: isize| n.checked_add_signed(delta);
+    let mut out = Vec::with_capacity(spans.len());
+    out.extend(spans[..index].iter().cloned());
+    out.push((start, range.start..range.start + chunk.len()));
+    for (line, span) in &spans[index + 1..] {
+        out.push((
+            moved(*line, line_delta)?,
+            moved(span.start, byte_delta)?..moved(span.end, byte_delta)?,
+        ));
+    }
+    Some(out)
+}
+
+/// The spans of `new_text`, a rewrite of `old_text` (whose spans `old_spans` gives) within
+/// one of its documents: only the changed bytes are read again when they lie inside one
+/// document, else the whole text (see [`respan`]).
+pub fn spans_after_rewrite(old_spans: &[Span], old_text: &str, new_text: &str) -> Vec<Span> {
+    let (old, new) = (old_text.as_bytes(), new_text.as_bytes());
+    let prefix = common_prefix(old, new, false);
+    let suffix = common_prefix(&old[prefix..], &new[prefix..], true);
+    let changed = prefix..old.len() - suffix;
+    old_spans
+        .iter()
+        .position(|(_, span)| span.start <= changed.start && changed.end <= span.end)
+        .and_then(|index| {
+            let span = &old_spans[index].1;
+            let end = span.end + new.len() - old.len();
+            let chunk = new_text.get(span.start..end)?;
+            respan(old_spans, old_text, index, chunk)
+        })
+        .unwrap_or_else(|| document_spans(new_text))
+}
+
+/// How many bytes `a` and `b` share at their start (at their end, `from_end`), compared a
+/// block at a time.
+fn common_prefix(a: &[u8], b: &[u8], from_end: bool) -> usize {
+    const BLOCK: usize = 256;
+    let n = a.len().min(b.len());
+    let at = |s: &[u8], i: usize, len: usize| -> std::ops::Range<usize> {
+        if from_end {
+            s.len() - i - len..s.len() - i
+        } else {
+            i..i + len
+        }
+    };
+    let mut same = 0;
+    while same + BLOCK <= n && a[at(a, same, BLOCK)] == b[at(b, same, BLOCK)] {
+        same += BLOCK;
+    }
+    while same < n && a[at(a, same, 1)] == b[at(b, same, 1)] {
+        same += 1;
+    }
+    same
+}
+
+/// Whether a line (without its line break) is a `---` marker that starts a document.
+fn starts_document(line: &str) -> bool {
+    line == "---"
+        || ["--- ", "---\t", "--- #"]
+            .iter()
+            .any(|p| line.starts_with(p))
 }
 
 fn is_blank_yaml(line: &str) -> bool {
@@ -405,7 +487,7 @@ pub fn reparse_document(
     new_text: &str,
 ) -> Option<Vec<std::sync::Arc<Doc>>> {
     let old_spans = document_spans(old_text);
-    let new_spans = document_spans(new_text);
+    let new_spans = spans_after_rewrite(&old_spans, old_text, new_text);
     if old_spans.len() != new_spans.len() {
         return None;
     }
@@ -774,14 +856,40 @@ mod tests {
         docs
     }
 
+    /// Lines that start, end, or only look like they start or end a document.
+    const LINES: [&str; 17] = [
+        "---",
+        "--- ",
+        "--- # c",
+        "---\ta: 1",
+        "--- a: 1",
+        "---x",
+        "...",
+        "... ",
+        "....",
+        "a: 1",
+        "  b: 2",
+        "# c",
+        "",
+        "  ",
+        "%YAML 1.2",
+        "-- ",
+        "x---",
+    ];
+
+    fn join_lines(lines: &[&str], trailing_newline: bool) -> String {
+        let mut text = lines.join("\n");
+        if trailing_newline && !lines.is_empty() {
+            text.push('\n');
+        }
+        text
+    }
+
     proptest::proptest! {
         #[test]
         fn spans_agree_with_reading_line_by_line(
             lines in proptest::collection::vec(
-                proptest::sample::select(vec![
-                    "---", "--- ", "--- # c", "---\ta: 1", "--- a: 1", "---x", "...", "... ",
-                    "....", "a: 1", "  b: 2", "# c", "", "  ", "%YAML 1.2", "-- ", "x---",
-                ]),
+                proptest::sample::select(LINES.to_vec()),
                 0..40,
             ),
             crlf in proptest::collection::vec(proptest::bool::ANY, 40),
@@ -795,6 +903,25 @@ mod tests {
                 }
             }
             proptest::prop_assert_eq!(document_spans(&text), spans_line_by_line(&text));
+        }
+
+        #[test]
+        fn spans_after_a_rewrite_are_the_spans_of_the_new_text(
+            lines in proptest::collection::vec(proptest::sample::select(LINES.to_vec()), 0..30),
+            chunk in proptest::collection::vec(proptest::sample::select(LINES.to_vec()), 0..6),
+            pick in 0_usize..8,
+            trailing_newline in proptest::bool::ANY,
+        ) {
+            let text = join_lines(&lines, trailing_newline);
+            let spans = document_spans(&text);
+            // Rewrite one document (or, past the last, a stretch of the text) into the chunk.
+            let range = spans.get(pick).map_or(text.len() / 2..text.len(), |(_, r)| r.clone());
+            let (range, chunk) = match text.get(range.clone()) {
+                Some(_) => (range, join_lines(&chunk, trailing_newline)),
+                None => (0..0, String::new()),
+            };
+            let new = format!("{}{chunk}{}", &text[..range.start], &text[range.end..]);
+            proptest::prop_assert_eq!(spans_after_rewrite(&spans, &text, &new), document_spans(&new));
         }
     }
 

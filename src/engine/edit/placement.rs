@@ -4,7 +4,9 @@
 //! leaving, why every other cluster stays out, and how each rendered object differs, grouped
 //! across clusters. Pure: it works on the fleet's source texts and never writes a file.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use foldhash::{HashMap, HashMapExt};
 
 use serde_json::{Map, Value, json};
 
@@ -1230,7 +1232,7 @@ pub fn preview_placement(
         };
         // Two cells with the same (replicas, override set) render the same object, so each
         // pair of variants is rendered and diffed once per resource.
-        let outcomes: Vec<Outcome> = pairs
+        let mut outcomes: Vec<Outcome> = pairs
             .iter()
             .map(|((old_variant, new_variant), clusters)| {
                 let Some((first, new_first)) = clusters
@@ -1277,9 +1279,13 @@ pub fn preview_placement(
         preview.leaving += lists.lost.len();
         preview.created += lists.gained.len();
         preview.updated += lists.changed.len();
+        // Each group is its first pair's outcome: its text moves into the group.
         for (group, names) in &lists.groups {
-            if let Outcome::Diff { text, created } = &outcomes[*group] {
-                groups.insert((target.clone(), text.clone(), *created), names.clone());
+            if let Some(Outcome::Diff { text, created }) = outcomes.get_mut(*group) {
+                groups.insert(
+                    (target.clone(), std::mem::take(text), *created),
+                    names.clone(),
+                );
             }
         }
         let change = ResourceChange {

@@ -39,6 +39,19 @@ fn refuse(file: &str, message: impl Into<String>) -> WriteError {
     }
 }
 
+/// Whether `out` (`text` with document `index` replaced by `chunk`) still splits into as
+/// many documents: read from the chunk where it can be, else from the whole text.
+fn same_documents(
+    spans: &[crate::engine::document::parse::Span],
+    text: &str,
+    index: usize,
+    chunk: &str,
+    out: &str,
+) -> bool {
+    crate::engine::document::parse::respan(spans, text, index, chunk).is_some()
+        || document_spans(out).len() == spans.len()
+}
+
 /// Replaces document `index` of `text` (as [`document_spans`] counts them) with `value`.
 /// Every byte outside that document is kept; see the module docs for comments.
 pub fn replace_document(
@@ -86,7 +99,7 @@ pub fn replace_document(
         out.push_str(&text[..range.start]);
         out.push_str(&new_chunk);
         out.push_str(&text[range.end..]);
-        if document_spans(&out).len() == spans.len() {
+        if same_documents(&spans, text, index, &new_chunk, &out) {
             return Ok(Edited {
                 text: out,
                 warnings: Vec::new(),
@@ -122,7 +135,7 @@ pub fn replace_document(
     out.push_str(&text[..range.start]);
     out.push_str(&new_chunk);
     out.push_str(&text[range.end..]);
-    if document_spans(&out).len() != spans.len() {
+    if !same_documents(&spans, text, index, &new_chunk, &out) {
         return Err(refuse(
             file,
             "the edit would change how the file splits into documents; nothing saved",
