@@ -142,10 +142,20 @@ impl Fleet {
         let Some(text) = files.iter().find(|f| f.path == source.file) else {
             return Vec::new();
         };
-        let spans = crate::engine::document::parse::document_spans(&text.text);
-        let end = spans
-            .get(source.document + 1)
-            .map_or(usize::MAX, |(line, _)| *line);
+        // Where the next document of the file starts: from the documents the fleet read, or
+        // (a fleet not read from files) from the file's text.
+        let end = match &self.parsed {
+            Some(parsed) => parsed
+                .docs
+                .iter()
+                .filter(|doc| doc.index > source.document && doc.file == source.file)
+                .map(|doc| doc.line)
+                .min()
+                .unwrap_or(usize::MAX),
+            None => crate::engine::document::parse::document_spans(&text.text)
+                .get(source.document + 1)
+                .map_or(usize::MAX, |(line, _)| *line),
+        };
         let declared_here =
             |file: &str, line: usize| file == source.file && (source.line..end).contains(&line);
         // Which Karmada policies the document declares, once each.
