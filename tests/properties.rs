@@ -449,7 +449,7 @@ proptest! {
             ..source.editable()
         };
         let object = source.with(&edit).unwrap();
-        let written = replace_document(&files, &source.file, source.document, &object).unwrap();
+        let written = replace_document(&fleet, &files, &source.file, source.document, &object).unwrap();
         let (old, new) = (
             &files.iter().find(|f| f.path == source.file).unwrap().text,
             &written.iter().find(|f| f.path == source.file).unwrap().text,

@@ -472,6 +472,8 @@ pub struct ParsedDocs {
     pub docs: Vec<std::sync::Arc<Doc>>,
     /// Every document parsed: no error belongs to the parse.
     pub clean: bool,
+    /// Where each file's documents lie in the text they were read from.
+    pub spans: FileSpans,
 }
 
 /// The documents of a fleet after document `document` of `file` was rewritten from
@@ -480,13 +482,14 @@ pub struct ParsedDocs {
 /// whole read can say (the file gained or lost documents, or the document is or becomes a
 /// list, or does not parse).
 pub fn reparse_document(
-    docs: &[std::sync::Arc<Doc>],
+    parsed: &ParsedDocs,
     file: &str,
     document: usize,
     old_text: &str,
     new_text: &str,
-) -> Option<Vec<std::sync::Arc<Doc>>> {
-    let old_spans = document_spans(old_text);
+) -> Option<ParsedDocs> {
+    let docs = &parsed.docs;
+    let old_spans = parsed.spans.of(file, old_text);
     let new_spans = spans_after_rewrite(&old_spans, old_text, new_text);
     if old_spans.len() != new_spans.len() {
         return None;
@@ -525,17 +528,36 @@ pub fn reparse_document(
             out.push(std::sync::Arc::new(doc.shifted(delta)));
         }
     }
-    replaced.then_some(out)
+    let mut spans = parsed.spans.clone();
+    spans.insert(file, new_text, new_spans);
+    replaced.then_some(ParsedDocs {
+        docs: out,
+        clean: parsed.clean,
+        spans,
+    })
 }
 
 /// Parses every document of every file. Documents that fail to parse become errors; empty
 /// documents are skipped. The result is in (file, position) order.
 pub fn parse_files(files: &[SourceFile]) -> (Vec<Doc>, Vec<FleetError>) {
+    let (docs, errors, _) = parse_files_spanned(files);
+    (docs, errors)
+}
+
+/// [`parse_files`], with the document spans of every file it read.
+pub fn parse_files_spanned(files: &[SourceFile]) -> (Vec<Doc>, Vec<FleetError>, FileSpans) {
     let mut docs = Vec::new();
     let mut errors = Vec::new();
     let mut count = 0_usize;
+    let mut spans = FileSpans::default();
     for file in files {
-        for (index, (start, text)) in split_documents(&file.text).into_iter().enumerate() {
+        let file_spans = document_spans(&file.text);
+        let chunks: Vec<(usize, &str)> = file_spans
+            .iter()
+            .map(|(line, range)| (*line, &file.text[range.clone()]))
+            .collect();
+        spans.insert(&file.path, &file.text, file_spans.clone());
+        for (index, (start, text)) in chunks.into_iter().enumerate() {
             count += 1;
             if count > MAX_DOCUMENTS {
                 errors.push(FleetError {
@@ -547,9 +569,9 @@ pub fn parse_files(files: &[SourceFile]) -> (Vec<Doc>, Vec<FleetError>) {
                     message: format!("more than {MAX_DOCUMENTS} documents; the rest is not read"),
                     hint: "split the fleet into smaller fleet directories".into(),
                 });
-                return (docs, errors);
+                return (docs, errors, FileSpans::default());
             }
-            match parse_document(&file.path, start, &text) {
+            match parse_document(&file.path, start, text) {
                 Ok(Some((value, lines, first_line))) => {
                     let doc = Doc::new(file.path.clone(), first_line, value, lines, index, None);
                     if is_list(&doc.value) {
@@ -563,7 +585,42 @@ pub fn parse_files(files: &[SourceFile]) -> (Vec<Doc>, Vec<FleetError>) {
             }
         }
     }
-    (docs, errors)
+    (docs, errors, spans)
+}
+
+/// The document spans of each file a fleet was read from, with a fingerprint of the text
+/// they were worked out from: an editor asking for a file's spans gets them only for that
+/// same text, without reading it again.
+#[derive(Debug, Clone, Default)]
+pub struct FileSpans {
+    by_file: HashMap<String, (u64, usize, Arc<[Span]>)>,
+}
+
+impl FileSpans {
+    fn fingerprint(text: &str) -> u64 {
+        use std::hash::BuildHasher;
+        foldhash::quality::FixedState::with_seed(0).hash_one(text)
+    }
+
+    /// Keeps `spans` as the spans of `text`, read from `file`.
+    pub fn insert(&mut self, file: &str, text: &str, spans: Vec<Span>) {
+        self.by_file.insert(
+            file.to_string(),
+            (Self::fingerprint(text), text.len(), spans.into()),
+        );
+    }
+
+    /// The spans of `file` when `text` is the text they were worked out from.
+    pub fn get(&self, file: &str, text: &str) -> Option<Arc<[Span]>> {
+        let (fingerprint, len, spans) = self.by_file.get(file)?;
+        (*len == text.len() && *fingerprint == Self::fingerprint(text)).then(|| spans.clone())
+    }
+
+    /// The spans of `file` (whose text is `text`), from here or worked out.
+    pub fn of(&self, file: &str, text: &str) -> Arc<[Span]> {
+        self.get(file, text)
+            .unwrap_or_else(|| document_spans(text).into())
+    }
 }
 
 type Parsed = (Value, HashMap<String, usize>, usize);

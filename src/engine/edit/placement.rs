@@ -14,9 +14,9 @@ use crate::engine::compare::diff;
 use crate::engine::document::parse::split_documents;
 use crate::engine::document::source::{FleetError, SourceFile};
 use crate::engine::edit::EditError;
-use crate::engine::fleet::assemble::load_edit;
 use crate::engine::fleet::decide::{Decision, Fleet};
 use crate::engine::fleet::plan::Origin;
+use crate::engine::fleet::reload::load_edit;
 use crate::model::{Dialect, ResourceRef};
 
 /// The document that declares where a resource goes.
@@ -778,8 +778,10 @@ fn check_value<'a>(term: &str, value: &'a str) -> Result<&'a str, EditError> {
 }
 
 /// The fleet's files with one document replaced by `object`, the way saving will write it
-/// (every other byte kept), so the preview loads exactly what would be saved.
+/// (every other byte kept), so the preview loads exactly what would be saved. `fleet`, the
+/// fleet read from `files`, knows where their documents lie.
 pub fn replace_document(
+    fleet: &Fleet,
     files: &[SourceFile],
     file: &str,
     document: usize,
@@ -791,9 +793,14 @@ pub fn replace_document(
             if source.path != file {
                 return Ok(source.clone());
             }
-            let edited = crate::engine::edit::yaml_text::replace_document(
+            let spans = match &fleet.parsed {
+                Some(parsed) => parsed.spans.of(file, &source.text),
+                None => crate::engine::document::parse::document_spans(&source.text).into(),
+            };
+            let edited = crate::engine::edit::yaml_text::replace_spanned_document(
                 file,
                 &source.text,
+                &spans,
                 document,
                 object,
             )?;
@@ -1155,7 +1162,7 @@ pub fn preview_placement(
         updated: 0,
         leaving: 0,
     };
-    let edited = match replace_document(files, &source.file, source.document, object) {
+    let edited = match replace_document(before, files, &source.file, source.document, object) {
         Ok(edited) => edited,
         Err(message) => {
             preview.errors.push(FleetError {
@@ -1190,6 +1197,7 @@ pub fn preview_placement(
     let mut lists: HashMap<(usize, Vec<Shape>), Lists> = HashMap::new();
     let mut classified: HashMap<(usize, usize, bool), std::rc::Rc<Vec<VariantPair>>> =
         HashMap::new();
+    let mut equal_cells: HashMap<(usize, usize), bool> = HashMap::new();
     for (index, resource) in resources.iter().enumerate() {
         let target = &before.resources[*resource].target;
         let Some(new_index) = after.resource_index(target, *resource) else {
@@ -1202,11 +1210,21 @@ pub fn preview_placement(
         };
         let same_object = std::sync::Arc::ptr_eq(&old_plan.base, &new_plan.base)
             || old_plan.base == new_plan.base;
+        // Plans placed alike share their cell vectors: each pair of vectors is compared once.
+        let cells_key = (
+            std::sync::Arc::as_ptr(&old_plan.cells) as usize,
+            std::sync::Arc::as_ptr(&new_plan.cells) as usize,
+        );
+        let mut same_cells = || {
+            *equal_cells
+                .entry(cells_key)
+                .or_insert_with(|| old_plan.cells == new_plan.cells)
+        };
         // Nothing a cluster gets can differ: skip the resource without rendering anything.
         if index > 0
             && same_clusters
             && same_object
-            && old_plan.cells == new_plan.cells
+            && same_cells()
             && old_plan.sets == new_plan.sets
             && old_plan.suspended == new_plan.suspended
         {
@@ -1325,7 +1343,8 @@ pub fn preview_placement(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::engine::fleet::assemble::{load_fleet, reload_document};
+    use crate::engine::fleet::assemble::load_fleet;
+    use crate::engine::fleet::reload::reload_document;
 
     const KARMADA: &str = r#"apiVersion: cluster.karmada.io/v1alpha1
 kind: Cluster
@@ -1607,7 +1626,8 @@ data: {k: "2"}
         let object = source.with(&edit).unwrap();
         let preview = preview_placement(&fleet, &files, &source, &object);
         assert!(preview.errors.is_empty(), "{:?}", preview.errors);
-        let edited = replace_document(&files, &source.file, source.document, &object).unwrap();
+        let edited =
+            replace_document(&fleet, &files, &source.file, source.document, &object).unwrap();
         assert_ne!(
             edited[0].text.lines().count(),
             text.lines().count(),

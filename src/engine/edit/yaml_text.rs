@@ -60,7 +60,17 @@ pub fn replace_document(
     index: usize,
     value: &Value,
 ) -> Result<Edited, WriteError> {
-    let spans = document_spans(text);
+    replace_spanned_document(file, text, &document_spans(text), index, value)
+}
+
+/// [`replace_document`] given the text's document spans (as [`document_spans`] gives them).
+pub fn replace_spanned_document(
+    file: &str,
+    text: &str,
+    spans: &[crate::engine::document::parse::Span],
+    index: usize,
+    value: &Value,
+) -> Result<Edited, WriteError> {
     let Some((_, range)) = spans.get(index).cloned() else {
         return Err(refuse(
             file,
@@ -99,7 +109,7 @@ pub fn replace_document(
         out.push_str(&text[..range.start]);
         out.push_str(&new_chunk);
         out.push_str(&text[range.end..]);
-        if same_documents(&spans, text, index, &new_chunk, &out) {
+        if same_documents(spans, text, index, &new_chunk, &out) {
             return Ok(Edited {
                 text: out,
                 warnings: Vec::new(),
@@ -135,7 +145,7 @@ pub fn replace_document(
     out.push_str(&text[..range.start]);
     out.push_str(&new_chunk);
     out.push_str(&text[range.end..]);
-    if !same_documents(&spans, text, index, &new_chunk, &out) {
+    if !same_documents(spans, text, index, &new_chunk, &out) {
         return Err(refuse(
             file,
             "the edit would change how the file splits into documents; nothing saved",

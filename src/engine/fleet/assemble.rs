@@ -17,7 +17,7 @@ use crate::engine::dialect::karmada_behaviour::ConflictResolution;
 use crate::engine::dialect::karmada_dependencies::{dependencies, has_dependency_rule};
 use crate::engine::dialect::kubefed::{FederatedObject, KindMap, Rsp};
 use crate::engine::document::builtin;
-use crate::engine::document::parse::{Doc, ParsedDocs, parse_files, reparse_document};
+use crate::engine::document::parse::{Doc, ParsedDocs, parse_files_spanned};
 use crate::engine::document::source::{FleetError, SourceFile, SourceLocation};
 use crate::engine::fleet::decide::{FederatedResource, Fleet};
 use crate::engine::fleet::inventory::{self, InventoryKind};
@@ -26,7 +26,7 @@ use crate::engine::place::replicas::kubefed_plan;
 use crate::model::{ClusterSpec, Dialect, ResourceRef};
 
 use crate::engine::fleet::plan::{
-    Cell, Origin, OverrideSet, Plan, RequiredBy, mark, replica_path, set_path,
+    Cell, Origin, OverrideSet, Plan, Provenance, RequiredBy, mark, replica_path, set_path,
 };
 
 /// Kinds that are cluster-scoped in Kubernetes (everything else is namespaced unless a CRD in
@@ -134,9 +134,9 @@ fn prune(obj: &mut Value) {
     }
 }
 
-struct Built {
-    resource: FederatedResource,
-    plan: Plan,
+pub(super) struct Built {
+    pub(super) resource: FederatedResource,
+    pub(super) plan: Plan,
 }
 
 impl Built {
@@ -158,7 +158,7 @@ impl Built {
 /// What every Karmada template is planned against, and the schedules already computed: a
 /// policy places every template with the same replica count the same way, so a policy shared
 /// by 10,000 templates is scheduled once per distinct replica count, not once per template.
-struct KarmadaInputs<'a> {
+pub(super) struct KarmadaInputs<'a> {
     policies: &'a [PropagationPolicy],
     overrides: &'a [(OverridePolicy, String)],
     clusters: &'a [ClusterSpec],
@@ -208,7 +208,23 @@ fn compact(cells: Vec<Result<Option<i64>, String>>) -> (Vec<Cell>, Vec<String>) 
     (cells, reasons)
 }
 
-impl KarmadaInputs<'_> {
+impl<'a> KarmadaInputs<'a> {
+    /// The inputs for templates placed by `policies` on `clusters`, nothing scheduled yet.
+    pub(super) fn new(
+        policies: &'a [PropagationPolicy],
+        overrides: &'a [(OverridePolicy, String)],
+        clusters: &'a [ClusterSpec],
+    ) -> Self {
+        KarmadaInputs {
+            policies,
+            overrides,
+            clusters,
+            schedules: Default::default(),
+            nowhere: Plan::nowhere(clusters.len()),
+            claims: Default::default(),
+        }
+    }
+
     /// The schedule of `policy` for a template with `replicas`, computed once.
     /// How a template came to its policy, given the policies that match it (the chosen one
     /// first): the same for every template with the same candidates, so worked out once.
@@ -296,57 +312,19 @@ fn built(resource: FederatedResource, plan: Plan) -> Built {
 /// every error found (sorted by file and line). Deterministic regardless of file and document
 /// order: documents are sorted by identity before anything is built.
 pub fn load_fleet(files: &[SourceFile]) -> (Fleet, Vec<FleetError>) {
-    let (docs, errors) = parse_files(files);
+    let (docs, errors, spans) = parse_files_spanned(files);
     let parsed = ParsedDocs {
         clean: errors.is_empty(),
         docs: docs.into_iter().map(Arc::new).collect(),
+        spans,
     };
     assemble(Arc::new(parsed), errors)
 }
 
-/// The fleet `before` (read from `files`) becomes once document `document` of `file` is
-/// rewritten, as `edited` holds it: an editor's preview. Only that document is read again
-/// when it can be (see [`reload_document`]); otherwise every file is.
-pub fn load_edit(
-    before: &Fleet,
-    files: &[SourceFile],
-    edited: &[SourceFile],
-    file: &str,
-    document: usize,
+pub(super) fn assemble(
+    parsed: Arc<ParsedDocs>,
+    mut errors: Vec<FleetError>,
 ) -> (Fleet, Vec<FleetError>) {
-    fn text_of<'a>(files: &'a [SourceFile], path: &str) -> Option<&'a str> {
-        files
-            .iter()
-            .find(|f| f.path == path)
-            .map(|f| f.text.as_str())
-    }
-    match (text_of(files, file), text_of(edited, file)) {
-        (Some(old), Some(new)) => reload_document(before, file, document, old, new),
-        _ => None,
-    }
-    .unwrap_or_else(|| load_fleet(edited))
-}
-
-/// The fleet after document `document` of `file` was rewritten from `old_text` to
-/// `new_text`, built from `before`'s documents with only that one read again. `None` when
-/// `before` was not read from files without errors, or the edit needs a whole read (see
-/// [`reparse_document`]).
-pub fn reload_document(
-    before: &Fleet,
-    file: &str,
-    document: usize,
-    old_text: &str,
-    new_text: &str,
-) -> Option<(Fleet, Vec<FleetError>)> {
-    let parsed = before.parsed.as_ref().filter(|parsed| parsed.clean)?;
-    let docs = reparse_document(&parsed.docs, file, document, old_text, new_text)?;
-    Some(assemble(
-        Arc::new(ParsedDocs { docs, clean: true }),
-        Vec::new(),
-    ))
-}
-
-fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec<FleetError>) {
     // Sorted by identity, then place; each key read once. The fleet keeps its documents in
     // this order, so the next assembly of an edit (one document read again) sorts a list
     // that is already in order: one pass.
@@ -376,6 +354,7 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
         Arc::new(ParsedDocs {
             docs: keyed.iter().map(|(_, doc)| Arc::clone(doc)).collect(),
             clean: parsed.clean,
+            spans: parsed.spans.clone(),
         })
     };
     let docs: Vec<&Doc> = parsed.docs.iter().map(|doc| &**doc).collect();
@@ -489,6 +468,8 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
     }
 
     let mut propagation: Vec<PropagationPolicy> = Vec::new();
+    // The document of each policy, for the fleet's provenance.
+    let mut policy_docs: Vec<*const Doc> = Vec::new();
     let mut overrides: Vec<(OverridePolicy, String)> = Vec::new();
     let mut rsps: Vec<Rsp> = Vec::new();
     let mut seen_policies: BTreeMap<(String, Option<String>, String), String> = BTreeMap::new();
@@ -516,7 +497,10 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
         seen_policies.insert(key, doc.location("").to_string());
         match class {
             Class::Propagation => match PropagationPolicy::parse(doc) {
-                Ok(p) => propagation.push(p),
+                Ok(p) => {
+                    propagation.push(p);
+                    policy_docs.push(std::ptr::from_ref::<Doc>(doc));
+                }
                 Err(e) => errors.push(e),
             },
             Class::Override => match OverridePolicy::parse(doc, &clusters) {
@@ -544,14 +528,7 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
         claim_target(&mut targets, target, doc, borrowed, errors)
     };
 
-    let inputs = KarmadaInputs {
-        policies: &propagation,
-        overrides: &overrides,
-        clusters: &clusters,
-        schedules: Default::default(),
-        nowhere: Plan::nowhere(clusters.len()),
-        claims: Default::default(),
-    };
+    let inputs = KarmadaInputs::new(&propagation, &overrides, &clusters);
     let mut fed_docs: Vec<(&Doc, FederatedObject)> = Vec::new();
     // Karmada templates with a plan: (index into `builds`, document).
     let mut karmada_templates: Vec<(usize, &Doc)> = Vec::new();
@@ -672,6 +649,15 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
     // are large to move).
     let mut order: Vec<usize> = (0..builds.len()).collect();
     order.sort_by(|&a, &b| builds[a].order().cmp(&builds[b].order()));
+    let provenance = errors.is_empty().then(|| {
+        Arc::new(provenance(
+            &parsed,
+            &order,
+            &karmada_templates,
+            &policy_docs,
+            &overrides,
+        ))
+    });
     let mut slots: Vec<Option<Built>> = builds.into_iter().map(Some).collect();
     let mut resources = Vec::with_capacity(slots.len());
     let mut plans = Vec::with_capacity(slots.len());
@@ -689,6 +675,7 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
         namespaces: Vec::new(),
         ignores,
         parsed: Some(parsed.clone()),
+        provenance,
     };
     super::namespaces::finish_namespaces(&mut fleet);
     errors.sort_by(|a, b| {
@@ -696,6 +683,41 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
     });
     errors.dedup();
     (fleet, errors)
+}
+
+/// Where a fleet assembled without errors came from: the document of every Karmada template
+/// (by the resources' final order) and of every PropagationPolicy, and each override
+/// policy's file.
+fn provenance(
+    parsed: &ParsedDocs,
+    order: &[usize],
+    templates: &[(usize, &Doc)],
+    policy_docs: &[*const Doc],
+    overrides: &[(OverridePolicy, String)],
+) -> Provenance {
+    let position: HashMap<*const Doc, u32> = parsed
+        .docs
+        .iter()
+        .enumerate()
+        .map(|(i, doc)| (Arc::as_ptr(doc), i as u32))
+        .collect();
+    let mut by_build: HashMap<usize, u32> = HashMap::with_capacity(templates.len());
+    for &(build, doc) in templates {
+        if let Some(&at) = position.get(&std::ptr::from_ref(doc)) {
+            by_build.insert(build, at);
+        }
+    }
+    Provenance {
+        template_docs: order
+            .iter()
+            .map(|build| by_build.get(build).copied())
+            .collect(),
+        policy_docs: policy_docs
+            .iter()
+            .map(|doc| position.get(doc).copied())
+            .collect(),
+        override_files: overrides.iter().map(|(_, file)| file.clone()).collect(),
+    }
 }
 
 /// The documents that declared each object (kind, namespace, name), first come first kept.
@@ -828,7 +850,7 @@ fn template_base(doc: &Doc, target: &ResourceRef) -> (Arc<Value>, String) {
     (base, source_key)
 }
 
-fn karmada_plan(
+pub(super) fn karmada_plan(
     doc: &Doc,
     target: ResourceRef,
     inputs: &KarmadaInputs<'_>,

@@ -35,6 +35,8 @@ pub struct Fleet {
     /// The documents it was built from (`None` for a fleet not read from files).
     pub(in crate::engine) parsed:
         Option<std::sync::Arc<crate::engine::document::parse::ParsedDocs>>,
+    /// Which document each plan came from, for a fleet assembled from `parsed` without errors.
+    pub(in crate::engine) provenance: Option<std::sync::Arc<plan::Provenance>>,
 }
 
 impl Fleet {
@@ -80,6 +82,7 @@ impl Fleet {
             namespaces: Vec::new(),
             ignores: self.ignores.clone(),
             parsed: None,
+            provenance: None,
         }
     }
 

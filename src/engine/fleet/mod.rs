@@ -9,6 +9,7 @@ pub mod explain;
 pub mod inventory;
 pub mod namespaces;
 pub mod plan;
+pub mod reload;
 
 pub use crate::engine::dialect::kubefed::KUBEFED_MANAGED_LABEL;
 pub use assemble::load_fleet;

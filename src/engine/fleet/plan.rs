@@ -200,6 +200,19 @@ pub(crate) fn mark(obj: &mut Value, source: &str) {
     metadata::set_entry(obj, "annotations", SOURCE_ANNOTATION, source);
 }
 
+/// Where the plans of a fleet assembled without errors came from, so an edit of one policy
+/// can be assembled from it (see `fleet::reload`): positions are in the fleet's parsed
+/// documents.
+#[derive(Debug)]
+pub(crate) struct Provenance {
+    /// Per resource, the document of a Karmada template (`None` for anything else).
+    pub template_docs: Vec<Option<u32>>,
+    /// Per PropagationPolicy, in the fleet's order, its document.
+    pub policy_docs: Vec<Option<u32>>,
+    /// Per override policy, in the fleet's order, the file that declares it.
+    pub override_files: Vec<String>,
+}
+
 /// Namespaces Karmada would create on member clusters for the namespaced templates it places.
 #[derive(Debug, Clone)]
 pub(crate) struct ImpliedNamespace {
