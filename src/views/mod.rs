@@ -6,6 +6,7 @@
 
 mod clusters;
 mod detail;
+mod digits;
 mod drift;
 mod help;
 mod input;
