@@ -698,3 +698,167 @@ fn the_palettes_status_counts_follow_the_cells_while_it_is_open_at_120x40() {
     assert_ne!(before, after, "a cell's change shows in the open palette");
     insta::assert_snapshot!(after);
 }
+
+/// Box corners come in pairs on every row: an overlay leaves no stray border pieces.
+fn assert_no_stray_borders(screen: &[String], what: &str) {
+    for (row, line) in screen.iter().enumerate() {
+        let count = |corner: char| line.chars().filter(|&c| c == corner).count();
+        assert!(
+            count('┌') == count('┐') && count('└') == count('┘'),
+            "{what}: stray border piece on row {row}:\n{}",
+            screen.join("\n")
+        );
+    }
+}
+
+/// The console as a person must read it at the sizes operators use, the demo with health and
+/// its prod clusters marked danger-class as the real console marks them: every header count,
+/// the Detail (a pane, or `i` over the panes), one glyph per matrix column, hidden columns
+/// said, no stray border pieces under overlays, and the danger mark never drawn as a failure.
+#[test]
+fn the_console_reads_at_every_size() {
+    use flotilla::model::{HealthKind, StatusKind};
+    use ratatui::style::Color;
+    for (width, height) in [(80, 24), (120, 40), (200, 60), (300, 90)] {
+        let size = format!("{width}x{height}");
+        let mut state = demo_state_with_health();
+        state.danger_patterns = vec!["prod*".into()];
+        let terminal = draw(&state, width, height);
+        let screen = rows(&terminal);
+        let whole = screen.join("\n");
+        insta::assert_snapshot!(format!("console_with_health_at_{size}"), whole);
+
+        // Every header count, abbreviated rather than cut.
+        let header = &screen[0];
+        assert!(
+            header.contains(&format!(
+                "{}/{}",
+                state.ready_clusters(),
+                state.clusters.len()
+            )),
+            "{size}: {header}"
+        );
+        let totals = state.cells.totals();
+        for kind in StatusKind::ALL {
+            let count = totals.get(kind);
+            if count > 0 && kind != StatusKind::NotPlaced {
+                let shown = format!("{}{count}", kind.symbol(false));
+                assert!(header.contains(&shown), "{size}: no {shown} in {header}");
+            }
+        }
+        for kind in [HealthKind::Degraded, HealthKind::Progressing] {
+            let shown = format!(
+                "{}{}",
+                kind.symbol(false).unwrap_or(' '),
+                state.cells.health_count(kind)
+            );
+            assert!(header.contains(&shown), "{size}: no {shown} in {header}");
+        }
+        assert!(!header.trim_end().ends_with('…'), "{size}: cut: {header}");
+
+        // One glyph per matrix column: beside each column's digit, a space on every row.
+        let numbers = screen
+            .iter()
+            .position(|line| line.contains("KIND"))
+            .map(|row| row + 1)
+            .expect("the matrix header");
+        let chars: Vec<char> = screen[numbers].chars().collect();
+        // The matrix starts after the names (char positions, not bytes).
+        let names = screen[numbers - 1]
+            .chars()
+            .collect::<String>()
+            .split("NAMESPACE/NAME")
+            .next()
+            .map_or(0, |before| before.chars().count());
+        let columns: Vec<usize> = (names..chars.len() - 1)
+            .filter(|&x| chars[x].is_ascii_digit() && chars[x - 1] == ' ' && chars[x + 1] == ' ')
+            .collect();
+        assert!(columns.len() >= 5, "{size}: {}", screen[numbers]);
+        for line in screen[numbers + 1..]
+            .iter()
+            .take_while(|line| !line.contains("└──"))
+        {
+            let cells: Vec<char> = line.chars().collect();
+            for &x in &columns {
+                assert_eq!(cells[x + 1], ' ', "{size}: a glyph between columns: {line}");
+            }
+        }
+        // Hidden clusters are said.
+        if columns.len() < state.clusters.len() {
+            let note = format!("+{} clusters →", state.clusters.len() - columns.len());
+            assert!(whole.contains(&note), "{size}: no {note:?}\n{whole}");
+        }
+
+        // The danger mark is a caution: marked, and never on a failure's red background.
+        let buffer = terminal.backend().buffer();
+        let marks: Vec<_> = buffer
+            .content()
+            .iter()
+            .filter(|cell| cell.symbol() == "⚠")
+            .collect();
+        assert!(!marks.is_empty(), "{size}: prod clusters are unmarked");
+        for mark in marks {
+            assert!(
+                !matches!(mark.bg, Color::Red | Color::LightRed | Color::Rgb(..)),
+                "{size}: the danger mark reads as a failure"
+            );
+        }
+
+        // The Detail: a pane on tall screens, taking the rows the matrix leaves empty; `i`
+        // shows it full width at every size, and esc closes it.
+        let detail = screen.iter().position(|line| line.contains("┌ Detail"));
+        if height >= 40 {
+            let top = detail.unwrap_or_else(|| panic!("{size}: no Detail pane\n{whole}"));
+            let bottom = screen[top..]
+                .iter()
+                .position(|line| line.contains("└"))
+                .unwrap_or(0);
+            assert!(
+                bottom > usize::from(height) / 3,
+                "{size}: the Detail pane keeps {bottom} rows while the matrix has empty ones"
+            );
+        }
+        press(&mut state, "i");
+        let over = rows(&draw(&state, width, height));
+        let text = over.join("\n");
+        assert!(text.contains("Detail · i or esc closes"), "{size}:\n{text}");
+        assert!(
+            text.contains("cluster   batch-ap-south-1"),
+            "{size}:\n{text}"
+        );
+        assert_no_stray_borders(&over, &format!("{size} detail"));
+        press(&mut state, "?");
+        assert_no_stray_borders(&rows(&draw(&state, width, height)), &format!("{size} help"));
+        press(&mut state, "?<esc>");
+        assert!(!state.detail_open, "esc closes the Detail");
+        if width == 80 {
+            insta::assert_snapshot!("detail_over_the_panes_at_80x24", text);
+        }
+    }
+}
+
+/// The help's legend lists every glyph the matrix and the clusters pane can draw.
+#[test]
+fn the_help_legend_lists_every_glyph() {
+    use flotilla::model::{HealthKind, StatusKind};
+    let mut state = settled_demo_state();
+    press(&mut state, "?");
+    let screen = rows(&draw(&state, 120, 40)).join("\n");
+    let glyphs = StatusKind::ALL
+        .into_iter()
+        .map(|kind| kind.symbol(false))
+        .chain(
+            HealthKind::ALL
+                .into_iter()
+                .filter_map(|kind| kind.symbol(false)),
+        )
+        .chain(['⚠']);
+    for glyph in glyphs {
+        assert!(
+            screen
+                .lines()
+                .any(|line| line.contains(&format!(" {glyph}  "))),
+            "no {glyph} in the legend\n{screen}"
+        );
+    }
+}

@@ -312,6 +312,7 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
     match command {
         KeyCommand::Quit => state.should_quit = true,
         KeyCommand::Help => {}
+        KeyCommand::Back if state.detail_open => state.detail_open = false,
         KeyCommand::Back => {
             if !rollout::cancel(state) {
                 clear_focused_filter(state);
@@ -366,6 +367,7 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
             Pane::Resources if state.selected_cell().is_some() => object_view::open(state),
             Pane::Resources => {}
         },
+        KeyCommand::Detail => state.detail_open = !state.detail_open,
         KeyCommand::Collapse => {
             if state.group_by.is_none() {
                 state.group_by = Some("region".into());

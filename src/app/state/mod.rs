@@ -226,6 +226,9 @@ pub struct State {
     pub mode: Mode,
     /// The help screen is open over the view `mode` holds, which stays as it was beneath it.
     pub help_open: bool,
+    /// The Detail of the selection is shown full width over the panes (`i`); on a screen too
+    /// short for the Detail pane, that is where it is.
+    pub detail_open: bool,
     pub readonly: bool,
     /// Why the source cannot take edits of this kind at all (a hub without the API), said
     /// instead of the generic read-only notice.
