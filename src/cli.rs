@@ -352,6 +352,9 @@ pub struct WatchArgs {
     /// Seconds without any event after which a cluster is shown as stale (1 to 86400).
     #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub stale_after: u64,
+    /// Group the heat map's clusters by this label (or region, provider, zone); region unless told.
+    #[arg(long, value_name = "LABEL")]
+    pub group_by: Option<String>,
 }
 
 /// Which part of the fleet a command acts on.

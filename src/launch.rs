@@ -265,6 +265,9 @@ fn show(
             ascii: args.ascii,
             ..Wall::default()
         });
+        if args.group_by.is_some() {
+            state.group_by.clone_from(&args.group_by);
+        }
     }
     Console {
         session: session(state),

@@ -373,16 +373,252 @@ fn wall_after_an_hour(ascii: bool) -> app::state::State {
     state
 }
 
+/// The wall drawn at `width` × `height`, as ASCII or not.
+fn draw_wall(state: &app::state::State, width: u16, height: u16) -> Terminal<TestBackend> {
+    draw(state, width, height)
+}
+
+/// The screen's rows as text.
+fn rows(terminal: &Terminal<TestBackend>) -> Vec<String> {
+    let buffer = terminal.backend().buffer();
+    (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect()
+        })
+        .collect()
+}
+
+/// Every headline the wall counts: its label (or the short label narrow tiles use).
+const HEADLINES: [(&str, &str); 10] = [
+    ("Ready", "Ready"),
+    ("NotReady", "NotRdy"),
+    ("Unreachable", "Unreach"),
+    ("InSync", "InSync"),
+    ("Drifted", "Drifted"),
+    ("Failed", "Failed"),
+    ("Pending", "Pending"),
+    ("Healthy", "Healthy"),
+    ("Degraded", "Degrad"),
+    ("Progressing", "Progr"),
+];
+
+/// How many rows tall each headline's large digits are: the bold blocks under its label, in
+/// the band above the heat map (0 where the count is plain text).
+fn digit_rows(terminal: &Terminal<TestBackend>) -> Vec<(&'static str, u16)> {
+    let buffer = terminal.backend().buffer();
+    let lines = rows(terminal);
+    let band_end = lines
+        .iter()
+        .position(|line| line.contains("Fleet heatmap"))
+        .unwrap_or(lines.len()) as u16;
+    HEADLINES
+        .iter()
+        .map(|&(label, short)| {
+            let found = (1..band_end).find_map(|y| {
+                let line = &lines[usize::from(y)];
+                [label, short].iter().find_map(|text| {
+                    line.find(text)
+                        .map(|byte| (line[..byte].chars().count() as u16, y, text.len() as u16))
+                })
+            });
+            let Some((x, y, len)) = found else {
+                return (label, 0);
+            };
+            let lit: Vec<u16> = (y + 1..band_end)
+                .filter(|&row| {
+                    (x.saturating_sub(3)..(x + len + 3).min(buffer.area.width)).any(|column| {
+                        let cell = &buffer[(column, row)];
+                        (cell.symbol() == "█" || cell.symbol() == "#")
+                            && cell.modifier.contains(ratatui::style::Modifier::BOLD)
+                    })
+                })
+                .collect();
+            let tall = match (lit.first(), lit.last()) {
+                (Some(top), Some(bottom)) => bottom - top + 1,
+                _ => 0,
+            };
+            (label, tall)
+        })
+        .collect()
+}
+
+/// What a person must see on the wall at any size: every headline and its count, the heat
+/// map and the problems, and frames whose corners pair up (no stray border pieces).
+fn assert_wall_reads(terminal: &Terminal<TestBackend>, size: &str) {
+    let lines = rows(terminal);
+    let screen = lines.join("\n");
+    for (label, short) in HEADLINES {
+        assert!(
+            screen.contains(label) || screen.contains(short),
+            "{size}: headline {label} missing\n{screen}"
+        );
+    }
+    for part in ["FLOTILLA WATCH", "Fleet heatmap", "Top problems"] {
+        assert!(screen.contains(part), "{size}: {part} missing\n{screen}");
+    }
+    for (y, line) in lines.iter().enumerate() {
+        for (open, close) in [('┌', '┐'), ('└', '┘')] {
+            assert_eq!(
+                line.matches(open).count(),
+                line.matches(close).count(),
+                "{size}: row {y} has an unpaired corner: {line}"
+            );
+        }
+    }
+}
+
+#[test]
+fn wall_at_80x24() {
+    let state = wall_after_an_hour(false);
+    let terminal = draw_wall(&state, 80, 24);
+    assert_wall_reads(&terminal, "80x24");
+    insta::assert_snapshot!(terminal.backend());
+}
+
 #[test]
 fn wall_at_120x40() {
     let state = wall_after_an_hour(false);
-    insta::assert_snapshot!(draw(&state, 120, 40).backend());
+    let terminal = draw_wall(&state, 120, 40);
+    assert_wall_reads(&terminal, "120x40");
+    insta::assert_snapshot!(terminal.backend());
+}
+
+#[test]
+fn wall_at_200x60() {
+    let state = wall_after_an_hour(false);
+    let terminal = draw_wall(&state, 200, 60);
+    assert_wall_reads(&terminal, "200x60");
+    insta::assert_snapshot!(terminal.backend());
+}
+
+#[test]
+fn wall_at_300x90() {
+    let state = wall_after_an_hour(false);
+    let terminal = draw_wall(&state, 300, 90);
+    assert_wall_reads(&terminal, "300x90");
+    insta::assert_snapshot!(terminal.backend());
 }
 
 #[test]
 fn wall_at_80x24_in_ascii() {
     let state = wall_after_an_hour(true);
     insta::assert_snapshot!(draw(&state, 80, 24).backend());
+}
+
+/// From across a room: at 200×60 and above every headline count is at least five rows tall,
+/// and the larger the screen, the larger the digits.
+#[test]
+fn the_walls_counts_grow_with_the_screen() {
+    let state = wall_after_an_hour(false);
+    let at = |width, height| digit_rows(&draw_wall(&state, width, height));
+    let (large, huge) = (at(200, 60), at(300, 90));
+    for ((label, tall), (_, taller)) in large.iter().zip(huge.iter()) {
+        assert!(*tall >= 5, "200x60: {label} is {tall} rows tall");
+        assert!(
+            taller > tall,
+            "300x90: {label} is {taller} rows, no larger than {tall}"
+        );
+    }
+    for (label, tall) in at(120, 40) {
+        assert!(tall >= 5, "120x40: {label} is {tall} rows tall");
+    }
+}
+
+/// Top problems rank by harm — the failure first, then the Degraded workload the Degraded
+/// count counts, then the unreachable cluster as one line — each with its age.
+#[test]
+fn the_walls_top_problems_rank_by_harm_one_line_per_dead_cluster() {
+    let state = wall_after_an_hour(false);
+    let lines = rows(&draw_wall(&state, 200, 60));
+    let problems: Vec<&String> = lines
+        .iter()
+        .skip_while(|line| !line.contains("Top problems"))
+        .skip(1)
+        .take_while(|line| !line.starts_with('└'))
+        .collect();
+    let first = |needle: &str| problems.iter().position(|line| line.contains(needle));
+    let failed = first("Failed").expect("the failed checkout");
+    let degraded = first("Degraded").expect("the Degraded workload");
+    let unreachable = first("Unreachable").expect("the unreachable store");
+    let drifted = first("Drifted").expect("a drift");
+    assert!(
+        failed < degraded && degraded < unreachable && unreachable < drifted,
+        "{problems:#?}"
+    );
+    for store in ["edge-store-0003", "staging-us-east-1"] {
+        assert_eq!(
+            problems.iter().filter(|line| line.contains(store)).count(),
+            1,
+            "{store} is one line\n{problems:#?}"
+        );
+    }
+    for line in &problems[..=drifted] {
+        assert!(line.contains(" for "), "no age: {line}");
+    }
+}
+
+/// Ten thousand clusters: one glyph each, every region's name and size legible on its own
+/// heading, pages announced, and the counts still readable at every size.
+#[test]
+fn the_wall_at_ten_thousand_clusters() {
+    let files = flotilla::fleet::demo::synthetic_fleet(10_000, 20);
+    let (fleet, errors) = load_fleet(&files);
+    assert!(errors.is_empty(), "{errors:?}");
+    let fleet = Arc::new(fleet);
+    let core = SimCore::new(fleet.clone(), &Scenario::synthetic(&fleet.clusters, 7), 7);
+    let mut state = app::state_for_fleet(&fleet, "demo-scale 10000×20".into());
+    update(&mut state, Action::Backend(core.snapshot()));
+    for cluster in 0..core.cluster_count() {
+        let event = BackendEvent::Cluster {
+            cluster: cluster as u32,
+            status: core.cluster_status(cluster),
+        };
+        update(&mut state, Action::Backend(event));
+    }
+    state.wall = Some(app::state::Wall {
+        stale_after_ms: 86_400_000,
+        page_every_ms: 10_000,
+        ..Default::default()
+    });
+    for (width, height) in [(80, 24), (120, 40), (200, 60), (300, 90)] {
+        let terminal = draw_wall(&state, width, height);
+        let size = format!("{width}x{height} at 10,000 clusters");
+        assert_wall_reads(&terminal, &size);
+        let lines = rows(&terminal);
+        let headings: Vec<&String> = lines
+            .iter()
+            .filter(|line| line.contains(" clusters") && line.contains("with problems"))
+            .collect();
+        assert!(
+            !headings.is_empty(),
+            "{size}: no group heading\n{}",
+            lines.join("\n")
+        );
+        for heading in headings {
+            assert!(
+                heading.contains("· 2000 clusters"),
+                "{size}: a region's size reads apart from its name: {heading}"
+            );
+        }
+        if width >= 200 {
+            for (label, tall) in digit_rows(&terminal) {
+                assert!(tall >= 5, "{size}: {label} is {tall} rows tall");
+            }
+        }
+        if width == 300 {
+            insta::assert_snapshot!("wall_at_300x90_with_10000_clusters", terminal.backend());
+        }
+        if width == 80 {
+            assert!(
+                lines[0].contains("page 1/"),
+                "{size}: pages unannounced: {}",
+                lines[0]
+            );
+            insta::assert_snapshot!("wall_at_80x24_with_10000_clusters", terminal.backend());
+        }
+    }
 }
 
 /// The wall's pages turn with space as the docs say, and with pagedown, ↓, → and j; back with
@@ -461,4 +697,168 @@ fn the_palettes_status_counts_follow_the_cells_while_it_is_open_at_120x40() {
     let after = draw(&state, 120, 40).backend().to_string();
     assert_ne!(before, after, "a cell's change shows in the open palette");
     insta::assert_snapshot!(after);
+}
+
+/// Box corners come in pairs on every row: an overlay leaves no stray border pieces.
+fn assert_no_stray_borders(screen: &[String], what: &str) {
+    for (row, line) in screen.iter().enumerate() {
+        let count = |corner: char| line.chars().filter(|&c| c == corner).count();
+        assert!(
+            count('┌') == count('┐') && count('└') == count('┘'),
+            "{what}: stray border piece on row {row}:\n{}",
+            screen.join("\n")
+        );
+    }
+}
+
+/// The console as a person must read it at the sizes operators use, the demo with health and
+/// its prod clusters marked danger-class as the real console marks them: every header count,
+/// the Detail (a pane, or `i` over the panes), one glyph per matrix column, hidden columns
+/// said, no stray border pieces under overlays, and the danger mark never drawn as a failure.
+#[test]
+fn the_console_reads_at_every_size() {
+    use flotilla::model::{HealthKind, StatusKind};
+    use ratatui::style::Color;
+    for (width, height) in [(80, 24), (120, 40), (200, 60), (300, 90)] {
+        let size = format!("{width}x{height}");
+        let mut state = demo_state_with_health();
+        state.danger_patterns = vec!["prod*".into()];
+        let terminal = draw(&state, width, height);
+        let screen = rows(&terminal);
+        let whole = screen.join("\n");
+        insta::assert_snapshot!(format!("console_with_health_at_{size}"), whole);
+
+        // Every header count, abbreviated rather than cut.
+        let header = &screen[0];
+        assert!(
+            header.contains(&format!(
+                "{}/{}",
+                state.ready_clusters(),
+                state.clusters.len()
+            )),
+            "{size}: {header}"
+        );
+        let totals = state.cells.totals();
+        for kind in StatusKind::ALL {
+            let count = totals.get(kind);
+            if count > 0 && kind != StatusKind::NotPlaced {
+                let shown = format!("{}{count}", kind.symbol(false));
+                assert!(header.contains(&shown), "{size}: no {shown} in {header}");
+            }
+        }
+        for kind in [HealthKind::Degraded, HealthKind::Progressing] {
+            let shown = format!(
+                "{}{}",
+                kind.symbol(false).unwrap_or(' '),
+                state.cells.health_count(kind)
+            );
+            assert!(header.contains(&shown), "{size}: no {shown} in {header}");
+        }
+        assert!(!header.trim_end().ends_with('…'), "{size}: cut: {header}");
+
+        // One glyph per matrix column: beside each column's digit, a space on every row.
+        let numbers = screen
+            .iter()
+            .position(|line| line.contains("KIND"))
+            .map(|row| row + 1)
+            .expect("the matrix header");
+        let chars: Vec<char> = screen[numbers].chars().collect();
+        // The matrix starts after the names (char positions, not bytes).
+        let names = screen[numbers - 1]
+            .chars()
+            .collect::<String>()
+            .split("NAMESPACE/NAME")
+            .next()
+            .map_or(0, |before| before.chars().count());
+        let columns: Vec<usize> = (names..chars.len() - 1)
+            .filter(|&x| chars[x].is_ascii_digit() && chars[x - 1] == ' ' && chars[x + 1] == ' ')
+            .collect();
+        assert!(columns.len() >= 5, "{size}: {}", screen[numbers]);
+        for line in screen[numbers + 1..]
+            .iter()
+            .take_while(|line| !line.contains("└──"))
+        {
+            let cells: Vec<char> = line.chars().collect();
+            for &x in &columns {
+                assert_eq!(cells[x + 1], ' ', "{size}: a glyph between columns: {line}");
+            }
+        }
+        // Hidden clusters are said.
+        if columns.len() < state.clusters.len() {
+            let note = format!("+{} clusters →", state.clusters.len() - columns.len());
+            assert!(whole.contains(&note), "{size}: no {note:?}\n{whole}");
+        }
+
+        // The danger mark is a caution: marked, and never on a failure's red background.
+        let buffer = terminal.backend().buffer();
+        let marks: Vec<_> = buffer
+            .content()
+            .iter()
+            .filter(|cell| cell.symbol() == "⚠")
+            .collect();
+        assert!(!marks.is_empty(), "{size}: prod clusters are unmarked");
+        for mark in marks {
+            assert!(
+                !matches!(mark.bg, Color::Red | Color::LightRed | Color::Rgb(..)),
+                "{size}: the danger mark reads as a failure"
+            );
+        }
+
+        // The Detail: a pane on tall screens, taking the rows the matrix leaves empty; `i`
+        // shows it full width at every size, and esc closes it.
+        let detail = screen.iter().position(|line| line.contains("┌ Detail"));
+        if height >= 40 {
+            let top = detail.unwrap_or_else(|| panic!("{size}: no Detail pane\n{whole}"));
+            let bottom = screen[top..]
+                .iter()
+                .position(|line| line.contains("└"))
+                .unwrap_or(0);
+            assert!(
+                bottom > usize::from(height) / 3,
+                "{size}: the Detail pane keeps {bottom} rows while the matrix has empty ones"
+            );
+        }
+        press(&mut state, "i");
+        let over = rows(&draw(&state, width, height));
+        let text = over.join("\n");
+        assert!(text.contains("Detail · i or esc closes"), "{size}:\n{text}");
+        assert!(
+            text.contains("cluster   batch-ap-south-1"),
+            "{size}:\n{text}"
+        );
+        assert_no_stray_borders(&over, &format!("{size} detail"));
+        press(&mut state, "?");
+        assert_no_stray_borders(&rows(&draw(&state, width, height)), &format!("{size} help"));
+        press(&mut state, "?<esc>");
+        assert!(!state.detail_open, "esc closes the Detail");
+        if width == 80 {
+            insta::assert_snapshot!("detail_over_the_panes_at_80x24", text);
+        }
+    }
+}
+
+/// The help's legend lists every glyph the matrix and the clusters pane can draw.
+#[test]
+fn the_help_legend_lists_every_glyph() {
+    use flotilla::model::{HealthKind, StatusKind};
+    let mut state = settled_demo_state();
+    press(&mut state, "?");
+    let screen = rows(&draw(&state, 120, 40)).join("\n");
+    let glyphs = StatusKind::ALL
+        .into_iter()
+        .map(|kind| kind.symbol(false))
+        .chain(
+            HealthKind::ALL
+                .into_iter()
+                .filter_map(|kind| kind.symbol(false)),
+        )
+        .chain(['⚠']);
+    for glyph in glyphs {
+        assert!(
+            screen
+                .lines()
+                .any(|line| line.contains(&format!(" {glyph}  "))),
+            "no {glyph} in the legend\n{screen}"
+        );
+    }
 }

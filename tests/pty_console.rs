@@ -272,13 +272,19 @@ fn watch_demo_shows_tiles_heatmap_and_problems_and_ignores_other_keys() {
             && s.contains("cluster edge-store-0003")
     });
     for tile in [
-        "Clusters Ready",
+        "CLUSTERS",
+        "Ready",
         "NotReady",
         "Unreachable",
-        "Cells InSync",
+        "CELLS",
+        "InSync",
         "Drifted",
         "Failed",
         "Pending",
+        "HEALTH",
+        "Healthy",
+        "Degraded",
+        "Progressing",
     ] {
         assert!(screen.contains(tile), "tile {tile} missing:\n{screen}");
     }
@@ -316,18 +322,62 @@ fn watch_survives_sighup_and_draws_ascii() {
         .expect("run kill");
     std::thread::sleep(std::time::Duration::from_millis(500));
     assert!(app.is_alive(), "a wall display outlives SIGHUP");
-    let screen = app.wait_for("drawn in ASCII", |s| s.contains("Fleet heatmap"));
-    let heat: String = screen
-        .lines()
-        .skip_while(|line| !line.contains("Fleet heatmap"))
-        .take_while(|line| !line.contains("Top problems"))
-        .collect();
+    app.wait_for("drawn in ASCII", |s| s.contains("Fleet heatmap"));
+    app.resize_to(300, 90);
+    app.wait_for("the wall at 300x90", |s| {
+        s.lines().count() >= 90 && s.contains("Top problems")
+    });
+    let foreign: Vec<u8> = app.raw.iter().copied().filter(|b| *b >= 0x80).collect();
     assert!(
-        heat.chars().all(|c| c.is_ascii() || "┌┐└┘─│".contains(c)),
-        "{heat}"
+        foreign.is_empty(),
+        "--ascii wrote {} bytes above 0x7f",
+        foreign.len()
     );
     app.send("q");
     assert_eq!(app.wait_exit(), 0);
+}
+
+/// Rows of the wall's count band (above the heat map) with large digits in them: runs of
+/// blocks, `█` or `#` in ASCII, four or more wide.
+fn digit_band_rows(screen: &str) -> usize {
+    screen
+        .lines()
+        .take_while(|line| !line.contains("Fleet heatmap"))
+        .filter(|line| line.contains("████") || line.contains("||####"))
+        .count()
+}
+
+/// From across a room: at 300×90 the counts are large digits, well over five rows tall (the
+/// band's three sparkline rows aside); and space turns the heat map's page, as the title says.
+#[test]
+fn watch_draws_large_counts_at_300x90_and_space_turns_the_page() {
+    let mut app = PtyApp::spawn(&["watch", "--demo"], 300, 90, &[]);
+    let screen = app.wait_for("the wall with its counts", |s| {
+        s.contains("Fleet heatmap") && s.contains("Top problems") && digit_band_rows(s) > 0
+    });
+    assert!(
+        digit_band_rows(&screen) >= 5 + 3,
+        "digits fewer than five rows tall:\n{screen}"
+    );
+    app.send("q");
+    assert_eq!(app.wait_exit(), 0);
+    let mut app = PtyApp::spawn(
+        &["watch", "--demo-scale", "3000,5", "--interval", "3600"],
+        80,
+        24,
+        &[],
+    );
+    let first = app.wait_for("the first of several pages", |s| {
+        header(s).contains("page 1/")
+    });
+    app.send(" ");
+    app.wait_for("space turning to page 2", |s| header(s).contains("page 2/"));
+    app.send(" ");
+    app.wait_for("and to page 3", |s| header(s).contains("page 3/"));
+    assert!(!first.contains("page 2/"));
+    app.send("q");
+    assert_eq!(app.wait_exit(), 0);
+    assert_restored(&app);
 }
 
 #[test]

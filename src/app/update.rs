@@ -7,7 +7,6 @@
 use super::action::{Action, InputKey};
 use super::palette::{self, PaletteCommand};
 use super::state::filter::Filter;
-use super::state::history::Sample;
 use super::state::{
     AfterSave, CellDetail, FleetChanged, FleetEdit, KeyContext, Mode, Pane, PendingApply, Reload,
     Reopen, ResourceRow, Saved, SortKey, State, is_unreachable,
@@ -20,7 +19,7 @@ use super::{
 use crate::config::keymap::{KeyCommand, Section, ViewCommand};
 use crate::messages::CellRef;
 use crate::messages::{BackendEvent, Effect, SharedFleet};
-use crate::model::{HealthKind, HubKind, StatusKind};
+use crate::model::{HubKind, StatusKind};
 
 /// Applies one action to the state and returns what the backend should do. What the state
 /// derives from its inputs (the selected cell's explanation, the editors' previews, the drift
@@ -252,15 +251,9 @@ fn tick(state: &mut State, now_ms: u64, unix_ms: Option<u64>) -> Vec<Effect> {
     }
     state.cells.set_now(state.now_ms);
     let effects = rollout::tick(state);
+    let headlines = state.headlines();
     if let Some(wall) = &mut state.wall {
-        wall.history.record(
-            state.now_ms,
-            Sample {
-                degraded: state.cells.health_count(HealthKind::Degraded),
-                drifted: state.cells.totals().get(StatusKind::Drifted) as u32,
-                unreachable: state.unreachable_clusters as u32,
-            },
-        );
+        wall.history.record(state.now_ms, headlines);
     }
     if let Some(wall) = &mut state.wall
         && wall.page_every_ms > 0
@@ -319,6 +312,7 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
     match command {
         KeyCommand::Quit => state.should_quit = true,
         KeyCommand::Help => {}
+        KeyCommand::Back if state.detail_open => state.detail_open = false,
         KeyCommand::Back => {
             if !rollout::cancel(state) {
                 clear_focused_filter(state);
@@ -373,6 +367,7 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
             Pane::Resources if state.selected_cell().is_some() => object_view::open(state),
             Pane::Resources => {}
         },
+        KeyCommand::Detail => state.detail_open = !state.detail_open,
         KeyCommand::Collapse => {
             if state.group_by.is_none() {
                 state.group_by = Some("region".into());
@@ -832,6 +827,11 @@ fn apply_backend_event(state: &mut State, event: BackendEvent) {
                 let now = is_unreachable(status.health);
                 state.unreachable_clusters = (state.unreachable_clusters + usize::from(now))
                     .saturating_sub(usize::from(was));
+                if row.status.health != status.health || row.last_seen_ms.is_none() {
+                    state
+                        .cluster_health_since
+                        .insert(cluster as usize, state.now_ms);
+                }
                 row.status = status;
                 row.last_seen_ms = Some(state.now_ms);
                 state.cluster_status_changed(cluster as usize);

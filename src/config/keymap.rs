@@ -31,6 +31,7 @@ pub enum KeyCommand {
     Palette,
     Sort,
     Collapse,
+    Detail,
     Apply,
     EditPlacement,
     EditOverrides,
@@ -41,7 +42,7 @@ pub enum KeyCommand {
 }
 
 impl KeyCommand {
-    pub const ALL: [KeyCommand; 24] = [
+    pub const ALL: [KeyCommand; 25] = [
         KeyCommand::Quit,
         KeyCommand::Help,
         KeyCommand::Back,
@@ -59,6 +60,7 @@ impl KeyCommand {
         KeyCommand::Palette,
         KeyCommand::Sort,
         KeyCommand::Collapse,
+        KeyCommand::Detail,
         KeyCommand::Apply,
         KeyCommand::EditPlacement,
         KeyCommand::EditOverrides,
@@ -88,6 +90,7 @@ impl KeyCommand {
             KeyCommand::Palette => "palette",
             KeyCommand::Sort => "sort",
             KeyCommand::Collapse => "collapse",
+            KeyCommand::Detail => "detail",
             KeyCommand::Apply => "apply",
             KeyCommand::EditPlacement => "edit-placement",
             KeyCommand::EditOverrides => "edit-overrides",
@@ -118,6 +121,7 @@ impl KeyCommand {
             KeyCommand::Palette => "command palette (:cluster :kind :status :group :sort …)",
             KeyCommand::Sort => "cycle the focused pane's sort order",
             KeyCommand::Collapse => "matrix: one heat strip per cluster group",
+            KeyCommand::Detail => "the selection's Detail, full width over the panes",
             KeyCommand::Apply => {
                 "propagate the selected resource where it is not in sync (asks first); on a Karmada hub, reschedule it"
             }

@@ -7,7 +7,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::widgets::{ViewContext, fit, focused, inner, pane_block, row_style, scroll_offset};
+use super::widgets::{
+    DANGER_MARK, ViewContext, fit, fit_middle, focused, inner, pane_block, row_style, scroll_offset,
+};
 use crate::app::state::{Pane, State};
 
 /// Columns the pane needs besides the name: number, health, version, latency, region, worst.
@@ -86,17 +88,25 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
         let selected = position == view.cursor;
         let base = row_style(selected, is_focused, theme);
         let worst = state.cells.cluster_concern(index);
-        let name_style = if state.is_dangerous(index) {
-            base.patch(theme.danger)
+        // A danger-class cluster is marked and styled as a caution, not as a failure.
+        let (name, name_style) = if state.is_dangerous(index) {
+            (
+                format!(
+                    "{} {}",
+                    DANGER_MARK.symbol(context.ascii),
+                    fit_middle(&row.spec.name, name_width.saturating_sub(2))
+                ),
+                base.patch(theme.danger),
+            )
         } else {
-            base.patch(theme.text)
+            (
+                fit_middle(&row.spec.name, name_width),
+                base.patch(theme.text),
+            )
         };
         let mut spans = vec![
             Span::styled(format!("{:>digits$} ", index + 1), base.patch(theme.muted)),
-            Span::styled(
-                format!("{:<name_width$}", fit(&row.spec.name, name_width)),
-                name_style,
-            ),
+            Span::styled(format!("{name:<name_width$}"), name_style),
             Span::styled(" ", base),
             Span::styled(
                 format!("{:<11} ", row.status.health.as_str()),

@@ -9,10 +9,16 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::widgets::{ViewContext, inner, pane_block};
 use crate::app::state::{Pane, State};
+use crate::config::keymap::KeyCommand;
 
 pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &ViewContext) {
     let theme = context.theme;
-    frame.render_widget(pane_block("Detail", false, theme), area);
+    // Over the panes it says how it closes.
+    let title = match context.keymap.keys_for(KeyCommand::Detail).first() {
+        Some(key) if state.detail_open => format!("Detail · {key} or esc closes"),
+        _ => "Detail".to_string(),
+    };
+    frame.render_widget(pane_block(&title, false, theme), area);
     let label = |text: &str| Span::styled(format!("{text:<10}"), theme.muted);
     let mut lines = Vec::new();
     match state.focus {
@@ -153,6 +159,8 @@ pub(super) fn cell_line<'a>(
 ) -> Line<'a> {
     let theme = context.theme;
     let status = state.cell_status(resource, cluster);
+    // The line leads with the worse of sync and health, so a check never heads a problem.
+    let concern = state.cells.concern(resource, cluster);
     let cluster_name = state
         .clusters
         .get(cluster)
@@ -164,9 +172,10 @@ pub(super) fn cell_line<'a>(
     let mut spans = vec![
         Span::styled(format!("{label:<10}"), theme.muted),
         Span::styled(
-            format!("{} {}", status.kind().symbol(context.ascii), status),
-            theme.status_style(status.kind()),
+            format!("{} ", concern.symbol(context.ascii)),
+            theme.status_style(concern.severity()),
         ),
+        Span::styled(status.to_string(), theme.status_style(status.kind())),
         Span::styled(format!("  {resource_name} on {cluster_name}"), theme.text),
     ];
     if let Some(message) = state.cells.message(resource, cluster) {
@@ -180,12 +189,13 @@ pub(super) fn cell_line<'a>(
         } else {
             format!(": {}", crate::engine::health::reason_at(health, now))
         };
+        spans.push(Span::styled("  · health ", theme.text));
         spans.push(Span::styled(
-            format!(
-                "  · health {}{}",
-                health.kind,
-                crate::safe_text::printable(&reason, false)
-            ),
+            health.kind.to_string(),
+            theme.status_style(health.kind.severity()),
+        ));
+        spans.push(Span::styled(
+            crate::safe_text::printable(&reason, false),
             theme.text,
         ));
     }

@@ -8,10 +8,10 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::widgets::{ViewContext, pane_block, popup};
+use super::widgets::{DANGER_MARK, ViewContext, pane_block, popup};
 use crate::app::state::{KeyContext, State};
 use crate::config::keymap::{Section, ViewCommand};
-use crate::model::StatusKind;
+use crate::model::{HealthKind, StatusKind};
 
 pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &ViewContext) {
     let theme = context.theme;
@@ -72,6 +72,9 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
         ),
         None => {
             let mut symbols = vec![Line::from(Span::styled(" Cell symbols", theme.title))];
+            // Every glyph the screen can show, from the tables the panes draw them from: the
+            // sync statuses, the healths a cell shows instead when they are worse, the danger
+            // mark.
             for kind in StatusKind::ALL {
                 symbols.push(Line::from(vec![
                     Span::styled(
@@ -81,6 +84,21 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
                     Span::styled(kind.as_str().to_string(), theme.text),
                 ]));
             }
+            for kind in HealthKind::ALL {
+                if let Some(symbol) = kind.symbol(context.ascii) {
+                    symbols.push(Line::from(vec![
+                        Span::styled(format!(" {symbol:<3}"), theme.status_style(kind.severity())),
+                        Span::styled(format!("health {kind}"), theme.text),
+                    ]));
+                }
+            }
+            symbols.push(Line::from(vec![
+                Span::styled(
+                    format!(" {:<3}", DANGER_MARK.symbol(context.ascii)),
+                    theme.danger,
+                ),
+                Span::styled(DANGER_MARK.meaning, theme.text),
+            ]));
             symbols.push(Line::from(""));
             let help = context.keymap.view_hint(Section::Drift, ViewCommand::Help);
             for text in [

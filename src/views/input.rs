@@ -29,7 +29,10 @@ pub(super) fn render_line(frame: &mut Frame, area: Rect, state: &State, context:
         Span::styled("▏", theme.title),
     ];
     match error {
-        Some(error) => spans.push(Span::styled(format!("   ✗ {error}"), theme.danger)),
+        Some(error) => spans.push(Span::styled(
+            format!("   ✗ {error}"),
+            theme.status_style(crate::model::StatusKind::Failed),
+        )),
         None => spans.push(Span::styled("   enter apply · esc cancel", theme.muted)),
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);

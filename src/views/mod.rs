@@ -6,6 +6,7 @@
 
 mod clusters;
 mod detail;
+mod digits;
 mod drift;
 mod help;
 mod input;
@@ -60,15 +61,29 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
         .max()
         .unwrap_or(4);
     let wanted = (clusters::FIXED_COLUMNS + longest_name.clamp(8, 32) + 2) as u16;
-    let clusters_width = wanted.min(body.width / 2).max(24.min(body.width));
+    // The clusters pane gives up its optional columns before the matrix hides clusters.
+    let widest = wanted.min(body.width / 2).max(24.min(body.width));
+    let narrowest = widest.min(34);
+    let clusters_width = (narrowest..=widest)
+        .rev()
+        .find(|width| resources::shows_every_column(state, body.width - width))
+        .unwrap_or(narrowest);
     let [left, right] =
         Layout::horizontal([Constraint::Length(clusters_width), Constraint::Min(10)]).areas(body);
-    let detail_height = if right.height >= 40 {
+    // The Detail pane on screens tall enough for one; on taller ones it takes the rows the
+    // matrix leaves empty. Shorter screens show it over the panes (`detail_open`).
+    let least = if right.height >= 40 {
         16
     } else if right.height >= 24 {
         10
     } else {
         0
+    };
+    let matrix_rows = (state.resource_view.visible.len() as u16).saturating_add(4);
+    let detail_height = if least == 0 {
+        0
+    } else {
+        right.height.saturating_sub(matrix_rows).max(least)
     };
     let [resources_area, detail_area] =
         Layout::vertical([Constraint::Min(3), Constraint::Length(detail_height)]).areas(right);
@@ -94,6 +109,10 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
             detail::render(frame, detail_area, state, context);
         }
     }
+    if state.detail_open && matches!(state.mode, Mode::Normal) {
+        frame.render_widget(ratatui::widgets::Clear, body);
+        detail::render(frame, body, state, context);
+    }
     if state.help_open {
         help::render(frame, area, state, context);
     }
@@ -110,41 +129,76 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
 
 /// The header: the source, clusters Ready, cells by sync status and by health (Degraded and
 /// Progressing), the filters in force, and the read-only, paused and danger cues. When it does
-/// not fit, the counts drop their words and keep their glyphs.
+/// not fit, it abbreviates rather than cuts: the counts' words shorten, then go, keeping their
+/// glyphs; then the labels shorten. Every count stays.
 fn header_line<'a>(state: &'a State, context: &ViewContext, width: u16) -> Paragraph<'a> {
-    let line = header_spans(state, context, true);
-    if line.width() <= usize::from(width) {
-        return Paragraph::new(line).style(context.theme.header);
+    let levels = [
+        (Words::Full, false),
+        (Words::Short, false),
+        (Words::None, false),
+        (Words::None, true),
+    ];
+    let mut line = Line::default();
+    for (words, compact) in levels {
+        line = header_spans(state, context, words, compact);
+        if line.width() <= usize::from(width) {
+            break;
+        }
     }
-    Paragraph::new(header_spans(state, context, false)).style(context.theme.header)
+    Paragraph::new(line).style(context.theme.header)
 }
 
-fn header_spans<'a>(state: &'a State, context: &ViewContext, words: bool) -> Line<'a> {
+/// How the header's counts are worded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Words {
+    /// `✓68 InSync`.
+    Full,
+    /// `✓68 InSy`, `▼3 Degr`.
+    Short,
+    /// `✓68`.
+    None,
+}
+
+fn header_spans<'a>(
+    state: &'a State,
+    context: &ViewContext,
+    words: Words,
+    compact: bool,
+) -> Line<'a> {
     let theme = context.theme;
-    let word = |text: &str| {
-        if words {
-            format!(" {text}")
-        } else {
-            String::new()
-        }
+    let word = |text: &str| match words {
+        Words::Full => format!(" {text}"),
+        Words::Short => format!(" {}", text.chars().take(4).collect::<String>()),
+        Words::None => String::new(),
+    };
+    let source = if compact {
+        widgets::fit_middle(&state.source, 16)
+    } else {
+        state.source.clone()
     };
     let mut spans = vec![
         Span::styled(" flotilla ", theme.title),
-        Span::styled(format!("│ {} ", state.source), theme.header),
+        Span::styled(format!("│ {source} "), theme.header),
     ];
     if let Some(loading) = &state.loading {
         spans.push(Span::styled(format!("│ {loading} "), theme.header));
     }
+    let (ready, cells, health) = if compact {
+        ("", "│ ", "│ ")
+    } else {
+        (" Ready", "│ cells ", "│ health ")
+    };
+    let clusters = if compact { "Ready" } else { "clusters" };
     spans.extend([
         Span::styled(
             format!(
-                "│ clusters {}/{} Ready ",
+                "│ {clusters} {}/{}{ready} ",
                 state.ready_clusters(),
                 state.clusters.len()
             ),
             theme.header,
         ),
-        Span::styled("│ cells ", theme.header),
+        Span::styled(cells, theme.header),
     ]);
     let totals = state.cells.totals();
     for kind in StatusKind::ALL {
@@ -168,12 +222,9 @@ fn header_spans<'a>(state: &'a State, context: &ViewContext, words: bool) -> Lin
         .filter(|(_, count)| *count > 0)
         .collect();
     if !unwell.is_empty() {
-        spans.push(Span::styled("│ health ", theme.header));
+        spans.push(Span::styled(health, theme.header));
         for (kind, count) in unwell {
-            let style = match kind {
-                HealthKind::Degraded => theme.status_style(StatusKind::Failed),
-                _ => theme.status_style(StatusKind::Pending),
-            };
+            let style = theme.status_style(kind.severity());
             let symbol = kind.symbol(context.ascii).unwrap_or(' ');
             spans.push(Span::styled(
                 format!("{symbol}{count}{} ", word(kind.as_str())),
@@ -218,10 +269,15 @@ fn header_spans<'a>(state: &'a State, context: &ViewContext, words: bool) -> Lin
         .selected_cluster()
         .is_some_and(|cluster| state.is_dangerous(cluster))
     {
-        spans.push(Span::styled(
-            " ⚠ DANGER CLASS CLUSTER SELECTED ",
-            theme.danger,
-        ));
+        let cue = if compact {
+            format!(" {} DANGER ", widgets::DANGER_MARK.symbol(context.ascii))
+        } else {
+            format!(
+                " {} DANGER CLASS CLUSTER SELECTED ",
+                widgets::DANGER_MARK.symbol(context.ascii)
+            )
+        };
+        spans.push(Span::styled(cue, theme.danger));
     }
     Line::from(spans)
 }
@@ -288,6 +344,7 @@ fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
     let hints = [
         (KeyCommand::Quit, "quit"),
         (KeyCommand::Help, "help"),
+        (KeyCommand::Detail, "detail"),
         (KeyCommand::Filter, "filter"),
         (KeyCommand::Palette, "command"),
         (KeyCommand::FocusNext, "pane"),

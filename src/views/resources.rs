@@ -9,7 +9,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::widgets::{ViewContext, fit, focused, inner, pane_block, row_style, scroll_offset};
+use super::widgets::{
+    ViewContext, fit, fit_middle, focused, inner, pane_block, row_style, scroll_offset,
+};
 use crate::app::state::{Pane, State};
 
 /// A matrix column: one cluster, or a whole group drawn as a heat strip.
@@ -41,14 +43,16 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
     if body.height < 3 {
         return;
     }
-    let width = usize::from(body.width);
-    let name_width = (width / 3).clamp(10, 40);
-    let show_dialect = width >= 60 && state.shows_dialect();
-    let fixed = 2 + 11 + 1 + name_width + 1 + if show_dialect { 9 } else { 0 };
-    let matrix_width = width.saturating_sub(fixed);
-    let collapsed = state.collapsed && !state.groups.is_empty();
-    let cell_width = if collapsed { 4 } else { 2 };
-    let capacity = matrix_width / cell_width;
+    let Geometry {
+        name_width,
+        show_dialect,
+        fixed,
+        collapsed,
+        cell_width,
+        capacity,
+        total,
+    } = geometry(state, body.width);
+    let noun = if collapsed { "groups" } else { "clusters" };
     let columns = visible_columns(state, collapsed, capacity);
 
     let mut header_top = format!("  {:<11} {:<name_width$} ", "KIND", "NAMESPACE/NAME");
@@ -81,17 +85,11 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
         header_top.push_str(&top);
         header_bottom.push_str(&bottom);
     }
-    let hidden = if collapsed {
-        state.groups.len().saturating_sub(columns.len())
-    } else {
-        state
-            .cluster_view
-            .visible
-            .len()
-            .saturating_sub(columns.len())
-    };
+    // Columns left out are said, under the names, with the way to them.
+    let hidden = total.saturating_sub(columns.len());
     if hidden > 0 {
-        header_top.push_str(&format!(" +{hidden}"));
+        let note = fit(&format!("+{hidden} {noun} → "), fixed);
+        header_bottom = format!("{note:>fixed$}{}", &header_bottom[fixed..]);
     }
     let mut lines = vec![
         Line::from(Span::styled(header_top, theme.muted)),
@@ -125,7 +123,7 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
                 base.patch(theme.muted),
             ),
             Span::styled(
-                format!("{:<name_width$} ", fit(&name, name_width)),
+                format!("{:<name_width$} ", fit_middle(&name, name_width)),
                 base.patch(theme.text),
             ),
         ];
@@ -154,13 +152,9 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
             if selected && under_cursor {
                 style = style.patch(theme.selection);
             }
-            let symbol = match column {
-                // A single cell keeps its sync glyph; its health's mark follows it.
-                Column::Cluster { cluster, .. } => {
-                    state.cells.kind(index, *cluster).symbol(context.ascii)
-                }
-                Column::Group { .. } => worst.symbol(context.ascii),
-            };
+            // One glyph per column, the cell's worse of sync and health, so a health mark
+            // never sits between two clusters' columns nor beside a sync glyph it contradicts.
+            let symbol = worst.symbol(context.ascii);
             let text = if collapsed {
                 // The worst state and how many of the group's clusters are in it.
                 let count = strip_counts.unwrap_or(0);
@@ -171,27 +165,56 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
                 };
                 format!("{symbol}{count:<width$}", width = cell_width - 1)
             } else {
-                // The sync glyph, then the live health's when it needs a look.
-                let health = match column {
-                    Column::Cluster { cluster, .. } => state
-                        .cells
-                        .health(index, *cluster)
-                        .and_then(|health| health.kind.symbol(context.ascii)),
-                    Column::Group { .. } => None,
-                };
-                match health {
-                    Some(mark) => format!(
-                        "{symbol}{mark:<width$}",
-                        width = cell_width.saturating_sub(1)
-                    ),
-                    None => format!("{symbol:<cell_width$}"),
-                }
+                format!("{symbol:<cell_width$}")
             };
             spans.push(Span::styled(text, style));
         }
         lines.push(Line::from(spans));
     }
     frame.render_widget(Paragraph::new(lines), body);
+}
+
+/// How the pane's inner width is shared between the names and the matrix.
+struct Geometry {
+    name_width: usize,
+    show_dialect: bool,
+    /// Columns before the matrix.
+    fixed: usize,
+    collapsed: bool,
+    cell_width: usize,
+    /// Matrix columns that fit.
+    capacity: usize,
+    /// Matrix columns there are.
+    total: usize,
+}
+
+fn geometry(state: &State, width: u16) -> Geometry {
+    let width = usize::from(width);
+    let name_width = (width / 3).clamp(10, 40);
+    let show_dialect = width >= 60 && state.shows_dialect();
+    let fixed = 2 + 11 + 1 + name_width + 1 + if show_dialect { 9 } else { 0 };
+    let collapsed = state.collapsed && !state.groups.is_empty();
+    let cell_width = if collapsed { 4 } else { 2 };
+    let total = if collapsed {
+        state.groups.len()
+    } else {
+        state.cluster_view.visible.len()
+    };
+    Geometry {
+        name_width,
+        show_dialect,
+        fixed,
+        collapsed,
+        cell_width,
+        capacity: width.saturating_sub(fixed) / cell_width,
+        total,
+    }
+}
+
+/// Whether a pane `width` wide (borders included) shows every matrix column.
+pub(super) fn shows_every_column(state: &State, width: u16) -> bool {
+    let geometry = geometry(state, width.saturating_sub(2));
+    geometry.capacity >= geometry.total
 }
 
 /// The columns that fit, scrolled so the selected cluster (or its group) stays visible.

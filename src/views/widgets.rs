@@ -1,5 +1,6 @@
 //! What every view shares: the context it draws with (theme, key map, ASCII) and the small
-//! building blocks — a pane's bordered block, a centred popup, text cut to fit, the selected
+//! building blocks — a pane's bordered block, a centred popup, text cut to fit (at the end or
+//! in the middle), the selected
 //! row's style, scrolling that keeps the cursor visible. Pure drawing helpers: they must not
 //! read the state beyond what they are handed, nor import a view.
 
@@ -21,6 +22,26 @@ pub struct ViewContext<'a> {
     pub ascii: bool,
 }
 
+/// A glyph the screen draws beside a name, with what it means (for the help's legend).
+pub(super) struct Mark {
+    unicode: char,
+    ascii: char,
+    pub meaning: &'static str,
+}
+
+impl Mark {
+    pub fn symbol(&self, ascii: bool) -> char {
+        if ascii { self.ascii } else { self.unicode }
+    }
+}
+
+/// Before a danger-class cluster's name: a caution, never a failure.
+pub(super) const DANGER_MARK: Mark = Mark {
+    unicode: '⚠',
+    ascii: '!',
+    meaning: "danger-class cluster",
+};
+
 /// A bordered block whose border shows whether its pane has the keyboard.
 pub(super) fn pane_block<'a>(title: &'a str, focused: bool, theme: &Theme) -> Block<'a> {
     let border = if focused {
@@ -41,6 +62,25 @@ pub(super) fn fit(text: &str, width: usize) -> String {
     }
     let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
     cut.push('…');
+    cut
+}
+
+/// Shortens to `width` characters by cutting the middle, so names that share a beginning
+/// (`payments/ledger`, `payments/ledger-config`) stay told apart by their ends:
+/// `payments/l…dger`, `payments/l…nfig`. The start keeps the extra character of an odd cut.
+pub(super) fn fit_middle(text: &str, width: usize) -> String {
+    let count = text.chars().count();
+    if count <= width {
+        return text.to_string();
+    }
+    if width < 4 {
+        return fit(text, width);
+    }
+    let tail = (width - 1) / 2;
+    let head = width - 1 - tail;
+    let mut cut: String = text.chars().take(head).collect();
+    cut.push('…');
+    cut.extend(text.chars().skip(count - tail));
     cut
 }
 
@@ -103,4 +143,28 @@ pub(super) fn review_hint(keymap: &Keymap, back: &str) -> String {
         key(ViewCommand::Back),
         key(ViewCommand::Help),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_middle;
+
+    #[test]
+    fn names_cut_in_the_middle_stay_distinct_and_fit() {
+        let names = [
+            "payments/ledger",
+            "payments/ledger-config",
+            "payments/ledger-db",
+        ];
+        let cut: Vec<String> = names.iter().map(|name| fit_middle(name, 12)).collect();
+        for (name, short) in names.iter().zip(&cut) {
+            assert!(short.chars().count() <= 12, "{short}");
+            assert_eq!(short.chars().next(), name.chars().next());
+            assert_eq!(short.chars().last(), name.chars().last());
+        }
+        assert_eq!(cut[1], "paymen…onfig");
+        assert_ne!(cut[1], cut[2]);
+        assert_eq!(fit_middle("short", 12), "short");
+        assert_eq!(fit_middle("abcdef", 3), "ab…");
+    }
 }

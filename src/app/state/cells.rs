@@ -142,6 +142,8 @@ pub struct CellGrid {
     health_per_resource: Vec<HealthCounts>,
     health_per_cluster: Vec<HealthCounts>,
     health_all: HealthCounts,
+    /// Since when (app clock, ms) each cell with a live health has had its kind of health.
+    health_since: HashMap<CellRef, u64>,
     strips: Strips,
     /// Problem cells and since when (app clock, ms) they have been in their state.
     problems: BTreeMap<CellRef, u64>,
@@ -171,6 +173,7 @@ impl CellGrid {
             health_per_resource: vec![HealthCounts::default(); resources],
             health_per_cluster: vec![HealthCounts::default(); clusters],
             health_all: HealthCounts::default(),
+            health_since: HashMap::new(),
             strips: Strips::default(),
             problems: BTreeMap::new(),
             now_ms: 0,
@@ -429,6 +432,12 @@ impl CellGrid {
             strip.remove(before);
             strip.add(after);
         }
+        let changed = self.health.get(&cell).map(|old| old.kind) != health.as_ref().map(|h| h.kind);
+        if health.is_none() {
+            self.health_since.remove(&cell);
+        } else if changed {
+            self.health_since.insert(cell, self.now_ms);
+        }
         if let Some(old) = self.health.remove(&cell) {
             self.health_all.remove(old.kind);
             self.health_per_resource[resource].remove(old.kind);
@@ -449,6 +458,17 @@ impl CellGrid {
             resource: resource as u32,
             cluster: cluster as u32,
         })
+    }
+
+    /// Cells whose live health is a problem (Degraded), with since when (app clock, ms).
+    pub fn health_problems(&self) -> impl Iterator<Item = (CellRef, HealthKind, u64)> + '_ {
+        self.health
+            .iter()
+            .filter(|(_, health)| health.kind.severity().is_problem())
+            .map(|(cell, health)| {
+                let since = self.health_since.get(cell).copied().unwrap_or(self.now_ms);
+                (*cell, health.kind, since)
+            })
     }
 
     /// How many cells have this live health.

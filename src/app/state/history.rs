@@ -1,7 +1,9 @@
-//! The wall display's recent past: how many cells were Degraded and Drifted and how many
-//! clusters Unreachable, one sample per minute for the last hour, in a ring of fixed size so
-//! memory stays the same however long the wall runs. Each minute keeps the worst it saw, so a
-//! spike between two ticks still shows. Plain data: the ticks that fill it are `update`'s.
+//! The wall display's recent past: every headline count (clusters Ready, NotReady and
+//! Unreachable; cells InSync, Drifted, Failed and Pending; health Healthy, Degraded and
+//! Progressing), one sample per minute for the last hour, in a ring of fixed size so memory
+//! stays the same however long the wall runs. Each minute keeps the worst it saw (the most
+//! of a problem, the least of a good count), so a spike between two ticks still shows. Plain
+//! data: the ticks that fill it are `update`'s, the counts `State::headlines`'.
 
 /// Minutes the ring holds.
 pub const HISTORY_MINUTES: usize = 60;
@@ -9,21 +11,88 @@ pub const HISTORY_MINUTES: usize = 60;
 /// Milliseconds one sample covers.
 pub const SAMPLE_MS: u64 = 60_000;
 
-/// What the wall charts, at one moment or as the worst of one minute.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Sample {
-    pub degraded: u32,
-    pub drifted: u32,
-    pub unreachable: u32,
+/// A count the wall shows in large digits, with its last hour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Headline {
+    Ready,
+    NotReady,
+    Unreachable,
+    InSync,
+    Drifted,
+    Failed,
+    Pending,
+    Healthy,
+    Degraded,
+    Progressing,
 }
 
-impl Sample {
-    fn worst(self, other: Sample) -> Sample {
-        Sample {
-            degraded: self.degraded.max(other.degraded),
-            drifted: self.drifted.max(other.drifted),
-            unreachable: self.unreachable.max(other.unreachable),
+impl Headline {
+    /// In the order the wall draws them: clusters, cells, health.
+    pub const ALL: [Headline; 10] = [
+        Headline::Ready,
+        Headline::NotReady,
+        Headline::Unreachable,
+        Headline::InSync,
+        Headline::Drifted,
+        Headline::Failed,
+        Headline::Pending,
+        Headline::Healthy,
+        Headline::Degraded,
+        Headline::Progressing,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Headline::Ready => "Ready",
+            Headline::NotReady => "NotReady",
+            Headline::Unreachable => "Unreachable",
+            Headline::InSync => "InSync",
+            Headline::Drifted => "Drifted",
+            Headline::Failed => "Failed",
+            Headline::Pending => "Pending",
+            Headline::Healthy => "Healthy",
+            Headline::Degraded => "Degraded",
+            Headline::Progressing => "Progressing",
         }
+    }
+
+    /// Whether more of it is worse (a good count's worst minute is its lowest).
+    pub fn is_problem(self) -> bool {
+        !matches!(self, Headline::Ready | Headline::InSync | Headline::Healthy)
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Every headline count at one moment, or the worst of one minute.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sample([u32; Headline::ALL.len()]);
+
+impl Sample {
+    pub fn get(&self, headline: Headline) -> u32 {
+        self.0[headline.index()]
+    }
+
+    pub fn set(&mut self, headline: Headline, count: u32) {
+        self.0[headline.index()] = count;
+    }
+
+    fn worst(self, other: Sample) -> Sample {
+        let mut worst = self;
+        for headline in Headline::ALL {
+            let (a, b) = (self.get(headline), other.get(headline));
+            worst.set(
+                headline,
+                if headline.is_problem() {
+                    a.max(b)
+                } else {
+                    a.min(b)
+                },
+            );
+        }
+        worst
     }
 }
 
@@ -77,10 +146,10 @@ impl History {
     }
 
     /// One value per recorded minute, oldest first.
-    pub fn series(&self, value: impl Fn(&Sample) -> u32) -> Vec<u64> {
+    pub fn series(&self, headline: Headline) -> Vec<u64> {
         let oldest = (self.newest + HISTORY_MINUTES + 1 - self.len) % HISTORY_MINUTES;
         (0..self.len)
-            .map(|step| u64::from(value(&self.samples[(oldest + step) % HISTORY_MINUTES])))
+            .map(|step| u64::from(self.samples[(oldest + step) % HISTORY_MINUTES].get(headline)))
             .collect()
     }
 }
@@ -90,10 +159,10 @@ mod tests {
     use super::*;
 
     fn degraded(count: u32) -> Sample {
-        Sample {
-            degraded: count,
-            ..Sample::default()
-        }
+        let mut sample = Sample::default();
+        sample.set(Headline::Degraded, count);
+        sample.set(Headline::Ready, 10 - count.min(10));
+        sample
     }
 
     #[test]
@@ -102,22 +171,27 @@ mod tests {
         history.record(0, degraded(1));
         history.record(20_000, degraded(4));
         history.record(50_000, degraded(2));
-        assert_eq!(history.series(|s| s.degraded), [4]);
+        assert_eq!(history.series(Headline::Degraded), [4]);
+        assert_eq!(
+            history.series(Headline::Ready),
+            [6],
+            "a good count's worst minute is its lowest"
+        );
         history.record(60_000, degraded(0));
         history.record(3 * 60_000, degraded(3));
         assert_eq!(
-            history.series(|s| s.degraded),
+            history.series(Headline::Degraded),
             [4, 0, 3, 3],
             "an unseen minute takes the next value"
         );
         for minute in 4..200 {
             history.record(minute * 60_000, degraded(minute as u32));
         }
-        let hour = history.series(|s| s.degraded);
+        let hour = history.series(Headline::Degraded);
         assert_eq!(hour.len(), HISTORY_MINUTES, "bounded, whatever the uptime");
         assert_eq!(hour.first(), Some(&140));
         assert_eq!(hour.last(), Some(&199));
         history.record(10 * 86_400_000, degraded(7));
-        assert_eq!(history.series(|s| s.degraded), [7; HISTORY_MINUTES]);
+        assert_eq!(history.series(Headline::Degraded), [7; HISTORY_MINUTES]);
     }
 }

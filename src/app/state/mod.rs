@@ -226,6 +226,9 @@ pub struct State {
     pub mode: Mode,
     /// The help screen is open over the view `mode` holds, which stays as it was beneath it.
     pub help_open: bool,
+    /// The Detail of the selection is shown full width over the panes (`i`); on a screen too
+    /// short for the Detail pane, that is where it is.
+    pub detail_open: bool,
     pub readonly: bool,
     /// Why the source cannot take edits of this kind at all (a hub without the API), said
     /// instead of the generic read-only notice.
@@ -251,6 +254,9 @@ pub struct State {
     pub viewport: (u16, u16),
     /// Clusters Unreachable or Unauthorized, kept as their statuses change.
     pub unreachable_clusters: usize,
+    /// Since when (app clock, ms) each cluster has had the health it has, by cluster index:
+    /// how long a cluster has been down.
+    pub cluster_health_since: std::collections::HashMap<usize, u64>,
     /// Set when this is the read-only wall display.
     pub wall: Option<Wall>,
     /// Why the selected resource is or is not on the selected cluster, from the engine.
@@ -348,6 +354,7 @@ impl State {
             .collect();
         self.cells = CellGrid::new(self.resources.len(), self.clusters.len());
         self.unreachable_clusters = 0;
+        self.cluster_health_since.clear();
         self.fleet = fleet;
         self.explanation = None;
         if self.clusters.len() > LARGE_FLEET && self.group_by.is_none() {
@@ -406,6 +413,49 @@ impl State {
             let seen = row.last_seen_ms.unwrap_or(0);
             self.now_ms.saturating_sub(seen) > wall.stale_after_ms
         })
+    }
+
+    /// Every count the wall shows in large digits, as it is now; the wall's history samples
+    /// the same, so a count and its sparkline never disagree.
+    pub fn headlines(&self) -> history::Sample {
+        use crate::model::HealthKind;
+        use history::Headline;
+        let clusters = |health: Health| {
+            self.clusters
+                .iter()
+                .filter(|row| row.status.health == health)
+                .count() as u32
+        };
+        let totals = self.cells.totals();
+        let cells = |kind: StatusKind| totals.get(kind) as u32;
+        let mut sample = history::Sample::default();
+        for (headline, count) in [
+            (Headline::Ready, clusters(Health::Ready)),
+            (Headline::NotReady, clusters(Health::NotReady)),
+            (Headline::Unreachable, self.unreachable_clusters as u32),
+            (Headline::InSync, cells(StatusKind::InSync)),
+            (Headline::Drifted, cells(StatusKind::Drifted)),
+            (
+                Headline::Failed,
+                cells(StatusKind::Failed) + cells(StatusKind::Conflict),
+            ),
+            (Headline::Pending, cells(StatusKind::Pending)),
+            (
+                Headline::Healthy,
+                self.cells.health_count(HealthKind::Healthy),
+            ),
+            (
+                Headline::Degraded,
+                self.cells.health_count(HealthKind::Degraded),
+            ),
+            (
+                Headline::Progressing,
+                self.cells.health_count(HealthKind::Progressing),
+            ),
+        ] {
+            sample.set(headline, count);
+        }
+        sample
     }
 
     /// How many clusters are Ready.
