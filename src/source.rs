@@ -73,6 +73,8 @@ pub fn load(global: &GlobalArgs) -> Result<LoadedFleet, LoadError> {
     if !errors.is_empty() {
         return Err(LoadError::Invalid(errors));
     }
+    // The fleet's Karmada interpreters judge health after the operator's rules.
+    crate::engine::health::use_fleet_layer(Some(fleet.interpreters.health_layer()));
     Ok(LoadedFleet {
         fleet: Arc::new(fleet),
         label,

@@ -21,6 +21,7 @@ use crate::engine::document::parse::{Doc, ParsedDocs, parse_files, reparse_docum
 use crate::engine::document::source::{FleetError, SourceFile, SourceLocation};
 use crate::engine::fleet::decide::{FederatedResource, Fleet};
 use crate::engine::fleet::inventory::{self, InventoryKind};
+use crate::engine::interpreter::{Interpreters, customization};
 use crate::engine::overrides::overriders::OverrideFailure;
 use crate::engine::place::replicas::kubefed_plan;
 use crate::model::{ClusterSpec, Dialect, ResourceRef};
@@ -280,6 +281,24 @@ impl KarmadaInputs<'_> {
     }
 }
 
+/// The fleet's `ResourceInterpreterCustomization`s, read, checked against each other and
+/// merged; each one that cannot be used is an error and left out.
+fn interpreters_of(docs: &[&Doc], errors: &mut Vec<FleetError>) -> Interpreters {
+    let mut read = Vec::new();
+    for doc in docs
+        .iter()
+        .filter(|doc| customization::is_customization(doc))
+    {
+        match customization::parse(doc) {
+            Ok(parsed) => read.push((*doc, parsed)),
+            Err(e) => errors.push(e),
+        }
+    }
+    errors.extend(customization::conflicts(&read));
+    let customizations: Vec<_> = read.into_iter().map(|(_, parsed)| parsed).collect();
+    Interpreters::new(&customizations)
+}
+
 fn kind_rank(kind: &str) -> u8 {
     match kind {
         "Namespace" => 0,
@@ -488,6 +507,8 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
         }
     }
 
+    let interpreters = Arc::new(interpreters_of(&docs, &mut errors));
+
     let mut propagation: Vec<PropagationPolicy> = Vec::new();
     let mut overrides: Vec<(OverridePolicy, String)> = Vec::new();
     let mut rsps: Vec<Rsp> = Vec::new();
@@ -689,6 +710,7 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
         namespaces: Vec::new(),
         ignores,
         parsed: Some(parsed.clone()),
+        interpreters,
     };
     super::namespaces::finish_namespaces(&mut fleet);
     errors.sort_by(|a, b| {

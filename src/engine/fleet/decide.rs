@@ -35,6 +35,8 @@ pub struct Fleet {
     /// The documents it was built from (`None` for a fleet not read from files).
     pub(in crate::engine) parsed:
         Option<std::sync::Arc<crate::engine::document::parse::ParsedDocs>>,
+    /// The fleet's Karmada `ResourceInterpreterCustomization`s, merged per target.
+    pub interpreters: std::sync::Arc<crate::engine::interpreter::Interpreters>,
 }
 
 impl Fleet {
@@ -80,6 +82,7 @@ impl Fleet {
             namespaces: Vec::new(),
             ignores: self.ignores.clone(),
             parsed: None,
+            interpreters: self.interpreters.clone(),
         }
     }
 
