@@ -20,8 +20,9 @@ use crate::engine::document::builtin;
 use crate::engine::document::parse::{Doc, ParsedDocs, parse_files, reparse_document};
 use crate::engine::document::source::{FleetError, SourceFile, SourceLocation};
 use crate::engine::fleet::decide::{FederatedResource, Fleet};
+use crate::engine::fleet::interpreted::{interpreted_replicas, interpreters_of};
 use crate::engine::fleet::inventory::{self, InventoryKind};
-use crate::engine::interpreter::{Interpreters, customization};
+use crate::engine::interpreter::Interpreters;
 use crate::engine::overrides::overriders::OverrideFailure;
 use crate::engine::place::replicas::kubefed_plan;
 use crate::model::{ClusterSpec, Dialect, ResourceRef};
@@ -161,6 +162,7 @@ impl Built {
 /// by 10,000 templates is scheduled once per distinct replica count, not once per template.
 struct KarmadaInputs<'a> {
     policies: &'a [PropagationPolicy],
+    interpreters: &'a Interpreters,
     overrides: &'a [(OverridePolicy, String)],
     clusters: &'a [ClusterSpec],
     schedules: std::cell::RefCell<HashMap<ScheduleKey, std::rc::Rc<Scheduled>>>,
@@ -279,24 +281,6 @@ impl KarmadaInputs<'_> {
             .insert((policy, replicas), scheduled.clone());
         scheduled
     }
-}
-
-/// The fleet's `ResourceInterpreterCustomization`s, read, checked against each other and
-/// merged; each one that cannot be used is an error and left out.
-fn interpreters_of(docs: &[&Doc], errors: &mut Vec<FleetError>) -> Interpreters {
-    let mut read = Vec::new();
-    for doc in docs
-        .iter()
-        .filter(|doc| customization::is_customization(doc))
-    {
-        match customization::parse(doc) {
-            Ok(parsed) => read.push((*doc, parsed)),
-            Err(e) => errors.push(e),
-        }
-    }
-    errors.extend(customization::conflicts(&read));
-    let customizations: Vec<_> = read.into_iter().map(|(_, parsed)| parsed).collect();
-    Interpreters::new(&customizations)
 }
 
 fn kind_rank(kind: &str) -> u8 {
@@ -567,6 +551,7 @@ fn assemble(parsed: Arc<ParsedDocs>, mut errors: Vec<FleetError>) -> (Fleet, Vec
 
     let inputs = KarmadaInputs {
         policies: &propagation,
+        interpreters: &interpreters,
         overrides: &overrides,
         clusters: &clusters,
         schedules: Default::default(),
@@ -861,8 +846,16 @@ fn karmada_plan(
     let (base, source_key) = template_base(doc, &target);
     let labels = doc.labels();
     let replica_path = replica_path(&target.kind);
-    let template_replicas =
-        replica_path.map(|p| base.pointer(p).and_then(Value::as_i64).unwrap_or(1));
+    // A custom kind's replicas, as a fleet's Karmada interpreter reads them.
+    let interpreted = replica_path
+        .is_none()
+        .then(|| interpreted_replicas(&base, &target, inputs.interpreters))
+        .flatten();
+    let template_replicas = match &interpreted {
+        Some((Ok(replicas), _)) => Some(*replicas),
+        Some((Err(_), _)) => None,
+        None => replica_path.map(|p| base.pointer(p).and_then(Value::as_i64).unwrap_or(1)),
+    };
     let resource = FederatedResource {
         target,
         dialect: Dialect::Karmada,
@@ -898,6 +891,14 @@ fn karmada_plan(
         source_key,
     );
     plan.replica_path = replica_path;
+    if let Some((replicas, revise)) = interpreted {
+        if let Err(reason) = replicas {
+            plan.not_placed_everywhere(reason.clone());
+            plan.steps.push(reason);
+            return built(resource, plan);
+        }
+        plan.interpreted = Some(revise);
+    }
     // Upstream's dependencies distributor: an attached binding takes Overwrite when any
     // workload that needs it has it, else Abort; the template's annotation comes first.
     let required_resolution = if required_by

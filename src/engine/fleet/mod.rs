@@ -6,6 +6,7 @@
 pub mod assemble;
 pub mod decide;
 pub mod explain;
+pub mod interpreted;
 pub mod inventory;
 pub mod namespaces;
 pub mod plan;
