@@ -73,8 +73,7 @@ pub fn load(global: &GlobalArgs) -> Result<LoadedFleet, LoadError> {
     if !errors.is_empty() {
         return Err(LoadError::Invalid(errors));
     }
-    // The fleet's Karmada interpreters judge health after the operator's rules.
-    crate::engine::health::use_fleet_layer(Some(fleet.interpreters.health_layer()));
+    crate::engine::fleet::interpreted::use_for_health(&fleet);
     Ok(LoadedFleet {
         fleet: Arc::new(fleet),
         label,
@@ -172,6 +171,7 @@ pub fn live_inventory(global: &GlobalArgs) -> Result<LiveInventory, LoadError> {
         if !errors.is_empty() {
             return Err(LoadError::Invalid(errors));
         }
+        crate::engine::fleet::interpreted::use_for_health(&fleet);
         (Some(Arc::new(fleet)), files)
     } else {
         (None, Vec::new())

@@ -46,15 +46,24 @@ pub type Judge = Arc<dyn Fn(&Value, Limits) -> Result<Verdict, RuleError> + Send
 enum Script {
     /// An Argo CD health script, run with the object as `obj`.
     Argo(String),
-    /// Another upstream's script, behind its own calling convention.
-    Judge(Judge),
+    /// Another upstream's script (its text, which a verdict is kept for), behind its own
+    /// calling convention.
+    Judge { text: String, judge: Judge },
+}
+
+impl Script {
+    fn text(&self) -> &str {
+        match self {
+            Script::Argo(text) | Script::Judge { text, .. } => text,
+        }
+    }
 }
 
 impl std::fmt::Debug for Script {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Script::Argo(text) => f.debug_tuple("Argo").field(&text.len()).finish(),
-            Script::Judge(_) => f.write_str("Judge"),
+            Script::Judge { text, .. } => f.debug_tuple("Judge").field(&text.len()).finish(),
         }
     }
 }
@@ -120,15 +129,23 @@ impl Layer {
         Ok(())
     }
 
-    /// A Karmada interpreter's health for objects of exactly this `apiVersion` and `kind`
-    /// (the first added for a target wins, as Karmada merges customizations in name order).
-    pub fn add_judge(&mut self, api_version: &str, kind: &str, origin: String, judge: Judge) {
+    /// A Karmada interpreter's health for objects of exactly this `apiVersion` and `kind`,
+    /// given by `judge` running the script `text` (the first added for a target wins, as
+    /// Karmada merges customizations in name order).
+    pub fn add_judge(
+        &mut self,
+        api_version: &str,
+        kind: &str,
+        origin: String,
+        text: String,
+        judge: Judge,
+    ) {
         self.versioned
             .entry((api_version.to_string(), kind.to_string()))
             .or_insert(Arc::new(Rule {
                 family: Family::KarmadaInterpreter,
                 origin,
-                script: Script::Judge(judge),
+                script: Script::Judge { text, judge },
             }));
     }
 
@@ -281,7 +298,8 @@ pub struct Rules {
 /// The rule found for an `(apiVersion, kind)`, if any.
 type Found = Option<Arc<Rule>>;
 
-/// An object version as the cache knows it: a hash of the rule's origin and the whole object.
+/// An object version as the cache knows it: a hash of the rule (its origin and script: a script
+/// edited in place is another rule) and the whole object.
 /// Not uid and resourceVersion: an object a backend put together (a hub's status feedback laid
 /// over its manifest) or copied keeps them while its status changes.
 type ObjectKey = u64;
@@ -405,7 +423,7 @@ impl Rules {
         let named = Some(format!("{key} ({}, {})", rule.family.label(), rule.origin));
         let verdict = match &rule.script {
             Script::Argo(script) => lua::run_health(&rule.origin, script, object, self.limits),
-            Script::Judge(judge) => judge(object, self.limits),
+            Script::Judge { judge, .. } => judge(object, self.limits),
         };
         match verdict {
             Ok(None) => builtin_health(key, object),
@@ -523,6 +541,7 @@ fn group_of(api_version: &str) -> &str {
 fn object_key(rule: &Rule, object: &Value) -> ObjectKey {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     rule.origin.hash(&mut hasher);
+    rule.script.text().hash(&mut hasher);
     object.to_string().hash(&mut hasher);
     hasher.finish()
 }

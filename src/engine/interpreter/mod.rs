@@ -94,6 +94,7 @@ impl Interpreters {
                 api_version,
                 kind,
                 origin,
+                script.text.clone(),
                 Arc::new(move |object: &Value, limits: Limits| {
                     let healthy = vm::interpret_health(&named, &text, object, limits)?;
                     Ok(Some(health_verdict(healthy)))
