@@ -5,7 +5,9 @@
 //! status -o json` then shows, per cluster, the health the fleet's `InterpretHealth` gives the
 //! one kind and the health an Argo CD `health.lua` of `--health-rules` gives the other, each
 //! named in `healthRule`; and a `--health-rules` rule for the customized kind decides it
-//! instead of the fleet's customization.
+//! instead of the fleet's customization. The console (its live backend driven headless
+//! through the real session) shows the customization's verdicts, and after a save of an
+//! edited customization shows the new script's verdicts on the same objects, without a restart.
 
 mod harness;
 
@@ -13,9 +15,20 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use flotilla::app;
+use flotilla::app::action::Action;
+use flotilla::app::session::{Session, Store};
+use flotilla::app::state::{AfterSave, Saved, State};
+use flotilla::backend::kube::live;
+use flotilla::engine::SourceFile;
+use flotilla::model::HealthKind;
 use serde_json::Value;
+use tokio::sync::mpsc;
 
 use harness::{FleetDir, TestNamespace, apply_fleet, env, flotilla, kubectl_ok, output_text};
+
+/// How long the console may take to show what the members hold.
+const CONSOLE_WAIT: Duration = Duration::from_secs(60);
 
 /// A namespaced custom kind `kind` (plural `plural`) of `group`/v1 with a status subresource.
 fn crd(group: &str, kind: &str, plural: &str) -> String {
@@ -104,7 +117,15 @@ spec:
     clusterAffinity: {{labelSelector: {{matchLabels: {{env: prod}}}}}}
 "
     ));
-    let customization = format!(
+    FleetDir::new().fleet(text).file(
+        "interpreters.yaml",
+        customization(group, "observedObj.status.ready == true"),
+    )
+}
+
+/// The customization of the Widget: healthy when `condition` holds of the observed object.
+fn customization(group: &str, condition: &str) -> String {
+    format!(
         "\
 apiVersion: config.karmada.io/v1alpha1
 kind: ResourceInterpreterCustomization
@@ -118,15 +139,11 @@ spec:
     healthInterpretation:
       luaScript: |
         function InterpretHealth(observedObj)
-          return observedObj.status ~= nil and observedObj.status.ready == true
+          return observedObj.status ~= nil and {condition}
         end
 "
-    );
-    FleetDir::new()
-        .fleet(text)
-        .file("interpreters.yaml", customization)
+    )
 }
-
 /// An Argo CD rules directory holding `GROUP/KIND/health.lua` with `script`; the script's path.
 fn argo_rule(root: &Path, group: &str, kind: &str, script: &str) -> std::path::PathBuf {
     let dir = root.join(group).join(kind);
@@ -311,4 +328,84 @@ return hs
         Some(&cell("Degraded", "the gauge reads Stuck", &by_gauge_rule)),
         "{cells:#?}"
     );
+
+    // The console on the same members, its live backend driven headless through the real
+    // session: the fleet's customization judges the Widget's cells, and a saved edit of it
+    // judges them again at once, though no object changed.
+    console_follows_an_edited_customization(&dir, &group, good, bad);
+}
+
+/// The Widget's health on (`good`, `bad`) as the console's model holds it.
+type WidgetHealths = (Option<HealthKind>, Option<HealthKind>);
+
+fn console_follows_an_edited_customization(dir: &FleetDir, group: &str, good: &str, bad: &str) {
+    let live_fleet = harness::live_fleet(dir.path(), &[]);
+    let fleet = live_fleet.fleet.clone();
+    let files = live_fleet.files.clone();
+    let row = fleet
+        .resources
+        .iter()
+        .position(|r| r.target.kind == "Widget")
+        .expect("the Widget row");
+    let column = |member: &str| fleet.cluster_index(member).expect("a member column");
+    let (good_column, bad_column) = (column(good), column(bad));
+    let widget = move |state: &State| -> WidgetHealths {
+        let kind = |column| state.cells.health(row, column).map(|health| health.kind);
+        (kind(good_column), kind(bad_column))
+    };
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let (events_tx, mut events) = mpsc::unbounded_channel();
+        let effects = live::spawn(live_fleet, events_tx);
+        let state = app::state_for_fleet(&fleet, "test".into());
+        let mut session = Session::new(state, files.clone(), Some(effects), Store::Directory);
+        let until =
+            async |session: &mut Session, events: &mut _, what: &str, want: WidgetHealths| {
+                let held =
+                    harness::run_within(&mut session.state, events, CONSOLE_WAIT, what, |state| {
+                        widget(state) == want
+                    })
+                    .await;
+                assert!(
+                    held,
+                    "timed out waiting for {what}; the console holds {:?}",
+                    widget(&session.state)
+                );
+            };
+        until(
+            &mut session,
+            &mut events,
+            "the customization's verdicts in the console",
+            (Some(HealthKind::Healthy), Some(HealthKind::Degraded)),
+        )
+        .await;
+
+        // The operator saves the customization inverted; the session reloads the fleet.
+        let inverted = customization(group, "observedObj.status.ready == false");
+        dir.write("interpreters.yaml", &inverted);
+        let path = files
+            .iter()
+            .find(|file| file.path.ends_with("interpreters.yaml"))
+            .expect("the customization's file")
+            .path
+            .clone();
+        session.dispatch(Action::Saved(Saved::Written {
+            files: vec![SourceFile {
+                path,
+                text: inverted,
+            }],
+            notice: "saved interpreters.yaml".into(),
+            then: AfterSave::Propagate {
+                apply: Vec::new(),
+                delete: Vec::new(),
+            },
+        }));
+        until(
+            &mut session,
+            &mut events,
+            "the edited customization's verdicts in the console",
+            (Some(HealthKind::Degraded), Some(HealthKind::Healthy)),
+        )
+        .await;
+    });
 }
