@@ -73,6 +73,7 @@ pub fn load(global: &GlobalArgs) -> Result<LoadedFleet, LoadError> {
     if !errors.is_empty() {
         return Err(LoadError::Invalid(errors));
     }
+    crate::engine::fleet::interpreted::use_for_health(&fleet);
     Ok(LoadedFleet {
         fleet: Arc::new(fleet),
         label,
@@ -170,6 +171,7 @@ pub fn live_inventory(global: &GlobalArgs) -> Result<LiveInventory, LoadError> {
         if !errors.is_empty() {
             return Err(LoadError::Invalid(errors));
         }
+        crate::engine::fleet::interpreted::use_for_health(&fleet);
         (Some(Arc::new(fleet)), files)
     } else {
         (None, Vec::new())

@@ -1,6 +1,7 @@
 //! One console session without a terminal: the state (which owns the fleet and its files)
 //! and the channel to the backend. It applies actions (`update`, then the effects it
-//! returns), and writes the fleet edits `update` confirmed, handing what each write did back
+//! returns; a fleet it hands the backend also judges health with its own Karmada
+//! interpreters from then on), and writes the fleet edits `update` confirmed, handing what each write did back
 //! to `update` as an action. The terminal loop and headless tests drive it the same way. It
 //! must not draw, nor change the state other than through `update`.
 
@@ -118,8 +119,9 @@ impl Session {
         update(&mut self.state, action)
     }
 
-    /// Runs effects as the console does: hub writes are recorded in the audit log, and
-    /// every effect is sent to the backend.
+    /// Runs effects as the console does: hub writes are recorded in the audit log, a fleet
+    /// the backend is to work from (loaded again after an edit) judges health with its own
+    /// Karmada interpreters from then on, and every effect is sent to the backend.
     pub fn run_effects(&mut self, effects: Vec<Effect>) {
         for effect in effects {
             let effect = match effect {
@@ -139,6 +141,10 @@ impl Session {
                         patch,
                         expect,
                     }
+                }
+                Effect::UseFleet(fleet) => {
+                    crate::engine::fleet::interpreted::use_for_health(&fleet.0);
+                    Effect::UseFleet(fleet)
                 }
                 other => other,
             };

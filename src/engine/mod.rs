@@ -45,6 +45,8 @@
 //! - [`document`]: file texts in, located documents out, and the located error.
 //! - [`health`]: whether a live object is healthy: the operator's Argo CD health rules in a Lua
 //!   sandbox over the built-in kinds (Argo CD's meanings).
+//! - [`interpreter`]: Karmada's resource interpreter (`ResourceInterpreterCustomization`):
+//!   its documents read and checked, its Lua functions called in the health sandbox.
 //! - [`place`]: label and field selectors, affinities, taints and tolerations, replica division.
 //! - [`overrides`]: how one object is varied (RFC 6902 operations, Karmada's overriders).
 //! - [`dialect`]: each federation API's documents and upstream semantics (Karmada, KubeFed, OCM).
@@ -61,6 +63,7 @@ pub mod document;
 pub mod edit;
 pub mod fleet;
 pub mod health;
+pub mod interpreter;
 pub mod overrides;
 pub mod place;
 pub mod render;

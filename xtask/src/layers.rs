@@ -125,6 +125,7 @@ const MAIN: CrateRules = CrateRules {
         layers: &[
             layer("engine::document", 1),
             layer("engine::health", 1),
+            layer("engine::interpreter", 2),
             layer("engine::place", 2),
             layer("engine::overrides", 2),
             layer("engine::dialect", 3),

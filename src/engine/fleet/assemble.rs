@@ -20,7 +20,9 @@ use crate::engine::document::builtin;
 use crate::engine::document::parse::{Doc, ParsedDocs, parse_files_spanned};
 use crate::engine::document::source::{FleetError, SourceFile, SourceLocation};
 use crate::engine::fleet::decide::{FederatedResource, Fleet};
+use crate::engine::fleet::interpreted::{interpreted_replicas, interpreters_of};
 use crate::engine::fleet::inventory::{self, InventoryKind};
+use crate::engine::fleet::karmada_inputs::{KarmadaInputs, compact};
 use crate::engine::overrides::overriders::OverrideFailure;
 use crate::engine::place::replicas::kubefed_plan;
 use crate::model::{ClusterSpec, Dialect, ResourceRef};
@@ -152,147 +154,6 @@ impl Built {
             &t.api_version,
             self.resource.dialect as u8,
         )
-    }
-}
-
-/// What every Karmada template is planned against, and the schedules already computed: a
-/// policy places every template with the same replica count the same way, so a policy shared
-/// by 10,000 templates is scheduled once per distinct replica count, not once per template.
-pub(super) struct KarmadaInputs<'a> {
-    policies: &'a [PropagationPolicy],
-    overrides: &'a [(OverridePolicy, String)],
-    clusters: &'a [ClusterSpec],
-    schedules: std::cell::RefCell<HashMap<ScheduleKey, std::rc::Rc<Scheduled>>>,
-    /// [`Plan::nowhere`] for these clusters.
-    nowhere: Arc<Vec<Cell>>,
-    /// [`KarmadaInputs::claim_steps`] by candidates.
-    claims: std::cell::RefCell<HashMap<Candidates, std::rc::Rc<[String]>>>,
-}
-
-/// The policies (by index) that match a template, the chosen one first, with how precisely.
-type Candidates = Vec<(usize, Precision)>;
-
-/// A policy (by index) and a template's replica count.
-type ScheduleKey = (usize, Option<i64>);
-
-/// A policy's schedule in the plan's compact form: per cluster, placed (with replicas, no
-/// override set yet) or the index of its reason.
-struct Scheduled {
-    cells: Arc<Vec<Cell>>,
-    reasons: Vec<String>,
-    steps: Vec<String>,
-    weights: Vec<i64>,
-    /// The policy's summary with this schedule's group.
-    summary: String,
-}
-
-/// Per-cluster placements as plan cells and their distinct reasons.
-fn compact(cells: Vec<Result<Option<i64>, String>>) -> (Vec<Cell>, Vec<String>) {
-    let mut reasons: Vec<String> = Vec::new();
-    let mut index: HashMap<String, u32> = HashMap::new();
-    let cells = cells
-        .into_iter()
-        .map(|cell| match cell {
-            Ok(replicas) => Cell::Placed {
-                replicas: replicas
-                    .map(|r| i32::try_from(r).unwrap_or(i32::MAX))
-                    .unwrap_or(-1),
-                set: 0,
-            },
-            Err(reason) => Cell::NotPlaced(*index.entry(reason).or_insert_with_key(|reason| {
-                reasons.push(reason.clone());
-                (reasons.len() - 1) as u32
-            })),
-        })
-        .collect();
-    (cells, reasons)
-}
-
-impl<'a> KarmadaInputs<'a> {
-    /// The inputs for templates placed by `policies` on `clusters`, nothing scheduled yet.
-    pub(super) fn new(
-        policies: &'a [PropagationPolicy],
-        overrides: &'a [(OverridePolicy, String)],
-        clusters: &'a [ClusterSpec],
-    ) -> Self {
-        KarmadaInputs {
-            policies,
-            overrides,
-            clusters,
-            schedules: Default::default(),
-            nowhere: Plan::nowhere(clusters.len()),
-            claims: Default::default(),
-        }
-    }
-
-    /// The schedule of `policy` for a template with `replicas`, computed once.
-    /// How a template came to its policy, given the policies that match it (the chosen one
-    /// first): the same for every template with the same candidates, so worked out once.
-    fn claim_steps(&self, candidates: &[(usize, Precision)]) -> std::rc::Rc<[String]> {
-        if let Some(done) = self.claims.borrow().get(candidates) {
-            return done.clone();
-        }
-        let policies = self.policies;
-        let mut steps: Vec<String> = Vec::new();
-        let Some(&(chosen, precision)) = candidates.first() else {
-            return steps.into();
-        };
-        let policy = &policies[chosen];
-        steps.push(format!(
-            "claimed by {} (priority {}, matched by {precision}){}",
-            policy.display_name(),
-            policy.priority,
-            if candidates.len() > 1 {
-                ""
-            } else {
-                ", the only matching policy"
-            }
-        ));
-        for &(other, prec) in candidates.iter().skip(1) {
-            let o = &policies[other];
-            let why = if policy.namespace.is_some() && o.namespace.is_none() {
-                "a PropagationPolicy in the template's namespace always wins over ClusterPropagationPolicies".to_string()
-            } else if o.priority != policy.priority {
-                format!("lower priority {}", o.priority)
-            } else if prec != precision {
-                format!("less precise match ({prec})")
-            } else {
-                "same priority and precision; names sort after".to_string()
-            };
-            steps.push(format!(
-                "also matched {}: not chosen ({why})",
-                o.display_name()
-            ));
-        }
-        steps.extend(policy.behaviour.preemption_note(candidates.len() > 1));
-        steps.extend(policy.behaviour.notes.iter().cloned());
-        steps.extend(policy.placement.notes.iter().cloned());
-        let steps: std::rc::Rc<[String]> = steps.into();
-        self.claims
-            .borrow_mut()
-            .insert(candidates.to_vec(), steps.clone());
-        steps
-    }
-
-    fn schedule(&self, policy: usize, replicas: Option<i64>) -> std::rc::Rc<Scheduled> {
-        if let Some(done) = self.schedules.borrow().get(&(policy, replicas)) {
-            return done.clone();
-        }
-        let schedule = self.policies[policy]
-            .placement
-            .schedule(self.clusters, replicas);
-        let (cells, reasons) = compact(schedule.cells);
-        let scheduled = std::rc::Rc::new(Scheduled {
-            cells: Arc::new(cells),
-            reasons,
-            steps: schedule.steps,
-            weights: schedule.weights,
-            summary: self.policies[policy].summary(schedule.group),
-        });
-        self.schedules
-            .borrow_mut()
-            .insert((policy, replicas), scheduled.clone());
-        scheduled
     }
 }
 
@@ -467,6 +328,8 @@ pub(super) fn assemble(
         }
     }
 
+    let interpreters = Arc::new(interpreters_of(&docs, &mut errors));
+
     let mut propagation: Vec<PropagationPolicy> = Vec::new();
     // The document of each policy, for the fleet's provenance.
     let mut policy_docs: Vec<*const Doc> = Vec::new();
@@ -528,7 +391,7 @@ pub(super) fn assemble(
         claim_target(&mut targets, target, doc, borrowed, errors)
     };
 
-    let inputs = KarmadaInputs::new(&propagation, &overrides, &clusters);
+    let inputs = KarmadaInputs::new(&propagation, &interpreters, &overrides, &clusters);
     let mut fed_docs: Vec<(&Doc, FederatedObject)> = Vec::new();
     // Karmada templates with a plan: (index into `builds`, document).
     let mut karmada_templates: Vec<(usize, &Doc)> = Vec::new();
@@ -676,6 +539,7 @@ pub(super) fn assemble(
         ignores,
         parsed: Some(parsed.clone()),
         provenance,
+        interpreters,
     };
     super::namespaces::finish_namespaces(&mut fleet);
     errors.sort_by(|a, b| {
@@ -861,8 +725,16 @@ pub(super) fn karmada_plan(
     let (base, source_key) = template_base(doc, &target);
     let labels = doc.labels();
     let replica_path = replica_path(&target.kind);
-    let template_replicas =
-        replica_path.map(|p| base.pointer(p).and_then(Value::as_i64).unwrap_or(1));
+    // A custom kind's replicas, as a fleet's Karmada interpreter reads them.
+    let interpreted = replica_path
+        .is_none()
+        .then(|| interpreted_replicas(&base, &target, inputs.interpreters))
+        .flatten();
+    let template_replicas = match &interpreted {
+        Some((Ok(replicas), _)) => Some(*replicas),
+        Some((Err(_), _)) => None,
+        None => replica_path.map(|p| base.pointer(p).and_then(Value::as_i64).unwrap_or(1)),
+    };
     let resource = FederatedResource {
         target,
         dialect: Dialect::Karmada,
@@ -898,6 +770,14 @@ pub(super) fn karmada_plan(
         source_key,
     );
     plan.replica_path = replica_path;
+    if let Some((replicas, revise)) = interpreted {
+        if let Err(reason) = replicas {
+            plan.not_placed_everywhere(reason.clone());
+            plan.steps.push(reason);
+            return built(resource, plan);
+        }
+        plan.interpreted = Some(revise);
+    }
     // Upstream's dependencies distributor: an attached binding takes Overwrite when any
     // workload that needs it has it, else Abort; the template's annotation comes first.
     let required_resolution = if required_by

@@ -37,6 +37,8 @@ pub struct Fleet {
         Option<std::sync::Arc<crate::engine::document::parse::ParsedDocs>>,
     /// Which document each plan came from, for a fleet assembled from `parsed` without errors.
     pub(in crate::engine) provenance: Option<std::sync::Arc<plan::Provenance>>,
+    /// The fleet's Karmada `ResourceInterpreterCustomization`s, merged per target.
+    pub interpreters: std::sync::Arc<crate::engine::interpreter::Interpreters>,
 }
 
 impl Fleet {
@@ -83,6 +85,7 @@ impl Fleet {
             ignores: self.ignores.clone(),
             parsed: None,
             provenance: None,
+            interpreters: self.interpreters.clone(),
         }
     }
 
@@ -122,6 +125,7 @@ impl Fleet {
             .ok_or_else(|| "no such resource".to_string())?;
         match plan.cells.get(cluster) {
             Some(plan::Cell::Placed { replicas, .. }) => Ok(match plan.replica_path {
+                None if plan.interpreted.is_some() && *replicas >= 0 => Some(i64::from(*replicas)),
                 None => None,
                 Some(_) if *replicas >= 0 => Some(i64::from(*replicas)),
                 Some(path) => plan.base.pointer(path).and_then(Value::as_i64),
@@ -168,7 +172,11 @@ impl Fleet {
                         let replicas = plan
                             .replica_path
                             .and_then(|p| object.pointer(p))
-                            .and_then(Value::as_i64);
+                            .and_then(Value::as_i64)
+                            .or_else(|| {
+                                (plan.interpreted.is_some() && *replicas >= 0)
+                                    .then(|| i64::from(*replicas))
+                            });
                         if plan.suspended(cluster) {
                             Decision::Suspended {
                                 object,
@@ -190,6 +198,7 @@ impl Fleet {
     pub fn renders_surely(&self, resource: usize, set: u32) -> bool {
         self.plans.get(resource).is_some_and(|plan| {
             matches!(plan.origin, plan::Origin::Karmada { .. })
+                && matches!(plan.interpreted, None | Some(None))
                 && matches!(
                     plan.sets.get(set as usize),
                     None | Some(plan::OverrideSet::None)
@@ -210,6 +219,18 @@ impl Fleet {
             && let Some(path) = plan.replica_path
         {
             plan::set_path(&mut obj, path, Value::from(replicas));
+        }
+        if replicas >= 0
+            && let Some(Some(script)) = &plan.interpreted
+        {
+            obj = crate::engine::interpreter::vm::revise_replica(
+                &script.origin,
+                &script.text,
+                &obj,
+                i64::from(replicas),
+                crate::engine::health::lua::Limits::default(),
+            )
+            .map_err(|error| format!("ReviseReplica ({}) failed: {error}", script.origin))?;
         }
         let kubefed = matches!(plan.origin, plan::Origin::KubeFed { .. });
         match plan.sets.get(set as usize) {

@@ -6,7 +6,9 @@
 pub mod assemble;
 pub mod decide;
 pub mod explain;
+pub mod interpreted;
 pub mod inventory;
+mod karmada_inputs;
 pub mod namespaces;
 pub mod plan;
 pub mod reload;

@@ -60,6 +60,9 @@ pub(crate) struct Plan {
     pub steps: Vec<String>,
     pub summary: String,
     pub replica_path: Option<&'static str>,
+    /// A custom kind whose replicas a fleet's Karmada interpreter reads (`GetReplicas`):
+    /// its `ReviseReplica` script, if any, sets each cluster's share.
+    pub interpreted: Option<Option<crate::engine::interpreter::Script>>,
     /// Karmada static weights per cluster when replicas were divided.
     pub weights: Vec<i64>,
     pub origin: Origin,
@@ -111,6 +114,7 @@ impl Plan {
             steps: Vec::new(),
             summary: String::new(),
             replica_path: None,
+            interpreted: None,
             weights: Vec::new(),
             origin,
             source_key,

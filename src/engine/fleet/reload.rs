@@ -10,8 +10,9 @@ use crate::engine::dialect::api_groups;
 use crate::engine::dialect::karmada::{PropagationPolicy, best_match};
 use crate::engine::document::parse::{Doc, ParsedDocs, reparse_document};
 use crate::engine::document::source::{FleetError, SourceFile};
-use crate::engine::fleet::assemble::{Built, KarmadaInputs, assemble, karmada_plan, load_fleet};
+use crate::engine::fleet::assemble::{Built, assemble, karmada_plan, load_fleet};
 use crate::engine::fleet::decide::Fleet;
+use crate::engine::fleet::karmada_inputs::KarmadaInputs;
 use crate::engine::fleet::namespaces::finish_namespaces;
 use crate::model::ResourceRef;
 
@@ -126,7 +127,12 @@ fn policy_edit(before: &Fleet, parsed: &Arc<ParsedDocs>) -> Option<(Fleet, Vec<F
         .cloned()
         .zip(provenance.override_files.iter().cloned())
         .collect();
-    let inputs = KarmadaInputs::new(&policies, &overrides, &before.clusters);
+    let inputs = KarmadaInputs::new(
+        &policies,
+        &before.interpreters,
+        &overrides,
+        &before.clusters,
+    );
     let mut errors = Vec::new();
     let mut resources = Vec::with_capacity(before.resources.len());
     let mut plans = Vec::with_capacity(before.plans.len());
@@ -166,6 +172,7 @@ fn policy_edit(before: &Fleet, parsed: &Arc<ParsedDocs>) -> Option<(Fleet, Vec<F
         ignores: before.ignores.clone(),
         parsed: Some(parsed.clone()),
         provenance: errors.is_empty().then(|| provenance.clone()),
+        interpreters: before.interpreters.clone(),
     };
     finish_namespaces(&mut fleet);
     errors.sort_by(|a, b| {

@@ -84,6 +84,33 @@ pub fn run_health(
     object: &Value,
     limits: Limits,
 ) -> Result<Verdict, RuleError> {
+    run_bounded(limits, |lua| {
+        let obj = to_lua(lua, object)?;
+        lua.globals().raw_set("obj", obj)?;
+        let chunk = match lua
+            .load(script)
+            .set_name(format!("={name}"))
+            .into_function()
+        {
+            Ok(chunk) => chunk,
+            Err(mlua::Error::SyntaxError { message, .. }) => {
+                return Ok(Err(RuleError::Compile(message)));
+            }
+            Err(other) => return Err(other),
+        };
+        let returned: LuaValue = chunk.call(())?;
+        Ok(verdict(returned))
+    })
+}
+
+/// Runs `body` in a fresh sandbox (Argo CD's libraries, see the module header) bounded by
+/// `limits`: every Lua error it raises, a limit passed included, becomes a [`RuleError`];
+/// what it returns is its own verdict. Other upstreams' VMs shape the sandbox further in
+/// `body` before they run a script.
+pub fn run_bounded<T>(
+    limits: Limits,
+    body: impl FnOnce(&Lua) -> mlua::Result<Result<T, RuleError>>,
+) -> Result<T, RuleError> {
     let lua = sandbox(limits)?;
     let steps = Rc::new(Cell::new(0u64));
     let started = Instant::now();
@@ -105,19 +132,11 @@ pub fn run_health(
         )
         .map_err(|error| RuleError::Runtime(error.to_string()))?;
     }
-    let failed = |error: mlua::Error| classify(error, limits, steps.get());
-    let obj = to_lua(&lua, object).map_err(failed)?;
-    lua.globals().raw_set("obj", obj).map_err(failed)?;
-    let chunk = lua
-        .load(script)
-        .set_name(format!("={name}"))
-        .into_function()
-        .map_err(|error| match error {
-            mlua::Error::SyntaxError { message, .. } => RuleError::Compile(message),
-            other => failed(other),
-        })?;
-    let returned: LuaValue = chunk.call(()).map_err(failed)?;
-    verdict(returned)
+    match body(&lua) {
+        Ok(result) => result,
+        Err(mlua::Error::SyntaxError { message, .. }) => Err(RuleError::Compile(message)),
+        Err(error) => Err(classify(error, limits, steps.get())),
+    }
 }
 
 const LIMIT_INSTRUCTIONS: &str = "flotilla: instruction limit";
@@ -286,7 +305,7 @@ fn verdict(returned: LuaValue) -> Result<Verdict, RuleError> {
 }
 
 /// Lua's own name for a value's type.
-fn lua_type(value: &LuaValue) -> &'static str {
+pub fn lua_type(value: &LuaValue) -> &'static str {
     match value {
         LuaValue::Nil => "nil",
         LuaValue::Boolean(_) => "boolean",

@@ -30,6 +30,12 @@ fn installed() -> &'static Rules {
     INSTALLED.get_or_init(Rules::builtin)
 }
 
+/// Makes `layer` the fleet's Karmada interpreters for every later assessment, replacing
+/// those of the fleet read before (`None`: the fleet declares none).
+pub fn use_fleet_layer(layer: Option<rules::Layer>) {
+    installed().use_fleet_layer(layer);
+}
+
 /// Whether objects of this API version and kind have a health (a Deployment does, a
 /// ConfigMap does not, a Certificate does where a rule knows it).
 pub fn has_health(api_version: &str, kind: &str) -> bool {

@@ -3,18 +3,20 @@
 //! (`--health-rules` in the order given, then the configuration directory; within each, a
 //! ConfigMap's keys before a directory's scripts and, in each, an exact `GROUP/KIND` before a
 //! wildcard, as Argo CD searches its ConfigMap and then its own scripts), then the built-ins.
-//! A second kind of source (Karmada's `ResourceInterpreterCustomization`) slots in as another
-//! [`Layer`] between the operator's rules and the built-ins. It compiles nothing ahead and reads
-//! no file: sources arrive as texts ([`crate::config::health_rules`]).
+//! A fleet's Karmada `ResourceInterpreterCustomization`s come next, as one more [`Layer`]
+//! matched by exact `apiVersion` and kind as Karmada matches them, its verdicts given by a
+//! function the interpreter room hands over ([`Judge`]); it can be replaced while the program
+//! runs, as the fleet is read again ([`Rules::use_fleet_layer`]). It compiles nothing ahead
+//! and reads no file: sources arrive as texts ([`crate::config::health_rules`]).
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::Value;
 
 use super::builtin;
-use super::lua::{self, Limits};
+use super::lua::{self, Limits, RuleError, Verdict};
 use crate::config::health_rules::{HEALTH_FILE, RuleSource};
 use crate::model::{CellHealth, HealthKind};
 
@@ -23,12 +25,45 @@ use crate::model::{CellHealth, HealthKind};
 pub enum Family {
     /// Argo CD's health Lua (`health.lua` files, `argocd-cm` keys).
     ArgoRules,
+    /// A Karmada `ResourceInterpreterCustomization`'s `InterpretHealth`.
+    KarmadaInterpreter,
 }
 
 impl Family {
     fn label(self) -> &'static str {
         match self {
             Family::ArgoRules => "argocd rules",
+            Family::KarmadaInterpreter => "karmada interpreter",
+        }
+    }
+}
+
+/// A verdict given by code outside this room (a Karmada interpreter's health script, run in
+/// the same sandbox): the object in, what an Argo CD rule would have returned out.
+pub type Judge = Arc<dyn Fn(&Value, Limits) -> Result<Verdict, RuleError> + Send + Sync>;
+
+/// What a rule runs.
+enum Script {
+    /// An Argo CD health script, run with the object as `obj`.
+    Argo(String),
+    /// Another upstream's script (its text, which a verdict is kept for), behind its own
+    /// calling convention.
+    Judge { text: String, judge: Judge },
+}
+
+impl Script {
+    fn text(&self) -> &str {
+        match self {
+            Script::Argo(text) | Script::Judge { text, .. } => text,
+        }
+    }
+}
+
+impl std::fmt::Debug for Script {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Script::Argo(text) => f.debug_tuple("Argo").field(&text.len()).finish(),
+            Script::Judge { text, .. } => f.debug_tuple("Judge").field(&text.len()).finish(),
         }
     }
 }
@@ -37,14 +72,16 @@ impl Family {
 #[derive(Debug)]
 pub struct Rule {
     family: Family,
-    /// The file (and ConfigMap key) that holds it.
+    /// The file (and ConfigMap key, or line) that holds it.
     origin: String,
-    script: String,
+    script: Script,
 }
 
-/// A set of rules searched as one: exact keys first, then wildcards in order.
+/// A set of rules searched as one: exact API versions and kinds (Karmada's targets), then
+/// exact keys, then wildcards in order.
 #[derive(Debug, Default)]
 pub struct Layer {
+    versioned: HashMap<(String, String), Arc<Rule>>,
     exact: HashMap<String, Arc<Rule>>,
     wildcards: Vec<(glob::Pattern, bool, Arc<Rule>)>,
 }
@@ -92,7 +129,34 @@ impl Layer {
         Ok(())
     }
 
-    fn find(&self, key: &str) -> Option<&Arc<Rule>> {
+    /// A Karmada interpreter's health for objects of exactly this `apiVersion` and `kind`,
+    /// given by `judge` running the script `text` (the first added for a target wins, as
+    /// Karmada merges customizations in name order).
+    pub fn add_judge(
+        &mut self,
+        api_version: &str,
+        kind: &str,
+        origin: String,
+        text: String,
+        judge: Judge,
+    ) {
+        self.versioned
+            .entry((api_version.to_string(), kind.to_string()))
+            .or_insert(Arc::new(Rule {
+                family: Family::KarmadaInterpreter,
+                origin,
+                script: Script::Judge { text, judge },
+            }));
+    }
+
+    fn find(&self, api_version: &str, kind: &str, key: &str) -> Option<&Arc<Rule>> {
+        if !self.versioned.is_empty()
+            && let Some(rule) = self
+                .versioned
+                .get(&(api_version.to_string(), kind.to_string()))
+        {
+            return Some(rule);
+        }
         self.exact.get(key).or_else(|| {
             self.wildcards.iter().find_map(|(glob, separator, rule)| {
                 let options = glob::MatchOptions {
@@ -104,8 +168,9 @@ impl Layer {
         })
     }
 
-    fn is_empty(&self) -> bool {
-        self.exact.is_empty() && self.wildcards.is_empty()
+    /// Whether the layer holds no rule.
+    pub fn is_empty(&self) -> bool {
+        self.versioned.is_empty() && self.exact.is_empty() && self.wildcards.is_empty()
     }
 
     /// A `resource_customizations`-shaped directory's scripts (paths relative to `root`):
@@ -131,7 +196,7 @@ impl Layer {
                 Rule {
                     family: Family::ArgoRules,
                     origin,
-                    script: script.clone(),
+                    script: Script::Argo(script.clone()),
                 },
             )?;
         }
@@ -195,7 +260,7 @@ impl Layer {
                 Rule {
                     family: Family::ArgoRules,
                     origin,
-                    script,
+                    script: Script::Argo(script),
                 },
             )?;
         }
@@ -223,12 +288,18 @@ const CACHE_ENTRIES: usize = 200_000;
 #[derive(Debug, Default)]
 pub struct Rules {
     layers: Vec<Layer>,
+    /// The fleet's Karmada interpreters: after `layers`, before the built-ins.
+    fleet: RwLock<Option<Arc<Layer>>>,
     limits: Limits,
-    found: Mutex<HashMap<String, Option<Arc<Rule>>>>,
+    found: Mutex<HashMap<(String, String), Found>>,
     verdicts: Mutex<HashMap<ObjectKey, Option<CellHealth>>>,
 }
 
-/// An object version as the cache knows it: a hash of the rule's origin and the whole object.
+/// The rule found for an `(apiVersion, kind)`, if any.
+type Found = Option<Arc<Rule>>;
+
+/// An object version as the cache knows it: a hash of the rule (its origin and script: a script
+/// edited in place is another rule) and the whole object.
 /// Not uid and resourceVersion: an object a backend put together (a hub's status feedback laid
 /// over its manifest) or copied keeps them while its status changes.
 type ObjectKey = u64;
@@ -284,14 +355,30 @@ impl Rules {
         self.layers.len()
     }
 
-    fn rule(&self, key: &str) -> Option<Arc<Rule>> {
-        if self.layers.is_empty() {
+    /// Makes `layer` the fleet's interpreters (`None`: the fleet has none), replacing those
+    /// of a fleet read before.
+    pub fn use_fleet_layer(&self, layer: Option<Layer>) {
+        let layer = layer.filter(|layer| !layer.is_empty()).map(Arc::new);
+        let mut fleet = self.fleet.write().unwrap_or_else(|e| e.into_inner());
+        *fleet = layer;
+        self.found.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    fn rule(&self, api_version: &str, kind: &str, key: &str) -> Option<Arc<Rule>> {
+        let fleet = self.fleet.read().unwrap_or_else(|e| e.into_inner()).clone();
+        if self.layers.is_empty() && fleet.is_none() {
             return None;
         }
         let mut found = self.found.lock().unwrap_or_else(|e| e.into_inner());
         found
-            .entry(key.to_string())
-            .or_insert_with(|| self.layers.iter().find_map(|l| l.find(key)).cloned())
+            .entry((api_version.to_string(), kind.to_string()))
+            .or_insert_with(|| {
+                self.layers
+                    .iter()
+                    .chain(fleet.as_deref())
+                    .find_map(|l| l.find(api_version, kind, key))
+                    .cloned()
+            })
             .clone()
     }
 
@@ -299,7 +386,8 @@ impl Rules {
     /// knows the kind.
     pub fn has_health(&self, api_version: &str, kind: &str) -> bool {
         let group = group_of(api_version);
-        self.rule(&key(group, kind)).is_some() || builtin::has_health(api_version, kind)
+        self.rule(api_version, kind, &key(group, kind)).is_some()
+            || builtin::has_health(api_version, kind)
     }
 
     /// The health of a live object and the rule that decided it, or `None` for a kind no
@@ -309,7 +397,7 @@ impl Rules {
         let api_version = text(object, "/apiVersion");
         let kind = text(object, "/kind");
         let key = key(group_of(api_version), kind);
-        let Some(rule) = self.rule(&key) else {
+        let Some(rule) = self.rule(api_version, kind, &key) else {
             return builtin_health(&key, object);
         };
         let id = object_key(&rule, object);
@@ -333,7 +421,11 @@ impl Rules {
 
     fn run(&self, key: &str, rule: &Rule, object: &Value) -> Option<CellHealth> {
         let named = Some(format!("{key} ({}, {})", rule.family.label(), rule.origin));
-        match lua::run_health(&rule.origin, &rule.script, object, self.limits) {
+        let verdict = match &rule.script {
+            Script::Argo(script) => lua::run_health(&rule.origin, script, object, self.limits),
+            Script::Judge { judge, .. } => judge(object, self.limits),
+        };
+        match verdict {
             Ok(None) => builtin_health(key, object),
             Ok(Some(returned)) => {
                 let kind = HealthKind::ALL
@@ -449,6 +541,7 @@ fn group_of(api_version: &str) -> &str {
 fn object_key(rule: &Rule, object: &Value) -> ObjectKey {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     rule.origin.hash(&mut hasher);
+    rule.script.text().hash(&mut hasher);
     object.to_string().hash(&mut hasher);
     hasher.finish()
 }

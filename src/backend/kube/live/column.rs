@@ -189,10 +189,12 @@ impl ClusterCells {
         &self.index
     }
 
-    /// The fleet was edited (same resources and clusters): every row may change.
+    /// The fleet was edited (same resources and clusters): every row may change, and every
+    /// held object's health is assessed again (the fleet's own interpreters may judge it).
     pub fn set_fleet(&mut self, fleet: Arc<Fleet>, index: Arc<FleetIndex>) -> Vec<CellUpdate> {
         self.fleet = fleet;
         self.index = index;
+        self.touched.extend(self.live.keys().copied());
         self.changes(0..self.fleet.resources.len() as u32)
     }
 

@@ -1,0 +1,67 @@
+//! What a fleet's Karmada interpreters mean to its assembly: its `ResourceInterpreterCustomization`
+//! documents read into [`Interpreters`], and a custom kind's replicas read by `GetReplicas`
+//! (with the `ReviseReplica` that later sets a cluster's share), and the one call that makes a
+//! fleet's `InterpretHealth` scripts judge health from then on ([`use_for_health`]), made
+//! wherever a fleet is put to use. It must not place or render.
+
+use serde_json::Value;
+
+use crate::engine::document::parse::Doc;
+use crate::engine::document::source::FleetError;
+use crate::engine::fleet::decide::Fleet;
+use crate::engine::health::lua::Limits;
+use crate::engine::interpreter::{Interpreters, Operation, Script, customization, vm};
+use crate::model::ResourceRef;
+
+/// Makes `fleet`'s Karmada interpreters judge health for every later assessment, replacing
+/// those of the fleet used before (a fleet with none takes them away). Called wherever a fleet
+/// is put to use: loaded for a command or the console, and again each time the console
+/// reloads it after an edit, so an edited customization counts without a restart.
+pub fn use_for_health(fleet: &Fleet) {
+    crate::engine::health::use_fleet_layer(Some(fleet.interpreters.health_layer()));
+}
+
+/// A custom kind's replica count by the fleet's `GetReplicas` for its `apiVersion` and kind
+/// (an error in the script: why the template is not propagated, as Karmada makes no binding
+/// for it), and the `ReviseReplica` that sets a cluster's share; `None` without `GetReplicas`.
+pub(super) fn interpreted_replicas(
+    base: &Value,
+    target: &ResourceRef,
+    interpreters: &Interpreters,
+) -> Option<(Result<i64, String>, Option<Script>)> {
+    let get = interpreters.script(
+        &target.api_version,
+        &target.kind,
+        Operation::InterpretReplica,
+    )?;
+    let revise = interpreters
+        .script(&target.api_version, &target.kind, Operation::ReviseReplica)
+        .cloned();
+    let replicas = vm::get_replicas(&get.origin, &get.text, base, Limits::default())
+        .map(|(replicas, _)| i64::from(replicas.max(0)))
+        .map_err(|error| {
+            format!(
+                "GetReplicas ({}) failed: {error}; Karmada makes no binding for the template",
+                get.origin
+            )
+        });
+    Some((replicas, revise))
+}
+
+/// The fleet's `ResourceInterpreterCustomization`s, read, checked against each other and
+/// merged; each one that cannot be used is an error and left out.
+pub(super) fn interpreters_of(docs: &[&Doc], errors: &mut Vec<FleetError>) -> Interpreters {
+    let mut read = Vec::new();
+    for doc in docs
+        .iter()
+        .filter(|doc| customization::is_customization(doc))
+    {
+        match customization::parse(doc) {
+            Ok(parsed) => read.push((*doc, parsed)),
+            Err(e) => errors.push(e),
+        }
+    }
+    errors.extend(customization::conflicts(&read));
+    let customizations: Vec<_> = read.into_iter().map(|(_, parsed)| parsed).collect();
+    Interpreters::new(&customizations)
+}

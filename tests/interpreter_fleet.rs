@@ -1,0 +1,188 @@
+//! A fleet's Karmada `ResourceInterpreterCustomization`s as an operator meets them: read
+//! from the fleet directory and checked as Karmada's webhook checks them (a script that does
+//! not compile or a second script for one operation is an input error with file, line and
+//! field, exit 2), and their `InterpretHealth` deciding health after the operator's Argo CD
+//! rules and before the built-ins, named in the verdict.
+
+use std::process::Command;
+
+use flotilla::engine::health::Rules;
+use flotilla::engine::health::rules::Layer;
+use flotilla::engine::{SourceFile, load_fleet};
+use flotilla::model::HealthKind;
+use serde_json::json;
+
+const CUSTOMIZATION: &str = "\
+apiVersion: config.karmada.io/v1alpha1
+kind: ResourceInterpreterCustomization
+metadata:
+  name: cloneset
+spec:
+  target:
+    apiVersion: apps.kruise.io/v1alpha1
+    kind: CloneSet
+  customizations:
+    healthInterpretation:
+      luaScript: |
+        function InterpretHealth(obj)
+          return obj.status ~= nil and obj.status.readyReplicas == obj.spec.replicas
+        end
+";
+
+fn cloneset(ready: i64) -> serde_json::Value {
+    json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+           "metadata": {"name": "web", "namespace": "shop"},
+           "spec": {"replicas": 3}, "status": {"readyReplicas": ready}})
+}
+
+#[test]
+fn interpret_health_decides_a_custom_kind_and_names_its_file_and_line() {
+    let (fleet, errors) = load_fleet(&[SourceFile {
+        path: "fleet/interpreters.yaml".into(),
+        text: CUSTOMIZATION.into(),
+    }]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(
+        fleet.resources.is_empty(),
+        "a customization is never propagated"
+    );
+    let rules = Rules::builtin();
+    assert!(
+        rules.assess(&cloneset(3)).is_none(),
+        "no health before the fleet's interpreters"
+    );
+    rules.use_fleet_layer(Some(fleet.interpreters.health_layer()));
+    let healthy = rules.assess(&cloneset(3)).expect("a health");
+    assert_eq!(healthy.kind, HealthKind::Healthy);
+    assert_eq!(
+        healthy.rule.as_deref(),
+        Some("apps.kruise.io/CloneSet (karmada interpreter, fleet/interpreters.yaml:11)")
+    );
+    let unhealthy = rules.assess(&cloneset(1)).expect("a health");
+    assert_eq!(unhealthy.kind, HealthKind::Degraded);
+    assert!(
+        unhealthy.reason.contains("Unhealthy"),
+        "{}",
+        unhealthy.reason
+    );
+    // Another version of the kind is not the target's, as Karmada matches exactly.
+    let mut other = cloneset(3);
+    other["apiVersion"] = json!("apps.kruise.io/v1beta1");
+    assert!(rules.assess(&other).is_none());
+}
+
+#[test]
+fn an_argo_cd_rule_for_the_kind_comes_before_the_fleets_interpreter() {
+    let (fleet, _) = load_fleet(&[SourceFile {
+        path: "fleet/interpreters.yaml".into(),
+        text: CUSTOMIZATION.into(),
+    }]);
+    let scripts = vec![(
+        "apps.kruise.io/CloneSet/health.lua".to_string(),
+        "return {status = \"Suspended\", message = \"argo\"}".to_string(),
+    )];
+    let rules = Rules::with_layers(vec![Layer::directory("rules", &scripts).expect("rules")]);
+    rules.use_fleet_layer(Some(fleet.interpreters.health_layer()));
+    let health = rules.assess(&cloneset(3)).expect("a health");
+    assert_eq!(health.kind, HealthKind::Suspended);
+    assert!(
+        health
+            .rule
+            .as_deref()
+            .is_some_and(|r| r.contains("argocd rules")),
+        "{health:?}"
+    );
+}
+
+#[test]
+fn a_failing_script_is_unknown_with_its_place_and_reason() {
+    let broken = CUSTOMIZATION.replace(
+        "return obj.status ~= nil and obj.status.readyReplicas == obj.spec.replicas",
+        "return obj.status.missing.field",
+    );
+    let (fleet, errors) = load_fleet(&[SourceFile {
+        path: "f.yaml".into(),
+        text: broken,
+    }]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let rules = Rules::builtin();
+    rules.use_fleet_layer(Some(fleet.interpreters.health_layer()));
+    let health = rules.assess(&cloneset(3)).expect("a health");
+    assert_eq!(health.kind, HealthKind::Unknown);
+    assert!(
+        health.reason.starts_with("f.yaml:11: "),
+        "{}",
+        health.reason
+    );
+}
+
+#[test]
+fn a_script_that_does_not_compile_or_a_second_script_for_one_operation_is_an_input_error() {
+    let broken = CUSTOMIZATION.replace("end\n", "\n");
+    let (_, errors) = load_fleet(&[SourceFile {
+        path: "f.yaml".into(),
+        text: broken,
+    }]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].location.to_string(), "f.yaml:11");
+    assert_eq!(
+        errors[0].field,
+        "spec.customizations.healthInterpretation.luaScript"
+    );
+    assert!(
+        errors[0]
+            .message
+            .contains("InterpreterOperation(InterpretHealth) Lua script error")
+    );
+
+    let second = format!(
+        "{CUSTOMIZATION}---\n{}",
+        CUSTOMIZATION.replace("name: cloneset", "name: cloneset-2")
+    );
+    let (_, errors) = load_fleet(&[SourceFile {
+        path: "f.yaml".into(),
+        text: second,
+    }]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0]
+            .message
+            .contains("conflicting with InterpreterOperation(InterpretHealth) of existing ResourceInterpreterCustomization(cloneset)"),
+        "{errors:?}"
+    );
+
+    let missing = CUSTOMIZATION.replace("    kind: CloneSet\n", "");
+    let (_, errors) = load_fleet(&[SourceFile {
+        path: "f.yaml".into(),
+        text: missing,
+    }]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].field, "spec.target.kind");
+}
+
+#[test]
+fn flotilla_refuses_a_fleet_whose_customization_does_not_compile() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        dir.path().join("interpreters.yaml"),
+        CUSTOMIZATION.replace("end\n", "\n"),
+    )
+    .expect("write");
+    let state = tempfile::tempdir().expect("temp dir");
+    let output = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args([
+            "--fleet",
+            &dir.path().display().to_string(),
+            "--context",
+            "none-*",
+            "render",
+        ])
+        .env("XDG_STATE_HOME", state.path())
+        .env("XDG_CONFIG_HOME", state.path())
+        .env("KUBECONFIG", state.path().join("none"))
+        .output()
+        .expect("run flotilla");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("interpreters.yaml:11"), "{stderr}");
+}
