@@ -795,7 +795,7 @@ pub(super) fn karmada_plan(
                 &doc.value,
             ));
             let names: Vec<&str> = required_by.iter().map(|r| r.workload.as_str()).collect();
-            plan.summary = format!("dependency of {}", names.join(", "));
+            plan.summary = format!("dependency of {}", names.join(", ")).into();
             plan.steps.push(format!(
                 "no PropagationPolicy selects it; the propagateDeps of {} brings it to the clusters they are scheduled to, as Karmada's dependencies distributor does",
                 names.join(", ")
@@ -816,7 +816,7 @@ pub(super) fn karmada_plan(
             plan.required_by = required_by.to_vec();
             let (cells, reasons) = compact(cells);
             plan.cells = Arc::new(cells);
-            plan.reasons = reasons;
+            plan.reasons = Arc::new(reasons);
             fill_karmada_cells(&mut plan, &resource, target, labels, overrides, errors);
             return built(resource, plan);
         }
@@ -836,9 +836,10 @@ pub(super) fn karmada_plan(
         policy.behaviour.conflict_resolution,
         &doc.value,
     ));
-    plan.steps = inputs.claim_steps(&candidates).to_vec();
+    let claim = inputs.claim_steps(&candidates);
+    plan.shared_steps = Some(claim.clone());
     if let Some(missing) = missing_dependent_overrides(policy, overrides) {
-        plan.summary = policy.summary(None);
+        plan.summary = policy.summary(None).into();
         plan.not_placed_everywhere(format!(
             "waiting for dependentOverrides: {missing} not in the fleet; Karmada holds the template back until it exists"
         ));
@@ -850,7 +851,7 @@ pub(super) fn karmada_plan(
     }
     let schedule = inputs.schedule(chosen, template_replicas);
     plan.summary = schedule.summary.clone();
-    plan.steps.extend(schedule.steps.iter().cloned());
+    plan.shared_steps = Some(inputs.planned_steps(&claim, &schedule));
     plan.weights = schedule.weights.clone();
     plan.cells = schedule.cells.clone();
     plan.reasons = schedule.reasons.clone();
@@ -875,7 +876,7 @@ pub(super) fn karmada_plan(
             "also needed by {} (propagateDeps): placed on their clusters too, keeping its own policy's conflictResolution",
             names.join(", ")
         ));
-        plan.summary = format!("{} + dependency", plan.summary);
+        plan.summary = format!("{} + dependency", plan.summary).into();
         plan.required_by = required_by.to_vec();
     }
     let suspension = &policy.behaviour.suspension;
@@ -1187,7 +1188,7 @@ fn kubefed_plan_for(
         },
         fed.source_key.clone(),
     );
-    plan.summary = fed.placement.summary();
+    plan.summary = fed.placement.summary().into();
     plan.replica_path = replica_path(&fed.target.kind);
     plan.steps.push(format!(
         "{} places it by spec.placement: {}",
@@ -1275,13 +1276,10 @@ fn kubefed_plan_for(
         ));
         plan.summary = format!(
             "{} (RSP {} replicas)",
-            if rsp.intersect {
-                plan.summary.clone()
-            } else {
-                "all".into()
-            },
+            if rsp.intersect { &plan.summary } else { "all" },
             rsp.total
-        );
+        )
+        .into();
     }
     if rsp.is_some_and(|r| !r.intersect) {
         intersect_namespace(&mut cells, &mut plan.steps);

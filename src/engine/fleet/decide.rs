@@ -329,7 +329,7 @@ impl Fleet {
     /// Short placement description for tables: `all`, `3 clusters`, `selector env=prod`.
     pub fn placement_summary(&self, resource: usize) -> String {
         match self.plans.get(resource) {
-            Some(plan) => plan.summary.clone(),
+            Some(plan) => plan.summary.to_string(),
             // A hub's row without a plan here: what carries it on the hub.
             None => self
                 .resources

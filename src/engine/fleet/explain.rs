@@ -36,7 +36,13 @@ impl Fleet {
             "{} ({} dialect, {}) on cluster {}",
             res.target, res.dialect, res.source, c.name
         )];
-        steps.extend(plan.steps.iter().cloned());
+        steps.extend(
+            plan.shared_steps
+                .iter()
+                .flat_map(|s| s.iter())
+                .chain(&plan.steps)
+                .cloned(),
+        );
         if let Origin::Karmada { policy: Some(p) } = &plan.origin
             && let Some(policy) = self.propagation.get(*p)
         {

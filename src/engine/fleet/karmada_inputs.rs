@@ -24,8 +24,14 @@ pub(super) struct KarmadaInputs<'a> {
     /// [`Plan::nowhere`] for these clusters.
     pub(super) nowhere: Arc<Vec<Cell>>,
     /// [`KarmadaInputs::claim_steps`] by candidates.
-    pub(super) claims: std::cell::RefCell<HashMap<Candidates, std::rc::Rc<[String]>>>,
+    pub(super) claims: std::cell::RefCell<HashMap<Candidates, Steps>>,
+    /// [`KarmadaInputs::planned_steps`] by (claim steps, schedule), as pointers to the two
+    /// (both kept above for as long as these inputs live).
+    pub(super) joined: std::cell::RefCell<HashMap<(usize, usize), Steps>>,
 }
+
+/// Steps of an explanation, shared between plans.
+type Steps = Arc<[String]>;
 
 /// The policies (by index) that match a template, the chosen one first, with how precisely.
 type Candidates = Vec<(usize, Precision)>;
@@ -37,11 +43,11 @@ type ScheduleKey = (usize, Option<i64>);
 /// override set yet) or the index of its reason.
 pub(super) struct Scheduled {
     pub(super) cells: Arc<Vec<Cell>>,
-    pub(super) reasons: Vec<String>,
+    pub(super) reasons: Arc<Vec<String>>,
     pub(super) steps: Vec<String>,
     pub(super) weights: Vec<i64>,
     /// The policy's summary with this schedule's group.
-    pub(super) summary: String,
+    pub(super) summary: Arc<str>,
 }
 
 /// Per-cluster placements as plan cells and their distinct reasons.
@@ -82,13 +88,33 @@ impl<'a> KarmadaInputs<'a> {
             schedules: Default::default(),
             nowhere: Plan::nowhere(clusters.len()),
             claims: Default::default(),
+            joined: Default::default(),
         }
+    }
+
+    /// The first steps of the explanation of every template claimed with `claim` and placed by
+    /// `schedule`: the claim's, then the schedule's, joined once.
+    pub(super) fn planned_steps(
+        &self,
+        claim: &Arc<[String]>,
+        schedule: &std::rc::Rc<Scheduled>,
+    ) -> Arc<[String]> {
+        let key = (
+            Arc::as_ptr(claim).cast::<String>() as usize,
+            std::rc::Rc::as_ptr(schedule) as usize,
+        );
+        if let Some(done) = self.joined.borrow().get(&key) {
+            return done.clone();
+        }
+        let steps: Arc<[String]> = claim.iter().chain(&schedule.steps).cloned().collect();
+        self.joined.borrow_mut().insert(key, steps.clone());
+        steps
     }
 
     /// The schedule of `policy` for a template with `replicas`, computed once.
     /// How a template came to its policy, given the policies that match it (the chosen one
     /// first): the same for every template with the same candidates, so worked out once.
-    pub(super) fn claim_steps(&self, candidates: &[(usize, Precision)]) -> std::rc::Rc<[String]> {
+    pub(super) fn claim_steps(&self, candidates: &[(usize, Precision)]) -> Arc<[String]> {
         if let Some(done) = self.claims.borrow().get(candidates) {
             return done.clone();
         }
@@ -127,7 +153,7 @@ impl<'a> KarmadaInputs<'a> {
         steps.extend(policy.behaviour.preemption_note(candidates.len() > 1));
         steps.extend(policy.behaviour.notes.iter().cloned());
         steps.extend(policy.placement.notes.iter().cloned());
-        let steps: std::rc::Rc<[String]> = steps.into();
+        let steps: Arc<[String]> = steps.into();
         self.claims
             .borrow_mut()
             .insert(candidates.to_vec(), steps.clone());
@@ -144,10 +170,10 @@ impl<'a> KarmadaInputs<'a> {
         let (cells, reasons) = compact(schedule.cells);
         let scheduled = std::rc::Rc::new(Scheduled {
             cells: Arc::new(cells),
-            reasons,
+            reasons: Arc::new(reasons),
             steps: schedule.steps,
             weights: schedule.weights,
-            summary: self.policies[policy].summary(schedule.group),
+            summary: self.policies[policy].summary(schedule.group).into(),
         });
         self.schedules
             .borrow_mut()

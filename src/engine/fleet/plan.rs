@@ -55,10 +55,15 @@ pub(crate) struct Plan {
     /// Per cluster; shared between plans that place alike (a policy's templates without
     /// overrides), written through `Arc::make_mut`.
     pub cells: std::sync::Arc<Vec<Cell>>,
-    pub reasons: Vec<String>,
+    /// Why cells are not placed, by index; shared between the plans a policy places alike.
+    pub reasons: std::sync::Arc<Vec<String>>,
     pub sets: Vec<OverrideSet>,
+    /// The explanation's first steps, shared by every template with the same candidate
+    /// policies and schedule; [`Plan::steps`] follow them.
+    pub shared_steps: Option<std::sync::Arc<[String]>>,
+    /// The explanation's steps of this plan alone.
     pub steps: Vec<String>,
-    pub summary: String,
+    pub summary: std::sync::Arc<str>,
     pub replica_path: Option<&'static str>,
     /// A custom kind whose replicas a fleet's Karmada interpreter reads (`GetReplicas`):
     /// its `ReviseReplica` script, if any, sets each cluster's share.
@@ -109,10 +114,11 @@ impl Plan {
         Plan {
             base: base.into(),
             cells: nowhere.clone(),
-            reasons: Vec::new(),
+            reasons: Default::default(),
             sets: vec![OverrideSet::None],
+            shared_steps: None,
             steps: Vec::new(),
-            summary: String::new(),
+            summary: "".into(),
             replica_path: None,
             interpreted: None,
             weights: Vec::new(),
@@ -131,7 +137,7 @@ impl Plan {
         if let Some(pos) = self.reasons.iter().position(|r| *r == text) {
             return pos as u32;
         }
-        self.reasons.push(text);
+        std::sync::Arc::make_mut(&mut self.reasons).push(text);
         (self.reasons.len() - 1) as u32
     }
 

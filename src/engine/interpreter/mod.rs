@@ -74,6 +74,10 @@ impl Interpreters {
 
     /// The script of `operation` for objects of `api_version` and `kind`.
     pub fn script(&self, api_version: &str, kind: &str, operation: Operation) -> Option<&Script> {
+        // Most fleets have none: asked for every template, this costs nothing then.
+        if self.targets.is_empty() {
+            return None;
+        }
         self.targets
             .get(&(api_version.to_string(), kind.to_string()))?
             .script(operation)
