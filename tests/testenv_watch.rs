@@ -58,17 +58,131 @@ spec:
     FleetDir::new().fleet(text)
 }
 
-/// The number shown in the wall's tile titled `title` (the line under the title).
-fn tile_value(screen: &str, title: &str) -> Option<u64> {
-    let lines: Vec<&str> = screen.lines().collect();
-    let heading = format!("┌ {title} ");
-    let (row, line) = lines
+/// The wall's headline count under `label` (`Ready`, `InSync`, …), read as a person reads
+/// it: the block digits below the label, or the plain number on a terminal too small for
+/// them.
+fn tile_value(screen: &str, label: &str) -> Option<u64> {
+    let grid: Vec<Vec<char>> = screen.lines().map(|l| l.chars().collect()).collect();
+    let text = |row: &[char]| row.iter().collect::<String>();
+    let words = |row: &[char]| -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut start = None;
+        for (i, c) in row.iter().chain(std::iter::once(&' ')).enumerate() {
+            match (c.is_alphanumeric(), start) {
+                (true, None) => start = Some(i),
+                (false, Some(s)) => {
+                    out.push((s, i));
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        out
+    };
+    let row = grid.iter().position(|line| {
+        text(line)
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| w == "InSync")
+    })?;
+    let labels = words(&grid[row]);
+    let here = labels
         .iter()
-        .enumerate()
-        .find(|(_, line)| line.contains(&heading))?;
-    let column = line[..line.find(&heading)?].chars().count();
-    let below: String = lines.get(row + 1)?.chars().skip(column + 1).collect();
-    below.split_whitespace().next()?.parse().ok()
+        .position(|&(a, b)| grid[row][a..b].iter().collect::<String>() == label)?;
+    let centre = |(a, b): (usize, usize)| (a + b) / 2;
+    let c = centre(labels[here]);
+    // The box the label is in.
+    let left = (0..c)
+        .rev()
+        .find(|&x| grid[row].get(x) == Some(&'│'))
+        .map_or(0, |bar| bar + 1);
+    let right = (c..grid[row].len())
+        .find(|&x| grid[row].get(x) == Some(&'│'))
+        .unwrap_or(grid[row].len());
+    // The neighbouring labels bound a plain number.
+    let plain_left = if here > 0 { labels[here - 1].1 } else { left };
+    let plain_right = labels.get(here + 1).map_or(right, |next| next.0);
+    // Plain numbers: the number under the label.
+    if let Some(below) = grid.get(row + 1)
+        && let Some((a, b)) = words(below)
+            .into_iter()
+            .find(|&(a, b)| a < plain_right && b > plain_left)
+        && let Ok(number) = below[a..b].iter().collect::<String>().parse()
+    {
+        return Some(number);
+    }
+    let lit = |y: usize, x: usize| grid.get(y).and_then(|r| r.get(x)) == Some(&'█');
+    let body: Vec<usize> = (row + 1..grid.len())
+        .take_while(|&y| !grid[y].iter().any(|&c| c == '└' || c == '─'))
+        .collect();
+    let inked: Vec<usize> = body
+        .iter()
+        .copied()
+        .filter(|&y| (left..right).any(|x| lit(y, x)))
+        .collect();
+    let &top = inked.first()?;
+    let run = inked
+        .iter()
+        .zip(top..)
+        .take_while(|(y, expected)| *y == expected)
+        .count();
+    let sy = run / 5;
+    if sy == 0 {
+        return None;
+    }
+    const FONT: [[&str; 5]; 10] = [
+        ["###", "#.#", "#.#", "#.#", "###"],
+        [".#.", "##.", ".#.", ".#.", "###"],
+        ["###", "..#", "###", "#..", "###"],
+        ["###", "..#", ".##", "..#", "###"],
+        ["#.#", "#.#", "###", "..#", "..#"],
+        ["###", "#..", "###", "..#", "###"],
+        ["###", "#..", "###", "#.#", "###"],
+        ["###", "..#", ".#.", ".#.", ".#."],
+        ["###", "#.#", "###", "#.#", "###"],
+        ["###", "#.#", "###", "..#", "###"],
+    ];
+    let rows = top..top + 5 * sy;
+    let ink = |x: usize| rows.clone().any(|y| lit(y, x));
+    // A number is centred under its label, each digit three pixels wide with one between and
+    // blank on both sides: try each scale and count of digits, the largest scale first.
+    (1..=16).rev().find_map(|sx: usize| {
+        (1..=6).find_map(|n: usize| {
+            let span = (4 * n - 1) * sx;
+            let around = c.checked_sub(span / 2)?;
+            (around.saturating_sub(2)..=around + 2).find_map(|first| {
+                let last = first + span - 1;
+                if first <= left
+                    || last + 1 >= right
+                    || !ink(first)
+                    || !ink(last)
+                    || ink(first - 1)
+                    || ink(last + 1)
+                    || (1..n).any(|g| (0..sx).any(|i| ink(first + (4 * g - 1) * sx + i)))
+                {
+                    return None;
+                }
+                let mut value = 0_u64;
+                for g in 0..n {
+                    let pattern: Vec<String> = (0..5)
+                        .map(|py| {
+                            (0..3)
+                                .map(|px| {
+                                    let x = first + (4 * g + px) * sx + sx / 2;
+                                    let y = top + py * sy + sy / 2;
+                                    if lit(y, x) { '#' } else { '.' }
+                                })
+                                .collect()
+                        })
+                        .collect();
+                    let digit = FONT
+                        .iter()
+                        .position(|rows| rows.iter().zip(&pattern).all(|(a, b)| a == b))?;
+                    value = value * 10 + digit as u64;
+                }
+                Some(value)
+            })
+        })
+    })
 }
 
 /// `name=resourceVersion` of the test's objects on one member.
@@ -153,8 +267,7 @@ fn the_wall_only_reads_however_many_keys_are_pressed() {
         &[],
     );
     wall.wait_for("3 Ready clusters and 6 InSync cells", |screen| {
-        tile_value(screen, "Clusters Ready") == Some(3)
-            && tile_value(screen, "Cells InSync") == Some(6)
+        tile_value(screen, "Ready") == Some(3) && tile_value(screen, "InSync") == Some(6)
     });
     // Everything a person might try on a console, including propagate and its confirmation.
     for keys in [
@@ -166,7 +279,7 @@ fn the_wall_only_reads_however_many_keys_are_pressed() {
     // Let the keys land and the caches keep watching for a while.
     std::thread::sleep(std::time::Duration::from_secs(3));
     let screen = wall.wait_for("the wall still showing the fleet", |screen| {
-        screen.contains("FLOTILLA WATCH") && tile_value(screen, "Cells InSync") == Some(6)
+        screen.contains("FLOTILLA WATCH") && tile_value(screen, "InSync") == Some(6)
     });
     assert!(screen.contains("read-only"), "{screen}");
     wall.send("q");
@@ -217,26 +330,25 @@ fn a_stopped_member_turns_unreachable_on_the_wall_and_recovers() {
         &[],
     );
     wall.wait_for("all members Ready and in sync", |screen| {
-        tile_value(screen, "Clusters Ready") == Some(3)
-            && tile_value(screen, "Cells InSync") == Some(6)
+        tile_value(screen, "Ready") == Some(3) && tile_value(screen, "InSync") == Some(6)
     });
 
     let restart = Restart(&stopped);
     harness::testenv_cmd_ok(&["stop", &stopped]);
-    // The Unreachable count is in large digits; the heatmap's chip and the problem list say
+    // The Unreachable count is in block digits; the heatmap's chip and the problem list say
     // which cluster it is.
     let screen = wall.wait_for("the stopped member Unreachable", |screen| {
-        tile_value(screen, "Clusters Ready") == Some(2)
+        tile_value(screen, "Ready") == Some(2)
             && screen.contains(&format!("⊘ {stopped}"))
             && screen.contains(&format!("⊘ Unreachable  cluster {stopped}"))
     });
-    assert_eq!(tile_value(&screen, "Cells InSync"), Some(4), "{screen}");
+    assert_eq!(tile_value(&screen, "InSync"), Some(4), "{screen}");
 
     harness::testenv_cmd_ok(&["start", &stopped]);
     drop(restart);
     wall.wait_for("the member back and in sync", |screen| {
-        tile_value(screen, "Clusters Ready") == Some(3)
-            && tile_value(screen, "Cells InSync") == Some(6)
+        tile_value(screen, "Ready") == Some(3)
+            && tile_value(screen, "InSync") == Some(6)
             && screen.contains(&format!("✓ {stopped}"))
             && !screen.contains("⊘ Unreachable")
     });
@@ -358,4 +470,39 @@ fn the_console_backend_applies_and_sees_drift_through_its_watches() {
         drop(effects);
         tokio::time::sleep(Duration::from_millis(10)).await;
     });
+}
+
+/// The count reader reads the wall as drawn: the same demo state at four sizes (block
+/// digits of several scales, and plain numbers at 80×24) reads the same ten counts.
+#[test]
+fn the_count_reader_reads_the_wall_at_every_size() {
+    let screen = |size: &str| -> String {
+        let path = format!(
+            "{}/tests/snapshots/console_snapshots__wall_at_{size}.snap",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).expect("the wall's snapshot");
+        text.lines()
+            .filter_map(|line| line.strip_prefix('"')?.strip_suffix('"'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let plain = screen("80x24");
+    let labels = ["Ready", "InSync", "Drifted", "Failed", "Pending", "Degrad"];
+    let counts: Vec<Option<u64>> = labels.iter().map(|l| tile_value(&plain, l)).collect();
+    assert!(counts.iter().all(Option::is_some), "{counts:?}\n{plain}");
+    assert!(
+        counts.iter().flatten().any(|&c| c >= 10),
+        "a two-digit count: {counts:?}"
+    );
+    for size in ["120x40", "200x60", "300x90"] {
+        let digits = screen(size);
+        let read: Vec<Option<u64>> = [
+            "Ready", "InSync", "Drifted", "Failed", "Pending", "Degraded",
+        ]
+        .iter()
+        .map(|l| tile_value(&digits, l))
+        .collect();
+        assert_eq!(read, counts, "at {size}:\n{digits}");
+    }
 }

@@ -44,10 +44,10 @@ impl ConflictResolution {
     /// The template's own annotation when it is `overwrite` or `abort` (upstream ignores any
     /// other value), else the policy's (`mergeConflictResolution` upstream).
     pub fn for_template(policy: ConflictResolution, template: &Value) -> ConflictResolution {
-        match template
-            .get("metadata")
-            .and_then(|m| m.get("annotations"))
-            .and_then(|a| a.get(CONFLICT_RESOLUTION_ANNOTATION))
+        use crate::engine::document::parse::get;
+        match get(template, "metadata")
+            .and_then(|m| get(m, "annotations"))
+            .and_then(|a| get(a, CONFLICT_RESOLUTION_ANNOTATION))
             .and_then(Value::as_str)
         {
             Some("overwrite") => ConflictResolution::Overwrite,

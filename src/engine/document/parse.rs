@@ -186,7 +186,7 @@ impl Doc {
 
     /// `metadata.<field>`.
     fn metadata(&self, field: &str) -> Option<&Value> {
-        self.value.get("metadata")?.get(field)
+        get(get(&self.value, "metadata")?, field)
     }
 
     pub fn name(&self) -> &str {
@@ -238,6 +238,18 @@ pub fn pointer_to_field(pointer: &str) -> String {
         }
     }
     out
+}
+
+/// The field `key` of `value` when it is an object. A manifest's maps are small, and a scan
+/// of a few keys costs less than hashing one (the fleet asks for labels and annotations of
+/// every template whenever it is assembled).
+pub fn get<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    let map = value.as_object()?;
+    if map.len() <= 8 {
+        map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+    } else {
+        map.get(key)
+    }
 }
 
 /// Escapes one JSON pointer token (RFC 6901: `~` as `~0`, `/` as `~1`).
