@@ -163,28 +163,6 @@ pub fn event_objects(
         .collect()
 }
 
-/// The pod a held workload's synthetic Events name, labelled as its selector selects.
-pub fn pod_object(core: &SimCore, resource: usize, cluster: usize) -> Option<Value> {
-    let row = core.fleet().resources.get(resource)?;
-    if !WORKLOADS.contains(&row.target.kind.as_str()) {
-        return None;
-    }
-    let held = held_object(core, resource, cluster)?;
-    let labels = held
-        .pointer("/spec/selector/matchLabels")
-        .cloned()
-        .unwrap_or_else(|| json!({}));
-    Some(json!({
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": pod_name(&row.target.name),
-            "namespace": row.target.namespace,
-            "labels": labels,
-        },
-    }))
-}
-
 /// `at` as RFC 3339 (UTC, seconds).
 fn rfc3339(at: std::time::SystemTime) -> String {
     let seconds = at
