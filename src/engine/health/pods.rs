@@ -154,7 +154,9 @@ pub struct Printed {
 }
 
 /// A pod as kubectl's `printPod` prints it (STATUS, READY, RESTARTS), sidecar init containers
-/// (`restartPolicy: Always`) included as kubectl counts them.
+/// (`restartPolicy: Always`) included as kubectl counts them: the rule of Kubernetes v1.36's
+/// `pkg/printers/internalversion/printers.go`, which the API server prints pod tables with
+/// (`tests/testenv_pods.rs` holds generated statuses to what a real one prints).
 pub fn printed(pod: &Value) -> Printed {
     let phase = text(pod, "/status/phase");
     let mut reason = match text(pod, "/status/reason") {
@@ -218,6 +220,8 @@ pub fn printed(pod: &Value) -> Printed {
     if !initializing || initialized {
         restarts = sidecar_restarts;
         let mut has_running = false;
+        // The first container (in the spec's order) that ended with an error.
+        let mut error_reason = String::new();
         for status in list(pod, "/status/containerStatuses").iter().rev() {
             restarts += count(status, "/restartCount");
             let waiting_reason = text(status, "/state/waiting/reason");
@@ -225,6 +229,9 @@ pub fn printed(pod: &Value) -> Printed {
                 reason = waiting_reason.to_string();
             } else if let Some(terminated) = status.pointer("/state/terminated") {
                 reason = terminated_reason(terminated, "");
+                if count(terminated, "/exitCode") != 0 {
+                    error_reason = reason.clone();
+                }
             } else if status.get("ready").and_then(Value::as_bool) == Some(true)
                 && status.pointer("/state/running").is_some()
             {
@@ -232,11 +239,18 @@ pub fn printed(pod: &Value) -> Printed {
                 ready += 1;
             }
         }
-        if reason == "Completed" && has_running {
+        // A completed container beside others: the pod is running, or one of the others failed.
+        if reason == "Completed" {
             let pod_ready = list(pod, "/status/conditions").iter().any(|condition| {
                 text(condition, "/type") == "Ready" && text(condition, "/status") == "True"
             });
-            reason = if pod_ready { "Running" } else { "NotReady" }.into();
+            if has_running && pod_ready {
+                reason = "Running".into();
+            } else if !error_reason.is_empty() {
+                reason = error_reason;
+            } else if has_running {
+                reason = "NotReady".into();
+            }
         }
     }
     if pod.pointer("/metadata/deletionTimestamp").is_some() {
