@@ -12,7 +12,6 @@ use serde_json::Value;
 
 use super::cluster_api::{ApiError, ClusterApi, Guard, ListQuery};
 use super::object::resource_of;
-use super::object_events::label_selector;
 use super::targets::{Options, Target, cluster_failure, fan_out};
 use crate::model::ResourceRef;
 
@@ -123,6 +122,42 @@ pub async fn workload_pods<A: ClusterApi>(
         name(a).cmp(&name(b))
     });
     Ok(pods)
+}
+
+/// A workload's `spec.selector` as a label selector string (`matchLabels` and
+/// `matchExpressions`), if it has one.
+pub fn label_selector(object: &Value) -> Option<String> {
+    let selector = object.pointer("/spec/selector")?;
+    let mut terms: Vec<String> = selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(key, value)| value.as_str().map(|value| format!("{key}={value}")))
+        .collect();
+    for expression in selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let key = expression.get("key").and_then(Value::as_str).unwrap_or("");
+        let values: Vec<&str> = expression
+            .get("values")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        match expression.get("operator").and_then(Value::as_str) {
+            Some("In") => terms.push(format!("{key} in ({})", values.join(","))),
+            Some("NotIn") => terms.push(format!("{key} notin ({})", values.join(","))),
+            Some("Exists") => terms.push(key.to_string()),
+            Some("DoesNotExist") => terms.push(format!("!{key}")),
+            _ => {}
+        }
+    }
+    (!terms.is_empty()).then(|| terms.join(","))
 }
 
 /// One workload on one cluster: the object the fleet renders for it there, the live object,
@@ -261,6 +296,20 @@ mod tests {
     use super::*;
     use crate::backend::fanout::fake::FakeCluster;
     use serde_json::json;
+
+    #[test]
+    fn a_workload_selector_reads_as_kubectl_writes_it() {
+        let deployment = json!({"spec": {"selector": {
+            "matchLabels": {"app": "web"},
+            "matchExpressions": [{"key": "tier", "operator": "In", "values": ["a", "b"]},
+                                 {"key": "canary", "operator": "DoesNotExist"}],
+        }}});
+        assert_eq!(
+            label_selector(&deployment).as_deref(),
+            Some("app=web,tier in (a,b),!canary")
+        );
+        assert_eq!(label_selector(&json!({"spec": {}})), None);
+    }
 
     #[tokio::test]
     async fn a_deployments_pods_are_those_its_replicasets_own() {
