@@ -148,6 +148,10 @@ fn the_degraded_deployment_shows_its_health_live_status_and_warning_events() {
     let screen = demo.screen();
     assert!(screen.contains("availableReplicas: 1"), "{screen}");
     assert!(
+        screen.contains("pods: 1/2 ready, 1 CrashLoopBackOff: exit 1"),
+        "the worst pod state beside the tabs, on every tab: {screen}"
+    );
+    assert!(
         !screen.contains("managedFields"),
         "server bookkeeping is left out: {screen}"
     );

@@ -69,16 +69,28 @@ pub(super) fn render(
             .wrap(Wrap { trim: false }),
         header_area,
     );
+    // The worst pod state of a workload in trouble, beside the tabs on every one of them.
+    let cell = CellRef {
+        resource: resource as u32,
+        cluster: cluster as u32,
+    };
+    if let Some(read) = state.live.reads.get(&cell)
+        && pods::worst(&read.live.pods).is_some()
+    {
+        tabs.push(Span::styled(
+            format!(
+                " pods: {}",
+                printable(&pods::summary(&read.live.pods), false)
+            ),
+            theme.status_style(crate::model::StatusKind::Failed),
+        ));
+    }
     frame.render_widget(Paragraph::new(Line::from(tabs)), tabs_area);
     if tab == ObjectTab::Clusters && side_by_side(state, resource, body_area.width) {
         render_columns(frame, body_area, state, context, (resource, group, scroll));
         return;
     }
     let mut lines = Vec::new();
-    let cell = CellRef {
-        resource: resource as u32,
-        cluster: cluster as u32,
-    };
     let read = state.live.reads.get(&cell);
     let body: Vec<Line> = match tab {
         ObjectTab::Desired => yaml_lines(desired_yaml(state, resource, cluster), theme),
