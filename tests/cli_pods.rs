@@ -177,6 +177,26 @@ fn a_state_narrows_the_pods_and_the_exit_says_so() {
         "{table}"
     );
 
+    // The cell's line counts all its pods, not only those the state shows.
+    let pending = json(&flotilla(&[
+        "pods",
+        "--demo",
+        "--cluster",
+        "gpu-us-east-1",
+        "--state",
+        "Pending",
+        "-o",
+        "json",
+    ]));
+    assert_eq!(items(&pending).len(), 1);
+    assert_eq!(items(&pending)[0]["pods"].as_array().map(Vec::len), Some(1));
+    assert!(
+        items(&pending)[0]["summary"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("1/2 ready, 1 Pending: ")),
+        "{pending}"
+    );
+
     let healthy = flotilla(&["pods", "--demo", "--cluster", "staging-eu-west-1"]);
     assert_eq!(healthy.status.code(), Some(0), "{healthy:?}");
 }

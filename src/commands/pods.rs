@@ -127,6 +127,8 @@ pub async fn run_pods(
         .into_iter()
         .map(|workload| {
             let mut pods: Vec<PodRow> = workload.pods.iter().map(|pod| pod_row(pod, now)).collect();
+            // The cell's line and worst state are of all its pods, whatever `--state` shows.
+            let (line, worst) = (summary(&pods), worst(&pods));
             if let Some(state) = args.state {
                 pods.retain(|pod| pod.trouble == Some(state));
             }
@@ -135,9 +137,9 @@ pub async fn run_pods(
                 summary: match (&workload.error, workload.live.is_some()) {
                     (Some(error), _) => error.clone(),
                     (None, false) => "not on the cluster".into(),
-                    (None, true) => summary(&pods),
+                    (None, true) => line,
                 },
-                worst: worst(&pods),
+                worst,
                 cluster: workload.cluster,
                 resource: workload.resource,
                 pods,
