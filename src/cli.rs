@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
+use crate::engine::health::pods::PodTrouble;
 use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand};
 
@@ -254,6 +255,12 @@ pub enum Command {
     /// Every (resource, cluster) cell: sync status, health and reason, and a line per cluster; read-only (exit 0 all in sync, 1 something not, 2 input error, 3 some clusters failed).
     #[command(after_help = STATUS_HELP)]
     Status(ScopeArgs),
+    /// The pods of the fleet's workloads on every placed cluster, grouped by cluster and workload, with kubectl's STATUS and the worst trouble per cell; read-only (exit 0 none in trouble, 1 some, 2 input error, 3 some clusters failed).
+    #[command(after_help = PODS_HELP)]
+    Pods(PodsArgs),
+    /// Per workload and container, the image the fleet renders for each cluster beside the one its live workload and pods run; read-only (exit 0 none differ, 1 some differ, 2 input error, 3 some clusters failed).
+    #[command(after_help = IMAGES_HELP)]
+    Images(ImagesArgs),
     /// Where flotilla's config, key map, theme, state (audit log) and log files live, which exist, the kubeconfig files in use, and the version.
     Info,
     /// Print a shell completion script: `source <(flotilla completion bash)`.
@@ -295,6 +302,8 @@ impl Command {
             | Command::Plan(_)
             | Command::Drift(_)
             | Command::Status(_)
+            | Command::Pods(_)
+            | Command::Images(_)
             | Command::Info
             | Command::Completion(_)
             | Command::Man(_)
@@ -314,6 +323,8 @@ impl Command {
             Command::Drift(_) => "drift",
             Command::Repair(_) => "repair",
             Command::Status(_) => "status",
+            Command::Pods(_) => "pods",
+            Command::Images(_) => "images",
             Command::Info => "info",
             Command::Completion(_) => "completion",
             Command::Man(_) => "man",
@@ -372,6 +383,75 @@ pub struct ScopeArgs {
     /// Only resources whose template labels match this selector (kubectl syntax: app=web,tier!=canary).
     #[arg(short = 'l', long, value_name = "SELECTOR")]
     pub selector: Option<String>,
+}
+
+/// What `pods --help` says of its output beyond the flags.
+const PODS_HELP: &str = "\
+States (--state), worst first:
+  CrashLoopBackOff  a container keeps failing and waits to be started again
+  ImagePullBackOff  an image cannot be pulled (ErrImagePull, InvalidImageName too)
+  Failed            the pod's phase is Failed (a Job's pod that exited with an error)
+  OOMKilled         a container was killed for its memory, now or when it last ended
+  Pending           not scheduled yet, or its containers are still being created
+  NotReady          running, but not every container is ready
+  Restarting        running and ready, but its containers have restarted
+Output (-o json):
+  {\"items\":[{\"cluster\",\"resource\":{...},\"held\",\"summary\",\"worst\",\"pods\":[
+    {\"name\",\"namespace\",\"phase\",\"status\",\"ready\",\"containers\",\"restarts\",\"trouble\",
+     \"lastTermination\":{\"container\",\"reason\",\"exitCode\",\"finishedAt\",\"ageSeconds\"},
+     \"node\",\"ageSeconds\",\"message\",\"images\":[{\"container\",\"image\"}]}],\"error\"}]}
+STATUS is kubectl's own STATUS column.";
+
+/// What `images --help` says of its output beyond the flags.
+const IMAGES_HELP: &str = "\
+Output (-o json):
+  {\"items\":[{\"cluster\",\"resource\":{...},\"container\",\"desired\",\"live\",\"running\":[...],\"skew\",\"error\"}]}
+desired: the image the fleet renders for that cluster (overrides applied); live: the one the
+live workload's pod template asks for; running: the images its pods run. skew is true where
+live or any running image is not the desired one.";
+
+/// `flotilla pods`.
+#[derive(Debug, Clone, Args)]
+pub struct PodsArgs {
+    /// Only this workload, as KIND/NAMESPACE/NAME or KIND/NAME (Deployment, StatefulSet, DaemonSet, Job, ReplicaSet).
+    #[arg(value_name = "KIND/NS/NAME")]
+    pub resource: Option<String>,
+    /// Only this cluster (repeatable).
+    #[arg(long = "cluster", value_name = "NAME")]
+    pub clusters: Vec<String>,
+    /// Only workloads in this namespace.
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+    /// Only pods in this trouble: CrashLoopBackOff, ImagePullBackOff, Failed, OOMKilled, Pending, NotReady or Restarting.
+    #[arg(long, value_name = "STATE", value_parser = parse_pod_trouble)]
+    pub state: Option<PodTrouble>,
+    /// Only pods whose labels match this selector (kubectl syntax: app=web,tier!=canary).
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
+}
+
+/// `flotilla images`.
+#[derive(Debug, Clone, Args)]
+pub struct ImagesArgs {
+    /// Only this workload, as KIND/NAMESPACE/NAME or KIND/NAME.
+    #[arg(value_name = "KIND/NS/NAME")]
+    pub resource: Option<String>,
+    /// Only this cluster (repeatable).
+    #[arg(long = "cluster", value_name = "NAME")]
+    pub clusters: Vec<String>,
+    /// Only workloads in this namespace.
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+}
+
+/// A `--state`, refused with the states there are.
+fn parse_pod_trouble(text: &str) -> Result<PodTrouble, String> {
+    PodTrouble::parse(text).ok_or_else(|| {
+        format!(
+            "{text:?} is not a pod state; expected one of {}",
+            PodTrouble::ALL.map(PodTrouble::as_str).join(", ")
+        )
+    })
 }
 
 #[derive(Debug, Clone, Args)]

@@ -218,6 +218,12 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
         Command::Status(scope) => {
             commands::status::run_status(&global, &scope, &mut std::io::stdout()).await
         }
+        Command::Pods(args) => {
+            commands::pods::run_pods(&global, &args, &mut std::io::stdout()).await
+        }
+        Command::Images(args) => {
+            commands::pods::run_images(&global, &args, &mut std::io::stdout()).await
+        }
         Command::Info => commands::shell::info::run(&global, &mut std::io::stdout().lock()),
         Command::Completion(args) => {
             commands::shell::completion::run(&args, &mut std::io::stdout().lock())

@@ -148,6 +148,10 @@ fn the_degraded_deployment_shows_its_health_live_status_and_warning_events() {
     let screen = demo.screen();
     assert!(screen.contains("availableReplicas: 1"), "{screen}");
     assert!(
+        screen.contains("pods: 1/2 ready, 1 CrashLoopBackOff: exit 1"),
+        "the worst pod state beside the tabs, on every tab: {screen}"
+    );
+    assert!(
         !screen.contains("managedFields"),
         "server bookkeeping is left out: {screen}"
     );
@@ -176,6 +180,14 @@ fn the_degraded_deployment_shows_its_health_live_status_and_warning_events() {
     );
     assert!(screen.contains("Pod payments/ledger-"), "{screen}");
     assert!(screen.contains("Insufficient cpu"), "{screen}");
+    // Above the Events, its pods there: the worst of them named, then the one crashing.
+    let pods = screen
+        .find("# pods on prod-eu-west-2: 1/2 ready, 1 CrashLoopBackOff: exit 1")
+        .expect("the pods' summary");
+    let crashing = screen
+        .find("CrashLoopBackOff    7  Error (exit 1)")
+        .expect("the crashing pod, its restarts and last exit");
+    assert!(pods < crashing && crashing < scheduling, "{screen}");
 
     let closed = demo.keys("<esc>");
     assert_eq!(closed, vec![Effect::CloseObjectView]);

@@ -1,6 +1,7 @@
 //! What a cluster holds for a cell the object view follows: the object, its diff against the
-//! desired one and its recent Events, as a backend read them. Plain data; it must not read a
-//! cluster (the backends do) nor import anything above `model`.
+//! desired one, its recent Events and, for a workload, its pods, as a backend read them. Plain
+//! data; it must not read a cluster (the backends do) nor import anything above `model` but the
+//! engine's plain reading of a pod.
 
 /// What one cluster holds for a followed cell, as the object view shows it. Text in it is as the
 /// cluster sent it: whoever prints it escapes it.
@@ -16,6 +17,9 @@ pub struct LiveObject {
     pub fingerprint: Option<u64>,
     /// The cluster's recent Events for the object (and its pods, for a workload), newest first.
     pub events: Vec<ObjectEvent>,
+    /// A workload's pods on the cluster (owned through its ReplicaSets), by name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pods: Vec<crate::engine::health::pods::PodRow>,
     /// Why the object or its Events could not be read, if they could not.
     pub error: Option<String>,
 }

@@ -1,6 +1,7 @@
 //! The drilled-in view of one cell: a header with the cell's sync status, health and reason,
 //! then one of its views — the object the engine renders for the cluster, the live object
-//! there, their diff, the cluster's recent Events for it, or every placed cluster grouped by
+//! there, their diff, the cluster's recent Events for it (a workload's pods above them, its
+//! worst pod state first), or every placed cluster grouped by
 //! identical live state: on a wide terminal each group's object in a column of its own, side by
 //! side, else the list of groups with the highlighted group's object. Every text a cluster
 //! sent is escaped before it is drawn. It must not change state.
@@ -17,6 +18,7 @@ use crate::app::state::State;
 use crate::app::state::object_view::{LiveRead, ObjectTab};
 use crate::config::keymap::{Section, ViewCommand};
 use crate::engine::compare::live_state::{self, LiveGroup};
+use crate::engine::health::pods;
 use crate::messages::CellRef;
 use crate::safe_text::printable;
 
@@ -67,16 +69,28 @@ pub(super) fn render(
             .wrap(Wrap { trim: false }),
         header_area,
     );
+    // The worst pod state of a workload in trouble, beside the tabs on every one of them.
+    let cell = CellRef {
+        resource: resource as u32,
+        cluster: cluster as u32,
+    };
+    if let Some(read) = state.live.reads.get(&cell)
+        && pods::worst(&read.live.pods).is_some()
+    {
+        tabs.push(Span::styled(
+            format!(
+                " pods: {}",
+                printable(&pods::summary(&read.live.pods), false)
+            ),
+            theme.status_style(crate::model::StatusKind::Failed),
+        ));
+    }
     frame.render_widget(Paragraph::new(Line::from(tabs)), tabs_area);
     if tab == ObjectTab::Clusters && side_by_side(state, resource, body_area.width) {
         render_columns(frame, body_area, state, context, (resource, group, scroll));
         return;
     }
     let mut lines = Vec::new();
-    let cell = CellRef {
-        resource: resource as u32,
-        cluster: cluster as u32,
-    };
     let read = state.live.reads.get(&cell);
     let body: Vec<Line> = match tab {
         ObjectTab::Desired => yaml_lines(desired_yaml(state, resource, cluster), theme),
@@ -159,7 +173,10 @@ fn live_lines(
             ));
         }
         ObjectTab::Diff => lines.extend(diff_lines(&read.live.diff, theme)),
-        ObjectTab::Events => lines.extend(event_lines(read, cluster, now_ms, context)),
+        ObjectTab::Events => {
+            lines.extend(pod_lines(read, cluster, now_ms, context));
+            lines.extend(event_lines(read, cluster, now_ms, context));
+        }
         ObjectTab::Desired | ObjectTab::Clusters => {}
     }
     lines
@@ -192,6 +209,76 @@ fn age(seconds: u64) -> String {
         s if s < 2 * 86400 => format!("{}h", s / 3600),
         s => format!("{}d", s / 86400),
     }
+}
+
+/// A workload's pods on the cluster above its Events: the worst of them in one line, then a
+/// line per pod as `flotilla pods` lists it, those in trouble in the danger colour.
+fn pod_lines(
+    read: &LiveRead,
+    cluster: &str,
+    now_ms: u64,
+    context: &ViewContext,
+) -> Vec<Line<'static>> {
+    let pods = &read.live.pods;
+    if pods.is_empty() {
+        return Vec::new();
+    }
+    let theme = context.theme;
+    let waited = now_ms.saturating_sub(read.received_ms) / 1000;
+    let mut lines = vec![Line::from(Span::styled(
+        format!(
+            "# pods on {cluster}: {}",
+            printable(&pods::summary(pods), false)
+        ),
+        theme.title,
+    ))];
+    let last_of = |pod: &pods::PodRow| {
+        pod.last_termination
+            .as_ref()
+            .map_or_else(String::new, |last| {
+                let ago = last
+                    .age_seconds
+                    .map(|seconds| format!(" {} ago", age(seconds + waited)))
+                    .unwrap_or_default();
+                format!(
+                    "{} (exit {}){ago}",
+                    printable(&last.reason, false),
+                    last.exit_code
+                )
+            })
+    };
+    let width = |text: &dyn Fn(&pods::PodRow) -> String| {
+        pods.iter()
+            .map(|pod| text(pod).chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let name_width = width(&|pod| printable(&pod.name, false));
+    let status_width = width(&|pod| printable(&pod.status, false));
+    let last_width = width(&last_of);
+    for pod in pods {
+        let style = if pod.trouble.is_some() {
+            theme.status_style(crate::model::StatusKind::Failed)
+        } else {
+            theme.text
+        };
+        lines.push(Line::from(Span::styled(
+            format!(
+                "{:<name_width$}  {:>3}  {:<status_width$}  {:>3}  {:<last_width$}  {}",
+                printable(&pod.name, false),
+                format!("{}/{}", pod.ready, pod.containers),
+                printable(&pod.status, false),
+                pod.restarts,
+                last_of(pod),
+                printable(pod.node.as_deref().unwrap_or("<none>"), false),
+            )
+            .trim_end()
+            .to_string(),
+            style,
+        )));
+    }
+    lines.push(Line::from(""));
+    lines
 }
 
 fn event_lines(

@@ -14,6 +14,8 @@
 //!   drifted fields through [`apply`].
 //! - [`object_events`]: the object view's reads of one object: its recent Events (and its
 //!   pods'), masked, with its diff against the desired object.
+//! - [`pods`]: the pods a workload owns on a cluster (through its ReplicaSets), read across
+//!   the fleet for `pods` and `images`.
 //! - [`fake`]: an in-memory cluster for tests and the fan-out benchmark.
 //!
 //! [`ClusterApi`]: cluster_api::ClusterApi
@@ -25,6 +27,7 @@ pub mod fake;
 pub mod object;
 pub mod object_events;
 pub mod planning;
+pub mod pods;
 pub mod revert;
 pub mod targets;
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! What the object view reads of one object on one cluster, over any [`ClusterApi`]: the
 //! cluster's recent Events whose involvedObject is the object (and, for a workload, its pods'
-//! Events: the pods its selector selects), newest first, and the [`LiveObject`] a person may
+//! Events: the pods it owns, through its ReplicaSets) newest first, those pods, and the [`LiveObject`] a person may
 //! read (Secret values masked, the diff against the desired object as a read-only plan reads
 //! it). [`read_live`] does it for every target's objects with bounded fan-out, for
 //! `flotilla status`. It only reads, and must not print or decide cell statuses.
@@ -13,30 +13,32 @@ use serde_json::Value;
 
 use super::cluster_api::{ApiError, ClusterApi, Guard, ListQuery};
 use super::object::resource_of;
+use super::pods::{is_workload, workload_pods};
 use super::targets::{Options, Target, cluster_failure, fan_out};
 use crate::engine::compare::{live_state, secrets};
+use crate::engine::health::pods::{PodRow, pod_row};
 use crate::messages::{LiveObject, ObjectEvent};
 use crate::model::ResourceRef;
-
-/// Kinds whose pods' Events belong to the object's.
-const WORKLOADS: &[&str] = &[
-    "Deployment",
-    "StatefulSet",
-    "DaemonSet",
-    "Job",
-    "ReplicaSet",
-];
 
 /// The most Events kept per object, newest first.
 pub const MAX_EVENTS: usize = 50;
 
-/// The recent Events about `object` on the cluster (and its pods', for a workload), newest
-/// first, their ages counted to the moment the last list answered.
+/// What the object view reads about a live object besides itself: the cluster's recent Events
+/// about it (and about its pods, for a workload), newest first, and a workload's pods.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EventsAndPods {
+    pub events: Vec<ObjectEvent>,
+    pub pods: Vec<PodRow>,
+}
+
+/// The recent Events about `object` on the cluster (and its pods', for a workload: the pods it
+/// owns, through its ReplicaSets), newest first, their ages counted to the moment the last list
+/// answered; and those pods, read at the same moment.
 pub async fn object_events<A: ClusterApi>(
     api: &A,
     guard: &Guard,
     object: &Value,
-) -> Result<Vec<ObjectEvent>, ApiError> {
+) -> Result<EventsAndPods, ApiError> {
     let target = resource_of(object);
     // Events about cluster-scoped objects are recorded in `default`.
     let namespace = target.namespace.clone().unwrap_or_else(|| "default".into());
@@ -52,38 +54,29 @@ pub async fn object_events<A: ClusterApi>(
         target.kind, target.name
     ));
     let mut events = guard.call(|| api.list(&own)).await?;
-    if WORKLOADS.contains(&target.kind.as_str())
-        && let Some(selector) = label_selector(object)
-    {
-        let pods = ListQuery {
-            api_version: "v1".into(),
-            kind: "Pod".into(),
-            namespace: namespace.clone(),
-            labels: selector,
-            fields: String::new(),
-        };
-        let names: BTreeSet<String> = guard
-            .call(|| api.list(&pods))
-            .await?
-            .iter()
-            .filter_map(|pod| pod.pointer("/metadata/name").and_then(Value::as_str))
-            .map(str::to_string)
-            .collect();
-        if !names.is_empty() {
-            let of_pods = events_where("involvedObject.kind=Pod".into());
-            events.extend(
-                guard
-                    .call(|| api.list(&of_pods))
-                    .await?
-                    .into_iter()
-                    .filter(|event| {
-                        event
-                            .pointer("/involvedObject/name")
-                            .and_then(Value::as_str)
-                            .is_some_and(|name| names.contains(name))
-                    }),
-            );
-        }
+    let pods = if is_workload(&target) {
+        workload_pods(api, guard, object, "").await?
+    } else {
+        Vec::new()
+    };
+    let names: BTreeSet<&str> = pods
+        .iter()
+        .filter_map(|pod| pod.pointer("/metadata/name").and_then(Value::as_str))
+        .collect();
+    if !names.is_empty() {
+        let of_pods = events_where("involvedObject.kind=Pod".into());
+        events.extend(
+            guard
+                .call(|| api.list(&of_pods))
+                .await?
+                .into_iter()
+                .filter(|event| {
+                    event
+                        .pointer("/involvedObject/name")
+                        .and_then(Value::as_str)
+                        .is_some_and(|name| names.contains(name))
+                }),
+        );
     }
     // Counted once every list has answered: an Event the cluster stamped while answering is
     // never younger than it is.
@@ -91,43 +84,13 @@ pub async fn object_events<A: ClusterApi>(
     let mut rows: Vec<ObjectEvent> = events.iter().map(|event| event_row(event, now)).collect();
     rows.sort_by_key(|row| row.age_seconds.unwrap_or(u64::MAX));
     rows.truncate(MAX_EVENTS);
-    Ok(rows)
-}
-
-/// A workload's `spec.selector` as a label selector string (`matchLabels` and
-/// `matchExpressions`), if it has one.
-pub fn label_selector(object: &Value) -> Option<String> {
-    let selector = object.pointer("/spec/selector")?;
-    let mut terms: Vec<String> = selector
-        .get("matchLabels")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .filter_map(|(key, value)| value.as_str().map(|value| format!("{key}={value}")))
-        .collect();
-    for expression in selector
-        .get("matchExpressions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let key = expression.get("key").and_then(Value::as_str).unwrap_or("");
-        let values: Vec<&str> = expression
-            .get("values")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        match expression.get("operator").and_then(Value::as_str) {
-            Some("In") => terms.push(format!("{key} in ({})", values.join(","))),
-            Some("NotIn") => terms.push(format!("{key} notin ({})", values.join(","))),
-            Some("Exists") => terms.push(key.to_string()),
-            Some("DoesNotExist") => terms.push(format!("!{key}")),
-            _ => {}
-        }
-    }
-    (!terms.is_empty()).then(|| terms.join(","))
+    let now_seconds = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    Ok(EventsAndPods {
+        events: rows,
+        pods: pods.iter().map(|pod| pod_row(pod, now_seconds)).collect(),
+    })
 }
 
 /// One core/v1 (or events.k8s.io/v1) Event as the object view shows it.
@@ -190,11 +153,11 @@ pub fn event_row(event: &Value, now: SystemTime) -> ObjectEvent {
 }
 
 /// What the object view shows of one cell: the live object (Secret values masked), its diff
-/// against `desired` and its fingerprint, and the Events read for it.
+/// against `desired` and its fingerprint, and the Events and pods read for it.
 pub fn live_object(
     desired: Option<&Value>,
     held: Option<&Value>,
-    events: Vec<ObjectEvent>,
+    reads: EventsAndPods,
     error: Option<String>,
 ) -> LiveObject {
     let diff = match desired {
@@ -207,7 +170,8 @@ pub fn live_object(
         object: held.map(secrets::mask),
         diff,
         fingerprint: held.map(live_state::fingerprint),
-        events,
+        events: reads.events,
+        pods: reads.pods,
         error,
     }
 }
@@ -230,17 +194,25 @@ pub async fn live_one<A: ClusterApi>(
 ) -> (LiveObject, bool) {
     match guard.call(|| api.get(resource)).await {
         Err(err) => (
-            live_object(desired, None, Vec::new(), Some(err.to_string())),
+            live_object(
+                desired,
+                None,
+                EventsAndPods::default(),
+                Some(err.to_string()),
+            ),
             false,
         ),
-        Ok(None) => (live_object(desired, None, Vec::new(), None), true),
+        Ok(None) => (
+            live_object(desired, None, EventsAndPods::default(), None),
+            true,
+        ),
         Ok(Some(held)) => match object_events(api, guard, &held).await {
-            Ok(events) => (live_object(desired, Some(&held), events, None), true),
+            Ok(reads) => (live_object(desired, Some(&held), reads, None), true),
             Err(err) => (
                 live_object(
                     desired,
                     Some(&held),
-                    Vec::new(),
+                    EventsAndPods::default(),
                     Some(format!("cannot read Events: {err}")),
                 ),
                 true,
@@ -310,20 +282,6 @@ pub async fn read_live<A: ClusterApi>(
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn a_workload_selector_reads_as_kubectl_writes_it() {
-        let deployment = json!({"spec": {"selector": {
-            "matchLabels": {"app": "web"},
-            "matchExpressions": [{"key": "tier", "operator": "In", "values": ["a", "b"]},
-                                 {"key": "canary", "operator": "DoesNotExist"}],
-        }}});
-        assert_eq!(
-            label_selector(&deployment).as_deref(),
-            Some("app=web,tier in (a,b),!canary")
-        );
-        assert_eq!(label_selector(&json!({"spec": {}})), None);
-    }
 
     #[test]
     fn events_of_either_api_read_alike() {

@@ -18,7 +18,7 @@ use super::connect::Hub;
 use super::objects::delivered_form;
 use super::view::HubView;
 use crate::backend::fanout::cluster_api::{Guard, Limits};
-use crate::backend::fanout::object_events::{live_object, live_one};
+use crate::backend::fanout::object_events::{EventsAndPods, live_object, live_one};
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig::Timeouts;
 use crate::engine::{Decision, Fleet};
@@ -226,7 +226,12 @@ async fn read_cells(
         .map(|read| async move {
             let Some(api) = shared.get(&read.member.name) else {
                 let reason = unreachable.get(&read.member.name).cloned();
-                let live = live_object(read.desired.as_ref(), None, Vec::new(), reason);
+                let live = live_object(
+                    read.desired.as_ref(),
+                    None,
+                    EventsAndPods::default(),
+                    reason,
+                );
                 return (read.cell, live, false);
             };
             let guard = Guard::new(Limits::default());

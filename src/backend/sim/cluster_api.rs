@@ -207,8 +207,8 @@ impl ClusterApi for SimClusterApi {
         Ok(objects)
     }
 
-    /// The fleet's objects the cluster holds, the synthetic Events about them and one pod per
-    /// held workload, selected as the query says.
+    /// The fleet's objects the cluster holds, the synthetic Events about them, and the pods
+    /// (and a Deployment's ReplicaSets) each held workload runs, selected as the query says.
     async fn list(&self, query: &ListQuery) -> Result<Vec<Value>, ApiError> {
         self.round_trip().await?;
         let core = lock(&self.core);
@@ -233,7 +233,20 @@ impl ClusterApi for SimClusterApi {
                 .collect(),
             ("v1", "Pod") => rows
                 .iter()
-                .filter_map(|row| super::object_view::pod_object(&core, *row, self.cluster))
+                .flat_map(|row| {
+                    super::pods::pods(&core, *row, self.cluster, std::time::SystemTime::now())
+                })
+                .collect(),
+            ("apps/v1", "ReplicaSet") => rows
+                .iter()
+                .flat_map(|row| {
+                    super::pods::replica_sets(
+                        &core,
+                        *row,
+                        self.cluster,
+                        std::time::SystemTime::now(),
+                    )
+                })
                 .collect(),
             (api_version, kind) => rows
                 .iter()

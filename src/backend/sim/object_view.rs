@@ -11,6 +11,7 @@ use super::stored::held_object;
 use super::world::SimCore;
 use crate::backend::fanout::object_events;
 use crate::engine::Decision;
+use crate::engine::health::pods::pod_row;
 use crate::messages::{CellRef, LiveObject, ObjectEvent};
 use crate::model::Health;
 
@@ -122,7 +123,21 @@ pub fn live_object(core: &SimCore, cell: CellRef, now_ms: u64) -> LiveObject {
             age_seconds: Some(event.seconds_before_start + now_ms / 1000),
         })
         .collect();
-    object_events::live_object(desired.as_ref(), held.as_ref(), events, None)
+    // The pods as they are now, ages counted on the wall clock as a real cluster's are.
+    let now = std::time::SystemTime::now();
+    let now_seconds = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let pods = super::pods::pods(core, resource, cluster, now)
+        .iter()
+        .map(|pod| pod_row(pod, now_seconds))
+        .collect();
+    object_events::live_object(
+        desired.as_ref(),
+        held.as_ref(),
+        object_events::EventsAndPods { events, pods },
+        None,
+    )
 }
 
 /// The synthetic Events as core/v1 Event objects (what `kubectl get events -o json` lists),
@@ -161,28 +176,6 @@ pub fn event_objects(
             })
         })
         .collect()
-}
-
-/// The pod a held workload's synthetic Events name, labelled as its selector selects.
-pub fn pod_object(core: &SimCore, resource: usize, cluster: usize) -> Option<Value> {
-    let row = core.fleet().resources.get(resource)?;
-    if !WORKLOADS.contains(&row.target.kind.as_str()) {
-        return None;
-    }
-    let held = held_object(core, resource, cluster)?;
-    let labels = held
-        .pointer("/spec/selector/matchLabels")
-        .cloned()
-        .unwrap_or_else(|| json!({}));
-    Some(json!({
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": pod_name(&row.target.name),
-            "namespace": row.target.namespace,
-            "labels": labels,
-        },
-    }))
 }
 
 /// `at` as RFC 3339 (UTC, seconds).

@@ -46,6 +46,40 @@ pub struct Scenario {
     /// progress deadline exceeded, so their live health is Degraded.
     #[serde(default)]
     pub degraded: Vec<ScenarioCell>,
+    /// Workloads one of whose pods is in trouble: `CrashLoopBackOff`, `OOMKilled` (restarted
+    /// after it) or `Pending` (unschedulable, with the scheduler's `message`).
+    #[serde(default)]
+    pub pods: Vec<ScenarioPod>,
+    /// Workloads whose pods on a cluster still run an older tag of their image.
+    #[serde(default)]
+    pub old_images: Vec<ScenarioImage>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScenarioPod {
+    pub cluster: String,
+    pub resource: String,
+    pub state: SimPodState,
+    #[serde(default)]
+    pub message: String,
+}
+
+/// The trouble a simulated pod is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum SimPodState {
+    CrashLoopBackOff,
+    OOMKilled,
+    Pending,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScenarioImage {
+    pub cluster: String,
+    pub resource: String,
+    /// The tag the pods run instead of the desired one.
+    pub tag: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -147,5 +181,7 @@ mod tests {
         assert!(!scenario.unreachable.is_empty());
         assert!(!scenario.not_ready.is_empty());
         assert!(!scenario.failures.is_empty());
+        assert_eq!(scenario.pods.len(), 3);
+        assert_eq!(scenario.old_images.len(), 2);
     }
 }

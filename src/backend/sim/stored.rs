@@ -19,6 +19,11 @@ pub fn held_object(core: &SimCore, row: usize, cluster: usize) -> Option<Value> 
         Decision::Placed { object, .. } => {
             let mut stored = as_stored(&object, drift);
             core.report_status(row, cluster, &mut stored);
+            let key = core.fleet().resources[row].target.display_key();
+            let uid = uid(&[&core.fleet().clusters[cluster].name, &key]);
+            if let Some(meta) = stored.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.insert("uid".into(), Value::String(uid));
+            }
             Some(stored)
         }
         Decision::Suspended { .. } | Decision::NotPlaced { .. } => None,
@@ -69,4 +74,24 @@ fn fields_v1(paths: &[Vec<Segment>]) -> Value {
         }
     }
     Value::Object(root)
+}
+
+/// A stable uid for a simulated object, from what names it.
+pub fn uid(parts: &[&str]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in parts.join("/").bytes() {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let hex = format!(
+        "{hash:016x}{:016x}",
+        hash.rotate_left(29) ^ 0x9e37_79b9_7f4a_7c15
+    );
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::live_status;
-use super::scenario::{Scenario, SplitMix64};
+use super::scenario::{Scenario, SimPodState, SplitMix64};
 use crate::backend::cells::{self, CellFacts, Reach};
 use crate::engine::compare::secrets;
 use crate::engine::{Decision, Fleet};
@@ -74,6 +74,10 @@ pub struct SimCore {
     conflicts: HashMap<usize, (String, String)>,
     /// Cells whose workload's rollout stalled (live health Degraded).
     stalled: std::collections::HashSet<usize>,
+    /// Cells one of whose workload's pods is in trouble, and the scheduler's words for it.
+    pod_troubles: HashMap<usize, (SimPodState, String)>,
+    /// Cells whose workload's pods run an older tag of their image.
+    old_tags: HashMap<usize, String>,
     rng: SplitMix64,
     drift_every_ms: u64,
     next_drift_ms: u64,
@@ -107,6 +111,8 @@ impl SimCore {
             failures: HashMap::new(),
             conflicts: HashMap::new(),
             stalled: Default::default(),
+            pod_troubles: HashMap::new(),
+            old_tags: HashMap::new(),
             rng,
             drift_every_ms: scenario.drift_every_seconds * 1000,
             next_drift_ms: 0,
@@ -132,6 +138,8 @@ impl SimCore {
                 .collect();
             self.failures.clear();
             self.conflicts.clear();
+            self.pod_troubles.clear();
+            self.old_tags.clear();
         }
         self.placement = placement;
         self.reasons = reasons;
@@ -164,6 +172,25 @@ impl SimCore {
             ) {
                 let index = self.index(resource, cluster);
                 self.stalled.insert(index);
+            }
+        }
+        for pod in &scenario.pods {
+            if let (Some(resource), Some(cluster)) = (
+                self.resource_index(&pod.resource),
+                self.cluster_index(&pod.cluster),
+            ) {
+                let index = self.index(resource, cluster);
+                self.pod_troubles
+                    .insert(index, (pod.state, pod.message.clone()));
+            }
+        }
+        for image in &scenario.old_images {
+            if let (Some(resource), Some(cluster)) = (
+                self.resource_index(&image.resource),
+                self.cluster_index(&image.cluster),
+            ) {
+                let index = self.index(resource, cluster);
+                self.old_tags.insert(index, image.tag.clone());
             }
         }
         for drift in &scenario.drift {
@@ -366,6 +393,21 @@ impl SimCore {
                 fields.insert("status".into(), status);
             }
         }
+    }
+
+    /// The trouble the scenario puts one of this cell's workload's pods in, and the
+    /// scheduler's words for it.
+    pub fn pod_trouble(&self, resource: usize, cluster: usize) -> Option<(SimPodState, &str)> {
+        self.pod_troubles
+            .get(&self.index(resource, cluster))
+            .map(|(state, message)| (*state, message.as_str()))
+    }
+
+    /// The older tag this cell's workload's pods run, if the scenario holds them back.
+    pub fn old_tag(&self, resource: usize, cluster: usize) -> Option<&str> {
+        self.old_tags
+            .get(&self.index(resource, cluster))
+            .map(String::as_str)
     }
 
     /// Whether the scenario stalled this cell's rollout (its live health is Degraded).

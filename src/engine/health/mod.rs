@@ -1,6 +1,7 @@
 //! Whether a live object is doing its job, for every kind something knows about: the
 //! operator's health rules in Lua (Argo CD's, run in a sandbox, `lua.rs`), searched in layers
 //! (`rules.rs`), over the built-in kinds (`builtin.rs`, Argo CD's health engine's meanings).
+//! A pod's own trouble, in kubectl's words, is `pods.rs`.
 //! The rules in use are installed once at start ([`install`]); before that, and in a program
 //! that installs none, only the built-ins decide. It reads only the object handed to it and
 //! the rules' texts: it must not read files, know where the object came from, nor decide that
@@ -8,6 +9,7 @@
 
 mod builtin;
 pub mod lua;
+pub mod pods;
 pub mod rules;
 
 use std::sync::OnceLock;

@@ -19,13 +19,13 @@ use super::watcher::{discover, watch_kind};
 use super::write::{self, Job, Write};
 use crate::backend::cells::Reach;
 use crate::backend::fanout::cluster_api::Guard;
-use crate::backend::fanout::object_events::{live_object, object_events};
+use crate::backend::fanout::object_events::{EventsAndPods, live_object, object_events};
 use crate::backend::fanout::targets::Options;
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig::{self, Timeouts};
 use crate::backend::kube::probe;
 use crate::engine::{Decision, Fleet};
-use crate::messages::{BackendEvent, CellUpdate, ObjectEvent};
+use crate::messages::{BackendEvent, CellUpdate};
 use crate::model::{CellStatus, ClusterStatus, Health};
 use serde_json::Value;
 
@@ -117,7 +117,7 @@ enum Message {
     /// The Events read for the followed rows (`follow` says for which follow).
     EventsRead {
         follow: u64,
-        events: Vec<(u32, Result<Vec<ObjectEvent>, String>)>,
+        events: Vec<(u32, Result<EventsAndPods, String>)>,
     },
 }
 
@@ -129,7 +129,7 @@ struct ObjectReads {
     follow: u64,
     /// One Events read at a time per cluster.
     reading: bool,
-    events: HashMap<u32, Result<Vec<ObjectEvent>, String>>,
+    events: HashMap<u32, Result<EventsAndPods, String>>,
 }
 
 /// One cluster: its client, health, discovery, watches and cells.
@@ -540,8 +540,11 @@ impl ClusterTask {
             let held = self.cells.live(*row);
             let (events, error) = match self.following.events.get(row) {
                 Some(Ok(events)) => (events.clone(), None),
-                Some(Err(err)) => (Vec::new(), Some(format!("cannot read Events: {err}"))),
-                None => (Vec::new(), None),
+                Some(Err(err)) => (
+                    EventsAndPods::default(),
+                    Some(format!("cannot read Events: {err}")),
+                ),
+                None => (EventsAndPods::default(), None),
             };
             let error = match self.cells.reach() {
                 Reach::Down(reason) => Some(reason.clone()),
