@@ -29,12 +29,21 @@ use crate::app::state::{Mode, State};
 use crate::config::keymap::KeyCommand;
 use crate::model::{HealthKind, StatusKind};
 
-/// Draws the whole console (or the wall display, when the state is one).
+/// Draws the whole console (or the wall display, when the state is one). Under `--ascii` the
+/// finished frame is made pure ASCII here, once for every view.
 pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
     if state.wall.is_some() {
         wall::render(frame, state, context);
-        return;
+    } else {
+        render_console(frame, state, context);
     }
+    if wall::ascii(context, state) {
+        let area = frame.area();
+        widgets::to_ascii(frame.buffer_mut(), area);
+    }
+}
+
+fn render_console(frame: &mut Frame, state: &State, context: &ViewContext) {
     let area = frame.area();
     if area.width < 20 || area.height < 6 {
         let text = Paragraph::new("flotilla: terminal too small").style(context.theme.muted);

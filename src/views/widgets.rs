@@ -1,10 +1,11 @@
 //! What every view shares: the context it draws with (theme, key map, ASCII) and the small
-//! building blocks — a pane's bordered block, a centred popup, text cut to fit (at the end or
-//! in the middle), the selected
-//! row's style, scrolling that keeps the cursor visible. Pure drawing helpers: they must not
-//! read the state beyond what they are handed, nor import a view.
+//! building blocks — the frame made pure ASCII, a pane's bordered block, a centred popup, text
+//! cut to fit (at the end or in the middle), the selected row's style,
+//! scrolling that keeps the cursor visible. Pure drawing
+//! helpers: they must not read the state beyond what they are handed, nor import a view.
 
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::Span;
@@ -41,6 +42,39 @@ pub(super) const DANGER_MARK: Mark = Mark {
     ascii: '!',
     meaning: "danger-class cluster",
 };
+
+/// `--ascii` is pure ASCII, byte for byte, whatever a view, a widget or a cluster's name drew:
+/// box lines become `+`, `-` and `|`, an ellipsis or a middle dot `.`, arrows `<` `>` `^` `v`,
+/// a caution `!`, a block `#`, and any other character outside ASCII `?`. The views choose
+/// their own ASCII glyphs where one means something (`StatusKind::symbol`); this is the one
+/// place that guarantees the rest.
+pub(super) fn to_ascii(buffer: &mut Buffer, area: Rect) {
+    for y in area.top()..area.bottom() {
+        for x in area.left()..area.right() {
+            let Some(cell) = buffer.cell_mut((x, y)) else {
+                continue;
+            };
+            if cell.symbol().is_ascii() {
+                continue;
+            }
+            let plain = match cell.symbol().chars().next().unwrap_or(' ') {
+                '─' | '━' | '═' | '╌' | '┄' => "-",
+                '│' | '┃' | '║' | '╎' | '┆' => "|",
+                '┌' | '┐' | '└' | '┘' | '├' | '┤' | '┬' | '┴' | '┼' | '╭' | '╮' | '╯' | '╰'
+                | '╔' | '╗' | '╚' | '╝' | '┏' | '┓' | '┗' | '┛' => "+",
+                '…' | '·' | '•' => ".",
+                '▶' | '→' | '›' | '»' => ">",
+                '◀' | '←' | '‹' | '«' => "<",
+                '↑' | '▲' => "^",
+                '↓' | '▼' => "v",
+                '⚠' => "!",
+                '█' => "#",
+                _ => "?",
+            };
+            cell.set_symbol(plain);
+        }
+    }
+}
 
 /// A bordered block whose border shows whether its pane has the keyboard.
 pub(super) fn pane_block<'a>(title: &'a str, focused: bool, theme: &Theme) -> Block<'a> {
