@@ -862,3 +862,88 @@ fn the_help_legend_lists_every_glyph() {
         );
     }
 }
+
+/// What a person sees on the selected row, whichever row of either pane the cursor is on:
+/// every character drawn on the selection's background reads against it (WCAG contrast of
+/// at least 4.5:1, colours at xterm's defaults) in every shipped theme; under NO_COLOR the
+/// selection is reversed and carries no colour of its own.
+#[test]
+fn the_selected_row_reads_in_every_shipped_theme() {
+    use flotilla::app::state::Pane;
+    use flotilla::views::{READABLE, contrast_ratio};
+    use harness::console::{put_cluster_cursor_on, put_cursor_on};
+    use ratatui::style::{Color, Modifier};
+
+    let settled = settled_demo_state();
+    let keymap = Keymap::built_in("default");
+    let mut themes: Vec<Theme> = flotilla::config::theme::BUILT_IN
+        .iter()
+        .map(|(name, _)| Theme::load(Some(name), false))
+        .collect();
+    themes.push(Theme::load(None, true));
+    let mut selections = Vec::new();
+    for (pane, rows) in [
+        (Pane::Clusters, settled.clusters.len()),
+        (Pane::Resources, settled.resources.len()),
+    ] {
+        for row in 0..rows {
+            let mut state = settled.clone();
+            state.focus = pane;
+            match pane {
+                Pane::Clusters => put_cluster_cursor_on(&mut state, row),
+                _ => put_cursor_on(&mut state, row),
+            }
+            selections.push(state);
+        }
+    }
+    for theme in &themes {
+        let context = ViewContext {
+            theme,
+            keymap: &keymap,
+            ascii: false,
+        };
+        let mut checked = 0;
+        for state in &selections {
+            let mut terminal = Terminal::new(TestBackend::new(160, 40)).expect("test terminal");
+            terminal
+                .draw(|frame| views::render(frame, state, &context))
+                .expect("draw");
+            let buffer = terminal.backend().buffer();
+            let selected: Vec<_> = match theme.selection.bg {
+                Some(bg) => buffer.content().iter().filter(|c| c.bg == bg).collect(),
+                None => buffer
+                    .content()
+                    .iter()
+                    .filter(|c| c.modifier.contains(Modifier::REVERSED))
+                    .collect(),
+            };
+            assert!(
+                !selected.is_empty(),
+                "{}: no selected row on screen",
+                theme.name
+            );
+            for cell in selected.iter().filter(|c| !c.symbol().trim().is_empty()) {
+                checked += 1;
+                if !theme.colour {
+                    assert_eq!(
+                        (cell.fg, cell.bg),
+                        (Color::Reset, Color::Reset),
+                        "NO_COLOR: {:?} on the selected row is coloured",
+                        cell.symbol()
+                    );
+                    continue;
+                }
+                let ratio = contrast_ratio(cell.fg, cell.bg).unwrap_or(0.0);
+                assert!(
+                    ratio >= READABLE,
+                    "{}: {:?} on the selected row is {ratio:.2}:1 ({:?} on {:?})",
+                    theme.name,
+                    cell.symbol(),
+                    cell.fg,
+                    cell.bg
+                );
+            }
+        }
+        assert!(checked > 100, "{}: only {checked} characters", theme.name);
+    }
+}

@@ -18,7 +18,7 @@ mod resources;
 pub mod wall;
 mod widgets;
 
-pub use widgets::ViewContext;
+pub use widgets::{READABLE, ViewContext, contrast_ratio};
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};

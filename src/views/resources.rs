@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::widgets::{
-    ViewContext, fit, fit_middle, focused, inner, pane_block, row_style, scroll_offset,
+    ViewContext, fit, fit_middle, focused, inner, on_row, pane_block, row_style, scroll_offset,
 };
 use crate::app::state::{Pane, State};
 
@@ -116,21 +116,21 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
         let mut spans = vec![
             Span::styled(
                 format!("{} ", worst.symbol(context.ascii)),
-                base.patch(theme.status_style(worst.severity())),
+                on_row(base, theme.status_style(worst.severity())),
             ),
             Span::styled(
                 format!("{:<11} ", fit(&row.target.kind, 11)),
-                base.patch(theme.muted),
+                on_row(base, theme.muted),
             ),
             Span::styled(
                 format!("{:<name_width$} ", fit_middle(&name, name_width)),
-                base.patch(theme.text),
+                on_row(base, theme.text),
             ),
         ];
         if show_dialect {
             spans.push(Span::styled(
                 format!("{:<8} ", row.dialect.as_str()),
-                base.patch(theme.muted),
+                on_row(base, theme.muted),
             ));
         }
         for column in &columns {
