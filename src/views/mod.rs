@@ -99,10 +99,13 @@ fn render_console(frame: &mut Frame, state: &State, context: &ViewContext) {
     if let Mode::Object { scroll, tab, group } = state.mode {
         // A cell's object reads best at full width; its title names the cluster.
         object_view::render(frame, body, state, context, (tab, scroll, group));
+    } else if let Mode::Drift(view) = &state.mode {
+        // Each drift row names its cluster, and its columns widen with the terminal.
+        drift::render(frame, body, state, view, context);
     } else {
         clusters::render(frame, left, state, context);
     }
-    if matches!(state.mode, Mode::Object { .. }) {
+    if matches!(state.mode, Mode::Object { .. } | Mode::Drift(_)) {
         // Drawn above.
     } else if let Mode::Placement(placement) = &state.mode {
         placement_editor::render(frame, right, state, placement, context);
@@ -110,8 +113,6 @@ fn render_console(frame: &mut Frame, state: &State, context: &ViewContext) {
         ocm_placement::render(frame, right, state, editor, context);
     } else if let Mode::Overrides(editor) = &state.mode {
         override_editor::render(frame, right, state, editor, context);
-    } else if let Mode::Drift(view) = &state.mode {
-        drift::render(frame, right, state, view, context);
     } else {
         resources::render(frame, resources_area, state, context);
         if detail_height > 0 {
