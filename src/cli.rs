@@ -235,9 +235,9 @@ and the table adds the latest Warning Event's reason and message per cell (EVENT
 #[derive(Debug, Clone, Subcommand)]
 pub enum Command {
     /// Open the interactive console (the default).
-    Console,
+    Console(ConsoleArgs),
     /// Open the console on the embedded simulated fleet (same as `console --demo`).
-    Demo,
+    Demo(ConsoleArgs),
     /// Read-only wall display of the whole fleet's health.
     Watch(WatchArgs),
     /// List clusters with their health (exit 0; 3 when any is Unreachable or Unauthorized).
@@ -294,8 +294,8 @@ impl Command {
             Command::Undo(args) => !args.edit.dry_run,
             Command::Reschedule(args) => !args.edit.dry_run,
             Command::OcmPlacement(OcmPlacementCommand::Set(args)) => !args.edit.dry_run,
-            Command::Console
-            | Command::Demo
+            Command::Console(_)
+            | Command::Demo(_)
             | Command::Watch(_)
             | Command::Clusters
             | Command::Render(_)
@@ -313,8 +313,8 @@ impl Command {
 
     pub fn name(&self) -> &'static str {
         match self {
-            Command::Console => "console",
-            Command::Demo => "demo",
+            Command::Console(_) => "console",
+            Command::Demo(_) => "demo",
             Command::Watch(_) => "watch",
             Command::Clusters => "clusters",
             Command::Render(_) => "render",
@@ -350,6 +350,13 @@ pub struct ManArgs {
     /// into this existing directory instead of printing the main page.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ConsoleArgs {
+    /// Draw with ASCII only, for terminals without Unicode.
+    #[arg(long)]
+    pub ascii: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -24,15 +24,17 @@ use crate::messages::{BackendEvent, CannotEdit, Effect, HubTraits};
 use crate::model::HubKind;
 use crate::source;
 
-/// Runs the console (or, with `wall`, the read-only wall display) until the operator quits.
-pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>) -> anyhow::Result<u8> {
+/// Runs the console (or, with `wall`, the read-only wall display) until the operator quits;
+/// `ascii` draws it with ASCII only.
+pub async fn run(global: &GlobalArgs, wall: Option<WatchArgs>, ascii: bool) -> anyhow::Result<u8> {
     if let Some(message) = no_terminal(wall.is_some()) {
         return Ok(refuse_without_terminal(global, &message));
     }
-    let console = match console(global, wall).await {
+    let mut console = match console(global, wall).await {
         Ok(console) => console,
         Err(code) => return Ok(code),
     };
+    console.ascii |= ascii;
     Ok(match console.run().await? {
         Ended::Quit => exit::OK,
         Ended::Signal(signal) => exit::of_signal(signal),

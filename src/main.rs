@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use flotilla::cli::{
-    Cli, Command, GlobalArgs, OcmPlacementCommand, OverrideCommand, PlacementCommand, RenderArgs,
-    exit,
+    Cli, Command, ConsoleArgs, GlobalArgs, OcmPlacementCommand, OverrideCommand, PlacementCommand,
+    RenderArgs, exit,
 };
 use flotilla::commands::render::FleetInput;
 use flotilla::{commands, launch, logging, source};
@@ -22,7 +22,10 @@ fn main() -> ExitCode {
         // clap prints usage errors with exit 2 and help/version with exit 0.
         Err(err) => err.exit(),
     };
-    let command = cli.command.clone().unwrap_or(Command::Console);
+    let command = cli
+        .command
+        .clone()
+        .unwrap_or(Command::Console(ConsoleArgs::default()));
     let _log_guard = match logging::init(cli.global.log_file.as_deref()) {
         Ok(guard) => Some(guard),
         Err(warning) => {
@@ -43,7 +46,7 @@ fn main() -> ExitCode {
     };
     let console = matches!(
         command,
-        Command::Console | Command::Demo | Command::Watch(_)
+        Command::Console(_) | Command::Demo(_) | Command::Watch(_)
     );
     let code = runtime.block_on(async {
         // The console turns signals into a clean quit itself; a command ends at once.
@@ -74,7 +77,7 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 }
 
 async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
-    if matches!(command, Command::Demo) {
+    if matches!(command, Command::Demo(_)) {
         global.demo = true;
     }
     // One check for every writer: a writing command is refused before it starts, and every
@@ -96,7 +99,7 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
                 tracing::warn!("{warning}");
                 if !matches!(
                     command,
-                    Command::Console | Command::Demo | Command::Watch(_)
+                    Command::Console(_) | Command::Demo(_) | Command::Watch(_)
                 ) {
                     eprintln!("warning: {warning}");
                 }
@@ -114,8 +117,13 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
     // The simulated fleet replaces clusters and hub alike: `--demo` commands never reach a hub.
     let on_hub = global.hub.is_some() && !global.uses_demo();
     match command {
-        Command::Console | Command::Demo => launch::run(&global, None).await,
-        Command::Watch(args) => launch::run(&global, Some(args)).await,
+        Command::Console(args) | Command::Demo(args) => {
+            launch::run(&global, None, args.ascii).await
+        }
+        Command::Watch(args) => {
+            let ascii = args.ascii;
+            launch::run(&global, Some(args), ascii).await
+        }
         Command::Clusters if global.uses_demo() => {
             let loaded = match source::load(&global) {
                 Ok(loaded) => loaded,

@@ -862,3 +862,207 @@ fn the_help_legend_lists_every_glyph() {
         );
     }
 }
+
+/// What a person sees on the selected row, whichever row of either pane the cursor is on:
+/// every character drawn on the selection's background reads against it (WCAG contrast of
+/// at least 4.5:1, colours at xterm's defaults) in every shipped theme; under NO_COLOR the
+/// selection is reversed and carries no colour of its own.
+#[test]
+fn the_selected_row_reads_in_every_shipped_theme() {
+    use flotilla::app::state::Pane;
+    use flotilla::views::{READABLE, contrast_ratio};
+    use harness::console::{put_cluster_cursor_on, put_cursor_on};
+    use ratatui::style::{Color, Modifier};
+
+    let settled = settled_demo_state();
+    let keymap = Keymap::built_in("default");
+    let mut themes: Vec<Theme> = flotilla::config::theme::BUILT_IN
+        .iter()
+        .map(|(name, _)| Theme::load(Some(name), false))
+        .collect();
+    themes.push(Theme::load(None, true));
+    let mut selections = Vec::new();
+    for (pane, rows) in [
+        (Pane::Clusters, settled.clusters.len()),
+        (Pane::Resources, settled.resources.len()),
+    ] {
+        for row in 0..rows {
+            let mut state = settled.clone();
+            state.focus = pane;
+            match pane {
+                Pane::Clusters => put_cluster_cursor_on(&mut state, row),
+                _ => put_cursor_on(&mut state, row),
+            }
+            selections.push(state);
+        }
+    }
+    for theme in &themes {
+        let context = ViewContext {
+            theme,
+            keymap: &keymap,
+            ascii: false,
+        };
+        let mut checked = 0;
+        for state in &selections {
+            let mut terminal = Terminal::new(TestBackend::new(160, 40)).expect("test terminal");
+            terminal
+                .draw(|frame| views::render(frame, state, &context))
+                .expect("draw");
+            let buffer = terminal.backend().buffer();
+            let selected: Vec<_> = match theme.selection.bg {
+                Some(bg) => buffer.content().iter().filter(|c| c.bg == bg).collect(),
+                None => buffer
+                    .content()
+                    .iter()
+                    .filter(|c| c.modifier.contains(Modifier::REVERSED))
+                    .collect(),
+            };
+            assert!(
+                !selected.is_empty(),
+                "{}: no selected row on screen",
+                theme.name
+            );
+            for cell in selected.iter().filter(|c| !c.symbol().trim().is_empty()) {
+                checked += 1;
+                if !theme.colour {
+                    assert_eq!(
+                        (cell.fg, cell.bg),
+                        (Color::Reset, Color::Reset),
+                        "NO_COLOR: {:?} on the selected row is coloured",
+                        cell.symbol()
+                    );
+                    continue;
+                }
+                let ratio = contrast_ratio(cell.fg, cell.bg).unwrap_or(0.0);
+                assert!(
+                    ratio >= READABLE,
+                    "{}: {:?} on the selected row is {ratio:.2}:1 ({:?} on {:?})",
+                    theme.name,
+                    cell.symbol(),
+                    cell.fg,
+                    cell.bg
+                );
+            }
+        }
+        assert!(checked > 100, "{}: only {checked} characters", theme.name);
+    }
+}
+
+/// The console's heat strips at 10,000 clusters: every group's name shortened in the middle
+/// (never `ap… eu…`), names told apart, and each group's count a number of its own beside the
+/// others, never run together; at 120 and 200 columns.
+#[test]
+fn heat_strip_headers_read_at_ten_thousand_clusters() {
+    let files = flotilla::fleet::demo::synthetic_fleet(10_000, 20);
+    let (fleet, errors) = load_fleet(&files);
+    assert!(errors.is_empty(), "{errors:?}");
+    let fleet = Arc::new(fleet);
+    let core = SimCore::new(fleet.clone(), &Scenario::synthetic(&fleet.clusters, 7), 7);
+    let mut state = app::state_for_fleet(&fleet, "demo-scale 10000×20".into());
+    update(&mut state, Action::Backend(core.snapshot()));
+    // A fleet this large opens with its clusters folded into heat strips.
+    if !state.collapsed {
+        press(&mut state, "z");
+    }
+    assert!(state.collapsed && !state.groups.is_empty());
+    for (width, height) in [(120, 40), (200, 60)] {
+        let terminal = draw(&state, width, height);
+        let lines = rows(&terminal);
+        let at = lines
+            .iter()
+            .position(|line| line.contains("NAMESPACE/NAME"))
+            .unwrap_or_else(|| panic!("no matrix header\n{}", lines.join("\n")));
+        // Columns, not bytes: the screen has box lines and glyphs in it.
+        let chars = |line: &str| line.chars().collect::<Vec<char>>();
+        let (names_line, counts_line) = (chars(&lines[at]), chars(&lines[at + 1]));
+        let start = (0..names_line.len())
+            .find(|&x| names_line[x..].starts_with(&chars("NAMESPACE/NAME")))
+            .expect("the name column");
+        // The strips start at the first word after the name (and dialect) headings.
+        let mut first = start + "NAMESPACE/NAME".len();
+        loop {
+            first += names_line[first..]
+                .iter()
+                .position(|c| !c.is_whitespace())
+                .unwrap_or_else(|| panic!("no group names\n{}", lines.join("\n")));
+            if !names_line[first..].starts_with(&chars("DIALECT")) {
+                break;
+            }
+            first += "DIALECT".len();
+        }
+        let tokens = |line: &[char]| -> Vec<String> {
+            line[first..]
+                .iter()
+                .collect::<String>()
+                .split_whitespace()
+                .filter(|token| *token != "│")
+                .map(str::to_string)
+                .collect()
+        };
+        let (names, counts) = (tokens(&names_line), tokens(&counts_line));
+        let screen = lines.join("\n");
+        assert!(names.len() >= 2, "{width}x{height}: {names:?}\n{screen}");
+        assert_eq!(names.len(), counts.len(), "{width}x{height}\n{screen}");
+        for name in &names {
+            assert!(
+                !name.ends_with('…'),
+                "{width}x{height}: {name} cut at its end\n{screen}"
+            );
+        }
+        let mut distinct = names.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), names.len(), "{width}x{height}: {names:?}");
+        for (count, name) in counts.iter().zip(&names) {
+            let group = state
+                .groups
+                .iter()
+                .find(|group| {
+                    let full = &group.name;
+                    full == name
+                        || name.split_once('…').is_some_and(|(head, tail)| {
+                            full.starts_with(head) && full.ends_with(tail)
+                        })
+                })
+                .unwrap_or_else(|| panic!("{name} names no group"));
+            let members = group.members.len();
+            let shown = if members >= 10_000 {
+                format!("{}k", members / 1000)
+            } else {
+                members.to_string()
+            };
+            assert_eq!(*count, shown, "{width}x{height}: {name}\n{screen}");
+        }
+    }
+}
+
+/// The drift view takes the width below the header and keeps who changed a field whole: at
+/// 160 columns and wider the demo's drifted replicas read `by kubectl-scale`, with their
+/// desired and live values, on the field's own row.
+#[test]
+fn the_drift_view_at_160_columns_names_the_manager_whole() {
+    let (mut state, core) = settled_demo();
+    for event in core.all_drift_events() {
+        update(&mut state, Action::Backend(event));
+    }
+    press(&mut state, "D");
+    for (width, height) in [(160, 40), (200, 50)] {
+        let lines = rows(&draw(&state, width, height));
+        let screen = lines.join("\n");
+        let row = lines
+            .iter()
+            .find(|line| {
+                line.contains("Deployment/shop/inventory") && line.contains("/spec/replicas")
+            })
+            .unwrap_or_else(|| panic!("{width}x{height}: no drifted replicas\n{screen}"));
+        for part in ["by kubectl-scale ", "desired ", "live 9", "drifted "] {
+            assert!(
+                row.contains(part),
+                "{width}x{height}: {part:?} missing from\n{row}"
+            );
+        }
+        if width == 160 {
+            insta::assert_snapshot!(screen);
+        }
+    }
+}

@@ -337,6 +337,36 @@ fn watch_survives_sighup_and_draws_ascii() {
     assert_eq!(app.wait_exit(), 0);
 }
 
+#[test]
+fn demo_draws_only_ascii_at_80x24_and_200x60() {
+    let mut app = PtyApp::spawn(&["demo", "--ascii"], 80, 24, &[]);
+    app.wait_for("the console with its clusters answering", |s| {
+        s.contains("Clusters") && clusters_named(s) >= 3 && s.contains("Unreachable")
+    });
+    // The Detail over the panes, and the help with its legend of every glyph.
+    app.send("i");
+    app.wait_for("the Detail overlay", |s| s.contains("Detail"));
+    app.send("i");
+    app.send("?");
+    app.wait_for("the help's legend", |s| s.contains("danger-class cluster"));
+    app.send("?");
+    app.resize_to(200, 60);
+    app.wait_for("every cluster at 200x60", |s| clusters_named(s) >= 12);
+    app.send("?");
+    app.wait_for("the help at 200x60", |s| s.contains("danger-class cluster"));
+    app.send("?");
+    let screen = app.wait_for("help closed", |s| !s.contains("danger-class cluster"));
+    assert!(
+        screen.contains("+-") && screen.contains('|'),
+        "panes keep their borders, drawn in ASCII:\n{screen}"
+    );
+    let foreign = app.raw.iter().filter(|b| **b >= 0x80).count();
+    assert_eq!(foreign, 0, "demo --ascii wrote {foreign} bytes above 0x7f");
+    app.send("q");
+    assert_eq!(app.wait_exit(), 0);
+    assert_restored(&app);
+}
+
 /// Rows of the wall's count band (above the heat map) with large digits in them: runs of
 /// blocks, `█` or `#` in ASCII, four or more wide.
 fn digit_band_rows(screen: &str) -> usize {

@@ -8,7 +8,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::widgets::{
-    DANGER_MARK, ViewContext, fit, fit_middle, focused, inner, pane_block, row_style, scroll_offset,
+    DANGER_MARK, ViewContext, fit, fit_middle, focused, inner, on_row, pane_block, row_style,
+    scroll_offset,
 };
 use crate::app::state::{Pane, State};
 
@@ -96,21 +97,24 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
                     DANGER_MARK.symbol(context.ascii),
                     fit_middle(&row.spec.name, name_width.saturating_sub(2))
                 ),
-                base.patch(theme.danger),
+                on_row(base, theme.danger),
             )
         } else {
             (
                 fit_middle(&row.spec.name, name_width),
-                base.patch(theme.text),
+                on_row(base, theme.text),
             )
         };
         let mut spans = vec![
-            Span::styled(format!("{:>digits$} ", index + 1), base.patch(theme.muted)),
+            Span::styled(
+                format!("{:>digits$} ", index + 1),
+                on_row(base, theme.muted),
+            ),
             Span::styled(format!("{name:<name_width$}"), name_style),
             Span::styled(" ", base),
             Span::styled(
                 format!("{:<11} ", row.status.health.as_str()),
-                base.patch(theme.health_style(row.status.health)),
+                on_row(base, theme.health_style(row.status.health)),
             ),
         ];
         if show_version {
@@ -135,7 +139,7 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
         };
         spans.push(Span::styled(
             worst_text,
-            base.patch(theme.status_style(worst.severity())),
+            on_row(base, theme.status_style(worst.severity())),
         ));
         lines.push(Line::from(spans));
         drawn += 1;

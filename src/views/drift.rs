@@ -1,4 +1,4 @@
-//! The drift view in the right-hand area: every drifted field, grouped across clusters, with
+//! The drift view, over the whole width below the header (its rows are long): every drifted field, grouped across clusters, with
 //! desired and live values, the manager that changed it and when, since when it drifts, owner
 //! fights, marks, the last repair's progress, and the fleet's ignore rules; plus the
 //! confirmation popup listing what a repair writes. It must not change state.
@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::widgets::{ViewContext, fit, pane_block, popup, scroll_offset};
+use super::widgets::{ViewContext, fit, fit_middle, pane_block, popup, scroll_offset};
 use crate::app::state::State;
 use crate::app::state::drift::{DriftView, Group, Pane, Row, Stage, rows};
 use crate::config::keymap::{Section, ViewCommand};
@@ -22,6 +22,23 @@ fn shown(group: &Group) -> (serde_json::Value, serde_json::Value) {
     } else {
         (group.desired.clone(), group.live.clone())
     }
+}
+
+/// A field's row cut to `width`: who changed it and when (`tail`) stays whole longest; the
+/// desired and live values give way first, each cut in the middle, and only then the row's end.
+fn fit_row(head: &str, (desired, live): (&str, &str), tail: &str, width: usize) -> String {
+    let row = |desired: &str, live: &str| format!("{head}  desired {desired}  live {live}  {tail}");
+    let whole = row(desired, live);
+    if whole.chars().count() <= width {
+        return whole;
+    }
+    let fixed = row("", "").chars().count();
+    let room = width.saturating_sub(fixed).max(8);
+    let each = room / 2;
+    fit(
+        &row(&fit_middle(desired, each), &fit_middle(live, room - each)),
+        width,
+    )
 }
 
 fn age(state: &State, since_ms: Option<u64>) -> String {
@@ -152,19 +169,28 @@ pub(super) fn render(
                         .get(m.cell.cluster as usize)
                         .map(|c| c.spec.name.as_str())
                         .unwrap_or("?");
-                    format!(
-                        "{mark} {cluster}  {resource}  {}  desired {desired}  live {live}  by {} changed {} · drifted {}{}",
-                        group.path,
-                        m.manager.as_deref().unwrap_or("?"),
-                        m.changed.as_deref().unwrap_or("?"),
-                        age(state, m.since_ms),
-                        fight_note(m.fight.as_deref())
+                    fit_row(
+                        &format!("{mark} {cluster}  {resource}  {}", group.path),
+                        (&desired.to_string(), &live.to_string()),
+                        &format!(
+                            "by {} changed {} · drifted {}{}",
+                            m.manager.as_deref().unwrap_or("?"),
+                            m.changed.as_deref().unwrap_or("?"),
+                            age(state, m.since_ms),
+                            fight_note(m.fight.as_deref())
+                        ),
+                        width,
                     )
                 } else {
-                    format!(
-                        "{mark} {} clusters  {resource}  {}  desired {desired}  live {live}  (grouped)",
-                        group.members.len(),
-                        group.path,
+                    fit_row(
+                        &format!(
+                            "{mark} {} clusters  {resource}  {}",
+                            group.members.len(),
+                            group.path
+                        ),
+                        (&desired.to_string(), &live.to_string()),
+                        "(grouped)",
+                        width,
                     )
                 }
             }

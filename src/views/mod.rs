@@ -18,7 +18,7 @@ mod resources;
 pub mod wall;
 mod widgets;
 
-pub use widgets::ViewContext;
+pub use widgets::{READABLE, ViewContext, contrast_ratio};
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
@@ -29,12 +29,21 @@ use crate::app::state::{Mode, State};
 use crate::config::keymap::KeyCommand;
 use crate::model::{HealthKind, StatusKind};
 
-/// Draws the whole console (or the wall display, when the state is one).
+/// Draws the whole console (or the wall display, when the state is one). Under `--ascii` the
+/// finished frame is made pure ASCII here, once for every view.
 pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
     if state.wall.is_some() {
         wall::render(frame, state, context);
-        return;
+    } else {
+        render_console(frame, state, context);
     }
+    if wall::ascii(context, state) {
+        let area = frame.area();
+        widgets::to_ascii(frame.buffer_mut(), area);
+    }
+}
+
+fn render_console(frame: &mut Frame, state: &State, context: &ViewContext) {
     let area = frame.area();
     if area.width < 20 || area.height < 6 {
         let text = Paragraph::new("flotilla: terminal too small").style(context.theme.muted);
@@ -90,10 +99,13 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
     if let Mode::Object { scroll, tab, group } = state.mode {
         // A cell's object reads best at full width; its title names the cluster.
         object_view::render(frame, body, state, context, (tab, scroll, group));
+    } else if let Mode::Drift(view) = &state.mode {
+        // Each drift row names its cluster, and its columns widen with the terminal.
+        drift::render(frame, body, state, view, context);
     } else {
         clusters::render(frame, left, state, context);
     }
-    if matches!(state.mode, Mode::Object { .. }) {
+    if matches!(state.mode, Mode::Object { .. } | Mode::Drift(_)) {
         // Drawn above.
     } else if let Mode::Placement(placement) = &state.mode {
         placement_editor::render(frame, right, state, placement, context);
@@ -101,8 +113,6 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
         ocm_placement::render(frame, right, state, editor, context);
     } else if let Mode::Overrides(editor) = &state.mode {
         override_editor::render(frame, right, state, editor, context);
-    } else if let Mode::Drift(view) = &state.mode {
-        drift::render(frame, right, state, view, context);
     } else {
         resources::render(frame, resources_area, state, context);
         if detail_height > 0 {

@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::widgets::{
-    ViewContext, fit, fit_middle, focused, inner, pane_block, row_style, scroll_offset,
+    ViewContext, fit, fit_middle, focused, inner, on_row, pane_block, row_style, scroll_offset,
 };
 use crate::app::state::{Pane, State};
 
@@ -75,10 +75,15 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
                 )
             }
             Column::Group { index } => {
-                let name = &state.groups[*index].name;
+                // Each strip's name and size in its own column, a space before the next:
+                // shortened in the middle so `eu-west-1` and `eu-west-2` stay told apart.
+                let group = &state.groups[*index];
                 (
-                    format!("{:<cell_width$}", fit(name, cell_width - 1)),
-                    format!("{:<cell_width$}", state.groups[*index].members.len()),
+                    format!("{:<cell_width$}", fit_middle(&group.name, cell_width - 1)),
+                    format!(
+                        "{:<cell_width$}",
+                        fit(&count_text(group.members.len()), cell_width - 1)
+                    ),
                 )
             }
         };
@@ -116,21 +121,21 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
         let mut spans = vec![
             Span::styled(
                 format!("{} ", worst.symbol(context.ascii)),
-                base.patch(theme.status_style(worst.severity())),
+                on_row(base, theme.status_style(worst.severity())),
             ),
             Span::styled(
                 format!("{:<11} ", fit(&row.target.kind, 11)),
-                base.patch(theme.muted),
+                on_row(base, theme.muted),
             ),
             Span::styled(
                 format!("{:<name_width$} ", fit_middle(&name, name_width)),
-                base.patch(theme.text),
+                on_row(base, theme.text),
             ),
         ];
         if show_dialect {
             spans.push(Span::styled(
                 format!("{:<8} ", row.dialect.as_str()),
-                base.patch(theme.muted),
+                on_row(base, theme.muted),
             ));
         }
         for column in &columns {
@@ -157,11 +162,11 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
             let symbol = worst.symbol(context.ascii);
             let text = if collapsed {
                 // The worst state and how many of the group's clusters are in it.
-                let count = strip_counts.unwrap_or(0);
-                let count = if count > 99 {
-                    "++".to_string()
+                let count = count_text(strip_counts.unwrap_or(0));
+                let count = if count.chars().count() > cell_width - 2 {
+                    "+".repeat(cell_width - 2)
                 } else {
-                    count.to_string()
+                    count
                 };
                 format!("{symbol}{count:<width$}", width = cell_width - 1)
             } else {
@@ -172,6 +177,47 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
         lines.push(Line::from(spans));
     }
     frame.render_widget(Paragraph::new(lines), body);
+}
+
+/// The narrowest heat strip: a glyph, four digits and a space.
+const STRIP_WIDTH: usize = 6;
+
+/// A count in at most five characters: `2000`, `12k`, `3M`.
+fn count_text(count: usize) -> String {
+    match count {
+        0..=9_999 => count.to_string(),
+        10_000..=999_999 => format!("{}k", count / 1000),
+        _ => format!("{}M", count / 1_000_000),
+    }
+}
+
+/// How wide a heat strip is drawn, `room` columns being there for them: at least a glyph, a
+/// four-digit count and a space; at most as wide as the longest group name. The widest that
+/// shows every strip with the groups' names told apart; when none does, the narrowest that
+/// tells them apart (the strips left out are said).
+fn strip_width(state: &State, room: usize) -> usize {
+    let longest = state
+        .groups
+        .iter()
+        .map(|group| group.name.chars().count() + 1)
+        .max()
+        .unwrap_or(STRIP_WIDTH)
+        .clamp(STRIP_WIDTH, 16);
+    let distinct = |cell: usize| {
+        let mut names: Vec<String> = state
+            .groups
+            .iter()
+            .map(|group| fit_middle(&group.name, cell - 1))
+            .collect();
+        names.sort_unstable();
+        names.windows(2).all(|pair| pair[0] != pair[1])
+    };
+    let total = state.groups.len();
+    (STRIP_WIDTH..=longest)
+        .rev()
+        .find(|&cell| room / cell >= total && distinct(cell))
+        .or_else(|| (STRIP_WIDTH..=longest).find(|&cell| distinct(cell)))
+        .unwrap_or(longest)
 }
 
 /// How the pane's inner width is shared between the names and the matrix.
@@ -194,11 +240,16 @@ fn geometry(state: &State, width: u16) -> Geometry {
     let show_dialect = width >= 60 && state.shows_dialect();
     let fixed = 2 + 11 + 1 + name_width + 1 + if show_dialect { 9 } else { 0 };
     let collapsed = state.collapsed && !state.groups.is_empty();
-    let cell_width = if collapsed { 4 } else { 2 };
     let total = if collapsed {
         state.groups.len()
     } else {
         state.cluster_view.visible.len()
+    };
+    let room = width.saturating_sub(fixed);
+    let cell_width = if collapsed {
+        strip_width(state, room)
+    } else {
+        2
     };
     Geometry {
         name_width,
@@ -206,7 +257,7 @@ fn geometry(state: &State, width: u16) -> Geometry {
         fixed,
         collapsed,
         cell_width,
-        capacity: width.saturating_sub(fixed) / cell_width,
+        capacity: room / cell_width,
         total,
     }
 }

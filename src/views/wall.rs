@@ -33,9 +33,6 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
             Paragraph::new("flotilla watch: terminal too small").style(theme.muted),
             area,
         );
-        if ascii(context, state) {
-            to_ascii(frame.buffer_mut(), area);
-        }
         return;
     }
     let band = Band::new(area, &state.headlines());
@@ -67,41 +64,10 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
         pages.get(page).map_or(&[][..], Vec::as_slice),
     );
     render_problems(frame, problems, state, context, &found);
-    if ascii(context, state) {
-        to_ascii(frame.buffer_mut(), area);
-    }
 }
 
-/// `--ascii` is pure ASCII, byte for byte, whatever a widget or a cluster's name drew: box
-/// lines become `+`, `-` and `|`, an ellipsis or a middle dot `.`, and any other character
-/// outside ASCII `?`.
-fn to_ascii(buffer: &mut ratatui::buffer::Buffer, area: Rect) {
-    for y in area.top()..area.bottom() {
-        for x in area.left()..area.right() {
-            let Some(cell) = buffer.cell_mut((x, y)) else {
-                continue;
-            };
-            let symbol = cell.symbol();
-            if symbol.is_ascii() {
-                continue;
-            }
-            let plain = match symbol.chars().next().unwrap_or(' ') {
-                '─' | '━' | '═' | '╌' | '┄' => "-",
-                '│' | '┃' | '║' | '╎' | '┆' => "|",
-                '┌' | '┐' | '└' | '┘' | '├' | '┤' | '┬' | '┴' | '┼' | '╭' | '╮' | '╯' | '╰'
-                | '╔' | '╗' | '╚' | '╝' | '┏' | '┓' | '┗' | '┛' => "+",
-                '…' | '·' | '•' => ".",
-                '▶' | '→' | '›' => ">",
-                '◀' | '←' | '‹' => "<",
-                '█' => "#",
-                _ => "?",
-            };
-            cell.set_symbol(plain);
-        }
-    }
-}
-
-fn ascii(context: &ViewContext, state: &State) -> bool {
+/// Whether the screen is drawn in ASCII: `--ascii` on the console or the wall.
+pub(super) fn ascii(context: &ViewContext, state: &State) -> bool {
     context.ascii || state.wall.as_ref().is_some_and(|wall| wall.ascii)
 }
 

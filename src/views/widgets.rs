@@ -1,12 +1,13 @@
 //! What every view shares: the context it draws with (theme, key map, ASCII) and the small
-//! building blocks — a pane's bordered block, a centred popup, text cut to fit (at the end or
-//! in the middle), the selected
-//! row's style, scrolling that keeps the cursor visible. Pure drawing helpers: they must not
-//! read the state beyond what they are handed, nor import a view.
+//! building blocks — the frame made pure ASCII, a pane's bordered block, a centred popup, text
+//! cut to fit (at the end or in the middle), the selected row's style and a span's style on it
+//! (kept readable: WCAG contrast), scrolling that keeps the cursor visible. Pure drawing
+//! helpers: they must not read the state beyond what they are handed, nor import a view.
 
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
+use ratatui::style::{Color, Style};
 use ratatui::text::Span;
 use ratatui::widgets::{Block, Borders};
 
@@ -41,6 +42,39 @@ pub(super) const DANGER_MARK: Mark = Mark {
     ascii: '!',
     meaning: "danger-class cluster",
 };
+
+/// `--ascii` is pure ASCII, byte for byte, whatever a view, a widget or a cluster's name drew:
+/// box lines become `+`, `-` and `|`, an ellipsis or a middle dot `.`, arrows `<` `>` `^` `v`,
+/// a caution `!`, a block `#`, and any other character outside ASCII `?`. The views choose
+/// their own ASCII glyphs where one means something (`StatusKind::symbol`); this is the one
+/// place that guarantees the rest.
+pub(super) fn to_ascii(buffer: &mut Buffer, area: Rect) {
+    for y in area.top()..area.bottom() {
+        for x in area.left()..area.right() {
+            let Some(cell) = buffer.cell_mut((x, y)) else {
+                continue;
+            };
+            if cell.symbol().is_ascii() {
+                continue;
+            }
+            let plain = match cell.symbol().chars().next().unwrap_or(' ') {
+                '─' | '━' | '═' | '╌' | '┄' => "-",
+                '│' | '┃' | '║' | '╎' | '┆' => "|",
+                '┌' | '┐' | '└' | '┘' | '├' | '┤' | '┬' | '┴' | '┼' | '╭' | '╮' | '╯' | '╰'
+                | '╔' | '╗' | '╚' | '╝' | '┏' | '┓' | '┗' | '┛' => "+",
+                '…' | '·' | '•' => ".",
+                '▶' | '→' | '›' | '»' => ">",
+                '◀' | '←' | '‹' | '«' => "<",
+                '↑' | '▲' => "^",
+                '↓' | '▼' => "v",
+                '⚠' => "!",
+                '█' => "#",
+                _ => "?",
+            };
+            cell.set_symbol(plain);
+        }
+    }
+}
 
 /// A bordered block whose border shows whether its pane has the keyboard.
 pub(super) fn pane_block<'a>(title: &'a str, focused: bool, theme: &Theme) -> Block<'a> {
@@ -82,6 +116,103 @@ pub(super) fn fit_middle(text: &str, width: usize) -> String {
     cut.push('…');
     cut.extend(text.chars().skip(count - tail));
     cut
+}
+
+/// A span's style on a row: its slot over the row's `base`. On a row with a background of its
+/// own (the selected row) the slot's colour stays only where it reads against that background
+/// (WCAG contrast of at least 4.5:1); elsewhere the row's own foreground takes its place, and
+/// the span's glyph and words still say what it is.
+pub(super) fn on_row(base: Style, slot: Style) -> Style {
+    let style = base.patch(slot);
+    match (slot.fg, slot.bg, base.bg, base.fg) {
+        (Some(fg), None, Some(bg), Some(own))
+            if contrast_ratio(fg, bg).is_none_or(|ratio| ratio < READABLE) =>
+        {
+            style.fg(own)
+        }
+        _ => style,
+    }
+}
+
+/// WCAG 2's least contrast for ordinary text.
+pub const READABLE: f64 = 4.5;
+
+/// WCAG 2's contrast ratio of two colours (1 to 21), named and indexed colours taken at
+/// xterm's defaults; `None` for the terminal's own default colour, which is not known.
+pub fn contrast_ratio(a: Color, b: Color) -> Option<f64> {
+    let (a, b) = (luminance(a)?, luminance(b)?);
+    let (light, dark) = if a > b { (a, b) } else { (b, a) };
+    Some((light + 0.05) / (dark + 0.05))
+}
+
+/// Relative luminance (WCAG 2) of a colour.
+fn luminance(colour: Color) -> Option<f64> {
+    let (r, g, b) = rgb(colour)?;
+    let linear = |channel: u8| {
+        let c = f64::from(channel) / 255.0;
+        if c <= 0.03928 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    Some(0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b))
+}
+
+/// A colour's red, green and blue: xterm's defaults for the 16 named colours and the 256-colour
+/// cube and grey ramp.
+fn rgb(colour: Color) -> Option<(u8, u8, u8)> {
+    const NAMED: [(u8, u8, u8); 16] = [
+        (0x00, 0x00, 0x00),
+        (0xcd, 0x00, 0x00),
+        (0x00, 0xcd, 0x00),
+        (0xcd, 0xcd, 0x00),
+        (0x00, 0x00, 0xee),
+        (0xcd, 0x00, 0xcd),
+        (0x00, 0xcd, 0xcd),
+        (0xe5, 0xe5, 0xe5),
+        (0x7f, 0x7f, 0x7f),
+        (0xff, 0x00, 0x00),
+        (0x00, 0xff, 0x00),
+        (0xff, 0xff, 0x00),
+        (0x5c, 0x5c, 0xff),
+        (0xff, 0x00, 0xff),
+        (0x00, 0xff, 0xff),
+        (0xff, 0xff, 0xff),
+    ];
+    let index = match colour {
+        Color::Reset => return None,
+        Color::Rgb(r, g, b) => return Some((r, g, b)),
+        Color::Indexed(index) => index,
+        Color::Black => 0,
+        Color::Red => 1,
+        Color::Green => 2,
+        Color::Yellow => 3,
+        Color::Blue => 4,
+        Color::Magenta => 5,
+        Color::Cyan => 6,
+        Color::Gray => 7,
+        Color::DarkGray => 8,
+        Color::LightRed => 9,
+        Color::LightGreen => 10,
+        Color::LightYellow => 11,
+        Color::LightBlue => 12,
+        Color::LightMagenta => 13,
+        Color::LightCyan => 14,
+        Color::White => 15,
+    };
+    Some(match index {
+        0..=15 => NAMED[usize::from(index)],
+        16..=231 => {
+            let step = |n: u8| if n == 0 { 0 } else { 55 + 40 * n };
+            let n = index - 16;
+            (step(n / 36), step(n / 6 % 6), step(n % 6))
+        }
+        _ => {
+            let grey = 8 + 10 * (index - 232);
+            (grey, grey, grey)
+        }
+    })
 }
 
 /// The style for the row under the cursor in the focused pane.
@@ -147,7 +278,67 @@ pub(super) fn review_hint(keymap: &Keymap, back: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::fit_middle;
+    use super::{READABLE, contrast_ratio, fit_middle, on_row};
+    use crate::config::theme::{BUILT_IN, Theme};
+    use crate::model::StatusKind;
+    use ratatui::style::Color;
+
+    #[test]
+    fn contrast_is_wcags() {
+        let ratio = |a, b| contrast_ratio(a, b).expect("known colours");
+        assert!((ratio(Color::Black, Color::White) - 21.0).abs() < 1e-9);
+        assert!((ratio(Color::White, Color::White) - 1.0).abs() < 1e-9);
+        // WCAG's own examples: #777777 on white just misses 4.5:1, #767676 just makes it.
+        assert!(ratio(Color::Rgb(0x77, 0x77, 0x77), Color::White) < READABLE);
+        assert!(ratio(Color::Rgb(0x76, 0x76, 0x76), Color::White) >= READABLE);
+        assert_eq!(ratio(Color::Indexed(15), Color::Indexed(16)), 21.0);
+        assert_eq!(contrast_ratio(Color::Reset, Color::White), None);
+    }
+
+    /// Every status, health and chrome style a selected row can carry, in every shipped theme,
+    /// reads against the selection: its own colour when that contrasts enough, else the
+    /// selection's foreground.
+    #[test]
+    fn every_style_on_the_selected_row_reads_in_every_shipped_theme() {
+        for (name, _) in BUILT_IN {
+            let theme = Theme::load(Some(name), false);
+            let selection = theme.selection;
+            let bg = selection
+                .bg
+                .unwrap_or_else(|| panic!("{name}: selection has no bg"));
+            let own = selection
+                .fg
+                .unwrap_or_else(|| panic!("{name}: selection has no fg"));
+            let own_ratio = contrast_ratio(own, bg).unwrap_or(0.0);
+            assert!(
+                own_ratio >= READABLE,
+                "{name}: selection itself {own_ratio:.2}:1"
+            );
+            let mut slots: Vec<(String, ratatui::style::Style)> = StatusKind::ALL
+                .into_iter()
+                .map(|kind| (format!("status.{kind}"), theme.status_style(kind)))
+                .collect();
+            slots.extend([
+                ("text".to_string(), theme.text),
+                ("muted".to_string(), theme.muted),
+                ("danger".to_string(), theme.danger),
+                ("health.ready".to_string(), theme.health_ready),
+                ("health.not-ready".to_string(), theme.health_not_ready),
+                ("health.unreachable".to_string(), theme.health_unreachable),
+                ("health.unknown".to_string(), theme.health_unknown),
+            ]);
+            for (slot, style) in slots {
+                let drawn = on_row(selection, style);
+                let fg = drawn.fg.unwrap_or(own);
+                let bg = drawn.bg.unwrap_or(bg);
+                let ratio = contrast_ratio(fg, bg).unwrap_or(0.0);
+                assert!(
+                    ratio >= READABLE,
+                    "{name}: {slot} on the selected row is {ratio:.2}:1 ({fg:?} on {bg:?})"
+                );
+            }
+        }
+    }
 
     #[test]
     fn names_cut_in_the_middle_stay_distinct_and_fit() {

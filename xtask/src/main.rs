@@ -1,5 +1,5 @@
 //! `cargo xtask`: developer commands — the one test command (`test`), the long fuzz run
-//! (`fuzz`), the import-rule check (`layers`), the manual pages (`man`), the README's screenshot (`screenshot`) and the real-Kubernetes test environment
+//! (`fuzz`), the import-rule check (`layers`), the manual pages (`man`), the docs' screenshots (`screenshot`) and the real-Kubernetes test environment
 //! (`testenv`). It must stay light to compile (it runs first on a fresh CI
 //! machine), must never be a dependency of the product, and writes nothing outside the
 //! repository except its binary cache.
@@ -71,8 +71,9 @@ commands:
   man [--out DIR]              the manual pages, flotilla.1 and one per command
                                (flotilla-plan.1, flotilla-placement-set.1, …), written into DIR
                                (default target/man) by `flotilla man --out`
-  screenshot                   docs/screenshot.png: the release binary's demo console in a
-                               160x42 tmux session (needs tmux, aha and chromium)
+  screenshot                   docs/*.png: the release binary's demo console at 160x42
+                               (docs/screenshot.png) and 80x24 and its wall at 120x40 and
+                               240x68, each in a tmux session (needs tmux, aha and chromium)
   testenv up [--members N] [--hub karmada|ocm|kubefed]
                                start a hub + N member kube-apiservers on 127.0.0.1 (default 3);
                                builds kube-apiserver/etcd from the Go module proxy when needed;

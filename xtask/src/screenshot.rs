@@ -1,8 +1,9 @@
-//! `cargo xtask screenshot`: the README's picture, taken of the real binary. It builds the
-//! release binary, opens `flotilla demo` with a fixed seed in a detached tmux session of a fixed
-//! size, moves to a drifted cell as a person would, and turns the coloured screen into
-//! `docs/screenshot.png` (tmux's capture → aha's HTML → headless Chromium). It must not draw the
-//! screen itself: what the picture shows is what the binary drew.
+//! `cargo xtask screenshot`: the docs' pictures, taken of the real binary. It builds the
+//! release binary and, for each picture, opens `flotilla demo` (or `flotilla watch --demo`)
+//! with a fixed seed in a detached tmux session of a fixed size, presses the keys a person
+//! would, and turns the coloured screen into a PNG in docs/ (tmux's capture → aha's HTML →
+//! headless Chromium): the console at 160x42 (the README's) and 80x24, the wall at 120x40 and
+//! 240x68. It must not draw the screen itself: what a picture shows is what the binary drew.
 
 use std::path::Path;
 use std::process::Command;
@@ -11,17 +12,60 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-const COLUMNS: u16 = 160;
-const ROWS: u16 = 42;
 /// Pixels per terminal cell at Chromium's default monospace font size, and aha's page margin.
 const CELL_WIDTH: u32 = 8;
 const CELL_HEIGHT: u32 = 15;
 const MARGIN: u32 = 16;
-/// The demo seed the picture is taken with, so it changes only when the console does.
+/// The demo seed the pictures are taken with, so they change only when the screens do.
 const SEED: &str = "7";
-/// Keys pressed after the demo settles: to the resources pane, down to the drifted
-/// `shop/inventory` Deployment, right onto the cluster where it drifted.
-const KEYS: &[(&str, usize)] = &[("Tab", 1), ("j", 14), ("l", 11)];
+
+/// One picture: what runs, at which size, and the keys pressed once it settles.
+struct Shot {
+    file: &'static str,
+    what: &'static str,
+    args: &'static [&'static str],
+    columns: u16,
+    rows: u16,
+    keys: &'static [(&'static str, usize)],
+}
+
+const SHOTS: [Shot; 4] = [
+    // To the resources pane, down to the drifted `shop/inventory` Deployment, right onto the
+    // cluster where it drifted.
+    Shot {
+        file: "docs/screenshot.png",
+        what: "flotilla demo",
+        args: &["demo"],
+        columns: 160,
+        rows: 42,
+        keys: &[("Tab", 1), ("j", 14), ("l", 11)],
+    },
+    // The same cell at 80x24, with its Detail opened over the panes.
+    Shot {
+        file: "docs/console-80x24.png",
+        what: "flotilla demo",
+        args: &["demo"],
+        columns: 80,
+        rows: 24,
+        keys: &[("Tab", 1), ("j", 14), ("l", 11), ("i", 1)],
+    },
+    Shot {
+        file: "docs/wall-120x40.png",
+        what: "flotilla watch",
+        args: &["watch", "--demo"],
+        columns: 120,
+        rows: 40,
+        keys: &[],
+    },
+    Shot {
+        file: "docs/wall-240x68.png",
+        what: "flotilla watch",
+        args: &["watch", "--demo"],
+        columns: 240,
+        rows: 68,
+        keys: &[],
+    },
+];
 
 pub fn run(root: &Path) -> Result<()> {
     for tool in ["tmux", "aha", "chromium"] {
@@ -32,7 +76,7 @@ pub fn run(root: &Path) -> Result<()> {
             .unwrap_or(false);
         if !found {
             bail!(
-                "`{tool}` is not installed; the screenshot needs tmux, aha and chromium \
+                "`{tool}` is not installed; the screenshots need tmux, aha and chromium \
                  (Debian/Ubuntu: apt-get install tmux aha chromium)"
             );
         }
@@ -46,29 +90,36 @@ pub fn run(root: &Path) -> Result<()> {
         bail!("cargo build --release failed");
     }
     let binary = root.join("target/release/flotilla");
-    let session = format!("flotilla-screenshot-{}", std::process::id());
-    let command = format!("{} demo --demo-seed {SEED}", binary.display());
-    tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        &COLUMNS.to_string(),
-        "-y",
-        &ROWS.to_string(),
-        "-e",
-        "NO_COLOR=",
-        &command,
-    ])?;
-    let taken = take(&session, root);
-    let _ = tmux(&["kill-session", "-t", &session]);
-    taken
+    for shot in &SHOTS {
+        let session = format!("flotilla-screenshot-{}", std::process::id());
+        let command = format!(
+            "{} {} --demo-seed {SEED}",
+            binary.display(),
+            shot.args.join(" ")
+        );
+        tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            &session,
+            "-x",
+            &shot.columns.to_string(),
+            "-y",
+            &shot.rows.to_string(),
+            "-e",
+            "NO_COLOR=",
+            &command,
+        ])?;
+        let taken = take(shot, &session, root);
+        let _ = tmux(&["kill-session", "-t", &session]);
+        taken?;
+    }
+    Ok(())
 }
 
-fn take(session: &str, root: &Path) -> Result<()> {
+fn take(shot: &Shot, session: &str, root: &Path) -> Result<()> {
     sleep(Duration::from_secs(12));
-    for &(key, times) in KEYS {
+    for &(key, times) in shot.keys {
         for _ in 0..times {
             tmux(&["send-keys", "-t", session, key])?;
             sleep(Duration::from_millis(100));
@@ -80,13 +131,13 @@ fn take(session: &str, root: &Path) -> Result<()> {
         .output()
         .context("capturing the tmux pane")?;
     if !ansi.status.success() {
-        bail!("tmux capture-pane failed: the demo may have exited");
+        bail!("tmux capture-pane failed: {} may have exited", shot.what);
     }
     let scratch = root.join("target/screenshot");
     std::fs::create_dir_all(&scratch).context("creating target/screenshot")?;
     let html_path = scratch.join("screen.html");
     let mut aha = Command::new("aha")
-        .args(["--black", "--title", "flotilla demo"])
+        .args(["--black", "--title", shot.what])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -98,7 +149,8 @@ fn take(session: &str, root: &Path) -> Result<()> {
     }
     let html = aha.wait_with_output().context("running aha")?;
     std::fs::write(&html_path, &html.stdout).context("writing the screen's HTML")?;
-    let png = root.join("docs/screenshot.png");
+    let png = root.join(shot.file);
+    let _ = std::fs::remove_file(&png);
     let profile = scratch.join("chromium-profile");
     let status = Command::new("chromium")
         .args([
@@ -114,8 +166,8 @@ fn take(session: &str, root: &Path) -> Result<()> {
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!(
             "--window-size={},{}",
-            u32::from(COLUMNS) * CELL_WIDTH + MARGIN,
-            u32::from(ROWS) * CELL_HEIGHT + MARGIN
+            u32::from(shot.columns) * CELL_WIDTH + MARGIN,
+            u32::from(shot.rows) * CELL_HEIGHT + MARGIN
         ))
         .arg(format!("--screenshot={}", png.display()))
         .arg(format!("file://{}", html_path.display()))
