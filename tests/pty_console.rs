@@ -350,8 +350,11 @@ fn demo_draws_only_ascii_at_80x24_and_200x60() {
     app.send("?");
     app.wait_for("the help's legend", |s| s.contains("danger-class cluster"));
     app.send("?");
+    app.wait_for("the help closed", |s| !s.contains("danger-class cluster"));
     app.resize_to(200, 60);
-    app.wait_for("every cluster at 200x60", |s| clusters_named(s) >= 12);
+    app.wait_for("every cluster at 200x60", |s| {
+        clusters_named(s) >= 12 && s.lines().next().is_some_and(|l| l.trim_end().len() > 100)
+    });
     app.send("?");
     app.wait_for("the help at 200x60", |s| s.contains("danger-class cluster"));
     app.send("?");
