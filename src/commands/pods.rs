@@ -91,6 +91,25 @@ async fn read(
     })
 }
 
+/// What `pods` and `images` both start with: refused on a hub, the scope checked, then every
+/// selected workload's pods read; an input error is printed and its exit code returned.
+async fn read_workloads(
+    global: &GlobalArgs,
+    command: &str,
+    resource: Option<&str>,
+    clusters: &[String],
+    namespace: Option<&str>,
+    labels: &str,
+) -> Result<Vec<WorkloadPods>, u8> {
+    if let Some(code) = on_hub(global, command) {
+        return Err(code);
+    }
+    let scope = scope_of(resource, clusters, namespace).map_err(|InputError(m)| input_error(&m))?;
+    read(global, &scope, labels)
+        .await
+        .map_err(|InputError(m)| input_error(&m))
+}
+
 fn on_hub(global: &GlobalArgs, command: &str) -> Option<u8> {
     (global.hub.is_some() && !global.uses_demo()).then(|| {
         input_error(&format!(
@@ -105,20 +124,18 @@ pub async fn run_pods(
     args: &PodsArgs,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    if let Some(code) = on_hub(global, "pods") {
-        return Ok(code);
-    }
-    let scope = match scope_of(
+    let read = match read_workloads(
+        global,
+        "pods",
         args.resource.as_deref(),
         &args.clusters,
         args.namespace.as_deref(),
-    ) {
-        Ok(scope) => scope,
-        Err(InputError(message)) => return Ok(input_error(&message)),
-    };
-    let read = match read(global, &scope, args.selector.as_deref().unwrap_or("")).await {
+        args.selector.as_deref().unwrap_or(""),
+    )
+    .await
+    {
         Ok(read) => read,
-        Err(InputError(message)) => return Ok(input_error(&message)),
+        Err(code) => return Ok(code),
     };
     let now = SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -293,20 +310,18 @@ pub async fn run_images(
     args: &ImagesArgs,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    if let Some(code) = on_hub(global, "images") {
-        return Ok(code);
-    }
-    let scope = match scope_of(
+    let read = match read_workloads(
+        global,
+        "images",
         args.resource.as_deref(),
         &args.clusters,
         args.namespace.as_deref(),
-    ) {
-        Ok(scope) => scope,
-        Err(InputError(message)) => return Ok(input_error(&message)),
-    };
-    let read = match read(global, &scope, "").await {
+        "",
+    )
+    .await
+    {
         Ok(read) => read,
-        Err(InputError(message)) => return Ok(input_error(&message)),
+        Err(code) => return Ok(code),
     };
     let mut items: Vec<ImageItem> = Vec::new();
     for workload in &read {

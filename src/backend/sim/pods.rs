@@ -229,16 +229,20 @@ fn pod(parts: PodParts<'_>) -> Value {
         }
         status
     };
+    // A scheduled, initialized pod's conditions, ready or not.
+    let scheduled = |ready: bool| {
+        vec![
+            condition("PodScheduled", true),
+            condition("Initialized", true),
+            condition("ContainersReady", ready),
+            condition("Ready", ready),
+        ]
+    };
     let mut node = Some(parts.node);
     let (phase, conditions, statuses) = match parts.state {
         None => (
             "Running",
-            vec![
-                condition("PodScheduled", true),
-                condition("Initialized", true),
-                condition("ContainersReady", true),
-                condition("Ready", true),
-            ],
+            scheduled(true),
             parts
                 .containers
                 .iter()
@@ -247,12 +251,7 @@ fn pod(parts: PodParts<'_>) -> Value {
         ),
         Some((SimPodState::OOMKilled, _)) => (
             "Running",
-            vec![
-                condition("PodScheduled", true),
-                condition("Initialized", true),
-                condition("ContainersReady", true),
-                condition("Ready", true),
-            ],
+            scheduled(true),
             parts
                 .containers
                 .iter()
@@ -266,12 +265,7 @@ fn pod(parts: PodParts<'_>) -> Value {
         ),
         Some((SimPodState::CrashLoopBackOff, _)) => (
             "Running",
-            vec![
-                condition("PodScheduled", true),
-                condition("Initialized", true),
-                condition("ContainersReady", false),
-                condition("Ready", false),
-            ],
+            scheduled(false),
             parts
                 .containers
                 .iter()
