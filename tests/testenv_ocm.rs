@@ -1250,6 +1250,53 @@ fn hub_ocm_placement_set_writes_the_placement_and_undo_puts_it_back() {
         "{refused}"
     );
     assert_eq!(stored_selector(), blue);
+    // Someone else changes the Placement while the operator is asked: the write is refused
+    // as the fleet changed under the edit (exit 4), and the other change stays.
+    let kubeconfig = env().kubeconfig_path.to_string_lossy().into_owned();
+    let mut asking = harness::pty::PtyApp::spawn(
+        &[
+            "--kubeconfig",
+            &kubeconfig,
+            "--hub",
+            "hub",
+            "ocm-placement",
+            "set",
+            &placement,
+            "--cluster-selector",
+            &selector,
+        ],
+        160,
+        40,
+        &[],
+    );
+    asking.wait_for("the question before writing", |screen| {
+        screen.contains("[y/N]")
+    });
+    kubectl_ok(
+        "hub",
+        &[
+            "annotate",
+            "placement",
+            "web",
+            "-n",
+            ns,
+            "flotilla.dev/meanwhile=yes",
+        ],
+    );
+    asking.send("y\r");
+    assert_eq!(asking.wait_exit(), 4, "{}", asking.screen_text());
+    assert!(
+        asking.screen_text().contains("changed on the hub"),
+        "{}",
+        asking.screen_text()
+    );
+    assert_eq!(stored_selector(), blue);
+    assert_eq!(
+        json("hub", &["get", "placement", "web", "-n", ns])
+            .pointer("/metadata/annotations/flotilla.dev~1meanwhile")
+            .cloned(),
+        Some(serde_json::json!("yes"))
+    );
     let written = set_green(&["--yes"], 0);
     assert_eq!(written["written"], true);
     assert_eq!(

@@ -198,7 +198,7 @@ pub async fn run_set(
             "error: hub {context} refused {title}: {}",
             printable(&err.to_string(), true)
         );
-        return Ok(exit::PARTIAL);
+        return Ok(exit::of_hub(&err));
     }
     let mut entry = audit::Entry::new("hub-placement");
     entry.objects = vec![format!("Placement/{namespace}/{name}")];
