@@ -3,7 +3,8 @@
 //! clusters is an input error and globs take character classes, a signal ends a command with 130 (SIGINT) or 143 (SIGTERM), an
 //! apply it ends is in the audit log as interrupted, and a reader that closes the pipe early
 //! (`| head`) ends a command quietly; `--inventory` spelt any other way than
-//! `clusterprofiles:CONTEXT` is an input error naming that form.
+//! `clusterprofiles:CONTEXT` is an input error naming that form; `render` places a fleet without
+//! an inventory on the contexts `--context` names, and says when there are none.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -323,4 +324,45 @@ fn an_inventory_flag_spelt_otherwise_names_the_accepted_form() {
         stderr.contains("--inventory clusterprofiles:nowhere"),
         "{stderr}"
     );
+}
+
+/// A fleet without an inventory places on the contexts `--context` names, in `render` as in
+/// every other command; without contexts it says why nothing is placed instead of printing an
+/// empty matrix as if that were the fleet's intent.
+#[test]
+fn render_places_an_inventoryless_fleet_on_the_named_contexts_and_says_when_there_are_none() {
+    let dir = FleetDir::new().fleet(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\ndata: {x: '1'}\n---\n\
+         apiVersion: policy.karmada.io/v1alpha1\nkind: ClusterPropagationPolicy\nmetadata: {name: all}\n\
+         spec:\n  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]\n  placement: {}\n",
+    );
+    std::fs::write(dir.beside("kubeconfig"), KUBECONFIG).expect("write kubeconfig");
+    let kubeconfig = dir.beside("kubeconfig");
+    let (fleet, kubeconfig) = (
+        dir.path().to_str().expect("a UTF-8 path"),
+        kubeconfig.to_str().expect("a UTF-8 path"),
+    );
+    let base = ["--fleet", fleet, "--kubeconfig", kubeconfig];
+    let named = flotilla(
+        dir.root(),
+        &[&base[..], &["--context", "*", "render", "-o", "json"]].concat(),
+    );
+    assert_eq!(named.status.code(), Some(0), "{named:?}");
+    let json: serde_json::Value = serde_json::from_slice(&named.stdout).expect("JSON");
+    let mut placed: Vec<&str> = json["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|item| item["object"]["kind"] == "ConfigMap")
+        .filter_map(|item| item["cluster"].as_str())
+        .collect();
+    placed.sort_unstable();
+    assert_eq!(placed, ["east", "west"], "{json}");
+    assert!(named.stderr.is_empty(), "{named:?}");
+
+    let none = flotilla(dir.root(), &[&base[..], &["render"]].concat());
+    let stderr = String::from_utf8_lossy(&none.stderr);
+    assert_eq!(none.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("declares no clusters"), "{stderr}");
+    assert!(stderr.contains("--context GLOB"), "{stderr}");
 }

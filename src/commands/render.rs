@@ -61,6 +61,14 @@ pub fn run_render(
         );
         return 2;
     }
+    // Nothing can be placed without clusters: say where they come from rather than print an
+    // empty matrix as if that were the fleet's intent.
+    if fleet.clusters.is_empty() && !fleet.resources.is_empty() {
+        let _ = writeln!(
+            err,
+            "note: the fleet declares no clusters, so nothing is placed\n  hint: declare clusters in the fleet directory (Karmada Cluster or KubeFed KubeFedCluster objects), or name kubeconfig contexts with --context GLOB"
+        );
+    }
     let mut clusters: Vec<usize> = Vec::new();
     if cluster_names.is_empty() {
         clusters.extend(0..fleet.clusters.len());
