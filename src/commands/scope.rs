@@ -17,8 +17,7 @@ use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::{self, kubeconfig::Timeouts};
 use crate::backend::sim::{Scenario, SimClusterApi, SimCore, SimFleet};
 use crate::cli::{GlobalArgs, ScopeArgs, exit};
-use crate::engine::document::parse::Doc;
-use crate::engine::edit::placement::parse_selector;
+use crate::engine::edit::placement::label_selector_of;
 use crate::engine::place::selector::LabelSelector;
 use crate::engine::{Fleet, SourceFile};
 use crate::model::{ClusterSpec, ResourceRef};
@@ -84,7 +83,7 @@ impl ResourceScope {
                 "-n/--namespace needs a namespace name, e.g. -n shop".into(),
             ));
         }
-        let selector = selector.map(label_selector).transpose()?;
+        let selector = selector.map(label_selector).transpose()?.flatten();
         Ok(ResourceScope {
             filters,
             namespace: namespace.map(str::to_string),
@@ -180,16 +179,14 @@ pub fn no_such(flag: &str, name: &str, what: &str, known: &[&str]) -> String {
     text
 }
 
-/// `-l/--selector` in kubectl's syntax (`app=web,tier in (a,b),!legacy`).
-fn label_selector(text: &str) -> Result<LabelSelector, InputError> {
+/// `-l/--selector` in kubectl's syntax (`app=web,tier in (a,b),!legacy`); empty selects all.
+fn label_selector(text: &str) -> Result<Option<LabelSelector>, InputError> {
     let bad = |message: String| {
         InputError(format!(
             "-l/--selector {text:?}: {message}\n  hint: write it as kubectl does, e.g. -l app=web,tier!=canary"
         ))
     };
-    let value = parse_selector(text).map_err(|err| bad(err.to_string()))?;
-    let doc = Doc::from_value("--selector", serde_json::json!({ "selector": value }));
-    LabelSelector::parse(&doc, "/selector").map_err(|err| bad(err.message))
+    label_selector_of(text).map_err(|err| bad(err.to_string()))
 }
 
 /// What a command works on: one target per selected cluster, notes for stderr, the fleet's

@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+use crate::engine::edit::placement::label_selector_of;
 use crate::model::ResourceRef;
 
 /// The field manager flotilla applies with.
@@ -31,16 +32,19 @@ pub fn resource_of(object: &Value) -> ResourceRef {
 }
 
 /// Whether an object is selected by a label selector and a field selector as the API server
-/// reads simple ones: comma-separated `key=value`, `key==value` and `key!=value` terms (a
-/// field's key is its dotted path, e.g. `involvedObject.name`); an empty selector selects
-/// everything. For the in-memory and simulated clusters; a real server does its own.
+/// reads them: labels in kubectl's whole `-l` syntax (`in (…)`, `notin (…)`, `!key` too),
+/// fields as comma-separated `key=value`, `key==value` and `key!=value` terms (a field's key is
+/// its dotted path, e.g. `involvedObject.name`); an empty selector selects everything. For the in-memory and simulated clusters; a real server does its own.
 pub fn selected_by(object: &Value, labels: &str, fields: &str) -> bool {
-    let label = |key: &str| {
-        object
-            .pointer("/metadata/labels")
-            .and_then(|labels| labels.get(key))
-            .and_then(Value::as_str)
-            .map(str::to_string)
+    // A selector the server would refuse selects nothing here.
+    let labels_hold = match label_selector_of(labels) {
+        Ok(None) => true,
+        Ok(Some(selector)) => selector.matches_map(
+            object
+                .pointer("/metadata/labels")
+                .and_then(Value::as_object),
+        ),
+        Err(_) => false,
     };
     let field = |key: &str| {
         let pointer = format!("/{}", key.replace('.', "/"));
@@ -49,7 +53,7 @@ pub fn selected_by(object: &Value, labels: &str, fields: &str) -> bool {
             other => other.to_string(),
         })
     };
-    terms_hold(labels, label) && terms_hold(fields, field)
+    labels_hold && terms_hold(fields, field)
 }
 
 fn terms_hold(selector: &str, value_of: impl Fn(&str) -> Option<String>) -> bool {
@@ -89,5 +93,13 @@ mod tests {
         ));
         assert!(!selected_by(&event, "app=api", ""));
         assert!(!selected_by(&event, "", "involvedObject.kind=Deployment"));
+        assert!(selected_by(&event, "app in (api, web)", ""));
+        assert!(selected_by(&event, "app notin (api),!tier", ""));
+        assert!(!selected_by(&event, "app in (api)", ""));
+        assert!(!selected_by(&event, "tier", ""));
+        assert!(
+            !selected_by(&event, "app in api", ""),
+            "refused by the server"
+        );
     }
 }

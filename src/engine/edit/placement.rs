@@ -11,12 +11,13 @@ use foldhash::{HashMap, HashMapExt};
 use serde_json::{Map, Value, json};
 
 use crate::engine::compare::diff;
-use crate::engine::document::parse::split_documents;
+use crate::engine::document::parse::{Doc, split_documents};
 use crate::engine::document::source::{FleetError, SourceFile};
 use crate::engine::edit::EditError;
 use crate::engine::fleet::decide::{Decision, Fleet};
 use crate::engine::fleet::plan::Origin;
 use crate::engine::fleet::reload::load_edit;
+use crate::engine::place::selector::LabelSelector;
 use crate::model::{Dialect, ResourceRef};
 
 /// The document that declares where a resource goes.
@@ -714,6 +715,18 @@ pub fn parse_selector(text: &str) -> Result<Option<Value>, EditError> {
         selector.insert("matchExpressions".into(), Value::Array(expressions));
     }
     Ok(Some(Value::Object(selector)))
+}
+
+/// kubectl's `-l` syntax as a selector to match labels with (`None` for an empty text): the
+/// form a list request's `labelSelector` takes, which the API server reads the same way.
+pub fn label_selector_of(text: &str) -> Result<Option<LabelSelector>, EditError> {
+    let Some(value) = parse_selector(text)? else {
+        return Ok(None);
+    };
+    let doc = Doc::from_value("--selector", json!({ "selector": value }));
+    LabelSelector::parse(&doc, "/selector")
+        .map(Some)
+        .map_err(|err| EditError::input(err.message))
 }
 
 /// Splits on commas outside parentheses.
