@@ -7,6 +7,7 @@
 
 use serde_json::{Value, json};
 
+use super::scenario::SimPodState;
 use super::stored::held_object;
 use super::world::SimCore;
 use crate::backend::fanout::object_events;
@@ -29,11 +30,6 @@ pub struct SimEvent {
 
 const WORKLOADS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "Job"];
 
-/// The pod a workload's synthetic Events name.
-fn pod_name(name: &str) -> String {
-    format!("{name}-7d9c4b5f6-x2x8q")
-}
-
 /// The Events a simulated cluster holds about a fleet row's object and its pods, newest first.
 pub fn events(core: &SimCore, resource: usize, cluster: usize) -> Vec<SimEvent> {
     let Some(row) = core.fleet().resources.get(resource) else {
@@ -47,17 +43,39 @@ pub fn events(core: &SimCore, resource: usize, cluster: usize) -> Vec<SimEvent> 
         return Vec::new();
     }
     let name = row.target.name.clone();
+    let pods = super::pods::named_states(core, resource, cluster);
     let mut events = Vec::new();
-    if core.is_stalled(resource, cluster) {
+    // What the scheduler and the kubelet say of the first pod in each trouble.
+    let first = |wanted: SimPodState| {
+        pods.iter()
+            .find_map(|(pod, state)| state.filter(|(s, _)| *s == wanted).map(|(_, m)| (pod, m)))
+    };
+    if let Some((pod, message)) = first(SimPodState::Pending) {
         events.push(SimEvent {
             event_type: "Warning",
             reason: "FailedScheduling",
-            message: "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.".into(),
+            message: message.to_string(),
             count: 14,
             about_kind: "Pod",
-            about_name: pod_name(&name),
+            about_name: pod.clone(),
             seconds_before_start: 20,
         });
+    }
+    if let Some((pod, _)) = first(SimPodState::CrashLoopBackOff) {
+        events.push(SimEvent {
+            event_type: "Warning",
+            reason: "BackOff",
+            message: format!(
+                "Back-off restarting failed container {} in pod {pod}",
+                container_of(core, resource, cluster)
+            ),
+            count: 31,
+            about_kind: "Pod",
+            about_name: pod.clone(),
+            seconds_before_start: 10,
+        });
+    }
+    if core.is_stalled(resource, cluster) {
         events.push(SimEvent {
             event_type: "Warning",
             reason: "ProgressDeadlineExceeded",
@@ -80,7 +98,7 @@ pub fn events(core: &SimCore, resource: usize, cluster: usize) -> Vec<SimEvent> 
         } else {
             format!(
                 "create Pod {} in {about_kind} {name} successful",
-                pod_name(&name)
+                pods.first().map_or("", |(pod, _)| pod.as_str())
             )
         },
         count: 1,
@@ -88,7 +106,19 @@ pub fn events(core: &SimCore, resource: usize, cluster: usize) -> Vec<SimEvent> 
         about_name: name,
         seconds_before_start: 900,
     });
+    events.sort_by_key(|event| event.seconds_before_start);
     events
+}
+
+/// The name of the first container of the workload's pod template on the cluster.
+fn container_of(core: &SimCore, resource: usize, cluster: usize) -> String {
+    held_object(core, resource, cluster)
+        .and_then(|held| {
+            held.pointer("/spec/template/spec/containers/0/name")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
 }
 
 /// What the object view is told of one cell at `now_ms` into the simulation.
@@ -186,4 +216,69 @@ fn rfc3339(at: std::time::SystemTime) -> String {
     k8s_openapi::jiff::Timestamp::from_second(seconds)
         .map(|stamp| stamp.to_string())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::backend::sim::scenario::{Scenario, ScenarioCell};
+    use crate::engine::load_fleet;
+
+    /// The demo fleet with checkout's rollout on prod-eu-west-1 stalled, and no pod trouble.
+    fn stalled_checkout() -> (SimCore, usize, usize) {
+        let (fleet, errors) = load_fleet(&crate::fleet::demo::demo_files());
+        assert!(errors.is_empty(), "{errors:?}");
+        let mut scenario = Scenario::demo();
+        scenario.pods.clear();
+        scenario.degraded = vec![ScenarioCell {
+            cluster: "prod-eu-west-1".into(),
+            resource: "Deployment/shop/checkout".into(),
+        }];
+        let resource = fleet
+            .resources
+            .iter()
+            .position(|r| r.target.display_key() == "Deployment/shop/checkout")
+            .unwrap();
+        let cluster = fleet.cluster_index("prod-eu-west-1").unwrap();
+        (
+            SimCore::new(Arc::new(fleet), &scenario, 7),
+            resource,
+            cluster,
+        )
+    }
+
+    #[test]
+    fn a_stalled_rollouts_pods_wait_for_a_node_and_its_events_name_one_that_waits() {
+        let (core, resource, cluster) = stalled_checkout();
+        let pods = super::super::pods::pods(&core, resource, cluster, std::time::SystemTime::now());
+        let phases: Vec<&str> = pods
+            .iter()
+            .map(|pod| pod["status"]["phase"].as_str().unwrap())
+            .collect();
+        // One available, as the stalled status says; the rest Pending.
+        assert_eq!(phases[0], "Running");
+        assert!(
+            phases.len() > 1 && phases[1..].iter().all(|p| *p == "Pending"),
+            "{phases:?}"
+        );
+        let events = events(&core, resource, cluster);
+        let scheduling = events
+            .iter()
+            .find(|e| e.reason == "FailedScheduling")
+            .expect("the scheduler's warning");
+        let named = pods
+            .iter()
+            .find(|pod| pod["metadata"]["name"] == scheduling.about_name.as_str())
+            .expect("a pod of the workload");
+        assert_eq!(named["status"]["phase"], "Pending");
+        assert!(
+            events
+                .windows(2)
+                .all(|w| w[0].seconds_before_start <= w[1].seconds_before_start),
+            "newest first"
+        );
+    }
 }

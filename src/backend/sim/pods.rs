@@ -143,7 +143,6 @@ pub fn pods(core: &SimCore, resource: usize, cluster: usize, now: SystemTime) ->
     let name = text(&held, "/metadata/name").to_string();
     let cluster_name = core.fleet().clusters[cluster].name.clone();
     let count = pod_count(&held);
-    let trouble = core.pod_trouble(resource, cluster);
     let (parent, tag) = match owning_set(core, resource, cluster) {
         Some((set, tag)) => {
             let set_uid = uid(&[&cluster_name, "ReplicaSet", &set]);
@@ -172,20 +171,11 @@ pub fn pods(core: &SimCore, resource: usize, cluster: usize, now: SystemTime) ->
             json!({"name": container.get("name"), "image": image})
         })
         .collect();
-    (0..count)
-        .map(|index| {
-            let pod_name = match (kind.as_str(), index) {
-                ("StatefulSet", _) => format!("{name}-{index}"),
-                // The pod the workload's synthetic Events name.
-                (_, 0) if tag.is_none() => format!("{name}-{CURRENT_HASH}-x2x8q"),
-                _ => format!(
-                    "{}-{}",
-                    parent.0,
-                    suffix(&[&cluster_name, &parent.0, &index.to_string()])
-                ),
-            };
-            let in_trouble = index + 1 == count;
-            let state = trouble.filter(|_| in_trouble);
+    pod_names(&kind, &name, &parent.0, &cluster_name, count)
+        .into_iter()
+        .zip(states(core, resource, cluster, count))
+        .enumerate()
+        .map(|(index, (pod_name, state))| {
             pod(PodParts {
                 name: &pod_name,
                 namespace: text(&held, "/metadata/namespace"),
@@ -199,6 +189,69 @@ pub fn pods(core: &SimCore, resource: usize, cluster: usize, now: SystemTime) ->
             })
         })
         .collect()
+}
+
+/// What the scheduler says of a stalled rollout's pods that wait for room on a node.
+pub const UNSCHEDULABLE: &str = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
+
+/// The names of the `count` pods a workload `kind`/`name` runs on `cluster`, in order, as its
+/// controller names them: a StatefulSet's by ordinal, a Deployment's after its ReplicaSet
+/// (`parent`), a DaemonSet's or Job's after the workload, each with a generated suffix.
+fn pod_names(kind: &str, name: &str, parent: &str, cluster: &str, count: usize) -> Vec<String> {
+    (0..count)
+        .map(|index| match kind {
+            "StatefulSet" => format!("{name}-{index}"),
+            _ => format!(
+                "{parent}-{}",
+                suffix(&[cluster, parent, &index.to_string()])
+            ),
+        })
+        .collect()
+}
+
+/// Each of `count` pods' trouble, in order: the scenario's on the last pod; past the first, a
+/// stalled rollout's pods wait for room on a node (one available, as its status says).
+fn states(
+    core: &SimCore,
+    resource: usize,
+    cluster: usize,
+    count: usize,
+) -> Vec<Option<(SimPodState, &str)>> {
+    let trouble = core.pod_trouble(resource, cluster);
+    let stalled = core.is_stalled(resource, cluster);
+    (0..count)
+        .map(|index| match trouble {
+            Some(trouble) if index + 1 == count => Some(trouble),
+            _ if stalled && index > 0 => Some((SimPodState::Pending, UNSCHEDULABLE)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The pods a held workload runs on the cluster, by name with their trouble, in the order
+/// [`pods`] lists them: what its Events speak of.
+pub fn named_states(
+    core: &SimCore,
+    resource: usize,
+    cluster: usize,
+) -> Vec<(String, Option<(SimPodState, &str)>)> {
+    let Some(held) = held_object(core, resource, cluster) else {
+        return Vec::new();
+    };
+    let name = text(&held, "/metadata/name");
+    let parent =
+        owning_set(core, resource, cluster).map_or_else(|| name.to_string(), |(set, _)| set);
+    let count = pod_count(&held);
+    pod_names(
+        text(&held, "/kind"),
+        name,
+        &parent,
+        &core.fleet().clusters[cluster].name,
+        count,
+    )
+    .into_iter()
+    .zip(states(core, resource, cluster, count))
+    .collect()
 }
 
 struct PodParts<'a> {
