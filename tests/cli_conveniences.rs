@@ -83,6 +83,12 @@ fn info_names_every_path_from_the_xdg_variables_and_says_which_exist() {
     );
     assert_eq!(item("log")["exists"], true);
     assert!(item("kubeconfig")["path"].is_string());
+    // Where the operator's own health rules are read from.
+    assert_eq!(
+        item("health")["path"],
+        under(config.path(), "flotilla/health")
+    );
+    assert_eq!(item("health")["exists"], false);
 
     let table = stdout(&flotilla_in(config.path(), state.path(), &["info"]));
     assert!(table.starts_with("NAME "), "{table}");

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::cli::{GlobalArgs, exit};
-use crate::config::{Settings, keymap, theme};
+use crate::config::{Settings, health_rules, keymap, theme};
 use crate::fleet::save::BACKUP_SUFFIX;
 use crate::output::{self, Table};
 use crate::paths;
@@ -101,6 +101,11 @@ pub fn collect(global: &GlobalArgs) -> Info {
             paths::edit_journal(),
             "the last edits of each fleet, which `flotilla undo` takes back",
         ),
+        InfoItem::new(
+            "health",
+            config_dir.as_deref().map(health_rules::user_dir),
+            "Argo CD health rules (GROUP/KIND/health.lua or argocd-cm files), read at every start",
+        ),
         InfoItem::new("log", log_path, log_note),
         InfoItem::new(
             "backups",
@@ -110,6 +115,13 @@ pub fn collect(global: &GlobalArgs) -> Info {
             ),
         ),
     ];
+    items.extend(global.health_rules.iter().map(|path| {
+        InfoItem::new(
+            "health",
+            Some(path.clone()),
+            "from --health-rules, read before the directory above",
+        )
+    }));
     items.extend(
         paths::kubeconfig_files(global.kubeconfig.as_deref())
             .into_iter()
