@@ -8,7 +8,9 @@ use std::collections::BTreeSet;
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
 
+use super::state::pods::PodsFilter;
 use super::state::{Mode, SortKey, State};
+use crate::engine::health::pods::PodTrouble;
 use crate::model::{HealthKind, StatusKind};
 
 /// A command the palette can run.
@@ -33,10 +35,13 @@ pub enum PaletteCommand {
     Quit,
     /// Open the drift view.
     Drift,
+    /// Read every placed workload's pods and keep rows with a pod in this trouble (any
+    /// trouble by default); `None` stops narrowing.
+    Pods(Option<PodsFilter>),
 }
 
 /// The palette's verbs with what they take, for completion and help.
-pub const VERBS: [(&str, &str); 11] = [
+pub const VERBS: [(&str, &str); 12] = [
     (
         "cluster",
         "filter clusters: name, glob (eu-*) or -l key=value",
@@ -58,6 +63,10 @@ pub const VERBS: [(&str, &str); 11] = [
     (
         "sort",
         "sort the focused pane (name, worst, health, latency, kind, fleet)",
+    ),
+    (
+        "pods",
+        "read every workload's pods: rows with a pod in trouble (crashloopbackoff, oomkilled …; none clears)",
     ),
     ("clear", "clear every filter"),
     ("help", "show the key map"),
@@ -119,6 +128,18 @@ pub fn parse(line: &str) -> Result<PaletteCommand, String> {
         "clear" => Ok(PaletteCommand::Clear),
         "help" => Ok(PaletteCommand::Help),
         "drift" => Ok(PaletteCommand::Drift),
+        "pods" if argument.is_empty() || argument == "any" => {
+            Ok(PaletteCommand::Pods(Some(PodsFilter::AnyTrouble)))
+        }
+        "pods" if argument == "none" => Ok(PaletteCommand::Pods(None)),
+        "pods" => PodTrouble::parse(argument)
+            .map(|trouble| PaletteCommand::Pods(Some(PodsFilter::Trouble(trouble))))
+            .ok_or_else(|| {
+                format!(
+                    "unknown pod trouble {argument:?}; one of {}, any, none",
+                    PodTrouble::ALL.map(PodTrouble::as_str).join(", ")
+                )
+            }),
         _ => Ok(PaletteCommand::Quit),
     }
 }
@@ -272,6 +293,19 @@ pub fn complete(state: &State, line: &str) -> Vec<(String, String)> {
                 .chain(std::iter::once(("none".to_string(), "ungroup".to_string())))
                 .collect()
         }
+        "pods" => PodTrouble::ALL
+            .into_iter()
+            .map(|trouble| {
+                (
+                    trouble.as_str().to_string(),
+                    "pods in this trouble".to_string(),
+                )
+            })
+            .chain([
+                ("any".to_string(), "pods in any trouble".to_string()),
+                ("none".to_string(), "clear".to_string()),
+            ])
+            .collect(),
         "sort" => ["name", "worst", "health", "latency", "kind", "fleet"]
             .map(|key| (key.to_string(), "sort key".to_string()))
             .into(),

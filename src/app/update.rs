@@ -7,6 +7,7 @@
 use super::action::{Action, InputKey};
 use super::palette::{self, PaletteCommand};
 use super::state::filter::Filter;
+use super::state::pods::PodsFilter;
 use super::state::{
     AfterSave, CellDetail, FleetChanged, FleetEdit, KeyContext, Mode, Pane, PendingApply, Reload,
     Reopen, ResourceRow, Saved, SortKey, State, is_unreachable,
@@ -17,6 +18,7 @@ use super::{
     rollout,
 };
 use crate::config::keymap::{KeyCommand, Section, ViewCommand};
+use crate::engine::health::pods::WORKLOADS;
 use crate::messages::CellRef;
 use crate::messages::{BackendEvent, Effect, SharedFleet};
 use crate::model::{HubKind, StatusKind};
@@ -379,13 +381,14 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
     Vec::new()
 }
 
-/// Esc in normal mode: clear the focused pane's filter (and the status and health filters),
+/// Esc in normal mode: clear the focused pane's filter (and the status, health and pods filters),
 /// like k9s.
 fn clear_focused_filter(state: &mut State) {
     let pane = state.focus;
     if !state.view(pane).filter.is_empty()
         || state.status_filter.is_some()
         || state.health_filter.is_some()
+        || state.pods.filter.is_some()
     {
         state.view_mut(pane).filter = Filter::default();
         if pane == Pane::Resources {
@@ -393,6 +396,7 @@ fn clear_focused_filter(state: &mut State) {
         }
         state.status_filter = None;
         state.health_filter = None;
+        state.pods.clear_filter();
         state.refresh_views();
     }
 }
@@ -678,7 +682,7 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
                     input.clone()
                 };
                 match palette::parse(&line) {
-                    Ok(command) => run_palette(state, command),
+                    Ok(command) => return run_palette(state, command),
                     Err(error) => {
                         state.mode = Mode::Palette {
                             input,
@@ -732,7 +736,7 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
     Vec::new()
 }
 
-fn run_palette(state: &mut State, command: PaletteCommand) {
+fn run_palette(state: &mut State, command: PaletteCommand) -> Vec<Effect> {
     let parse_into = |state: &mut State, pane: Pane, text: &str| match Filter::parse(text) {
         Ok(filter) => {
             state.view_mut(pane).filter = filter;
@@ -770,17 +774,72 @@ fn run_palette(state: &mut State, command: PaletteCommand) {
             state.kind_filter = None;
             state.status_filter = None;
             state.health_filter = None;
+            state.pods.clear_filter();
         }
         PaletteCommand::Help => state.help_open = true,
         PaletteCommand::Quit => state.should_quit = true,
         PaletteCommand::Drift => drift::open(state),
+        PaletteCommand::Pods(None) => state.pods.clear_filter(),
+        PaletteCommand::Pods(Some(filter)) => {
+            let effects = ask_pods(state, filter);
+            state.refresh_views();
+            return effects;
+        }
     }
     state.refresh_views();
+    Vec::new()
+}
+
+/// Most cells one `:pods` query asks about; a larger fleet is asked about its first rows.
+const MOST_PODS_CELLS: usize = 100_000;
+
+/// Starts a pods query over every placed workload cell, narrowing the rows to `filter`.
+fn ask_pods(state: &mut State, filter: PodsFilter) -> Vec<Effect> {
+    let clusters = state.clusters.len();
+    let cells: Vec<CellRef> = state
+        .resources
+        .iter()
+        .enumerate()
+        .filter(|(_, row)| WORKLOADS.contains(&row.target.kind.as_str()))
+        .flat_map(|(resource, _)| (0..clusters).map(move |cluster| (resource, cluster)))
+        .filter(|&(resource, cluster)| {
+            !matches!(
+                state.cells.kind(resource, cluster),
+                StatusKind::NotPlaced | StatusKind::Unreachable
+            )
+        })
+        .take(MOST_PODS_CELLS)
+        .map(|(resource, cluster)| CellRef {
+            resource: resource as u32,
+            cluster: cluster as u32,
+        })
+        .collect();
+    state.pods.start(Some(filter), cells.len());
+    state.notice = Some(if cells.is_empty() {
+        "pods: no workload is placed on a reachable cluster".to_string()
+    } else {
+        format!(
+            "reading the pods of {} workload cell(s) ({}; :pods none clears)",
+            cells.len(),
+            filter.label()
+        )
+    });
+    if cells.is_empty() {
+        return Vec::new();
+    }
+    vec![Effect::ReadPods { cells }]
 }
 
 fn apply_backend_event(state: &mut State, event: BackendEvent) {
     match event {
         BackendEvent::LiveObject { cell, live } => object_view::receive(state, cell, *live),
+        BackendEvent::Pods(answers) => {
+            state.pods.receive(answers);
+            if state.pods.filter.is_some() {
+                state.notice = Some(state.pods.progress());
+                state.refresh_views();
+            }
+        }
         BackendEvent::FleetLoaded {
             fleet,
             files,

@@ -70,6 +70,9 @@ pub enum Effect {
     OpenObjectView { cells: Vec<CellRef> },
     /// The object view closed: stop reading for it.
     CloseObjectView,
+    /// Read the pods of these cells' workloads once (the `:pods` query), answered with
+    /// [`BackendEvent::Pods`](super::event::BackendEvent::Pods) as clusters answer. Reads only.
+    ReadPods { cells: Vec<CellRef> },
     /// Take back exactly these drifted fields (re-apply the desired values with force),
     /// confirmed by the operator. Other drifted fields of the same objects keep their values.
     Revert { fields: Vec<RevertField> },
@@ -87,15 +90,17 @@ impl Effect {
             Effect::WritePlacement { .. } => "placement write",
             Effect::OpenObjectView { .. } => "open object view",
             Effect::CloseObjectView => "close object view",
+            Effect::ReadPods { .. } => "read pods",
             Effect::Revert { .. } => "revert",
         }
     }
 
-    /// Whether the effect only reads (the object view's follows), so a read-only backend takes it.
+    /// Whether the effect only reads (the object view's follows, the pods query), so a read-only
+    /// backend takes it.
     pub fn only_reads(&self) -> bool {
         matches!(
             self,
-            Effect::OpenObjectView { .. } | Effect::CloseObjectView
+            Effect::OpenObjectView { .. } | Effect::CloseObjectView | Effect::ReadPods { .. }
         )
     }
 }

@@ -5,7 +5,7 @@
 use super::cell::{CellRef, CellUpdate, HealthUpdate};
 use super::drift_field::DriftField;
 use super::effect::SharedFleet;
-use super::live_object::LiveObject;
+use super::live_object::{CellPods, LiveObject};
 use super::plan_item::PlanItem;
 use crate::model::{CellStatus, ClusterStatus, StatusKind};
 
@@ -94,6 +94,9 @@ pub enum BackendEvent {
         cell: CellRef,
         live: Box<LiveObject>,
     },
+    /// Cells' workload pods, answering [`Effect::ReadPods`](super::effect::Effect::ReadPods)
+    /// (a cluster's answers together, as it gives them).
+    Pods(Vec<(CellRef, CellPods)>),
 }
 
 impl BackendEvent {

@@ -1,7 +1,8 @@
 //! What a cluster holds for a cell the object view follows: the object, its diff against the
 //! desired one, its recent Events and, for a workload, its pods, as a backend read them. Plain
 //! data; it must not read a cluster (the backends do) nor import anything above `model` but the
-//! engine's plain reading of a pod.
+//! engine's plain reading of a pod. [`CellPods`] is one cell's pods in a line, for the
+//! console's fleet-wide `:pods` query.
 
 /// What one cluster holds for a followed cell, as the object view shows it. Text in it is as the
 /// cluster sent it: whoever prints it escapes it.
@@ -47,5 +48,48 @@ pub struct ObjectEvent {
 impl ObjectEvent {
     pub fn is_warning(&self) -> bool {
         self.event_type == "Warning"
+    }
+}
+
+/// What a backend read of one cell's workload pods, for the console's fleet-wide `:pods` query
+/// and the cell's explanation: the pods in one line, and which troubles any of them is in.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CellPods {
+    /// `2/3 ready, 1 CrashLoopBackOff: exit 1`, as `flotilla pods` words it.
+    pub summary: String,
+    /// Every trouble some pod is in, worst first.
+    pub troubles: Vec<crate::engine::health::pods::PodTrouble>,
+    /// Why the pods could not be read, if they could not.
+    pub error: Option<String>,
+}
+
+impl CellPods {
+    /// The cell's pods, as read.
+    pub fn of(pods: &[crate::engine::health::pods::PodRow]) -> CellPods {
+        let mut troubles: Vec<_> = pods.iter().filter_map(|pod| pod.trouble).collect();
+        troubles.sort_unstable();
+        troubles.dedup();
+        CellPods {
+            summary: crate::engine::health::pods::summary(pods),
+            troubles,
+            error: None,
+        }
+    }
+
+    /// Pods that could not be read, and why.
+    pub fn unread(reason: String) -> CellPods {
+        CellPods {
+            summary: String::new(),
+            troubles: Vec::new(),
+            error: Some(reason),
+        }
+    }
+
+    /// What the explanation says of them: the summary, or why they could not be read.
+    pub fn line(&self) -> String {
+        match &self.error {
+            Some(reason) => format!("cannot read pods: {reason}"),
+            None => self.summary.clone(),
+        }
     }
 }

@@ -115,6 +115,21 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
                         Span::styled(crate::safe_text::printable(rule, false), theme.muted),
                     ]));
                 }
+                // What the last `:pods` query read of the cell's pods.
+                if let Some(pods) = state.pods.of(crate::messages::CellRef {
+                    resource: index as u32,
+                    cluster: cluster as u32,
+                }) {
+                    let style = if pods.troubles.is_empty() && pods.error.is_none() {
+                        theme.text
+                    } else {
+                        theme.status_style(crate::model::HealthKind::Degraded.severity())
+                    };
+                    lines.push(Line::from(vec![
+                        label("pods"),
+                        Span::styled(crate::safe_text::printable(&pods.line(), false), style),
+                    ]));
+                }
             }
             if let Some(cluster) = state.cells.resource_cause(index) {
                 lines.push(cell_line(state, context, "worst", index, cluster));

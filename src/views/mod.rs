@@ -260,6 +260,9 @@ fn header_spans<'a>(
     if let Some(kind) = state.health_filter {
         filters.push(format!("health: {kind}"));
     }
+    if let Some(filter) = state.pods.filter {
+        filters.push(filter.label());
+    }
     if let Some(label) = &state.group_by {
         filters.push(format!("grouped by {label}"));
     }

@@ -15,6 +15,7 @@ pub mod ocm_placement;
 pub mod override_editor;
 pub mod panes;
 pub mod placement_editor;
+pub mod pods;
 pub mod review;
 pub mod rollout;
 
@@ -212,6 +213,9 @@ pub struct State {
     pub status_filter: Option<StatusKind>,
     /// Keep only rows with a cell of this live health.
     pub health_filter: Option<crate::model::HealthKind>,
+    /// The fleet-wide pods query (`:pods STATE`): its answers, and the trouble rows are
+    /// narrowed to.
+    pub pods: pods::PodsQuery,
     /// Cluster label the clusters are grouped by (`region`, `provider`, any label).
     pub group_by: Option<String>,
     /// Groups of the visible clusters, when grouped.
@@ -640,6 +644,7 @@ impl State {
         let view = self.view(pane);
         self.status_filter.is_some()
             || self.health_filter.is_some()
+            || self.pods.filter.is_some()
             || view.filter.looks_at_cells()
             || view.sort == SortKey::Worst
     }
@@ -881,9 +886,14 @@ impl State {
                 self.cells.resource_health(row),
             ),
         };
+        let pods = match pane {
+            Pane::Clusters => self.pods.keeps_cluster(row),
+            Pane::Resources => self.pods.keeps_resource(row),
+        };
         self.view(pane).filter.matches_cells(&statuses, &healths)
             && self.status_filter.is_none_or(|kind| statuses.get(kind) > 0)
             && self.health_filter.is_none_or(|kind| healths.get(kind) > 0)
+            && pods
     }
 
     /// A row's rank after its cells changed: anew when it sorts by its cells, else as it was.
@@ -1093,6 +1103,7 @@ mod tests {
                         .status_filter
                         .is_none_or(|kind| statuses.get(kind) > 0)
                     && state.health_filter.is_none_or(|kind| healths.get(kind) > 0)
+                    && state.pods.keeps_resource(index)
             })
             .collect();
         let resources = &state.resources;

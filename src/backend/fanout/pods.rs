@@ -15,14 +15,7 @@ use super::object::resource_of;
 use super::targets::{Options, Target, cluster_failure, fan_out};
 use crate::model::ResourceRef;
 
-/// Kinds whose pods flotilla follows.
-pub const WORKLOADS: &[&str] = &[
-    "Deployment",
-    "StatefulSet",
-    "DaemonSet",
-    "Job",
-    "ReplicaSet",
-];
+pub use crate::engine::health::pods::WORKLOADS;
 
 /// Whether pods of this kind of object are followed.
 pub fn is_workload(resource: &ResourceRef) -> bool {

@@ -22,7 +22,7 @@ use crate::backend::fanout::object_events::{EventsAndPods, live_object, live_one
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig::Timeouts;
 use crate::engine::{Decision, Fleet};
-use crate::messages::{BackendEvent, CellRef, LiveObject};
+use crate::messages::{BackendEvent, CellPods, CellRef, LiveObject};
 use crate::model::{ClusterSpec, ResourceRef};
 
 /// How often the followed cells are read again while the object view is open.
@@ -100,6 +100,36 @@ impl ObjectReads {
         if touched {
             self.ask(view, rendered, false);
         }
+    }
+
+    /// Reads the pods of `cells`' workloads once, each on its member as the object view reads
+    /// it (the `:pods` query), and sends them together in a task of its own.
+    pub fn read_pods(
+        &self,
+        hub: &Hub,
+        (view, rendered): (&HubView, Rendered),
+        cells: &[CellRef],
+        events: &mpsc::UnboundedSender<BackendEvent>,
+    ) {
+        let reads: Vec<Read> = cells
+            .iter()
+            .filter_map(|&cell| read_of(view, rendered, self.fleet.as_deref(), cell))
+            .collect();
+        let (hub, events) = (hub.clone(), events.clone());
+        tokio::spawn(async move {
+            let answers = read_cells(&hub, &mut HashMap::new(), &reads)
+                .await
+                .into_iter()
+                .map(|(cell, live)| {
+                    let pods = match live.error {
+                        Some(reason) => CellPods::unread(reason),
+                        None => CellPods::of(&live.pods),
+                    };
+                    (cell, pods)
+                })
+                .collect();
+            let _ = events.send(BackendEvent::Pods(answers));
+        });
     }
 
     fn ask(&self, view: &HubView, rendered: Rendered, now: bool) {

@@ -13,7 +13,7 @@ use super::world::SimCore;
 use crate::backend::fanout::object_events;
 use crate::engine::Decision;
 use crate::engine::health::pods::pod_row;
-use crate::messages::{CellRef, LiveObject, ObjectEvent};
+use crate::messages::{CellPods, CellRef, LiveObject, ObjectEvent};
 use crate::model::Health;
 
 /// One synthetic Event: what it is about, and how long before the demo started it happened.
@@ -108,6 +108,24 @@ pub fn events(core: &SimCore, resource: usize, cluster: usize) -> Vec<SimEvent> 
     });
     events.sort_by_key(|event| event.seconds_before_start);
     events
+}
+
+/// What the pods query is told of one cell: its workload's pods on the simulated cluster.
+pub fn cell_pods(core: &SimCore, cell: CellRef) -> CellPods {
+    let (resource, cluster) = (cell.resource as usize, cell.cluster as usize);
+    let status = core.cluster_status(cluster);
+    if status.health == Health::Unreachable {
+        return CellPods::unread(format!("cluster unreachable: {}", status.message));
+    }
+    let now = std::time::SystemTime::now();
+    let now_seconds = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let rows: Vec<_> = super::pods::pods(core, resource, cluster, now)
+        .iter()
+        .map(|pod| pod_row(pod, now_seconds))
+        .collect();
+    CellPods::of(&rows)
 }
 
 /// The name of the first container of the workload's pod template on the cluster.

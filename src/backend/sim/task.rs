@@ -74,6 +74,10 @@ enum Scheduled {
     LiveRefresh {
         follow: u64,
     },
+    /// A cluster answers the pods query for its cells.
+    PodsRead {
+        cells: Vec<CellRef>,
+    },
 }
 
 async fn run(
@@ -129,6 +133,13 @@ async fn run(
                     Some(Effect::CloseObjectView) => {
                         follow += 1;
                         followed.clear();
+                        continue;
+                    }
+                    Some(Effect::ReadPods { cells }) => {
+                        for (cluster, cells) in per_cluster(cells) {
+                            let delay = core.latency_ms(cluster);
+                            schedule(&mut queue, elapsed_ms() + delay, Scheduled::PodsRead { cells });
+                        }
                         continue;
                     }
                     Some(Effect::UseFleet(fleet)) => {
@@ -204,6 +215,12 @@ async fn run(
                             BackendEvent::Health(rolling)
                         }
                         Scheduled::RolledOut { cells } => BackendEvent::Health(core.health_of(&cells)),
+                        Scheduled::PodsRead { cells } => BackendEvent::Pods(
+                            cells
+                                .into_iter()
+                                .map(|cell| (cell, super::object_view::cell_pods(&core, cell)))
+                                .collect(),
+                        ),
                         Scheduled::DeleteDone { cluster, cells } => BackendEvent::Cells(core.delete(cluster, &cells)),
                         Scheduled::LiveRefresh { follow: which } => {
                             if which != follow || followed.is_empty() {

@@ -8,6 +8,16 @@
 use serde::Serialize;
 use serde_json::Value;
 
+/// Kinds whose pods flotilla follows (by owner references, a Deployment's through its
+/// ReplicaSets).
+pub const WORKLOADS: &[&str] = &[
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "Job",
+    "ReplicaSet",
+];
+
 /// The trouble a pod is in, worst first (the order [`summary`] names them in).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum PodTrouble {

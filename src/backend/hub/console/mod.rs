@@ -154,6 +154,11 @@ async fn keep_current<S: ViewSource>(
                     following.follow(source.view(), &rendered, Vec::new());
                     continue;
                 }
+                Some(Effect::ReadPods { cells }) => {
+                    let rendered = |row: usize, member: &str| source.rendered(row, member);
+                    following.read_pods(&hub, (source.view(), &rendered), &cells, &events);
+                    continue;
+                }
                 Some(Effect::UseFleet(fleet)) => {
                     let rendered = |row: usize, member: &str| source.rendered(row, member);
                     following.use_fleet(source.view(), &rendered, fleet.0);

@@ -214,6 +214,7 @@ async fn dispatch(
                     }
                 }
             }
+            Effect::ReadPods { cells } => route(&clusters, rows(cells), None, ToCluster::ReadPods),
             Effect::CloseObjectView => {
                 for task in clusters.iter().flatten() {
                     let _ = task.send(ToCluster::Follow(Vec::new()));

@@ -20,13 +20,16 @@ use super::write::{self, Job, Write};
 use crate::backend::cells::Reach;
 use crate::backend::fanout::cluster_api::Guard;
 use crate::backend::fanout::object_events::{EventsAndPods, live_object, object_events};
+use crate::backend::fanout::pods::workload_pods;
 use crate::backend::fanout::targets::Options;
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig::{self, Timeouts};
 use crate::backend::kube::probe;
+use crate::engine::health::pods::pod_row;
 use crate::engine::{Decision, Fleet};
-use crate::messages::{BackendEvent, CellUpdate};
+use crate::messages::{BackendEvent, CellPods, CellUpdate};
 use crate::model::{CellStatus, ClusterStatus, Health};
+use futures::StreamExt;
 use serde_json::Value;
 
 /// How the live backend paces itself.
@@ -70,6 +73,8 @@ pub(super) enum ToCluster {
     UseFleet(Arc<Fleet>),
     /// The object view follows these rows (none: it closed).
     Follow(Vec<u32>),
+    /// Read these rows' workload pods once (the `:pods` query).
+    ReadPods(Vec<u32>),
 }
 
 /// How often the followed rows' Events are read again while the object view is open.
@@ -476,6 +481,7 @@ impl ClusterTask {
                 self.following.rows = rows;
                 self.refresh_live();
             }
+            ToCluster::ReadPods(rows) => self.read_pods(rows),
             ToCluster::UseFleet(fleet) => {
                 let index = Arc::new(FleetIndex::new(&fleet));
                 let kinds_changed = index.kinds != self.cells.index().kinds;
@@ -523,6 +529,61 @@ impl ClusterTask {
                 events.push((row, read));
             }
             let _ = messages.send(Message::EventsRead { follow, events });
+        });
+    }
+
+    /// Reads the pods of the rows' workloads as the watch cache holds them, in a task of its
+    /// own (the watch keeps flowing), under the fan-out's bound on clusters written at once,
+    /// and sends them together; a cluster not connected says why for each row.
+    fn read_pods(&self, rows: Vec<u32>) {
+        let cluster = self.index();
+        let cell = move |resource: u32| crate::messages::CellRef { resource, cluster };
+        let shared = self.shared.clone();
+        let Some(client) = self.client.clone() else {
+            let reason = match self.cells.reach() {
+                Reach::Down(reason) => reason.clone(),
+                _ => "not connected yet".to_string(),
+            };
+            let answers = rows
+                .into_iter()
+                .map(|row| (cell(row), CellPods::unread(reason.clone())))
+                .collect();
+            let _ = shared.events.send(BackendEvent::Pods(answers));
+            return;
+        };
+        let objects: Vec<(u32, Option<Value>)> = rows
+            .into_iter()
+            .map(|row| (row, self.cells.live(row).cloned()))
+            .collect();
+        tokio::spawn(async move {
+            let Ok(_permit) = shared.apply_permits.acquire().await else {
+                return;
+            };
+            // Only reads: a read-only API refuses anything else before it is sent.
+            let api = KubeCluster::new(client, true);
+            let guard = Guard::new(shared.options.apply.limits);
+            let (api, guard) = (&api, &guard);
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64);
+            let answers: Vec<_> = futures::stream::iter(objects)
+                .map(|(row, object)| async move {
+                    let pods = match object {
+                        // Not on the cluster: it runs no pods of it.
+                        None => CellPods::of(&[]),
+                        Some(object) => match workload_pods(api, guard, &object, "").await {
+                            Ok(pods) => CellPods::of(
+                                &pods.iter().map(|pod| pod_row(pod, now)).collect::<Vec<_>>(),
+                            ),
+                            Err(err) => CellPods::unread(err.to_string()),
+                        },
+                    };
+                    (cell(row), pods)
+                })
+                .buffered(shared.options.apply.limits.in_flight.max(1))
+                .collect()
+                .await;
+            let _ = shared.events.send(BackendEvent::Pods(answers));
         });
     }
 
