@@ -206,3 +206,76 @@ async fn the_demo_backend_answers_a_pods_query_with_each_cells_pods() {
     assert_eq!(answer[0].0, cell);
     assert_eq!(answer[0].1.summary, "1/2 ready, 1 CrashLoopBackOff: exit 1");
 }
+
+/// `:images` keeps the workloads running other images than the fleet renders, and says so for
+/// exactly the cells `flotilla images` calls skewed: one rule, two surfaces.
+#[test]
+fn images_not_as_desired_are_the_cells_flotilla_images_calls_skewed() {
+    let (mut console, core) = demo();
+    keys(&mut console, &core, ":images<enter>");
+    let state = &console.state;
+    let mut skewed_here: Vec<(String, String)> = Vec::new();
+    for (resource, row) in state.resources.iter().enumerate() {
+        for (cluster, column) in state.clusters.iter().enumerate() {
+            let cell = CellRef {
+                resource: resource as u32,
+                cluster: cluster as u32,
+            };
+            if state
+                .pods
+                .of(cell)
+                .is_some_and(|pods| !pods.skew.is_empty())
+            {
+                skewed_here.push((column.spec.name.clone(), row.target.display_key()));
+            }
+        }
+    }
+    skewed_here.sort();
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["images", "--demo", "-o", "json"])
+        .env("XDG_STATE_HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path())
+        .output()
+        .expect("run flotilla");
+    // One demo store is unreachable: some clusters failed, which outranks a skew.
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    let listed: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let mut skewed_there: Vec<(String, String)> = listed["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|item| item["skew"] == true)
+        .map(|item| {
+            let resource = &item["resource"];
+            (
+                item["cluster"].as_str().unwrap_or("").to_string(),
+                format!(
+                    "{}/{}/{}",
+                    resource["kind"].as_str().unwrap_or(""),
+                    resource["namespace"].as_str().unwrap_or(""),
+                    resource["name"].as_str().unwrap_or("")
+                ),
+            )
+        })
+        .collect();
+    skewed_there.sort();
+    skewed_there.dedup();
+    assert!(!skewed_here.is_empty());
+    assert_eq!(skewed_here, skewed_there);
+
+    assert_eq!(visible_resources(&console), ["Deployment/shop/checkout"]);
+    let clusters = visible_clusters(&console);
+    assert_eq!(clusters.len(), 2, "{clusters:?}");
+    let cluster = clusters[0].clone();
+    console.select("Deployment/shop/checkout");
+    console.select_cluster(&cluster);
+    let shown = screen(&console);
+    assert!(shown.contains("images: not as desired"), "{shown}");
+    assert!(
+        shown.contains(":2.3.0"),
+        "the old tag in the Detail: {shown}"
+    );
+    assert!(shown.contains("(desired "), "{shown}");
+}

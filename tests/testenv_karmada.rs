@@ -2279,6 +2279,52 @@ fn hub_karmada_health_follows_aggregated_status_and_a_stuck_member_turns_degrade
         read.yaml
     );
     assert_eq!(read.live.diff, "", "member-2 holds what its Work renders");
+
+    // The console's `:pods pending` reads each member's pods through its context or Karmada's
+    // proxy: member-2's pods that its Node cannot hold wait, as kubectl says, and the matrix
+    // keeps member-2 alone.
+    press_in(&mut session, "<esc><esc>:pods pending<enter>");
+    events.pump(&mut session, limit, &|s| {
+        s.state.pods.asked > 0 && s.state.pods.answered() == s.state.pods.asked
+    });
+    let pending = json(
+        "member-2",
+        &[
+            "get",
+            "pods",
+            "-n",
+            ns,
+            "-l",
+            "app=web",
+            "--field-selector",
+            "status.phase=Pending",
+        ],
+    )["items"]
+        .as_array()
+        .map_or(0, Vec::len);
+    assert!(pending > 0, "kubectl on member-2 shows pods waiting");
+    let cell = |member: &str| flotilla::messages::CellRef {
+        resource: harness::row_of(&session, &key) as u32,
+        cluster: column_of(&session, member) as u32,
+    };
+    let pods = session
+        .state
+        .pods
+        .of(cell("member-2"))
+        .expect("member-2 answered");
+    assert!(
+        pods.summary.contains(&format!(", {pending} Pending")),
+        "{pending} Pending as kubectl counts them: {}",
+        pods.line()
+    );
+    let visible: Vec<&str> = session
+        .state
+        .cluster_view
+        .visible
+        .iter()
+        .map(|&c| session.state.clusters[c].spec.name.as_str())
+        .collect();
+    assert_eq!(visible, ["member-2"], "{}", session.state.pods.progress());
 }
 
 #[test]

@@ -36,12 +36,13 @@ pub enum PaletteCommand {
     /// Open the drift view.
     Drift,
     /// Read every placed workload's pods and keep rows with a pod in this trouble (any
-    /// trouble by default); `None` stops narrowing.
+    /// trouble by default) or, from `:images`, running other images than the fleet's; `None`
+    /// stops narrowing.
     Pods(Option<PodsFilter>),
 }
 
 /// The palette's verbs with what they take, for completion and help.
-pub const VERBS: [(&str, &str); 12] = [
+pub const VERBS: [(&str, &str); 13] = [
     (
         "cluster",
         "filter clusters: name, glob (eu-*) or -l key=value",
@@ -67,6 +68,10 @@ pub const VERBS: [(&str, &str); 12] = [
     (
         "pods",
         "read every workload's pods: rows with a pod in trouble (crashloopbackoff, oomkilled …; none clears)",
+    ),
+    (
+        "images",
+        "read every workload's pods: rows running other images than the fleet's (none clears)",
     ),
     ("clear", "clear every filter"),
     ("help", "show the key map"),
@@ -131,7 +136,9 @@ pub fn parse(line: &str) -> Result<PaletteCommand, String> {
         "pods" if argument.is_empty() || argument == "any" => {
             Ok(PaletteCommand::Pods(Some(PodsFilter::AnyTrouble)))
         }
-        "pods" if argument == "none" => Ok(PaletteCommand::Pods(None)),
+        "pods" | "images" if argument == "none" => Ok(PaletteCommand::Pods(None)),
+        "images" if argument.is_empty() => Ok(PaletteCommand::Pods(Some(PodsFilter::ImageSkew))),
+        "images" => Err(format!(":images takes nothing but none, not {argument:?}")),
         "pods" => PodTrouble::parse(argument)
             .map(|trouble| PaletteCommand::Pods(Some(PodsFilter::Trouble(trouble))))
             .ok_or_else(|| {
@@ -293,6 +300,7 @@ pub fn complete(state: &State, line: &str) -> Vec<(String, String)> {
                 .chain(std::iter::once(("none".to_string(), "ungroup".to_string())))
                 .collect()
         }
+        "images" => vec![("none".to_string(), "clear".to_string())],
         "pods" => PodTrouble::ALL
             .into_iter()
             .map(|trouble| {

@@ -23,7 +23,9 @@ use crate::backend::fanout::pods::{
 };
 use crate::backend::fanout::targets::Options;
 use crate::cli::{GlobalArgs, ImagesArgs, PodsArgs, ScopeArgs, exit};
-use crate::engine::health::pods::{PodRow, PodTrouble, pod_row, short_duration, summary, worst};
+use crate::engine::health::pods::{
+    PodRow, PodTrouble, image_differs, pod_row, short_duration, summary, worst,
+};
 use crate::model::ResourceRef;
 use crate::output::{self, Table};
 
@@ -337,8 +339,8 @@ pub async fn run_images(
                 .into_iter()
                 .collect();
             let live = live.get(&container).cloned();
-            let skew = live.as_ref().is_some_and(|live| live != &desired)
-                || running.iter().any(|image| image != &desired);
+            let running_now: Vec<&str> = running.iter().map(String::as_str).collect();
+            let skew = image_differs(&desired, live.as_deref(), &running_now);
             items.push(ImageItem {
                 cluster: workload.cluster.clone(),
                 resource: workload.resource.clone(),

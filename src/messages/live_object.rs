@@ -59,19 +59,30 @@ pub struct CellPods {
     pub summary: String,
     /// Every trouble some pod is in, worst first.
     pub troubles: Vec<crate::engine::health::pods::PodTrouble>,
+    /// Each container running other images than the fleet renders for the cell:
+    /// `web: nginx:1.26 (desired nginx:1.27)`.
+    pub skew: Vec<String>,
     /// Why the pods could not be read, if they could not.
     pub error: Option<String>,
 }
 
 impl CellPods {
-    /// The cell's pods, as read.
-    pub fn of(pods: &[crate::engine::health::pods::PodRow]) -> CellPods {
+    /// The cell's pods, as read, and where they or the live workload (`live`) run other
+    /// images than the `desired` object.
+    pub fn of(
+        pods: &[crate::engine::health::pods::PodRow],
+        desired: Option<&serde_json::Value>,
+        live: Option<&serde_json::Value>,
+    ) -> CellPods {
         let mut troubles: Vec<_> = pods.iter().filter_map(|pod| pod.trouble).collect();
         troubles.sort_unstable();
         troubles.dedup();
         CellPods {
             summary: crate::engine::health::pods::summary(pods),
             troubles,
+            skew: desired
+                .map(|desired| crate::engine::health::pods::image_skew(desired, live, pods))
+                .unwrap_or_default(),
             error: None,
         }
     }
@@ -79,9 +90,8 @@ impl CellPods {
     /// Pods that could not be read, and why.
     pub fn unread(reason: String) -> CellPods {
         CellPods {
-            summary: String::new(),
-            troubles: Vec::new(),
             error: Some(reason),
+            ..CellPods::default()
         }
     }
 

@@ -129,6 +129,13 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
                         label("pods"),
                         Span::styled(crate::safe_text::printable(&pods.line(), false), style),
                     ]));
+                    let drifted = theme.status_style(crate::model::StatusKind::Drifted);
+                    for skew in &pods.skew {
+                        lines.push(Line::from(vec![
+                            label("images"),
+                            Span::styled(crate::safe_text::printable(skew, false), drifted),
+                        ]));
+                    }
                 }
             }
             if let Some(cluster) = state.cells.resource_cause(index) {

@@ -1,5 +1,5 @@
-//! The console's fleet-wide pods query (`:pods [STATE]`): what the backends answered of each
-//! workload cell's pods, the trouble the matrix's rows are narrowed to, and per row and column
+//! The console's fleet-wide pods query (`:pods [STATE]`, `:images`): what the backends answered
+//! of each workload cell's pods and images, the trouble the matrix's rows are narrowed to, and per row and column
 //! how many answered cells are in it, so narrowing costs a lookup per row. Plain data and its
 //! reads; it must not ask a backend (`update` sends the effect) nor decide a pod's trouble
 //! (the engine's `health::pods` does, in the backend).
@@ -16,6 +16,8 @@ pub enum PodsFilter {
     AnyTrouble,
     /// A pod in this trouble (`:pods crashloopbackoff`).
     Trouble(PodTrouble),
+    /// A workload running other images than the fleet renders for it (`:images`).
+    ImageSkew,
 }
 
 impl PodsFilter {
@@ -24,6 +26,7 @@ impl PodsFilter {
         match self {
             PodsFilter::AnyTrouble => !pods.troubles.is_empty(),
             PodsFilter::Trouble(trouble) => pods.troubles.contains(&trouble),
+            PodsFilter::ImageSkew => !pods.skew.is_empty(),
         }
     }
 
@@ -32,6 +35,7 @@ impl PodsFilter {
         match self {
             PodsFilter::AnyTrouble => "pods: in trouble".into(),
             PodsFilter::Trouble(trouble) => format!("pods: {trouble}"),
+            PodsFilter::ImageSkew => "images: not as desired".into(),
         }
     }
 }
@@ -125,10 +129,7 @@ impl PodsQuery {
         let unread = self.cells.values().filter(|p| p.error.is_some()).count();
         let mut line = format!("pods read on {} of {} cells", self.answered(), self.asked);
         if let (Some(filter), Some(kept)) = (self.filter, kept) {
-            line.push_str(&format!(
-                "; {kept} with {}",
-                filter.label().trim_start_matches("pods: ")
-            ));
+            line.push_str(&format!("; {kept} kept ({})", filter.label()));
         }
         if unread > 0 {
             line.push_str(&format!("; {unread} could not be read"));
@@ -143,9 +144,8 @@ mod tests {
 
     fn pods(troubles: &[PodTrouble]) -> CellPods {
         CellPods {
-            summary: String::new(),
             troubles: troubles.to_vec(),
-            error: None,
+            ..CellPods::default()
         }
     }
 

@@ -15,7 +15,7 @@ use super::object::resource_of;
 use super::targets::{Options, Target, cluster_failure, fan_out};
 use crate::model::ResourceRef;
 
-pub use crate::engine::health::pods::WORKLOADS;
+pub use crate::engine::health::pods::{WORKLOADS, template_images};
 
 /// Whether pods of this kind of object are followed.
 pub fn is_workload(resource: &ResourceRef) -> bool {
@@ -243,29 +243,6 @@ pub async fn read_pods<A: ClusterApi>(
         }
     }
     items
-}
-
-/// Each container of a workload's pod template and its image, in the template's order
-/// (`spec.template.spec.containers`; a CronJob's through its job template).
-pub fn template_images(workload: &Value) -> Vec<(String, String)> {
-    let containers = workload
-        .pointer("/spec/template/spec/containers")
-        .or_else(|| workload.pointer("/spec/jobTemplate/spec/template/spec/containers"))
-        .and_then(Value::as_array);
-    containers
-        .into_iter()
-        .flatten()
-        .map(|container| {
-            let text = |key: &str| {
-                container
-                    .get(key)
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string()
-            };
-            (text("name"), text("image"))
-        })
-        .collect()
 }
 
 /// The distinct images pods run for one container, sorted.

@@ -117,13 +117,17 @@ impl ObjectReads {
             .collect();
         let (hub, events) = (hub.clone(), events.clone());
         tokio::spawn(async move {
+            // The answers come in the order of the reads.
             let answers = read_cells(&hub, &mut HashMap::new(), &reads)
                 .await
                 .into_iter()
-                .map(|(cell, live)| {
+                .zip(&reads)
+                .map(|((cell, live), read)| {
                     let pods = match live.error {
                         Some(reason) => CellPods::unread(reason),
-                        None => CellPods::of(&live.pods),
+                        None => {
+                            CellPods::of(&live.pods, read.desired.as_ref(), live.object.as_ref())
+                        }
                     };
                     (cell, pods)
                 })

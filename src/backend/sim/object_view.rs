@@ -125,7 +125,15 @@ pub fn cell_pods(core: &SimCore, cell: CellRef) -> CellPods {
         .iter()
         .map(|pod| pod_row(pod, now_seconds))
         .collect();
-    CellPods::of(&rows)
+    let desired = match core.fleet().decide(resource, cluster) {
+        Decision::Placed { object, .. } => Some(object),
+        _ => None,
+    };
+    CellPods::of(
+        &rows,
+        desired.as_ref(),
+        held_object(core, resource, cluster).as_ref(),
+    )
 }
 
 /// The name of the first container of the workload's pod template on the cluster.

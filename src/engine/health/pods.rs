@@ -2,7 +2,8 @@
 //! kubectl's `printPod`, which the API server also prints its pod tables with), its ready
 //! containers and restarts counted the same way, the last termination of a container, and
 //! the one trouble it is in ([`PodTrouble`]); and, for the pods of one workload on one cluster,
-//! the line that names the worst of them ([`summary`]). It reads only the pod handed to it and
+//! the line that names the worst of them ([`summary`]), and where they run other images than
+//! the fleet renders ([`image_skew`]). It reads only the pods and templates handed to it and
 //! the time it is told: it must not list pods, know which workload owns one, or read a clock.
 
 use serde::Serialize;
@@ -458,6 +459,69 @@ pub fn summary(pods: &[PodRow]) -> String {
 /// The worst trouble among pods, if any is in trouble.
 pub fn worst(pods: &[PodRow]) -> Option<PodTrouble> {
     pods.iter().filter_map(|pod| pod.trouble).min()
+}
+
+/// Each container of a workload's pod template and its image, in the template's order
+/// (`spec.template.spec.containers`; a CronJob's through its job template).
+pub fn template_images(workload: &Value) -> Vec<(String, String)> {
+    let containers = workload
+        .pointer("/spec/template/spec/containers")
+        .or_else(|| workload.pointer("/spec/jobTemplate/spec/template/spec/containers"))
+        .and_then(Value::as_array);
+    containers
+        .into_iter()
+        .flatten()
+        .map(|container| {
+            let text = |key: &str| {
+                container
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            };
+            (text("name"), text("image"))
+        })
+        .collect()
+}
+
+/// Whether a container runs other than the image the fleet renders for it: its live
+/// template asks for another, or a pod runs another (`flotilla images`'s skew).
+pub fn image_differs(desired: &str, live: Option<&str>, running: &[&str]) -> bool {
+    live.is_some_and(|live| live != desired) || running.iter().any(|image| *image != desired)
+}
+
+/// Where one cluster's workload runs other images than the fleet renders for it, one line per
+/// container that differs: `web: nginx:1.26 (desired nginx:1.27)`.
+pub fn image_skew(desired: &Value, live: Option<&Value>, pods: &[PodRow]) -> Vec<String> {
+    let live: Vec<(String, String)> = live.map(template_images).unwrap_or_default();
+    template_images(desired)
+        .into_iter()
+        .filter_map(|(container, wanted)| {
+            let mut running: Vec<&str> = pods
+                .iter()
+                .flat_map(|pod| &pod.images)
+                .filter(|image| image.container == container)
+                .map(|image| image.image.as_str())
+                .collect();
+            running.sort_unstable();
+            running.dedup();
+            let live = live
+                .iter()
+                .find(|(name, _)| *name == container)
+                .map(|(_, image)| image.as_str());
+            if !image_differs(&wanted, live, &running) {
+                return None;
+            }
+            let mut other: Vec<&str> = running.into_iter().filter(|i| *i != wanted).collect();
+            if let Some(live) = live.filter(|l| *l != wanted && !other.contains(l)) {
+                other.push(live);
+            }
+            Some(format!(
+                "{container}: {} (desired {wanted})",
+                other.join(", ")
+            ))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -551,9 +551,16 @@ impl ClusterTask {
             let _ = shared.events.send(BackendEvent::Pods(answers));
             return;
         };
-        let objects: Vec<(u32, Option<Value>)> = rows
+        // What each row's object is here, and what the fleet renders for it.
+        let objects: Vec<(u32, Option<Value>, Option<Value>)> = rows
             .into_iter()
-            .map(|row| (row, self.cells.live(row).cloned()))
+            .map(|row| {
+                let desired = match self.cells.fleet().decide(row as usize, cluster as usize) {
+                    Decision::Placed { object, .. } => Some(object),
+                    _ => None,
+                };
+                (row, self.cells.live(row).cloned(), desired)
+            })
             .collect();
         tokio::spawn(async move {
             let Ok(_permit) = shared.apply_permits.acquire().await else {
@@ -567,13 +574,15 @@ impl ClusterTask {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs() as i64);
             let answers: Vec<_> = futures::stream::iter(objects)
-                .map(|(row, object)| async move {
+                .map(|(row, object, desired)| async move {
                     let pods = match object {
                         // Not on the cluster: it runs no pods of it.
-                        None => CellPods::of(&[]),
+                        None => CellPods::of(&[], None, None),
                         Some(object) => match workload_pods(api, guard, &object, "").await {
                             Ok(pods) => CellPods::of(
                                 &pods.iter().map(|pod| pod_row(pod, now)).collect::<Vec<_>>(),
+                                desired.as_ref(),
+                                Some(&object),
                             ),
                             Err(err) => CellPods::unread(err.to_string()),
                         },
