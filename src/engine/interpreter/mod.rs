@@ -2,11 +2,13 @@
 //! documents (config.karmada.io/v1alpha1) read and checked as Karmada's admission webhook
 //! checks them ([`customization`]), merged per target `apiVersion` and kind as Karmada's
 //! config manager merges them, and their Lua functions called as Karmada's Lua VM calls them
-//! ([`vm`]): `InterpretHealth`, `GetReplicas`, `ReviseReplica`, `Retain`. It runs scripts only
+//! ([`vm`]): `InterpretHealth`, `GetReplicas`, `ReviseReplica`, `Retain` (with Karmada's
+//! built-in retention for the kinds it has one for, [`retain`]). It runs scripts only
 //! in the health room's bounded sandbox; it must not read files, decide placement, or know
 //! where an object came from.
 
 pub mod customization;
+pub mod retain;
 pub mod vm;
 
 use std::collections::BTreeMap;
