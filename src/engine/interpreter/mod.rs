@@ -8,6 +8,7 @@
 //! where an object came from.
 
 pub mod customization;
+pub mod dependencies;
 pub mod retain;
 pub mod vm;
 
@@ -25,12 +26,19 @@ pub use customization::{Customization, Operation, Script};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Accessor {
     scripts: BTreeMap<Operation, Script>,
+    /// Every customization's `GetDependencies`, in name order: Karmada runs them all and
+    /// takes the union.
+    dependencies: Vec<Script>,
 }
 
 impl Accessor {
-    /// The script of `operation`, if a customization gives one.
+    /// The script of `operation`, if a customization gives one (the first `GetDependencies`
+    /// for [`Operation::InterpretDependency`]; [`Interpreters::dependencies`] runs them all).
     pub fn script(&self, operation: Operation) -> Option<&Script> {
-        self.scripts.get(&operation)
+        match operation {
+            Operation::InterpretDependency => self.dependencies.first(),
+            _ => self.scripts.get(&operation),
+        }
     }
 }
 
@@ -55,6 +63,10 @@ impl Interpreters {
                 ))
                 .or_default();
             for (operation, script) in &customization.scripts {
+                if *operation == Operation::InterpretDependency {
+                    accessor.dependencies.push(script.clone());
+                    continue;
+                }
                 accessor
                     .scripts
                     .entry(*operation)
@@ -83,6 +95,38 @@ impl Interpreters {
         self.targets
             .get(&(api_version.to_string(), kind.to_string()))?
             .script(operation)
+    }
+
+    /// What `object`'s `GetDependencies` scripts name, all of them run and their references
+    /// joined without repeats (sorted); `None` when no customization of its kind gives one, an
+    /// error (naming the script) when one fails, as Karmada then propagates none of them.
+    pub fn dependencies(
+        &self,
+        object: &Value,
+    ) -> Option<Result<Vec<dependencies::Reference>, InterpreterError>> {
+        if self.targets.is_empty() {
+            return None;
+        }
+        let text = |field: &str| object.get(field).and_then(Value::as_str).unwrap_or("");
+        let accessor = self
+            .targets
+            .get(&(text("apiVersion").to_string(), text("kind").to_string()))?;
+        if accessor.dependencies.is_empty() {
+            return None;
+        }
+        let mut found = std::collections::BTreeSet::new();
+        for script in &accessor.dependencies {
+            match vm::get_dependencies(&script.origin, &script.text, object, Limits::default()) {
+                Ok(references) => found.extend(references),
+                Err(error) => {
+                    return Some(Err(InterpreterError {
+                        origin: format!("GetDependencies ({})", script.origin),
+                        error,
+                    }));
+                }
+            }
+        }
+        Some(Ok(found.into_iter().collect()))
     }
 
     /// The health rule layer of these interpreters' `InterpretHealth` scripts, for
