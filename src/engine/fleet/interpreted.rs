@@ -21,6 +21,18 @@ pub fn use_for_health(fleet: &Fleet) {
     crate::engine::health::use_fleet_layer(Some(fleet.interpreters.health_layer()));
 }
 
+/// Makes a Karmada hub's interpreters judge health, over those of `fleet` (the fleet
+/// directory beside it, if one was read): for a kind and operation both give, the hub's
+/// script decides, as it is the one the hub runs; each verdict names its script's origin
+/// (`hub:CONTEXT/ResourceInterpreterCustomization/NAME:LINE` or the fleet file's).
+pub fn use_hub_for_health(hub: &Interpreters, fleet: Option<&Fleet>) {
+    let merged = match fleet {
+        Some(fleet) => hub.over(&fleet.interpreters),
+        None => hub.clone(),
+    };
+    crate::engine::health::use_fleet_layer(Some(merged.health_layer()));
+}
+
 /// A custom kind's replica count by the fleet's `GetReplicas` for its `apiVersion` and kind
 /// (an error in the script: why the template is not propagated, as Karmada makes no binding
 /// for it), and the `ReviseReplica` that sets a cluster's share; `None` without `GetReplicas`.

@@ -81,6 +81,34 @@ impl Interpreters {
         }
     }
 
+    /// These interpreters over `lower`: for each target and operation, this one's script when
+    /// it has one, else `lower`'s (the dependency scripts of a target taken whole from one
+    /// side). A Karmada hub's customizations over a fleet directory's: the hub's object is the
+    /// one the hub runs, so it decides what the hub does, and each script keeps its origin.
+    pub fn over(&self, lower: &Interpreters) -> Interpreters {
+        let mut targets = lower.targets.clone();
+        for (key, upper) in &self.targets {
+            let merged = match targets.get(key) {
+                None => upper.clone(),
+                Some(below) => {
+                    let mut scripts = below.scripts.clone();
+                    scripts.extend(upper.scripts.clone());
+                    let dependencies = if upper.dependencies.is_empty() {
+                        below.dependencies.clone()
+                    } else {
+                        upper.dependencies.clone()
+                    };
+                    Arc::new(Accessor {
+                        scripts,
+                        dependencies,
+                    })
+                }
+            };
+            targets.insert(key.clone(), merged);
+        }
+        Interpreters { targets }
+    }
+
     /// Whether the fleet declares no interpreter.
     pub fn is_empty(&self) -> bool {
         self.targets.is_empty()
@@ -181,4 +209,57 @@ pub fn health_verdict(healthy: bool) -> Returned {
 pub struct InterpreterError {
     pub origin: String,
     pub error: RuleError,
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn customization(name: &str, origin: &str, operations: &[Operation]) -> Customization {
+        Customization {
+            name: name.into(),
+            api_version: "example.io/v1".into(),
+            kind: "Widget".into(),
+            scripts: operations
+                .iter()
+                .map(|op| {
+                    (
+                        *op,
+                        Script {
+                            text: format!("-- {name}"),
+                            origin: origin.into(),
+                        },
+                    )
+                })
+                .collect(),
+            location: origin.into(),
+        }
+    }
+
+    #[test]
+    fn the_hubs_script_wins_per_operation_and_the_fleets_fills_the_rest() {
+        let fleet = Interpreters::new(&[customization(
+            "widget",
+            "fleet.yaml:9",
+            &[Operation::InterpretHealth, Operation::Retain],
+        )]);
+        let hub = Interpreters::new(&[customization(
+            "widget",
+            "hub:karmada/ResourceInterpreterCustomization/widget:9",
+            &[Operation::InterpretHealth],
+        )]);
+        let both = hub.over(&fleet);
+        let origin = |op| {
+            both.script("example.io/v1", "Widget", op)
+                .map(|s| s.origin.as_str())
+        };
+        assert_eq!(
+            origin(Operation::InterpretHealth),
+            Some("hub:karmada/ResourceInterpreterCustomization/widget:9")
+        );
+        assert_eq!(origin(Operation::Retain), Some("fleet.yaml:9"));
+        assert_eq!(origin(Operation::InterpretReplica), None);
+        assert_eq!(hub.over(&Interpreters::default()), hub);
+    }
 }
