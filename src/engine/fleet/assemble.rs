@@ -729,7 +729,7 @@ pub(super) fn karmada_plan(
     // A custom kind's replicas, as a fleet's Karmada interpreter reads them.
     let interpreted = replica_path
         .is_none()
-        .then(|| interpreted_replicas(&base, &target, inputs.interpreters))
+        .then(|| interpreted_replicas(&base, &target, inputs.interpreters, &doc.memo))
         .flatten();
     let template_replicas = match &interpreted {
         Some((Ok(replicas), _)) => Some(*replicas),

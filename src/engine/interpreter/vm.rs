@@ -48,6 +48,12 @@ pub fn compiles(script: &str) -> Result<(), String> {
     })
 }
 
+#[cfg(test)]
+thread_local! {
+    /// The calls made on this thread, for tests that show a result was kept, not made again.
+    pub static CALLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// An argument of a call.
 pub enum Arg<'a> {
     Object(&'a Value),
@@ -65,6 +71,8 @@ pub fn call<T>(
     limits: Limits,
     read: impl FnOnce(&[LuaValue]) -> Result<T, RuleError>,
 ) -> Result<T, RuleError> {
+    #[cfg(test)]
+    CALLS.with(|calls| calls.set(calls.get() + 1));
     lua::run_bounded(limits, |lua| {
         karmada_globals(lua)?;
         lua.load(script).set_name(format!("={origin}")).exec()?;
