@@ -215,7 +215,7 @@ async fn apply_cluster<A: ClusterApi>(
                         }
                     }
                 }
-                if !ignores.reads_live(&target.cluster, &resource) {
+                if !ignores.reads_live(&target.cluster, object) {
                     let (result, throttles) = guard
                         .call_counting_throttles(|| api.apply(object, mode))
                         .await;

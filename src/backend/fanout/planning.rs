@@ -226,7 +226,7 @@ async fn plan_object<A: ClusterApi>(
     // With ignore rules or a retention the intent depends on live: read it first, then
     // dry-run the intent without the ignored fields and with the retained ones.
     let adjusted;
-    let (object, live, predicted) = if ignores.reads_live(cluster, &resource) {
+    let (object, live, predicted) = if ignores.reads_live(cluster, object) {
         let live = guard.call(|| api.get(&resource)).await;
         adjusted = match &live {
             Ok(live) => match ignores.intent(cluster, object, live.as_ref()) {

@@ -160,13 +160,11 @@ impl Ignores {
         }
     }
 
-    /// Whether the intent of `resource` on `cluster` depends on the member's object, which
-    /// must then be read before it is applied or dry-run.
-    pub fn reads_live(&self, cluster: &str, resource: &ResourceRef) -> bool {
-        self.retention
-            .as_ref()
-            .is_some_and(|r| r.retains(&resource.api_version, &resource.kind))
-            || !self.for_object(cluster, resource).is_empty()
+    /// Whether the intent `object` on `cluster` depends on the member's object, which must
+    /// then be read before it is applied or dry-run.
+    pub fn reads_live(&self, cluster: &str, object: &Value) -> bool {
+        self.retention.as_ref().is_some_and(|r| r.retains(object))
+            || !self.for_object(cluster, &resource_of(object)).is_empty()
     }
 
     /// `object`'s intent against `live` (the member's object, `None` when it has none): what

@@ -18,11 +18,51 @@ use crate::engine::health::lua::Limits;
 pub const RETAIN_REPLICAS_LABEL: &str = "resourcetemplate.karmada.io/retain-replicas";
 
 impl Interpreters {
-    /// Whether objects of `api_version`/`kind` pass through a retention (a script or a
-    /// built-in) before they are compared with or applied to a member's object.
-    pub fn retains(&self, api_version: &str, kind: &str) -> bool {
-        self.script(api_version, kind, Operation::Retain).is_some()
-            || has_builtin(api_version, kind)
+    /// Whether `desired` may come out of its retention changed, so the member's object must
+    /// be read before it is applied: always under a `Retain` script; under a built-in, only
+    /// when `desired` sets a field it keeps. flotilla applies server-side, so a field the
+    /// intent leaves out is the member's already (Karmada, which replaces the whole object,
+    /// has to copy it back).
+    pub fn retains(&self, desired: &Value) -> bool {
+        let text = |field: &str| desired.get(field).and_then(Value::as_str).unwrap_or("");
+        let (api_version, kind) = (text("apiVersion"), text("kind"));
+        if self.script(api_version, kind, Operation::Retain).is_some() {
+            return true;
+        }
+        let sets = |pointer: &str| desired.pointer(pointer).is_some_and(|v| !v.is_null());
+        match (api_version, kind) {
+            ("apps/v1", "Deployment") => {
+                desired
+                    .pointer("/metadata/labels")
+                    .and_then(|labels| labels.get(RETAIN_REPLICAS_LABEL))
+                    .and_then(Value::as_str)
+                    == Some("true")
+            }
+            ("v1", "Pod") => {
+                [
+                    "/spec/nodeName",
+                    "/spec/serviceAccountName",
+                    "/spec/volumes",
+                ]
+                .into_iter()
+                .any(sets)
+                    || ["containers", "initContainers"].into_iter().any(|list| {
+                        desired
+                            .pointer(&format!("/spec/{list}"))
+                            .and_then(Value::as_array)
+                            .is_some_and(|cs| cs.iter().any(|c| c.get("volumeMounts").is_some()))
+                    })
+            }
+            ("v1", "Service") => sets("/spec/clusterIP") || sets("/spec/healthCheckNodePort"),
+            ("v1", "ServiceAccount") => sets("/secrets") || sets("/imagePullSecrets"),
+            ("v1", "PersistentVolumeClaim") => sets("/spec/volumeName"),
+            ("v1", "PersistentVolume") => sets("/spec/claimRef"),
+            ("batch/v1", "Job") => {
+                sets("/spec/selector/matchLabels") || sets("/spec/template/metadata/labels")
+            }
+            ("v1", "Secret") => text("type") == "kubernetes.io/service-account-token",
+            _ => false,
+        }
     }
 
     /// `desired` with what `observed` (the member's object) keeps: the kind's `Retain` script
@@ -47,23 +87,6 @@ impl Interpreters {
             None => Ok(builtin(api_version, kind, desired, observed)),
         }
     }
-}
-
-fn has_builtin(api_version: &str, kind: &str) -> bool {
-    matches!(
-        (api_version, kind),
-        ("apps/v1", "Deployment")
-            | (
-                "v1",
-                "Pod"
-                    | "Service"
-                    | "ServiceAccount"
-                    | "PersistentVolumeClaim"
-                    | "PersistentVolume"
-                    | "Secret"
-            )
-            | ("batch/v1", "Job")
-    )
 }
 
 /// Karmada's built-in retention of `kind` (`desired` unchanged for a kind it has none for).
@@ -259,6 +282,23 @@ mod tests {
             "metadata": {"labels": {RETAIN_REPLICAS_LABEL: "true"}}, "spec": {"replicas": 2}});
         let kept = builtin("apps/v1", "Deployment", &labelled, &observed);
         assert_eq!(kept.pointer("/spec/replicas"), Some(&json!(7)));
+    }
+
+    #[test]
+    fn only_an_intent_that_sets_a_retained_field_needs_the_members_object() {
+        let none = Interpreters::default();
+        let plain = json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"replicas": 2}});
+        assert!(
+            !none.retains(&plain),
+            "server-side apply leaves the rest to the member"
+        );
+        let labelled = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"labels": {RETAIN_REPLICAS_LABEL: "true"}}, "spec": {"replicas": 2}});
+        assert!(none.retains(&labelled));
+        let service = json!({"apiVersion": "v1", "kind": "Service", "spec": {"ports": []}});
+        assert!(!none.retains(&service));
+        let pinned = json!({"apiVersion": "v1", "kind": "Service", "spec": {"clusterIP": "None"}});
+        assert!(none.retains(&pinned));
     }
 
     #[test]
