@@ -186,3 +186,141 @@ fn flotilla_refuses_a_fleet_whose_customization_does_not_compile() {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("interpreters.yaml:11"), "{stderr}");
 }
+
+/// A custom kind whose customization's `GetDependencies` names the ConfigMap its spec refers
+/// to and every Secret labelled for it, placed with `propagateDeps: true`.
+const DEPENDENT_FLEET: &str = "\
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: east, labels: {tier: web}}
+---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: west}
+---
+apiVersion: example.io/v1
+kind: Widget
+metadata: {name: dial, namespace: shop}
+spec: {configRef: dial-config}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: dial-config, namespace: shop}
+data: {size: '3'}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: dial-key, namespace: shop, labels: {widget: dial}}
+stringData: {key: k}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: other-key, namespace: shop, labels: {widget: gauge}}
+stringData: {key: k}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: widgets, namespace: shop}
+spec:
+  propagateDeps: true
+  resourceSelectors: [{apiVersion: example.io/v1, kind: Widget}]
+  placement:
+    clusterAffinity: {labelSelector: {matchLabels: {tier: web}}}
+---
+apiVersion: config.karmada.io/v1alpha1
+kind: ResourceInterpreterCustomization
+metadata: {name: widget}
+spec:
+  target: {apiVersion: example.io/v1, kind: Widget}
+  customizations:
+    dependencyInterpretation:
+      luaScript: |
+        function GetDependencies(desiredObj)
+          local ns = desiredObj.metadata.namespace
+          return {
+            {apiVersion = 'v1', kind = 'ConfigMap', namespace = ns, name = desiredObj.spec.configRef},
+            {apiVersion = 'v1', kind = 'Secret', namespace = ns,
+             labelSelector = {matchLabels = {widget = desiredObj.metadata.name}}},
+          }
+        end
+";
+
+#[test]
+fn get_dependencies_brings_what_a_custom_kind_names_to_its_clusters_and_says_so() {
+    let (fleet, errors) = load_fleet(&[SourceFile {
+        path: "fleet.yaml".into(),
+        text: DEPENDENT_FLEET.into(),
+    }]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let row = |name: &str| {
+        fleet
+            .resources
+            .iter()
+            .position(|r| r.target.name == name)
+            .expect(name)
+    };
+    let (east, west) = (
+        fleet.cluster_index("east").expect("east"),
+        fleet.cluster_index("west").expect("west"),
+    );
+    for name in ["dial", "dial-config", "dial-key"] {
+        assert!(fleet.is_placed(row(name), east), "{name} on east");
+        assert!(!fleet.is_placed(row(name), west), "{name} not on west");
+    }
+    assert!(
+        !fleet.is_placed(row("other-key"), east),
+        "a Secret the selector does not match stays where it is"
+    );
+    let why = fleet.explain(row("dial-config"), east);
+    assert_eq!(
+        why.reason,
+        "placed as a dependency of Widget shop/dial (propagateDeps)"
+    );
+    assert!(
+        why.steps.iter().any(|s| s
+            == "needed here by Widget shop/dial (propagateDeps): its GetDependencies (fleet.yaml:45) names it"),
+        "{:#?}",
+        why.steps
+    );
+    let widget = fleet.explain(row("dial"), east);
+    assert!(
+        widget.steps.iter().any(|s| s
+            == "propagateDeps: ConfigMap shop/dial-config, Secret shop/dial-key follow it to its clusters (its GetDependencies (fleet.yaml:45) names them)"),
+        "{:#?}",
+        widget.steps
+    );
+}
+
+#[test]
+fn a_failing_get_dependencies_propagates_nothing_and_names_the_script() {
+    let broken = DEPENDENT_FLEET.replace(
+        "local ns = desiredObj.metadata.namespace",
+        "error('no dependencies today')",
+    );
+    let (fleet, errors) = load_fleet(&[SourceFile {
+        path: "fleet.yaml".into(),
+        text: broken,
+    }]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let config = fleet
+        .resources
+        .iter()
+        .position(|r| r.target.name == "dial-config")
+        .expect("the ConfigMap");
+    assert!((0..fleet.clusters.len()).all(|c| !fleet.is_placed(config, c)));
+    let dial = fleet
+        .resources
+        .iter()
+        .position(|r| r.target.name == "dial")
+        .expect("the Widget");
+    let east = fleet.cluster_index("east").expect("east");
+    let steps = fleet.explain(dial, east).steps;
+    assert!(
+        steps.iter().any(
+            |s| s.starts_with("propagateDeps: GetDependencies (fleet.yaml:45)")
+                && s.contains("no dependencies today")
+                && s.ends_with("Karmada propagates none of its dependencies")
+        ),
+        "{steps:#?}"
+    );
+}

@@ -17,6 +17,7 @@ use std::path::Path;
 
 use flotilla::engine::health::Rules;
 use flotilla::engine::health::lua::Limits;
+use flotilla::engine::interpreter::dependencies::Reference;
 use flotilla::engine::interpreter::{Operation, vm};
 use flotilla::engine::{SourceFile, load_fleet};
 use flotilla::model::HealthKind;
@@ -152,6 +153,33 @@ fn run_corpus() -> Tally {
                         ),
                         _ => Err("no Retain script, or not both objects".into()),
                     },
+                    Operation::InterpretDependency => {
+                        let want: Option<Vec<Reference>> = expected("dependencies")
+                            .map(|v| {
+                                if v.is_null() {
+                                    Value::Array(Vec::new())
+                                } else {
+                                    v
+                                }
+                            })
+                            .and_then(|v| serde_json::from_value(v).ok());
+                        match (want, interpreters.dependencies(object)) {
+                            (_, None) => Err("no GetDependencies script".into()),
+                            (_, Some(Err(error))) => Err(error.to_string()),
+                            (None, Some(Ok(got))) => Err(format!(
+                                "the case expects no dependencies, flotilla: {got:?}"
+                            )),
+                            // Karmada's test sorts both sides (Lua's pairs has no order).
+                            (Some(mut want), Some(Ok(got))) => {
+                                want.sort();
+                                if want == got {
+                                    Ok(())
+                                } else {
+                                    Err(format!("expected {want:?}, flotilla: {got:?}"))
+                                }
+                            }
+                        }
+                    }
                     other => {
                         *tally.not_run.entry(other.name().to_string()).or_default() += 1;
                         continue;

@@ -409,3 +409,145 @@ fn console_follows_an_edited_customization(dir: &FleetDir, group: &str, good: &s
         .await;
     });
 }
+
+/// The fleet of the retention check: a Widget on both members, and the customization whose
+/// `Retain` keeps the member's `spec.paused` (a field an operator or controller on the member
+/// sets), as Karmada's third-party customizations keep a CloneSet's or a Rollout's.
+fn retaining_fleet(group: &str, ns: &str, members: &[String]) -> FleetDir {
+    let mut text = harness::prod_inventory(members);
+    text.push_str(&format!(
+        "\
+apiVersion: {group}/v1
+kind: Widget
+metadata: {{name: dial, namespace: {ns}}}
+spec: {{size: 3, paused: false}}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {{name: custom, namespace: {ns}}}
+spec:
+  resourceSelectors:
+  - {{apiVersion: {group}/v1, kind: Widget, name: dial}}
+  placement:
+    clusterAffinity: {{labelSelector: {{matchLabels: {{env: prod}}}}}}
+---
+apiVersion: config.karmada.io/v1alpha1
+kind: ResourceInterpreterCustomization
+metadata:
+  name: widget
+spec:
+  target:
+    apiVersion: {group}/v1
+    kind: Widget
+  customizations:
+    retention:
+      luaScript: |
+        function Retain(desiredObj, observedObj)
+          desiredObj.spec.paused = observedObj.spec.paused
+          return desiredObj
+        end
+"
+    ));
+    FleetDir::new().fleet(text)
+}
+
+fn code(out: &std::process::Output) -> Option<i32> {
+    out.status.code()
+}
+
+fn parsed(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", output_text(out)))
+}
+
+#[test]
+#[ignore = "needs testenv: run through cargo xtask test"]
+fn a_field_the_retain_script_keeps_is_not_drift_and_apply_leaves_it_as_the_member_set_it() {
+    let members: Vec<String> = env().members.iter().take(2).cloned().collect();
+    assert_eq!(members.len(), 2, "the test environment needs 2 members");
+    let member = &members[0];
+    let group = format!("retain{}.example.io", std::process::id());
+    let _crds = Crds::install(&group, &members);
+    let ns = TestNamespace::on("retain", &members);
+    let dir = retaining_fleet(&group, &ns.name, &members);
+    apply_fleet(dir.path());
+    let widgets = format!("widgets.{group}");
+    let spec = |member: &str| {
+        harness::json(member, &["get", &widgets, "dial", "-n", &ns.name])["spec"].clone()
+    };
+
+    // Someone on the member pauses the Widget, and changes its size.
+    kubectl_ok(
+        member,
+        &[
+            "patch",
+            &widgets,
+            "dial",
+            "-n",
+            &ns.name,
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"paused":true,"size":5}}"#,
+        ],
+    );
+
+    // Drift names the size, which the fleet owns, and not `paused`, which the member keeps.
+    let drift = flotilla(dir.path(), &["drift", "-o", "json"]);
+    assert_eq!(code(&drift), Some(1), "{}", output_text(&drift));
+    let items = parsed(&drift)["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(items.len(), 1, "{items:#?}");
+    assert_eq!(items[0]["cluster"], member.as_str());
+    let paths: Vec<&str> = items[0]["fields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["path"].as_str())
+        .collect();
+    assert_eq!(paths, ["/spec/size"], "{items:#?}");
+
+    // Apply takes the size back (forcing it from kubectl's hands, as Karmada's update does)
+    // and leaves the member's pause alone.
+    let applied = flotilla(dir.path(), &["apply", "--yes", "--force-conflicts"]);
+    assert_eq!(code(&applied), Some(0), "{}", output_text(&applied));
+    assert_eq!(
+        spec(member),
+        serde_json::json!({"size": 3, "paused": true}),
+        "the member's pause survives apply"
+    );
+    assert_eq!(
+        spec(&members[1]),
+        serde_json::json!({"size": 3, "paused": false})
+    );
+
+    // In sync everywhere: drift and plan say so, though the member's pause differs from the
+    // template.
+    let drift = flotilla(dir.path(), &["drift"]);
+    assert_eq!(code(&drift), Some(0), "{}", output_text(&drift));
+    let plan = flotilla(dir.path(), &["plan", "-o", "json"]);
+    assert_eq!(code(&plan), Some(0), "{}", output_text(&plan));
+    assert!(
+        parsed(&plan)["items"]
+            .as_array()
+            .is_some_and(|items| items.iter().all(|i| i["action"] == "unchanged")),
+        "{}",
+        output_text(&plan)
+    );
+
+    // Without the customization the pause is drift: the retention, not the comparison, kept it.
+    let plain = dir.path().join("fleet.yaml");
+    let text = std::fs::read_to_string(&plain).expect("the fleet file");
+    let cut = text
+        .find("---\napiVersion: config.karmada.io/v1alpha1")
+        .expect("the customization");
+    std::fs::write(&plain, &text[..cut]).expect("write the fleet without it");
+    let drift = flotilla(dir.path(), &["drift", "-o", "json"]);
+    assert_eq!(code(&drift), Some(1), "{}", output_text(&drift));
+    assert!(
+        output_text(&drift).contains("/spec/paused"),
+        "{}",
+        output_text(&drift)
+    );
+}

@@ -19,7 +19,7 @@ use crate::backend::kube::kubeconfig::Timeouts;
 use crate::cli::{GlobalArgs, PlanArgs, ScopeArgs, exit};
 use crate::engine::{Fleet, load_fleet};
 use crate::messages::{CellRef, PlanAction, PlanItem};
-use crate::model::ResourceRef;
+use crate::model::{HubKind, ResourceRef};
 use crate::output;
 
 /// A hub command's scope, parsed once: `--cluster`, and `--resource`, `-n` and `-l`; with `-l`,
@@ -250,12 +250,16 @@ pub async fn run_drift(
         }
         targets.push(hub.read_only_target(spec, spec.name.clone(), objects).await);
     }
-    let (items, errors) = drift::drift_with(
-        &targets,
-        Options::default(),
-        &Ignores::default(),
-        &progress("drift"),
-    )
-    .await;
+    // What Karmada retains on its members (the hub's Retain scripts, else its built-in
+    // retention) is compared with itself, as Karmada does not fight over it.
+    let ignores = match hub.kind {
+        HubKind::Karmada => match hub.interpreters().await {
+            Ok(interpreters) => Ignores::default().retaining(std::sync::Arc::new(interpreters)),
+            Err(err) => return Ok(failed(err)),
+        },
+        HubKind::OpenClusterManagement | HubKind::KubeFed => Ignores::default(),
+    };
+    let (items, errors) =
+        drift::drift_with(&targets, Options::default(), &ignores, &progress("drift")).await;
     report_drift(global, &items, &errors, out)
 }

@@ -359,7 +359,7 @@ fn select(
         .iter()
         .filter_map(|r| r.target.namespace.clone())
         .collect();
-    let ignores = Ignores::new(&fleet.ignores, &specs);
+    let ignores = Ignores::new(&fleet.ignores, &specs).retaining(fleet.interpreters.clone());
     Ok(Selection {
         specs,
         desired,

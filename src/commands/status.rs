@@ -187,6 +187,19 @@ async fn hub_status(
     if let Err(err) = scope.read_labels(&hub).await {
         return Ok(hub::failed(err));
     }
+    // The members' own objects are judged by the interpreters the hub runs, over the fleet
+    // directory's when there is one beside it.
+    match hub.interpreters().await {
+        Ok(interpreters) => {
+            let files = crate::source::fleet_files(global).ok();
+            let fleet = files
+                .map(|files| crate::engine::load_fleet(&files))
+                .filter(|(_, errors)| errors.is_empty())
+                .map(|(fleet, _)| fleet);
+            crate::engine::fleet::interpreted::use_hub_for_health(&interpreters, fleet.as_ref());
+        }
+        Err(err) => return Ok(hub::failed(err)),
+    }
     // Where the hub says only "not healthy yet", the member says whether it is stuck, as in
     // the console; on a hub that reports no health, every placed cell in scope asks its member.
     let in_scope = |cell: &CellRef| {

@@ -16,10 +16,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::cluster_api::{ApiError, ApplyMode, ClusterApi, Guard};
-use super::object::{FIELD_MANAGER, resource_of};
+use super::object::resource_of;
 use super::planning::{REFUSED_ADOPTION, owned};
 use super::targets::{Ignores, Options, Target, cluster_failure, fan_out};
-use crate::engine::compare::ignore;
 use crate::model::ResourceRef;
 
 /// Order of application inside a cluster: Namespaces, CRDs, then the rest.
@@ -80,8 +79,8 @@ pub async fn apply<A: ClusterApi>(
     apply_with(targets, force, prune, options, &Ignores::default(), on_done).await
 }
 
-/// [`apply`] honouring drift ignore rules: objects that have some are read first, and their
-/// ignored fields are taken out of the intent ([`ignore::adjust_intent`]).
+/// [`apply`] honouring what members keep: objects that have ignore rules or a retention are
+/// read first, and their intent is what [`Ignores::intent`] makes of it.
 pub async fn apply_with<A: ClusterApi>(
     targets: &[Target<A>],
     force: bool,
@@ -216,8 +215,7 @@ async fn apply_cluster<A: ClusterApi>(
                         }
                     }
                 }
-                let rules = ignores.for_object(&target.cluster, &resource);
-                if rules.is_empty() {
+                if !ignores.reads_live(&target.cluster, object) {
                     let (result, throttles) = guard
                         .call_counting_throttles(|| api.apply(object, mode))
                         .await;
@@ -227,7 +225,16 @@ async fn apply_cluster<A: ClusterApi>(
                 let (live, read_throttles) =
                     guard.call_counting_throttles(|| api.get(&resource)).await;
                 let adjusted = match live {
-                    Ok(live) => ignore::adjust_intent(object, live.as_ref(), &rules, FIELD_MANAGER),
+                    Ok(live) => match ignores.intent(&target.cluster, object, live.as_ref()) {
+                        Ok(intent) => intent,
+                        Err(error) => {
+                            let result = Err(ApiError::Invalid {
+                                message: error,
+                                immutable: false,
+                            });
+                            return (resource, Sent::Yes(result, read_throttles));
+                        }
+                    },
                     Err(err) => {
                         let result = Err(err);
                         halt_on(&result);

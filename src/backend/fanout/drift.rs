@@ -1,5 +1,6 @@
 //! Drift: every placed object's intent against its live object, field by field, with the
-//! manager that owns each live value, leaving out what the fleet's ignore rules cover. An
+//! manager that owns each live value, leaving out what the fleet's ignore rules cover and
+//! comparing what the member retains (Karmada's `Retain`) with itself. An
 //! object that does not exist yet is not drift (plan reports it as `create`). Only reads.
 
 use futures::StreamExt;
@@ -101,7 +102,17 @@ async fn drift_cluster<A: ClusterApi>(
                 Ok(None) => Ok(None),
                 Ok(Some(live)) => {
                     let rules = ignores.for_object(&target.cluster, &resource);
-                    let fields = drift_fields_ignoring(object, &live, &rules);
+                    let intent = match ignores.retained(object, Some(&live)) {
+                        Ok(intent) => intent,
+                        Err(message) => {
+                            return Err(DriftError {
+                                cluster: target.cluster.clone(),
+                                resource,
+                                message,
+                            });
+                        }
+                    };
+                    let fields = drift_fields_ignoring(&intent, &live, &rules);
                     Ok((!fields.is_empty()).then(|| DriftItem {
                         cluster: target.cluster.clone(),
                         resource,

@@ -13,9 +13,8 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use super::cluster_api::{ApiError, ApplyMode, ClusterApi, Guard, conflict_managers};
-use super::object::{FIELD_MANAGER, resource_of};
+use super::object::resource_of;
 use super::targets::{Ignores, Options, Target, cluster_failure, fan_out};
-use crate::engine::compare::ignore::{self, IgnoreRule};
 use crate::engine::compare::{diff, secrets};
 use crate::engine::dialect::karmada_behaviour::KARMADA_MANAGED_LABEL;
 use crate::engine::{MANAGED_BY_LABEL, MANAGED_BY_VALUE};
@@ -111,7 +110,6 @@ async fn plan_cluster<A: ClusterApi>(
         .iter()
         .enumerate()
         .map(|(index, object)| async move {
-            let rules = ignores.for_object(&target.cluster, &resource_of(object));
             let resource = resource_of(object);
             let unowned = if target.refuse_unowned.contains(&resource) {
                 Unowned::Refuse
@@ -122,7 +120,7 @@ async fn plan_cluster<A: ClusterApi>(
             };
             (
                 index,
-                plan_object(&target.cluster, api, guard, object, mode, &rules, unowned).await,
+                plan_object(&target.cluster, api, guard, object, mode, ignores, unowned).await,
             )
         })
         .collect();
@@ -206,7 +204,7 @@ async fn plan_object<A: ClusterApi>(
     guard: &Guard,
     object: &Value,
     mode: PlanMode,
-    rules: &[&IgnoreRule],
+    ignores: &Ignores,
     unowned: Unowned,
 ) -> PlanItem {
     let resource = resource_of(object);
@@ -225,13 +223,16 @@ async fn plan_object<A: ClusterApi>(
         dry_run: true,
         force: false,
     };
-    // With ignore rules the intent depends on live: read it first, then dry-run the intent
-    // without the ignored fields.
+    // With ignore rules or a retention the intent depends on live: read it first, then
+    // dry-run the intent without the ignored fields and with the retained ones.
     let adjusted;
-    let (object, live, predicted) = if !rules.is_empty() {
+    let (object, live, predicted) = if ignores.reads_live(cluster, object) {
         let live = guard.call(|| api.get(&resource)).await;
         adjusted = match &live {
-            Ok(live) => ignore::adjust_intent(object, live.as_ref(), rules, FIELD_MANAGER),
+            Ok(live) => match ignores.intent(cluster, object, live.as_ref()) {
+                Ok(intent) => intent,
+                Err(error) => return row(PlanAction::Error, String::new(), error),
+            },
             Err(_) => object.clone(),
         };
         let predicted = match (mode, &live) {

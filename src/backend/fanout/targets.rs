@@ -6,15 +6,17 @@
 //! object: plan, apply and drift hand it their per-cluster work.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::Value;
 
 use super::cluster_api::{ApiError, ClusterApi, Limits};
-use super::object::resource_of;
+use super::object::{FIELD_MANAGER, resource_of};
 use crate::engine::compare::ignore::{self, IgnoreRule};
 use crate::engine::dialect::karmada_behaviour::ConflictResolution;
+use crate::engine::interpreter::Interpreters;
 use crate::engine::{Decision, Fleet};
 use crate::model::{ClusterSpec, ResourceRef};
 
@@ -116,12 +118,17 @@ pub fn desired(
     desired
 }
 
-/// The fleet's drift ignore rules, per cluster (only the rules whose cluster part matches).
-/// Plan, apply and drift honour them: an ignored field is not drift, not an update, and is
-/// taken out of the applied intent as [`crate::engine::compare::ignore`] describes.
+/// What a member keeps of its objects: the fleet's drift ignore rules, per cluster (only the
+/// rules whose cluster part matches), and its Karmada interpreters' retention (a kind's
+/// `Retain` script or Karmada's built-in one). Plan, apply and drift honour both, through
+/// [`Ignores::intent`]: an ignored or retained field is not drift, not an update, and is
+/// taken out of (ignored) or kept in (retained) the applied intent as
+/// [`crate::engine::compare::ignore`] and [`crate::engine::interpreter::retain`] describe.
 #[derive(Debug, Clone, Default)]
 pub struct Ignores {
     by_cluster: BTreeMap<String, Vec<IgnoreRule>>,
+    /// Whose retention applies; `None`: none (a hub's own writes, tests).
+    retention: Option<Arc<Interpreters>>,
 }
 
 impl Ignores {
@@ -138,7 +145,56 @@ impl Ignores {
             })
             .filter(|(_, rules)| !rules.is_empty())
             .collect();
-        Ignores { by_cluster }
+        Ignores {
+            by_cluster,
+            retention: None,
+        }
+    }
+
+    /// These rules, with `interpreters`' retention (and Karmada's built-in one) applied to
+    /// each intent before it is compared with or applied to a member's object.
+    pub fn retaining(self, interpreters: Arc<Interpreters>) -> Ignores {
+        Ignores {
+            retention: Some(interpreters),
+            ..self
+        }
+    }
+
+    /// Whether the intent `object` on `cluster` depends on the member's object, which must
+    /// then be read before it is applied or dry-run.
+    pub fn reads_live(&self, cluster: &str, object: &Value) -> bool {
+        self.retention.as_ref().is_some_and(|r| r.retains(object))
+            || !self.for_object(cluster, &resource_of(object)).is_empty()
+    }
+
+    /// `object`'s intent against `live` (the member's object, `None` when it has none): what
+    /// the member retains kept from `live`, then what the ignore rules cover taken care of.
+    /// A failing `Retain` script is an error naming the script: Karmada does not update the
+    /// object then.
+    pub fn intent(
+        &self,
+        cluster: &str,
+        object: &Value,
+        live: Option<&Value>,
+    ) -> Result<Value, String> {
+        let retained = self.retained(object, live)?;
+        let rules = self.for_object(cluster, &resource_of(object));
+        Ok(ignore::adjust_intent(
+            &retained,
+            live,
+            &rules,
+            FIELD_MANAGER,
+        ))
+    }
+
+    /// `object` with what `live` retains (unchanged when there is no live object).
+    pub fn retained(&self, object: &Value, live: Option<&Value>) -> Result<Value, String> {
+        match (&self.retention, live) {
+            (Some(interpreters), Some(live)) => interpreters
+                .retain(object, live)
+                .map_err(|error| error.to_string()),
+            _ => Ok(object.clone()),
+        }
     }
 
     /// The rules about one object on one cluster.

@@ -19,6 +19,7 @@ use crate::backend::fanout::targets::Target;
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig;
 use crate::backend::kube::kubeconfig::Timeouts;
+use crate::engine::interpreter::Interpreters;
 use crate::engine::{Fleet, SourceFile};
 use crate::model::HubKind;
 use crate::model::{ClusterSpec, ClusterStatus};
@@ -166,6 +167,20 @@ impl Hub {
             ))),
             None => Ok((fleet, files)),
         }
+    }
+
+    /// The interpreters a Karmada hub runs (its `ResourceInterpreterCustomization`s, each
+    /// script's origin naming the hub object); none on another kind of hub. A customization
+    /// the engine cannot read is left out, as the hub's webhook already admitted it.
+    pub async fn interpreters(&self) -> Result<Interpreters, HubError> {
+        if self.kind != HubKind::Karmada {
+            return Ok(Interpreters::default());
+        }
+        let files = karmada::fleet_files::interpreter_files(&self.client, &self.context)
+            .await
+            .map_err(|reason| self.failed(reason))?;
+        let (fleet, _) = crate::engine::load_fleet(&files);
+        Ok(fleet.interpreters.as_ref().clone())
     }
 
     /// The texts of the fleet a Karmada or KubeFed hub holds, one per hub object (see

@@ -6,6 +6,5 @@
 pub mod api_groups;
 pub mod karmada;
 pub mod karmada_behaviour;
-pub mod karmada_dependencies;
 pub mod kubefed;
 pub mod ocm;

@@ -46,6 +46,10 @@ pub struct DocMemo {
     pub base: OnceLock<(crate::model::ResourceRef, Arc<Value>, String)>,
     /// The cluster an inventory document declares, for one inventory kind (its tag).
     pub cluster: OnceLock<(u8, crate::model::ClusterSpec)>,
+    /// A custom kind's replicas as a `GetReplicas` script read them, with the version of the
+    /// script (and identity) they were read by: an assembly asks once per template, and a
+    /// fleet re-read after an edit elsewhere asks again only when the script changed.
+    pub replicas: std::sync::Mutex<Option<(u64, Result<i64, String>)>>,
     ident: OnceLock<Ident>,
 }
 

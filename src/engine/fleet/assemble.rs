@@ -14,7 +14,6 @@ use serde_json::Value;
 use crate::engine::dialect::api_groups;
 use crate::engine::dialect::karmada::{OverridePolicy, Precision, PropagationPolicy, best_match};
 use crate::engine::dialect::karmada_behaviour::ConflictResolution;
-use crate::engine::dialect::karmada_dependencies::{dependencies, has_dependency_rule};
 use crate::engine::dialect::kubefed::{FederatedObject, KindMap, Rsp};
 use crate::engine::document::builtin;
 use crate::engine::document::parse::{Doc, ParsedDocs, parse_files_spanned};
@@ -23,6 +22,8 @@ use crate::engine::fleet::decide::{FederatedResource, Fleet};
 use crate::engine::fleet::interpreted::{interpreted_replicas, interpreters_of};
 use crate::engine::fleet::inventory::{self, InventoryKind};
 use crate::engine::fleet::karmada_inputs::{KarmadaInputs, compact};
+use crate::engine::interpreter::Operation;
+use crate::engine::interpreter::dependencies::{Reference, dependencies, has_dependency_rule};
 use crate::engine::overrides::overriders::OverrideFailure;
 use crate::engine::place::replicas::kubefed_plan;
 use crate::model::{ClusterSpec, Dialect, ResourceRef};
@@ -728,7 +729,7 @@ pub(super) fn karmada_plan(
     // A custom kind's replicas, as a fleet's Karmada interpreter reads them.
     let interpreted = replica_path
         .is_none()
-        .then(|| interpreted_replicas(&base, &target, inputs.interpreters))
+        .then(|| interpreted_replicas(&base, &target, inputs.interpreters, &doc.memo))
         .flatten();
     let template_replicas = match &interpreted {
         Some((Ok(replicas), _)) => Some(*replicas),
@@ -911,13 +912,17 @@ fn propagate_dependencies(
         .iter()
         .map(|&(build, doc)| (build, doc, builds[build].resource.target.clone()))
         .collect();
-    let by_key: HashMap<(&str, Option<&str>, &str), usize> = templates
+    let by_key: HashMap<(&str, &str, Option<&str>, &str), usize> = templates
         .iter()
         .enumerate()
-        .filter(|(_, (_, _, t))| t.api_version == "v1")
         .map(|(i, (_, _, t))| {
             (
-                (t.kind.as_str(), t.namespace.as_deref(), t.name.as_str()),
+                (
+                    t.api_version.as_str(),
+                    t.kind.as_str(),
+                    t.namespace.as_deref(),
+                    t.name.as_str(),
+                ),
                 i,
             )
         })
@@ -931,40 +936,136 @@ fn propagate_dependencies(
         let Some(policy) = policies.get(p) else {
             continue;
         };
-        let (true, Some(ns)) = (
-            policy.behaviour.propagate_deps
-                && has_dependency_rule(&target.api_version, &target.kind),
-            target.namespace.as_deref(),
-        ) else {
+        if !policy.behaviour.propagate_deps {
             continue;
+        }
+        // A customization's GetDependencies comes before Karmada's default interpreter, as
+        // Karmada's declarative interpreter comes before its native one.
+        let scripted = inputs.interpreters.dependencies(&doc.value);
+        let ns = target.namespace.as_deref();
+        let references: Vec<Reference> = match &scripted {
+            Some(Ok(references)) => references.clone(),
+            Some(Err(error)) => {
+                builds[*build].plan.steps.push(format!(
+                    "propagateDeps: {error}; Karmada propagates none of its dependencies"
+                ));
+                continue;
+            }
+            None => {
+                let (true, Some(ns)) = (has_dependency_rule(&target.api_version, &target.kind), ns)
+                else {
+                    continue;
+                };
+                dependencies(&target.api_version, &target.kind, &doc.value)
+                    .into_iter()
+                    .map(|dep| Reference {
+                        api_version: "v1".into(),
+                        kind: dep.kind.into(),
+                        namespace: ns.into(),
+                        name: dep.name,
+                        label_selector: None,
+                    })
+                    .collect()
+            }
+        };
+        let script = match &scripted {
+            Some(_) => inputs
+                .interpreters
+                .script(
+                    &target.api_version,
+                    &target.kind,
+                    Operation::InterpretDependency,
+                )
+                .map(|s| s.origin.clone()),
+            None => None,
         };
         let placed: Vec<bool> = (0..clusters.len()).map(|c| plan.placed(c)).collect();
-        let workload = format!("{} {ns}/{}", target.kind, target.name);
+        let workload = match ns {
+            Some(ns) => format!("{} {ns}/{}", target.kind, target.name),
+            None => format!("{} {}", target.kind, target.name),
+        };
         let mut found = Vec::new();
         let mut absent = Vec::new();
-        for dep in dependencies(&target.api_version, &target.kind, &doc.value) {
-            match by_key.get(&(dep.kind, Some(ns), dep.name.as_str())) {
-                Some(&t) => {
-                    found.push(format!("{} {ns}/{}", dep.kind, dep.name));
-                    needs.entry(t).or_default().push(RequiredBy {
-                        workload: workload.clone(),
-                        clusters: placed.clone(),
-                        // The attached binding takes the workload binding's own value.
-                        conflict_resolution: policy.behaviour.conflict_resolution,
-                    });
+        for reference in &references {
+            let namespace = Some(reference.namespace.as_str()).filter(|n| !n.is_empty());
+            let matched: Vec<usize> = match &reference.label_selector {
+                None => by_key
+                    .get(&(
+                        reference.api_version.as_str(),
+                        reference.kind.as_str(),
+                        namespace,
+                        reference.name.as_str(),
+                    ))
+                    .copied()
+                    .into_iter()
+                    .collect(),
+                Some(selector) if reference.name.is_empty() => templates
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (_, doc, t))| {
+                        t.api_version == reference.api_version
+                            && t.kind == reference.kind
+                            && t.namespace.as_deref() == namespace
+                            && selector.matches(doc.value.pointer("/metadata/labels"))
+                    })
+                    .map(|(i, _)| i)
+                    .collect(),
+                // A name and a selector: Karmada looks the name up.
+                Some(_) => by_key
+                    .get(&(
+                        reference.api_version.as_str(),
+                        reference.kind.as_str(),
+                        namespace,
+                        reference.name.as_str(),
+                    ))
+                    .copied()
+                    .into_iter()
+                    .collect(),
+            };
+            if matched.is_empty() {
+                absent.push(match &reference.label_selector {
+                    Some(_) if reference.name.is_empty() => {
+                        format!("{} selected by labels", reference.kind)
+                    }
+                    _ => format!("{} {}", reference.kind, reference.name),
+                });
+            }
+            for t in matched {
+                if templates[t].0 == *build {
+                    continue;
                 }
-                None => absent.push(format!("{} {}", dep.kind, dep.name)),
+                let dep = &templates[t].2;
+                found.push(match &dep.namespace {
+                    Some(n) => format!("{} {n}/{}", dep.kind, dep.name),
+                    None => format!("{} {}", dep.kind, dep.name),
+                });
+                needs.entry(t).or_default().push(RequiredBy {
+                    workload: workload.clone(),
+                    clusters: placed.clone(),
+                    // The attached binding takes the workload binding's own value.
+                    conflict_resolution: policy.behaviour.conflict_resolution,
+                    script: script.clone(),
+                });
             }
         }
         let plan = &mut builds[*build].plan;
+        let named_by = match &script {
+            Some(origin) => format!("its GetDependencies ({origin})"),
+            None => "its pod template".to_string(),
+        };
         if found.is_empty() && absent.is_empty() {
-            plan.steps.push(
-                "propagateDeps: its pod template references no ConfigMap, Secret, ServiceAccount or PersistentVolumeClaim".into(),
-            );
+            plan.steps.push(match &script {
+                Some(_) => format!("propagateDeps: {named_by} names no dependency"),
+                None => "propagateDeps: its pod template references no ConfigMap, Secret, ServiceAccount or PersistentVolumeClaim".into(),
+            });
         }
         if !found.is_empty() {
+            let by_script = match &script {
+                Some(_) => format!(" ({named_by} names them)"),
+                None => String::new(),
+            };
             plan.steps.push(format!(
-                "propagateDeps: {} follow it to its clusters",
+                "propagateDeps: {} follow it to its clusters{by_script}",
                 found.join(", ")
             ));
         }

@@ -67,10 +67,21 @@ impl Fleet {
             }
         }
         let needed_by = plan.required_on(cluster);
-        if !needed_by.is_empty() {
+        let (scripted, found): (Vec<_>, Vec<_>) = plan
+            .requirements_on(cluster)
+            .partition(|r| r.script.is_some());
+        if !found.is_empty() {
+            let names: Vec<&str> = found.iter().map(|r| r.workload.as_str()).collect();
             steps.push(format!(
                 "needed here by {} (propagateDeps): Karmada's default interpreter finds it in the pod template",
-                needed_by.join(", ")
+                names.join(", ")
+            ));
+        }
+        for r in scripted {
+            steps.push(format!(
+                "needed here by {} (propagateDeps): its GetDependencies ({}) names it",
+                r.workload,
+                r.script.as_deref().unwrap_or_default()
             ));
         }
         if let Some(resolution) = plan.conflict_resolution {

@@ -4,9 +4,11 @@
 //! fleet's `InterpretHealth` scripts judge health from then on ([`use_for_health`]), made
 //! wherever a fleet is put to use. It must not place or render.
 
+use std::hash::{Hash, Hasher};
+
 use serde_json::Value;
 
-use crate::engine::document::parse::Doc;
+use crate::engine::document::parse::{Doc, DocMemo};
 use crate::engine::document::source::FleetError;
 use crate::engine::fleet::decide::Fleet;
 use crate::engine::health::lua::Limits;
@@ -21,13 +23,29 @@ pub fn use_for_health(fleet: &Fleet) {
     crate::engine::health::use_fleet_layer(Some(fleet.interpreters.health_layer()));
 }
 
+/// Makes a Karmada hub's interpreters judge health, over those of `fleet` (the fleet
+/// directory beside it, if one was read): for a kind and operation both give, the hub's
+/// script decides, as it is the one the hub runs; each verdict names its script's origin
+/// (`hub:CONTEXT/ResourceInterpreterCustomization/NAME:LINE` or the fleet file's).
+pub fn use_hub_for_health(hub: &Interpreters, fleet: Option<&Fleet>) {
+    let merged = match fleet {
+        Some(fleet) => hub.over(&fleet.interpreters),
+        None => hub.clone(),
+    };
+    crate::engine::health::use_fleet_layer(Some(merged.health_layer()));
+}
+
 /// A custom kind's replica count by the fleet's `GetReplicas` for its `apiVersion` and kind
 /// (an error in the script: why the template is not propagated, as Karmada makes no binding
 /// for it), and the `ReviseReplica` that sets a cluster's share; `None` without `GetReplicas`.
+/// The script runs once per template and script version: the result is kept in `memo` (the
+/// template document's), keyed by the script's origin and text and the template's identity
+/// (the object `base` is made from the document and that identity alone).
 pub(super) fn interpreted_replicas(
     base: &Value,
     target: &ResourceRef,
     interpreters: &Interpreters,
+    memo: &DocMemo,
 ) -> Option<(Result<i64, String>, Option<Script>)> {
     let get = interpreters.script(
         &target.api_version,
@@ -37,14 +55,30 @@ pub(super) fn interpreted_replicas(
     let revise = interpreters
         .script(&target.api_version, &target.kind, Operation::ReviseReplica)
         .cloned();
-    let replicas = vm::get_replicas(&get.origin, &get.text, base, Limits::default())
-        .map(|(replicas, _)| i64::from(replicas.max(0)))
-        .map_err(|error| {
-            format!(
-                "GetReplicas ({}) failed: {error}; Karmada makes no binding for the template",
-                get.origin
-            )
-        });
+    let version = {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (&get.origin, &get.text, target).hash(&mut hasher);
+        hasher.finish()
+    };
+    let kept = memo.replicas.lock().ok().and_then(|kept| {
+        kept.as_ref()
+            .filter(|(v, _)| *v == version)
+            .map(|(_, replicas)| replicas.clone())
+    });
+    let replicas = kept.unwrap_or_else(|| {
+        let replicas = vm::get_replicas(&get.origin, &get.text, base, Limits::default())
+            .map(|(replicas, _)| i64::from(replicas.max(0)))
+            .map_err(|error| {
+                format!(
+                    "GetReplicas ({}) failed: {error}; Karmada makes no binding for the template",
+                    get.origin
+                )
+            });
+        if let Ok(mut kept) = memo.replicas.lock() {
+            *kept = Some((version, replicas.clone()));
+        }
+        replicas
+    });
     Some((replicas, revise))
 }
 
@@ -64,4 +98,66 @@ pub(super) fn interpreters_of(docs: &[&Doc], errors: &mut Vec<FleetError>) -> In
     errors.extend(customization::conflicts(&read));
     let customizations: Vec<_> = read.into_iter().map(|(_, parsed)| parsed).collect();
     Interpreters::new(&customizations)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::engine::interpreter::Customization;
+    use serde_json::json;
+
+    fn interpreters(script: &str) -> Interpreters {
+        Interpreters::new(&[Customization {
+            name: "widget".into(),
+            api_version: "example.io/v1".into(),
+            kind: "Widget".into(),
+            scripts: [(
+                Operation::InterpretReplica,
+                Script {
+                    text: script.into(),
+                    origin: "fleet.yaml:9".into(),
+                },
+            )]
+            .into(),
+            location: "fleet.yaml:1".into(),
+        }])
+    }
+
+    #[test]
+    fn get_replicas_runs_once_per_template_and_script_version() {
+        let calls = || vm::CALLS.with(std::cell::Cell::get);
+        let target = ResourceRef {
+            api_version: "example.io/v1".into(),
+            kind: "Widget".into(),
+            namespace: Some("shop".into()),
+            name: "dial".into(),
+        };
+        let base = json!({"apiVersion": "example.io/v1", "kind": "Widget", "spec": {"size": 3}});
+        let replicas = |interpreters: &Interpreters, memo: &DocMemo| {
+            interpreted_replicas(&base, &target, interpreters, memo)
+                .unwrap()
+                .0
+                .unwrap()
+        };
+        let sized = interpreters("function GetReplicas(obj) return obj.spec.size end");
+        let memo = DocMemo::default();
+        let before = calls();
+        assert_eq!(replicas(&sized, &memo), 3);
+        assert_eq!(replicas(&sized, &memo), 3);
+        assert_eq!(calls() - before, 1, "the second answer is the kept one");
+        assert_eq!(
+            replicas(&sized, &DocMemo::default()),
+            3,
+            "another document (an edited template) asks the script again"
+        );
+        assert_eq!(calls() - before, 2);
+        let fixed = interpreters("function GetReplicas(obj) return 7 end");
+        assert_eq!(
+            replicas(&fixed, &memo),
+            7,
+            "an edited script is another version"
+        );
+        assert_eq!(calls() - before, 3);
+    }
 }

@@ -94,6 +94,9 @@ pub struct RequiredBy {
     /// The clusters the workload is scheduled to.
     pub clusters: Vec<bool>,
     pub conflict_resolution: ConflictResolution,
+    /// The `GetDependencies` script that named this object (its origin, `file:line`); `None`
+    /// when Karmada's default interpreter found it in the workload's pod template.
+    pub script: Option<String>,
 }
 
 impl Plan {
@@ -159,11 +162,16 @@ impl Plan {
 
     /// The workloads that need this object on `cluster` (propagateDeps), by name.
     pub fn required_on(&self, cluster: usize) -> Vec<&str> {
-        self.required_by
-            .iter()
-            .filter(|r| r.clusters.get(cluster).copied().unwrap_or(false))
+        self.requirements_on(cluster)
             .map(|r| r.workload.as_str())
             .collect()
+    }
+
+    /// The workloads that need this object on `cluster` (propagateDeps).
+    pub fn requirements_on(&self, cluster: usize) -> impl Iterator<Item = &RequiredBy> {
+        self.required_by
+            .iter()
+            .filter(move |r| r.clusters.get(cluster).copied().unwrap_or(false))
     }
 }
 

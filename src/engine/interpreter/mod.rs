@@ -2,11 +2,14 @@
 //! documents (config.karmada.io/v1alpha1) read and checked as Karmada's admission webhook
 //! checks them ([`customization`]), merged per target `apiVersion` and kind as Karmada's
 //! config manager merges them, and their Lua functions called as Karmada's Lua VM calls them
-//! ([`vm`]): `InterpretHealth`, `GetReplicas`, `ReviseReplica`, `Retain`. It runs scripts only
+//! ([`vm`]): `InterpretHealth`, `GetReplicas`, `ReviseReplica`, `Retain` (with Karmada's
+//! built-in retention for the kinds it has one for, [`retain`]). It runs scripts only
 //! in the health room's bounded sandbox; it must not read files, decide placement, or know
 //! where an object came from.
 
 pub mod customization;
+pub mod dependencies;
+pub mod retain;
 pub mod vm;
 
 use std::collections::BTreeMap;
@@ -23,12 +26,19 @@ pub use customization::{Customization, Operation, Script};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Accessor {
     scripts: BTreeMap<Operation, Script>,
+    /// Every customization's `GetDependencies`, in name order: Karmada runs them all and
+    /// takes the union.
+    dependencies: Vec<Script>,
 }
 
 impl Accessor {
-    /// The script of `operation`, if a customization gives one.
+    /// The script of `operation`, if a customization gives one (the first `GetDependencies`
+    /// for [`Operation::InterpretDependency`]; [`Interpreters::dependencies`] runs them all).
     pub fn script(&self, operation: Operation) -> Option<&Script> {
-        self.scripts.get(&operation)
+        match operation {
+            Operation::InterpretDependency => self.dependencies.first(),
+            _ => self.scripts.get(&operation),
+        }
     }
 }
 
@@ -53,6 +63,10 @@ impl Interpreters {
                 ))
                 .or_default();
             for (operation, script) in &customization.scripts {
+                if *operation == Operation::InterpretDependency {
+                    accessor.dependencies.push(script.clone());
+                    continue;
+                }
                 accessor
                     .scripts
                     .entry(*operation)
@@ -65,6 +79,34 @@ impl Interpreters {
                 .map(|(key, accessor)| (key, Arc::new(accessor)))
                 .collect(),
         }
+    }
+
+    /// These interpreters over `lower`: for each target and operation, this one's script when
+    /// it has one, else `lower`'s (the dependency scripts of a target taken whole from one
+    /// side). A Karmada hub's customizations over a fleet directory's: the hub's object is the
+    /// one the hub runs, so it decides what the hub does, and each script keeps its origin.
+    pub fn over(&self, lower: &Interpreters) -> Interpreters {
+        let mut targets = lower.targets.clone();
+        for (key, upper) in &self.targets {
+            let merged = match targets.get(key) {
+                None => upper.clone(),
+                Some(below) => {
+                    let mut scripts = below.scripts.clone();
+                    scripts.extend(upper.scripts.clone());
+                    let dependencies = if upper.dependencies.is_empty() {
+                        below.dependencies.clone()
+                    } else {
+                        upper.dependencies.clone()
+                    };
+                    Arc::new(Accessor {
+                        scripts,
+                        dependencies,
+                    })
+                }
+            };
+            targets.insert(key.clone(), merged);
+        }
+        Interpreters { targets }
     }
 
     /// Whether the fleet declares no interpreter.
@@ -81,6 +123,38 @@ impl Interpreters {
         self.targets
             .get(&(api_version.to_string(), kind.to_string()))?
             .script(operation)
+    }
+
+    /// What `object`'s `GetDependencies` scripts name, all of them run and their references
+    /// joined without repeats (sorted); `None` when no customization of its kind gives one, an
+    /// error (naming the script) when one fails, as Karmada then propagates none of them.
+    pub fn dependencies(
+        &self,
+        object: &Value,
+    ) -> Option<Result<Vec<dependencies::Reference>, InterpreterError>> {
+        if self.targets.is_empty() {
+            return None;
+        }
+        let text = |field: &str| object.get(field).and_then(Value::as_str).unwrap_or("");
+        let accessor = self
+            .targets
+            .get(&(text("apiVersion").to_string(), text("kind").to_string()))?;
+        if accessor.dependencies.is_empty() {
+            return None;
+        }
+        let mut found = std::collections::BTreeSet::new();
+        for script in &accessor.dependencies {
+            match vm::get_dependencies(&script.origin, &script.text, object, Limits::default()) {
+                Ok(references) => found.extend(references),
+                Err(error) => {
+                    return Some(Err(InterpreterError {
+                        origin: format!("GetDependencies ({})", script.origin),
+                        error,
+                    }));
+                }
+            }
+        }
+        Some(Ok(found.into_iter().collect()))
     }
 
     /// The health rule layer of these interpreters' `InterpretHealth` scripts, for
@@ -135,4 +209,57 @@ pub fn health_verdict(healthy: bool) -> Returned {
 pub struct InterpreterError {
     pub origin: String,
     pub error: RuleError,
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn customization(name: &str, origin: &str, operations: &[Operation]) -> Customization {
+        Customization {
+            name: name.into(),
+            api_version: "example.io/v1".into(),
+            kind: "Widget".into(),
+            scripts: operations
+                .iter()
+                .map(|op| {
+                    (
+                        *op,
+                        Script {
+                            text: format!("-- {name}"),
+                            origin: origin.into(),
+                        },
+                    )
+                })
+                .collect(),
+            location: origin.into(),
+        }
+    }
+
+    #[test]
+    fn the_hubs_script_wins_per_operation_and_the_fleets_fills_the_rest() {
+        let fleet = Interpreters::new(&[customization(
+            "widget",
+            "fleet.yaml:9",
+            &[Operation::InterpretHealth, Operation::Retain],
+        )]);
+        let hub = Interpreters::new(&[customization(
+            "widget",
+            "hub:karmada/ResourceInterpreterCustomization/widget:9",
+            &[Operation::InterpretHealth],
+        )]);
+        let both = hub.over(&fleet);
+        let origin = |op| {
+            both.script("example.io/v1", "Widget", op)
+                .map(|s| s.origin.as_str())
+        };
+        assert_eq!(
+            origin(Operation::InterpretHealth),
+            Some("hub:karmada/ResourceInterpreterCustomization/widget:9")
+        );
+        assert_eq!(origin(Operation::Retain), Some("fleet.yaml:9"));
+        assert_eq!(origin(Operation::InterpretReplica), None);
+        assert_eq!(hub.over(&Interpreters::default()), hub);
+    }
 }

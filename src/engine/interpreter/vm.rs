@@ -12,6 +12,7 @@
 use mlua::{Lua, Table, Value as LuaValue};
 use serde_json::{Map, Value};
 
+use super::dependencies::{Reference, pod_template_dependencies};
 use crate::engine::health::lua::{self, Limits, RuleError};
 
 /// Functions Karmada's VM replaces by an error.
@@ -47,6 +48,12 @@ pub fn compiles(script: &str) -> Result<(), String> {
     })
 }
 
+#[cfg(test)]
+thread_local! {
+    /// The calls made on this thread, for tests that show a result was kept, not made again.
+    pub static CALLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// An argument of a call.
 pub enum Arg<'a> {
     Object(&'a Value),
@@ -64,6 +71,8 @@ pub fn call<T>(
     limits: Limits,
     read: impl FnOnce(&[LuaValue]) -> Result<T, RuleError>,
 ) -> Result<T, RuleError> {
+    #[cfg(test)]
+    CALLS.with(|calls| calls.set(calls.get() + 1));
     lua::run_bounded(limits, |lua| {
         karmada_globals(lua)?;
         lua.load(script).set_name(format!("={origin}")).exec()?;
@@ -196,6 +205,44 @@ pub fn retain(
         1,
         limits,
         |results| object_result(&results[0], &[desired, observed]),
+    )
+}
+
+/// `GetDependencies(desiredObj)`: the objects the template needs where it goes, each checked
+/// as Karmada's `VerifyDependencies` checks them.
+pub fn get_dependencies(
+    origin: &str,
+    script: &str,
+    object: &Value,
+    limits: Limits,
+) -> Result<Vec<Reference>, RuleError> {
+    call(
+        origin,
+        script,
+        "GetDependencies",
+        &[Arg::Object(object)],
+        1,
+        limits,
+        |results| {
+            let LuaValue::Table(table) = &results[0] else {
+                return Err(RuleError::Returned(format!(
+                    "{} (expect the returned requires type is table)",
+                    lua::lua_type(&results[0])
+                )));
+            };
+            let encoded = encode(&LuaValue::Table(table.clone()), 0).map_err(|reason| {
+                RuleError::Runtime(format!("encode lua result to json failed: {reason}"))
+            })?;
+            let references: Vec<Reference> = serde_json::from_value(encoded).map_err(|e| {
+                RuleError::Returned(format!(
+                    "the dependencies are not a list of DependentObjectReference: {e}"
+                ))
+            })?;
+            for reference in &references {
+                reference.verify().map_err(RuleError::Returned)?;
+            }
+            Ok(references)
+        },
     )
 }
 
@@ -444,7 +491,8 @@ fn karmada_globals(lua: &Lua) -> mlua::Result<()> {
 
 /// Karmada's `kube` library: `getResourceQuantity` (a quantity as a number) and
 /// `accuratePodRequirements` (a pod template's node claim: node selector, tolerations, hard
-/// node affinity). `resourceAdd` and `getPodDependencies` are not offered yet and say so;
+/// node affinity), `getPodDependencies` (what a pod template references, in a namespace).
+/// `resourceAdd` is not offered yet and says so;
 /// nor does `accuratePodRequirements` sum the containers' resource requests.
 fn kube_library(lua: &Lua) -> mlua::Result<Table> {
     let kube = lua.create_table()?;
@@ -500,16 +548,54 @@ fn kube_library(lua: &Lua) -> mlua::Result<Table> {
             lua::to_lua(lua, &Value::Object(requirements))
         })?,
     )?;
-    for name in ["resourceAdd", "getPodDependencies"] {
-        kube.raw_set(
-            name,
-            lua.create_function(move |_, _: mlua::MultiValue| -> mlua::Result<()> {
-                Err(mlua::Error::runtime(format!(
-                    "kube.{name} is not offered by flotilla yet"
-                )))
-            })?,
-        )?;
-    }
+    kube.raw_set(
+        "getPodDependencies",
+        lua.create_function(|lua, args: mlua::MultiValue| {
+            if args.len() != 2 {
+                return Err(mlua::Error::runtime(
+                    "getPodDependencies only accepts two argument",
+                ));
+            }
+            let template = match &args[0] {
+                LuaValue::Table(table) => encode(&LuaValue::Table(table.clone()), 0)
+                    .map_err(|e| mlua::Error::runtime(format!("fail to convert lua value: {e}")))?,
+                other => {
+                    return Err(mlua::Error::runtime(format!(
+                        "bad argument #1 (table expected, got {})",
+                        lua::lua_type(other)
+                    )));
+                }
+            };
+            let namespace = match &args[1] {
+                LuaValue::Nil => "default".to_string(),
+                LuaValue::String(text) => text.to_string_lossy(),
+                LuaValue::Integer(n) => n.to_string(),
+                LuaValue::Number(n) => n.to_string(),
+                other => {
+                    return Err(mlua::Error::runtime(format!(
+                        "bad argument #2 (string expected, got {})",
+                        lua::lua_type(other)
+                    )));
+                }
+            };
+            let references: Vec<Value> = pod_template_dependencies(&template)
+                .into_iter()
+                .map(|d| {
+                    serde_json::json!({"apiVersion": "v1", "kind": d.kind,
+                        "namespace": namespace, "name": d.name})
+                })
+                .collect();
+            lua::to_lua(lua, &Value::Array(references))
+        })?,
+    )?;
+    kube.raw_set(
+        "resourceAdd",
+        lua.create_function(|_, _: mlua::MultiValue| -> mlua::Result<()> {
+            Err(mlua::Error::runtime(
+                "kube.resourceAdd is not offered by flotilla yet",
+            ))
+        })?,
+    )?;
     Ok(kube)
 }
 

@@ -1,7 +1,8 @@
 //! The console's first view of a hub, and what the backend goes on with: built from the hub's
 //! informer caches, started and synced here a page at a time (the main path), with the caches
 //! and the kind's incremental view kept for the backend; read whole when the hub's kind watches
-//! nothing or its caches keep failing to list. It must not send the console anything (the
+//! nothing or its caches keep failing to list; the hub's interpreters are put to use for health
+//! before it. It must not send the console anything (the
 //! backend's loop does, from the view it is handed) nor write to the hub.
 
 use std::time::{Duration, Instant};
@@ -119,6 +120,8 @@ pub(super) fn resumable<L: KindLive>(live: L, shown: &HubView) -> Option<L> {
 /// comes before them, and the backend goes on with the same caches. A hub whose kind watches
 /// nothing, or whose caches keep failing to list, is read whole.
 pub async fn first_view(hub: &Hub) -> Result<FirstView, HubError> {
+    // The members' objects the console reads are judged by the interpreters the hub runs.
+    crate::engine::fleet::interpreted::use_hub_for_health(&hub.interpreters().await?, None);
     let kinds = hub.watched_kinds().await;
     if kinds.is_empty() {
         return Ok(FirstView::read(hub.read().await?));

@@ -1,7 +1,7 @@
 //! The fleet a Karmada hub holds, as source texts the engine and the editors load exactly like
 //! a fleet directory: the member Clusters as inventory, the resource templates its bindings
-//! name, and every PropagationPolicy, ClusterPropagationPolicy, OverridePolicy and
-//! ClusterOverridePolicy, one "file" per hub object (`hub:CONTEXT/Kind/namespace/name`). What
+//! name, every PropagationPolicy, ClusterPropagationPolicy, OverridePolicy and
+//! ClusterOverridePolicy, and every ResourceInterpreterCustomization, one "file" per hub object (`hub:CONTEXT/Kind/namespace/name`). What
 //! the API server owns (status, uid, managed fields …) and Karmada's own marks are left out;
 //! defaults the server filled into templates stay, so the engine renders what Karmada will.
 //! Only reads; it must not write to the hub.
@@ -12,7 +12,7 @@ use kube::Client;
 use serde_json::{Map, Value};
 
 use super::read::Binding;
-use super::types::{cluster_resource, policy_resources};
+use super::types::{cluster_resource, interpreter_resource, policy_resources};
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::hub::error::HubError;
 use crate::backend::hub::objects::{as_written, list_values, path_of};
@@ -89,6 +89,7 @@ pub async fn fleet_files(
             });
         }
     }
+    files.extend(interpreter_files(client, context).await?);
     let api = KubeCluster::new(client.clone(), true);
     let mut seen: BTreeSet<&ResourceRef> = BTreeSet::new();
     for binding in bindings {
@@ -105,6 +106,28 @@ pub async fn fleet_files(
                 text: yaml(&template)?,
             });
         }
+    }
+    Ok(files)
+}
+
+/// The hub's `ResourceInterpreterCustomization`s, one file each (none on a hub that does not
+/// serve the kind).
+pub async fn interpreter_files(
+    client: &Client,
+    context: &str,
+) -> Result<Vec<SourceFile>, HubError> {
+    let customizations = match list_values(client, &interpreter_resource()).await {
+        Ok(values) => values,
+        Err(HubError::MissingKind(_)) => Vec::new(),
+        Err(other) => return Err(other),
+    };
+    let mut files = Vec::new();
+    for customization in customizations {
+        let customization = as_written(&customization);
+        files.push(SourceFile {
+            path: path_of(context, &customization),
+            text: yaml(&customization)?,
+        });
     }
     Ok(files)
 }

@@ -35,6 +35,17 @@ pub fn binding_resources() -> [ApiResource; 3] {
     ]
 }
 
+/// Karmada's `ResourceInterpreterCustomization` (cluster-scoped), the interpreters the hub runs.
+pub fn interpreter_resource() -> ApiResource {
+    ApiResource {
+        group: "config.karmada.io".into(),
+        version: "v1alpha1".into(),
+        api_version: "config.karmada.io/v1alpha1".into(),
+        kind: "ResourceInterpreterCustomization".into(),
+        plural: "resourceinterpretercustomizations".into(),
+    }
+}
+
 /// PropagationPolicy, ClusterPropagationPolicy, OverridePolicy and ClusterOverridePolicy.
 pub fn policy_resources() -> Vec<ApiResource> {
     [

@@ -487,7 +487,10 @@ impl ClusterCells {
                 .collect(),
             _ => Vec::new(),
         };
-        drift_fields_ignoring(desired, live, &rules)
+        // What the member retains (Karmada's `Retain`) is compared with itself; a failing
+        // script leaves the intent as it is, so the fields it would keep show as drift.
+        let retained = self.fleet.interpreters.retain(desired, live).ok();
+        drift_fields_ignoring(retained.as_ref().unwrap_or(desired), live, &rules)
     }
 
     /// Drift events for the drifted cells among `updates`, field by field.

@@ -608,6 +608,17 @@ impl ClusterTask {
                 _ => None,
             };
             let held = self.cells.live(*row);
+            // Diffed as drift is judged: what the member retains compared with itself.
+            let desired = match (desired, held) {
+                (Some(desired), Some(held)) => Some(
+                    self.cells
+                        .fleet()
+                        .interpreters
+                        .retain(&desired, held)
+                        .unwrap_or(desired),
+                ),
+                (desired, _) => desired,
+            };
             let (events, error) = match self.following.events.get(row) {
                 Some(Ok(events)) => (events.clone(), None),
                 Some(Err(err)) => (

@@ -64,7 +64,8 @@ pub(super) struct Job {
 /// and a notice for the status bar.
 pub(super) async fn run(job: Job, write: Write) -> (Vec<(u32, ApplyResult)>, String) {
     let rows = write.rows();
-    let ignores = Ignores::new(&job.fleet.ignores, &job.fleet.clusters);
+    let ignores = Ignores::new(&job.fleet.ignores, &job.fleet.clusters)
+        .retaining(job.fleet.interpreters.clone());
     let (items, row_of) = match &write {
         Write::Apply(_) => {
             let (target, row_of) = apply_target(&job, &rows);
@@ -140,7 +141,8 @@ pub(super) async fn run(job: Job, write: Write) -> (Vec<(u32, ApplyResult)>, Str
 /// PATCH requests with dryRun=All: a read-only backend's clusters refuse them unsent.
 pub(super) async fn dry_run(job: Job, rows: &[u32]) -> Vec<PlanItem> {
     let (target, _) = apply_target(&job, rows);
-    let ignores = Ignores::new(&job.fleet.ignores, &job.fleet.clusters);
+    let ignores = Ignores::new(&job.fleet.ignores, &job.fleet.clusters)
+        .retaining(job.fleet.interpreters.clone());
     plan_with(
         std::slice::from_ref(&target),
         PlanMode::DryRun,

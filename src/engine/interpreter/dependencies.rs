@@ -1,9 +1,12 @@
-//! What a workload template depends on, as Karmada's default resource interpreter reads it
-//! for `propagateDeps: true` (`pkg/resourceinterpreter/default/native/dependencies.go` and
-//! `helper.GetDependenciesFromPodTemplate` upstream): the ConfigMaps, Secrets,
-//! ServiceAccounts and PersistentVolumeClaims its pod template names, and an Ingress's TLS
-//! Secrets. It reads one template's JSON and names objects; it must not look them up, place
-//! them or know the fleet.
+//! What a template depends on, as Karmada's resource interpreter reads it for
+//! `propagateDeps: true`: the default interpreter's reading of the built-in workloads
+//! (`pkg/resourceinterpreter/default/native/dependencies.go` and
+//! `helper.GetDependenciesFromPodTemplate` upstream: the ConfigMaps, Secrets,
+//! ServiceAccounts and PersistentVolumeClaims a pod template names, and an Ingress's TLS
+//! Secrets), the same reading of any pod template (the `kube.getPodDependencies` a
+//! customization's Lua calls), and the references a customization's `GetDependencies` returns
+//! ([`Reference`]). It reads one template's JSON and names objects; it must not look them up,
+//! place them or know the fleet.
 
 use std::collections::BTreeSet;
 
@@ -59,6 +62,107 @@ pub fn dependencies(api_version: &str, kind: &str, template: &Value) -> Vec<Depe
         found.retain(|d| !(d.kind == "PersistentVolumeClaim" && claimed.contains(d.name.as_str())));
     }
     found.into_iter().collect()
+}
+
+/// The objects a pod template (`metadata` and `spec`) references, as Karmada's
+/// `kube.getPodDependencies` reads them.
+pub fn pod_template_dependencies(template: &Value) -> Vec<Dependency> {
+    let mut found = BTreeSet::new();
+    if let Some(spec) = template.get("spec") {
+        pod_dependencies(spec, &mut found);
+    }
+    found.into_iter().collect()
+}
+
+/// One object a customization's `GetDependencies` names (Karmada's
+/// `DependentObjectReference`): by name, or every template of the kind in the namespace whose
+/// labels the selector matches.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reference {
+    pub api_version: String,
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_selector: Option<LabelSelector>,
+}
+
+/// A `metav1.LabelSelector`, as a dependency reference carries it.
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelSelector {
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub match_labels: std::collections::BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub match_expressions: Vec<Requirement>,
+}
+
+/// One `matchExpressions` requirement.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct Requirement {
+    pub key: String,
+    pub operator: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+}
+
+impl LabelSelector {
+    /// Whether `labels` (an object's `metadata.labels`) satisfy the selector, as
+    /// `metav1.LabelSelectorAsSelector` reads it (an empty selector matches everything).
+    pub fn matches(&self, labels: Option<&Value>) -> bool {
+        let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
+        self.match_labels
+            .iter()
+            .all(|(key, value)| label(key) == Some(value.as_str()))
+            && self
+                .match_expressions
+                .iter()
+                .all(|r| match r.operator.as_str() {
+                    "In" => label(&r.key).is_some_and(|v| r.values.iter().any(|w| w == v)),
+                    "NotIn" => label(&r.key).is_none_or(|v| r.values.iter().all(|w| w != v)),
+                    "Exists" => label(&r.key).is_some(),
+                    "DoesNotExist" => label(&r.key).is_none(),
+                    _ => false,
+                })
+    }
+}
+
+impl Reference {
+    /// Karmada's `VerifyDependencies`: apiVersion and kind required, and a name or a selector.
+    pub fn verify(&self) -> Result<(), String> {
+        if self.api_version.is_empty() {
+            return Err("dependencies: missing required apiVersion".into());
+        }
+        if self.kind.is_empty() {
+            return Err("dependencies: missing required kind".into());
+        }
+        if self.name.is_empty() && self.label_selector.is_none() {
+            return Err(
+                "dependencies: dependency can not leave name and labelSelector all empty".into(),
+            );
+        }
+        for requirement in self
+            .label_selector
+            .iter()
+            .flat_map(|s| &s.match_expressions)
+        {
+            let needs_values = matches!(requirement.operator.as_str(), "In" | "NotIn");
+            let known =
+                needs_values || matches!(requirement.operator.as_str(), "Exists" | "DoesNotExist");
+            if !known || needs_values == requirement.values.is_empty() {
+                return Err(format!(
+                    "dependencies: invalid labelSelector requirement on {:?} ({})",
+                    requirement.key, requirement.operator
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 fn array(value: Option<&Value>) -> impl Iterator<Item = &Value> {
