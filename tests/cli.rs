@@ -548,12 +548,8 @@ fn status_of_one_resource_carries_its_masked_live_object_and_recent_events() {
     let reasons: Vec<&str> = events.iter().filter_map(|e| e["reason"].as_str()).collect();
     assert_eq!(
         reasons,
-        [
-            "FailedScheduling",
-            "ProgressDeadlineExceeded",
-            "ScalingReplicaSet"
-        ],
-        "newest first, the pod's with the Deployment's: {item}"
+        ["BackOff", "ProgressDeadlineExceeded", "ScalingReplicaSet"],
+        "newest first, the crashing pod's with the Deployment's: {item}"
     );
     assert_eq!(events[0]["type"], "Warning");
     assert!(
@@ -581,7 +577,7 @@ fn status_of_one_resource_carries_its_masked_live_object_and_recent_events() {
         "{text}"
     );
     assert!(
-        text.contains("FailedScheduling: 0/3 nodes are available"),
+        text.contains("BackOff: Back-off restarting failed container ledger in pod ledger-"),
         "{text}"
     );
 

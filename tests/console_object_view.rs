@@ -2,7 +2,7 @@
 //! and the real `update` (the shared `harness::console` harness): `enter` on a cell, `tab`
 //! through desired → live → diff → events → clusters, with a simulated fleet (`SimCore`)
 //! answering each follow as the demo's backend does. An operator sees the degraded
-//! Deployment's ProgressDeadlineExceeded and its pod's FailedScheduling, a drifted field in the
+//! Deployment's ProgressDeadlineExceeded and its crashing pod's BackOff, a drifted field in the
 //! diff and in the clusters grouped by live state, and a Secret's keys but never its values.
 
 mod harness;

@@ -94,7 +94,10 @@ pub fn events(core: &SimCore, resource: usize, cluster: usize) -> Vec<SimEvent> 
             "SuccessfulCreate"
         },
         message: if about_kind == "Deployment" {
-            format!("Scaled up replica set {name}-7d9c4b5f6 from 0 to 3")
+            format!(
+                "Scaled up replica set {name}-7d9c4b5f6 from 0 to {}",
+                pods.len()
+            )
         } else {
             format!(
                 "create Pod {} in {about_kind} {name} successful",
