@@ -989,16 +989,6 @@ fn propagate_dependencies(
         for reference in &references {
             let namespace = Some(reference.namespace.as_str()).filter(|n| !n.is_empty());
             let matched: Vec<usize> = match &reference.label_selector {
-                None => by_key
-                    .get(&(
-                        reference.api_version.as_str(),
-                        reference.kind.as_str(),
-                        namespace,
-                        reference.name.as_str(),
-                    ))
-                    .copied()
-                    .into_iter()
-                    .collect(),
                 Some(selector) if reference.name.is_empty() => templates
                     .iter()
                     .enumerate()
@@ -1010,8 +1000,8 @@ fn propagate_dependencies(
                     })
                     .map(|(i, _)| i)
                     .collect(),
-                // A name and a selector: Karmada looks the name up.
-                Some(_) => by_key
+                // A name, with a selector or without: Karmada looks the name up.
+                _ => by_key
                     .get(&(
                         reference.api_version.as_str(),
                         reference.kind.as_str(),
