@@ -17,6 +17,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::pods::scope_of;
 use super::scope::{Clusters, InputError, input_error, prepare_clusters, resource_filter};
+use crate::app::state::exec::ExecHandoff;
 use crate::backend::audit;
 use crate::backend::fanout::cluster_api::{ApiError, ClusterApi, Guard, Limits};
 use crate::backend::fanout::exec::{
@@ -57,6 +58,48 @@ pub async fn run(global: &GlobalArgs, args: &ExecArgs) -> anyhow::Result<u8> {
         },
     };
     Ok(code)
+}
+
+/// The console's `x`, once it has handed the terminal over: the same path as the command
+/// (its cluster's name already typed in the console where it is a danger-class one), with
+/// stdin and, on a terminal, a terminal of its own; then the exit code, and enter to take the
+/// console back, so what the command printed last can be read. Says how it ended.
+pub async fn in_console(global: &GlobalArgs, handoff: ExecHandoff) -> String {
+    let command = handoff.command.join(" ");
+    if global.readonly {
+        return "read-only: exec runs a command inside a pod, which --readonly forbids".into();
+    }
+    let args = ExecArgs {
+        resource: handoff.workload,
+        cluster: handoff.cluster,
+        pod: None,
+        container: None,
+        stdin: true,
+        tty: std::io::stdin().is_terminal(),
+        yes: true,
+        command: handoff.command,
+    };
+    println!(
+        "flotilla: exec {} in {} on {}; the console comes back when it ends",
+        printable(&command, true),
+        args.resource,
+        args.cluster
+    );
+    let code = match run(global, &args).await {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            exit::INPUT
+        }
+    };
+    print!("\r\n[exit code {code}] press enter to return to flotilla ");
+    let _ = std::io::stdout().flush();
+    let _ = read_line_unbuffered();
+    format!(
+        "exec {} on {}: exit code {code}",
+        printable(&command, true),
+        args.cluster
+    )
 }
 
 /// The named workload among what the fleet places on the cluster, then the exec.
