@@ -261,6 +261,9 @@ pub enum Command {
     /// Per workload and container, the image the fleet renders for each cluster beside the one its live workload and pods run; read-only (exit 0 none differ, 1 some differ, 2 input error, 3 some clusters failed).
     #[command(after_help = IMAGES_HELP)]
     Images(ImagesArgs),
+    /// Run a command in a pod of a workload on one cluster, as `kubectl exec` does (a Running, ready pod unless --pod; the default container unless -c); exits with the command's exit code. Refused under --readonly; a danger-class cluster asks for its name unless --yes; audit-logged (never the output).
+    #[command(after_help = EXEC_HELP)]
+    Exec(ExecArgs),
     /// Where flotilla's config, key map, theme, state (audit log) and log files live, which exist, the kubeconfig files in use, and the version.
     Info,
     /// Print a shell completion script: `source <(flotilla completion bash)`.
@@ -287,7 +290,7 @@ impl Command {
     /// a hub (a `--dry-run` writes nothing). `--readonly` refuses these up front.
     pub fn writes(&self) -> bool {
         match self {
-            Command::Apply(_) | Command::Repair(_) => true,
+            Command::Apply(_) | Command::Repair(_) | Command::Exec(_) => true,
             Command::Placement(PlacementCommand::Set(args)) => !args.edit.dry_run,
             Command::Override(OverrideCommand::Add(args)) => !args.edit.dry_run,
             Command::Override(OverrideCommand::Remove(args)) => !args.edit.dry_run,
@@ -325,6 +328,7 @@ impl Command {
             Command::Status(_) => "status",
             Command::Pods(_) => "pods",
             Command::Images(_) => "images",
+            Command::Exec(_) => "exec",
             Command::Info => "info",
             Command::Completion(_) => "completion",
             Command::Man(_) => "man",
@@ -449,6 +453,44 @@ pub struct ImagesArgs {
     /// Only workloads in this namespace.
     #[arg(short = 'n', long, value_name = "NAMESPACE")]
     pub namespace: Option<String>,
+}
+
+const EXEC_HELP: &str = "\
+Examples:
+  flotilla exec Deployment/shop/checkout --cluster prod-eu-west-1 -- env
+  flotilla exec Deployment/shop/checkout --cluster staging-eu-west-1 -it -- sh
+The pod is the first Running, ready one of the workload's (by name) unless --pod names one;
+the container is -c, else the pod's kubectl.kubernetes.io/default-container annotation, else
+its first; stderr says which. Exit code: the command's own; 2 when the workload, pod or
+container cannot be found or the input is wrong; 3 when the cluster could not run it.";
+
+/// `flotilla exec`.
+#[derive(Debug, Clone, Args)]
+pub struct ExecArgs {
+    /// The workload, as KIND/NAMESPACE/NAME or KIND/NAME (Deployment, StatefulSet, DaemonSet, Job, ReplicaSet).
+    #[arg(value_name = "KIND/NS/NAME")]
+    pub resource: String,
+    /// The cluster to run it on.
+    #[arg(long, value_name = "NAME")]
+    pub cluster: String,
+    /// This pod of the workload, in whatever state (else the first Running, ready one).
+    #[arg(long, value_name = "POD")]
+    pub pod: Option<String>,
+    /// This container (else the pod's default container, else its first).
+    #[arg(short = 'c', long, value_name = "CONTAINER")]
+    pub container: Option<String>,
+    /// Pass stdin to the command.
+    #[arg(short = 'i', long)]
+    pub stdin: bool,
+    /// Give the command a terminal (with -i, when stdin is one); the local terminal is put in raw mode for it and always restored.
+    #[arg(short = 't', long)]
+    pub tty: bool,
+    /// Do not ask for a danger-class cluster's name.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 /// A `--state`, refused with the states there are.

@@ -271,12 +271,22 @@ fn show(
             state.group_by.clone_from(&args.group_by);
         }
     }
+    // The wall only reads: it has no exec to hand the terminal to.
+    let handoff: Option<crate::console::Handoff> = wall.is_none().then(|| {
+        let global = global.clone();
+        Box::new(move |handoff| {
+            let global = global.clone();
+            Box::pin(async move { crate::commands::exec::in_console(&global, handoff).await })
+                as std::pin::Pin<Box<dyn std::future::Future<Output = String> + Send>>
+        }) as crate::console::Handoff
+    });
     Console {
         session: session(state),
         theme,
         keymap,
         ascii,
         events,
+        handoff,
     }
 }
 

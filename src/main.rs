@@ -44,12 +44,13 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::INPUT);
         }
     };
+    // The console turns signals into a clean quit itself, and exec ends its command and
+    // restores the terminal first; any other command ends at once.
     let console = matches!(
         command,
-        Command::Console(_) | Command::Demo(_) | Command::Watch(_)
+        Command::Console(_) | Command::Demo(_) | Command::Watch(_) | Command::Exec(_)
     );
     let code = runtime.block_on(async {
-        // The console turns signals into a clean quit itself; a command ends at once.
         if !console {
             tokio::spawn(end_on_signal());
         }
@@ -84,6 +85,13 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
     // fleet write in this process is refused should one be reached anyway.
     if global.readonly {
         flotilla::fleet::save::forbid_writes();
+        if let Command::Exec(args) = &command {
+            eprintln!(
+                "error: exec runs a command inside a pod on {}, which can change anything there, and --readonly forbids it\n  hint: drop --readonly; `flotilla pods` and `flotilla status` only read",
+                args.cluster
+            );
+            return Ok(exit::INPUT);
+        }
         if command.writes() {
             eprintln!(
                 "error: {} writes, and {}\n  hint: drop --readonly, or preview with --dry-run (plan, drift and status only read)",
@@ -232,6 +240,7 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
         Command::Images(args) => {
             commands::pods::run_images(&global, &args, &mut std::io::stdout()).await
         }
+        Command::Exec(args) => commands::exec::run(&global, &args).await,
         Command::Info => commands::shell::info::run(&global, &mut std::io::stdout().lock()),
         Command::Completion(args) => {
             commands::shell::completion::run(&args, &mut std::io::stdout().lock())

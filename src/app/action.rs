@@ -30,6 +30,9 @@ pub enum Action {
     Terminate,
     /// What the session's write of a confirmed fleet edit did.
     Saved(Saved),
+    /// An exec the console ran on the terminal it handed over has ended: how, for the status
+    /// line.
+    ExecEnded(String),
 }
 
 /// Keys a text input understands: the ones that edit its text, and the ones the inputs

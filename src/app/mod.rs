@@ -6,6 +6,7 @@
 
 pub mod action;
 pub mod drift;
+pub mod exec;
 pub mod explanation;
 pub mod object_view;
 pub mod ocm_placement;

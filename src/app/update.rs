@@ -70,6 +70,10 @@ fn apply(state: &mut State, action: Action) -> Vec<Effect> {
             Vec::new()
         }
         Action::Saved(saved) => take_saved(state, saved),
+        Action::ExecEnded(message) => {
+            state.notice = Some(message);
+            Vec::new()
+        }
     }
 }
 
@@ -290,6 +294,10 @@ fn turn_wall_page(state: &mut State, command: ViewCommand) {
 }
 
 fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
+    if command == KeyCommand::Exec && !state.help_open && matches!(state.mode, Mode::Normal) {
+        super::exec::ask(state);
+        return Vec::new();
+    }
     if state.wall.is_some() {
         run_wall_command(state, command);
         return Vec::new();
@@ -359,6 +367,7 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
         }
         KeyCommand::Apply => return ask_to_apply(state),
         KeyCommand::PauseRollout => return rollout::toggle_pause(state),
+        KeyCommand::Exec => super::exec::ask(state),
         KeyCommand::EditPlacement => placement_editor::open(state),
         KeyCommand::EditOverrides => override_editor::open(state),
         KeyCommand::Undo => placement_editor::ask_to_undo(state),
@@ -631,6 +640,7 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
         }
         Mode::Overrides(overrides) => return override_editor::key(state, overrides, key),
         Mode::Drift(view) => return drift::key(state, view, key),
+        Mode::Exec(prompt) => super::exec::key(state, prompt, key),
         Mode::Filter {
             pane,
             mut input,

@@ -1,6 +1,7 @@
 //! The audit log: one JSON line per write flotilla makes, to clusters (apply, prune, repair
 //! revert, the console's reverts and deletes), to a hub, or to the fleet directory (repair
-//! adopt and ignore, the console's saves), appended to
+//! adopt and ignore, the console's saves) and every command run in a container (`exec`, the
+//! console's `x`: where and what, never its output), appended to
 //! `$XDG_STATE_HOME/flotilla/audit.log` (else `~/.local/state/flotilla/audit.log`): when
 //! (RFC 3339, UTC), who (`$USER`), what, on which clusters and objects, and the result per
 //! cluster; a write a signal ends before it finishes is recorded as `interrupted`. It must never record a credential: entries carry names and outcomes only, and
@@ -51,6 +52,19 @@ pub struct Entry {
     /// Every object the write failed on, with the cluster's answer.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<ObjectFailure>,
+    /// For `exec`: where the command ran and the command (never what it read or printed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exec: Option<ExecRun>,
+}
+
+/// A command run in a container, as the audit log records it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExecRun {
+    /// `namespace/name`.
+    pub pod: String,
+    pub container: String,
+    /// The command's words, with bearer tokens and `token=` values scrubbed.
+    pub command: Vec<String>,
 }
 
 /// One object an audited write failed on.
@@ -127,6 +141,7 @@ impl Entry {
             files: Vec::new(),
             results: Vec::new(),
             failures: Vec::new(),
+            exec: None,
         }
     }
 

@@ -5,6 +5,7 @@
 
 pub mod clusters;
 pub mod edit;
+pub mod exec;
 pub mod hub;
 pub mod pods;
 pub mod propagate;

@@ -53,7 +53,7 @@ struct PodsList<'a> {
 
 /// The scope `pods` and `images` hand the fan-out: the clusters, the one workload (if named),
 /// the namespace; never a template label selector (`-l` selects pods by their labels).
-fn scope_of(
+pub(super) fn scope_of(
     resource: Option<&str>,
     clusters: &[String],
     namespace: Option<&str>,

@@ -39,10 +39,11 @@ pub enum KeyCommand {
     Select,
     Drift,
     PauseRollout,
+    Exec,
 }
 
 impl KeyCommand {
-    pub const ALL: [KeyCommand; 25] = [
+    pub const ALL: [KeyCommand; 26] = [
         KeyCommand::Quit,
         KeyCommand::Help,
         KeyCommand::Back,
@@ -68,6 +69,7 @@ impl KeyCommand {
         KeyCommand::Select,
         KeyCommand::Drift,
         KeyCommand::PauseRollout,
+        KeyCommand::Exec,
     ];
 
     /// The name used in key map files.
@@ -98,6 +100,7 @@ impl KeyCommand {
             KeyCommand::Select => "select",
             KeyCommand::Drift => "drift",
             KeyCommand::PauseRollout => "pause",
+            KeyCommand::Exec => "exec",
         }
     }
 
@@ -143,6 +146,9 @@ impl KeyCommand {
                 "drift view: every drifted field, grouped, to revert, adopt or ignore (its keys below; each asks first)"
             }
             KeyCommand::PauseRollout => "pause a propagation (the next wave waits) or resume it",
+            KeyCommand::Exec => {
+                "run a command in a pod of the selected cell's workload (default sh); the terminal is the command's until it ends"
+            }
         }
     }
 
@@ -154,6 +160,7 @@ impl KeyCommand {
                 | KeyCommand::EditPlacement
                 | KeyCommand::EditOverrides
                 | KeyCommand::Undo
+                | KeyCommand::Exec
         )
     }
 

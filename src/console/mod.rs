@@ -11,6 +11,10 @@ pub mod keys;
 pub mod signals;
 pub mod terminal;
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crossterm::event::{Event, EventStream};
@@ -19,6 +23,7 @@ use ratatui::Terminal;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::app::state::exec::ExecHandoff;
 use crate::app::{Action, Session};
 use crate::config::keymap::Keymap;
 use crate::config::theme::Theme;
@@ -38,6 +43,10 @@ const FRAME_INTERVAL: Duration = Duration::from_millis(25);
 /// the keyboard again.
 const EVENT_BUDGET: Duration = Duration::from_millis(4);
 
+/// Runs a confirmed exec on the terminal handed over, and says how it ended.
+pub type Handoff =
+    Box<dyn FnMut(ExecHandoff) -> Pin<Box<dyn Future<Output = String> + Send>> + Send>;
+
 /// Everything the console loop needs: the session, and how to draw it.
 pub struct Console {
     pub session: Session,
@@ -45,6 +54,24 @@ pub struct Console {
     pub keymap: Keymap,
     pub ascii: bool,
     pub events: mpsc::UnboundedReceiver<BackendEvent>,
+    /// How an exec (`x`) runs once the loop has handed the terminal over; `None` where
+    /// there is no terminal to hand over.
+    pub handoff: Option<Handoff>,
+}
+
+/// The terminal's events, through a stream that is let go while an exec has the terminal (so
+/// nothing else reads it) and made anew when the loop next reads, after it has taken the
+/// terminal back and redrawn it (a redraw asks the terminal where its cursor is, an answer a
+/// waiting stream would hold up).
+struct SharedInputs(Arc<Mutex<Option<EventStream>>>);
+
+impl Stream for SharedInputs {
+    type Item = std::io::Result<Event>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let mut inner = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        Pin::new(inner.get_or_insert_with(EventStream::new)).poll_next(cx)
+    }
 }
 
 /// What a drawn frame shows, for whoever watches the loop (benchmarks, tests): how many
@@ -70,13 +97,31 @@ pub enum Ended {
 impl Console {
     /// Runs on the real terminal until the operator quits, a signal arrives or the fleet (or
     /// hub) fails to load; the terminal is restored on return.
-    pub async fn run(self) -> anyhow::Result<Ended> {
+    pub async fn run(mut self) -> anyhow::Result<Ended> {
         let mut guard = TerminalGuard::enter()?;
         let mut signals = Signals::new()?;
+        let inputs = Arc::new(Mutex::new(Some(EventStream::new())));
+        if let Some(mut exec) = self.handoff.take() {
+            let reader = inputs.clone();
+            self.handoff = Some(Box::new(move |handoff| {
+                let reader = reader.clone();
+                let running = exec(handoff);
+                Box::pin(async move {
+                    // Nothing may read the terminal but the exec while it has it.
+                    reader.lock().unwrap_or_else(PoisonError::into_inner).take();
+                    terminal::suspend();
+                    let said = running.await;
+                    match terminal::resume() {
+                        Ok(()) => said,
+                        Err(err) => format!("{said}; the terminal could not be taken back: {err}"),
+                    }
+                })
+            }));
+        }
         let ended_by = self
             .drive(
                 guard.terminal(),
-                EventStream::new(),
+                SharedInputs(inputs),
                 Some(&mut signals),
                 |_, _| {},
             )
@@ -189,6 +234,27 @@ impl Console {
                         self.session.dispatch(action);
                         dirty = true;
                         draw_now = true;
+                    }
+                    if let Some(handoff) = self.session.state.handoff.take() {
+                        let said = match self.handoff.as_mut() {
+                            Some(exec) => {
+                                let said = exec(handoff).await;
+                                // Whatever the session drew is gone: a frame no view draws
+                                // (every cell hidden) makes the next one redraw every cell.
+                                // (`clear` would ask the terminal for its cursor first.)
+                                terminal.draw(|frame| {
+                                    let area = frame.area();
+                                    frame.buffer_mut().set_style(
+                                        area,
+                                        ratatui::style::Style::default()
+                                            .add_modifier(ratatui::style::Modifier::HIDDEN),
+                                    );
+                                })?;
+                                said
+                            }
+                            None => "exec needs a terminal to hand over; none here".into(),
+                        };
+                        self.session.dispatch(Action::ExecEnded(said));
                     }
                 }
                 signal = next_signal => {

@@ -1,5 +1,6 @@
 //! Owning the terminal: raw mode and the alternate screen on the way in, and a guaranteed way
-//! out on quit, error, panic or signal. It must not draw anything itself.
+//! out on quit, error, panic or signal; handing it to an exec session and taking it back
+//! ([`suspend`], [`resume`]). It must not draw anything itself.
 
 use std::io;
 
@@ -28,4 +29,25 @@ impl Drop for TerminalGuard {
     fn drop(&mut self) {
         ratatui::restore();
     }
+}
+
+/// Hands the terminal over: the main screen back, raw mode off, the cursor shown.
+pub fn suspend() {
+    let _ = crossterm::terminal::disable_raw_mode();
+    let _ = crossterm::execute!(
+        io::stdout(),
+        crossterm::terminal::LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+}
+
+/// Takes the terminal back: the alternate screen and raw mode again (the caller redraws all
+/// of it).
+pub fn resume() -> io::Result<()> {
+    crossterm::terminal::enable_raw_mode()?;
+    crossterm::execute!(
+        io::stdout(),
+        crossterm::terminal::EnterAlternateScreen,
+        crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
+    )
 }

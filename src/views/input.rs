@@ -21,6 +21,7 @@ pub(super) fn render_line(frame: &mut Frame, area: Rect, state: &State, context:
             (prompt, input.as_str(), error.as_deref())
         }
         Mode::Palette { input, error, .. } => (":", input.as_str(), error.as_deref()),
+        Mode::Exec(prompt) => return render_exec(frame, area, prompt, context),
         _ => return,
     };
     let mut spans = vec![
@@ -35,6 +36,38 @@ pub(super) fn render_line(frame: &mut Frame, area: Rect, state: &State, context:
         )),
         None => spans.push(Span::styled("   enter apply · esc cancel", theme.muted)),
     }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// `x`'s line: the command to run and where, then (on a danger-class cluster) its name.
+fn render_exec(
+    frame: &mut Frame,
+    area: Rect,
+    prompt: &crate::app::state::exec::ExecPrompt,
+    context: &ViewContext,
+) {
+    let theme = context.theme;
+    let mut spans = match &prompt.confirm {
+        None => vec![
+            Span::styled(
+                format!(" exec in {} on {} $ ", prompt.workload, prompt.cluster),
+                theme.title,
+            ),
+            Span::styled(prompt.input.clone(), theme.text),
+        ],
+        Some(typed) => vec![
+            Span::styled(
+                format!(
+                    " {} is a danger-class cluster: type its name ",
+                    prompt.cluster
+                ),
+                theme.danger,
+            ),
+            Span::styled(typed.clone(), theme.text),
+        ],
+    };
+    spans.push(Span::styled("▏", theme.title));
+    spans.push(Span::styled("   enter run · esc cancel", theme.muted));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 

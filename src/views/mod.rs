@@ -57,7 +57,10 @@ fn render_console(frame: &mut Frame, state: &State, context: &ViewContext) {
     ])
     .areas(area);
     frame.render_widget(header_line(state, context, header.width), header);
-    if matches!(state.mode, Mode::Filter { .. } | Mode::Palette { .. }) {
+    if matches!(
+        state.mode,
+        Mode::Filter { .. } | Mode::Palette { .. } | Mode::Exec(_)
+    ) {
         input::render_line(frame, footer, state, context);
     } else {
         frame.render_widget(footer_line(state, context), footer);

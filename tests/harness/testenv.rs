@@ -123,6 +123,45 @@ impl TestEnv {
     }
 }
 
+impl TestEnv {
+    /// The file every container on `member` prints, as KWOK serves it through the API
+    /// server's `pods/log` (CRI format; written by testenv, see xtask/src/kwok.rs).
+    pub fn kwok_logs_file(&self, member: &str) -> PathBuf {
+        self.kwok_dir(member).join("current.log")
+    }
+
+    /// The previous container's log on `member` (`--previous`).
+    pub fn kwok_previous_logs_file(&self, member: &str) -> PathBuf {
+        self.kwok_dir(member).join("previous.log")
+    }
+
+    /// Where an exec on `member` runs.
+    pub fn kwok_exec_dir(&self, member: &str) -> PathBuf {
+        self.kwok_dir(member).join("exec")
+    }
+
+    fn kwok_dir(&self, member: &str) -> PathBuf {
+        self.kubeconfig_path
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("run")
+            .join(member)
+            .join("kwok")
+    }
+
+    /// Makes every container on `member` print `text` now (one CRI line on stdout).
+    pub fn kwok_print(&self, member: &str, text: &str) {
+        use std::io::Write as _;
+        let path = self.kwok_logs_file(member);
+        let line = format!("{} stdout F {text}\n", k8s_openapi::jiff::Timestamp::now());
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(line.as_bytes()))
+            .unwrap_or_else(|e| panic!("appending to {}: {e}", path.display()));
+    }
+}
+
 fn kubectl_cmd(kubeconfig: &Path, context: &str) -> Command {
     let mut cmd = Command::new("kubectl");
     cmd.arg("--kubeconfig")

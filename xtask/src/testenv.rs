@@ -681,6 +681,9 @@ fn apiserver_args(s: &State, c: &Cluster) -> Vec<String> {
         (Hub::KubeFed, false) => args.extend(kubefed::member_apiserver_args()),
         _ => {}
     }
+    if c.name != "hub" {
+        args.extend(kwok::member_apiserver_args(&pki));
+    }
     args
 }
 
@@ -767,10 +770,19 @@ fn start_member_workloads(s: &mut State, name: &str, bins: &Binaries) -> Result<
         started = true;
     }
     if !c.kwok.as_ref().is_some_and(procs::is_alive) {
-        kwok::ensure_node(name)?;
+        // A fresh port each start: the Node is told it before KWOK serves on it.
+        let port = procs::free_ports(1)?[0];
+        kwok::ensure_node(name, port)?;
+        let simulation = kwok::write_simulation(&cluster_run_dir(name), name)?;
         let pid = procs::spawn(
             &bins.kwok,
-            &kwok::args(&kubeconfig, &bins.kwok_stages),
+            &kwok::args(
+                &kubeconfig,
+                &bins.kwok_stages,
+                &simulation,
+                port,
+                &PkiFiles::new(&paths::pki_dir()),
+            ),
             &[("GOMEMLIMIT", SMALL_MEMLIMIT)],
             &paths::log_file(&format!("{name}-kwok")),
         )?;

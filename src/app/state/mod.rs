@@ -8,6 +8,7 @@
 pub mod cells;
 pub mod drift;
 pub mod edits;
+pub mod exec;
 pub mod filter;
 pub mod history;
 pub mod object_view;
@@ -105,6 +106,8 @@ pub enum Mode {
     Overrides(Box<override_editor::OverrideEditor>),
     /// The drift view: every drifted field, and its repair.
     Drift(Box<drift::DriftView>),
+    /// `x`: what to run in the selected cell's pod, and a danger-class cluster's name.
+    Exec(Box<exec::ExecPrompt>),
 }
 
 /// Where keys go now: to the main key map, to a view's own section, or typed into an input.
@@ -278,6 +281,8 @@ pub struct State {
     pub drift: drift::DriftBook,
     /// What the object view follows on the clusters, and what they answered.
     pub live: object_view::LiveBook,
+    /// A confirmed exec, for the console's loop to run once it has handed the terminal over.
+    pub handoff: Option<exec::ExecHandoff>,
 }
 
 /// The engine's explanation of one cell, as lines for the detail pane.
@@ -568,6 +573,7 @@ impl State {
                 | Mode::OcmPlacement(_)
                 | Mode::Overrides(_)
                 | Mode::Drift(_)
+                | Mode::Exec(_)
         )
     }
 

@@ -16,6 +16,8 @@
 //!   pods'), masked, with its diff against the desired object.
 //! - [`pods`]: the pods a workload owns on a cluster (through its ReplicaSets), read across
 //!   the fleet for `pods` and `images`.
+//! - [`exec`]: which pod and container a command runs in, and what a cluster offers to run it
+//!   (`pods/exec`).
 //! - [`fake`]: an in-memory cluster for tests and the fan-out benchmark.
 //!
 //! [`ClusterApi`]: cluster_api::ClusterApi
@@ -23,6 +25,7 @@
 pub mod apply;
 pub mod cluster_api;
 pub mod drift;
+pub mod exec;
 pub mod fake;
 pub mod object;
 pub mod object_events;

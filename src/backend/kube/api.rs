@@ -43,6 +43,16 @@ impl KubeCluster {
         }
     }
 
+    /// The client, for the subresources the [`ClusterApi`] does not cover (`pods/exec`).
+    pub fn client(&self) -> Client {
+        self.client.clone()
+    }
+
+    /// Whether this instance refuses every mutating request.
+    pub fn is_readonly(&self) -> bool {
+        self.readonly
+    }
+
     fn gvk(api_version: &str, kind: &str) -> GroupVersionKind {
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
         GroupVersionKind::gvk(group, version, kind)

@@ -14,12 +14,14 @@
 //! - [`profile_inventory`]: ClusterProfiles found on a hub: their ways in and what their
 //!   cluster manager reports.
 //! - [`api`]: one cluster's API through kube-rs.
+//! - [`exec`]: running a command in a pod (`pods/exec`) through kube-rs.
 //! - [`connect`]: clients and probes for the whole fleet.
 //! - [`live`]: the console's live backend.
 
 pub mod api;
 pub mod connect;
 pub mod credentials;
+pub mod exec;
 pub mod kubeconfig;
 pub mod live;
 pub mod probe;

@@ -264,6 +264,31 @@ impl ClusterApi for SimClusterApi {
     }
 }
 
+/// `pods/exec` on a simulated cluster: the pod looked up as the API server would, the command
+/// answered by the simulated shell (`super::exec`).
+impl crate::backend::fanout::exec::PodExec for SimClusterApi {
+    async fn exec(
+        &self,
+        request: &crate::backend::fanout::exec::ExecRequest,
+    ) -> Result<crate::backend::fanout::exec::ExecSession, ApiError> {
+        self.refuse_writes()?;
+        let pods = self
+            .list(&ListQuery {
+                api_version: "v1".into(),
+                kind: "Pod".into(),
+                namespace: request.namespace.clone(),
+                labels: String::new(),
+                fields: String::new(),
+            })
+            .await?;
+        let pod = pods
+            .iter()
+            .find(|pod| pod.pointer("/metadata/name").and_then(Value::as_str) == Some(&request.pod))
+            .ok_or_else(|| ApiError::NotFound(format!("pods \"{}\" not found", request.pod)))?;
+        super::exec::start(pod, request)
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -2,11 +2,12 @@
 //! appears over time, a propagation that fails, and applies that really change live state.
 //! Deterministic for a seed. [`scenario`] says how the clusters behave, [`world`] holds their
 //! state ([`SimCore`], plain data driven by explicit time), [`task`] runs it as a tokio task for
-//! the console, [`object_view`] answers the console's object view of a cell, [`pods`] makes the pods its workloads run, and [`cluster_api`] puts its clusters behind the fan-out's `ClusterApi` for the
+//! the console, [`object_view`] answers the console's object view of a cell, [`pods`] makes the pods its workloads run, [`exec`] answers a command run in one of them, and [`cluster_api`] puts its clusters behind the fan-out's `ClusterApi` for the
 //! scripting commands.
 //! It must not touch real clusters, the terminal or the app's state.
 
 pub mod cluster_api;
+pub mod exec;
 pub mod live_status;
 pub mod object_view;
 pub mod pods;

@@ -168,7 +168,11 @@ pub fn pods(core: &SimCore, resource: usize, cluster: usize, now: SystemTime) ->
                 (Some(tag), Some((repository, _))) => format!("{repository}:{tag}"),
                 _ => image.to_string(),
             };
-            json!({"name": container.get("name"), "image": image})
+            let mut spec = json!({"name": container.get("name"), "image": image});
+            if let Some(env) = container.get("env") {
+                spec["env"] = env.clone();
+            }
+            spec
         })
         .collect();
     pod_names(&kind, &name, &parent.0, &cluster_name, count)

@@ -1,0 +1,79 @@
+//! `x` in the real console in a pseudo-terminal: it asks what to run in the selected cell's
+//! pod, hands the terminal to the command (the main screen, a terminal of its own), and takes
+//! it back intact (the alternate screen again, every pane drawn, the status line saying how
+//! it ended); under `--readonly` it refuses, saying why.
+
+mod harness;
+
+use harness::PtyApp;
+
+/// Selects the demo's inventory on edge-store-0001 (not a danger-class cluster) by filtering
+/// both panes to it.
+fn select_inventory_on_the_edge(app: &mut PtyApp) {
+    app.wait_for("the fleet", |s| {
+        s.contains("edge-store-0001") && s.contains("shop/inventory")
+    });
+    app.send("/edge-store-0001\r");
+    app.wait_for("the clusters filtered", |s| !s.contains("prod-eu-west-2"));
+    app.send("\t/inventory\r");
+    app.wait_for("the resources filtered", |s| !s.contains("shop/checkout"));
+}
+
+#[test]
+fn x_runs_a_command_on_the_terminal_and_gives_back_an_intact_console() {
+    let mut app = PtyApp::spawn(&["demo"], 160, 40, &[]);
+    select_inventory_on_the_edge(&mut app);
+    app.send("x");
+    app.wait_for("the prompt, sh by default", |s| {
+        s.contains("exec in Deployment/shop/inventory on edge-store-0001 $ sh")
+    });
+    app.send("\r");
+    // The command has the terminal: the main screen, and the simulated shell's prompt.
+    app.wait_for("the shell's prompt", |s| s.contains(":/# "));
+    assert!(!app.parser.screen().alternate_screen(), "the main screen");
+    app.send("echo handed-over\r");
+    app.wait_for("the command's answer", |s| {
+        s.contains("\nhanded-over") || s.lines().any(|l| l.trim() == "handed-over")
+    });
+    app.send("exit 4\r");
+    app.wait_for("the exit code and how to return", |s| {
+        s.contains("[exit code 4] press enter to return to flotilla")
+    });
+    app.send("\r");
+    let screen = app.wait_for("the console again, saying how it ended", |s| {
+        s.contains("Clusters") && s.contains("exec sh on edge-store-0001: exit code 4")
+    });
+    assert!(
+        app.parser.screen().alternate_screen(),
+        "the alternate screen again"
+    );
+    assert!(screen.contains("shop/inventory"), "{screen}");
+    assert!(
+        !screen.contains("handed-over"),
+        "every cell redrawn: {screen}"
+    );
+    // Keys are the console's again.
+    app.send("?");
+    app.wait_for("the help, with x in it", |s| {
+        s.contains("run a command in a pod")
+    });
+    app.send("?");
+    app.send("q");
+    assert_eq!(app.wait_exit(), 0);
+}
+
+#[test]
+fn readonly_refuses_x_and_says_why() {
+    let mut app = PtyApp::spawn(&["--readonly", "demo"], 160, 40, &[]);
+    select_inventory_on_the_edge(&mut app);
+    app.send("x");
+    app.wait_for("the refusal on the status line", |s| {
+        s.contains("read-only: exec runs a command inside a pod")
+    });
+    assert!(
+        app.parser.screen().alternate_screen(),
+        "the console kept the terminal"
+    );
+    app.send("q");
+    assert_eq!(app.wait_exit(), 0);
+}
