@@ -261,6 +261,9 @@ pub enum Command {
     /// Per workload and container, the image the fleet renders for each cluster beside the one its live workload and pods run; read-only (exit 0 none differ, 1 some differ, 2 input error, 3 some clusters failed).
     #[command(after_help = IMAGES_HELP)]
     Images(ImagesArgs),
+    /// The logs of a workload's pods on every placed cluster at once, each line prefixed by cluster, pod and container, interleaved by time; read-only (exit 0, 2 input error, 3 some clusters failed).
+    #[command(after_help = LOGS_HELP)]
+    Logs(LogsArgs),
     /// Where flotilla's config, key map, theme, state (audit log) and log files live, which exist, the kubeconfig files in use, and the version.
     Info,
     /// Print a shell completion script: `source <(flotilla completion bash)`.
@@ -304,6 +307,7 @@ impl Command {
             | Command::Status(_)
             | Command::Pods(_)
             | Command::Images(_)
+            | Command::Logs(_)
             | Command::Info
             | Command::Completion(_)
             | Command::Man(_)
@@ -325,6 +329,7 @@ impl Command {
             Command::Status(_) => "status",
             Command::Pods(_) => "pods",
             Command::Images(_) => "images",
+            Command::Logs(_) => "logs",
             Command::Info => "info",
             Command::Completion(_) => "completion",
             Command::Man(_) => "man",
@@ -449,6 +454,45 @@ pub struct ImagesArgs {
     /// Only workloads in this namespace.
     #[arg(short = 'n', long, value_name = "NAMESPACE")]
     pub namespace: Option<String>,
+}
+
+const LOGS_HELP: &str = "\
+Each line: CLUSTER POD CONTAINER [TIME] TEXT, the cluster coloured on a terminal (NO_COLOR=1
+turns colour off). Lines of all clusters are written in the order the containers printed them
+(the servers are asked for timestamps); with -f a quiet cluster holds the others back for at
+most a moment. Without -c every container of every pod is read. Pods not on a node yet, and
+clusters that do not hold the workload, are noted on stderr; pods or clusters that could not be
+read are named on stderr and make the exit code 3.
+-o json: one object a line:
+  {\"cluster\",\"namespace\",\"pod\",\"container\",\"time\",\"text\"}";
+
+/// `flotilla logs`.
+#[derive(Debug, Clone, Args)]
+pub struct LogsArgs {
+    /// The workload, as KIND/NAMESPACE/NAME or KIND/NAME (Deployment, StatefulSet, DaemonSet, Job, ReplicaSet).
+    #[arg(value_name = "KIND/NS/NAME")]
+    pub resource: String,
+    /// Only this cluster (repeatable).
+    #[arg(long = "cluster", value_name = "NAME")]
+    pub clusters: Vec<String>,
+    /// Only this container of each pod (default: every container).
+    #[arg(short = 'c', long, value_name = "CONTAINER")]
+    pub container: Option<String>,
+    /// Only lines newer than this (30s, 5m, 1h30m).
+    #[arg(long, value_name = "DURATION")]
+    pub since: Option<String>,
+    /// Only the last N lines of each container.
+    #[arg(long, value_name = "N")]
+    pub tail: Option<u64>,
+    /// Keep streaming new lines.
+    #[arg(short = 'f', long)]
+    pub follow: bool,
+    /// The previous run of each container (after a crash or restart).
+    #[arg(short = 'p', long)]
+    pub previous: bool,
+    /// Show the time each line was printed.
+    #[arg(long)]
+    pub timestamps: bool,
 }
 
 /// A `--state`, refused with the states there are.

@@ -51,7 +51,7 @@ struct PodsList<'a> {
 
 /// The scope `pods` and `images` hand the fan-out: the clusters, the one workload (if named),
 /// the namespace; never a template label selector (`-l` selects pods by their labels).
-fn scope_of(
+pub(super) fn scope_of(
     resource: Option<&str>,
     clusters: &[String],
     namespace: Option<&str>,
@@ -110,7 +110,7 @@ async fn read_workloads(
         .map_err(|InputError(m)| input_error(&m))
 }
 
-fn on_hub(global: &GlobalArgs, command: &str) -> Option<u8> {
+pub(super) fn on_hub(global: &GlobalArgs, command: &str) -> Option<u8> {
     (global.hub.is_some() && !global.uses_demo()).then(|| {
         input_error(&format!(
             "{command} --hub: reading pods through a hub is not supported yet\n  hint: run it with the members' kubeconfig contexts and the fleet directory (--fleet DIR)"

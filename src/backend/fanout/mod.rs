@@ -24,6 +24,7 @@ pub mod apply;
 pub mod cluster_api;
 pub mod drift;
 pub mod fake;
+pub mod logs;
 pub mod object;
 pub mod object_events;
 pub mod planning;

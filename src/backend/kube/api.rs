@@ -43,6 +43,11 @@ impl KubeCluster {
         }
     }
 
+    /// The cluster's client, for the subresources outside [`ClusterApi`] (pod logs).
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
     fn gvk(api_version: &str, kind: &str) -> GroupVersionKind {
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
         GroupVersionKind::gvk(group, version, kind)

@@ -22,6 +22,7 @@ pub mod connect;
 pub mod credentials;
 pub mod kubeconfig;
 pub mod live;
+pub mod logs;
 pub mod probe;
 pub mod profile_inventory;
 pub mod proxy;

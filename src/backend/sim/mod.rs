@@ -8,6 +8,7 @@
 
 pub mod cluster_api;
 pub mod live_status;
+pub mod logs;
 pub mod object_view;
 pub mod pods;
 pub mod scenario;
