@@ -264,6 +264,9 @@ pub enum Command {
     /// Run a command in a pod of a workload on one cluster, as `kubectl exec` does (a Running, ready pod unless --pod; the default container unless -c); exits with the command's exit code. Refused under --readonly; a danger-class cluster asks for its name unless --yes; audit-logged (never the output).
     #[command(after_help = EXEC_HELP)]
     Exec(ExecArgs),
+    /// The logs of a workload's pods on every placed cluster at once, each line prefixed by cluster, pod and container, interleaved by time; read-only (exit 0, 2 input error, 3 some clusters failed).
+    #[command(after_help = LOGS_HELP)]
+    Logs(LogsArgs),
     /// Where flotilla's config, key map, theme, state (audit log) and log files live, which exist, the kubeconfig files in use, and the version.
     Info,
     /// Print a shell completion script: `source <(flotilla completion bash)`.
@@ -307,6 +310,7 @@ impl Command {
             | Command::Status(_)
             | Command::Pods(_)
             | Command::Images(_)
+            | Command::Logs(_)
             | Command::Info
             | Command::Completion(_)
             | Command::Man(_)
@@ -329,6 +333,7 @@ impl Command {
             Command::Pods(_) => "pods",
             Command::Images(_) => "images",
             Command::Exec(_) => "exec",
+            Command::Logs(_) => "logs",
             Command::Info => "info",
             Command::Completion(_) => "completion",
             Command::Man(_) => "man",
@@ -491,6 +496,45 @@ pub struct ExecArgs {
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+const LOGS_HELP: &str = "\
+Each line: CLUSTER POD CONTAINER [TIME] TEXT, the cluster coloured on a terminal (NO_COLOR=1
+turns colour off). Lines of all clusters are written in the order the containers printed them
+(the servers are asked for timestamps); with -f a quiet cluster holds the others back for at
+most a moment. Without -c every container of every pod is read. Pods not on a node yet, and
+clusters that do not hold the workload, are noted on stderr; pods or clusters that could not be
+read are named on stderr and make the exit code 3.
+-o json: one object a line:
+  {\"cluster\",\"namespace\",\"pod\",\"container\",\"time\",\"text\"}";
+
+/// `flotilla logs`.
+#[derive(Debug, Clone, Args)]
+pub struct LogsArgs {
+    /// The workload, as KIND/NAMESPACE/NAME or KIND/NAME (Deployment, StatefulSet, DaemonSet, Job, ReplicaSet).
+    #[arg(value_name = "KIND/NS/NAME")]
+    pub resource: String,
+    /// Only this cluster (repeatable).
+    #[arg(long = "cluster", value_name = "NAME")]
+    pub clusters: Vec<String>,
+    /// Only this container of each pod (default: every container).
+    #[arg(short = 'c', long, value_name = "CONTAINER")]
+    pub container: Option<String>,
+    /// Only lines newer than this (30s, 5m, 1h30m).
+    #[arg(long, value_name = "DURATION")]
+    pub since: Option<String>,
+    /// Only the last N lines of each container.
+    #[arg(long, value_name = "N")]
+    pub tail: Option<u64>,
+    /// Keep streaming new lines.
+    #[arg(short = 'f', long)]
+    pub follow: bool,
+    /// The previous run of each container (after a crash or restart).
+    #[arg(short = 'p', long)]
+    pub previous: bool,
+    /// Show the time each line was printed.
+    #[arg(long)]
+    pub timestamps: bool,
 }
 
 /// A `--state`, refused with the states there are.

@@ -241,6 +241,9 @@ async fn run(mut global: GlobalArgs, command: Command) -> anyhow::Result<u8> {
             commands::pods::run_images(&global, &args, &mut std::io::stdout()).await
         }
         Command::Exec(args) => commands::exec::run(&global, &args).await,
+        Command::Logs(args) => {
+            commands::logs::run_logs(&global, &args, &mut std::io::stdout()).await
+        }
         Command::Info => commands::shell::info::run(&global, &mut std::io::stdout().lock()),
         Command::Completion(args) => {
             commands::shell::completion::run(&args, &mut std::io::stdout().lock())

@@ -7,6 +7,7 @@ pub mod clusters;
 pub mod edit;
 pub mod exec;
 pub mod hub;
+pub mod logs;
 pub mod pods;
 pub mod propagate;
 pub mod render;

@@ -112,7 +112,7 @@ async fn read_workloads(
         .map_err(|InputError(m)| input_error(&m))
 }
 
-fn on_hub(global: &GlobalArgs, command: &str) -> Option<u8> {
+pub(super) fn on_hub(global: &GlobalArgs, command: &str) -> Option<u8> {
     (global.hub.is_some() && !global.uses_demo()).then(|| {
         input_error(&format!(
             "{command} --hub: reading pods through a hub is not supported yet\n  hint: run it with the members' kubeconfig contexts and the fleet directory (--fleet DIR)"

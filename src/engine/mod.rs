@@ -64,6 +64,7 @@ pub mod edit;
 pub mod fleet;
 pub mod health;
 pub mod interpreter;
+pub mod logs;
 pub mod overrides;
 pub mod place;
 pub mod render;

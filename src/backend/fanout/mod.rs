@@ -27,6 +27,7 @@ pub mod cluster_api;
 pub mod drift;
 pub mod exec;
 pub mod fake;
+pub mod logs;
 pub mod object;
 pub mod object_events;
 pub mod planning;

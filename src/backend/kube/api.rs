@@ -43,9 +43,10 @@ impl KubeCluster {
         }
     }
 
-    /// The client, for the subresources the [`ClusterApi`] does not cover (`pods/exec`).
-    pub fn client(&self) -> Client {
-        self.client.clone()
+    /// The cluster's client, for the subresources outside [`ClusterApi`] (pod logs,
+    /// `pods/exec`).
+    pub fn client(&self) -> &Client {
+        &self.client
     }
 
     /// Whether this instance refuses every mutating request.

@@ -18,7 +18,7 @@ impl PodExec for KubeCluster {
         if self.is_readonly() {
             return Err(ApiError::Readonly);
         }
-        let pods: Api<Pod> = Api::namespaced(self.client(), &request.namespace);
+        let pods: Api<Pod> = Api::namespaced(self.client().clone(), &request.namespace);
         let params = AttachParams::default()
             .container(request.container.clone())
             .stdin(request.stdin)

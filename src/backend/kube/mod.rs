@@ -24,6 +24,7 @@ pub mod credentials;
 pub mod exec;
 pub mod kubeconfig;
 pub mod live;
+pub mod logs;
 pub mod probe;
 pub mod profile_inventory;
 pub mod proxy;

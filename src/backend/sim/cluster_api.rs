@@ -71,7 +71,12 @@ fn lock(core: &Mutex<SimCore>) -> MutexGuard<'_, SimCore> {
 }
 
 impl SimClusterApi {
-    async fn round_trip(&self) -> Result<(), ApiError> {
+    /// Reads the world with this cluster's index (the demo's pod logs read its pods).
+    pub(super) fn read_cluster<T>(&self, read: impl FnOnce(&SimCore, usize) -> T) -> T {
+        read(&lock(&self.core), self.cluster)
+    }
+
+    pub(super) async fn round_trip(&self) -> Result<(), ApiError> {
         tokio::time::sleep(self.round_trip).await;
         match &self.down {
             Some(message) => Err(ApiError::Unreachable(message.clone())),

@@ -1,0 +1,208 @@
+//! `flotilla logs` on real members, whose API servers serve `pods/log` through KWOK (see
+//! `testenv_kwok_kubelet.rs`): a Deployment placed on two members, its pods run by KWOK, and
+//! every line flotilla prints for each pod is the line `kubectl logs --timestamps` prints for
+//! it on that member, time and text, in the same order; `--tail` is kubectl's per container;
+//! and a line every container prints now reaches a follower from both members.
+
+mod harness;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use harness::{
+    FleetDir, TestNamespace, apply_fleet, env, eventually, flotilla, kubectl_ok, output_text,
+    prod_inventory, serial,
+};
+
+const REPLICAS: usize = 2;
+
+fn fleet(ns: &str, members: &[String]) -> FleetDir {
+    let mut text = prod_inventory(members);
+    text.push_str(&format!(
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: web, namespace: {ns}}}
+spec:
+  replicas: {REPLICAS}
+  selector: {{matchLabels: {{app: web}}}}
+  template:
+    metadata: {{labels: {{app: web}}}}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {{name: web, namespace: {ns}}}
+spec:
+  resourceSelectors:
+  - {{apiVersion: apps/v1, kind: Deployment, name: web}}
+  placement:
+    clusterAffinity: {{labelSelector: {{matchLabels: {{env: prod}}}}}}
+"#
+    ));
+    FleetDir::new().fleet(text)
+}
+
+/// The Running pods of `app=web` on the member.
+fn running_pods(member: &str, ns: &str) -> Vec<String> {
+    kubectl_ok(
+        member,
+        &[
+            "get",
+            "pods",
+            "-n",
+            ns,
+            "-l",
+            "app=web",
+            "--field-selector=status.phase=Running",
+            "-o",
+            "jsonpath={.items[*].metadata.name}",
+        ],
+    )
+    .split_whitespace()
+    .map(str::to_string)
+    .collect()
+}
+
+/// (cluster, pod) → "TIME TEXT" lines, from flotilla's `-o json`.
+fn flotilla_lines(
+    dir: &FleetDir,
+    ns: &str,
+    extra: &[&str],
+) -> BTreeMap<(String, String), Vec<String>> {
+    let resource = format!("Deployment/{ns}/web");
+    let mut args = vec!["logs", resource.as_str(), "-o", "json"];
+    args.extend(extra);
+    let output = flotilla(dir.path(), &args);
+    assert_eq!(output.status.code(), Some(0), "{}", output_text(&output));
+    let mut lines: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let value: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        let at: k8s_openapi::jiff::Timestamp = value["time"]
+            .as_str()
+            .unwrap_or("")
+            .parse()
+            .expect("a time");
+        lines
+            .entry((
+                value["cluster"].as_str().unwrap_or("").to_string(),
+                value["pod"].as_str().unwrap_or("").to_string(),
+            ))
+            .or_default()
+            .push(format!(
+                "{} {}",
+                flotilla::engine::logs::fixed_time(at),
+                value["text"].as_str().unwrap_or("")
+            ));
+    }
+    lines
+}
+
+/// `kubectl logs POD --timestamps` lines on the member.
+fn kubectl_lines(member: &str, ns: &str, pod: &str, extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["logs", pod, "-n", ns, "--timestamps"];
+    args.extend(extra);
+    kubectl_ok(member, &args)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+#[ignore = "needs testenv: run through cargo xtask test"]
+fn logs_agree_with_kubectl_line_for_line_on_every_member() {
+    let _serial = serial();
+    let members: Vec<String> = env().members.iter().take(2).cloned().collect();
+    let ns = TestNamespace::on("logs", &members);
+    let dir = fleet(&ns.name, &members);
+    apply_fleet(dir.path());
+    for member in &members {
+        eventually("the pods running", Duration::from_secs(90), || {
+            (running_pods(member, &ns.name).len() == REPLICAS).then_some(())
+        });
+    }
+
+    for extra in [&[][..], &["--tail=2"][..]] {
+        let ours = flotilla_lines(&dir, &ns.name, extra);
+        let mut want = BTreeMap::new();
+        for member in &members {
+            for pod in running_pods(member, &ns.name) {
+                want.insert(
+                    (member.clone(), pod.clone()),
+                    kubectl_lines(member, &ns.name, &pod, extra),
+                );
+            }
+        }
+        assert_eq!(ours, want, "flotilla logs {extra:?} against kubectl logs");
+        assert!(want.values().all(|lines| !lines.is_empty()));
+    }
+
+    // Follow: a line every container prints now reaches the follower from both members.
+    let fresh = format!("fresh line {}", ns.name);
+    let state = tempfile::tempdir().expect("temp dir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("--kubeconfig")
+        .arg(&env().kubeconfig_path)
+        .arg("--fleet")
+        .arg(dir.path())
+        .args([
+            "logs",
+            &format!("Deployment/{}/web", ns.name),
+            "-f",
+            "--tail=0",
+        ])
+        .env("XDG_STATE_HOME", state.path())
+        .env("XDG_CONFIG_HOME", state.path())
+        .env("NO_COLOR", "1")
+        .env_remove("KUBECONFIG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let out = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // Printed once the streams are open; printed again until seen, as opening takes a moment.
+    let want = members.len() * REPLICAS;
+    let mut seen: Vec<String> = Vec::new();
+    eventually(
+        "the fresh line from every pod",
+        Duration::from_secs(60),
+        || {
+            for member in &members {
+                env().kwok_print(member, &fresh);
+            }
+            while let Ok(line) = rx.recv_timeout(Duration::from_secs(2)) {
+                seen.push(line);
+            }
+            let pods: std::collections::BTreeSet<(String, String)> = seen
+                .iter()
+                .filter(|l| l.ends_with(&format!("web {fresh}")))
+                .filter_map(|l| {
+                    let mut words = l.split(' ');
+                    Some((words.next()?.to_string(), words.next()?.to_string()))
+                })
+                .collect();
+            (pods.len() == want).then_some(())
+        },
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        seen.iter()
+            .all(|l| members.iter().any(|m| l.starts_with(&format!("{m} web-")))),
+        "{seen:?}"
+    );
+}
