@@ -139,9 +139,10 @@ pub(super) fn on_row(base: Style, slot: Style) -> Style {
 /// colour is not known. Any colour reads against one of the two (the better is at least
 /// √21 ≈ 4.6:1). Without colour (NO_COLOR, or a slot with none) the block is reversed.
 pub(super) fn card(slot: Style) -> Style {
-    let bold = slot.add_modifier.intersection(Modifier::BOLD);
+    // The slot's bold is left out: many terminals draw bold dark text brighter, which would
+    // grey it on the fill. Whoever draws on the card makes what matters bold.
     let Some(fill) = slot.fg.filter(|colour| rgb(*colour).is_some()) else {
-        return Style::default().add_modifier(Modifier::REVERSED | bold);
+        return Style::default().add_modifier(Modifier::REVERSED);
     };
     // Black and white of the 256-colour cube, which terminal colour schemes leave as they
     // are (the 16 named colours are often re-tinted: a "black" that is dark grey).
@@ -152,7 +153,7 @@ pub(super) fn card(slot: Style) -> Style {
             ratio(*a).total_cmp(&ratio(*b))
         })
         .unwrap_or(Color::Indexed(16));
-    Style::default().fg(text).bg(fill).add_modifier(bold)
+    Style::default().fg(text).bg(fill)
 }
 
 /// WCAG 2's least contrast for ordinary text.
