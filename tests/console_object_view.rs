@@ -472,3 +472,102 @@ fn the_detail_says_how_long_ago_a_progress_deadline_passed_by_the_clock_of_the_l
         demo.screen_at(400)
     );
 }
+
+/// The Events view starts with the chain, top to bottom: the template and the policy that
+/// placed it on the cluster, each at its file and line, the override rules applied there, the
+/// object with its cell's state, its pods and its Events — the links in that order, the way
+/// the template became what runs.
+#[test]
+fn the_chain_runs_from_the_template_to_the_pods_and_events() {
+    let mut demo = Demo::new();
+    demo.open(LEDGER, "prod-eu-west-2");
+    demo.keys("<tab><tab><tab>");
+    let screen = demo.screen_at(160);
+    let line = |step: &str| {
+        screen
+            .lines()
+            .position(|line| {
+                line.contains(&format!("→ {step} ")) || line.contains(&format!("│  {step} "))
+            })
+            .unwrap_or_else(|| panic!("no {step} link\n{screen}"))
+    };
+    let links = [
+        line("template"),
+        line("policy"),
+        line("object"),
+        line("pods"),
+        line("events"),
+    ];
+    assert!(links.windows(2).all(|w| w[0] < w[1]), "{links:?}\n{screen}");
+    let at = |row: usize| screen.lines().nth(row).unwrap_or_default().to_string();
+    let template = at(links[0]);
+    assert!(
+        template.contains(LEDGER) && template.contains(".yaml:"),
+        "the template at its file and line: {template}"
+    );
+    let policy = at(links[1]);
+    assert!(
+        // A KubeFed template carries its own placement.
+        policy.contains("FederatedDeployment/payments/ledger")
+            && policy.contains(".yaml:")
+            && policy.contains("placed here"),
+        "{policy}"
+    );
+    assert!(at(links[2]).contains("Degraded"), "{}", at(links[2]));
+    assert!(
+        at(links[3]).contains("1/2 ready, 1 CrashLoopBackOff"),
+        "{}",
+        at(links[3])
+    );
+    assert!(at(links[4]).contains("warnings"), "{}", at(links[4]));
+    // The chain ends where the pods and Events begin.
+    let pods = screen
+        .find("# pods on prod-eu-west-2")
+        .expect("the pods section");
+    let chain = screen.find("# chain:").expect("the chain");
+    assert!(chain < pods, "{screen}");
+}
+
+/// A cell whose cluster rewrites the template shows each override rule applied there, at the
+/// line of that rule in its file.
+#[test]
+fn the_chain_names_each_override_rule_at_its_line() {
+    let mut demo = Demo::new();
+    let overridden = (0..demo.console.state.resources.len())
+        .flat_map(|resource| (0..demo.console.state.clusters.len()).map(move |c| (resource, c)))
+        .find_map(|(resource, cluster)| {
+            let links = demo.console.state.fleet.chain(resource, cluster);
+            links
+                .iter()
+                .any(|link| link.step == "override" && link.name.contains(" rule "))
+                .then_some((resource, cluster, links))
+        })
+        .expect("the demo overrides some cell");
+    let (resource, cluster, links) = overridden;
+    let key = demo.console.state.resources[resource].target.display_key();
+    let name = demo.console.state.clusters[cluster].spec.name.clone();
+    for link in links
+        .iter()
+        .filter(|link| link.step == "override" && link.name.contains(" rule "))
+    {
+        let at = link.at.as_deref().expect("an override's file:line");
+        let (file, line) = at.rsplit_once(':').expect("file:line");
+        let line: usize = line.parse().expect("a line number");
+        let text = std::fs::read_to_string(
+            std::path::Path::new("testdata/fleets/demo")
+                .join(std::path::Path::new(file).file_name().expect("a file")),
+        )
+        .unwrap_or_else(|err| panic!("{file}: {err}"));
+        let written = text.lines().nth(line - 1).unwrap_or_default();
+        assert!(
+            written.trim_start().starts_with('-')
+                || written.contains("targetCluster")
+                || written.contains("overriders"),
+            "{at} is not an override rule: {written:?}"
+        );
+    }
+    demo.open(&key, &name);
+    demo.keys("<tab><tab><tab>");
+    let screen = demo.screen_at(160);
+    assert!(screen.contains("→ override"), "{screen}");
+}

@@ -559,6 +559,192 @@ fn the_walls_top_problems_rank_by_harm_one_line_per_dead_cluster() {
     }
 }
 
+/// A cluster's tile on the wall: the rectangle around `name` filled with the background the
+/// name is drawn on (or, without colour, reversed): (columns, rows).
+fn tile_size(terminal: &Terminal<TestBackend>, name: &str) -> Option<(u16, u16)> {
+    let buffer = terminal.backend().buffer();
+    let lines = rows(terminal);
+    let heat = lines
+        .iter()
+        .position(|line| line.contains("Fleet heatmap"))?;
+    let (y, line) = lines
+        .iter()
+        .enumerate()
+        .skip(heat)
+        .find(|(_, line)| line.contains(&format!(" {name}")))?;
+    let x = line[..line.find(name)?].chars().count() as u16;
+    let (x, y) = (x, y as u16);
+    let fill = |cx: u16, cy: u16| {
+        let cell = &buffer[(cx, cy)];
+        (
+            cell.bg,
+            cell.modifier.contains(ratatui::style::Modifier::REVERSED),
+        )
+    };
+    let own = fill(x, y);
+    let same = |cx: u16, cy: u16| fill(cx, cy) == own;
+    let left = (0..=x).rev().take_while(|&cx| same(cx, y)).last()?;
+    let right = (x..buffer.area.width)
+        .take_while(|&cx| same(cx, y))
+        .last()?;
+    let top = (0..=y).rev().take_while(|&cy| same(x, cy)).last()?;
+    let bottom = (y..buffer.area.height)
+        .take_while(|&cy| same(x, cy))
+        .last()?;
+    Some((right - left + 1, bottom - top + 1))
+}
+
+/// A handful of clusters fill a large wall: every tile carries its cluster's name and state
+/// in full, the tiles grow with the screen, and little of the map is left empty.
+#[test]
+fn the_walls_tiles_grow_to_fill_a_large_screen() {
+    let state = wall_after_an_hour(false);
+    let names: Vec<String> = state
+        .clusters
+        .iter()
+        .map(|row| row.spec.name.clone())
+        .collect();
+    let mut last = (0, 0);
+    for (width, height) in [(120, 40), (200, 60), (300, 90)] {
+        let terminal = draw_wall(&state, width, height);
+        let lines = rows(&terminal);
+        let screen = lines.join("\n");
+        let sizes: Vec<(u16, u16)> = names
+            .iter()
+            .map(|name| {
+                tile_size(&terminal, name)
+                    .unwrap_or_else(|| panic!("{width}x{height}: no tile for {name}\n{screen}"))
+            })
+            .collect();
+        let smallest = sizes
+            .iter()
+            .copied()
+            .min_by_key(|(w, h)| w * h)
+            .expect("tiles");
+        assert!(
+            smallest.0 > last.0 && smallest.1 > last.1,
+            "{width}x{height}: tiles {smallest:?}, no larger than {last:?}"
+        );
+        last = smallest;
+        for word in ["Unreachable", "1 Failed", "1 Degraded", "NotReady"] {
+            assert!(screen.contains(word), "{width}x{height}: {word} missing");
+        }
+        // The map's rows with nothing on them.
+        let heat: Vec<&String> = lines
+            .iter()
+            .skip_while(|line| !line.contains("Fleet heatmap"))
+            .skip(1)
+            .take_while(|line| !line.starts_with('└'))
+            .collect();
+        if width == 300 {
+            assert!(
+                smallest.0 >= 30 && smallest.1 >= 8,
+                "300x90: tiles only {smallest:?}"
+            );
+            // Blank text rows are fine inside a tile; rows with no tile on them are not.
+            let empty = (0..heat.len())
+                .filter(|&at| {
+                    let y = lines
+                        .iter()
+                        .position(|line| line.contains("Fleet heatmap"))
+                        .unwrap_or(0)
+                        + 1
+                        + at;
+                    let buffer = terminal.backend().buffer();
+                    (1..width - 1).all(|x| {
+                        let cell = &buffer[(x, y as u16)];
+                        cell.symbol().trim().is_empty() && cell.bg == ratatui::style::Color::Reset
+                    })
+                })
+                .count();
+            assert!(
+                empty * 5 <= heat.len(),
+                "300x90: {empty} of {} map rows empty\n{screen}",
+                heat.len()
+            );
+        }
+    }
+}
+
+/// Every tile on the wall reads in every shipped theme: each character on a tile is drawn in
+/// an explicit colour on an explicit background with WCAG contrast of at least 4.5:1 (never
+/// the terminal's unknown default); under NO_COLOR the tiles are reversed and uncoloured.
+#[test]
+fn every_wall_tile_reads_in_every_shipped_theme() {
+    use flotilla::views::{READABLE, contrast_ratio};
+    use ratatui::style::{Color, Modifier};
+    let state = wall_after_an_hour(false);
+    let keymap = Keymap::built_in("default");
+    let mut themes: Vec<Theme> = flotilla::config::theme::BUILT_IN
+        .iter()
+        .map(|(name, _)| Theme::load(Some(name), false))
+        .collect();
+    themes.push(Theme::load(None, true));
+    for theme in &themes {
+        let context = ViewContext {
+            theme,
+            keymap: &keymap,
+            ascii: false,
+        };
+        let mut terminal = Terminal::new(TestBackend::new(200, 60)).expect("test terminal");
+        terminal
+            .draw(|frame| views::render(frame, &state, &context))
+            .expect("draw");
+        for row in &state.clusters {
+            assert!(
+                tile_size(&terminal, &row.spec.name).is_some_and(|(w, h)| w > 10 && h > 1),
+                "{}: {} has no tile",
+                theme.name,
+                row.spec.name
+            );
+        }
+        let buffer = terminal.backend().buffer();
+        let lines = rows(&terminal);
+        let top = lines
+            .iter()
+            .position(|line| line.contains("Fleet heatmap"))
+            .expect("the heat map") as u16;
+        let bottom = lines
+            .iter()
+            .position(|line| line.contains("Top problems"))
+            .expect("the problems") as u16;
+        let mut checked = 0;
+        for y in top + 1..bottom {
+            for x in 0..buffer.area.width {
+                let cell = &buffer[(x, y)];
+                let on_tile = cell.bg != Color::Reset || cell.modifier.contains(Modifier::REVERSED);
+                if !on_tile || cell.symbol().trim().is_empty() {
+                    continue;
+                }
+                checked += 1;
+                if !theme.colour {
+                    assert_eq!(
+                        (cell.fg, cell.bg, cell.modifier.contains(Modifier::REVERSED)),
+                        (Color::Reset, Color::Reset, true),
+                        "NO_COLOR: {:?} on a tile",
+                        cell.symbol()
+                    );
+                    continue;
+                }
+                let ratio = contrast_ratio(cell.fg, cell.bg).unwrap_or(0.0);
+                assert!(
+                    ratio >= READABLE && !cell.modifier.contains(Modifier::REVERSED),
+                    "{}: {:?} on a tile at {x},{y} is {ratio:.2}:1 ({:?} on {:?})",
+                    theme.name,
+                    cell.symbol(),
+                    cell.fg,
+                    cell.bg
+                );
+            }
+        }
+        assert!(
+            checked > 150,
+            "{}: only {checked} characters on tiles",
+            theme.name
+        );
+    }
+}
+
 /// Ten thousand clusters: one glyph each, every region's name and size legible on its own
 /// heading, pages announced, and the counts still readable at every size.
 #[test]
@@ -600,6 +786,28 @@ fn the_wall_at_ten_thousand_clusters() {
             assert!(
                 heading.contains("· 2000 clusters"),
                 "{size}: a region's size reads apart from its name: {heading}"
+            );
+        }
+        // Every region named with its size, on this page or in the map's first row; any that
+        // cannot fit are counted.
+        let screen = lines.join("\n");
+        let missing: Vec<&str> = ["ap-south", "eu-central", "eu-west", "us-east", "us-west"]
+            .into_iter()
+            .filter(|region| {
+                !screen.contains(&format!("{region} 2000"))
+                    && !screen.contains(&format!("{region} · 2000 clusters"))
+            })
+            .collect();
+        if !missing.is_empty() {
+            assert!(
+                screen.contains(&format!("+{} groups", missing.len())),
+                "{size}: {missing:?} neither shown nor counted\n{screen}"
+            );
+        }
+        if width >= 120 {
+            assert!(
+                missing.is_empty(),
+                "{size}: {missing:?} out of sight\n{screen}"
             );
         }
         if width >= 200 {
@@ -968,18 +1176,23 @@ fn heat_strip_headers_read_at_ten_thousand_clusters() {
     for (width, height) in [(120, 40), (200, 60)] {
         let terminal = draw(&state, width, height);
         let lines = rows(&terminal);
+        // The name column's heading, shortened when the names give way to the strips.
+        let heading = ["NAMESPACE/NAME", "NS/NAME"]
+            .into_iter()
+            .find(|heading| lines.iter().any(|line| line.contains(heading)))
+            .unwrap_or_else(|| panic!("no matrix header\n{}", lines.join("\n")));
         let at = lines
             .iter()
-            .position(|line| line.contains("NAMESPACE/NAME"))
-            .unwrap_or_else(|| panic!("no matrix header\n{}", lines.join("\n")));
+            .position(|line| line.contains(heading))
+            .expect("the matrix header");
         // Columns, not bytes: the screen has box lines and glyphs in it.
         let chars = |line: &str| line.chars().collect::<Vec<char>>();
         let (names_line, counts_line) = (chars(&lines[at]), chars(&lines[at + 1]));
         let start = (0..names_line.len())
-            .find(|&x| names_line[x..].starts_with(&chars("NAMESPACE/NAME")))
+            .find(|&x| names_line[x..].starts_with(&chars(heading)))
             .expect("the name column");
         // The strips start at the first word after the name (and dialect) headings.
-        let mut first = start + "NAMESPACE/NAME".len();
+        let mut first = start + heading.len();
         loop {
             first += names_line[first..]
                 .iter()
@@ -1001,7 +1214,9 @@ fn heat_strip_headers_read_at_ten_thousand_clusters() {
         };
         let (names, counts) = (tokens(&names_line), tokens(&counts_line));
         let screen = lines.join("\n");
-        assert!(names.len() >= 2, "{width}x{height}: {names:?}\n{screen}");
+        // Five regions, and the names give way so that every strip shows at 120 columns.
+        assert_eq!(names.len(), 5, "{width}x{height}: {names:?}\n{screen}");
+        assert!(!screen.contains("groups →"), "{width}x{height}\n{screen}");
         assert_eq!(names.len(), counts.len(), "{width}x{height}\n{screen}");
         for name in &names {
             assert!(

@@ -31,6 +31,7 @@ pub fn follow_selection(state: &mut State) {
             reason: explanation.reason,
             steps: explanation.steps,
             object_yaml: None,
+            chain: state.fleet.chain(resource, cluster),
         });
     }
     let drilled_in = matches!(state.mode, Mode::Object { .. });

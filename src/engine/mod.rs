@@ -57,6 +57,7 @@
 //! - [`edit`]: placement, override, OCM Placement and drift edits as pure transformations of
 //!   fleet texts, and the comment-preserving YAML writer.
 
+pub mod chain;
 pub mod compare;
 pub mod dialect;
 pub mod document;

@@ -1,6 +1,7 @@
 //! The drilled-in view of one cell: a header with the cell's sync status, health and reason,
 //! then one of its views — the object the engine renders for the cluster, the live object
-//! there, their diff, the cluster's recent Events for it (a workload's pods above them, its
+//! there, their diff, the chain from the template to what runs and the cluster's recent Events
+//! for it (a workload's pods above them, its
 //! worst pod state first), or every placed cluster grouped by
 //! identical live state: on a wide terminal each group's object in a column of its own, side by
 //! side, else the list of groups with the highlighted group's object. Every text a cluster
@@ -99,6 +100,14 @@ pub(super) fn render(
             None => vec![muted(&format!("# reading from {cluster_name}…"), theme)],
             Some(read) => live_lines(read, tab, cluster_name, state.now_ms, context),
         },
+    };
+    // The Events view starts at the top of the chain: how the template became what runs.
+    let body = if tab == ObjectTab::Events {
+        let mut all = chain_lines(state, context, (resource, cluster), read);
+        all.extend(body);
+        all
+    } else {
+        body
     };
     let skip = if tab == ObjectTab::Clusters {
         0
@@ -276,6 +285,88 @@ fn pod_lines(
             .to_string(),
             style,
         )));
+    }
+    lines.push(Line::from(""));
+    lines
+}
+
+/// The chain for a cell, one link a line: the fleet's template, policy and overrides (each at
+/// its file:line), the policy, binding and Work Karmada marked the member object with, the
+/// object on the cluster with its cell's state, its pods and its Events.
+fn chain_lines(
+    state: &State,
+    context: &ViewContext,
+    (resource, cluster): (usize, usize),
+    read: Option<&LiveRead>,
+) -> Vec<Line<'static>> {
+    use crate::engine::chain::{Link, placed_by};
+    let theme = context.theme;
+    let cluster_name = &state.clusters[cluster].spec.name;
+    let mut links: Vec<Link> = state
+        .explanation
+        .as_ref()
+        .filter(|e| e.resource == resource && e.cluster == cluster)
+        .map(|e| e.chain.clone())
+        .unwrap_or_default();
+    if let Some(object) = read.and_then(|read| read.live.object.as_ref()) {
+        for link in placed_by(object) {
+            if !links.iter().any(|known| known.name == link.name) {
+                links.push(link);
+            }
+        }
+    }
+    let concern = state.cells.concern(resource, cluster);
+    let object_status = match read {
+        None => "reading…".to_string(),
+        Some(read) if read.live.object.is_none() => "not on the cluster".to_string(),
+        Some(_) => concern.as_str().to_string(),
+    };
+    links.push(Link::new(
+        "object",
+        format!(
+            "{} on {cluster_name}",
+            state.resources[resource].target.display_key()
+        ),
+        object_status,
+    ));
+    if let Some(read) = read {
+        if !read.live.pods.is_empty() {
+            links.push(Link::new(
+                "pods",
+                format!("{} pods", read.live.pods.len()),
+                pods::summary(&read.live.pods),
+            ));
+        }
+        let warnings = read.live.events.iter().filter(|e| e.is_warning()).count();
+        links.push(Link::new(
+            "events",
+            format!("{} Events", read.live.events.len()),
+            format!("{warnings} warnings"),
+        ));
+    }
+    let mut lines = vec![Line::from(Span::styled(
+        format!("# chain: how the template became what runs on {cluster_name}"),
+        theme.title,
+    ))];
+    for (index, link) in links.iter().enumerate() {
+        let arrow = if index == 0 { "  " } else { "→ " };
+        let at = link
+            .at
+            .as_ref()
+            .map_or_else(String::new, |at| format!("  ({at})"));
+        let style = match link.step {
+            "object" => theme.status_style(concern.severity()),
+            "pods" if pods::worst(read.map_or(&[][..], |r| &r.live.pods[..])).is_some() => {
+                theme.status_style(crate::model::StatusKind::Failed)
+            }
+            _ => theme.muted,
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{arrow}{:<9}", link.step), theme.muted),
+            Span::styled(printable(&link.name, false), theme.text),
+            Span::styled(at, theme.muted),
+            Span::styled(format!("  {}", printable(&link.status, false)), style),
+        ]));
     }
     lines.push(Line::from(""));
     lines

@@ -55,7 +55,12 @@ pub(super) fn render(frame: &mut Frame, area: Rect, state: &State, context: &Vie
     let noun = if collapsed { "groups" } else { "clusters" };
     let columns = visible_columns(state, collapsed, capacity);
 
-    let mut header_top = format!("  {:<11} {:<name_width$} ", "KIND", "NAMESPACE/NAME");
+    let heading = if name_width >= 14 {
+        "NAMESPACE/NAME"
+    } else {
+        "NS/NAME"
+    };
+    let mut header_top = format!("  {:<11} {:<name_width$} ", "KIND", heading);
     if show_dialect {
         header_top.push_str(&format!("{:<8} ", "DIALECT"));
     }
@@ -234,10 +239,40 @@ struct Geometry {
     total: usize,
 }
 
+/// The matrix's geometry: names a third of the width (10 to 40 columns) and the dialect
+/// where there is room. Heat strips that do not all fit take room from the names first —
+/// down to the longest name there is, then without the dialect, then down to 10 columns —
+/// so every group shows where it can.
 fn geometry(state: &State, width: u16) -> Geometry {
     let width = usize::from(width);
     let name_width = (width / 3).clamp(10, 40);
     let show_dialect = width >= 60 && state.shows_dialect();
+    let first = layout(state, width, name_width, show_dialect);
+    if !first.collapsed || first.capacity >= first.total {
+        return first;
+    }
+    let longest = state
+        .resources
+        .iter()
+        .map(|row| {
+            row.target.name.chars().count()
+                + row
+                    .target
+                    .namespace
+                    .as_ref()
+                    .map_or(0, |namespace| namespace.chars().count() + 1)
+        })
+        .max()
+        .unwrap_or(10)
+        .clamp(10, name_width);
+    [(longest, show_dialect), (longest, false), (10, false)]
+        .into_iter()
+        .map(|(name_width, show_dialect)| layout(state, width, name_width, show_dialect))
+        .find(|geometry| geometry.capacity >= geometry.total)
+        .unwrap_or(first)
+}
+
+fn layout(state: &State, width: usize, name_width: usize, show_dialect: bool) -> Geometry {
     let fixed = 2 + 11 + 1 + name_width + 1 + if show_dialect { 9 } else { 0 };
     let collapsed = state.collapsed && !state.groups.is_empty();
     let total = if collapsed {

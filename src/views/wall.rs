@@ -17,7 +17,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, RenderDirection, Sparkline};
 
 use super::digits;
-use super::widgets::{ViewContext, fit};
+use super::widgets::{ViewContext, card, fit};
 use crate::app::state::history::{Headline, Sample};
 use crate::app::state::{State, group_value};
 use crate::config::keymap::{Section, ViewCommand};
@@ -46,23 +46,34 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
         Constraint::Length(problem_rows + 2),
     ])
     .areas(area);
-    let heat_inner = inner_of(heat);
+    let mut heat_inner = inner_of(heat);
     let groups = groups(state);
-    let shape = Shape::choose(&groups, heat_inner, longest_name(state));
-    let pages = pages(&groups, shape, heat_inner);
+    let mut shape = Shape::choose(&groups, heat_inner, longest_name(state));
+    let mut pages = pages_of(&groups, shape, heat_inner);
+    // When the map takes more than a page, its first row names every group and its size,
+    // so no group is out of sight while another page shows.
+    let roll_call = pages.len() > 1 && heat_inner.height > 2;
+    if roll_call {
+        heat_inner.y += 1;
+        heat_inner.height -= 1;
+        shape = Shape::choose(&groups, heat_inner, longest_name(state));
+        pages = pages_of(&groups, shape, heat_inner);
+    }
     let page = state.wall.as_ref().map_or(0, |wall| {
         wall.page.rem_euclid(pages.len().max(1) as i64) as usize
     });
     render_title(frame, title, state, context, page, pages.len());
     render_counts(frame, counts, state, context, &band);
-    render_heatmap(
-        frame,
-        heat,
-        state,
-        context,
-        shape,
-        pages.get(page).map_or(&[][..], Vec::as_slice),
-    );
+    let shown = pages.get(page).map_or(&[][..], Vec::as_slice);
+    render_heatmap(frame, heat, heat_inner, state, context, shape, shown);
+    if roll_call {
+        let row = Rect {
+            y: heat_inner.y - 1,
+            height: 1,
+            ..heat_inner
+        };
+        render_roll_call(frame, row, state, context, &groups, shown);
+    }
     render_problems(frame, problems, state, context, &found);
 }
 
@@ -541,8 +552,10 @@ impl Shape {
     }
 
     /// The largest tiles with which the whole fleet fits on one page: named tiles as wide as
-    /// the widest group lets them and up to five rows tall; else a glyph and a space per
-    /// cluster; else one glyph per cluster, on as many pages as it takes.
+    /// the widest group lets them and as tall as the page lets them (up to a landscape card,
+    /// a terminal cell being about twice as tall as wide), so a few clusters fill a large
+    /// screen; else a glyph and a space per cluster; else one glyph per cluster, on as many
+    /// pages as it takes.
     fn choose(groups: &[Group], area: Rect, longest: u16) -> Shape {
         let widest_group = groups
             .iter()
@@ -555,7 +568,8 @@ impl Shape {
             let fit = usize::from((area.width + 1) / (least + 1)).max(1);
             let per_row = fit.min(widest_group) as u16;
             let width = ((area.width + 1) / per_row).saturating_sub(1).max(least);
-            for rows in (1..=5).rev() {
+            let tallest = (width / 3).clamp(1, area.height.max(1));
+            for rows in (1..=tallest).rev() {
                 let shape = Shape {
                     width,
                     rows,
@@ -583,7 +597,7 @@ type Part = (String, usize, Vec<usize>);
 
 /// The groups cut into pages that fit `area` drawn as `shape`: each part keeps its group's
 /// name and whole size, so a group split over pages still says how large it is.
-fn pages(groups: &[Group], shape: Shape, area: Rect) -> Vec<Vec<Part>> {
+fn pages_of(groups: &[Group], shape: Shape, area: Rect) -> Vec<Vec<Part>> {
     let per_row = shape.per_row(area);
     let pitch = usize::from(shape.pitch().1);
     let height = usize::from(area.height).max(1);
@@ -673,9 +687,101 @@ fn cluster_glyph(
     )
 }
 
+/// Clusters of `members` that are not Ready or have a cell in trouble.
+fn with_problems(state: &State, members: &[usize]) -> usize {
+    members
+        .iter()
+        .filter(|&&c| {
+            state.clusters[c].status.health != Health::Ready
+                || state.cells.cluster_concern(c).is_problem()
+        })
+        .count()
+}
+
+/// One row naming every group with its size (and its clusters with problems, when every
+/// group still fits with them), the groups on this page in the title's style: as many as fit,
+/// then `+N groups` for the rest.
+fn render_roll_call(
+    frame: &mut Frame,
+    area: Rect,
+    state: &State,
+    context: &ViewContext,
+    groups: &[Group],
+    page: &[Part],
+) {
+    let theme = context.theme;
+    let width = usize::from(area.width);
+    let with: Vec<String> = groups
+        .iter()
+        .map(|(name, members)| match with_problems(state, members) {
+            0 => format!("{name} {}", members.len()),
+            n => format!("{name} {} ({n} with problems)", members.len()),
+        })
+        .collect();
+    let bare: Vec<String> = groups
+        .iter()
+        .map(|(name, members)| format!("{name} {}", members.len()))
+        .collect();
+    let length = |texts: &[String]| texts.iter().map(|t| t.chars().count() + 3).sum::<usize>();
+    let texts = if length(&with) <= width + 3 {
+        with
+    } else {
+        bare
+    };
+    let mut spans: Vec<Span> = Vec::new();
+    let mut used = 0;
+    for (index, ((name, _), text)) in groups.iter().zip(&texts).enumerate() {
+        let separator = if index == 0 { "" } else { " · " };
+        let rest = groups.len() - index - 1;
+        let tail = if rest > 0 {
+            format!(" · +{rest} groups").chars().count()
+        } else {
+            0
+        };
+        let need = separator.chars().count() + text.chars().count();
+        if used + need + tail > width {
+            spans.push(Span::styled(
+                format!("{separator}+{} groups", groups.len() - index),
+                theme.muted,
+            ));
+            break;
+        }
+        used += need;
+        let here = page.iter().any(|(shown, _, _)| shown == name);
+        spans.push(Span::styled(separator, theme.muted));
+        spans.push(Span::styled(
+            text.clone(),
+            if here { theme.title } else { theme.text },
+        ));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// A named tile's lines, top to bottom: the glyph and name, what it shows, and — when the
+/// tile has room — the cluster's version and latency.
+fn tile_lines(state: &State, cluster: usize, glyph: char, word: &str, rows: u16) -> Vec<String> {
+    let row = &state.clusters[cluster];
+    let mut lines = vec![format!("{glyph} {}", row.spec.name), word.to_string()];
+    if rows >= 4 {
+        let mut facts: Vec<String> = Vec::new();
+        if let Some(version) = &row.status.version {
+            facts.push(version.clone());
+        }
+        if let Some(latency) = row.status.latency_ms {
+            facts.push(format!("{latency} ms"));
+        }
+        if !facts.is_empty() {
+            lines.push(facts.join(" · "));
+        }
+    }
+    lines
+}
+
+#[allow(clippy::too_many_arguments)]
 fn render_heatmap(
     frame: &mut Frame,
     area: Rect,
+    inner: Rect,
     state: &State,
     context: &ViewContext,
     shape: Shape,
@@ -694,23 +800,27 @@ fn render_heatmap(
             ),
             theme.title,
         ));
-    let inner = block.inner(area);
     frame.render_widget(block, area);
     let per_row = shape.per_row(inner);
     let (pitch_x, pitch_y) = shape.pitch();
+    // Every tile's lines start at the same place, so names line up down the map: in the
+    // middle of a large tile, one column in on a small one.
+    let width = usize::from(shape.width);
+    let planned = if shape.rows >= 4 { 3 } else { 2 }.min(usize::from(shape.rows));
+    let top = (usize::from(shape.rows) - planned) / 2;
+    let longest = (usize::from(longest_name(state)) + 2).max(16);
+    let indent = if width >= longest + 8 {
+        (width - longest) / 2
+    } else {
+        1
+    };
     let buffer = frame.buffer_mut();
     let mut y = inner.y;
     for (name, size, members) in page {
         if y >= inner.bottom() {
             break;
         }
-        let problems = members
-            .iter()
-            .filter(|&&c| {
-                state.clusters[c].status.health != Health::Ready
-                    || state.cells.cluster_concern(c).is_problem()
-            })
-            .count();
+        let problems = with_problems(state, members);
         let shown = if members.len() < *size {
             format!(" ({} here)", members.len())
         } else {
@@ -735,28 +845,32 @@ fn render_heatmap(
                     }
                     continue;
                 }
-                let card = style.add_modifier(Modifier::REVERSED);
-                let width = usize::from(shape.width);
-                let name = &state.clusters[cluster].spec.name;
-                let name_row = shape.rows.saturating_sub(2) / 2;
-                for line in 0..shape.rows {
-                    let text = if line == name_row {
-                        format!(" {glyph} {name}")
-                    } else if line == name_row + 1 {
-                        format!("   {word}")
-                    } else {
-                        String::new()
-                    };
-                    let yy = y + line;
-                    if yy < inner.bottom() {
-                        buffer.set_stringn(
-                            x,
-                            yy,
-                            format!("{:<width$}", fit(&text, width)),
-                            width.min(usize::from(inner.right().saturating_sub(x))),
-                            card,
-                        );
+                // A card in the cluster's colour with text that reads on it, its lines in
+                // the middle; on a wide card they are centred too.
+                let card = card(style);
+                let lines = tile_lines(state, cluster, glyph, &word, shape.rows);
+                let clip = width.min(usize::from(inner.right().saturating_sub(x)));
+                for line in 0..usize::from(shape.rows) {
+                    let yy = y + line as u16;
+                    if yy >= inner.bottom() {
+                        break;
                     }
+                    let text = line
+                        .checked_sub(top)
+                        .and_then(|at| lines.get(at))
+                        .map_or_else(String::new, |text| format!("{}{text}", " ".repeat(indent)));
+                    let style = if line == top {
+                        card.add_modifier(Modifier::BOLD)
+                    } else {
+                        card
+                    };
+                    buffer.set_stringn(
+                        x,
+                        yy,
+                        format!("{:<width$}", fit(&text, width)),
+                        clip,
+                        style,
+                    );
                 }
             }
             y += pitch_y;

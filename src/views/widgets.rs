@@ -1,13 +1,13 @@
 //! What every view shares: the context it draws with (theme, key map, ASCII) and the small
 //! building blocks — the frame made pure ASCII, a pane's bordered block, a centred popup, text
 //! cut to fit (at the end or in the middle), the selected row's style and a span's style on it
-//! (kept readable: WCAG contrast), scrolling that keeps the cursor visible. Pure drawing
+//! (kept readable: WCAG contrast), a filled card's colours, scrolling that keeps the cursor visible. Pure drawing
 //! helpers: they must not read the state beyond what they are handed, nor import a view.
 
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Style};
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Span;
 use ratatui::widgets::{Block, Borders};
 
@@ -132,6 +132,28 @@ pub(super) fn on_row(base: Style, slot: Style) -> Style {
         }
         _ => style,
     }
+}
+
+/// A filled block (a wall tile) in a slot's colour: the slot's colour as the background and
+/// black or white text, whichever contrasts more — never the terminal's own default, whose
+/// colour is not known. Any colour reads against one of the two (the better is at least
+/// √21 ≈ 4.6:1). Without colour (NO_COLOR, or a slot with none) the block is reversed.
+pub(super) fn card(slot: Style) -> Style {
+    // The slot's bold is left out: many terminals draw bold dark text brighter, which would
+    // grey it on the fill. Whoever draws on the card makes what matters bold.
+    let Some(fill) = slot.fg.filter(|colour| rgb(*colour).is_some()) else {
+        return Style::default().add_modifier(Modifier::REVERSED);
+    };
+    // Black and white of the 256-colour cube, which terminal colour schemes leave as they
+    // are (the 16 named colours are often re-tinted: a "black" that is dark grey).
+    let text = [Color::Indexed(16), Color::Indexed(231)]
+        .into_iter()
+        .max_by(|a, b| {
+            let ratio = |c| contrast_ratio(c, fill).unwrap_or(0.0);
+            ratio(*a).total_cmp(&ratio(*b))
+        })
+        .unwrap_or(Color::Indexed(16));
+    Style::default().fg(text).bg(fill)
 }
 
 /// WCAG 2's least contrast for ordinary text.

@@ -89,7 +89,10 @@ pub fn run(root: &Path) -> Result<()> {
     if !status.success() {
         bail!("cargo build --release failed");
     }
-    let binary = root.join("target/release/flotilla");
+    // Where cargo put it: `CARGO_TARGET_DIR` when set, else the repository's `target/`.
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root.join("target"), std::path::PathBuf::from);
+    let binary = target.join("release/flotilla");
     for shot in &SHOTS {
         let session = format!("flotilla-screenshot-{}", std::process::id());
         let command = format!(

@@ -295,6 +295,8 @@ pub struct CellExplanation {
     pub steps: Vec<String>,
     /// The rendered object as YAML, filled in only while drilled into the cell.
     pub object_yaml: Option<String>,
+    /// How the fleet got it there: template, policy, overrides, each with its file:line.
+    pub chain: Vec<crate::engine::chain::Link>,
 }
 
 /// The wall display's own state.
