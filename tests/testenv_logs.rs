@@ -1,8 +1,11 @@
-//! `flotilla logs` on real members, whose API servers serve `pods/log` through KWOK (see
-//! `testenv_kwok_kubelet.rs`): a Deployment placed on two members, its pods run by KWOK, and
-//! every line flotilla prints for each pod is the line `kubectl logs --timestamps` prints for
-//! it on that member, time and text, in the same order; `--tail` is kubectl's per container;
-//! and a line every container prints now reaches a follower from both members.
+//! `flotilla logs` and `flotilla exec` on real members, whose API servers serve `pods/log` and
+//! `pods/exec` through KWOK (see `testenv_kwok_kubelet.rs`): a Deployment placed on two
+//! members, its pods run by KWOK, and every line flotilla prints for each pod is the line
+//! `kubectl logs --timestamps` prints for it on that member, time and text, in the same order;
+//! `--tail` is kubectl's per container; a line every container prints now reaches a follower
+//! from both members; and a command flotilla runs in the workload's first ready pod answers
+//! what `kubectl exec` into that pod answers, a failing one fails, and `--readonly` runs
+//! nothing.
 
 mod harness;
 
@@ -205,4 +208,89 @@ fn logs_agree_with_kubectl_line_for_line_on_every_member() {
             .all(|l| members.iter().any(|m| l.starts_with(&format!("{m} web-")))),
         "{seen:?}"
     );
+}
+
+#[test]
+#[ignore = "needs testenv: run through cargo xtask test"]
+fn exec_answers_as_kubectl_exec_into_the_workloads_first_ready_pod() {
+    let _serial = serial();
+    let members: Vec<String> = env().members.iter().take(2).cloned().collect();
+    let ns = TestNamespace::on("exec", &members);
+    let dir = fleet(&ns.name, &members);
+    apply_fleet(dir.path());
+    let resource = format!("Deployment/{}/web", ns.name);
+    let script = "echo $FLOTILLA_MEMBER; pwd; echo to-stderr >&2";
+    for member in &members {
+        eventually("the pods running", Duration::from_secs(90), || {
+            (running_pods(member, &ns.name).len() == REPLICAS).then_some(())
+        });
+        let ours = flotilla(
+            dir.path(),
+            &[
+                "exec",
+                &resource,
+                "--cluster",
+                member,
+                "--",
+                "/bin/sh",
+                "-c",
+                script,
+            ],
+        );
+        assert_eq!(ours.status.code(), Some(0), "{}", output_text(&ours));
+        // The first Running, ready pod by name, as flotilla says on stderr.
+        let mut pods = running_pods(member, &ns.name);
+        pods.sort();
+        let pod = &pods[0];
+        let stderr = String::from_utf8_lossy(&ours.stderr);
+        assert!(
+            stderr.contains(pod.as_str()),
+            "names the pod it chose: {stderr}"
+        );
+        assert!(stderr.contains("to-stderr"), "{stderr}");
+        let theirs = harness::kubectl(
+            member,
+            &["exec", pod, "-n", &ns.name, "--", "/bin/sh", "-c", script],
+        );
+        assert!(theirs.status.success(), "{theirs:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stdout),
+            String::from_utf8_lossy(&theirs.stdout),
+            "{member}: flotilla exec against kubectl exec"
+        );
+        assert!(String::from_utf8_lossy(&ours.stdout).starts_with(member.as_str()));
+
+        // KWOK passes no exit code back (see testenv_kwok_kubelet.rs): failing is what holds.
+        let failing = flotilla(
+            dir.path(),
+            &[
+                "exec",
+                &resource,
+                "--cluster",
+                member,
+                "--",
+                "/bin/sh",
+                "-c",
+                "exit 3",
+            ],
+        );
+        assert_ne!(failing.status.code(), Some(0), "{}", output_text(&failing));
+    }
+
+    let refused = flotilla(
+        dir.path(),
+        &[
+            "--readonly",
+            "exec",
+            &resource,
+            "--cluster",
+            &members[0],
+            "--",
+            "/bin/sh",
+            "-c",
+            "echo ran",
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(2), "{}", output_text(&refused));
+    assert!(refused.stdout.is_empty(), "{}", output_text(&refused));
 }

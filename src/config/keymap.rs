@@ -122,7 +122,7 @@ impl KeyCommand {
             KeyCommand::Right => "next cluster column",
             KeyCommand::Filter => "filter the focused pane (fuzzy, !not, glob, -l key=value)",
             KeyCommand::Palette => {
-                "command palette (:cluster :kind :status :pods :images :group …)"
+                "command palette (:cluster :kind :status :pods :sort …)"
             }
             KeyCommand::Sort => "cycle the focused pane's sort order",
             KeyCommand::Collapse => "matrix: one heat strip per cluster group",

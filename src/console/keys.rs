@@ -248,7 +248,7 @@ mod tests {
             None,
             "vim binds no arrows, in the section or the main map"
         );
-        assert_eq!(press_in(KeyCode::Char('x'), none), None, "a free key");
+        assert_eq!(press_in(KeyCode::Char('w'), none), None, "a free key");
     }
 
     #[test]
