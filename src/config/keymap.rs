@@ -121,9 +121,7 @@ impl KeyCommand {
             KeyCommand::Left => "previous cluster column",
             KeyCommand::Right => "next cluster column",
             KeyCommand::Filter => "filter the focused pane (fuzzy, !not, glob, -l key=value)",
-            KeyCommand::Palette => {
-                "command palette (:cluster :kind :status :pods :sort …)"
-            }
+            KeyCommand::Palette => "command palette (:cluster :kind :status :pods :sort …)",
             KeyCommand::Sort => "cycle the focused pane's sort order",
             KeyCommand::Collapse => "matrix: one heat strip per cluster group",
             KeyCommand::Detail => "the selection's Detail, full width over the panes",
