@@ -393,6 +393,10 @@ pub struct ScopeArgs {
     /// Only this resource, as KIND/NAMESPACE/NAME or KIND/NAME (repeatable).
     #[arg(long = "resource", value_name = "KIND/NS/NAME")]
     pub resources: Vec<String>,
+    /// The resource is the command's argument, a workload (`pods`, `images`, `logs`), not a
+    /// `--resource`: an unknown one is named as typed, among the fleet's workloads.
+    #[arg(skip)]
+    pub workload_argument: bool,
     /// Only resources in this namespace.
     #[arg(short = 'n', long, value_name = "NAMESPACE")]
     pub namespace: Option<String>,

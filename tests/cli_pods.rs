@@ -252,3 +252,22 @@ fn images_show_the_old_image_on_the_two_clusters_that_run_it() {
     let settled = flotilla(&["images", "--demo", "Deployment/payments/ledger"]);
     assert_eq!(settled.status.code(), Some(0), "{settled:?}");
 }
+
+/// A workload that is not in the fleet is named as typed (the commands take it as their
+/// argument, not as `--resource`), with the nearest workload and only workloads listed.
+#[test]
+fn an_unknown_workload_is_named_as_typed_among_the_fleets_workloads() {
+    for command in ["pods", "images", "logs"] {
+        let output = flotilla(&[command, "--demo", "Deployment/shop/checkot"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{command}: {stderr}");
+        assert!(
+            stderr.starts_with(
+                "error: Deployment/shop/checkot: no such workload in the fleet; did you mean Deployment/shop/checkout?"
+            ),
+            "{command}: {stderr}"
+        );
+        assert!(!stderr.contains("--resource"), "{command}: {stderr}");
+        assert!(!stderr.contains("Namespace/"), "only workloads: {stderr}");
+    }
+}

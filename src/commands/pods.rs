@@ -73,6 +73,7 @@ pub(super) fn scope_of(
     Ok(ScopeArgs {
         clusters: clusters.to_vec(),
         resources: resource.into_iter().map(str::to_string).collect(),
+        workload_argument: true,
         namespace: namespace.map(str::to_string),
         selector: None,
     })

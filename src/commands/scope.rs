@@ -18,6 +18,7 @@ use crate::backend::kube::{self, kubeconfig::Timeouts};
 use crate::backend::sim::{Scenario, SimClusterApi, SimCore, SimFleet};
 use crate::cli::{GlobalArgs, ScopeArgs, exit};
 use crate::engine::edit::placement::label_selector_of;
+use crate::engine::health::pods::WORKLOADS;
 use crate::engine::place::selector::LabelSelector;
 use crate::engine::{Fleet, SourceFile};
 use crate::model::{ClusterSpec, ResourceRef};
@@ -131,8 +132,14 @@ impl ResourceScope {
         self.filters.iter().any(|f| matches_filter(resource, f))
     }
 
-    /// Each `--resource` that names nothing in the fleet, as an input error.
-    pub fn check_names(&self, fleet: &Fleet, texts: &[String]) -> Result<(), InputError> {
+    /// Each `--resource` that names nothing in the fleet, as an input error; with
+    /// `workload_argument`, the command's own argument, among the fleet's workloads.
+    pub fn check_names(
+        &self,
+        fleet: &Fleet,
+        texts: &[String],
+        workload_argument: bool,
+    ) -> Result<(), InputError> {
         for (filter, text) in self.filters.iter().zip(texts) {
             if !fleet
                 .resources
@@ -142,10 +149,16 @@ impl ResourceScope {
                 let known: Vec<String> = fleet
                     .resources
                     .iter()
+                    .filter(|r| !workload_argument || WORKLOADS.contains(&r.target.kind.as_str()))
                     .map(|r| r.target.display_key())
                     .collect();
                 let known: Vec<&str> = known.iter().map(String::as_str).collect();
-                return Err(InputError(no_such("--resource", text, "resource", &known)));
+                let message = if workload_argument {
+                    no_such("", text, "workload", &known)
+                } else {
+                    no_such("--resource", text, "resource", &known)
+                };
+                return Err(InputError(message));
             }
         }
         Ok(())
@@ -155,10 +168,14 @@ impl ResourceScope {
 /// Names a fleet's clusters or resources beyond which an error lists no more.
 const NAMES_SHOWN: usize = 10;
 
-/// The input error for `name`, given to `flag`, which is none of the fleet's `known` names of
+/// The input error for `name`, given to `flag` (empty: the command's argument), which is none of the fleet's `known` names of
 /// `what`: the nearest one as "did you mean", and the first few known.
 pub fn no_such(flag: &str, name: &str, what: &str, known: &[&str]) -> String {
-    let mut text = format!("{flag} {name}: no such {what} in the fleet");
+    let mut text = if flag.is_empty() {
+        format!("{name}: no such {what} in the fleet")
+    } else {
+        format!("{flag} {name}: no such {what} in the fleet")
+    };
     if let Some(near) = crate::engine::dialect::api_groups::closest(name, known) {
         text.push_str(&format!("; did you mean {near}?"));
     }
@@ -312,7 +329,7 @@ fn select(
     prune: bool,
 ) -> Result<Selection, InputError> {
     let resources = ResourceScope::parse(scope)?;
-    resources.check_names(&fleet, &scope.resources)?;
+    resources.check_names(&fleet, &scope.resources, scope.workload_argument)?;
     let mut specs = clusters;
     for name in &scope.clusters {
         if !specs.iter().any(|spec| &spec.name == name) {
