@@ -49,9 +49,12 @@ pub struct PodsQuery {
     /// The cells the last query asked about.
     pub asked: usize,
     cells: HashMap<CellRef, CellPods>,
-    /// Cells the filter keeps, per resource row and per cluster column.
+    /// Cells the filter keeps, in all and per resource row and per cluster column.
+    kept: usize,
     kept_by_resource: HashMap<u32, u32>,
     kept_by_cluster: HashMap<u32, u32>,
+    /// Answered cells whose pods could not be read.
+    unread: usize,
 }
 
 impl PodsQuery {
@@ -67,6 +70,7 @@ impl PodsQuery {
     /// Stops narrowing the rows; the answers stay.
     pub fn clear_filter(&mut self) {
         self.filter = None;
+        self.kept = 0;
         self.kept_by_resource.clear();
         self.kept_by_cluster.clear();
     }
@@ -75,10 +79,12 @@ impl PodsQuery {
     pub fn receive(&mut self, answers: Vec<(CellRef, CellPods)>) {
         for (cell, pods) in answers {
             let kept = self.filter.is_some_and(|filter| filter.keeps(&pods));
-            if let Some(before) = self.cells.insert(cell, pods)
-                && self.filter.is_some_and(|filter| filter.keeps(&before))
-            {
-                self.count(cell, false);
+            self.unread += usize::from(pods.error.is_some());
+            if let Some(before) = self.cells.insert(cell, pods) {
+                self.unread -= usize::from(before.error.is_some());
+                if self.filter.is_some_and(|filter| filter.keeps(&before)) {
+                    self.count(cell, false);
+                }
             }
             if kept {
                 self.count(cell, true);
@@ -87,6 +93,11 @@ impl PodsQuery {
     }
 
     fn count(&mut self, cell: CellRef, add: bool) {
+        self.kept = if add {
+            self.kept + 1
+        } else {
+            self.kept.saturating_sub(1)
+        };
         for (counts, key) in [
             (&mut self.kept_by_resource, cell.resource),
             (&mut self.kept_by_cluster, cell.cluster),
@@ -121,18 +132,14 @@ impl PodsQuery {
     }
 
     /// The answers in a line: how many cells answered and how many are in the filter's
-    /// trouble.
+    /// trouble, from the counts kept as answers arrive (it is shown after every answer).
     pub fn progress(&self) -> String {
-        let kept = self
-            .filter
-            .map(|filter| self.cells.values().filter(|p| filter.keeps(p)).count());
-        let unread = self.cells.values().filter(|p| p.error.is_some()).count();
         let mut line = format!("pods read on {} of {} cells", self.answered(), self.asked);
-        if let (Some(filter), Some(kept)) = (self.filter, kept) {
-            line.push_str(&format!("; {kept} kept ({})", filter.label()));
+        if let Some(filter) = self.filter {
+            line.push_str(&format!("; {} kept ({})", self.kept, filter.label()));
         }
-        if unread > 0 {
-            line.push_str(&format!("; {unread} could not be read"));
+        if self.unread > 0 {
+            line.push_str(&format!("; {} could not be read", self.unread));
         }
         line
     }
@@ -171,6 +178,11 @@ mod tests {
         query.receive(vec![(cell(0, 1), pods(&[PodTrouble::Pending]))]);
         assert!(!query.keeps_resource(0) && !query.keeps_cluster(1));
         assert_eq!(query.answered(), 2);
+        query.receive(vec![(cell(3, 0), CellPods::unread("timed out".into()))]);
+        assert_eq!(
+            query.progress(),
+            "pods read on 3 of 3 cells; 0 kept (pods: OOMKilled); 1 could not be read"
+        );
         query.clear_filter();
         assert!(query.keeps_resource(2));
         assert!(query.of(cell(0, 1)).is_some());
