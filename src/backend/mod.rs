@@ -10,6 +10,7 @@
 //! - [`read_only`]: the channel of a read-only backend, which lets only reads through.
 //! - [`fanout`]: plan, apply, drift and revert over any cluster API, with bounded fan-out.
 //! - [`cells`]: the cell-status rules every backend that watches clusters follows.
+//! - [`console_loop`]: the console's backend loop, one for every backend kind.
 //! - [`audit`]: the audit log every write is recorded in.
 //! - [`kube`]: raw kubeconfig contexts: clients, probes, the kube-rs cluster API, and the live
 //!   backend with its watch caches.
@@ -22,6 +23,7 @@
 pub mod audit;
 pub mod cells;
 pub mod cluster_profiles;
+pub mod console_loop;
 pub mod fanout;
 pub mod hub;
 pub mod kube;

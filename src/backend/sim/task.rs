@@ -1,4 +1,5 @@
-//! The demo backend as a tokio task: probes the simulated clusters with their latency, sends a
+//! The demo backend as a tokio task, driven by the console's backend loop
+//! (`backend::console_loop`): probes the simulated clusters with their latency, sends a
 //! snapshot, carries out applies and deletes with per-cluster latency, lets drift appear over
 //! time, and sends the drift detail of drifted cells after every update. A read-only task has
 //! no effect channel, so nothing a caller does can change the simulated clusters. It must not
@@ -10,6 +11,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::world::{CONNECT_TIMEOUT_MS, SimCore};
+use crate::backend::console_loop::{self, ConsoleBackend};
 use crate::messages::{BackendEvent, CellRef, Effect, by_cluster};
 use crate::model::{CellStatus, Health};
 
@@ -81,168 +83,223 @@ enum Scheduled {
 }
 
 async fn run(
-    mut core: SimCore,
+    core: SimCore,
     events: mpsc::UnboundedSender<BackendEvent>,
-    mut effects: Option<mpsc::UnboundedReceiver<Effect>>,
+    effects: Option<mpsc::UnboundedReceiver<Effect>>,
 ) {
-    let start = tokio::time::Instant::now();
-    let elapsed_ms = || start.elapsed().as_millis() as u64;
-    let mut queue: BinaryHeap<std::cmp::Reverse<(u64, u64, Scheduled)>> = BinaryHeap::new();
-    let mut sequence = 0u64;
-    let mut schedule = |queue: &mut BinaryHeap<_>, at: u64, item: Scheduled| {
-        sequence += 1;
-        queue.push(std::cmp::Reverse((at, sequence, item)));
+    let mut sim = Sim {
+        core,
+        events: events.clone(),
+        start: tokio::time::Instant::now(),
+        queue: BinaryHeap::new(),
+        sequence: 0,
+        followed: Vec::new(),
+        follow: 0,
     };
-    if !send(&core, &events, core.snapshot()) {
+    if !send(&sim.core, &events, sim.core.snapshot()) {
         return;
     }
-    for cluster in 0..core.cluster_count() {
-        let at = core.probe_delay_ms(cluster);
-        schedule(&mut queue, at, Scheduled::Probe { cluster });
+    for cluster in 0..sim.core.cluster_count() {
+        let at = sim.core.probe_delay_ms(cluster);
+        sim.schedule(at, Scheduled::Probe { cluster });
     }
-    schedule(&mut queue, HEARTBEAT_MS, Scheduled::Heartbeat);
-    // The cells the object view follows, and which follow that is.
-    let mut followed: Vec<CellRef> = Vec::new();
-    let mut follow = 0u64;
-    loop {
-        let next_at = queue
+    sim.schedule(HEARTBEAT_MS, Scheduled::Heartbeat);
+    console_loop::run(sim, effects, events).await;
+}
+
+/// The simulated clusters and what is scheduled to happen on them.
+struct Sim {
+    core: SimCore,
+    events: mpsc::UnboundedSender<BackendEvent>,
+    start: tokio::time::Instant,
+    /// What happens when, in order: (at, sequence, what).
+    queue: BinaryHeap<std::cmp::Reverse<(u64, u64, Scheduled)>>,
+    sequence: u64,
+    /// The cells the object view follows.
+    followed: Vec<CellRef>,
+    /// Which follow that is.
+    follow: u64,
+}
+
+impl Sim {
+    fn elapsed_ms(&self) -> u64 {
+        self.start.elapsed().as_millis() as u64
+    }
+
+    fn schedule(&mut self, at: u64, item: Scheduled) {
+        self.sequence += 1;
+        self.queue
+            .push(std::cmp::Reverse((at, self.sequence, item)));
+    }
+
+    /// Schedules each cluster's part of `cells` to be written after its latency.
+    fn write(&mut self, cells: Vec<CellRef>, force: bool) {
+        let now = self.elapsed_ms();
+        for (cluster, cells) in per_cluster(cells) {
+            let delay = match self.core.cluster_status(cluster).health {
+                Health::Unreachable => CONNECT_TIMEOUT_MS,
+                _ => self.core.latency_ms(cluster) * (1 + cells.len() as u64 / 32),
+            };
+            self.schedule(
+                now + delay,
+                Scheduled::ApplyDone {
+                    cluster,
+                    cells,
+                    force,
+                },
+            );
+        }
+    }
+
+    /// What a scheduled item sends, scheduling what follows from it; `None`: nothing (yet).
+    /// `Gone` when the app has gone.
+    fn happen(&mut self, item: Scheduled, now: u64) -> Result<Option<BackendEvent>, Gone> {
+        Ok(Some(match item {
+            Scheduled::Heartbeat => {
+                self.schedule(now + HEARTBEAT_MS, Scheduled::Heartbeat);
+                BackendEvent::Heartbeat {
+                    clusters: self.core.answering_clusters(),
+                }
+            }
+            Scheduled::Probe { cluster } => BackendEvent::Cluster {
+                cluster: cluster as u32,
+                status: self.core.cluster_status(cluster),
+            },
+            Scheduled::ApplyDone {
+                cluster,
+                cells,
+                force,
+            } => {
+                // Written: in sync at once, Healthy once the rollout is done.
+                let updates = self.core.apply(cluster, &cells, force);
+                let written: Vec<CellRef> = updates
+                    .iter()
+                    .filter(|update| update.status == CellStatus::InSync)
+                    .map(|update| update.cell)
+                    .collect();
+                if !send(&self.core, &self.events, BackendEvent::Cells(updates)) {
+                    return Err(Gone);
+                }
+                let rolling = self.core.rolling_out(&written);
+                if rolling.is_empty() {
+                    return Ok(None);
+                }
+                self.schedule(now + ROLLOUT_MS, Scheduled::RolledOut { cells: written });
+                BackendEvent::Health(rolling)
+            }
+            Scheduled::RolledOut { cells } => BackendEvent::Health(self.core.health_of(&cells)),
+            Scheduled::PodsRead { cells } => BackendEvent::Pods(
+                cells
+                    .into_iter()
+                    .map(|cell| (cell, super::object_view::cell_pods(&self.core, cell)))
+                    .collect(),
+            ),
+            Scheduled::DeleteDone { cluster, cells } => {
+                BackendEvent::Cells(self.core.delete(cluster, &cells))
+            }
+            Scheduled::LiveRefresh { follow } => {
+                if follow != self.follow || self.followed.is_empty() {
+                    return Ok(None);
+                }
+                if !send_live(&self.core, &self.events, &self.followed, now) {
+                    return Err(Gone);
+                }
+                self.schedule(now + LIVE_REFRESH_MS, Scheduled::LiveRefresh { follow });
+                return Ok(None);
+            }
+        }))
+    }
+}
+
+/// The console has gone: nobody hears what the backend sends.
+struct Gone;
+
+impl ConsoleBackend for Sim {
+    type Wake = ();
+
+    /// Until the next scheduled item or the world's next change is due.
+    async fn wait(&mut self) -> Option<()> {
+        let next_at = self
+            .queue
             .peek()
             .map_or(u64::MAX, |item| item.0.0)
-            .min(core.next_event_ms());
-        let wait = Duration::from_millis(next_at.saturating_sub(elapsed_ms()).min(3_600_000));
-        let next_effect = async {
-            match effects.as_mut() {
-                Some(receiver) => receiver.recv().await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            effect = next_effect => {
-                let (cells, force) = match effect {
-                    None => return,
-                    Some(Effect::Apply { cells }) => (cells, false),
-                    Some(Effect::OpenObjectView { cells }) => {
-                        follow += 1;
-                        followed = cells;
-                        if !send_live(&core, &events, &followed, elapsed_ms()) {
-                            return;
-                        }
-                        schedule(&mut queue, elapsed_ms() + LIVE_REFRESH_MS, Scheduled::LiveRefresh { follow });
-                        continue;
+            .min(self.core.next_event_ms());
+        let wait = next_at.saturating_sub(self.elapsed_ms()).min(3_600_000);
+        tokio::time::sleep(Duration::from_millis(wait)).await;
+        Some(())
+    }
+
+    async fn woken(&mut self, (): ()) -> bool {
+        let now = self.elapsed_ms();
+        while self.queue.peek().is_some_and(|item| item.0.0 <= now) {
+            let Some(std::cmp::Reverse((_, _, item))) = self.queue.pop() else {
+                break;
+            };
+            match self.happen(item, now) {
+                Err(Gone) => return false,
+                Ok(None) => {}
+                Ok(Some(event)) => {
+                    if !send(&self.core, &self.events, event) {
+                        return false;
                     }
-                    Some(Effect::CloseObjectView) => {
-                        follow += 1;
-                        followed.clear();
-                        continue;
-                    }
-                    Some(Effect::ReadPods { cells }) => {
-                        for (cluster, cells) in per_cluster(cells) {
-                            let delay = core.latency_ms(cluster);
-                            schedule(&mut queue, elapsed_ms() + delay, Scheduled::PodsRead { cells });
-                        }
-                        continue;
-                    }
-                    Some(Effect::UseFleet(fleet)) => {
-                        core.set_fleet(fleet.0);
-                        if !send(&core, &events, core.snapshot()) {
-                            return;
-                        }
-                        continue;
-                    }
-                    Some(Effect::Delete { cells }) => {
-                        for (cluster, cells) in per_cluster(cells) {
-                            let delay = core.latency_ms(cluster);
-                            schedule(&mut queue, elapsed_ms() + delay, Scheduled::DeleteDone { cluster, cells });
-                        }
-                        continue;
-                    }
-                    // Simulated clusters have no API server: the editor shows its offline
-                    // render diff for them.
-                    Some(Effect::DryRun { .. }) => continue,
-                    Some(Effect::WritePlacement { name, .. }) => {
-                        tracing::warn!("Placement {name} is a hub write; the simulator has no hub");
-                        continue;
-                    }
-                    Some(Effect::HubApply { title, .. }) => {
-                        tracing::warn!("{title} is a hub write; the simulator has no hub");
-                        continue;
-                    }
-                    // A simulated cell drifts in one field at most: reverting it is applying it.
-                    Some(Effect::Revert { fields }) => {
-                        let mut cells: Vec<CellRef> = fields.into_iter().map(|field| field.cell).collect();
-                        cells.sort();
-                        cells.dedup();
-                        (cells, true)
-                    }
-                };
-                for (cluster, cells) in per_cluster(cells) {
-                    let delay = match core.cluster_status(cluster).health {
-                        Health::Unreachable => CONNECT_TIMEOUT_MS,
-                        _ => core.latency_ms(cluster) * (1 + cells.len() as u64 / 32),
-                    };
-                    schedule(&mut queue, elapsed_ms() + delay, Scheduled::ApplyDone { cluster, cells, force });
-                }
-            }
-            () = tokio::time::sleep(wait) => {
-                let now = elapsed_ms();
-                while queue.peek().is_some_and(|item| item.0.0 <= now) {
-                    let Some(std::cmp::Reverse((_, _, item))) = queue.pop() else { break };
-                    let event = match item {
-                        Scheduled::Heartbeat => {
-                            schedule(&mut queue, now + HEARTBEAT_MS, Scheduled::Heartbeat);
-                            BackendEvent::Heartbeat { clusters: core.answering_clusters() }
-                        }
-                        Scheduled::Probe { cluster } => BackendEvent::Cluster {
-                            cluster: cluster as u32,
-                            status: core.cluster_status(cluster),
-                        },
-                        Scheduled::ApplyDone { cluster, cells, force } => {
-                            // Written: in sync at once, Healthy once the rollout is done.
-                            let updates = core.apply(cluster, &cells, force);
-                            let written: Vec<CellRef> = updates
-                                .iter()
-                                .filter(|update| update.status == CellStatus::InSync)
-                                .map(|update| update.cell)
-                                .collect();
-                            if !send(&core, &events, BackendEvent::Cells(updates)) {
-                                return;
-                            }
-                            let rolling = core.rolling_out(&written);
-                            if rolling.is_empty() {
-                                continue;
-                            }
-                            schedule(&mut queue, now + ROLLOUT_MS, Scheduled::RolledOut { cells: written });
-                            BackendEvent::Health(rolling)
-                        }
-                        Scheduled::RolledOut { cells } => BackendEvent::Health(core.health_of(&cells)),
-                        Scheduled::PodsRead { cells } => BackendEvent::Pods(
-                            cells
-                                .into_iter()
-                                .map(|cell| (cell, super::object_view::cell_pods(&core, cell)))
-                                .collect(),
-                        ),
-                        Scheduled::DeleteDone { cluster, cells } => BackendEvent::Cells(core.delete(cluster, &cells)),
-                        Scheduled::LiveRefresh { follow: which } => {
-                            if which != follow || followed.is_empty() {
-                                continue;
-                            }
-                            if !send_live(&core, &events, &followed, now) {
-                                return;
-                            }
-                            schedule(&mut queue, now + LIVE_REFRESH_MS, Scheduled::LiveRefresh { follow });
-                            continue;
-                        }
-                    };
-                    if !send(&core, &events, event) {
-                        return;
-                    }
-                }
-                let drifted = core.advance(now);
-                if !drifted.is_empty() && !send(&core, &events, BackendEvent::Cells(drifted)) {
-                    return;
                 }
             }
         }
+        let drifted = self.core.advance(now);
+        drifted.is_empty() || send(&self.core, &self.events, BackendEvent::Cells(drifted))
+    }
+
+    async fn effect(&mut self, effect: Effect) -> bool {
+        let now = self.elapsed_ms();
+        match effect {
+            Effect::Apply { cells } => self.write(cells, false),
+            // A simulated cell drifts in one field at most: reverting it is applying it.
+            Effect::Revert { fields } => {
+                let mut cells: Vec<CellRef> = fields.into_iter().map(|field| field.cell).collect();
+                cells.sort();
+                cells.dedup();
+                self.write(cells, true);
+            }
+            Effect::OpenObjectView { cells } => {
+                self.follow += 1;
+                self.followed = cells;
+                if !send_live(&self.core, &self.events, &self.followed, now) {
+                    return false;
+                }
+                let follow = self.follow;
+                self.schedule(now + LIVE_REFRESH_MS, Scheduled::LiveRefresh { follow });
+            }
+            Effect::CloseObjectView => {
+                self.follow += 1;
+                self.followed.clear();
+            }
+            Effect::ReadPods { cells } => {
+                for (cluster, cells) in per_cluster(cells) {
+                    let delay = self.core.latency_ms(cluster);
+                    self.schedule(now + delay, Scheduled::PodsRead { cells });
+                }
+            }
+            Effect::UseFleet(fleet) => {
+                self.core.set_fleet(fleet.0);
+                return send(&self.core, &self.events, self.core.snapshot());
+            }
+            Effect::Delete { cells } => {
+                for (cluster, cells) in per_cluster(cells) {
+                    let delay = self.core.latency_ms(cluster);
+                    self.schedule(now + delay, Scheduled::DeleteDone { cluster, cells });
+                }
+            }
+            // Simulated clusters have no API server: the editor shows its offline render diff
+            // for them.
+            Effect::DryRun { .. } => {}
+            Effect::WritePlacement { name, .. } => {
+                tracing::warn!("Placement {name} is a hub write; the simulator has no hub");
+            }
+            Effect::HubApply { title, .. } => {
+                tracing::warn!("{title} is a hub write; the simulator has no hub");
+            }
+        }
+        true
     }
 }
 

@@ -1,10 +1,11 @@
-//! The console's backend on a hub: one loop, given the `ViewSource` its view comes from (the
-//! hub's informer caches, or whole reads of the hub where those cannot be had). It sends the
-//! first view, then what changed — cluster health as the hub reports it, and one cell per (row,
-//! cluster) as the hub's reader words it; rows the hub gains later are appended, so a shown row
-//! keeps its index. With an effect channel it hands confirmed edits to `effects` (which follows
-//! each until the hub has rendered, or decided, what its preview said) and answers the editors'
-//! previews (`preview`). Either way it reads followed cells on their members for the object view
+//! The console's backend on a hub, driven by the console's backend loop
+//! (`backend::console_loop`), given the `ViewSource` its view comes from (the hub's informer
+//! caches, or whole reads of the hub where those cannot be had). It sends the first view, then
+//! what changed — cluster health as the hub reports it, and one cell per (row, cluster) as the
+//! hub's reader words it; rows the hub gains later are appended, so a shown row keeps its
+//! index. With an effect channel it hands confirmed edits to `effects` (which follows each until
+//! the hub has rendered, or decided, what its preview said) and answers the editors' previews
+//! (`preview`). Either way it reads followed cells on their members for the object view
 //! (`object_view`). Read-only, its channel lets only those reads through, so no code path can
 //! write to the hub. It must not build or change the view itself (its source does) nor write
 //! to the hub but through `effects`.
@@ -29,6 +30,7 @@ use super::member_health::Unsettled;
 use super::object_view::ObjectReads;
 use super::preview::dry_run;
 use super::{karmada, kubefed_delta, ocm};
+use crate::backend::console_loop::{self, ConsoleBackend};
 use crate::backend::read_only::reads_only;
 use crate::engine::Fleet;
 use crate::messages::{BackendEvent, Effect};
@@ -126,79 +128,128 @@ async fn run<L: KindLive>(
     }
 }
 
-/// The loop: waits for its source or an effect, carries the effect out, and sends what the
-/// view's refresh after either changed. Ends when the console is gone.
+/// Keeps the view current from its source, carries out the console's effects, and sends what
+/// the view's refresh after either changed. Ends when the console is gone.
 async fn keep_current<S: ViewSource>(
     hub: Hub,
-    mut source: S,
+    source: S,
     events: mpsc::UnboundedSender<BackendEvent>,
-    mut effects: mpsc::UnboundedReceiver<Effect>,
-    mut following: ObjectReads,
+    effects: mpsc::UnboundedReceiver<Effect>,
+    following: ObjectReads,
 ) {
     let mut placements = PlacementFollow::default();
     placements.read(&hub, &events).await;
-    loop {
-        let wake = tokio::select! {
-            wake = source.wait(&hub, &events) => match wake {
-                Some(wake) => wake,
-                None => return,
-            },
-            effect = effects.recv() => match effect {
-                Some(Effect::OpenObjectView { cells }) => {
-                    let rendered = |row: usize, member: &str| source.rendered(row, member);
-                    following.follow(source.view(), &rendered, cells);
-                    continue;
-                }
-                Some(Effect::CloseObjectView) => {
-                    let rendered = |row: usize, member: &str| source.rendered(row, member);
-                    following.follow(source.view(), &rendered, Vec::new());
-                    continue;
-                }
-                Some(Effect::ReadPods { cells }) => {
-                    let rendered = |row: usize, member: &str| source.rendered(row, member);
-                    following.read_pods(&hub, (source.view(), &rendered), &cells, &events);
-                    continue;
-                }
-                Some(Effect::UseFleet(fleet)) => {
-                    let rendered = |row: usize, member: &str| source.rendered(row, member);
-                    following.use_fleet(source.view(), &rendered, fleet.0);
-                    continue;
-                }
-                Some(Effect::DryRun { fleet, cells, revision }) => {
-                    match source.preview_view(&hub, &fleet.0, &cells).await {
-                        Ok(view) => dry_run(&hub, &view, &fleet.0, &cells, revision, &events).await,
-                        Err(err) => {
-                            let _ = events.send(BackendEvent::Notice(format!("preview: {err}")));
-                        }
-                    }
-                    continue;
-                }
-                Some(effect) => {
-                    let (shown, expected) = source.edits();
-                    let after =
-                        carry_out(&hub, effect, shown, expected, &mut placements, &events).await;
-                    match source.after_effect(after) {
-                        Some(wake) => wake,
-                        None => continue,
-                    }
-                }
-                None => return,
-            },
-        };
-        if events.is_closed() {
-            return;
+    let backend = OnHub {
+        hub,
+        source: Some(source),
+        events: events.clone(),
+        following,
+        placements,
+    };
+    console_loop::run(backend, Some(effects), events).await;
+}
+
+/// The console's backend on a hub: the view's source, the reads the object view follows, and
+/// the edits being followed until the hub has rendered them.
+struct OnHub<S> {
+    hub: Hub,
+    /// Always there but while a refresh holds it.
+    source: Option<S>,
+    events: mpsc::UnboundedSender<BackendEvent>,
+    following: ObjectReads,
+    placements: PlacementFollow,
+}
+
+impl<S: ViewSource> OnHub<S> {
+    /// Brings the view up to date with what `wake` says and sends what changed. False when the
+    /// source cannot go on or the console has gone.
+    async fn refresh(&mut self, wake: S::Wake) -> bool {
+        if self.events.is_closed() {
+            return false;
         }
-        let Some((next, news)) = source.refresh(wake, &hub, &mut placements, &events).await else {
-            return;
+        let Some(source) = self.source.take() else {
+            return false;
         };
-        source = next;
+        let Some((next, news)) = source
+            .refresh(wake, &self.hub, &mut self.placements, &self.events)
+            .await
+        else {
+            return false;
+        };
+        let rendered = |row: usize, member: &str| next.rendered(row, member);
+        self.following.view_changed(next.view(), &rendered, &news);
+        self.source = Some(next);
+        news.into_iter()
+            .all(|event| self.events.send(event).is_ok())
+    }
+}
+
+impl<S: ViewSource> ConsoleBackend for OnHub<S> {
+    type Wake = S::Wake;
+
+    async fn wait(&mut self) -> Option<S::Wake> {
+        let source = self.source.as_mut()?;
+        source.wait(&self.hub, &self.events).await
+    }
+
+    async fn woken(&mut self, wake: S::Wake) -> bool {
+        self.refresh(wake).await
+    }
+
+    async fn effect(&mut self, effect: Effect) -> bool {
+        let Some(source) = self.source.as_mut() else {
+            return false;
+        };
         let rendered = |row: usize, member: &str| source.rendered(row, member);
-        following.view_changed(source.view(), &rendered, &news);
-        for event in news {
-            if events.send(event).is_err() {
-                return;
+        match effect {
+            Effect::OpenObjectView { cells } => {
+                self.following.follow(source.view(), &rendered, cells);
+            }
+            Effect::CloseObjectView => {
+                self.following.follow(source.view(), &rendered, Vec::new());
+            }
+            Effect::ReadPods { cells } => {
+                self.following.read_pods(
+                    &self.hub,
+                    (source.view(), &rendered),
+                    &cells,
+                    &self.events,
+                );
+            }
+            Effect::UseFleet(fleet) => {
+                self.following.use_fleet(source.view(), &rendered, fleet.0);
+            }
+            Effect::DryRun {
+                fleet,
+                cells,
+                revision,
+            } => match source.preview_view(&self.hub, &fleet.0, &cells).await {
+                Ok(view) => {
+                    dry_run(&self.hub, &view, &fleet.0, &cells, revision, &self.events).await
+                }
+                Err(err) => {
+                    let _ = self
+                        .events
+                        .send(BackendEvent::Notice(format!("preview: {err}")));
+                }
+            },
+            effect => {
+                let (shown, expected) = source.edits();
+                let after = carry_out(
+                    &self.hub,
+                    effect,
+                    shown,
+                    expected,
+                    &mut self.placements,
+                    &self.events,
+                )
+                .await;
+                if let Some(wake) = source.after_effect(after) {
+                    return self.refresh(wake).await;
+                }
             }
         }
+        !self.events.is_closed()
     }
 }
 

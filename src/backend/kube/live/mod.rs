@@ -26,6 +26,7 @@ use tokio::sync::{Semaphore, mpsc, watch};
 pub use task::LiveOptions;
 
 use crate::backend::cells::Reach;
+use crate::backend::console_loop::{self, ConsoleBackend};
 use crate::engine::Fleet;
 use crate::messages::{BackendEvent, CellRef, Effect, by_cluster};
 use crate::model::{Health, StatusKind};
@@ -68,8 +69,12 @@ pub fn spawn_on(
     effects: mpsc::UnboundedReceiver<Effect>,
     readonly: bool,
 ) {
-    let commands = start(live, events, readonly);
-    tokio::spawn(dispatch(effects, commands));
+    let clusters = start(live, events.clone(), readonly);
+    tokio::spawn(console_loop::run(
+        Dispatch { clusters },
+        Some(effects),
+        events,
+    ));
 }
 
 /// Starts a backend that can only watch: its channel takes only the object view's reads, and
@@ -172,25 +177,39 @@ fn snapshot(columns: &[ClusterCells], resources: usize) -> BackendEvent {
     BackendEvent::Snapshot { kinds, details }
 }
 
-/// Routes effects to the clusters' tasks, each its own part.
-async fn dispatch(
-    mut effects: mpsc::UnboundedReceiver<Effect>,
+/// Routes effects to the clusters' tasks, each its own part; it has no happenings of its own
+/// (each cluster's task sends its own).
+struct Dispatch {
     clusters: Vec<Option<mpsc::UnboundedSender<ToCluster>>>,
-) {
-    let rows = |cells: Vec<CellRef>| by_cluster(cells.into_iter().map(|c| (c.cluster, c.resource)));
-    while let Some(effect) = effects.recv().await {
+}
+
+impl ConsoleBackend for Dispatch {
+    type Wake = std::convert::Infallible;
+
+    async fn wait(&mut self) -> Option<Self::Wake> {
+        std::future::pending().await
+    }
+
+    async fn woken(&mut self, wake: Self::Wake) -> bool {
+        match wake {}
+    }
+
+    async fn effect(&mut self, effect: Effect) -> bool {
+        let clusters = &self.clusters;
+        let rows =
+            |cells: Vec<CellRef>| by_cluster(cells.into_iter().map(|c| (c.cluster, c.resource)));
         match effect {
-            Effect::Apply { cells } => route(&clusters, rows(cells), Some("apply"), |rows| {
+            Effect::Apply { cells } => route(clusters, rows(cells), Some("apply"), |rows| {
                 ToCluster::Write(Write::Apply(rows))
             }),
-            Effect::Delete { cells } => route(&clusters, rows(cells), None, |rows| {
+            Effect::Delete { cells } => route(clusters, rows(cells), None, |rows| {
                 ToCluster::Write(Write::Delete(rows))
             }),
             Effect::DryRun {
                 fleet,
                 cells,
                 revision,
-            } => route(&clusters, rows(cells), None, |rows| ToCluster::DryRun {
+            } => route(clusters, rows(cells), None, |rows| ToCluster::DryRun {
                 fleet: fleet.0.clone(),
                 rows,
                 revision,
@@ -201,7 +220,7 @@ async fn dispatch(
                         .into_iter()
                         .map(|f| (f.cell.cluster, (f.cell.resource, f.path))),
                 );
-                route(&clusters, fields, Some("revert"), |fields| {
+                route(clusters, fields, Some("revert"), |fields| {
                     ToCluster::Write(Write::Revert(fields))
                 })
             }
@@ -214,7 +233,7 @@ async fn dispatch(
                     }
                 }
             }
-            Effect::ReadPods { cells } => route(&clusters, rows(cells), None, ToCluster::ReadPods),
+            Effect::ReadPods { cells } => route(clusters, rows(cells), None, ToCluster::ReadPods),
             Effect::CloseObjectView => {
                 for task in clusters.iter().flatten() {
                     let _ = task.send(ToCluster::Follow(Vec::new()));
@@ -232,6 +251,7 @@ async fn dispatch(
                 tracing::warn!("Placement {name} is a hub write; these clusters have no hub")
             }
         }
+        true
     }
 }
 
