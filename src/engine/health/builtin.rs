@@ -386,7 +386,7 @@ fn pod(object: &Value) -> CellHealth {
         object,
         &format!(
             "/metadata/annotations/{}",
-            IGNORE_RESTART_POLICY.replace('/', "~1")
+            crate::engine::document::parse::escape_token(IGNORE_RESTART_POLICY)
         ),
     ) == Some("true");
     let restarts = policy == "Always" || (ignore_policy && !is_hook(object));
