@@ -4,6 +4,7 @@
 
 mod harness;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use harness::console::press;
@@ -826,6 +827,55 @@ fn the_wall_at_ten_thousand_clusters() {
             );
             insta::assert_snapshot!("wall_at_80x24_with_10000_clusters", terminal.backend());
         }
+    }
+    // At 80×24 each region takes several pages: every page's heading counts the region's
+    // problems over the whole region, and what each page says is on it adds up to that.
+    let number = |text: &str| -> usize {
+        let digits: String = text.chars().filter(char::is_ascii_digit).collect();
+        digits
+            .parse()
+            .unwrap_or_else(|_| panic!("a count: {text:?}"))
+    };
+    let mut counted: BTreeMap<String, (BTreeSet<usize>, usize)> = BTreeMap::new();
+    let mut page = 0;
+    loop {
+        if let Some(wall) = state.wall.as_mut() {
+            wall.page = page;
+        }
+        let lines = rows(&draw_wall(&state, 80, 24));
+        if page > 0 && lines[0].contains("page 1/") {
+            break;
+        }
+        for line in &lines {
+            let Some((name, rest)) = line.trim_start_matches('│').split_once(" · 2000 clusters")
+            else {
+                continue;
+            };
+            let Some((_, problems)) = rest.split_once(" · ") else {
+                continue;
+            };
+            let Some((whole, here)) = problems.split_once(" with problems (") else {
+                panic!("a region split over pages says what is on this page: {line}");
+            };
+            let entry = counted.entry(name.trim().to_string()).or_default();
+            entry.0.insert(number(whole));
+            entry.1 += number(here.split_once(" here)").map_or(here, |(n, _)| n));
+        }
+        page += 1;
+        assert!(page < 200, "the pages come round again");
+    }
+    assert_eq!(counted.len(), 5, "every region's headings: {counted:?}");
+    for (region, (wholes, here)) in &counted {
+        assert_eq!(
+            wholes.len(),
+            1,
+            "{region}: the same count of problems on every page: {wholes:?}"
+        );
+        assert_eq!(
+            wholes.first(),
+            Some(here),
+            "{region}: the problems each page shows add up to the region's"
+        );
     }
 }
 

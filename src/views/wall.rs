@@ -65,7 +65,15 @@ pub fn render(frame: &mut Frame, state: &State, context: &ViewContext) {
     render_title(frame, title, state, context, page, pages.len());
     render_counts(frame, counts, state, context, &band);
     let shown = pages.get(page).map_or(&[][..], Vec::as_slice);
-    render_heatmap(frame, heat, heat_inner, state, context, shape, shown);
+    render_heatmap(
+        frame,
+        heat,
+        heat_inner,
+        state,
+        context,
+        shape,
+        (&groups, shown),
+    );
     if roll_call {
         let row = Rect {
             y: heat_inner.y - 1,
@@ -785,7 +793,7 @@ fn render_heatmap(
     state: &State,
     context: &ViewContext,
     shape: Shape,
-    page: &[Part],
+    (groups, page): (&[Group], &[Part]),
 ) {
     let theme = context.theme;
     let ascii = ascii(context, state);
@@ -820,16 +828,25 @@ fn render_heatmap(
         if y >= inner.bottom() {
             break;
         }
-        let problems = with_problems(state, members);
-        let shown = if members.len() < *size {
-            format!(" ({} here)", members.len())
+        // A group split over pages counts its problems over the whole group, so a page of
+        // healthy tiles never hides the trouble on another; what is on this page follows.
+        let here = with_problems(state, members);
+        let (shown, problems) = if members.len() < *size {
+            let whole = groups
+                .iter()
+                .find(|(group, _)| group == name)
+                .map_or(here, |(_, all)| with_problems(state, all));
+            (
+                format!(" ({} here)", members.len()),
+                format!("{whole} with problems ({here} here)"),
+            )
         } else {
-            String::new()
+            (String::new(), format!("{here} with problems"))
         };
         let heading = Line::from(vec![
             Span::styled(format!("{name} "), theme.title),
             Span::styled(
-                format!("· {size} clusters{shown} · {problems} with problems"),
+                format!("· {size} clusters{shown} · {problems}"),
                 theme.muted,
             ),
         ]);
