@@ -982,6 +982,18 @@ fn cluster_changes(
     cluster_map: &[Option<usize>],
 ) -> Vec<ClusterChange> {
     let mut out = Vec::new();
+    // Cells of one variant render the same object, so each variant's replicas (none where it
+    // is held back) are read once.
+    let mut replicas_of: HashMap<(bool, (i32, u32), bool), Option<i64>> = HashMap::new();
+    let mut replicas = |side: bool, fleet: &Fleet, resource: usize, cluster: usize| {
+        let Some(variant) = fleet.variant(resource, cluster) else {
+            return fleet.replicas(resource, cluster);
+        };
+        let held = fleet.suspended_reason(resource, cluster).is_some();
+        *replicas_of
+            .entry((side, variant, held))
+            .or_insert_with(|| fleet.replicas(resource, cluster))
+    };
     for (cluster, spec) in before.clusters.iter().enumerate() {
         let Some(new_cluster) = cluster_map[cluster] else {
             continue;
@@ -1002,8 +1014,12 @@ fn cluster_changes(
                 (true, true) => Membership::Staying,
                 (false, false) => Membership::Out { reason: reason() },
             },
-            replicas_before: was.then(|| before.replicas(resource, cluster)).flatten(),
-            replicas_after: is.then(|| after.replicas(new_index, new_cluster)).flatten(),
+            replicas_before: was
+                .then(|| replicas(false, before, resource, cluster))
+                .flatten(),
+            replicas_after: is
+                .then(|| replicas(true, after, new_index, new_cluster))
+                .flatten(),
         });
     }
     out

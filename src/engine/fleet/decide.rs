@@ -303,6 +303,11 @@ impl Fleet {
     /// Replicas `cluster` runs for `resource` after overrides, when the kind has replicas and
     /// the resource is placed there.
     pub fn replicas(&self, resource: usize, cluster: usize) -> Option<i64> {
+        let plan = self.plans.get(resource)?;
+        // A kind without replicas has none wherever it is placed: nothing to render.
+        if plan.replica_path.is_none() && plan.interpreted.is_none() {
+            return None;
+        }
         match self.decide(resource, cluster) {
             Decision::Placed { replicas, .. } => replicas,
             Decision::Suspended { .. } | Decision::NotPlaced { .. } => None,
