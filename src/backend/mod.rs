@@ -11,6 +11,8 @@
 //! - [`fanout`]: plan, apply, drift and revert over any cluster API, with bounded fan-out.
 //! - [`cells`]: the cell-status rules every backend that watches clusters follows.
 //! - [`audit`]: the audit log every write is recorded in.
+//! - [`log_pane`]: the console's log pane streamed from any cluster API, alike on every
+//!   backend.
 //! - [`kube`]: raw kubeconfig contexts: clients, probes, the kube-rs cluster API, and the live
 //!   backend with its watch caches.
 //! - [`hub`]: federation hubs (Karmada, Open Cluster Management, KubeFed) and the console's
@@ -25,5 +27,6 @@ pub mod cluster_profiles;
 pub mod fanout;
 pub mod hub;
 pub mod kube;
+pub mod log_pane;
 pub mod read_only;
 pub mod sim;

@@ -142,6 +142,10 @@ async fn run(
                         }
                         continue;
                     }
+                    Some(Effect::OpenLogs(open)) => {
+                        super::log_stream::open(&core, &events, open);
+                        continue;
+                    }
                     Some(Effect::UseFleet(fleet)) => {
                         core.set_fleet(fleet.0);
                         if !send(&core, &events, core.snapshot()) {

@@ -154,6 +154,10 @@ async fn keep_current<S: ViewSource>(
                     following.follow(source.view(), &rendered, Vec::new());
                     continue;
                 }
+                Some(Effect::OpenLogs(open)) => {
+                    super::log_stream::open(&hub, source.view(), open, &events);
+                    continue;
+                }
                 Some(Effect::ReadPods { cells }) => {
                     let rendered = |row: usize, member: &str| source.rendered(row, member);
                     following.read_pods(&hub, (source.view(), &rendered), &cells, &events);
