@@ -92,7 +92,10 @@ fn l_streams_pauses_resumes_searches_and_closes_onto_an_intact_console() {
             .filter_map(|col| app.parser.screen().cell(row, col).cloned())
             .collect();
         let text: String = cells.iter().map(|c| c.contents()).collect();
-        text.contains("cache refreshed") && cells.iter().any(|c| c.inverse())
+        text.contains("cache refreshed")
+            && cells
+                .iter()
+                .any(|c| c.inverse() || c.bgcolor() != vt100::Color::Default)
     });
     assert!(highlighted, "the matching line is highlighted: {screen}");
 

@@ -181,13 +181,8 @@ fn colour_of(code: u8) -> Color {
 fn styled<'a>(line: &'a PaneLine, pane: &LogPane, context: &ViewContext) -> Line<'a> {
     let theme = context.theme;
     let found = pane.found == Some(line.seq);
-    let mark = |style: Style| {
-        if found {
-            style.add_modifier(Modifier::REVERSED)
-        } else {
-            style
-        }
-    };
+    // The search's match stands out as the selection does elsewhere.
+    let mark = |style: Style| if found { theme.selection } else { style };
     if line.note {
         return Line::from(Span::styled(line.text.as_str(), mark(theme.danger)));
     }

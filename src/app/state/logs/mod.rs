@@ -59,6 +59,8 @@ pub struct LogPane {
     pub wrap: bool,
     /// The cluster the pane is narrowed to (an index into `clusters`).
     pub only: Option<usize>,
+    /// How many kept lines are of that cluster (kept as lines come and go).
+    only_count: usize,
     /// The search being typed.
     pub typing: Option<String>,
     /// The last search, and the line it found.
@@ -92,6 +94,7 @@ impl LogPane {
             scroll: 0,
             wrap: false,
             only: None,
+            only_count: 0,
             typing: None,
             search: None,
             found: None,
@@ -134,8 +137,13 @@ impl LogPane {
                 cluster: self.cluster_index(&cluster),
                 prefix: 0,
                 text: format!(
-                    "{}: {cluster}: {}",
+                    "{}: {}{}",
                     if failed { "error" } else { "note" },
+                    if cluster.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{cluster}: ")
+                    },
                     crate::safe_text::printable(&text, false)
                 ),
                 note: true,
@@ -163,11 +171,18 @@ impl LogPane {
     }
 
     fn push(&mut self, line: PaneLine) {
-        if self.lines.len() == CAPACITY {
-            self.lines.pop_front();
+        if self.lines.len() == CAPACITY
+            && let Some(oldest) = self.lines.pop_front()
+        {
             self.dropped += 1;
+            if self.only.is_some() && self.shows(&oldest) {
+                self.only_count -= 1;
+            }
         }
         let shown = self.shows(&line);
+        if shown && self.only.is_some() {
+            self.only_count += 1;
+        }
         self.lines.push_back(line);
         // Scrolled back, the view stays on the lines it shows.
         if shown && !self.follow {
@@ -188,7 +203,7 @@ impl LogPane {
     pub fn shown_len(&self) -> usize {
         match self.only {
             None => self.lines.len(),
-            Some(_) => self.shown().count(),
+            Some(_) => self.only_count,
         }
     }
 
@@ -252,6 +267,10 @@ impl LogPane {
             (Some(at), true) if at + 1 < count => Some(at + 1),
             (Some(at), false) if at > 0 => Some(at - 1),
             _ => None,
+        };
+        self.only_count = match self.only {
+            Some(_) => self.lines.iter().filter(|line| self.shows(line)).count(),
+            None => 0,
         };
         self.bottom();
     }
@@ -420,6 +439,17 @@ mod tests {
         assert_eq!(texts(&pane).len(), 3);
         pane.cycle_cluster(false);
         assert_eq!(texts(&pane), ["b"]);
+        assert_eq!(pane.shown_len(), 1);
+        // Narrowed, the count follows lines joining and leaving the ring.
+        let flood = (0..CAPACITY)
+            .map(|n| line("us-1", &n.to_string()))
+            .collect();
+        pane.receive(flood, 0);
+        assert_eq!(pane.shown_len(), CAPACITY);
+        assert_eq!(pane.shown_len(), pane.shown().count());
+        pane.cycle_cluster(false);
+        assert_eq!(pane.shown_len(), 0);
+        assert_eq!(pane.shown().count(), 0, "eu-1's lines have left the ring");
     }
 
     #[test]
