@@ -5,7 +5,8 @@
 //! `--tail` is kubectl's per container; a line every container prints now reaches a follower
 //! from both members; and a command flotilla runs in the workload's first ready pod answers
 //! what `kubectl exec` into that pod answers, a failing one fails, and `--readonly` runs
-//! nothing.
+//! nothing. The console's log pane (`L`), through its live backend, shows for each pod the
+//! lines `kubectl logs --tail=200` prints, named by member, pod and container.
 
 mod harness;
 
@@ -293,4 +294,101 @@ fn exec_answers_as_kubectl_exec_into_the_workloads_first_ready_pod() {
     );
     assert_eq!(refused.status.code(), Some(2), "{}", output_text(&refused));
     assert!(refused.stdout.is_empty(), "{}", output_text(&refused));
+}
+
+#[test]
+#[ignore = "needs testenv: run through cargo xtask test"]
+fn the_log_pane_shows_what_kubectl_logs_shows_on_every_member() {
+    let _serial = serial();
+    let members: Vec<String> = env().members.iter().take(2).cloned().collect();
+    let ns = TestNamespace::on("logpane", &members);
+    let dir = fleet(&ns.name, &members);
+    apply_fleet(dir.path());
+    for member in &members {
+        eventually("the pods running", Duration::from_secs(90), || {
+            (running_pods(member, &ns.name).len() == REPLICAS).then_some(())
+        });
+    }
+    // What the pane must show of each pod: kubectl's lines, as `flotilla logs` names them.
+    let tail = format!("--tail={}", flotilla::app::logs::TAIL);
+    let mut want: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for member in &members {
+        for pod in running_pods(member, &ns.name) {
+            let lines = kubectl_ok(member, &["logs", &pod, "-n", &ns.name, &tail])
+                .lines()
+                .map(|text| format!("{member} {pod} web {text}"))
+                .collect();
+            want.insert((member.clone(), pod), lines);
+        }
+    }
+    assert!(want.values().all(|lines| !lines.is_empty()), "{want:?}");
+
+    let live_fleet = harness::live_fleet(dir.path(), &[]);
+    let fleet = live_fleet.fleet.clone();
+    let row = fleet
+        .resources
+        .iter()
+        .position(|r| r.target.kind == "Deployment")
+        .expect("the Deployment's row");
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+        let effects = flotilla::backend::kube::live::spawn(live_fleet, events_tx);
+        let mut state = flotilla::app::state_for_fleet(&fleet, "test".into());
+        let placed: Vec<usize> = members
+            .iter()
+            .filter_map(|m| fleet.cluster_index(m))
+            .collect();
+        let synced = harness::run_within(
+            &mut state,
+            &mut events,
+            Duration::from_secs(60),
+            "the Deployment in sync on the members",
+            |s| {
+                placed
+                    .iter()
+                    .all(|&c| s.cells.kind(row, c) == flotilla::model::StatusKind::InSync)
+            },
+        )
+        .await;
+        assert!(synced, "the watch caches hold the Deployment");
+        // On the collapsed matrix, L reads the row on every cluster it is placed on.
+        harness::console::put_cursor_on(&mut state, row);
+        state.collapsed = true;
+        for effect in harness::console::press(&mut state, "L") {
+            effects.send(effect).expect("the backend takes effects");
+        }
+        let pane_lines = |s: &flotilla::app::State| -> Vec<String> {
+            match &s.mode {
+                flotilla::app::state::Mode::Logs(pane) => {
+                    pane.shown().map(|line| line.text.clone()).collect()
+                }
+                _ => Vec::new(),
+            }
+        };
+        let total: usize = want.values().map(Vec::len).sum();
+        let read = harness::run_within(
+            &mut state,
+            &mut events,
+            Duration::from_secs(60),
+            "every pod's lines in the pane",
+            |s| pane_lines(s).len() >= total,
+        )
+        .await;
+        let shown = pane_lines(&state);
+        assert!(read, "{shown:#?}");
+        for ((member, pod), lines) in &want {
+            let prefix = format!("{member} {pod} web ");
+            let ours: Vec<&String> = shown.iter().filter(|l| l.starts_with(&prefix)).collect();
+            let theirs: Vec<&String> = lines.iter().collect();
+            assert_eq!(
+                ours, theirs,
+                "{member} {pod}: the pane against kubectl logs"
+            );
+        }
+        assert_eq!(shown.len(), total, "no note and no other line: {shown:#?}");
+        // Closing the pane lets go of its streams.
+        harness::console::press(&mut state, "<esc>");
+        assert!(matches!(state.mode, flotilla::app::state::Mode::Normal));
+    });
 }

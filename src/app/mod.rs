@@ -8,6 +8,7 @@ pub mod action;
 pub mod drift;
 pub mod exec;
 pub mod explanation;
+pub mod logs;
 pub mod object_view;
 pub mod ocm_placement;
 pub mod override_editor;

@@ -298,6 +298,9 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
         super::exec::ask(state);
         return Vec::new();
     }
+    if command == KeyCommand::Logs && !state.help_open && matches!(state.mode, Mode::Normal) {
+        return super::logs::open(state);
+    }
     if state.wall.is_some() {
         run_wall_command(state, command);
         return Vec::new();
@@ -368,6 +371,7 @@ fn run_command(state: &mut State, command: KeyCommand) -> Vec<Effect> {
         KeyCommand::Apply => return ask_to_apply(state),
         KeyCommand::PauseRollout => return rollout::toggle_pause(state),
         KeyCommand::Exec => super::exec::ask(state),
+        KeyCommand::Logs => return super::logs::open(state),
         KeyCommand::EditPlacement => placement_editor::open(state),
         KeyCommand::EditOverrides => override_editor::open(state),
         KeyCommand::Undo => placement_editor::ask_to_undo(state),
@@ -614,6 +618,7 @@ fn run_view_command(state: &mut State, section: Section, command: ViewCommand) -
         Mode::OcmPlacement(editor) => ocm_placement::command(state, editor, command),
         Mode::Overrides(editor) => override_editor::command(state, editor, command),
         Mode::Drift(view) => drift::command(state, view, command),
+        Mode::Logs(pane) => super::logs::command(state, pane, command),
         mode @ Mode::Object { .. } => {
             state.mode = mode;
             object_view::command(state, command);
@@ -641,6 +646,7 @@ fn edit(state: &mut State, key: InputKey) -> Vec<Effect> {
         Mode::Overrides(overrides) => return override_editor::key(state, overrides, key),
         Mode::Drift(view) => return drift::key(state, view, key),
         Mode::Exec(prompt) => super::exec::key(state, prompt, key),
+        Mode::Logs(pane) => super::logs::key(state, pane, key),
         Mode::Filter {
             pane,
             mut input,
@@ -843,6 +849,11 @@ fn ask_pods(state: &mut State, filter: PodsFilter) -> Vec<Effect> {
 fn apply_backend_event(state: &mut State, event: BackendEvent) {
     match event {
         BackendEvent::LiveObject { cell, live } => object_view::receive(state, cell, *live),
+        BackendEvent::Logs {
+            stream,
+            items,
+            skipped,
+        } => super::logs::receive(state, stream, items, skipped),
         BackendEvent::Pods(answers) => {
             state.pods.receive(answers);
             if state.pods.filter.is_some() {

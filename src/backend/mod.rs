@@ -12,6 +12,8 @@
 //! - [`cells`]: the cell-status rules every backend that watches clusters follows.
 //! - [`console_loop`]: the console's backend loop, one for every backend kind.
 //! - [`audit`]: the audit log every write is recorded in.
+//! - [`log_pane`]: the console's log pane streamed from any cluster API, alike on every
+//!   backend.
 //! - [`kube`]: raw kubeconfig contexts: clients, probes, the kube-rs cluster API, and the live
 //!   backend with its watch caches.
 //! - [`hub`]: federation hubs (Karmada, Open Cluster Management, KubeFed) and the console's
@@ -27,5 +29,6 @@ pub mod console_loop;
 pub mod fanout;
 pub mod hub;
 pub mod kube;
+pub mod log_pane;
 pub mod read_only;
 pub mod sim;

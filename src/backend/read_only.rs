@@ -49,6 +49,16 @@ mod tests {
             .send(Effect::OpenObjectView { cells: vec![cell] })
             .unwrap();
         console.send(Effect::CloseObjectView).unwrap();
+        // The log pane only reads.
+        let (_lease, watch) = crate::messages::LogLease::new();
+        let logs = Effect::OpenLogs(crate::messages::LogOpen {
+            stream: 1,
+            cells: vec![cell],
+            previous: false,
+            tail: 10,
+            watch,
+        });
+        console.send(logs.clone()).unwrap();
         drop(console);
         let mut received = Vec::new();
         while let Some(effect) = backend.recv().await {
@@ -58,7 +68,8 @@ mod tests {
             received,
             [
                 Effect::OpenObjectView { cells: vec![cell] },
-                Effect::CloseObjectView
+                Effect::CloseObjectView,
+                logs
             ]
         );
     }

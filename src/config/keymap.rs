@@ -1,5 +1,6 @@
 //! Key maps: which keys trigger which named console command, one section per part of the
 //! console — `global` (the main view, also spelled `main`), `object` (a cell's object view),
+//! `logs` (the log pane),
 //! `drift` (the drift view), `placement` (the placement editor), `overrides` (the override
 //! editor's rules), `editor` (the editors' review of changes) and `ocm-placement` (the Open
 //! Cluster Management Placement editor). Built-in maps live in `keymaps/*.yaml`
@@ -40,10 +41,11 @@ pub enum KeyCommand {
     Drift,
     PauseRollout,
     Exec,
+    Logs,
 }
 
 impl KeyCommand {
-    pub const ALL: [KeyCommand; 26] = [
+    pub const ALL: [KeyCommand; 27] = [
         KeyCommand::Quit,
         KeyCommand::Help,
         KeyCommand::Back,
@@ -70,6 +72,7 @@ impl KeyCommand {
         KeyCommand::Drift,
         KeyCommand::PauseRollout,
         KeyCommand::Exec,
+        KeyCommand::Logs,
     ];
 
     /// The name used in key map files.
@@ -101,6 +104,7 @@ impl KeyCommand {
             KeyCommand::Drift => "drift",
             KeyCommand::PauseRollout => "pause",
             KeyCommand::Exec => "exec",
+            KeyCommand::Logs => "logs",
         }
     }
 
@@ -144,6 +148,9 @@ impl KeyCommand {
                 "drift view: every drifted field, grouped, to revert, adopt or ignore (its keys below; each asks first)"
             }
             KeyCommand::PauseRollout => "pause a propagation (the next wave waits) or resume it",
+            KeyCommand::Logs => {
+                "log pane: the selected cell's workload's pod logs (collapsed matrix: every placed cluster of the row)"
+            }
             KeyCommand::Exec => {
                 "run a command in a pod of the selected cell's workload (default sh); the terminal is the command's until it ends"
             }
@@ -187,12 +194,15 @@ pub enum Section {
     OcmPlacement,
     /// The wall display (`flotilla watch`): turning the heat map's pages.
     Wall,
+    /// The log pane (`L`): following, pausing, searching and narrowing the streamed lines.
+    Logs,
 }
 
 impl Section {
     /// In help order.
-    pub const ALL: [Section; 7] = [
+    pub const ALL: [Section; 8] = [
         Section::Object,
+        Section::Logs,
         Section::Drift,
         Section::Placement,
         Section::Overrides,
@@ -211,6 +221,7 @@ impl Section {
             Section::Editor => "editor",
             Section::OcmPlacement => "ocm-placement",
             Section::Wall => "wall",
+            Section::Logs => "logs",
         }
     }
 
@@ -224,6 +235,7 @@ impl Section {
             Section::Editor => "In an editor's review of the changes",
             Section::OcmPlacement => "In the Open Cluster Management Placement editor",
             Section::Wall => "On the wall display of `flotilla watch`, where q quits",
+            Section::Logs => "In the log pane",
         }
     }
 
@@ -303,6 +315,26 @@ impl Section {
                 ViewCommand::Help,
             ],
             Section::Wall => &[ViewCommand::PageDown, ViewCommand::PageUp],
+            Section::Logs => &[
+                ViewCommand::Back,
+                ViewCommand::Up,
+                ViewCommand::Down,
+                ViewCommand::PageUp,
+                ViewCommand::PageDown,
+                ViewCommand::Top,
+                ViewCommand::Bottom,
+                ViewCommand::Follow,
+                ViewCommand::Pause,
+                ViewCommand::Search,
+                ViewCommand::NextMatch,
+                ViewCommand::PrevMatch,
+                ViewCommand::Wrap,
+                ViewCommand::NextCluster,
+                ViewCommand::PrevCluster,
+                ViewCommand::Previous,
+                ViewCommand::AllClusters,
+                ViewCommand::Help,
+            ],
         }
     }
 
@@ -355,6 +387,14 @@ pub enum ViewCommand {
     PrevCluster,
     NextCluster,
     Confirm,
+    Follow,
+    Pause,
+    Search,
+    NextMatch,
+    PrevMatch,
+    Wrap,
+    Previous,
+    AllClusters,
 }
 
 impl ViewCommand {
@@ -398,6 +438,14 @@ impl ViewCommand {
             ViewCommand::PrevCluster => "prev-cluster",
             ViewCommand::NextCluster => "next-cluster",
             ViewCommand::Confirm => "confirm",
+            ViewCommand::Follow => "follow",
+            ViewCommand::Pause => "pause",
+            ViewCommand::Search => "search",
+            ViewCommand::NextMatch => "next-match",
+            ViewCommand::PrevMatch => "prev-match",
+            ViewCommand::Wrap => "wrap",
+            ViewCommand::Previous => "previous",
+            ViewCommand::AllClusters => "all-clusters",
         }
     }
 
@@ -447,6 +495,18 @@ impl ViewCommand {
             ViewCommand::Confirm => {
                 "edit the Placement under the cursor; in its fields, ask to write the edit (lists the decision change first)"
             }
+            ViewCommand::Follow => "follow on or off: new lines scroll in (scrolling up stops it)",
+            ViewCommand::Pause => {
+                "pause reading into the pane (lines are held, then dropped past the bound), or resume"
+            }
+            ViewCommand::Search => "search the lines (case-insensitive), newest match first",
+            ViewCommand::NextMatch => "the match before (older)",
+            ViewCommand::PrevMatch => "the match after (newer)",
+            ViewCommand::Wrap => "wrap long lines, or cut them at the edge",
+            ViewCommand::Previous => {
+                "each container's previous run (as --previous), or back to the current one"
+            }
+            ViewCommand::AllClusters => "read every cluster the workload is placed on",
         }
     }
 
@@ -472,6 +532,15 @@ impl ViewCommand {
             (Section::OcmPlacement, ViewCommand::NextField) => {
                 "next field: each predicate's label and claim selectors, tolerations, number of clusters"
             }
+            (Section::Logs, ViewCommand::Back) => "close the pane and stop its streams",
+            (Section::Logs, ViewCommand::Up) => "scroll up (stops following)",
+            (Section::Logs, ViewCommand::Down) => "scroll down (at the newest line, follows again)",
+            (Section::Logs, ViewCommand::Top) => "the oldest line kept",
+            (Section::Logs, ViewCommand::Bottom) => "the newest line, following",
+            (Section::Logs, ViewCommand::NextCluster) => {
+                "show only the next cluster's lines (after the last: every cluster's)"
+            }
+            (Section::Logs, ViewCommand::PrevCluster) => "show only the previous cluster's lines",
             (Section::Wall, ViewCommand::PageDown) => "next page of the heat map",
             (Section::Wall, ViewCommand::PageUp) => "previous page of the heat map",
             _ => self.description(),
@@ -1225,7 +1294,7 @@ mod tests {
             "mine.yaml:3: object: explode: unknown command; known in object: back, next-view, prev-view,",
             "mine.yaml:4: object: top: key n is already bound to next-view (line 2)",
             "mine.yaml:6: ocm-placement: toggle: unknown command; known in ocm-placement: back, up, down, next-field, confirm, help",
-            "mine.yaml:7: objects: unknown section; known: global (or main), object, drift, placement, overrides, editor, ocm-placement",
+            "mine.yaml:7: objects: unknown section; known: global (or main), object, logs, drift, placement, overrides, editor, ocm-placement, wall",
         ];
         assert_errors(&map, &expect);
     }

@@ -1,10 +1,13 @@
 //! Backend events queued between two frames, coalesced per cell: the latest status (and the
-//! latest drifted fields) of a cell wins, and every other event keeps its place in order. A
-//! flood of cell changes therefore costs the app one update per changed cell per frame, not
-//! one per event. It must not look inside statuses or decide what an event means.
+//! latest drifted fields) of a cell wins, log lines of one stream join into one event holding
+//! at most the log pane's capacity (the oldest are counted as skipped), and every other event
+//! keeps its place in order. A flood of cell changes or log lines therefore costs the app one
+//! update per changed cell, and one per log stream, per frame, not one per event. It must not
+//! look inside statuses or lines, nor decide what an event means.
 
 use std::collections::HashMap;
 
+use crate::app::state::logs::CAPACITY as LOG_CAPACITY;
 use crate::messages::{BackendEvent, CellRef, CellUpdate, DriftField};
 
 /// Events waiting for the next frame.
@@ -39,6 +42,33 @@ impl Batch {
                     self.drift.push((cell, fields));
                 }
             },
+            BackendEvent::Logs {
+                stream,
+                items,
+                skipped,
+            } => {
+                self.close_cells();
+                match self.ready.last_mut() {
+                    Some(BackendEvent::Logs {
+                        stream: last,
+                        items: queued,
+                        skipped: queued_skipped,
+                    }) if *last == stream => {
+                        *queued_skipped += skipped;
+                        queued.extend(items);
+                        let over = queued.len().saturating_sub(LOG_CAPACITY);
+                        if over > 0 {
+                            queued.drain(..over);
+                            *queued_skipped += over;
+                        }
+                    }
+                    _ => self.ready.push(BackendEvent::Logs {
+                        stream,
+                        items,
+                        skipped,
+                    }),
+                }
+            }
             other => {
                 self.close_cells();
                 self.ready.push(other);
@@ -101,6 +131,55 @@ mod tests {
             ])]
         );
         assert!(batch.is_empty());
+    }
+
+    fn log_lines(stream: u64, from: usize, count: usize) -> BackendEvent {
+        let items = (from..from + count)
+            .map(|n| {
+                crate::messages::LogItem::Line(crate::engine::logs::LogLine {
+                    cluster: "eu-1".into(),
+                    namespace: "shop".into(),
+                    pod: "web-1".into(),
+                    container: "web".into(),
+                    time: None,
+                    text: n.to_string(),
+                })
+            })
+            .collect();
+        BackendEvent::Logs {
+            stream,
+            items,
+            skipped: 0,
+        }
+    }
+
+    #[test]
+    fn a_flood_of_log_lines_is_one_bounded_event_per_stream() {
+        let mut batch = Batch::default();
+        for chunk in 0..30 {
+            batch.push(log_lines(1, chunk * 1_000, 1_000));
+        }
+        batch.push(log_lines(2, 0, 1));
+        let events = batch.take();
+        assert_eq!(events.len(), 2);
+        let BackendEvent::Logs {
+            stream,
+            items,
+            skipped,
+        } = &events[0]
+        else {
+            panic!("{:?}", events[0]);
+        };
+        assert_eq!(
+            (*stream, items.len(), *skipped),
+            (1, LOG_CAPACITY, 30_000 - LOG_CAPACITY)
+        );
+        // The newest lines are the ones kept, in order.
+        let last = match items.last() {
+            Some(crate::messages::LogItem::Line(line)) => line.text.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(last, "29999");
     }
 
     #[test]

@@ -73,6 +73,10 @@ pub enum Effect {
     /// Read the pods of these cells' workloads once (the `:pods` query), answered with
     /// [`BackendEvent::Pods`](super::event::BackendEvent::Pods) as clusters answer. Reads only.
     ReadPods { cells: Vec<CellRef> },
+    /// `L`: stream the logs of these cells' workloads into the log pane, answered with
+    /// [`BackendEvent::Logs`](super::event::BackendEvent::Logs) until the pane's lease ends.
+    /// Reads only.
+    OpenLogs(super::logs::LogOpen),
     /// Take back exactly these drifted fields (re-apply the desired values with force),
     /// confirmed by the operator. Other drifted fields of the same objects keep their values.
     Revert { fields: Vec<RevertField> },
@@ -91,16 +95,20 @@ impl Effect {
             Effect::OpenObjectView { .. } => "open object view",
             Effect::CloseObjectView => "close object view",
             Effect::ReadPods { .. } => "read pods",
+            Effect::OpenLogs(_) => "open logs",
             Effect::Revert { .. } => "revert",
         }
     }
 
-    /// Whether the effect only reads (the object view's follows, the pods query), so a read-only
+    /// Whether the effect only reads (the object view's follows, the pods query, logs), so a read-only
     /// backend takes it.
     pub fn only_reads(&self) -> bool {
         matches!(
             self,
-            Effect::OpenObjectView { .. } | Effect::CloseObjectView | Effect::ReadPods { .. }
+            Effect::OpenObjectView { .. }
+                | Effect::CloseObjectView
+                | Effect::ReadPods { .. }
+                | Effect::OpenLogs(_)
         )
     }
 }

@@ -97,6 +97,14 @@ pub enum BackendEvent {
     /// Cells' workload pods, answering [`Effect::ReadPods`](super::effect::Effect::ReadPods)
     /// (a cluster's answers together, as it gives them).
     Pods(Vec<(CellRef, CellPods)>),
+    /// Lines and notes of the log pane's streams (answering
+    /// [`Effect::OpenLogs`](super::effect::Effect::OpenLogs) number `stream`), in order;
+    /// `skipped` lines before them were left out to keep the pane bounded.
+    Logs {
+        stream: u64,
+        items: Vec<super::logs::LogItem>,
+        skipped: usize,
+    },
 }
 
 impl BackendEvent {

@@ -8,6 +8,7 @@
 //! # Rooms, from the bottom up
 //! - [`cell`]: a cell of the matrix and the news about it.
 //! - [`plan_item`], [`drift_field`], [`live_object`]: what a cluster answered, as carried.
+//! - [`logs`]: the log pane's request, lease and lines.
 //! - [`effect`]: what the app asks of a backend, and the fleet handed over with it.
 //! - [`event`]: what a backend reports, and what a connected hub lets the console do.
 
@@ -16,6 +17,7 @@ pub mod drift_field;
 pub mod effect;
 pub mod event;
 pub mod live_object;
+pub mod logs;
 pub mod plan_item;
 
 pub use cell::{CellRef, CellUpdate, HealthUpdate, by_cluster};
@@ -23,4 +25,5 @@ pub use drift_field::DriftField;
 pub use effect::{Effect, RevertField, SharedFleet};
 pub use event::{AddedResource, BackendEvent, CannotEdit, HubTraits};
 pub use live_object::{CellPods, LiveObject, ObjectEvent};
+pub use logs::{LogItem, LogLease, LogOpen, LogWatch};
 pub use plan_item::{PlanAction, PlanItem};

@@ -10,6 +10,7 @@ mod digits;
 mod drift;
 mod help;
 mod input;
+mod logs;
 mod object_view;
 mod ocm_placement;
 mod override_editor;
@@ -99,7 +100,10 @@ fn render_console(frame: &mut Frame, state: &State, context: &ViewContext) {
     };
     let [resources_area, detail_area] =
         Layout::vertical([Constraint::Min(3), Constraint::Length(detail_height)]).areas(right);
-    if let Mode::Object { scroll, tab, group } = state.mode {
+    if let Mode::Logs(pane) = &state.mode {
+        // Log lines read best at full width; each names its cluster.
+        logs::render(frame, body, pane, context);
+    } else if let Mode::Object { scroll, tab, group } = state.mode {
         // A cell's object reads best at full width; its title names the cluster.
         object_view::render(frame, body, state, context, (tab, scroll, group));
     } else if let Mode::Drift(view) = &state.mode {
@@ -108,7 +112,10 @@ fn render_console(frame: &mut Frame, state: &State, context: &ViewContext) {
     } else {
         clusters::render(frame, left, state, context);
     }
-    if matches!(state.mode, Mode::Object { .. } | Mode::Drift(_)) {
+    if matches!(
+        state.mode,
+        Mode::Object { .. } | Mode::Drift(_) | Mode::Logs(_)
+    ) {
         // Drawn above.
     } else if let Mode::Placement(placement) = &state.mode {
         placement_editor::render(frame, right, state, placement, context);
@@ -357,21 +364,28 @@ fn footer_line<'a>(state: &'a State, context: &ViewContext) -> Paragraph<'a> {
         spans.extend(hint(KeyCommand::Back, "cancel later waves"));
         return Paragraph::new(Line::from(spans));
     }
-    let hints = [
-        (KeyCommand::Quit, "quit"),
-        (KeyCommand::Help, "help"),
-        (KeyCommand::Detail, "detail"),
-        (KeyCommand::Filter, "filter"),
-        (KeyCommand::Palette, "command"),
-        (KeyCommand::FocusNext, "pane"),
-        (KeyCommand::Sort, "sort"),
-        (KeyCommand::Apply, "propagate"),
-        (KeyCommand::EditPlacement, "edit placement"),
-        (KeyCommand::EditOverrides, "overrides"),
-        (KeyCommand::Drift, "drift"),
-        (KeyCommand::Collapse, "heat strips"),
-    ];
-    for (command, label) in hints {
+    if matches!(state.mode, Mode::Logs(_)) {
+        spans.extend(logs::footer_hints(context));
+    }
+    let hints = if matches!(state.mode, Mode::Logs(_)) {
+        &[][..]
+    } else {
+        &[
+            (KeyCommand::Quit, "quit"),
+            (KeyCommand::Help, "help"),
+            (KeyCommand::Detail, "detail"),
+            (KeyCommand::Filter, "filter"),
+            (KeyCommand::Palette, "command"),
+            (KeyCommand::FocusNext, "pane"),
+            (KeyCommand::Sort, "sort"),
+            (KeyCommand::Apply, "propagate"),
+            (KeyCommand::EditPlacement, "edit placement"),
+            (KeyCommand::EditOverrides, "overrides"),
+            (KeyCommand::Drift, "drift"),
+            (KeyCommand::Collapse, "heat strips"),
+        ][..]
+    };
+    for &(command, label) in hints {
         // A read-only console offers no way to write.
         if state.readonly && command.is_mutating() {
             continue;

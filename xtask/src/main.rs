@@ -72,8 +72,9 @@ commands:
                                (flotilla-plan.1, flotilla-placement-set.1, …), written into DIR
                                (default target/man) by `flotilla man --out`
   screenshot                   docs/*.png: the release binary's demo console at 160x42
-                               (docs/screenshot.png) and 80x24 and its wall at 120x40 and
-                               240x68, each in a tmux session (needs tmux, aha and chromium)
+                               (docs/screenshot.png) and 80x24, its log pane at 120x32 and
+                               its wall at 120x40 and 240x68, each in a tmux session (needs
+                               tmux, aha and chromium)
   testenv up [--members N] [--hub karmada|ocm|kubefed]
                                start a hub + N member kube-apiservers on 127.0.0.1 (default 3);
                                builds kube-apiserver/etcd from the Go module proxy when needed;

@@ -2,8 +2,8 @@
 //! release binary and, for each picture, opens `flotilla demo` (or `flotilla watch --demo`)
 //! with a fixed seed in a detached tmux session of a fixed size, presses the keys a person
 //! would, and turns the coloured screen into a PNG in docs/ (tmux's capture → aha's HTML →
-//! headless Chromium): the console at 160x42 (the README's) and 80x24, the wall at 120x40 and
-//! 240x68. It must not draw the screen itself: what a picture shows is what the binary drew.
+//! headless Chromium): the console at 160x42 (the README's) and 80x24, its log pane at 120x32,
+//! the wall at 120x40 and 240x68. It must not draw the screen itself: what a picture shows is what the binary drew.
 
 use std::path::Path;
 use std::process::Command;
@@ -29,7 +29,7 @@ struct Shot {
     keys: &'static [(&'static str, usize)],
 }
 
-const SHOTS: [Shot; 4] = [
+const SHOTS: [Shot; 5] = [
     // To the resources pane, down to the drifted `shop/inventory` Deployment, right onto the
     // cluster where it drifted.
     Shot {
@@ -48,6 +48,27 @@ const SHOTS: [Shot; 4] = [
         columns: 80,
         rows: 24,
         keys: &[("Tab", 1), ("j", 14), ("l", 11), ("i", 1)],
+    },
+    // The same cell's log pane (L), searched for a line (/cache), the match highlighted.
+    Shot {
+        file: "docs/logs-120x32.png",
+        what: "flotilla demo",
+        args: &["demo"],
+        columns: 120,
+        rows: 32,
+        keys: &[
+            ("Tab", 1),
+            ("j", 14),
+            ("l", 11),
+            ("L", 1),
+            ("/", 1),
+            ("c", 1),
+            ("a", 1),
+            ("c", 1),
+            ("h", 1),
+            ("e", 1),
+            ("Enter", 1),
+        ],
     },
     Shot {
         file: "docs/wall-120x40.png",

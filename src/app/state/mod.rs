@@ -11,6 +11,7 @@ pub mod edits;
 pub mod exec;
 pub mod filter;
 pub mod history;
+pub mod logs;
 pub mod object_view;
 pub mod ocm_placement;
 pub mod override_editor;
@@ -108,6 +109,8 @@ pub enum Mode {
     Drift(Box<drift::DriftView>),
     /// `x`: what to run in the selected cell's pod, and a danger-class cluster's name.
     Exec(Box<exec::ExecPrompt>),
+    /// `L`: the logs of the selected cell's (or row's) workload, streaming while it is open.
+    Logs(Box<logs::LogPane>),
 }
 
 /// Where keys go now: to the main key map, to a view's own section, or typed into an input.
@@ -237,6 +240,9 @@ pub struct State {
     /// short for the Detail pane, that is where it is.
     pub detail_open: bool,
     pub readonly: bool,
+    /// How many times the log pane's streams were opened: each opening's number, so lines
+    /// of a closed one are told apart.
+    pub log_streams: u64,
     /// Why the source cannot take edits of this kind at all (a hub without the API), said
     /// instead of the generic read-only notice.
     pub cannot_edit: CannotEdit,
@@ -576,7 +582,7 @@ impl State {
                 | Mode::Overrides(_)
                 | Mode::Drift(_)
                 | Mode::Exec(_)
-        )
+        ) || matches!(&self.mode, Mode::Logs(pane) if pane.typing.is_some())
     }
 
     /// Which [`KeyContext`] the state reads keys in: the main key map while the help screen
@@ -599,6 +605,7 @@ impl State {
         }
         match &self.mode {
             Mode::Object { .. } => KeyContext::View(Section::Object),
+            Mode::Logs(pane) if pane.typing.is_none() => KeyContext::View(Section::Logs),
             Mode::OcmPlacement(editor)
                 if matches!(editor.stage, ocm_placement::OcmStage::Choosing { .. }) =>
             {

@@ -8,7 +8,8 @@
 //! into the console's events and the console's edits carried out and followed there;
 //! [`preview`] answers the editors' previews and `plan --hub`.
 //! [`member_health`] and [`object_view`] read members' own objects where the hub's word is not
-//! enough. Their errors say why by cause ([`HubError`]: not a hub, unreachable, a kind it does
+//! enough, and [`log_stream`] streams members' pod logs into the console's log pane. Their
+//! errors say why by cause ([`HubError`]: not a hub, unreachable, a kind it does
 //! not serve, an object it cannot read, a refused write, an object changed under an edit).
 //! Readers only read; only the `write` modules send a mutating request, and a
 //! read-only console never reaches them. No file here decides placement (the engine does) or
@@ -22,6 +23,7 @@ pub mod karmada;
 pub mod kind;
 pub mod kubefed;
 pub mod kubefed_delta;
+pub mod log_stream;
 pub mod member_health;
 pub mod object_view;
 pub mod objects;

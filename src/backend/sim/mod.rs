@@ -9,6 +9,7 @@
 pub mod cluster_api;
 pub mod exec;
 pub mod live_status;
+pub mod log_stream;
 pub mod logs;
 pub mod object_view;
 pub mod pods;

@@ -279,6 +279,9 @@ impl ConsoleBackend for Sim {
                     self.schedule(now + delay, Scheduled::PodsRead { cells });
                 }
             }
+            Effect::OpenLogs(open) => {
+                super::log_stream::open(&self.core, &self.events, open);
+            }
             Effect::UseFleet(fleet) => {
                 self.core.set_fleet(fleet.0);
                 return send(&self.core, &self.events, self.core.snapshot());

@@ -60,7 +60,7 @@ struct SimCluster {
 }
 
 /// The simulated fleet's live state, advanced by explicit time.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct SimCore {
     fleet: Arc<Fleet>,
     clusters: Vec<SimCluster>,

@@ -208,6 +208,9 @@ impl<S: ViewSource> ConsoleBackend for OnHub<S> {
             Effect::CloseObjectView => {
                 self.following.follow(source.view(), &rendered, Vec::new());
             }
+            Effect::OpenLogs(open) => {
+                super::log_stream::open(&self.hub, source.view(), open, &self.events);
+            }
             Effect::ReadPods { cells } => {
                 self.following.read_pods(
                     &self.hub,

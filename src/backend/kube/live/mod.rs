@@ -11,8 +11,10 @@
 //! - [`watcher`]: discovery and watches.
 //! - [`write`]: applies, deletes, reverts and dry runs through the fan-out.
 //! - [`task`]: one cluster's task.
+//! - [`log_stream`]: the log pane's streams, from the tasks' clients.
 
 pub mod column;
+mod log_stream;
 mod task;
 mod watcher;
 mod write;
@@ -234,6 +236,7 @@ impl ConsoleBackend for Dispatch {
                 }
             }
             Effect::ReadPods { cells } => route(clusters, rows(cells), None, ToCluster::ReadPods),
+            Effect::OpenLogs(open) => log_stream::open(clusters, open, ToCluster::Logs),
             Effect::CloseObjectView => {
                 for task in clusters.iter().flatten() {
                     let _ = task.send(ToCluster::Follow(Vec::new()));

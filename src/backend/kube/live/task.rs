@@ -75,6 +75,8 @@ pub(super) enum ToCluster {
     Follow(Vec<u32>),
     /// Read these rows' workload pods once (the `:pods` query).
     ReadPods(Vec<u32>),
+    /// The log pane asks for this cluster's client and rows.
+    Logs(super::log_stream::LogPart),
 }
 
 /// How often the followed rows' Events are read again while the object view is open.
@@ -482,6 +484,12 @@ impl ClusterTask {
                 self.refresh_live();
             }
             ToCluster::ReadPods(rows) => self.read_pods(rows),
+            ToCluster::Logs(part) => part.answer(
+                self.client.clone(),
+                self.cells.fleet(),
+                self.index(),
+                &self.shared.events,
+            ),
             ToCluster::UseFleet(fleet) => {
                 let index = Arc::new(FleetIndex::new(&fleet));
                 let kinds_changed = index.kinds != self.cells.index().kinds;
