@@ -3,9 +3,12 @@
 //! live, diff, events, clusters), the group highlighted in the clusters view, and the cells
 //! the backend must follow while it is open — asked for with [`Effect::OpenObjectView`], dropped
 //! with [`Effect::CloseObjectView`] once it closes. Live reads the backend sends are kept only
-//! for followed cells. It must not do I/O nor draw.
+//! for followed cells, and the template status they aggregate to (Karmada's rules, through the
+//! engine) is worked out as each arrives. It must not do I/O nor draw.
 
-use super::state::object_view::{LiveRead, ObjectTab};
+use serde_json::json;
+
+use super::state::object_view::{AggregateRead, LiveRead, ObjectTab};
 use super::state::{Mode, State};
 use crate::config::keymap::{KeyCommand, ViewCommand};
 use crate::engine::compare::{diff, live_state};
@@ -99,6 +102,11 @@ pub fn follow(state: &mut State) -> Vec<Effect> {
         return Vec::new();
     }
     state.live.reads.retain(|cell, _| wanted.contains(cell));
+    state.live.aggregated.retain(|resource, _| {
+        wanted
+            .iter()
+            .any(|cell| cell.resource as usize == *resource)
+    });
     let effect = if wanted.is_empty() {
         Effect::CloseObjectView
     } else {
@@ -128,6 +136,54 @@ pub fn receive(state: &mut State, cell: CellRef, live: LiveObject) {
             yaml,
         },
     );
+    aggregate(state, cell.resource as usize);
+}
+
+/// Works out `resource`'s template status as Karmada would aggregate it from the reads of its
+/// placed clusters (all of them read: a cluster not read yet would count as not collected),
+/// with the hub's own where a read brought it.
+fn aggregate(state: &mut State, resource: usize) {
+    let placed = state.placed_clusters(resource);
+    let reads: Vec<(&str, &LiveRead)> = placed
+        .iter()
+        .filter_map(|&cluster| {
+            let read = state.live.reads.get(&CellRef {
+                resource: resource as u32,
+                cluster: cluster as u32,
+            })?;
+            Some((state.clusters.get(cluster)?.spec.name.as_str(), read))
+        })
+        .collect();
+    let Some(row) = state.resources.get(resource) else {
+        return;
+    };
+    let Some(index) = state.fleet.resource_index(&row.target, resource) else {
+        state.live.aggregated.remove(&resource);
+        return;
+    };
+    let hub_template = reads
+        .iter()
+        .find_map(|(_, read)| read.live.hub.as_ref()?.template.as_ref());
+    let members: Vec<(&str, Option<&serde_json::Value>)> = reads
+        .iter()
+        .map(|(name, read)| (*name, read.live.object.as_ref()))
+        .collect();
+    let aggregated = state
+        .fleet
+        .aggregate_status(index, hub_template, &members)
+        .map(|result| AggregateRead {
+            flotilla: result.map_err(|error| error.to_string()),
+            members: members.len(),
+            hub: hub_template.map(|t| t.get("status").cloned().unwrap_or_else(|| json!({}))),
+        });
+    match aggregated {
+        Some(aggregated) => {
+            state.live.aggregated.insert(resource, aggregated);
+        }
+        None => {
+            state.live.aggregated.remove(&resource);
+        }
+    }
 }
 
 /// How many groups the clusters view shows.

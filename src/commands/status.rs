@@ -3,7 +3,9 @@
 //! for scripts and for a look without opening the console. On live clusters and on the demo
 //! alike it runs the passes `plan` and `drift` run: a read-only plan (with the prune candidates,
 //! so orphans show) gives each cell's status through [`planning::cell_status`], and drift names
-//! the field and the manager of a drifted cell. It only reads: no write, not even a dry run. It
+//! the field and the manager of a drifted cell. With `--resource`, the live objects read for
+//! the named resources also give each its template status as Karmada would aggregate it (the
+//! engine's interpreter; no read of its own). It only reads: no write, not even a dry run. It
 //! must not work a status out by rules of its own.
 //!
 //! A one-shot read cannot remember: a placed object that is absent is `Pending` (never
@@ -66,11 +68,72 @@ pub struct StatusItem {
 }
 
 /// `status -o json`: the cells, and their totals of sync and of health (placed cells only;
-/// not-placed cells count under `sync.NotPlaced`).
+/// not-placed cells count under `sync.NotPlaced`); with `--resource`, each named resource's
+/// template status as Karmada would aggregate it from the live objects read for its cells.
 #[derive(Debug, Serialize)]
 struct StatusList<'a> {
     items: &'a [StatusItem],
     totals: Totals,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    aggregated: &'a [AggregatedItem],
+}
+
+/// One resource's aggregated status in `status -o json` (`--resource` only: it comes from the
+/// live objects that read, so it costs no read of its own).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AggregatedItem {
+    pub resource: ResourceRef,
+    /// The clusters whose live objects went into it.
+    pub clusters: Vec<String>,
+    /// The aggregated `.status`, the aggregating rule and the reflecting one; absent when the
+    /// rule failed.
+    #[serde(flatten)]
+    pub aggregation: Option<crate::engine::interpreter::Aggregation>,
+    /// Why the rule failed, naming it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Each resource's template status as Karmada would aggregate it from `items`' live objects
+/// (placed cells read with `--resource`); resources no rule aggregates are left out.
+fn aggregated_of(fleet: &crate::engine::Fleet, items: &[StatusItem]) -> Vec<AggregatedItem> {
+    let mut out = Vec::new();
+    for (index, resource) in fleet.resources.iter().enumerate() {
+        let cells: Vec<&StatusItem> = items
+            .iter()
+            .filter(|item| {
+                item.resource == resource.target
+                    && item.sync != StatusKind::NotPlaced
+                    && item.live.is_some()
+            })
+            .collect();
+        if cells.is_empty() {
+            continue;
+        }
+        let members: Vec<(&str, Option<&Value>)> = cells
+            .iter()
+            .map(|item| {
+                (
+                    item.cluster.as_str(),
+                    item.live.as_ref().filter(|live| !live.is_null()),
+                )
+            })
+            .collect();
+        let Some(result) = fleet.aggregate_status(index, None, &members) else {
+            continue;
+        };
+        let (aggregation, error) = match result {
+            Ok(aggregation) => (Some(aggregation), None),
+            Err(error) => (None, Some(error.to_string())),
+        };
+        out.push(AggregatedItem {
+            resource: resource.target.clone(),
+            clusters: cells.iter().map(|item| item.cluster.clone()).collect(),
+            aggregation,
+            error,
+        });
+    }
+    out
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -84,6 +147,7 @@ impl<'a> StatusList<'a> {
         StatusList {
             items,
             totals: Totals::of(items.iter()),
+            aggregated: &[],
         }
     }
 }
@@ -131,7 +195,7 @@ pub async fn run_status(
         Ok(resources) => resources,
         Err(InputError(message)) => return Ok(input_error(&message)),
     };
-    let (items, code) = match prepare_clusters(global, scope, true).await {
+    let (items, aggregated, code) = match prepare_clusters(global, scope, true).await {
         Err(InputError(message)) => return Ok(input_error(&message)),
         Ok(Clusters::Live(prepared)) => {
             let failures = audit::last_failures(&audit::read_entries());
@@ -160,9 +224,11 @@ pub async fn run_status(
             cells_of(prepared, &resources, &failures).await
         }
     };
-    output::write(out, &global.output, &StatusList::of(&items), || {
-        table(&items)
-    })?;
+    let list = StatusList {
+        aggregated: &aggregated,
+        ..StatusList::of(&items)
+    };
+    output::write(out, &global.output, &list, || table(&items))?;
     Ok(code)
 }
 
@@ -302,13 +368,14 @@ async fn hub_status(
     })
 }
 
-/// Every cell of the selected clusters and resources, and the exit code `plan` would give
-/// (3 a cluster or object failed, 1 something not in sync, 0 all in sync).
+/// Every cell of the selected clusters and resources, the aggregated status of the resources
+/// read live (`--resource`), and the exit code `plan` would give (3 a cluster or object
+/// failed, 1 something not in sync, 0 all in sync).
 async fn cells_of<A: ClusterApi>(
     prepared: Prepared<A>,
     resources: &ResourceScope,
     failures: &BTreeMap<(String, String), LastFailure>,
-) -> (Vec<StatusItem>, u8) {
+) -> (Vec<StatusItem>, Vec<AggregatedItem>, u8) {
     let options = Options::default();
     let on_done = progress("status");
     let quiet = |_: usize, _: usize| {};
@@ -454,7 +521,8 @@ async fn cells_of<A: ClusterApi>(
         exit::OK if unhealthy => exit::CHANGES,
         code => code,
     };
-    (items, code)
+    let aggregated = aggregated_of(fleet, &items);
+    (items, aggregated, code)
 }
 
 /// A cell's status once the last write flotilla made of it is known: as in the console
