@@ -585,6 +585,41 @@ fn aggregate_lines(
     lines
 }
 
+/// The aggregated status on one line, for the side-by-side view: the status as compact JSON,
+/// the rule, and the hub's verdict.
+fn aggregate_summary(
+    state: &State,
+    resource: usize,
+    theme: &crate::config::theme::Theme,
+) -> Vec<Line<'static>> {
+    let Some(aggregated) = state.live.aggregated.get(&resource) else {
+        return Vec::new();
+    };
+    let hub = match aggregated.agrees() {
+        Some(true) => " · the hub aggregated the same",
+        Some(false) => " · the hub aggregated otherwise",
+        None => "",
+    };
+    let (text, style) = match &aggregated.flotilla {
+        Ok(aggregation) => (
+            format!(
+                "# aggregated status {} by {}{hub}",
+                aggregation.status, aggregation.rule
+            ),
+            if aggregated.agrees() == Some(false) {
+                theme.status_style(crate::model::StatusKind::Drifted)
+            } else {
+                theme.muted
+            },
+        ),
+        Err(reason) => (
+            format!("# aggregated status: {reason}"),
+            theme.status_style(crate::model::StatusKind::Failed),
+        ),
+    };
+    vec![Line::from(Span::styled(printable(&text, false), style))]
+}
+
 fn status_yaml(status: &serde_json::Value) -> String {
     crate::engine::compare::diff::to_yaml(&serde_json::json!({ "status": status }))
 }
@@ -682,6 +717,7 @@ fn render_columns(
         theme,
     )];
     top.extend(unread_lines(state, resource, &groups, theme));
+    top.extend(aggregate_summary(state, resource, theme));
     let [top_area, columns_area] =
         Layout::vertical([Constraint::Length(top.len() as u16), Constraint::Min(1)]).areas(area);
     frame.render_widget(Paragraph::new(top), top_area);
