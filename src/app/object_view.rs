@@ -157,20 +157,27 @@ fn aggregate(state: &mut State, resource: usize) {
     let Some(row) = state.resources.get(resource) else {
         return;
     };
-    let Some(index) = state.fleet.resource_index(&row.target, resource) else {
-        state.live.aggregated.remove(&resource);
-        return;
-    };
+    // The hub's template where a read brought it (Karmada starts from its generation and
+    // status), else the fleet's.
     let hub_template = reads
         .iter()
         .find_map(|(_, read)| read.live.hub.as_ref()?.template.as_ref());
+    let template = hub_template.or_else(|| {
+        let index = state.fleet.resource_index(&row.target, resource)?;
+        state.fleet.template(index)
+    });
+    let Some(template) = template else {
+        state.live.aggregated.remove(&resource);
+        return;
+    };
     let members: Vec<(&str, Option<&serde_json::Value>)> = reads
         .iter()
         .map(|(name, read)| (*name, read.live.object.as_ref()))
         .collect();
     let aggregated = state
         .fleet
-        .aggregate_status(index, hub_template, &members)
+        .interpreters
+        .aggregate_members(template, &members)
         .map(|result| AggregateRead {
             flotilla: result.map_err(|error| error.to_string()),
             members: members.len(),
