@@ -2615,4 +2615,21 @@ fn hub_karmada_flotillas_aggregation_of_the_members_equals_the_hubs_template_sta
         ours.status["observedGeneration"], on_hub["metadata"]["generation"],
         "every member caught up with the template"
     );
+
+    // `status --hub --resource -o json` gives the same, beside the hub's own.
+    let fleet = FleetDir::new();
+    let out = harness::flotilla(
+        fleet.path(),
+        &["--hub", "hub", "status", "--resource", &key, "-o", "json"],
+    );
+    let value: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("status -o json: {}", harness::output_text(&out)));
+    let item = &value["aggregated"][0];
+    assert_eq!(item["rule"], "apps/Deployment (built-in)", "{value}");
+    assert_eq!(item["agrees"], true, "{item}");
+    assert!(
+        flotilla::engine::interpreter::status::same_status(&item["status"], &on_hub["status"]),
+        "{item} vs the hub {}",
+        on_hub["status"]
+    );
 }

@@ -140,8 +140,9 @@ pub fn receive(state: &mut State, cell: CellRef, live: LiveObject) {
 }
 
 /// Works out `resource`'s template status as Karmada would aggregate it from the reads of its
-/// placed clusters (all of them read: a cluster not read yet would count as not collected),
-/// with the hub's own where a read brought it.
+/// placed clusters, with the hub's own where a read brought it. A cluster not read yet, or
+/// that could not be read, is left out: Karmada would still hold its last collected status,
+/// which flotilla does not know (a member read that holds no object counts, with no status).
 fn aggregate(state: &mut State, resource: usize) {
     let placed = state.placed_clusters(resource);
     let reads: Vec<(&str, &LiveRead)> = placed
@@ -151,6 +152,9 @@ fn aggregate(state: &mut State, resource: usize) {
                 resource: resource as u32,
                 cluster: cluster as u32,
             })?;
+            if read.live.object.is_none() && read.live.error.is_some() {
+                return None;
+            }
             Some((state.clusters.get(cluster)?.spec.name.as_str(), read))
         })
         .collect();

@@ -92,6 +92,45 @@ pub struct AggregatedItem {
     /// Why the rule failed, naming it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// On a Karmada hub: the status the hub wrote into its template.
+    #[serde(rename = "hubStatus", skip_serializing_if = "Option::is_none")]
+    pub hub_status: Option<Value>,
+    /// On a Karmada hub: whether the hub's status and flotilla's aggregation agree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agrees: Option<bool>,
+}
+
+/// Whether a cell's live read goes into its resource's aggregation: read (`--resource`) and
+/// answered. A member that could not be read is left out, as in the console: Karmada would
+/// still hold its last collected status, which a one-shot read does not know.
+fn read_for_aggregation(item: &StatusItem) -> bool {
+    match &item.live {
+        None => false,
+        Some(Value::Null) => item.live_error.is_none(),
+        Some(_) => true,
+    }
+}
+
+fn aggregated_item(
+    resource: &ResourceRef,
+    cells: &[&StatusItem],
+    result: Result<
+        crate::engine::interpreter::Aggregation,
+        crate::engine::interpreter::InterpreterError,
+    >,
+) -> AggregatedItem {
+    let (aggregation, error) = match result {
+        Ok(aggregation) => (Some(aggregation), None),
+        Err(error) => (None, Some(error.to_string())),
+    };
+    AggregatedItem {
+        resource: resource.clone(),
+        clusters: cells.iter().map(|item| item.cluster.clone()).collect(),
+        aggregation,
+        error,
+        hub_status: None,
+        agrees: None,
+    }
 }
 
 /// Each resource's template status as Karmada would aggregate it from `items`' live objects
@@ -104,7 +143,7 @@ fn aggregated_of(fleet: &crate::engine::Fleet, items: &[StatusItem]) -> Vec<Aggr
             .filter(|item| {
                 item.resource == resource.target
                     && item.sync != StatusKind::NotPlaced
-                    && item.live.is_some()
+                    && read_for_aggregation(item)
             })
             .collect();
         if cells.is_empty() {
@@ -122,16 +161,7 @@ fn aggregated_of(fleet: &crate::engine::Fleet, items: &[StatusItem]) -> Vec<Aggr
         let Some(result) = fleet.aggregate_status(index, None, &members) else {
             continue;
         };
-        let (aggregation, error) = match result {
-            Ok(aggregation) => (Some(aggregation), None),
-            Err(error) => (None, Some(error.to_string())),
-        };
-        out.push(AggregatedItem {
-            resource: resource.target.clone(),
-            clusters: cells.iter().map(|item| item.cluster.clone()).collect(),
-            aggregation,
-            error,
-        });
+        out.push(aggregated_item(&resource.target, &cells, result));
     }
     out
 }
@@ -255,7 +285,7 @@ async fn hub_status(
     }
     // The members' own objects are judged by the interpreters the hub runs, over the fleet
     // directory's when there is one beside it.
-    match hub.interpreters().await {
+    let interpreters = match hub.interpreters().await {
         Ok(interpreters) => {
             let files = crate::source::fleet_files(global).ok();
             let fleet = files
@@ -263,9 +293,10 @@ async fn hub_status(
                 .filter(|(_, errors)| errors.is_empty())
                 .map(|(fleet, _)| fleet);
             crate::engine::fleet::interpreted::use_hub_for_health(&interpreters, fleet.as_ref());
+            interpreters
         }
         Err(err) => return Ok(hub::failed(err)),
-    }
+    };
     // Where the hub says only "not healthy yet", the member says whether it is stuck, as in
     // the console; on a hub that reports no health, every placed cell in scope asks its member.
     let in_scope = |cell: &CellRef| {
@@ -356,9 +387,53 @@ async fn hub_status(
             && (item.sync != StatusKind::InSync
                 || matches!(item.health, "Degraded" | "Progressing" | "Unknown"))
     });
-    output::write(out, &global.output, &StatusList::of(&items), || {
-        table(&items)
-    })?;
+    // Each named resource's aggregation, from its hub template (as Karmada starts from it)
+    // and the members' objects read above, beside the status the hub wrote.
+    let mut aggregated = Vec::new();
+    for (row, resource) in view.rows.iter().enumerate() {
+        let reads: Vec<&LiveObject> = live
+            .iter()
+            .filter(|(cell, _)| cell.resource as usize == row)
+            .map(|(_, read)| read)
+            .collect();
+        let Some(template) = reads
+            .iter()
+            .find_map(|read| read.hub.as_ref()?.template.as_ref())
+        else {
+            continue;
+        };
+        let cells: Vec<&StatusItem> = items
+            .iter()
+            .filter(|item| {
+                item.resource == resource.target
+                    && item.sync != StatusKind::NotPlaced
+                    && read_for_aggregation(item)
+            })
+            .collect();
+        let members: Vec<(&str, Option<&Value>)> = cells
+            .iter()
+            .map(|item| {
+                (
+                    item.cluster.as_str(),
+                    item.live.as_ref().filter(|live| !live.is_null()),
+                )
+            })
+            .collect();
+        if let Some(result) = interpreters.aggregate_members(template, &members) {
+            let hub_status = template.get("status").cloned().unwrap_or(Value::Null);
+            let mut item = aggregated_item(&resource.target, &cells, result);
+            item.agrees = item.aggregation.as_ref().map(|ours| {
+                crate::engine::interpreter::status::same_status(&ours.status, &hub_status)
+            });
+            item.hub_status = Some(hub_status);
+            aggregated.push(item);
+        }
+    }
+    let list = StatusList {
+        aggregated: &aggregated,
+        ..StatusList::of(&items)
+    };
+    output::write(out, &global.output, &list, || table(&items))?;
     Ok(if failed {
         exit::PARTIAL
     } else if unsettled {

@@ -558,7 +558,7 @@ fn aggregate_lines(
         Ok(aggregation) => {
             lines.push(muted(
                 &format!(
-                    "# aggregated status of {} cluster(s), by {}",
+                    "# aggregated status of the {} cluster(s) read, by {}",
                     aggregated.members,
                     printable(&aggregation.rule, false)
                 ),

@@ -89,7 +89,7 @@ pub struct LiveBook {
 pub struct AggregateRead {
     /// flotilla's aggregation, or why the rule failed (naming it).
     pub flotilla: Result<Aggregation, String>,
-    /// How many of the placed clusters' reads went into it.
+    /// How many placed clusters' reads went into it (those that could not be read do not).
     pub members: usize,
     /// The hub template's `.status`, as the hub aggregated it.
     pub hub: Option<serde_json::Value>,
