@@ -12,6 +12,7 @@ use super::state::object_view::{AggregateRead, LiveRead, ObjectTab};
 use super::state::{Mode, State};
 use crate::config::keymap::{KeyCommand, ViewCommand};
 use crate::engine::compare::{diff, live_state};
+use crate::engine::health::lua::Limits;
 use crate::messages::{CellRef, Effect, LiveObject};
 
 /// Opens the object view on the selected cell, at the desired object.
@@ -139,6 +140,14 @@ pub fn receive(state: &mut State, cell: CellRef, live: LiveObject) {
     aggregate(state, cell.resource as usize);
 }
 
+/// The bound of a status script run as a read arrives: a rule that runs away stops within a
+/// frame's time or so and says so, instead of holding up the console for a second.
+const CONSOLE_LIMITS: Limits = Limits {
+    instructions: 2_000_000,
+    memory: 32 << 20,
+    time: std::time::Duration::from_millis(50),
+};
+
 /// Works out `resource`'s template status as Karmada would aggregate it from the reads of its
 /// placed clusters, with the hub's own where a read brought it. A cluster not read yet, or
 /// that could not be read, is left out: Karmada would still hold its last collected status,
@@ -178,14 +187,35 @@ fn aggregate(state: &mut State, resource: usize) {
         .iter()
         .map(|(name, read)| (*name, read.live.object.as_ref()))
         .collect();
+    // A read every few seconds mostly brings what the last did: the rule runs again only when
+    // what goes into it changed.
+    let inputs = {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        template.to_string().hash(&mut hasher);
+        for (name, object) in &members {
+            name.hash(&mut hasher);
+            object.map(|o| o.to_string()).hash(&mut hasher);
+        }
+        hasher.finish()
+    };
+    if state
+        .live
+        .aggregated
+        .get(&resource)
+        .is_some_and(|kept| kept.inputs == inputs)
+    {
+        return;
+    }
     let aggregated = state
         .fleet
         .interpreters
-        .aggregate_members(template, &members)
+        .aggregate_members_within(template, &members, CONSOLE_LIMITS)
         .map(|result| AggregateRead {
             flotilla: result.map_err(|error| error.to_string()),
             members: members.len(),
             hub: hub_template.map(|t| t.get("status").cloned().unwrap_or_else(|| json!({}))),
+            inputs,
         });
     match aggregated {
         Some(aggregated) => {

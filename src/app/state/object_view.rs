@@ -93,6 +93,9 @@ pub struct AggregateRead {
     pub members: usize,
     /// The hub template's `.status`, as the hub aggregated it.
     pub hub: Option<serde_json::Value>,
+    /// A hash of what went into it (the template and the members' objects), so an unchanged
+    /// read does not run the rule again.
+    pub inputs: u64,
 }
 
 impl AggregateRead {

@@ -222,15 +222,21 @@ impl Interpreters {
     /// `statusReflection` where one is given, else the built-in ([`status::reflect`]); `None`
     /// when there is nothing to collect.
     pub fn reflect_status(&self, object: &Value) -> Result<Option<Value>, InterpreterError> {
+        self.reflect_status_within(object, Limits::default())
+    }
+
+    fn reflect_status_within(
+        &self,
+        object: &Value,
+        limits: Limits,
+    ) -> Result<Option<Value>, InterpreterError> {
         match self.script_for(object, Operation::InterpretStatus) {
-            Some(script) => {
-                vm::reflect_status(&script.origin, &script.text, object, Limits::default())
-                    .map(Some)
-                    .map_err(|error| InterpreterError {
-                        origin: format!("ReflectStatus ({})", script.origin),
-                        error,
-                    })
-            }
+            Some(script) => vm::reflect_status(&script.origin, &script.text, object, limits)
+                .map(Some)
+                .map_err(|error| InterpreterError {
+                    origin: format!("ReflectStatus ({})", script.origin),
+                    error,
+                }),
             None => status::reflect(object).map_err(|reason| InterpreterError {
                 origin: format!("ReflectStatus ({})", rule_name(object, None)),
                 error: RuleError::Runtime(reason),
@@ -248,6 +254,15 @@ impl Interpreters {
         template: &Value,
         items: Option<&[StatusItem]>,
     ) -> Option<Result<Aggregation, InterpreterError>> {
+        self.aggregate_status_within(template, items, Limits::default())
+    }
+
+    fn aggregate_status_within(
+        &self,
+        template: &Value,
+        items: Option<&[StatusItem]>,
+        limits: Limits,
+    ) -> Option<Result<Aggregation, InterpreterError>> {
         let script = self.script_for(template, Operation::AggregateStatus);
         let reflect_rule = rule_name(
             template,
@@ -263,7 +278,7 @@ impl Interpreters {
                     &script.text,
                     template,
                     items.as_deref(),
-                    Limits::default(),
+                    limits,
                 )
                 .map(|object| object.get("status").cloned().unwrap_or(Value::Null))
                 .map_err(|error| InterpreterError {
@@ -297,6 +312,17 @@ impl Interpreters {
         template: &Value,
         members: &[(&str, Option<&Value>)],
     ) -> Option<Result<Aggregation, InterpreterError>> {
+        self.aggregate_members_within(template, members, Limits::default())
+    }
+
+    /// [`Interpreters::aggregate_members`] with each script held to `limits` (the console's
+    /// tighter bound, so a runaway script cannot hold up a frame for long).
+    pub fn aggregate_members_within(
+        &self,
+        template: &Value,
+        members: &[(&str, Option<&Value>)],
+        limits: Limits,
+    ) -> Option<Result<Aggregation, InterpreterError>> {
         let text = |field: &str| template.get(field).and_then(Value::as_str).unwrap_or("");
         let known = status::aggregates(text("apiVersion"), text("kind"))
             || self
@@ -308,7 +334,7 @@ impl Interpreters {
         let mut items = Vec::with_capacity(members.len());
         for (cluster, live) in members {
             let status = match live {
-                Some(object) => match self.reflect_status(object) {
+                Some(object) => match self.reflect_status_within(object, limits) {
                     Ok(status) => status,
                     Err(error) => return Some(Err(error)),
                 },
@@ -321,7 +347,11 @@ impl Interpreters {
                 ..StatusItem::default()
             });
         }
-        self.aggregate_status(template, (!items.is_empty()).then_some(items.as_slice()))
+        self.aggregate_status_within(
+            template,
+            (!items.is_empty()).then_some(items.as_slice()),
+            limits,
+        )
     }
 }
 
@@ -376,6 +406,70 @@ mod tests {
                 })
                 .collect(),
             location: origin.into(),
+        }
+    }
+
+    fn scripted(operation: Operation, text: &str) -> Interpreters {
+        let mut widget = customization("widget", "fleet/widget.yaml:12", &[]);
+        widget.scripts.insert(
+            operation,
+            Script {
+                text: text.into(),
+                origin: "fleet/widget.yaml:12".into(),
+            },
+        );
+        Interpreters::new(&[widget])
+    }
+
+    #[test]
+    fn a_fleets_aggregation_script_decides_and_is_named() {
+        let interpreters = scripted(
+            Operation::AggregateStatus,
+            "function AggregateStatus(d, items)\n  local n = 0\n  for i = 1, #items do n = n + items[i].status.ready end\n  d.status = {ready = n}\n  return d\nend",
+        );
+        let template = serde_json::json!({"apiVersion": "example.io/v1", "kind": "Widget"});
+        let live = serde_json::json!({"apiVersion": "example.io/v1", "kind": "Widget",
+            "status": {"ready": 2}});
+        let got = interpreters
+            .aggregate_members(&template, &[("a", Some(&live)), ("b", Some(&live))])
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.status, serde_json::json!({"ready": 4}));
+        assert_eq!(
+            got.rule,
+            "example.io/Widget (karmada interpreter, fleet/widget.yaml:12)"
+        );
+        // Reflection had no script: Karmada's default collects the whole status.
+        assert_eq!(got.reflect_rule, "example.io/Widget (built-in)");
+        // A kind nobody aggregates: nothing.
+        let other = serde_json::json!({"apiVersion": "x.io/v1", "kind": "Gadget"});
+        assert!(interpreters.aggregate_members(&other, &[]).is_none());
+    }
+
+    #[test]
+    fn a_runaway_or_forbidden_aggregation_script_is_an_error_naming_it() {
+        let template = serde_json::json!({"apiVersion": "example.io/v1", "kind": "Widget"});
+        let limits = Limits {
+            instructions: 200_000,
+            ..Limits::default()
+        };
+        for text in [
+            "function AggregateStatus(d, items) while true do end end",
+            "function AggregateStatus(d, items) os.execute('true') return d end",
+            "function AggregateStatus(d, items) return io.open('/etc/passwd') end",
+            "function AggregateStatus(d, items) return 1 end",
+        ] {
+            let interpreters = scripted(Operation::AggregateStatus, text);
+            let error = interpreters
+                .aggregate_members_within(&template, &[], limits)
+                .unwrap()
+                .unwrap_err();
+            assert!(
+                error
+                    .to_string()
+                    .starts_with("AggregateStatus (fleet/widget.yaml:12): "),
+                "{error}"
+            );
         }
     }
 
