@@ -598,7 +598,8 @@ fn status_of_one_resource_carries_its_masked_live_object_and_recent_events() {
         "{text}"
     );
 
-    // Without --resource the shape stays as it was: no live objects, no Events.
+    // Without --resource the shape stays as it was: no live objects, no Events, nothing
+    // aggregated.
     let all = json(&flotilla(&[
         "status",
         "--demo",
@@ -612,6 +613,48 @@ fn status_of_one_resource_carries_its_masked_live_object_and_recent_events() {
             .iter()
             .all(|i| i.get("live").is_none() && i.get("events").is_none())
     }));
+    assert!(all.get("aggregated").is_none(), "{all}");
+}
+
+#[test]
+fn status_of_a_named_resource_aggregates_its_members_live_status_as_karmada_would() {
+    let output = flotilla(&[
+        "status",
+        "--demo",
+        "--resource",
+        "Deployment/shop/inventory",
+        "-o",
+        "json",
+    ]);
+    let value = json(&output);
+    let aggregated = value["aggregated"]
+        .as_array()
+        .and_then(|list| list.first())
+        .unwrap_or_else(|| panic!("no aggregated status: {value}"));
+    assert_eq!(aggregated["resource"]["name"], "inventory");
+    assert_eq!(aggregated["rule"], "apps/Deployment (built-in)");
+    // The sum of what the live objects read for the cells report, cluster by cluster.
+    let items = value["items"].as_array().expect("items");
+    let summed = |field: &str| -> i64 {
+        items
+            .iter()
+            .filter(|item| item["resource"]["name"] == "inventory")
+            .filter_map(|item| item["live"]["status"][field].as_i64())
+            .sum()
+    };
+    assert!(summed("readyReplicas") > 0, "{value}");
+    assert_eq!(
+        aggregated["status"]["readyReplicas"].as_i64(),
+        Some(summed("readyReplicas")),
+        "{value}"
+    );
+    assert_eq!(
+        aggregated["status"]["replicas"].as_i64(),
+        Some(summed("replicas")),
+        "{value}"
+    );
+    let clusters = aggregated["clusters"].as_array().expect("clusters");
+    assert!(clusters.len() > 1, "{aggregated}");
 }
 
 #[test]

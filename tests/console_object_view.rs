@@ -571,3 +571,61 @@ fn the_chain_names_each_override_rule_at_its_line() {
     let screen = demo.screen_at(160);
     assert!(screen.contains("→ override"), "{screen}");
 }
+
+/// The clusters view gives the template's status as Karmada would aggregate it from the
+/// members read: a Deployment's counters are the sums of what each placed cluster's live object
+/// reports, named as Karmada's built-in; and a hub that aggregated otherwise is flagged.
+#[test]
+fn the_clusters_view_sums_the_members_status_as_karmada_would_and_flags_a_hub_that_differs() {
+    let mut demo = Demo::new();
+    demo.open("Deployment/shop/inventory", "prod-eu-west-1");
+    let effects = demo.keys("<tab><tab><tab><tab>");
+    assert_eq!(demo.tab(), Some(ObjectTab::Clusters));
+    let cells = effects
+        .iter()
+        .find_map(|effect| match effect {
+            Effect::OpenObjectView { cells } => Some(cells.clone()),
+            _ => None,
+        })
+        .expect("the clusters view follows every placed cluster");
+    // What the members report, read from the same answers the console got.
+    let ready: i64 = cells
+        .iter()
+        .filter_map(|cell| object_view::live_object(&demo.core, *cell, 0).object)
+        .filter_map(|object| object.pointer("/status/readyReplicas")?.as_i64())
+        .sum();
+    assert!(ready > 0);
+    let screen = demo.screen_at(90);
+    assert!(
+        screen.contains("# aggregated status of") && screen.contains("apps/Deployment (built-in)"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!("  readyReplicas: {ready}")),
+        "the sum of the members' readyReplicas, {ready}: {screen}"
+    );
+    assert!(!screen.contains("the hub"), "{screen}");
+
+    // A hub whose template says otherwise (one replica short) is flagged, with its status.
+    let cell = cells[0];
+    let mut live = object_view::live_object(&demo.core, cell, 0);
+    let mut template = live.object.clone().expect("held");
+    template["status"] = serde_json::json!({"readyReplicas": ready - 1});
+    live.hub = Some(flotilla::messages::HubAggregate {
+        template: Some(template),
+        ..Default::default()
+    });
+    demo.console.act(Action::Backend(BackendEvent::LiveObject {
+        cell,
+        live: Box::new(live),
+    }));
+    let screen = demo.screen_at(90);
+    assert!(
+        screen.contains("# the hub aggregated otherwise:"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!("  readyReplicas: {}", ready - 1)),
+        "{screen}"
+    );
+}

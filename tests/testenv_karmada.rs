@@ -2553,3 +2553,83 @@ fn hub_karmada_an_edit_of_a_policy_changed_with_kubectl_meanwhile_is_refused_and
     assert_eq!(stored["spec"]["priority"], 5);
     assert_eq!(policy_clusters(ns, "web"), ["member-1", "member-2"]);
 }
+
+#[test]
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_flotillas_aggregation_of_the_members_equals_the_hubs_template_status() {
+    let test = karmada_test("karmada-aggregate");
+    let ns = test.ns();
+    let (mut session, mut events) = hub_console();
+    apply(
+        "hub",
+        &format!(
+            "{}---\n{}",
+            policy(
+                "PropagationPolicy",
+                ns,
+                "web",
+                WEB,
+                &placed_on("member-1, member-2")
+            ),
+            deployment(ns, "web", 2),
+        ),
+    );
+    let key = format!("Deployment/{ns}/web");
+    let limit = Duration::from_secs(240);
+    harness::pump_until_healthy(&mut session, &mut events, &key, limit);
+    // The clusters tab follows every placed member: each read brings the member's object and
+    // what the hub aggregated.
+    harness::live_view_of(&mut session, &mut events, &key, "member-1", &|read| {
+        read.live.hub.is_some()
+    });
+    press_in(&mut session, "<tab><tab><tab><tab>");
+    let row = harness::row_of(&session, &key);
+    events.pump_explained(
+        &mut session,
+        limit,
+        &|s| {
+            s.state
+                .live
+                .aggregated
+                .get(&row)
+                .is_some_and(|a| a.members == 2 && a.agrees() == Some(true))
+        },
+        &|s| format!("{:?}", s.state.live.aggregated.get(&row)),
+    );
+    let aggregated = &session.state.live.aggregated[&row];
+    let ours = aggregated.flotilla.as_ref().expect("flotilla aggregated");
+    assert_eq!(ours.rule, "apps/Deployment (built-in)");
+    // The hub's template as kubectl reads it there: the status Karmada aggregated.
+    let on_hub = json("hub", &["get", "deployment", "web", "-n", ns]);
+    assert!(
+        flotilla::engine::interpreter::status::same_status(&ours.status, &on_hub["status"]),
+        "flotilla {} vs the hub {}",
+        ours.status,
+        on_hub["status"]
+    );
+    assert_eq!(
+        ours.status["readyReplicas"], 4,
+        "two replicas on each member"
+    );
+    assert_eq!(
+        ours.status["observedGeneration"], on_hub["metadata"]["generation"],
+        "every member caught up with the template"
+    );
+
+    // `status --hub --resource -o json` gives the same, beside the hub's own.
+    let fleet = FleetDir::new();
+    let out = harness::flotilla(
+        fleet.path(),
+        &["--hub", "hub", "status", "--resource", &key, "-o", "json"],
+    );
+    let value: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("status -o json: {}", harness::output_text(&out)));
+    let item = &value["aggregated"][0];
+    assert_eq!(item["rule"], "apps/Deployment (built-in)", "{value}");
+    assert_eq!(item["agrees"], true, "{item}");
+    assert!(
+        flotilla::engine::interpreter::status::same_status(&item["status"], &on_hub["status"]),
+        "{item} vs the hub {}",
+        on_hub["status"]
+    );
+}

@@ -3,12 +3,16 @@
 //! live, diff, events, clusters), the group highlighted in the clusters view, and the cells
 //! the backend must follow while it is open — asked for with [`Effect::OpenObjectView`], dropped
 //! with [`Effect::CloseObjectView`] once it closes. Live reads the backend sends are kept only
-//! for followed cells. It must not do I/O nor draw.
+//! for followed cells, and the template status they aggregate to (Karmada's rules, through the
+//! engine) is worked out as each arrives. It must not do I/O nor draw.
 
-use super::state::object_view::{LiveRead, ObjectTab};
+use serde_json::json;
+
+use super::state::object_view::{AggregateRead, LiveRead, ObjectTab};
 use super::state::{Mode, State};
 use crate::config::keymap::{KeyCommand, ViewCommand};
 use crate::engine::compare::{diff, live_state};
+use crate::engine::health::lua::Limits;
 use crate::messages::{CellRef, Effect, LiveObject};
 
 /// Opens the object view on the selected cell, at the desired object.
@@ -99,6 +103,11 @@ pub fn follow(state: &mut State) -> Vec<Effect> {
         return Vec::new();
     }
     state.live.reads.retain(|cell, _| wanted.contains(cell));
+    state.live.aggregated.retain(|resource, _| {
+        wanted
+            .iter()
+            .any(|cell| cell.resource as usize == *resource)
+    });
     let effect = if wanted.is_empty() {
         Effect::CloseObjectView
     } else {
@@ -128,6 +137,94 @@ pub fn receive(state: &mut State, cell: CellRef, live: LiveObject) {
             yaml,
         },
     );
+    aggregate(state, cell.resource as usize);
+}
+
+/// The bound of a status script run as a read arrives: a rule that runs away stops within a
+/// frame's time or so and says so, instead of holding up the console for a second.
+const CONSOLE_LIMITS: Limits = Limits {
+    instructions: 2_000_000,
+    memory: 32 << 20,
+    time: std::time::Duration::from_millis(50),
+};
+
+/// Works out `resource`'s template status as Karmada would aggregate it from the reads of its
+/// placed clusters, with the hub's own where a read brought it. A cluster not read yet, or
+/// that could not be read, is left out: Karmada would still hold its last collected status,
+/// which flotilla does not know (a member read that holds no object counts, with no status).
+fn aggregate(state: &mut State, resource: usize) {
+    let placed = state.placed_clusters(resource);
+    let reads: Vec<(&str, &LiveRead)> = placed
+        .iter()
+        .filter_map(|&cluster| {
+            let read = state.live.reads.get(&CellRef {
+                resource: resource as u32,
+                cluster: cluster as u32,
+            })?;
+            if read.live.object.is_none() && read.live.error.is_some() {
+                return None;
+            }
+            Some((state.clusters.get(cluster)?.spec.name.as_str(), read))
+        })
+        .collect();
+    let Some(row) = state.resources.get(resource) else {
+        return;
+    };
+    // The hub's template where a read brought it (Karmada starts from its generation and
+    // status), else the fleet's.
+    let hub_template = reads
+        .iter()
+        .find_map(|(_, read)| read.live.hub.as_ref()?.template.as_ref());
+    let template = hub_template.or_else(|| {
+        let index = state.fleet.resource_index(&row.target, resource)?;
+        state.fleet.template(index)
+    });
+    let Some(template) = template else {
+        state.live.aggregated.remove(&resource);
+        return;
+    };
+    let members: Vec<(&str, Option<&serde_json::Value>)> = reads
+        .iter()
+        .map(|(name, read)| (*name, read.live.object.as_ref()))
+        .collect();
+    // A read every few seconds mostly brings what the last did: the rule runs again only when
+    // what goes into it changed.
+    let inputs = {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        template.to_string().hash(&mut hasher);
+        for (name, object) in &members {
+            name.hash(&mut hasher);
+            object.map(|o| o.to_string()).hash(&mut hasher);
+        }
+        hasher.finish()
+    };
+    if state
+        .live
+        .aggregated
+        .get(&resource)
+        .is_some_and(|kept| kept.inputs == inputs)
+    {
+        return;
+    }
+    let aggregated = state
+        .fleet
+        .interpreters
+        .aggregate_members_within(template, &members, CONSOLE_LIMITS)
+        .map(|result| AggregateRead {
+            flotilla: result.map_err(|error| error.to_string()),
+            members: members.len(),
+            hub: hub_template.map(|t| t.get("status").cloned().unwrap_or_else(|| json!({}))),
+            inputs,
+        });
+    match aggregated {
+        Some(aggregated) => {
+            state.live.aggregated.insert(resource, aggregated);
+        }
+        None => {
+            state.live.aggregated.remove(&resource);
+        }
+    }
 }
 
 /// How many groups the clusters view shows.

@@ -3,7 +3,9 @@
 //! for scripts and for a look without opening the console. On live clusters and on the demo
 //! alike it runs the passes `plan` and `drift` run: a read-only plan (with the prune candidates,
 //! so orphans show) gives each cell's status through [`planning::cell_status`], and drift names
-//! the field and the manager of a drifted cell. It only reads: no write, not even a dry run. It
+//! the field and the manager of a drifted cell. With `--resource`, the live objects read for
+//! the named resources also give each its template status as Karmada would aggregate it (the
+//! engine's interpreter; no read of its own). It only reads: no write, not even a dry run. It
 //! must not work a status out by rules of its own.
 //!
 //! A one-shot read cannot remember: a placed object that is absent is `Pending` (never
@@ -66,11 +68,102 @@ pub struct StatusItem {
 }
 
 /// `status -o json`: the cells, and their totals of sync and of health (placed cells only;
-/// not-placed cells count under `sync.NotPlaced`).
+/// not-placed cells count under `sync.NotPlaced`); with `--resource`, each named resource's
+/// template status as Karmada would aggregate it from the live objects read for its cells.
 #[derive(Debug, Serialize)]
 struct StatusList<'a> {
     items: &'a [StatusItem],
     totals: Totals,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    aggregated: &'a [AggregatedItem],
+}
+
+/// One resource's aggregated status in `status -o json` (`--resource` only: it comes from the
+/// live objects that read, so it costs no read of its own).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AggregatedItem {
+    pub resource: ResourceRef,
+    /// The clusters whose live objects went into it.
+    pub clusters: Vec<String>,
+    /// The aggregated `.status`, the aggregating rule and the reflecting one; absent when the
+    /// rule failed.
+    #[serde(flatten)]
+    pub aggregation: Option<crate::engine::interpreter::Aggregation>,
+    /// Why the rule failed, naming it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// On a Karmada hub: the status the hub wrote into its template.
+    #[serde(rename = "hubStatus", skip_serializing_if = "Option::is_none")]
+    pub hub_status: Option<Value>,
+    /// On a Karmada hub: whether the hub's status and flotilla's aggregation agree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agrees: Option<bool>,
+}
+
+/// Whether a cell's live read goes into its resource's aggregation: read (`--resource`) and
+/// answered. A member that could not be read is left out, as in the console: Karmada would
+/// still hold its last collected status, which a one-shot read does not know.
+fn read_for_aggregation(item: &StatusItem) -> bool {
+    match &item.live {
+        None => false,
+        Some(Value::Null) => item.live_error.is_none(),
+        Some(_) => true,
+    }
+}
+
+fn aggregated_item(
+    resource: &ResourceRef,
+    cells: &[&StatusItem],
+    result: Result<
+        crate::engine::interpreter::Aggregation,
+        crate::engine::interpreter::InterpreterError,
+    >,
+) -> AggregatedItem {
+    let (aggregation, error) = match result {
+        Ok(aggregation) => (Some(aggregation), None),
+        Err(error) => (None, Some(error.to_string())),
+    };
+    AggregatedItem {
+        resource: resource.clone(),
+        clusters: cells.iter().map(|item| item.cluster.clone()).collect(),
+        aggregation,
+        error,
+        hub_status: None,
+        agrees: None,
+    }
+}
+
+/// Each resource's template status as Karmada would aggregate it from `items`' live objects
+/// (placed cells read with `--resource`); resources no rule aggregates are left out.
+fn aggregated_of(fleet: &crate::engine::Fleet, items: &[StatusItem]) -> Vec<AggregatedItem> {
+    let mut out = Vec::new();
+    for (index, resource) in fleet.resources.iter().enumerate() {
+        let cells: Vec<&StatusItem> = items
+            .iter()
+            .filter(|item| {
+                item.resource == resource.target
+                    && item.sync != StatusKind::NotPlaced
+                    && read_for_aggregation(item)
+            })
+            .collect();
+        if cells.is_empty() {
+            continue;
+        }
+        let members: Vec<(&str, Option<&Value>)> = cells
+            .iter()
+            .map(|item| {
+                (
+                    item.cluster.as_str(),
+                    item.live.as_ref().filter(|live| !live.is_null()),
+                )
+            })
+            .collect();
+        let Some(result) = fleet.aggregate_status(index, None, &members) else {
+            continue;
+        };
+        out.push(aggregated_item(&resource.target, &cells, result));
+    }
+    out
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -84,6 +177,7 @@ impl<'a> StatusList<'a> {
         StatusList {
             items,
             totals: Totals::of(items.iter()),
+            aggregated: &[],
         }
     }
 }
@@ -131,7 +225,7 @@ pub async fn run_status(
         Ok(resources) => resources,
         Err(InputError(message)) => return Ok(input_error(&message)),
     };
-    let (items, code) = match prepare_clusters(global, scope, true).await {
+    let (items, aggregated, code) = match prepare_clusters(global, scope, true).await {
         Err(InputError(message)) => return Ok(input_error(&message)),
         Ok(Clusters::Live(prepared)) => {
             let failures = audit::last_failures(&audit::read_entries());
@@ -160,9 +254,11 @@ pub async fn run_status(
             cells_of(prepared, &resources, &failures).await
         }
     };
-    output::write(out, &global.output, &StatusList::of(&items), || {
-        table(&items)
-    })?;
+    let list = StatusList {
+        aggregated: &aggregated,
+        ..StatusList::of(&items)
+    };
+    output::write(out, &global.output, &list, || table(&items))?;
     Ok(code)
 }
 
@@ -189,7 +285,7 @@ async fn hub_status(
     }
     // The members' own objects are judged by the interpreters the hub runs, over the fleet
     // directory's when there is one beside it.
-    match hub.interpreters().await {
+    let interpreters = match hub.interpreters().await {
         Ok(interpreters) => {
             let files = crate::source::fleet_files(global).ok();
             let fleet = files
@@ -197,9 +293,10 @@ async fn hub_status(
                 .filter(|(_, errors)| errors.is_empty())
                 .map(|(fleet, _)| fleet);
             crate::engine::fleet::interpreted::use_hub_for_health(&interpreters, fleet.as_ref());
+            interpreters
         }
         Err(err) => return Ok(hub::failed(err)),
-    }
+    };
     // Where the hub says only "not healthy yet", the member says whether it is stuck, as in
     // the console; on a hub that reports no health, every placed cell in scope asks its member.
     let in_scope = |cell: &CellRef| {
@@ -290,9 +387,53 @@ async fn hub_status(
             && (item.sync != StatusKind::InSync
                 || matches!(item.health, "Degraded" | "Progressing" | "Unknown"))
     });
-    output::write(out, &global.output, &StatusList::of(&items), || {
-        table(&items)
-    })?;
+    // Each named resource's aggregation, from its hub template (as Karmada starts from it)
+    // and the members' objects read above, beside the status the hub wrote.
+    let mut aggregated = Vec::new();
+    for (row, resource) in view.rows.iter().enumerate() {
+        let reads: Vec<&LiveObject> = live
+            .iter()
+            .filter(|(cell, _)| cell.resource as usize == row)
+            .map(|(_, read)| read)
+            .collect();
+        let Some(template) = reads
+            .iter()
+            .find_map(|read| read.hub.as_ref()?.template.as_ref())
+        else {
+            continue;
+        };
+        let cells: Vec<&StatusItem> = items
+            .iter()
+            .filter(|item| {
+                item.resource == resource.target
+                    && item.sync != StatusKind::NotPlaced
+                    && read_for_aggregation(item)
+            })
+            .collect();
+        let members: Vec<(&str, Option<&Value>)> = cells
+            .iter()
+            .map(|item| {
+                (
+                    item.cluster.as_str(),
+                    item.live.as_ref().filter(|live| !live.is_null()),
+                )
+            })
+            .collect();
+        if let Some(result) = interpreters.aggregate_members(template, &members) {
+            let hub_status = template.get("status").cloned().unwrap_or(Value::Null);
+            let mut item = aggregated_item(&resource.target, &cells, result);
+            item.agrees = item.aggregation.as_ref().map(|ours| {
+                crate::engine::interpreter::status::same_status(&ours.status, &hub_status)
+            });
+            item.hub_status = Some(hub_status);
+            aggregated.push(item);
+        }
+    }
+    let list = StatusList {
+        aggregated: &aggregated,
+        ..StatusList::of(&items)
+    };
+    output::write(out, &global.output, &list, || table(&items))?;
     Ok(if failed {
         exit::PARTIAL
     } else if unsettled {
@@ -302,13 +443,14 @@ async fn hub_status(
     })
 }
 
-/// Every cell of the selected clusters and resources, and the exit code `plan` would give
-/// (3 a cluster or object failed, 1 something not in sync, 0 all in sync).
+/// Every cell of the selected clusters and resources, the aggregated status of the resources
+/// read live (`--resource`), and the exit code `plan` would give (3 a cluster or object
+/// failed, 1 something not in sync, 0 all in sync).
 async fn cells_of<A: ClusterApi>(
     prepared: Prepared<A>,
     resources: &ResourceScope,
     failures: &BTreeMap<(String, String), LastFailure>,
-) -> (Vec<StatusItem>, u8) {
+) -> (Vec<StatusItem>, Vec<AggregatedItem>, u8) {
     let options = Options::default();
     let on_done = progress("status");
     let quiet = |_: usize, _: usize| {};
@@ -454,7 +596,8 @@ async fn cells_of<A: ClusterApi>(
         exit::OK if unhealthy => exit::CHANGES,
         code => code,
     };
-    (items, code)
+    let aggregated = aggregated_of(fleet, &items);
+    (items, aggregated, code)
 }
 
 /// A cell's status once the last write flotilla made of it is known: as in the console

@@ -23,6 +23,21 @@ pub struct LiveObject {
     pub pods: Vec<crate::engine::health::pods::PodRow>,
     /// Why the object or its Events could not be read, if they could not.
     pub error: Option<String>,
+    /// On a Karmada hub: what the hub itself aggregated for the object's template.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hub: Option<HubAggregate>,
+}
+
+/// What a Karmada hub aggregated for a template from its members: the template as the hub
+/// holds it (its generation, and `.status` as Karmada wrote it) and the ResourceBinding's
+/// `status.aggregatedStatus` items (each member's collected status).
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct HubAggregate {
+    pub template: Option<serde_json::Value>,
+    #[serde(rename = "aggregatedStatus")]
+    pub items: Vec<serde_json::Value>,
+    /// Why the hub's template or binding could not be read, if they could not.
+    pub error: Option<String>,
 }
 
 /// One cluster Event about a followed object or one of its pods.

@@ -24,6 +24,6 @@ pub use cell::{CellRef, CellUpdate, HealthUpdate, by_cluster};
 pub use drift_field::DriftField;
 pub use effect::{Effect, RevertField, SharedFleet};
 pub use event::{AddedResource, BackendEvent, CannotEdit, HubTraits};
-pub use live_object::{CellPods, LiveObject, ObjectEvent};
+pub use live_object::{CellPods, HubAggregate, LiveObject, ObjectEvent};
 pub use logs::{LogItem, LogLease, LogOpen, LogWatch};
 pub use plan_item::{PlanAction, PlanItem};

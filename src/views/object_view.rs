@@ -528,6 +528,7 @@ fn clusters_lines(
         )));
     }
     lines.extend(unread_lines(state, resource, &groups, theme));
+    lines.extend(aggregate_lines(state, resource, theme));
     if let Some(chosen) = groups.get(group.min(groups.len().saturating_sub(1)))
         && let Some(first) = chosen.members.first()
         && let Some(read) = group_read(state, resource, chosen)
@@ -540,6 +541,87 @@ fn clusters_lines(
         lines.extend(yaml_lines(&read.yaml, theme).into_iter().skip(scroll));
     }
     lines
+}
+
+/// The template's status as Karmada would aggregate it from the clusters read, the rule that
+/// decided, and the hub's own beside it where there is one (a disagreement flagged).
+fn aggregate_lines(
+    state: &State,
+    resource: usize,
+    theme: &crate::config::theme::Theme,
+) -> Vec<Line<'static>> {
+    let Some(aggregated) = state.live.aggregated.get(&resource) else {
+        return Vec::new();
+    };
+    let mut lines = vec![Line::from("")];
+    match &aggregated.flotilla {
+        Ok(aggregation) => {
+            lines.push(muted(
+                &format!(
+                    "# aggregated status of the {} cluster(s) read, by {}",
+                    aggregated.members,
+                    printable(&aggregation.rule, false)
+                ),
+                theme,
+            ));
+            lines.extend(yaml_lines(&status_yaml(&aggregation.status), theme));
+        }
+        Err(reason) => lines.push(Line::from(Span::styled(
+            format!("# aggregated status: {}", printable(reason, false)),
+            theme.status_style(crate::model::StatusKind::Failed),
+        ))),
+    }
+    match (aggregated.agrees(), &aggregated.hub) {
+        (Some(true), _) => lines.push(muted("# the hub aggregated the same", theme)),
+        (_, Some(hub)) => {
+            lines.push(Line::from(Span::styled(
+                "# the hub aggregated otherwise:".to_string(),
+                theme.status_style(crate::model::StatusKind::Drifted),
+            )));
+            lines.extend(yaml_lines(&status_yaml(hub), theme));
+        }
+        (_, None) => {}
+    }
+    lines
+}
+
+/// The aggregated status on one line, for the side-by-side view: the status as compact JSON,
+/// the rule, and the hub's verdict.
+fn aggregate_summary(
+    state: &State,
+    resource: usize,
+    theme: &crate::config::theme::Theme,
+) -> Vec<Line<'static>> {
+    let Some(aggregated) = state.live.aggregated.get(&resource) else {
+        return Vec::new();
+    };
+    let hub = match aggregated.agrees() {
+        Some(true) => " · the hub aggregated the same",
+        Some(false) => " · the hub aggregated otherwise",
+        None => "",
+    };
+    let (text, style) = match &aggregated.flotilla {
+        Ok(aggregation) => (
+            format!(
+                "# aggregated status {} by {}{hub}",
+                aggregation.status, aggregation.rule
+            ),
+            if aggregated.agrees() == Some(false) {
+                theme.status_style(crate::model::StatusKind::Drifted)
+            } else {
+                theme.muted
+            },
+        ),
+        Err(reason) => (
+            format!("# aggregated status: {reason}"),
+            theme.status_style(crate::model::StatusKind::Failed),
+        ),
+    };
+    vec![Line::from(Span::styled(printable(&text, false), style))]
+}
+
+fn status_yaml(status: &serde_json::Value) -> String {
+    crate::engine::compare::diff::to_yaml(&serde_json::json!({ "status": status }))
 }
 
 /// The narrowest column of the side-by-side clusters view.
@@ -635,6 +717,7 @@ fn render_columns(
         theme,
     )];
     top.extend(unread_lines(state, resource, &groups, theme));
+    top.extend(aggregate_summary(state, resource, theme));
     let [top_area, columns_area] =
         Layout::vertical([Constraint::Length(top.len() as u16), Constraint::Min(1)]).areas(area);
     frame.render_widget(Paragraph::new(top), top_area);

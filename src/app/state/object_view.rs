@@ -1,12 +1,15 @@
 //! The drilled-in view of one cell, as data: which of its views is showing (the desired
 //! object, the live one, their diff, the cluster's Events, or every placed cluster grouped by
 //! live state), how far it is scrolled, and what the backend last read for the cells it
-//! follows, and those reads grouped by identical live state. Plain data and pure reads of it;
-//! it must not import the state, change it, nor hold anything but what was received.
+//! follows, those reads grouped by identical live state, and the template's status as Karmada
+//! would aggregate it from them (beside the hub's own, on a Karmada hub). Plain data and pure
+//! reads of it; it must not import the state, change it, nor hold anything but what was
+//! received and what was worked out from it when it arrived.
 
 use std::collections::HashMap;
 
 use crate::engine::compare::live_state::{self, LiveGroup};
+use crate::engine::interpreter::Aggregation;
 use crate::messages::{CellRef, LiveObject};
 
 /// One of the object view's views, cycled with the focus keys (tab / shift-tab).
@@ -75,6 +78,36 @@ pub struct LiveRead {
 pub struct LiveBook {
     pub followed: Vec<CellRef>,
     pub reads: HashMap<CellRef, LiveRead>,
+    /// Per resource: its template's status aggregated from the reads of its placed clusters,
+    /// worked out when a read arrives (a statusAggregation script runs then, never in a frame).
+    pub aggregated: HashMap<usize, AggregateRead>,
+}
+
+/// A template's status as Karmada would aggregate it from the members flotilla read, and what
+/// a Karmada hub aggregated itself, where there is one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggregateRead {
+    /// flotilla's aggregation, or why the rule failed (naming it).
+    pub flotilla: Result<Aggregation, String>,
+    /// How many placed clusters' reads went into it (those that could not be read do not).
+    pub members: usize,
+    /// The hub template's `.status`, as the hub aggregated it.
+    pub hub: Option<serde_json::Value>,
+    /// A hash of what went into it (the template and the members' objects), so an unchanged
+    /// read does not run the rule again.
+    pub inputs: u64,
+}
+
+impl AggregateRead {
+    /// Whether the hub's status and flotilla's agree; `None` off a hub or when either failed.
+    pub fn agrees(&self) -> Option<bool> {
+        let ours = self.flotilla.as_ref().ok()?;
+        let hub = self.hub.as_ref()?;
+        Some(crate::engine::interpreter::status::same_status(
+            &ours.status,
+            hub,
+        ))
+    }
 }
 
 impl LiveBook {

@@ -173,6 +173,7 @@ pub fn live_object(
         events: reads.events,
         pods: reads.pods,
         error,
+        hub: None,
     }
 }
 

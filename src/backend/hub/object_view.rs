@@ -3,7 +3,10 @@
 //! Events, compared with the object the hub rendered for that member (or, on a hub that keeps
 //! none, the engine's render of the fleet). One reader task per console does the reads apart
 //! from the backend's loop, so a slow member holds up nothing, and reads the followed cells
-//! again every few seconds while the view is open. It only reads, and never decides a cell's
+//! again every few seconds while the view is open. On a Karmada hub each read also carries what
+//! the hub aggregated for the template (the template as the hub holds it, and its
+//! ResourceBinding's `status.aggregatedStatus`), one hub read per followed resource, so the view
+//! can set flotilla's aggregation beside Karmada's. It only reads, and never decides a cell's
 //! status. [`read_once`] does the same reads once, for `status`.
 
 use std::collections::HashMap;
@@ -17,13 +20,14 @@ use tokio::sync::mpsc;
 use super::connect::Hub;
 use super::objects::delivered_form;
 use super::view::HubView;
+use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::cluster_api::{Guard, Limits};
 use crate::backend::fanout::object_events::{EventsAndPods, live_object, live_one};
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig::Timeouts;
 use crate::engine::{Decision, Fleet};
-use crate::messages::{BackendEvent, CellPods, CellRef, LiveObject};
-use crate::model::{ClusterSpec, ResourceRef};
+use crate::messages::{BackendEvent, CellPods, CellRef, HubAggregate, LiveObject};
+use crate::model::{ClusterSpec, HubKind, ResourceRef};
 
 /// How often the followed cells are read again while the object view is open.
 const LIVE_REFRESH: Duration = Duration::from_secs(3);
@@ -280,8 +284,75 @@ async fn read_cells(
             clients.remove(&read.member.name);
         }
     }
+    let mut hub_reads: HashMap<&ResourceRef, HubAggregate> = HashMap::new();
+    if hub.kind == HubKind::Karmada {
+        let api = KubeCluster::new(hub.client.clone(), true);
+        for read in reads {
+            if !hub_reads.contains_key(&read.target) {
+                let aggregate = hub_aggregate(&api, &read.target).await;
+                hub_reads.insert(&read.target, aggregate);
+            }
+        }
+    }
     answers
         .into_iter()
-        .map(|(cell, live, _)| (cell, live))
+        .zip(reads)
+        .map(|((cell, mut live, _), read)| {
+            live.hub = hub_reads.get(&read.target).cloned();
+            (cell, live)
+        })
         .collect()
+}
+
+/// What a Karmada hub aggregated for `target`'s template: the template as the hub holds it
+/// (its `.status` is what Karmada aggregated) and its binding's `status.aggregatedStatus`.
+async fn hub_aggregate(api: &KubeCluster, target: &ResourceRef) -> HubAggregate {
+    let guard = Guard::new(Limits::default());
+    let template = match guard.call(|| api.get(target)).await {
+        Ok(template) => template,
+        Err(err) => {
+            return HubAggregate {
+                error: Some(format!("cannot read the template on the hub: {err}")),
+                ..HubAggregate::default()
+            };
+        }
+    };
+    let binding = ResourceRef {
+        api_version: "work.karmada.io/v1alpha2".into(),
+        kind: if target.namespace.is_some() {
+            "ResourceBinding".into()
+        } else {
+            "ClusterResourceBinding".into()
+        },
+        namespace: target.namespace.clone(),
+        name: binding_name(&target.kind, &target.name),
+    };
+    let (items, error) = match guard.call(|| api.get(&binding)).await {
+        Ok(found) => (
+            found
+                .as_ref()
+                .and_then(|b| b.pointer("/status/aggregatedStatus"))
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+            None,
+        ),
+        Err(err) => (
+            Vec::new(),
+            Some(format!(
+                "cannot read {} on the hub: {err}",
+                binding.display_key()
+            )),
+        ),
+    };
+    HubAggregate {
+        template,
+        items,
+        error,
+    }
+}
+
+/// Karmada's `GenerateBindingName`: `NAME-KIND` lowercased, a `:` in the name read as `.`.
+fn binding_name(kind: &str, name: &str) -> String {
+    format!("{}-{kind}", name.replace(':', ".")).to_lowercase()
 }

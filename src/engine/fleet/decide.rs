@@ -67,6 +67,31 @@ impl Fleet {
             .as_object()
     }
 
+    /// The resource's template as the fleet's files write it (before placement and overrides).
+    pub fn template(&self, resource: usize) -> Option<&Value> {
+        self.plans.get(resource).map(|plan| plan.base.as_ref())
+    }
+
+    /// The template's status as Karmada would aggregate it from the members' live objects
+    /// (`None`: the member does not hold it), by the fleet's `statusReflection` and
+    /// `statusAggregation` scripts or Karmada's built-ins; `hub_template` stands in for the
+    /// fleet's template where a hub holds one (its generation and status are what Karmada
+    /// starts from). `None` when no rule aggregates the kind.
+    pub fn aggregate_status(
+        &self,
+        resource: usize,
+        hub_template: Option<&Value>,
+        members: &[(&str, Option<&Value>)],
+    ) -> Option<
+        Result<
+            crate::engine::interpreter::Aggregation,
+            crate::engine::interpreter::InterpreterError,
+        >,
+    > {
+        let template = hub_template.or_else(|| self.template(resource))?;
+        self.interpreters.aggregate_members(template, members)
+    }
+
     /// The fleet cut down to the resources `keep` selects, for a command scoped by
     /// `--resource`, `-n` or `-l`. Implied Namespace objects are left out: a scoped command
     /// renders what it names, not the namespaces beside it.

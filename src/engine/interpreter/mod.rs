@@ -3,13 +3,15 @@
 //! checks them ([`customization`]), merged per target `apiVersion` and kind as Karmada's
 //! config manager merges them, and their Lua functions called as Karmada's Lua VM calls them
 //! ([`vm`]): `InterpretHealth`, `GetReplicas`, `ReviseReplica`, `Retain` (with Karmada's
-//! built-in retention for the kinds it has one for, [`retain`]). It runs scripts only
+//! built-in retention for the kinds it has one for, [`retain`]), `ReflectStatus` and
+//! `AggregateStatus` (with Karmada's built-in status interpretation, [`status`]). It runs scripts only
 //! in the health room's bounded sandbox; it must not read files, decide placement, or know
 //! where an object came from.
 
 pub mod customization;
 pub mod dependencies;
 pub mod retain;
+pub mod status;
 pub mod vm;
 
 use std::collections::BTreeMap;
@@ -20,6 +22,7 @@ use serde_json::Value;
 use crate::engine::health::lua::{Limits, Returned, RuleError};
 use crate::engine::health::rules::Layer;
 pub use customization::{Customization, Operation, Script};
+pub use status::StatusItem;
 
 /// The customizations of one target, merged as Karmada merges them: customizations sorted
 /// by name, the first non-empty script of each operation kept.
@@ -183,6 +186,175 @@ impl Interpreters {
     }
 }
 
+/// A template's status as Karmada would aggregate it, and the rules that decided it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Aggregation {
+    /// The template's `.status` after aggregation (`{}` when it has none).
+    pub status: Value,
+    /// What aggregated: `"apps/Deployment (built-in)"` or the customization's script,
+    /// `"example.io/Widget (karmada interpreter, fleet/widget.yaml:12)"`.
+    pub rule: String,
+    /// What collected each member's status, named the same way.
+    #[serde(rename = "reflectRule")]
+    pub reflect_rule: String,
+}
+
+/// The name of a rule of `operation` for `object`'s kind: the script's origin, or built-in.
+fn rule_name(object: &Value, script: Option<&Script>) -> String {
+    let text = |field: &str| object.get(field).and_then(Value::as_str).unwrap_or("");
+    let group = text("apiVersion")
+        .rsplit_once('/')
+        .map_or("", |(group, _)| group);
+    let key = crate::engine::health::rules::key(group, text("kind"));
+    match script {
+        Some(script) => format!("{key} (karmada interpreter, {})", script.origin),
+        None => format!("{key} (built-in)"),
+    }
+}
+
+impl Interpreters {
+    fn script_for(&self, object: &Value, operation: Operation) -> Option<&Script> {
+        let text = |field: &str| object.get(field).and_then(Value::as_str).unwrap_or("");
+        self.script(text("apiVersion"), text("kind"), operation)
+    }
+
+    /// What Karmada collects of a member's live `object` (`ReflectStatus`): a customization's
+    /// `statusReflection` where one is given, else the built-in ([`status::reflect`]); `None`
+    /// when there is nothing to collect.
+    pub fn reflect_status(&self, object: &Value) -> Result<Option<Value>, InterpreterError> {
+        self.reflect_status_within(object, Limits::default())
+    }
+
+    fn reflect_status_within(
+        &self,
+        object: &Value,
+        limits: Limits,
+    ) -> Result<Option<Value>, InterpreterError> {
+        match self.script_for(object, Operation::InterpretStatus) {
+            Some(script) => vm::reflect_status(&script.origin, &script.text, object, limits)
+                .map(Some)
+                .map_err(|error| InterpreterError {
+                    origin: format!("ReflectStatus ({})", script.origin),
+                    error,
+                }),
+            None => status::reflect(object).map_err(|reason| InterpreterError {
+                origin: format!("ReflectStatus ({})", rule_name(object, None)),
+                error: RuleError::Runtime(reason),
+            }),
+        }
+    }
+
+    /// `template`'s status aggregated from the members' collected `items` (`AggregateStatus`;
+    /// `None` when the binding has no status yet, which a script sees as `nil`): a
+    /// customization's `statusAggregation` where one is given, else the built-in
+    /// ([`status::aggregate`]); `None` when neither knows the kind (Karmada then leaves the
+    /// template's status alone).
+    pub fn aggregate_status(
+        &self,
+        template: &Value,
+        items: Option<&[StatusItem]>,
+    ) -> Option<Result<Aggregation, InterpreterError>> {
+        self.aggregate_status_within(template, items, Limits::default())
+    }
+
+    fn aggregate_status_within(
+        &self,
+        template: &Value,
+        items: Option<&[StatusItem]>,
+        limits: Limits,
+    ) -> Option<Result<Aggregation, InterpreterError>> {
+        let script = self.script_for(template, Operation::AggregateStatus);
+        let reflect_rule = rule_name(
+            template,
+            self.script_for(template, Operation::InterpretStatus),
+        );
+        let rule = rule_name(template, script);
+        let status = match script {
+            Some(script) => {
+                let items: Option<Vec<Value>> =
+                    items.map(|items| items.iter().map(StatusItem::to_json).collect());
+                vm::aggregate_status(
+                    &script.origin,
+                    &script.text,
+                    template,
+                    items.as_deref(),
+                    limits,
+                )
+                .map(|object| object.get("status").cloned().unwrap_or(Value::Null))
+                .map_err(|error| InterpreterError {
+                    origin: format!("AggregateStatus ({})", script.origin),
+                    error,
+                })
+            }
+            None => status::aggregate(template, items.unwrap_or(&[]))?.map_err(|reason| {
+                InterpreterError {
+                    origin: format!("AggregateStatus ({rule})"),
+                    error: RuleError::Runtime(reason),
+                }
+            }),
+        };
+        Some(status.map(|status| Aggregation {
+            status: if status.is_null() {
+                Value::Object(serde_json::Map::new())
+            } else {
+                status
+            },
+            rule,
+            reflect_rule,
+        }))
+    }
+
+    /// `template`'s status aggregated from the members' live objects (`None`: the member
+    /// does not hold it), each reflected first, as Karmada's status controller does; `None`
+    /// when no rule aggregates the kind.
+    pub fn aggregate_members(
+        &self,
+        template: &Value,
+        members: &[(&str, Option<&Value>)],
+    ) -> Option<Result<Aggregation, InterpreterError>> {
+        self.aggregate_members_within(template, members, Limits::default())
+    }
+
+    /// [`Interpreters::aggregate_members`] with each script held to `limits` (the console's
+    /// tighter bound, so a runaway script cannot hold up a frame for long).
+    pub fn aggregate_members_within(
+        &self,
+        template: &Value,
+        members: &[(&str, Option<&Value>)],
+        limits: Limits,
+    ) -> Option<Result<Aggregation, InterpreterError>> {
+        let text = |field: &str| template.get(field).and_then(Value::as_str).unwrap_or("");
+        let known = status::aggregates(text("apiVersion"), text("kind"))
+            || self
+                .script_for(template, Operation::AggregateStatus)
+                .is_some();
+        if !known {
+            return None;
+        }
+        let mut items = Vec::with_capacity(members.len());
+        for (cluster, live) in members {
+            let status = match live {
+                Some(object) => match self.reflect_status_within(object, limits) {
+                    Ok(status) => status,
+                    Err(error) => return Some(Err(error)),
+                },
+                None => None,
+            };
+            items.push(StatusItem {
+                cluster: cluster.to_string(),
+                applied: live.is_some(),
+                status,
+                ..StatusItem::default()
+            });
+        }
+        self.aggregate_status_within(
+            template,
+            (!items.is_empty()).then_some(items.as_slice()),
+            limits,
+        )
+    }
+}
+
 /// How Karmada's two health words read among Argo CD's six: `true` (Karmada's Healthy) is
 /// Healthy; `false` (Karmada's Unhealthy) is Degraded, the one word that asks for attention,
 /// since Karmada does not tell a rollout under way from a failure. An error is Unknown, as
@@ -234,6 +406,70 @@ mod tests {
                 })
                 .collect(),
             location: origin.into(),
+        }
+    }
+
+    fn scripted(operation: Operation, text: &str) -> Interpreters {
+        let mut widget = customization("widget", "fleet/widget.yaml:12", &[]);
+        widget.scripts.insert(
+            operation,
+            Script {
+                text: text.into(),
+                origin: "fleet/widget.yaml:12".into(),
+            },
+        );
+        Interpreters::new(&[widget])
+    }
+
+    #[test]
+    fn a_fleets_aggregation_script_decides_and_is_named() {
+        let interpreters = scripted(
+            Operation::AggregateStatus,
+            "function AggregateStatus(d, items)\n  local n = 0\n  for i = 1, #items do n = n + items[i].status.ready end\n  d.status = {ready = n}\n  return d\nend",
+        );
+        let template = serde_json::json!({"apiVersion": "example.io/v1", "kind": "Widget"});
+        let live = serde_json::json!({"apiVersion": "example.io/v1", "kind": "Widget",
+            "status": {"ready": 2}});
+        let got = interpreters
+            .aggregate_members(&template, &[("a", Some(&live)), ("b", Some(&live))])
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.status, serde_json::json!({"ready": 4}));
+        assert_eq!(
+            got.rule,
+            "example.io/Widget (karmada interpreter, fleet/widget.yaml:12)"
+        );
+        // Reflection had no script: Karmada's default collects the whole status.
+        assert_eq!(got.reflect_rule, "example.io/Widget (built-in)");
+        // A kind nobody aggregates: nothing.
+        let other = serde_json::json!({"apiVersion": "x.io/v1", "kind": "Gadget"});
+        assert!(interpreters.aggregate_members(&other, &[]).is_none());
+    }
+
+    #[test]
+    fn a_runaway_or_forbidden_aggregation_script_is_an_error_naming_it() {
+        let template = serde_json::json!({"apiVersion": "example.io/v1", "kind": "Widget"});
+        let limits = Limits {
+            instructions: 200_000,
+            ..Limits::default()
+        };
+        for text in [
+            "function AggregateStatus(d, items) while true do end end",
+            "function AggregateStatus(d, items) os.execute('true') return d end",
+            "function AggregateStatus(d, items) return io.open('/etc/passwd') end",
+            "function AggregateStatus(d, items) return 1 end",
+        ] {
+            let interpreters = scripted(Operation::AggregateStatus, text);
+            let error = interpreters
+                .aggregate_members_within(&template, &[], limits)
+                .unwrap()
+                .unwrap_err();
+            assert!(
+                error
+                    .to_string()
+                    .starts_with("AggregateStatus (fleet/widget.yaml:12): "),
+                "{error}"
+            );
         }
     }
 

@@ -246,6 +246,63 @@ pub fn get_dependencies(
     )
 }
 
+/// `ReflectStatus(observedObj)`: the status to collect, read as Karmada reads it into a
+/// `RawExtension` (a table, `{}` for an empty one, empty lists inside it dropped).
+pub fn reflect_status(
+    origin: &str,
+    script: &str,
+    object: &Value,
+    limits: Limits,
+) -> Result<Value, RuleError> {
+    call(
+        origin,
+        script,
+        "ReflectStatus",
+        &[Arg::Object(object)],
+        1,
+        limits,
+        |results| match &results[0] {
+            LuaValue::Table(table) => to_struct(table, &[]),
+            other => Err(RuleError::Returned(format!(
+                "{} (expect the returned replica type is table)",
+                lua::lua_type(other)
+            ))),
+        },
+    )
+}
+
+/// `AggregateStatus(desiredObj, statusItems)`: the template with its status aggregated from
+/// the members' collected statuses (`items`, Go's JSON of `AggregatedStatusItem`s; `None` is
+/// Go's nil slice, `nil` to the script, as Karmada passes a binding with no status yet, where
+/// an empty list is an empty table). Read as Karmada reads it into an `Unstructured`: a table
+/// with a `kind`, empty lists dropped.
+pub fn aggregate_status(
+    origin: &str,
+    script: &str,
+    template: &Value,
+    items: Option<&[Value]>,
+    limits: Limits,
+) -> Result<Value, RuleError> {
+    let items = items.map_or(Value::Null, |items| Value::Array(items.to_vec()));
+    call(
+        origin,
+        script,
+        "AggregateStatus",
+        &[Arg::Object(template), Arg::Object(&items)],
+        1,
+        limits,
+        |results| {
+            let object = object_result(&results[0], &[])?;
+            match object.get("kind") {
+                Some(Value::String(kind)) if !kind.is_empty() => Ok(object),
+                _ => Err(RuleError::Returned(
+                    "Object 'Kind' is missing in the object AggregateStatus returned".into(),
+                )),
+            }
+        },
+    )
+}
+
 fn object_result(result: &LuaValue, references: &[&Value]) -> Result<Value, RuleError> {
     match result {
         LuaValue::Table(table) => to_struct(table, references),
@@ -450,6 +507,35 @@ fn repair(
     }
 }
 
+/// `pairs` in a fixed order (see [`karmada_globals`]).
+const ORDERED_PAIRS: &str = r#"
+local next, type, tostring, sort = next, type, tostring, table.sort
+local function before(a, b)
+  local ta, tb = type(a), type(b)
+  if ta ~= tb then
+    if ta == "number" then return true end
+    if tb == "number" then return false end
+    return ta < tb
+  end
+  if ta == "number" or ta == "string" then return a < b end
+  return tostring(a) < tostring(b)
+end
+pairs = function(t)
+  local keys, n = {}, 0
+  for k in next, t do
+    n = n + 1
+    keys[n] = k
+  end
+  sort(keys, before)
+  local i = 0
+  return function()
+    i = i + 1
+    local k = keys[i]
+    if k ~= nil then return k, t[k] end
+  end, t, nil
+end
+"#;
+
 /// The globals Karmada's VM gives a script, over the health sandbox's libraries.
 fn karmada_globals(lua: &Lua) -> mlua::Result<()> {
     let globals = lua.globals();
@@ -468,6 +554,11 @@ fn karmada_globals(lua: &Lua) -> mlua::Result<()> {
         "print",
         lua.create_function(|_, _: mlua::MultiValue| Ok(()))?,
     )?;
+    // Lua 5.2 seeds its string hashes afresh per state, so `pairs` would walk a table in
+    // another order each call, and a script that builds a list by walking a table would give
+    // another list each time. gopher-lua walks keys in the order they were set, which Lua
+    // cannot know; flotilla walks them in a fixed order instead: numbers ascending, then text.
+    lua.load(ORDERED_PAIRS).set_name("=pairs").exec()?;
     let kube = kube_library(lua)?;
     let os: LuaValue = globals.raw_get("os")?;
     let (string, table, math): (LuaValue, LuaValue, LuaValue) = (
@@ -730,6 +821,18 @@ mod tests {
             requires,
             Some(json!({"nodeClaim": {"nodeSelector": {"a": "b"}}}))
         );
+    }
+
+    #[test]
+    fn pairs_walks_a_table_in_one_order_every_time() {
+        let script = "function ReflectStatus(o)\n  local seen = {}\n  for k, v in pairs(o.status) do table.insert(seen, k) end\n  return {order = table.concat(seen, ',')}\nend";
+        let object = json!({"status": {"zeta": 1, "alpha": 2, "Mid": 3, "beta": 4}});
+        for _ in 0..20 {
+            assert_eq!(
+                reflect_status("t", script, &object, Limits::default()).unwrap(),
+                json!({"order": "Mid,alpha,beta,zeta"})
+            );
+        }
     }
 
     #[test]
