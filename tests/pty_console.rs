@@ -306,6 +306,19 @@ fn watch_demo_shows_tiles_heatmap_and_problems_and_ignores_other_keys() {
     app.wait_for("the full wall again", |s| {
         s.contains("Fleet heatmap") && s.contains("Top problems")
     });
+    // A console key the wall refuses is answered where the operator looks: in its title.
+    app.send("x");
+    app.wait_for("exec refused, said on the wall", |s| {
+        s.lines()
+            .next()
+            .is_some_and(|title| title.contains("exec is refused here"))
+    });
+    app.send("L");
+    app.wait_for("the log pane refused, said on the wall", |s| {
+        s.lines()
+            .next()
+            .is_some_and(|title| title.contains("no cell to read logs of"))
+    });
     app.send("q");
     assert_eq!(app.wait_exit(), 0);
     assert_restored(&app);

@@ -167,6 +167,18 @@ fn render_title(
             ),
         ));
     }
+    // What a key pressed here was answered (a refused exec or log pane, say): the wall has no
+    // status line, so the answer stands in its title, before the keys.
+    if let Some(notice) = &state.notice {
+        parts.push((
+            6,
+            2,
+            Span::styled(
+                format!("│ {notice} "),
+                theme.header.add_modifier(Modifier::BOLD),
+            ),
+        ));
+    }
     let keymap = context.keymap;
     let keys = keymap.view_keys(Section::Wall, ViewCommand::PageDown);
     let keys: Vec<String> = keys.iter().take(2).map(ToString::to_string).collect();
