@@ -18,14 +18,18 @@ use std::time::Duration;
 use serde_json::Value;
 
 use harness::{
-    FleetDir, TestNamespace, apply_fleet, env, eventually, flotilla, kubectl_ok, output_text,
-    prod_inventory, serial,
+    FleetDir, TestNamespace, apply_fleet, env, eventually, flotilla, inventory, kubectl_ok,
+    output_text, prod_inventory, serial,
 };
 
 const REPLICAS: usize = 2;
 
 fn fleet(ns: &str, members: &[String]) -> FleetDir {
-    let mut text = prod_inventory(members);
+    fleet_on(ns, prod_inventory(members))
+}
+
+/// The workload and its policy, on the clusters of `inventory`.
+fn fleet_on(ns: &str, mut text: String) -> FleetDir {
     text.push_str(&format!(
         r#"apiVersion: apps/v1
 kind: Deployment
@@ -294,6 +298,53 @@ fn exec_answers_as_kubectl_exec_into_the_workloads_first_ready_pod() {
     );
     assert_eq!(refused.status.code(), Some(2), "{}", output_text(&refused));
     assert!(refused.stdout.is_empty(), "{}", output_text(&refused));
+
+    // A context whose user may read the pods but not exec into them: the API server's refusal
+    // in its own words, as kubectl prints it, and nothing run.
+    let member = &members[1];
+    let context = format!("{member}-readonly");
+    let readonly = fleet_on(&ns.name, inventory(&[("west", &context, "prod")]));
+    let forbidden = flotilla(
+        readonly.path(),
+        &[
+            "exec",
+            &resource,
+            "--cluster",
+            "west",
+            "--",
+            "/bin/sh",
+            "-c",
+            "echo ran",
+        ],
+    );
+    assert_ne!(
+        forbidden.status.code(),
+        Some(0),
+        "{}",
+        output_text(&forbidden)
+    );
+    assert!(forbidden.stdout.is_empty(), "{}", output_text(&forbidden));
+    let mut pods = running_pods(member, &ns.name);
+    pods.sort();
+    let theirs = harness::kubectl(
+        &context,
+        &[
+            "exec", &pods[0], "-n", &ns.name, "--", "/bin/sh", "-c", "echo ran",
+        ],
+    );
+    assert!(
+        !theirs.status.success(),
+        "kubectl is refused too: {theirs:?}"
+    );
+    let kubectl_says = String::from_utf8_lossy(&theirs.stderr);
+    let why = kubectl_says
+        .split_once("(Forbidden): ")
+        .map_or(kubectl_says.trim(), |(_, why)| why.trim());
+    assert!(
+        String::from_utf8_lossy(&forbidden.stderr).contains(why),
+        "the server's reason ({why}) in: {}",
+        output_text(&forbidden)
+    );
 }
 
 #[test]

@@ -25,10 +25,13 @@ impl PodExec for KubeCluster {
             .stdout(true)
             .stderr(!request.tty)
             .tty(request.tty);
-        let mut process = pods
+        let mut process = match pods
             .exec(&request.pod, request.command.clone(), &params)
             .await
-            .map_err(exec_error)?;
+        {
+            Ok(process) => process,
+            Err(err) => return Err(self.refused(request, exec_error(err)).await),
+        };
         let resize = process.terminal_size().map(|mut sizes| {
             let (tx, mut rx) = tokio::sync::mpsc::channel::<TermSize>(4);
             tokio::spawn(async move {
@@ -77,6 +80,39 @@ impl PodExec for KubeCluster {
             resize,
             exit,
         })
+    }
+}
+
+impl KubeCluster {
+    /// Why the API server refused an exec, in its own words: the upgrade's answer carries only
+    /// a status code, so the refused request is sent again without the upgrade, which the
+    /// server refuses the same way before it could start anything, now with its Status (`pods
+    /// "web-1" is forbidden: User "ci" cannot create resource "pods/exec" …`, as kubectl
+    /// prints it). Other errors stay as they are.
+    async fn refused(&self, request: &ExecRequest, error: ApiError) -> ApiError {
+        let (ApiError::Unauthorized(message)
+        | ApiError::Forbidden(message)
+        | ApiError::NotFound(message)) = &error
+        else {
+            return error;
+        };
+        let path = format!(
+            "/api/v1/namespaces/{}/pods/{}/exec?stdout=true&container={}",
+            request.namespace, request.pod, request.container
+        );
+        let Ok(plain) = http::Request::post(path).body(Vec::new()) else {
+            return error;
+        };
+        let reason = match self.client().request_text(plain).await {
+            Err(kube::Error::Api(status)) if !status.message.is_empty() => status.message.clone(),
+            _ => return error,
+        };
+        let message = format!("{message}: {reason}");
+        match error {
+            ApiError::Unauthorized(_) => ApiError::Unauthorized(message),
+            ApiError::Forbidden(_) => ApiError::Forbidden(message),
+            _ => ApiError::NotFound(message),
+        }
     }
 }
 
