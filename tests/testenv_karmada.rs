@@ -2633,3 +2633,126 @@ fn hub_karmada_flotillas_aggregation_of_the_members_equals_the_hubs_template_sta
         on_hub["status"]
     );
 }
+
+/// The running pods of `app=web` on the member, by name.
+fn web_pods(member: &str, ns: &str) -> Vec<String> {
+    let mut pods: Vec<String> = kubectl_ok(
+        member,
+        &[
+            "get",
+            "pods",
+            "-n",
+            ns,
+            "-l",
+            "app=web",
+            "--field-selector=status.phase=Running",
+            "-o",
+            "jsonpath={.items[*].metadata.name}",
+        ],
+    )
+    .split_whitespace()
+    .map(str::to_string)
+    .collect();
+    pods.sort();
+    pods
+}
+
+#[test]
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_pods_logs_and_exec_reach_members_through_the_cluster_proxy() {
+    let test = karmada_test("karmada-proxy-pods");
+    let ns = test.ns();
+    deploy_web(ns, 1, &placed_on("member-1, member-2"));
+    let limit = Duration::from_secs(180);
+    for member in &env().members {
+        eventually(&format!("web's pod running on {member}"), limit, || {
+            (web_pods(member, ns).len() == 1).then_some(())
+        });
+    }
+    // A kubeconfig of the hub alone: its members are reached only through Karmada's proxy.
+    let only_hub = tempfile::tempdir().expect("a dir");
+    let kubeconfig = only_hub.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        kubectl_ok("hub", &["config", "view", "--minify", "--flatten"]),
+    )
+    .expect("write the hub's kubeconfig");
+    let key = format!("Deployment/{ns}/web");
+
+    // `pods`: each member's pods, as kubectl lists them there.
+    let out = flotilla_hub(&kubeconfig, None, &["pods", &key, "-o", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", harness::output_text(&out));
+    let listed: Value = serde_json::from_slice(&out.stdout).expect("pods -o json");
+    for member in &env().members {
+        let item = listed["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|item| item["cluster"] == member.as_str())
+            .unwrap_or_else(|| panic!("{member} in {listed}"));
+        let names: Vec<&str> = item["pods"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|pod| pod["name"].as_str())
+            .collect();
+        assert_eq!(
+            names,
+            web_pods(member, ns),
+            "{member}: flotilla against kubectl"
+        );
+    }
+
+    // `logs`: each member's pod's lines, as kubectl logs prints them there.
+    let out = flotilla_hub(&kubeconfig, None, &["logs", &key, "-o", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", harness::output_text(&out));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    for member in &env().members {
+        let pod = &web_pods(member, ns)[0];
+        let ours: Vec<&str> = lines
+            .iter()
+            .filter(|line| line["cluster"] == member.as_str() && line["pod"] == pod.as_str())
+            .filter_map(|line| line["text"].as_str())
+            .collect();
+        let theirs = kubectl_ok(member, &["logs", pod, "-n", ns]);
+        let theirs: Vec<&str> = theirs.lines().collect();
+        assert!(
+            !ours.is_empty(),
+            "{member}: no lines read through the proxy"
+        );
+        assert_eq!(ours, theirs, "{member}: flotilla logs against kubectl logs");
+    }
+
+    // `exec`: a command in member-2's pod through the proxy answers as kubectl exec there.
+    let script = "echo $FLOTILLA_MEMBER; pwd";
+    let ours = flotilla_hub(
+        &kubeconfig,
+        None,
+        &[
+            "exec",
+            &key,
+            "--cluster",
+            "member-2",
+            "--",
+            "/bin/sh",
+            "-c",
+            script,
+        ],
+    );
+    assert_eq!(
+        ours.status.code(),
+        Some(0),
+        "{}",
+        harness::output_text(&ours)
+    );
+    let pod = &web_pods("member-2", ns)[0];
+    let theirs = kubectl_ok(
+        "member-2",
+        &["exec", pod, "-n", ns, "--", "/bin/sh", "-c", script],
+    );
+    assert_eq!(String::from_utf8_lossy(&ours.stdout), theirs, "member-2");
+    assert!(theirs.starts_with("member-2"), "{theirs}");
+}

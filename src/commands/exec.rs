@@ -15,7 +15,7 @@ use std::os::fd::AsFd;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use super::pods::scope_of;
+use super::pods::{hub_of, scope_of};
 use super::scope::{Clusters, InputError, input_error, prepare_clusters, resource_filter};
 use crate::app::state::exec::ExecHandoff;
 use crate::backend::audit;
@@ -26,11 +26,12 @@ use crate::backend::fanout::exec::{
 };
 use crate::backend::fanout::object::resource_of;
 use crate::backend::fanout::pods::workload_pods;
+use crate::backend::hub;
 use crate::backend::kube::api::KubeCluster;
-use crate::backend::kube::kubeconfig::{self, Timeouts};
+use crate::backend::kube::kubeconfig::Timeouts;
 use crate::cli::{ExecArgs, GlobalArgs, exit};
 use crate::config::{self, Settings};
-use crate::model::ResourceRef;
+use crate::model::{ClusterSpec, ResourceRef};
 use crate::safe_text::{printable, redact};
 
 /// `flotilla exec`.
@@ -43,8 +44,8 @@ pub async fn run(global: &GlobalArgs, args: &ExecArgs) -> anyhow::Result<u8> {
         Ok(scope) => scope,
         Err(InputError(message)) => return Ok(input_error(&message)),
     };
-    if global.hub.is_some() && !global.uses_demo() {
-        return Ok(on_hub(global, args).await);
+    if let Some(context) = hub_of(global) {
+        return Ok(on_hub(global, args, context).await);
     }
     let code = match prepare_clusters(global, &scope, false).await {
         Err(InputError(message)) => input_error(&message),
@@ -131,18 +132,24 @@ async fn in_fleet<A: ClusterApi + PodExec>(
     }
 }
 
-/// On a hub: the member through a kubeconfig context of its name, or a plain refusal.
-async fn on_hub(global: &GlobalArgs, args: &ExecArgs) -> u8 {
-    let kubeconfig = match kubeconfig::load(global.kubeconfig.as_deref()) {
-        Ok(kubeconfig) => kubeconfig,
-        Err(err) => return input_error(&err.to_string()),
+/// On a hub: the member through its kubeconfig context (a context of its name), else the
+/// hub's proxy to it (Karmada's cluster proxy); a hub with neither says so.
+async fn on_hub(global: &GlobalArgs, args: &ExecArgs, context: &str) -> u8 {
+    let hub = match hub::connect(global.kubeconfig.as_deref(), context, Timeouts::default()).await {
+        Ok(hub) => hub,
+        Err(err) => return super::hub::failed(err),
     };
-    if !kubeconfig::context_names(&kubeconfig).contains(&args.cluster) {
-        return input_error(&format!(
-            "exec --hub: member {} has no kubeconfig context of its name, and flotilla does not reach pods through the hub's cluster proxy yet\n  hint: add a context named {} for the member to the kubeconfig, or run kubectl exec through the proxy",
-            args.cluster, args.cluster
-        ));
-    }
+    let member = ClusterSpec {
+        name: args.cluster.clone(),
+        ..ClusterSpec::default()
+    };
+    let client = match hub.member_client(&member, Timeouts::default()).await {
+        Ok(client) => client,
+        Err(err) => {
+            eprintln!("error: {}: {}", args.cluster, redact(&err.to_string()));
+            return exit::of_hub(&err);
+        }
+    };
     let Ok((kind, namespace, name)) = resource_filter(&args.resource) else {
         return input_error(&format!("{}: expected KIND/NAMESPACE/NAME", args.resource));
     };
@@ -157,13 +164,7 @@ async fn on_hub(global: &GlobalArgs, args: &ExecArgs) -> u8 {
         namespace: Some(namespace.unwrap_or_else(|| "default".into())),
         name,
     };
-    match kubeconfig::client_for(&kubeconfig, &args.cluster, Timeouts::default()).await {
-        Ok(client) => exec_in(&KubeCluster::new(client, global.readonly), &resource, args).await,
-        Err(err) => {
-            eprintln!("error: {}: {}", args.cluster, redact(&err.to_string()));
-            exit::PARTIAL
-        }
-    }
+    exec_in(&KubeCluster::new(client, global.readonly), &resource, args).await
 }
 
 fn cluster_error(cluster: &str, err: &ApiError) -> u8 {

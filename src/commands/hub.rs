@@ -9,12 +9,13 @@
 use std::io::Write;
 
 use super::propagate::{Items, plan_exit, plan_table, progress, report_drift};
-use super::scope::{InputError, ResourceScope};
+use super::scope::{InputError, Prepared, ResourceScope};
 use crate::backend::fanout::drift;
 use crate::backend::fanout::object::resource_of;
-use crate::backend::fanout::targets::{Ignores, Options};
+use crate::backend::fanout::targets::{Ignores, Options, Target};
 use crate::backend::hub::preview::{Compare, preview_items};
 use crate::backend::hub::{self, Hub, HubError, HubView, TemplateLabels};
+use crate::backend::kube::api::KubeCluster;
 use crate::backend::kube::kubeconfig::Timeouts;
 use crate::cli::{GlobalArgs, PlanArgs, ScopeArgs, exit};
 use crate::engine::{Fleet, load_fleet};
@@ -206,6 +207,65 @@ fn plan_items(fleet: &Fleet, view: &HubView, scope: &HubScope) -> Vec<PlanItem> 
     items
 }
 
+/// What the hub rendered on each member `scope` selects, as read-only fan-out targets, each
+/// member reached through its kubeconfig context or the hub's proxy to it (a member reached by
+/// neither is an error row of its own); members with nothing in scope are left out. Refused,
+/// with its exit code, on a hub that keeps no rendered objects.
+async fn member_targets(
+    hub: &Hub,
+    view: &HubView,
+    scope: &mut HubScope<'_>,
+    command: &str,
+) -> Result<Vec<Target<KubeCluster>>, u8> {
+    if view.rows.iter().all(|row| row.objects.is_empty()) && !view.rows.is_empty() {
+        eprintln!(
+            "error: {command} --hub needs the objects the hub renders per member; {} hubs do not keep them",
+            hub.kind.as_str()
+        );
+        return Err(exit::INPUT);
+    }
+    if let Err(err) = scope.read_labels(hub).await {
+        return Err(failed(err));
+    }
+    let mut targets = Vec::new();
+    for (spec, _) in &view.clusters {
+        let objects: Vec<serde_json::Value> = view
+            .rows
+            .iter()
+            .filter(|row| scope.includes(&spec.name, &row.target))
+            .filter_map(|row| row.objects.get(&spec.name).cloned())
+            .collect();
+        if objects.is_empty() {
+            continue;
+        }
+        targets.push(hub.read_only_target(spec, spec.name.clone(), objects).await);
+    }
+    Ok(targets)
+}
+
+/// The clusters `pods`, `images` and `logs` read on a hub: every member the scope selects with
+/// what the hub rendered there, as [`Prepared`] for the fan-out; the exit code of a refusal.
+pub(super) async fn prepared_members(
+    global: &GlobalArgs,
+    scope: &ScopeArgs,
+    context: &str,
+    command: &str,
+) -> Result<Prepared<KubeCluster>, u8> {
+    let mut hub_scope = check_scope(scope).map_err(|err| {
+        eprintln!("error: {}", err.0);
+        exit::INPUT
+    })?;
+    let (hub, view) = read_hub(global, context).await.map_err(failed)?;
+    let targets = member_targets(&hub, &view, &mut hub_scope, command).await?;
+    Ok(Prepared {
+        targets,
+        notes: Vec::new(),
+        ignores: Ignores::default(),
+        fleet: std::sync::Arc::new(Fleet::default()),
+        files: Vec::new(),
+    })
+}
+
 /// `flotilla --hub CONTEXT drift`: each member's live objects against what the hub rendered.
 pub async fn run_drift(
     global: &GlobalArgs,
@@ -224,32 +284,10 @@ pub async fn run_drift(
         Ok(read) => read,
         Err(err) => return Ok(failed(err)),
     };
-    if view.rows.iter().all(|row| row.objects.is_empty()) && !view.rows.is_empty() {
-        eprintln!(
-            "error: drift --hub needs the objects the hub renders per member; {} hubs do not keep them",
-            hub.kind.as_str()
-        );
-        return Ok(exit::INPUT);
-    }
-    if let Err(err) = hub_scope.read_labels(&hub).await {
-        return Ok(failed(err));
-    }
-    let mut targets = Vec::new();
-    for (spec, _) in &view.clusters {
-        if !scope.clusters.is_empty() && !scope.clusters.contains(&spec.name) {
-            continue;
-        }
-        let objects: Vec<serde_json::Value> = view
-            .rows
-            .iter()
-            .filter(|row| hub_scope.includes(&spec.name, &row.target))
-            .filter_map(|row| row.objects.get(&spec.name).cloned())
-            .collect();
-        if objects.is_empty() {
-            continue;
-        }
-        targets.push(hub.read_only_target(spec, spec.name.clone(), objects).await);
-    }
+    let targets = match member_targets(&hub, &view, &mut hub_scope, "drift").await {
+        Ok(targets) => targets,
+        Err(code) => return Ok(code),
+    };
     // What Karmada retains on its members (the hub's Retain scripts, else its built-in
     // retention) is compared with itself, as Karmada does not fight over it.
     let ignores = match hub.kind {

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 
-use super::pods::{on_hub, scope_of};
+use super::pods::{hub_of, scope_of};
 use super::scope::{Clusters, InputError, Prepared, input_error, prepare_clusters};
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::logs::{
@@ -39,9 +39,6 @@ pub async fn run_logs(
     args: &LogsArgs,
     out: &mut (dyn Write + Send),
 ) -> anyhow::Result<u8> {
-    if let Some(code) = on_hub(global, "logs") {
-        return Ok(code);
-    }
     let form = match &global.output {
         OutputFormat::Table => Form::Lines(Style {
             colour: std::io::stdout().is_terminal()
@@ -70,6 +67,12 @@ pub async fn run_logs(
         previous: args.previous,
         ..LogRequest::default()
     };
+    if let Some(context) = hub_of(global) {
+        return match super::hub::prepared_members(global, &scope, context, "logs").await {
+            Ok(prepared) => stream(prepared, args, &base, form, out).await,
+            Err(code) => Ok(code),
+        };
+    }
     let prepared = match prepare_clusters(global, &scope, false).await {
         Ok(prepared) => prepared,
         Err(InputError(message)) => return Ok(input_error(&message)),

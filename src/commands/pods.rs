@@ -94,8 +94,9 @@ async fn read(
     })
 }
 
-/// What `pods` and `images` both start with: refused on a hub, the scope checked, then every
-/// selected workload's pods read; an input error is printed and its exit code returned.
+/// What `pods` and `images` both start with: the scope checked, then every selected workload's
+/// pods read, on the fleet's clusters or a hub's members; an input error is printed and its
+/// exit code returned.
 async fn read_workloads(
     global: &GlobalArgs,
     command: &str,
@@ -104,21 +105,20 @@ async fn read_workloads(
     namespace: Option<&str>,
     labels: &str,
 ) -> Result<Vec<WorkloadPods>, u8> {
-    if let Some(code) = on_hub(global, command) {
-        return Err(code);
-    }
     let scope = scope_of(resource, clusters, namespace).map_err(|InputError(m)| input_error(&m))?;
+    if let Some(context) = hub_of(global) {
+        let prepared = super::hub::prepared_members(global, &scope, context, command).await?;
+        return Ok(read_pods(&prepared.targets, Options::default(), &|_| true, labels).await);
+    }
     read(global, &scope, labels)
         .await
         .map_err(|InputError(m)| input_error(&m))
 }
 
-pub(super) fn on_hub(global: &GlobalArgs, command: &str) -> Option<u8> {
-    (global.hub.is_some() && !global.uses_demo()).then(|| {
-        input_error(&format!(
-            "{command} --hub: reading pods through a hub is not supported yet\n  hint: run it with the members' kubeconfig contexts and the fleet directory (--fleet DIR)"
-        ))
-    })
+/// The hub `pods`, `images` and `logs` read the members of (`--hub`, unless the demo is asked
+/// for): each member through its kubeconfig context or the hub's proxy to it.
+pub(super) fn hub_of(global: &GlobalArgs) -> Option<&str> {
+    global.hub.as_deref().filter(|_| !global.uses_demo())
 }
 
 /// `flotilla pods`.
