@@ -114,28 +114,32 @@ pub fn run(root: &Path) -> Result<()> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| root.join("target"), std::path::PathBuf::from);
     let binary = target.join("release/flotilla");
-    for shot in &SHOTS {
-        let session = format!("flotilla-screenshot-{}", std::process::id());
+    for (index, shot) in SHOTS.iter().enumerate() {
+        // A server of its own per picture: reusing one races its exit after the last session.
+        let session = format!("flotilla-screenshot-{}-{index}", std::process::id());
         let command = format!(
             "{} {} --demo-seed {SEED}",
             binary.display(),
             shot.args.join(" ")
         );
-        tmux(&[
-            "new-session",
-            "-d",
-            "-s",
+        tmux(
             &session,
-            "-x",
-            &shot.columns.to_string(),
-            "-y",
-            &shot.rows.to_string(),
-            "-e",
-            "NO_COLOR=",
-            &command,
-        ])?;
+            &[
+                "new-session",
+                "-d",
+                "-s",
+                &session,
+                "-x",
+                &shot.columns.to_string(),
+                "-y",
+                &shot.rows.to_string(),
+                "-e",
+                "NO_COLOR=",
+                &command,
+            ],
+        )?;
         let taken = take(shot, &session, root);
-        let _ = tmux(&["kill-session", "-t", &session]);
+        let _ = tmux(&session, &["kill-server"]);
         taken?;
     }
     Ok(())
@@ -145,13 +149,13 @@ fn take(shot: &Shot, session: &str, root: &Path) -> Result<()> {
     sleep(Duration::from_secs(12));
     for &(key, times) in shot.keys {
         for _ in 0..times {
-            tmux(&["send-keys", "-t", session, key])?;
+            tmux(session, &["send-keys", "-t", session, key])?;
             sleep(Duration::from_millis(100));
         }
     }
     sleep(Duration::from_secs(1));
     let ansi = Command::new("tmux")
-        .args(["capture-pane", "-e", "-p", "-t", session])
+        .args(["-L", session, "capture-pane", "-e", "-p", "-t", session])
         .output()
         .context("capturing the tmux pane")?;
     if !ansi.status.success() {
@@ -206,8 +210,10 @@ fn take(shot: &Shot, session: &str, root: &Path) -> Result<()> {
     Ok(())
 }
 
-fn tmux(args: &[&str]) -> Result<()> {
+/// Runs tmux on the server of `server` (its socket name), which the first session starts.
+fn tmux(server: &str, args: &[&str]) -> Result<()> {
     let status = Command::new("tmux")
+        .args(["-L", server])
         .args(args)
         .status()
         .with_context(|| format!("running tmux {}", args.join(" ")))?;
