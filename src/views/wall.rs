@@ -244,7 +244,9 @@ impl Band {
             .iter()
             .map(|&h| digits::compact(u64::from(counts.get(h))))
             .collect();
-        // The widest pixels with which every count and every label fits side by side.
+        // The widest pixels with which every count and every label fits side by side, each
+        // count with a pixel of air beside it, so neighbouring counts never read as one
+        // number from across a room.
         let widest = |texts: &[String]| -> u16 {
             let pixels: Vec<u16> = texts
                 .iter()
@@ -255,7 +257,7 @@ impl Band {
                     pixels
                         .iter()
                         .zip(&least)
-                        .map(|(p, l)| (p * sx).max(*l))
+                        .map(|(p, l)| (p * sx + sx).max(*l))
                         .sum::<u16>()
                         <= room
                 })
@@ -274,7 +276,7 @@ impl Band {
             Some((sx, _)) => texts
                 .iter()
                 .zip(&least)
-                .map(|(text, l)| (digits::pixel_width(text).unwrap_or(0) * sx).max(*l))
+                .map(|(text, l)| ((digits::pixel_width(text).unwrap_or(0) + 1) * sx).max(*l))
                 .collect(),
             None => {
                 texts = exact;
