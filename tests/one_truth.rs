@@ -44,15 +44,24 @@ fn console(
     let core = SimCore::new(fleet.clone(), &scenario, seed);
     let mut state = app::state_for_fleet(&fleet, "demo".into());
     app::update(&mut state, Action::Backend(core.snapshot()));
-    for cluster in 0..core.cluster_count() {
-        let event = BackendEvent::Cluster {
-            cluster: cluster as u32,
-            status: core.cluster_status(cluster),
-        };
-        app::update(&mut state, Action::Backend(event));
-    }
     for health in core.health_events() {
         app::update(&mut state, Action::Backend(health));
+    }
+    // Each cluster's first answer, as the demo's task sends it: its status, then the health
+    // of the workloads it holds when it answers.
+    let mut settled = std::collections::HashMap::new();
+    for cluster in 0..core.cluster_count() {
+        let status = core.cluster_status(cluster);
+        let answers = status.health != flotilla::model::Health::Unreachable;
+        let event = BackendEvent::Cluster {
+            cluster: cluster as u32,
+            status,
+        };
+        app::update(&mut state, Action::Backend(event));
+        if answers {
+            let health = core.column_health(cluster, &mut settled);
+            app::update(&mut state, Action::Backend(BackendEvent::Health(health)));
+        }
     }
     state
 }
@@ -127,20 +136,29 @@ fn agree(args: &[&str], files: &[flotilla::engine::SourceFile], synthetic: bool,
             Some(sync.as_str()),
             "{args:?} {key:?}: {item}"
         );
-        // The console marks what is less than healthy; a cell it leaves unmarked is healthy
-        // or has no health to speak of.
+        // The same verdict, healthy ones included: the wall's Healthy count is drawn from
+        // the console's.
         let said = assessed(item["health"].as_str().unwrap_or_default());
-        match health {
-            Some(kind) => assert_eq!(
-                said.as_deref(),
-                Some(kind.as_str()),
-                "{args:?} {key:?}: {item}"
-            ),
-            None => assert!(
-                said.is_none() || said.as_deref() == Some("Healthy"),
-                "{args:?} {key:?}: the console shows no health, status says {item}"
-            ),
-        }
+        assert_eq!(
+            said.as_deref(),
+            health.as_deref(),
+            "{args:?} {key:?}: the console's health against status's {item}"
+        );
+    }
+    // The health totals are the console's counts of each verdict (the wall's Healthy,
+    // Degraded and Progressing tiles).
+    for kind in [
+        flotilla::model::HealthKind::Healthy,
+        flotilla::model::HealthKind::Progressing,
+        flotilla::model::HealthKind::Degraded,
+    ] {
+        assert_eq!(
+            status["totals"]["health"][kind.as_str()]
+                .as_u64()
+                .unwrap_or(0),
+            u64::from(state.cells.health_count(kind)),
+            "{args:?}: {kind:?} cells"
+        );
     }
     // The totals say the same as the console's counts (the wall's tiles are drawn from them).
     for (kind, count) in status["totals"]["sync"].as_object().into_iter().flatten() {

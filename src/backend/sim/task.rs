@@ -5,7 +5,7 @@
 //! no effect channel, so nothing a caller does can change the simulated clusters. It must not
 //! touch real clusters, the terminal or the app's state.
 
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use super::world::{CONNECT_TIMEOUT_MS, SimCore};
 use crate::backend::console_loop::{self, ConsoleBackend};
 use crate::messages::{BackendEvent, CellRef, Effect, by_cluster};
-use crate::model::{CellStatus, Health};
+use crate::model::{CellHealth, CellStatus, Health};
 
 /// Runs a [`SimCore`] as a tokio task: probes clusters with their latency, sends a snapshot,
 /// applies with per-cluster latency, and lets drift appear over time.
@@ -41,6 +41,11 @@ pub fn spawn_on(
 pub fn spawn_readonly(core: SimCore, events: mpsc::UnboundedSender<BackendEvent>) {
     tokio::spawn(run(core, events, None));
 }
+
+/// Above this many cells the simulated clusters report the health of troubled workloads only,
+/// not every settled one: a healthy cell's verdict is kept per cell, and at the scale demo's
+/// sizes (10,000 clusters × 1,000 resources) that would outweigh the matrix itself.
+const SETTLED_HEALTH_CELLS: usize = 200_000;
 
 /// How often every answering cluster reports that it is alive.
 const HEARTBEAT_MS: u64 = 5_000;
@@ -95,6 +100,7 @@ async fn run(
         sequence: 0,
         followed: Vec::new(),
         follow: 0,
+        settled: HashMap::new(),
     };
     if !send(&sim.core, &events, sim.core.snapshot()) {
         return;
@@ -119,6 +125,8 @@ struct Sim {
     followed: Vec<CellRef>,
     /// Which follow that is.
     follow: u64,
+    /// The settled health of each (resource, variant), read once for every cluster.
+    settled: HashMap<(usize, (i32, u32)), Option<CellHealth>>,
 }
 
 impl Sim {
@@ -161,10 +169,28 @@ impl Sim {
                     clusters: self.core.answering_clusters(),
                 }
             }
-            Scheduled::Probe { cluster } => BackendEvent::Cluster {
-                cluster: cluster as u32,
-                status: self.core.cluster_status(cluster),
-            },
+            // A cluster that answers reports its workloads' health with its first answer.
+            Scheduled::Probe { cluster } => {
+                let status = self.core.cluster_status(cluster);
+                let answers = !matches!(status.health, Health::Unreachable);
+                let probed = BackendEvent::Cluster {
+                    cluster: cluster as u32,
+                    status,
+                };
+                if !send(&self.core, &self.events, probed) {
+                    return Err(Gone);
+                }
+                let cells = self.core.fleet().resources.len() * self.core.cluster_count();
+                let health = if answers && cells <= SETTLED_HEALTH_CELLS {
+                    self.core.column_health(cluster, &mut self.settled)
+                } else {
+                    Vec::new()
+                };
+                if health.is_empty() {
+                    return Ok(None);
+                }
+                BackendEvent::Health(health)
+            }
             Scheduled::ApplyDone {
                 cluster,
                 cells,
@@ -283,6 +309,7 @@ impl ConsoleBackend for Sim {
                 super::log_stream::open(&self.core, &self.events, open);
             }
             Effect::UseFleet(fleet) => {
+                self.settled.clear();
                 self.core.set_fleet(fleet.0);
                 return send(&self.core, &self.events, self.core.snapshot());
             }

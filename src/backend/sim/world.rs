@@ -415,8 +415,9 @@ impl SimCore {
         self.stalled.contains(&self.index(resource, cluster))
     }
 
-    /// Live health the console is told of at the start: the held workloads whose rollout
-    /// stalled (every other simulated workload is settled and healthy, which needs no mark).
+    /// Live health the console is told of at the start, before any cluster is read: the held
+    /// workloads whose rollout stalled. Each cluster's settled workloads follow with its
+    /// first answer ([`SimCore::column_health`]).
     pub fn health_events(&self) -> Vec<BackendEvent> {
         let mut stalled: Vec<usize> = self.stalled.iter().copied().collect();
         stalled.sort_unstable();
@@ -434,6 +435,54 @@ impl SimCore {
         } else {
             vec![BackendEvent::Health(updates)]
         }
+    }
+
+    /// The live health of every workload `cluster` holds, as its controllers report it when
+    /// the cluster is read: settled and healthy, or stalled where the scenario degrades it.
+    /// Cells of one (resource, variant) settle alike, so `settled` keeps each one's health
+    /// across calls and a fleet of many clusters renders each variant once.
+    pub fn column_health(
+        &self,
+        cluster: usize,
+        settled: &mut HashMap<(usize, (i32, u32)), Option<CellHealth>>,
+    ) -> Vec<HealthUpdate> {
+        let mut updates = Vec::new();
+        if cluster >= self.clusters.len() {
+            return updates;
+        }
+        for resource in 0..self.fleet.resources.len() {
+            let index = self.index(resource, cluster);
+            if !self.cells[index].applied {
+                continue;
+            }
+            let cell = CellRef {
+                resource: resource as u32,
+                cluster: cluster as u32,
+            };
+            let Some(variant) = self.fleet.variant(resource, cluster) else {
+                continue;
+            };
+            if self.stalled.contains(&index) {
+                updates.extend(self.health_of(&[cell]));
+                continue;
+            }
+            let health = settled
+                .entry((resource, variant))
+                .or_insert_with(|| {
+                    self.health_of(&[cell])
+                        .into_iter()
+                        .next()
+                        .and_then(|update| update.health)
+                })
+                .clone();
+            if let Some(health) = health {
+                updates.push(HealthUpdate {
+                    cell,
+                    health: Some(health),
+                });
+            }
+        }
+        updates
     }
 
     /// The live health of these cells' objects as their clusters hold them: settled, or a
