@@ -11,7 +11,6 @@ use std::sync::Arc;
 use flotilla::app::{self, Action};
 use flotilla::backend::sim::{Scenario, SimCore};
 use flotilla::engine::load_fleet;
-use flotilla::messages::BackendEvent;
 use serde_json::Value;
 
 fn flotilla(args: &[&str]) -> Value {
@@ -47,20 +46,11 @@ fn console(
     for health in core.health_events() {
         app::update(&mut state, Action::Backend(health));
     }
-    // Each cluster's first answer, as the demo's task sends it: its status, then the health
-    // of the workloads it holds when it answers.
+    // Each cluster's first answer, as the demo's task sends it.
     let mut settled = std::collections::HashMap::new();
     for cluster in 0..core.cluster_count() {
-        let status = core.cluster_status(cluster);
-        let answers = status.health != flotilla::model::Health::Unreachable;
-        let event = BackendEvent::Cluster {
-            cluster: cluster as u32,
-            status,
-        };
-        app::update(&mut state, Action::Backend(event));
-        if answers {
-            let health = core.column_health(cluster, &mut settled);
-            app::update(&mut state, Action::Backend(BackendEvent::Health(health)));
+        for event in core.probe(cluster, &mut settled) {
+            app::update(&mut state, Action::Backend(event));
         }
     }
     state

@@ -7,22 +7,10 @@ mod harness;
 
 use harness::PtyApp;
 
-/// Selects the demo's inventory on edge-store-0001 (not a danger-class cluster) by filtering
-/// both panes to it.
-fn select_inventory_on_the_edge(app: &mut PtyApp) {
-    app.wait_for("the fleet", |s| {
-        s.contains("edge-store-0001") && s.contains("shop/inventory")
-    });
-    app.send("/edge-store-0001\r");
-    app.wait_for("the clusters filtered", |s| !s.contains("prod-eu-west-2"));
-    app.send("\t/inventory\r");
-    app.wait_for("the resources filtered", |s| !s.contains("shop/checkout"));
-}
-
 #[test]
 fn x_runs_a_command_on_the_terminal_and_gives_back_an_intact_console() {
     let mut app = PtyApp::spawn(&["demo"], 160, 40, &[]);
-    select_inventory_on_the_edge(&mut app);
+    app.select_inventory_on_the_edge();
     app.send("x");
     app.wait_for("the prompt, sh by default", |s| {
         s.contains("exec in Deployment/shop/inventory on edge-store-0001 $ sh")
@@ -65,7 +53,7 @@ fn x_runs_a_command_on_the_terminal_and_gives_back_an_intact_console() {
 #[test]
 fn readonly_refuses_x_and_says_why() {
     let mut app = PtyApp::spawn(&["--readonly", "demo"], 160, 40, &[]);
-    select_inventory_on_the_edge(&mut app);
+    app.select_inventory_on_the_edge();
     app.send("x");
     app.wait_for("the refusal on the status line", |s| {
         s.contains("read-only: exec runs a command inside a pod")

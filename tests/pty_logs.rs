@@ -8,17 +8,6 @@ mod harness;
 
 use harness::PtyApp;
 
-/// Selects the demo's inventory on edge-store-0001 by filtering both panes to it.
-fn select_inventory_on_the_edge(app: &mut PtyApp) {
-    app.wait_for("the fleet", |s| {
-        s.contains("edge-store-0001") && s.contains("shop/inventory")
-    });
-    app.send("/edge-store-0001\r");
-    app.wait_for("the clusters filtered", |s| !s.contains("prod-eu-west-2"));
-    app.send("\t/inventory\r");
-    app.wait_for("the resources filtered", |s| !s.contains("shop/checkout"));
-}
-
 /// The pane's status row: the one that counts its lines.
 fn status(screen: &str) -> &str {
     screen
@@ -52,7 +41,7 @@ fn held(screen: &str) -> Option<usize> {
 #[test]
 fn l_streams_pauses_resumes_searches_and_closes_onto_an_intact_console() {
     let mut app = PtyApp::spawn(&["demo"], 160, 40, &[]);
-    select_inventory_on_the_edge(&mut app);
+    app.select_inventory_on_the_edge();
     app.send("L");
     let screen = app.wait_for(
         "the pane with lines named by cluster, pod and container",
@@ -129,7 +118,7 @@ fn l_streams_pauses_resumes_searches_and_closes_onto_an_intact_console() {
 #[test]
 fn readonly_opens_the_pane_and_a_kind_without_pods_is_refused() {
     let mut app = PtyApp::spawn(&["--readonly", "demo"], 160, 40, &[]);
-    select_inventory_on_the_edge(&mut app);
+    app.select_inventory_on_the_edge();
     app.send("L");
     app.wait_for("the pane, read-only", |s| {
         s.contains("logs of Deployment/shop/inventory") && shown(s) > 0

@@ -19,64 +19,10 @@ use serde_json::Value;
 
 use harness::{
     FleetDir, TestNamespace, apply_fleet, env, eventually, flotilla, inventory, kubectl_ok,
-    output_text, prod_inventory, serial,
+    output_text, prod_inventory, running_web_pods, serial, web_fleet,
 };
 
 const REPLICAS: usize = 2;
-
-fn fleet(ns: &str, members: &[String]) -> FleetDir {
-    fleet_on(ns, prod_inventory(members))
-}
-
-/// The workload and its policy, on the clusters of `inventory`.
-fn fleet_on(ns: &str, mut text: String) -> FleetDir {
-    text.push_str(&format!(
-        r#"apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: web, namespace: {ns}}}
-spec:
-  replicas: {REPLICAS}
-  selector: {{matchLabels: {{app: web}}}}
-  template:
-    metadata: {{labels: {{app: web}}}}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {{name: web, namespace: {ns}}}
-spec:
-  resourceSelectors:
-  - {{apiVersion: apps/v1, kind: Deployment, name: web}}
-  placement:
-    clusterAffinity: {{labelSelector: {{matchLabels: {{env: prod}}}}}}
-"#
-    ));
-    FleetDir::new().fleet(text)
-}
-
-/// The Running pods of `app=web` on the member.
-fn running_pods(member: &str, ns: &str) -> Vec<String> {
-    kubectl_ok(
-        member,
-        &[
-            "get",
-            "pods",
-            "-n",
-            ns,
-            "-l",
-            "app=web",
-            "--field-selector=status.phase=Running",
-            "-o",
-            "jsonpath={.items[*].metadata.name}",
-        ],
-    )
-    .split_whitespace()
-    .map(str::to_string)
-    .collect()
-}
 
 /// (cluster, pod) → "TIME TEXT" lines, from flotilla's `-o json`.
 fn flotilla_lines(
@@ -128,11 +74,11 @@ fn logs_agree_with_kubectl_line_for_line_on_every_member() {
     let _serial = serial();
     let members: Vec<String> = env().members.iter().take(2).cloned().collect();
     let ns = TestNamespace::on("logs", &members);
-    let dir = fleet(&ns.name, &members);
+    let dir = web_fleet(&ns.name, REPLICAS, prod_inventory(&members));
     apply_fleet(dir.path());
     for member in &members {
         eventually("the pods running", Duration::from_secs(90), || {
-            (running_pods(member, &ns.name).len() == REPLICAS).then_some(())
+            (running_web_pods(member, &ns.name).len() == REPLICAS).then_some(())
         });
     }
 
@@ -140,7 +86,7 @@ fn logs_agree_with_kubectl_line_for_line_on_every_member() {
         let ours = flotilla_lines(&dir, &ns.name, extra);
         let mut want = BTreeMap::new();
         for member in &members {
-            for pod in running_pods(member, &ns.name) {
+            for pod in running_web_pods(member, &ns.name) {
                 want.insert(
                     (member.clone(), pod.clone()),
                     kubectl_lines(member, &ns.name, &pod, extra),
@@ -221,13 +167,13 @@ fn exec_answers_as_kubectl_exec_into_the_workloads_first_ready_pod() {
     let _serial = serial();
     let members: Vec<String> = env().members.iter().take(2).cloned().collect();
     let ns = TestNamespace::on("exec", &members);
-    let dir = fleet(&ns.name, &members);
+    let dir = web_fleet(&ns.name, REPLICAS, prod_inventory(&members));
     apply_fleet(dir.path());
     let resource = format!("Deployment/{}/web", ns.name);
     let script = "echo $FLOTILLA_MEMBER; pwd; echo to-stderr >&2";
     for member in &members {
         eventually("the pods running", Duration::from_secs(90), || {
-            (running_pods(member, &ns.name).len() == REPLICAS).then_some(())
+            (running_web_pods(member, &ns.name).len() == REPLICAS).then_some(())
         });
         let ours = flotilla(
             dir.path(),
@@ -244,8 +190,7 @@ fn exec_answers_as_kubectl_exec_into_the_workloads_first_ready_pod() {
         );
         assert_eq!(ours.status.code(), Some(0), "{}", output_text(&ours));
         // The first Running, ready pod by name, as flotilla says on stderr.
-        let mut pods = running_pods(member, &ns.name);
-        pods.sort();
+        let pods = running_web_pods(member, &ns.name);
         let pod = &pods[0];
         let stderr = String::from_utf8_lossy(&ours.stderr);
         assert!(
@@ -303,7 +248,7 @@ fn exec_answers_as_kubectl_exec_into_the_workloads_first_ready_pod() {
     // in its own words, as kubectl prints it, and nothing run.
     let member = &members[1];
     let context = format!("{member}-readonly");
-    let readonly = fleet_on(&ns.name, inventory(&[("west", &context, "prod")]));
+    let readonly = web_fleet(&ns.name, REPLICAS, inventory(&[("west", &context, "prod")]));
     let forbidden = flotilla(
         readonly.path(),
         &[
@@ -324,8 +269,7 @@ fn exec_answers_as_kubectl_exec_into_the_workloads_first_ready_pod() {
         output_text(&forbidden)
     );
     assert!(forbidden.stdout.is_empty(), "{}", output_text(&forbidden));
-    let mut pods = running_pods(member, &ns.name);
-    pods.sort();
+    let pods = running_web_pods(member, &ns.name);
     let theirs = harness::kubectl(
         &context,
         &[
@@ -353,18 +297,18 @@ fn the_log_pane_shows_what_kubectl_logs_shows_on_every_member() {
     let _serial = serial();
     let members: Vec<String> = env().members.iter().take(2).cloned().collect();
     let ns = TestNamespace::on("logpane", &members);
-    let dir = fleet(&ns.name, &members);
+    let dir = web_fleet(&ns.name, REPLICAS, prod_inventory(&members));
     apply_fleet(dir.path());
     for member in &members {
         eventually("the pods running", Duration::from_secs(90), || {
-            (running_pods(member, &ns.name).len() == REPLICAS).then_some(())
+            (running_web_pods(member, &ns.name).len() == REPLICAS).then_some(())
         });
     }
     // What the pane must show of each pod: kubectl's lines, as `flotilla logs` names them.
     let tail = format!("--tail={}", flotilla::app::logs::TAIL);
     let mut want: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     for member in &members {
-        for pod in running_pods(member, &ns.name) {
+        for pod in running_web_pods(member, &ns.name) {
             let lines = kubectl_ok(member, &["logs", &pod, "-n", &ns.name, &tail])
                 .lines()
                 .map(|text| format!("{member} {pod} web {text}"))

@@ -26,42 +26,12 @@ use serde_json::{Value, json};
 
 use harness::{
     FleetDir, TestNamespace, apply_fleet, env, eventually, flotilla, json as kubectl_json,
-    kubectl_ok, kubectl_stdin, output_text, prod_inventory,
+    kubectl_ok, kubectl_stdin, output_text, prod_inventory, web_fleet,
 };
 
 const REPLICAS: usize = 2;
 /// Pod statuses judged against the API server.
 const CASES: usize = 160;
-
-fn fleet(ns: &str, members: &[String]) -> FleetDir {
-    let mut text = prod_inventory(members);
-    text.push_str(&format!(
-        r#"apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: web, namespace: {ns}}}
-spec:
-  replicas: {REPLICAS}
-  selector: {{matchLabels: {{app: web}}}}
-  template:
-    metadata: {{labels: {{app: web}}}}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
-        resources: {{requests: {{cpu: 100m}}}}
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {{name: web, namespace: {ns}}}
-spec:
-  resourceSelectors:
-  - {{apiVersion: apps/v1, kind: Deployment, name: web}}
-  placement:
-    clusterAffinity: {{labelSelector: {{matchLabels: {{env: prod}}}}}}
-"#
-    ));
-    FleetDir::new().fleet(text)
-}
 
 /// The member's pods of `app=web` as kubectl lists them, by name.
 fn kubectl_pods(member: &str, ns: &str) -> BTreeMap<String, Value> {
@@ -113,7 +83,7 @@ fn run_json(dir: &FleetDir, args: &[&str]) -> (Option<i32>, Value) {
 fn pods_and_images_agree_with_kubectl_on_every_member() {
     let members: Vec<String> = env().members.iter().take(2).cloned().collect();
     let ns = TestNamespace::on("pods", &members);
-    let dir = fleet(&ns.name, &members);
+    let dir = web_fleet(&ns.name, REPLICAS, prod_inventory(&members));
     apply_fleet(dir.path());
     // The controllers make the ReplicaSet and its pods; KWOK runs them.
     for member in &members {

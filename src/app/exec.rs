@@ -91,30 +91,13 @@ pub fn key(state: &mut State, mut prompt: Box<ExecPrompt>, key: InputKey) {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::app::state::state_for_fleet;
-    use std::sync::Arc;
+    use crate::app::state::fixtures::{self, select};
 
+    /// The demo, its prod clusters danger-class.
     fn demo() -> State {
-        let (fleet, errors) = crate::engine::load_fleet(&crate::fleet::demo::demo_files());
-        assert!(errors.is_empty());
-        let mut state = state_for_fleet(&Arc::new(fleet), "demo".into());
+        let mut state = fixtures::demo();
         state.danger_patterns = vec!["prod*".into()];
         state
-    }
-
-    fn select(state: &mut State, kind: &str, name: &str, cluster: &str) {
-        let resource = state
-            .resources
-            .iter()
-            .position(|row| row.target.kind == kind && row.target.name == name)
-            .unwrap();
-        let column = state
-            .clusters
-            .iter()
-            .position(|row| row.spec.name == cluster)
-            .unwrap();
-        state.resource_view.cursor = state.resource_view.position(resource).unwrap();
-        state.cluster_view.cursor = state.cluster_view.position(column).unwrap();
     }
 
     fn typed(state: &mut State, text: &str) {

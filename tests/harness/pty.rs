@@ -146,6 +146,18 @@ impl PtyApp {
         }
     }
 
+    /// On the demo: selects shop/inventory on edge-store-0001 (a cluster not danger-class) by
+    /// filtering both panes to it, waiting until each filter shows.
+    pub fn select_inventory_on_the_edge(&mut self) {
+        self.wait_for("the fleet", |s| {
+            s.contains("edge-store-0001") && s.contains("shop/inventory")
+        });
+        self.send("/edge-store-0001\r");
+        self.wait_for("the clusters filtered", |s| !s.contains("prod-eu-west-2"));
+        self.send("\t/inventory\r");
+        self.wait_for("the resources filtered", |s| !s.contains("shop/checkout"));
+    }
+
     pub fn send(&mut self, bytes: &str) {
         self.writer
             .write_all(bytes.as_bytes())

@@ -182,6 +182,30 @@ pub fn kubectl_ok(context: &str, args: &[&str]) -> String {
     env().kubectl_ok(context, args)
 }
 
+/// The names of `member`'s Running pods labelled `app=web` in `ns`, sorted, as kubectl lists
+/// them: what the fleets of the pods, logs and exec tests run.
+pub fn running_web_pods(member: &str, ns: &str) -> Vec<String> {
+    let mut pods: Vec<String> = kubectl_ok(
+        member,
+        &[
+            "get",
+            "pods",
+            "-n",
+            ns,
+            "-l",
+            "app=web",
+            "--field-selector=status.phase=Running",
+            "-o",
+            "jsonpath={.items[*].metadata.name}",
+        ],
+    )
+    .split_whitespace()
+    .map(str::to_string)
+    .collect();
+    pods.sort();
+    pods
+}
+
 /// Runs `cargo xtask testenv <args>` (e.g. `["stop", "member-2"]`). `cargo xtask test`
 /// passes its own binary in `FLOTILLA_XTASK_BIN`, which avoids a nested cargo.
 pub fn testenv_cmd(args: &[&str]) -> Output {
@@ -416,6 +440,39 @@ pub fn output_text(output: &Output) -> String {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     )
+}
+
+/// A fleet of the clusters in `inventory` (text from [`inventory`] or [`prod_inventory`]) and
+/// one Deployment `web` in `ns` (`replicas` pods labelled `app=web`, nginx), which one
+/// PropagationPolicy places on every `env: prod` cluster: the workload the pods, logs and exec
+/// tests read.
+pub fn web_fleet(ns: &str, replicas: usize, mut inventory: String) -> crate::harness::FleetDir {
+    inventory.push_str(&format!(
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: web, namespace: {ns}}}
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: web}}}}
+  template:
+    metadata: {{labels: {{app: web}}}}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+        resources: {{requests: {{cpu: 100m}}}}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {{name: web, namespace: {ns}}}
+spec:
+  resourceSelectors:
+  - {{apiVersion: apps/v1, kind: Deployment, name: web}}
+  placement:
+    clusterAffinity: {{labelSelector: {{matchLabels: {{env: prod}}}}}}
+"#
+    ));
+    crate::harness::FleetDir::new().fleet(inventory)
 }
 
 /// Karmada Cluster inventory documents of `members`, each reached through its own context and

@@ -207,29 +207,7 @@ pub fn key(state: &mut State, mut pane: Box<LogPane>, key: InputKey) {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::app::state::state_for_fleet;
-    use std::sync::Arc;
-
-    fn demo() -> State {
-        let (fleet, errors) = crate::engine::load_fleet(&crate::fleet::demo::demo_files());
-        assert!(errors.is_empty());
-        state_for_fleet(&Arc::new(fleet), "demo".into())
-    }
-
-    fn select(state: &mut State, kind: &str, name: &str, cluster: &str) {
-        let resource = state
-            .resources
-            .iter()
-            .position(|row| row.target.kind == kind && row.target.name == name)
-            .unwrap();
-        let column = state
-            .clusters
-            .iter()
-            .position(|row| row.spec.name == cluster)
-            .unwrap();
-        state.resource_view.cursor = state.resource_view.position(resource).unwrap();
-        state.cluster_view.cursor = state.cluster_view.position(column).unwrap();
-    }
+    use crate::app::state::fixtures::{demo, select};
 
     fn watch_of(effects: &[Effect]) -> crate::messages::LogWatch {
         match effects {

@@ -994,6 +994,44 @@ fn health_rank(health: Health) -> u8 {
     }
 }
 
+/// Test fixtures for the console's state: the demo fleet's state as the console starts on
+/// it, and a cell selected as the cursor selects it. Unit tests only.
+#[cfg(test)]
+pub mod fixtures {
+    use std::sync::Arc;
+
+    use super::{State, state_for_fleet};
+
+    /// The console's state on the demo fleet, before any cluster has answered.
+    pub fn demo() -> State {
+        let (fleet, errors) = crate::engine::load_fleet(&crate::fleet::demo::demo_files());
+        assert!(errors.is_empty(), "{errors:?}");
+        state_for_fleet(&Arc::new(fleet), "demo".into())
+    }
+
+    /// Moves the cursor to the cell of the `kind` resource named `name` on `cluster`.
+    pub fn select(state: &mut State, kind: &str, name: &str, cluster: &str) {
+        let resource = state
+            .resources
+            .iter()
+            .position(|row| row.target.kind == kind && row.target.name == name)
+            .unwrap_or_else(|| panic!("no {kind} {name} in the fleet"));
+        let column = state
+            .clusters
+            .iter()
+            .position(|row| row.spec.name == cluster)
+            .unwrap_or_else(|| panic!("no cluster {cluster}"));
+        state.resource_view.cursor = state
+            .resource_view
+            .position(resource)
+            .expect("the resource is shown");
+        state.cluster_view.cursor = state
+            .cluster_view
+            .position(column)
+            .expect("the cluster is shown");
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

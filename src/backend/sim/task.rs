@@ -42,11 +42,6 @@ pub fn spawn_readonly(core: SimCore, events: mpsc::UnboundedSender<BackendEvent>
     tokio::spawn(run(core, events, None));
 }
 
-/// Above this many cells the simulated clusters report the health of troubled workloads only,
-/// not every settled one: a healthy cell's verdict is kept per cell, and at the scale demo's
-/// sizes (10,000 clusters × 1,000 resources) that would outweigh the matrix itself.
-const SETTLED_HEALTH_CELLS: usize = 200_000;
-
 /// How often every answering cluster reports that it is alive.
 const HEARTBEAT_MS: u64 = 5_000;
 
@@ -169,27 +164,15 @@ impl Sim {
                     clusters: self.core.answering_clusters(),
                 }
             }
-            // A cluster that answers reports its workloads' health with its first answer.
             Scheduled::Probe { cluster } => {
-                let status = self.core.cluster_status(cluster);
-                let answers = !matches!(status.health, Health::Unreachable);
-                let probed = BackendEvent::Cluster {
-                    cluster: cluster as u32,
-                    status,
-                };
-                if !send(&self.core, &self.events, probed) {
-                    return Err(Gone);
+                let mut answer = self.core.probe(cluster, &mut self.settled);
+                let last = answer.pop();
+                for event in answer {
+                    if !send(&self.core, &self.events, event) {
+                        return Err(Gone);
+                    }
                 }
-                let cells = self.core.fleet().resources.len() * self.core.cluster_count();
-                let health = if answers && cells <= SETTLED_HEALTH_CELLS {
-                    self.core.column_health(cluster, &mut self.settled)
-                } else {
-                    Vec::new()
-                };
-                if health.is_empty() {
-                    return Ok(None);
-                }
-                BackendEvent::Health(health)
+                return Ok(last);
             }
             Scheduled::ApplyDone {
                 cluster,

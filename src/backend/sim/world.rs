@@ -83,6 +83,11 @@ pub struct SimCore {
     next_drift_ms: u64,
 }
 
+/// Above this many cells the simulated clusters report the health of troubled workloads only,
+/// not every settled one: a healthy cell's verdict is kept per cell, and at the scale demo's
+/// sizes (10,000 clusters × 1,000 resources) that would outweigh the matrix itself.
+const SETTLED_HEALTH_CELLS: usize = 200_000;
+
 /// Milliseconds a silent cluster is given before it is reported Unreachable.
 pub const CONNECT_TIMEOUT_MS: u64 = 3_000;
 
@@ -435,6 +440,31 @@ impl SimCore {
         } else {
             vec![BackendEvent::Health(updates)]
         }
+    }
+
+    /// What `cluster` says when it is first read: its status and, if it answers, the health of
+    /// every workload it holds, as a live cluster's watch reports it ([`Self::column_health`];
+    /// above [`SETTLED_HEALTH_CELLS`] cells only the troubled ones, sent at the start). The
+    /// demo's task sends these in order; a test that replays the demo calls the same.
+    pub fn probe(
+        &self,
+        cluster: usize,
+        settled: &mut HashMap<(usize, (i32, u32)), Option<CellHealth>>,
+    ) -> Vec<BackendEvent> {
+        let status = self.cluster_status(cluster);
+        let answers = !matches!(status.health, Health::Unreachable);
+        let mut events = vec![BackendEvent::Cluster {
+            cluster: cluster as u32,
+            status,
+        }];
+        let cells = self.fleet.resources.len() * self.cluster_count();
+        if answers && cells <= SETTLED_HEALTH_CELLS {
+            let health = self.column_health(cluster, settled);
+            if !health.is_empty() {
+                events.push(BackendEvent::Health(health));
+            }
+        }
+        events
     }
 
     /// The live health of every workload `cluster` holds, as its controllers report it when
