@@ -562,6 +562,35 @@ fn status_of_one_resource_carries_its_masked_live_object_and_recent_events() {
             .as_u64()
             .is_some_and(|age| age >= 240)
     );
+    // The chain from the template to its pods, as the console's object view draws it: the
+    // template and its policy where the fleet writes them, the object in its cell's state,
+    // the crashing pod, the warnings among its Events.
+    let chain = item["chain"].as_array().expect("the cell's chain");
+    let steps: Vec<&str> = chain.iter().filter_map(|l| l["step"].as_str()).collect();
+    assert_eq!(
+        steps,
+        ["template", "policy", "object", "pods", "events"],
+        "{item}"
+    );
+    let (template, policy) = (&chain[0], &chain[1]);
+    assert_eq!(template["name"], "Deployment/payments/ledger");
+    assert!(
+        template["at"]
+            .as_str()
+            .is_some_and(|at| at.starts_with("demo/") && at.contains(".yaml:")),
+        "{template}"
+    );
+    assert_eq!(policy["status"], "placed here", "{policy}");
+    assert_eq!(chain[2]["status"], "Degraded");
+    assert!(
+        chain[3]["status"]
+            .as_str()
+            .is_some_and(|s| s.contains("CrashLoopBackOff")),
+        "{}",
+        chain[3]
+    );
+    let warnings = events.iter().filter(|e| e["type"] == "Warning").count();
+    assert_eq!(chain[4]["status"], format!("{warnings} warnings"));
 
     let table = flotilla(&[
         "status",

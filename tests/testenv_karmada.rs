@@ -27,7 +27,7 @@ use serde_json::Value;
 use harness::console::press_in;
 use harness::{
     FleetDir, HubTest, apply, column_of, condition, env, eventually, hub_clusters, hub_console,
-    json, kubectl, kubectl_ok, select_row, serial, testenv_cmd_ok,
+    json, kubectl, kubectl_ok, running_web_pods, select_row, serial, testenv_cmd_ok,
 };
 
 /// Panics with instructions unless the hub is a Karmada hub with the members joined.
@@ -2624,6 +2624,19 @@ fn hub_karmada_flotillas_aggregation_of_the_members_equals_the_hubs_template_sta
     );
     let value: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|_| panic!("status -o json: {}", harness::output_text(&out)));
+    // Each member's chain runs from the hub's template through the binding and the Work
+    // Karmada marked the member's object with, to the object and its Events.
+    for cell in value["items"].as_array().expect("items") {
+        let steps: Vec<&str> = cell["chain"]
+            .as_array()
+            .unwrap_or_else(|| panic!("a read cell has its chain: {cell}"))
+            .iter()
+            .filter_map(|link| link["step"].as_str())
+            .collect();
+        for step in ["template", "binding", "work", "object", "events"] {
+            assert!(steps.contains(&step), "{step} in {steps:?}: {cell}");
+        }
+    }
     let item = &value["aggregated"][0];
     assert_eq!(item["rule"], "apps/Deployment (built-in)", "{value}");
     assert_eq!(item["agrees"], true, "{item}");
@@ -2632,29 +2645,6 @@ fn hub_karmada_flotillas_aggregation_of_the_members_equals_the_hubs_template_sta
         "{item} vs the hub {}",
         on_hub["status"]
     );
-}
-
-/// The running pods of `app=web` on the member, by name.
-fn web_pods(member: &str, ns: &str) -> Vec<String> {
-    let mut pods: Vec<String> = kubectl_ok(
-        member,
-        &[
-            "get",
-            "pods",
-            "-n",
-            ns,
-            "-l",
-            "app=web",
-            "--field-selector=status.phase=Running",
-            "-o",
-            "jsonpath={.items[*].metadata.name}",
-        ],
-    )
-    .split_whitespace()
-    .map(str::to_string)
-    .collect();
-    pods.sort();
-    pods
 }
 
 #[test]
@@ -2666,7 +2656,7 @@ fn hub_karmada_pods_logs_and_exec_reach_members_through_the_cluster_proxy() {
     let limit = Duration::from_secs(180);
     for member in &env().members {
         eventually(&format!("web's pod running on {member}"), limit, || {
-            (web_pods(member, ns).len() == 1).then_some(())
+            (running_web_pods(member, ns).len() == 1).then_some(())
         });
     }
     // A kubeconfig of the hub alone: its members are reached only through Karmada's proxy.
@@ -2698,7 +2688,7 @@ fn hub_karmada_pods_logs_and_exec_reach_members_through_the_cluster_proxy() {
             .collect();
         assert_eq!(
             names,
-            web_pods(member, ns),
+            running_web_pods(member, ns),
             "{member}: flotilla against kubectl"
         );
     }
@@ -2711,7 +2701,7 @@ fn hub_karmada_pods_logs_and_exec_reach_members_through_the_cluster_proxy() {
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
         .collect();
     for member in &env().members {
-        let pod = &web_pods(member, ns)[0];
+        let pod = &running_web_pods(member, ns)[0];
         let ours: Vec<&str> = lines
             .iter()
             .filter(|line| line["cluster"] == member.as_str() && line["pod"] == pod.as_str())
@@ -2748,7 +2738,7 @@ fn hub_karmada_pods_logs_and_exec_reach_members_through_the_cluster_proxy() {
         "{}",
         harness::output_text(&ours)
     );
-    let pod = &web_pods("member-2", ns)[0];
+    let pod = &running_web_pods("member-2", ns)[0];
     let theirs = kubectl_ok(
         "member-2",
         &["exec", pod, "-n", ns, "--", "/bin/sh", "-c", script],

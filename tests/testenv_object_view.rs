@@ -159,7 +159,7 @@ source: {{component: deployment-controller}}
     let (row, column) = (cell.resource as usize, cell.cluster as usize);
 
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    runtime.block_on(async {
+    let shown = runtime.block_on(async {
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let effects = live::spawn(live_fleet, events_tx);
         let mut state = app::state_for_fleet(&fleet, "test".into());
@@ -215,9 +215,11 @@ source: {{component: deployment-controller}}
             "{shown}"
         );
         assert!(shown.contains("×2"), "{shown}");
+        assert!(shown.contains("# chain:"), "{shown}");
 
         let closed = harness::console::press(&mut state, "<esc>");
         assert_eq!(closed, vec![Effect::CloseObjectView]);
+        shown
     });
     assert_eq!(
         jsonpath(member, "deployment/web", &ns.name, "{.spec.replicas}"),
@@ -253,6 +255,34 @@ source: {{component: deployment-controller}}
                     && e["type"] == "Warning"
             })),
         "{text}"
+    );
+    // The chain, as the console's object view drew it above: the template and its policy at
+    // their file and line, then the object on the member with its state, then its Events.
+    let chain = item["chain"]
+        .as_array()
+        .expect("status --resource has a chain");
+    let steps: Vec<&str> = chain.iter().filter_map(|l| l["step"].as_str()).collect();
+    assert_eq!(steps.first(), Some(&"template"), "{text}");
+    assert_eq!(steps.get(1), Some(&"policy"), "{text}");
+    assert!(
+        steps.contains(&"object") && steps.last() == Some(&"events"),
+        "{text}"
+    );
+    for link in &chain[..2] {
+        let at = link["at"]
+            .as_str()
+            .expect("a fleet link says where it is written");
+        assert!(at.contains(".yaml:"), "{at}");
+        let name = link["name"].as_str().unwrap_or_default();
+        assert!(shown.contains(name), "the console names {name}: {shown}");
+    }
+    let object = chain
+        .iter()
+        .find(|l| l["step"] == "object")
+        .expect("object");
+    assert!(
+        object["status"] == item["sync"] || object["status"] == item["health"],
+        "the object's state is its cell's, the worse of sync and health: {text}"
     );
     let (text, value) = status(&format!("Secret/{}/db", ns.name));
     assert_eq!(

@@ -65,6 +65,43 @@ pub struct StatusItem {
     /// With `--resource`: why the live object or its Events could not be read.
     #[serde(rename = "liveError", skip_serializing_if = "Option::is_none")]
     pub live_error: Option<String>,
+    /// With `--resource`: how the template became the object on the member, link by link,
+    /// as the console's object view shows it (template, policy and override rules at their
+    /// file and line; the policy, binding and Work Karmada marked the object with; the object,
+    /// its pods, its Events).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chain: Option<Vec<crate::engine::chain::Link>>,
+}
+
+impl StatusItem {
+    /// The cell's chain, once its member was read: `links` (the fleet's, or the hub's
+    /// template) followed by what the read found.
+    fn chained(
+        mut self,
+        links: Vec<crate::engine::chain::Link>,
+        pods: &[crate::engine::health::pods::PodRow],
+    ) -> StatusItem {
+        let Some(live) = &self.live else {
+            return self;
+        };
+        let health = HealthKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == self.health);
+        let events = self.events.as_deref().unwrap_or_default();
+        let chain = crate::engine::chain::whole(
+            links,
+            format!("{} on {}", self.resource.display_key(), self.cluster),
+            Some(crate::engine::chain::ObjectRead {
+                object: Some(live).filter(|live| !live.is_null()),
+                concern: crate::model::Concern::of(self.sync, health),
+                pods,
+                events: events.len(),
+                warnings: events.iter().filter(|e| e.is_warning()).count(),
+            }),
+        );
+        self.chain = Some(chain);
+        self
+    }
 }
 
 /// `status -o json`: the cells, and their totals of sync and of health (placed cells only;
@@ -111,6 +148,32 @@ fn read_for_aggregation(item: &StatusItem) -> bool {
     }
 }
 
+/// What one resource's aggregation is computed from: its placed cells whose live objects
+/// were read, and each as `(cluster, live object)` (`None` where the member has none).
+fn aggregation_inputs<'a>(
+    items: &'a [StatusItem],
+    resource: &ResourceRef,
+) -> (Vec<&'a StatusItem>, Vec<(&'a str, Option<&'a Value>)>) {
+    let cells: Vec<&StatusItem> = items
+        .iter()
+        .filter(|item| {
+            &item.resource == resource
+                && item.sync != StatusKind::NotPlaced
+                && read_for_aggregation(item)
+        })
+        .collect();
+    let members = cells
+        .iter()
+        .map(|item| {
+            (
+                item.cluster.as_str(),
+                item.live.as_ref().filter(|live| !live.is_null()),
+            )
+        })
+        .collect();
+    (cells, members)
+}
+
 fn aggregated_item(
     resource: &ResourceRef,
     cells: &[&StatusItem],
@@ -138,26 +201,10 @@ fn aggregated_item(
 fn aggregated_of(fleet: &crate::engine::Fleet, items: &[StatusItem]) -> Vec<AggregatedItem> {
     let mut out = Vec::new();
     for (index, resource) in fleet.resources.iter().enumerate() {
-        let cells: Vec<&StatusItem> = items
-            .iter()
-            .filter(|item| {
-                item.resource == resource.target
-                    && item.sync != StatusKind::NotPlaced
-                    && read_for_aggregation(item)
-            })
-            .collect();
+        let (cells, members) = aggregation_inputs(items, &resource.target);
         if cells.is_empty() {
             continue;
         }
-        let members: Vec<(&str, Option<&Value>)> = cells
-            .iter()
-            .map(|item| {
-                (
-                    item.cluster.as_str(),
-                    item.live.as_ref().filter(|live| !live.is_null()),
-                )
-            })
-            .collect();
         let Some(result) = fleet.aggregate_status(index, None, &members) else {
             continue;
         };
@@ -358,7 +405,7 @@ async fn hub_status(
                     None,
                 ),
             };
-            items.push(StatusItem {
+            let item = StatusItem {
                 cluster: spec.name.clone(),
                 resource: resource.target.clone(),
                 sync: status.kind(),
@@ -376,6 +423,17 @@ async fn hub_status(
                 live: read.map(|read| read.object.clone().unwrap_or(Value::Null)),
                 events: read.map(|read| read.events.clone()),
                 live_error: read.and_then(|read| read.error.clone()),
+                chain: None,
+            };
+            // Without a fleet directory the chain starts at the hub's template.
+            let template = crate::engine::chain::Link::new(
+                "template",
+                resource.target.display_key(),
+                "on the hub",
+            );
+            items.push(match read {
+                Some(read) => item.chained(vec![template], &read.pods),
+                None => item,
             });
         }
     }
@@ -402,23 +460,7 @@ async fn hub_status(
         else {
             continue;
         };
-        let cells: Vec<&StatusItem> = items
-            .iter()
-            .filter(|item| {
-                item.resource == resource.target
-                    && item.sync != StatusKind::NotPlaced
-                    && read_for_aggregation(item)
-            })
-            .collect();
-        let members: Vec<(&str, Option<&Value>)> = cells
-            .iter()
-            .map(|item| {
-                (
-                    item.cluster.as_str(),
-                    item.live.as_ref().filter(|live| !live.is_null()),
-                )
-            })
-            .collect();
+        let (cells, members) = aggregation_inputs(&items, &resource.target);
         if let Some(result) = interpreters.aggregate_members(template, &members) {
             let hub_status = template.get("status").cloned().unwrap_or(Value::Null);
             let mut item = aggregated_item(&resource.target, &cells, result);
@@ -535,7 +577,7 @@ async fn cells_of<A: ClusterApi>(
             | StatusKind::Failed => None,
             _ => row.health.as_ref().and_then(|health| health.rule.clone()),
         };
-        items.push(StatusItem {
+        let item = StatusItem {
             cluster: row.cluster.clone(),
             health: cell_health,
             health_rule,
@@ -546,6 +588,20 @@ async fn cells_of<A: ClusterApi>(
             live: read.map(|read| read.live.object.clone().unwrap_or(Value::Null)),
             events: read.map(|read| read.live.events.clone()),
             live_error: read.and_then(|read| read.live.error.clone()),
+            chain: None,
+        };
+        items.push(match read {
+            Some(read) => {
+                let links = match (
+                    fleet.resource_index(&row.resource, 0),
+                    fleet.cluster_index(&row.cluster),
+                ) {
+                    (Some(resource), Some(cluster)) => fleet.chain(resource, cluster),
+                    _ => Vec::new(),
+                };
+                item.chained(links, &read.live.pods)
+            }
+            None => item,
         });
     }
     for target in &prepared.targets {
@@ -566,6 +622,7 @@ async fn cells_of<A: ClusterApi>(
                     live: None,
                     events: None,
                     live_error: None,
+                    chain: None,
                 });
             }
         }

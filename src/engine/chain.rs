@@ -2,7 +2,9 @@
 //! template (file:line), the policy that placed it on the cluster (file:line) or why none did,
 //! and each override rule applied there, in order (file:line). And the way back: from a
 //! member object's Karmada labels and annotations, the policy, binding and Work that put it
-//! there. Pure: it reads the loaded fleet or the object it is handed, never a cluster.
+//! there. [`whole`] joins them with what was read of the member (the object, its pods, its
+//! Events): the chain the object view draws and `status --resource -o json` prints. Pure: it
+//! reads the loaded fleet or the object it is handed, never a cluster.
 
 use serde_json::Value;
 
@@ -186,6 +188,58 @@ pub fn placed_by(object: &Value) -> Vec<Link> {
             ))
         })
         .collect()
+}
+
+/// What was read of a cell's member object, for the chain's last links.
+#[derive(Debug, Clone, Copy)]
+pub struct ObjectRead<'a> {
+    /// The object on the member; `None` when it does not hold it.
+    pub object: Option<&'a Value>,
+    /// The cell's sync and health, as its matrix cell shows them.
+    pub concern: crate::model::Concern,
+    /// A workload's pods on the member.
+    pub pods: &'a [crate::engine::health::pods::PodRow],
+    /// How many recent Events the member has for the object and its pods, and how many of
+    /// them are warnings.
+    pub events: usize,
+    pub warnings: usize,
+}
+
+/// The whole chain of a cell, template to Events: the fleet's links (`Fleet::chain`; on a
+/// hub without a fleet directory, the template alone), then the policy, binding and Work
+/// Karmada marked the member object with (those not already named), then `object` (the
+/// resource on its cluster, as `KIND/NS/NAME on CLUSTER`) with its state, its pods and its
+/// Events. `read` is `None` while the member has not answered.
+pub fn whole(mut links: Vec<Link>, object: String, read: Option<ObjectRead>) -> Vec<Link> {
+    let Some(read) = read else {
+        links.push(Link::new("object", object, "reading…"));
+        return links;
+    };
+    if let Some(live) = read.object {
+        for link in placed_by(live) {
+            if !links.iter().any(|known| known.name == link.name) {
+                links.push(link);
+            }
+        }
+    }
+    let status = match read.object {
+        None => "not on the cluster",
+        Some(_) => read.concern.as_str(),
+    };
+    links.push(Link::new("object", object, status));
+    if !read.pods.is_empty() {
+        links.push(Link::new(
+            "pods",
+            format!("{} pods", read.pods.len()),
+            crate::engine::health::pods::summary(read.pods),
+        ));
+    }
+    links.push(Link::new(
+        "events",
+        format!("{} Events", read.events),
+        format!("{} warnings", read.warnings),
+    ));
+    links
 }
 
 #[cfg(test)]

@@ -299,51 +299,30 @@ fn chain_lines(
     (resource, cluster): (usize, usize),
     read: Option<&LiveRead>,
 ) -> Vec<Line<'static>> {
-    use crate::engine::chain::{Link, placed_by};
+    use crate::engine::chain::{ObjectRead, whole};
     let theme = context.theme;
     let cluster_name = &state.clusters[cluster].spec.name;
-    let mut links: Vec<Link> = state
+    let fleet_links = state
         .explanation
         .as_ref()
         .filter(|e| e.resource == resource && e.cluster == cluster)
         .map(|e| e.chain.clone())
         .unwrap_or_default();
-    if let Some(object) = read.and_then(|read| read.live.object.as_ref()) {
-        for link in placed_by(object) {
-            if !links.iter().any(|known| known.name == link.name) {
-                links.push(link);
-            }
-        }
-    }
     let concern = state.cells.concern(resource, cluster);
-    let object_status = match read {
-        None => "reading…".to_string(),
-        Some(read) if read.live.object.is_none() => "not on the cluster".to_string(),
-        Some(_) => concern.as_str().to_string(),
-    };
-    links.push(Link::new(
-        "object",
+    let links = whole(
+        fleet_links,
         format!(
             "{} on {cluster_name}",
             state.resources[resource].target.display_key()
         ),
-        object_status,
-    ));
-    if let Some(read) = read {
-        if !read.live.pods.is_empty() {
-            links.push(Link::new(
-                "pods",
-                format!("{} pods", read.live.pods.len()),
-                pods::summary(&read.live.pods),
-            ));
-        }
-        let warnings = read.live.events.iter().filter(|e| e.is_warning()).count();
-        links.push(Link::new(
-            "events",
-            format!("{} Events", read.live.events.len()),
-            format!("{warnings} warnings"),
-        ));
-    }
+        read.map(|read| ObjectRead {
+            object: read.live.object.as_ref(),
+            concern,
+            pods: &read.live.pods,
+            events: read.live.events.len(),
+            warnings: read.live.events.iter().filter(|e| e.is_warning()).count(),
+        }),
+    );
     let mut lines = vec![Line::from(Span::styled(
         format!("# chain: how the template became what runs on {cluster_name}"),
         theme.title,
