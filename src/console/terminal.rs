@@ -44,6 +44,12 @@ pub fn suspend() {
 /// Takes the terminal back: the alternate screen and raw mode again (the caller redraws all
 /// of it).
 pub fn resume() -> io::Result<()> {
+    // Dropping the console's input stream (so the handed-over command alone reads the
+    // terminal) left crossterm's wake-up pending. Were the next poll to find it beside the
+    // first key typed after the handover, crossterm would report only the wake-up, and that
+    // key would sit unread until another came. Taking it now, before the console draws and
+    // anyone has reason to type, leaves the first key to arrive alone.
+    let _ = crossterm::event::poll(std::time::Duration::ZERO);
     crossterm::terminal::enable_raw_mode()?;
     crossterm::execute!(
         io::stdout(),
