@@ -1,4 +1,5 @@
-//! The object view's commands (its `object` key map section) and what it asks of the backend:
+//! The object view's commands (its `object` key map section, and `x` to exec in one of its
+//! pods) and what it asks of the backend:
 //! scrolling, other clusters (← →), the views it cycles through (tab / shift-tab: desired,
 //! live, diff, events, clusters), the group highlighted in the clusters view, and the cells
 //! the backend must follow while it is open — asked for with [`Effect::OpenObjectView`], dropped
@@ -63,11 +64,13 @@ pub fn command(state: &mut State, command: ViewCommand) {
     state.mode = Mode::Object { scroll, tab, group };
 }
 
-/// A main view command while the object view is open (a key its section leaves free): only
-/// quit does anything here.
+/// A main view command while the object view is open (a key its section leaves free): quit,
+/// and exec, which asks which of the pods the view lists to run in.
 pub fn run_command(state: &mut State, command: KeyCommand) {
-    if command == KeyCommand::Quit {
-        state.should_quit = true;
+    match command {
+        KeyCommand::Quit => state.should_quit = true,
+        KeyCommand::Exec => super::exec::ask(state),
+        _ => {}
     }
 }
 
@@ -75,7 +78,7 @@ pub fn run_command(state: &mut State, command: KeyCommand) {
 /// cluster the resource is placed on; none when the view is closed. Reads are all a
 /// read-only console asks of its backend.
 fn wanted(state: &State) -> Vec<CellRef> {
-    let Mode::Object { tab, .. } = state.mode else {
+    let Some((tab, _, _)) = state.object_view_place() else {
         return Vec::new();
     };
     let Some((resource, cluster)) = state.selected_cell() else {

@@ -73,7 +73,7 @@ pub async fn in_console(global: &GlobalArgs, handoff: ExecHandoff) -> String {
     let args = ExecArgs {
         resource: handoff.workload,
         cluster: handoff.cluster,
-        pod: None,
+        pod: handoff.pod,
         container: None,
         stdin: true,
         tty: std::io::stdin().is_terminal(),

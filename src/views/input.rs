@@ -9,6 +9,7 @@ use ratatui::widgets::{Clear, Paragraph};
 
 use super::widgets::{ViewContext, pane_block, popup};
 use crate::app::state::{Mode, Pane, State};
+use crate::safe_text::printable;
 
 pub(super) fn render_line(frame: &mut Frame, area: Rect, state: &State, context: &ViewContext) {
     let theme = context.theme;
@@ -50,7 +51,15 @@ fn render_exec(
     let mut spans = match &prompt.confirm {
         None => vec![
             Span::styled(
-                format!(" exec in {} on {} $ ", prompt.workload, prompt.cluster),
+                match prompt.chosen_pod() {
+                    Some(pod) => format!(
+                        " exec in pod {} of {} on {} $ ",
+                        printable(pod, false),
+                        prompt.workload,
+                        prompt.cluster
+                    ),
+                    None => format!(" exec in {} on {} $ ", prompt.workload, prompt.cluster),
+                },
                 theme.title,
             ),
             Span::styled(prompt.input.clone(), theme.text),
@@ -67,7 +76,16 @@ fn render_exec(
         ],
     };
     spans.push(Span::styled("▏", theme.title));
-    spans.push(Span::styled("   enter run · esc cancel", theme.muted));
+    let hint = if prompt.pods.len() > 1 && prompt.confirm.is_none() {
+        format!(
+            "   tab next pod ({}/{}) · enter run · esc cancel",
+            prompt.pod + 1,
+            prompt.pods.len()
+        )
+    } else {
+        "   enter run · esc cancel".to_string()
+    };
+    spans.push(Span::styled(hint, theme.muted));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 

@@ -103,7 +103,7 @@ fn render_console(frame: &mut Frame, state: &State, context: &ViewContext) {
     if let Mode::Logs(pane) = &state.mode {
         // Log lines read best at full width; each names its cluster.
         logs::render(frame, body, pane, context);
-    } else if let Mode::Object { scroll, tab, group } = state.mode {
+    } else if let Some((tab, scroll, group)) = state.object_view_place() {
         // A cell's object reads best at full width; its title names the cluster.
         object_view::render(frame, body, state, context, (tab, scroll, group));
     } else if let Mode::Drift(view) = &state.mode {

@@ -483,6 +483,16 @@ impl State {
             .count()
     }
 
+    /// Where the object view is while it shows — open, or under the exec prompt asked from
+    /// it — as (tab, scroll, group).
+    pub fn object_view_place(&self) -> Option<(object_view::ObjectTab, usize, usize)> {
+        match &self.mode {
+            Mode::Object { scroll, tab, group } => Some((*tab, *scroll, *group)),
+            Mode::Exec(prompt) => prompt.back,
+            _ => None,
+        }
+    }
+
     /// The (resource, cluster) cell both cursors point at.
     pub fn selected_cell(&self) -> Option<(usize, usize)> {
         Some((self.selected_resource()?, self.selected_cluster()?))
