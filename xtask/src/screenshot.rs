@@ -2,7 +2,7 @@
 //! release binary and, for each picture, opens `flotilla demo` (or `flotilla watch --demo`)
 //! with a fixed seed in a detached tmux session of a fixed size, presses the keys a person
 //! would, and turns the coloured screen into a PNG in docs/ (tmux's capture → aha's HTML →
-//! headless Chromium): the console at 160x42 (the README's) and 80x24, its log pane at 120x32,
+//! headless Chromium): the console at 160x42 (the README's) and 80x24, its log pane and a crashing workload's pods at 120x32,
 //! the wall at 120x40 and 240x68. It must not draw the screen itself: what a picture shows is what the binary drew.
 
 use std::path::Path;
@@ -29,7 +29,7 @@ struct Shot {
     keys: &'static [(&'static str, usize)],
 }
 
-const SHOTS: [Shot; 5] = [
+const SHOTS: [Shot; 6] = [
     // To the resources pane, down to the drifted `shop/inventory` Deployment, right onto the
     // cluster where it drifted.
     Shot {
@@ -68,6 +68,27 @@ const SHOTS: [Shot; 5] = [
             ("h", 1),
             ("e", 1),
             ("Enter", 1),
+        ],
+    },
+    // A crashing workload's pods: payments/ledger on prod-eu-west-2, both panes filtered to
+    // it, its object view on the events view (the chain, the pods with the crash-looping one
+    // named, then the Events).
+    Shot {
+        file: "docs/pods-120x32.png",
+        what: "flotilla demo",
+        args: &["demo"],
+        columns: 120,
+        rows: 32,
+        keys: &[
+            ("/", 1),
+            ("prod-eu-west-2", 1),
+            ("Enter", 1),
+            ("Tab", 1),
+            ("/", 1),
+            ("ledger", 1),
+            ("Enter", 1),
+            ("Enter", 1),
+            ("Tab", 3),
         ],
     },
     Shot {
