@@ -3,7 +3,8 @@
 //! `unpack` and `table.getn`), with the libraries that VM gives its rules (base, table,
 //! string, math, and an `os` holding only `time` and `date`, also reachable as
 //! `require("os")`), the live object as the global `obj` converted as Argo CD converts it,
-//! and a bound on instructions, time and memory. It must not
+//! `pairs` and `next` walking tables in a fixed order (`ordered.rs`), and a bound on
+//! instructions, time and memory. It must not
 //! open files, processes or the network, must not let one call see another's state, and
 //! must never panic or hang on what a rule does: every failure is a [`RuleError`].
 
@@ -178,6 +179,8 @@ fn sandbox(limits: Limits) -> Result<Lua, RuleError> {
     )
     .exec()
     .map_err(setup)?;
+    // Walks in one order, so a rule's answer does not change from one call to the next.
+    super::ordered::install(&lua).map_err(setup)?;
     let os = safe_os(&lua).map_err(setup)?;
     globals.raw_set("os", os.clone()).map_err(setup)?;
     let require = lua
@@ -436,6 +439,51 @@ mod tests {
             run("return {", json!({})),
             Err(RuleError::Compile(_))
         ));
+    }
+
+    #[test]
+    fn a_rule_whose_message_follows_pairs_gives_one_answer_every_run() {
+        // The message lists the conditions by walking a table keyed by type: with Lua's own
+        // hash order it would change from one fresh state to the next.
+        let script = r#"
+            local byType = {}
+            for _, c in ipairs(obj.status.conditions) do byType[c.type] = c.status end
+            for k, v in pairs(obj.metadata.labels) do byType[k] = v end
+            local parts = {}
+            for k, v in pairs(byType) do table.insert(parts, k .. "=" .. v) end
+            local first = next(obj.metadata.labels)
+            return {status = "Healthy", message = table.concat(parts, ",") .. " " .. first}
+        "#;
+        let types = [
+            "Ready",
+            "Synced",
+            "Issuing",
+            "Available",
+            "Progressing",
+            "Degraded",
+            "Paused",
+            "Reconciling",
+            "Stalled",
+            "Bound",
+        ];
+        let conditions: Vec<Value> = types
+            .iter()
+            .map(|t| json!({"type": t, "status": "True"}))
+            .collect();
+        let labels: serde_json::Map<String, Value> = (0..12)
+            .map(|i| (format!("label-{i:02}"), json!("x")))
+            .collect();
+        let object = json!({"metadata": {"labels": labels}, "status": {"conditions": conditions}});
+        let first = run(script, object.clone()).unwrap();
+        for _ in 0..30 {
+            assert_eq!(run(script, object.clone()).unwrap(), first);
+        }
+        let message = first.unwrap().message;
+        assert!(message.ends_with(" label-00"), "{message}");
+        assert!(
+            message.starts_with("Available=True,Bound=True,Degraded=True"),
+            "{message}"
+        );
     }
 
     #[test]

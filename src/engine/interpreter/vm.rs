@@ -507,35 +507,6 @@ fn repair(
     }
 }
 
-/// `pairs` in a fixed order (see [`karmada_globals`]).
-const ORDERED_PAIRS: &str = r#"
-local next, type, tostring, sort = next, type, tostring, table.sort
-local function before(a, b)
-  local ta, tb = type(a), type(b)
-  if ta ~= tb then
-    if ta == "number" then return true end
-    if tb == "number" then return false end
-    return ta < tb
-  end
-  if ta == "number" or ta == "string" then return a < b end
-  return tostring(a) < tostring(b)
-end
-pairs = function(t)
-  local keys, n = {}, 0
-  for k in next, t do
-    n = n + 1
-    keys[n] = k
-  end
-  sort(keys, before)
-  local i = 0
-  return function()
-    i = i + 1
-    local k = keys[i]
-    if k ~= nil then return k, t[k] end
-  end, t, nil
-end
-"#;
-
 /// The globals Karmada's VM gives a script, over the health sandbox's libraries.
 fn karmada_globals(lua: &Lua) -> mlua::Result<()> {
     let globals = lua.globals();
@@ -554,11 +525,6 @@ fn karmada_globals(lua: &Lua) -> mlua::Result<()> {
         "print",
         lua.create_function(|_, _: mlua::MultiValue| Ok(()))?,
     )?;
-    // Lua 5.2 seeds its string hashes afresh per state, so `pairs` would walk a table in
-    // another order each call, and a script that builds a list by walking a table would give
-    // another list each time. gopher-lua walks keys in the order they were set, which Lua
-    // cannot know; flotilla walks them in a fixed order instead: numbers ascending, then text.
-    lua.load(ORDERED_PAIRS).set_name("=pairs").exec()?;
     let kube = kube_library(lua)?;
     let os: LuaValue = globals.raw_get("os")?;
     let (string, table, math): (LuaValue, LuaValue, LuaValue) = (
