@@ -3,7 +3,7 @@
 //! `unpack` and `table.getn`), with the libraries that VM gives its rules (base, table,
 //! string, math, and an `os` holding only `time` and `date`, also reachable as
 //! `require("os")`), the live object as the global `obj` converted as Argo CD converts it,
-//! `pairs` and `next` walking tables in a fixed order (`ordered.rs`), and a bound on
+//! `pairs` and `next` walking tables in gopher-lua's order (`ordered.rs`), and a bound on
 //! instructions, time and memory. It must not
 //! open files, processes or the network, must not let one call see another's state, and
 //! must never panic or hang on what a rule does: every failure is a [`RuleError`].
@@ -88,11 +88,7 @@ pub fn run_health(
     run_bounded(limits, |lua| {
         let obj = to_lua(lua, object)?;
         lua.globals().raw_set("obj", obj)?;
-        let chunk = match lua
-            .load(script)
-            .set_name(format!("={name}"))
-            .into_function()
-        {
+        let chunk = match load(lua, script, &format!("={name}")) {
             Ok(chunk) => chunk,
             Err(mlua::Error::SyntaxError { message, .. }) => {
                 return Ok(Err(RuleError::Compile(message)));
@@ -102,6 +98,12 @@ pub fn run_health(
         let returned: LuaValue = chunk.call(())?;
         Ok(verdict(returned))
     })
+}
+
+/// `script` compiled for the sandbox (its tables walking in gopher-lua's order, see
+/// `ordered.rs`), named `name` (`=file` as Lua names chunks), to be called with no arguments.
+pub fn load(lua: &Lua, script: &str, name: &str) -> mlua::Result<mlua::Function> {
+    super::ordered::load(lua, script, name)
 }
 
 /// Runs `body` in a fresh sandbox (Argo CD's libraries, see the module header) bounded by
@@ -165,7 +167,7 @@ fn sandbox(limits: Limits) -> Result<Lua, RuleError> {
         "unpack = table.unpack\n\
          table.getn = function(t) return #t end\n\
          math.mod = math.fmod\n\
-         local raw_setmetatable, rawget, rawset = setmetatable, rawget, rawset\n\
+         local raw_setmetatable, rawget, rawset, type = setmetatable, rawget, rawset, type\n\
          setmetatable = function(t, mt)\n\
            if type(mt) ~= 'table' or rawget(mt, '__gc') == nil then\n\
              return raw_setmetatable(t, mt)\n\
@@ -478,10 +480,13 @@ mod tests {
         for _ in 0..30 {
             assert_eq!(run(script, object.clone()).unwrap(), first);
         }
+        // As gopher-lua walks it: the keys in the order the rule first set them (the
+        // conditions' order, then the labels, which Argo CD hands over in no fixed order and
+        // flotilla in sorted order).
         let message = first.unwrap().message;
-        assert!(message.ends_with(" label-00"), "{message}");
+        assert!(message.ends_with(",label-11=x label-00"), "{message}");
         assert!(
-            message.starts_with("Available=True,Bound=True,Degraded=True"),
+            message.starts_with("Ready=True,Synced=True,Issuing=True,Available=True"),
             "{message}"
         );
     }

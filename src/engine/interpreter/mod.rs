@@ -10,6 +10,8 @@
 
 pub mod customization;
 pub mod dependencies;
+pub mod quantity;
+pub mod requirements;
 pub mod retain;
 pub mod status;
 pub mod vm;

@@ -13,6 +13,8 @@ use mlua::{Lua, Table, Value as LuaValue};
 use serde_json::{Map, Value};
 
 use super::dependencies::{Reference, pod_template_dependencies};
+use super::quantity::Quantity;
+use super::requirements::{self, Requirements};
 use crate::engine::health::lua::{self, Limits, RuleError};
 
 /// Functions Karmada's VM replaces by an error.
@@ -75,7 +77,7 @@ pub fn call<T>(
     CALLS.with(|calls| calls.set(calls.get() + 1));
     lua::run_bounded(limits, |lua| {
         karmada_globals(lua)?;
-        lua.load(script).set_name(format!("={origin}")).exec()?;
+        lua::load(lua, script, &format!("={origin}"))?.call::<()>(())?;
         let found: LuaValue = lua.globals().get(function)?;
         let function_value = match found {
             LuaValue::Nil => {
@@ -130,13 +132,14 @@ pub fn interpret_health(
 }
 
 /// `GetReplicas(desiredObj)`: the replicas (a number, truncated to an int32 as Go does) and
-/// the requirements of each replica (a table, or nil for none).
+/// the requirements of each replica (a table read as Karmada's `ReplicaRequirements`, or nil
+/// for none).
 pub fn get_replicas(
     origin: &str,
     script: &str,
     object: &Value,
     limits: Limits,
-) -> Result<(i32, Option<Value>), RuleError> {
+) -> Result<(i32, Option<Requirements>), RuleError> {
     call(
         origin,
         script,
@@ -157,7 +160,10 @@ pub fn get_replicas(
             };
             let requires = match &results[1] {
                 LuaValue::Nil => None,
-                LuaValue::Table(table) => Some(to_struct(table, &[])?),
+                LuaValue::Table(table) => Some(
+                    requirements::read(&to_struct(table, &[])?, true)
+                        .map_err(RuleError::Returned)?,
+                ),
                 other => {
                     return Err(RuleError::Returned(format!(
                         "{} (the requirements must be a table or nil)",
@@ -546,63 +552,75 @@ fn karmada_globals(lua: &Lua) -> mlua::Result<()> {
     Ok(())
 }
 
-/// Karmada's `kube` library: `getResourceQuantity` (a quantity as a number) and
-/// `accuratePodRequirements` (a pod template's node claim: node selector, tolerations, hard
-/// node affinity), `getPodDependencies` (what a pod template references, in a namespace).
-/// `resourceAdd` is not offered yet and says so;
-/// nor does `accuratePodRequirements` sum the containers' resource requests.
+/// Karmada's `kube` library: `getResourceQuantity` (a quantity as a number),
+/// `resourceAdd` (quantities summed, in Kubernetes' canonical text), `accuratePodRequirements`
+/// (what one replica of a pod template asks: its node claim and its summed resource request,
+/// [`requirements::of_pod_template`]) and `getPodDependencies` (what a pod template
+/// references, in a namespace). Quantities are apimachinery's ([`Quantity`]).
 fn kube_library(lua: &Lua) -> mlua::Result<Table> {
     let kube = lua.create_table()?;
     kube.raw_set(
         "getResourceQuantity",
-        lua.create_function(|_, quantity: LuaValue| match quantity {
-            LuaValue::Nil => Ok(0.0),
-            LuaValue::String(text) => {
-                let text = text.to_string_lossy();
-                parse_quantity(&text).ok_or_else(|| {
-                    mlua::Error::runtime(format!(
-                        "quantities must match the regular expression: {text:?}"
-                    ))
-                })
+        lua.create_function(|_, args: mlua::MultiValue| {
+            if args.len() != 1 {
+                return Err(mlua::Error::runtime(
+                    "getResourceQuantity only accepts one argument",
+                ));
             }
-            other => Err(mlua::Error::runtime(format!(
-                "bad argument #1 (string expected, got {})",
-                lua::lua_type(&other)
-            ))),
+            let quantity = quantity_argument(&args[0], 1, "getResourceQuantity")?;
+            let number = quantity.approximate_f64();
+            if number < 0.0 {
+                return Err(mlua::Error::runtime(format!(
+                    "int approximation unexpectedly returned a negative value: {}",
+                    quantity.text()
+                )));
+            }
+            if number == f64::INFINITY {
+                return Err(mlua::Error::runtime(format!(
+                    "int approximation unexpectedly returned an infinite value: {}",
+                    quantity.text()
+                )));
+            }
+            Ok(number)
+        })?,
+    )?;
+    kube.raw_set(
+        "resourceAdd",
+        lua.create_function(|_, args: mlua::MultiValue| {
+            let mut sum = Quantity::zero();
+            for (index, arg) in args.iter().enumerate() {
+                sum.add(&quantity_argument(arg, index + 1, "resourceAdd")?);
+            }
+            Ok(sum.text())
         })?,
     )?;
     kube.raw_set(
         "accuratePodRequirements",
-        lua.create_function(|lua, template: Table| {
-            let template = encode(&LuaValue::Table(template), 0)
-                .map_err(|e| mlua::Error::runtime(format!("fail to convert lua value: {e}")))?;
-            let spec = template.pointer("/spec");
-            let field = |name: &str| spec.and_then(|s| s.get(name)).filter(|v| !v.is_null());
-            let mut claim = Map::new();
-            if let Some(selector) = field("nodeSelector").filter(|v| v.is_object()) {
-                claim.insert("nodeSelector".into(), selector.clone());
+        lua.create_function(|lua, args: mlua::MultiValue| {
+            if args.len() != 1 {
+                return Err(mlua::Error::runtime(
+                    "getPodRequirements only accepts one argument",
+                ));
             }
-            if let Some(tolerations) = field("tolerations")
-                .and_then(Value::as_array)
-                .filter(|t| !t.is_empty())
-            {
-                claim.insert("tolerations".into(), Value::Array(tolerations.clone()));
+            let template = match &args[0] {
+                LuaValue::Table(table) => encode(&LuaValue::Table(table.clone()), 0)
+                    .map_err(|e| mlua::Error::runtime(format!("fail to convert lua value: {e}")))?,
+                other => {
+                    return Err(mlua::Error::runtime(format!(
+                        "bad argument #1 to accuratePodRequirements (table expected, got {})",
+                        lua::lua_type(other)
+                    )));
+                }
+            };
+            // As Karmada reads the table into a PodTemplateSpec: empty tables dropped.
+            let template = repair_empty(template, &[]);
+            match requirements::of_pod_template(&template) {
+                Ok(Some(found)) => lua::to_lua(lua, &found.to_json()),
+                Ok(None) => Ok(LuaValue::Nil),
+                Err(reason) => Err(mlua::Error::runtime(format!(
+                    "fail to convert lua value to PodTemplateSpec: {reason}"
+                ))),
             }
-            if let Some(affinity) = spec
-                .and_then(|s| {
-                    s.pointer(
-                        "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution",
-                    )
-                })
-                .filter(|v| !v.is_null())
-            {
-                claim.insert("hardNodeAffinity".into(), affinity.clone());
-            }
-            let mut requirements = Map::new();
-            if !claim.is_empty() {
-                requirements.insert("nodeClaim".into(), Value::Object(claim));
-            }
-            lua::to_lua(lua, &Value::Object(requirements))
         })?,
     )?;
     kube.raw_set(
@@ -645,47 +663,24 @@ fn kube_library(lua: &Lua) -> mlua::Result<Table> {
             lua::to_lua(lua, &Value::Array(references))
         })?,
     )?;
-    kube.raw_set(
-        "resourceAdd",
-        lua.create_function(|_, _: mlua::MultiValue| -> mlua::Result<()> {
-            Err(mlua::Error::runtime(
-                "kube.resourceAdd is not offered by flotilla yet",
-            ))
-        })?,
-    )?;
     Ok(kube)
 }
 
-/// A Kubernetes quantity as a number (`resource.Quantity.AsApproximateFloat64`): decimal
-/// with an optional exponent or a binary or decimal suffix; `None` for anything else.
-pub fn parse_quantity(text: &str) -> Option<f64> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
-        .unwrap_or(text.len());
-    let (number, suffix) = text.split_at(split);
-    let base: f64 = number.parse().ok()?;
-    let factor = match suffix {
-        "" => 1.0,
-        "Ki" => 1024f64,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        "Pi" => 1024f64.powi(5),
-        "Ei" => 1024f64.powi(6),
-        "n" => 1e-9,
-        "u" => 1e-6,
-        "m" => 1e-3,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        "E" => 1e18,
-        exponent if exponent.starts_with(['e', 'E']) => 10f64.powi(exponent[1..].parse().ok()?),
-        _ => return None,
-    };
-    Some(base * factor)
+/// Karmada's `checkResourceQuantity`: `nil` is zero, text is parsed (Go's `MustParse`, whose
+/// panic the VM turns into this error), anything else is a type error.
+fn quantity_argument(value: &LuaValue, index: usize, function: &str) -> mlua::Result<Quantity> {
+    match value {
+        LuaValue::Nil => Ok(Quantity::zero()),
+        LuaValue::String(text) => {
+            let text = text.to_string_lossy();
+            Quantity::parse(&text)
+                .map_err(|error| mlua::Error::runtime(format!("cannot parse '{text}': {error}")))
+        }
+        other => Err(mlua::Error::runtime(format!(
+            "bad argument #{index} to {function} (string expected, got {})",
+            lua::lua_type(other)
+        ))),
+    }
 }
 
 #[cfg(test)]
@@ -784,7 +779,7 @@ mod tests {
         let (replicas, requires) = get_replicas("t", script, &object, Limits::default()).unwrap();
         assert_eq!(replicas, 3);
         assert_eq!(
-            requires,
+            requires.map(|r| r.to_json()),
             Some(json!({"nodeClaim": {"nodeSelector": {"a": "b"}}}))
         );
     }
@@ -802,10 +797,23 @@ mod tests {
     }
 
     #[test]
-    fn quantities_read_as_kubernetes_reads_them() {
-        assert_eq!(parse_quantity("100m"), Some(0.1));
-        assert_eq!(parse_quantity("1Gi"), Some(1073741824.0));
-        assert_eq!(parse_quantity("2e3"), Some(2000.0));
-        assert_eq!(parse_quantity("x"), None);
+    fn the_kube_library_adds_and_reads_quantities_as_kubernetes_does() {
+        let script = "local kube = require('kube')\nfunction ReflectStatus(o)\n  return {cpu = kube.resourceAdd(o.a, o.b, nil), mem = kube.resourceAdd(o.c, o.d), none = kube.resourceAdd(), gi = kube.getResourceQuantity(o.d), req = kube.accuratePodRequirements({spec = {containers = {}}}) == nil}\nend";
+        let object = json!({"a": "2000m", "b": "1000m", "c": "10752Mi", "d": "3072Mi"});
+        assert_eq!(
+            reflect_status("t", script, &object, Limits::default()).unwrap(),
+            json!({"cpu": "3", "mem": "13824Mi", "none": "0", "gi": 3221225472i64, "req": true})
+        );
+        let number = "local kube = require('kube')\nfunction ReflectStatus(o)\n  return {x = kube.resourceAdd('1', 2)}\nend";
+        let error = reflect_status("t", number, &object, Limits::default()).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("bad argument #2 to resourceAdd (string expected, got number)"),
+            "{error}"
+        );
+        let bad = "local kube = require('kube')\nfunction ReflectStatus(o)\n  return {x = kube.getResourceQuantity('lots')}\nend";
+        let error = reflect_status("t", bad, &object, Limits::default()).unwrap_err();
+        assert!(error.to_string().contains("cannot parse 'lots'"), "{error}");
     }
 }
