@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::dependencies::{Reference, pod_template_dependencies};
 use super::quantity::Quantity;
-use super::requirements::{self, Requirements};
+use super::requirements::{self, Component, Requirements};
 use crate::engine::health::lua::{self, Limits, RuleError};
 
 /// Functions Karmada's VM replaces by an error.
@@ -172,6 +172,47 @@ pub fn get_replicas(
                 }
             };
             Ok((replicas, requires))
+        },
+    )
+}
+
+/// `GetComponents(desiredObj)`: the components of a multi-component workload (a list read as
+/// Karmada's typed `[]Component`, each with its replicas and per-replica requirements; `nil`
+/// is none), for Karmada's `componentResource`.
+pub fn get_components(
+    origin: &str,
+    script: &str,
+    object: &Value,
+    limits: Limits,
+) -> Result<Vec<Component>, RuleError> {
+    call(
+        origin,
+        script,
+        "GetComponents",
+        &[Arg::Object(object)],
+        1,
+        limits,
+        |results| match &results[0] {
+            LuaValue::Nil => Ok(Vec::new()),
+            LuaValue::Table(table) => {
+                let encoded = encode(&LuaValue::Table(table.clone()), 0).map_err(|reason| {
+                    RuleError::Runtime(format!("encode lua result to json failed: {reason}"))
+                })?;
+                // A list is expected: an empty table stays an empty list; empty tables
+                // inside it are dropped, as Karmada reads them.
+                if encoded == Value::Array(Vec::new()) {
+                    return Ok(Vec::new());
+                }
+                requirements::read_components(&repair_empty(encoded, &[])).map_err(|reason| {
+                    RuleError::Returned(format!(
+                        "failed to convert lua table for components: {reason}"
+                    ))
+                })
+            }
+            other => Err(RuleError::Returned(format!(
+                "expected result type 'table' or 'nil' from GetComponents, but got '{}'",
+                lua::lua_type(other)
+            ))),
         },
     )
 }
@@ -815,5 +856,39 @@ mod tests {
         let bad = "local kube = require('kube')\nfunction ReflectStatus(o)\n  return {x = kube.getResourceQuantity('lots')}\nend";
         let error = reflect_status("t", bad, &object, Limits::default()).unwrap_err();
         assert!(error.to_string().contains("cannot parse 'lots'"), "{error}");
+    }
+
+    #[test]
+    fn get_components_reads_each_components_replicas_and_requests() {
+        let script = "local kube = require('kube')\nfunction GetComponents(obj)\n  local out = {}\n  for name, spec in pairs(obj.spec.roles) do\n    table.insert(out, {name = name, replicas = spec.replicas, replicaRequirements = kube.accuratePodRequirements(spec.template)})\n  end\n  return out\nend";
+        let object = json!({"spec": {"roles": {
+            "worker": {"replicas": 4, "template": {"spec": {"containers": [
+                {"resources": {"requests": {"cpu": "1", "memory": "512Mi"}}}]}}},
+            "launcher": {"replicas": 1, "template": {"spec": {"containers": [{}]}}}
+        }}});
+        let components = get_components("t", script, &object, Limits::default()).unwrap();
+        let json: Vec<Value> = components.iter().map(Component::to_json).collect();
+        assert_eq!(
+            json,
+            vec![
+                json!({"name": "launcher", "replicas": 1}),
+                json!({"name": "worker", "replicas": 4,
+                       "replicaRequirements": {"resourceRequest": {"cpu": "1", "memory": "512Mi"}}}),
+            ]
+        );
+        let none = get_components(
+            "t",
+            "function GetComponents(o) return {} end",
+            &object,
+            Limits::default(),
+        );
+        assert_eq!(none, Ok(Vec::new()));
+        let wrong = get_components(
+            "t",
+            "function GetComponents(o) return 'x' end",
+            &object,
+            Limits::default(),
+        );
+        assert!(matches!(wrong, Err(RuleError::Returned(_))), "{wrong:?}");
     }
 }
