@@ -324,3 +324,99 @@ fn a_failing_get_dependencies_propagates_nothing_and_names_the_script() {
         "{steps:#?}"
     );
 }
+
+const COMPONENT_FLEET: &str = "\
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: east}
+---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: west}
+---
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {name: bench, namespace: ml}
+spec:
+  mpiReplicaSpecs:
+    Worker:
+      replicas: 4
+      template:
+        spec:
+          containers:
+          - name: w
+            resources:
+              requests: {cpu: '1', memory: 512Mi}
+          nodeSelector: {gpu: 'true'}
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: l
+            resources:
+              limits: {cpu: 500m, memory: 256Mi}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: jobs, namespace: ml}
+spec:
+  resourceSelectors: [{apiVersion: kubeflow.org/v2beta1, kind: MPIJob}]
+  placement:
+    replicaScheduling: {replicaSchedulingType: Divided, replicaDivisionPreference: Aggregated}
+---
+apiVersion: config.karmada.io/v1alpha1
+kind: ResourceInterpreterCustomization
+metadata: {name: mpijob}
+spec:
+  target: {apiVersion: kubeflow.org/v2beta1, kind: MPIJob}
+  customizations:
+    componentResource:
+      luaScript: |
+        local kube = require('kube')
+        function GetComponents(obj)
+          local components = {}
+          for name, spec in pairs(obj.spec.mpiReplicaSpecs) do
+            table.insert(components, {name = name, replicas = spec.replicas,
+              replicaRequirements = kube.accuratePodRequirements(spec.template)})
+          end
+          return components
+        end
+";
+
+#[test]
+fn a_multi_component_kind_explains_its_components_as_karmadas_scheduler_reads_them() {
+    let (fleet, errors) = load_fleet(&[SourceFile {
+        path: "fleet.yaml".into(),
+        text: COMPONENT_FLEET.into(),
+    }]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let job = fleet
+        .resources
+        .iter()
+        .position(|r| r.target.kind == "MPIJob")
+        .expect("the MPIJob");
+    let east = fleet.cluster_index("east").expect("east");
+    let why = fleet.explain(job, east);
+    assert!(why.placed, "{why:?}");
+    assert!(
+        why.steps.iter().any(|s| s
+            == "componentResource (GetComponents, fleet.yaml:47): Launcher ×1 (cpu 500m, memory 256Mi each), Worker ×4 (cpu 1, memory 512Mi each, with a node claim); Karmada's scheduler sizes each cluster's room by whole sets of them when its MultiplePodTemplatesScheduling feature gate is on, and then sends every cluster it picks the whole workload, undivided (off, as by default, nothing reads its replicas: it goes whole to each cluster)"),
+        "{:#?}",
+        why.steps
+    );
+    // A script that fails says so in the same place.
+    let broken = COMPONENT_FLEET.replace("local components = {}", "error('no components')");
+    let (fleet, _) = load_fleet(&[SourceFile {
+        path: "fleet.yaml".into(),
+        text: broken,
+    }]);
+    let why = fleet.explain(job, east);
+    assert!(
+        why.steps.iter().any(|s| s
+            .starts_with("componentResource (GetComponents, fleet.yaml:47) failed: ")
+            && s.contains("no components")),
+        "{:#?}",
+        why.steps
+    );
+}

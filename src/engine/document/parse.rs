@@ -50,6 +50,9 @@ pub struct DocMemo {
     /// script (and identity) they were read by: an assembly asks once per template, and a
     /// fleet re-read after an edit elsewhere asks again only when the script changed.
     pub replicas: std::sync::Mutex<Option<(u64, Result<i64, String>)>>,
+    /// A multi-component kind's components as its `GetComponents` script read them (the
+    /// explanation's line), kept the same way.
+    pub components: std::sync::Mutex<Option<(u64, String)>>,
     ident: OnceLock<Ident>,
 }
 

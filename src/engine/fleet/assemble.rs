@@ -19,7 +19,7 @@ use crate::engine::document::builtin;
 use crate::engine::document::parse::{Doc, ParsedDocs, parse_files_spanned};
 use crate::engine::document::source::{FleetError, SourceFile, SourceLocation};
 use crate::engine::fleet::decide::{FederatedResource, Fleet};
-use crate::engine::fleet::interpreted::{interpreted_replicas, interpreters_of};
+use crate::engine::fleet::interpreted::{components_step, interpreted_replicas, interpreters_of};
 use crate::engine::fleet::inventory::{self, InventoryKind};
 use crate::engine::fleet::karmada_inputs::{KarmadaInputs, compact};
 use crate::engine::interpreter::Operation;
@@ -771,6 +771,10 @@ pub(super) fn karmada_plan(
         source_key,
     );
     plan.replica_path = replica_path;
+    // A multi-component kind: what Karmada's scheduler would size clusters by.
+    if let Some(step) = components_step(&plan.base, target, inputs.interpreters, &doc.memo) {
+        plan.steps.push(step);
+    }
     if let Some((replicas, revise)) = interpreted {
         if let Err(reason) = replicas {
             plan.not_placed_everywhere(reason.clone());

@@ -1,6 +1,7 @@
 //! What a fleet's Karmada interpreters mean to its assembly: its `ResourceInterpreterCustomization`
 //! documents read into [`Interpreters`], and a custom kind's replicas read by `GetReplicas`
-//! (with the `ReviseReplica` that later sets a cluster's share), and the one call that makes a
+//! (with the `ReviseReplica` that later sets a cluster's share), a multi-component kind's
+//! components by `GetComponents` (the explanation's line), and the one call that makes a
 //! fleet's `InterpretHealth` scripts judge health from then on ([`use_for_health`]), made
 //! wherever a fleet is put to use. It must not place or render.
 
@@ -82,6 +83,93 @@ pub(super) fn interpreted_replicas(
     Some((replicas, revise))
 }
 
+/// The explanation's line for a kind whose customization gives `componentResource`
+/// (`GetComponents`): each component's replicas and what each of its replicas asks, as
+/// Karmada's scheduler reads them to size a cluster's room when its
+/// `MultiplePodTemplatesScheduling` feature gate is on (it then sends every cluster it picks
+/// the whole workload, undivided); `None` without the script. Run once per template and
+/// script version, as [`interpreted_replicas`] is.
+pub(super) fn components_step(
+    base: &Value,
+    target: &ResourceRef,
+    interpreters: &Interpreters,
+    memo: &DocMemo,
+) -> Option<String> {
+    let get = interpreters.script(
+        &target.api_version,
+        &target.kind,
+        Operation::InterpretComponent,
+    )?;
+    let replicas_by = interpreters
+        .script(
+            &target.api_version,
+            &target.kind,
+            Operation::InterpretReplica,
+        )
+        .map(|script| script.origin.clone());
+    let version = {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (&get.origin, &get.text, &replicas_by, target).hash(&mut hasher);
+        hasher.finish()
+    };
+    let kept = memo.components.lock().ok().and_then(|kept| {
+        kept.as_ref()
+            .filter(|(v, _)| *v == version)
+            .map(|(_, step)| step.clone())
+    });
+    if kept.is_some() {
+        return kept;
+    }
+    let gate = "Karmada's scheduler sizes each cluster's room by whole sets of them when its \
+                MultiplePodTemplatesScheduling feature gate is on, and then sends every cluster \
+                it picks the whole workload, undivided";
+    let default = match &replicas_by {
+        Some(origin) => format!("off, as by default, its GetReplicas ({origin}) decides"),
+        None => "off, as by default, nothing reads its replicas: it goes whole to each cluster"
+            .to_string(),
+    };
+    let step = match vm::get_components(&get.origin, &get.text, base, Limits::default()) {
+        Ok(components) if components.is_empty() => format!(
+            "componentResource (GetComponents, {}) names no components",
+            get.origin
+        ),
+        Ok(components) => {
+            let each: Vec<String> = components
+                .iter()
+                .map(|component| {
+                    let mut text = format!("{} ×{}", component.name, component.replicas);
+                    if let Some(requirements) = &component.requirements {
+                        let request = requirements.request_text();
+                        let claim = requirements.node_claim.is_some();
+                        match (request.is_empty(), claim) {
+                            (false, false) => text.push_str(&format!(" ({request} each)")),
+                            (false, true) => {
+                                text.push_str(&format!(" ({request} each, with a node claim)"))
+                            }
+                            (true, true) => text.push_str(" (with a node claim)"),
+                            (true, false) => {}
+                        }
+                    }
+                    text
+                })
+                .collect();
+            format!(
+                "componentResource (GetComponents, {}): {}; {gate} ({default})",
+                get.origin,
+                each.join(", ")
+            )
+        }
+        Err(error) => format!(
+            "componentResource (GetComponents, {}) failed: {error}; with MultiplePodTemplatesScheduling on, Karmada makes no binding for the template ({default})",
+            get.origin
+        ),
+    };
+    if let Ok(mut kept) = memo.components.lock() {
+        *kept = Some((version, step.clone()));
+    }
+    Some(step)
+}
+
 /// The fleet's `ResourceInterpreterCustomization`s, read, checked against each other and
 /// merged; each one that cannot be used is an error and left out.
 pub(super) fn interpreters_of(docs: &[&Doc], errors: &mut Vec<FleetError>) -> Interpreters {
@@ -159,5 +247,49 @@ mod tests {
             "an edited script is another version"
         );
         assert_eq!(calls() - before, 3);
+    }
+
+    #[test]
+    fn get_components_runs_once_per_template_and_script_version() {
+        let calls = || vm::CALLS.with(std::cell::Cell::get);
+        let target = ResourceRef {
+            api_version: "example.io/v1".into(),
+            kind: "Widget".into(),
+            namespace: Some("shop".into()),
+            name: "dial".into(),
+        };
+        let base = json!({"apiVersion": "example.io/v1", "kind": "Widget", "spec": {"size": 3}});
+        let interpreters = Interpreters::new(&[Customization {
+            name: "widget".into(),
+            api_version: "example.io/v1".into(),
+            kind: "Widget".into(),
+            scripts: [(
+                Operation::InterpretComponent,
+                Script {
+                    text: "function GetComponents(o) return {{name = 'a', replicas = o.spec.size}} end"
+                        .into(),
+                    origin: "fleet.yaml:9".into(),
+                },
+            )]
+            .into(),
+            location: "fleet.yaml:1".into(),
+        }]);
+        let memo = DocMemo::default();
+        let before = calls();
+        let step = components_step(&base, &target, &interpreters, &memo).unwrap();
+        assert!(
+            step.starts_with("componentResource (GetComponents, fleet.yaml:9): a ×3;"),
+            "{step}"
+        );
+        assert_eq!(
+            components_step(&base, &target, &interpreters, &memo),
+            Some(step)
+        );
+        assert_eq!(calls() - before, 1, "the second answer is the kept one");
+        assert_eq!(
+            components_step(&base, &target, &Interpreters::default(), &memo),
+            None,
+            "no script, no line"
+        );
     }
 }

@@ -3,7 +3,8 @@
 //! `unpack` and `table.getn`), with the libraries that VM gives its rules (base, table,
 //! string, math, and an `os` holding only `time` and `date`, also reachable as
 //! `require("os")`), the live object as the global `obj` converted as Argo CD converts it,
-//! and a bound on instructions, time and memory. It must not
+//! `pairs` and `next` walking tables in gopher-lua's order (`ordered.rs`), and a bound on
+//! instructions, time and memory. It must not
 //! open files, processes or the network, must not let one call see another's state, and
 //! must never panic or hang on what a rule does: every failure is a [`RuleError`].
 
@@ -87,11 +88,7 @@ pub fn run_health(
     run_bounded(limits, |lua| {
         let obj = to_lua(lua, object)?;
         lua.globals().raw_set("obj", obj)?;
-        let chunk = match lua
-            .load(script)
-            .set_name(format!("={name}"))
-            .into_function()
-        {
+        let chunk = match load(lua, script, &format!("={name}")) {
             Ok(chunk) => chunk,
             Err(mlua::Error::SyntaxError { message, .. }) => {
                 return Ok(Err(RuleError::Compile(message)));
@@ -101,6 +98,12 @@ pub fn run_health(
         let returned: LuaValue = chunk.call(())?;
         Ok(verdict(returned))
     })
+}
+
+/// `script` compiled for the sandbox (its tables walking in gopher-lua's order, see
+/// `ordered.rs`), named `name` (`=file` as Lua names chunks), to be called with no arguments.
+pub fn load(lua: &Lua, script: &str, name: &str) -> mlua::Result<mlua::Function> {
+    super::ordered::load(lua, script, name)
 }
 
 /// Runs `body` in a fresh sandbox (Argo CD's libraries, see the module header) bounded by
@@ -164,7 +167,7 @@ fn sandbox(limits: Limits) -> Result<Lua, RuleError> {
         "unpack = table.unpack\n\
          table.getn = function(t) return #t end\n\
          math.mod = math.fmod\n\
-         local raw_setmetatable, rawget, rawset = setmetatable, rawget, rawset\n\
+         local raw_setmetatable, rawget, rawset, type = setmetatable, rawget, rawset, type\n\
          setmetatable = function(t, mt)\n\
            if type(mt) ~= 'table' or rawget(mt, '__gc') == nil then\n\
              return raw_setmetatable(t, mt)\n\
@@ -178,6 +181,8 @@ fn sandbox(limits: Limits) -> Result<Lua, RuleError> {
     )
     .exec()
     .map_err(setup)?;
+    // Walks in one order, so a rule's answer does not change from one call to the next.
+    super::ordered::install(&lua).map_err(setup)?;
     let os = safe_os(&lua).map_err(setup)?;
     globals.raw_set("os", os.clone()).map_err(setup)?;
     let require = lua
@@ -436,6 +441,54 @@ mod tests {
             run("return {", json!({})),
             Err(RuleError::Compile(_))
         ));
+    }
+
+    #[test]
+    fn a_rule_whose_message_follows_pairs_gives_one_answer_every_run() {
+        // The message lists the conditions by walking a table keyed by type: with Lua's own
+        // hash order it would change from one fresh state to the next.
+        let script = r#"
+            local byType = {}
+            for _, c in ipairs(obj.status.conditions) do byType[c.type] = c.status end
+            for k, v in pairs(obj.metadata.labels) do byType[k] = v end
+            local parts = {}
+            for k, v in pairs(byType) do table.insert(parts, k .. "=" .. v) end
+            local first = next(obj.metadata.labels)
+            return {status = "Healthy", message = table.concat(parts, ",") .. " " .. first}
+        "#;
+        let types = [
+            "Ready",
+            "Synced",
+            "Issuing",
+            "Available",
+            "Progressing",
+            "Degraded",
+            "Paused",
+            "Reconciling",
+            "Stalled",
+            "Bound",
+        ];
+        let conditions: Vec<Value> = types
+            .iter()
+            .map(|t| json!({"type": t, "status": "True"}))
+            .collect();
+        let labels: serde_json::Map<String, Value> = (0..12)
+            .map(|i| (format!("label-{i:02}"), json!("x")))
+            .collect();
+        let object = json!({"metadata": {"labels": labels}, "status": {"conditions": conditions}});
+        let first = run(script, object.clone()).unwrap();
+        for _ in 0..30 {
+            assert_eq!(run(script, object.clone()).unwrap(), first);
+        }
+        // As gopher-lua walks it: the keys in the order the rule first set them (the
+        // conditions' order, then the labels, which Argo CD hands over in no fixed order and
+        // flotilla in sorted order).
+        let message = first.unwrap().message;
+        assert!(message.ends_with(",label-11=x label-00"), "{message}");
+        assert!(
+            message.starts_with("Ready=True,Synced=True,Issuing=True,Available=True"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Whether a live object is doing its job, for every kind something knows about: the
-//! operator's health rules in Lua (Argo CD's, run in a sandbox, `lua.rs`), searched in layers
+//! operator's health rules in Lua (Argo CD's, run in a sandbox, `lua.rs`, whose tables walk in
+//! gopher-lua's order, `ordered.rs`), searched in layers
 //! (`rules.rs`), over the built-in kinds (`builtin.rs`, Argo CD's health engine's meanings).
 //! A pod's own trouble, in kubectl's words, is `pods.rs`.
 //! The rules in use are installed once at start ([`install`]); before that, and in a program
@@ -9,6 +10,7 @@
 
 mod builtin;
 pub mod lua;
+mod ordered;
 pub mod pods;
 pub mod rules;
 

@@ -3,13 +3,17 @@
 //! checks them ([`customization`]), merged per target `apiVersion` and kind as Karmada's
 //! config manager merges them, and their Lua functions called as Karmada's Lua VM calls them
 //! ([`vm`]): `InterpretHealth`, `GetReplicas`, `ReviseReplica`, `Retain` (with Karmada's
-//! built-in retention for the kinds it has one for, [`retain`]), `ReflectStatus` and
+//! built-in retention for the kinds it has one for, [`retain`]), `GetComponents` (a
+//! multi-component workload's replicas and requirements per component, [`requirements`],
+//! its quantities [`quantity`]), `ReflectStatus` and
 //! `AggregateStatus` (with Karmada's built-in status interpretation, [`status`]). It runs scripts only
 //! in the health room's bounded sandbox; it must not read files, decide placement, or know
 //! where an object came from.
 
 pub mod customization;
 pub mod dependencies;
+pub mod quantity;
+pub mod requirements;
 pub mod retain;
 pub mod status;
 pub mod vm;
@@ -158,6 +162,28 @@ impl Interpreters {
             }
         }
         Some(Ok(found.into_iter().collect()))
+    }
+
+    /// The components of `object` by its kind's `componentResource` (`GetComponents`), `None`
+    /// when no customization of its kind gives one; an error names the script.
+    pub fn components(
+        &self,
+        object: &Value,
+    ) -> Option<Result<Vec<requirements::Component>, InterpreterError>> {
+        let text = |field: &str| object.get(field).and_then(Value::as_str).unwrap_or("");
+        let script = self.script(
+            text("apiVersion"),
+            text("kind"),
+            Operation::InterpretComponent,
+        )?;
+        Some(
+            vm::get_components(&script.origin, &script.text, object, Limits::default()).map_err(
+                |error| InterpreterError {
+                    origin: format!("GetComponents ({})", script.origin),
+                    error,
+                },
+            ),
+        )
     }
 
     /// The health rule layer of these interpreters' `InterpretHealth` scripts, for

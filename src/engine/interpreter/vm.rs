@@ -13,6 +13,8 @@ use mlua::{Lua, Table, Value as LuaValue};
 use serde_json::{Map, Value};
 
 use super::dependencies::{Reference, pod_template_dependencies};
+use super::quantity::Quantity;
+use super::requirements::{self, Component, Requirements};
 use crate::engine::health::lua::{self, Limits, RuleError};
 
 /// Functions Karmada's VM replaces by an error.
@@ -75,7 +77,7 @@ pub fn call<T>(
     CALLS.with(|calls| calls.set(calls.get() + 1));
     lua::run_bounded(limits, |lua| {
         karmada_globals(lua)?;
-        lua.load(script).set_name(format!("={origin}")).exec()?;
+        lua::load(lua, script, &format!("={origin}"))?.call::<()>(())?;
         let found: LuaValue = lua.globals().get(function)?;
         let function_value = match found {
             LuaValue::Nil => {
@@ -130,13 +132,14 @@ pub fn interpret_health(
 }
 
 /// `GetReplicas(desiredObj)`: the replicas (a number, truncated to an int32 as Go does) and
-/// the requirements of each replica (a table, or nil for none).
+/// the requirements of each replica (a table read as Karmada's `ReplicaRequirements`, or nil
+/// for none).
 pub fn get_replicas(
     origin: &str,
     script: &str,
     object: &Value,
     limits: Limits,
-) -> Result<(i32, Option<Value>), RuleError> {
+) -> Result<(i32, Option<Requirements>), RuleError> {
     call(
         origin,
         script,
@@ -157,7 +160,10 @@ pub fn get_replicas(
             };
             let requires = match &results[1] {
                 LuaValue::Nil => None,
-                LuaValue::Table(table) => Some(to_struct(table, &[])?),
+                LuaValue::Table(table) => Some(
+                    requirements::read(&to_struct(table, &[])?, true)
+                        .map_err(RuleError::Returned)?,
+                ),
                 other => {
                     return Err(RuleError::Returned(format!(
                         "{} (the requirements must be a table or nil)",
@@ -166,6 +172,47 @@ pub fn get_replicas(
                 }
             };
             Ok((replicas, requires))
+        },
+    )
+}
+
+/// `GetComponents(desiredObj)`: the components of a multi-component workload (a list read as
+/// Karmada's typed `[]Component`, each with its replicas and per-replica requirements; `nil`
+/// is none), for Karmada's `componentResource`.
+pub fn get_components(
+    origin: &str,
+    script: &str,
+    object: &Value,
+    limits: Limits,
+) -> Result<Vec<Component>, RuleError> {
+    call(
+        origin,
+        script,
+        "GetComponents",
+        &[Arg::Object(object)],
+        1,
+        limits,
+        |results| match &results[0] {
+            LuaValue::Nil => Ok(Vec::new()),
+            LuaValue::Table(table) => {
+                let encoded = encode(&LuaValue::Table(table.clone()), 0).map_err(|reason| {
+                    RuleError::Runtime(format!("encode lua result to json failed: {reason}"))
+                })?;
+                // A list is expected: an empty table stays an empty list; empty tables
+                // inside it are dropped, as Karmada reads them.
+                if encoded == Value::Array(Vec::new()) {
+                    return Ok(Vec::new());
+                }
+                requirements::read_components(&repair_empty(encoded, &[])).map_err(|reason| {
+                    RuleError::Returned(format!(
+                        "failed to convert lua table for components: {reason}"
+                    ))
+                })
+            }
+            other => Err(RuleError::Returned(format!(
+                "expected result type 'table' or 'nil' from GetComponents, but got '{}'",
+                lua::lua_type(other)
+            ))),
         },
     )
 }
@@ -507,35 +554,6 @@ fn repair(
     }
 }
 
-/// `pairs` in a fixed order (see [`karmada_globals`]).
-const ORDERED_PAIRS: &str = r#"
-local next, type, tostring, sort = next, type, tostring, table.sort
-local function before(a, b)
-  local ta, tb = type(a), type(b)
-  if ta ~= tb then
-    if ta == "number" then return true end
-    if tb == "number" then return false end
-    return ta < tb
-  end
-  if ta == "number" or ta == "string" then return a < b end
-  return tostring(a) < tostring(b)
-end
-pairs = function(t)
-  local keys, n = {}, 0
-  for k in next, t do
-    n = n + 1
-    keys[n] = k
-  end
-  sort(keys, before)
-  local i = 0
-  return function()
-    i = i + 1
-    local k = keys[i]
-    if k ~= nil then return k, t[k] end
-  end, t, nil
-end
-"#;
-
 /// The globals Karmada's VM gives a script, over the health sandbox's libraries.
 fn karmada_globals(lua: &Lua) -> mlua::Result<()> {
     let globals = lua.globals();
@@ -554,11 +572,6 @@ fn karmada_globals(lua: &Lua) -> mlua::Result<()> {
         "print",
         lua.create_function(|_, _: mlua::MultiValue| Ok(()))?,
     )?;
-    // Lua 5.2 seeds its string hashes afresh per state, so `pairs` would walk a table in
-    // another order each call, and a script that builds a list by walking a table would give
-    // another list each time. gopher-lua walks keys in the order they were set, which Lua
-    // cannot know; flotilla walks them in a fixed order instead: numbers ascending, then text.
-    lua.load(ORDERED_PAIRS).set_name("=pairs").exec()?;
     let kube = kube_library(lua)?;
     let os: LuaValue = globals.raw_get("os")?;
     let (string, table, math): (LuaValue, LuaValue, LuaValue) = (
@@ -580,63 +593,75 @@ fn karmada_globals(lua: &Lua) -> mlua::Result<()> {
     Ok(())
 }
 
-/// Karmada's `kube` library: `getResourceQuantity` (a quantity as a number) and
-/// `accuratePodRequirements` (a pod template's node claim: node selector, tolerations, hard
-/// node affinity), `getPodDependencies` (what a pod template references, in a namespace).
-/// `resourceAdd` is not offered yet and says so;
-/// nor does `accuratePodRequirements` sum the containers' resource requests.
+/// Karmada's `kube` library: `getResourceQuantity` (a quantity as a number),
+/// `resourceAdd` (quantities summed, in Kubernetes' canonical text), `accuratePodRequirements`
+/// (what one replica of a pod template asks: its node claim and its summed resource request,
+/// [`requirements::of_pod_template`]) and `getPodDependencies` (what a pod template
+/// references, in a namespace). Quantities are apimachinery's ([`Quantity`]).
 fn kube_library(lua: &Lua) -> mlua::Result<Table> {
     let kube = lua.create_table()?;
     kube.raw_set(
         "getResourceQuantity",
-        lua.create_function(|_, quantity: LuaValue| match quantity {
-            LuaValue::Nil => Ok(0.0),
-            LuaValue::String(text) => {
-                let text = text.to_string_lossy();
-                parse_quantity(&text).ok_or_else(|| {
-                    mlua::Error::runtime(format!(
-                        "quantities must match the regular expression: {text:?}"
-                    ))
-                })
+        lua.create_function(|_, args: mlua::MultiValue| {
+            if args.len() != 1 {
+                return Err(mlua::Error::runtime(
+                    "getResourceQuantity only accepts one argument",
+                ));
             }
-            other => Err(mlua::Error::runtime(format!(
-                "bad argument #1 (string expected, got {})",
-                lua::lua_type(&other)
-            ))),
+            let quantity = quantity_argument(&args[0], 1, "getResourceQuantity")?;
+            let number = quantity.approximate_f64();
+            if number < 0.0 {
+                return Err(mlua::Error::runtime(format!(
+                    "int approximation unexpectedly returned a negative value: {}",
+                    quantity.text()
+                )));
+            }
+            if number == f64::INFINITY {
+                return Err(mlua::Error::runtime(format!(
+                    "int approximation unexpectedly returned an infinite value: {}",
+                    quantity.text()
+                )));
+            }
+            Ok(number)
+        })?,
+    )?;
+    kube.raw_set(
+        "resourceAdd",
+        lua.create_function(|_, args: mlua::MultiValue| {
+            let mut sum = Quantity::zero();
+            for (index, arg) in args.iter().enumerate() {
+                sum.add(&quantity_argument(arg, index + 1, "resourceAdd")?);
+            }
+            Ok(sum.text())
         })?,
     )?;
     kube.raw_set(
         "accuratePodRequirements",
-        lua.create_function(|lua, template: Table| {
-            let template = encode(&LuaValue::Table(template), 0)
-                .map_err(|e| mlua::Error::runtime(format!("fail to convert lua value: {e}")))?;
-            let spec = template.pointer("/spec");
-            let field = |name: &str| spec.and_then(|s| s.get(name)).filter(|v| !v.is_null());
-            let mut claim = Map::new();
-            if let Some(selector) = field("nodeSelector").filter(|v| v.is_object()) {
-                claim.insert("nodeSelector".into(), selector.clone());
+        lua.create_function(|lua, args: mlua::MultiValue| {
+            if args.len() != 1 {
+                return Err(mlua::Error::runtime(
+                    "getPodRequirements only accepts one argument",
+                ));
             }
-            if let Some(tolerations) = field("tolerations")
-                .and_then(Value::as_array)
-                .filter(|t| !t.is_empty())
-            {
-                claim.insert("tolerations".into(), Value::Array(tolerations.clone()));
+            let template = match &args[0] {
+                LuaValue::Table(table) => encode(&LuaValue::Table(table.clone()), 0)
+                    .map_err(|e| mlua::Error::runtime(format!("fail to convert lua value: {e}")))?,
+                other => {
+                    return Err(mlua::Error::runtime(format!(
+                        "bad argument #1 to accuratePodRequirements (table expected, got {})",
+                        lua::lua_type(other)
+                    )));
+                }
+            };
+            // As Karmada reads the table into a PodTemplateSpec: empty tables dropped.
+            let template = repair_empty(template, &[]);
+            match requirements::of_pod_template(&template) {
+                Ok(Some(found)) => lua::to_lua(lua, &found.to_json()),
+                Ok(None) => Ok(LuaValue::Nil),
+                Err(reason) => Err(mlua::Error::runtime(format!(
+                    "fail to convert lua value to PodTemplateSpec: {reason}"
+                ))),
             }
-            if let Some(affinity) = spec
-                .and_then(|s| {
-                    s.pointer(
-                        "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution",
-                    )
-                })
-                .filter(|v| !v.is_null())
-            {
-                claim.insert("hardNodeAffinity".into(), affinity.clone());
-            }
-            let mut requirements = Map::new();
-            if !claim.is_empty() {
-                requirements.insert("nodeClaim".into(), Value::Object(claim));
-            }
-            lua::to_lua(lua, &Value::Object(requirements))
         })?,
     )?;
     kube.raw_set(
@@ -679,47 +704,24 @@ fn kube_library(lua: &Lua) -> mlua::Result<Table> {
             lua::to_lua(lua, &Value::Array(references))
         })?,
     )?;
-    kube.raw_set(
-        "resourceAdd",
-        lua.create_function(|_, _: mlua::MultiValue| -> mlua::Result<()> {
-            Err(mlua::Error::runtime(
-                "kube.resourceAdd is not offered by flotilla yet",
-            ))
-        })?,
-    )?;
     Ok(kube)
 }
 
-/// A Kubernetes quantity as a number (`resource.Quantity.AsApproximateFloat64`): decimal
-/// with an optional exponent or a binary or decimal suffix; `None` for anything else.
-pub fn parse_quantity(text: &str) -> Option<f64> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
-        .unwrap_or(text.len());
-    let (number, suffix) = text.split_at(split);
-    let base: f64 = number.parse().ok()?;
-    let factor = match suffix {
-        "" => 1.0,
-        "Ki" => 1024f64,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        "Pi" => 1024f64.powi(5),
-        "Ei" => 1024f64.powi(6),
-        "n" => 1e-9,
-        "u" => 1e-6,
-        "m" => 1e-3,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        "E" => 1e18,
-        exponent if exponent.starts_with(['e', 'E']) => 10f64.powi(exponent[1..].parse().ok()?),
-        _ => return None,
-    };
-    Some(base * factor)
+/// Karmada's `checkResourceQuantity`: `nil` is zero, text is parsed (Go's `MustParse`, whose
+/// panic the VM turns into this error), anything else is a type error.
+fn quantity_argument(value: &LuaValue, index: usize, function: &str) -> mlua::Result<Quantity> {
+    match value {
+        LuaValue::Nil => Ok(Quantity::zero()),
+        LuaValue::String(text) => {
+            let text = text.to_string_lossy();
+            Quantity::parse(&text)
+                .map_err(|error| mlua::Error::runtime(format!("cannot parse '{text}': {error}")))
+        }
+        other => Err(mlua::Error::runtime(format!(
+            "bad argument #{index} to {function} (string expected, got {})",
+            lua::lua_type(other)
+        ))),
+    }
 }
 
 #[cfg(test)]
@@ -818,7 +820,7 @@ mod tests {
         let (replicas, requires) = get_replicas("t", script, &object, Limits::default()).unwrap();
         assert_eq!(replicas, 3);
         assert_eq!(
-            requires,
+            requires.map(|r| r.to_json()),
             Some(json!({"nodeClaim": {"nodeSelector": {"a": "b"}}}))
         );
     }
@@ -836,10 +838,57 @@ mod tests {
     }
 
     #[test]
-    fn quantities_read_as_kubernetes_reads_them() {
-        assert_eq!(parse_quantity("100m"), Some(0.1));
-        assert_eq!(parse_quantity("1Gi"), Some(1073741824.0));
-        assert_eq!(parse_quantity("2e3"), Some(2000.0));
-        assert_eq!(parse_quantity("x"), None);
+    fn the_kube_library_adds_and_reads_quantities_as_kubernetes_does() {
+        let script = "local kube = require('kube')\nfunction ReflectStatus(o)\n  return {cpu = kube.resourceAdd(o.a, o.b, nil), mem = kube.resourceAdd(o.c, o.d), none = kube.resourceAdd(), gi = kube.getResourceQuantity(o.d), req = kube.accuratePodRequirements({spec = {containers = {}}}) == nil}\nend";
+        let object = json!({"a": "2000m", "b": "1000m", "c": "10752Mi", "d": "3072Mi"});
+        assert_eq!(
+            reflect_status("t", script, &object, Limits::default()).unwrap(),
+            json!({"cpu": "3", "mem": "13824Mi", "none": "0", "gi": 3221225472i64, "req": true})
+        );
+        let number = "local kube = require('kube')\nfunction ReflectStatus(o)\n  return {x = kube.resourceAdd('1', 2)}\nend";
+        let error = reflect_status("t", number, &object, Limits::default()).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("bad argument #2 to resourceAdd (string expected, got number)"),
+            "{error}"
+        );
+        let bad = "local kube = require('kube')\nfunction ReflectStatus(o)\n  return {x = kube.getResourceQuantity('lots')}\nend";
+        let error = reflect_status("t", bad, &object, Limits::default()).unwrap_err();
+        assert!(error.to_string().contains("cannot parse 'lots'"), "{error}");
+    }
+
+    #[test]
+    fn get_components_reads_each_components_replicas_and_requests() {
+        let script = "local kube = require('kube')\nfunction GetComponents(obj)\n  local out = {}\n  for name, spec in pairs(obj.spec.roles) do\n    table.insert(out, {name = name, replicas = spec.replicas, replicaRequirements = kube.accuratePodRequirements(spec.template)})\n  end\n  return out\nend";
+        let object = json!({"spec": {"roles": {
+            "worker": {"replicas": 4, "template": {"spec": {"containers": [
+                {"resources": {"requests": {"cpu": "1", "memory": "512Mi"}}}]}}},
+            "launcher": {"replicas": 1, "template": {"spec": {"containers": [{}]}}}
+        }}});
+        let components = get_components("t", script, &object, Limits::default()).unwrap();
+        let json: Vec<Value> = components.iter().map(Component::to_json).collect();
+        assert_eq!(
+            json,
+            vec![
+                json!({"name": "launcher", "replicas": 1}),
+                json!({"name": "worker", "replicas": 4,
+                       "replicaRequirements": {"resourceRequest": {"cpu": "1", "memory": "512Mi"}}}),
+            ]
+        );
+        let none = get_components(
+            "t",
+            "function GetComponents(o) return {} end",
+            &object,
+            Limits::default(),
+        );
+        assert_eq!(none, Ok(Vec::new()));
+        let wrong = get_components(
+            "t",
+            "function GetComponents(o) return 'x' end",
+            &object,
+            Limits::default(),
+        );
+        assert!(matches!(wrong, Err(RuleError::Returned(_))), "{wrong:?}");
     }
 }
