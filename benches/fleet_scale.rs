@@ -9,9 +9,14 @@
 //! next to each, its floor: the same requests sent by kube-rs alone, as many contexts at a
 //! time as flotilla connects (the probe's, `/readyz` alone, is the console's every-cluster-Ready
 //! floor; a connect and TLS handshake alone is that budget's connect cost). Each command runs
-//! as its own process; peaks are sampled from /proc every 10 ms.
+//! as its own process; peaks are sampled from /proc every 10 ms. On the same tier, `flotilla
+//! --context 'c*' pods --state CrashLoopBackOff -o json` on a fleet that places a Deployment of
+//! ten pods on every context (applied to the members with kubectl, one pod on each member
+//! written into a crash loop through its status), next to its floor: the same reads of the
+//! Deployment, its ReplicaSets and its pods from kube-rs alone, 32 contexts at a time.
 //! Environments that are not up are skipped with a note. It only reads the clusters, but for
-//! that one ConfigMap (`default/fleet-scale-probe`).
+//! that one ConfigMap (`default/fleet-scale-probe`) and that Deployment
+//! (`default/fleet-scale-pods`, removed again at the end).
 //!
 //! `FLOTILLA_TESTENV_KUBECONFIG=target/testenv/kubeconfig cargo bench --bench fleet_scale`
 
@@ -22,8 +27,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "support/procfs.rs"]
+mod procfs;
 #[path = "support/pty.rs"]
 mod pty;
+#[path = "support/testenv.rs"]
+mod testenv;
+
+/// The Deployment `pods` is timed on, and its pods on each member.
+const PODS_WORKLOAD: &str = "fleet-scale-pods";
+const PODS_REPLICAS: usize = 10;
 
 /// What one run of a command cost.
 #[derive(Debug, Default, Clone, Copy)]
@@ -36,39 +49,13 @@ struct Cost {
     stdout_bytes: usize,
 }
 
-fn status_field(pid: u32, field: &str) -> Option<f64> {
-    let text = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib: f64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix(field))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib / 1024.0)
-}
-
-/// Open descriptors of `pid`, and how many of them are sockets.
-fn fds(pid: u32) -> (usize, usize) {
-    let Ok(entries) = fs::read_dir(format!("/proc/{pid}/fd")) else {
-        return (0, 0);
-    };
-    let mut total = 0;
-    let mut sockets = 0;
-    for entry in entries.flatten() {
-        total += 1;
-        if fs::read_link(entry.path())
-            .is_ok_and(|target| target.to_string_lossy().starts_with("socket:"))
-        {
-            sockets += 1;
-        }
-    }
-    (total, sockets)
-}
-
 /// Runs `program args`, sampling its memory and descriptors until it exits.
 fn measure(program: &Path, args: &[&str]) -> Cost {
+    measure_output(program, args).0
+}
+
+/// [`measure`], keeping what the command printed.
+fn measure_output(program: &Path, args: &[&str]) -> (Cost, Vec<u8>) {
     let started = Instant::now();
     let mut child = Command::new(program)
         .args(args)
@@ -82,14 +69,15 @@ fn measure(program: &Path, args: &[&str]) -> Cost {
     let mut stdout = child.stdout.take().expect("stdout");
     let reader = std::thread::spawn(move || {
         let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut stdout, &mut buf).map_or(0, |_| buf.len())
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut buf);
+        buf
     });
     let mut cost = Cost::default();
     let status = loop {
-        if let Some(hwm) = status_field(pid, "VmHWM:") {
+        if let Some(hwm) = procfs::status_mib(pid, "VmHWM:") {
             cost.peak_rss_mib = cost.peak_rss_mib.max(hwm);
         }
-        let (total, sockets) = fds(pid);
+        let (total, sockets) = procfs::fds(pid);
         cost.peak_fds = cost.peak_fds.max(total);
         cost.peak_sockets = cost.peak_sockets.max(sockets);
         match child.try_wait() {
@@ -100,8 +88,9 @@ fn measure(program: &Path, args: &[&str]) -> Cost {
     };
     cost.seconds = started.elapsed().as_secs_f64();
     cost.exit = status.code().unwrap_or(-1);
-    cost.stdout_bytes = reader.join().unwrap_or(0);
-    cost
+    let printed = reader.join().unwrap_or_default();
+    cost.stdout_bytes = printed.len();
+    (cost, printed)
 }
 
 fn row(what: &str, cost: &Cost) {
@@ -114,22 +103,6 @@ fn row(what: &str, cost: &Cost) {
         cost.exit,
         cost.stdout_bytes as f64 / 1_048_576.0
     );
-}
-
-fn kubeconfig() -> Option<PathBuf> {
-    let raw = std::env::var_os("FLOTILLA_TESTENV_KUBECONFIG")?;
-    let path = PathBuf::from(raw);
-    Some(if path.is_relative() {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
-    } else {
-        path
-    })
-}
-
-/// The test environment's record (pids of its servers, scale size, proxies).
-fn state() -> Option<Value> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/testenv/state.json");
-    serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
 }
 
 fn pid_of(v: &Value) -> Option<u32> {
@@ -162,11 +135,11 @@ fn server_memory(state: &Value) {
     println!("| server | resident MiB | peak resident MiB | open fds | sockets |");
     println!("|---|---|---|---|---|");
     for (name, pid) in servers {
-        let (total, sockets) = fds(pid);
+        let (total, sockets) = procfs::fds(pid);
         println!(
             "| {name} | {:.0} | {:.0} | {total} | {sockets} |",
-            status_field(pid, "VmRSS:").unwrap_or(0.0),
-            status_field(pid, "VmHWM:").unwrap_or(0.0),
+            procfs::status_mib(pid, "VmRSS:").unwrap_or(0.0),
+            procfs::status_mib(pid, "VmHWM:").unwrap_or(0.0),
         );
     }
 }
@@ -175,13 +148,11 @@ fn server_memory(state: &Value) {
 /// a ConfigMap, a PropagationPolicy places on every cluster.
 fn one_resource_everywhere(clusters: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut inventory = String::new();
-    for index in 0..clusters {
-        inventory.push_str(&format!(
-            "---\napiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {{name: c{index:04}}}\nspec: {{syncMode: Push}}\n"
-        ));
-    }
-    fs::write(dir.path().join("clusters.yaml"), inventory).expect("inventory");
+    fs::write(
+        dir.path().join("clusters.yaml"),
+        testenv::inventory(clusters),
+    )
+    .expect("inventory");
     fs::write(
         dir.path().join("probe.yaml"),
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fleet-scale-probe, namespace: default}\n\
@@ -250,10 +221,10 @@ fn console(program: &Path, args: &[&str], count: usize) -> (Cost, [Option<f64>; 
             let _ = console.writer.write_all(pty::CURSOR_AT_HOME);
             *asked = false;
         }
-        if let Some(hwm) = status_field(pid, "VmHWM:") {
+        if let Some(hwm) = procfs::status_mib(pid, "VmHWM:") {
             cost.peak_rss_mib = cost.peak_rss_mib.max(hwm);
         }
-        let (total, sockets) = fds(pid);
+        let (total, sockets) = procfs::fds(pid);
         cost.peak_fds = cost.peak_fds.max(total);
         cost.peak_sockets = cost.peak_sockets.max(sockets);
         let all_seen = seen
@@ -293,6 +264,9 @@ enum Floor {
     Readiness,
     /// `GET /readyz`, then `GET /version`: the health answer `clusters` prints.
     Probe,
+    /// What `pods` reads of a Deployment, one after another: the Deployment, the ReplicaSets
+    /// its selector names, then the pods it names (each list one page of at most 500).
+    Pods,
 }
 
 /// The floor for `apply` or `plan`: what any client pays for the same requests — one kube-rs
@@ -381,6 +355,26 @@ fn floor(kubeconfig: &Path, count: usize, concurrency: usize, what: Floor) -> (f
                         (a.is_ok() && b.is_ok() && c.is_ok() && d.is_ok()).then_some(())?;
                     }
                     Floor::Connect => {}
+                    Floor::Pods => {
+                        use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+                        use k8s_openapi::api::core::v1::Pod;
+                        use kube::api::ListParams;
+                        let selected = ListParams::default()
+                            .labels(&format!("app={PODS_WORKLOAD}"))
+                            .limit(500);
+                        Api::<Deployment>::namespaced(client.clone(), "default")
+                            .get(PODS_WORKLOAD)
+                            .await
+                            .ok()?;
+                        Api::<ReplicaSet>::namespaced(client.clone(), "default")
+                            .list(&selected)
+                            .await
+                            .ok()?;
+                        Api::<Pod>::namespaced(client.clone(), "default")
+                            .list(&selected)
+                            .await
+                            .ok()?;
+                    }
                     Floor::Readiness | Floor::Probe => {
                         let readyz = http::Request::get("/readyz").body(Vec::new()).ok()?;
                         client.request_text(readyz).await.ok()?;
@@ -402,7 +396,7 @@ fn floor(kubeconfig: &Path, count: usize, concurrency: usize, what: Floor) -> (f
 fn main() {
     // `cargo bench` passes `--bench`; nothing here takes arguments.
     let flotilla = PathBuf::from(env!("CARGO_BIN_EXE_flotilla"));
-    let Some(kc) = kubeconfig() else {
+    let Some(kc) = testenv::kubeconfig() else {
         println!(
             "fleet_scale: skipped (set FLOTILLA_TESTENV_KUBECONFIG=target/testenv/kubeconfig and \
              start `cargo xtask testenv up --scale …` or `--contexts 1000`)"
@@ -410,7 +404,7 @@ fn main() {
         return;
     };
     let kc_arg = kc.display().to_string();
-    let state = state().unwrap_or(Value::Null);
+    let state = testenv::state().unwrap_or(Value::Null);
     let kubectl = PathBuf::from("kubectl");
     println!("| command | wall s | peak RSS MiB | peak fds | peak sockets | exit | stdout MiB |");
     println!("|---|---|---|---|---|---|---|");
@@ -525,6 +519,53 @@ fn main() {
             &format!("{count} contexts at {latency}: flotilla apply of one ConfigMap to all"),
             &apply,
         );
+        let members = testenv::members(&state);
+        let workload = testenv::deployment_everywhere(count as usize, PODS_WORKLOAD, PODS_REPLICAS);
+        let workload_arg = workload.path().display().to_string();
+        if testenv::place(&kc, &members, PODS_WORKLOAD, PODS_REPLICAS) {
+            let crashing = testenv::crash_one_pod_each(&kc, &members, PODS_WORKLOAD);
+            let (pods, printed) = measure_output(
+                &flotilla,
+                &[
+                    "--kubeconfig",
+                    &kc_arg,
+                    "--fleet",
+                    &workload_arg,
+                    "--context",
+                    "c*",
+                    "pods",
+                    "--state",
+                    "CrashLoopBackOff",
+                    "-o",
+                    "json",
+                ],
+            );
+            let found: Value = serde_json::from_slice(&printed).unwrap_or(Value::Null);
+            let items = found["items"].as_array().map_or(0, Vec::len);
+            let listed: usize = found["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|item| item["pods"].as_array().map(Vec::len))
+                .sum();
+            row(
+                &format!(
+                    "{count} contexts at {latency}: flotilla --context 'c*' pods --state CrashLoopBackOff -o json ({PODS_REPLICAS} pods a context, one crash-looping on each of {crashing} members: {items} cells, {listed} pods printed)"
+                ),
+                &pods,
+            );
+            let (seconds, answered) = floor(&kc, count as usize, 32, Floor::Pods);
+            let ratio = pods.seconds / seconds;
+            println!(
+                "| {count} contexts at {latency}: floor for pods: GET the Deployment, then list its ReplicaSets, then its pods (by its selector), from kube-rs alone, 32 contexts at a time ({answered} of {count} answered); pods took {ratio:.2} × this (budget 1.3 ×: {}) | {seconds:.2} | | | | | |",
+                if ratio <= 1.3 { "met" } else { "not met" }
+            );
+        } else {
+            println!(
+                "| {count} contexts at {latency}: pods skipped: the Deployment's pods did not all run on the members | | | | | | |"
+            );
+        }
+        testenv::remove(&kc, &members, PODS_WORKLOAD);
         for (what, name, requests, concurrency) in [
             (
                 Floor::Probe,
