@@ -629,3 +629,153 @@ fn the_clusters_view_sums_the_members_status_as_karmada_would_and_flags_a_hub_th
         "{screen}"
     );
 }
+
+/// The demo's inventory Deployment's clusters view, and the cells it follows.
+fn inventory_clusters_view() -> (Demo, Vec<flotilla::messages::CellRef>) {
+    let mut demo = Demo::new();
+    demo.open("Deployment/shop/inventory", "prod-eu-west-1");
+    let effects = demo.keys("<tab><tab><tab><tab>");
+    let cells = effects
+        .iter()
+        .find_map(|effect| match effect {
+            Effect::OpenObjectView { cells } => Some(cells.clone()),
+            _ => None,
+        })
+        .expect("the clusters view follows every placed cluster");
+    (demo, cells)
+}
+
+/// Injects a Karmada hub's per-member record for the followed inventory Deployment: the
+/// first member as flotilla reads it, the second with the other health and a status one
+/// replica short, and a member flotilla does not follow. Returns the members' names.
+fn hub_record(demo: &mut Demo, cells: &[flotilla::messages::CellRef]) -> (String, String) {
+    let interpreters = flotilla::engine::interpreter::Interpreters::default();
+    let live = |cell| object_view::live_object(&demo.core, cell, 0);
+    let name = |cell: flotilla::messages::CellRef| {
+        demo.console.state.clusters[cell.cluster as usize]
+            .spec
+            .name
+            .clone()
+    };
+    let (first, second) = (cells[0], cells[1]);
+    let first_object = live(first).object.expect("held");
+    let second_object = live(second).object.expect("held");
+    let collected = |object: &serde_json::Value| {
+        interpreters
+            .reflect_status(object)
+            .expect("collects")
+            .expect("a status")
+    };
+    let word = |object: &serde_json::Value| match flotilla::engine::health::assess(object)
+        .map(|h| h.kind)
+    {
+        Some(flotilla::model::HealthKind::Healthy) => "Healthy",
+        _ => "Unhealthy",
+    };
+    let other = |word: &str| {
+        if word == "Healthy" {
+            "Unhealthy"
+        } else {
+            "Healthy"
+        }
+    };
+    let mut short = collected(&second_object);
+    let ready = short["readyReplicas"].as_i64().unwrap_or(1);
+    short["readyReplicas"] = serde_json::json!(ready - 1);
+    let items = vec![
+        serde_json::json!({"clusterName": name(first), "applied": true,
+            "health": word(&first_object), "status": collected(&first_object)}),
+        serde_json::json!({"clusterName": name(second), "applied": true,
+            "health": other(word(&second_object)), "status": short}),
+        serde_json::json!({"clusterName": "far-away", "applied": false,
+            "appliedMessage": "no such cluster in the fleet"}),
+    ];
+    let mut read = live(first);
+    read.hub = Some(flotilla::messages::HubAggregate {
+        template: None,
+        items,
+        error: None,
+    });
+    let names = (name(first), name(second));
+    demo.console.act(Action::Backend(BackendEvent::LiveObject {
+        cell: first,
+        live: Box::new(read),
+    }));
+    names
+}
+
+/// On a Karmada hub the clusters view gives the binding's per-member record beside the
+/// aggregation: each member's collected status, applied and health as Karmada recorded them,
+/// and whether that is what flotilla read there; a member where they differ is flagged with
+/// flotilla's read beside it, and a member flotilla does not follow says so.
+#[test]
+fn the_clusters_view_holds_the_hubs_record_of_each_member_against_what_flotilla_read() {
+    let (mut demo, cells) = inventory_clusters_view();
+    assert!(cells.len() >= 2, "two members at least");
+    let screen = demo.screen_at(90);
+    assert!(!screen.contains("the hub's record"), "off a hub: {screen}");
+    let (first, second) = hub_record(&mut demo, &cells);
+    let screen = demo.screen_at(90);
+    assert!(
+        screen.contains("# the hub's record of 3 member(s) (its binding's aggregatedStatus):"),
+        "{screen}"
+    );
+    let healthy = |name: &str| {
+        let cell = cells
+            .iter()
+            .find(|c| demo.console.state.clusters[c.cluster as usize].spec.name == name)
+            .copied()
+            .expect("a followed member");
+        let object = object_view::live_object(&demo.core, cell, 0)
+            .object
+            .expect("held");
+        flotilla::engine::health::assess(&object).map(|h| h.kind)
+            == Some(flotilla::model::HealthKind::Healthy)
+    };
+    let word = |healthy: bool| if healthy { "Healthy" } else { "Unhealthy" };
+    assert!(
+        screen.contains(&format!(
+            "  {first}: applied, {} · as flotilla read it",
+            word(healthy(&first))
+        )),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!(
+            "  {second}: applied, {} · differs from flotilla's read (health, status):",
+            word(!healthy(&second))
+        )),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!(
+            "    health: the hub {} · flotilla {}",
+            word(!healthy(&second)),
+            word(healthy(&second))
+        )),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("    status.readyReplicas: the hub "),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("  far-away: not applied (no such cluster in the fleet), no health · not read by flotilla"),
+        "{screen}"
+    );
+    // Side by side, one line.
+    let wide = demo.screen_at(200);
+    assert!(
+        wide.contains(&format!(
+            "# the hub's record per member: {first} as read · {second} differs (health, status) · far-away not read"
+        )),
+        "{wide}"
+    );
+}
+
+#[test]
+fn the_clusters_view_with_the_hubs_record_at_90x40() {
+    let (mut demo, cells) = inventory_clusters_view();
+    hub_record(&mut demo, &cells);
+    insta::assert_snapshot!(demo.draw(90, 40).backend());
+}

@@ -2616,6 +2616,40 @@ fn hub_karmada_flotillas_aggregation_of_the_members_equals_the_hubs_template_sta
         "every member caught up with the template"
     );
 
+    // Beside it, the binding's record of each member (as kubectl reads it on the hub) held
+    // against what flotilla read there: both members applied and Healthy, as read.
+    let binding = json(
+        "hub",
+        &["get", "resourcebinding", "web-deployment", "-n", ns],
+    );
+    let mut recorded: Vec<String> = binding["status"]["aggregatedStatus"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item["clusterName"].as_str().map(str::to_string))
+        .collect();
+    recorded.sort();
+    assert_eq!(recorded, ["member-1", "member-2"], "{binding}");
+    events.pump_explained(
+        &mut session,
+        limit,
+        &|s| {
+            s.state.live.hub_members.get(&row).is_some_and(|m| {
+                m.checks.len() == 2
+                    && m.checks
+                        .iter()
+                        .all(|c| c.read.is_some() && c.differs.is_empty())
+            })
+        },
+        &|s| format!("{:?}", s.state.live.hub_members.get(&row)),
+    );
+    for check in &session.state.live.hub_members[&row].checks {
+        assert!(check.applied, "{check:?}");
+        assert_eq!(check.health, "Healthy", "{check:?}");
+        let read = check.read.as_ref().expect("read");
+        assert!(read.applied && read.health == Some("Healthy"), "{check:?}");
+    }
+
     // `status --hub --resource -o json` gives the same, beside the hub's own.
     let fleet = FleetDir::new();
     let out = harness::flotilla(
@@ -2645,6 +2679,18 @@ fn hub_karmada_flotillas_aggregation_of_the_members_equals_the_hubs_template_sta
         "{item} vs the hub {}",
         on_hub["status"]
     );
+    let members = item["hubMembers"]
+        .as_array()
+        .expect("the hub's record per member");
+    assert_eq!(members.len(), 2, "{item}");
+    for member in members {
+        assert_eq!(member["applied"], true, "{member}");
+        assert_eq!(member["flotilla"]["applied"], true, "{member}");
+        assert!(
+            member.get("differs").is_none(),
+            "as flotilla read it: {member}"
+        );
+    }
 }
 
 #[test]

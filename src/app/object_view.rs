@@ -9,7 +9,7 @@
 
 use serde_json::json;
 
-use super::state::object_view::{AggregateRead, LiveRead, ObjectTab};
+use super::state::object_view::{AggregateRead, HubMembers, LiveRead, ObjectTab};
 use super::state::{Mode, State};
 use crate::config::keymap::{KeyCommand, ViewCommand};
 use crate::engine::compare::{diff, live_state};
@@ -111,6 +111,11 @@ pub fn follow(state: &mut State) -> Vec<Effect> {
             .iter()
             .any(|cell| cell.resource as usize == *resource)
     });
+    state.live.hub_members.retain(|resource, _| {
+        wanted
+            .iter()
+            .any(|cell| cell.resource as usize == *resource)
+    });
     let effect = if wanted.is_empty() {
         Effect::CloseObjectView
     } else {
@@ -141,6 +146,7 @@ pub fn receive(state: &mut State, cell: CellRef, live: LiveObject) {
         },
     );
     aggregate(state, cell.resource as usize);
+    check_hub_members(state, cell.resource as usize);
 }
 
 /// The bound of a status script run as a read arrives: a rule that runs away stops within a
@@ -156,20 +162,7 @@ const CONSOLE_LIMITS: Limits = Limits {
 /// that could not be read, is left out: Karmada would still hold its last collected status,
 /// which flotilla does not know (a member read that holds no object counts, with no status).
 fn aggregate(state: &mut State, resource: usize) {
-    let placed = state.placed_clusters(resource);
-    let reads: Vec<(&str, &LiveRead)> = placed
-        .iter()
-        .filter_map(|&cluster| {
-            let read = state.live.reads.get(&CellRef {
-                resource: resource as u32,
-                cluster: cluster as u32,
-            })?;
-            if read.live.object.is_none() && read.live.error.is_some() {
-                return None;
-            }
-            Some((state.clusters.get(cluster)?.spec.name.as_str(), read))
-        })
-        .collect();
+    let reads = member_reads(state, resource);
     let Some(row) = state.resources.get(resource) else {
         return;
     };
@@ -186,22 +179,10 @@ fn aggregate(state: &mut State, resource: usize) {
         state.live.aggregated.remove(&resource);
         return;
     };
-    let members: Vec<(&str, Option<&serde_json::Value>)> = reads
-        .iter()
-        .map(|(name, read)| (*name, read.live.object.as_ref()))
-        .collect();
+    let members = member_objects(&reads);
     // A read every few seconds mostly brings what the last did: the rule runs again only when
     // what goes into it changed.
-    let inputs = {
-        use std::hash::{Hash, Hasher};
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        template.to_string().hash(&mut hasher);
-        for (name, object) in &members {
-            name.hash(&mut hasher);
-            object.map(|o| o.to_string()).hash(&mut hasher);
-        }
-        hasher.finish()
-    };
+    let inputs = inputs_hash(std::slice::from_ref(template), &members);
     if state
         .live
         .aggregated
@@ -226,6 +207,88 @@ fn aggregate(state: &mut State, resource: usize) {
         }
         None => {
             state.live.aggregated.remove(&resource);
+        }
+    }
+}
+
+/// The reads of `resource`'s placed clusters that answered, by cluster name.
+fn member_reads(state: &State, resource: usize) -> Vec<(&str, &LiveRead)> {
+    state
+        .placed_clusters(resource)
+        .into_iter()
+        .filter_map(|cluster| {
+            let read = state.live.reads.get(&CellRef {
+                resource: resource as u32,
+                cluster: cluster as u32,
+            })?;
+            if read.live.object.is_none() && read.live.error.is_some() {
+                return None;
+            }
+            Some((state.clusters.get(cluster)?.spec.name.as_str(), read))
+        })
+        .collect()
+}
+
+/// Each member read and its live object (`None`: it does not hold it).
+fn member_objects<'a>(
+    reads: &[(&'a str, &'a LiveRead)],
+) -> Vec<(&'a str, Option<&'a serde_json::Value>)> {
+    reads
+        .iter()
+        .map(|(name, read)| (*name, read.live.object.as_ref()))
+        .collect()
+}
+
+/// A hash of what goes into a piece of work done as reads arrive (`given`, then each
+/// member's object), so an unchanged read does not do it again.
+fn inputs_hash(given: &[serde_json::Value], members: &[(&str, Option<&serde_json::Value>)]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for value in given {
+        value.to_string().hash(&mut hasher);
+    }
+    for (name, object) in members {
+        name.hash(&mut hasher);
+        object.map(|o| o.to_string()).hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+/// On a Karmada hub: `resource`'s binding's per-member record (each member's collected
+/// status, applied and health, as a read brought it) held against the reads of its placed
+/// clusters, each difference flagged. Off a hub, or before the hub's record arrives, none.
+fn check_hub_members(state: &mut State, resource: usize) {
+    let worked_out = {
+        let reads = member_reads(state, resource);
+        let recorded = reads
+            .iter()
+            .find_map(|(_, read)| read.live.hub.as_ref())
+            .map(|hub| &hub.items)
+            .filter(|items| !items.is_empty());
+        recorded.map(|recorded| {
+            let members = member_objects(&reads);
+            let inputs = inputs_hash(recorded, &members);
+            let unchanged = state
+                .live
+                .hub_members
+                .get(&resource)
+                .is_some_and(|kept| kept.inputs == inputs);
+            (!unchanged).then(|| HubMembers {
+                checks: state
+                    .fleet
+                    .interpreters
+                    .check_members(recorded, &members, CONSOLE_LIMITS),
+                inputs,
+            })
+        })
+    };
+    match worked_out {
+        None => {
+            state.live.hub_members.remove(&resource);
+        }
+        Some(None) => {}
+        Some(Some(members)) => {
+            state.live.hub_members.insert(resource, members);
         }
     }
 }

@@ -135,6 +135,10 @@ pub struct AggregatedItem {
     /// On a Karmada hub: whether the hub's status and flotilla's aggregation agree.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agrees: Option<bool>,
+    /// On a Karmada hub: its binding's per-member record (`aggregatedStatus`), each item beside
+    /// what flotilla read on that member and where the two differ.
+    #[serde(rename = "hubMembers", skip_serializing_if = "Vec::is_empty")]
+    pub hub_members: Vec<crate::engine::interpreter::members::MemberCheck>,
 }
 
 /// Whether a cell's live read goes into its resource's aggregation: read (`--resource`) and
@@ -193,6 +197,7 @@ fn aggregated_item(
         error,
         hub_status: None,
         agrees: None,
+        hub_members: Vec::new(),
     }
 }
 
@@ -468,6 +473,10 @@ async fn hub_status(
                 crate::engine::interpreter::status::same_status(&ours.status, &hub_status)
             });
             item.hub_status = Some(hub_status);
+            if let Some(hub) = reads.iter().find_map(|read| read.hub.as_ref()) {
+                item.hub_members =
+                    interpreters.check_members(&hub.items, &members, Default::default());
+            }
             aggregated.push(item);
         }
     }

@@ -523,8 +523,20 @@ fn clusters_lines(
 }
 
 /// The template's status as Karmada would aggregate it from the clusters read, the rule that
-/// decided, and the hub's own beside it where there is one (a disagreement flagged).
+/// decided, and the hub's own beside it where there is one (a disagreement flagged); then, on
+/// a Karmada hub, its per-member record ([`hub_member_lines`]).
 fn aggregate_lines(
+    state: &State,
+    resource: usize,
+    theme: &crate::config::theme::Theme,
+) -> Vec<Line<'static>> {
+    let mut lines = aggregation_lines(state, resource, theme);
+    lines.extend(hub_member_lines(state, resource, theme));
+    lines
+}
+
+/// The template's status as Karmada would aggregate it, and the hub's beside it.
+fn aggregation_lines(
     state: &State,
     resource: usize,
     theme: &crate::config::theme::Theme,
@@ -564,9 +576,172 @@ fn aggregate_lines(
     lines
 }
 
+/// On a Karmada hub: each member as its binding's `aggregatedStatus` records it (applied,
+/// health, the status Karmada collected), and whether that is what flotilla read on the
+/// member; where they differ the member is flagged and each difference given, the hub's
+/// record beside flotilla's read (a status field by field).
+fn hub_member_lines(
+    state: &State,
+    resource: usize,
+    theme: &crate::config::theme::Theme,
+) -> Vec<Line<'static>> {
+    let Some(members) = state.live.hub_members.get(&resource) else {
+        return Vec::new();
+    };
+    let drifted = theme.status_style(crate::model::StatusKind::Drifted);
+    let mut lines = vec![
+        Line::from(""),
+        muted(
+            &format!(
+                "# the hub's record of {} member(s) (its binding's aggregatedStatus):",
+                members.checks.len()
+            ),
+            theme,
+        ),
+    ];
+    let said = |text: String, style| Line::from(Span::styled(printable(&text, false), style));
+    for check in &members.checks {
+        let applied = match (check.applied, check.applied_message.is_empty()) {
+            (true, _) => "applied".to_string(),
+            (false, true) => "not applied".to_string(),
+            (false, false) => format!("not applied ({})", check.applied_message),
+        };
+        let health = if check.health.is_empty() {
+            "no health"
+        } else {
+            check.health.as_str()
+        };
+        let head = format!("  {}: {applied}, {health}", check.cluster);
+        let Some(read) = &check.read else {
+            lines.push(said(format!("{head} · not read by flotilla"), theme.text));
+            if let Some(status) = &check.status {
+                lines.push(muted(&format!("    status {status}"), theme));
+            }
+            continue;
+        };
+        if check.differs.is_empty() {
+            lines.push(said(format!("{head} · as flotilla read it"), theme.text));
+            continue;
+        }
+        lines.push(said(
+            format!(
+                "{head} · differs from flotilla's read ({}):",
+                check.differs.join(", ")
+            ),
+            drifted,
+        ));
+        let yes = |flag: bool| if flag { "yes" } else { "no" };
+        for field in &check.differs {
+            match *field {
+                "applied" => lines.push(said(
+                    format!(
+                        "    applied: the hub {} · flotilla {} (the member {} it)",
+                        yes(check.applied),
+                        yes(read.applied),
+                        if read.applied {
+                            "holds"
+                        } else {
+                            "does not hold"
+                        }
+                    ),
+                    drifted,
+                )),
+                "health" => lines.push(said(
+                    format!(
+                        "    health: the hub {health} · flotilla {}",
+                        read.health.unwrap_or("none")
+                    ),
+                    drifted,
+                )),
+                _ => {
+                    for (key, hub, ours) in
+                        status_differences(check.status.as_ref(), read.status.as_ref())
+                    {
+                        lines.push(said(
+                            format!("    status.{key}: the hub {hub} · flotilla {ours}"),
+                            drifted,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    lines
+}
+
+/// The top-level fields two collected statuses give differently (a missing one as `—`), in
+/// key order, each value as compact JSON.
+fn status_differences(
+    hub: Option<&serde_json::Value>,
+    ours: Option<&serde_json::Value>,
+) -> Vec<(String, String, String)> {
+    let fields = |status: Option<&serde_json::Value>| -> std::collections::BTreeMap<String, serde_json::Value> {
+        status
+            .and_then(serde_json::Value::as_object)
+            .map(|fields| {
+                fields
+                    .iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (hub, ours) = (fields(hub), fields(ours));
+    let shown =
+        |value: Option<&serde_json::Value>| value.map_or("—".to_string(), |v| v.to_string());
+    let mut keys: Vec<&String> = hub.keys().chain(ours.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|key| {
+            !crate::engine::interpreter::status::same_status(
+                hub.get(*key).unwrap_or(&serde_json::Value::Null),
+                ours.get(*key).unwrap_or(&serde_json::Value::Null),
+            )
+        })
+        .map(|key| (key.clone(), shown(hub.get(key)), shown(ours.get(key))))
+        .collect()
+}
+
 /// The aggregated status on one line, for the side-by-side view: the status as compact JSON,
 /// the rule, and the hub's verdict.
 fn aggregate_summary(
+    state: &State,
+    resource: usize,
+    theme: &crate::config::theme::Theme,
+) -> Vec<Line<'static>> {
+    let mut lines = aggregation_summary(state, resource, theme);
+    if let Some(members) = state.live.hub_members.get(&resource) {
+        let each: Vec<String> = members
+            .checks
+            .iter()
+            .map(|check| match (&check.read, check.differs.is_empty()) {
+                (None, _) => format!("{} not read", check.cluster),
+                (Some(_), true) => format!("{} as read", check.cluster),
+                (Some(_), false) => {
+                    format!("{} differs ({})", check.cluster, check.differs.join(", "))
+                }
+            })
+            .collect();
+        let style = if members.checks.iter().any(|c| !c.differs.is_empty()) {
+            theme.status_style(crate::model::StatusKind::Drifted)
+        } else {
+            theme.muted
+        };
+        lines.push(Line::from(Span::styled(
+            printable(
+                &format!("# the hub's record per member: {}", each.join(" · ")),
+                false,
+            ),
+            style,
+        )));
+    }
+    lines
+}
+
+/// The aggregation alone on one line.
+fn aggregation_summary(
     state: &State,
     resource: usize,
     theme: &crate::config::theme::Theme,

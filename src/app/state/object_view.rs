@@ -81,6 +81,18 @@ pub struct LiveBook {
     /// Per resource: its template's status aggregated from the reads of its placed clusters,
     /// worked out when a read arrives (a statusAggregation script runs then, never in a frame).
     pub aggregated: HashMap<usize, AggregateRead>,
+    /// Per resource, on a Karmada hub: its binding's per-member record (`aggregatedStatus`)
+    /// held against the reads of its placed clusters, worked out as a read arrives.
+    pub hub_members: HashMap<usize, HubMembers>,
+}
+
+/// A Karmada binding's per-member record beside flotilla's reads of the members.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HubMembers {
+    pub checks: Vec<crate::engine::interpreter::members::MemberCheck>,
+    /// A hash of what went into it (the record and the members' objects), so an unchanged
+    /// read does not collect again.
+    pub inputs: u64,
 }
 
 /// A template's status as Karmada would aggregate it from the members flotilla read, and what

@@ -195,13 +195,14 @@ mod tests {
     use crate::engine::interpreter::Customization;
     use serde_json::json;
 
-    fn interpreters(script: &str) -> Interpreters {
+    /// Interpreters holding one script of a customization of `example.io/v1` Widget.
+    fn interpreters(operation: Operation, script: &str) -> Interpreters {
         Interpreters::new(&[Customization {
             name: "widget".into(),
             api_version: "example.io/v1".into(),
             kind: "Widget".into(),
             scripts: [(
-                Operation::InterpretReplica,
+                operation,
                 Script {
                     text: script.into(),
                     origin: "fleet.yaml:9".into(),
@@ -212,9 +213,8 @@ mod tests {
         }])
     }
 
-    #[test]
-    fn get_replicas_runs_once_per_template_and_script_version() {
-        let calls = || vm::CALLS.with(std::cell::Cell::get);
+    /// A Widget `shop/dial` of size 3: its reference and its template.
+    fn widget() -> (ResourceRef, serde_json::Value) {
         let target = ResourceRef {
             api_version: "example.io/v1".into(),
             kind: "Widget".into(),
@@ -222,13 +222,26 @@ mod tests {
             name: "dial".into(),
         };
         let base = json!({"apiVersion": "example.io/v1", "kind": "Widget", "spec": {"size": 3}});
+        (target, base)
+    }
+
+    fn calls() -> u64 {
+        vm::CALLS.with(std::cell::Cell::get)
+    }
+
+    #[test]
+    fn get_replicas_runs_once_per_template_and_script_version() {
+        let (target, base) = widget();
         let replicas = |interpreters: &Interpreters, memo: &DocMemo| {
             interpreted_replicas(&base, &target, interpreters, memo)
                 .unwrap()
                 .0
                 .unwrap()
         };
-        let sized = interpreters("function GetReplicas(obj) return obj.spec.size end");
+        let sized = interpreters(
+            Operation::InterpretReplica,
+            "function GetReplicas(obj) return obj.spec.size end",
+        );
         let memo = DocMemo::default();
         let before = calls();
         assert_eq!(replicas(&sized, &memo), 3);
@@ -240,7 +253,10 @@ mod tests {
             "another document (an edited template) asks the script again"
         );
         assert_eq!(calls() - before, 2);
-        let fixed = interpreters("function GetReplicas(obj) return 7 end");
+        let fixed = interpreters(
+            Operation::InterpretReplica,
+            "function GetReplicas(obj) return 7 end",
+        );
         assert_eq!(
             replicas(&fixed, &memo),
             7,
@@ -251,29 +267,11 @@ mod tests {
 
     #[test]
     fn get_components_runs_once_per_template_and_script_version() {
-        let calls = || vm::CALLS.with(std::cell::Cell::get);
-        let target = ResourceRef {
-            api_version: "example.io/v1".into(),
-            kind: "Widget".into(),
-            namespace: Some("shop".into()),
-            name: "dial".into(),
-        };
-        let base = json!({"apiVersion": "example.io/v1", "kind": "Widget", "spec": {"size": 3}});
-        let interpreters = Interpreters::new(&[Customization {
-            name: "widget".into(),
-            api_version: "example.io/v1".into(),
-            kind: "Widget".into(),
-            scripts: [(
-                Operation::InterpretComponent,
-                Script {
-                    text: "function GetComponents(o) return {{name = 'a', replicas = o.spec.size}} end"
-                        .into(),
-                    origin: "fleet.yaml:9".into(),
-                },
-            )]
-            .into(),
-            location: "fleet.yaml:1".into(),
-        }]);
+        let (target, base) = widget();
+        let interpreters = interpreters(
+            Operation::InterpretComponent,
+            "function GetComponents(o) return {{name = 'a', replicas = o.spec.size}} end",
+        );
         let memo = DocMemo::default();
         let before = calls();
         let step = components_step(&base, &target, &interpreters, &memo).unwrap();

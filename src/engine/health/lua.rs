@@ -163,7 +163,8 @@ fn sandbox(limits: Limits) -> Result<Lua, RuleError> {
     // with the 5.1 names those rules call.
     // Tables are never finalized, as in Lua 5.1 and gopher-lua: a `__gc` present when a
     // metatable is set would otherwise run when the state closes, beyond every bound.
-    lua.load(
+    super::ordered::compiled(
+        &lua,
         "unpack = table.unpack\n\
          table.getn = function(t) return #t end\n\
          math.mod = math.fmod\n\
@@ -178,8 +179,9 @@ fn sandbox(limits: Limits) -> Result<Lua, RuleError> {
            rawset(mt, '__gc', gc)\n\
            return t\n\
          end",
+        "=sandbox",
     )
-    .exec()
+    .and_then(|chunk| chunk.call::<()>(()))
     .map_err(setup)?;
     // Walks in one order, so a rule's answer does not change from one call to the next.
     super::ordered::install(&lua).map_err(setup)?;

@@ -21,6 +21,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use mlua::chunk::ChunkMode;
 use mlua::{Function, Lua};
 
 /// Where [`install`] keeps the function that tags a constructed table.
@@ -31,52 +32,85 @@ const LOCAL: &str = "__flotilla_table";
 /// Replaces `pairs`, `next` and `getmetatable` in `lua`'s globals (see the module header).
 /// `__pairs` metamethods are honoured, as Lua 5.2's `pairs` honours them.
 pub fn install(lua: &Lua) -> mlua::Result<()> {
-    let record: Function = lua.load(PRELUDE).set_name("=pairs").eval()?;
+    let record: Function = compiled(lua, PRELUDE, "=pairs")?.call(())?;
     lua.set_named_registry_value(RECORD, record)
 }
 
 /// `script` compiled (named `name`) with its constructors recording key order; called with
 /// no arguments. A script that does not compile fails with its own error; one whose rewritten
-/// text would not compile (it never should) runs as it is.
+/// text would not compile (it never should) runs as it is. Only text is read as a script,
+/// never bytecode.
 pub fn load(lua: &Lua, script: &str, name: &str) -> mlua::Result<Function> {
-    let kept = REWRITTEN.with(|kept| kept.borrow().get(script).cloned());
-    let rewritten = match kept {
-        Some(kept) => kept,
+    cached(lua, script, name, true)
+}
+
+/// `text` (flotilla's own Lua) compiled as it is, named `name`.
+pub fn compiled(lua: &Lua, text: &str, name: &str) -> mlua::Result<Function> {
+    cached(lua, text, name, false)
+}
+
+/// Each text is compiled once per thread and kept as bytecode, loaded into each fresh state:
+/// a rule runs for many objects, each in a state of its own.
+fn cached(lua: &Lua, text: &str, name: &str, record: bool) -> mlua::Result<Function> {
+    let key = (name.to_string(), text.to_string(), record);
+    let kept = COMPILED.with(|kept| kept.borrow().get(&key).cloned());
+    let compiled = match kept {
+        Some(compiled) => compiled,
         None => {
-            // The script's own text decides whether it compiles, never the rewritten one.
-            let original = lua.load(script).set_name(name).into_function()?;
-            let made = rewrite(script)
-                .map(Rc::<str>::from)
-                .filter(|text| lua.load(&**text).set_name(name).into_function().is_ok());
-            REWRITTEN.with(|kept| {
+            // The text as written decides whether it compiles, never the rewritten one.
+            let original = text_chunk(lua, text, name)?;
+            let rewritten = record
+                .then(|| rewrite(text))
+                .flatten()
+                .and_then(|rewritten| text_chunk(lua, &rewritten, name).ok());
+            let compiled = Rc::new(match &rewritten {
+                Some(chunk) => Compiled::Recording(chunk.dump(false)),
+                None => Compiled::AsIs(original.dump(false)),
+            });
+            COMPILED.with(|kept| {
                 let mut kept = kept.borrow_mut();
                 if kept.len() >= 64 {
                     kept.clear();
                 }
-                kept.insert(script.to_string(), made.clone());
+                kept.insert(key, compiled.clone());
             });
-            if made.is_none() {
-                return Ok(original);
-            }
-            made
+            compiled
         }
     };
-    match rewritten {
-        Some(text) => {
+    match &*compiled {
+        Compiled::Recording(bytes) => {
             let record: Function = lua.named_registry_value(RECORD)?;
-            lua.load(&*text)
-                .set_name(name)
+            lua.load(bytes.as_slice())
+                .set_mode(ChunkMode::Binary)
                 .into_function()?
                 .bind(record)
         }
-        None => lua.load(script).set_name(name).into_function(),
+        Compiled::AsIs(bytes) => lua
+            .load(bytes.as_slice())
+            .set_mode(ChunkMode::Binary)
+            .into_function(),
     }
 }
 
+fn text_chunk(lua: &Lua, text: &str, name: &str) -> mlua::Result<Function> {
+    lua.load(text)
+        .set_name(name)
+        .set_mode(ChunkMode::Text)
+        .into_function()
+}
+
+/// A script as flotilla compiled it, as bytecode.
+enum Compiled {
+    /// Rewritten: its constructors record key order; called with the recorder.
+    Recording(Vec<u8>),
+    /// As written (its rewritten text would not compile).
+    AsIs(Vec<u8>),
+}
+
 thread_local! {
-    /// Rewritten scripts by their text (`None`: run as it is), for the scripts last seen: a
-    /// rule runs for many objects.
-    static REWRITTEN: RefCell<HashMap<String, Option<Rc<str>>>> = RefCell::new(HashMap::new());
+    /// Texts by name, text and whether constructors record, compiled, for those last seen.
+    static COMPILED: RefCell<HashMap<(String, String, bool), Rc<Compiled>>> =
+        RefCell::new(HashMap::new());
 }
 
 /// Lua's reserved words: a name among them never ends a call's prefix.
@@ -584,6 +618,8 @@ mod tests {
         // Nil and NaN keys fail where the script sets them.
         let error = run("local t = {}\nt[nil] = 1").unwrap_err().to_string();
         assert!(error.contains("t:2: table index is nil"), "{error}");
+        // Bytecode is never read as a script.
+        assert!(run("\x1bLuaR\0\x01\x04").is_err());
         // The tag is not the script's metatable.
         assert_eq!(run("return tostring(getmetatable({}))").unwrap(), "nil");
     }

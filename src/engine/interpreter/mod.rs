@@ -6,12 +6,14 @@
 //! built-in retention for the kinds it has one for, [`retain`]), `GetComponents` (a
 //! multi-component workload's replicas and requirements per component, [`requirements`],
 //! its quantities [`quantity`]), `ReflectStatus` and
-//! `AggregateStatus` (with Karmada's built-in status interpretation, [`status`]). It runs scripts only
+//! `AggregateStatus` (with Karmada's built-in status interpretation, [`status`]; a hub's
+//! per-member record held against flotilla's reads, [`members`]). It runs scripts only
 //! in the health room's bounded sandbox; it must not read files, decide placement, or know
 //! where an object came from.
 
 pub mod customization;
 pub mod dependencies;
+pub mod members;
 pub mod quantity;
 pub mod requirements;
 pub mod retain;

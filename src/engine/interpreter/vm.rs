@@ -38,7 +38,12 @@ const FORBIDDEN: [&str; 14] = [
 /// Whether `script` compiles, as Karmada's webhook checks it (`LoadString`: nothing runs).
 pub fn compiles(script: &str) -> Result<(), String> {
     lua::run_bounded(Limits::default(), |lua| {
-        Ok(match lua.load(script).into_function() {
+        // Text only: bytecode is never taken for a script.
+        let chunk = lua
+            .load(script)
+            .set_mode(mlua::chunk::ChunkMode::Text)
+            .into_function();
+        Ok(match chunk {
             Ok(_) => Ok(()),
             Err(mlua::Error::SyntaxError { message, .. }) => Err(RuleError::Compile(message)),
             Err(other) => Err(RuleError::Compile(other.to_string())),
