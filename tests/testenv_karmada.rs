@@ -16,7 +16,9 @@
 //! (kubectl agrees; a Secret's value never shows). `cargo xtask test` runs them in their own
 //! step against `testenv up --hub karmada` (their names start with `hub_karmada_`, which the
 //! plain-hub step skips); they only touch their own namespaces, and the outage test restarts
-//! the member it stops.
+//! the member it stops. A customization of a CRD's kind on the hub divides an instance as
+//! flotilla's render does and judges its health in `status --hub` and the console, which takes
+//! the customization edited on the hub without a restart.
 
 mod harness;
 
@@ -2791,4 +2793,213 @@ fn hub_karmada_pods_logs_and_exec_reach_members_through_the_cluster_proxy() {
     );
     assert_eq!(String::from_utf8_lossy(&ours.stdout), theirs, "member-2");
     assert!(theirs.starts_with("member-2"), "{theirs}");
+}
+
+/// The custom kind Widget of `group` (namespaced, with a status subresource), as a CRD.
+fn widget_crd(group: &str) -> String {
+    format!(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+         metadata: {{name: widgets.{group}}}\n\
+         spec:\n  group: {group}\n  scope: Namespaced\n  \
+         names: {{plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}}\n  \
+         versions:\n  - name: v1\n    served: true\n    storage: true\n    \
+         subresources: {{status: {{}}}}\n    \
+         schema: {{openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}}}\n"
+    )
+}
+
+/// A `ResourceInterpreterCustomization` `name` of Widget of `group`: its replicas are
+/// `spec.size`, a cluster's share is written there, and it is healthy when `health` (a Lua
+/// expression over `observedObj`) holds.
+fn widget_interpreter(name: &str, group: &str, health: &str) -> String {
+    format!(
+        "apiVersion: config.karmada.io/v1alpha1\nkind: ResourceInterpreterCustomization\n\
+         metadata: {{name: {name}}}\n\
+         spec:\n  target: {{apiVersion: {group}/v1, kind: Widget}}\n  customizations:\n    \
+         replicaResource:\n      luaScript: |\n        function GetReplicas(obj)\n          \
+         return obj.spec.size, nil\n        end\n    \
+         replicaRevision:\n      luaScript: |\n        function ReviseReplica(obj, desired)\n          \
+         obj.spec.size = desired\n          return obj\n        end\n    \
+         healthInterpretation:\n      luaScript: |\n        function InterpretHealth(observedObj)\n          \
+         return {health}\n        end\n"
+    )
+}
+
+/// Cluster-wide objects a test made (`kind/name` on each context), deleted when it ends.
+struct ClusterWide(Vec<(String, String)>);
+
+impl Drop for ClusterWide {
+    fn drop(&mut self) {
+        for (context, object) in &self.0 {
+            let _ = kubectl(
+                context,
+                &["delete", object, "--ignore-not-found", "--wait=false"],
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs the karmada testenv: run through cargo xtask test"]
+fn hub_karmada_oracle_the_hubs_interpreter_divides_a_custom_kind_and_judges_its_health() {
+    use flotilla::model::HealthKind;
+
+    let test = karmada_test("karmada-interpreter");
+    let ns = test.ns();
+    let group = "interp.karmada.flotilla.test";
+    let customization = format!("widget-{ns}");
+    let contexts = ["hub", "member-1", "member-2"];
+    let _cleanup = ClusterWide(
+        contexts
+            .iter()
+            .map(|c| (c.to_string(), format!("crd/widgets.{group}")))
+            .chain([(
+                "hub".to_string(),
+                format!("resourceinterpretercustomization/{customization}"),
+            )])
+            .collect(),
+    );
+    for context in contexts {
+        apply(context, &widget_crd(group));
+        kubectl_ok(
+            context,
+            &[
+                "wait",
+                "--for=condition=Established",
+                "--timeout=60s",
+                &format!("crd/widgets.{group}"),
+            ],
+        );
+    }
+    let ready = "observedObj.status ~= nil and observedObj.status.ready == true";
+    let interpreter = widget_interpreter(&customization, group, ready);
+    // The hub's interpreter is in place before the template, so its binding has replicas.
+    apply("hub", &interpreter);
+    std::thread::sleep(Duration::from_secs(3));
+    let policies = format!(
+        "{interpreter}---\n{}",
+        policy(
+            "PropagationPolicy",
+            ns,
+            "dial",
+            &format!("{{apiVersion: {group}/v1, kind: Widget, name: dial}}"),
+            &format!(
+                "{}    replicaScheduling:\n      replicaSchedulingType: Divided\n      \
+                 replicaDivisionPreference: Weighted\n      weightPreference:\n        \
+                 staticWeightList:\n        - targetCluster: {{clusterNames: [member-1]}}\n          \
+                 weight: 1\n        - targetCluster: {{clusterNames: [member-2]}}\n          \
+                 weight: 2\n",
+                placed_on("member-1, member-2")
+            ),
+        )
+    );
+    let template = format!(
+        "apiVersion: {group}/v1\nkind: Widget\nmetadata: {{name: dial, namespace: {ns}}}\n\
+         spec: {{size: 6, color: blue}}"
+    );
+    // flotilla's offline render of the same files (the customization, the policy, the
+    // template) equals the Works Karmada writes, field for field.
+    assert_agree(oracle_case(ns, &policies, &template), "Works");
+    let sizes: Vec<(String, Value)> = work_manifests(ns)
+        .into_iter()
+        .map(|((cluster, _), manifest)| (cluster, manifest["spec"]["size"].clone()))
+        .collect();
+    assert_eq!(
+        sizes,
+        [
+            ("member-1".to_string(), serde_json::json!(2)),
+            ("member-2".to_string(), serde_json::json!(4))
+        ],
+        "Karmada divides the 6 by the hub's GetReplicas, 1:2, through its ReviseReplica"
+    );
+
+    // kubectl writes each member's status: ready on member-1, not on member-2.
+    let widget = format!("widget.{group}/dial");
+    for (member, ready) in [("member-1", true), ("member-2", false)] {
+        eventually(
+            &format!("the Widget on {member}"),
+            Duration::from_secs(60),
+            || {
+                kubectl(member, &["get", &widget, "-n", ns])
+                    .status
+                    .success()
+                    .then_some(())
+            },
+        );
+        kubectl_ok(
+            member,
+            &[
+                "patch",
+                &widget,
+                "-n",
+                ns,
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                &format!("{{\"status\":{{\"ready\":{ready}}}}}"),
+            ],
+        );
+    }
+    let key = format!("Widget/{ns}/dial");
+    let status = eventually(
+        "status --hub to judge the Widgets by the hub's interpreter",
+        Duration::from_secs(120),
+        || {
+            let fleet = tempfile::tempdir().expect("a fleet dir");
+            let out = harness::flotilla(
+                fleet.path(),
+                &["--hub", "hub", "status", "--resource", &key, "-o", "json"],
+            );
+            let value: Value = serde_json::from_slice(&out.stdout).ok()?;
+            let items: std::collections::BTreeMap<String, Value> = value["items"]
+                .as_array()?
+                .iter()
+                .map(|item| {
+                    (
+                        item["cluster"].as_str().unwrap_or("").to_string(),
+                        item.clone(),
+                    )
+                })
+                .collect();
+            (items.get("member-1")?["health"] == "Healthy"
+                && items.get("member-2")?["health"] == "Degraded")
+                .then_some(items)
+        },
+    );
+    let judged = &status["member-2"];
+    assert!(
+        judged["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("InterpretHealth")),
+        "{judged}"
+    );
+    assert!(
+        judged["healthRule"].as_str().is_some_and(
+            |rule| rule.contains(&format!("ResourceInterpreterCustomization/{customization}"))
+        ),
+        "the hub's customization decided: {judged}"
+    );
+
+    // The console on the hub judges member-2 by the hub's interpreter, and takes an edited
+    // interpreter as the hub holds it, without a restart.
+    let (mut session, mut events) = hub_console();
+    let limit = Duration::from_secs(120);
+    let health = harness::pump_until_degraded(&mut session, &mut events, &key, "member-2", limit);
+    assert!(
+        health["member-2"].1.contains("InterpretHealth"),
+        "{health:?}"
+    );
+    let answered = "observedObj.status ~= nil and observedObj.status.ready ~= nil";
+    apply("hub", &widget_interpreter(&customization, group, answered));
+    let seen = events.pump_seeing(&mut session, limit, &|s| {
+        harness::console_health(s, &key)
+            .get("member-2")
+            .is_some_and(|(kind, _)| *kind != HealthKind::Degraded)
+    });
+    assert!(
+        seen.iter().any(|event| matches!(event,
+            flotilla::messages::BackendEvent::Notice(n)
+                if n.contains("resource interpreter customizations changed"))),
+        "the console took the edited customization from the hub's watch"
+    );
 }

@@ -82,6 +82,16 @@ pub enum Change<O> {
 }
 
 impl<O> Change<O> {
+    /// The kind the change is of; `None` for a failed watch, which says nothing of a kind.
+    pub fn kind(&self) -> Option<usize> {
+        match self {
+            Change::Applied { kind, .. }
+            | Change::Deleted { kind, .. }
+            | Change::Listed { kind } => Some(*kind),
+            Change::Failed { .. } => None,
+        }
+    }
+
     /// The change a watcher would send for `object` of kind `kind` (`deleted`: it is gone),
     /// parsed by `parse` from the text a store keeps — for tests and benchmarks of pure code.
     pub fn of(kind: usize, object: &DynamicObject, deleted: bool, parse: Parse<O>) -> Change<O> {
@@ -711,6 +721,12 @@ pub trait IncrementalView: Send + Sized + 'static {
     fn moves_placements(&self, kind: usize) -> bool {
         let _ = kind;
         false
+    }
+
+    /// The index of the kind that holds the hub's resource interpreter customizations, for a
+    /// hub kind whose interpreters judge the members' objects (Karmada's).
+    fn interpreters_kind() -> Option<usize> {
+        None
     }
 
     /// The object the hub rendered for `row` on `cluster`, from the stores (kept there only,

@@ -179,8 +179,17 @@ impl Hub {
         let files = karmada::fleet_files::interpreter_files(&self.client, &self.context)
             .await
             .map_err(|reason| self.failed(reason))?;
-        let (fleet, _) = crate::engine::load_fleet(&files);
-        Ok(fleet.interpreters.as_ref().clone())
+        Ok(interpreters_of(&files))
+    }
+
+    /// The interpreters of a Karmada hub whose `ResourceInterpreterCustomization`s are
+    /// `customizations` now (as its watch's cache holds them), each script's origin naming the
+    /// hub object.
+    pub fn interpreters_held(&self, customizations: &[serde_json::Value]) -> Interpreters {
+        match karmada::fleet_files::customization_files(customizations, &self.context) {
+            Ok(files) => interpreters_of(&files),
+            Err(_) => Interpreters::default(),
+        }
     }
 
     /// The texts of the fleet a Karmada or KubeFed hub holds, one per hub object (see
@@ -297,4 +306,11 @@ impl Hub {
     pub(super) fn failed(&self, err: impl Into<HubError>) -> HubError {
         err.into().within(&format!("--hub {}: ", self.context))
     }
+}
+
+/// The interpreters the customizations in `files` give. A customization the engine cannot read
+/// is left out, as the hub's webhook already admitted it.
+fn interpreters_of(files: &[SourceFile]) -> Interpreters {
+    let (fleet, _) = crate::engine::load_fleet(files);
+    fleet.interpreters.as_ref().clone()
 }

@@ -16,13 +16,14 @@ use tokio::time::{Interval, MissedTickBehavior};
 use super::effects::{After, Expectation, PlacementFollow, follow};
 use super::first_view::{Cached, KindLive, resumable};
 use super::view_changes::{Pass, added_rows, announced, changes, count_full_read, unreachable_hub};
-use crate::backend::hub::cache::{Caches, Change, IncrementalView};
+use crate::backend::hub::cache::{Caches, Change, IncrementalView, value_of};
 use crate::backend::hub::connect::Hub;
 use crate::backend::hub::error::HubError;
 use crate::backend::hub::member_health::{self, Survey, Unsettled};
 use crate::backend::hub::preview::preview_view;
 use crate::backend::hub::view::{HubView, aligned};
 use crate::engine::Fleet;
+use crate::engine::fleet::interpreted::use_hub_for_health;
 use crate::messages::{BackendEvent, CellRef, HealthUpdate};
 use crate::model::Health;
 
@@ -157,6 +158,11 @@ impl ViewSource for WholeReads {
         events: &mpsc::UnboundedSender<BackendEvent>,
     ) -> Option<(Self, Vec<BackendEvent>)> {
         count_full_read();
+        // The hub's interpreters may have changed with the rest: the members' objects are
+        // judged by the ones it runs now.
+        if let Ok(interpreters) = hub.interpreters().await {
+            use_hub_for_health(&interpreters, None);
+        }
         let mut next = match hub.read().await {
             Ok(view) => {
                 let next = aligned(&self.shown, view);
@@ -384,6 +390,29 @@ impl<L: KindLive> CacheReads<L> {
         }
     }
 
+    /// The hub's resource interpreter customizations (held in the caches' kind `kind`)
+    /// changed: the members' objects are judged by them from now on, and the members are asked
+    /// again at once about the cells the hub's word does not settle.
+    fn interpreters_changed(
+        &mut self,
+        kind: usize,
+        hub: &Hub,
+        events: &mpsc::UnboundedSender<BackendEvent>,
+    ) {
+        let held: Vec<Value> = self
+            .caches
+            .each_object(kind)
+            .map(|o| value_of(&o))
+            .collect();
+        use_hub_for_health(&hub.interpreters_held(&held), None);
+        let _ = events.send(BackendEvent::Notice(format!(
+            "hub {}: its resource interpreter customizations changed ({} now); the members' objects are judged by them",
+            hub.context,
+            held.len()
+        )));
+        self.members_tick.reset_immediately();
+    }
+
     /// Takes in the members' answers: the health updates that change what the console shows.
     fn answered(
         &mut self,
@@ -493,6 +522,11 @@ impl<L: KindLive> ViewSource for CacheReads<L> {
         };
         if placements_moved {
             placements.read(hub, events).await;
+        }
+        if let Some(kind) = L::interpreters_kind()
+            && batch.iter().any(|change| change.kind() == Some(kind))
+        {
+            self.interpreters_changed(kind, hub, events);
         }
         let mut pass = self.pass;
         let stores = self.caches.clone();

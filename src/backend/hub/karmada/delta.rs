@@ -23,11 +23,12 @@ use crate::backend::hub::view::{HubView, aligned};
 use crate::model::{ClusterStatus, Health, ResourceRef};
 
 /// The kinds' places in [`kinds`]: Clusters, ResourceBindings, ClusterResourceBindings, Works;
-/// the policies follow.
+/// the four policy kinds follow, then the resource interpreter customizations.
 const CLUSTERS: usize = 0;
 const BINDINGS: usize = 1;
 const CLUSTER_BINDINGS: usize = 2;
 const WORKS: usize = 3;
+const INTERPRETERS: usize = WORKS + 5;
 
 /// What the console watches and caches on a Karmada hub, in the order [`Live`] names them.
 pub fn kinds() -> Vec<ApiResource> {
@@ -343,6 +344,10 @@ impl IncrementalView for Live {
         Live::touches(self, object)
     }
 
+    fn interpreters_kind() -> Option<usize> {
+        Some(INTERPRETERS)
+    }
+
     fn apply(&mut self, _caches: &Caches, _kind: usize, object: &Object, deleted: bool) -> Touched {
         match object {
             Object::Cluster { name, value } => self.cluster_changed(name, value, deleted),
@@ -542,6 +547,16 @@ mod tests {
         assert_eq!(live.view.cell(1, 0).0, CellStatus::InSync);
         let (_, unknown) = change(&mut live, CLUSTERS, cluster("z", "True"), false);
         assert_eq!(unknown, Touched::Nothing, "columns stay those shown");
+    }
+
+    #[test]
+    fn the_interpreters_kind_is_the_customizations() {
+        let kinds = kinds();
+        assert_eq!(
+            kinds[INTERPRETERS],
+            crate::backend::hub::karmada::types::interpreter_resource()
+        );
+        assert_eq!(kinds.len(), INTERPRETERS + 1);
     }
 
     #[test]

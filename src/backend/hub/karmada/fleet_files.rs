@@ -121,15 +121,25 @@ pub async fn interpreter_files(
         Err(HubError::MissingKind(_)) => Vec::new(),
         Err(other) => return Err(other),
     };
-    let mut files = Vec::new();
-    for customization in customizations {
-        let customization = as_written(&customization);
-        files.push(SourceFile {
-            path: path_of(context, &customization),
-            text: yaml(&customization)?,
-        });
-    }
-    Ok(files)
+    customization_files(&customizations, context)
+}
+
+/// The hub's `ResourceInterpreterCustomization`s `customizations` (as the API server sent
+/// them: listed, or held in a watch's cache) as one file each.
+pub fn customization_files(
+    customizations: &[Value],
+    context: &str,
+) -> Result<Vec<SourceFile>, HubError> {
+    customizations
+        .iter()
+        .map(|customization| {
+            let customization = as_written(customization);
+            Ok(SourceFile {
+                path: path_of(context, &customization),
+                text: yaml(&customization)?,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use kube::config::Kubeconfig;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 
-use super::types::{binding_resources, cluster_resource, policy_resources};
+use super::types::{binding_resources, cluster_resource, interpreter_resource, policy_resources};
 use crate::backend::hub::error::HubError;
 use crate::backend::hub::objects::{condition, list_values, reason_message, text};
 use crate::backend::hub::view::{HubRender, HubRow, HubView, RenderedObject, sort_rows};
@@ -538,11 +538,13 @@ pub fn row_of(binding: &Binding, works: &[Work]) -> HubRow {
     }
 }
 
-/// What the console watches on a Karmada hub: Clusters, bindings, Works and the policies.
+/// What the console watches on a Karmada hub: Clusters, bindings, Works, the policies and the
+/// resource interpreter customizations.
 pub fn watched_kinds() -> Vec<ApiResource> {
     let mut kinds = vec![cluster_resource()];
     kinds.extend(binding_resources());
     kinds.extend(policy_resources());
+    kinds.push(interpreter_resource());
     kinds
 }
 
