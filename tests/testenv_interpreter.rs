@@ -329,30 +329,56 @@ return hs
         "{cells:#?}"
     );
 
-    // The console on the same members, its live backend driven headless through the real
-    // session: the fleet's customization judges the Widget's cells, and a saved edit of it
-    // judges them again at once, though no object changed.
-    console_follows_an_edited_customization(&dir, &group, good, bad);
+    // The console on the same members under `--health-rules` (the Gauge's rule), its live
+    // backend driven headless through the real session: the rule judges the Gauge's cells and
+    // the fleet's customization the Widget's, and a saved edit of the customization judges
+    // them again at once, though no object changed.
+    console_follows_an_edited_customization(
+        &dir,
+        &group,
+        (good, bad),
+        rules.path(),
+        &by_gauge_rule,
+    );
 }
 
-/// The Widget's health on (`good`, `bad`) as the console's model holds it.
-type WidgetHealths = (Option<HealthKind>, Option<HealthKind>);
+/// A kind's health on (`good`, `bad`) as the console's model holds it.
+type MemberHealths = (Option<HealthKind>, Option<HealthKind>);
 
-fn console_follows_an_edited_customization(dir: &FleetDir, group: &str, good: &str, bad: &str) {
+fn console_follows_an_edited_customization(
+    dir: &FleetDir,
+    group: &str,
+    (good, bad): (&str, &str),
+    rules: &Path,
+    by_gauge_rule: &str,
+) {
+    // The rules are installed as the binary installs `--health-rules` for its process.
+    let cli = <flotilla::cli::Cli as clap::Parser>::try_parse_from([
+        "flotilla",
+        "--health-rules",
+        &rules.to_string_lossy(),
+        "console",
+    ])
+    .expect("--health-rules parses");
+    flotilla::source::install_health_rules(&cli.global).expect("the rules load");
     let live_fleet = harness::live_fleet(dir.path(), &[]);
     let fleet = live_fleet.fleet.clone();
     let files = live_fleet.files.clone();
-    let row = fleet
-        .resources
-        .iter()
-        .position(|r| r.target.kind == "Widget")
-        .expect("the Widget row");
+    let row_of = |kind: &str| {
+        fleet
+            .resources
+            .iter()
+            .position(|r| r.target.kind == kind)
+            .unwrap_or_else(|| panic!("the {kind} row"))
+    };
+    let (row, gauge_row) = (row_of("Widget"), row_of("Gauge"));
     let column = |member: &str| fleet.cluster_index(member).expect("a member column");
     let (good_column, bad_column) = (column(good), column(bad));
-    let widget = move |state: &State| -> WidgetHealths {
+    let healths = move |state: &State, row: usize| -> MemberHealths {
         let kind = |column| state.cells.health(row, column).map(|health| health.kind);
         (kind(good_column), kind(bad_column))
     };
+    let widget = move |state: &State| healths(state, row);
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
         let (events_tx, mut events) = mpsc::unbounded_channel();
@@ -360,7 +386,7 @@ fn console_follows_an_edited_customization(dir: &FleetDir, group: &str, good: &s
         let state = app::state_for_fleet(&fleet, "test".into());
         let mut session = Session::new(state, files.clone(), Some(effects), Store::Directory);
         let until =
-            async |session: &mut Session, events: &mut _, what: &str, want: WidgetHealths| {
+            async |session: &mut Session, events: &mut _, what: &str, want: MemberHealths| {
                 let held =
                     harness::run_within(&mut session.state, events, CONSOLE_WAIT, what, |state| {
                         widget(state) == want
@@ -379,6 +405,32 @@ fn console_follows_an_edited_customization(dir: &FleetDir, group: &str, good: &s
             (Some(HealthKind::Healthy), Some(HealthKind::Degraded)),
         )
         .await;
+        let gauge_held = harness::run_within(
+            &mut session.state,
+            &mut events,
+            CONSOLE_WAIT,
+            "the --health-rules rule's verdicts on the Gauge",
+            |state| {
+                healths(state, gauge_row) == (Some(HealthKind::Healthy), Some(HealthKind::Degraded))
+            },
+        )
+        .await;
+        assert!(
+            gauge_held,
+            "the console holds {:?}",
+            healths(&session.state, gauge_row)
+        );
+        let stuck = session
+            .state
+            .cells
+            .health(gauge_row, bad_column)
+            .expect("the Gauge's health on the bad member");
+        assert_eq!(stuck.reason, "the gauge reads Stuck");
+        assert_eq!(
+            stuck.rule.as_deref(),
+            Some(by_gauge_rule),
+            "the rule is named"
+        );
 
         // The operator saves the customization inverted; the session reloads the fleet.
         let inverted = customization(group, "observedObj.status.ready == false");
