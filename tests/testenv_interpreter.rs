@@ -6,7 +6,7 @@
 //! one kind and the health an Argo CD `health.lua` of `--health-rules` gives the other, each
 //! named in `healthRule`; and a `--health-rules` rule for the customized kind decides it
 //! instead of the fleet's customization. The console (its live backend driven headless
-//! through the real session) shows the customization's verdicts, and after a save of an
+//! through the real session, under the same `--health-rules`) shows both verdicts, and after a save of an
 //! edited customization shows the new script's verdicts on the same objects, without a restart.
 
 mod harness;
