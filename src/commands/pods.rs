@@ -19,7 +19,7 @@ use super::scope::{
 };
 use crate::backend::fanout::cluster_api::ClusterApi;
 use crate::backend::fanout::pods::{
-    WORKLOADS, WorkloadPods, read_pods, running_images, template_images,
+    WORKLOADS, WorkloadPods, read_pods_kept, running_images, template_images,
 };
 use crate::backend::fanout::targets::Options;
 use crate::cli::{GlobalArgs, ImagesArgs, PodsArgs, ScopeArgs, exit};
@@ -79,38 +79,60 @@ pub(super) fn scope_of(
     })
 }
 
-/// Every selected workload's pods on every selected cluster, live or on the demo.
-async fn read(
+/// What `keep` makes of every selected workload's pods on every selected cluster, live or on
+/// the demo.
+async fn read<T: Send>(
     global: &GlobalArgs,
     scope: &ScopeArgs,
     labels: &str,
-) -> Result<Vec<WorkloadPods>, InputError> {
-    async fn of<A: ClusterApi>(prepared: Prepared<A>, labels: &str) -> Vec<WorkloadPods> {
-        read_pods(&prepared.targets, Options::default(), &|_| true, labels).await
+    keep: &(dyn Fn(WorkloadPods) -> T + Sync),
+) -> Result<Vec<T>, InputError> {
+    async fn of<A: ClusterApi, T>(
+        prepared: Prepared<A>,
+        labels: &str,
+        keep: &(dyn Fn(WorkloadPods) -> T + Sync),
+    ) -> Vec<T> {
+        read_pods_kept(
+            &prepared.targets,
+            Options::default(),
+            &|_| true,
+            labels,
+            keep,
+        )
+        .await
     }
     Ok(match prepare_clusters(global, scope, false).await? {
-        Clusters::Live(prepared) => of(prepared, labels).await,
-        Clusters::Simulated(prepared) => of(prepared, labels).await,
+        Clusters::Live(prepared) => of(prepared, labels, keep).await,
+        Clusters::Simulated(prepared) => of(prepared, labels, keep).await,
     })
 }
 
 /// What `pods` and `images` both start with: the scope checked, then every selected workload's
-/// pods read, on the fleet's clusters or a hub's members; an input error is printed and its
-/// exit code returned.
-async fn read_workloads(
+/// pods read, on the fleet's clusters or a hub's members, each workload's read made into what
+/// `keep` returns as it arrives (so the pod objects themselves are not all held at once); an
+/// input error is printed and its exit code returned.
+async fn read_workloads<T: Send>(
     global: &GlobalArgs,
     command: &str,
     resource: Option<&str>,
     clusters: &[String],
     namespace: Option<&str>,
     labels: &str,
-) -> Result<Vec<WorkloadPods>, u8> {
+    keep: &(dyn Fn(WorkloadPods) -> T + Sync),
+) -> Result<Vec<T>, u8> {
     let scope = scope_of(resource, clusters, namespace).map_err(|InputError(m)| input_error(&m))?;
     if let Some(context) = hub_of(global) {
         let prepared = super::hub::prepared_members(global, &scope, context, command).await?;
-        return Ok(read_pods(&prepared.targets, Options::default(), &|_| true, labels).await);
+        return Ok(read_pods_kept(
+            &prepared.targets,
+            Options::default(),
+            &|_| true,
+            labels,
+            keep,
+        )
+        .await);
     }
-    read(global, &scope, labels)
+    read(global, &scope, labels, keep)
         .await
         .map_err(|InputError(m)| input_error(&m))
 }
@@ -127,45 +149,26 @@ pub async fn run_pods(
     args: &PodsArgs,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    let read = match read_workloads(
+    let now = SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let keep = |workload: WorkloadPods| pods_item(workload, now, args.state);
+    let items = match read_workloads(
         global,
         "pods",
         args.resource.as_deref(),
         &args.clusters,
         args.namespace.as_deref(),
         args.selector.as_deref().unwrap_or(""),
+        &keep,
     )
     .await
     {
-        Ok(read) => read,
+        Ok(items) => items,
         Err(code) => return Ok(code),
     };
-    let now = SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    let mut items: Vec<PodsItem> = read
+    let mut items: Vec<PodsItem> = items
         .into_iter()
-        .map(|workload| {
-            let mut pods: Vec<PodRow> = workload.pods.iter().map(|pod| pod_row(pod, now)).collect();
-            // The cell's line and worst state are of all its pods, whatever `--state` shows.
-            let (line, worst) = (summary(&pods), worst(&pods));
-            if let Some(state) = args.state {
-                pods.retain(|pod| pod.trouble == Some(state));
-            }
-            PodsItem {
-                held: workload.live.is_some(),
-                summary: match (&workload.error, workload.live.is_some()) {
-                    (Some(error), _) => error.clone(),
-                    (None, false) => "not on the cluster".into(),
-                    (None, true) => line,
-                },
-                worst,
-                cluster: workload.cluster,
-                resource: workload.resource,
-                pods,
-                error: workload.error,
-            }
-        })
         .filter(|item| args.state.is_none() || !item.pods.is_empty() || item.error.is_some())
         .collect();
     items.sort_by(|a, b| {
@@ -181,6 +184,30 @@ pub async fn run_pods(
     } else {
         exit::OK
     })
+}
+
+/// One workload's line of `pods`: its pods as rows (only those in `state` when one is asked
+/// for), its cell's summary and worst state over all of them.
+fn pods_item(workload: WorkloadPods, now: i64, state: Option<PodTrouble>) -> PodsItem {
+    let mut pods: Vec<PodRow> = workload.pods.iter().map(|pod| pod_row(pod, now)).collect();
+    // The cell's line and worst state are of all its pods, whatever `--state` shows.
+    let (line, worst) = (summary(&pods), worst(&pods));
+    if let Some(state) = state {
+        pods.retain(|pod| pod.trouble == Some(state));
+    }
+    PodsItem {
+        held: workload.live.is_some(),
+        summary: match (&workload.error, workload.live.is_some()) {
+            (Some(error), _) => error.clone(),
+            (None, false) => "not on the cluster".into(),
+            (None, true) => line,
+        },
+        worst,
+        cluster: workload.cluster,
+        resource: workload.resource,
+        pods,
+        error: workload.error,
+    }
 }
 
 fn pods_table(items: &[PodsItem]) -> Table {
@@ -313,47 +340,21 @@ pub async fn run_images(
     args: &ImagesArgs,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    let read = match read_workloads(
+    let items = match read_workloads(
         global,
         "images",
         args.resource.as_deref(),
         &args.clusters,
         args.namespace.as_deref(),
         "",
+        &image_items,
     )
     .await
     {
-        Ok(read) => read,
+        Ok(items) => items,
         Err(code) => return Ok(code),
     };
-    let mut items: Vec<ImageItem> = Vec::new();
-    for workload in &read {
-        let live: BTreeMap<String, String> = workload
-            .live
-            .as_ref()
-            .map(template_images)
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
-        for (container, desired) in template_images(&workload.desired) {
-            let running: Vec<String> = running_images(&workload.pods, &container)
-                .into_iter()
-                .collect();
-            let live = live.get(&container).cloned();
-            let running_now: Vec<&str> = running.iter().map(String::as_str).collect();
-            let skew = image_differs(&desired, live.as_deref(), &running_now);
-            items.push(ImageItem {
-                cluster: workload.cluster.clone(),
-                resource: workload.resource.clone(),
-                container,
-                desired,
-                live,
-                running,
-                skew,
-                error: workload.error.clone(),
-            });
-        }
-    }
+    let mut items: Vec<ImageItem> = items.into_iter().flatten().collect();
     items.sort_by(|a, b| {
         (a.resource.display_key(), &a.container, &a.cluster).cmp(&(
             b.resource.display_key(),
@@ -371,6 +372,39 @@ pub async fn run_images(
     } else {
         exit::OK
     })
+}
+
+/// One workload's lines of `images`: per container of its template, the image the fleet
+/// renders beside the one its live workload asks for and the ones its pods run.
+fn image_items(workload: WorkloadPods) -> Vec<ImageItem> {
+    let live: BTreeMap<String, String> = workload
+        .live
+        .as_ref()
+        .map(template_images)
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    template_images(&workload.desired)
+        .into_iter()
+        .map(|(container, desired)| {
+            let running: Vec<String> = running_images(&workload.pods, &container)
+                .into_iter()
+                .collect();
+            let live = live.get(&container).cloned();
+            let running_now: Vec<&str> = running.iter().map(String::as_str).collect();
+            let skew = image_differs(&desired, live.as_deref(), &running_now);
+            ImageItem {
+                cluster: workload.cluster.clone(),
+                resource: workload.resource.clone(),
+                container,
+                desired,
+                live,
+                running,
+                skew,
+                error: workload.error.clone(),
+            }
+        })
+        .collect()
 }
 
 fn images_table(items: &[ImageItem]) -> Table {

@@ -175,6 +175,19 @@ pub async fn read_pods<A: ClusterApi>(
     select: &(dyn Fn(&ResourceRef) -> bool + Sync),
     labels: &str,
 ) -> Vec<WorkloadPods> {
+    read_pods_kept(targets, options, select, labels, &|workload| workload).await
+}
+
+/// [`read_pods`], each workload's read handed to `keep` as soon as it is complete and only
+/// what `keep` returns held: a caller that needs a line per pod does not hold every pod
+/// object of the fleet at once.
+pub async fn read_pods_kept<A: ClusterApi, T>(
+    targets: &[Target<A>],
+    options: Options,
+    select: &(dyn Fn(&ResourceRef) -> bool + Sync),
+    labels: &str,
+    keep: &(dyn Fn(WorkloadPods) -> T + Sync),
+) -> Vec<T> {
     let quiet = |_: usize, _: usize| {};
     fn picked<'t, A>(
         target: &'t Target<A>,
@@ -214,7 +227,7 @@ pub async fn read_pods<A: ClusterApi>(
                         item.live = Some(live);
                     }
                 }
-                item
+                keep(item)
             })
             .buffered(options.limits.in_flight.max(1))
             .collect::<Vec<_>>()
@@ -227,18 +240,16 @@ pub async fn read_pods<A: ClusterApi>(
             Some(rows) => items.extend(rows),
             None => {
                 let err = cluster_failure(target, options).to_string();
-                items.extend(
-                    picked(target, select)
-                        .into_iter()
-                        .map(|desired| WorkloadPods {
-                            cluster: target.cluster.clone(),
-                            resource: resource_of(desired),
-                            desired: desired.clone(),
-                            live: None,
-                            pods: Vec::new(),
-                            error: Some(err.clone()),
-                        }),
-                );
+                items.extend(picked(target, select).into_iter().map(|desired| {
+                    keep(WorkloadPods {
+                        cluster: target.cluster.clone(),
+                        resource: resource_of(desired),
+                        desired: desired.clone(),
+                        live: None,
+                        pods: Vec::new(),
+                        error: Some(err.clone()),
+                    })
+                }));
             }
         }
     }
