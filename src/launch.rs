@@ -287,6 +287,7 @@ fn show(
         ascii,
         events,
         handoff,
+        clipboard: None,
     }
 }
 

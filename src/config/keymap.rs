@@ -331,6 +331,10 @@ impl Section {
                 ViewCommand::Wrap,
                 ViewCommand::NextCluster,
                 ViewCommand::PrevCluster,
+                ViewCommand::Timestamps,
+                ViewCommand::NextContainer,
+                ViewCommand::PrevContainer,
+                ViewCommand::Copy,
                 ViewCommand::Previous,
                 ViewCommand::AllClusters,
                 ViewCommand::Help,
@@ -395,6 +399,13 @@ pub enum ViewCommand {
     Wrap,
     Previous,
     AllClusters,
+    /// The log pane: show or hide when each line was printed.
+    Timestamps,
+    /// The log pane: narrow to the next (or previous) container name, then to every one.
+    NextContainer,
+    PrevContainer,
+    /// The log pane: copy a line to the clipboard through the terminal.
+    Copy,
 }
 
 impl ViewCommand {
@@ -446,6 +457,10 @@ impl ViewCommand {
             ViewCommand::Wrap => "wrap",
             ViewCommand::Previous => "previous",
             ViewCommand::AllClusters => "all-clusters",
+            ViewCommand::Timestamps => "timestamps",
+            ViewCommand::NextContainer => "next-container",
+            ViewCommand::PrevContainer => "prev-container",
+            ViewCommand::Copy => "copy",
         }
     }
 
@@ -507,6 +522,16 @@ impl ViewCommand {
                 "each container's previous run (as --previous), or back to the current one"
             }
             ViewCommand::AllClusters => "read every cluster the workload is placed on",
+            ViewCommand::Timestamps => {
+                "show or hide when each line was printed (as --timestamps; nothing is read again)"
+            }
+            ViewCommand::NextContainer => {
+                "show only the next container's lines (as -c; after the last: every container's)"
+            }
+            ViewCommand::PrevContainer => "show only the previous container's lines",
+            ViewCommand::Copy => {
+                "copy the search's match, else the newest line in view, to the clipboard (OSC 52)"
+            }
         }
     }
 

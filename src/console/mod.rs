@@ -7,6 +7,7 @@
 //! state other than through the session, nor decide what a key does.
 
 pub mod batch;
+pub mod clipboard;
 pub mod keys;
 pub mod signals;
 pub mod terminal;
@@ -57,6 +58,9 @@ pub struct Console {
     /// How an exec (`x`) runs once the loop has handed the terminal over; `None` where
     /// there is no terminal to hand over.
     pub handoff: Option<Handoff>,
+    /// How a copy (`y` in the log pane) reaches the terminal's clipboard; [`Console::run`]
+    /// sets it to the terminal it draws on. `None`: copies go nowhere (a test terminal).
+    pub clipboard: Option<clipboard::Clipboard>,
 }
 
 /// The terminal's events, through a stream that is let go while an exec has the terminal (so
@@ -101,6 +105,7 @@ impl Console {
         let mut guard = TerminalGuard::enter()?;
         let mut signals = Signals::new()?;
         let inputs = Arc::new(Mutex::new(Some(EventStream::new())));
+        self.clipboard = Some(clipboard::stdout());
         if let Some(mut exec) = self.handoff.take() {
             let reader = inputs.clone();
             self.handoff = Some(Box::new(move |handoff| {
@@ -234,6 +239,12 @@ impl Console {
                         self.session.dispatch(action);
                         dirty = true;
                         draw_now = true;
+                    }
+                    if let Some(text) = self.session.state.clipboard.take()
+                        && let Some(copy) = self.clipboard.as_mut()
+                        && let Err(err) = copy(&text)
+                    {
+                        tracing::warn!("the copy could not be written to the terminal: {err}");
                     }
                     if let Some(handoff) = self.session.state.handoff.take() {
                         let said = match self.handoff.as_mut() {

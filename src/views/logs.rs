@@ -1,9 +1,10 @@
 //! The log pane (`L`), full width over the panes: the workload and the clusters read in its
 //! title, its keys in the footer, its state (following, scrolled back, paused with how many lines
-//! are held or dropped, narrowed to a cluster, the previous run), the lines ending at the view's
-//! place, each `CLUSTER POD CONTAINER` in the cluster's colour (none under `NO_COLOR`), the
-//! search's match highlighted, and the search being typed on its last row. It must not change
-//! the pane, nor show a line's text other than as the pane keeps it (already escaped).
+//! are held or dropped, narrowed to a cluster or a container, timestamps, the previous run), the
+//! lines ending at the view's place, each `CLUSTER POD CONTAINER` in the cluster's colour (none
+//! under `NO_COLOR`) and, with timestamps, the time it was printed, the search's match
+//! highlighted, and the search being typed on its last row. It must not change the pane, nor
+//! show a line's text other than as the pane keeps it (already escaped).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -64,7 +65,15 @@ pub(super) fn render(frame: &mut Frame, area: Rect, pane: &LogPane, context: &Vi
     while start > 0 && rows < height {
         start -= 1;
         rows += if pane.wrap {
-            shown[start].text.width().div_ceil(width).max(1)
+            let line = shown[start];
+            let stamp = if pane.timestamps {
+                line.stamp().width()
+            } else {
+                0
+            };
+            (line.prefix().width() + stamp + line.body().width())
+                .div_ceil(width)
+                .max(1)
         } else {
             1
         };
@@ -106,7 +115,10 @@ pub(super) fn footer_hints(context: &ViewContext) -> Vec<Span<'static>> {
         (ViewCommand::Search, "search"),
         (ViewCommand::NextMatch, "older match"),
         (ViewCommand::Wrap, "wrap"),
+        (ViewCommand::Timestamps, "timestamps"),
         (ViewCommand::NextCluster, "cluster"),
+        (ViewCommand::NextContainer, "container"),
+        (ViewCommand::Copy, "copy"),
         (ViewCommand::Previous, "previous"),
         (ViewCommand::AllClusters, "all clusters"),
         (ViewCommand::Help, "help"),
@@ -157,6 +169,12 @@ fn status_line<'a>(pane: &'a LogPane, context: &ViewContext) -> Line<'a> {
     if let Some((_, name)) = pane.only.and_then(|at| pane.clusters.get(at)) {
         say(format!("only {name}"), theme.title);
     }
+    if let Some(name) = pane.only_container_name() {
+        say(format!("only container {name}"), theme.title);
+    }
+    if pane.timestamps {
+        say("timestamps".into(), theme.muted);
+    }
     if pane.wrap {
         say("wrap".into(), theme.muted);
     }
@@ -192,14 +210,10 @@ fn styled<'a>(line: &'a PaneLine, pane: &LogPane, context: &ViewContext) -> Line
         }
         _ => theme.muted,
     };
-    let at = if line.text.is_char_boundary(line.prefix) {
-        line.prefix
-    } else {
-        0
-    };
-    let (prefix, text) = line.text.split_at(at);
-    Line::from(vec![
-        Span::styled(prefix, mark(prefix_style)),
-        Span::styled(text, mark(theme.text)),
-    ])
+    let mut spans = vec![Span::styled(line.prefix(), mark(prefix_style))];
+    if pane.timestamps && line.stamp > 0 {
+        spans.push(Span::styled(line.stamp(), mark(theme.muted)));
+    }
+    spans.push(Span::styled(line.body(), mark(theme.text)));
+    Line::from(spans)
 }

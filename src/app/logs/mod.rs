@@ -1,10 +1,12 @@
 //! `L`: opens the log pane on the selected cell's workload (on a collapsed matrix, or with
 //! `a` in the pane, on every cluster it is placed on), asks the backend to stream its pods'
 //! logs ([`Effect::OpenLogs`]), takes the lines it sends, and carries out the pane's keys:
-//! scrolling, follow, pause, search, wrap, narrowing to a cluster, the previous container.
-//! Closing the pane drops its lease, which stops the streams. Logs are reads, so the pane
-//! opens under `--readonly`; the wall display has no cell to open it on and says so. Kinds
-//! without pods are refused with a status line. It must not read a log or touch a terminal.
+//! scrolling, follow, pause, search, wrap, timestamps, narrowing to a cluster or a container,
+//! the previous container, and copying a line (left in `state.clipboard` for the console's
+//! loop to hand the terminal). Closing the pane drops its lease, which stops the streams. Logs
+//! are reads, so the pane opens under `--readonly`; the wall display has no cell to open it on
+//! and says so. Kinds without pods are refused with a status line. It must not read a log or
+//! touch a terminal.
 
 use super::action::InputKey;
 use super::state::logs::LogPane;
@@ -16,6 +18,9 @@ use crate::messages::{CellRef, Effect, LogItem, LogLease, LogOpen};
 
 /// Lines of the past each container sends when the pane opens.
 pub const TAIL: u64 = 200;
+
+/// The longest line `y` copies, in bytes: one key must not write megabytes to the terminal.
+pub const MAX_COPY: usize = 1 << 20;
 
 /// `L`: opens the pane, or says why not.
 pub fn open(state: &mut State) -> Vec<Effect> {
@@ -152,6 +157,19 @@ pub fn command(state: &mut State, mut pane: Box<LogPane>, command: ViewCommand) 
             }
         }
         ViewCommand::Wrap => pane.wrap = !pane.wrap,
+        // Every line keeps the time it was printed at: nothing is read again.
+        ViewCommand::Timestamps => pane.timestamps = !pane.timestamps,
+        ViewCommand::NextContainer | ViewCommand::PrevContainer => {
+            pane.cycle_container(command == ViewCommand::NextContainer);
+            state.notice = Some(match pane.only_container_name() {
+                Some(name) => format!("logs: only container {name}"),
+                None if pane.containers.is_empty() => {
+                    "logs: no container's line yet to narrow to".into()
+                }
+                None => "logs: every container".into(),
+            });
+        }
+        ViewCommand::Copy => copy(state, &pane),
         ViewCommand::NextCluster | ViewCommand::PrevCluster => {
             pane.cycle_cluster(command == ViewCommand::NextCluster);
             state.notice = Some(match pane.only.and_then(|at| pane.clusters.get(at)) {
@@ -183,6 +201,22 @@ pub fn command(state: &mut State, mut pane: Box<LogPane>, command: ViewCommand) 
     }
     state.mode = Mode::Logs(pane);
     Vec::new()
+}
+
+/// `y`: the search's match, else the newest line in view, for the terminal's clipboard.
+fn copy(state: &mut State, pane: &LogPane) {
+    state.notice = Some(match pane.line_to_copy() {
+        None => "nothing to copy: no line in view".into(),
+        Some(line) if line.len() > MAX_COPY => format!(
+            "not copied: the line is {} bytes, more than the {MAX_COPY} one copy takes",
+            line.len()
+        ),
+        Some(line) => {
+            let said = format!("copied 1 line ({} bytes)", line.len());
+            state.clipboard = Some(line);
+            said
+        }
+    });
 }
 
 /// A key typed into the pane's search.
@@ -290,5 +324,122 @@ mod tests {
         state.wall = Some(Default::default());
         assert!(open(&mut state).is_empty());
         assert!(state.notice.as_deref().unwrap().contains("wall display"));
+    }
+
+    /// The demo's pane on checkout, holding `items`.
+    fn pane_with(state: &mut State, items: Vec<LogItem>) -> Box<LogPane> {
+        select(state, "Deployment", "checkout", "prod-eu-west-1");
+        let effects = open(state);
+        let Effect::OpenLogs(opened) = &effects[0] else {
+            panic!("{effects:?}");
+        };
+        receive(state, opened.stream, items, 0);
+        let Mode::Logs(pane) = std::mem::take(&mut state.mode) else {
+            panic!("the pane is open");
+        };
+        pane
+    }
+
+    fn line(container: &str, second: i64, text: &str) -> LogItem {
+        LogItem::Line(crate::engine::logs::LogLine {
+            cluster: "prod-eu-west-1".into(),
+            namespace: "shop".into(),
+            pod: "checkout-1".into(),
+            container: container.into(),
+            time: k8s_openapi::jiff::Timestamp::from_second(second).ok(),
+            text: text.into(),
+        })
+    }
+
+    fn reopen(state: &mut State) -> Box<LogPane> {
+        let Mode::Logs(pane) = std::mem::take(&mut state.mode) else {
+            panic!("the pane is open");
+        };
+        pane
+    }
+
+    #[test]
+    fn timestamps_and_containers_narrow_what_is_held_without_reading_again() {
+        let mut state = demo();
+        let pane = pane_with(
+            &mut state,
+            vec![
+                line("checkout", 60, "GET /"),
+                line("proxy", 61, "upstream ok"),
+            ],
+        );
+        assert!(
+            command(&mut state, pane, ViewCommand::Timestamps).is_empty(),
+            "the time is held: nothing is read again"
+        );
+        let pane = reopen(&mut state);
+        assert!(pane.timestamps);
+        assert!(command(&mut state, pane, ViewCommand::NextContainer).is_empty());
+        assert_eq!(
+            state.notice.as_deref(),
+            Some("logs: only container checkout")
+        );
+        let pane = reopen(&mut state);
+        assert_eq!(pane.shown_len(), 1);
+        command(&mut state, pane, ViewCommand::PrevContainer);
+        assert_eq!(state.notice.as_deref(), Some("logs: every container"));
+        let pane = reopen(&mut state);
+        command(&mut state, pane, ViewCommand::PrevContainer);
+        assert_eq!(state.notice.as_deref(), Some("logs: only container proxy"));
+        let mut empty = demo();
+        let pane = pane_with(&mut empty, Vec::new());
+        command(&mut empty, pane, ViewCommand::NextContainer);
+        assert!(
+            empty
+                .notice
+                .as_deref()
+                .unwrap()
+                .contains("no container's line yet")
+        );
+    }
+
+    #[test]
+    fn y_leaves_the_line_for_the_terminal_and_says_what_was_copied() {
+        let mut state = demo();
+        let pane = pane_with(&mut state, Vec::new());
+        assert!(command(&mut state, pane, ViewCommand::Copy).is_empty());
+        assert_eq!(state.clipboard, None);
+        assert!(
+            state
+                .notice
+                .as_deref()
+                .unwrap()
+                .starts_with("nothing to copy")
+        );
+
+        let mut state = demo();
+        state.readonly = true;
+        let pane = pane_with(
+            &mut state,
+            vec![line("checkout", 60, "GET / 200"), line("proxy", 61, "ok")],
+        );
+        assert!(command(&mut state, pane, ViewCommand::Copy).is_empty());
+        let copied = state.clipboard.take().unwrap();
+        assert_eq!(copied, "prod-eu-west-1 checkout-1 proxy ok");
+        assert_eq!(
+            state.notice.as_deref(),
+            Some(format!("copied 1 line ({} bytes)", copied.len()).as_str())
+        );
+        // The match, with its time when times are shown.
+        let mut pane = reopen(&mut state);
+        assert!(pane.search_for("get".into()));
+        pane.timestamps = true;
+        command(&mut state, pane, ViewCommand::Copy);
+        assert_eq!(
+            state.clipboard.take().unwrap(),
+            "prod-eu-west-1 checkout-1 checkout 1970-01-01T00:01:00.000000000Z GET / 200"
+        );
+        // A line longer than one copy takes is refused, and said.
+        let mut state = demo();
+        let long = "x".repeat(MAX_COPY);
+        let pane = pane_with(&mut state, vec![line("checkout", 1, &long)]);
+        command(&mut state, pane, ViewCommand::Copy);
+        assert_eq!(state.clipboard, None);
+        assert!(state.notice.as_deref().unwrap().starts_with("not copied"));
     }
 }

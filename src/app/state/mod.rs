@@ -289,6 +289,9 @@ pub struct State {
     pub live: object_view::LiveBook,
     /// A confirmed exec, for the console's loop to run once it has handed the terminal over.
     pub handoff: Option<exec::ExecHandoff>,
+    /// Text the operator copied (`y` in the log pane), for the console's loop to hand the
+    /// terminal's clipboard.
+    pub clipboard: Option<String>,
 }
 
 /// The engine's explanation of one cell, as lines for the detail pane.

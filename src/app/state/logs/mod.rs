@@ -1,10 +1,13 @@
 //! The console's log pane (`L`): the lines the streams sent, kept in a ring of at most
-//! [`CAPACITY`], each printed once as `flotilla logs` prints it (the engine's `format_line`);
-//! where the view stands (following the newest line, or scrolled back), whether reading into
-//! the pane is paused (lines held, and counted once dropped), the cluster the pane is narrowed
-//! to, the search and its match, and whether long lines wrap. Plain data and its pure steps;
-//! it must not ask a backend (`app/logs.rs` sends the effect) nor draw.
+//! [`CAPACITY`], each printed once as `flotilla logs --timestamps` prints it (the engine's
+//! `format_line`), the time shown or left out as the operator chooses; where the view stands
+//! (following the newest line, or scrolled back), whether reading into the pane is paused
+//! (lines held, and counted once dropped), the cluster and the container the pane is narrowed
+//! to, the search and its match, whether long lines wrap, and which line a copy takes. Plain
+//! data and its pure steps; it must not ask a backend (`app/logs.rs` sends the effect), touch
+//! the terminal (the console's loop writes a copy) nor draw.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use crate::engine::logs::{LogLine, Style, format_line};
@@ -20,12 +23,48 @@ pub struct PaneLine {
     pub seq: u64,
     /// The cluster, as an index into [`LogPane::clusters`].
     pub cluster: usize,
+    /// The container, as an index into [`LogPane::containers`] (`None` for a note).
+    pub container: Option<usize>,
     /// Bytes of `text` that are the `CLUSTER POD CONTAINER ` prefix (0 for a note).
     pub prefix: usize,
-    /// The line as `flotilla logs` prints it without colour, control characters escaped.
+    /// Bytes of `text` after the prefix that are the time the container printed the line and
+    /// a space (0 when the server sent no time, and for a note).
+    pub stamp: usize,
+    /// The line as `flotilla logs --timestamps` prints it without colour, control characters
+    /// escaped.
     pub text: String,
     /// Why something could not be read, rather than a container's line.
     pub note: bool,
+}
+
+impl PaneLine {
+    /// The `CLUSTER POD CONTAINER ` prefix.
+    pub fn prefix(&self) -> &str {
+        self.text.get(..self.prefix).unwrap_or("")
+    }
+
+    /// The time the container printed the line and a space, or nothing.
+    pub fn stamp(&self) -> &str {
+        self.text
+            .get(self.prefix..self.prefix + self.stamp)
+            .unwrap_or("")
+    }
+
+    /// What the container printed (escaped), or the note.
+    pub fn body(&self) -> &str {
+        self.text
+            .get(self.prefix + self.stamp..)
+            .unwrap_or(&self.text)
+    }
+
+    /// The line as the pane shows it: with its time, or without.
+    pub fn shown(&self, timestamps: bool) -> Cow<'_, str> {
+        if timestamps || self.stamp == 0 {
+            Cow::Borrowed(&self.text)
+        } else {
+            Cow::Owned(format!("{}{}", self.prefix(), self.body()))
+        }
+    }
 }
 
 /// The log pane.
@@ -59,8 +98,15 @@ pub struct LogPane {
     pub wrap: bool,
     /// The cluster the pane is narrowed to (an index into `clusters`).
     pub only: Option<usize>,
-    /// How many kept lines are of that cluster (kept as lines come and go).
-    only_count: usize,
+    /// The container names the pane's lines have named, in the order they first came (as
+    /// many as the streams it follows, at most).
+    pub containers: Vec<String>,
+    /// The container the pane is narrowed to (an index into `containers`).
+    pub only_container: Option<usize>,
+    /// How many kept lines the narrowing shows (kept as lines come and go).
+    narrowed_count: usize,
+    /// Lines show the time the container printed them (`--timestamps`).
+    pub timestamps: bool,
     /// The search being typed.
     pub typing: Option<String>,
     /// The last search, and the line it found.
@@ -94,7 +140,10 @@ impl LogPane {
             scroll: 0,
             wrap: false,
             only: None,
-            only_count: 0,
+            containers: Vec::new(),
+            only_container: None,
+            narrowed_count: 0,
+            timestamps: false,
             typing: None,
             search: None,
             found: None,
@@ -135,7 +184,9 @@ impl LogPane {
             } => PaneLine {
                 seq,
                 cluster: self.cluster_index(&cluster),
+                container: None,
                 prefix: 0,
+                stamp: 0,
                 text: format!(
                     "{}: {}{}",
                     if failed { "error" } else { "note" },
@@ -151,15 +202,41 @@ impl LogPane {
         }
     }
 
-    fn printed(&self, seq: u64, line: &LogLine) -> PaneLine {
-        let text = format_line(line, 0, Style::default());
-        let prefix = line.cluster.len() + line.pod.len() + line.container.len() + 3;
+    fn printed(&mut self, seq: u64, line: &LogLine) -> PaneLine {
+        let style = Style {
+            colour: false,
+            timestamps: true,
+        };
+        let text = format_line(line, 0, style);
+        let prefix =
+            (line.cluster.len() + line.pod.len() + line.container.len() + 3).min(text.len());
+        // The time is one word (`fixed_time` has no space) and a space after the prefix.
+        let stamp = match line.time {
+            Some(_) => text
+                .get(prefix..)
+                .and_then(|rest| rest.find(' '))
+                .map_or(0, |end| end + 1),
+            None => 0,
+        };
         PaneLine {
             seq,
             cluster: self.cluster_index(&line.cluster),
-            prefix: prefix.min(text.len()),
+            container: Some(self.container_index(&line.container)),
+            prefix,
+            stamp,
             text,
             note: false,
+        }
+    }
+
+    /// The container's index in `containers`, named there when it is new.
+    fn container_index(&mut self, name: &str) -> usize {
+        match self.containers.iter().position(|known| known == name) {
+            Some(at) => at,
+            None => {
+                self.containers.push(name.to_string());
+                self.containers.len() - 1
+            }
         }
     }
 
@@ -175,13 +252,13 @@ impl LogPane {
             && let Some(oldest) = self.lines.pop_front()
         {
             self.dropped += 1;
-            if self.only.is_some() && self.shows(&oldest) {
-                self.only_count -= 1;
+            if self.narrowed() && self.shows(&oldest) {
+                self.narrowed_count -= 1;
             }
         }
         let shown = self.shows(&line);
-        if shown && self.only.is_some() {
-            self.only_count += 1;
+        if shown && self.narrowed() {
+            self.narrowed_count += 1;
         }
         self.lines.push_back(line);
         // Scrolled back, the view stays on the lines it shows.
@@ -191,20 +268,43 @@ impl LogPane {
         self.scroll = self.scroll.min(self.shown_len().saturating_sub(1));
     }
 
-    fn shows(&self, line: &PaneLine) -> bool {
-        self.only.is_none_or(|only| only == line.cluster)
+    /// Whether the pane shows only some of its lines (one cluster's, one container's).
+    fn narrowed(&self) -> bool {
+        self.only.is_some() || self.only_container.is_some()
     }
 
-    /// The lines the pane shows (of the cluster it is narrowed to), oldest first.
+    /// Whether the narrowing lets `line` show. Narrowed to a container, the notes stay: they
+    /// say why a stream is not read, and belong to no container.
+    fn shows(&self, line: &PaneLine) -> bool {
+        self.only.is_none_or(|only| only == line.cluster)
+            && self
+                .only_container
+                .is_none_or(|only| line.note || line.container == Some(only))
+    }
+
+    /// The lines the pane shows (of the cluster and container it is narrowed to), oldest
+    /// first.
     pub fn shown(&self) -> impl DoubleEndedIterator<Item = &PaneLine> {
         self.lines.iter().filter(|line| self.shows(line))
     }
 
     pub fn shown_len(&self) -> usize {
-        match self.only {
-            None => self.lines.len(),
-            Some(_) => self.only_count,
+        if self.narrowed() {
+            self.narrowed_count
+        } else {
+            self.lines.len()
         }
+    }
+
+    /// Counts the lines the narrowing shows anew, after it changed; the view goes to the
+    /// newest of them.
+    fn narrowing_changed(&mut self) {
+        self.narrowed_count = if self.narrowed() {
+            self.lines.iter().filter(|line| self.shows(line)).count()
+        } else {
+            0
+        };
+        self.bottom();
     }
 
     /// Lines held while paused.
@@ -268,11 +368,48 @@ impl LogPane {
             (Some(at), false) if at > 0 => Some(at - 1),
             _ => None,
         };
-        self.only_count = match self.only {
-            Some(_) => self.lines.iter().filter(|line| self.shows(line)).count(),
-            None => 0,
+        self.narrowing_changed();
+    }
+
+    /// Narrows the pane to the next container name (or the one before), in the names' order,
+    /// then to none: as `-c` does, but over the lines already read, which stay.
+    pub fn cycle_container(&mut self, forward: bool) {
+        let mut order: Vec<usize> = (0..self.containers.len()).collect();
+        order.sort_by(|a, b| self.containers[*a].cmp(&self.containers[*b]));
+        let at = self
+            .only_container
+            .and_then(|only| order.iter().position(|index| *index == only));
+        let next = match (at, forward) {
+            (None, true) => order.first(),
+            (None, false) => order.last(),
+            (Some(at), true) => order.get(at + 1),
+            (Some(at), false) => at.checked_sub(1).and_then(|at| order.get(at)),
         };
-        self.bottom();
+        self.only_container = next.copied();
+        self.narrowing_changed();
+    }
+
+    /// The container the pane is narrowed to, by name.
+    pub fn only_container_name(&self) -> Option<&str> {
+        self.only_container
+            .and_then(|at| self.containers.get(at))
+            .map(String::as_str)
+    }
+
+    /// The line `y` copies, as the pane shows it: the search's match while there is a search
+    /// and its match is still kept, else the newest line in view.
+    pub fn line_to_copy(&self) -> Option<String> {
+        let shown: Vec<&PaneLine> = self.shown().collect();
+        let matched = self
+            .search
+            .as_ref()
+            .and(self.found)
+            .and_then(|seq| shown.iter().find(|line| line.seq == seq));
+        let line = matched.or_else(|| {
+            let newest_in_view = shown.len().checked_sub(self.scroll + 1)?;
+            shown.get(newest_in_view)
+        })?;
+        Some(line.shown(self.timestamps).into_owned())
     }
 
     /// Searches for `query` from the newest line back; the view moves to the match.
@@ -299,7 +436,8 @@ impl LogPane {
             None if older => len.saturating_sub(self.scroll),
             None => len.saturating_sub(self.scroll + 1),
         };
-        let hit = |line: &&PaneLine| line.text.to_lowercase().contains(&query);
+        let timestamps = self.timestamps;
+        let hit = |line: &&PaneLine| line.shown(timestamps).to_lowercase().contains(&query);
         let at = if older {
             shown[..from.min(len)].iter().rposition(hit)
         } else {
@@ -336,6 +474,7 @@ impl LogPane {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use k8s_openapi::jiff::Timestamp;
 
     fn pane() -> LogPane {
         let (lease, _) = LogLease::new();
@@ -361,9 +500,19 @@ mod tests {
     }
 
     fn texts(pane: &LogPane) -> Vec<String> {
-        pane.shown()
-            .map(|l| l.text[l.prefix..].to_string())
-            .collect()
+        pane.shown().map(|l| l.body().to_string()).collect()
+    }
+
+    /// A line of `container` on eu-1 printed at `second` past the epoch.
+    fn timed(container: &str, second: i64, text: &str) -> LogItem {
+        LogItem::Line(LogLine {
+            cluster: "eu-1".into(),
+            namespace: "shop".into(),
+            pod: "web-1".into(),
+            container: container.into(),
+            time: Timestamp::from_second(second).ok(),
+            text: text.into(),
+        })
     }
 
     #[test]
@@ -470,7 +619,7 @@ mod tests {
         let found = |pane: &LogPane| {
             let seq = pane.found.unwrap();
             let l = pane.shown().find(|l| l.seq == seq).unwrap();
-            l.text[l.prefix..].to_string()
+            l.body().to_string()
         };
         assert_eq!(found(&pane), "POST /d 500");
         assert_eq!(pane.scroll, 1);
@@ -481,5 +630,130 @@ mod tests {
         assert!(pane.find(false));
         assert_eq!(found(&pane), "POST /d 500");
         assert!(!pane.search_for("nowhere".into()));
+    }
+
+    #[test]
+    fn timestamps_show_the_time_each_line_came_with_and_hide_it_again() {
+        let mut pane = pane();
+        pane.receive(
+            vec![
+                timed("web", 1_767_323_045, "GET /a 200"),
+                line("eu-1", "no time sent"),
+            ],
+            0,
+        );
+        let [with_time, without]: [&PaneLine; 2] =
+            pane.shown().collect::<Vec<_>>().try_into().unwrap();
+        // Kept as `flotilla logs --timestamps` prints it, shown without the time by default.
+        let LogItem::Line(printed) = timed("web", 1_767_323_045, "GET /a 200") else {
+            panic!();
+        };
+        let style = Style {
+            colour: false,
+            timestamps: true,
+        };
+        assert_eq!(with_time.text, format_line(&printed, 0, style));
+        assert_eq!(with_time.stamp(), "2026-01-02T03:04:05.000000000Z ");
+        assert_eq!(with_time.shown(false), "eu-1 web-1 web GET /a 200");
+        assert_eq!(
+            with_time.shown(true),
+            "eu-1 web-1 web 2026-01-02T03:04:05.000000000Z GET /a 200"
+        );
+        // A line the server sent no time for shows the same either way.
+        assert_eq!(without.stamp(), "");
+        assert_eq!(without.shown(true), without.shown(false));
+        // The search matches what the pane shows: the time only while it is shown.
+        assert!(!pane.search_for("03:04:05".into()));
+        pane.timestamps = true;
+        assert!(pane.search_for("03:04:05".into()));
+        assert_eq!(pane.shown().count(), 2, "nothing was read again or lost");
+    }
+
+    #[test]
+    fn the_pane_narrows_to_one_container_in_the_names_order_keeping_notes() {
+        let mut pane = pane();
+        pane.receive(
+            vec![
+                timed("web", 1, "w1"),
+                timed("proxy", 2, "p1"),
+                LogItem::Note {
+                    cluster: "eu-1".into(),
+                    text: "web-2: no previous run".into(),
+                    failed: false,
+                },
+                timed("web", 3, "w2"),
+            ],
+            0,
+        );
+        assert_eq!(pane.containers, ["web", "proxy"], "in the order they came");
+        pane.scroll_up(2);
+        // In the names' order: proxy, then web, then every container.
+        pane.cycle_container(true);
+        assert_eq!(pane.only_container_name(), Some("proxy"));
+        assert_eq!(texts(&pane), ["p1", "note: eu-1: web-2: no previous run"]);
+        assert!(pane.follow, "the view goes to the newest line it shows");
+        pane.cycle_container(true);
+        assert_eq!(pane.only_container_name(), Some("web"));
+        assert_eq!(texts(&pane)[0], "w1");
+        assert_eq!(pane.shown_len(), 3);
+        pane.cycle_container(true);
+        assert_eq!(pane.only_container_name(), None);
+        assert_eq!(pane.shown_len(), 4);
+        pane.cycle_container(false);
+        assert_eq!(pane.only_container_name(), Some("web"));
+        // With a cluster too, both narrow; the count follows lines joining and leaving.
+        pane.cycle_cluster(true);
+        assert_eq!(pane.shown_len(), 3);
+        pane.receive(vec![line("us-1", "elsewhere"), timed("proxy", 4, "p2")], 0);
+        assert_eq!(pane.shown_len(), 3);
+        pane.receive(vec![timed("web", 5, "w3")], 0);
+        assert_eq!(pane.shown_len(), pane.shown().count());
+        let flood = (0..CAPACITY)
+            .map(|n| timed("proxy", n as i64, "p"))
+            .collect();
+        pane.receive(flood, 0);
+        assert_eq!(pane.shown_len(), 0);
+        assert_eq!(pane.shown().count(), 0, "web's lines have left the ring");
+        // No names yet: nothing to narrow to.
+        let mut empty = self::pane();
+        empty.cycle_container(true);
+        assert_eq!(empty.only_container, None);
+    }
+
+    #[test]
+    fn a_copy_takes_the_match_else_the_newest_line_in_view_as_shown() {
+        let mut pane = pane();
+        assert_eq!(pane.line_to_copy(), None, "no line yet");
+        pane.receive(
+            (0..10)
+                .map(|n| timed("web", n, &format!("line {n}")))
+                .collect(),
+            0,
+        );
+        assert_eq!(pane.line_to_copy().unwrap(), "eu-1 web-1 web line 9");
+        pane.scroll_up(3);
+        assert_eq!(pane.line_to_copy().unwrap(), "eu-1 web-1 web line 6");
+        pane.timestamps = true;
+        assert_eq!(
+            pane.line_to_copy().unwrap(),
+            "eu-1 web-1 web 1970-01-01T00:00:06.000000000Z line 6"
+        );
+        pane.timestamps = false;
+        assert!(pane.search_for("line 2".into()));
+        pane.scroll_down(1);
+        assert_eq!(pane.line_to_copy().unwrap(), "eu-1 web-1 web line 2");
+        // Escaped as the pane shows it: a copy pastes no control character.
+        pane.receive(vec![line("eu-1", "a\x1b]52;c;x\x07b")], 0);
+        pane.bottom();
+        assert!(pane.search_for("]52".into()));
+        let copied = pane.line_to_copy().unwrap();
+        assert!(
+            !copied.contains('\x1b') && !copied.contains('\x07'),
+            "{copied:?}"
+        );
+        // A search without a match copies the newest line in view.
+        assert!(!pane.search_for("nowhere".into()));
+        pane.bottom();
+        assert_eq!(pane.line_to_copy().unwrap(), copied);
     }
 }
