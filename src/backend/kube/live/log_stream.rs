@@ -12,7 +12,7 @@ use crate::backend::fanout::cluster_api::ApiError;
 use crate::backend::kube::api::KubeCluster;
 use crate::backend::log_pane::{PaneCell, spawn};
 use crate::engine::{Decision, Fleet};
-use crate::messages::{BackendEvent, LogOpen, by_cluster};
+use crate::messages::{BackendEvent, LogItem, LogOpen, by_cluster};
 
 /// What one cluster's task is asked for the pane: its part of the cells, answered on `reply`.
 pub(super) struct LogPart {
@@ -69,21 +69,38 @@ impl LogPart {
 }
 
 /// Asks each cell's cluster task for its part (`request` makes the task's request of it),
-/// then streams them all, in a task of its own.
+/// then streams them all, in a task of its own. A cluster without a task (`unreached`: its
+/// name, and why it has none) or whose task has ended is a note in the pane, not left out.
 pub(super) fn open<T>(
     clusters: &[Option<mpsc::UnboundedSender<T>>],
+    unreached: &[(String, Option<String>)],
+    events: &mpsc::UnboundedSender<BackendEvent>,
     open: LogOpen,
     request: impl Fn(LogPart) -> T,
 ) {
     let mut replies = Vec::new();
+    let mut notes = Vec::new();
     let parts = by_cluster(open.cells.iter().map(|cell| (cell.cluster, cell.resource)));
     for (cluster, rows) in parts {
-        if let Some(Some(task)) = clusters.get(cluster as usize) {
-            let (reply, answer) = oneshot::channel();
-            if task.send(request(LogPart { rows, reply })).is_ok() {
-                replies.push(answer);
-            }
+        let asked = clusters
+            .get(cluster as usize)
+            .and_then(Option::as_ref)
+            .and_then(|task| {
+                let (reply, answer) = oneshot::channel();
+                task.send(request(LogPart { rows, reply })).ok()?;
+                Some(answer)
+            });
+        match asked {
+            Some(answer) => replies.push(answer),
+            None => notes.push(not_read(unreached.get(cluster as usize))),
         }
+    }
+    if !notes.is_empty() {
+        let _ = events.send(BackendEvent::Logs {
+            stream: open.stream,
+            items: notes,
+            skipped: 0,
+        });
     }
     tokio::spawn(async move {
         let mut cells = Vec::new();
@@ -98,4 +115,66 @@ pub(super) fn open<T>(
             spawn(async move { cells }, open, events);
         }
     });
+}
+
+/// The pane's note for a cluster whose logs cannot be asked for: `unreached` is its name and
+/// why it has no task (none: its task has ended).
+fn not_read(unreached: Option<&(String, Option<String>)>) -> LogItem {
+    let (cluster, why) = unreached.cloned().unwrap_or_default();
+    LogItem::Note {
+        text: match why {
+            Some(why) => format!("not connected: {why}"),
+            None => "not connected (its connection has ended)".to_string(),
+        },
+        cluster,
+        failed: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messages::{CellRef, LogLease};
+
+    #[tokio::test]
+    async fn a_cluster_without_a_task_is_a_note_in_the_pane_not_left_out() {
+        let (events, mut heard) = mpsc::unbounded_channel();
+        let (task, _asked) = mpsc::unbounded_channel::<LogPart>();
+        let clusters = vec![None, Some(task)];
+        let unreached = vec![
+            (
+                "eu-1".to_string(),
+                Some("context eu-1 has no user".to_string()),
+            ),
+            ("us-1".to_string(), None),
+        ];
+        let cells = [0, 1]
+            .map(|cluster| CellRef {
+                resource: 0,
+                cluster,
+            })
+            .to_vec();
+        let (_lease, watch) = LogLease::new();
+        let opened = LogOpen {
+            stream: 7,
+            cells,
+            previous: false,
+            tail: 10,
+            watch,
+        };
+        open(&clusters, &unreached, &events, opened, |part| part);
+        let Some(BackendEvent::Logs { stream, items, .. }) = heard.recv().await else {
+            panic!("the pane hears of eu-1");
+        };
+        assert_eq!(stream, 7);
+        assert_eq!(
+            items,
+            [LogItem::Note {
+                cluster: "eu-1".into(),
+                text: "not connected: context eu-1 has no user".into(),
+                failed: true,
+            }],
+            "us-1's task was asked; eu-1, which has none, is named with why"
+        );
+    }
 }

@@ -71,9 +71,19 @@ pub fn spawn_on(
     effects: mpsc::UnboundedReceiver<Effect>,
     readonly: bool,
 ) {
+    let unreached = (0..live.fleet.clusters.len())
+        .map(|cluster| {
+            let name = live.fleet.clusters[cluster].name.clone();
+            (name, live.skip.get(cluster).cloned().flatten())
+        })
+        .collect();
     let clusters = start(live, events.clone(), readonly);
     tokio::spawn(console_loop::run(
-        Dispatch { clusters },
+        Dispatch {
+            clusters,
+            unreached,
+            events: events.clone(),
+        },
         Some(effects),
         events,
     ));
@@ -183,6 +193,10 @@ fn snapshot(columns: &[ClusterCells], resources: usize) -> BackendEvent {
 /// (each cluster's task sends its own).
 struct Dispatch {
     clusters: Vec<Option<mpsc::UnboundedSender<ToCluster>>>,
+    /// Each cluster's name, and why it has no task where it has none (its context could not
+    /// be used): what the log pane says of a cluster it cannot read.
+    unreached: Vec<(String, Option<String>)>,
+    events: mpsc::UnboundedSender<BackendEvent>,
 }
 
 impl ConsoleBackend for Dispatch {
@@ -236,7 +250,13 @@ impl ConsoleBackend for Dispatch {
                 }
             }
             Effect::ReadPods { cells } => route(clusters, rows(cells), None, ToCluster::ReadPods),
-            Effect::OpenLogs(open) => log_stream::open(clusters, open, ToCluster::Logs),
+            Effect::OpenLogs(open) => log_stream::open(
+                clusters,
+                &self.unreached,
+                &self.events,
+                open,
+                ToCluster::Logs,
+            ),
             Effect::CloseObjectView => {
                 for task in clusters.iter().flatten() {
                     let _ = task.send(ToCluster::Follow(Vec::new()));
