@@ -194,16 +194,11 @@ impl ClusterTask {
                 let _ = self.shared.events.send(event);
             }
         }
-        // Health rules run Lua (bounded, cached per object version): off the async workers,
-        // so a slow rule delays this cluster's health and nothing else.
-        let multi_thread = tokio::runtime::Handle::try_current().is_ok_and(|handle| {
-            handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
-        });
-        let health = if multi_thread {
-            tokio::task::block_in_place(|| self.cells.health_changes())
-        } else {
-            self.cells.health_changes()
-        };
+        // Health rules run Lua here, on the task's worker: each call is bounded (instructions,
+        // memory, a second) and cached per object version. Handing every watch event's call to
+        // another thread (`block_in_place`) cost more than the rules: at 2,000 re-assessments a
+        // second its thread churn starved the console's loop (benches/health.rs).
+        let health = self.cells.health_changes();
         if !health.is_empty() {
             let _ = self.shared.events.send(BackendEvent::Health(health));
         }
