@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use criterion::{Criterion, criterion_group, criterion_main};
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{Event, KeyCode};
 use flotilla::app::state::SortKey;
 use flotilla::app::{self, Action, update};
 use flotilla::backend::sim::{Scenario, SimCore};
@@ -38,6 +38,10 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
 
+use frames::{KEY_GAP, key, ms, percentiles, press_keys, to_frames, wait_frame};
+
+#[path = "support/frames.rs"]
+mod frames;
 #[path = "support/mode.rs"]
 mod mode;
 #[path = "support/pty.rs"]
@@ -51,12 +55,10 @@ fn sizes() -> Vec<(usize, usize)> {
 /// Cell changes a second during the flood, sent as batches every `FLOOD_TICK`.
 const FLOOD_PER_SECOND: usize = 2_000;
 const FLOOD_TICK: Duration = Duration::from_millis(10);
-/// Keys pressed in each phase (a check presses a few), and the pause between them (a fast
-/// typist).
+/// Keys pressed in each phase (a check presses a few).
 fn keys_per_phase() -> usize {
     mode::sized(150, 10)
 }
-const KEY_GAP: Duration = Duration::from_millis(40);
 
 /// One frame as the loop reported it: when, what it covered, and whether the fleet had
 /// settled (loaded, and no cell Pending).
@@ -70,6 +72,15 @@ struct Seen {
     sorted_filtered: bool,
     /// In the placement editor: the edit revision its preview shows.
     previewed: Option<u64>,
+}
+
+impl frames::Frame for Seen {
+    fn at(&self) -> Instant {
+        self.at
+    }
+    fn drawn(&self) -> FrameDrawn {
+        self.drawn
+    }
 }
 
 /// The revision the open placement editor's preview shows, if one is open and previewed.
@@ -103,44 +114,6 @@ fn resident_mib() -> f64 {
         .map_or(0.0, |kib| kib / 1024.0)
 }
 
-fn percentiles(mut times: Vec<Duration>) -> (Duration, Duration) {
-    if times.is_empty() {
-        return (Duration::ZERO, Duration::ZERO);
-    }
-    times.sort();
-    let at = |q: usize| times[(times.len() * q / 100).min(times.len() - 1)];
-    (at(50), at(99))
-}
-
-fn key(code: KeyCode) -> std::io::Result<Event> {
-    Ok(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-}
-
-/// Movement keys that change the screen without changing what is loaded.
-const MOVES: [KeyCode; 4] = [
-    KeyCode::Char('j'),
-    KeyCode::Char('l'),
-    KeyCode::Char('k'),
-    KeyCode::Char('h'),
-];
-
-/// Waits until a frame satisfies `done`, or the deadline passes.
-fn wait_frame(
-    frames: &Mutex<Vec<Seen>>,
-    deadline: Instant,
-    done: impl Fn(&Seen) -> bool,
-) -> Option<Seen> {
-    loop {
-        if let Some(seen) = frames.lock().ok()?.iter().find(|seen| done(seen)).copied() {
-            return Some(seen);
-        }
-        if Instant::now() > deadline {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
 /// Types keys without timing them, and waits until a frame has handled them all.
 fn type_keys(
     frames: &Mutex<Vec<Seen>>,
@@ -166,34 +139,6 @@ fn palette(line: &str) -> Vec<KeyCode> {
         .chain(line.chars().map(KeyCode::Char))
         .chain([KeyCode::Enter])
         .collect()
-}
-
-/// Presses `keys_per_phase()` keys; each one's latency is from the press to the first frame
-/// that had handled it.
-fn press_keys(
-    frames: &Mutex<Vec<Seen>>,
-    keys: &futures::channel::mpsc::UnboundedSender<std::io::Result<Event>>,
-    pressed: &mut u64,
-) -> Vec<Duration> {
-    let mut latencies = Vec::new();
-    for index in 0..keys_per_phase() {
-        let sent = Instant::now();
-        if keys
-            .unbounded_send(key(MOVES[index % MOVES.len()]))
-            .is_err()
-        {
-            break;
-        }
-        *pressed += 1;
-        let wanted = *pressed;
-        if let Some(seen) = wait_frame(frames, sent + Duration::from_secs(10), |seen| {
-            seen.drawn.inputs >= wanted
-        }) {
-            latencies.push(seen.at.saturating_duration_since(sent));
-        }
-        std::thread::sleep(KEY_GAP);
-    }
-    latencies
 }
 
 /// The backend's flood: where its changes go, when each batch reached the loop, and where
@@ -256,7 +201,7 @@ impl Flood {
             n
         });
         std::thread::sleep(Duration::from_secs(1));
-        let key_latencies = percentiles(press_keys(frames, keys, pressed));
+        let key_latencies = percentiles(press_keys(frames, keys, pressed, keys_per_phase()));
         flooding.store(false, std::sync::atomic::Ordering::Relaxed);
         self.seed = flooder.join().unwrap_or(start);
         std::thread::sleep(Duration::from_millis(200));
@@ -265,13 +210,7 @@ impl Flood {
             .lock()
             .map(|frames| frames.clone())
             .unwrap_or_default();
-        let mut event_latencies = Vec::new();
-        for (index, at) in sent {
-            if let Some(frame) = seen.iter().find(|seen| seen.drawn.events > index) {
-                event_latencies.push(frame.at.saturating_duration_since(at));
-            }
-        }
-        (key_latencies, percentiles(event_latencies))
+        (key_latencies, percentiles(to_frames(&seen, &sent)))
     }
 }
 
@@ -350,7 +289,7 @@ fn run_size(clusters: usize, resources: usize) -> Row {
     }
     row.resident_mib = resident_mib();
     let mut pressed = 0;
-    row.key_idle = percentiles(press_keys(&frames, &keys, &mut pressed));
+    row.key_idle = percentiles(press_keys(&frames, &keys, &mut pressed, keys_per_phase()));
 
     let mut flood = Flood {
         clusters,
@@ -482,10 +421,6 @@ impl DirectoryConsole {
         let _ = self.runtime.block_on(self.looping);
         self.runtime.shutdown_timeout(Duration::from_secs(1));
     }
-}
-
-fn ms(duration: Duration) -> String {
-    format!("{:.1}", duration.as_secs_f64() * 1e3)
 }
 
 fn whole_path(_: &mut Criterion) {

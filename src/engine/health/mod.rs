@@ -46,12 +46,6 @@ pub fn has_health(api_version: &str, kind: &str) -> bool {
     installed().has_health(api_version, kind)
 }
 
-/// Whether assessing `object` runs a rule's script (bounded, but slower than the built-ins):
-/// where it does, a caller on an async worker should assess it off that worker.
-pub fn runs_a_rule(object: &Value) -> bool {
-    installed().runs_a_rule(object)
-}
-
 /// The health of a live object and the rule that decided it, or `None` for a kind without
 /// one (a ConfigMap, a Role).
 pub fn assess(object: &Value) -> Option<CellHealth> {

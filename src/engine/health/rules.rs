@@ -382,14 +382,6 @@ impl Rules {
             .clone()
     }
 
-    /// Whether assessing `object` runs a rule's script (a rule knows its kind), rather than
-    /// only flotilla's own built-in code.
-    pub fn runs_a_rule(&self, object: &Value) -> bool {
-        let (api_version, kind) = (text(object, "/apiVersion"), text(object, "/kind"));
-        self.rule(api_version, kind, &key(group_of(api_version), kind))
-            .is_some()
-    }
-
     /// Whether objects of this API version and kind have a health: a rule or a built-in
     /// knows the kind.
     pub fn has_health(&self, api_version: &str, kind: &str) -> bool {

@@ -300,14 +300,6 @@ impl ClusterCells {
         self.watched(row);
     }
 
-    /// Whether [`Self::health_changes`] would run a rule's script: some row's object changed
-    /// since the last call and a rule judges its kind.
-    pub fn health_runs_rules(&self) -> bool {
-        self.touched
-            .iter()
-            .any(|row| self.live.get(row).is_some_and(health::runs_a_rule))
-    }
-
     /// The live health of every row whose object changed since the last call, where it
     /// changed: a rollout's progress reaches the console though the cell stays in sync.
     pub fn health_changes(&mut self) -> Vec<HealthUpdate> {

@@ -194,20 +194,12 @@ impl ClusterTask {
                 let _ = self.shared.events.send(event);
             }
         }
-        // Health rules run Lua (bounded, cached per object version): off the async workers,
-        // so a slow rule delays this cluster's health and little else. Only where a rule runs,
-        // and a few clusters at a time: each task that leaves a worker costs the runtime a
-        // thread (a thousand clusters leaving at once held 500 threads and 600 MiB), and the
-        // built-ins take microseconds.
-        let off_workers = self
-            .cells
-            .health_runs_rules()
-            .then(OffWorkers::enter)
-            .flatten();
-        let health = match off_workers {
-            Some(_held) => tokio::task::block_in_place(|| self.cells.health_changes()),
-            None => self.cells.health_changes(),
-        };
+        // Health rules run Lua here, on the task's worker: each call is bounded (instructions,
+        // memory, a second) and cached per object version. Handing every watch event's call to
+        // another thread (`block_in_place`) cost more than the rules: at 2,000 re-assessments a
+        // second its thread churn starved the console's loop (benches/health.rs), and a
+        // thousand clusters doing it held 500 threads and 700 MiB (benches/fleet_scale.rs).
+        let health = self.cells.health_changes();
         if !health.is_empty() {
             let _ = self.shared.events.send(BackendEvent::Health(health));
         }
@@ -746,59 +738,9 @@ pub(super) fn status(health: Health, message: String) -> ClusterStatus {
     }
 }
 
-/// How many cluster tasks assess health through rules off the async workers at once.
-static OFF_WORKERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// A cluster task's turn off the async workers (`tokio::task::block_in_place`), one of at most
-/// as many as the machine has cores; given back when dropped. Beyond that bound, or on a
-/// runtime without worker threads to leave, the work stays where it is.
-struct OffWorkers;
-
-impl OffWorkers {
-    fn enter() -> Option<OffWorkers> {
-        use std::sync::atomic::Ordering;
-        let multi_thread = tokio::runtime::Handle::try_current().is_ok_and(|handle| {
-            handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
-        });
-        let bound = std::thread::available_parallelism().map_or(2, usize::from);
-        // Built only once a turn is taken: dropping it gives the turn back.
-        let taken = multi_thread
-            && OFF_WORKERS
-                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
-                    (held < bound).then_some(held + 1)
-                })
-                .is_ok();
-        if taken { Some(OffWorkers) } else { None }
-    }
-}
-
-impl Drop for OffWorkers {
-    fn drop(&mut self) {
-        OFF_WORKERS.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn at_most_one_task_a_core_leaves_the_workers_and_none_on_a_current_thread_runtime() {
-        let bound = std::thread::available_parallelism().map_or(2, usize::from);
-        let held: Vec<OffWorkers> = std::iter::from_fn(OffWorkers::enter)
-            .take(bound + 5)
-            .collect();
-        assert_eq!(held.len(), bound, "the rest stay on their workers");
-        drop(held);
-        assert!(OffWorkers::enter().is_some(), "turns are given back");
-        let on_one_thread = std::thread::spawn(|| {
-            tokio::runtime::Builder::new_current_thread()
-                .build()
-                .map(|runtime| runtime.block_on(async { OffWorkers::enter().is_some() }))
-        })
-        .join();
-        assert!(matches!(on_one_thread, Ok(Ok(false))));
-    }
 
     #[test]
     fn latency_changes_below_a_fifth_are_not_news() {
