@@ -1936,6 +1936,27 @@ proptest! {
     }
 }
 
+/// Found by `replacing_in_any_text_never_panics`: a document that is one `- ` item with
+/// nothing after its dash, replaced by an object whose fields are null, panicked slicing the
+/// item's line past its end. It is replaced (or refused) and the other documents kept.
+#[test]
+fn replacing_a_bare_dash_item_document_keeps_the_others() {
+    let text = "---\n\"\"\n---\na\n---\n- \n";
+    let value = json!({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+        "metadata": {"name": "a", "labels": null}, "spec": null});
+    let spans = document_spans(text);
+    if let Ok(edited) = replace_document("f.yaml", text, 2, &value) {
+        let (_, range) = spans[2].clone();
+        assert!(
+            edited.text.starts_with(&text[..range.start]),
+            "{}",
+            edited.text
+        );
+        assert!(edited.text.ends_with(&text[range.end..]), "{}", edited.text);
+        assert!(edited.text.contains("name: a"), "{}", edited.text);
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Found by fuzzing, not fixed yet: each property with the smallest input it found
 // ---------------------------------------------------------------------------------------

@@ -133,7 +133,7 @@ impl Text<'_> {
                 lines: range,
                 text: format!(
                     "{}{}{comment}{}",
-                    &line[..column],
+                    line.get(..column)?,
                     flow_text(new)?,
                     self.newline
                 ),
@@ -147,7 +147,9 @@ impl Text<'_> {
             None => (body.trim_end(), String::new()),
         };
         let column = self.key_column(pointer)?;
-        let colon = code[column..].find(':')? + column;
+        // A key's column past the trimmed code (a `- ` item with nothing after its dash) has no
+        // key here to write after: the caller writes the document whole instead.
+        let colon = code.get(column..)?.find(':')? + column;
         let head = &code[..=colon];
         let rest = code[colon + 1..].trim();
         let flow = rest.starts_with('[') || rest.starts_with('{');
@@ -190,7 +192,7 @@ impl Text<'_> {
             return false;
         };
         // A sequence item (`- …`) holding a mapping is block when its first key is.
-        let after = &code[column..];
+        let after = code.get(column..).unwrap_or_default();
         match after.find(':') {
             Some(colon) if !self.is_item(pointer) => after[colon + 1..].trim().is_empty(),
             _ => !after.trim_start().starts_with(['{', '[']),
