@@ -355,9 +355,10 @@ fn the_log_pane_shows_what_kubectl_logs_shows_on_every_member() {
         }
         let pane_lines = |s: &flotilla::app::State| -> Vec<String> {
             match &s.mode {
-                flotilla::app::state::Mode::Logs(pane) => {
-                    pane.shown().map(|line| line.text.clone()).collect()
-                }
+                flotilla::app::state::Mode::Logs(pane) => pane
+                    .shown()
+                    .map(|line| line.shown(pane.timestamps).into_owned())
+                    .collect(),
                 _ => Vec::new(),
             }
         };
