@@ -149,10 +149,13 @@ pub async fn run_pods(
     args: &PodsArgs,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    let now = SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    let keep = |workload: WorkloadPods| pods_item(workload, now, args.state);
+    // Ages are counted when each workload's read completes, as its pods are made into lines.
+    let keep = |workload: WorkloadPods| {
+        let now = SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        pods_item(workload, now, args.state)
+    };
     let items = match read_workloads(
         global,
         "pods",
